@@ -1,0 +1,94 @@
+//! # keypool: the API key pool
+//!
+//! A user holds several API keys for one LLM provider. The pool decides, for every request,
+//! which key to send, and learns from the answers.
+//!
+//! ## The model
+//!
+//! * **Keys** come from the store through a [`KeyLoader`], once per provider, and are cached
+//!   until [`KeyPool::invalidate`] (every write to the store calls it). A key is *available*
+//!   when it is enabled, not rejected by the provider, and not cooling down.
+//! * **Selection** ([`KeyPool::select`]) runs a per-provider [`SelectionStrategy`] over the
+//!   available keys in display order. The default, [`WeightedRoundRobin`], gives key *i*
+//!   `weight_i` consecutive slots of a cycle and walks it with a counter whose first value is
+//!   slot 0 (weights 3,1,2 give A A A B C C A …). [`SmoothWeightedRoundRobin`] (nginx's) is the
+//!   alternative, chosen in [`PoolConfig::strategy`].
+//! * **Affinity**: a chat session keeps the key it was first given, so the provider's prompt
+//!   cache stays warm, and is re-bound by a new selection only when that key stops being
+//!   available, is excluded by the request, or the session moves to another provider.
+//! * **Reports**: [`KeyPool::report_failure`] with 429/529 rests the key for
+//!   `min(base · 2^(n−1), cap)` (n = failures in a row) or the announced wait; 401/403 refuse the
+//!   key at once and disable it in the store through a [`KeyDisabler`]; other statuses change
+//!   nothing. It returns the session's next key, so the caller can retry at once.
+//!   [`KeyPool::report_success`] clears the key's backoff.
+//! * **Secrets** are a [`Secret`] that prints `<redacted>`; `$NAME` values are resolved from the
+//!   environment at use by a [`SecretResolver`]; [`preview`] masks a key for display.
+//!
+//! ## Invariants
+//!
+//! * Never hands out a key that is disabled, rejected, or cooling at the `now` of the call.
+//! * Pure with respect to time and I/O: every method that needs the time takes `now`
+//!   ([`Timestamp`]; [`Clock`] and [`ManualClock`] are for callers and tests), and the loader,
+//!   disabler and resolver are called with no lock held.
+//! * A selection on a warm cache costs a few hash lookups and an O(log n) binary search; the
+//!   O(n) work happens only when the set of available keys changes.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use keypool::*;
+//!
+//! struct Store;
+//! impl KeyLoader for Store {
+//!     fn load(&self, provider: &ProviderId) -> Result<Vec<KeyEntry>, LoadError> {
+//!         Ok(["a", "b"].into_iter().map(|id| KeyEntry {
+//!             id: KeyId::from(id), provider_id: provider.clone(), label: None,
+//!             api_key: Secret::from(format!("sk-{id}")), enabled: true, weight: 1,
+//!             sort_order: 0, created_at: Timestamp::EPOCH,
+//!         }).collect())
+//!     }
+//! }
+//! impl KeyDisabler for Store {
+//!     fn disable(&self, _: &KeyId, _: &ProviderId, _: DisableReason, _: Timestamp)
+//!         -> Result<(), DisableError> { Ok(()) }
+//! }
+//!
+//! let store = Arc::new(Store);
+//! let pool = KeyPool::new(PoolConfig::default(), store.clone(), store, Arc::new(EnvResolver));
+//! let (openai, chat) = (ProviderId::from("openai"), SessionId::from("chat-1"));
+//! let now = Timestamp::from_millis(1_700_000_000_000);
+//!
+//! let first = pool.select(SelectionRequest::new(&openai).for_session(&chat), now)?;
+//! assert_eq!(first.key_id.as_str(), "a", "the first selection takes slot 0");
+//! let failure = Failure { provider: &openai, key: &first.key_id, session: Some(&chat),
+//!                         status: 429, retry_after: None, exclude: &[] };
+//! let next = pool.report_failure(failure, now)?.expect("b is still available");
+//! assert_eq!(next.key_id.as_str(), "b", "the session fails over to the other key");
+//! # Ok::<(), PoolError>(())
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod config;
+mod entry;
+mod error;
+mod hash;
+mod ids;
+mod pool;
+mod secret;
+mod strategy;
+mod time;
+
+pub use config::{PoolConfig, StrategyKind};
+pub use entry::{DisableError, DisableReason, KeyDisabler, KeyEntry, KeyLoader, LoadError};
+pub use error::{PoolError, Unavailability};
+pub use ids::{KeyId, ProviderId, SessionId};
+pub use pool::{Failure, KeyError, KeyPool, KeyState, KeyStatus, Selection, SelectionRequest};
+pub use secret::{preview, EnvResolver, MapResolver, ResolveError, Secret, SecretResolver};
+pub use strategy::{SelectionStrategy, SmoothWeightedRoundRobin, WeightedRoundRobin};
+pub use time::{Clock, ManualClock, Timestamp};
+
+// The pool is shared across threads and async tasks behind an `Arc`.
+const _: () = {
+    const fn shareable<T: Send + Sync>() {}
+    shareable::<KeyPool>();
+};

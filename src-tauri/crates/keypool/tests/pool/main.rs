@@ -1,0 +1,12 @@
+//! One test binary for the pool, a module per feature.
+
+mod affinity;
+mod auth;
+mod cache;
+mod concurrency;
+mod cooldown;
+mod env;
+mod properties;
+mod selection;
+mod status;
+mod support;
