@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what Keypool needs to build, run and test it, and only what is missing:
+# Debian/Ubuntu system packages (when dpkg says they are absent), npm packages (when
+# node_modules is missing or older than the lockfile). Cargo fetches crates on its own.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SYSTEM_PACKAGES=(
+  libwebkit2gtk-4.1-dev build-essential curl wget file libxdo-dev libssl-dev
+  libayatana-appindicator3-dev librsvg2-dev xvfb xauth webkit2gtk-driver xdotool imagemagick
+)
+
+missing=()
+for package in "${SYSTEM_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "keypool: installing system packages: ${missing[*]}"
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "keypool: a Rust toolchain is required (cargo was not found on PATH); install it with rustup" >&2
+  exit 1
+fi
+
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "keypool: installing npm packages"
+  npm ci --no-audit --no-fund
+fi

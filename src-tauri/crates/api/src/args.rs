@@ -1,0 +1,111 @@
+//! Shared argument rules: strict deserialization helpers and garde rules, and turning a garde
+//! report into IPC issues with camelCase paths.
+
+use serde::{Deserialize, Deserializer};
+
+use crate::error::{IpcError, Issue};
+
+/// For optional fields: absent is `None`, but an explicit `null` is rejected (a `null` weight is
+/// an error, not "use the default").
+pub(crate) fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
+}
+
+/// Runs garde's rules and reports every violation at its camelCase path.
+pub(crate) fn validate<A: garde::Validate<Context = ()>>(args: &A) -> Result<(), IpcError> {
+    match args.validate() {
+        Ok(()) => Ok(()),
+        Err(report) => Err(IpcError::validation(
+            report
+                .iter()
+                .map(|(path, error)| Issue { path: camel_case_path(&path.to_string()), message: error.to_string() })
+                .collect(),
+        )),
+    }
+}
+
+/// `provider_id` → `providerId`; `ids[2]` stays `ids[2]`.
+pub(crate) fn camel_case_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut upper = false;
+    for c in path.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+pub(crate) fn not_blank(value: &str, _: &()) -> garde::Result {
+    if value.trim().is_empty() {
+        return Err(garde::Error::new("must not be empty"));
+    }
+    Ok(())
+}
+
+/// The longest key we accept; real keys are far shorter, this only stops pasted garbage.
+pub(crate) const MAX_API_KEY_CHARS: usize = 4096;
+
+/// A key is one token (no spaces or line breaks inside), or `$NAME` naming an environment
+/// variable.
+pub(crate) fn api_key_rule(value: &str, _: &()) -> garde::Result {
+    let key = value.trim();
+    if key.is_empty() {
+        return Err(garde::Error::new("must not be empty"));
+    }
+    if key.chars().count() > MAX_API_KEY_CHARS {
+        return Err(garde::Error::new(format!("must be at most {MAX_API_KEY_CHARS} characters")));
+    }
+    if key.chars().any(char::is_whitespace) {
+        return Err(garde::Error::new("must not contain spaces or line breaks (add one key at a time)"));
+    }
+    if let Some(name) = key.strip_prefix('$') {
+        let mut chars = name.chars();
+        let valid = matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+            && chars.all(|c| c == '_' || c.is_ascii_alphanumeric());
+        if !valid {
+            return Err(garde::Error::new(
+                "after `$` give an environment variable name (letters, digits, `_`; e.g. $OPENAI_API_KEY)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn optional_api_key_rule(value: &Option<String>, ctx: &()) -> garde::Result {
+    value.as_deref().map_or(Ok(()), |v| api_key_rule(v, ctx))
+}
+
+/// A label, trimmed; an empty one means "no label".
+pub(crate) fn normalize_label(label: Option<String>) -> Option<String> {
+    label.map(|l| l.trim().to_owned()).filter(|l| !l.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_become_camel_case() {
+        assert_eq!(camel_case_path("provider_id"), "providerId", "snake_case fields map to camelCase");
+        assert_eq!(camel_case_path("ids[2]"), "ids[2]", "indexes are kept");
+    }
+
+    #[test]
+    fn env_reference_needs_a_variable_name() {
+        assert!(api_key_rule("$OPENAI_API_KEY", &()).is_ok(), "a valid reference passes");
+        assert!(api_key_rule("$", &()).is_err(), "a bare `$` names nothing");
+        assert!(api_key_rule("$1ABC", &()).is_err(), "names do not start with a digit");
+        assert!(api_key_rule("sk-a b", &()).is_err(), "spaces inside a key are rejected");
+        assert!(api_key_rule("  sk-abc  ", &()).is_ok(), "surrounding spaces are trimmed, not an error");
+    }
+}

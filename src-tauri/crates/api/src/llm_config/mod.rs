@@ -1,0 +1,87 @@
+//! `llmConfig:*`: the API key pool's commands. Each handler is thin: strict arguments, garde
+//! validation, one call into [`LlmConfig`], result mapping.
+
+mod args;
+mod dto;
+mod service;
+
+use keypool::Secret;
+use keypool_store::api_keys::ApiKeyPatch;
+use serde_json::Value;
+
+pub use dto::{ApiKeyDto, DeletedDto, KeyStatusDto, LastErrorDto, PoolStatusDto};
+pub use service::{AddApiKey, EventSink, LlmConfig, ServiceError};
+
+use self::args::*;
+use crate::args::{normalize_label, validate};
+use crate::error::{IpcError, Issue};
+use crate::{run, AppContext};
+
+/// The `llmConfig:*` command names, as the UI invokes them.
+pub const COMMANDS: &[&str] = &[
+    "llmConfig:getApiKeys",
+    "llmConfig:addApiKey",
+    "llmConfig:updateApiKey",
+    "llmConfig:deleteApiKey",
+    "llmConfig:toggleApiKey",
+    "llmConfig:getPoolStatus",
+    "llmConfig:resetCooldown",
+    "llmConfig:reorderApiKeys",
+];
+
+pub(crate) fn dispatch(ctx: &AppContext, name: &str, payload: Value) -> Option<Result<Value, IpcError>> {
+    let result = match name {
+        "llmConfig:getApiKeys" => run(payload, |a: ProviderArgs| {
+            validate(&a)?;
+            Ok(ctx.llm_config()?.api_keys(&a.provider_id)?)
+        }),
+        "llmConfig:addApiKey" => run(payload, |a: AddApiKeyArgs| {
+            validate(&a)?;
+            Ok(ctx.llm_config()?.add_api_key(AddApiKey {
+                provider_id: a.provider_id,
+                label: normalize_label(a.label),
+                api_key: Secret::new(a.api_key.trim()),
+                enabled: a.enabled.unwrap_or(true),
+                weight: a.weight.unwrap_or(1),
+            })?)
+        }),
+        "llmConfig:updateApiKey" => run(payload, |a: UpdateApiKeyArgs| {
+            validate(&a)?;
+            if a.changes_nothing() {
+                return Err(IpcError::validation(vec![Issue {
+                    path: String::new(),
+                    message: "nothing to change: give at least one of label, apiKey, enabled, weight".into(),
+                }]));
+            }
+            let patch = ApiKeyPatch {
+                label: a.label.map(|l| normalize_label(Some(l))),
+                api_key: a.api_key.map(|k| Secret::new(k.trim())),
+                enabled: a.enabled,
+                weight: a.weight,
+            };
+            Ok(ctx.llm_config()?.update_api_key(&a.id, patch)?)
+        }),
+        "llmConfig:deleteApiKey" => run(payload, |a: KeyIdArgs| {
+            validate(&a)?;
+            Ok(ctx.llm_config()?.delete_api_key(&a.id)?)
+        }),
+        "llmConfig:toggleApiKey" => run(payload, |a: ToggleApiKeyArgs| {
+            validate(&a)?;
+            Ok(ctx.llm_config()?.toggle_api_key(&a.id, a.enabled)?)
+        }),
+        "llmConfig:getPoolStatus" => run(payload, |a: ProviderArgs| {
+            validate(&a)?;
+            Ok(ctx.llm_config()?.pool_status(&a.provider_id)?)
+        }),
+        "llmConfig:resetCooldown" => run(payload, |a: KeyIdArgs| {
+            validate(&a)?;
+            Ok(ctx.llm_config()?.reset_cooldown(&a.id)?)
+        }),
+        "llmConfig:reorderApiKeys" => run(payload, |a: ReorderApiKeysArgs| {
+            validate(&a)?;
+            Ok(ctx.llm_config()?.reorder_api_keys(&a.provider_id, &a.ids)?)
+        }),
+        _ => return None,
+    };
+    Some(result)
+}

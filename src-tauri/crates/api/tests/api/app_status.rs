@@ -1,0 +1,63 @@
+//! `app:getStatus` and the argument rules every command shares.
+
+use std::sync::Arc;
+
+use keypool::{ManualClock, MapResolver};
+use keypool_api::{dispatch, AppContext, ErrorCode};
+use serde_json::json;
+
+use crate::support::{self, RecordedEvents, START};
+
+fn context(dir: &std::path::Path) -> AppContext {
+    support::context(dir, Arc::new(RecordedEvents::default()), Arc::new(ManualClock::new(START)), MapResolver::new())
+}
+
+#[test]
+fn status_reports_ready_database_and_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path());
+    let status = dispatch(&ctx, "app:getStatus", json!({})).expect("known command").unwrap();
+    assert_eq!(status["version"], "test", "the version given at startup is reported");
+    assert_eq!(status["dataDir"], dir.path().display().to_string(), "the data dir in use");
+    assert_eq!(status["database"]["state"], "ready", "a fresh directory opens: {status}");
+}
+
+#[test]
+fn status_reports_failed_database_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(keypool_store::DATABASE_FILE_NAME), b"not sqlite at all, no").unwrap();
+    let ctx = context(dir.path());
+    let status = dispatch(&ctx, "app:getStatus", json!({})).unwrap().unwrap();
+    assert_eq!(status["database"]["state"], "failed", "a garbage file must not open: {status}");
+    assert_eq!(status["database"]["kind"], "not_a_database", "the failure is classified");
+    let message = status["database"]["message"].as_str().unwrap();
+    assert!(message.contains("left untouched"), "the user is told the file is kept: {message}");
+}
+
+#[test]
+fn unknown_command_is_not_handled() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(dispatch(&context(dir.path()), "app:nope", json!({})).is_none(), "left to the shell");
+}
+
+#[test]
+fn unknown_field_is_a_validation_error_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = dispatch(&context(dir.path()), "app:getStatus", json!({ "extra": 1 }))
+        .unwrap()
+        .expect_err("unknown fields are rejected");
+    assert_eq!(err.code, ErrorCode::Validation, "wrong arguments are a validation error");
+    let issues = err.issues.expect("validation errors carry issues");
+    assert_eq!(issues[0].path, "extra", "the issue points at the unknown field");
+}
+
+#[test]
+fn non_object_arguments_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = dispatch(&context(dir.path()), "app:getStatus", json!([1, 2]))
+        .unwrap()
+        .expect_err("arrays are not argument objects");
+    assert_eq!(err.code, ErrorCode::Validation, "a non-object payload is a validation error");
+    let encoded = serde_json::to_value(&err).unwrap();
+    assert_eq!(encoded["code"], "validation", "the code serializes in snake_case: {encoded}");
+}

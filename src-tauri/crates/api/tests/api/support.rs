@@ -1,0 +1,119 @@
+//! A command harness over a real database in a temporary directory, with a manual clock, a
+//! map of environment variables and a recorder of the events the UI would receive.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use keypool::{ManualClock, MapResolver, PoolConfig, Timestamp};
+use keypool_api::llm_config::EventSink;
+use keypool_api::{dispatch, AppContext, IpcError, Wiring};
+use keypool_store::Database;
+use serde_json::Value;
+
+#[derive(Default)]
+pub struct RecordedEvents(Mutex<Vec<String>>);
+
+impl EventSink for RecordedEvents {
+    fn llm_config_changed(&self, provider_id: &str) {
+        self.0.lock().unwrap().push(provider_id.to_owned());
+    }
+}
+
+impl RecordedEvents {
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+pub struct Harness {
+    pub dir: tempfile::TempDir,
+    pub ctx: AppContext,
+    pub events: Arc<RecordedEvents>,
+    pub clock: Arc<ManualClock>,
+    /// Every JSON value a command returned or rejected with, to search for secrets.
+    pub transcript: Mutex<Vec<String>>,
+}
+
+pub const START: Timestamp = Timestamp::from_millis(1_800_000_000_000);
+
+impl Harness {
+    pub fn new() -> Self {
+        Self::with_env(MapResolver::new())
+    }
+
+    pub fn with_env(resolver: MapResolver) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        Self::open(dir, resolver)
+    }
+
+    pub fn open(dir: tempfile::TempDir, resolver: MapResolver) -> Self {
+        let events = Arc::new(RecordedEvents::default());
+        let clock = Arc::new(ManualClock::new(START));
+        let ctx = context(dir.path(), events.clone(), clock.clone(), resolver);
+        Harness { dir, ctx, events, clock, transcript: Mutex::new(Vec::new()) }
+    }
+
+    /// Closes the database and opens it again from the same directory.
+    pub fn reopen(self) -> Self {
+        let Harness { dir, ctx, .. } = self;
+        drop(ctx);
+        Self::open(dir, MapResolver::new())
+    }
+
+    pub fn call(&self, command: &str, args: Value) -> Result<Value, IpcError> {
+        let result = dispatch(&self.ctx, command, args).unwrap_or_else(|| panic!("{command} must be served"));
+        let recorded = match &result {
+            Ok(value) => value.to_string(),
+            Err(error) => serde_json::to_string(error).unwrap(),
+        };
+        self.transcript.lock().unwrap().push(recorded);
+        result
+    }
+
+    pub fn ok(&self, command: &str, args: Value) -> Value {
+        self.call(command, args.clone()).unwrap_or_else(|e| panic!("{command} {args} must succeed: {e:?}"))
+    }
+
+    pub fn err(&self, command: &str, args: Value) -> IpcError {
+        match self.call(command, args.clone()) {
+            Ok(value) => panic!("{command} {args} must fail, returned {value}"),
+            Err(error) => error,
+        }
+    }
+
+    /// Every row of the key and provider tables, to prove that a rejected call wrote nothing.
+    pub fn snapshot(&self) -> Vec<String> {
+        let conn = rusqlite::Connection::open(self.dir.path().join(keypool_store::DATABASE_FILE_NAME)).unwrap();
+        let mut rows = Vec::new();
+        for table in ["providers", "llm_provider_api_keys", "settings"] {
+            let mut stmt = conn.prepare(&format!("SELECT * FROM {table} ORDER BY 1")).unwrap();
+            let columns = stmt.column_count();
+            let mut query = stmt.query([]).unwrap();
+            while let Some(row) = query.next().unwrap() {
+                let values: Vec<String> =
+                    (0..columns).map(|i| format!("{:?}", row.get_ref(i).unwrap())).collect();
+                rows.push(format!("{table}: {}", values.join(" | ")));
+            }
+        }
+        rows
+    }
+
+    pub fn transcript_text(&self) -> String {
+        self.transcript.lock().unwrap().join("\n")
+    }
+}
+
+pub fn context(
+    dir: &Path,
+    events: Arc<RecordedEvents>,
+    clock: Arc<ManualClock>,
+    resolver: MapResolver,
+) -> AppContext {
+    AppContext::new(
+        "test",
+        dir.to_owned(),
+        dir.join("logs"),
+        Database::open(dir),
+        Wiring { events, clock, resolver: Arc::new(resolver), pool: PoolConfig::default() },
+    )
+}

@@ -1,0 +1,171 @@
+//! The `llm_provider_api_keys` and `providers` tables. Plain functions over a connection (or a
+//! transaction): the caller owns transactions, validation and cache invalidation.
+//! Times are milliseconds since the Unix epoch, passed in.
+
+use keypool::Secret;
+use rusqlite::{params, Connection, OptionalExtension, Row};
+
+/// One stored pool entry. `Debug` never shows the key: [`Secret`] redacts itself.
+#[derive(Debug, Clone)]
+pub struct ApiKeyRow {
+    pub id: String,
+    pub provider_id: String,
+    pub label: Option<String>,
+    pub api_key: Secret,
+    pub enabled: bool,
+    pub weight: u32,
+    pub sort_order: i64,
+    pub disabled_reason: Option<String>,
+    pub disabled_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A key to add. `sort_order` is chosen by [`insert_api_key`]: after the provider's last key.
+#[derive(Debug, Clone)]
+pub struct NewApiKey {
+    pub id: String,
+    pub provider_id: String,
+    pub label: Option<String>,
+    pub api_key: Secret,
+    pub enabled: bool,
+    pub weight: u32,
+}
+
+/// The fields to change; `None` leaves a field as it is. `label: Some(None)` removes the label.
+#[derive(Debug, Clone, Default)]
+pub struct ApiKeyPatch {
+    pub label: Option<Option<String>>,
+    pub api_key: Option<Secret>,
+    pub enabled: Option<bool>,
+    pub weight: Option<u32>,
+}
+
+const COLUMNS: &str = "id, provider_id, label, api_key, enabled, weight, sort_order, \
+                       disabled_reason, disabled_at, created_at, updated_at";
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<ApiKeyRow> {
+    Ok(ApiKeyRow {
+        id: row.get(0)?,
+        provider_id: row.get(1)?,
+        label: row.get(2)?,
+        api_key: Secret::new(row.get::<_, String>(3)?),
+        enabled: row.get(4)?,
+        weight: row.get(5)?,
+        sort_order: row.get(6)?,
+        disabled_reason: row.get(7)?,
+        disabled_at: row.get(8)?,
+        created_at: row.get(9)?,
+        updated_at: row.get(10)?,
+    })
+}
+
+pub fn provider_exists(conn: &Connection, provider_id: &str) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT EXISTS (SELECT 1 FROM providers WHERE id = ?1)", [provider_id], |r| r.get(0))
+}
+
+/// A provider's keys in display order: `sort_order`, then creation, then id.
+pub fn list_api_keys(conn: &Connection, provider_id: &str) -> rusqlite::Result<Vec<ApiKeyRow>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM llm_provider_api_keys WHERE provider_id = ?1 \
+         ORDER BY sort_order, created_at, id"
+    ))?;
+    let rows = stmt.query_map([provider_id], from_row)?;
+    rows.collect()
+}
+
+pub fn get_api_key(conn: &Connection, id: &str) -> rusqlite::Result<Option<ApiKeyRow>> {
+    conn.query_row(&format!("SELECT {COLUMNS} FROM llm_provider_api_keys WHERE id = ?1"), [id], from_row)
+        .optional()
+}
+
+/// The id of another key of `provider_id` holding the same value, if any.
+pub fn find_duplicate(
+    conn: &Connection,
+    provider_id: &str,
+    api_key: &Secret,
+    except_id: Option<&str>,
+) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT id FROM llm_provider_api_keys WHERE provider_id = ?1 AND api_key = ?2 AND id IS NOT ?3",
+        params![provider_id, api_key.expose(), except_id],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+pub fn insert_api_key(conn: &Connection, new: &NewApiKey, now: i64) -> rusqlite::Result<ApiKeyRow> {
+    conn.execute(
+        "INSERT INTO llm_provider_api_keys \
+           (id, provider_id, label, api_key, enabled, weight, sort_order, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
+           (SELECT COALESCE(MAX(sort_order) + 1, 0) FROM llm_provider_api_keys WHERE provider_id = ?2), \
+           ?7, ?7)",
+        params![new.id, new.provider_id, new.label, new.api_key.expose(), new.enabled, new.weight, now],
+    )?;
+    get_api_key(conn, &new.id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)
+}
+
+/// Applies `patch`; enabling a key clears why it was disabled. `None` when there is no such key.
+pub fn update_api_key(
+    conn: &Connection,
+    id: &str,
+    patch: &ApiKeyPatch,
+    now: i64,
+) -> rusqlite::Result<Option<ApiKeyRow>> {
+    let changed = conn.execute(
+        "UPDATE llm_provider_api_keys SET \
+           label = CASE WHEN ?2 THEN ?3 ELSE label END, \
+           api_key = COALESCE(?4, api_key), \
+           enabled = COALESCE(?5, enabled), \
+           weight = COALESCE(?6, weight), \
+           disabled_reason = CASE WHEN ?5 = 1 THEN NULL ELSE disabled_reason END, \
+           disabled_at = CASE WHEN ?5 = 1 THEN NULL ELSE disabled_at END, \
+           updated_at = ?7 \
+         WHERE id = ?1",
+        params![
+            id,
+            patch.label.is_some(),
+            patch.label.clone().flatten(),
+            patch.api_key.as_ref().map(Secret::expose),
+            patch.enabled,
+            patch.weight,
+            now
+        ],
+    )?;
+    if changed == 0 {
+        return Ok(None);
+    }
+    get_api_key(conn, id)
+}
+
+/// Deletes a key; returns its provider, or `None` when there was no such key.
+pub fn delete_api_key(conn: &Connection, id: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("DELETE FROM llm_provider_api_keys WHERE id = ?1 RETURNING provider_id", [id], |r| r.get(0))
+        .optional()
+}
+
+/// Records that the provider rejected the key. Only an enabled key changes, so a second report
+/// of the same rejection does not move `disabled_at`. Returns whether the key changed.
+pub fn disable_api_key(conn: &Connection, id: &str, reason: &str, at: i64) -> rusqlite::Result<bool> {
+    let changed = conn.execute(
+        "UPDATE llm_provider_api_keys \
+         SET enabled = 0, disabled_reason = ?2, disabled_at = ?3, updated_at = ?3 \
+         WHERE id = ?1 AND enabled = 1",
+        params![id, reason, at],
+    )?;
+    Ok(changed > 0)
+}
+
+/// Gives each id its position as `sort_order`. The caller checks that `ids` is exactly the
+/// provider's keys and runs this in a transaction.
+pub fn reorder_api_keys(conn: &Connection, provider_id: &str, ids: &[String], now: i64) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "UPDATE llm_provider_api_keys SET sort_order = ?1, updated_at = ?2 \
+         WHERE id = ?3 AND provider_id = ?4 AND sort_order IS NOT ?1",
+    )?;
+    for (position, id) in ids.iter().enumerate() {
+        stmt.execute(params![position as i64, now, id, provider_id])?;
+    }
+    Ok(())
+}

@@ -1,0 +1,15 @@
+//! Keypool's storage: one SQLite file in the data directory, opened once at startup in WAL
+//! mode, shared behind a mutex, its schema built by versioned migrations.
+//!
+//! Invariant: opening never destroys what a user saved. A file that is not a database, or
+//! that a newer Keypool migrated past what this build knows, is reported as an [`OpenError`]
+//! and left exactly as it was (no journal-mode switch, no migration, no new empty file in its
+//! place).
+
+pub mod api_keys;
+mod database;
+mod migrations;
+
+pub use database::{Database, OpenError, StoreError, DATABASE_FILE_NAME};
+pub use migrations::SCHEMA_VERSION;
+pub use rusqlite;

@@ -1,0 +1,59 @@
+//! The Tauri shell of Keypool: it resolves directories, starts logging, opens the store once,
+//! and forwards every `domain:action` invoke to [`keypool_api`]. Nothing here decides anything
+//! about keys or chats.
+
+mod events;
+mod ipc;
+mod logging;
+mod paths;
+
+use std::sync::Arc;
+
+use keypool_api::{AppContext, Wiring};
+use keypool_store::Database;
+use tauri::{Builder, Manager, Runtime, WebviewWindowBuilder};
+
+/// Starts the desktop app.
+pub fn run() {
+    build(Builder::default())
+        .run(tauri::generate_context!())
+        .expect("the Tauri runtime failed to start");
+}
+
+/// Configures the app on any runtime, so tests can pass `tauri::test::mock_builder()`.
+pub fn build<R: Runtime>(builder: Builder<R>) -> Builder<R> {
+    builder.invoke_handler(ipc::handler()).setup(|app| {
+        let dirs = paths::resolve(app.handle())?;
+        logging::init(&dirs.log_dir);
+        tracing::info!(version = env!("CARGO_PKG_VERSION"), data_dir = %dirs.data_dir.display(), "Keypool starting");
+
+        let database = Database::open(&dirs.data_dir);
+        if let Err(error) = &database {
+            tracing::error!(%error, "the database could not be opened; the app starts without it");
+        }
+        let wiring = Wiring::production(Arc::new(events::TauriEvents::new(app.handle().clone())));
+        let clock = wiring.clock.clone();
+        let context = AppContext::new(env!("CARGO_PKG_VERSION"), dirs.data_dir, dirs.log_dir, database, wiring);
+        if let Ok(llm_config) = context.llm_config() {
+            sweep_cooldowns(llm_config.pool().clone(), clock);
+        }
+        app.manage(context);
+
+        // The window is created only now, after the state exists, so no invoke can arrive first.
+        for config in app.config().app.windows.iter().filter(|w| !w.create) {
+            WebviewWindowBuilder::from_config(app.handle(), config)?.build()?;
+        }
+        Ok(())
+    })
+}
+
+/// Clears expired cooldowns on the pool's interval, for the life of the app.
+fn sweep_cooldowns(pool: Arc<keypool::KeyPool>, clock: Arc<dyn keypool::Clock>) {
+    tauri::async_runtime::spawn(async move {
+        let mut interval = tokio::time::interval(pool.sweep_interval());
+        loop {
+            interval.tick().await;
+            pool.sweep(clock.now());
+        }
+    });
+}

@@ -1,0 +1,105 @@
+// Launches the real Keypool binary under WebKitWebDriver and hands back a Selenium driver.
+// One WebKitWebDriver per app instance, so each test chooses its own environment
+// (KEYPOOL_DATA_DIR above all) for the app it starts.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Builder, By, until } from 'selenium-webdriver';
+
+export const ARTIFACTS = resolve(import.meta.dirname, '..', 'artifacts');
+const BINARY = process.env.KEYPOOL_APP_BINARY ?? resolve(import.meta.dirname, '..', '..', 'target', 'debug', 'keypool');
+
+export { By, until };
+
+export function tempDataDir(prefix = 'keypool-e2e-') {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => ok(port));
+    });
+  });
+}
+
+/** Polls the driver's /status until it answers: waiting for a condition, bounded. */
+async function waitForDriver(url, driverProcess) {
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    if (driverProcess.exitCode !== null) throw new Error(`WebKitWebDriver exited with ${driverProcess.exitCode}`);
+    try {
+      const response = await fetch(`${url}/status`);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('WebKitWebDriver did not start');
+}
+
+/**
+ * Starts the app with `env` added to its environment. Returns { driver, dataDir, stop,
+ * screenshot(name), invoke(command, args) }.
+ */
+export async function launchApp({ dataDir = tempDataDir(), env = {} } = {}) {
+  const port = await freePort();
+  const driverProcess = spawn('WebKitWebDriver', [`--port=${port}`], {
+    env: { ...process.env, TAURI_WEBVIEW_AUTOMATION: 'true', KEYPOOL_DATA_DIR: dataDir, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForDriver(url, driverProcess);
+    const driver = await new Builder()
+      .usingServer(url)
+      .withCapabilities({ browserName: 'wry', 'webkitgtk:browserOptions': { binary: BINARY, args: [] } })
+      .build();
+    await driver.manage().setTimeouts({ script: 15000 });
+    const app = {
+      driver,
+      dataDir,
+      async stop() {
+        try {
+          await driver.quit();
+        } finally {
+          driverProcess.kill();
+        }
+      },
+      async screenshot(name) {
+        // WebKit snapshots the last painted frame: let two frames paint first.
+        await driver.executeAsyncScript(
+          'const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 0)));',
+        );
+        const png = await driver.takeScreenshot();
+        const file = join(ARTIFACTS, `${name}.png`);
+        writeFileSync(file, png, 'base64');
+        return file;
+      },
+      /** Calls a backend command from the page, as the UI does. Resolves { ok, value } or { ok: false, error }. */
+      invoke(command, args = {}) {
+        return driver.executeAsyncScript(
+          `const [command, args, done] = arguments;
+           window.__TAURI_INTERNALS__.invoke(command, args).then(
+             (value) => done({ ok: true, value }),
+             (error) => done({ ok: false, error }));`,
+          command,
+          args,
+        );
+      },
+      find(testId, timeout = 15000) {
+        return driver.wait(until.elementLocated(By.css(`[data-testid="${testId}"]`)), timeout);
+      },
+    };
+    return app;
+  } catch (error) {
+    driverProcess.kill();
+    throw error;
+  }
+}

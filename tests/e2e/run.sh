@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Builds the real app (debug, self-contained) and drives its window under Xvfb through
+# WebKitWebDriver. Screenshots go to tests/artifacts/ (git-ignored).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+npx tauri build --debug --no-bundle
+export KEYPOOL_APP_BINARY="$PWD/target/debug/keypool"
+mkdir -p tests/artifacts
+xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/*.test.mjs

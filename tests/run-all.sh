@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every test suite, prints each runner's summary, and exits non-zero if any failed.
+# Suites keep running after a failure so one run shows everything that is wrong.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+failed=()
+suite() {
+  local name=$1
+  shift
+  printf '\n=== %s: %s\n' "$name" "$*"
+  local started=$SECONDS
+  if "$@"; then
+    printf '=== %s: passed in %ss\n' "$name" $((SECONDS - started))
+  else
+    printf '=== %s: FAILED in %ss\n' "$name" $((SECONDS - started))
+    failed+=("$name")
+  fi
+}
+
+suite "Rust tests" cargo test --workspace --locked
+suite "UI unit tests" npx vitest run --config ui/vite.config.ts
+suite "End-to-end tests" bash tests/e2e/run.sh
+
+echo
+if ((${#failed[@]})); then
+  echo "keypool: failed suites: ${failed[*]}"
+  exit 1
+fi
+echo "keypool: all suites passed"

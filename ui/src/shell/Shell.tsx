@@ -1,0 +1,54 @@
+import { Icon, type IconName } from '../components/Icon';
+import type { AppStatus } from '../ipc/app';
+import { ChatPage } from '../features/chat/ChatPage';
+import { SettingsPage } from '../features/settings/SettingsPage';
+import type { Route } from './route';
+
+interface Props {
+  route: Route;
+  onNavigate: (route: Route) => void;
+  status: AppStatus;
+}
+
+const NAV = [
+  { page: 'chat', label: 'Chat', icon: 'chat', to: { page: 'chat' } },
+  { page: 'settings', label: 'Settings', icon: 'settings', to: { page: 'settings', section: 'providers' } },
+] as const satisfies readonly { page: Route['page']; label: string; icon: IconName; to: Route }[];
+
+/** The application frame: a navigation rail and the current page. */
+export function Shell({ route, onNavigate, status }: Props) {
+  return (
+    <div className="shell" data-testid="app-shell">
+      <nav className="rail" aria-label="Main">
+        <div className="rail__brand" aria-hidden="true">
+          K
+        </div>
+        <ul>
+          {NAV.map((item) => (
+            <li key={item.page}>
+              <button
+                type="button"
+                className="rail__item"
+                aria-current={route.page === item.page ? 'page' : undefined}
+                data-testid={`nav-${item.page}`}
+                onClick={() => onNavigate(item.to)}
+              >
+                <span className="rail__icon">
+                  <Icon name={item.icon} />
+                </span>
+                <span className="rail__label">{item.label}</span>
+              </button>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <div className="page">
+        {route.page === 'chat' ? (
+          <ChatPage />
+        ) : (
+          <SettingsPage section={route.section} onSection={(section) => onNavigate({ page: 'settings', section })} status={status} />
+        )}
+      </div>
+    </div>
+  );
+}

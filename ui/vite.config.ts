@@ -1,0 +1,22 @@
+/// <reference types="vitest/config" />
+import { defineConfig } from 'vite';
+import react from '@vitejs/plugin-react';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+
+// The UI lives in ui/; Tauri serves ui/dist in builds and the dev server on port 1420 in
+// `npm start`.
+export default defineConfig({
+  root,
+  plugins: [react()],
+  clearScreen: false,
+  server: { port: 1420, strictPort: true, host: '127.0.0.1' },
+  build: { outDir: 'dist', emptyOutDir: true, target: 'safari15' },
+  test: {
+    root,
+    environment: 'jsdom',
+    setupFiles: ['./src/test/setup.ts'],
+    include: ['src/**/*.test.{ts,tsx}'],
+  },
+});
