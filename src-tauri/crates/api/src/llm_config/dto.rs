@@ -108,3 +108,38 @@ impl From<KeyStatus> for KeyStatusDto {
         }
     }
 }
+
+/// A provider as the UI sees it; its own key only as a preview.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderDto {
+    pub id: String,
+    pub name: String,
+    /// `openai` (OpenAI-compatible) or `anthropic`.
+    pub kind: String,
+    pub base_url: String,
+    pub api_key_preview: Option<String>,
+    pub builtin: bool,
+    pub sort_order: i64,
+    /// How many keys the pool holds; while 0, the provider-level key is used.
+    pub key_count: u32,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl From<keypool_store::api_keys::ProviderRow> for ProviderDto {
+    fn from(row: keypool_store::api_keys::ProviderRow) -> Self {
+        ProviderDto {
+            api_key_preview: row.api_key.as_ref().map(|k| k.preview()),
+            id: row.id,
+            name: row.name,
+            kind: row.kind,
+            base_url: row.base_url,
+            builtin: row.builtin,
+            sort_order: row.sort_order,
+            key_count: row.key_count,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
+}

@@ -9,7 +9,7 @@ use keypool::Secret;
 use keypool_store::api_keys::ApiKeyPatch;
 use serde_json::Value;
 
-pub use dto::{ApiKeyDto, DeletedDto, KeyStatusDto, LastErrorDto, PoolStatusDto};
+pub use dto::{ApiKeyDto, DeletedDto, KeyStatusDto, LastErrorDto, PoolStatusDto, ProviderDto};
 pub use service::{AddApiKey, EventSink, LlmConfig, ServiceError};
 
 use self::args::*;
@@ -19,6 +19,7 @@ use crate::{run, AppContext};
 
 /// The `llmConfig:*` command names, as the UI invokes them.
 pub const COMMANDS: &[&str] = &[
+    "llmConfig:getProviders",
     "llmConfig:getApiKeys",
     "llmConfig:addApiKey",
     "llmConfig:updateApiKey",
@@ -31,6 +32,7 @@ pub const COMMANDS: &[&str] = &[
 
 pub(crate) fn dispatch(ctx: &AppContext, name: &str, payload: Value) -> Option<Result<Value, IpcError>> {
     let result = match name {
+        "llmConfig:getProviders" => run(payload, |crate::app::NoArgs {}| Ok(ctx.llm_config()?.providers()?)),
         "llmConfig:getApiKeys" => run(payload, |a: ProviderArgs| {
             validate(&a)?;
             Ok(ctx.llm_config()?.api_keys(&a.provider_id)?)

@@ -15,7 +15,7 @@ use keypool_store::api_keys::{self, ApiKeyPatch, ApiKeyRow, NewApiKey};
 use keypool_store::rusqlite::Transaction;
 use keypool_store::{Database, StoreError};
 
-use super::dto::{ApiKeyDto, DeletedDto, PoolStatusDto};
+use super::dto::{ApiKeyDto, DeletedDto, PoolStatusDto, ProviderDto};
 use crate::error::Issue;
 
 /// Tells the UI that a provider's keys changed (the shell emits `llmConfig:changed`).
@@ -170,6 +170,10 @@ impl LlmConfig {
 
     fn now(&self) -> Timestamp {
         self.clock.now()
+    }
+
+    pub fn providers(&self) -> Result<Vec<ProviderDto>> {
+        Ok(api_keys::list_providers(&*self.db.lock()?)?.into_iter().map(ProviderDto::from).collect())
     }
 
     pub fn api_keys(&self, provider_id: &str) -> Result<Vec<ApiKeyDto>> {

@@ -76,6 +76,37 @@ mod reading {
     }
 
     #[test]
+    fn providers_are_listed_with_their_pool_size() {
+        let h = Harness::new();
+        add(&h, "anthropic", SECRET_C, "c", 1);
+        let providers = h.ok("llmConfig:getProviders", json!({}));
+        let summary: Vec<(String, String, String, u64)> = providers
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["id"].as_str().unwrap().into(),
+                    p["kind"].as_str().unwrap().into(),
+                    p["baseUrl"].as_str().unwrap().into(),
+                    p["keyCount"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("openai".into(), "openai".into(), "https://api.openai.com/v1".into(), 0),
+                ("anthropic".into(), "anthropic".into(), "https://api.anthropic.com".into(), 1),
+                ("local".into(), "openai".into(), "http://127.0.0.1:11434/v1".into(), 0),
+            ],
+            "the built-in providers, in order, with their pool sizes"
+        );
+        assert_eq!(providers[0]["apiKeyPreview"], Value::Null, "no provider-level key yet");
+        assert_eq!(providers[0]["name"], "OpenAI", "display names are stored");
+    }
+
+    #[test]
     fn unknown_provider_is_not_found() {
         let h = Harness::new();
         let err = h.err("llmConfig:getApiKeys", json!({ "providerId": "nope" }));
