@@ -1,0 +1,445 @@
+//! A fake LLM provider on loopback, speaking both OpenAI's Chat Completions and Anthropic's
+//! Messages API, whose answers are scripted per API key.
+//!
+//! Each key has a queue of [`Reply`]s (used once each) and an optional standing reply (used when
+//! the queue is empty); keys with neither get a short default text. Every request is logged.
+//! Tests drive it in-process; the end-to-end suite runs the binary and scripts it over HTTP
+//! (`POST /__fake/script`, `POST /__fake/release`, `GET /__fake/requests`, `POST /__fake/reset`).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, Notify};
+
+/// One scripted answer.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Reply {
+    /// A successful reply made of these pieces (streamed one event each, or joined).
+    Text { chunks: Vec<String> },
+    /// An HTTP error with these headers (e.g. `retry-after`) and message.
+    Status {
+        status: u16,
+        #[serde(default)]
+        headers: Vec<(String, String)>,
+        #[serde(default)]
+        message: String,
+    },
+    /// HTTP 200, these pieces, then an error event inside the stream (`error_type` as the
+    /// provider names it, e.g. `overloaded_error`, `rate_limit_error`, `authentication_error`).
+    StreamError {
+        #[serde(default)]
+        chunks_before: Vec<String>,
+        error_type: String,
+        #[serde(default)]
+        message: String,
+    },
+    /// HTTP 200, these pieces, then the connection drops mid-stream.
+    Drop {
+        #[serde(default)]
+        chunks_before: Vec<String>,
+    },
+    /// HTTP 200, these pieces, then nothing until `gate` is released; then `chunks_after`.
+    Hold {
+        #[serde(default)]
+        chunks_before: Vec<String>,
+        gate: String,
+        #[serde(default)]
+        chunks_after: Vec<String>,
+    },
+    /// A successful reply with a pause before each piece.
+    Slow { chunks: Vec<String>, delay_ms: u64 },
+}
+
+impl Reply {
+    pub fn text(chunks: &[&str]) -> Reply {
+        Reply::Text { chunks: chunks.iter().map(|c| c.to_string()).collect() }
+    }
+
+    pub fn status(status: u16) -> Reply {
+        Reply::Status { status, headers: Vec::new(), message: format!("scripted HTTP {status}") }
+    }
+
+    pub fn status_with(status: u16, headers: &[(&str, &str)]) -> Reply {
+        Reply::Status {
+            status,
+            headers: headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            message: format!("scripted HTTP {status}"),
+        }
+    }
+}
+
+/// What the fake saw of one request.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Seen {
+    /// The API key it carried (`Authorization: Bearer` or `x-api-key`).
+    pub key: String,
+    pub path: String,
+    pub stream: bool,
+    pub model: String,
+    pub messages: usize,
+}
+
+#[derive(Default)]
+struct Script {
+    queued: HashMap<String, VecDeque<Reply>>,
+    standing: HashMap<String, Reply>,
+    seen: Vec<Seen>,
+    released: HashSet<String>,
+}
+
+struct Shared {
+    script: Mutex<Script>,
+    gate_opened: Notify,
+}
+
+#[derive(Clone)]
+pub struct FakeProvider {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    Openai,
+    Anthropic,
+}
+
+impl FakeProvider {
+    /// Starts on an ephemeral loopback port, on the current tokio runtime.
+    pub async fn start() -> FakeProvider {
+        Self::start_on(0).await
+    }
+
+    pub async fn start_on(port: u16) -> FakeProvider {
+        let shared = Arc::new(Shared { script: Mutex::new(Script::default()), gate_opened: Notify::new() });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(openai))
+            .route("/chat/completions", post(openai))
+            .route("/v1/messages", post(anthropic))
+            .route("/v1/models", get(models))
+            .route("/models", get(models))
+            .route("/__fake/script", post(control_script))
+            .route("/__fake/release", post(control_release))
+            .route("/__fake/requests", get(control_requests))
+            .route("/__fake/reset", post(control_reset))
+            .with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("bind loopback");
+        let addr = listener.local_addr().expect("bound address");
+        tokio::spawn(async move {
+            axum::serve(listener, app).await.expect("fake provider serves");
+        });
+        FakeProvider { addr, shared }
+    }
+
+    /// `http://127.0.0.1:PORT` (an OpenAI-compatible base URL is this plus `/v1`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Queues replies for `key`, each used once, in order.
+    pub fn script(&self, key: &str, replies: impl IntoIterator<Item = Reply>) {
+        self.shared.script.lock().unwrap().queued.entry(key.to_owned()).or_default().extend(replies);
+    }
+
+    /// Answers every request with `key` this way once its queue is empty.
+    pub fn always(&self, key: &str, reply: Reply) {
+        self.shared.script.lock().unwrap().standing.insert(key.to_owned(), reply);
+    }
+
+    /// Lets held streams waiting on `gate` go on.
+    pub fn release(&self, gate: &str) {
+        release(&self.shared, gate);
+    }
+
+    /// Every request so far, in arrival order.
+    pub fn seen(&self) -> Vec<Seen> {
+        self.shared.script.lock().unwrap().seen.clone()
+    }
+
+    /// The keys of every completion request so far, in order.
+    pub fn keys_used(&self) -> Vec<String> {
+        self.seen().into_iter().filter(|s| !s.path.ends_with("models")).map(|s| s.key).collect()
+    }
+}
+
+fn release(shared: &Shared, gate: &str) {
+    shared.script.lock().unwrap().released.insert(gate.to_owned());
+    shared.gate_opened.notify_waiters();
+}
+
+fn key_of(headers: &HeaderMap) -> String {
+    if let Some(key) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
+        return key.to_owned();
+    }
+    headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn next_reply(shared: &Shared, seen: Seen) -> Reply {
+    let mut script = shared.script.lock().unwrap();
+    let key = seen.key.clone();
+    script.seen.push(seen);
+    if let Some(reply) = script.queued.get_mut(&key).and_then(VecDeque::pop_front) {
+        return reply;
+    }
+    script.standing.get(&key).cloned().unwrap_or_else(|| Reply::text(&["Hello", " from ", "the fake provider."]))
+}
+
+async fn openai(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+    complete(shared, Dialect::Openai, "/v1/chat/completions", headers, body).await
+}
+
+async fn anthropic(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+    complete(shared, Dialect::Anthropic, "/v1/messages", headers, body).await
+}
+
+async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    let seen = Seen { key: key_of(&headers), path: "/v1/models".into(), stream: false, model: String::new(), messages: 0 };
+    match next_reply(&shared, seen) {
+        Reply::Status { status, headers, message } => error_response(Dialect::Openai, status, &headers, &message),
+        _ => Json(json!({ "object": "list", "data": [{ "id": "fake-model", "object": "model" }] })).into_response(),
+    }
+}
+
+async fn complete(shared: Arc<Shared>, dialect: Dialect, path: &str, headers: HeaderMap, body: Value) -> Response {
+    let stream = body["stream"].as_bool().unwrap_or(false);
+    let seen = Seen {
+        key: key_of(&headers),
+        path: path.to_owned(),
+        stream,
+        model: body["model"].as_str().unwrap_or_default().to_owned(),
+        messages: body["messages"].as_array().map_or(0, Vec::len),
+    };
+    let reply = next_reply(&shared, seen);
+    if let Reply::Status { status, headers, message } = &reply {
+        return error_response(dialect, *status, headers, message);
+    }
+    if !stream {
+        return whole_reply(dialect, reply);
+    }
+    let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(16);
+    let (abort_tx, abort_rx) = mpsc::channel::<()>(1);
+    tokio::spawn(play(shared, dialect, reply, tx, abort_tx));
+    let body = futures_util::stream::unfold((rx, abort_rx), |(mut rx, mut abort_rx)| async move {
+        tokio::select! {
+            biased;
+            item = rx.recv() => item.map(|chunk| (chunk.map_err(|never| -> std::io::Error { match never {} }), (rx, abort_rx))),
+            Some(()) = abort_rx.recv() => Some((Err(std::io::Error::other("dropped by script")), (rx, abort_rx))),
+        }
+    });
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(Body::from_stream(body))
+        .expect("static response parts")
+}
+
+fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
+    let text = match reply {
+        Reply::Text { chunks } | Reply::Slow { chunks, .. } => chunks.concat(),
+        Reply::StreamError { error_type, message, .. } => {
+            return error_response(dialect, status_for(&error_type), &[], &message);
+        }
+        Reply::Drop { .. } | Reply::Hold { .. } | Reply::Status { .. } => {
+            return (StatusCode::INTERNAL_SERVER_ERROR, "unsupported without streaming").into_response();
+        }
+    };
+    match dialect {
+        Dialect::Openai => Json(json!({
+            "id": "chatcmpl-fake", "object": "chat.completion",
+            "choices": [{ "index": 0, "message": { "role": "assistant", "content": text }, "finish_reason": "stop" }]
+        }))
+        .into_response(),
+        Dialect::Anthropic => Json(json!({
+            "id": "msg_fake", "type": "message", "role": "assistant",
+            "content": [{ "type": "text", "text": text }], "stop_reason": "end_turn"
+        }))
+        .into_response(),
+    }
+}
+
+fn status_for(error_type: &str) -> u16 {
+    match error_type {
+        "overloaded_error" => 529,
+        "rate_limit_error" => 429,
+        "authentication_error" => 401,
+        "permission_error" => 403,
+        _ => 500,
+    }
+}
+
+fn error_response(dialect: Dialect, status: u16, headers: &[(String, String)], message: &str) -> Response {
+    let body = match dialect {
+        Dialect::Openai => json!({ "error": { "message": message, "type": "fake_error", "code": status } }),
+        Dialect::Anthropic => json!({ "type": "error", "error": { "type": "fake_error", "message": message } }),
+    };
+    let mut response = (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), Json(body)).into_response();
+    for (name, value) in headers {
+        if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
+}
+
+fn event(dialect: Dialect, name: &str, data: Value) -> Bytes {
+    match dialect {
+        Dialect::Openai => Bytes::from(format!("data: {data}\n\n")),
+        Dialect::Anthropic => Bytes::from(format!("event: {name}\ndata: {data}\n\n")),
+    }
+}
+
+fn text_event(dialect: Dialect, text: &str) -> Bytes {
+    match dialect {
+        Dialect::Openai => event(dialect, "", json!({ "choices": [{ "index": 0, "delta": { "content": text } }] })),
+        Dialect::Anthropic => event(
+            dialect,
+            "content_block_delta",
+            json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": text } }),
+        ),
+    }
+}
+
+fn done_events(dialect: Dialect) -> Vec<Bytes> {
+    match dialect {
+        Dialect::Openai => vec![
+            event(dialect, "", json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "stop" }] })),
+            Bytes::from_static(b"data: [DONE]\n\n"),
+        ],
+        Dialect::Anthropic => vec![
+            event(dialect, "content_block_stop", json!({ "type": "content_block_stop", "index": 0 })),
+            event(dialect, "message_stop", json!({ "type": "message_stop" })),
+        ],
+    }
+}
+
+/// Plays a scripted streamed reply into the response body.
+async fn play(
+    shared: Arc<Shared>,
+    dialect: Dialect,
+    reply: Reply,
+    tx: mpsc::Sender<Result<Bytes, Infallible>>,
+    abort: mpsc::Sender<()>,
+) {
+    let send = |bytes: Bytes| {
+        let tx = tx.clone();
+        async move { tx.send(Ok(bytes)).await.is_ok() }
+    };
+    if dialect == Dialect::Anthropic {
+        let start = json!({ "type": "message_start", "message": { "id": "msg_fake", "role": "assistant", "content": [] } });
+        send(event(dialect, "message_start", start)).await;
+    }
+    let texts = |chunks: &[String]| chunks.iter().map(|c| text_event(dialect, c)).collect::<Vec<_>>();
+    match reply {
+        Reply::Text { chunks } => {
+            for bytes in texts(&chunks).into_iter().chain(done_events(dialect)) {
+                if !send(bytes).await {
+                    return;
+                }
+            }
+        }
+        Reply::Slow { chunks, delay_ms } => {
+            for bytes in texts(&chunks) {
+                tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+                if !send(bytes).await {
+                    return;
+                }
+            }
+            for bytes in done_events(dialect) {
+                send(bytes).await;
+            }
+        }
+        Reply::StreamError { chunks_before, error_type, message } => {
+            for bytes in texts(&chunks_before) {
+                send(bytes).await;
+            }
+            let error = match dialect {
+                Dialect::Openai => json!({ "error": { "message": message, "type": error_type, "code": null } }),
+                Dialect::Anthropic => json!({ "type": "error", "error": { "type": error_type, "message": message } }),
+            };
+            send(event(dialect, "error", error)).await;
+        }
+        Reply::Drop { chunks_before } => {
+            for bytes in texts(&chunks_before) {
+                send(bytes).await;
+            }
+            let _ = abort.send(()).await;
+        }
+        Reply::Hold { chunks_before, gate, chunks_after } => {
+            for bytes in texts(&chunks_before) {
+                send(bytes).await;
+            }
+            loop {
+                let opened = shared.gate_opened.notified();
+                if shared.script.lock().unwrap().released.contains(&gate) || tx.is_closed() {
+                    break;
+                }
+                tokio::select! {
+                    _ = opened => {}
+                    _ = tx.closed() => return,
+                }
+            }
+            for bytes in texts(&chunks_after).into_iter().chain(done_events(dialect)) {
+                if !send(bytes).await {
+                    return;
+                }
+            }
+        }
+        Reply::Status { .. } => unreachable!("answered before streaming"),
+    }
+}
+
+#[derive(Deserialize)]
+struct ScriptRequest {
+    key: String,
+    #[serde(default)]
+    replies: Vec<Reply>,
+    #[serde(default)]
+    always: Option<Reply>,
+}
+
+async fn control_script(State(shared): State<Arc<Shared>>, Json(request): Json<ScriptRequest>) -> StatusCode {
+    let mut script = shared.script.lock().unwrap();
+    script.queued.entry(request.key.clone()).or_default().extend(request.replies);
+    if let Some(reply) = request.always {
+        script.standing.insert(request.key, reply);
+    }
+    StatusCode::NO_CONTENT
+}
+
+#[derive(Deserialize)]
+struct ReleaseRequest {
+    gate: String,
+}
+
+async fn control_release(State(shared): State<Arc<Shared>>, Json(request): Json<ReleaseRequest>) -> StatusCode {
+    release(&shared, &request.gate);
+    StatusCode::NO_CONTENT
+}
+
+async fn control_requests(State(shared): State<Arc<Shared>>) -> Json<Vec<Seen>> {
+    Json(shared.script.lock().unwrap().seen.clone())
+}
+
+async fn control_reset(State(shared): State<Arc<Shared>>) -> StatusCode {
+    *shared.script.lock().unwrap() = Script::default();
+    StatusCode::NO_CONTENT
+}

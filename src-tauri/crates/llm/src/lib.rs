@@ -1,0 +1,19 @@
+//! Talking to LLM providers with pooled keys.
+//!
+//! [`CompletionService`] takes a chat (its session id, provider and messages), asks the
+//! [`keypool::KeyPool`] for the session's key, sends the request (streaming or not), and on a
+//! rate limit or an auth failure reports it to the pool and retries at once on the next key.
+//! Each key is tried at most once per request; text already shown is never sent twice.
+//! Provider clients live in [`provider`]; nothing here knows about Tauri or the database.
+
+mod error;
+pub mod provider;
+mod rate_limit;
+mod service;
+mod stream;
+
+pub use error::{CompletionError, Failure};
+pub use provider::{ChatMessage, ProviderEndpoint, ProviderKind, Role};
+pub use rate_limit::announced_wait;
+pub use service::{CompletionEvent, CompletionOutcome, CompletionRequest, CompletionService, ProbeResult, StopReason};
+pub use tokio_util::sync::CancellationToken;

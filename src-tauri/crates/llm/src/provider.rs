@@ -1,0 +1,247 @@
+//! The two provider kinds: how a request is addressed, authenticated and shaped, and how a reply
+//! (whole or streamed) is read.
+
+use keypool::{ProviderId, Secret};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// How a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI's Chat Completions API, and everything compatible with it (local servers, gateways).
+    Openai,
+    /// Anthropic's Messages API.
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub fn parse(kind: &str) -> Option<Self> {
+        match kind {
+            "openai" => Some(ProviderKind::Openai),
+            "anthropic" => Some(ProviderKind::Anthropic),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// Where and how to reach a provider.
+#[derive(Debug, Clone)]
+pub struct ProviderEndpoint {
+    pub id: ProviderId,
+    pub kind: ProviderKind,
+    /// e.g. `https://api.openai.com/v1` or `https://api.anthropic.com`.
+    pub base_url: String,
+    /// Used only while the provider's pool has no entries at all.
+    pub provider_key: Option<Secret>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+/// The Anthropic API version this client speaks.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+fn join(base: &str, path: &str) -> String {
+    format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
+}
+
+impl ProviderEndpoint {
+    pub fn completion_url(&self) -> String {
+        match self.kind {
+            ProviderKind::Openai => join(&self.base_url, "chat/completions"),
+            ProviderKind::Anthropic => join(&self.base_url, "v1/messages"),
+        }
+    }
+
+    /// The cheapest authenticated request: listing models.
+    pub fn models_url(&self) -> String {
+        match self.kind {
+            ProviderKind::Openai => join(&self.base_url, "models"),
+            ProviderKind::Anthropic => join(&self.base_url, "v1/models"),
+        }
+    }
+
+    /// Adds the key the way this kind expects it.
+    pub fn authorize(&self, request: reqwest::RequestBuilder, key: &Secret) -> reqwest::RequestBuilder {
+        match self.kind {
+            ProviderKind::Openai => request.bearer_auth(key.expose()),
+            ProviderKind::Anthropic => {
+                request.header("x-api-key", key.expose()).header("anthropic-version", ANTHROPIC_VERSION)
+            }
+        }
+    }
+
+    pub fn completion_body(&self, model: &str, messages: &[ChatMessage], max_tokens: u32, stream: bool) -> Value {
+        match self.kind {
+            ProviderKind::Openai => json!({ "model": model, "messages": messages, "stream": stream }),
+            ProviderKind::Anthropic => {
+                let system: Vec<&str> =
+                    messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.as_str()).collect();
+                let turns: Vec<&ChatMessage> = messages.iter().filter(|m| m.role != Role::System).collect();
+                let mut body = json!({ "model": model, "max_tokens": max_tokens, "messages": turns, "stream": stream });
+                if !system.is_empty() {
+                    body["system"] = Value::String(system.join("\n\n"));
+                }
+                body
+            }
+        }
+    }
+
+    /// The text of a whole (non-streamed) reply.
+    pub fn reply_text(&self, body: &Value) -> Option<String> {
+        match self.kind {
+            ProviderKind::Openai => body["choices"][0]["message"]["content"].as_str().map(str::to_owned),
+            ProviderKind::Anthropic => Some(
+                body["content"]
+                    .as_array()?
+                    .iter()
+                    .filter(|block| block["type"] == "text")
+                    .filter_map(|block| block["text"].as_str())
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// One event of a streamed reply, as a provider-neutral fact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StreamPiece {
+    Text(String),
+    /// The reply is complete.
+    Done,
+    /// The provider reported an error inside the stream; `status` is the HTTP status it
+    /// corresponds to (e.g. 529 for Anthropic's `overloaded_error`).
+    Error { status: u16, message: String },
+    /// Anything else (pings, metadata).
+    Nothing,
+}
+
+/// Reads one SSE event (`event:` name and `data:` payload) of `kind`'s stream.
+pub(crate) fn parse_stream_event(kind: ProviderKind, event: &str, data: &str) -> StreamPiece {
+    if data.trim() == "[DONE]" {
+        return StreamPiece::Done;
+    }
+    let Ok(value) = serde_json::from_str::<Value>(data) else {
+        return StreamPiece::Nothing;
+    };
+    if event == "error" || value.get("error").is_some_and(|e| !e.is_null()) {
+        let error = &value["error"];
+        let message = error["message"].as_str().unwrap_or("the provider reported an error").to_owned();
+        let status = status_of_error(error);
+        return StreamPiece::Error { status, message };
+    }
+    match kind {
+        ProviderKind::Openai => match value["choices"][0]["delta"]["content"].as_str() {
+            Some(text) if !text.is_empty() => StreamPiece::Text(text.to_owned()),
+            _ => StreamPiece::Nothing,
+        },
+        ProviderKind::Anthropic => match value["type"].as_str().unwrap_or(event) {
+            "content_block_delta" => match value["delta"]["text"].as_str() {
+                Some(text) if !text.is_empty() => StreamPiece::Text(text.to_owned()),
+                _ => StreamPiece::Nothing,
+            },
+            "message_stop" => StreamPiece::Done,
+            _ => StreamPiece::Nothing,
+        },
+    }
+}
+
+/// Maps an error object found in a stream (either kind's shape) to the HTTP status it means.
+fn status_of_error(error: &Value) -> u16 {
+    let kind = error["type"].as_str().or_else(|| error["code"].as_str()).unwrap_or_default();
+    if let Some(code) = error["code"].as_u64().or_else(|| error["status"].as_u64()) {
+        if (400..600).contains(&code) {
+            return code as u16;
+        }
+    }
+    match kind {
+        "overloaded_error" => 529,
+        "rate_limit_error" | "rate_limit_exceeded" | "insufficient_quota" | "requests" | "tokens" => 429,
+        "authentication_error" | "invalid_api_key" => 401,
+        "permission_error" => 403,
+        _ => 500,
+    }
+}
+
+/// The provider's own words from an error body, if it has any; never more than a line.
+pub(crate) fn error_message(body: &str) -> String {
+    let message = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v["error"]["message"].as_str().or_else(|| v["message"].as_str()).map(str::to_owned))
+        .unwrap_or_else(|| body.trim().to_owned());
+    let line = message.lines().next().unwrap_or_default();
+    line.chars().take(300).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openai_delta_and_done() {
+        let piece = parse_stream_event(ProviderKind::Openai, "", r#"{"choices":[{"delta":{"content":"Hi"}}]}"#);
+        assert_eq!(piece, StreamPiece::Text("Hi".into()), "a delta's content is text");
+        assert_eq!(parse_stream_event(ProviderKind::Openai, "", "[DONE]"), StreamPiece::Done, "[DONE] ends");
+    }
+
+    #[test]
+    fn anthropic_overloaded_error_in_stream_is_529() {
+        let data = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let piece = parse_stream_event(ProviderKind::Anthropic, "error", data);
+        assert_eq!(piece, StreamPiece::Error { status: 529, message: "Overloaded".into() }, "overloaded is 529");
+    }
+
+    #[test]
+    fn anthropic_text_delta_and_stop() {
+        let data = r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"yo"}}"#;
+        assert_eq!(parse_stream_event(ProviderKind::Anthropic, "content_block_delta", data), StreamPiece::Text("yo".into()));
+        assert_eq!(parse_stream_event(ProviderKind::Anthropic, "message_stop", r#"{"type":"message_stop"}"#), StreamPiece::Done);
+    }
+
+    #[test]
+    fn openai_error_in_stream_maps_rate_limit() {
+        let data = r#"{"error":{"message":"slow down","type":"rate_limit_exceeded","code":null}}"#;
+        assert_eq!(
+            parse_stream_event(ProviderKind::Openai, "", data),
+            StreamPiece::Error { status: 429, message: "slow down".into() },
+            "a rate-limit error object counts as a 429"
+        );
+    }
+
+    #[test]
+    fn anthropic_body_moves_system_prompt_out_of_messages() {
+        let endpoint = ProviderEndpoint {
+            id: ProviderId::new("a"),
+            kind: ProviderKind::Anthropic,
+            base_url: "http://x/".into(),
+            provider_key: None,
+        };
+        let messages = [
+            ChatMessage { role: Role::System, content: "be brief".into() },
+            ChatMessage { role: Role::User, content: "hi".into() },
+        ];
+        let body = endpoint.completion_body("claude", &messages, 64, true);
+        assert_eq!(body["system"], "be brief", "the system prompt is a top-level field");
+        assert_eq!(body["messages"].as_array().unwrap().len(), 1, "only turns remain in messages");
+        assert_eq!(endpoint.completion_url(), "http://x/v1/messages", "the base URL is joined cleanly");
+    }
+}

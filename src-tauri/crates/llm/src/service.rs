@@ -1,0 +1,386 @@
+//! The completion service: pooled keys, failover, cooldowns, auth disabling.
+
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use keypool::{
+    Clock, KeyId, KeyPool, KeyState, PoolError, ProviderId, Secret, SecretResolver, Selection, SelectionRequest,
+    SessionId, Unavailability,
+};
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{CompletionError, Failure};
+use crate::provider::{error_message, ChatMessage, ProviderEndpoint};
+use crate::stream::{Attempt, AttemptEnd};
+
+/// One request for a reply in a chat.
+#[derive(Debug, Clone)]
+pub struct CompletionRequest {
+    /// The chat: the pool keeps it on one key.
+    pub session: SessionId,
+    pub endpoint: ProviderEndpoint,
+    pub model: String,
+    pub messages: Vec<ChatMessage>,
+    /// Required by Anthropic; ignored by OpenAI-compatible providers.
+    pub max_tokens: u32,
+    /// Stream the reply (SSE) or take it whole.
+    pub stream: bool,
+}
+
+/// What the caller (the chat page) is told while a reply is produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum CompletionEvent {
+    /// An attempt is about to be sent with this key. `rebound`: the chat moved to another key
+    /// than the one it had (the provider's prompt cache starts cold).
+    KeySelected { key_id: Option<String>, key_label: String, provider_level: bool, rebound: bool, attempt: u32 },
+    /// The attempt was refused in a way the pool handles; the next key is tried at once.
+    Failover { key_label: String, status: u16, reason: &'static str, message: String },
+    /// More text of the reply.
+    Delta { text: String },
+}
+
+/// How a completion ended.
+#[derive(Debug)]
+pub enum StopReason {
+    Finished,
+    /// The user stopped it; the text so far stands.
+    Cancelled,
+    Failed(CompletionError),
+}
+
+/// The reply and how it came about.
+#[derive(Debug)]
+pub struct CompletionOutcome {
+    /// All text received (on failure or cancel: what was shown before).
+    pub text: String,
+    /// The key that produced the text (the last one tried).
+    pub key_id: Option<KeyId>,
+    pub key_label: Option<String>,
+    /// HTTP requests sent upstream.
+    pub attempts: u32,
+    pub end: StopReason,
+}
+
+/// The result of probing one key.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeResult {
+    pub ok: bool,
+    pub status: Option<u16>,
+    pub message: String,
+    pub latency_ms: u64,
+}
+
+/// The key an attempt uses.
+enum Credential {
+    Pooled(Selection),
+    /// The provider's own key, used only while its pool is empty.
+    ProviderLevel(Secret),
+}
+
+impl Credential {
+    fn secret(&self) -> &Secret {
+        match self {
+            Credential::Pooled(selection) => &selection.secret,
+            Credential::ProviderLevel(secret) => secret,
+        }
+    }
+
+    fn label(&self) -> String {
+        match self {
+            Credential::Pooled(selection) => match &selection.label {
+                Some(label) => label.to_string(),
+                None => selection.secret.preview(),
+            },
+            Credential::ProviderLevel(_) => "provider key".to_owned(),
+        }
+    }
+}
+
+/// Sends chat completions with pooled keys. Cheap to clone; share one per app.
+#[derive(Clone)]
+pub struct CompletionService {
+    http: reqwest::Client,
+    pool: Arc<KeyPool>,
+    clock: Arc<dyn Clock>,
+    resolver: Arc<dyn SecretResolver>,
+}
+
+fn install_crypto_provider() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Another part of the process may have installed one already; either is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+impl CompletionService {
+    pub fn new(pool: Arc<KeyPool>, clock: Arc<dyn Clock>, resolver: Arc<dyn SecretResolver>) -> Self {
+        install_crypto_provider();
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(15))
+            .read_timeout(Duration::from_secs(180))
+            .user_agent(concat!("Keypool/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .expect("the HTTP client configuration is static and valid");
+        CompletionService { http, pool, clock, resolver }
+    }
+
+    pub fn pool(&self) -> &Arc<KeyPool> {
+        &self.pool
+    }
+
+    /// Produces a reply for `request`, trying each available key at most once.
+    ///
+    /// 429/529 cool the key down (for the announced wait when there is one) and 401/403 disable
+    /// it; either way the next key is tried at once and the chat is re-bound to it. A failure
+    /// after text was shown ends the reply: retrying would repeat the text.
+    pub async fn complete(
+        &self,
+        request: &CompletionRequest,
+        on_event: &mut (dyn FnMut(CompletionEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> CompletionOutcome {
+        let provider = &request.endpoint.id;
+        let body = serde_json::to_vec(&request.endpoint.completion_body(
+            &request.model,
+            &request.messages,
+            request.max_tokens,
+            request.stream,
+        ))
+        .expect("a JSON value always serializes");
+
+        let mut tried: Vec<KeyId> = Vec::new();
+        let mut next: Option<Selection> = None;
+        let mut text = String::new();
+        let outcome = |text: String, key: Option<&Credential>, attempts: u32, end: StopReason| CompletionOutcome {
+            text,
+            key_id: key.and_then(|c| match c {
+                Credential::Pooled(s) => Some(s.key_id.clone()),
+                Credential::ProviderLevel(_) => None,
+            }),
+            key_label: key.map(Credential::label),
+            attempts,
+            end,
+        };
+        let mut attempts = 0u32;
+
+        loop {
+            let credential = match next.take() {
+                Some(selection) => Credential::Pooled(selection),
+                None => match self.choose(request, &tried) {
+                    Ok(credential) => credential,
+                    Err(Choice::Skip(key)) => {
+                        tried.push(key);
+                        continue;
+                    }
+                    Err(Choice::Fail(error)) => return outcome(text, None, attempts, StopReason::Failed(error)),
+                },
+            };
+            attempts += 1;
+            let (key_id, provider_level, rebound) = match &credential {
+                Credential::Pooled(s) => (Some(s.key_id.to_string()), false, s.rebound),
+                Credential::ProviderLevel(_) => (None, true, false),
+            };
+            on_event(CompletionEvent::KeySelected {
+                key_id,
+                key_label: credential.label(),
+                provider_level,
+                rebound,
+                attempt: attempts,
+            });
+
+            let attempt = Attempt {
+                http: &self.http,
+                endpoint: &request.endpoint,
+                key: credential.secret(),
+                body: &body,
+                stream: request.stream,
+                now: self.clock.now(),
+            };
+            let mut on_text = |piece: &str| on_event(CompletionEvent::Delta { text: piece.to_owned() });
+            let end = attempt.run(&mut text, &mut on_text, cancel).await;
+
+            match (end, &credential) {
+                (AttemptEnd::Finished, _) => {
+                    if let Credential::Pooled(selection) = &credential {
+                        self.pool.report_success(&selection.key_id, self.clock.now());
+                    }
+                    return outcome(text, Some(&credential), attempts, StopReason::Finished);
+                }
+                (AttemptEnd::Cancelled, _) => {
+                    return outcome(text, Some(&credential), attempts, StopReason::Cancelled);
+                }
+                (AttemptEnd::Broken(reason), _) => {
+                    let error = if text.is_empty() {
+                        CompletionError::Network(reason)
+                    } else {
+                        CompletionError::Interrupted(reason)
+                    };
+                    return outcome(text, Some(&credential), attempts, StopReason::Failed(error));
+                }
+                (AttemptEnd::Refused(failure), Credential::Pooled(selection)) if handled_by_pool(failure.status) => {
+                    tracing::info!(provider = %provider, key = %selection.key_id, status = failure.status, "key refused; failing over");
+                    tried.push(selection.key_id.clone());
+                    let reported = self.pool.report_failure(
+                        keypool::Failure {
+                            provider,
+                            key: &selection.key_id,
+                            session: Some(&request.session),
+                            status: failure.status,
+                            retry_after: failure.retry_after,
+                            exclude: &tried,
+                        },
+                        self.clock.now(),
+                    );
+                    if !text.is_empty() {
+                        let error = CompletionError::Interrupted(format!(
+                            "the provider answered HTTP {}: {}",
+                            failure.status, failure.message
+                        ));
+                        return outcome(text, Some(&credential), attempts, StopReason::Failed(error));
+                    }
+                    on_event(CompletionEvent::Failover {
+                        key_label: credential.label(),
+                        status: failure.status,
+                        reason: if matches!(failure.status, 401 | 403) { "auth_rejected" } else { "rate_limited" },
+                        message: failure.message.clone(),
+                    });
+                    match reported {
+                        Ok(Some(selection)) => next = Some(selection),
+                        Ok(None) => {
+                            let error = CompletionError::NoAvailableKey(self.why_none_left(provider, &failure));
+                            return outcome(text, Some(&credential), attempts, StopReason::Failed(error));
+                        }
+                        Err(PoolError::UnresolvedEnv { key_id, .. }) => tried.push(key_id),
+                        Err(error) => {
+                            return outcome(text, Some(&credential), attempts, StopReason::Failed(error.into()))
+                        }
+                    }
+                }
+                (AttemptEnd::Refused(failure), _) => {
+                    let error = if text.is_empty() {
+                        CompletionError::Provider(failure)
+                    } else {
+                        CompletionError::Interrupted(format!(
+                            "the provider answered HTTP {}: {}",
+                            failure.status, failure.message
+                        ))
+                    };
+                    return outcome(text, Some(&credential), attempts, StopReason::Failed(error));
+                }
+            }
+        }
+    }
+
+    /// The key for the next attempt: the session's pooled key, or the provider-level key while
+    /// the pool is empty.
+    fn choose(&self, request: &CompletionRequest, tried: &[KeyId]) -> Result<Credential, Choice> {
+        let provider = &request.endpoint.id;
+        let selection = self
+            .pool
+            .select(SelectionRequest::new(provider).for_session(&request.session).excluding(tried), self.clock.now());
+        match selection {
+            Ok(selection) => Ok(Credential::Pooled(selection)),
+            Err(PoolError::NoAvailableKey { reason: Unavailability::NoKeys, .. }) => {
+                match &request.endpoint.provider_key {
+                    Some(raw) => match self.resolver.resolve(raw) {
+                        Ok(secret) => Ok(Credential::ProviderLevel(secret)),
+                        Err(error) => Err(Choice::Fail(CompletionError::NoAvailableKey(format!(
+                            "the provider key refers to ${}, which has no usable value",
+                            error.var()
+                        )))),
+                    },
+                    None => Err(Choice::Fail(CompletionError::NoAvailableKey(format!(
+                        "provider {provider} has no API keys: add one in Settings → Providers → API Key Pool"
+                    )))),
+                }
+            }
+            Err(PoolError::UnresolvedEnv { key_id, label, var, .. }) => {
+                tracing::warn!(key = %key_id, var = %var, label = ?label, "pooled key refers to an unset variable; skipping it");
+                Err(Choice::Skip(key_id))
+            }
+            Err(error @ PoolError::NoAvailableKey { .. }) => {
+                Err(Choice::Fail(CompletionError::NoAvailableKey(error.to_string())))
+            }
+            Err(error) => Err(Choice::Fail(error.into())),
+        }
+    }
+
+    /// Why no key is left after `last` was refused, in terms the user can act on.
+    fn why_none_left(&self, provider: &ProviderId, last: &Failure) -> String {
+        let now = self.clock.now();
+        let Ok(keys) = self.pool.status(provider, now) else {
+            return format!("no API key of provider {provider} is left to try");
+        };
+        let first_free = keys.iter().filter(|k| k.state == KeyState::Cooling).filter_map(|k| k.cooling_until).min();
+        let enabled_left = keys.iter().any(|k| k.state == KeyState::Active);
+        let last_words = format!("last answer: HTTP {} {}", last.status, last.message);
+        if let Some(at) = first_free {
+            let wait = at.saturating_duration_since(now).as_millis().div_ceil(1000);
+            return format!(
+                "every key of provider {provider} is cooling down after rate limits; the first is free again in {wait} s (at {at}); {last_words}"
+            );
+        }
+        if !enabled_left {
+            let names: Vec<String> = keys
+                .iter()
+                .map(|k| k.label.clone().map_or_else(|| k.key_id.to_string(), |l| format!("\"{l}\"")))
+                .collect();
+            return format!(
+                "every key of provider {provider} is disabled; fix or enable one of: {}; {last_words}",
+                names.join(", ")
+            );
+        }
+        format!("every available key of provider {provider} was tried for this request; {last_words}")
+    }
+
+    /// Probes `key` with the cheapest authenticated request (listing models). Touches no chat's
+    /// binding and reports nothing to the pool.
+    pub async fn probe(&self, endpoint: &ProviderEndpoint, key: &Secret) -> ProbeResult {
+        let key = match self.resolver.resolve(key) {
+            Ok(key) => key,
+            Err(error) => {
+                return ProbeResult {
+                    ok: false,
+                    status: None,
+                    message: format!("environment variable {} has no usable value", error.var()),
+                    latency_ms: 0,
+                }
+            }
+        };
+        let started = tokio::time::Instant::now();
+        let response = endpoint.authorize(self.http.get(endpoint.models_url()), &key).send().await;
+        let latency_ms = started.elapsed().as_millis() as u64;
+        match response {
+            Ok(response) if response.status().is_success() => {
+                ProbeResult { ok: true, status: Some(response.status().as_u16()), message: "OK".into(), latency_ms }
+            }
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let body = response.text().await.unwrap_or_default();
+                ProbeResult { ok: false, status: Some(status), message: error_message(&body), latency_ms }
+            }
+            Err(error) => ProbeResult {
+                ok: false,
+                status: None,
+                message: if error.is_connect() { "could not connect".into() } else { "request failed".into() },
+                latency_ms,
+            },
+        }
+    }
+}
+
+enum Choice {
+    /// This key cannot be used (its `$NAME` is unset); try the next.
+    Skip(KeyId),
+    Fail(CompletionError),
+}
+
+/// 429/529 (rate limits) and 401/403 (auth) are the pool's business: cooldown or disable, then
+/// fail over. Everything else is the request's problem and is reported as is.
+fn handled_by_pool(status: u16) -> bool {
+    matches!(status, 429 | 529 | 401 | 403)
+}

@@ -1,0 +1,132 @@
+//! One attempt: send the request with one key and read the reply, whole or streamed.
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use keypool::Secret;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Failure;
+use crate::provider::{error_message, parse_stream_event, ProviderEndpoint, StreamPiece};
+use crate::rate_limit::announced_wait;
+
+/// How an attempt ended.
+pub(crate) enum AttemptEnd {
+    Finished,
+    Cancelled,
+    /// The provider refused (an HTTP error status, or an error event inside the stream).
+    Refused(Failure),
+    /// The connection failed or the stream broke off.
+    Broken(String),
+}
+
+pub(crate) struct Attempt<'a> {
+    pub http: &'a reqwest::Client,
+    pub endpoint: &'a ProviderEndpoint,
+    pub key: &'a Secret,
+    pub body: &'a [u8],
+    pub stream: bool,
+    pub now: keypool::Timestamp,
+}
+
+impl Attempt<'_> {
+    /// Runs the attempt, appending text to `text` and passing each new piece to `on_text`.
+    pub(crate) async fn run(
+        &self,
+        text: &mut String,
+        on_text: &mut (dyn FnMut(&str) + Send),
+        cancel: &CancellationToken,
+    ) -> AttemptEnd {
+        let request = self
+            .endpoint
+            .authorize(self.http.post(self.endpoint.completion_url()), self.key)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(self.body.to_vec());
+        let response = tokio::select! {
+            response = request.send() => response,
+            _ = cancel.cancelled() => return AttemptEnd::Cancelled,
+        };
+        let response = match response {
+            Ok(response) => response,
+            Err(error) => return AttemptEnd::Broken(describe(&error)),
+        };
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = announced_wait(response.headers(), self.now);
+            let body = tokio::select! {
+                body = response.text() => body.unwrap_or_default(),
+                _ = cancel.cancelled() => return AttemptEnd::Cancelled,
+            };
+            return AttemptEnd::Refused(Failure { status: status.as_u16(), message: error_message(&body), retry_after });
+        }
+
+        if !self.stream {
+            let body = tokio::select! {
+                body = response.bytes() => body,
+                _ = cancel.cancelled() => return AttemptEnd::Cancelled,
+            };
+            let body = match body {
+                Ok(body) => body,
+                Err(error) => return AttemptEnd::Broken(describe(&error)),
+            };
+            let value: serde_json::Value = match serde_json::from_slice(&body) {
+                Ok(value) => value,
+                Err(_) => return AttemptEnd::Broken("the provider's reply was not JSON".into()),
+            };
+            if let StreamPiece::Error { status, message } =
+                parse_stream_event(self.endpoint.kind, "", &value.to_string())
+            {
+                return AttemptEnd::Refused(Failure { status, message, retry_after: None });
+            }
+            return match self.endpoint.reply_text(&value) {
+                Some(reply) => {
+                    text.push_str(&reply);
+                    on_text(&reply);
+                    AttemptEnd::Finished
+                }
+                None => AttemptEnd::Broken("the provider's reply held no text".into()),
+            };
+        }
+
+        let mut events = response.bytes_stream().eventsource();
+        loop {
+            let event = tokio::select! {
+                event = events.next() => event,
+                _ = cancel.cancelled() => return AttemptEnd::Cancelled,
+            };
+            let event = match event {
+                None => return AttemptEnd::Broken("the stream ended before the reply was complete".into()),
+                Some(Err(error)) => return AttemptEnd::Broken(format!("the stream broke: {error}")),
+                Some(Ok(event)) => event,
+            };
+            match parse_stream_event(self.endpoint.kind, &event.event, &event.data) {
+                StreamPiece::Text(piece) => {
+                    text.push_str(&piece);
+                    on_text(&piece);
+                }
+                StreamPiece::Done => return AttemptEnd::Finished,
+                StreamPiece::Error { status, message } => {
+                    return AttemptEnd::Refused(Failure { status, message, retry_after: None })
+                }
+                StreamPiece::Nothing => {}
+            }
+        }
+    }
+}
+
+/// A transport error in words, without the URL's query (which never holds a key here, but a
+/// user-supplied base URL could).
+fn describe(error: &reqwest::Error) -> String {
+    let kind = if error.is_timeout() {
+        "timed out"
+    } else if error.is_connect() {
+        "connection failed"
+    } else if error.is_body() || error.is_decode() {
+        "the reply broke off"
+    } else {
+        "request failed"
+    };
+    match error.url() {
+        Some(url) => format!("{kind} ({}{})", url.host_str().unwrap_or_default(), url.path()),
+        None => kind.to_owned(),
+    }
+}
