@@ -2,33 +2,30 @@ import { render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AppStatus } from '../ipc/app';
+import { createFakeBackend, READY, type FakeBackend } from '../test/fakeBackend';
 
 const invoke = vi.fn();
+let backend: FakeBackend;
 vi.mock('@tauri-apps/api/core', () => ({ invoke: (...args: unknown[]) => invoke(...args) }));
+vi.mock('@tauri-apps/api/event', () => ({ listen: (event: string, handler: never) => backend.listen(event, handler) }));
 
 const { App } = await import('../App');
 
-const ready: AppStatus = {
-  version: '0.1.0',
-  dataDir: '/data',
-  logDir: '/data/logs',
-  database: { state: 'ready', path: '/data/keypool.sqlite3' },
-};
-
 describe('App shell', () => {
   beforeEach(() => {
+    backend = createFakeBackend();
     invoke.mockReset();
+    invoke.mockImplementation((command: string, args: Record<string, unknown>) => backend.invoke(command, args));
+    localStorage.clear();
   });
 
   it('asks the backend for its status with app:getStatus', async () => {
-    invoke.mockResolvedValue(ready);
     render(<App />);
     await screen.findByTestId('app-shell');
     expect(invoke).toHaveBeenCalledWith('app:getStatus', {});
   });
 
   it('navigates between Chat and Settings → Providers', async () => {
-    invoke.mockResolvedValue(ready);
     const user = userEvent.setup();
     render(<App />);
 
@@ -37,6 +34,7 @@ describe('App shell', () => {
     expect(screen.getByRole('heading', { name: 'Settings' })).toBeInTheDocument();
     expect(screen.getByTestId('providers-section')).toBeInTheDocument();
     expect(screen.getByRole('button', { name: /Settings/ })).toHaveAttribute('aria-current', 'page');
+    expect(await screen.findByTestId('api-key-pool'), 'the first provider opens with its pool').toBeInTheDocument();
 
     await user.click(screen.getByRole('button', { name: 'About' }));
     expect(screen.getByTestId('about')).toHaveTextContent('/data/logs');
@@ -45,9 +43,34 @@ describe('App shell', () => {
     expect(screen.getByTestId('chat-page')).toBeInTheDocument();
   });
 
+  it('switches the language in Settings → General, and remembers it', async () => {
+    const user = userEvent.setup();
+    const { unmount } = render(<App />);
+    await user.click(await screen.findByRole('button', { name: /Settings/ }));
+    await user.click(screen.getByRole('button', { name: 'General' }));
+    await user.selectOptions(screen.getByLabelText('Language'), 'zh');
+    expect(screen.getByRole('heading', { name: '设置' }), 'the page is in Chinese at once').toBeInTheDocument();
+    expect(screen.getByRole('button', { name: /聊天/ }), 'the shell is translated too').toBeInTheDocument();
+    unmount();
+
+    render(<App />);
+    expect(await screen.findByRole('button', { name: /设置/ }), 'the choice survives a restart').toBeInTheDocument();
+  });
+
+  it('applies a theme chosen in settings over the OS preference', async () => {
+    const user = userEvent.setup();
+    render(<App />);
+    await user.click(await screen.findByRole('button', { name: /Settings/ }));
+    await user.click(screen.getByRole('button', { name: 'General' }));
+    await user.selectOptions(screen.getByLabelText('Theme'), 'dark');
+    expect(document.documentElement.dataset.theme).toBe('dark');
+    await user.selectOptions(screen.getByLabelText('Theme'), 'system');
+    expect(document.documentElement.dataset.theme, 'system removes the override').toBeUndefined();
+  });
+
   it('shows why the database could not be opened instead of an empty app', async () => {
     invoke.mockResolvedValue({
-      ...ready,
+      ...READY,
       database: { state: 'failed', kind: 'not_a_database', message: 'keypool.sqlite3 is not a Keypool database', path: '/data/keypool.sqlite3' },
     } satisfies AppStatus);
     render(<App />);

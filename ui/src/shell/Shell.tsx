@@ -1,4 +1,6 @@
 import { Icon, type IconName } from '../components/Icon';
+import { useI18n } from '../i18n/I18nProvider';
+import type { MessageKey } from '../i18n';
 import type { AppStatus } from '../ipc/app';
 import { ChatPage } from '../features/chat/ChatPage';
 import { SettingsPage } from '../features/settings/SettingsPage';
@@ -11,15 +13,16 @@ interface Props {
 }
 
 const NAV = [
-  { page: 'chat', label: 'Chat', icon: 'chat', to: { page: 'chat' } },
-  { page: 'settings', label: 'Settings', icon: 'settings', to: { page: 'settings', section: 'providers' } },
-] as const satisfies readonly { page: Route['page']; label: string; icon: IconName; to: Route }[];
+  { page: 'chat', label: 'nav.chat', icon: 'chat', to: { page: 'chat' } },
+  { page: 'settings', label: 'nav.settings', icon: 'settings', to: { page: 'settings', section: 'providers' } },
+] as const satisfies readonly { page: Route['page']; label: MessageKey; icon: IconName; to: Route }[];
 
 /** The application frame: a navigation rail and the current page. */
 export function Shell({ route, onNavigate, status }: Props) {
+  const { t } = useI18n();
   return (
     <div className="shell" data-testid="app-shell">
-      <nav className="rail" aria-label="Main">
+      <nav className="rail" aria-label={t('nav.main')}>
         <div className="rail__brand" aria-hidden="true">
           K
         </div>
@@ -36,7 +39,7 @@ export function Shell({ route, onNavigate, status }: Props) {
                 <span className="rail__icon">
                   <Icon name={item.icon} />
                 </span>
-                <span className="rail__label">{item.label}</span>
+                <span className="rail__label">{t(item.label)}</span>
               </button>
             </li>
           ))}

@@ -1,3 +1,5 @@
+import { useI18n } from '../i18n/I18nProvider';
+
 interface Props {
   title: string;
   message: string;
@@ -7,22 +9,20 @@ interface Props {
 
 /** Shown instead of the app when it cannot start safely. Nothing was changed on disk. */
 export function StartupProblem({ title, message, path, logDir }: Props) {
+  const { t } = useI18n();
   return (
     <main className="startup-problem" role="alert" data-testid="startup-problem">
       <h1>{title}</h1>
       <p className="startup-problem__message">{message}</p>
       {path && (
         <p>
-          Database file: <code>{path}</code>
+          {t('startup.databaseFile')} <code>{path}</code>
         </p>
       )}
-      <p>
-        Your file was not modified or replaced. Move it aside (or restore a backup) and restart Keypool to begin
-        with a new database, or install the Keypool version that created it.
-      </p>
+      <p>{t('startup.notModified')}</p>
       {logDir && (
         <p className="muted">
-          Details are in the log: <code>{logDir}</code>
+          {t('startup.logDetails')} <code>{logDir}</code>
         </p>
       )}
     </main>

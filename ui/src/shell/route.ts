@@ -3,6 +3,6 @@ export type Route =
   | { page: 'chat' }
   | { page: 'settings'; section: SettingsSection };
 
-export type SettingsSection = 'providers' | 'about';
+export type SettingsSection = 'providers' | 'general' | 'about';
 
 export const initialRoute: Route = { page: 'chat' };

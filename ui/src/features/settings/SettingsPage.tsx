@@ -1,6 +1,9 @@
+import { useI18n } from '../../i18n/I18nProvider';
+import type { MessageKey } from '../../i18n';
 import type { AppStatus } from '../../ipc/app';
 import type { SettingsSection } from '../../shell/route';
-import { ProvidersSection } from './ProvidersSection';
+import { GeneralSection } from './GeneralSection';
+import { ProvidersSection } from './providers/ProvidersSection';
 
 interface Props {
   section: SettingsSection;
@@ -8,19 +11,21 @@ interface Props {
   status: AppStatus;
 }
 
-const SECTIONS: { id: SettingsSection; label: string }[] = [
-  { id: 'providers', label: 'Providers' },
-  { id: 'about', label: 'About' },
+const SECTIONS: { id: SettingsSection; label: MessageKey }[] = [
+  { id: 'providers', label: 'settings.providers' },
+  { id: 'general', label: 'settings.general' },
+  { id: 'about', label: 'settings.about' },
 ];
 
 export function SettingsPage({ section, onSection, status }: Props) {
+  const { t } = useI18n();
   return (
     <section className="settings" aria-labelledby="settings-title" data-testid="settings-page">
       <header className="page__header">
-        <h1 id="settings-title">Settings</h1>
+        <h1 id="settings-title">{t('settings.title')}</h1>
       </header>
       <div className="settings__body">
-        <nav className="subnav" aria-label="Settings sections">
+        <nav className="subnav" aria-label={t('settings.sections')}>
           {SECTIONS.map((s) => (
             <button
               key={s.id}
@@ -30,22 +35,22 @@ export function SettingsPage({ section, onSection, status }: Props) {
               data-testid={`settings-${s.id}`}
               onClick={() => onSection(s.id)}
             >
-              {s.label}
+              {t(s.label)}
             </button>
           ))}
         </nav>
         <div className="settings__content">
-          {section === 'providers' ? (
-            <ProvidersSection />
-          ) : (
+          {section === 'providers' && <ProvidersSection />}
+          {section === 'general' && <GeneralSection />}
+          {section === 'about' && (
             <dl className="about" data-testid="about">
-              <dt>Version</dt>
+              <dt>{t('about.version')}</dt>
               <dd>{status.version}</dd>
-              <dt>Data</dt>
+              <dt>{t('about.data')}</dt>
               <dd>
                 <code>{status.dataDir}</code>
               </dd>
-              <dt>Logs</dt>
+              <dt>{t('about.logs')}</dt>
               <dd>
                 <code>{status.logDir}</code>
               </dd>

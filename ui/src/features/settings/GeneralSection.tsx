@@ -1,0 +1,48 @@
+import { useId } from 'react';
+import { LOCALE_NAMES, LOCALES } from '../../i18n';
+import { useI18n } from '../../i18n/I18nProvider';
+import type { LanguagePreference, ThemePreference } from '../../preferences';
+import { useTheme } from '../../shell/useTheme';
+
+/** Settings → General: the UI language and the colour theme, both "same as the system" by default. */
+export function GeneralSection() {
+  const { t, preference, setPreference, systemLocale } = useI18n();
+  const [theme, setTheme] = useTheme();
+  const languageId = useId();
+  const themeId = useId();
+
+  return (
+    <div className="general" data-testid="general-section">
+      <h2>{t('settings.general')}</h2>
+      <div className="general__fields">
+        <label htmlFor={languageId}>{t('general.language')}</label>
+        <select
+          id={languageId}
+          className="input select"
+          value={preference}
+          onChange={(e) => setPreference(e.target.value as LanguagePreference)}
+          data-testid="language-select"
+        >
+          <option value="system">{t('general.languageSystem', { language: LOCALE_NAMES[systemLocale] })}</option>
+          {LOCALES.map((locale) => (
+            <option key={locale} value={locale} lang={locale}>
+              {LOCALE_NAMES[locale]}
+            </option>
+          ))}
+        </select>
+        <label htmlFor={themeId}>{t('general.theme')}</label>
+        <select
+          id={themeId}
+          className="input select"
+          value={theme}
+          onChange={(e) => setTheme(e.target.value as ThemePreference)}
+          data-testid="theme-select"
+        >
+          <option value="system">{t('general.themeSystem')}</option>
+          <option value="light">{t('general.themeLight')}</option>
+          <option value="dark">{t('general.themeDark')}</option>
+        </select>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,177 @@
+import { useRef, useState, type FormEvent } from 'react';
+import { Dialog } from '../../../components/Dialog';
+import { Field } from '../../../components/Field';
+import { Icon } from '../../../components/Icon';
+import { useI18n } from '../../../i18n/I18nProvider';
+import { placeBackendError } from './backendErrors';
+import { parseAddKeyForm, stepWeight, type AddKeyForm } from './schema';
+
+const FIELDS = ['apiKey', 'label', 'weight'] as const;
+type FieldName = (typeof FIELDS)[number];
+
+interface Props {
+  /** Resolves once the new key is in the list; rejects with the backend's error. */
+  onAdd: (key: { apiKey: string; label?: string; weight: number }) => Promise<unknown>;
+  onClose: () => void;
+  returnFocus?: () => HTMLElement | null | undefined;
+}
+
+const EMPTY: AddKeyForm = { apiKey: '', label: '', weight: '1' };
+
+/**
+ * The Add key form. The secret lives only in this dialog's state while it is typed, and is wiped
+ * once the backend has stored it (the dialog then closes and unmounts).
+ */
+export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
+  const { t } = useI18n();
+  const [form, setForm] = useState<AddKeyForm>(EMPTY);
+  const [errors, setErrors] = useState<Partial<Record<FieldName, string>>>({});
+  const [formError, setFormError] = useState<string>();
+  const [saving, setSaving] = useState(false);
+  const [reveal, setReveal] = useState(false);
+  const keyInput = useRef<HTMLInputElement>(null);
+  const inputs = { apiKey: keyInput, label: useRef<HTMLInputElement>(null), weight: useRef<HTMLInputElement>(null) };
+
+  const isEnvRef = form.apiKey.trim().startsWith('$');
+
+  function update(field: FieldName, value: string) {
+    setForm((f) => ({ ...f, [field]: value }));
+    setErrors(({ [field]: _, ...rest }) => rest);
+  }
+
+  function focusFirstError(placed: Partial<Record<FieldName, string>>) {
+    const first = FIELDS.find((f) => placed[f]);
+    if (first) inputs[first].current?.focus();
+  }
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (saving) return;
+    setFormError(undefined);
+    const parsed = parseAddKeyForm(form);
+    if (!parsed.ok) {
+      const placed = Object.fromEntries(Object.entries(parsed.errors).map(([f, key]) => [f, t(key!)])) as Partial<
+        Record<FieldName, string>
+      >;
+      setErrors(placed);
+      focusFirstError(placed);
+      return;
+    }
+    setSaving(true);
+    try {
+      await onAdd(parsed.value);
+      setForm(EMPTY); // the secret is stored: drop it before closing
+      onClose();
+    } catch (error) {
+      const placed = placeBackendError(error, FIELDS, 'apiKey');
+      setErrors(placed.fields);
+      setFormError(placed.form);
+      focusFirstError(placed.fields);
+      setSaving(false);
+    }
+  }
+
+  return (
+    <Dialog title={t('add.title')} onClose={onClose} initialFocus={keyInput} returnFocus={returnFocus} testId="add-key-dialog">
+      <form className="dialog__form" onSubmit={submit} noValidate>
+        {formError && (
+          <p className="form-error" role="alert" data-testid="add-key-form-error">
+            {formError}
+          </p>
+        )}
+        <Field
+          label={t('add.apiKey')}
+          hint={isEnvRef && !errors.apiKey ? t('add.envRefNote', { name: form.apiKey.trim().slice(1) }) : t('add.apiKeyHint')}
+          error={errors.apiKey}
+          testId="add-key-apikey"
+        >
+          {({ id, describedBy, invalid }) => (
+            <div className="input-with-button">
+              <input
+                ref={keyInput}
+                id={id}
+                className="input input--mono"
+                type={reveal || isEnvRef ? 'text' : 'password'}
+                autoComplete="off"
+                spellCheck={false}
+                autoCapitalize="off"
+                aria-invalid={invalid || undefined}
+                aria-describedby={describedBy}
+                aria-required="true"
+                value={form.apiKey}
+                onChange={(e) => update('apiKey', e.target.value)}
+                data-testid="add-key-apikey-input"
+              />
+              <button
+                type="button"
+                className="icon-button"
+                aria-label={reveal ? t('add.hide') : t('add.show')}
+                aria-pressed={reveal}
+                title={reveal ? t('add.hide') : t('add.show')}
+                onClick={() => setReveal((r) => !r)}
+              >
+                <Icon name={reveal ? 'eyeOff' : 'eye'} size={18} />
+              </button>
+            </div>
+          )}
+        </Field>
+        <div className="field-row">
+          <Field
+            label={
+              <>
+                {t('add.label')} <span className="field__optional">({t('add.optional')})</span>
+              </>
+            }
+            error={errors.label}
+            testId="add-key-label"
+          >
+            {({ id, describedBy, invalid }) => (
+              <input
+                ref={inputs.label}
+                id={id}
+                className="input"
+                placeholder={t('add.labelPlaceholder')}
+                aria-invalid={invalid || undefined}
+                aria-describedby={describedBy}
+                value={form.label}
+                onChange={(e) => update('label', e.target.value)}
+                data-testid="add-key-label-input"
+              />
+            )}
+          </Field>
+          <Field label={t('add.weight')} hint={t('add.weightHint')} error={errors.weight} testId="add-key-weight">
+            {({ id, describedBy, invalid }) => (
+              <input
+                ref={inputs.weight}
+                id={id}
+                className="input input--number"
+                inputMode="numeric"
+                autoComplete="off"
+                aria-invalid={invalid || undefined}
+                aria-describedby={describedBy}
+                value={form.weight}
+                onChange={(e) => update('weight', e.target.value)}
+                onKeyDown={(e) => {
+                  const next = stepWeight(form.weight, e.key);
+                  if (next !== null) {
+                    e.preventDefault();
+                    update('weight', next);
+                  }
+                }}
+                data-testid="add-key-weight-input"
+              />
+            )}
+          </Field>
+        </div>
+        <div className="dialog__actions">
+          <button type="button" className="button" onClick={onClose}>
+            {t('common.cancel')}
+          </button>
+          <button type="submit" className="button button--primary" aria-busy={saving || undefined} data-testid="add-key-submit">
+            {saving ? t('add.saving') : t('add.submit')}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,219 @@
+import { useEffect, useId, useRef, useState, type PointerEvent as ReactPointerEvent } from 'react';
+import { Icon } from '../../../components/Icon';
+import { Switch } from '../../../components/Switch';
+import { formatRelative } from '../../../i18n/format';
+import { useI18n } from '../../../i18n/I18nProvider';
+import { moved, type KeyRow } from './keyRows';
+import { StateBadge } from './StateBadge';
+import { WeightEditor } from './WeightEditor';
+
+interface Props {
+  rows: KeyRow[];
+  offset: number;
+  onWeight: (id: string, weight: number) => Promise<unknown>;
+  onToggle: (id: string, enabled: boolean) => void;
+  onDelete: (row: KeyRow) => void;
+  onResetCooldown: (id: string) => void;
+  onReorder: (ids: string[], movedId: string) => void;
+  onCooldownEnd: () => void;
+}
+
+interface Drag {
+  id: string;
+  from: number;
+  to: number;
+  /** The vertical middles of the rows when the drag began. */
+  middles: number[];
+}
+
+export function keyName(row: KeyRow, unlabeled: string): string {
+  return row.key.label ?? (row.key.apiKeyPreview || unlabeled);
+}
+
+/**
+ * The pool's keys in sortOrder, one aligned row each. Reordering: drag a row by its handle, or
+ * focus the handle and press the arrow keys; focus stays on the moved key's handle.
+ */
+export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onResetCooldown, onReorder, onCooldownEnd }: Props) {
+  const { t, intlTag } = useI18n();
+  const hintId = useId();
+  const [drag, setDrag] = useState<Drag | null>(null);
+  const [refocus, setRefocus] = useState<string | null>(null);
+  const items = useRef(new Map<string, HTMLLIElement>());
+  const handles = useRef(new Map<string, HTMLButtonElement>());
+
+  useEffect(() => {
+    if (refocus) handles.current.get(refocus)?.focus();
+  }, [refocus, rows]);
+
+  const shown = drag ? moved(rows, drag.from, drag.to) : rows;
+  const now = Date.now() + offset;
+
+  function move(index: number, to: number) {
+    if (to < 0 || to >= rows.length || to === index) return;
+    const id = rows[index].key.id;
+    setRefocus(id);
+    onReorder(moved(rows, index, to).map((r) => r.key.id), id);
+  }
+
+  function startDrag(event: ReactPointerEvent<HTMLButtonElement>, index: number) {
+    if (event.button !== 0) return;
+    event.preventDefault();
+    event.currentTarget.setPointerCapture?.(event.pointerId);
+    const middles = rows.map((r) => {
+      const rect = items.current.get(r.key.id)?.getBoundingClientRect();
+      return rect ? rect.top + rect.height / 2 : 0;
+    });
+    setDrag({ id: rows[index].key.id, from: index, to: index, middles });
+  }
+
+  function dragMove(event: ReactPointerEvent) {
+    if (!drag) return;
+    const y = event.clientY;
+    const to = drag.middles.filter((m, i) => i !== drag.from && m < y).length;
+    if (to !== drag.to) setDrag({ ...drag, to });
+  }
+
+  function endDrag() {
+    if (!drag) return;
+    setDrag(null);
+    if (drag.to !== drag.from) {
+      setRefocus(drag.id);
+      onReorder(moved(rows, drag.from, drag.to).map((r) => r.key.id), drag.id);
+    }
+  }
+
+  return (
+    <div className="key-table" data-testid="key-list">
+      <div className="key-table__head" aria-hidden="true">
+        <span />
+        <span>{t('pool.colKey')}</span>
+        <span>{t('pool.colWeight')}</span>
+        <span>{t('pool.colState')}</span>
+        <span>{t('pool.colUsage')}</span>
+        <span>{t('pool.colEnabled')}</span>
+        <span />
+      </div>
+      <p id={hintId} className="visually-hidden">
+        {t('key.moveHint')}
+      </p>
+      <ol className="key-table__rows">
+        {shown.map((row, index) => {
+          const { key } = row;
+          const name = keyName(row, t('key.unlabeled'));
+          return (
+            <li
+              key={key.id}
+              ref={(el) => {
+                if (el) items.current.set(key.id, el);
+                else items.current.delete(key.id);
+              }}
+              className={`key-row${drag?.id === key.id ? ' key-row--dragging' : ''}${key.enabled ? '' : ' key-row--off'}`}
+              data-testid="key-row"
+              data-key-id={key.id}
+            >
+              <button
+                type="button"
+                className="drag-handle"
+                aria-label={t('key.move', { name })}
+                aria-describedby={hintId}
+                title={t('key.moveHint')}
+                ref={(el) => {
+                  if (el) handles.current.set(key.id, el);
+                  else handles.current.delete(key.id);
+                }}
+                onPointerDown={(e) => startDrag(e, index)}
+                onPointerMove={dragMove}
+                onPointerUp={endDrag}
+                onPointerCancel={() => setDrag(null)}
+                onKeyDown={(e) => {
+                  if (e.key === 'ArrowUp' || e.key === 'ArrowDown') {
+                    e.preventDefault();
+                    move(index, index + (e.key === 'ArrowUp' ? -1 : 1));
+                  } else if (e.key === 'Home' || e.key === 'End') {
+                    e.preventDefault();
+                    move(index, e.key === 'Home' ? 0 : rows.length - 1);
+                  }
+                }}
+                data-testid="key-drag-handle"
+              >
+                <Icon name="grip" size={16} />
+              </button>
+
+              <div className="key-row__name">
+                <span className={`key-row__label${key.label ? '' : ' key-row__label--none'}`} data-testid="key-label">
+                  {key.label ?? t('key.unlabeled')}
+                </span>
+                <span className="key-row__preview">
+                  <code data-testid="key-preview">{key.apiKeyPreview}</code>
+                  {key.isEnvRef && <span className="tag">{t('key.envRef')}</span>}
+                </span>
+              </div>
+
+              <div className="key-row__weight">
+                <WeightEditor
+                  weight={key.weight}
+                  label={t('key.weightOf', { name })}
+                  onSave={(weight) => onWeight(key.id, weight)}
+                  testId="key-weight"
+                />
+              </div>
+
+              <div className="key-row__state">
+                <StateBadge state={row.state} offset={offset} onCooldownEnd={onCooldownEnd} testId="key-state" />
+                {row.state.kind === 'cooling' && (
+                  <button
+                    type="button"
+                    className="link-button"
+                    aria-label={t('key.resetCooldownLabel', { name })}
+                    onClick={() => onResetCooldown(key.id)}
+                    data-testid="key-reset-cooldown"
+                  >
+                    {t('key.resetCooldown')}
+                  </button>
+                )}
+              </div>
+
+              <div className="key-row__usage" data-testid="key-usage">
+                <span>
+                  {t('usage.requests', { count: row.requestCount })}
+                  {' · '}
+                  <span className={row.failureCount > 0 ? 'key-row__failures' : undefined}>
+                    {t('usage.failures', { count: row.failureCount })}
+                  </span>
+                </span>
+                <span className="muted">
+                  {row.lastUsedAt === null
+                    ? t('usage.never')
+                    : t('usage.lastUsed', { when: formatRelative(row.lastUsedAt, now, intlTag) })}
+                </span>
+              </div>
+
+              <div className="key-row__enabled">
+                <Switch
+                  checked={key.enabled}
+                  label={t('key.use', { name })}
+                  onChange={(enabled) => onToggle(key.id, enabled)}
+                  testId="key-enabled"
+                />
+              </div>
+
+              <div className="key-row__actions">
+                <button
+                  type="button"
+                  className="icon-button icon-button--danger"
+                  aria-label={t('key.deleteLabel', { name })}
+                  title={t('key.delete')}
+                  onClick={() => onDelete(row)}
+                  data-testid="key-delete"
+                >
+                  <Icon name="trash" size={18} />
+                </button>
+              </div>
+            </li>
+          );
+        })}
+      </ol>
+    </div>
+  );
+}

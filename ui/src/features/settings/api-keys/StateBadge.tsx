@@ -1,0 +1,67 @@
+import { useEffect, useState } from 'react';
+import { formatClockTime } from '../../../i18n/format';
+import { useI18n } from '../../../i18n/I18nProvider';
+import { formatCountdown, httpStatusOf, remaining, type RowState } from './keyRows';
+
+interface Props {
+  state: RowState;
+  /** Backend clock minus UI clock, so countdowns use the backend's time. */
+  offset: number;
+  /** Called once when a cooldown reaches zero, to fetch the pool's new view. */
+  onCooldownEnd: () => void;
+  testId?: string;
+}
+
+/** Active; cooling with a live countdown; disabled with why and when. */
+export function StateBadge({ state, offset, onCooldownEnd, testId }: Props) {
+  const { t, intlTag } = useI18n();
+  switch (state.kind) {
+    case 'active':
+      return (
+        <span className="badge badge--active" data-testid={testId} data-state="active">
+          {t('state.active')}
+        </span>
+      );
+    case 'cooling':
+      return <CoolingBadge until={state.until} offset={offset} onEnd={onCooldownEnd} testId={testId} />;
+    case 'disabled': {
+      const now = Date.now() + offset;
+      const time = state.at === null ? null : formatClockTime(state.at, now, intlTag);
+      const status = state.reason ? httpStatusOf(state.reason) : null;
+      const text =
+        state.reason === null || time === null
+          ? t('state.off')
+          : status
+            ? t('state.disabledAfter', { status, time })
+            : t('state.disabledReason', { reason: state.reason, time });
+      return (
+        <span className={`badge ${state.reason ? 'badge--error' : 'badge--off'}`} data-testid={testId} data-state="disabled">
+          {text}
+        </span>
+      );
+    }
+  }
+}
+
+function CoolingBadge({ until, offset, onEnd, testId }: { until: number; offset: number; onEnd: () => void; testId?: string }) {
+  const { t } = useI18n();
+  const [now, setNow] = useState(Date.now);
+  const left = remaining(until, now, offset);
+
+  useEffect(() => {
+    if (left === 0) {
+      onEnd();
+      return;
+    }
+    const timer = setTimeout(() => setNow(Date.now()), Math.min(1000, left % 1000 || 1000));
+    return () => clearTimeout(timer);
+    // re-armed on every tick
+  }, [now, until, offset]);
+
+  return (
+    // role="timer": a countdown that screen readers do not announce every second.
+    <span className="badge badge--cooling" role="timer" data-testid={testId} data-state="cooling">
+      {left === 0 ? t('state.coolingDone') : t('state.cooling', { time: formatCountdown(left) })}
+    </span>
+  );
+}

@@ -1,0 +1,79 @@
+import type { ApiKey, KeyStatus, PoolStatus } from '../../../ipc/llmConfig';
+
+/** What the state badge shows: a discriminated union so each state carries exactly its data. */
+export type RowState =
+  | { kind: 'active' }
+  | { kind: 'cooling'; until: number }
+  /** `reason` is the backend's (`HTTP 401`), null when the user switched the key off. */
+  | { kind: 'disabled'; reason: string | null; at: number | null };
+
+export interface KeyRow {
+  key: ApiKey;
+  state: RowState;
+  requestCount: number;
+  failureCount: number;
+  lastUsedAt: number | null;
+}
+
+/**
+ * Joins the stored keys (the list, in sortOrder) with the pool's live view. The stored entry
+ * decides whether a key is off; the pool adds cooldowns and statistics. A key the pool has not
+ * seen yet (status fetched before the key was added) counts as active.
+ */
+export function keyRows(keys: readonly ApiKey[], status: PoolStatus | null): KeyRow[] {
+  const byId = new Map<string, KeyStatus>(status?.keys.map((s) => [s.id, s]) ?? []);
+  return [...keys]
+    .sort((a, b) => a.sortOrder - b.sortOrder || a.createdAt - b.createdAt)
+    .map((key) => {
+      const live = byId.get(key.id);
+      return {
+        key,
+        state: rowState(key, live),
+        requestCount: live?.requestCount ?? 0,
+        failureCount: live?.failureCount ?? 0,
+        lastUsedAt: live?.lastUsedAt ?? null,
+      };
+    });
+}
+
+function rowState(key: ApiKey, live: KeyStatus | undefined): RowState {
+  if (!key.enabled) return { kind: 'disabled', reason: key.disabledReason, at: key.disabledAt };
+  if (live?.state === 'cooling' && live.coolingUntil !== null) return { kind: 'cooling', until: live.coolingUntil };
+  return { kind: 'active' };
+}
+
+/** `HTTP 401` → `401`; anything else is not an HTTP status. */
+export function httpStatusOf(reason: string): string | null {
+  return /^HTTP (\d{3})$/.exec(reason.trim())?.[1] ?? null;
+}
+
+/**
+ * The difference between the backend's clock and ours, measured when a status arrived. Adding
+ * it to `Date.now()` gives the backend's "now", so a countdown does not depend on the UI clock.
+ */
+export function clockOffset(backendNow: number, localNow: number): number {
+  return backendNow - localNow;
+}
+
+/** Milliseconds left in a cooldown, never negative. */
+export function remaining(until: number, localNow: number, offset: number): number {
+  return Math.max(0, until - (localNow + offset));
+}
+
+/** `4:05`, `12:00`, `1:02:03`: seconds rounded up, so 0:00 shows only when it has ended. */
+export function formatCountdown(ms: number): string {
+  const total = Math.ceil(ms / 1000);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return h > 0 ? `${h}:${pad(m)}:${pad(s)}` : `${m}:${pad(s)}`;
+}
+
+/** Moves the item at `from` to `to` (both in range), returning a new array. */
+export function moved<T>(items: readonly T[], from: number, to: number): T[] {
+  const next = [...items];
+  const [item] = next.splice(from, 1);
+  next.splice(to, 0, item);
+  return next;
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import type { MessageKey } from '../../../i18n';
+
+/*
+ * The backend's argument rules (README, "IPC commands"), mirrored so most mistakes are caught
+ * before a round trip. Messages are i18n keys; the backend stays the authority and its issues are
+ * shown at the same fields.
+ */
+
+export const MAX_API_KEY_CHARS = 4096;
+export const MAX_LABEL_CHARS = 100;
+export const MIN_WEIGHT = 1;
+export const MAX_WEIGHT = 100;
+export const DEFAULT_WEIGHT = 1;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+const msg = (key: MessageKey) => ({ error: key });
+
+/** One token, at most 4096 characters, or `$NAME` naming an environment variable. Trimmed. */
+export const apiKeySchema = z
+  .string()
+  .trim()
+  .min(1, msg('error.apiKeyRequired'))
+  .max(MAX_API_KEY_CHARS, msg('error.apiKeyTooLong'))
+  .refine((key) => !/\s/.test(key), msg('error.apiKeySpaces'))
+  .refine((key) => !key.startsWith('$') || ENV_NAME.test(key.slice(1)), msg('error.envName'));
+
+/** Trimmed; empty means no label. */
+export const labelSchema = z.string().trim().max(MAX_LABEL_CHARS, msg('error.labelTooLong'));
+
+export const weightSchema = z
+  .number(msg('error.weightRange'))
+  .int(msg('error.weightRange'))
+  .min(MIN_WEIGHT, msg('error.weightRange'))
+  .max(MAX_WEIGHT, msg('error.weightRange'));
+
+/** What a number field holds: only plain digits become a number (no `1e2`, no `1.5`). */
+export function weightFromText(text: string): number {
+  const trimmed = text.trim();
+  return /^\d+$/.test(trimmed) ? Number(trimmed) : Number.NaN;
+}
+
+/** ArrowUp/ArrowDown on a weight field: the next weight within 1–100, or null for other keys. */
+export function stepWeight(text: string, key: string): string | null {
+  if (key !== 'ArrowUp' && key !== 'ArrowDown') return null;
+  const current = weightFromText(text);
+  const base = Number.isNaN(current) ? DEFAULT_WEIGHT : current;
+  const next = Math.min(MAX_WEIGHT, Math.max(MIN_WEIGHT, base + (key === 'ArrowUp' ? 1 : -1)));
+  return String(next);
+}
+
+/** The add form as typed: text fields, the weight as text (empty means the default). */
+export const addKeyFormSchema = z.object({
+  apiKey: apiKeySchema,
+  label: labelSchema,
+  weight: z
+    .string()
+    .transform((text) => (text.trim() === '' ? DEFAULT_WEIGHT : weightFromText(text)))
+    .pipe(weightSchema),
+});
+
+export type AddKeyForm = z.input<typeof addKeyFormSchema>;
+export type FieldErrors<F extends string> = Partial<Record<F, MessageKey>>;
+
+/** First message per field, as i18n keys. */
+function fieldErrors<F extends string>(error: z.ZodError): FieldErrors<F> {
+  const errors: FieldErrors<F> = {};
+  for (const issue of error.issues) {
+    const field = String(issue.path[0] ?? '') as F;
+    errors[field] ??= issue.message as MessageKey;
+  }
+  return errors;
+}
+
+export type Parsed<T, F extends string> = { ok: true; value: T } | { ok: false; errors: FieldErrors<F> };
+
+/** The add form, checked and normalised into what `llmConfig:addApiKey` takes (no empty label). */
+export function parseAddKeyForm(form: AddKeyForm): Parsed<{ apiKey: string; label?: string; weight: number }, keyof AddKeyForm> {
+  const result = addKeyFormSchema.safeParse(form);
+  if (!result.success) return { ok: false, errors: fieldErrors(result.error) };
+  const { apiKey, label, weight } = result.data;
+  return { ok: true, value: { apiKey, weight, ...(label ? { label } : {}) } };
+}
+
+export function parseWeight(text: string): { ok: true; value: number } | { ok: false; error: MessageKey } {
+  const result = weightSchema.safeParse(weightFromText(text));
+  return result.success ? { ok: true, value: result.data } : { ok: false, error: result.error.issues[0].message as MessageKey };
+}
+
+export interface PastedLine {
+  /** 1-based line number in the pasted text. */
+  line: number;
+  apiKey: string;
+  error?: MessageKey;
+}
+
+/** Paste several keys: one per line, blank lines skipped, each line checked like a single key. */
+export function parsePastedKeys(text: string): PastedLine[] {
+  return text.split(/\r?\n/).flatMap((raw, index) => {
+    if (raw.trim() === '') return [];
+    const result = apiKeySchema.safeParse(raw);
+    return result.success
+      ? [{ line: index + 1, apiKey: result.data }]
+      : [{ line: index + 1, apiKey: raw.trim(), error: result.error.issues[0].message as MessageKey }];
+  });
+}
