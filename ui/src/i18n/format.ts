@@ -2,13 +2,14 @@
 
 const DAY = 24 * 60 * 60 * 1000;
 
-/** `14:02` when `at` is today (by `now`), else `Mar 3, 14:02`. */
+/** `14:02` when `at` is today (by `now`), else `Mar 3, 14:02`. A 24-hour clock in every language. */
 export function formatClockTime(at: number, now: number, intlTag: string): string {
   const date = new Date(at);
   const sameDay = new Date(now).toDateString() === date.toDateString();
   return new Intl.DateTimeFormat(intlTag, {
     hour: '2-digit',
     minute: '2-digit',
+    hourCycle: 'h23',
     ...(sameDay ? {} : { month: 'short', day: 'numeric' }),
   }).format(date);
 }

@@ -1,0 +1,333 @@
+import { act, render, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { I18nProvider } from '../../../../i18n/I18nProvider';
+import type { LanguagePreference } from '../../../../preferences';
+import { createFakeBackend, type FakeBackend } from '../../../../test/fakeBackend';
+
+let backend: FakeBackend;
+vi.mock('@tauri-apps/api/core', () => ({ invoke: (command: string, args: Record<string, unknown>) => backend.invoke(command, args) }));
+vi.mock('@tauri-apps/api/event', () => ({ listen: (event: string, handler: never) => backend.listen(event, handler) }));
+
+const { ProvidersSection } = await import('../../providers/ProvidersSection');
+
+const SECRET = 'sk-test-AAAAAAAAAAAAAAAAAAAAAAAA9f3a';
+
+function renderSection(language: LanguagePreference = 'en') {
+  const user = userEvent.setup();
+  render(
+    <I18nProvider initial={language}>
+      <ProvidersSection />
+    </I18nProvider>,
+  );
+  return user;
+}
+
+const rows = () => screen.queryAllByTestId('key-row');
+const row = (name: RegExp | string) => {
+  const found = rows().find((r) => within(r).queryByText(name));
+  if (!found) throw new Error(`no row ${name}`);
+  return found;
+};
+
+async function openAdd(user: ReturnType<typeof userEvent.setup>) {
+  await user.click(await screen.findByRole('button', { name: 'Add key' }));
+  return screen.getByRole('dialog', { name: 'Add an API key' });
+}
+
+describe('API Key Pool section', () => {
+  beforeEach(() => {
+    backend = createFakeBackend();
+    localStorage.clear();
+  });
+
+  it('explains the pool when it is empty, naming the provider-level key it falls back to', async () => {
+    renderSection();
+    const empty = await screen.findByTestId('pool-empty');
+    expect(empty).toHaveTextContent('No keys in the pool yet');
+    expect(empty, 'weights are explained').toHaveTextContent('weight 3 gets three requests');
+    expect(empty, 'the fallback is named').toHaveTextContent('the provider-level key (sk-…prov) is used');
+    expect(screen.getByTestId('provider-base-url')).toHaveTextContent('https://openai.example/v1');
+    expect(screen.getByTestId('provider-key')).toHaveTextContent('sk-…prov');
+  });
+
+  it('shows the chosen provider: its settings and its own pool', async () => {
+    backend.add('anthropic', 'sk-ant-XXXXXXXX1111', { label: 'claude team' });
+    const user = renderSection();
+    await screen.findByTestId('pool-empty');
+    await user.click(screen.getByRole('button', { name: /Anthropic/ }));
+    expect(await screen.findByText('claude team')).toBeInTheDocument();
+    expect(screen.getByTestId('provider-key'), 'no provider-level key').toHaveTextContent('Not set');
+    expect(screen.getByRole('button', { name: /Anthropic/ })).toHaveAttribute('aria-current', 'true');
+  });
+
+  it('lists keys in sortOrder with label, masked key, weight, switch, state and counts', async () => {
+    const b = backend.add('openai', 'sk-bbbbbbbbbb2222', { label: 'second', sortOrder: 1, weight: 2 });
+    backend.add('openai', '$TEAM_KEY', { label: 'first', sortOrder: 0, weight: 3 });
+    backend.setLive(b.id, { requestCount: 12, failureCount: 2, lastUsedAt: Date.UTC(2026, 0, 15, 14, 8) });
+    renderSection();
+    await screen.findByText('first');
+    expect(rows().map((r) => within(r).getByTestId('key-label').textContent)).toEqual(['first', 'second']);
+    const second = row('second');
+    expect(within(second).getByTestId('key-preview')).toHaveTextContent('sk-…2222');
+    expect(within(second).getByRole('textbox', { name: 'Weight of second' })).toHaveValue('2');
+    expect(within(second).getByRole('switch', { name: 'Use second' })).toHaveAttribute('aria-checked', 'true');
+    expect(within(second).getByTestId('key-state')).toHaveTextContent('Active');
+    expect(within(second).getByTestId('key-usage')).toHaveTextContent('Requests: 12 · Failures: 2');
+    expect(within(second).getByTestId('key-usage'), 'relative to the backend clock').toHaveTextContent('Last used 2 minutes ago');
+    expect(within(row('first')).getByText('from the environment'), 'an env reference is marked').toBeInTheDocument();
+    expect(screen.getByTestId('pool-summary')).toHaveTextContent('Keys on: 2 of 2');
+  });
+
+  it('adds a key from a password field and keeps no copy of the secret once saved', async () => {
+    const user = renderSection();
+    const dialog = await openAdd(user);
+    const keyField = within(dialog).getByLabelText('API key');
+    expect(keyField, 'the key is typed into a password field').toHaveAttribute('type', 'password');
+    expect(keyField, 'the dialog opens on the key field').toHaveFocus();
+    await user.type(keyField, SECRET);
+    await user.type(within(dialog).getByLabelText(/Label/), 'prod');
+    await user.clear(within(dialog).getByLabelText('Weight'));
+    await user.type(within(dialog).getByLabelText('Weight'), '3');
+    await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
+
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:addApiKey')).toEqual([{ providerId: 'openai', apiKey: SECRET, label: 'prod', weight: 3 }]);
+    expect(within(row('prod')).getByTestId('key-preview')).toHaveTextContent('sk-…9f3a');
+    expect(document.body.innerHTML, 'the full key is nowhere in the page').not.toContain('AAAAAAAAAAAA');
+    expect(screen.getByTestId('pool-announcement')).toHaveTextContent('Key added.');
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Add key' }), 'focus goes back to Add key').toHaveFocus());
+
+    const again = await openAdd(user);
+    expect(within(again).getByLabelText('API key'), 'the form starts empty again').toHaveValue('');
+  });
+
+  it('sends only the fields given: no label, default weight, never null', async () => {
+    const user = renderSection();
+    const dialog = await openAdd(user);
+    await user.type(within(dialog).getByLabelText('API key'), 'sk-minimal-0001');
+    await user.keyboard('{Enter}');
+    await screen.findByText('sk-…0001');
+    expect(backend.callsOf('llmConfig:addApiKey')).toEqual([{ providerId: 'openai', apiKey: 'sk-minimal-0001', weight: 1 }]);
+  });
+
+  it('shows a client-side error at its field and sends nothing', async () => {
+    const user = renderSection();
+    const dialog = await openAdd(user);
+    await user.type(within(dialog).getByLabelText('API key'), 'sk-one sk-two');
+    await user.clear(within(dialog).getByLabelText('Weight'));
+    await user.type(within(dialog).getByLabelText('Weight'), '0');
+    await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
+
+    const keyField = within(dialog).getByLabelText('API key');
+    expect(keyField).toHaveAttribute('aria-invalid', 'true');
+    expect(keyField).toHaveAccessibleDescription(/no spaces or line breaks/);
+    expect(within(dialog).getByLabelText('Weight')).toHaveAccessibleDescription(/whole number from 1 to 100/);
+    expect(keyField, 'focus goes to the first field in error').toHaveFocus();
+    expect(backend.callsOf('llmConfig:addApiKey'), 'nothing was sent').toEqual([]);
+  });
+
+  it('shows the backend’s validation issue and a duplicate key at the key field', async () => {
+    const user = renderSection();
+    backend.rejectNext('llmConfig:addApiKey', { code: 'validation', message: 'apiKey: bad', issues: [{ path: 'apiKey', message: 'rejected by the backend' }] });
+    const dialog = await openAdd(user);
+    await user.type(within(dialog).getByLabelText('API key'), 'sk-dup-0001');
+    await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
+    expect(await within(dialog).findByTestId('add-key-apikey-error')).toHaveTextContent('rejected by the backend');
+
+    backend.add('openai', 'sk-dup-0001');
+    await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
+    await waitFor(() => expect(within(dialog).getByTestId('add-key-apikey-error')).toHaveTextContent('already in the pool'));
+    expect(screen.getByRole('dialog'), 'the dialog stays open for a fix').toBeInTheDocument();
+  });
+
+  it('takes a $NAME reference in plain text, with a hint', async () => {
+    const user = renderSection();
+    const dialog = await openAdd(user);
+    expect(within(dialog).getByLabelText('API key')).toHaveAccessibleDescription(/write \$NAME/);
+    await user.type(within(dialog).getByLabelText('API key'), '$OPENAI_TEAM');
+    expect(within(dialog).getByLabelText('API key')).toHaveAttribute('type', 'text');
+    expect(within(dialog).getByLabelText('API key')).toHaveAccessibleDescription('Read from the environment variable OPENAI_TEAM when used.');
+  });
+
+  it('keeps focus inside a dialog and closes it with Escape', async () => {
+    const user = renderSection();
+    const dialog = await openAdd(user);
+    const buttons = within(dialog).getAllByRole('button');
+    buttons[buttons.length - 1].focus();
+    await user.tab();
+    expect(within(dialog).getByLabelText('API key'), 'Tab from the last control wraps to the first').toHaveFocus();
+    await user.tab({ shift: true });
+    expect(buttons[buttons.length - 1], 'Shift+Tab wraps back').toHaveFocus();
+    await user.keyboard('{Escape}');
+    expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Add key' })).toHaveFocus());
+  });
+
+  it('edits a weight in place: Enter saves, an invalid one is not sent, Escape reverts', async () => {
+    backend.add('openai', 'sk-weight-0001', { label: 'w' });
+    const user = renderSection();
+    const weight = await screen.findByRole('textbox', { name: 'Weight of w' });
+    await user.clear(weight);
+    await user.type(weight, '0{Enter}');
+    expect(weight).toHaveAccessibleDescription(/whole number from 1 to 100/);
+    expect(backend.callsOf('llmConfig:updateApiKey')).toEqual([]);
+
+    await user.keyboard('{Escape}');
+    expect(weight, 'Escape puts the stored weight back').toHaveValue('1');
+
+    await user.clear(weight);
+    await user.type(weight, '5{Enter}');
+    await waitFor(() => expect(backend.callsOf('llmConfig:updateApiKey')).toEqual([{ id: 'key-1', weight: 5 }]));
+    await waitFor(() => expect(backend.keys()[0].weight).toBe(5));
+    expect(weight).toHaveValue('5');
+  });
+
+  it('shows a weight rejected by the backend at the weight', async () => {
+    backend.add('openai', 'sk-weight-0001', { label: 'w' });
+    backend.rejectNext('llmConfig:updateApiKey', { code: 'validation', message: 'weight', issues: [{ path: 'weight', message: 'lower than 1' }] });
+    const user = renderSection();
+    const weight = await screen.findByRole('textbox', { name: 'Weight of w' });
+    await user.clear(weight);
+    await user.type(weight, '9{Enter}');
+    expect(await within(row('w')).findByTestId('key-weight-error')).toHaveTextContent('lower than 1');
+  });
+
+  it('switches a key off and on', async () => {
+    backend.add('openai', 'sk-toggle-0001', { label: 't' });
+    const user = renderSection();
+    const toggle = await screen.findByRole('switch', { name: 'Use t' });
+    await user.click(toggle);
+    await waitFor(() => expect(within(row('t')).getByTestId('key-state')).toHaveTextContent('Off'));
+    expect(toggle).toHaveAttribute('aria-checked', 'false');
+    expect(backend.callsOf('llmConfig:toggleApiKey')).toEqual([{ id: 'key-1', enabled: false }]);
+    await user.click(toggle);
+    await waitFor(() => expect(within(row('t')).getByTestId('key-state')).toHaveTextContent('Active'));
+  });
+
+  it('deletes only after a confirmation that says it cannot be undone', async () => {
+    backend.add('openai', 'sk-delete-0001', { label: 'doomed' });
+    backend.add('openai', 'sk-keep-0002', { label: 'kept', sortOrder: 1 });
+    const user = renderSection();
+    const del = await screen.findByRole('button', { name: 'Delete doomed' });
+    await user.click(del);
+    const confirm = screen.getByRole('alertdialog', { name: 'Delete this key?' });
+    expect(confirm).toHaveAccessibleDescription(/cannot be undone/);
+    expect(within(confirm).getByRole('button', { name: 'Cancel' }), 'the safe choice has the focus').toHaveFocus();
+    await user.click(within(confirm).getByRole('button', { name: 'Cancel' }));
+    expect(backend.callsOf('llmConfig:deleteApiKey')).toEqual([]);
+    await waitFor(() => expect(del, 'focus returns to the row').toHaveFocus());
+
+    await user.click(del);
+    await user.click(within(screen.getByRole('alertdialog')).getByRole('button', { name: 'Delete key' }));
+    await waitFor(() => expect(screen.queryByText('doomed')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:deleteApiKey')).toEqual([{ id: 'key-1' }]);
+    expect(screen.getByText('kept')).toBeInTheDocument();
+  });
+
+  it('reorders with the keyboard and keeps focus on the moved key', async () => {
+    backend.add('openai', 'sk-a-0001', { label: 'alpha', sortOrder: 0 });
+    backend.add('openai', 'sk-b-0002', { label: 'beta', sortOrder: 1 });
+    backend.add('openai', 'sk-c-0003', { label: 'gamma', sortOrder: 2 });
+    const user = renderSection();
+    const handle = await screen.findByRole('button', { name: 'Move alpha' });
+    expect(handle).toHaveAccessibleDescription(/arrow keys/);
+    handle.focus();
+    await user.keyboard('{ArrowDown}');
+    await waitFor(() => expect(rows().map((r) => within(r).getByTestId('key-label').textContent)).toEqual(['beta', 'alpha', 'gamma']));
+    expect(backend.callsOf('llmConfig:reorderApiKeys')).toEqual([{ providerId: 'openai', ids: ['key-2', 'key-1', 'key-3'] }]);
+    expect(screen.getByRole('button', { name: 'Move alpha' })).toHaveFocus();
+    await waitFor(() => expect(screen.getByTestId('pool-announcement')).toHaveTextContent('alpha moved to position 2 of 3.'));
+
+    await user.keyboard('{End}');
+    await waitFor(() => expect(backend.keys().map((k) => k.label)).toEqual(['beta', 'gamma', 'alpha']));
+  });
+
+  it('counts a cooldown down by the backend clock and resets it', async () => {
+    const key = backend.add('openai', 'sk-cool-0001', { label: 'hot' });
+    const backendNow = Date.UTC(2026, 0, 15, 14, 10);
+    backend.setLive(key.id, { state: 'cooling', coolingUntil: backendNow + 65_000, consecutiveErrors: 1 });
+    const user = renderSection();
+    const state = await screen.findByRole('timer');
+    expect(state, 'the UI clock is years off; the backend clock counts').toHaveTextContent('Cooling, 1:05 left');
+    await waitFor(() => expect(state).toHaveTextContent('Cooling, 1:04 left'), { timeout: 2500 });
+
+    await user.click(screen.getByRole('button', { name: 'Reset the cooldown of hot' }));
+    expect(backend.callsOf('llmConfig:resetCooldown')).toEqual([{ id: key.id }]);
+    await waitFor(() => expect(within(row('hot')).getByTestId('key-state')).toHaveTextContent('Active'));
+    expect(screen.queryByRole('button', { name: /Reset the cooldown/ })).not.toBeInTheDocument();
+  });
+
+  it('shows a key the backend disabled after a 401 with the reason and the time', async () => {
+    const at = new Date(2026, 0, 15, 14, 2).getTime();
+    backend.setClock(new Date(2026, 0, 15, 14, 30).getTime());
+    backend.add('openai', 'sk-revoked-0001', { label: 'revoked', enabled: false, disabledReason: 'HTTP 401', disabledAt: at });
+    renderSection();
+    const state = await within(await screen.findByTestId('key-row')).findByTestId('key-state');
+    expect(state).toHaveTextContent('Disabled after 401 at 14:02');
+    expect(screen.getByRole('switch', { name: 'Use revoked' })).toHaveAttribute('aria-checked', 'false');
+  });
+
+  it('follows llmConfig:changed for its provider, not for others', async () => {
+    renderSection();
+    await screen.findByTestId('pool-empty');
+    const loads = () => backend.callsOf('llmConfig:getApiKeys').length;
+    const before = loads();
+    await act(async () => backend.emit('anthropic'));
+    expect(loads(), 'another provider’s change does not reload this pool').toBe(before);
+
+    backend.add('openai', 'sk-from-elsewhere-0001', { label: 'elsewhere' });
+    await act(async () => backend.emit('openai'));
+    expect(await screen.findByText('elsewhere'), 'a key written elsewhere shows up').toBeInTheDocument();
+    await waitFor(() => expect(screen.getByRole('button', { name: /OpenAI/ })).toHaveTextContent('1'));
+  });
+
+  it('still shows a write when the event never comes', async () => {
+    backend.stopEmitting();
+    const user = renderSection();
+    const dialog = await openAdd(user);
+    await user.type(within(dialog).getByLabelText('API key'), 'sk-quiet-0001');
+    await user.keyboard('{Enter}');
+    expect(await screen.findByText('sk-…0001', {}, { timeout: 5000 })).toBeInTheDocument();
+  }, 10_000);
+
+  it('adds several pasted keys, one per line, after checking every line', async () => {
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Paste several' }));
+    const dialog = screen.getByRole('dialog', { name: 'Paste several keys' });
+    const box = within(dialog).getByLabelText('Keys, one per line');
+    await user.click(box);
+    await user.paste('sk-paste-0001\n\nsk paste bad\nsk-paste-0003');
+    expect(within(dialog).getByText('Keys to add: 3')).toBeInTheDocument();
+    await user.click(within(dialog).getByRole('button', { name: 'Add keys' }));
+    expect(box).toHaveAccessibleDescription(/Line 3: A key has no spaces/);
+    expect(backend.callsOf('llmConfig:addApiKey'), 'nothing is added while a line is wrong').toEqual([]);
+
+    await user.clear(box);
+    await user.paste('sk-paste-0001\nsk-paste-0003');
+    await user.click(within(dialog).getByRole('button', { name: 'Add keys' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(backend.keys().map((k) => k.apiKeyPreview)).toEqual(['sk-…0001', 'sk-…0003']);
+    expect(screen.getByTestId('pool-announcement')).toHaveTextContent('Keys added: 2.');
+  });
+
+  it('keeps pasted lines the backend refused, with the reason', async () => {
+    backend.add('openai', 'sk-paste-0001');
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Paste several' }));
+    const box = screen.getByLabelText('Keys, one per line');
+    await user.click(box);
+    await user.paste('sk-paste-0001\nsk-paste-0002');
+    await user.click(screen.getByRole('button', { name: 'Add keys' }));
+    await waitFor(() => expect(box).toHaveValue('sk-paste-0001'));
+    expect(box).toHaveAccessibleDescription(/Added: 1\..*Line 1: this key is already in the pool/s);
+  });
+
+  it('speaks the chosen language', async () => {
+    backend.add('openai', 'sk-ja-0001', { label: 'ja' });
+    renderSection('ja');
+    expect(await screen.findByRole('heading', { name: 'API キープール' })).toBeInTheDocument();
+    expect(screen.getByRole('switch', { name: 'ja を使う' })).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'キーを追加' })).toBeInTheDocument();
+  });
+});

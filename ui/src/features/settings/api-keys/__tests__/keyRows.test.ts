@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import type { ApiKey, PoolStatus } from '../../../../ipc/llmConfig';
+import { clockOffset, formatCountdown, httpStatusOf, keyRows, moved, remaining } from '../keyRows';
+
+const key = (id: string, extra: Partial<ApiKey> = {}): ApiKey => ({
+  id, providerId: 'openai', label: null, apiKeyPreview: 'sk-…0000', isEnvRef: false, enabled: true, weight: 1,
+  sortOrder: 0, disabledReason: null, disabledAt: null, createdAt: 0, updatedAt: 0, ...extra,
+});
+
+describe('keyRows', () => {
+  it('lists keys in sortOrder, then creation order', () => {
+    const rows = keyRows([key('c', { sortOrder: 1 }), key('b', { sortOrder: 0, createdAt: 2 }), key('a', { sortOrder: 0, createdAt: 1 })], null);
+    expect(rows.map((r) => r.key.id)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('takes cooldowns and statistics from the pool, and being off from the stored key', () => {
+    const status: PoolStatus = {
+      providerId: 'openai',
+      now: 1000,
+      keys: [
+        { id: 'a', label: null, state: 'cooling', coolingUntil: 61_000, consecutiveErrors: 1, lastError: null, lastUsedAt: 900, requestCount: 7, failureCount: 1 },
+        { id: 'b', label: null, state: 'disabled', coolingUntil: null, consecutiveErrors: 0, lastError: null, lastUsedAt: null, requestCount: 0, failureCount: 0 },
+      ],
+    };
+    const rows = keyRows([key('a'), key('b', { enabled: false, disabledReason: 'HTTP 401', disabledAt: 500 }), key('c')], status);
+    expect(rows.map((r) => r.state)).toEqual([
+      { kind: 'cooling', until: 61_000 },
+      { kind: 'disabled', reason: 'HTTP 401', at: 500 },
+      { kind: 'active' },
+    ]);
+    expect(rows[0]).toMatchObject({ requestCount: 7, failureCount: 1, lastUsedAt: 900 });
+    expect(rows[2], 'a key the pool has not seen yet has no statistics').toMatchObject({ requestCount: 0, lastUsedAt: null });
+  });
+});
+
+describe('countdowns use the backend clock', () => {
+  it('counts from the backend time, however wrong the UI clock is', () => {
+    const offset = clockOffset(100_000, 40_000); // the UI clock is a minute behind
+    expect(remaining(160_000, 40_000, offset)).toBe(60_000);
+    expect(remaining(160_000, 110_000, offset), 'never negative').toBe(0);
+  });
+
+  it('formats as m:ss and h:mm:ss, rounding up', () => {
+    expect(formatCountdown(60_000)).toBe('1:00');
+    expect(formatCountdown(4_001)).toBe('0:05');
+    expect(formatCountdown(900_000)).toBe('15:00');
+    expect(formatCountdown(3_723_000)).toBe('1:02:03');
+  });
+});
+
+describe('helpers', () => {
+  it('reads the HTTP status out of a disabled reason', () => {
+    expect(httpStatusOf('HTTP 401')).toBe('401');
+    expect(httpStatusOf('revoked')).toBeNull();
+  });
+
+  it('moves an item', () => {
+    expect(moved(['a', 'b', 'c'], 0, 2)).toEqual(['b', 'c', 'a']);
+    expect(moved(['a', 'b', 'c'], 2, 0)).toEqual(['c', 'a', 'b']);
+  });
+});
