@@ -3,21 +3,53 @@
 //! blocking thread (the store is synchronous SQLite) and resolves or rejects the promise with
 //! `{ code, message, issues? }`.
 
+use keypool_api::chat::{ChatEvent, MessageDto, SendArgs};
 use keypool_api::{AppContext, IpcError};
-use tauri::ipc::{Invoke, InvokeBody, InvokeError};
-use tauri::{Manager, Runtime};
+use tauri::ipc::{Channel, Invoke, InvokeBody, InvokeError};
+use tauri::{Manager, Runtime, State};
+
+/// Sends a message in a chat (or, without `content`, retries the last one) and streams the
+/// reply's events through `on_event`. A channel argument needs an ordinary Tauri command, hence
+/// the snake_case name. Invoke as `chat_send` with `{ request: { chatId, content? }, onEvent }`.
+#[tauri::command]
+async fn chat_send(
+    state: State<'_, AppContext>,
+    request: serde_json::Value,
+    on_event: Channel<ChatEvent>,
+) -> Result<MessageDto, IpcError> {
+    let request: SendArgs = keypool_api::parse_args(request)?;
+    keypool_api::chat::validate_send(&request)?;
+    let chats = state.chats()?;
+    let mut sink = |event: ChatEvent| {
+        if let Err(error) = on_event.send(event) {
+            tracing::debug!(%error, "the page stopped listening to a reply");
+        }
+    };
+    Ok(chats.send(&request.chat_id, request.content, &mut sink).await?)
+}
 
 pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'static {
+    let generated: Box<dyn Fn(Invoke<R>) -> bool + Send + Sync> = Box::new(tauri::generate_handler![chat_send]);
     move |invoke: Invoke<R>| {
         let name = invoke.message.command().to_owned();
         if !keypool_api::commands().any(|command| command == name) {
-            return false;
+            return generated(invoke);
         }
         let payload = match invoke.message.payload() {
             InvokeBody::Json(value) => value.clone(),
             InvokeBody::Raw(_) => serde_json::Value::Null,
         };
         let app = invoke.message.webview_ref().app_handle().clone();
+        if keypool_api::ASYNC_COMMANDS.contains(&name.as_str()) {
+            invoke.resolver.respond_async(async move {
+                let ctx = app.state::<AppContext>();
+                keypool_api::dispatch_async(&ctx, &name, payload)
+                    .await
+                    .unwrap_or_else(|| Err(IpcError::internal(format!("command {name} is not served"))))
+                    .map_err(|error| InvokeError(serde_json::to_value(error).unwrap_or_default()))
+            });
+            return true;
+        }
         invoke.resolver.respond_async(async move {
             let result = tauri::async_runtime::spawn_blocking(move || {
                 let ctx = app.state::<AppContext>();
@@ -43,7 +75,7 @@ mod tests {
             .expect("permissions/ exists")
             .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
             .collect();
-        for command in keypool_api::commands() {
+        for command in keypool_api::commands().chain(["chat_send"]) {
             assert!(granted.contains(&format!("\"{command}\"")), "{command} is not allowed in {}", dir.display());
         }
     }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::IpcError;
+use crate::chat::Chats;
 use crate::llm_config::{EventSink, LlmConfig};
 use crate::{run, SystemClock};
 
@@ -53,6 +54,7 @@ pub struct AppContext {
 
 struct Services {
     llm_config: LlmConfig,
+    chats: Chats,
 }
 
 /// Why the store is unavailable, kept as the text shown to the user.
@@ -73,9 +75,13 @@ impl AppContext {
     ) -> Self {
         let db_path = data_dir.join(keypool_store::DATABASE_FILE_NAME);
         let services = match database {
-            Ok(db) => Ok(Services {
-                llm_config: LlmConfig::new(Arc::new(db), wiring.pool, wiring.resolver, wiring.events, wiring.clock),
-            }),
+            Ok(db) => {
+                let db = Arc::new(db);
+                let llm_config =
+                    LlmConfig::new(db.clone(), wiring.pool, wiring.resolver.clone(), wiring.events, wiring.clock.clone());
+                let chats = Chats::new(db, llm_config.pool().clone(), wiring.clock, wiring.resolver);
+                Ok(Services { llm_config, chats })
+            }
             Err(e) => Err(DatabaseFailure { kind: e.kind(), message: e.to_string(), path: db_path }),
         };
         AppContext { version: version.into(), data_dir, log_dir, services }
@@ -84,6 +90,13 @@ impl AppContext {
     /// The key store and pool, or a `storage` error saying why the database is not open.
     pub fn llm_config(&self) -> Result<&LlmConfig, IpcError> {
         self.services.as_ref().map(|s| &s.llm_config).map_err(|f| {
+            IpcError::storage(format!("the database is not open: {}", f.message))
+        })
+    }
+
+    /// Chats and completions, or a `storage` error saying why the database is not open.
+    pub fn chats(&self) -> Result<&Chats, IpcError> {
+        self.services.as_ref().map(|s| &s.chats).map_err(|f| {
             IpcError::storage(format!("the database is not open: {}", f.message))
         })
     }

@@ -85,6 +85,23 @@ pub(crate) fn optional_api_key_rule(value: &Option<String>, ctx: &()) -> garde::
     value.as_deref().map_or(Ok(()), |v| api_key_rule(v, ctx))
 }
 
+/// An `http` or `https` URL with a host.
+pub(crate) fn base_url_rule(value: &str, _: &()) -> garde::Result {
+    match url::Url::parse(value.trim()) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(()),
+        Ok(_) => Err(garde::Error::new("must be an http:// or https:// address")),
+        Err(_) => Err(garde::Error::new("must be a URL such as https://api.openai.com/v1")),
+    }
+}
+
+/// A key to set, or `""` to remove it.
+pub(crate) fn removable_api_key_rule(value: &Option<String>, ctx: &()) -> garde::Result {
+    match value.as_deref() {
+        Some("") | None => Ok(()),
+        Some(v) => api_key_rule(v, ctx),
+    }
+}
+
 /// A label, trimmed; an empty one means "no label".
 pub(crate) fn normalize_label(label: Option<String>) -> Option<String> {
     label.map(|l| l.trim().to_owned()).filter(|l| !l.is_empty())

@@ -81,7 +81,7 @@ impl From<crate::llm_config::ServiceError> for IpcError {
 
 /// Deserializes command arguments with no coercion: unknown fields, wrong types and a
 /// non-object payload are validation errors whose issue names the offending field.
-pub(crate) fn parse_args<A: DeserializeOwned>(payload: Value) -> Result<A, IpcError> {
+pub fn parse_args<A: DeserializeOwned>(payload: Value) -> Result<A, IpcError> {
     let payload = match payload {
         Value::Null => Value::Object(Default::default()),
         object @ Value::Object(_) => object,

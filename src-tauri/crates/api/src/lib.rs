@@ -6,6 +6,7 @@
 
 mod app;
 mod args;
+pub mod chat;
 mod clock;
 mod error;
 pub mod llm_config;
@@ -16,11 +17,26 @@ use serde_json::Value;
 
 pub use app::{AppContext, AppStatus, DatabaseStatus, Wiring};
 pub use clock::SystemClock;
-pub use error::{ErrorCode, IpcError, Issue};
+pub use error::{parse_args, ErrorCode, IpcError, Issue};
 
-/// Every command this layer serves.
+/// Every command this layer serves (through [`dispatch`] or [`dispatch_async`]).
 pub fn commands() -> impl Iterator<Item = &'static str> {
-    app::COMMANDS.iter().chain(llm_config::COMMANDS).copied()
+    app::COMMANDS.iter().chain(llm_config::COMMANDS).chain(chat::COMMANDS).copied()
+}
+
+/// Commands that do network I/O and must be run with [`dispatch_async`].
+pub const ASYNC_COMMANDS: &[&str] = &["llmConfig:testApiKey"];
+
+/// Runs an async command (see [`ASYNC_COMMANDS`]); `None` when `name` is not one.
+pub async fn dispatch_async(ctx: &AppContext, name: &str, payload: Value) -> Option<Result<Value, IpcError>> {
+    let result = match name {
+        "llmConfig:testApiKey" => llm_config::test_api_key(ctx, payload).await,
+        _ => return None,
+    };
+    if let Err(error) = &result {
+        tracing::debug!(command = name, code = ?error.code, message = %error.message, "command failed");
+    }
+    Some(result)
 }
 
 /// Runs the command `name` with `payload`. `None` when the name is not a command of this layer,
@@ -29,6 +45,7 @@ pub fn dispatch(ctx: &AppContext, name: &str, payload: Value) -> Option<Result<V
     let result = match name.split_once(':').map(|(domain, _)| domain) {
         Some("app") => app::dispatch(ctx, name, payload),
         Some("llmConfig") => llm_config::dispatch(ctx, name, payload),
+        Some("chat") => chat::dispatch(ctx, name, payload),
         _ => None,
     }?;
     if let Err(error) = &result {

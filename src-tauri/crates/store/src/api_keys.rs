@@ -60,9 +60,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ApiKeyRow> {
     })
 }
 
-pub fn provider_exists(conn: &Connection, provider_id: &str) -> rusqlite::Result<bool> {
-    conn.query_row("SELECT EXISTS (SELECT 1 FROM providers WHERE id = ?1)", [provider_id], |r| r.get(0))
-}
+pub use crate::providers::provider_exists;
 
 /// A provider's keys in display order: `sort_order`, then creation, then id.
 pub fn list_api_keys(conn: &Connection, provider_id: &str) -> rusqlite::Result<Vec<ApiKeyRow>> {
@@ -168,44 +166,4 @@ pub fn reorder_api_keys(conn: &Connection, provider_id: &str, ids: &[String], no
         stmt.execute(params![position as i64, now, id, provider_id])?;
     }
     Ok(())
-}
-
-/// One provider. `api_key` is the provider-level key, used only while the pool is empty.
-#[derive(Debug, Clone)]
-pub struct ProviderRow {
-    pub id: String,
-    pub name: String,
-    pub kind: String,
-    pub base_url: String,
-    pub api_key: Option<Secret>,
-    pub builtin: bool,
-    pub sort_order: i64,
-    pub key_count: u32,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
-
-/// Every provider in display order, with how many keys its pool holds.
-pub fn list_providers(conn: &Connection) -> rusqlite::Result<Vec<ProviderRow>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT p.id, p.name, p.kind, p.base_url, p.api_key, p.builtin, p.sort_order, \
-                (SELECT COUNT(*) FROM llm_provider_api_keys k WHERE k.provider_id = p.id), \
-                p.created_at, p.updated_at \
-         FROM providers p ORDER BY p.sort_order, p.created_at, p.id",
-    )?;
-    let rows = stmt.query_map([], |row| {
-        Ok(ProviderRow {
-            id: row.get(0)?,
-            name: row.get(1)?,
-            kind: row.get(2)?,
-            base_url: row.get(3)?,
-            api_key: row.get::<_, Option<String>>(4)?.map(Secret::new),
-            builtin: row.get(5)?,
-            sort_order: row.get(6)?,
-            key_count: row.get(7)?,
-            created_at: row.get(8)?,
-            updated_at: row.get(9)?,
-        })
-    })?;
-    rows.collect()
 }

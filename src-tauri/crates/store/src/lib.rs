@@ -7,7 +7,9 @@
 //! place).
 
 pub mod api_keys;
+pub mod chats;
 mod database;
+pub mod providers;
 mod migrations;
 
 pub use database::{Database, OpenError, StoreError, DATABASE_FILE_NAME};

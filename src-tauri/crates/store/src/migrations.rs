@@ -8,6 +8,7 @@ use rusqlite_migration::{Migrations, M};
 const SOURCES: &[&str] = &[
     include_str!("../migrations/0001_settings.sql"),
     include_str!("../migrations/0002_providers_and_api_keys.sql"),
+    include_str!("../migrations/0003_provider_models_and_chats.sql"),
 ];
 
 /// The schema version this build writes and understands.

@@ -121,14 +121,16 @@ pub struct ProviderDto {
     pub api_key_preview: Option<String>,
     pub builtin: bool,
     pub sort_order: i64,
+    pub models: Vec<String>,
+    pub default_model: Option<String>,
     /// How many keys the pool holds; while 0, the provider-level key is used.
     pub key_count: u32,
     pub created_at: i64,
     pub updated_at: i64,
 }
 
-impl From<keypool_store::api_keys::ProviderRow> for ProviderDto {
-    fn from(row: keypool_store::api_keys::ProviderRow) -> Self {
+impl From<keypool_store::providers::ProviderRow> for ProviderDto {
+    fn from(row: keypool_store::providers::ProviderRow) -> Self {
         ProviderDto {
             api_key_preview: row.api_key.as_ref().map(|k| k.preview()),
             id: row.id,
@@ -137,9 +139,19 @@ impl From<keypool_store::api_keys::ProviderRow> for ProviderDto {
             base_url: row.base_url,
             builtin: row.builtin,
             sort_order: row.sort_order,
+            models: row.models,
+            default_model: row.default_model,
             key_count: row.key_count,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
     }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeletedProviderDto {
+    pub id: String,
+    /// How many pool keys were deleted with the provider.
+    pub deleted_keys: u32,
 }

@@ -12,10 +12,11 @@ use keypool::{
     PoolError, ProviderId, Secret, SecretResolver, Timestamp,
 };
 use keypool_store::api_keys::{self, ApiKeyPatch, ApiKeyRow, NewApiKey};
+use keypool_store::providers::{self, NewProvider, ProviderPatch};
 use keypool_store::rusqlite::Transaction;
 use keypool_store::{Database, StoreError};
 
-use super::dto::{ApiKeyDto, DeletedDto, PoolStatusDto, ProviderDto};
+use super::dto::{ApiKeyDto, DeletedDto, DeletedProviderDto, PoolStatusDto, ProviderDto};
 use crate::error::Issue;
 
 /// Tells the UI that a provider's keys changed (the shell emits `llmConfig:changed`).
@@ -173,7 +174,42 @@ impl LlmConfig {
     }
 
     pub fn providers(&self) -> Result<Vec<ProviderDto>> {
-        Ok(api_keys::list_providers(&*self.db.lock()?)?.into_iter().map(ProviderDto::from).collect())
+        Ok(providers::list_providers(&*self.db.lock()?)?.into_iter().map(ProviderDto::from).collect())
+    }
+
+    pub fn add_provider(&self, mut new: NewProvider) -> Result<ProviderDto> {
+        let now = self.now().as_millis();
+        new.id = uuid::Uuid::new_v4().to_string();
+        check_default_model(new.default_model.as_deref(), &new.models)?;
+        self.writes.apply(|tx| {
+            let row = providers::insert_provider(tx, &new, now)?;
+            Ok(Changed { provider_id: row.id.clone(), value: ProviderDto::from(row) })
+        })
+    }
+
+    pub fn update_provider(&self, id: &str, patch: ProviderPatch) -> Result<ProviderDto> {
+        let now = self.now().as_millis();
+        self.writes.apply(|tx| {
+            let current = providers::get_provider(tx, id)?.ok_or_else(|| provider_not_found(id))?;
+            let models = patch.models.as_ref().unwrap_or(&current.models);
+            let default_model = match &patch.default_model {
+                Some(model) => model.as_deref(),
+                None => current.default_model.as_deref(),
+            };
+            if patch.models.is_some() || patch.default_model.is_some() {
+                check_default_model(default_model, models)?;
+            }
+            let row = providers::update_provider(tx, id, &patch, now)?.ok_or_else(|| provider_not_found(id))?;
+            Ok(Changed { provider_id: row.id.clone(), value: ProviderDto::from(row) })
+        })
+    }
+
+    /// Deletes a provider with its pool keys; its chats stay, detached from it.
+    pub fn delete_provider(&self, id: &str) -> Result<DeletedProviderDto> {
+        self.writes.apply(|tx| {
+            let deleted_keys = providers::delete_provider(tx, id)?.ok_or_else(|| provider_not_found(id))?;
+            Ok(Changed { provider_id: id.to_owned(), value: DeletedProviderDto { id: id.to_owned(), deleted_keys } })
+        })
     }
 
     pub fn api_keys(&self, provider_id: &str) -> Result<Vec<ApiKeyDto>> {
@@ -279,7 +315,22 @@ fn require_provider(conn: &keypool_store::rusqlite::Connection, provider_id: &st
     if api_keys::provider_exists(conn, provider_id)? {
         Ok(())
     } else {
-        Err(ServiceError::NotFound { what: "provider", id: provider_id.to_owned() })
+        Err(provider_not_found(provider_id))
+    }
+}
+
+fn provider_not_found(id: &str) -> ServiceError {
+    ServiceError::NotFound { what: "provider", id: id.to_owned() }
+}
+
+/// A default model must be one of the provider's models (when it lists any).
+fn check_default_model(default_model: Option<&str>, models: &[String]) -> Result<()> {
+    match default_model {
+        Some(model) if !models.is_empty() && !models.iter().any(|m| m == model) => Err(ServiceError::Invalid(vec![Issue {
+            path: "defaultModel".into(),
+            message: "must be one of the provider's models".into(),
+        }])),
+        _ => Ok(()),
     }
 }
 

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use keypool::{ManualClock, MapResolver, PoolConfig, Timestamp};
+use keypool_api::chat::ChatEvent;
 use keypool_api::llm_config::EventSink;
 use keypool_api::{dispatch, AppContext, IpcError, Wiring};
 use keypool_store::Database;
@@ -62,12 +63,49 @@ impl Harness {
 
     pub fn call(&self, command: &str, args: Value) -> Result<Value, IpcError> {
         let result = dispatch(&self.ctx, command, args).unwrap_or_else(|| panic!("{command} must be served"));
-        let recorded = match &result {
+        self.record(&result);
+        result
+    }
+
+    pub async fn call_async(&self, command: &str, args: Value) -> Result<Value, IpcError> {
+        let result = keypool_api::dispatch_async(&self.ctx, command, args)
+            .await
+            .unwrap_or_else(|| panic!("{command} must be served"));
+        self.record(&result);
+        result
+    }
+
+    fn record(&self, result: &Result<Value, IpcError>) {
+        let recorded = match result {
             Ok(value) => value.to_string(),
             Err(error) => serde_json::to_string(error).unwrap(),
         };
         self.transcript.lock().unwrap().push(recorded);
-        result
+    }
+
+    /// Sends a chat message through the same service `chat_send` uses; returns the final
+    /// message and every event, all recorded in the transcript.
+    pub async fn send(
+        &self,
+        chat_id: &str,
+        content: Option<&str>,
+        mut on: impl FnMut(&ChatEvent) + Send,
+    ) -> Result<(Value, Vec<Value>), IpcError> {
+        let mut events = Vec::new();
+        let chats = self.ctx.chats()?;
+        let result = chats
+            .send(chat_id, content.map(str::to_owned), &mut |event| {
+                on(&event);
+                events.push(serde_json::to_value(&event).unwrap());
+            })
+            .await
+            .map_err(IpcError::from);
+        for event in &events {
+            self.transcript.lock().unwrap().push(event.to_string());
+        }
+        let message = result.map(|m| serde_json::to_value(m).unwrap());
+        self.record(&message);
+        Ok((message?, events))
     }
 
     pub fn ok(&self, command: &str, args: Value) -> Value {

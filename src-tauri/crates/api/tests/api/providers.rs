@@ -1,0 +1,69 @@
+//! Provider commands: add, update, delete; validated like the key commands.
+
+use keypool_api::ErrorCode;
+use serde_json::{json, Value};
+
+use crate::support::Harness;
+
+#[test]
+fn add_update_and_delete_a_provider() {
+    let h = Harness::new();
+    let added = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": " Gateway ", "kind": "openai", "baseUrl": "https://gw.example/v1",
+                "apiKey": "sk-gateway-provider-level-0000", "models": ["m1", "m2"], "defaultModel": "m2" }),
+    );
+    let id = added["id"].as_str().unwrap().to_owned();
+    assert_eq!(added["name"], "Gateway", "the name is trimmed");
+    assert_eq!(added["apiKeyPreview"], "sk-…0000", "the provider-level key is masked");
+    assert_eq!(added["models"], json!(["m1", "m2"]), "models are stored");
+    assert_eq!(added["builtin"], false, "added providers are not built in");
+    assert!(h.events.take().contains(&id), "the UI is told");
+
+    let updated = h.ok("llmConfig:updateProvider", json!({ "id": id, "kind": "anthropic", "apiKey": "" }));
+    assert_eq!(updated["kind"], "anthropic", "the kind changes");
+    assert_eq!(updated["apiKeyPreview"], Value::Null, "an empty apiKey removes the provider key");
+
+    h.ok("llmConfig:addApiKey", json!({ "providerId": id, "apiKey": "sk-pool-key-in-gateway-1111" }));
+    h.ok("llmConfig:addApiKey", json!({ "providerId": id, "apiKey": "sk-pool-key-in-gateway-2222" }));
+    let chat = h.ok("chat:create", json!({ "providerId": id }));
+    assert_eq!(chat["model"], "m2", "a new chat takes the provider's default model");
+
+    let deleted = h.ok("llmConfig:deleteProvider", json!({ "id": id }));
+    assert_eq!(deleted, json!({ "id": id, "deletedKeys": 2 }), "deleting says how many keys went with it");
+    let err = h.err("llmConfig:getApiKeys", json!({ "providerId": id }));
+    assert_eq!(err.code, ErrorCode::NotFound, "the provider is gone");
+    let chats = h.ok("chat:list", json!({}));
+    assert_eq!(chats[0]["id"], chat["id"], "its chat is kept");
+    assert_eq!(chats[0]["providerId"], Value::Null, "detached from the deleted provider");
+}
+
+#[test]
+fn bad_provider_input_is_rejected_and_writes_nothing() {
+    let h = Harness::new();
+    let before = h.snapshot();
+    let cases = [
+        (json!({ "name": "", "kind": "openai", "baseUrl": "https://x" }), "name"),
+        (json!({ "name": "x", "kind": "gemini", "baseUrl": "https://x" }), "kind"),
+        (json!({ "name": "x", "kind": "openai", "baseUrl": "ftp://x" }), "baseUrl"),
+        (json!({ "name": "x", "kind": "openai", "baseUrl": "not a url" }), "baseUrl"),
+        (json!({ "name": "x", "kind": "openai", "baseUrl": "https://x", "models": ["ok", " "] }), "models[1]"),
+        (json!({ "name": "x", "kind": "openai", "baseUrl": "https://x", "apiKey": "two words" }), "apiKey"),
+        (json!({ "name": "x", "kind": "openai", "baseUrl": "https://x", "models": ["a"], "defaultModel": "b" }), "defaultModel"),
+        (json!({ "name": "x", "kind": "openai" }), "baseUrl"),
+        (json!({ "name": "x", "kind": "openai", "baseUrl": "https://x", "region": "eu" }), "region"),
+    ];
+    for (args, path) in cases {
+        let err = h.err("llmConfig:addProvider", args.clone());
+        assert_eq!(err.code, ErrorCode::Validation, "{args}: {err:?}");
+        let issues = err.issues.unwrap_or_default();
+        assert!(issues.iter().any(|i| i.path == path), "{args}: an issue at {path}, got {issues:?}");
+    }
+    let err = h.err("llmConfig:updateProvider", json!({ "id": "openai" }));
+    assert_eq!(err.code, ErrorCode::Validation, "an update must change something");
+    let err = h.err("llmConfig:updateProvider", json!({ "id": "ghost", "name": "x" }));
+    assert_eq!(err.code, ErrorCode::NotFound, "unknown provider");
+    let err = h.err("llmConfig:deleteProvider", json!({ "id": "ghost" }));
+    assert_eq!(err.code, ErrorCode::NotFound, "unknown provider");
+    assert_eq!(h.snapshot(), before, "nothing was written");
+}

@@ -1,0 +1,142 @@
+//! The `providers` table. Deleting a provider deletes its pool keys (foreign key cascade) and
+//! leaves its chats, detached.
+
+use keypool::Secret;
+use rusqlite::{params, Connection, OptionalExtension, Row};
+
+/// One provider. `api_key` is the provider-level key, used only while the pool is empty.
+#[derive(Debug, Clone)]
+pub struct ProviderRow {
+    pub id: String,
+    pub name: String,
+    pub kind: String,
+    pub base_url: String,
+    pub api_key: Option<Secret>,
+    pub builtin: bool,
+    pub sort_order: i64,
+    pub models: Vec<String>,
+    pub default_model: Option<String>,
+    pub key_count: u32,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A provider to add.
+#[derive(Debug, Clone)]
+pub struct NewProvider {
+    pub id: String,
+    pub name: String,
+    pub kind: String,
+    pub base_url: String,
+    pub api_key: Option<Secret>,
+    pub models: Vec<String>,
+    pub default_model: Option<String>,
+}
+
+/// Fields to change; `None` keeps a field. `api_key: Some(None)` removes the provider key.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderPatch {
+    pub name: Option<String>,
+    pub kind: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key: Option<Option<Secret>>,
+    pub models: Option<Vec<String>>,
+    pub default_model: Option<Option<String>>,
+}
+
+const SELECT: &str = "SELECT p.id, p.name, p.kind, p.base_url, p.api_key, p.builtin, p.sort_order, p.models, \
+     p.default_model, (SELECT COUNT(*) FROM llm_provider_api_keys k WHERE k.provider_id = p.id), \
+     p.created_at, p.updated_at FROM providers p";
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<ProviderRow> {
+    let models: String = row.get(7)?;
+    Ok(ProviderRow {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        kind: row.get(2)?,
+        base_url: row.get(3)?,
+        api_key: row.get::<_, Option<String>>(4)?.map(Secret::new),
+        builtin: row.get(5)?,
+        sort_order: row.get(6)?,
+        models: serde_json::from_str(&models).unwrap_or_default(),
+        default_model: row.get(8)?,
+        key_count: row.get(9)?,
+        created_at: row.get(10)?,
+        updated_at: row.get(11)?,
+    })
+}
+
+pub fn provider_exists(conn: &Connection, provider_id: &str) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT EXISTS (SELECT 1 FROM providers WHERE id = ?1)", [provider_id], |r| r.get(0))
+}
+
+/// Every provider in display order, with how many keys its pool holds.
+pub fn list_providers(conn: &Connection) -> rusqlite::Result<Vec<ProviderRow>> {
+    let mut stmt = conn.prepare_cached(&format!("{SELECT} ORDER BY p.sort_order, p.created_at, p.id"))?;
+    let rows = stmt.query_map([], from_row)?;
+    rows.collect()
+}
+
+pub fn get_provider(conn: &Connection, id: &str) -> rusqlite::Result<Option<ProviderRow>> {
+    conn.query_row(&format!("{SELECT} WHERE p.id = ?1"), [id], from_row).optional()
+}
+
+pub fn insert_provider(conn: &Connection, new: &NewProvider, now: i64) -> rusqlite::Result<ProviderRow> {
+    conn.execute(
+        "INSERT INTO providers (id, name, kind, base_url, api_key, builtin, sort_order, models, default_model, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, 0, (SELECT COALESCE(MAX(sort_order) + 1, 0) FROM providers), ?6, ?7, ?8, ?8)",
+        params![
+            new.id,
+            new.name,
+            new.kind,
+            new.base_url,
+            new.api_key.as_ref().map(Secret::expose),
+            serde_json::to_string(&new.models).expect("strings serialize"),
+            new.default_model,
+            now
+        ],
+    )?;
+    get_provider(conn, &new.id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)
+}
+
+pub fn update_provider(
+    conn: &Connection,
+    id: &str,
+    patch: &ProviderPatch,
+    now: i64,
+) -> rusqlite::Result<Option<ProviderRow>> {
+    let changed = conn.execute(
+        "UPDATE providers SET \
+           name = COALESCE(?2, name), kind = COALESCE(?3, kind), base_url = COALESCE(?4, base_url), \
+           api_key = CASE WHEN ?5 THEN ?6 ELSE api_key END, \
+           models = COALESCE(?7, models), \
+           default_model = CASE WHEN ?8 THEN ?9 ELSE default_model END, \
+           updated_at = ?10 \
+         WHERE id = ?1",
+        params![
+            id,
+            patch.name,
+            patch.kind,
+            patch.base_url,
+            patch.api_key.is_some(),
+            patch.api_key.clone().flatten().as_ref().map(Secret::expose),
+            patch.models.as_ref().map(|m| serde_json::to_string(m).expect("strings serialize")),
+            patch.default_model.is_some(),
+            patch.default_model.clone().flatten(),
+            now
+        ],
+    )?;
+    if changed == 0 {
+        return Ok(None);
+    }
+    get_provider(conn, id)
+}
+
+/// Deletes a provider and (by cascade) its keys; returns how many keys went with it, or `None`
+/// when there was no such provider.
+pub fn delete_provider(conn: &Connection, id: &str) -> rusqlite::Result<Option<u32>> {
+    let keys: u32 =
+        conn.query_row("SELECT COUNT(*) FROM llm_provider_api_keys WHERE provider_id = ?1", [id], |r| r.get(0))?;
+    let deleted = conn.execute("DELETE FROM providers WHERE id = ?1", [id])?;
+    Ok((deleted > 0).then_some(keys))
+}
