@@ -50,10 +50,21 @@ async function waitForDriver(url, driverProcess) {
  */
 export async function launchApp({ dataDir = tempDataDir(), env = {} } = {}) {
   const port = await freePort();
+  // Its own process group, so stopping it also stops the app it launched; no inherited
+  // stdio, so a straggler can never keep the test runner waiting for EOF. The app's own log is
+  // in <dataDir>/logs/keypool.log.
   const driverProcess = spawn('WebKitWebDriver', [`--port=${port}`], {
     env: { ...process.env, TAURI_WEBVIEW_AUTOMATION: 'true', KEYPOOL_DATA_DIR: dataDir, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: 'ignore',
+    detached: true,
   });
+  const killGroup = (signal) => {
+    try {
+      process.kill(-driverProcess.pid, signal);
+    } catch {
+      // already gone
+    }
+  };
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitForDriver(url, driverProcess);
@@ -69,7 +80,8 @@ export async function launchApp({ dataDir = tempDataDir(), env = {} } = {}) {
         try {
           await driver.quit();
         } finally {
-          driverProcess.kill();
+          killGroup('SIGTERM');
+          killGroup('SIGKILL');
         }
       },
       async screenshot(name) {
@@ -99,7 +111,7 @@ export async function launchApp({ dataDir = tempDataDir(), env = {} } = {}) {
     };
     return app;
   } catch (error) {
-    driverProcess.kill();
+    killGroup('SIGKILL');
     throw error;
   }
 }

@@ -1,0 +1,192 @@
+//! `keypool-bench`: measures the pool against a real endpoint, through the real completion
+//! service over a temporary store holding the given keys.
+//!
+//! ```text
+//! cargo run --release --bin keypool-bench -- --base-url URL --kind openai|anthropic \
+//!     --keys KEY:WEIGHT,KEY:WEIGHT,... --requests N [--concurrency C] [--stream] [--same-session]
+//! ```
+//! Prints one line: `ok=N failed=N attempts=N wall_s=S per_req_ms=M`, where attempts counts
+//! HTTP requests sent upstream and per_req_ms is the median latency of one request.
+//! `--direct` sends the same requests straight to the endpoint with the first key, bypassing
+//! the pool and the service, to measure what they add.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, ValueEnum};
+use keypool::{Clock, EnvResolver, PoolConfig, Secret, SessionId};
+use keypool_api::llm_config::{AddApiKey, EventSink, LlmConfig};
+use keypool_api::SystemClock;
+use keypool_llm::{
+    CancellationToken, ChatMessage, CompletionRequest, CompletionService, ProviderEndpoint, ProviderKind, Role,
+    StopReason,
+};
+use keypool_store::providers::NewProvider;
+use keypool_store::Database;
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Kind {
+    Openai,
+    Anthropic,
+}
+
+#[derive(Parser)]
+#[command(name = "keypool-bench", about = "Measure Keypool's key pool against an endpoint")]
+struct Args {
+    /// The provider's base URL (e.g. https://api.openai.com/v1, https://api.anthropic.com).
+    #[arg(long)]
+    base_url: String,
+    #[arg(long, value_enum)]
+    kind: Kind,
+    /// Comma-separated KEY:WEIGHT pairs (weight 1–100; `$NAME` reads the environment).
+    #[arg(long, value_delimiter = ',', required = true)]
+    keys: Vec<String>,
+    #[arg(long)]
+    requests: u32,
+    #[arg(long, default_value_t = 1)]
+    concurrency: u32,
+    /// Stream replies (SSE) instead of taking them whole.
+    #[arg(long)]
+    stream: bool,
+    /// All requests in one chat session (one sticky key) instead of a new chat each.
+    #[arg(long)]
+    same_session: bool,
+    /// The model to ask for.
+    #[arg(long, default_value = "bench-model")]
+    model: String,
+    /// Bypass the pool and the service: plain HTTP with the first key, for comparison.
+    #[arg(long)]
+    direct: bool,
+}
+
+struct NoEvents;
+impl EventSink for NoEvents {
+    fn llm_config_changed(&self, _: &str) {}
+}
+
+fn parse_keys(keys: &[String]) -> Result<Vec<(String, u32)>, String> {
+    keys.iter()
+        .map(|pair| {
+            let (key, weight) = pair.rsplit_once(':').ok_or(format!("expected KEY:WEIGHT, got an entry without ':'"))?;
+            let weight: u32 = weight.parse().map_err(|_| format!("weight {weight:?} is not a number"))?;
+            if !(1..=100).contains(&weight) || key.trim().is_empty() {
+                return Err("each key needs a value and a weight from 1 to 100".into());
+            }
+            Ok((key.trim().to_owned(), weight))
+        })
+        .collect()
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    let keys = parse_keys(&args.keys).unwrap_or_else(|e| {
+        eprintln!("keypool-bench: {e}");
+        std::process::exit(2)
+    });
+    let kind = match args.kind {
+        Kind::Openai => ProviderKind::Openai,
+        Kind::Anthropic => ProviderKind::Anthropic,
+    };
+
+    let dir = std::env::temp_dir().join(format!("keypool-bench-{}", uuid::Uuid::new_v4()));
+    let db = Arc::new(Database::open(&dir).expect("the temporary store opens"));
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let resolver = Arc::new(EnvResolver);
+    let config = LlmConfig::new(db, PoolConfig::default(), resolver.clone(), Arc::new(NoEvents), clock.clone());
+    let provider = config
+        .add_provider(NewProvider {
+            id: String::new(),
+            name: "bench".into(),
+            kind: kind.as_str().into(),
+            base_url: args.base_url.clone(),
+            api_key: None,
+            models: vec![args.model.clone()],
+            default_model: Some(args.model.clone()),
+        })
+        .expect("the provider is stored");
+    for (i, (key, weight)) in keys.iter().enumerate() {
+        config
+            .add_api_key(AddApiKey {
+                provider_id: provider.id.clone(),
+                label: Some(format!("key{}", i + 1)),
+                api_key: Secret::new(key.as_str()),
+                enabled: true,
+                weight: *weight,
+            })
+            .expect("the key is stored");
+    }
+    let service = CompletionService::new(config.pool().clone(), clock, resolver);
+    let endpoint = ProviderEndpoint {
+        id: keypool::ProviderId::new(provider.id.as_str()),
+        kind,
+        base_url: args.base_url.clone(),
+        provider_key: None,
+    };
+    let direct_key = Secret::new(keys[0].0.as_str());
+    let http = reqwest::Client::new();
+
+    let semaphore = Arc::new(tokio::sync::Semaphore::new(args.concurrency.max(1) as usize));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for i in 0..args.requests {
+        let permit = semaphore.clone().acquire_owned().await.expect("semaphore open");
+        let request = CompletionRequest {
+            session: SessionId::new(if args.same_session { "bench".to_owned() } else { format!("bench-{i}") }),
+            endpoint: endpoint.clone(),
+            model: args.model.clone(),
+            messages: vec![ChatMessage { role: Role::User, content: "Say hello.".into() }],
+            max_tokens: 64,
+            stream: args.stream,
+        };
+        let service = service.clone();
+        let (http, direct_key, direct) = (http.clone(), direct_key.clone(), args.direct);
+        tasks.push(tokio::spawn(async move {
+            let _permit = permit;
+            let began = Instant::now();
+            let (ok, attempts) = if direct {
+                (send_direct(&http, &request, &direct_key).await, 1)
+            } else {
+                let outcome = service.complete(&request, &mut |_| {}, &CancellationToken::new()).await;
+                (matches!(outcome.end, StopReason::Finished), outcome.attempts)
+            };
+            (ok, attempts, began.elapsed())
+        }));
+    }
+    let (mut ok, mut failed, mut attempts, mut latencies) = (0u32, 0u32, 0u32, Vec::<Duration>::new());
+    for task in tasks {
+        let (success, tries, latency) = task.await.expect("a request task panicked");
+        if success {
+            ok += 1;
+        } else {
+            failed += 1;
+        }
+        attempts += tries;
+        latencies.push(latency);
+    }
+    let wall = started.elapsed();
+    latencies.sort();
+    let median = latencies.get(latencies.len() / 2).copied().unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    println!(
+        "ok={ok} failed={failed} attempts={attempts} wall_s={:.3} per_req_ms={:.3}",
+        wall.as_secs_f64(),
+        median.as_secs_f64() * 1000.0
+    );
+}
+
+/// The same request without Keypool: one key, no pool, no failover.
+async fn send_direct(http: &reqwest::Client, request: &CompletionRequest, key: &Secret) -> bool {
+    let endpoint = &request.endpoint;
+    let body = endpoint.completion_body(&request.model, &request.messages, request.max_tokens, request.stream);
+    let response = endpoint
+        .authorize(http.post(endpoint.completion_url()), key)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await;
+    match response {
+        Ok(response) if response.status().is_success() => response.bytes().await.is_ok(),
+        _ => false,
+    }
+}
