@@ -9,24 +9,34 @@ use crate::migrations::{MIGRATIONS, SCHEMA_VERSION};
 pub const DATABASE_FILE_NAME: &str = "keypool.sqlite3";
 
 /// Why the database could not be opened. Every variant names the file, so the user knows
-/// which one to look at; none of them means the file was changed.
+/// which one to look at; none of them means the file was changed. Where a copy was made beside
+/// it (`backup`), the message says where.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     #[error("cannot create the data directory {path}: {source}")]
     CreateDir { path: PathBuf, source: std::io::Error },
     #[error("cannot create the database file {path}: {source}")]
     CreateFile { path: PathBuf, source: std::io::Error },
-    #[error("{path} is not a Keypool database (it may be damaged); it was left untouched")]
-    NotADatabase { path: PathBuf },
+    #[error("{path} is not a Keypool database or is damaged ({detail}); it was left untouched{}", backup_note(.backup))]
+    NotADatabase { path: PathBuf, detail: String, backup: Option<PathBuf> },
     #[error(
         "{path} was written by a newer Keypool (schema version {found}, this build knows up to \
-         {supported}); it was left untouched: update Keypool to open it"
+         {supported}); it was left untouched{}: update Keypool to open it", backup_note(.backup)
     )]
-    TooNew { path: PathBuf, found: u32, supported: u32 },
-    #[error("cannot upgrade the database {path}: {source}; it was left as it was")]
-    Migration { path: PathBuf, source: rusqlite_migration::Error },
+    TooNew { path: PathBuf, found: u32, supported: u32, backup: Option<PathBuf> },
+    #[error("cannot upgrade the database {path}: {source}; it was left as it was{}", backup_note(.backup))]
+    Migration { path: PathBuf, source: rusqlite_migration::Error, backup: Option<PathBuf> },
     #[error("cannot open the database {path}: {source}")]
     Sqlite { path: PathBuf, source: rusqlite::Error },
+    #[error("cannot copy {path} before upgrading it, so it was not upgraded: {source}")]
+    Backup { path: PathBuf, source: rusqlite::Error },
+}
+
+fn backup_note(backup: &Option<PathBuf>) -> String {
+    match backup {
+        Some(copy) => format!(" (a copy is at {})", copy.display()),
+        None => String::new(),
+    }
 }
 
 impl OpenError {
@@ -38,6 +48,7 @@ impl OpenError {
             OpenError::TooNew { .. } => "too_new",
             OpenError::Migration { .. } => "migration_failed",
             OpenError::Sqlite { .. } => "open_failed",
+            OpenError::Backup { .. } => "backup_failed",
         }
     }
 }
@@ -76,11 +87,21 @@ impl Database {
         )
         .map_err(sqlite)?;
 
-        let found: u32 = conn
-            .pragma_query_value(None, "user_version", |row| row.get(0))
-            .map_err(|source| classify(&path, source))?;
+        let found: u32 = match conn.pragma_query_value(None, "user_version", |row| row.get(0)) {
+            Ok(found) => found,
+            Err(source) => return Err(classify(&path, source)),
+        };
         if found > SCHEMA_VERSION {
-            return Err(OpenError::TooNew { path, found, supported: SCHEMA_VERSION });
+            let backup = copy_aside(&path, &format!("v{found}"));
+            return Err(OpenError::TooNew { path, found, supported: SCHEMA_VERSION, backup });
+        }
+        // A damaged page is found now, before anything is written, not in the middle of a chat.
+        let check: String = conn
+            .pragma_query_value(None, "quick_check", |row| row.get(0))
+            .map_err(|source| classify(&path, source))?;
+        if check != "ok" {
+            let backup = copy_aside(&path, "damaged");
+            return Err(OpenError::NotADatabase { path, detail: check, backup });
         }
 
         conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
@@ -89,9 +110,17 @@ impl Database {
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(sqlite)?;
         conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(sqlite)?;
 
-        MIGRATIONS
-            .to_latest(&mut conn)
-            .map_err(|source| OpenError::Migration { path: path.clone(), source })?;
+        if found > 0 && found < SCHEMA_VERSION {
+            // An upgrade: keep a consistent copy of the user's data (WAL included) first.
+            let copy = free_name(&path, &format!("v{found}"));
+            conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
+                .map_err(|source| OpenError::Backup { path: path.clone(), source })?;
+            tracing::info!(from = found, to = SCHEMA_VERSION, backup = %copy.display(), "upgrading the database");
+        }
+        if let Err(source) = MIGRATIONS.to_latest(&mut conn) {
+            let backup = copy_aside(&path, "failed-upgrade");
+            return Err(OpenError::Migration { path, source, backup });
+        }
         tracing::info!(path = %path.display(), schema = SCHEMA_VERSION, "database opened");
         Ok(Database { conn: Mutex::new(conn), path })
     }
@@ -113,10 +142,44 @@ impl Database {
 
 fn classify(path: &Path, source: rusqlite::Error) -> OpenError {
     match source.sqlite_error_code() {
-        Some(ErrorCode::NotADatabase) | Some(ErrorCode::DatabaseCorrupt) => {
-            OpenError::NotADatabase { path: path.to_owned() }
-        }
+        Some(ErrorCode::NotADatabase) | Some(ErrorCode::DatabaseCorrupt) => OpenError::NotADatabase {
+            path: path.to_owned(),
+            detail: source.to_string(),
+            backup: copy_aside(path, "damaged"),
+        },
         _ => OpenError::Sqlite { path: path.to_owned(), source },
+    }
+}
+
+/// `keypool.sqlite3.<tag>.bak`, or `.<tag>.2.bak`, … : the first name not taken.
+fn free_name(path: &Path, tag: &str) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    (1..)
+        .map(|n| match n {
+            1 => path.with_file_name(format!("{name}.{tag}.bak")),
+            n => path.with_file_name(format!("{name}.{tag}.{n}.bak")),
+        })
+        .find(|candidate| !candidate.exists())
+        .expect("some name is free")
+}
+
+/// Copies a file SQLite cannot or must not open to a new name beside it, byte for byte, so the
+/// user has a copy whatever they do next. `None` (logged) when the copy fails.
+fn copy_aside(path: &Path, tag: &str) -> Option<PathBuf> {
+    let copy = free_name(path, tag);
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let result = options
+        .open(&copy)
+        .and_then(|mut target| std::io::copy(&mut fs::File::open(path)?, &mut target));
+    match result {
+        Ok(_) => Some(copy),
+        Err(error) => {
+            tracing::error!(%error, path = %path.display(), "could not copy the database aside");
+            None
+        }
     }
 }
 

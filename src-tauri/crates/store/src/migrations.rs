@@ -26,3 +26,86 @@ mod tests {
         MIGRATIONS.validate().expect("every migration must apply cleanly to an empty database");
     }
 }
+
+/// Upgrades from every earlier schema version, with data in it: nothing may be lost.
+#[cfg(test)]
+mod upgrade_tests {
+    use rusqlite::Connection;
+
+    use super::*;
+    use crate::{Database, DATABASE_FILE_NAME};
+
+    /// A database file at schema `version`, filled by `fill`.
+    fn database_at(version: usize, fill: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join(DATABASE_FILE_NAME)).unwrap();
+        MIGRATIONS.to_version(&mut conn, version).unwrap();
+        conn.execute_batch(fill).unwrap();
+        dir
+    }
+
+    fn rows(db: &Database, sql: &str) -> Vec<String> {
+        let conn = db.lock().unwrap();
+        let mut stmt = conn.prepare(sql).unwrap();
+        let columns = stmt.column_count();
+        let mut out = Vec::new();
+        let mut rows = stmt.query([]).unwrap();
+        while let Some(row) = rows.next().unwrap() {
+            out.push((0..columns).map(|i| format!("{:?}", row.get::<_, rusqlite::types::Value>(i).unwrap())).collect::<Vec<_>>().join("|"));
+        }
+        out
+    }
+
+    #[test]
+    fn upgrade_from_v1_keeps_settings() {
+        let dir = database_at(1, "INSERT INTO settings VALUES ('language', 'ja', 5);");
+        let db = Database::open(dir.path()).expect("a v1 database upgrades");
+        assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION, "it reaches the latest schema");
+        assert_eq!(rows(&db, "SELECT * FROM settings"), ["Text(\"language\")|Text(\"ja\")|Integer(5)"], "settings kept");
+        assert_eq!(rows(&db, "SELECT id FROM providers ORDER BY sort_order").len(), 3, "built-ins are added");
+        assert!(dir.path().join(format!("{DATABASE_FILE_NAME}.v1.bak")).is_file(), "a pre-upgrade copy exists");
+    }
+
+    #[test]
+    fn upgrade_from_v2_keeps_providers_and_every_key_field() {
+        let fill = "
+            INSERT INTO providers (id, name, kind, base_url, api_key, builtin, sort_order, created_at, updated_at)
+              VALUES ('gw', 'Gateway', 'openai', 'https://gw/v1', 'sk-provider', 0, 9, 1, 2);
+            INSERT INTO llm_provider_api_keys
+              (id, provider_id, label, api_key, enabled, weight, sort_order, disabled_reason, disabled_at, created_at, updated_at)
+            VALUES
+              ('k1', 'openai', 'prod', 'sk-one', 1, 3, 0, NULL, NULL, 10, 11),
+              ('k2', 'openai', NULL, '$ENV_KEY', 0, 100, 1, 'HTTP 401', 12, 13, 14),
+              ('k3', 'gw', 'gw key', 'sk-three', 1, 1, 0, NULL, NULL, 15, 16);";
+        let dir = database_at(2, fill);
+        let before = {
+            let conn = Connection::open(dir.path().join(DATABASE_FILE_NAME)).unwrap();
+            let mut stmt = conn.prepare("SELECT * FROM llm_provider_api_keys ORDER BY id").unwrap();
+            let columns = stmt.column_count();
+            let mut rows = stmt.query([]).unwrap();
+            let mut out = Vec::new();
+            while let Some(row) = rows.next().unwrap() {
+                out.push((0..columns).map(|i| format!("{:?}", row.get::<_, rusqlite::types::Value>(i).unwrap())).collect::<Vec<_>>().join("|"));
+            }
+            out
+        };
+        let db = Database::open(dir.path()).expect("a v2 database upgrades");
+        assert_eq!(rows(&db, "SELECT * FROM llm_provider_api_keys ORDER BY id"), before, "every key field is kept");
+        let gw = rows(&db, "SELECT name, base_url, api_key, sort_order, models, default_model FROM providers WHERE id = 'gw'");
+        assert_eq!(
+            gw,
+            ["Text(\"Gateway\")|Text(\"https://gw/v1\")|Text(\"sk-provider\")|Integer(9)|Text(\"[]\")|Null"],
+            "a user's provider is kept, with no models yet"
+        );
+        assert!(dir.path().join(format!("{DATABASE_FILE_NAME}.v2.bak")).is_file(), "a pre-upgrade copy exists");
+    }
+
+    #[test]
+    fn every_schema_version_upgrades_to_the_latest() {
+        for version in 0..SCHEMA_VERSION as usize {
+            let dir = database_at(version, "");
+            let db = Database::open(dir.path()).unwrap_or_else(|e| panic!("v{version} must upgrade: {e}"));
+            assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION, "v{version} reaches the latest");
+        }
+    }
+}

@@ -60,9 +60,17 @@ fn garbage_file_is_rejected_and_left_untouched() {
     fs::write(&path, &garbage).unwrap();
 
     let err = Database::open(dir.path()).expect_err("a non-database must not open");
-    assert!(matches!(err, OpenError::NotADatabase { .. }), "got {err:?}");
+    let backup = match &err {
+        OpenError::NotADatabase { backup, .. } => backup.clone().expect("a copy is made beside it"),
+        other => panic!("expected NotADatabase, got {other:?}"),
+    };
     assert!(err.to_string().contains(DATABASE_FILE_NAME), "the message must name the file");
+    assert!(err.to_string().contains("a copy is at"), "and say where the copy is: {err}");
     assert_eq!(fs::read(&path).unwrap(), garbage, "the file must be byte-for-byte unchanged");
+    assert_eq!(fs::read(&backup).unwrap(), garbage, "the copy is exact");
+    let second = Database::open(dir.path()).expect_err("still not a database");
+    let OpenError::NotADatabase { backup: Some(second), .. } = second else { panic!("a second copy") };
+    assert_ne!(second, backup, "a second failure never overwrites the first copy");
     assert!(!dir.path().join(format!("{DATABASE_FILE_NAME}-wal")).exists(), "no WAL was created");
 }
 
@@ -79,10 +87,47 @@ fn database_from_newer_version_is_rejected_and_left_untouched() {
 
     let err = Database::open(dir.path()).expect_err("a database from the future must not open");
     match &err {
-        OpenError::TooNew { found, supported, .. } => {
+        OpenError::TooNew { found, supported, backup, .. } => {
             assert_eq!((*found, *supported), (SCHEMA_VERSION + 5, SCHEMA_VERSION), "versions");
+            assert_eq!(fs::read(backup.as_ref().expect("a copy")).unwrap(), before, "an exact copy is kept beside it");
         }
         other => panic!("expected TooNew, got {other:?}"),
     }
     assert_eq!(fs::read(&path).unwrap(), before, "the file must be byte-for-byte unchanged");
+}
+
+#[cfg(unix)]
+#[test]
+fn wal_and_shared_memory_files_are_private_too() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    db.lock().unwrap().execute("INSERT INTO settings VALUES ('k', 'v', 1)", []).unwrap();
+    for suffix in ["-wal", "-shm"] {
+        let file = dir.path().join(format!("{DATABASE_FILE_NAME}{suffix}"));
+        let mode = fs::metadata(&file).unwrap_or_else(|e| panic!("{suffix} exists: {e}")).permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{suffix}: group and others must have no access, got {mode:o}");
+    }
+}
+
+#[test]
+fn damaged_page_is_detected_at_open_and_the_file_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(DATABASE_FILE_NAME);
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("PRAGMA page_size = 1024; CREATE TABLE t (x TEXT); PRAGMA user_version = 1;").unwrap();
+        for i in 0..200 {
+            conn.execute("INSERT INTO t VALUES (?1)", [format!("row {i} {}", "x".repeat(200))]).unwrap();
+        }
+    }
+    let mut bytes = fs::read(&path).unwrap();
+    for byte in &mut bytes[1024 * 3..1024 * 3 + 600] {
+        *byte = 0xA5;
+    }
+    fs::write(&path, &bytes).unwrap();
+
+    let err = Database::open(dir.path()).expect_err("a damaged database must not open");
+    assert!(matches!(err, OpenError::NotADatabase { backup: Some(_), .. }), "damage is reported with a copy: {err:?}");
+    assert_eq!(fs::read(&path).unwrap(), bytes, "the damaged file is left as it was");
 }
