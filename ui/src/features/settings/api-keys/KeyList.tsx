@@ -151,6 +151,9 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onResetCoo
               </div>
 
               <div className="key-row__weight">
+                <span className="key-row__inline-label" aria-hidden="true">
+                  {t('pool.colWeight')}
+                </span>
                 <WeightEditor
                   weight={key.weight}
                   label={t('key.weightOf', { name })}
@@ -175,9 +178,8 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onResetCoo
               </div>
 
               <div className="key-row__usage" data-testid="key-usage">
-                <span>
-                  {t('usage.requests', { count: row.requestCount })}
-                  {' · '}
+                <span className="key-row__counts">
+                  <span>{t('usage.requests', { count: row.requestCount })}</span>
                   <span className={row.failureCount > 0 ? 'key-row__failures' : undefined}>
                     {t('usage.failures', { count: row.failureCount })}
                   </span>

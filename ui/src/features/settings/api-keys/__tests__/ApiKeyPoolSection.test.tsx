@@ -73,7 +73,7 @@ describe('API Key Pool section', () => {
     expect(within(second).getByRole('textbox', { name: 'Weight of second' })).toHaveValue('2');
     expect(within(second).getByRole('switch', { name: 'Use second' })).toHaveAttribute('aria-checked', 'true');
     expect(within(second).getByTestId('key-state')).toHaveTextContent('Active');
-    expect(within(second).getByTestId('key-usage')).toHaveTextContent('Requests: 12 · Failures: 2');
+    expect(within(second).getByTestId('key-usage')).toHaveTextContent('Requests: 12Failures: 2');
     expect(within(second).getByTestId('key-usage'), 'relative to the backend clock').toHaveTextContent('Last used 2 minutes ago');
     expect(within(row('first')).getByText('from the environment'), 'an env reference is marked').toBeInTheDocument();
     expect(screen.getByTestId('pool-summary')).toHaveTextContent('Keys on: 2 of 2');
