@@ -2,6 +2,8 @@
 
 mod app_status;
 mod chat;
+mod hostile;
 mod llm_config;
 mod providers;
+mod secrets_in_logs;
 mod support;
