@@ -44,11 +44,15 @@ async function waitForDriver(url, driverProcess) {
   throw new Error('WebKitWebDriver did not start');
 }
 
+/** UI preferences kept in the webview's localStorage, which outlives KEYPOOL_DATA_DIR. */
+const UI_PREFERENCES = ['keypool.language', 'keypool.theme'];
+
 /**
  * Starts the app with `env` added to its environment. Returns { driver, dataDir, stop,
- * screenshot(name), invoke(command, args) }.
+ * screenshot(name), invoke(command, args) }. The webview's storage is shared by every run, so
+ * UI preferences a test chose (language, theme) are cleared first unless `keepPreferences`.
  */
-export async function launchApp({ dataDir = tempDataDir(), env = {} } = {}) {
+export async function launchApp({ dataDir = tempDataDir(), env = {}, keepPreferences = false } = {}) {
   const port = await freePort();
   // Its own process group, so stopping it also stops the app it launched; no inherited
   // stdio, so a straggler can never keep the test runner waiting for EOF. The app's own log is
@@ -73,6 +77,16 @@ export async function launchApp({ dataDir = tempDataDir(), env = {} } = {}) {
       .withCapabilities({ browserName: 'wry', 'webkitgtk:browserOptions': { binary: BINARY, args: [] } })
       .build();
     await driver.manage().setTimeouts({ script: 15000 });
+    if (!keepPreferences) {
+      const hadPreferences = await driver.executeScript(
+        `const keys = arguments[0];
+         const had = keys.some((key) => localStorage.getItem(key) !== null);
+         keys.forEach((key) => localStorage.removeItem(key));
+         return had;`,
+        UI_PREFERENCES,
+      );
+      if (hadPreferences) await driver.navigate().refresh();
+    }
     const app = {
       driver,
       dataDir,

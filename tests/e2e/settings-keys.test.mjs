@@ -265,5 +265,7 @@ assert n == 1, n`,
     assert.equal(await textOf(await state), '14:02 因 401 被禁用', 'the pool speaks Chinese');
     assert.equal(await textOf(await app.find('nav-settings')), '设置', 'and so does the shell');
     await app.screenshot('settings-keys-zh-dark');
+    await (await app.find('settings-general')).click();
+    await (await app.find('language-select')).findElement(By.css('option[value="system"]')).click();
   });
 });
