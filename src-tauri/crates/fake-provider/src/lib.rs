@@ -17,6 +17,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -138,6 +139,11 @@ impl FakeProvider {
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("bind loopback");
         let addr = listener.local_addr().expect("bound address");
+        // Streams are many small writes: without TCP_NODELAY, Nagle's algorithm and delayed ACKs
+        // hold each one back ~40 ms, which no real provider does.
+        let listener = listener.tap_io(|stream| {
+            let _ = stream.set_nodelay(true);
+        });
         tokio::spawn(async move {
             axum::serve(listener, app).await.expect("fake provider serves");
         });
