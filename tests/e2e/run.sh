@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 npx tauri build --debug --no-bundle
+cargo build -p keypool-fake-provider
 export KEYPOOL_APP_BINARY="$PWD/target/debug/keypool"
+export KEYPOOL_FAKE_PROVIDER_BINARY="$PWD/target/debug/keypool-fake-provider"
 mkdir -p tests/artifacts
 xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/*.test.mjs
