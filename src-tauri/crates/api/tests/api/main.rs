@@ -2,7 +2,9 @@
 
 mod app_status;
 mod chat;
+mod crash;
 mod hostile;
+mod load;
 mod llm_config;
 mod providers;
 mod secrets_in_logs;

@@ -54,6 +54,14 @@ impl Harness {
         Harness { dir, ctx, events, clock, transcript: Mutex::new(Vec::new()) }
     }
 
+    /// A harness over an existing directory (kept by the caller).
+    pub fn open_in(dir: &Path) -> Self {
+        let events = Arc::new(RecordedEvents::default());
+        let clock = Arc::new(ManualClock::new(START));
+        let ctx = context(dir, events.clone(), clock.clone(), MapResolver::new());
+        Harness { dir: tempfile::tempdir().unwrap(), ctx, events, clock, transcript: Mutex::new(Vec::new()) }
+    }
+
     /// Closes the database and opens it again from the same directory.
     pub fn reopen(self) -> Self {
         let Harness { dir, ctx, .. } = self;

@@ -1,0 +1,88 @@
+//! Crashes: the test re-runs its own binary as a writer, kills it with SIGKILL in the middle of
+//! a run of writes, and checks that every acknowledged write survived and the file is sound.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use keypool_store::Database;
+use serde_json::json;
+
+use crate::support::Harness;
+
+const CHILD_ENV: &str = "KEYPOOL_CRASH_WRITER_DIR";
+
+/// Not a test on its own: the writer the crash test starts (it returns at once otherwise).
+/// Writes keys and toggles through the commands, printing one `ACK` line per acknowledged write.
+#[test]
+fn crash_writer_child() {
+    let Some(dir) = std::env::var_os(CHILD_ENV) else { return };
+    let h = Harness::open_in(std::path::Path::new(&dir));
+    let mut out = std::io::stdout().lock();
+    for i in 0.. {
+        let key = h.ok(
+            "llmConfig:addApiKey",
+            json!({ "providerId": "openai", "apiKey": format!("sk-crash-{}-{i:06}-abcdefgh", std::process::id()), "label": format!("k{i}"), "weight": i % 100 + 1 }),
+        );
+        writeln!(out, "ACK add {} {}", key["id"].as_str().unwrap(), i % 100 + 1).unwrap();
+        out.flush().unwrap();
+        if i % 3 == 0 {
+            let toggled = h.ok("llmConfig:toggleApiKey", json!({ "id": key["id"], "enabled": false }));
+            writeln!(out, "ACK off {}", toggled["id"].as_str().unwrap()).unwrap();
+            out.flush().unwrap();
+        }
+    }
+}
+
+#[test]
+fn acknowledged_writes_survive_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut acked: HashMap<String, (u64, bool)> = HashMap::new();
+    for round in 0..3 {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "crash::crash_writer_child", "--nocapture", "--test-threads=1"])
+            .env(CHILD_ENV, dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the writer starts");
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut seen = 0;
+        // Kill at a different point each round, in the middle of the stream of writes.
+        let kill_after = 150 + round * 97;
+        for line in lines {
+            let line = line.unwrap();
+            // libtest may print its own "test … ..." prefix on the first line.
+            let Some(start) = line.find("ACK ") else { continue };
+            let parts: Vec<&str> = line[start..].split_whitespace().collect();
+            match parts.as_slice() {
+                ["ACK", "add", id, weight] => {
+                    acked.insert(id.to_string(), (weight.parse().unwrap(), true));
+                }
+                ["ACK", "off", id] => acked.get_mut(*id).expect("toggled after added").1 = false,
+                _ => continue,
+            }
+            seen += 1;
+            if seen == kill_after {
+                child.kill().expect("SIGKILL the writer");
+                break;
+            }
+        }
+        child.wait().unwrap();
+    }
+    assert!(acked.len() > 300, "the writer acknowledged many writes before each kill ({})", acked.len());
+
+    let db = Database::open(dir.path()).expect("the database opens after the crashes");
+    let conn = db.lock().unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok", "the file is sound after SIGKILL");
+    let mut stmt = conn.prepare("SELECT id, weight, enabled FROM llm_provider_api_keys").unwrap();
+    let stored: HashMap<String, (u64, bool)> = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, (r.get::<_, i64>(1)? as u64, r.get::<_, bool>(2)?))))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for (id, expected) in &acked {
+        assert_eq!(stored.get(id), Some(expected), "acknowledged write of {id} was lost or changed");
+    }
+}
