@@ -80,3 +80,48 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod security_tests {
+    use serde_json::Value;
+
+    fn read_json(relative: &str) -> Value {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    /// The window may call our own commands and listen to events; nothing else (no shell, no
+    /// filesystem, no HTTP from the web view: provider traffic happens in Rust).
+    #[test]
+    fn capability_grants_only_the_apps_commands_and_events() {
+        let capability = read_json("capabilities/default.json");
+        let permissions: Vec<&str> =
+            capability["permissions"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+        assert_eq!(
+            permissions,
+            ["core:event:default", "allow-app", "allow-llm-config", "allow-chat"],
+            "no plugin or core permission beyond events"
+        );
+        let manifest = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+        for plugin in ["tauri-plugin-shell", "tauri-plugin-fs", "tauri-plugin-http", "tauri-plugin-opener"] {
+            assert!(!manifest.contains(plugin), "{plugin} must not be a dependency");
+        }
+    }
+
+    /// An explicit CSP: scripts and everything else from the app itself only; no remote origin.
+    #[test]
+    fn content_security_policy_is_strict() {
+        let config = read_json("tauri.conf.json");
+        let csp = config["app"]["security"]["csp"].as_object().expect("an explicit CSP object");
+        assert_eq!(csp["default-src"], "'self'", "default-src is the app itself");
+        assert_eq!(csp["script-src"], "'self'", "no inline or remote scripts");
+        assert_eq!(csp["object-src"], "'none'", "no plugins");
+        for (directive, value) in csp {
+            let value = value.as_str().unwrap();
+            for source in value.split_whitespace() {
+                let remote = source.starts_with("http") && source != "http://ipc.localhost";
+                assert!(!remote && source != "*" && !source.contains("unsafe-eval"), "{directive}: {source} is not allowed");
+            }
+        }
+    }
+}

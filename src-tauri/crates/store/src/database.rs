@@ -113,6 +113,8 @@ impl Database {
         if found > 0 && found < SCHEMA_VERSION {
             // An upgrade: keep a consistent copy of the user's data (WAL included) first.
             let copy = free_name(&path, &format!("v{found}"));
+            // VACUUM INTO accepts an empty file: creating it first keeps the copy private.
+            create_private_file_if_absent(&copy)?;
             conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
                 .map_err(|source| OpenError::Backup { path: path.clone(), source })?;
             tracing::info!(from = found, to = SCHEMA_VERSION, backup = %copy.display(), "upgrading the database");

@@ -63,7 +63,17 @@ mod upgrade_tests {
         assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION, "it reaches the latest schema");
         assert_eq!(rows(&db, "SELECT * FROM settings"), ["Text(\"language\")|Text(\"ja\")|Integer(5)"], "settings kept");
         assert_eq!(rows(&db, "SELECT id FROM providers ORDER BY sort_order").len(), 3, "built-ins are added");
-        assert!(dir.path().join(format!("{DATABASE_FILE_NAME}.v1.bak")).is_file(), "a pre-upgrade copy exists");
+        let copy = dir.path().join(format!("{DATABASE_FILE_NAME}.v1.bak"));
+        assert!(copy.is_file(), "a pre-upgrade copy exists");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&copy).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "the copy holds keys too: private to the user, got {mode:o}");
+        }
+        let copied = Connection::open(&copy).unwrap();
+        let language: String = copied.query_row("SELECT value FROM settings", [], |r| r.get(0)).unwrap();
+        assert_eq!(language, "ja", "the copy holds the data as it was before the upgrade");
     }
 
     #[test]
