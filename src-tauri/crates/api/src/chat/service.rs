@@ -267,7 +267,7 @@ impl Chats {
         let (endpoint, key) = {
             let conn = self.db.lock()?;
             let key = api_keys::get_api_key(&conn, key_id)?
-                .ok_or_else(|| ServiceError::NotFound { what: "API key", id: key_id.to_owned() })?;
+                .ok_or_else(|| ServiceError::not_found("API key", key_id))?;
             let provider =
                 providers::get_provider(&conn, &key.provider_id)?.ok_or_else(|| provider_not_found(&key.provider_id))?;
             (endpoint_of(&provider)?, key.api_key)
@@ -300,9 +300,9 @@ fn title_from(content: &str) -> String {
 }
 
 fn chat_not_found(id: &str) -> ServiceError {
-    ServiceError::NotFound { what: "chat", id: id.to_owned() }
+    ServiceError::not_found("chat", id)
 }
 
 fn provider_not_found(id: &str) -> ServiceError {
-    ServiceError::NotFound { what: "provider", id: id.to_owned() }
+    ServiceError::not_found("provider", id)
 }

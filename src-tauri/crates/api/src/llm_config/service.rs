@@ -39,6 +39,12 @@ pub enum ServiceError {
     Pool(#[from] PoolError),
 }
 
+impl ServiceError {
+    pub(crate) fn not_found(what: &'static str, id: &str) -> Self {
+        ServiceError::NotFound { what, id: id.to_owned() }
+    }
+}
+
 impl From<keypool_store::rusqlite::Error> for ServiceError {
     fn from(error: keypool_store::rusqlite::Error) -> Self {
         ServiceError::Store(StoreError::from(error))
@@ -320,7 +326,7 @@ fn require_provider(conn: &keypool_store::rusqlite::Connection, provider_id: &st
 }
 
 fn provider_not_found(id: &str) -> ServiceError {
-    ServiceError::NotFound { what: "provider", id: id.to_owned() }
+    ServiceError::not_found("provider", id)
 }
 
 /// A default model must be one of the provider's models (when it lists any).
@@ -339,5 +345,5 @@ fn require_key(conn: &keypool_store::rusqlite::Connection, id: &str) -> Result<A
 }
 
 fn key_not_found(id: &str) -> ServiceError {
-    ServiceError::NotFound { what: "API key", id: id.to_owned() }
+    ServiceError::not_found("API key", id)
 }
