@@ -1,5 +1,6 @@
 //! Hostile input: arbitrary JSON thrown at every command. Never a panic, always either a
-//! result or a structured error, and a rejected call leaves the database exactly as it was.
+//! result or a structured error, and a rejected call leaves the database exactly as it was, byte
+//! for byte (the file and its WAL).
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -82,12 +83,14 @@ fn every_command_survives_arbitrary_json() {
         runner
             .run(&payload(), |payload| {
                 let payload = with_real_ids(payload, &key_id);
+                let bytes_before = h.file_bytes();
                 let before = h.snapshot();
                 let result = h.call(command, payload.clone());
                 if let Err(error) = result {
                     let encoded = serde_json::to_value(&error).unwrap();
                     prop_assert!(encoded["code"].is_string(), "{command} {payload}: a structured error, got {encoded}");
                     prop_assert!(!error.message.is_empty(), "{command} {payload}: the error says something");
+                    prop_assert!(h.file_bytes() == bytes_before, "{command} {payload}: a rejected call changed the file's bytes");
                     prop_assert_eq!(h.snapshot(), before, "{} {}: a rejected call changed the database", command, payload);
                 }
                 Ok(())

@@ -144,6 +144,13 @@ impl Harness {
         rows
     }
 
+    /// The bytes of the database file and its WAL, for byte-for-byte comparisons.
+    pub fn file_bytes(&self) -> (Vec<u8>, Vec<u8>) {
+        let path = self.dir.path().join(keypool_store::DATABASE_FILE_NAME);
+        let wal = path.with_file_name(format!("{}-wal", keypool_store::DATABASE_FILE_NAME));
+        (std::fs::read(&path).unwrap(), std::fs::read(&wal).unwrap_or_default())
+    }
+
     pub fn transcript_text(&self) -> String {
         self.transcript.lock().unwrap().join("\n")
     }
