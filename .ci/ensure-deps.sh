@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 SYSTEM_PACKAGES=(
   libwebkit2gtk-4.1-dev build-essential curl wget file libxdo-dev libssl-dev
   libayatana-appindicator3-dev librsvg2-dev xvfb xauth webkit2gtk-driver xdotool imagemagick
+  # The UI speaks Chinese and Japanese too; without these fonts they render as empty boxes.
+  fonts-noto-cjk
 )
 
 missing=()
