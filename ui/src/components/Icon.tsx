@@ -12,6 +12,9 @@ const PATHS = {
   eyeOff: 'M3 3l18 18M10.6 6.1A10 10 0 0 1 12 6c6.4 0 10 6 10 6a17 17 0 0 1-3.2 3.9M6.6 6.6C3.8 8.4 2 12 2 12s3.6 6 10 6a9.6 9.6 0 0 0 4.3-1M9.9 9.9a3 3 0 0 0 4.2 4.2',
   close: 'M6 6l12 12M18 6 6 18',
   reset: 'M4 12a8 8 0 1 0 2.3-5.7M4 4v4h4',
+  pencil: 'M4 20h4L19 9l-4-4L4 16v4zM13.5 6.5l4 4',
+  send: 'M4 12l16-8-6 16-2.5-6.5L4 12zM11.5 13.5 20 4',
+  stop: 'M7 7h10v10H7z',
 } as const;
 
 export type IconName = keyof typeof PATHS;

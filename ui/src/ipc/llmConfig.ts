@@ -11,6 +11,9 @@ export interface Provider {
   apiKeyPreview: string | null;
   builtin: boolean;
   sortOrder: number;
+  /** The models offered when starting a chat with this provider. */
+  models: string[];
+  defaultModel: string | null;
   keyCount: number;
   createdAt: number;
   updatedAt: number;
@@ -77,8 +80,39 @@ export interface ApiKeyChanges {
   weight?: number;
 }
 
+export type ProviderKind = Provider['kind'];
+
+/** A provider to add; optional fields omitted, never null. */
+export interface NewProvider {
+  name: string;
+  kind: ProviderKind;
+  baseUrl: string;
+  apiKey?: string;
+  models?: string[];
+  defaultModel?: string;
+}
+
+/** Only the fields to change. `apiKey: ""` removes the provider-level key; `defaultModel: ""` clears it. */
+export interface ProviderChanges {
+  name?: string;
+  kind?: ProviderKind;
+  baseUrl?: string;
+  apiKey?: string;
+  models?: string[];
+  defaultModel?: string;
+}
+
+/** What testing one key against its provider found (the provider's model list, fetched with that key). */
+export interface KeyTestResult {
+  ok: boolean;
+  /** The HTTP status, or null when no answer came (network, unresolved `$NAME`). */
+  status: number | null;
+  message: string;
+  latencyMs: number;
+}
+
 /** Drops `undefined` fields so they are absent from the IPC payload. */
-function defined<T extends object>(value: T): Record<string, unknown> {
+export function defined<T extends object>(value: T): Record<string, unknown> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
 }
 
@@ -92,6 +126,11 @@ export const llmConfigApi = {
   reorderApiKeys: (providerId: string, ids: string[]) => call<ApiKey[]>('llmConfig:reorderApiKeys', { providerId, ids }),
   getPoolStatus: (providerId: string) => call<PoolStatus>('llmConfig:getPoolStatus', { providerId }),
   resetCooldown: (id: string) => call<{ id: string }>('llmConfig:resetCooldown', { id }),
+  addProvider: (provider: NewProvider) => call<Provider>('llmConfig:addProvider', defined(provider)),
+  updateProvider: (id: string, changes: ProviderChanges) => call<Provider>('llmConfig:updateProvider', defined({ id, ...changes })),
+  /** Deletes the provider and its pool keys; its chats stay, with `providerId: null`. */
+  deleteProvider: (id: string) => call<{ id: string; deletedKeys: number }>('llmConfig:deleteProvider', { id }),
+  testApiKey: (id: string) => call<KeyTestResult>('llmConfig:testApiKey', { id }),
 };
 
 export const LLM_CONFIG_CHANGED = 'llmConfig:changed';

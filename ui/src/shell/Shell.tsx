@@ -47,7 +47,7 @@ export function Shell({ route, onNavigate, status }: Props) {
       </nav>
       <div className="page">
         {route.page === 'chat' ? (
-          <ChatPage />
+          <ChatPage onOpenSettings={() => onNavigate({ page: 'settings', section: 'providers' })} />
         ) : (
           <SettingsPage section={route.section} onSection={(section) => onNavigate({ page: 'settings', section })} status={status} />
         )}

@@ -1,4 +1,5 @@
-import type { ApiKey, KeyStatus, PoolStatus, Provider } from '../ipc/llmConfig';
+import type { Chat, ChatEvent, Message } from '../ipc/chat';
+import type { ApiKey, KeyStatus, KeyTestResult, PoolStatus, Provider } from '../ipc/llmConfig';
 import type { AppStatus } from '../ipc/app';
 
 /**
@@ -21,13 +22,38 @@ export const READY: AppStatus = {
 };
 
 export function provider(id: string, name: string, extra: Partial<Provider> = {}): Provider {
-  return { id, name, kind: 'openai', baseUrl: `https://${id}.example/v1`, apiKeyPreview: null, builtin: true, sortOrder: 0, keyCount: 0, createdAt: 0, updatedAt: 0, ...extra };
+  return { id, name, kind: 'openai', baseUrl: `https://${id}.example/v1`, apiKeyPreview: null, builtin: true, sortOrder: 0, models: [], defaultModel: null, keyCount: 0, createdAt: 0, updatedAt: 0, ...extra };
+}
+
+/** What a test's reply script gets: emit events, and learn when chat:stop is called. */
+export interface SendControl {
+  chatId: string;
+  content?: string;
+  emit: (event: ChatEvent) => void;
+  stopped: Promise<void>;
+}
+/** Returns the assistant message's fields to save (the fake adds id, chatId, createdAt). */
+export type SendHandler = (control: SendControl) => Promise<Partial<Message>> | Partial<Message>;
+
+/** A reply from key A in two pieces. */
+export const defaultReply: SendHandler = ({ emit }) => {
+  emit({ type: 'keySelected', keyLabel: 'key A', providerLevel: false, rebound: false, attempt: 1 });
+  emit({ type: 'delta', text: 'Hello' });
+  emit({ type: 'delta', text: ' there' });
+  return { content: 'Hello there', keyLabel: 'key A' };
+};
+
+/** A promise with its resolve, for a test to release a step of a reply. */
+export function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
 }
 
 export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   const providers: Provider[] = [
-    provider('openai', 'OpenAI', { apiKeyPreview: 'sk-…prov', sortOrder: 0 }),
-    provider('anthropic', 'Anthropic', { kind: 'anthropic', sortOrder: 1 }),
+    provider('openai', 'OpenAI', { apiKeyPreview: 'sk-…prov', sortOrder: 0, models: ['gpt-4o-mini', 'gpt-4o'], defaultModel: 'gpt-4o-mini' }),
+    provider('anthropic', 'Anthropic', { kind: 'anthropic', sortOrder: 1, models: ['claude-sonnet-4-5', 'claude-haiku-4-5'], defaultModel: 'claude-sonnet-4-5' }),
   ];
   const keys: (ApiKey & { secret: string })[] = [];
   const live = new Map<string, Partial<KeyStatus>>();
@@ -36,6 +62,11 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   const rejections = new Map<string, unknown>();
   let nextId = 1;
   let clock = now;
+  const chats: Chat[] = [];
+  const messages: Message[] = [];
+  const stops = new Map<string, () => void>();
+  const keyTests = new Map<string, KeyTestResult>();
+  let sendHandler: SendHandler = defaultReply;
   /** When false, writes do not emit (to test the fallback reload). */
   let emitting = true;
 
@@ -75,7 +106,121 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     return publicKey(key);
   }
 
+  const findChat = (id: string) => {
+    const chat = chats.find((c) => c.id === id);
+    if (!chat) throw { code: 'not_found', message: `no chat ${id}` };
+    return chat;
+  };
+
+  function saveMessage(chatId: string, fields: Partial<Message>): Message {
+    const message: Message = {
+      id: `msg-${nextId++}`,
+      chatId,
+      role: 'assistant',
+      content: '',
+      status: 'complete',
+      error: null,
+      errorCode: null,
+      keyLabel: null,
+      createdAt: clock,
+      ...fields,
+    };
+    messages.push(message);
+    const chat = findChat(chatId);
+    chat.updatedAt = ++clock;
+    return message;
+  }
+
+  function addChat(fields: Partial<Chat> = {}): Chat {
+    const chat: Chat = { id: `chat-${nextId++}`, title: 'New chat', providerId: 'openai', model: 'gpt-4o-mini', createdAt: clock, updatedAt: ++clock, ...fields };
+    chats.push(chat);
+    return structuredClone(chat);
+  }
+
+  async function send(args: Record<string, unknown>) {
+    const { chatId, content } = args.request as { chatId: string; content?: string };
+    const channel = args.onEvent as { onmessage: (event: ChatEvent) => void };
+    const chat = findChat(chatId);
+    if (chat.providerId === null) throw { code: 'validation', message: "this chat's provider was deleted", issues: [{ path: 'chatId', message: 'choose a provider' }] };
+    if (stops.has(chatId)) throw { code: 'conflict', message: 'a reply is already being written in this chat' };
+    let stop!: () => void;
+    const stopped = new Promise<void>((resolve) => (stop = resolve));
+    stops.set(chatId, stop);
+    const emit = (event: ChatEvent) => channel.onmessage(structuredClone(event));
+    try {
+      if (content === undefined) {
+        while (messages.length && messages[messages.length - 1].chatId === chatId && messages[messages.length - 1].status === 'error') messages.pop();
+      } else {
+        const user = saveMessage(chatId, { role: 'user', content });
+        if (chat.title === 'New chat') chat.title = content.split('\n')[0].slice(0, 48);
+        emit({ type: 'userMessage', message: user });
+      }
+      const reply = await sendHandler({ chatId, content, emit, stopped });
+      const message = saveMessage(chatId, reply);
+      emit({ type: 'finished', message });
+      return message;
+    } finally {
+      stops.delete(chatId);
+    }
+  }
+
   const handlers: Record<string, (args: Record<string, unknown>) => unknown> = {
+    'llmConfig:addProvider': (args) => {
+      const created = provider(`prov-${nextId++}`, args.name as string, { ...(args as Partial<Provider>), builtin: false, sortOrder: providers.length, apiKeyPreview: args.apiKey ? preview(args.apiKey as string) : null, defaultModel: (args.defaultModel as string) ?? null });
+      delete (created as Partial<Provider> & { apiKey?: string }).apiKey;
+      providers.push(created);
+      emit(created.id);
+      return { ...created, keyCount: 0 };
+    },
+    'llmConfig:updateProvider': ({ id, apiKey, defaultModel, ...changes }) => {
+      const found = providers.find((p) => p.id === id);
+      if (!found) throw { code: 'not_found', message: `no provider ${id}` };
+      Object.assign(found, changes);
+      if (apiKey !== undefined) found.apiKeyPreview = apiKey === '' ? null : preview(apiKey as string);
+      if (defaultModel !== undefined) found.defaultModel = defaultModel === '' ? null : (defaultModel as string);
+      emit(found.id);
+      return { ...found, keyCount: byProvider(found.id).length };
+    },
+    'llmConfig:deleteProvider': ({ id }) => {
+      const index = providers.findIndex((p) => p.id === id);
+      if (index < 0) throw { code: 'not_found', message: `no provider ${id}` };
+      providers.splice(index, 1);
+      const doomed = byProvider(id as string);
+      doomed.forEach((k) => keys.splice(keys.indexOf(k), 1));
+      chats.filter((c) => c.providerId === id).forEach((c) => (c.providerId = null));
+      emit(id as string);
+      return { id, deletedKeys: doomed.length };
+    },
+    'llmConfig:testApiKey': ({ id }) => {
+      find(id as string);
+      return keyTests.get(id as string) ?? { ok: true, status: 200, message: 'ok', latencyMs: 42 };
+    },
+    'chat:list': () => [...chats].sort((a, b) => b.updatedAt - a.updatedAt),
+    'chat:create': ({ providerId, model, title }) => {
+      const p = providers.find((x) => x.id === providerId);
+      if (!p) throw { code: 'not_found', message: `no provider ${providerId}` };
+      return addChat({ providerId: p.id, model: (model as string) ?? p.defaultModel ?? p.models[0], title: (title as string) ?? 'New chat' });
+    },
+    'chat:update': ({ id, ...changes }) => {
+      const chat = findChat(id as string);
+      Object.assign(chat, changes, { updatedAt: ++clock });
+      return chat;
+    },
+    'chat:delete': ({ id }) => {
+      const chat = findChat(id as string);
+      chats.splice(chats.indexOf(chat), 1);
+      stops.get(id as string)?.();
+      return { id };
+    },
+    'chat:close': ({ id }) => (findChat(id as string), { id }),
+    'chat:getMessages': ({ chatId }) => (findChat(chatId as string), messages.filter((m) => m.chatId === chatId)),
+    'chat:stop': ({ chatId }) => {
+      findChat(chatId as string);
+      const stop = stops.get(chatId as string);
+      stop?.();
+      return { chatId, stopped: Boolean(stop) };
+    },
+    chat_send: send,
     'app:getStatus': () => READY,
     'llmConfig:getProviders': () => providers.map((p) => ({ ...p, keyCount: byProvider(p.id).length })),
     'llmConfig:getApiKeys': ({ providerId }) => byProvider(providerId as string).map(publicKey),
@@ -145,6 +290,15 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     /** The next call of `command` rejects with `error` (a backend `{ code, message, issues }`). */
     rejectNext: (command: string, error: unknown) => rejections.set(command, error),
     stopEmitting: () => (emitting = false),
+    providers: () => providers,
+    addChat,
+    /** Saves a message directly (history for a chat). */
+    saveMessage,
+    chats: () => chats,
+    messages: (chatId: string) => messages.filter((m) => m.chatId === chatId),
+    /** How the next replies are written: events and the saved assistant message. */
+    onSend: (handler: SendHandler) => (sendHandler = handler),
+    setKeyTest: (id: string, result: KeyTestResult) => keyTests.set(id, result),
     emit,
     callsOf: (command: string) => calls.filter((c) => c.command === command).map((c) => c.args),
     async invoke(command: string, args: Record<string, unknown> = {}) {
@@ -159,7 +313,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       }
       const handler = handlers[command];
       if (!handler) throw { code: 'internal', message: `unknown command ${command}` };
-      return structuredClone(handler(args));
+      return structuredClone(await handler(args));
     },
     async listen(event: string, handler: Listener) {
       const set = listeners.get(event) ?? new Set();

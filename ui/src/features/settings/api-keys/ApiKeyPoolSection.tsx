@@ -7,6 +7,7 @@ import { DeleteKeyDialog } from './DeleteKeyDialog';
 import { KeyList, keyName } from './KeyList';
 import type { KeyRow } from './keyRows';
 import { PasteKeysDialog } from './PasteKeysDialog';
+import { useKeyTests } from './useKeyTests';
 import { usePool } from './usePool';
 
 /** Which dialog is open, if any: each mode carries exactly what it needs. */
@@ -17,6 +18,7 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
   const { t } = useI18n();
   const titleId = useId();
   const { state, actions } = usePool(provider.id);
+  const { tests, test } = useKeyTests();
   const [mode, setMode] = useState<Mode>({ kind: 'list' });
   const [announcement, setAnnouncement] = useState('');
   const [problem, setProblem] = useState<string>();
@@ -120,6 +122,8 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
             );
           }}
           onCooldownEnd={() => void actions.refreshStatus()}
+          tests={tests}
+          onTest={(id) => void test(id)}
         />
       )}
 

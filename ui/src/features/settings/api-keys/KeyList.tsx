@@ -3,7 +3,9 @@ import { Icon } from '../../../components/Icon';
 import { Switch } from '../../../components/Switch';
 import { formatRelative } from '../../../i18n/format';
 import { useI18n } from '../../../i18n/I18nProvider';
+import { KeyTestResultLine } from './KeyTestResult';
 import { moved, type KeyRow } from './keyRows';
+import type { KeyTest } from './useKeyTests';
 import { StateBadge } from './StateBadge';
 import { WeightEditor } from './WeightEditor';
 
@@ -16,6 +18,8 @@ interface Props {
   onResetCooldown: (id: string) => void;
   onReorder: (ids: string[], movedId: string) => void;
   onCooldownEnd: () => void;
+  tests: Record<string, KeyTest>;
+  onTest: (id: string) => void;
 }
 
 interface Drag {
@@ -34,7 +38,7 @@ export function keyName(row: KeyRow, unlabeled: string): string {
  * The pool's keys in sortOrder, one aligned row each. Reordering: drag a row by its handle, or
  * focus the handle and press the arrow keys; focus stays on the moved key's handle.
  */
-export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onResetCooldown, onReorder, onCooldownEnd }: Props) {
+export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onResetCooldown, onReorder, onCooldownEnd, tests, onTest }: Props) {
   const { t, intlTag } = useI18n();
   const hintId = useId();
   const [drag, setDrag] = useState<Drag | null>(null);
@@ -175,6 +179,18 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onResetCoo
                     {t('key.resetCooldown')}
                   </button>
                 )}
+                {tests[key.id] && <KeyTestResultLine test={tests[key.id]} />}
+                {!key.enabled && tests[key.id]?.kind === 'done' && (tests[key.id] as Extract<KeyTest, { kind: 'done' }>).result.ok && (
+                  <button
+                    type="button"
+                    className="link-button"
+                    aria-label={t('key.enableLabel', { name })}
+                    onClick={() => onToggle(key.id, true)}
+                    data-testid="key-enable"
+                  >
+                    {t('key.enable')}
+                  </button>
+                )}
               </div>
 
               <div className="key-row__usage" data-testid="key-usage">
@@ -201,6 +217,17 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onResetCoo
               </div>
 
               <div className="key-row__actions">
+                <button
+                  type="button"
+                  className="button button--small"
+                  aria-label={t('key.testLabel', { name })}
+                  aria-busy={tests[key.id]?.kind === 'testing' || undefined}
+                  disabled={tests[key.id]?.kind === 'testing'}
+                  onClick={() => onTest(key.id)}
+                  data-testid="key-test"
+                >
+                  {t('key.test')}
+                </button>
                 <button
                   type="button"
                   className="icon-button icon-button--danger"

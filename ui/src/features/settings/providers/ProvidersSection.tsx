@@ -1,8 +1,15 @@
 import { useId, useState } from 'react';
+import { Dialog } from '../../../components/Dialog';
+import { Icon } from '../../../components/Icon';
 import { useI18n } from '../../../i18n/I18nProvider';
-import type { Provider } from '../../../ipc/llmConfig';
+import { llmConfigApi, type Provider } from '../../../ipc/llmConfig';
 import { ApiKeyPoolSection } from '../api-keys/ApiKeyPoolSection';
+import { DeleteProviderDialog } from './DeleteProviderDialog';
+import { toChanges, toNewProvider, type FormErrors, type FormField, type ProviderForm } from './providerForm';
+import { ProviderFormFields } from './ProviderFormFields';
 import { useProviders } from './useProviders';
+
+type Mode = { kind: 'view' } | { kind: 'add' } | { kind: 'edit' } | { kind: 'delete' };
 
 /** Settings → Providers: the provider list; the chosen provider's settings and key pool. */
 export function ProvidersSection() {
@@ -10,16 +17,53 @@ export function ProvidersSection() {
   const titleId = useId();
   const { state, reload } = useProviders();
   const [chosen, setChosen] = useState<string | null>(null);
+  const [mode, setMode] = useState<Mode>({ kind: 'view' });
+  const [announcement, setAnnouncement] = useState('');
 
   const providers = state.kind === 'loaded' ? state.providers : [];
   const provider = providers.find((p) => p.id === chosen) ?? providers[0];
 
+  const translated = (errors: FormErrors) =>
+    Object.fromEntries(Object.entries(errors).map(([field, key]) => [field, t(key!)])) as Partial<Record<FormField, string>>;
+
+  async function add(form: ProviderForm) {
+    const checked = toNewProvider(form);
+    if (!checked.ok) return { ok: false as const, errors: translated(checked.errors) };
+    const created = await llmConfigApi.addProvider(checked.value);
+    setChosen(created.id);
+    reload();
+    setMode({ kind: 'view' });
+    setAnnouncement(t('provider.added', { name: created.name }));
+    return { ok: true as const };
+  }
+
+  async function update(current: Provider, form: ProviderForm) {
+    const checked = toChanges(form, current);
+    if (!checked.ok) return { ok: false as const, errors: translated(checked.errors) };
+    if (Object.keys(checked.value).length > 0) {
+      await llmConfigApi.updateProvider(current.id, checked.value);
+      reload();
+      setAnnouncement(t('provider.saved'));
+    }
+    setMode({ kind: 'view' });
+    return { ok: true as const };
+  }
+
   return (
     <div className="providers" data-testid="providers-section">
-      <header className="section-header">
-        <h2 id={titleId}>{t('providers.title')}</h2>
-        <p className="muted">{t('providers.intro')}</p>
+      <header className="section-header section-header--row">
+        <div>
+          <h2 id={titleId}>{t('providers.title')}</h2>
+          <p className="muted">{t('providers.intro')}</p>
+        </div>
+        <button type="button" className="button" onClick={() => setMode({ kind: 'add' })} data-testid="add-provider">
+          <Icon name="plus" size={16} />
+          {t('providers.add')}
+        </button>
       </header>
+      <p className="visually-hidden" role="status" aria-live="polite" data-testid="providers-announcement">
+        {announcement}
+      </p>
       {state.kind === 'loading' && (
         <p className="muted" aria-busy="true">
           {t('providers.loading')}
@@ -43,7 +87,10 @@ export function ProvidersSection() {
                     type="button"
                     className="provider-list__item"
                     aria-current={p.id === provider.id ? 'true' : undefined}
-                    onClick={() => setChosen(p.id)}
+                    onClick={() => {
+                      setChosen(p.id);
+                      if (mode.kind === 'edit') setMode({ kind: 'view' });
+                    }}
                     data-testid={`provider-${p.id}`}
                   >
                     <span className="provider-list__name">{p.name}</span>
@@ -56,23 +103,63 @@ export function ProvidersSection() {
             </ul>
           </nav>
           <div className="provider-detail" key={provider.id}>
-            <ProviderSettings provider={provider} />
+            {mode.kind === 'edit' ? (
+              <section className="provider-card" aria-label={t('provider.editTitle', { name: provider.name })} data-testid="provider-settings">
+                <h3 className="provider-card__heading">{t('provider.editTitle', { name: provider.name })}</h3>
+                <ProviderFormFields
+                  provider={provider}
+                  onSubmit={(form) => update(provider, form)}
+                  onCancel={() => setMode({ kind: 'view' })}
+                  submitLabel={t('provider.save')}
+                  testId="provider-form"
+                />
+              </section>
+            ) : (
+              <ProviderSettings provider={provider} onEdit={() => setMode({ kind: 'edit' })} onDelete={() => setMode({ kind: 'delete' })} />
+            )}
             <ApiKeyPoolSection provider={provider} />
           </div>
         </div>
+      )}
+      {mode.kind === 'add' && (
+        <Dialog title={t('provider.addTitle')} onClose={() => setMode({ kind: 'view' })} testId="add-provider-dialog">
+          <ProviderFormFields onSubmit={add} onCancel={() => setMode({ kind: 'view' })} submitLabel={t('provider.create')} testId="add-provider-form" />
+        </Dialog>
+      )}
+      {mode.kind === 'delete' && provider && (
+        <DeleteProviderDialog
+          provider={provider}
+          onConfirm={async () => {
+            const { deletedKeys } = await llmConfigApi.deleteProvider(provider.id);
+            setChosen(null);
+            reload();
+            setAnnouncement(t('provider.deleted', { name: provider.name, count: deletedKeys }));
+          }}
+          onClose={() => setMode({ kind: 'view' })}
+        />
       )}
     </div>
   );
 }
 
-/** A provider's own settings, read-only until provider editing arrives. */
-function ProviderSettings({ provider }: { provider: Provider }) {
+/** A provider's own settings as stored, with Edit and Delete. */
+function ProviderSettings({ provider, onEdit, onDelete }: { provider: Provider; onEdit: () => void; onDelete: () => void }) {
   const { t } = useI18n();
   return (
     <section className="provider-card" aria-label={provider.name} data-testid="provider-settings">
       <div className="provider-card__title">
         <h3>{provider.name}</h3>
         <span className="tag">{t(provider.kind === 'anthropic' ? 'providers.kind.anthropic' : 'providers.kind.openai')}</span>
+        <span className="provider-card__actions">
+          <button type="button" className="button" onClick={onEdit} data-testid="provider-edit">
+            <Icon name="pencil" size={16} />
+            {t('provider.edit')}
+          </button>
+          <button type="button" className="button button--quiet-danger" onClick={onDelete} data-testid="provider-delete">
+            <Icon name="trash" size={16} />
+            {t('provider.delete')}
+          </button>
+        </span>
       </div>
       <dl className="provider-card__fields">
         <dt>{t('provider.baseUrl')}</dt>
@@ -84,8 +171,22 @@ function ProviderSettings({ provider }: { provider: Provider }) {
           {provider.apiKeyPreview ? <code>{provider.apiKeyPreview}</code> : <span className="muted">{t('provider.noProviderKey')}</span>}
           <span className="muted"> · {t('provider.providerKeyFallback')}</span>
         </dd>
+        <dt>{t('provider.models')}</dt>
+        <dd data-testid="provider-models">
+          {provider.models.length === 0 ? (
+            <span className="muted">{t('provider.noModels')}</span>
+          ) : (
+            <span className="provider-card__models">
+              {provider.models.map((m) => (
+                <code key={m} className={m === provider.defaultModel ? 'model model--default' : 'model'}>
+                  {m}
+                  {m === provider.defaultModel && <span className="muted"> · {t('provider.defaultTag')}</span>}
+                </code>
+              ))}
+            </span>
+          )}
+        </dd>
       </dl>
-      <p className="muted provider-card__note">{t('provider.readOnly')}</p>
     </section>
   );
 }

@@ -1,0 +1,137 @@
+import type { ChatEvent, FailoverReason, Message } from '../../ipc/chat';
+
+/**
+ * A conversation as the page shows it: the saved messages, the reply being streamed, and the
+ * quiet notices about keys. Pure: every change is an {@link ConversationAction} folded by
+ * {@link conversationReducer}, so streaming, failover and stop are tested without a window.
+ */
+
+/** Something the pool did to a reply that the user may want to know, shown quietly beside it. */
+export type Notice =
+  /** The chat moved to another key (its old one cooled down, was disabled or deleted): the prompt cache starts cold. */
+  | { kind: 'rebound'; keyLabel: string }
+  /** A key was refused (429/529 or 401/403) and the reply was retried on `nextKeyLabel`. */
+  | { kind: 'failover'; keyLabel: string; status: number; reason: FailoverReason; message: string; nextKeyLabel: string | null };
+
+/** The reply being written. */
+export interface Streaming {
+  text: string;
+  /** The key of the current attempt; null until the first `keySelected`. */
+  keyLabel: string | null;
+  providerLevel: boolean;
+  notices: Notice[];
+  /** The user pressed Stop; the backend is ending the reply. */
+  stopping: boolean;
+  retry: boolean;
+}
+
+export type Conversation = {
+  messages: Message[];
+  /** False until the messages have loaded once. */
+  loaded: boolean;
+  streaming: Streaming | null;
+  /** Notices of finished replies, by assistant message id (they live for this session only). */
+  notices: Record<string, Notice[]>;
+  /** `providerLevel` of finished replies, by message id, when it was known from the stream. */
+  providerLevel: Record<string, boolean>;
+};
+
+export type ConversationAction =
+  | { type: 'loaded'; messages: Message[] }
+  /** A send started: with content (a new message) or without (retry of the last one). */
+  | { type: 'sending'; retry: boolean }
+  | { type: 'event'; event: ChatEvent }
+  | { type: 'stopping' }
+  /** The send was refused before anything streamed (e.g. a reply already running). */
+  | { type: 'rejected' };
+
+export const emptyConversation: Conversation = { messages: [], loaded: false, streaming: null, notices: {}, providerLevel: {} };
+
+function withMessage(messages: Message[], message: Message): Message[] {
+  return messages.some((m) => m.id === message.id) ? messages.map((m) => (m.id === message.id ? message : m)) : [...messages, message];
+}
+
+/** A retry replaces the failed replies after the last user message (the backend deletes them). */
+export function withoutTrailingFailures(messages: Message[]): Message[] {
+  let end = messages.length;
+  while (end > 0 && messages[end - 1].role === 'assistant' && messages[end - 1].status === 'error') end -= 1;
+  return messages.slice(0, end);
+}
+
+export function conversationReducer(state: Conversation, action: ConversationAction): Conversation {
+  switch (action.type) {
+    case 'loaded': {
+      // A reply still streaming keeps streaming; the loaded list is the truth up to now.
+      return { ...state, loaded: true, messages: action.messages };
+    }
+    case 'sending':
+      return {
+        ...state,
+        messages: action.retry ? withoutTrailingFailures(state.messages) : state.messages,
+        streaming: { text: '', keyLabel: null, providerLevel: false, notices: [], stopping: false, retry: action.retry },
+      };
+    case 'stopping':
+      return state.streaming ? { ...state, streaming: { ...state.streaming, stopping: true } } : state;
+    case 'rejected':
+      return { ...state, streaming: null };
+    case 'event':
+      return foldEvent(state, action.event);
+  }
+}
+
+function foldEvent(state: Conversation, event: ChatEvent): Conversation {
+  if (event.type === 'userMessage') return { ...state, messages: withMessage(state.messages, event.message) };
+  if (event.type === 'finished') {
+    const { message } = event;
+    const streaming = state.streaming;
+    return {
+      ...state,
+      messages: withMessage(state.messages, message),
+      streaming: null,
+      notices: streaming && streaming.notices.length > 0 ? { ...state.notices, [message.id]: streaming.notices } : state.notices,
+      providerLevel: streaming ? { ...state.providerLevel, [message.id]: streaming.providerLevel } : state.providerLevel,
+    };
+  }
+  const streaming = state.streaming;
+  if (!streaming) return state; // an event after the reply ended (or from another window): nothing to fold into
+  switch (event.type) {
+    case 'keySelected': {
+      const notices = [...streaming.notices];
+      const last = notices[notices.length - 1];
+      if (last?.kind === 'failover' && last.nextKeyLabel === null) {
+        // The failover notice already says which key took over; the cold cache goes without saying.
+        notices[notices.length - 1] = { ...last, nextKeyLabel: event.keyLabel };
+      } else if (event.rebound) {
+        notices.push({ kind: 'rebound', keyLabel: event.keyLabel });
+      }
+      return { ...state, streaming: { ...streaming, keyLabel: event.keyLabel, providerLevel: event.providerLevel, notices } };
+    }
+    case 'failover':
+      return {
+        ...state,
+        streaming: {
+          ...streaming,
+          notices: [
+            ...streaming.notices,
+            { kind: 'failover', keyLabel: event.keyLabel, status: event.status, reason: event.reason, message: event.message, nextKeyLabel: null },
+          ],
+        },
+      };
+    case 'delta':
+      return { ...state, streaming: { ...streaming, text: streaming.text + event.text } };
+  }
+}
+
+/** The label the backend gives replies answered with the provider-level key. */
+export const PROVIDER_KEY_LABEL = 'provider key';
+
+/** Whether a saved reply was answered with the provider-level key. */
+export function answeredByProviderKey(conversation: Conversation, message: Message): boolean {
+  return conversation.providerLevel[message.id] ?? message.keyLabel === PROVIDER_KEY_LABEL;
+}
+
+/** The failed reply that Retry would replace: the last message, when it is a failed reply. */
+export function retryable(conversation: Conversation): Message | null {
+  const last = conversation.messages[conversation.messages.length - 1];
+  return !conversation.streaming && last?.role === 'assistant' && last.status === 'error' ? last : null;
+}

@@ -1,0 +1,54 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { chatApi, type Chat, type ChatChanges, type NewChat } from '../../ipc/chat';
+import type { IpcError } from '../../ipc/client';
+
+export type ChatsLoad =
+  | { kind: 'loading' }
+  | { kind: 'failed'; error: IpcError }
+  | { kind: 'loaded'; chats: Chat[] };
+
+/** The chats, most recently active first, and the writes on them; each write reloads the list. */
+export function useChats() {
+  const [state, setState] = useState<ChatsLoad>({ kind: 'loading' });
+  const seq = useRef(0);
+
+  const reload = useCallback(async () => {
+    const mine = ++seq.current;
+    try {
+      const chats = await chatApi.list();
+      if (mine === seq.current) setState({ kind: 'loaded', chats });
+    } catch (error) {
+      if (mine === seq.current) setState((s) => (s.kind === 'loaded' ? s : { kind: 'failed', error: error as IpcError }));
+    }
+  }, []);
+
+  useEffect(() => {
+    void reload();
+    return () => {
+      seq.current += 1;
+    };
+  }, [reload]);
+
+  const actions = useMemo(
+    () => ({
+      create: async (chat: NewChat) => {
+        const created = await chatApi.create(chat);
+        await reload();
+        return created;
+      },
+      update: async (id: string, changes: ChatChanges) => {
+        const updated = await chatApi.update(id, changes);
+        await reload();
+        return updated;
+      },
+      remove: async (id: string) => {
+        await chatApi.delete(id);
+        await reload();
+      },
+      reload,
+    }),
+    [reload],
+  );
+
+  return { state, actions };
+}

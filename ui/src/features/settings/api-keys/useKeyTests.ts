@@ -1,0 +1,33 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { llmConfigApi, type KeyTestResult } from '../../../ipc/llmConfig';
+
+/** One key's test: running, its result, or the command failing (e.g. the key was deleted). */
+export type KeyTest =
+  | { kind: 'testing' }
+  | { kind: 'done'; result: KeyTestResult }
+  | { kind: 'failed'; message: string };
+
+/** Tests keys against their provider (`llmConfig:testApiKey`); the last result per key. */
+export function useKeyTests() {
+  const [tests, setTests] = useState<Record<string, KeyTest>>({});
+  const live = useRef(true);
+  useEffect(() => {
+    live.current = true;
+    return () => {
+      live.current = false;
+    };
+  }, []);
+
+  const test = useCallback(async (id: string) => {
+    setTests((all) => ({ ...all, [id]: { kind: 'testing' } }));
+    let outcome: KeyTest;
+    try {
+      outcome = { kind: 'done', result: await llmConfigApi.testApiKey(id) };
+    } catch (error) {
+      outcome = { kind: 'failed', message: error instanceof Error ? error.message : String(error) };
+    }
+    if (live.current) setTests((all) => ({ ...all, [id]: outcome }));
+  }, []);
+
+  return { tests, test };
+}
