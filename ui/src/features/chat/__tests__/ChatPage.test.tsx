@@ -1,0 +1,269 @@
+import { render, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { I18nProvider } from '../../../i18n/I18nProvider';
+import { createFakeBackend, gate, type FakeBackend } from '../../../test/fakeBackend';
+
+let backend: FakeBackend;
+vi.mock('@tauri-apps/api/core', () => ({
+  invoke: (command: string, args: Record<string, unknown>) => backend.invoke(command, args),
+  /** Like Tauri's: the page sets `onmessage`, the (fake) backend calls it. */
+  Channel: class {
+    onmessage: (message: unknown) => void = () => {};
+  },
+}));
+vi.mock('@tauri-apps/api/event', () => ({ listen: (event: string, handler: never) => backend.listen(event, handler) }));
+
+const { ChatPage } = await import('../ChatPage');
+
+function renderPage(onOpenSettings = vi.fn()) {
+  const user = userEvent.setup();
+  render(
+    <I18nProvider initial="en">
+      <ChatPage onOpenSettings={onOpenSettings} />
+    </I18nProvider>,
+  );
+  return user;
+}
+
+const composer = () => screen.getByRole('textbox', { name: 'Message' });
+const sends = () => backend.callsOf('chat_send').map((args) => args.request);
+
+describe('the chat page', () => {
+  beforeEach(() => {
+    backend = createFakeBackend();
+    localStorage.clear();
+  });
+
+  it('starts a chat with a provider and one of its models, the default chosen first', async () => {
+    const user = renderPage();
+    expect(await screen.findByTestId('chat-empty')).toHaveTextContent('No conversations yet');
+    await user.click(screen.getAllByRole('button', { name: 'New chat' })[0]);
+    const dialog = screen.getByRole('dialog', { name: 'Start a new chat' });
+    expect(within(dialog).getByLabelText('Model'), 'the provider’s default model is preselected').toHaveValue('gpt-4o-mini');
+    await user.selectOptions(within(dialog).getByLabelText('Provider'), 'anthropic');
+    expect(within(dialog).getByLabelText('Model'), 'another provider brings its own default').toHaveValue('claude-sonnet-4-5');
+    await user.selectOptions(within(dialog).getByLabelText('Model'), 'claude-haiku-4-5');
+    await user.click(within(dialog).getByRole('button', { name: 'Start chat' }));
+
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(backend.callsOf('chat:create')).toEqual([{ providerId: 'anthropic', model: 'claude-haiku-4-5' }]);
+    expect(screen.getByTestId('conversation-model')).toHaveTextContent('Anthropic · claude-haiku-4-5');
+    expect(screen.getByTestId('chat-item-title')).toHaveTextContent('New chat');
+  });
+
+  it('streams the reply in as deltas arrive and says which key answered', async () => {
+    backend.addChat();
+    const step = gate();
+    backend.onSend(async ({ emit }) => {
+      emit({ type: 'keySelected', keyLabel: 'prod', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'delta', text: 'Hel' });
+      await step.opened;
+      emit({ type: 'delta', text: 'lo!' });
+      return { content: 'Hello!', keyLabel: 'prod' };
+    });
+    const user = renderPage();
+    await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Hi there{Enter}');
+
+    expect(await screen.findByTestId('streaming-content')).toHaveTextContent('Hel');
+    expect(screen.getByTestId('streaming-key')).toHaveTextContent('Writing with key prod…');
+    expect(screen.getAllByTestId('message-content')[0], 'the user message shows at once').toHaveTextContent('Hi there');
+    expect(composer(), 'the box is emptied once sent').toHaveValue('');
+    expect(sends()).toEqual([{ chatId: 'chat-1', content: 'Hi there' }]);
+    expect(screen.getByRole('button', { name: 'Stop' }), 'Stop replaces Send while a reply is written').toBeInTheDocument();
+
+    step.open();
+    await waitFor(() => expect(screen.queryByTestId('streaming-reply')).not.toBeInTheDocument());
+    const reply = screen.getAllByTestId('message').at(-1)!;
+    expect(reply).toHaveTextContent('Hello!');
+    expect(within(reply).getByTestId('message-key')).toHaveTextContent('Key: prod');
+    await waitFor(() => expect(screen.getByTestId('chat-item-title'), 'the list follows the automatic title').toHaveTextContent('Hi there'));
+  });
+
+  it('adds a line with Shift+Enter and sends nothing blank', async () => {
+    backend.addChat();
+    const user = renderPage();
+    const box = await screen.findByRole('textbox', { name: 'Message' });
+    await user.type(box, 'one{Shift>}{Enter}{/Shift}two');
+    expect(box).toHaveValue('one\ntwo');
+    expect(sends()).toEqual([]);
+    await user.clear(box);
+    await user.type(box, '   {Enter}');
+    expect(sends(), 'whitespace is not a message').toEqual([]);
+  });
+
+  it('stops a reply with the Stop button and keeps the text written so far', async () => {
+    backend.addChat();
+    backend.onSend(async ({ emit, stopped }) => {
+      emit({ type: 'keySelected', keyLabel: 'prod', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'delta', text: 'The first half' });
+      await stopped;
+      return { content: 'The first half', status: 'stopped', keyLabel: 'prod' };
+    });
+    const user = renderPage();
+    await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Tell a story{Enter}');
+    await screen.findByText('The first half');
+    await user.click(screen.getByRole('button', { name: 'Stop' }));
+
+    expect(backend.callsOf('chat:stop')).toEqual([{ chatId: 'chat-1' }]);
+    const reply = await screen.findByTestId('message-stopped');
+    expect(reply).toHaveTextContent('Stopped');
+    expect(screen.getAllByTestId('message').at(-1)).toHaveTextContent('The first half');
+    expect(screen.getByRole('button', { name: 'Send' }), 'Send is back').toBeInTheDocument();
+  });
+
+  it('says quietly when a key was rate-limited and the reply moved to another key', async () => {
+    backend.addChat();
+    backend.onSend(({ emit }) => {
+      emit({ type: 'keySelected', keyLabel: 'key A', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'failover', keyLabel: 'key A', status: 429, reason: 'rate_limited', message: 'slow down' });
+      emit({ type: 'keySelected', keyLabel: 'key B', providerLevel: false, rebound: true, attempt: 2 });
+      emit({ type: 'delta', text: 'Answer' });
+      return { content: 'Answer', keyLabel: 'key B' };
+    });
+    const user = renderPage();
+    await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Q{Enter}');
+    const notice = await screen.findByTestId('chat-notice');
+    expect(notice).toHaveTextContent('Key key A was rate-limited (429), retried on key B');
+    expect(notice).toHaveAttribute('data-kind', 'failover');
+    await waitFor(() => expect(screen.getByTestId('message-key')).toHaveTextContent('Key: key B'));
+    expect(screen.getAllByTestId('chat-notice'), 'one notice, not one per event').toHaveLength(1);
+  });
+
+  it('says when the chat moved to another key and its prompt cache starts cold', async () => {
+    backend.addChat();
+    backend.onSend(({ emit }) => {
+      emit({ type: 'keySelected', keyLabel: 'spare', providerLevel: false, rebound: true, attempt: 1 });
+      return { content: 'Hi', keyLabel: 'spare' };
+    });
+    const user = renderPage();
+    await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Q{Enter}');
+    expect(await screen.findByTestId('chat-notice')).toHaveTextContent('Moved to key spare — prompt cache reset');
+  });
+
+  it('names the provider-level key when it answered', async () => {
+    backend.addChat();
+    backend.onSend(({ emit }) => {
+      emit({ type: 'keySelected', keyLabel: 'provider key', providerLevel: true, rebound: false, attempt: 1 });
+      return { content: 'Hi', keyLabel: 'provider key' };
+    });
+    const user = renderPage();
+    await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Q{Enter}');
+    expect(await screen.findByTestId('message-key')).toHaveTextContent('Key: the provider key');
+  });
+
+  it('shows a failed reply in place, links to the key settings, and retries it', async () => {
+    backend.addChat();
+    backend.onSend(({ emit }) => {
+      emit({ type: 'keySelected', keyLabel: 'only', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'failover', keyLabel: 'only', status: 401, reason: 'auth_rejected', message: 'invalid key' });
+      return { status: 'error', error: 'every key of OpenAI is disabled: fix only', errorCode: 'no_available_key', keyLabel: 'only' };
+    });
+    const openSettings = vi.fn();
+    const user = renderPage(openSettings);
+    await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Q{Enter}');
+
+    const error = await screen.findByTestId('message-error');
+    expect(error).toHaveTextContent('The reply failed: every key of OpenAI is disabled: fix only');
+    expect(screen.getByTestId('chat-notice')).toHaveTextContent('Key only was rejected (401) and disabled');
+    await user.click(within(error).getByRole('button', { name: 'Open Settings → Providers' }));
+    expect(openSettings).toHaveBeenCalled();
+
+    backend.onSend(({ emit }) => {
+      emit({ type: 'keySelected', keyLabel: 'fixed', providerLevel: false, rebound: false, attempt: 1 });
+      return { content: 'Now it works', keyLabel: 'fixed' };
+    });
+    await user.click(within(error).getByRole('button', { name: 'Retry' }));
+    expect(await screen.findByText('Now it works')).toBeInTheDocument();
+    expect(sends().at(-1), 'a retry sends no content').toEqual({ chatId: 'chat-1' });
+    expect(screen.queryByTestId('message-error'), 'the failed reply is replaced').not.toBeInTheDocument();
+  });
+
+  it('keeps the text and says why when a send is refused', async () => {
+    backend.addChat();
+    backend.rejectNext('chat_send', { code: 'conflict', message: 'a reply is already being written in this chat' });
+    const user = renderPage();
+    await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Q{Enter}');
+    expect(await screen.findByTestId('chat-problem')).toHaveTextContent('Could not send: a reply is already being written');
+    expect(composer()).toHaveValue('Q');
+  });
+
+  it('loads a chat’s messages and closes the chat left when switching', async () => {
+    const first = backend.addChat({ title: 'First' });
+    const second = backend.addChat({ title: 'Second' });
+    backend.saveMessage(first.id, { role: 'user', content: 'old question' });
+    backend.saveMessage(first.id, { content: 'old answer', keyLabel: 'prod' });
+    const user = renderPage();
+    const items = await screen.findAllByTestId('chat-item');
+    expect(items.map((i) => i.textContent), 'most recently active first').toEqual(['First', 'Second']);
+    expect(await screen.findByText('old answer')).toBeInTheDocument();
+
+    await user.click(screen.getByRole('button', { name: 'Second' }));
+    expect(backend.callsOf('chat:close'), 'the chat left releases its key').toEqual([{ id: first.id }]);
+    expect(await screen.findByTestId('conversation-title')).toHaveTextContent('Second');
+    expect(screen.queryByText('old answer')).not.toBeInTheDocument();
+    expect(backend.callsOf('chat:getMessages')).toContainEqual({ chatId: second.id });
+  });
+
+  it('renames a chat in place: Enter saves, Escape cancels', async () => {
+    backend.addChat({ title: 'Draft' });
+    const user = renderPage();
+    await user.click(await screen.findByRole('button', { name: 'Rename Draft' }));
+    const input = screen.getByRole('textbox', { name: 'Chat title' });
+    expect(input).toHaveFocus();
+    await user.clear(input);
+    await user.type(input, 'Ignored{Escape}');
+    expect(backend.callsOf('chat:update'), 'Escape saves nothing').toEqual([]);
+
+    await user.click(screen.getByRole('button', { name: 'Rename Draft' }));
+    await user.clear(screen.getByRole('textbox', { name: 'Chat title' }));
+    await user.type(screen.getByRole('textbox', { name: 'Chat title' }), 'Trip plans{Enter}');
+    await waitFor(() => expect(screen.getByTestId('chat-item-title')).toHaveTextContent('Trip plans'));
+    expect(backend.callsOf('chat:update')).toEqual([{ id: 'chat-1', title: 'Trip plans' }]);
+  });
+
+  it('deletes a chat only after a confirmation that says it cannot be undone', async () => {
+    backend.addChat({ title: 'Doomed' });
+    backend.addChat({ title: 'Kept' });
+    const user = renderPage();
+    await user.click(await screen.findByRole('button', { name: 'Delete Doomed' }));
+    const confirm = screen.getByRole('alertdialog', { name: 'Delete this chat?' });
+    expect(confirm).toHaveAccessibleDescription(/cannot be undone/);
+    expect(within(confirm).getByRole('button', { name: 'Cancel' })).toHaveFocus();
+    await user.click(within(confirm).getByRole('button', { name: 'Cancel' }));
+    expect(backend.callsOf('chat:delete')).toEqual([]);
+
+    await user.click(screen.getByRole('button', { name: 'Delete Doomed' }));
+    await user.click(within(screen.getByRole('alertdialog')).getByRole('button', { name: 'Delete chat' }));
+    await waitFor(() => expect(screen.queryByText('Doomed')).not.toBeInTheDocument());
+    expect(backend.callsOf('chat:delete')).toEqual([{ id: 'chat-1' }]);
+    expect(await screen.findByTestId('conversation-title'), 'the next chat is shown').toHaveTextContent('Kept');
+  });
+
+  it('asks for another provider when the chat’s provider was deleted', async () => {
+    backend.addChat({ title: 'Orphan', providerId: null, model: 'gpt-4o' });
+    const user = renderPage();
+    const choose = await screen.findByTestId('choose-provider');
+    expect(choose).toHaveTextContent('The provider of this chat was deleted');
+    expect(composer(), 'nothing can be sent until then').toBeDisabled();
+    await waitFor(() => expect(within(choose).getByLabelText('Model'), 'the chat’s model is kept when the provider has it').toHaveValue('gpt-4o'));
+    await user.click(within(choose).getByRole('button', { name: 'Use this provider' }));
+    await waitFor(() => expect(screen.queryByTestId('choose-provider')).not.toBeInTheDocument());
+    expect(backend.callsOf('chat:update')).toEqual([{ id: 'chat-1', providerId: 'openai', model: 'gpt-4o' }]);
+    expect(composer()).toBeEnabled();
+  });
+
+  it('speaks the chosen language', async () => {
+    backend.addChat();
+    const user = userEvent.setup();
+    render(
+      <I18nProvider initial="ru">
+        <ChatPage />
+      </I18nProvider>,
+    );
+    expect(await screen.findByRole('button', { name: 'Отправить' })).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Новый чат' })).toBeInTheDocument();
+    await user.type(screen.getByRole('textbox', { name: 'Сообщение' }), 'Привет{Enter}');
+    expect(await screen.findByTestId('message-key')).toHaveTextContent('Ключ: key A');
+  });
+});

@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import type { ChatEvent, Message } from '../../../ipc/chat';
+import { answeredByProviderKey, conversationReducer, emptyConversation, retryable, type Conversation, type ConversationAction } from '../conversation';
+import { initialModel, modelOptions } from '../models';
+import { provider } from '../../../test/fakeBackend';
+
+const message = (fields: Partial<Message>): Message => ({
+  id: 'm',
+  chatId: 'c',
+  role: 'assistant',
+  content: '',
+  status: 'complete',
+  error: null,
+  errorCode: null,
+  keyLabel: null,
+  createdAt: 0,
+  ...fields,
+});
+
+const user = message({ id: 'u1', role: 'user', content: 'Hi' });
+const fold = (state: Conversation, ...actions: ConversationAction[]) => actions.reduce(conversationReducer, state);
+const ev = (event: ChatEvent): ConversationAction => ({ type: 'event', event });
+
+describe('conversation reducer', () => {
+  it('streams a reply: the user message, the key, the deltas, then the saved reply', () => {
+    let state = fold(emptyConversation, { type: 'loaded', messages: [] }, { type: 'sending', retry: false });
+    state = fold(
+      state,
+      ev({ type: 'userMessage', message: user }),
+      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'delta', text: 'Hel' }),
+      ev({ type: 'delta', text: 'lo' }),
+    );
+    expect(state.messages, 'the user message shows at once').toEqual([user]);
+    expect(state.streaming?.text, 'deltas are appended in order').toBe('Hello');
+    expect(state.streaming?.keyLabel).toBe('A');
+    expect(state.streaming?.notices, 'a first selection is not news').toEqual([]);
+
+    const reply = message({ id: 'a1', content: 'Hello', keyLabel: 'A' });
+    state = fold(state, ev({ type: 'finished', message: reply }));
+    expect(state.streaming, 'the reply is no longer streaming').toBeNull();
+    expect(state.messages).toEqual([user, reply]);
+  });
+
+  it('folds a finished reply once, whether it comes from the channel, the answer, or both', () => {
+    const reply = message({ id: 'a1', content: 'x' });
+    const state = fold(emptyConversation, { type: 'sending', retry: false }, ev({ type: 'finished', message: reply }), ev({ type: 'finished', message: reply }));
+    expect(state.messages).toEqual([reply]);
+  });
+
+  it('turns a failover and the next key into one notice kept with the saved reply', () => {
+    const reply = message({ id: 'a1', content: 'ok', keyLabel: 'B' });
+    const state = fold(
+      emptyConversation,
+      { type: 'sending', retry: false },
+      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'failover', keyLabel: 'A', status: 429, reason: 'rate_limited', message: 'slow down' }),
+      ev({ type: 'keySelected', keyLabel: 'B', providerLevel: false, rebound: true, attempt: 2 }),
+      ev({ type: 'delta', text: 'ok' }),
+      ev({ type: 'finished', message: reply }),
+    );
+    expect(state.notices.a1, 'the failover names both keys; the rebound it implies is not repeated').toEqual([
+      { kind: 'failover', keyLabel: 'A', status: 429, reason: 'rate_limited', message: 'slow down', nextKeyLabel: 'B' },
+    ]);
+  });
+
+  it('notes a rebound that no failover explains (the chat’s key cooled down elsewhere)', () => {
+    const state = fold(
+      emptyConversation,
+      { type: 'sending', retry: false },
+      ev({ type: 'keySelected', keyLabel: 'C', providerLevel: false, rebound: true, attempt: 1 }),
+    );
+    expect(state.streaming?.notices).toEqual([{ kind: 'rebound', keyLabel: 'C' }]);
+  });
+
+  it('keeps a failover with no key left as a notice without a next key', () => {
+    const state = fold(
+      emptyConversation,
+      { type: 'sending', retry: false },
+      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'failover', keyLabel: 'A', status: 401, reason: 'auth_rejected', message: 'bad key' }),
+      ev({ type: 'finished', message: message({ id: 'a1', status: 'error', error: 'no key left', errorCode: 'no_available_key' }) }),
+    );
+    expect(state.notices.a1).toEqual([{ kind: 'failover', keyLabel: 'A', status: 401, reason: 'auth_rejected', message: 'bad key', nextKeyLabel: null }]);
+    expect(retryable(state)?.id, 'a failed last reply can be retried').toBe('a1');
+  });
+
+  it('on retry drops the failed replies the backend replaces', () => {
+    const failed = message({ id: 'a1', status: 'error', error: 'boom' });
+    const state = fold(emptyConversation, { type: 'loaded', messages: [user, failed] }, { type: 'sending', retry: true });
+    expect(state.messages).toEqual([user]);
+    expect(retryable(state), 'nothing to retry while a reply is written').toBeNull();
+  });
+
+  it('marks stopping, and a refused send ends the streaming state', () => {
+    let state = fold(emptyConversation, { type: 'sending', retry: false }, { type: 'stopping' });
+    expect(state.streaming?.stopping).toBe(true);
+    state = fold(state, { type: 'rejected' });
+    expect(state.streaming).toBeNull();
+  });
+
+  it('ignores stream events when no reply is being written', () => {
+    const state = fold(emptyConversation, ev({ type: 'delta', text: 'late' }));
+    expect(state).toEqual(emptyConversation);
+  });
+
+  it('keeps a reply streaming when the messages are loaded again', () => {
+    const state = fold(emptyConversation, { type: 'sending', retry: false }, ev({ type: 'delta', text: 'part' }), { type: 'loaded', messages: [user] });
+    expect(state.streaming?.text).toBe('part');
+    expect(state.messages).toEqual([user]);
+  });
+
+  it('knows a reply came from the provider-level key, from the stream or from the saved label', () => {
+    const streamed = fold(
+      emptyConversation,
+      { type: 'sending', retry: false },
+      ev({ type: 'keySelected', keyLabel: 'provider key', providerLevel: true, rebound: false, attempt: 1 }),
+      ev({ type: 'finished', message: message({ id: 'a1', keyLabel: 'provider key' }) }),
+    );
+    expect(answeredByProviderKey(streamed, streamed.messages[0])).toBe(true);
+    expect(answeredByProviderKey(emptyConversation, message({ keyLabel: 'provider key' }))).toBe(true);
+    expect(answeredByProviderKey(emptyConversation, message({ keyLabel: 'prod' }))).toBe(false);
+  });
+});
+
+describe('model choice', () => {
+  it('starts on the default model, else the first, else none', () => {
+    expect(initialModel(provider('p', 'P', { models: ['a', 'b'], defaultModel: 'b' }))).toBe('b');
+    expect(initialModel(provider('p', 'P', { models: ['a', 'b'] }))).toBe('a');
+    expect(initialModel(provider('p', 'P'))).toBe('');
+  });
+
+  it('offers a model the provider no longer lists when a chat uses it', () => {
+    expect(modelOptions(provider('p', 'P', { models: ['a'] }), 'old')).toEqual(['old', 'a']);
+    expect(modelOptions(provider('p', 'P', { models: ['a'] }), 'a')).toEqual(['a']);
+  });
+});
