@@ -129,3 +129,50 @@ export async function launchApp({ dataDir = tempDataDir(), env = {}, keepPrefere
     throw error;
   }
 }
+
+const FAKE_PROVIDER = process.env.KEYPOOL_FAKE_PROVIDER_BINARY ?? resolve(import.meta.dirname, '..', '..', 'target', 'debug', 'keypool-fake-provider');
+
+/**
+ * Starts the fake LLM provider on a free loopback port. Returns { url, script(key, replies,
+ * always?), release(gate), requests(), reset(), stop() }; an OpenAI-compatible base URL is
+ * `${url}/v1`, an Anthropic one is `url`. Replies are the fake's JSON (`{ kind: 'text', chunks }`,
+ * `{ kind: 'status', status, headers, message }`, `{ kind: 'hold', chunks_before, gate, chunks_after }`, …).
+ */
+export async function startFakeProvider() {
+  const child = spawn(FAKE_PROVIDER, ['--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((ok, fail) => {
+    let seen = '';
+    const onData = (chunk) => {
+      seen += chunk;
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
+      if (match) {
+        child.stdout.off('data', onData);
+        child.stdout.resume(); // keep draining, so the fake never blocks on a full pipe
+        ok(match[1]);
+      }
+    };
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', onData);
+    child.once('error', fail);
+    child.once('exit', (code) => fail(new Error(`the fake provider exited with ${code} before listening: ${seen}`)));
+  });
+  const control = async (path, body) => {
+    const response = await fetch(`${url}/__fake/${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`fake provider ${path}: HTTP ${response.status} ${await response.text()}`);
+    return response.status === 204 ? undefined : response.json();
+  };
+  return {
+    url,
+    script: (key, replies, always) => control('script', { key, replies, ...(always ? { always } : {}) }),
+    release: (gate) => control('release', { gate }),
+    requests: () => control('requests'),
+    reset: () => control('reset', {}),
+    stop() {
+      child.kill('SIGTERM');
+    },
+  };
+}

@@ -1,0 +1,250 @@
+// A chat in the real window against the fake provider: a provider added through Settings, two
+// pool keys, a reply streaming in after one failover (429 on key A, answered by key B), Stop on a
+// held stream keeping the partial text, a key revoked with 401 shown disabled in Settings, tested
+// there (OK) and enabled again, a retry of the failed reply; screenshots in light and dark.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Key } from 'selenium-webdriver';
+import { By, launchApp, startFakeProvider, tempDataDir } from './harness.mjs';
+
+const WAIT = 15_000;
+const KEY_A = 'sk-fake-AAAAAAAAAAAA-0001';
+const KEY_B = 'sk-fake-BBBBBBBBBBBB-0002';
+
+/** The text of an element as the DOM holds it (WebKitWebDriver's getText misses some). */
+const textOf = (element) => element.getAttribute('textContent');
+
+async function retype(element, text) {
+  await element.click();
+  await element.sendKeys(Key.chord(Key.CONTROL, 'a'));
+  await element.sendKeys(Key.BACK_SPACE);
+  await element.sendKeys(text);
+}
+
+async function selectByText(select, text) {
+  await select.findElement(By.xpath(`.//option[normalize-space(.)=${JSON.stringify(text)}]`)).click();
+}
+
+async function gone(app, testId) {
+  await app.driver.wait(async () => (await app.driver.findElements(By.css(`[data-testid="${testId}"]`))).length === 0, WAIT, `${testId} goes away`);
+}
+
+/** Waits until `read()` gives a value `accept` likes; returns it. */
+async function waitFor(app, read, accept, message) {
+  let last;
+  try {
+    await app.driver.wait(async () => {
+      try {
+        last = await read();
+        return accept(last);
+      } catch {
+        return false; // the element was re-rendered under us: read again
+      }
+    }, WAIT);
+  } catch {
+    throw new Error(`${message}; last seen: ${JSON.stringify(last)}`);
+  }
+  return last;
+}
+
+async function assistantMessages(app) {
+  const items = await app.driver.findElements(By.css('[data-testid="message"][data-role="assistant"]'));
+  return Promise.all(items.map(async (item) => ({ text: await textOf(item), status: await item.getAttribute('data-status') })));
+}
+
+async function keyRow(app, label) {
+  let found;
+  await app.driver.wait(async () => {
+    for (const row of await app.driver.findElements(By.css('[data-testid="key-row"]'))) {
+      try {
+        if ((await textOf(await row.findElement(By.css('[data-testid="key-label"]')))) === label) {
+          found = row;
+          return true;
+        }
+      } catch {
+        // re-rendered: look again
+      }
+    }
+    return false;
+  }, WAIT, `a key row labelled ${label}`);
+  return found;
+}
+
+async function addKey(app, apiKey, label) {
+  await (await app.find('add-key')).click();
+  await (await app.find('add-key-apikey-input')).sendKeys(apiKey);
+  await (await app.find('add-key-label-input')).sendKeys(label);
+  await (await app.find('add-key-submit')).click();
+  await gone(app, 'add-key-dialog');
+  await keyRow(app, label);
+}
+
+async function send(app, text) {
+  const box = await app.find('composer-input');
+  await box.sendKeys(text);
+  await box.sendKeys(Key.ENTER);
+}
+
+describe('a chat in the real window against the fake provider', () => {
+  const dataDir = tempDataDir();
+  let app;
+  let fake;
+  let providerId;
+
+  before(async () => {
+    fake = await startFakeProvider();
+    app = await launchApp({ dataDir });
+    await app.find('app-shell');
+  });
+  after(async () => {
+    await app?.stop();
+    fake?.stop();
+  });
+
+  it('adds a provider pointing at the fake, through Settings', async () => {
+    await (await app.find('nav-settings')).click();
+    await (await app.find('add-provider')).click();
+    await (await app.find('provider-name-input')).sendKeys('Fake');
+    await (await app.find('provider-baseurl-input')).sendKeys(`${fake.url}/v1`);
+    await (await app.find('provider-models-input')).sendKeys('fake-model, fake-large');
+    await selectByText(await app.find('provider-default-model-select'), 'fake-model');
+    await (await app.find('add-provider-form-submit')).click();
+    await gone(app, 'add-provider-dialog');
+
+    await waitFor(app, async () => textOf(await app.find('provider-base-url')), (t) => t === `${fake.url}/v1`, 'the new provider is shown');
+    const providers = await app.invoke('llmConfig:getProviders');
+    const stored = providers.value.find((p) => p.name === 'Fake');
+    assert.ok(stored, 'the provider is stored');
+    assert.deepEqual([stored.kind, stored.models, stored.defaultModel], ['openai', ['fake-model', 'fake-large'], 'fake-model']);
+    providerId = stored.id;
+  });
+
+  it('adds two keys to its pool', async () => {
+    await addKey(app, KEY_A, 'key A');
+    await addKey(app, KEY_B, 'key B');
+    const keys = await app.invoke('llmConfig:getApiKeys', { providerId });
+    assert.deepEqual(keys.value.map((k) => k.label), ['key A', 'key B']);
+  });
+
+  it('streams a reply after key A is rate-limited, says so, and shows that key B answered', async () => {
+    await fake.script(KEY_A, [{ kind: 'status', status: 429, headers: [['retry-after', '30']], message: 'Rate limit reached for key A' }]);
+    await fake.script(KEY_B, [{ kind: 'slow', chunks: ['Hello', ' from', ' key', ' B', ' through', ' the', ' pool.'], delay_ms: 120 }]);
+
+    await (await app.find('nav-chat')).click();
+    await (await app.find('chat-new')).click();
+    await selectByText(await app.find('new-chat-provider-select'), 'Fake');
+    assert.equal(await (await app.find('new-chat-model-select')).getAttribute('value'), 'fake-model', 'the default model is chosen');
+    await (await app.find('new-chat-submit')).click();
+    await gone(app, 'new-chat-dialog');
+
+    await send(app, 'Hello fake');
+    // Streaming: part of the reply is on the page while it is still being written.
+    const partial = await waitFor(
+      app,
+      async () => textOf(await app.driver.findElement(By.css('[data-testid="streaming-content"]'))),
+      (t) => t.startsWith('Hello') && t !== 'Hello from key B through the pool.',
+      'the reply streams in piece by piece',
+    );
+    assert.ok(partial.length > 0);
+    const notice = await waitFor(app, async () => textOf(await app.find('chat-notice')), (t) => /retried on/.test(t), 'the failover notice');
+    assert.match(notice, /Key key A was rate-limited \(429\), retried on key B/);
+
+    await gone(app, 'streaming-reply');
+    const [reply] = await assistantMessages(app);
+    assert.match(reply.text, /Hello from key B through the pool\./, 'the whole reply is kept');
+    assert.equal(await textOf(await app.find('message-key')), 'Key: key B', 'key B answered');
+    assert.match(await textOf(await app.find('chat-notice')), /rate-limited \(429\)/, 'the notice stays with the reply');
+
+    const requests = (await fake.requests()).filter((r) => r.path.endsWith('/chat/completions'));
+    assert.deepEqual(requests.map((r) => [r.key, r.model, r.stream]), [[KEY_A, 'fake-model', true], [KEY_B, 'fake-model', true]], 'A was tried first, then B');
+    assert.match(await textOf(await app.find('chat-item-title')), /Hello fake/, 'the chat is titled after its first message');
+    await app.screenshot('chat-light');
+  });
+
+  it('stops a held reply with the Stop button and keeps the partial text', async () => {
+    await fake.script(KEY_B, [{ kind: 'hold', chunks_before: ['Partial ', 'answer'], gate: 'stop-me', chunks_after: [' never seen'] }]);
+    await send(app, 'Tell me a long story');
+    await waitFor(
+      app,
+      async () => textOf(await app.driver.findElement(By.css('[data-testid="streaming-content"]'))),
+      (t) => t === 'Partial answer',
+      'the held reply shows what came so far',
+    );
+    await app.screenshot('chat-streaming-light');
+    await (await app.find('chat-stop')).click();
+    await app.find('message-stopped');
+    const replies = await assistantMessages(app);
+    const last = replies.at(-1);
+    assert.equal(last.status, 'stopped');
+    assert.match(last.text, /Partial answer/, 'the partial text is kept');
+    assert.doesNotMatch(last.text, /never seen/);
+    await fake.release('stop-me');
+    const stored = await app.invoke('chat:getMessages', { chatId: await (await app.find('chat-item')).getAttribute('data-chat-id') });
+    assert.deepEqual(stored.value.at(-1).content, 'Partial answer', 'saved as stopped with its partial text');
+    assert.equal(stored.value.at(-1).status, 'stopped');
+  });
+
+  it('shows a reply that failed because key B was revoked (401), with a way to Settings', async () => {
+    await fake.script(KEY_B, [{ kind: 'status', status: 401, message: 'Incorrect API key provided' }]);
+    await fake.script(KEY_A, [], { kind: 'status', status: 429, message: 'still rate-limited' });
+    await send(app, 'Are you there?');
+    const error = await app.find('message-error');
+    assert.match(await textOf(error), /The reply failed:/, 'the error is shown in place');
+    const notices = await Promise.all((await app.driver.findElements(By.css('[data-testid="chat-notice"]'))).map(textOf));
+    assert.ok(notices.some((n) => /Key key B was rejected \(401\) and disabled/.test(n)), `the revoked key is named: ${notices}`);
+    await app.find('chat-retry');
+    await app.screenshot('chat-error-light');
+    await (await app.find('chat-open-settings')).click();
+    await app.find('providers-section');
+  });
+
+  it('shows the revoked key disabled in Settings; Test says OK and offers Enable', async () => {
+    await (await app.find(`provider-${providerId}`)).click();
+    const row = await keyRow(app, 'key B');
+    await waitFor(
+      app,
+      async () => textOf(await (await keyRow(app, 'key B')).findElement(By.css('[data-testid="key-state"]'))),
+      (t) => /^Disabled after 401 at \d\d:\d\d$/.test(t),
+      'key B is shown disabled after the 401',
+    );
+    assert.equal(await row.findElement(By.css('[data-testid="key-enabled"]')).getAttribute('aria-checked'), 'false');
+
+    await (await keyRow(app, 'key B')).findElement(By.css('[data-testid="key-test"]')).click();
+    const result = await waitFor(
+      app,
+      async () => textOf(await (await keyRow(app, 'key B')).findElement(By.css('[data-testid="key-test-result"]'))),
+      (t) => /^OK · \d+ ms$/.test(t),
+      'the test reports OK with its latency',
+    );
+    assert.match(result, /^OK · \d+ ms$/);
+    await app.screenshot('settings-key-test-light');
+    await (await keyRow(app, 'key B')).findElement(By.css('[data-testid="key-enable"]')).click();
+    await waitFor(
+      app,
+      async () => (await app.invoke('llmConfig:getApiKeys', { providerId })).value.find((k) => k.label === 'key B').enabled,
+      (enabled) => enabled === true,
+      'key B is enabled again',
+    );
+    const probes = (await fake.requests()).filter((r) => r.path.endsWith('/models'));
+    assert.deepEqual(probes.map((r) => r.key), [KEY_B], 'the test asked the provider with key B only');
+  });
+
+  it('retries the failed reply, now answered by key B', async () => {
+    await (await app.find('nav-chat')).click();
+    await (await app.find('chat-retry')).click();
+    await gone(app, 'message-error');
+    await waitFor(app, async () => (await assistantMessages(app)).at(-1), (m) => m?.status === 'complete', 'the retried reply completes');
+    const keys = await Promise.all((await app.driver.findElements(By.css('[data-testid="message-key"]'))).map(textOf));
+    assert.equal(keys.at(-1), 'Key: key B');
+  });
+
+  it('follows the OS dark theme', async () => {
+    await app.stop();
+    app = await launchApp({ dataDir, env: { GTK_THEME: 'Adwaita:dark' } });
+    await app.find('chat-page');
+    await waitFor(app, async () => (await assistantMessages(app)).length, (n) => n >= 3, 'the saved conversation loads');
+    const dark = await app.driver.executeScript("return matchMedia('(prefers-color-scheme: dark)').matches");
+    assert.equal(dark, true, 'GTK dark preference reaches the page');
+    await app.screenshot('chat-dark');
+  });
+});
