@@ -21,12 +21,40 @@ async function retype(element, text) {
   await element.sendKeys(text);
 }
 
-async function selectByText(select, text) {
-  await select.findElement(By.xpath(`.//option[normalize-space(.)=${JSON.stringify(text)}]`)).click();
+/**
+ * Runs a step again when React replaced the element it found in the meantime (a re-render
+ * between find and use): finding again is what a user's next look would do.
+ */
+async function fresh(step) {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await step();
+    } catch (error) {
+      if (error?.name !== 'StaleElementReferenceError' || attempt === 5) throw error;
+    }
+  }
+}
+
+const click = (app, testId) => fresh(async () => (await app.find(testId)).click());
+
+function selectByText(app, testId, text) {
+  return fresh(async () =>
+    (await app.find(testId)).findElement(By.xpath(`.//option[normalize-space(.)=${JSON.stringify(text)}]`)).click(),
+  );
 }
 
 async function gone(app, testId) {
-  await app.driver.wait(async () => (await app.driver.findElements(By.css(`[data-testid="${testId}"]`))).length === 0, WAIT, `${testId} goes away`);
+  await app.driver.wait(
+    async () => {
+      try {
+        return (await app.driver.findElements(By.css(`[data-testid="${testId}"]`))).length === 0;
+      } catch {
+        return false; // WebKitWebDriver: the element went away while being listed; look again
+      }
+    },
+    WAIT,
+    `${testId} goes away`,
+  );
 }
 
 /** Waits until `read()` gives a value `accept` likes; returns it. */
@@ -48,8 +76,15 @@ async function waitFor(app, read, accept, message) {
 }
 
 async function assistantMessages(app) {
-  const items = await app.driver.findElements(By.css('[data-testid="message"][data-role="assistant"]'));
-  return Promise.all(items.map(async (item) => ({ text: await textOf(item), status: await item.getAttribute('data-status') })));
+  return fresh(async () => {
+    const items = await app.driver.findElements(By.css('[data-testid="message"][data-role="assistant"]'));
+    return Promise.all(items.map(async (item) => ({ text: await textOf(item), status: await item.getAttribute('data-status') })));
+  });
+}
+
+/** The text of every element with this test id, read afresh if the page re-renders meanwhile. */
+function textsOf(app, testId) {
+  return fresh(async () => Promise.all((await app.driver.findElements(By.css(`[data-testid="${testId}"]`))).map(textOf)));
 }
 
 async function keyRow(app, label) {
@@ -71,10 +106,10 @@ async function keyRow(app, label) {
 }
 
 async function addKey(app, apiKey, label) {
-  await (await app.find('add-key')).click();
+  await click(app, 'add-key');
   await (await app.find('add-key-apikey-input')).sendKeys(apiKey);
   await (await app.find('add-key-label-input')).sendKeys(label);
-  await (await app.find('add-key-submit')).click();
+  await click(app, 'add-key-submit');
   await gone(app, 'add-key-dialog');
   await keyRow(app, label);
 }
@@ -102,13 +137,13 @@ describe('a chat in the real window against the fake provider', () => {
   });
 
   it('adds a provider pointing at the fake, through Settings', async () => {
-    await (await app.find('nav-settings')).click();
-    await (await app.find('add-provider')).click();
+    await click(app, 'nav-settings');
+    await click(app, 'add-provider');
     await (await app.find('provider-name-input')).sendKeys('Fake');
     await (await app.find('provider-baseurl-input')).sendKeys(`${fake.url}/v1`);
     await (await app.find('provider-models-input')).sendKeys('fake-model, fake-large');
-    await selectByText(await app.find('provider-default-model-select'), 'fake-model');
-    await (await app.find('add-provider-form-submit')).click();
+    await selectByText(app, 'provider-default-model-select', 'fake-model');
+    await click(app, 'add-provider-form-submit');
     await gone(app, 'add-provider-dialog');
 
     await waitFor(app, async () => textOf(await app.find('provider-base-url')), (t) => t === `${fake.url}/v1`, 'the new provider is shown');
@@ -130,11 +165,11 @@ describe('a chat in the real window against the fake provider', () => {
     await fake.script(KEY_A, [{ kind: 'status', status: 429, headers: [['retry-after', '30']], message: 'Rate limit reached for key A' }]);
     await fake.script(KEY_B, [{ kind: 'slow', chunks: ['Hello', ' from', ' key', ' B', ' through', ' the', ' pool.'], delay_ms: 120 }]);
 
-    await (await app.find('nav-chat')).click();
-    await (await app.find('chat-new')).click();
-    await selectByText(await app.find('new-chat-provider-select'), 'Fake');
+    await click(app, 'nav-chat');
+    await click(app, 'chat-new');
+    await selectByText(app, 'new-chat-provider-select', 'Fake');
     assert.equal(await (await app.find('new-chat-model-select')).getAttribute('value'), 'fake-model', 'the default model is chosen');
-    await (await app.find('new-chat-submit')).click();
+    await click(app, 'new-chat-submit');
     await gone(app, 'new-chat-dialog');
 
     await send(app, 'Hello fake');
@@ -171,7 +206,7 @@ describe('a chat in the real window against the fake provider', () => {
       'the held reply shows what came so far',
     );
     await app.screenshot('chat-streaming-light');
-    await (await app.find('chat-stop')).click();
+    await click(app, 'chat-stop');
     await app.find('message-stopped');
     const replies = await assistantMessages(app);
     const last = replies.at(-1);
@@ -190,16 +225,16 @@ describe('a chat in the real window against the fake provider', () => {
     await send(app, 'Are you there?');
     const error = await app.find('message-error');
     assert.match(await textOf(error), /The reply failed:/, 'the error is shown in place');
-    const notices = await Promise.all((await app.driver.findElements(By.css('[data-testid="chat-notice"]'))).map(textOf));
+    const notices = await textsOf(app, 'chat-notice');
     assert.ok(notices.some((n) => /Key key B was rejected \(401\) and disabled/.test(n)), `the revoked key is named: ${notices}`);
     await app.find('chat-retry');
     await app.screenshot('chat-error-light');
-    await (await app.find('chat-open-settings')).click();
+    await click(app, 'chat-open-settings');
     await app.find('providers-section');
   });
 
   it('shows the revoked key disabled in Settings; Test says OK and offers Enable', async () => {
-    await (await app.find(`provider-${providerId}`)).click();
+    await click(app, `provider-${providerId}`);
     const row = await keyRow(app, 'key B');
     await waitFor(
       app,
@@ -230,11 +265,11 @@ describe('a chat in the real window against the fake provider', () => {
   });
 
   it('retries the failed reply, now answered by key B', async () => {
-    await (await app.find('nav-chat')).click();
-    await (await app.find('chat-retry')).click();
+    await click(app, 'nav-chat');
+    await click(app, 'chat-retry');
     await gone(app, 'message-error');
     await waitFor(app, async () => (await assistantMessages(app)).at(-1), (m) => m?.status === 'complete', 'the retried reply completes');
-    const keys = await Promise.all((await app.driver.findElements(By.css('[data-testid="message-key"]'))).map(textOf));
+    const keys = await textsOf(app, 'message-key');
     assert.equal(keys.at(-1), 'Key: key B');
   });
 
