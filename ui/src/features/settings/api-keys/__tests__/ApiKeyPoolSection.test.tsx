@@ -327,7 +327,8 @@ describe('API Key Pool section', () => {
     backend.add('openai', 'sk-ja-0001', { label: 'ja' });
     renderSection('ja');
     expect(await screen.findByRole('heading', { name: 'API キープール' })).toBeInTheDocument();
-    expect(screen.getByRole('switch', { name: 'ja を使う' })).toBeInTheDocument();
+    // The heading shows while the keys still load: wait for the key's row.
+    expect(await screen.findByRole('switch', { name: 'ja を使う' })).toBeInTheDocument();
     expect(screen.getByRole('button', { name: 'キーを追加' })).toBeInTheDocument();
   });
 });
