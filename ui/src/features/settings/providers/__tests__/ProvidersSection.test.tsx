@@ -1,0 +1,184 @@
+import { render, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { I18nProvider } from '../../../../i18n/I18nProvider';
+import { createFakeBackend, type FakeBackend } from '../../../../test/fakeBackend';
+
+let backend: FakeBackend;
+vi.mock('@tauri-apps/api/core', () => ({ invoke: (command: string, args: Record<string, unknown>) => backend.invoke(command, args) }));
+vi.mock('@tauri-apps/api/event', () => ({ listen: (event: string, handler: never) => backend.listen(event, handler) }));
+
+const { ProvidersSection } = await import('../ProvidersSection');
+
+function renderSection() {
+  const user = userEvent.setup();
+  render(
+    <I18nProvider initial="en">
+      <ProvidersSection />
+    </I18nProvider>,
+  );
+  return user;
+}
+
+const row = (label: string) => {
+  const found = screen.queryAllByTestId('key-row').find((r) => within(r).queryByText(label));
+  if (!found) throw new Error(`no row ${label}`);
+  return found;
+};
+
+describe('provider settings', () => {
+  beforeEach(() => {
+    backend = createFakeBackend();
+    localStorage.clear();
+  });
+
+  it('shows the provider’s models with its default', async () => {
+    renderSection();
+    const models = await screen.findByTestId('provider-models');
+    expect(models).toHaveTextContent('gpt-4o-mini · default');
+    expect(models).toHaveTextContent('gpt-4o');
+  });
+
+  it('edits a provider in place and sends only what changed, never the old key', async () => {
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Edit' }));
+    const form = screen.getByTestId('provider-form');
+    const keyField = within(form).getByLabelText(/Provider-level key/);
+    expect(keyField, 'the key is a password field').toHaveAttribute('type', 'password');
+    expect(keyField, 'the stored key is not in the form').toHaveValue('');
+    expect(keyField).toHaveAccessibleDescription(/Saved as sk-…prov\. Leave empty to keep it/);
+
+    await user.clear(within(form).getByLabelText('Name'));
+    await user.type(within(form).getByLabelText('Name'), 'OpenAI (team)');
+    await user.type(within(form).getByLabelText('Models'), ', o3');
+    await user.selectOptions(within(form).getByLabelText('Default model'), 'o3');
+    await user.click(within(form).getByRole('button', { name: 'Save' }));
+
+    await waitFor(() => expect(screen.queryByTestId('provider-form')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:updateProvider')).toEqual([
+      { id: 'openai', name: 'OpenAI (team)', models: ['gpt-4o-mini', 'gpt-4o', 'o3'], defaultModel: 'o3' },
+    ]);
+    expect(await screen.findByRole('heading', { name: 'OpenAI (team)' })).toBeInTheDocument();
+    expect(screen.getByTestId('provider-models')).toHaveTextContent('o3 · default');
+  });
+
+  it('removes the provider-level key with "" and replaces it with a new one', async () => {
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Edit' }));
+    await user.click(screen.getByRole('button', { name: 'Remove' }));
+    expect(screen.getByLabelText(/Provider-level key/)).toHaveAccessibleDescription('The provider-level key will be removed when you save.');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(screen.getByTestId('provider-key')).toHaveTextContent('Not set'));
+    expect(backend.callsOf('llmConfig:updateProvider')).toEqual([{ id: 'openai', apiKey: '' }]);
+
+    await user.click(screen.getByRole('button', { name: 'Edit' }));
+    await user.type(screen.getByLabelText(/Provider-level key/), 'sk-provider-new-7777');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(screen.getByTestId('provider-key')).toHaveTextContent('sk-…7777'));
+    expect(document.body.innerHTML, 'the secret is not kept in the page').not.toContain('provider-new');
+  });
+
+  it('shows the backend’s issues at their fields, a model by its position', async () => {
+    backend.rejectNext('llmConfig:updateProvider', {
+      code: 'validation',
+      message: 'invalid',
+      issues: [
+        { path: 'baseUrl', message: 'must be an http(s) URL the backend can reach' },
+        { path: 'models[1]', message: 'must not be blank' },
+      ],
+    });
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Edit' }));
+    await user.type(screen.getByLabelText('Models'), ', x');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    expect(await screen.findByTestId('provider-baseurl-error')).toHaveTextContent('must be an http(s) URL the backend can reach');
+    expect(screen.getByTestId('provider-models-error')).toHaveTextContent('Model 2: must not be blank');
+    expect(screen.getByLabelText('Base URL'), 'focus goes to the first field in error').toHaveFocus();
+  });
+
+  it('checks a provider before sending it and adds a valid one, then shows it', async () => {
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Add provider' }));
+    const dialog = screen.getByRole('dialog', { name: 'Add a provider' });
+    await user.type(within(dialog).getByLabelText('Base URL'), 'not a url');
+    await user.click(within(dialog).getByRole('button', { name: 'Add provider' }));
+    expect(within(dialog).getByTestId('provider-name-error')).toHaveTextContent('Enter a name.');
+    expect(within(dialog).getByTestId('provider-baseurl-error')).toHaveTextContent('Enter an http:// or https:// URL.');
+    expect(backend.callsOf('llmConfig:addProvider'), 'nothing was sent').toEqual([]);
+
+    await user.type(within(dialog).getByLabelText('Name'), 'Claude proxy');
+    await user.selectOptions(within(dialog).getByLabelText('Kind'), 'anthropic');
+    await user.clear(within(dialog).getByLabelText('Base URL'));
+    await user.type(within(dialog).getByLabelText('Base URL'), 'https://proxy.example');
+    await user.type(within(dialog).getByLabelText('Models'), 'claude-a{Enter}claude-b');
+    await user.click(within(dialog).getByRole('button', { name: 'Add provider' }));
+
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:addProvider')).toEqual([
+      { name: 'Claude proxy', kind: 'anthropic', baseUrl: 'https://proxy.example', models: ['claude-a', 'claude-b'] },
+    ]);
+    expect(await screen.findByRole('heading', { name: 'Claude proxy' }), 'the new provider is shown').toBeInTheDocument();
+    expect(screen.getByTestId('pool-empty')).toBeInTheDocument();
+  });
+
+  it('deletes a provider after saying how many keys go with it', async () => {
+    backend.add('openai', 'sk-one-0001');
+    backend.add('openai', 'sk-two-0002');
+    const user = renderSection();
+    await screen.findByText('sk-…0002');
+    await user.click(screen.getByRole('button', { name: 'Delete provider' }));
+    const confirm = screen.getByRole('alertdialog', { name: 'Delete OpenAI?' });
+    expect(confirm).toHaveAccessibleDescription(/“OpenAI” and the 2 keys in its pool will be deleted with it\. This cannot be undone\./);
+    expect(within(confirm).getByRole('button', { name: 'Cancel' })).toHaveFocus();
+    await user.click(within(confirm).getByRole('button', { name: 'Delete provider' }));
+
+    await waitFor(() => expect(screen.queryByRole('alertdialog')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:deleteProvider')).toEqual([{ id: 'openai' }]);
+    expect(await screen.findByRole('heading', { name: 'Anthropic' }), 'the next provider is shown').toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: /^OpenAI/ })).not.toBeInTheDocument();
+    expect(screen.getByTestId('providers-announcement')).toHaveTextContent('OpenAI deleted, with 2 keys.');
+  });
+});
+
+describe('testing a key', () => {
+  beforeEach(() => {
+    backend = createFakeBackend();
+    localStorage.clear();
+  });
+
+  it('shows OK with the latency in the row', async () => {
+    const key = backend.add('openai', 'sk-good-0001', { label: 'good' });
+    backend.setKeyTest(key.id, { ok: true, status: 200, message: 'ok', latencyMs: 123 });
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Test good' }));
+    expect(await within(row('good')).findByTestId('key-test-result')).toHaveTextContent('OK · 123 ms');
+    expect(backend.callsOf('llmConfig:testApiKey')).toEqual([{ id: key.id }]);
+    expect(within(row('good')).queryByRole('button', { name: 'Enable good' }), 'an enabled key needs no Enable').not.toBeInTheDocument();
+  });
+
+  it('shows the status and the provider’s message when the key is refused', async () => {
+    const key = backend.add('openai', 'sk-bad-0001', { label: 'bad' });
+    backend.setKeyTest(key.id, { ok: false, status: 401, message: 'Incorrect API key provided', latencyMs: 80 });
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Test bad' }));
+    expect(await within(row('bad')).findByTestId('key-test-result')).toHaveTextContent('HTTP 401 · Incorrect API key provided');
+  });
+
+  it('says so when no answer came', async () => {
+    const key = backend.add('openai', '$MISSING_KEY', { label: 'env' });
+    backend.setKeyTest(key.id, { ok: false, status: null, message: 'environment variable MISSING_KEY has no usable value', latencyMs: 0 });
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Test env' }));
+    expect(await within(row('env')).findByTestId('key-test-result')).toHaveTextContent('No answer · environment variable MISSING_KEY has no usable value');
+  });
+
+  it('offers Enable for a disabled key that tests fine', async () => {
+    const key = backend.add('openai', 'sk-fixed-0001', { label: 'fixed', enabled: false, disabledReason: 'HTTP 401', disabledAt: Date.UTC(2026, 0, 15, 14, 2) });
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Test fixed' }));
+    await user.click(await within(row('fixed')).findByRole('button', { name: 'Enable fixed' }));
+    await waitFor(() => expect(within(row('fixed')).getByTestId('key-state')).toHaveTextContent('Active'));
+    expect(backend.callsOf('llmConfig:toggleApiKey')).toEqual([{ id: key.id, enabled: true }]);
+    expect(within(row('fixed')).queryByRole('button', { name: 'Enable fixed' })).not.toBeInTheDocument();
+  });
+});
