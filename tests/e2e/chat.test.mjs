@@ -143,6 +143,7 @@ describe('a chat in the real window against the fake provider', () => {
     await (await app.find('provider-baseurl-input')).sendKeys(`${fake.url}/v1`);
     await (await app.find('provider-models-input')).sendKeys('fake-model, fake-large');
     await selectByText(app, 'provider-default-model-select', 'fake-model');
+    await app.screenshot('settings-provider-add-light');
     await click(app, 'add-provider-form-submit');
     await gone(app, 'add-provider-dialog');
 
@@ -169,6 +170,7 @@ describe('a chat in the real window against the fake provider', () => {
     await click(app, 'chat-new');
     await selectByText(app, 'new-chat-provider-select', 'Fake');
     assert.equal(await (await app.find('new-chat-model-select')).getAttribute('value'), 'fake-model', 'the default model is chosen');
+    await app.screenshot('chat-new-light');
     await click(app, 'new-chat-submit');
     await gone(app, 'new-chat-dialog');
 

@@ -37,7 +37,7 @@ export function ChatList({ chats, selectedId, busy, onSelect, onRename, onDelete
                 <span className="chat-list__title" data-testid="chat-item-title">
                   {chat.title}
                 </span>
-                {busy(chat.id) && <span className="chat-list__busy" aria-label={t('chat.writingShort')} />}
+                {busy(chat.id) && <span className="chat-list__busy" role="img" aria-label={t('chat.writingShort')} />}
               </button>
               <span className="chat-list__actions">
                 <button
