@@ -24,8 +24,10 @@ export interface Message {
   error: string | null;
   /** An IPC error code, e.g. `no_available_key`. */
   errorCode: string | null;
-  /** Which key answered: its label, its masked preview, or `provider key`. */
+  /** Which key answered: its label or its masked preview; `null` when none could. */
   keyLabel: string | null;
+  /** Answered with the provider-level key (the pool was empty). */
+  providerKey: boolean;
   createdAt: number;
 }
 

@@ -122,6 +122,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       error: null,
       errorCode: null,
       keyLabel: null,
+      providerKey: false,
       createdAt: clock,
       ...fields,
     };

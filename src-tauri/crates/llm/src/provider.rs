@@ -36,6 +36,8 @@ impl ProviderKind {
 #[derive(Debug, Clone)]
 pub struct ProviderEndpoint {
     pub id: ProviderId,
+    /// The name people know it by, for messages (ids of added providers are UUIDs).
+    pub name: String,
     pub kind: ProviderKind,
     /// e.g. `https://api.openai.com/v1` or `https://api.anthropic.com`.
     pub base_url: String,
@@ -231,6 +233,7 @@ mod tests {
     fn anthropic_body_moves_system_prompt_out_of_messages() {
         let endpoint = ProviderEndpoint {
             id: ProviderId::new("a"),
+            name: "A".into(),
             kind: ProviderKind::Anthropic,
             base_url: "http://x/".into(),
             provider_key: None,

@@ -4,7 +4,7 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use keypool::{
-    Clock, KeyId, KeyPool, KeyState, PoolError, ProviderId, Secret, SecretResolver, Selection, SelectionRequest,
+    Clock, KeyId, KeyPool, KeyState, PoolError, Secret, SecretResolver, Selection, SelectionRequest,
     SessionId, Unavailability,
 };
 use serde::Serialize;
@@ -251,7 +251,7 @@ impl CompletionService {
                     match reported {
                         Ok(Some(selection)) => next = Some(selection),
                         Ok(None) => {
-                            let error = CompletionError::NoAvailableKey(self.why_none_left(provider, &failure));
+                            let error = CompletionError::NoAvailableKey(self.why_none_left(&request.endpoint, &failure));
                             return outcome(text, Some(&credential), attempts, StopReason::Failed(error));
                         }
                         Err(PoolError::UnresolvedEnv { key_id, .. }) => tried.push(key_id),
@@ -279,6 +279,7 @@ impl CompletionService {
     /// the pool is empty.
     fn choose(&self, request: &CompletionRequest, tried: &[KeyId]) -> Result<Credential, Choice> {
         let provider = &request.endpoint.id;
+        let name = &request.endpoint.name;
         let selection = self
             .pool
             .select(SelectionRequest::new(provider).for_session(&request.session).excluding(tried), self.clock.now());
@@ -294,7 +295,7 @@ impl CompletionService {
                         )))),
                     },
                     None => Err(Choice::Fail(CompletionError::NoAvailableKey(format!(
-                        "provider {provider} has no API keys: add one in Settings → Providers → API Key Pool"
+                        "{name} has no API keys: add one in Settings → Providers → {name} → API Key Pool"
                     )))),
                 }
             }
@@ -302,18 +303,19 @@ impl CompletionService {
                 tracing::warn!(key = %key_id, var = %var, label = ?label, "pooled key refers to an unset variable; skipping it");
                 Err(Choice::Skip(key_id))
             }
-            Err(error @ PoolError::NoAvailableKey { .. }) => {
-                Err(Choice::Fail(CompletionError::NoAvailableKey(error.to_string())))
+            Err(PoolError::NoAvailableKey { reason, .. }) => {
+                Err(Choice::Fail(CompletionError::NoAvailableKey(format!("no API key of {name} is available: {reason}"))))
             }
             Err(error) => Err(Choice::Fail(error.into())),
         }
     }
 
     /// Why no key is left after `last` was refused, in terms the user can act on.
-    fn why_none_left(&self, provider: &ProviderId, last: &Failure) -> String {
+    fn why_none_left(&self, endpoint: &ProviderEndpoint, last: &Failure) -> String {
         let now = self.clock.now();
-        let Ok(keys) = self.pool.status(provider, now) else {
-            return format!("no API key of provider {provider} is left to try");
+        let provider = &endpoint.name;
+        let Ok(keys) = self.pool.status(&endpoint.id, now) else {
+            return format!("no API key of {provider} is left to try");
         };
         let first_free = keys.iter().filter(|k| k.state == KeyState::Cooling).filter_map(|k| k.cooling_until).min();
         let enabled_left = keys.iter().any(|k| k.state == KeyState::Active);
@@ -321,7 +323,7 @@ impl CompletionService {
         if let Some(at) = first_free {
             let wait = at.saturating_duration_since(now).as_millis().div_ceil(1000);
             return format!(
-                "every key of provider {provider} is cooling down after rate limits; the first is free again in {wait} s (at {at}); {last_words}"
+                "every key of {provider} is cooling down after rate limits; the first is free again in {wait} s (at {at}); {last_words}"
             );
         }
         if !enabled_left {
@@ -330,11 +332,11 @@ impl CompletionService {
                 .map(|k| k.label.clone().map_or_else(|| k.key_id.to_string(), |l| format!("\"{l}\"")))
                 .collect();
             return format!(
-                "every key of provider {provider} is disabled; fix or enable one of: {}; {last_words}",
+                "every key of {provider} is disabled; fix or enable one of: {}; {last_words}",
                 names.join(", ")
             );
         }
-        format!("every available key of provider {provider} was tried for this request; {last_words}")
+        format!("every available key of {provider} was tried for this request; {last_words}")
     }
 
     /// Probes `key` with the cheapest authenticated request (listing models). Touches no chat's

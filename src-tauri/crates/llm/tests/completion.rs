@@ -89,6 +89,7 @@ impl Rig {
             session: SessionId::new(session),
             endpoint: ProviderEndpoint {
                 id: ProviderId::new("p"),
+                name: "Fake".into(),
                 kind: self.kind,
                 base_url,
                 provider_key: self.provider_key.clone(),

@@ -24,6 +24,8 @@ pub struct MessageRow {
     pub error: Option<String>,
     pub error_code: Option<String>,
     pub key_label: Option<String>,
+    /// Answered with the provider-level key rather than a pool key.
+    pub provider_key: bool,
     pub created_at: i64,
 }
 
@@ -57,11 +59,13 @@ fn message_from(row: &Row<'_>) -> rusqlite::Result<MessageRow> {
         error_code: row.get(6)?,
         key_label: row.get(7)?,
         created_at: row.get(8)?,
+        provider_key: row.get(9)?,
     })
 }
 
 const CHAT_COLUMNS: &str = "id, title, provider_id, model, created_at, updated_at";
-const MESSAGE_COLUMNS: &str = "id, chat_id, role, content, status, error, error_code, key_label, created_at";
+const MESSAGE_COLUMNS: &str =
+    "id, chat_id, role, content, status, error, error_code, key_label, created_at, provider_key";
 
 /// Most recently active first.
 pub fn list_chats(conn: &Connection) -> rusqlite::Result<Vec<ChatRow>> {
@@ -108,8 +112,8 @@ pub fn list_messages(conn: &Connection, chat_id: &str) -> rusqlite::Result<Vec<M
 
 pub fn insert_message(conn: &Connection, message: &MessageRow) -> rusqlite::Result<()> {
     conn.execute(
-        "INSERT INTO messages (id, chat_id, role, content, status, error, error_code, key_label, created_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO messages (id, chat_id, role, content, status, error, error_code, key_label, created_at, provider_key) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![
             message.id,
             message.chat_id,
@@ -119,7 +123,8 @@ pub fn insert_message(conn: &Connection, message: &MessageRow) -> rusqlite::Resu
             message.error,
             message.error_code,
             message.key_label,
-            message.created_at
+            message.created_at,
+            message.provider_key
         ],
     )?;
     conn.execute("UPDATE chats SET updated_at = MAX(updated_at, ?2) WHERE id = ?1", params![message.chat_id, message.created_at])?;

@@ -9,6 +9,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0001_settings.sql"),
     include_str!("../migrations/0002_providers_and_api_keys.sql"),
     include_str!("../migrations/0003_provider_models_and_chats.sql"),
+    include_str!("../migrations/0004_message_provider_key.sql"),
 ];
 
 /// The schema version this build writes and understands.

@@ -39,7 +39,7 @@ export function Messages({ conversation, onRetry, onOpenSettings }: Props) {
             <p className="message__meta" data-testid="message-meta">
               {message.keyLabel && (
                 <span data-testid="message-key">
-                  {answeredByProviderKey(conversation, message) ? t('chat.answeredByProvider') : t('chat.answeredBy', { key: message.keyLabel })}
+                  {answeredByProviderKey(message) ? t('chat.answeredByProvider') : t('chat.answeredBy', { key: message.keyLabel })}
                 </span>
               )}
               {message.status === 'stopped' && (

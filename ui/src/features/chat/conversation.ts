@@ -32,8 +32,6 @@ export type Conversation = {
   streaming: Streaming | null;
   /** Notices of finished replies, by assistant message id (they live for this session only). */
   notices: Record<string, Notice[]>;
-  /** `providerLevel` of finished replies, by message id, when it was known from the stream. */
-  providerLevel: Record<string, boolean>;
 };
 
 export type ConversationAction =
@@ -45,7 +43,7 @@ export type ConversationAction =
   /** The send was refused before anything streamed (e.g. a reply already running). */
   | { type: 'rejected' };
 
-export const emptyConversation: Conversation = { messages: [], loaded: false, streaming: null, notices: {}, providerLevel: {} };
+export const emptyConversation: Conversation = { messages: [], loaded: false, streaming: null, notices: {} };
 
 function withMessage(messages: Message[], message: Message): Message[] {
   return messages.some((m) => m.id === message.id) ? messages.map((m) => (m.id === message.id ? message : m)) : [...messages, message];
@@ -89,7 +87,6 @@ function foldEvent(state: Conversation, event: ChatEvent): Conversation {
       messages: withMessage(state.messages, message),
       streaming: null,
       notices: streaming && streaming.notices.length > 0 ? { ...state.notices, [message.id]: streaming.notices } : state.notices,
-      providerLevel: streaming ? { ...state.providerLevel, [message.id]: streaming.providerLevel } : state.providerLevel,
     };
   }
   const streaming = state.streaming;
@@ -122,12 +119,9 @@ function foldEvent(state: Conversation, event: ChatEvent): Conversation {
   }
 }
 
-/** The label the backend gives replies answered with the provider-level key. */
-export const PROVIDER_KEY_LABEL = 'provider key';
-
-/** Whether a saved reply was answered with the provider-level key. */
-export function answeredByProviderKey(conversation: Conversation, message: Message): boolean {
-  return conversation.providerLevel[message.id] ?? message.keyLabel === PROVIDER_KEY_LABEL;
+/** Whether a saved reply was answered with the provider-level key (the backend records it). */
+export function answeredByProviderKey(message: Message): boolean {
+  return message.providerKey;
 }
 
 /** The failed reply that Retry would replace: the last message, when it is a failed reply. */

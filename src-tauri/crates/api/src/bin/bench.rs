@@ -119,6 +119,7 @@ async fn main() {
     let service = CompletionService::new(config.pool().clone(), clock, resolver);
     let endpoint = ProviderEndpoint {
         id: keypool::ProviderId::new(provider.id.as_str()),
+        name: provider.name.clone(),
         kind,
         base_url: args.base_url.clone(),
         provider_key: None,

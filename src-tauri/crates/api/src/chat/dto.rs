@@ -44,6 +44,8 @@ pub struct MessageDto {
     pub error_code: Option<String>,
     /// Which key answered (its label, or its masked preview).
     pub key_label: Option<String>,
+    /// Answered with the provider-level key (the pool was empty).
+    pub provider_key: bool,
     pub created_at: i64,
 }
 
@@ -58,6 +60,7 @@ impl From<MessageRow> for MessageDto {
             error: row.error,
             error_code: row.error_code,
             key_label: row.key_label,
+            provider_key: row.provider_key,
             created_at: row.created_at,
         }
     }

@@ -180,6 +180,13 @@ impl Chats {
         if let Some(error) = &error {
             tracing::info!(chat = chat_id, %error, "reply failed");
         }
+        // A reply no key could serve names no key; otherwise the key that produced (or failed) it.
+        let answered_by = match (&outcome.end, outcome.attempts) {
+            (StopReason::Failed(error), _) if error.code() == "no_available_key" => None,
+            (_, 0) => None,
+            _ => outcome.key_label.clone(),
+        };
+        let provider_key = answered_by.is_some() && outcome.key_id.is_none();
         let reply = MessageRow {
             id: uuid::Uuid::new_v4().to_string(),
             chat_id: chat_id.to_owned(),
@@ -188,7 +195,8 @@ impl Chats {
             status: status.into(),
             error,
             error_code,
-            key_label: outcome.key_label,
+            key_label: answered_by,
+            provider_key,
             created_at: self.now(),
         };
         {
@@ -224,6 +232,7 @@ impl Chats {
                     error: None,
                     error_code: None,
                     key_label: None,
+                    provider_key: false,
                     created_at: now,
                 };
                 chats::insert_message(&tx, &row)?;
@@ -283,6 +292,7 @@ pub fn endpoint_of(provider: &ProviderRow) -> Result<ProviderEndpoint> {
     })?;
     Ok(ProviderEndpoint {
         id: ProviderId::new(provider.id.as_str()),
+        name: provider.name.clone(),
         kind,
         base_url: provider.base_url.clone(),
         provider_key: provider.api_key.clone(),

@@ -42,6 +42,7 @@ async fn a_message_streams_a_reply_that_is_saved_with_its_key() {
     assert_eq!(message["content"], "Hi there", "the reply is the streamed text");
     assert_eq!(message["status"], "complete", "and complete");
     assert_eq!(message["keyLabel"], "main", "it says which key answered");
+    assert_eq!(message["providerKey"], false, "a pool key, not the provider key");
 
     let messages = h.ok("chat:getMessages", json!({ "chatId": chat }));
     let roles: Vec<_> = messages.as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
@@ -88,6 +89,8 @@ async fn no_available_key_is_saved_as_the_replys_error() {
     assert_eq!(message["errorCode"], "no_available_key", "because no key is left");
     let error = message["error"].as_str().unwrap();
     assert!(error.contains("in 45 s"), "and says when a key frees up: {error}");
+    assert!(error.contains("of Fake"), "and names the provider as the user does, not by its id: {error}");
+    assert_eq!(message["keyLabel"], serde_json::Value::Null, "no key answered it");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -161,6 +164,9 @@ async fn provider_level_key_answers_while_the_pool_is_empty() {
     assert_eq!(message["status"], "complete", "the provider key answered: {message}");
     assert_eq!(fake.keys_used(), ["key-provider"], "the provider-level key was sent");
     assert!(events.iter().any(|e| e["providerLevel"] == true), "the page is told which key");
+    assert_eq!(message["providerKey"], true, "and the saved reply says so");
+    let saved = h.ok("chat:getMessages", json!({ "chatId": chat }));
+    assert_eq!(saved[1]["providerKey"], true, "also after a reload");
 }
 
 #[tokio::test(flavor = "multi_thread")]

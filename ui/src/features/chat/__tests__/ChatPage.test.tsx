@@ -145,7 +145,7 @@ describe('the chat page', () => {
     backend.addChat();
     backend.onSend(({ emit }) => {
       emit({ type: 'keySelected', keyLabel: 'provider key', providerLevel: true, rebound: false, attempt: 1 });
-      return { content: 'Hi', keyLabel: 'provider key' };
+      return { content: 'Hi', keyLabel: 'provider key', providerKey: true };
     });
     const user = renderPage();
     await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Q{Enter}');

@@ -13,6 +13,7 @@ const message = (fields: Partial<Message>): Message => ({
   error: null,
   errorCode: null,
   keyLabel: null,
+  providerKey: false,
   createdAt: 0,
   ...fields,
 });
@@ -110,16 +111,16 @@ describe('conversation reducer', () => {
     expect(state.messages).toEqual([user]);
   });
 
-  it('knows a reply came from the provider-level key, from the stream or from the saved label', () => {
+  it('knows a reply came from the provider-level key from the saved flag, not from its label', () => {
     const streamed = fold(
       emptyConversation,
       { type: 'sending', retry: false },
       ev({ type: 'keySelected', keyLabel: 'provider key', providerLevel: true, rebound: false, attempt: 1 }),
-      ev({ type: 'finished', message: message({ id: 'a1', keyLabel: 'provider key' }) }),
+      ev({ type: 'finished', message: message({ id: 'a1', keyLabel: 'provider key', providerKey: true }) }),
     );
-    expect(answeredByProviderKey(streamed, streamed.messages[0])).toBe(true);
-    expect(answeredByProviderKey(emptyConversation, message({ keyLabel: 'provider key' }))).toBe(true);
-    expect(answeredByProviderKey(emptyConversation, message({ keyLabel: 'prod' }))).toBe(false);
+    expect(answeredByProviderKey(streamed.messages[0])).toBe(true);
+    expect(answeredByProviderKey(message({ keyLabel: 'provider key', providerKey: false }))).toBe(false);
+    expect(answeredByProviderKey(message({ keyLabel: 'prod' }))).toBe(false);
   });
 });
 
