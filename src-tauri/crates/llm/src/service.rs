@@ -318,23 +318,35 @@ impl CompletionService {
             return format!("no API key of {provider} is left to try");
         };
         let first_free = keys.iter().filter(|k| k.state == KeyState::Cooling).filter_map(|k| k.cooling_until).min();
+        let disabled: Vec<String> = keys
+            .iter()
+            .filter(|k| k.state == KeyState::Disabled)
+            .map(|k| k.label.clone().map_or_else(|| k.key_id.to_string(), |l| format!("\"{l}\"")))
+            .collect();
         let enabled_left = keys.iter().any(|k| k.state == KeyState::Active);
         let last_words = format!("last answer: HTTP {} {}", last.status, last.message);
-        if let Some(at) = first_free {
+        let cooling = first_free.map(|at| {
             let wait = at.saturating_duration_since(now).as_millis().div_ceil(1000);
-            return format!(
-                "every key of {provider} is cooling down after rate limits; the first is free again in {wait} s (at {at}); {last_words}"
-            );
-        }
-        if !enabled_left {
-            let names: Vec<String> = keys
-                .iter()
-                .map(|k| k.label.clone().map_or_else(|| k.key_id.to_string(), |l| format!("\"{l}\"")))
-                .collect();
-            return format!(
-                "every key of {provider} is disabled; fix or enable one of: {}; {last_words}",
-                names.join(", ")
-            );
+            format!("the first is free again in {wait} s (at {at})")
+        });
+        match (cooling, disabled.is_empty()) {
+            (Some(cooling), true) => {
+                return format!("every key of {provider} is cooling down after rate limits; {cooling}; {last_words}")
+            }
+            (Some(cooling), false) => {
+                return format!(
+                    "no key of {provider} is available: the others cool down after rate limits ({cooling}) and {} disabled (fix or enable: {}); {last_words}",
+                    disabled.len(),
+                    disabled.join(", ")
+                )
+            }
+            (None, false) if !enabled_left => {
+                return format!(
+                    "every key of {provider} is disabled; fix or enable one of: {}; {last_words}",
+                    disabled.join(", ")
+                )
+            }
+            _ => {}
         }
         format!("every available key of {provider} was tried for this request; {last_words}")
     }

@@ -433,6 +433,17 @@ mod no_available_key {
     }
 
     #[tokio::test]
+    async fn cooling_and_disabled_mixed_says_both() {
+        let rig = Rig::new(ProviderKind::Openai, &[("fast", 1), ("revoked", 1)]).await;
+        rig.fake.always("key-fast", Reply::status_with(429, &[("retry-after", "20")]));
+        rig.fake.always("key-revoked", Reply::status(401));
+        let (outcome, _) = rig.ask("chat").await;
+        let message = error_of(&outcome).to_string();
+        assert!(message.contains("in 20 s"), "says when the cooling key frees up: {message}");
+        assert!(message.contains("\"revoked\""), "and names the disabled key to fix: {message}");
+    }
+
+    #[tokio::test]
     async fn empty_pool_without_provider_key_says_to_add_one() {
         let rig = Rig::new(ProviderKind::Openai, &[]).await;
         let (outcome, _) = rig.ask("chat").await;
