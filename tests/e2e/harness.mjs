@@ -90,6 +90,10 @@ export async function launchApp({ dataDir = tempDataDir(), env = {}, keepPrefere
     const app = {
       driver,
       dataDir,
+      /** SIGKILL the app (and its driver) at once: a crash, no chance to clean up. */
+      crash() {
+        killGroup('SIGKILL');
+      },
       async stop() {
         try {
           await driver.quit();
