@@ -1,7 +1,8 @@
 // A chat in the real window against the fake provider: a provider added through Settings, two
 // pool keys, a reply streaming in after one failover (429 on key A, answered by key B), Stop on a
 // held stream keeping the partial text, a key revoked with 401 shown disabled in Settings, tested
-// there (OK) and enabled again, a retry of the failed reply; screenshots in light and dark.
+// there (OK) and enabled again, the rate-limited key's cooldown reset there, a retry of the failed
+// reply; screenshots in light and dark.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
@@ -163,7 +164,8 @@ describe('a chat in the real window against the fake provider', () => {
   });
 
   it('streams a reply after key A is rate-limited, says so, and shows that key B answered', async () => {
-    await fake.script(KEY_A, [{ kind: 'status', status: 429, headers: [['retry-after', '30']], message: 'Rate limit reached for key A' }]);
+    // A long announced wait, so key A is still cooling when Settings is checked below.
+    await fake.script(KEY_A, [{ kind: 'status', status: 429, headers: [['retry-after', '600']], message: 'Rate limit reached for key A' }]);
     await fake.script(KEY_B, [{ kind: 'slow', chunks: ['Hello', ' from', ' key', ' B', ' through', ' the', ' pool.'], delay_ms: 120 }]);
 
     await click(app, 'nav-chat');
@@ -264,6 +266,16 @@ describe('a chat in the real window against the fake provider', () => {
     );
     const probes = (await fake.requests()).filter((r) => r.path.endsWith('/models'));
     assert.deepEqual(probes.map((r) => r.key), [KEY_B], 'the test asked the provider with key B only');
+  });
+
+  it('shows key A cooling down after its 429, with a countdown, and resets its cooldown', async () => {
+    const stateOfA = async () => (await keyRow(app, 'key A')).findElement(By.css('[data-testid="key-state"]'));
+    await waitFor(app, async () => (await stateOfA()).getAttribute('data-state'), (s) => s === 'cooling', 'key A is cooling');
+    assert.match(await textOf(await stateOfA()), /\d+:\d\d/, 'the badge counts down the time left');
+    await (await keyRow(app, 'key A')).findElement(By.css('[data-testid="key-reset-cooldown"]')).click();
+    await waitFor(app, async () => (await stateOfA()).getAttribute('data-state'), (s) => s === 'active', 'key A is active again');
+    const status = await app.invoke('llmConfig:getPoolStatus', { providerId });
+    assert.equal(status.value.keys.find((k) => k.label === 'key A').state, 'active', 'the pool agrees');
   });
 
   it('retries the failed reply, now answered by key B', async () => {
