@@ -1,83 +1,105 @@
-//! The invoke handler. Commands named `domain:action` cannot come from `generate_handler!`, so
-//! this closure serves them: it takes the JSON payload, runs [`keypool_api::dispatch`] on a
-//! blocking thread (the store is synchronous SQLite) and resolves or rejects the promise with
-//! `{ code, message, issues? }`.
+//! The invoke handler. Every command comes from keypool-api's command table: this closure looks
+//! the name up, takes the JSON payload, runs the command as its kind says (`sync` on a blocking
+//! thread, since the store is synchronous SQLite; `async` and `stream` on the runtime) and
+//! resolves or rejects the promise with `{ code, message, issues? }`. A `stream` command's
+//! events go through the `tauri::ipc::Channel` the page passes as `onEvent`.
 
-use keypool_api::chat::{ChatEvent, MessageDto, SendArgs};
-use keypool_api::{AppContext, IpcError};
-use tauri::ipc::{Channel, Invoke, InvokeBody, InvokeError};
-use tauri::{Manager, Runtime, State};
+use keypool_api::ipc::{self, IpcError, Kind};
+use keypool_api::AppContext;
+use serde_json::Value;
+use tauri::ipc::{Channel, Invoke, InvokeBody, InvokeError, JavaScriptChannelId};
+use tauri::{Manager, Runtime};
 
-/// Sends a message in a chat (or, without `content`, retries the last one) and streams the
-/// reply's events through `on_event`. A channel argument needs an ordinary Tauri command, hence
-/// the snake_case name. Invoke as `chat_send` with `{ request: { chatId, content? }, onEvent }`.
-#[tauri::command]
-async fn chat_send(
-    state: State<'_, AppContext>,
-    request: serde_json::Value,
-    on_event: Channel<ChatEvent>,
-) -> Result<MessageDto, IpcError> {
-    let request: SendArgs = keypool_api::parse_args(request)?;
-    keypool_api::chat::validate_send(&request)?;
-    let chats = state.chats()?;
-    let mut sink = |event: ChatEvent| {
-        if let Err(error) = on_event.send(event) {
-            tracing::debug!(%error, "the page stopped listening to a reply");
-        }
-    };
-    Ok(chats.send(&request.chat_id, request.content, &mut sink).await?)
-}
+/// The argument of a `stream` command that carries its channel.
+const CHANNEL_ARG: &str = "onEvent";
 
 pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'static {
-    let generated: Box<dyn Fn(Invoke<R>) -> bool + Send + Sync> = Box::new(tauri::generate_handler![chat_send]);
     move |invoke: Invoke<R>| {
         let name = invoke.message.command().to_owned();
-        if !keypool_api::commands().any(|command| command == name) {
-            return generated(invoke);
-        }
+        let Some(command) = ipc::command(&name) else {
+            return false; // Tauri answers "command not found"
+        };
         let payload = match invoke.message.payload() {
             InvokeBody::Json(value) => value.clone(),
-            InvokeBody::Raw(_) => serde_json::Value::Null,
+            InvokeBody::Raw(_) => Value::Null,
         };
-        let app = invoke.message.webview_ref().app_handle().clone();
-        if keypool_api::ASYNC_COMMANDS.contains(&name.as_str()) {
-            invoke.resolver.respond_async(async move {
+        let webview = invoke.message.webview();
+        let app = webview.app_handle().clone();
+        let reject = |error: IpcError| InvokeError(serde_json::to_value(error).unwrap_or_default());
+        match command.kind {
+            Kind::Sync => invoke.resolver.respond_async(async move {
+                tauri::async_runtime::spawn_blocking(move || {
+                    let ctx = app.state::<AppContext>();
+                    ipc::dispatch(&ctx, &name, payload).unwrap_or_else(|| Err(not_served(&name)))
+                })
+                .await
+                .unwrap_or_else(|_| Err(IpcError::internal("the command panicked")))
+                .map_err(reject)
+            }),
+            Kind::Async => invoke.resolver.respond_async(async move {
                 let ctx = app.state::<AppContext>();
-                keypool_api::dispatch_async(&ctx, &name, payload)
+                ipc::dispatch_async(&ctx, &name, payload)
                     .await
-                    .unwrap_or_else(|| Err(IpcError::internal(format!("command {name} is not served"))))
-                    .map_err(|error| InvokeError(serde_json::to_value(error).unwrap_or_default()))
-            });
-            return true;
-        }
-        invoke.resolver.respond_async(async move {
-            let result = tauri::async_runtime::spawn_blocking(move || {
+                    .unwrap_or_else(|| Err(not_served(&name)))
+                    .map_err(reject)
+            }),
+            Kind::Stream => invoke.resolver.respond_async(async move {
+                let (payload, channel) = take_channel(payload)?;
+                let channel: Channel<Value> = channel.channel_on(webview);
+                let mut emit = |event: Value| {
+                    if let Err(error) = channel.send(event) {
+                        tracing::debug!(%error, "the page stopped listening to a stream");
+                    }
+                };
                 let ctx = app.state::<AppContext>();
-                keypool_api::dispatch(&ctx, &name, payload)
-                    .unwrap_or_else(|| Err(IpcError::internal(format!("command {name} is not served"))))
-            })
-            .await
-            .unwrap_or_else(|_| Err(IpcError::internal("the command panicked")));
-            result.map_err(|error| InvokeError(serde_json::to_value(error).unwrap_or_default()))
-        });
+                ipc::dispatch_stream(&ctx, &name, payload, &mut emit)
+                    .await
+                    .unwrap_or_else(|| Err(not_served(&name)))
+                    .map_err(reject)
+            }),
+        }
         true
     }
 }
 
+/// Splits a stream command's payload into its arguments and its channel.
+fn take_channel(mut payload: Value) -> Result<(Value, JavaScriptChannelId), InvokeError> {
+    let missing = || {
+        let error =
+            IpcError::validation(vec![ipc::Issue { path: CHANNEL_ARG.into(), message: "must be a channel".into() }]);
+        InvokeError(serde_json::to_value(error).unwrap_or_default())
+    };
+    let channel = payload.as_object_mut().and_then(|args| args.remove(CHANNEL_ARG)).ok_or_else(missing)?;
+    let channel = serde_json::from_value(channel).map_err(|_| missing())?;
+    Ok((payload, channel))
+}
+
+fn not_served(name: &str) -> IpcError {
+    IpcError::internal(format!("command {name} is not served"))
+}
+
 #[cfg(test)]
 mod tests {
-    /// A command the capability does not grant fails in the real window with "not allowed";
-    /// this catches forgetting to list one in `permissions/`.
+    use std::collections::BTreeSet;
+
+    /// A command the capability does not grant fails in the real window with "not allowed", and
+    /// a granted name that is no command is a stale grant: the permission files list exactly the
+    /// command table's names.
     #[test]
-    fn every_command_is_granted_by_a_permission_file() {
+    fn permission_files_grant_exactly_the_command_table() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("permissions");
-        let granted: String = std::fs::read_dir(&dir)
-            .expect("permissions/ exists")
-            .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
-            .collect();
-        for command in keypool_api::commands().chain(["chat_send"]) {
-            assert!(granted.contains(&format!("\"{command}\"")), "{command} is not allowed in {}", dir.display());
+        let mut granted = BTreeSet::new();
+        for entry in std::fs::read_dir(&dir).expect("permissions/ exists") {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            let lists = text.split("commands.allow = [").skip(1).map(|rest| &rest[..rest.find(']').unwrap()]);
+            for list in lists {
+                granted.extend(
+                    list.split(',').map(|name| name.trim().trim_matches('"').to_owned()).filter(|n| !n.is_empty()),
+                );
+            }
         }
+        let table: BTreeSet<String> = keypool_api::ipc::COMMANDS.iter().map(|c| c.name.to_owned()).collect();
+        assert_eq!(granted, table, "permissions/*.toml must grant every command of the table and nothing else");
     }
 }
 
@@ -102,7 +124,8 @@ mod security_tests {
             ["core:event:default", "allow-app", "allow-llm-config", "allow-chat"],
             "no plugin or core permission beyond events"
         );
-        let manifest = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+        let manifest =
+            std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
         for plugin in ["tauri-plugin-shell", "tauri-plugin-fs", "tauri-plugin-http", "tauri-plugin-opener"] {
             assert!(!manifest.contains(plugin), "{plugin} must not be a dependency");
         }
@@ -120,7 +143,10 @@ mod security_tests {
             let value = value.as_str().unwrap();
             for source in value.split_whitespace() {
                 let remote = source.starts_with("http") && source != "http://ipc.localhost";
-                assert!(!remote && source != "*" && !source.contains("unsafe-eval"), "{directive}: {source} is not allowed");
+                assert!(
+                    !remote && source != "*" && !source.contains("unsafe-eval"),
+                    "{directive}: {source} is not allowed"
+                );
             }
         }
     }

@@ -9,15 +9,12 @@ mod paths;
 
 use std::sync::Arc;
 
-use keypool_api::{AppContext, Wiring};
-use keypool_store::Database;
+use keypool_api::AppContext;
 use tauri::{Builder, Manager, Runtime, WebviewWindowBuilder};
 
 /// Starts the desktop app.
 pub fn run() {
-    build(Builder::default())
-        .run(tauri::generate_context!())
-        .expect("the Tauri runtime failed to start");
+    build(Builder::default()).run(tauri::generate_context!()).expect("the Tauri runtime failed to start");
 }
 
 /// Configures the app on any runtime, so tests can pass `tauri::test::mock_builder()`.
@@ -26,18 +23,8 @@ pub fn build<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         let dirs = paths::resolve(app.handle())?;
         logging::init(&dirs.log_dir);
         tracing::info!(version = env!("CARGO_PKG_VERSION"), data_dir = %dirs.data_dir.display(), "Keypool starting");
-
-        let database = Database::open(&dirs.data_dir);
-        if let Err(error) = &database {
-            tracing::error!(%error, "the database could not be opened; the app starts without it");
-        }
-        let wiring = Wiring::production(Arc::new(events::TauriEvents::new(app.handle().clone())));
-        let clock = wiring.clock.clone();
-        let context = AppContext::new(env!("CARGO_PKG_VERSION"), dirs.data_dir, dirs.log_dir, database, wiring);
-        if let Ok(llm_config) = context.llm_config() {
-            sweep_cooldowns(llm_config.pool().clone(), clock);
-        }
-        app.manage(context);
+        let events = Arc::new(events::TauriEvents::new(app.handle().clone()));
+        app.manage(AppContext::open(env!("CARGO_PKG_VERSION"), dirs, events));
 
         // The window is created only now, after the state exists, so no invoke can arrive first.
         for config in app.config().app.windows.iter().filter(|w| !w.create) {
@@ -45,15 +32,4 @@ pub fn build<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         }
         Ok(())
     })
-}
-
-/// Clears expired cooldowns on the pool's interval, for the life of the app.
-fn sweep_cooldowns(pool: Arc<keypool::KeyPool>, clock: Arc<dyn keypool::Clock>) {
-    tauri::async_runtime::spawn(async move {
-        let mut interval = tokio::time::interval(pool.sweep_interval());
-        loop {
-            interval.tick().await;
-            pool.sweep(clock.now());
-        }
-    });
 }

@@ -2,15 +2,11 @@
 
 use std::path::PathBuf;
 
+use keypool_api::Dirs;
 use tauri::{AppHandle, Manager, Runtime};
 
 /// Overrides the data directory (tests use a temporary one). Logs then go to `<dir>/logs`.
 pub const DATA_DIR_ENV: &str = "KEYPOOL_DATA_DIR";
-
-pub struct Dirs {
-    pub data_dir: PathBuf,
-    pub log_dir: PathBuf,
-}
 
 pub fn resolve<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Dirs> {
     match std::env::var_os(DATA_DIR_ENV).filter(|v| !v.is_empty()) {

@@ -217,7 +217,8 @@ async fn anthropic(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(b
 }
 
 async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    let seen = Seen { key: key_of(&headers), path: "/v1/models".into(), stream: false, model: String::new(), messages: 0 };
+    let seen =
+        Seen { key: key_of(&headers), path: "/v1/models".into(), stream: false, model: String::new(), messages: 0 };
     match next_reply(&shared, seen) {
         Reply::Status { status, headers, message } => error_response(Dialect::Openai, status, &headers, &message),
         _ => Json(json!({ "object": "list", "data": [{ "id": "fake-model", "object": "model" }] })).into_response(),
@@ -297,7 +298,8 @@ fn error_response(dialect: Dialect, status: u16, headers: &[(String, String)], m
         Dialect::Openai => json!({ "error": { "message": message, "type": "fake_error", "code": status } }),
         Dialect::Anthropic => json!({ "type": "error", "error": { "type": "fake_error", "message": message } }),
     };
-    let mut response = (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), Json(body)).into_response();
+    let mut response =
+        (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), Json(body)).into_response();
     for (name, value) in headers {
         if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
             response.headers_mut().insert(name, value);
@@ -350,7 +352,8 @@ async fn play(
         async move { tx.send(Ok(bytes)).await.is_ok() }
     };
     if dialect == Dialect::Anthropic {
-        let start = json!({ "type": "message_start", "message": { "id": "msg_fake", "role": "assistant", "content": [] } });
+        let start =
+            json!({ "type": "message_start", "message": { "id": "msg_fake", "role": "assistant", "content": [] } });
         send(event(dialect, "message_start", start)).await;
     }
     let texts = |chunks: &[String]| chunks.iter().map(|c| text_event(dialect, c)).collect::<Vec<_>>();

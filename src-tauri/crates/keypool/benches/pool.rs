@@ -23,18 +23,6 @@ impl KeyLoader for Store {
     }
 }
 
-impl KeyDisabler for Store {
-    fn disable(
-        &self,
-        _: &KeyId,
-        _: &ProviderId,
-        _: DisableReason,
-        _: Timestamp,
-    ) -> Result<(), DisableError> {
-        Ok(())
-    }
-}
-
 /// A warm pool of `n` keys with mixed weights and UUID-sized ids, as the store would give.
 fn pool(n: usize) -> (KeyPool, ProviderId) {
     let provider = ProviderId::from("openai");
@@ -51,14 +39,8 @@ fn pool(n: usize) -> (KeyPool, ProviderId) {
         })
         .collect();
     let store = Arc::new(Store(keys));
-    let pool = KeyPool::new(
-        PoolConfig::default(),
-        store.clone(),
-        store,
-        Arc::new(EnvResolver),
-    );
-    pool.select(SelectionRequest::new(&provider), NOW)
-        .expect("warm the cache");
+    let pool = KeyPool::new(PoolConfig::default(), store, Arc::new(EnvResolver));
+    pool.select(SelectionRequest::new(&provider), NOW).expect("warm the cache");
     (pool, provider)
 }
 
@@ -86,9 +68,8 @@ fn new_selection(c: &mut Criterion) {
     let mut group = c.benchmark_group("new_selection_fresh_session_then_release");
     for n in [10, 10_000] {
         let (pool, provider) = pool(n);
-        let sessions: Vec<SessionId> = (0..1024)
-            .map(|i| SessionId::from(format!("0193b7c2-5a1e-7f00-9000-{i:012x}")))
-            .collect();
+        let sessions: Vec<SessionId> =
+            (0..1024).map(|i| SessionId::from(format!("0193b7c2-5a1e-7f00-9000-{i:012x}"))).collect();
         let mut i = 0;
         group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
             b.iter(|| {
@@ -107,10 +88,7 @@ fn new_selection(c: &mut Criterion) {
 /// a second thread selects from the same pool in a tight loop.
 fn two_threads(c: &mut Criterion) {
     let mut group = c.benchmark_group("two_threads");
-    for (name, bound) in [
-        ("new_selection_10_keys", false),
-        ("bound_session_10_keys", true),
-    ] {
+    for (name, bound) in [("new_selection_10_keys", false), ("bound_session_10_keys", true)] {
         let (pool, provider) = pool(10);
         let stop = AtomicBool::new(false);
         thread::scope(|s| {
@@ -123,9 +101,7 @@ fn two_threads(c: &mut Criterion) {
             });
             let session = SessionId::from("bench-measured");
             let req = request(&provider, bound.then_some(&session));
-            group.bench_function(name, |b| {
-                b.iter(|| black_box(pool.select(black_box(req), NOW).expect("a key")))
-            });
+            group.bench_function(name, |b| b.iter(|| black_box(pool.select(black_box(req), NOW).expect("a key"))));
             stop.store(true, Ordering::Relaxed);
         });
     }
@@ -133,11 +109,7 @@ fn two_threads(c: &mut Criterion) {
 }
 
 fn request<'a>(provider: &'a ProviderId, session: Option<&'a SessionId>) -> SelectionRequest<'a> {
-    SelectionRequest {
-        provider,
-        session,
-        exclude: &[],
-    }
+    SelectionRequest { provider, session, exclude: &[] }
 }
 
 criterion_group!(benches, bound_session, new_selection, two_threads);

@@ -39,8 +39,7 @@ impl PoolConfig {
     pub fn cooldown_for(&self, consecutive_failures: u32, announced: Option<Duration>) -> Duration {
         let backoff = || {
             let doublings = consecutive_failures.max(1) - 1;
-            self.cooldown_base
-                .saturating_mul(2u32.saturating_pow(doublings))
+            self.cooldown_base.saturating_mul(2u32.saturating_pow(doublings))
         };
         announced.unwrap_or_else(backoff).min(self.cooldown_cap)
     }
@@ -76,11 +75,7 @@ mod tests {
     fn default_cooldowns_double_up_to_the_cap() {
         let c = PoolConfig::default();
         let secs: Vec<u64> = (1..=7).map(|n| c.cooldown_for(n, None).as_secs()).collect();
-        assert_eq!(
-            secs,
-            [60, 120, 240, 480, 900, 900, 900],
-            "the documented backoff table"
-        );
+        assert_eq!(secs, [60, 120, 240, 480, 900, 900, 900], "the documented backoff table");
     }
 
     #[test]

@@ -1,7 +1,6 @@
-//! What the pool reads from, and writes to, the store: key entries, the loader and the disabler.
+//! What the pool reads from the store: key entries and the loader.
 
 use std::error::Error;
-use std::fmt;
 
 use crate::{KeyId, ProviderId, Secret, Timestamp};
 
@@ -37,51 +36,6 @@ pub trait KeyLoader: Send + Sync {
     fn load(&self, provider: &ProviderId) -> Result<Vec<KeyEntry>, LoadError>;
 }
 
-/// Persists "this key is disabled" after the provider rejected it.
-///
-/// Called without the pool's lock held, exactly once per rejection of a key (concurrent 401s
-/// for the same key make one call). The pool refuses the key from the moment of the report,
-/// whatever this returns.
-pub trait KeyDisabler: Send + Sync {
-    /// Marks `key` disabled in the store, recording `reason` and `at`.
-    fn disable(
-        &self,
-        key: &KeyId,
-        provider: &ProviderId,
-        reason: DisableReason,
-        at: Timestamp,
-    ) -> Result<(), DisableError>;
-}
-
-/// Why the pool disabled a key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DisableReason {
-    /// The provider answered 401 or 403: the key is revoked, wrong, or lacks permission.
-    AuthRejected {
-        /// The HTTP status (401 or 403).
-        status: u16,
-    },
-}
-
-impl DisableReason {
-    /// The HTTP status behind the decision.
-    pub fn status(self) -> u16 {
-        match self {
-            DisableReason::AuthRejected { status } => status,
-        }
-    }
-}
-
-impl fmt::Display for DisableReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DisableReason::AuthRejected { status } => {
-                write!(f, "the provider rejected the key (HTTP {status})")
-            }
-        }
-    }
-}
-
 type BoxError = Box<dyn Error + Send + Sync + 'static>;
 
 /// The store could not read a provider's keys.
@@ -93,17 +47,5 @@ impl LoadError {
     /// Wraps the store's own error (or a message).
     pub fn new(source: impl Into<BoxError>) -> Self {
         LoadError(source.into())
-    }
-}
-
-/// The store could not record a key as disabled.
-#[derive(Debug, thiserror::Error)]
-#[error(transparent)]
-pub struct DisableError(BoxError);
-
-impl DisableError {
-    /// Wraps the store's own error (or a message).
-    pub fn new(source: impl Into<BoxError>) -> Self {
-        DisableError(source.into())
     }
 }

@@ -16,11 +16,11 @@
 //! * **Affinity**: a chat session keeps the key it was first given, so the provider's prompt
 //!   cache stays warm, and is re-bound by a new selection only when that key stops being
 //!   available, is excluded by the request, or the session moves to another provider.
-//! * **Reports**: [`KeyPool::report_failure`] with 429/529 rests the key for
-//!   `min(base · 2^(n−1), cap)` (n = failures in a row) or the announced wait; 401/403 refuse the
-//!   key at once and disable it in the store through a [`KeyDisabler`]; other statuses change
-//!   nothing. It returns the session's next key, so the caller can retry at once.
-//!   [`KeyPool::report_success`] clears the key's backoff.
+//! * **Reports**: [`KeyPool::report_failure`] with a rate limit rests the key for
+//!   `min(base · 2^(n−1), cap)` (n = failures in a row) or the announced wait; an auth rejection
+//!   refuses the key at once. Either way it answers a [`FailureOutcome`] (cooled until T,
+//!   disabled for reason R, unchanged) and the caller acts: persists a disable, tells the user,
+//!   selects again for the retry. [`KeyPool::report_success`] clears the key's backoff.
 //! * **Secrets** are a [`Secret`] that prints `<redacted>`; `$NAME` values are resolved from the
 //!   environment at use by a [`SecretResolver`]; [`preview`] masks a key for display.
 //!
@@ -28,8 +28,8 @@
 //!
 //! * Never hands out a key that is disabled, rejected, or cooling at the `now` of the call.
 //! * Pure with respect to time and I/O: every method that needs the time takes `now`
-//!   ([`Timestamp`]; [`Clock`] and [`ManualClock`] are for callers and tests), and the loader,
-//!   disabler and resolver are called with no lock held.
+//!   ([`Timestamp`]; [`Clock`] and [`ManualClock`] are for callers and tests), the loader and the
+//!   resolver are called with no lock held, and the pool writes nothing: it answers outcomes.
 //! * A selection on a warm cache costs a few hash lookups and an O(log n) binary search; the
 //!   O(n) work happens only when the set of available keys changes.
 //!
@@ -47,22 +47,21 @@
 //!         }).collect())
 //!     }
 //! }
-//! impl KeyDisabler for Store {
-//!     fn disable(&self, _: &KeyId, _: &ProviderId, _: DisableReason, _: Timestamp)
-//!         -> Result<(), DisableError> { Ok(()) }
-//! }
 //!
-//! let store = Arc::new(Store);
-//! let pool = KeyPool::new(PoolConfig::default(), store.clone(), store, Arc::new(EnvResolver));
+//! let pool = KeyPool::new(PoolConfig::default(), Arc::new(Store), Arc::new(EnvResolver));
 //! let (openai, chat) = (ProviderId::from("openai"), SessionId::from("chat-1"));
 //! let now = Timestamp::from_millis(1_700_000_000_000);
 //!
 //! let first = pool.select(SelectionRequest::new(&openai).for_session(&chat), now)?;
 //! assert_eq!(first.key_id.as_str(), "a", "the first selection takes slot 0");
-//! let failure = Failure { provider: &openai, key: &first.key_id, session: Some(&chat),
-//!                         status: 429, retry_after: None, exclude: &[] };
-//! let next = pool.report_failure(failure, now)?.expect("b is still available");
+//! let refused = Failure { provider: &openai, key: &first.key_id, status: 429,
+//!                         kind: FailureKind::RateLimited { retry_after: None } };
+//! let outcome = pool.report_failure(refused, now)?;
+//! assert_eq!(outcome, FailureOutcome::Cooled { until: now + std::time::Duration::from_secs(60) });
+//! let tried = [first.key_id];
+//! let next = pool.select(SelectionRequest::new(&openai).for_session(&chat).excluding(&tried), now)?;
 //! assert_eq!(next.key_id.as_str(), "b", "the session fails over to the other key");
+//! assert!(next.rebound, "and is told its prompt cache starts cold");
 //! # Ok::<(), PoolError>(())
 //! ```
 #![forbid(unsafe_code)]
@@ -73,17 +72,23 @@ mod entry;
 mod error;
 mod hash;
 mod ids;
+mod key;
 mod pool;
+mod provider;
+mod request;
 mod secret;
+mod status;
 mod strategy;
 mod time;
 
 pub use config::{PoolConfig, StrategyKind};
-pub use entry::{DisableError, DisableReason, KeyDisabler, KeyEntry, KeyLoader, LoadError};
+pub use entry::{KeyEntry, KeyLoader, LoadError};
 pub use error::{PoolError, Unavailability};
 pub use ids::{KeyId, ProviderId, SessionId};
-pub use pool::{Failure, KeyError, KeyPool, KeyState, KeyStatus, Selection, SelectionRequest};
+pub use pool::KeyPool;
+pub use request::{DisableReason, Failure, FailureKind, FailureOutcome, Selection, SelectionRequest};
 pub use secret::{preview, EnvResolver, MapResolver, ResolveError, Secret, SecretResolver};
+pub use status::{KeyError, KeyState, KeyStatus};
 pub use strategy::{SelectionStrategy, SmoothWeightedRoundRobin, WeightedRoundRobin};
 pub use time::{Clock, ManualClock, Timestamp};
 

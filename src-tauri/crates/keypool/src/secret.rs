@@ -67,8 +67,8 @@ fn env_var_name(raw: &str) -> Option<&str> {
     let name = raw.strip_prefix('$')?;
     let mut chars = name.chars();
     let first = chars.next()?;
-    let well_formed = (first.is_ascii_alphabetic() || first == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let well_formed =
+        (first.is_ascii_alphabetic() || first == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
     well_formed.then_some(name)
 }
 
@@ -99,9 +99,7 @@ pub fn preview(raw: &str) -> String {
     if n < SHORT_KEY {
         return format!("••••{}", tail_of((n / 3).min(2)));
     }
-    let public = PUBLIC_PREFIXES
-        .iter()
-        .find(|p| raw.starts_with(**p) && p.len() + 4 <= n);
+    let public = PUBLIC_PREFIXES.iter().find(|p| raw.starts_with(**p) && p.len() + 4 <= n);
     let (head, budget) = match public {
         Some(prefix) => (prefix.to_string(), (n - prefix.len()) / 3),
         None => (chars[..3].iter().collect(), n / 3 - 3),
@@ -146,9 +144,7 @@ impl ResolveError {
     /// The name of the variable at fault.
     pub fn var(&self) -> &str {
         match self {
-            ResolveError::Unset { var }
-            | ResolveError::Empty { var }
-            | ResolveError::NotUnicode { var } => var,
+            ResolveError::Unset { var } | ResolveError::Empty { var } | ResolveError::NotUnicode { var } => var,
         }
     }
 }
@@ -164,16 +160,10 @@ impl SecretResolver for EnvResolver {
             return Ok(raw.clone());
         };
         match std::env::var(var) {
-            Ok(value) if value.is_empty() => Err(ResolveError::Empty {
-                var: var.to_owned(),
-            }),
+            Ok(value) if value.is_empty() => Err(ResolveError::Empty { var: var.to_owned() }),
             Ok(value) => Ok(Secret::from(value)),
-            Err(std::env::VarError::NotPresent) => Err(ResolveError::Unset {
-                var: var.to_owned(),
-            }),
-            Err(std::env::VarError::NotUnicode(_)) => Err(ResolveError::NotUnicode {
-                var: var.to_owned(),
-            }),
+            Err(std::env::VarError::NotPresent) => Err(ResolveError::Unset { var: var.to_owned() }),
+            Err(std::env::VarError::NotUnicode(_)) => Err(ResolveError::NotUnicode { var: var.to_owned() }),
         }
     }
 }
@@ -204,13 +194,9 @@ impl SecretResolver for MapResolver {
             return Ok(raw.clone());
         };
         match self.vars.get(var) {
-            Some(value) if value.expose().is_empty() => Err(ResolveError::Empty {
-                var: var.to_owned(),
-            }),
+            Some(value) if value.expose().is_empty() => Err(ResolveError::Empty { var: var.to_owned() }),
             Some(value) => Ok(value.clone()),
-            None => Err(ResolveError::Unset {
-                var: var.to_owned(),
-            }),
+            None => Err(ResolveError::Unset { var: var.to_owned() }),
         }
     }
 }
@@ -222,30 +208,14 @@ mod tests {
     #[test]
     fn debug_and_display_are_redacted() {
         let s = Secret::from("sk-live-0123456789abcdef");
-        assert_eq!(
-            format!("{s:?}"),
-            "<redacted>",
-            "Debug must never print the value (logs, panics)"
-        );
-        assert_eq!(
-            format!("{s}"),
-            "<redacted>",
-            "Display must never print the value (messages)"
-        );
-        assert_eq!(
-            s.expose(),
-            "sk-live-0123456789abcdef",
-            "expose is the one way to the value"
-        );
+        assert_eq!(format!("{s:?}"), "<redacted>", "Debug must never print the value (logs, panics)");
+        assert_eq!(format!("{s}"), "<redacted>", "Display must never print the value (messages)");
+        assert_eq!(s.expose(), "sk-live-0123456789abcdef", "expose is the one way to the value");
     }
 
     #[test]
     fn env_reference_is_shown_as_written() {
-        assert_eq!(
-            preview("$OPENAI_API_KEY"),
-            "$OPENAI_API_KEY",
-            "a variable name is not a secret"
-        );
+        assert_eq!(preview("$OPENAI_API_KEY"), "$OPENAI_API_KEY", "a variable name is not a secret");
         assert_eq!(
             Secret::from("$OPENAI_API_KEY").env_var(),
             Some("OPENAI_API_KEY"),
@@ -256,16 +226,8 @@ mod tests {
     #[test]
     fn literal_dollar_keys_are_not_references() {
         assert_eq!(Secret::from("$").env_var(), None, "a lone $ names nothing");
-        assert_eq!(
-            Secret::from("$9abc").env_var(),
-            None,
-            "names cannot start with a digit"
-        );
-        assert_eq!(
-            Secret::from("$ab-cd").env_var(),
-            None,
-            "names have no dashes"
-        );
+        assert_eq!(Secret::from("$9abc").env_var(), None, "names cannot start with a digit");
+        assert_eq!(Secret::from("$ab-cd").env_var(), None, "names have no dashes");
         assert_eq!(
             preview("$ab-cdefghijklmnop"),
             "$ab…nop",
@@ -275,11 +237,7 @@ mod tests {
 
     #[test]
     fn known_prefix_then_last_four() {
-        assert_eq!(
-            preview("sk-0123456789abcdef9f3a"),
-            "sk-…9f3a",
-            "the sk- prefix is public"
-        );
+        assert_eq!(preview("sk-0123456789abcdef9f3a"), "sk-…9f3a", "the sk- prefix is public");
         assert_eq!(
             preview("sk-ant-api03-abcdefghijklmnopqrstuvwxyz-1234"),
             "sk-ant-…1234",
@@ -294,36 +252,18 @@ mod tests {
 
     #[test]
     fn short_keys_are_fully_masked() {
-        assert_eq!(
-            preview("abcdefghijk"),
-            "••••jk",
-            "11 chars: at most the last two"
-        );
-        assert_eq!(
-            preview("abcde"),
-            "••••e",
-            "5 chars: two would be more than a third"
-        );
+        assert_eq!(preview("abcdefghijk"), "••••jk", "11 chars: at most the last two");
+        assert_eq!(preview("abcde"), "••••e", "5 chars: two would be more than a third");
         assert_eq!(preview("ab"), "••••", "2 chars: nothing may be shown");
-        assert_eq!(
-            preview(""),
-            "••••",
-            "an empty key masks to the bullets alone"
-        );
+        assert_eq!(preview(""), "••••", "an empty key masks to the bullets alone");
     }
 
     #[test]
     fn never_reveals_more_than_a_third() {
         for n in 0..64 {
             let raw: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
-            let shown = preview(&raw)
-                .chars()
-                .filter(|c| *c != '•' && *c != '…')
-                .count();
-            assert!(
-                shown * 3 <= n,
-                "a {n}-char key showed {shown} chars, more than a third of it"
-            );
+            let shown = preview(&raw).chars().filter(|c| *c != '•' && *c != '…').count();
+            assert!(shown * 3 <= n, "a {n}-char key showed {shown} chars, more than a third of it");
         }
         for n in 12..64 {
             let raw = format!("sk-{}", "x".repeat(n - 3));
@@ -346,16 +286,11 @@ mod tests {
         let unset = Secret::from("$KEYPOOL_SURELY_UNSET_VARIABLE_7F3A");
         assert_eq!(
             EnvResolver.resolve(&unset).err(),
-            Some(ResolveError::Unset {
-                var: "KEYPOOL_SURELY_UNSET_VARIABLE_7F3A".into()
-            }),
+            Some(ResolveError::Unset { var: "KEYPOOL_SURELY_UNSET_VARIABLE_7F3A".into() }),
             "an unset variable is reported by name"
         );
         let path = Secret::from("$PATH");
-        assert!(
-            EnvResolver.resolve(&path).is_ok(),
-            "PATH is set in any test environment"
-        );
+        assert!(EnvResolver.resolve(&path).is_ok(), "PATH is set in any test environment");
     }
 
     #[test]
@@ -364,10 +299,6 @@ mod tests {
         let Err(err) = r.resolve(&Secret::from("$EMPTY")) else {
             panic!("an empty value is unusable");
         };
-        assert_eq!(
-            err.to_string(),
-            "environment variable EMPTY is empty",
-            "names the variable"
-        );
+        assert_eq!(err.to_string(), "environment variable EMPTY is empty", "names the variable");
     }
 }

@@ -52,9 +52,7 @@ impl SelectionStrategy for WeightedRoundRobin {
         let total = *self.prefix.last()?;
         let slot = self.counter % total;
         let owner = self.prefix.partition_point(|&end| end <= slot);
-        let pos = (0..n)
-            .map(|step| (owner + step) % n)
-            .find(|&pos| allowed(pos))?;
+        let pos = (0..n).map(|step| (owner + step) % n).find(|&pos| allowed(pos))?;
         self.counter = self.counter.wrapping_add(1);
         Some(pos)
     }
@@ -75,8 +73,7 @@ pub struct SmoothWeightedRoundRobin {
 impl SelectionStrategy for SmoothWeightedRoundRobin {
     fn reset(&mut self, weights: &[u32]) {
         self.weights.clear();
-        self.weights
-            .extend(weights.iter().map(|&w| i64::from(w.max(1))));
+        self.weights.extend(weights.iter().map(|&w| i64::from(w.max(1))));
         self.current.clear();
         self.current.resize(weights.len(), 0);
     }
@@ -113,21 +110,9 @@ mod tests {
 
     #[test]
     fn weighted_round_robin_fills_slots_in_order() {
-        assert_eq!(
-            run(&mut WeightedRoundRobin::default(), &[3, 1, 2], 7),
-            "AAABCCA",
-            "3,1,2"
-        );
-        assert_eq!(
-            run(&mut WeightedRoundRobin::default(), &[3, 2, 1], 6),
-            "AAABBC",
-            "3,2,1"
-        );
-        assert_eq!(
-            run(&mut WeightedRoundRobin::default(), &[1, 1, 1], 6),
-            "ABCABC",
-            "equal weights rotate"
-        );
+        assert_eq!(run(&mut WeightedRoundRobin::default(), &[3, 1, 2], 7), "AAABCCA", "3,1,2");
+        assert_eq!(run(&mut WeightedRoundRobin::default(), &[3, 2, 1], 6), "AAABBC", "3,2,1");
+        assert_eq!(run(&mut WeightedRoundRobin::default(), &[1, 1, 1], 6), "ABCABC", "equal weights rotate");
     }
 
     #[test]
@@ -143,30 +128,14 @@ mod tests {
     fn excluded_slot_passes_to_the_next_allowed_key() {
         let mut s = WeightedRoundRobin::default();
         s.reset(&[1, 1, 1]);
-        assert_eq!(
-            s.pick(&|pos| pos != 0),
-            Some(1),
-            "slot 0 belongs to A, which is excluded"
-        );
+        assert_eq!(s.pick(&|pos| pos != 0), Some(1), "slot 0 belongs to A, which is excluded");
         assert_eq!(s.pick(&|_| false), None, "nothing allowed, nothing picked");
-        assert_eq!(
-            s.pick(&|_| true),
-            Some(1),
-            "a failed pick does not advance the counter"
-        );
+        assert_eq!(s.pick(&|_| true), Some(1), "a failed pick does not advance the counter");
     }
 
     #[test]
     fn no_keys_no_pick() {
-        assert_eq!(
-            WeightedRoundRobin::default().pick(&|_| true),
-            None,
-            "empty cycle"
-        );
-        assert_eq!(
-            SmoothWeightedRoundRobin::default().pick(&|_| true),
-            None,
-            "empty set"
-        );
+        assert_eq!(WeightedRoundRobin::default().pick(&|_| true), None, "empty cycle");
+        assert_eq!(SmoothWeightedRoundRobin::default().pick(&|_| true), None, "empty set");
     }
 }

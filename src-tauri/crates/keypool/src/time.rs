@@ -3,7 +3,7 @@
 use std::fmt;
 use std::ops::{Add, Sub};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch (UTC).
 ///
@@ -52,37 +52,15 @@ impl Sub<Duration> for Timestamp {
     }
 }
 
-/// RFC 3339 in UTC with milliseconds, e.g. `2025-01-31T12:00:00.000Z`, so error messages
-/// ("the first key is free again at …") read as a time, not as a number.
+/// RFC 3339 in UTC with milliseconds, e.g. `2025-01-31T12:00:00.000Z`, so logs read as a time,
+/// not as a number. Instants before the epoch (only sentinels) print as milliseconds.
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ms = self.0.rem_euclid(1000);
-        let secs = self.0.div_euclid(1000);
-        let days = secs.div_euclid(86_400);
-        let sod = secs.rem_euclid(86_400);
-        let (y, m, d) = civil_from_days(days);
-        write!(
-            f,
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-            sod / 3600,
-            sod % 3600 / 60,
-            sod % 60
-        )
+        match u64::try_from(self.0) {
+            Ok(ms) => write!(f, "{}", humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms))),
+            Err(_) => write!(f, "{} ms", self.0),
+        }
     }
-}
-
-/// Howard Hinnant's `civil_from_days`: days since 1970-01-01 to a proleptic Gregorian date.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// A source of the current time. The pool itself never calls one: it is here so that the
@@ -128,11 +106,7 @@ mod tests {
 
     #[test]
     fn display_is_rfc3339_utc() {
-        assert_eq!(
-            Timestamp::EPOCH.to_string(),
-            "1970-01-01T00:00:00.000Z",
-            "the epoch is the origin of the scale"
-        );
+        assert_eq!(Timestamp::EPOCH.to_string(), "1970-01-01T00:00:00.000Z", "the epoch is the origin of the scale");
         assert_eq!(
             Timestamp::from_millis(1_738_324_800_123).to_string(),
             "2025-01-31T12:00:00.123Z",
@@ -163,16 +137,8 @@ mod tests {
     #[test]
     fn manual_clock_moves_only_when_told() {
         let clock = ManualClock::new(Timestamp::from_millis(1_000));
-        assert_eq!(
-            clock.now(),
-            Timestamp::from_millis(1_000),
-            "a new clock stands at its start"
-        );
+        assert_eq!(clock.now(), Timestamp::from_millis(1_000), "a new clock stands at its start");
         clock.advance(Duration::from_secs(2));
-        assert_eq!(
-            clock.now(),
-            Timestamp::from_millis(3_000),
-            "advance adds exactly the duration"
-        );
+        assert_eq!(clock.now(), Timestamp::from_millis(3_000), "advance adds exactly the duration");
     }
 }

@@ -15,5 +15,7 @@ mod stream;
 pub use error::{CompletionError, Failure};
 pub use provider::{ChatMessage, ProviderEndpoint, ProviderKind, Role};
 pub use rate_limit::announced_wait;
-pub use service::{CompletionEvent, CompletionOutcome, CompletionRequest, CompletionService, ProbeResult, StopReason};
+pub use service::{
+    CompletionEvent, CompletionOutcome, CompletionRequest, CompletionService, ProbeResult, Recorder, StopReason,
+};
 pub use tokio_util::sync::CancellationToken;

@@ -132,7 +132,10 @@ pub(crate) enum StreamPiece {
     Done,
     /// The provider reported an error inside the stream; `status` is the HTTP status it
     /// corresponds to (e.g. 529 for Anthropic's `overloaded_error`).
-    Error { status: u16, message: String },
+    Error {
+        status: u16,
+        message: String,
+    },
     /// Anything else (pings, metadata).
     Nothing,
 }
@@ -215,8 +218,14 @@ mod tests {
     #[test]
     fn anthropic_text_delta_and_stop() {
         let data = r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"yo"}}"#;
-        assert_eq!(parse_stream_event(ProviderKind::Anthropic, "content_block_delta", data), StreamPiece::Text("yo".into()));
-        assert_eq!(parse_stream_event(ProviderKind::Anthropic, "message_stop", r#"{"type":"message_stop"}"#), StreamPiece::Done);
+        assert_eq!(
+            parse_stream_event(ProviderKind::Anthropic, "content_block_delta", data),
+            StreamPiece::Text("yo".into())
+        );
+        assert_eq!(
+            parse_stream_event(ProviderKind::Anthropic, "message_stop", r#"{"type":"message_stop"}"#),
+            StreamPiece::Done
+        );
     }
 
     #[test]

@@ -4,10 +4,9 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use keypool::{
-    Clock, KeyId, KeyPool, KeyState, PoolError, Secret, SecretResolver, Selection, SelectionRequest,
-    SessionId, Unavailability,
+    Clock, DisableReason, FailureKind, FailureOutcome, KeyId, KeyPool, KeyState, PoolError, ProviderId, Secret,
+    SecretResolver, Selection, SelectionRequest, SessionId, Timestamp, Unavailability,
 };
-use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{CompletionError, Failure};
@@ -29,14 +28,13 @@ pub struct CompletionRequest {
 }
 
 /// What the caller (the chat page) is told while a reply is produced.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CompletionEvent {
     /// An attempt is about to be sent with this key. `rebound`: the chat moved to another key
     /// than the one it had (the provider's prompt cache starts cold).
     KeySelected { key_id: Option<String>, key_label: String, provider_level: bool, rebound: bool, attempt: u32 },
     /// The attempt was refused in a way the pool handles; the next key is tried at once.
-    Failover { key_label: String, status: u16, reason: &'static str, message: String },
+    Failover { key_label: String, status: u16, reason: FailureKind, message: String },
     /// More text of the reply.
     Delta { text: String },
 }
@@ -64,8 +62,7 @@ pub struct CompletionOutcome {
 }
 
 /// The result of probing one key.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct ProbeResult {
     pub ok: bool,
     pub status: Option<u16>,
@@ -99,6 +96,13 @@ impl Credential {
     }
 }
 
+/// Where the service records the pool's decisions that must outlive the process. The pool has
+/// already acted on them in memory; the recorder persists them (the app's write path).
+pub trait Recorder: Send + Sync {
+    /// The provider rejected `key`: disable it in the store, with `reason`, at `at`.
+    fn key_disabled(&self, provider: &ProviderId, key: &KeyId, reason: DisableReason, at: Timestamp);
+}
+
 /// Sends chat completions with pooled keys. Cheap to clone; share one per app.
 #[derive(Clone)]
 pub struct CompletionService {
@@ -106,6 +110,7 @@ pub struct CompletionService {
     pool: Arc<KeyPool>,
     clock: Arc<dyn Clock>,
     resolver: Arc<dyn SecretResolver>,
+    recorder: Arc<dyn Recorder>,
 }
 
 fn install_crypto_provider() {
@@ -117,7 +122,12 @@ fn install_crypto_provider() {
 }
 
 impl CompletionService {
-    pub fn new(pool: Arc<KeyPool>, clock: Arc<dyn Clock>, resolver: Arc<dyn SecretResolver>) -> Self {
+    pub fn new(
+        pool: Arc<KeyPool>,
+        clock: Arc<dyn Clock>,
+        resolver: Arc<dyn SecretResolver>,
+        recorder: Arc<dyn Recorder>,
+    ) -> Self {
         install_crypto_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(15))
@@ -125,7 +135,7 @@ impl CompletionService {
             .user_agent(concat!("Keypool/", env!("CARGO_PKG_VERSION")))
             .build()
             .expect("the HTTP client configuration is static and valid");
-        CompletionService { http, pool, clock, resolver }
+        CompletionService { http, pool, clock, resolver, recorder }
     }
 
     pub fn pool(&self) -> &Arc<KeyPool> {
@@ -153,7 +163,8 @@ impl CompletionService {
         .expect("a JSON value always serializes");
 
         let mut tried: Vec<KeyId> = Vec::new();
-        let mut next: Option<Selection> = None;
+        // The last refusal the pool handled, for the message when no key is left after it.
+        let mut last_refusal: Option<Failure> = None;
         let mut text = String::new();
         let outcome = |text: String, key: Option<&Credential>, attempts: u32, end: StopReason| CompletionOutcome {
             text,
@@ -166,18 +177,26 @@ impl CompletionService {
             end,
         };
         let mut attempts = 0u32;
+        let mut previous: Option<Credential> = None;
 
         loop {
-            let credential = match next.take() {
-                Some(selection) => Credential::Pooled(selection),
-                None => match self.choose(request, &tried) {
-                    Ok(credential) => credential,
-                    Err(Choice::Skip(key)) => {
-                        tried.push(key);
-                        continue;
-                    }
-                    Err(Choice::Fail(error)) => return outcome(text, None, attempts, StopReason::Failed(error)),
-                },
+            let credential = match self.choose(request, &tried) {
+                Ok(credential) => credential,
+                Err(Choice::Skip(key)) => {
+                    tried.push(key);
+                    continue;
+                }
+                Err(Choice::NoneLeft(reason)) => {
+                    let message = match &last_refusal {
+                        Some(last) => self.why_none_left(&request.endpoint, last),
+                        None => format!("no API key of {} is available: {reason}", request.endpoint.name),
+                    };
+                    let error = CompletionError::NoAvailableKey(message);
+                    return outcome(text, previous.as_ref(), attempts, StopReason::Failed(error));
+                }
+                Err(Choice::Fail(error)) => {
+                    return outcome(text, previous.as_ref(), attempts, StopReason::Failed(error));
+                }
             };
             attempts += 1;
             let (key_id, provider_level, rebound) = match &credential {
@@ -203,17 +222,15 @@ impl CompletionService {
             let mut on_text = |piece: &str| on_event(CompletionEvent::Delta { text: piece.to_owned() });
             let end = attempt.run(&mut text, &mut on_text, cancel).await;
 
-            match (end, &credential) {
-                (AttemptEnd::Finished, _) => {
+            let failure = match end {
+                AttemptEnd::Finished => {
                     if let Credential::Pooled(selection) = &credential {
-                        self.pool.report_success(&selection.key_id, self.clock.now());
+                        self.pool.report_success(&selection.key_id);
                     }
                     return outcome(text, Some(&credential), attempts, StopReason::Finished);
                 }
-                (AttemptEnd::Cancelled, _) => {
-                    return outcome(text, Some(&credential), attempts, StopReason::Cancelled);
-                }
-                (AttemptEnd::Broken(reason), _) => {
+                AttemptEnd::Cancelled => return outcome(text, Some(&credential), attempts, StopReason::Cancelled),
+                AttemptEnd::Broken(reason) => {
                     let error = if text.is_empty() {
                         CompletionError::Network(reason)
                     } else {
@@ -221,58 +238,55 @@ impl CompletionService {
                     };
                     return outcome(text, Some(&credential), attempts, StopReason::Failed(error));
                 }
-                (AttemptEnd::Refused(failure), Credential::Pooled(selection)) if handled_by_pool(failure.status) => {
-                    tracing::info!(provider = %provider, key = %selection.key_id, status = failure.status, "key refused; failing over");
-                    tried.push(selection.key_id.clone());
-                    let reported = self.pool.report_failure(
-                        keypool::Failure {
-                            provider,
-                            key: &selection.key_id,
-                            session: Some(&request.session),
-                            status: failure.status,
-                            retry_after: failure.retry_after,
-                            exclude: &tried,
-                        },
-                        self.clock.now(),
-                    );
-                    if !text.is_empty() {
-                        let error = CompletionError::Interrupted(format!(
-                            "the provider answered HTTP {}: {}",
-                            failure.status, failure.message
-                        ));
-                        return outcome(text, Some(&credential), attempts, StopReason::Failed(error));
-                    }
-                    on_event(CompletionEvent::Failover {
-                        key_label: credential.label(),
-                        status: failure.status,
-                        reason: if matches!(failure.status, 401 | 403) { "auth_rejected" } else { "rate_limited" },
-                        message: failure.message.clone(),
-                    });
-                    match reported {
-                        Ok(Some(selection)) => next = Some(selection),
-                        Ok(None) => {
-                            let error = CompletionError::NoAvailableKey(self.why_none_left(&request.endpoint, &failure));
-                            return outcome(text, Some(&credential), attempts, StopReason::Failed(error));
-                        }
-                        Err(PoolError::UnresolvedEnv { key_id, .. }) => tried.push(key_id),
-                        Err(error) => {
-                            return outcome(text, Some(&credential), attempts, StopReason::Failed(error.into()))
-                        }
-                    }
-                }
-                (AttemptEnd::Refused(failure), _) => {
-                    let error = if text.is_empty() {
-                        CompletionError::Provider(failure)
-                    } else {
-                        CompletionError::Interrupted(format!(
-                            "the provider answered HTTP {}: {}",
-                            failure.status, failure.message
-                        ))
-                    };
-                    return outcome(text, Some(&credential), attempts, StopReason::Failed(error));
-                }
+                AttemptEnd::Refused(failure) => failure,
+            };
+            let pooled = match &credential {
+                Credential::Pooled(selection) => FailureKind::of_status(failure.status, failure.retry_after)
+                    .map(|kind| (selection.key_id.clone(), kind)),
+                Credential::ProviderLevel(_) => None,
+            };
+            let Some((key, kind)) = pooled else {
+                let error = if text.is_empty() {
+                    CompletionError::Provider(failure)
+                } else {
+                    CompletionError::Interrupted(format!(
+                        "the provider answered HTTP {}: {}",
+                        failure.status, failure.message
+                    ))
+                };
+                return outcome(text, Some(&credential), attempts, StopReason::Failed(error));
+            };
+            tracing::info!(provider = %provider, key = %key, status = failure.status, "key refused; failing over");
+            tried.push(key.clone());
+            if let Err(error) = self.report(provider, &key, failure.status, kind) {
+                return outcome(text, Some(&credential), attempts, StopReason::Failed(error.into()));
             }
+            if !text.is_empty() {
+                let error = CompletionError::Interrupted(format!(
+                    "the provider answered HTTP {}: {}",
+                    failure.status, failure.message
+                ));
+                return outcome(text, Some(&credential), attempts, StopReason::Failed(error));
+            }
+            on_event(CompletionEvent::Failover {
+                key_label: credential.label(),
+                status: failure.status,
+                reason: kind,
+                message: failure.message.clone(),
+            });
+            last_refusal = Some(failure);
+            previous = Some(credential);
         }
+    }
+
+    /// Tells the pool about a refusal and records a disable it decides on.
+    fn report(&self, provider: &ProviderId, key: &KeyId, status: u16, kind: FailureKind) -> Result<(), PoolError> {
+        let now = self.clock.now();
+        let outcome = self.pool.report_failure(keypool::Failure { provider, key, status, kind }, now)?;
+        if let FailureOutcome::Disabled { reason } = outcome {
+            self.recorder.key_disabled(provider, key, reason, now);
+        }
+        Ok(())
     }
 
     /// The key for the next attempt: the session's pooled key, or the provider-level key while
@@ -303,9 +317,7 @@ impl CompletionService {
                 tracing::warn!(key = %key_id, var = %var, label = ?label, "pooled key refers to an unset variable; skipping it");
                 Err(Choice::Skip(key_id))
             }
-            Err(PoolError::NoAvailableKey { reason, .. }) => {
-                Err(Choice::Fail(CompletionError::NoAvailableKey(format!("no API key of {name} is available: {reason}"))))
-            }
+            Err(PoolError::NoAvailableKey { reason, .. }) => Err(Choice::NoneLeft(reason)),
             Err(error) => Err(Choice::Fail(error.into())),
         }
     }
@@ -390,11 +402,7 @@ impl CompletionService {
 enum Choice {
     /// This key cannot be used (its `$NAME` is unset); try the next.
     Skip(KeyId),
+    /// No pooled key can serve the request.
+    NoneLeft(Unavailability),
     Fail(CompletionError),
-}
-
-/// 429/529 (rate limits) and 401/403 (auth) are the pool's business: cooldown or disable, then
-/// fail over. Everything else is the request's problem and is reported as is.
-fn handled_by_pool(status: u16) -> bool {
-    matches!(status, 429 | 529 | 401 | 403)
 }

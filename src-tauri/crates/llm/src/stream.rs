@@ -56,7 +56,11 @@ impl Attempt<'_> {
                 body = response.text() => body.unwrap_or_default(),
                 _ = cancel.cancelled() => return AttemptEnd::Cancelled,
             };
-            return AttemptEnd::Refused(Failure { status: status.as_u16(), message: error_message(&body), retry_after });
+            return AttemptEnd::Refused(Failure {
+                status: status.as_u16(),
+                message: error_message(&body),
+                retry_after,
+            });
         }
 
         if !self.stream {

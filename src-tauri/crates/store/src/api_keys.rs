@@ -73,8 +73,7 @@ pub fn list_api_keys(conn: &Connection, provider_id: &str) -> rusqlite::Result<V
 }
 
 pub fn get_api_key(conn: &Connection, id: &str) -> rusqlite::Result<Option<ApiKeyRow>> {
-    conn.query_row(&format!("SELECT {COLUMNS} FROM llm_provider_api_keys WHERE id = ?1"), [id], from_row)
-        .optional()
+    conn.query_row(&format!("SELECT {COLUMNS} FROM llm_provider_api_keys WHERE id = ?1"), [id], from_row).optional()
 }
 
 /// The id of another key of `provider_id` holding the same value, if any.

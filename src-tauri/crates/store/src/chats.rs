@@ -1,6 +1,49 @@
 //! The `chats` and `messages` tables.
 
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension, Row};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// How a message ended: `Stopped` by the user, `Error` with its error beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageStatus {
+    Complete,
+    Stopped,
+    Error,
+}
+
+/// Text columns with a CHECK constraint map to these enums and back.
+macro_rules! text_enum {
+    ($ty:ident { $($variant:ident = $text:literal),* $(,)? }) => {
+        impl $ty {
+            pub fn as_str(self) -> &'static str {
+                match self { $($ty::$variant => $text),* }
+            }
+        }
+        impl ToSql for $ty {
+            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+                Ok(ToSqlOutput::from(self.as_str()))
+            }
+        }
+        impl FromSql for $ty {
+            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+                match value.as_str()? {
+                    $($text => Ok($ty::$variant),)*
+                    other => Err(FromSqlError::Other(format!("unknown {} {other:?}", stringify!($ty)).into())),
+                }
+            }
+        }
+    };
+}
+
+text_enum!(Role { User = "user", Assistant = "assistant" });
+text_enum!(MessageStatus { Complete = "complete", Stopped = "stopped", Error = "error" });
 
 #[derive(Debug, Clone)]
 pub struct ChatRow {
@@ -16,11 +59,9 @@ pub struct ChatRow {
 pub struct MessageRow {
     pub id: String,
     pub chat_id: String,
-    /// `user` or `assistant`.
-    pub role: String,
+    pub role: Role,
     pub content: String,
-    /// `complete`, `stopped` or `error`.
-    pub status: String,
+    pub status: MessageStatus,
     pub error: Option<String>,
     pub error_code: Option<String>,
     pub key_label: Option<String>,
@@ -127,7 +168,10 @@ pub fn insert_message(conn: &Connection, message: &MessageRow) -> rusqlite::Resu
             message.provider_key
         ],
     )?;
-    conn.execute("UPDATE chats SET updated_at = MAX(updated_at, ?2) WHERE id = ?1", params![message.chat_id, message.created_at])?;
+    conn.execute(
+        "UPDATE chats SET updated_at = MAX(updated_at, ?2) WHERE id = ?1",
+        params![message.chat_id, message.created_at],
+    )?;
     Ok(())
 }
 

@@ -25,7 +25,7 @@ pub enum OpenError {
     )]
     TooNew { path: PathBuf, found: u32, supported: u32, backup: Option<PathBuf> },
     #[error("cannot upgrade the database {path}: {source}; it was left as it was{}", backup_note(.backup))]
-    Migration { path: PathBuf, source: rusqlite_migration::Error, backup: Option<PathBuf> },
+    Migration { path: PathBuf, source: Box<rusqlite_migration::Error>, backup: Option<PathBuf> },
     #[error("cannot open the database {path}: {source}")]
     Sqlite { path: PathBuf, source: rusqlite::Error },
     #[error("cannot copy {path} before upgrading it, so it was not upgraded: {source}")]
@@ -81,11 +81,9 @@ impl Database {
         create_private_file_if_absent(&path)?;
 
         let sqlite = |source| OpenError::Sqlite { path: path.clone(), source };
-        let mut conn = Connection::open_with_flags(
-            &path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(sqlite)?;
+        let mut conn =
+            Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+                .map_err(sqlite)?;
 
         let found: u32 = match conn.pragma_query_value(None, "user_version", |row| row.get(0)) {
             Ok(found) => found,
@@ -96,9 +94,8 @@ impl Database {
             return Err(OpenError::TooNew { path, found, supported: SCHEMA_VERSION, backup });
         }
         // A damaged page is found now, before anything is written, not in the middle of a chat.
-        let check: String = conn
-            .pragma_query_value(None, "quick_check", |row| row.get(0))
-            .map_err(|source| classify(&path, source))?;
+        let check: String =
+            conn.pragma_query_value(None, "quick_check", |row| row.get(0)).map_err(|source| classify(&path, source))?;
         if check != "ok" {
             let backup = copy_aside(&path, "damaged");
             return Err(OpenError::NotADatabase { path, detail: check, backup });
@@ -121,7 +118,7 @@ impl Database {
         }
         if let Err(source) = MIGRATIONS.to_latest(&mut conn) {
             let backup = copy_aside(&path, "failed-upgrade");
-            return Err(OpenError::Migration { path, source, backup });
+            return Err(OpenError::Migration { path, source: Box::new(source), backup });
         }
         tracing::info!(path = %path.display(), schema = SCHEMA_VERSION, "database opened");
         Ok(Database { conn: Mutex::new(conn), path })
@@ -173,9 +170,7 @@ fn copy_aside(path: &Path, tag: &str) -> Option<PathBuf> {
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let result = options
-        .open(&copy)
-        .and_then(|mut target| std::io::copy(&mut fs::File::open(path)?, &mut target));
+    let result = options.open(&copy).and_then(|mut target| std::io::copy(&mut fs::File::open(path)?, &mut target));
     match result {
         Ok(_) => Some(copy),
         Err(error) => {

@@ -9,8 +9,8 @@
 pub mod api_keys;
 pub mod chats;
 mod database;
-pub mod providers;
 mod migrations;
+pub mod providers;
 
 pub use database::{Database, OpenError, StoreError, DATABASE_FILE_NAME};
 pub use migrations::SCHEMA_VERSION;

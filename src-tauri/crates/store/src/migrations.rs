@@ -52,7 +52,12 @@ mod upgrade_tests {
         let mut out = Vec::new();
         let mut rows = stmt.query([]).unwrap();
         while let Some(row) = rows.next().unwrap() {
-            out.push((0..columns).map(|i| format!("{:?}", row.get::<_, rusqlite::types::Value>(i).unwrap())).collect::<Vec<_>>().join("|"));
+            out.push(
+                (0..columns)
+                    .map(|i| format!("{:?}", row.get::<_, rusqlite::types::Value>(i).unwrap()))
+                    .collect::<Vec<_>>()
+                    .join("|"),
+            );
         }
         out
     }
@@ -62,7 +67,11 @@ mod upgrade_tests {
         let dir = database_at(1, "INSERT INTO settings VALUES ('language', 'ja', 5);");
         let db = Database::open(dir.path()).expect("a v1 database upgrades");
         assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION, "it reaches the latest schema");
-        assert_eq!(rows(&db, "SELECT * FROM settings"), ["Text(\"language\")|Text(\"ja\")|Integer(5)"], "settings kept");
+        assert_eq!(
+            rows(&db, "SELECT * FROM settings"),
+            ["Text(\"language\")|Text(\"ja\")|Integer(5)"],
+            "settings kept"
+        );
         assert_eq!(rows(&db, "SELECT id FROM providers ORDER BY sort_order").len(), 3, "built-ins are added");
         let copy = dir.path().join(format!("{DATABASE_FILE_NAME}.v1.bak"));
         assert!(copy.is_file(), "a pre-upgrade copy exists");
@@ -96,13 +105,21 @@ mod upgrade_tests {
             let mut rows = stmt.query([]).unwrap();
             let mut out = Vec::new();
             while let Some(row) = rows.next().unwrap() {
-                out.push((0..columns).map(|i| format!("{:?}", row.get::<_, rusqlite::types::Value>(i).unwrap())).collect::<Vec<_>>().join("|"));
+                out.push(
+                    (0..columns)
+                        .map(|i| format!("{:?}", row.get::<_, rusqlite::types::Value>(i).unwrap()))
+                        .collect::<Vec<_>>()
+                        .join("|"),
+                );
             }
             out
         };
         let db = Database::open(dir.path()).expect("a v2 database upgrades");
         assert_eq!(rows(&db, "SELECT * FROM llm_provider_api_keys ORDER BY id"), before, "every key field is kept");
-        let gw = rows(&db, "SELECT name, base_url, api_key, sort_order, models, default_model FROM providers WHERE id = 'gw'");
+        let gw = rows(
+            &db,
+            "SELECT name, base_url, api_key, sort_order, models, default_model FROM providers WHERE id = 'gw'",
+        );
         assert_eq!(
             gw,
             ["Text(\"Gateway\")|Text(\"https://gw/v1\")|Text(\"sk-provider\")|Integer(9)|Text(\"[]\")|Null"],

@@ -10,8 +10,7 @@ fn creates_database_in_wal_mode_at_latest_schema() {
     let db = Database::open(dir.path()).expect("a fresh directory must open");
     assert_eq!(db.path(), dir.path().join(DATABASE_FILE_NAME), "the file lives in the data dir");
     assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION, "all migrations must have run");
-    let mode: String =
-        db.lock().unwrap().pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
+    let mode: String = db.lock().unwrap().pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
     assert_eq!(mode, "wal", "the database must be in WAL mode");
 }
 
@@ -38,17 +37,11 @@ fn data_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
     {
         let db = Database::open(dir.path()).unwrap();
-        db.lock()
-            .unwrap()
-            .execute("INSERT INTO settings (key, value, updated_at) VALUES ('k', 'v', 1)", [])
-            .unwrap();
+        db.lock().unwrap().execute("INSERT INTO settings (key, value, updated_at) VALUES ('k', 'v', 1)", []).unwrap();
     }
     let db = Database::open(dir.path()).expect("reopening must succeed");
-    let value: String = db
-        .lock()
-        .unwrap()
-        .query_row("SELECT value FROM settings WHERE key = 'k'", [], |r| r.get(0))
-        .unwrap();
+    let value: String =
+        db.lock().unwrap().query_row("SELECT value FROM settings WHERE key = 'k'", [], |r| r.get(0)).unwrap();
     assert_eq!(value, "v", "a saved row must survive closing and reopening");
 }
 

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use keypool::{ManualClock, MapResolver};
-use keypool_api::{dispatch, AppContext, ErrorCode};
+use keypool_api::ipc::{dispatch, ErrorCode};
+use keypool_api::AppContext;
 use serde_json::json;
 
 use crate::support::{self, RecordedEvents, START};

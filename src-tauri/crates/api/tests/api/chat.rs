@@ -1,7 +1,7 @@
 //! Chats end to end below Tauri: a real database, the real completion service, the fake
 //! provider on loopback.
 
-use keypool_api::ErrorCode;
+use keypool_api::ipc::ErrorCode;
 use keypool_fake_provider::{FakeProvider, Reply};
 use serde_json::{json, Value};
 
@@ -117,13 +117,16 @@ async fn stop_keeps_the_text_so_far() {
     let h = Harness::new();
     let fake = FakeProvider::start().await;
     let provider = fake_provider(&h, &fake, "openai", &["a"]);
-    fake.script("key-a", [Reply::Hold { chunks_before: vec!["Thinking".into()], gate: "never".into(), chunks_after: vec![] }]);
+    fake.script(
+        "key-a",
+        [Reply::Hold { chunks_before: vec!["Thinking".into()], gate: "never".into(), chunks_after: vec![] }],
+    );
     let chat = new_chat(&h, &provider);
     let chats = h.ctx.chats().unwrap();
     let chat_id = chat.clone();
     let (message, _) = h
         .send(&chat, Some("hi"), |event| {
-            if let keypool_api::chat::ChatEvent::Delta { .. } = event {
+            if event["type"] == "delta" {
                 chats.stop(&chat_id).unwrap();
             }
         })
@@ -184,7 +187,11 @@ async fn test_api_key_probes_without_moving_chats() {
     assert!(ok["latencyMs"].is_u64(), "with its latency");
     fake.script("key-b", [Reply::status(403)]);
     let refused = h.call_async("llmConfig:testApiKey", json!({ "id": b })).await.unwrap();
-    assert_eq!((refused["ok"].clone(), refused["status"].clone()), (json!(false), json!(403)), "the refusal: {refused}");
+    assert_eq!(
+        (refused["ok"].clone(), refused["status"].clone()),
+        (json!(false), json!(403)),
+        "the refusal: {refused}"
+    );
     let keys = h.ok("llmConfig:getApiKeys", json!({ "providerId": provider }));
     assert_eq!(keys[1]["enabled"], true, "a test never disables a key");
 

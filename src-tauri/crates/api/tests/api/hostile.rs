@@ -2,14 +2,29 @@
 //! result or a structured error, and a rejected call leaves the database exactly as it was, byte
 //! for byte (the file and its WAL).
 
+use keypool_api::ipc::Kind;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
 use crate::support::Harness;
 
 const FIELDS: &[&str] = &[
-    "providerId", "id", "apiKey", "label", "enabled", "weight", "ids", "chatId", "content", "title", "model",
-    "name", "kind", "baseUrl", "models", "defaultModel",
+    "providerId",
+    "id",
+    "apiKey",
+    "label",
+    "enabled",
+    "weight",
+    "ids",
+    "chatId",
+    "content",
+    "title",
+    "model",
+    "name",
+    "kind",
+    "baseUrl",
+    "models",
+    "defaultModel",
 ];
 
 /// Any JSON value, a few levels deep, with strings biased toward ones the commands know.
@@ -76,10 +91,11 @@ fn every_command_survives_arbitrary_json() {
     let key_id = key["id"].as_str().unwrap().to_owned();
     h.ok("chat:create", json!({ "providerId": "openai" }));
     let commands: Vec<&str> =
-        keypool_api::commands().filter(|c| !keypool_api::ASYNC_COMMANDS.contains(c)).collect();
+        keypool_api::ipc::COMMANDS.iter().filter(|c| c.kind == Kind::Sync).map(|c| c.name).collect();
 
     for command in commands {
-        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig { cases: 64, ..ProptestConfig::default() });
+        let mut runner =
+            proptest::test_runner::TestRunner::new(ProptestConfig { cases: 64, ..ProptestConfig::default() });
         runner
             .run(&payload(), |payload| {
                 let payload = with_real_ids(payload, &key_id);
@@ -90,8 +106,17 @@ fn every_command_survives_arbitrary_json() {
                     let encoded = serde_json::to_value(&error).unwrap();
                     prop_assert!(encoded["code"].is_string(), "{command} {payload}: a structured error, got {encoded}");
                     prop_assert!(!error.message.is_empty(), "{command} {payload}: the error says something");
-                    prop_assert!(h.file_bytes() == bytes_before, "{command} {payload}: a rejected call changed the file's bytes");
-                    prop_assert_eq!(h.snapshot(), before, "{} {}: a rejected call changed the database", command, payload);
+                    prop_assert!(
+                        h.file_bytes() == bytes_before,
+                        "{command} {payload}: a rejected call changed the file's bytes"
+                    );
+                    prop_assert_eq!(
+                        h.snapshot(),
+                        before,
+                        "{} {}: a rejected call changed the database",
+                        command,
+                        payload
+                    );
                 }
                 Ok(())
             })

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use keypool::{KeyId, ProviderId, SelectionRequest, SessionId};
-use keypool_api::ErrorCode;
+use keypool::{ProviderId, SelectionRequest};
+use keypool_api::ipc::ErrorCode;
 use serde_json::{json, Value};
 
 use crate::support::Harness;
@@ -24,11 +24,9 @@ fn id_of(v: &Value) -> String {
 
 /// The label of the key the pool hands out next for `provider` (no session).
 fn select_label(h: &Harness, provider: &str) -> Option<String> {
-    let pool = h.ctx.llm_config().unwrap().pool();
+    let pool = h.ctx.keys().unwrap().pool();
     let provider = ProviderId::new(provider);
-    pool.select(SelectionRequest::new(&provider), h.clock.now_ts())
-        .ok()
-        .and_then(|s| s.label.map(|l| l.to_string()))
+    pool.select(SelectionRequest::new(&provider), h.clock.now_ts()).ok().and_then(|s| s.label.map(|l| l.to_string()))
 }
 
 trait NowTs {
@@ -67,8 +65,18 @@ mod reading {
         assert_eq!(keys[1]["isEnvRef"], true, "and flagged as one");
         let fields: Vec<&String> = keys[0].as_object().unwrap().keys().collect();
         for field in [
-            "id", "providerId", "label", "apiKeyPreview", "isEnvRef", "enabled", "weight", "sortOrder",
-            "disabledReason", "disabledAt", "createdAt", "updatedAt",
+            "id",
+            "providerId",
+            "label",
+            "apiKeyPreview",
+            "isEnvRef",
+            "enabled",
+            "weight",
+            "sortOrder",
+            "disabledReason",
+            "disabledAt",
+            "createdAt",
+            "updatedAt",
         ] {
             assert!(keys[0].get(field).is_some(), "field {field} is part of the contract, got {fields:?}");
         }
@@ -134,7 +142,10 @@ mod adding {
     #[test]
     fn key_and_label_are_trimmed() {
         let h = Harness::new();
-        let key = h.ok("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": "  sk-pasted-with-spaces-9999 \n", "label": "  prod  " }));
+        let key = h.ok(
+            "llmConfig:addApiKey",
+            json!({ "providerId": "openai", "apiKey": "  sk-pasted-with-spaces-9999 \n", "label": "  prod  " }),
+        );
         assert_eq!(key["label"], "prod", "labels are trimmed");
         assert_eq!(key["apiKeyPreview"], "sk-…9999", "surrounding whitespace of a pasted key is dropped");
     }
@@ -186,7 +197,12 @@ mod validation {
         let h = Harness::new();
         let existing = id_of(&add(&h, "openai", SECRET_A, "a", 1));
         for weight in [json!(0), json!(101), json!(1.5), json!("3"), json!(null), json!(-1), json!(true), json!(1e12)] {
-            rejects(&h, "llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": SECRET_B, "weight": weight }), "weight");
+            rejects(
+                &h,
+                "llmConfig:addApiKey",
+                json!({ "providerId": "openai", "apiKey": SECRET_B, "weight": weight }),
+                "weight",
+            );
             rejects(&h, "llmConfig:updateApiKey", json!({ "id": existing, "weight": weight }), "weight");
         }
         for weight in [1, 100] {
@@ -199,7 +215,16 @@ mod validation {
     fn api_key_must_not_be_empty_or_blank() {
         let h = Harness::new();
         let existing = id_of(&add(&h, "openai", SECRET_A, "a", 1));
-        for key in [json!(""), json!("   "), json!("\n\t"), json!("sk-two words"), json!("$"), json!("$9BAD"), json!(42), json!(null)] {
+        for key in [
+            json!(""),
+            json!("   "),
+            json!("\n\t"),
+            json!("sk-two words"),
+            json!("$"),
+            json!("$9BAD"),
+            json!(42),
+            json!(null),
+        ] {
             rejects(&h, "llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": key }), "apiKey");
             rejects(&h, "llmConfig:updateApiKey", json!({ "id": existing, "apiKey": key }), "apiKey");
         }
@@ -209,9 +234,15 @@ mod validation {
     #[test]
     fn label_is_at_most_100_characters() {
         let h = Harness::new();
-        rejects(&h, "llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": SECRET_A, "label": "x".repeat(101) }), "label");
+        rejects(
+            &h,
+            "llmConfig:addApiKey",
+            json!({ "providerId": "openai", "apiKey": SECRET_A, "label": "x".repeat(101) }),
+            "label",
+        );
         rejects(&h, "llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": SECRET_A, "label": 7 }), "label");
-        let key = h.ok("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": SECRET_A, "label": "é".repeat(100) }));
+        let key = h
+            .ok("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": SECRET_A, "label": "é".repeat(100) }));
         assert_eq!(key["label"].as_str().unwrap().chars().count(), 100, "100 characters (not bytes) are allowed");
     }
 
@@ -221,8 +252,18 @@ mod validation {
         let existing = id_of(&add(&h, "openai", SECRET_A, "a", 1));
         rejects(&h, "llmConfig:addApiKey", json!({ "providerId": "openai" }), "apiKey");
         rejects(&h, "llmConfig:addApiKey", json!({ "apiKey": SECRET_B }), "providerId");
-        rejects(&h, "llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": SECRET_B, "colour": "red" }), "colour");
-        rejects(&h, "llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": SECRET_B, "enabled": "yes" }), "enabled");
+        rejects(
+            &h,
+            "llmConfig:addApiKey",
+            json!({ "providerId": "openai", "apiKey": SECRET_B, "colour": "red" }),
+            "colour",
+        );
+        rejects(
+            &h,
+            "llmConfig:addApiKey",
+            json!({ "providerId": "openai", "apiKey": SECRET_B, "enabled": "yes" }),
+            "enabled",
+        );
         rejects(&h, "llmConfig:addApiKey", json!({ "providerId": "", "apiKey": SECRET_B }), "providerId");
         rejects(&h, "llmConfig:addApiKey", json!({ "providerId": "  ", "apiKey": SECRET_B }), "providerId");
         rejects(&h, "llmConfig:getApiKeys", json!({}), "providerId");
@@ -340,46 +381,38 @@ mod writes_reach_the_pool {
         assert!(picks.contains(&"b".to_owned()) && picks.contains(&"a".to_owned()), "both still rotate: {picks:?}");
     }
 
-    #[test]
-    fn auth_failure_disables_through_the_write_path() {
+    #[tokio::test(flavor = "multi_thread")]
+    async fn auth_failure_disables_through_the_write_path() {
         let h = Harness::new();
-        let a = id_of(&add(&h, "openai", SECRET_A, "a", 1));
-        add(&h, "openai", SECRET_B, "b", 1);
-        h.events.take();
-        let pool = h.ctx.llm_config().unwrap().pool().clone();
-        let provider = ProviderId::new("openai");
-        let session = SessionId::new("chat-1");
-        let first = pool.select(SelectionRequest::new(&provider).for_session(&session), h.clock.now_ts()).unwrap();
-        assert_eq!(first.key_id, KeyId::new(a.as_str()), "slot 0 goes to the first key");
-        let next = pool
-            .report_failure(
-                keypool::Failure {
-                    provider: &provider,
-                    key: &first.key_id,
-                    session: Some(&session),
-                    status: 401,
-                    retry_after: None,
-                    exclude: &[],
-                },
-                h.clock.now_ts(),
-            )
+        let fake = keypool_fake_provider::FakeProvider::start().await;
+        let provider = h.ok(
+            "llmConfig:addProvider",
+            json!({ "name": "Fake", "kind": "openai", "baseUrl": format!("{}/v1", fake.url()), "models": ["m"] }),
+        )["id"]
+            .as_str()
             .unwrap()
-            .expect("another key is left");
-        assert_eq!(next.label.as_deref(), Some("b"), "the session moves to the other key");
+            .to_owned();
+        let a = id_of(&add(&h, &provider, SECRET_A, "a", 1));
+        add(&h, &provider, SECRET_B, "b", 1);
+        fake.always(SECRET_A, keypool_fake_provider::Reply::status(401));
+        let chat = h.ok("chat:create", json!({ "providerId": provider }))["id"].as_str().unwrap().to_owned();
+        h.events.take();
 
-        let keys = h.ok("llmConfig:getApiKeys", json!({ "providerId": "openai" }));
+        let (reply, _) = h.send(&chat, Some("hi"), |_| {}).await.unwrap();
+        assert_eq!(reply["keyLabel"], "b", "the chat fails over to the other key");
+        let keys = h.ok("llmConfig:getApiKeys", json!({ "providerId": provider }));
         assert_eq!(keys[0]["enabled"], false, "the rejected key is stored as disabled");
         assert_eq!(keys[0]["disabledReason"], "HTTP 401", "with the reason");
         assert_eq!(keys[0]["disabledAt"], crate::support::START.as_millis(), "and when");
-        assert_eq!(h.events.take(), vec!["openai"], "the UI is told, once");
+        assert_eq!(h.events.take(), vec![provider.clone()], "the UI is told, once");
 
-        let status = h.ok("llmConfig:getPoolStatus", json!({ "providerId": "openai" }));
+        let status = h.ok("llmConfig:getPoolStatus", json!({ "providerId": provider }));
         assert_eq!(status["keys"][0]["state"], "disabled", "the pool status shows it disabled: {status}");
 
         // Enabling by hand clears the reason and returns the key to the rotation.
         let enabled = h.ok("llmConfig:toggleApiKey", json!({ "id": a, "enabled": true }));
         assert_eq!(enabled["disabledReason"], Value::Null, "enabling clears why it was disabled");
-        let picks: Vec<_> = (0..2).map(|_| select_label(&h, "openai").unwrap()).collect();
+        let picks: Vec<_> = (0..2).map(|_| select_label(&h, &provider).unwrap()).collect();
         assert!(picks.contains(&"a".to_owned()), "the re-enabled key is selected again: {picks:?}");
     }
 }
@@ -392,14 +425,16 @@ mod pool_status {
         let h = Harness::new();
         let a = id_of(&add(&h, "openai", SECRET_A, "a", 1));
         add(&h, "openai", SECRET_B, "b", 1);
-        let pool = h.ctx.llm_config().unwrap().pool().clone();
+        let pool = h.ctx.keys().unwrap().pool().clone();
         let provider = ProviderId::new("openai");
         let first = pool.select(SelectionRequest::new(&provider), h.clock.now_ts()).unwrap();
-        pool.report_failure(
-            keypool::Failure { provider: &provider, key: &first.key_id, session: None, status: 429, retry_after: None, exclude: &[] },
-            h.clock.now_ts(),
-        )
-        .unwrap();
+        let refused = keypool::Failure {
+            provider: &provider,
+            key: &first.key_id,
+            status: 429,
+            kind: keypool::FailureKind::RateLimited { retry_after: None },
+        };
+        let _cooled = pool.report_failure(refused, h.clock.now_ts()).unwrap();
         h.clock.advance(Duration::from_secs(10));
 
         let status = h.ok("llmConfig:getPoolStatus", json!({ "providerId": "openai" }));
@@ -467,8 +502,16 @@ mod persistence {
         let before_anthropic = h.ok("llmConfig:getApiKeys", json!({ "providerId": "anthropic" }));
 
         let h = h.reopen();
-        assert_eq!(h.ok("llmConfig:getApiKeys", json!({ "providerId": "openai" })), before_openai, "openai's pool survives");
-        assert_eq!(h.ok("llmConfig:getApiKeys", json!({ "providerId": "anthropic" })), before_anthropic, "anthropic's too");
+        assert_eq!(
+            h.ok("llmConfig:getApiKeys", json!({ "providerId": "openai" })),
+            before_openai,
+            "openai's pool survives"
+        );
+        assert_eq!(
+            h.ok("llmConfig:getApiKeys", json!({ "providerId": "anthropic" })),
+            before_anthropic,
+            "anthropic's too"
+        );
         assert_eq!(select_label(&h, "anthropic").as_deref(), Some("claude"), "and the pool loads it again");
     }
 }

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use keypool_api::chat::ChatEvent;
 use keypool_fake_provider::{FakeProvider, Reply};
 use serde_json::json;
 
@@ -43,7 +42,10 @@ async fn two_hundred_concurrent_chats_with_faults() {
     let revoked = ["r1", "r2"];
     let limited = ["l1", "l2"];
     for label in healthy.iter().chain(&revoked).chain(&limited) {
-        h.ok("llmConfig:addApiKey", json!({ "providerId": provider, "apiKey": format!("key-{label}"), "label": label, "weight": 2 }));
+        h.ok(
+            "llmConfig:addApiKey",
+            json!({ "providerId": provider, "apiKey": format!("key-{label}"), "label": label, "weight": 2 }),
+        );
     }
     for label in revoked {
         fake.always(&format!("key-{label}"), Reply::status(401));
@@ -80,28 +82,29 @@ async fn two_hundred_concurrent_chats_with_faults() {
         tasks.push(tokio::spawn(async move {
             let mut mark = clock.fetch_add(1, Ordering::SeqCst);
             let result = h
-                .ctx
-                .chats()
-                .unwrap()
-                .send(&chat, Some(format!("message {i}")), &mut |event| {
+                .send(&chat, Some(&format!("message {i}")), |event| {
                     let now = clock.fetch_add(1, Ordering::SeqCst);
-                    match &event {
-                        ChatEvent::KeySelected { key_label, .. } => {
-                            if let Some(at) = refused_at.lock().unwrap().get(key_label) {
+                    let key_label = event["keyLabel"].as_str().unwrap_or_default().to_owned();
+                    match event["type"].as_str() {
+                        Some("keySelected") => {
+                            if let Some(at) = refused_at.lock().unwrap().get(&key_label) {
                                 if *at < mark {
-                                    violations.lock().unwrap().push(format!("{key_label} handed out after its refusal"));
+                                    violations
+                                        .lock()
+                                        .unwrap()
+                                        .push(format!("{key_label} handed out after its refusal"));
                                 }
                             }
                         }
-                        ChatEvent::Failover { key_label, .. } => {
-                            refused_at.lock().unwrap().entry(key_label.clone()).or_insert(now);
+                        Some("failover") => {
+                            refused_at.lock().unwrap().entry(key_label).or_insert(now);
                         }
                         _ => {}
                     }
                     mark = now;
                 })
                 .await;
-            (chat, result.map(|m| m.status))
+            (chat, result.map(|(message, _)| message["status"].as_str().unwrap_or_default().to_owned()))
         }));
     }
     let results = tokio::time::timeout(Duration::from_secs(120), futures_join(tasks))
@@ -117,7 +120,10 @@ async fn two_hundred_concurrent_chats_with_faults() {
     assert!(violations.lock().unwrap().is_empty(), "{:?}", violations.lock().unwrap());
     let refused: Vec<String> = refused_at.lock().unwrap().keys().cloned().collect();
     for label in revoked.iter().chain(&limited) {
-        assert!(refused.iter().any(|r| r == label), "{label} was refused during the run, so the check had teeth: {refused:?}");
+        assert!(
+            refused.iter().any(|r| r == label),
+            "{label} was refused during the run, so the check had teeth: {refused:?}"
+        );
     }
 
     let keys = h.ok("llmConfig:getApiKeys", json!({ "providerId": provider }));
@@ -146,7 +152,9 @@ async fn two_hundred_concurrent_chats_with_faults() {
     let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
     assert_eq!(check, "ok", "the database is sound");
     let (messages, chats): (i64, i64) = conn
-        .query_row("SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM chats)", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row("SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM chats)", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
         .unwrap();
     assert_eq!((chats, messages), (CHATS as i64, 2 * CHATS as i64), "every chat has its question and its answer");
 }

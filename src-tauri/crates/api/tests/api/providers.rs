@@ -1,6 +1,6 @@
 //! Provider commands: add, update, delete; validated like the key commands.
 
-use keypool_api::ErrorCode;
+use keypool_api::ipc::ErrorCode;
 use serde_json::{json, Value};
 
 use crate::support::Harness;
@@ -49,7 +49,10 @@ fn bad_provider_input_is_rejected_and_writes_nothing() {
         (json!({ "name": "x", "kind": "openai", "baseUrl": "not a url" }), "baseUrl"),
         (json!({ "name": "x", "kind": "openai", "baseUrl": "https://x", "models": ["ok", " "] }), "models[1]"),
         (json!({ "name": "x", "kind": "openai", "baseUrl": "https://x", "apiKey": "two words" }), "apiKey"),
-        (json!({ "name": "x", "kind": "openai", "baseUrl": "https://x", "models": ["a"], "defaultModel": "b" }), "defaultModel"),
+        (
+            json!({ "name": "x", "kind": "openai", "baseUrl": "https://x", "models": ["a"], "defaultModel": "b" }),
+            "defaultModel",
+        ),
         (json!({ "name": "x", "kind": "openai" }), "baseUrl"),
         (json!({ "name": "x", "kind": "openai", "baseUrl": "https://x", "region": "eu" }), "region"),
     ];

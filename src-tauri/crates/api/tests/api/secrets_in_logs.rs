@@ -62,7 +62,10 @@ fn no_key_appears_in_trace_logs_results_or_events() {
             }
             h.ok("llmConfig:addApiKey", json!({ "providerId": provider, "apiKey": "$TEAM_KEY", "label": "env" }));
             h.err("llmConfig:addApiKey", json!({ "providerId": provider, "apiKey": SECRETS[0] }));
-            h.err("llmConfig:addApiKey", json!({ "providerId": provider, "apiKey": format!("{} {}", SECRETS[1], SECRETS[0]) }));
+            h.err(
+                "llmConfig:addApiKey",
+                json!({ "providerId": provider, "apiKey": format!("{} {}", SECRETS[1], SECRETS[0]) }),
+            );
             h.err("llmConfig:addApiKey", json!({ "providerId": "nope", "apiKey": SECRETS[1] }));
             fake.always(SECRETS[0], Reply::status(401));
             fake.always(SECRETS[1], Reply::status_with(429, &[("retry-after", "30")]));

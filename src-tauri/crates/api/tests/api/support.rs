@@ -5,9 +5,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use keypool::{ManualClock, MapResolver, PoolConfig, Timestamp};
-use keypool_api::chat::ChatEvent;
-use keypool_api::llm_config::EventSink;
-use keypool_api::{dispatch, AppContext, IpcError, Wiring};
+use keypool_api::ipc::{dispatch, dispatch_async, dispatch_stream, IpcError};
+use keypool_api::service::EventSink;
+use keypool_api::{AppContext, Dirs, Wiring};
 use keypool_store::Database;
 use serde_json::Value;
 
@@ -76,9 +76,8 @@ impl Harness {
     }
 
     pub async fn call_async(&self, command: &str, args: Value) -> Result<Value, IpcError> {
-        let result = keypool_api::dispatch_async(&self.ctx, command, args)
-            .await
-            .unwrap_or_else(|| panic!("{command} must be served"));
+        let result =
+            dispatch_async(&self.ctx, command, args).await.unwrap_or_else(|| panic!("{command} must be served"));
         self.record(&result);
         result
     }
@@ -91,29 +90,30 @@ impl Harness {
         self.transcript.lock().unwrap().push(recorded);
     }
 
-    /// Sends a chat message through the same service `chat_send` uses; returns the final
-    /// message and every event, all recorded in the transcript.
+    /// Sends a chat message through `chat_send`, as the page does; returns the final message and
+    /// every event, all recorded in the transcript.
     pub async fn send(
         &self,
         chat_id: &str,
         content: Option<&str>,
-        mut on: impl FnMut(&ChatEvent) + Send,
+        mut on: impl FnMut(&Value) + Send,
     ) -> Result<(Value, Vec<Value>), IpcError> {
         let mut events = Vec::new();
-        let chats = self.ctx.chats()?;
-        let result = chats
-            .send(chat_id, content.map(str::to_owned), &mut |event| {
-                on(&event);
-                events.push(serde_json::to_value(&event).unwrap());
-            })
-            .await
-            .map_err(IpcError::from);
+        let mut request = serde_json::json!({ "chatId": chat_id });
+        if let Some(content) = content {
+            request["content"] = content.into();
+        }
+        let result = dispatch_stream(&self.ctx, "chat_send", serde_json::json!({ "request": request }), &mut |event| {
+            on(&event);
+            events.push(event);
+        })
+        .await
+        .expect("chat_send is served");
         for event in &events {
             self.transcript.lock().unwrap().push(event.to_string());
         }
-        let message = result.map(|m| serde_json::to_value(m).unwrap());
-        self.record(&message);
-        Ok((message?, events))
+        self.record(&result);
+        Ok((result?, events))
     }
 
     pub fn ok(&self, command: &str, args: Value) -> Value {
@@ -136,8 +136,7 @@ impl Harness {
             let columns = stmt.column_count();
             let mut query = stmt.query([]).unwrap();
             while let Some(row) = query.next().unwrap() {
-                let values: Vec<String> =
-                    (0..columns).map(|i| format!("{:?}", row.get_ref(i).unwrap())).collect();
+                let values: Vec<String> = (0..columns).map(|i| format!("{:?}", row.get_ref(i).unwrap())).collect();
                 rows.push(format!("{table}: {}", values.join(" | ")));
             }
         }
@@ -156,16 +155,10 @@ impl Harness {
     }
 }
 
-pub fn context(
-    dir: &Path,
-    events: Arc<RecordedEvents>,
-    clock: Arc<ManualClock>,
-    resolver: MapResolver,
-) -> AppContext {
-    AppContext::new(
+pub fn context(dir: &Path, events: Arc<RecordedEvents>, clock: Arc<ManualClock>, resolver: MapResolver) -> AppContext {
+    AppContext::with_wiring(
         "test",
-        dir.to_owned(),
-        dir.join("logs"),
+        Dirs { data_dir: dir.to_owned(), log_dir: dir.join("logs") },
         Database::open(dir),
         Wiring { events, clock, resolver: Arc::new(resolver), pool: PoolConfig::default() },
     )

@@ -13,10 +13,7 @@ fn session_keeps_its_bound_key() {
     f.pick();
     for _ in 0..5 {
         let again = f.pick_for(&chat);
-        assert_eq!(
-            again.key_id, first.key_id,
-            "the provider's prompt cache is per key: the session must stay"
-        );
+        assert_eq!(again.key_id, first.key_id, "the provider's prompt cache is per key: the session must stay");
         assert!(!again.rebound, "staying on the bound key is not a re-bind");
     }
     assert!(!first.rebound, "a session's first binding is not a re-bind");
@@ -39,15 +36,8 @@ fn rebinds_session_when_bound_key_cools_down() {
     assert_eq!(f.pick_for(&chat).key_id.as_str(), "A", "slot 0");
     f.fail("A", 429, None); // another session's request hit the limit on A
     let next = f.pick_for(&chat);
-    assert_eq!(
-        next.key_id.as_str(),
-        "B",
-        "A is cooling, so the session needs another key"
-    );
-    assert!(
-        next.rebound,
-        "moving keys loses the prompt cache; the caller must be told"
-    );
+    assert_eq!(next.key_id.as_str(), "B", "A is cooling, so the session needs another key");
+    assert!(next.rebound, "moving keys loses the prompt cache; the caller must be told");
     f.advance(secs(61));
     assert_eq!(
         f.pick_for(&chat).key_id.as_str(),
@@ -63,11 +53,7 @@ fn rebinds_session_when_bound_key_is_disabled() {
     assert_eq!(f.pick_for(&chat).key_id.as_str(), "A", "slot 0");
     f.toggle("A", false);
     let next = f.pick_for(&chat);
-    assert_eq!(
-        next.key_id.as_str(),
-        "B",
-        "a key switched off by the user is not used"
-    );
+    assert_eq!(next.key_id.as_str(), "B", "a key switched off by the user is not used");
     assert!(next.rebound, "the session moved");
 }
 
@@ -91,26 +77,10 @@ fn rebinds_session_when_it_asks_for_another_provider() {
     let chat = SessionId::from("chat");
     assert_eq!(f.pick_for(&chat).key_id.as_str(), "A", "openai's only key");
     let anthropic = ProviderId::from("anthropic");
-    let moved = f
-        .pool
-        .select(
-            SelectionRequest::new(&anthropic).for_session(&chat),
-            f.now(),
-        )
-        .expect("X is available");
-    assert_eq!(
-        moved.key_id.as_str(),
-        "X",
-        "a key of the provider asked for"
-    );
+    let moved = f.pool.select(SelectionRequest::new(&anthropic).for_session(&chat), f.now()).expect("X is available");
+    assert_eq!(moved.key_id.as_str(), "X", "a key of the provider asked for");
     assert!(moved.rebound, "the session left its openai key");
-    let again = f
-        .pool
-        .select(
-            SelectionRequest::new(&anthropic).for_session(&chat),
-            f.now(),
-        )
-        .expect("X is available");
+    let again = f.pool.select(SelectionRequest::new(&anthropic).for_session(&chat), f.now()).expect("X is available");
     assert!(!again.rebound, "now bound to X");
 }
 
@@ -122,23 +92,10 @@ fn rebinds_session_when_bound_key_is_excluded() {
     let tried = [KeyId::from("A")];
     let next = f
         .pool
-        .select(
-            SelectionRequest::new(&f.openai)
-                .for_session(&chat)
-                .excluding(&tried),
-            f.now(),
-        )
+        .select(SelectionRequest::new(&f.openai).for_session(&chat).excluding(&tried), f.now())
         .expect("B is untried");
-    assert_eq!(
-        next.key_id.as_str(),
-        "B",
-        "this request already failed on A (e.g. a 500 that changes nothing)"
-    );
-    assert_eq!(
-        f.pick_for(&chat).key_id.as_str(),
-        "B",
-        "the session follows the failover"
-    );
+    assert_eq!(next.key_id.as_str(), "B", "this request already failed on A (e.g. a 500 that changes nothing)");
+    assert_eq!(f.pick_for(&chat).key_id.as_str(), "B", "the session follows the failover");
 }
 
 #[test]
@@ -148,11 +105,7 @@ fn released_session_gets_a_new_selection() {
     assert_eq!(f.pick_for(&chat).key_id.as_str(), "A", "slot 0");
     f.pool.release_session(&chat);
     let after = f.pick_for(&chat);
-    assert_eq!(
-        after.key_id.as_str(),
-        "B",
-        "after release the session is new, and slot 1 is B"
-    );
+    assert_eq!(after.key_id.as_str(), "B", "after release the session is new, and slot 1 is B");
     assert!(!after.rebound, "a released session starts afresh");
 }
 
@@ -161,15 +114,7 @@ fn sessions_are_independent() {
     let f = Fixture::new(&[1, 1]);
     let (one, two) = (SessionId::from("one"), SessionId::from("two"));
     assert_eq!(f.pick_for(&one).key_id.as_str(), "A", "slot 0");
-    assert_eq!(
-        f.pick_for(&two).key_id.as_str(),
-        "B",
-        "slot 1: sessions spread over the keys"
-    );
+    assert_eq!(f.pick_for(&two).key_id.as_str(), "B", "slot 1: sessions spread over the keys");
     f.pool.release_session(&one);
-    assert_eq!(
-        f.pick_for(&two).key_id.as_str(),
-        "B",
-        "releasing one session leaves the other bound"
-    );
+    assert_eq!(f.pick_for(&two).key_id.as_str(), "B", "releasing one session leaves the other bound");
 }

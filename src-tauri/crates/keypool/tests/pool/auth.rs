@@ -1,8 +1,7 @@
-//! 401/403 disable a key for good: through the store, once, and at once in memory.
+//! 401/403 disable a key for good: refused at once in memory, and answered once as an outcome
+//! the caller persists.
 
-use std::sync::{mpsc, Arc, Weak};
-use std::thread;
-use std::time::Duration;
+use std::sync::mpsc;
 
 use keypool::*;
 
@@ -16,39 +15,21 @@ fn auth_failure_disables_key_once_and_drops_cache() {
     let next = f.fail("A", 401, None).expect("B is still good");
     assert_eq!(next.key_id.as_str(), "B", "the retry goes to the other key");
     let disables = f.store.disables();
-    assert_eq!(disables.len(), 1, "the store is told exactly once");
+    assert_eq!(disables.len(), 1, "the caller is told to persist exactly once");
     assert_eq!(
-        (
-            disables[0].0.as_str(),
-            disables[0].1.as_str(),
-            disables[0].2,
-            disables[0].3
-        ),
-        (
-            "A",
-            "openai",
-            DisableReason::AuthRejected { status: 401 },
-            f.now()
-        ),
+        (disables[0].0.as_str(), disables[0].1.as_str(), disables[0].2, disables[0].3),
+        ("A", "openai", DisableReason::AuthRejected { status: 401 }, f.now()),
         "with the key, provider, reason and time, for the UI to show why and when"
     );
     assert_eq!(
         f.store.loads(),
         loads + 1,
-        "the provider's cache was dropped, so the retry reloaded"
+        "the persisted disable dropped the provider's cache, so the next selection reloaded"
     );
     f.fail("A", 401, None);
-    assert_eq!(
-        f.store.disables().len(),
-        1,
-        "a late 401 for a key already off writes nothing more"
-    );
+    assert_eq!(f.store.disables().len(), 1, "a late 401 for a key already off writes nothing more");
     assert_eq!(f.picks(3), "B B B", "A is never handed out again");
-    assert_eq!(
-        f.status_of("A").state,
-        KeyState::Disabled,
-        "and shows as disabled"
-    );
+    assert_eq!(f.status_of("A").state, KeyState::Disabled, "and shows as disabled");
 }
 
 #[test]
@@ -63,22 +44,14 @@ fn status_403_disables_like_401() {
 }
 
 #[test]
-fn auth_rejected_key_is_refused_even_if_disabler_fails() {
+fn auth_rejected_key_is_refused_even_if_persisting_fails() {
     let f = Fixture::new(&[1, 1]);
     f.store.fail_disables(true);
     f.fail("A", 401, None);
-    assert_eq!(f.store.disables().len(), 1, "the disabler was asked");
+    assert_eq!(f.store.disables().len(), 1, "the caller tried to persist it");
     f.pool.invalidate(&f.openai); // the store still says A is enabled
-    assert_eq!(
-        f.picks(4),
-        "B B B B",
-        "a rejected key must not be retried just because the write failed"
-    );
-    assert_eq!(
-        f.status_of("A").state,
-        KeyState::Disabled,
-        "the status tells the truth the store missed"
-    );
+    assert_eq!(f.picks(4), "B B B B", "a rejected key must not be retried just because the write failed");
+    assert_eq!(f.status_of("A").state, KeyState::Disabled, "the status tells the truth the store missed");
 }
 
 #[test]
@@ -89,14 +62,8 @@ fn auth_rejected_key_is_refused_before_the_store_is_written() {
     let now = f.now();
     f.store.on_disable(move |pool| {
         // Another session selects while the disable is being written.
-        let got: Vec<String> = (0..4)
-            .map(|_| {
-                pool.select(SelectionRequest::new(&openai), now)
-                    .unwrap()
-                    .key_id
-                    .to_string()
-            })
-            .collect();
+        let got: Vec<String> =
+            (0..4).map(|_| pool.select(SelectionRequest::new(&openai), now).unwrap().key_id.to_string()).collect();
         seen.send(got).unwrap();
     });
     f.fail("A", 401, None);
@@ -108,34 +75,30 @@ fn auth_rejected_key_is_refused_before_the_store_is_written() {
 }
 
 #[test]
-fn disabler_is_called_without_the_pool_lock() {
+fn a_second_report_of_a_refused_key_changes_nothing() {
     let f = Fixture::new(&[1, 1]);
-    let (verdict, verdicts) = mpsc::channel();
-    let pool = Arc::downgrade(&f.pool);
-    f.store.on_disable(move |_| {
-        // The pool's lock is not reentrant: another thread can use the pool now only if the
-        // reporting thread does not hold it across this call.
-        verdict
-            .send(pool_usable_from_another_thread(&pool))
-            .unwrap();
-    });
-    f.fail("A", 401, None);
-    assert!(
-        verdicts.recv().unwrap(),
-        "the pool was usable while the disabler ran, so no lock was held across it"
+    let a = KeyId::from("A");
+    assert_eq!(
+        f.report(&a, 401, None),
+        Some(FailureOutcome::Disabled { reason: DisableReason::AuthRejected { status: 401 } }),
+        "the first rejection asks the caller to disable the key"
+    );
+    assert_eq!(
+        f.report(&a, 403, None),
+        Some(FailureOutcome::Unchanged),
+        "the key is already off: nothing more to write"
     );
 }
 
-/// Whether another thread can take the pool's lock within a generous bound. Only waits when
-/// the lock is wrongly held, so passing tests never wait.
-pub fn pool_usable_from_another_thread(pool: &Weak<KeyPool>) -> bool {
-    let pool = pool.upgrade().expect("the fixture is alive");
-    let (done, finished) = mpsc::channel();
-    thread::spawn(move || {
-        pool.release_session(&SessionId::from("probe"));
-        let _ = done.send(());
-    });
-    finished.recv_timeout(Duration::from_secs(20)).is_ok()
+#[test]
+fn a_stale_load_does_not_lift_the_refusal() {
+    let f = Fixture::new(&[1, 1]);
+    f.store.fail_disables(true); // the store keeps saying A is enabled
+    f.fail("A", 401, None);
+    for _ in 0..3 {
+        f.pool.invalidate(&f.openai);
+        assert_eq!(f.picks(2), "B B", "a reload that shows A enabled must not hand it out again");
+    }
 }
 
 #[test]
@@ -144,10 +107,7 @@ fn user_can_enable_the_key_again_after_fixing_it() {
     f.fail("A", 401, None);
     assert_eq!(f.picks(2), "B B", "disabled");
     f.toggle("A", true);
-    assert!(
-        f.picks(2).contains('A'),
-        "the store recorded the disable, so its `enabled` is the truth again"
-    );
+    assert!(f.picks(2).contains('A'), "the store recorded the disable, so its `enabled` is the truth again");
 }
 
 #[test]
@@ -157,38 +117,23 @@ fn clear_auth_block_lifts_the_refusal_when_the_store_missed_it() {
     f.fail("A", 401, None);
     f.pool.clear_auth_block(&KeyId::from("A"));
     f.pool.invalidate(&f.openai);
-    assert!(
-        f.picks(2).contains('A'),
-        "the user vouched for the key by hand"
-    );
+    assert!(f.picks(2).contains('A'), "the user vouched for the key by hand");
 }
 
 #[test]
 fn all_disabled_error_lists_the_keys_to_fix() {
     let f = Fixture::new(&[1, 1]);
     f.fail("A", 401, None);
-    assert!(
-        f.fail("B", 403, None).is_none(),
-        "nothing left to fail over to"
-    );
+    assert!(f.fail("B", 403, None).is_none(), "nothing left to fail over to");
     let err = f.try_pick().expect_err("every key is disabled");
     match &err {
-        PoolError::NoAvailableKey {
-            reason: Unavailability::AllDisabled { keys },
-            ..
-        } => {
+        PoolError::NoAvailableKey { reason: Unavailability::AllDisabled { keys }, .. } => {
             let ids: Vec<&str> = keys.iter().map(|(id, _)| id.as_str()).collect();
             assert_eq!(ids, ["A", "B"], "the user must learn which keys to fix");
         }
         other => panic!("all disabled must say so, got {other:?}"),
     }
     let message = err.to_string();
-    assert!(
-        message.contains("label-A") && message.contains("label-B"),
-        "named by label: {message}"
-    );
-    assert!(
-        !message.contains("sk-secret"),
-        "never a secret in a message: {message}"
-    );
+    assert!(message.contains("label-A") && message.contains("label-B"), "named by label: {message}");
+    assert!(!message.contains("sk-secret"), "never a secret in a message: {message}");
 }

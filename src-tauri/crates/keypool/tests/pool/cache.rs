@@ -5,7 +5,6 @@ use std::sync::{mpsc, Arc};
 
 use keypool::*;
 
-use crate::auth::pool_usable_from_another_thread;
 use crate::support::*;
 
 #[test]
@@ -20,13 +19,9 @@ fn loader_not_called_on_warm_cache() {
         f.pick_for(&chat);
     }
     f.fail("A", 429, None);
-    f.pool.report_success(&KeyId::from("A"), f.now());
+    f.pool.report_success(&KeyId::from("A"));
     f.pool.sweep(f.now());
-    assert_eq!(
-        f.store.loads(),
-        1,
-        "selections, rate limits and sweeps never go to the store"
-    );
+    assert_eq!(f.store.loads(), 1, "selections, rate limits and sweeps never go to the store");
 }
 
 #[test]
@@ -36,11 +31,7 @@ fn invalidate_makes_next_selection_reload() {
     f.store.insert(entry("openai", "C", 1, 2));
     assert_eq!(f.picks(3), "A B A", "without invalidation the cache stands");
     f.pool.invalidate(&f.openai);
-    assert_eq!(
-        f.picks(3),
-        "C A B",
-        "the next selection reloads and sees C (slot 5 % 3 = 2)"
-    );
+    assert_eq!(f.picks(3), "C A B", "the next selection reloads and sees C (slot 5 % 3 = 2)");
     assert_eq!(f.store.loads(), 2, "exactly one reload");
 }
 
@@ -65,16 +56,8 @@ fn load_racing_with_invalidation_is_not_installed() {
             pool.invalidate(&openai);
         }
     });
-    assert_eq!(
-        f.picks(3),
-        "A A A",
-        "the stale rows (B on) must not be installed over the write"
-    );
-    assert_eq!(
-        f.store.loads(),
-        2,
-        "the pool loaded again after the invalidation"
-    );
+    assert_eq!(f.picks(3), "A A A", "the stale rows (B on) must not be installed over the write");
+    assert_eq!(f.store.loads(), 2, "the pool loaded again after the invalidation");
 }
 
 #[test]
@@ -82,20 +65,13 @@ fn load_error_is_reported_and_retried_next_time() {
     let f = Fixture::new(&[1]);
     f.store.fail_loads(true);
     let err = f.try_pick().expect_err("the store failed");
-    assert!(
-        matches!(err, PoolError::Load { .. }),
-        "a load failure is its own error: {err:?}"
-    );
+    assert!(matches!(err, PoolError::Load { .. }), "a load failure is its own error: {err:?}");
     assert!(
         std::error::Error::source(&err).is_some_and(|s| s.to_string() == "database is locked"),
         "with the store's error as its source"
     );
     f.store.fail_loads(false);
-    assert_eq!(
-        f.pick(),
-        "A",
-        "nothing bad was cached; the next selection loads again"
-    );
+    assert_eq!(f.pick(), "A", "nothing bad was cached; the next selection loads again");
 }
 
 #[test]
@@ -107,8 +83,5 @@ fn loader_is_called_without_the_pool_lock() {
         let _ = verdict.send(pool_usable_from_another_thread(&pool));
     });
     f.pick();
-    assert!(
-        verdicts.recv().unwrap(),
-        "the pool was usable during the load, so no lock was held across the I/O"
-    );
+    assert!(verdicts.recv().unwrap(), "the pool was usable during the load, so no lock was held across the I/O");
 }

@@ -37,10 +37,7 @@ struct Oracle {
 impl Oracle {
     fn check(&self, key: &KeyId, started: u64, now: Timestamp) {
         if let Some(&seq) = self.dead.lock().unwrap().get(key) {
-            assert!(
-                seq >= started,
-                "{key} was handed out after its 401 report returned"
-            );
+            assert!(seq >= started, "{key} was handed out after its 401 report returned");
         }
         if let Some(&(until, seq)) = self.resting.lock().unwrap().get(key) {
             assert!(
@@ -54,11 +51,8 @@ impl Oracle {
 #[test]
 fn threads_never_get_unavailable_keys_and_disable_each_key_once() {
     let weights: Vec<u32> = (0..40).map(|i| 1 + i % 3).collect();
-    let keys: Vec<KeyEntry> = weights
-        .iter()
-        .enumerate()
-        .map(|(i, &w)| entry("openai", &format!("k{i:02}"), w, i as i64))
-        .collect();
+    let keys: Vec<KeyEntry> =
+        weights.iter().enumerate().map(|(i, &w)| entry("openai", &format!("k{i:02}"), w, i as i64)).collect();
     let f = Fixture::build(PoolConfig::default(), keys, MapResolver::new());
     let oracle = Oracle::default();
     let rejected: Mutex<HashSet<KeyId>> = Mutex::default();
@@ -73,9 +67,7 @@ fn threads_never_get_unavailable_keys_and_disable_each_key_once() {
             let (f, oracle, rejected, barrier, time) = (&f, &oracle, &rejected, &barrier, &time);
             s.spawn(move || {
                 let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (t as u64 + 1));
-                let sessions: Vec<SessionId> = (0..25)
-                    .map(|j| SessionId::from(format!("t{t}-s{j}")))
-                    .collect();
+                let sessions: Vec<SessionId> = (0..25).map(|j| SessionId::from(format!("t{t}-s{j}"))).collect();
                 barrier.wait();
                 for _ in 0..2_000 {
                     let session = &sessions[rng.next() as usize % sessions.len()];
@@ -107,35 +99,26 @@ fn threads_never_get_unavailable_keys_and_disable_each_key_once() {
                         }
                         _ => continue,
                     };
-                    let failure = Failure {
-                        provider: &f.openai,
-                        key: &got.key_id,
-                        session: Some(session),
-                        status,
-                        retry_after: None,
-                        exclude: &[],
-                    };
-                    let next = f
-                        .pool
-                        .report_failure(failure, now)
-                        .expect("no I/O fails here");
+                    let kind = FailureKind::of_status(status, None);
+                    let outcome = kind.map(|kind| {
+                        let failure = Failure { provider: &f.openai, key: &got.key_id, status, kind };
+                        f.pool.report_failure(failure, now).expect("no I/O fails here")
+                    });
+                    if let Some(FailureOutcome::Disabled { reason }) = outcome {
+                        f.store.persist_disable(&got.key_id, &f.openai, reason, now);
+                    }
+                    let tried = [got.key_id.clone()];
+                    let next = f.pool.select(req.excluding(&tried), now).ok();
                     let seq = oracle.seq.fetch_add(1, Ordering::SeqCst);
                     match status {
                         401 => {
                             rejected.lock().unwrap().insert(got.key_id.clone());
-                            oracle
-                                .dead
-                                .lock()
-                                .unwrap()
-                                .entry(got.key_id.clone())
-                                .or_insert(seq);
+                            oracle.dead.lock().unwrap().entry(got.key_id.clone()).or_insert(seq);
                         }
                         429 => {
                             let lower_bound = now + Duration::from_secs(60);
                             let mut resting = oracle.resting.lock().unwrap();
-                            let fact = resting
-                                .entry(got.key_id.clone())
-                                .or_insert((lower_bound, seq));
+                            let fact = resting.entry(got.key_id.clone()).or_insert((lower_bound, seq));
                             if lower_bound > fact.0 {
                                 *fact = (lower_bound, seq);
                             }
@@ -152,23 +135,13 @@ fn threads_never_get_unavailable_keys_and_disable_each_key_once() {
 
     let disabled = f.store.disabled_keys();
     let unique: HashSet<KeyId> = disabled.iter().cloned().collect();
-    assert_eq!(
-        unique.len(),
-        disabled.len(),
-        "the disabler was called more than once for a key: {disabled:?}"
-    );
-    assert_eq!(
-        unique,
-        *rejected.lock().unwrap(),
-        "every rejected key, and only those, was disabled in the store"
-    );
+    assert_eq!(unique.len(), disabled.len(), "a key was answered Disabled more than once: {disabled:?}");
+    assert_eq!(unique, *rejected.lock().unwrap(), "every rejected key, and only those, was disabled in the store");
 }
 
 #[test]
-fn concurrent_401s_for_one_key_call_the_disabler_once() {
-    let keys: Vec<KeyEntry> = (0..30)
-        .map(|i| entry("openai", &format!("k{i:02}"), 1, i))
-        .collect();
+fn concurrent_401s_for_one_key_ask_for_one_disable() {
+    let keys: Vec<KeyEntry> = (0..30).map(|i| entry("openai", &format!("k{i:02}"), 1, i)).collect();
     let f = Fixture::build(PoolConfig::default(), keys, MapResolver::new());
     f.pick();
     let barrier = Barrier::new(THREADS);
@@ -179,15 +152,14 @@ fn concurrent_401s_for_one_key_call_the_disabler_once() {
                 for i in 0..30 {
                     let key = KeyId::from(format!("k{i:02}"));
                     barrier.wait(); // all threads report the same key at the same moment
-                    let failure = Failure {
-                        provider: &f.openai,
-                        key: &key,
-                        session: None,
-                        status: 401,
-                        retry_after: None,
-                        exclude: &[],
-                    };
-                    if let Ok(Some(next)) = f.pool.report_failure(failure, f.now()) {
+                    let failure =
+                        Failure { provider: &f.openai, key: &key, status: 401, kind: FailureKind::AuthRejected };
+                    let outcome = f.pool.report_failure(failure, f.now()).expect("no I/O fails here");
+                    if let FailureOutcome::Disabled { reason } = outcome {
+                        f.store.persist_disable(&key, &f.openai, reason, f.now());
+                    }
+                    let tried = [key.clone()];
+                    if let Ok(next) = f.pool.select(SelectionRequest::new(&f.openai).excluding(&tried), f.now()) {
                         assert_ne!(next.key_id, key, "a rejected key is never the retry");
                     }
                 }
@@ -197,10 +169,7 @@ fn concurrent_401s_for_one_key_call_the_disabler_once() {
     let mut disabled = f.store.disabled_keys();
     disabled.sort();
     let expected: Vec<KeyId> = (0..30).map(|i| KeyId::from(format!("k{i:02}"))).collect();
-    assert_eq!(
-        disabled, expected,
-        "each key disabled exactly once although {THREADS} threads reported it"
-    );
+    assert_eq!(disabled, expected, "each key disabled exactly once although {THREADS} threads reported it");
 }
 
 #[test]
@@ -219,22 +188,12 @@ fn cold_cache_is_loaded_once_under_concurrency() {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    assert_eq!(
-        f.store.loads(),
-        1,
-        "concurrent first selections share one load instead of each reading the store"
-    );
+    assert_eq!(f.store.loads(), 1, "concurrent first selections share one load instead of each reading the store");
     let mut counts: HashMap<String, usize> = HashMap::new();
-    picked
-        .into_iter()
-        .for_each(|k| *counts.entry(k).or_default() += 1);
+    picked.into_iter().for_each(|k| *counts.entry(k).or_default() += 1);
     let mut shares: Vec<usize> = counts.into_values().collect();
     shares.sort();
-    assert_eq!(
-        shares,
-        [2, 3, 3],
-        "8 picks over 3 equal keys: no slot lost or repeated under contention"
-    );
+    assert_eq!(shares, [2, 3, 3], "8 picks over 3 equal keys: no slot lost or repeated under contention");
 }
 
 #[test]
@@ -245,15 +204,6 @@ fn pool_is_shareable_across_threads() {
     let pool: Arc<KeyPool> = f.pool.clone();
     let openai = f.openai.clone();
     let now = f.now();
-    let got = thread::spawn(move || {
-        pool.select(SelectionRequest::new(&openai), now)
-            .map(|s| s.key_id)
-    })
-    .join()
-    .unwrap();
-    assert_eq!(
-        got.map(|k| k.to_string()).ok(),
-        Some("A".into()),
-        "an Arc<KeyPool> crosses threads"
-    );
+    let got = thread::spawn(move || pool.select(SelectionRequest::new(&openai), now).map(|s| s.key_id)).join().unwrap();
+    assert_eq!(got.map(|k| k.to_string()).ok(), Some("A".into()), "an Arc<KeyPool> crosses threads");
 }

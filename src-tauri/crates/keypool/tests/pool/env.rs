@@ -16,22 +16,14 @@ fn env_reference_resolves_at_use() {
     let resolver = MapResolver::new().with("OPENAI_KEY_ONE", "sk-from-the-environment");
     let f = Fixture::build(PoolConfig::default(), env_keys(), resolver);
     let s = f.try_pick().expect("A's variable is set");
-    assert_eq!(
-        s.secret.expose(),
-        "sk-from-the-environment",
-        "the HTTP layer gets the value, not the reference"
-    );
+    assert_eq!(s.secret.expose(), "sk-from-the-environment", "the HTTP layer gets the value, not the reference");
 }
 
 #[test]
 fn plain_values_pass_through() {
     let f = Fixture::new(&[1]);
     let s = f.try_pick().expect("a plain key");
-    assert_eq!(
-        s.secret.expose(),
-        "sk-secret-value-of-A-0123456789",
-        "a stored value is sent as stored"
-    );
+    assert_eq!(s.secret.expose(), "sk-secret-value-of-A-0123456789", "a stored value is sent as stored");
 }
 
 #[test]
@@ -39,9 +31,7 @@ fn unset_env_var_names_variable() {
     let f = Fixture::build(PoolConfig::default(), env_keys(), MapResolver::new());
     let err = f.try_pick().expect_err("OPENAI_KEY_ONE is not set");
     match &err {
-        PoolError::UnresolvedEnv {
-            key_id, label, var, ..
-        } => {
+        PoolError::UnresolvedEnv { key_id, label, var, .. } => {
             assert_eq!(key_id.as_str(), "A", "names the key");
             assert_eq!(label.as_deref(), Some("label-A"), "by its label too");
             assert_eq!(var, "OPENAI_KEY_ONE", "and the variable to set");
@@ -55,9 +45,7 @@ fn unset_env_var_names_variable() {
     );
     assert_eq!(
         f.status_of("A").last_error,
-        Some(KeyError::UnresolvedEnv {
-            var: "OPENAI_KEY_ONE".into()
-        }),
+        Some(KeyError::UnresolvedEnv { var: "OPENAI_KEY_ONE".into() }),
         "and the status view shows it on the key"
     );
 }
@@ -72,21 +60,10 @@ fn unresolved_key_can_be_excluded_and_the_next_selected() {
         panic!("A comes first and cannot be resolved");
     };
     let tried = [key_id];
-    let s = f
-        .pool
-        .select(req.excluding(&tried), f.now())
-        .expect("B resolves");
+    let s = f.pool.select(req.excluding(&tried), f.now()).expect("B resolves");
+    assert_eq!(s.secret.expose(), "sk-two", "the completion service's retry loop gets a working key");
     assert_eq!(
-        s.secret.expose(),
-        "sk-two",
-        "the completion service's retry loop gets a working key"
-    );
-    assert_eq!(
-        f.pool
-            .select(req, f.now())
-            .expect("bound to B")
-            .key_id
-            .as_str(),
+        f.pool.select(req, f.now()).expect("bound to B").key_id.as_str(),
         "B",
         "and the session stays on the key that works"
     );
@@ -97,19 +74,10 @@ fn no_secret_in_any_error_or_debug_output() {
     let f = Fixture::new(&[1]);
     let s = f.try_pick().expect("a plain key");
     let shown = format!("{s:?}");
-    assert!(
-        !shown.contains("sk-secret"),
-        "a Selection may be logged whole: {shown}"
-    );
+    assert!(!shown.contains("sk-secret"), "a Selection may be logged whole: {shown}");
     f.fail("A", 429, None);
     let err = f.try_pick().expect_err("cooling");
-    assert!(
-        !format!("{err} {err:?}").contains("sk-secret"),
-        "errors never carry the key"
-    );
+    assert!(!format!("{err} {err:?}").contains("sk-secret"), "errors never carry the key");
     let status = format!("{:?}", f.pool.status(&f.openai, f.now()).unwrap());
-    assert!(
-        !status.contains("sk-secret"),
-        "status is for the UI and carries no secret: {status}"
-    );
+    assert!(!status.contains("sk-secret"), "status is for the UI and carries no secret: {status}");
 }

@@ -117,7 +117,7 @@ proptest! {
                     let k = key % n_keys;
                     model.errors[k] = 0;
                     model.until[k] = None;
-                    f.pool.report_success(&KeyId::from(name(k)), now);
+                    f.pool.report_success(&KeyId::from(name(k)));
                 }
                 Op::Sweep => {
                     for until in &mut model.until {
@@ -187,29 +187,15 @@ impl Model {
     }
 
     /// A selection must be an available key other than `failed`; none only if there is none.
-    fn check(
-        &self,
-        got: Option<Selection>,
-        failed: Option<usize>,
-        now: Timestamp,
-    ) -> Result<(), TestCaseError> {
+    fn check(&self, got: Option<Selection>, failed: Option<usize>, now: Timestamp) -> Result<(), TestCaseError> {
         match got {
             Some(s) => {
                 let k = index_of(&s.key_id);
-                prop_assert!(
-                    self.available(k, now),
-                    "handed out key {} while disabled or cooling",
-                    k
-                );
-                prop_assert!(
-                    Some(k) != failed,
-                    "the failed key {} was handed out as its own retry",
-                    k
-                );
+                prop_assert!(self.available(k, now), "handed out key {} while disabled or cooling", k);
+                prop_assert!(Some(k) != failed, "the failed key {} was handed out as its own retry", k);
             }
             None => {
-                let any =
-                    (0..self.enabled.len()).any(|k| Some(k) != failed && self.available(k, now));
+                let any = (0..self.enabled.len()).any(|k| Some(k) != failed && self.available(k, now));
                 // After a non-failover status (none here) None would be normal; for these ops it
                 // means the pool found nothing, which must agree with the model.
                 prop_assert!(!any, "a key was available but the pool returned none");

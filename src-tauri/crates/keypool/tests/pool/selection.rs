@@ -7,21 +7,13 @@ use crate::support::*;
 #[test]
 fn first_selection_takes_slot_zero() {
     let f = Fixture::new(&[1, 1, 1]);
-    assert_eq!(
-        f.pick(),
-        "A",
-        "slot 0 belongs to the first key in display order (SPEC, not the seed's +1)"
-    );
+    assert_eq!(f.pick(), "A", "slot 0 belongs to the first key in display order (SPEC, not the seed's +1)");
 }
 
 #[test]
 fn weights_3_1_2_give_a_a_a_b_c_c_then_again() {
     let f = Fixture::new(&[3, 1, 2]);
-    assert_eq!(
-        f.picks(8),
-        "A A A B C C A A",
-        "each key takes `weight` consecutive slots of the cycle"
-    );
+    assert_eq!(f.picks(8), "A A A B C C A A", "each key takes `weight` consecutive slots of the cycle");
 }
 
 #[test]
@@ -33,11 +25,7 @@ fn weights_3_2_1_give_a_a_a_b_b_c() {
 #[test]
 fn equal_weights_rotate_strictly() {
     let f = Fixture::new(&[1, 1, 1]);
-    assert_eq!(
-        f.picks(7),
-        "A B C A B C A",
-        "equal weights are plain round-robin"
-    );
+    assert_eq!(f.picks(7), "A B C A B C A", "equal weights are plain round-robin");
 }
 
 #[test]
@@ -67,46 +55,30 @@ fn disabled_keys_are_never_selected() {
     let mut keys = keys(&[1, 1, 1]);
     keys[1].enabled = false;
     let f = Fixture::build(PoolConfig::default(), keys, MapResolver::new());
-    assert_eq!(
-        f.picks(4),
-        "A C A C",
-        "B is off in the store, so the cycle is A, C"
-    );
+    assert_eq!(f.picks(4), "A C A C", "B is off in the store, so the cycle is A, C");
 }
 
 #[test]
 fn out_of_range_weights_are_clamped() {
     let f = Fixture::new(&[0, 1]);
-    assert_eq!(
-        f.picks(4),
-        "A B A B",
-        "a weight of 0 counts as 1 so the key is neither starved nor a division by zero"
-    );
+    assert_eq!(f.picks(4), "A B A B", "a weight of 0 counts as 1 so the key is neither starved nor a division by zero");
 }
 
 #[test]
 fn excluded_keys_are_skipped() {
     let f = Fixture::new(&[1, 1, 1]);
     let tried = [KeyId::from("A")];
-    let s = f
-        .pool
-        .select(SelectionRequest::new(&f.openai).excluding(&tried), f.now())
-        .expect("B and C are still untried");
-    assert_eq!(
-        s.key_id.as_str(),
-        "B",
-        "A owns slot 0 but this request already tried it"
-    );
+    let s =
+        f.pool.select(SelectionRequest::new(&f.openai).excluding(&tried), f.now()).expect("B and C are still untried");
+    assert_eq!(s.key_id.as_str(), "B", "A owns slot 0 but this request already tried it");
 }
 
 #[test]
 fn all_excluded_says_so() {
     let f = Fixture::new(&[1, 1]);
     let tried = [KeyId::from("A"), KeyId::from("B")];
-    let err = f
-        .pool
-        .select(SelectionRequest::new(&f.openai).excluding(&tried), f.now())
-        .expect_err("every key was tried");
+    let err =
+        f.pool.select(SelectionRequest::new(&f.openai).excluding(&tried), f.now()).expect_err("every key was tried");
     assert!(
         matches!(err, PoolError::NoAvailableKey { reason: Unavailability::AllExcluded, .. }),
         "the reason must say the request ran out of untried keys, not that keys are broken: {err:?}"
@@ -118,13 +90,7 @@ fn no_keys_says_so() {
     let f = Fixture::new(&[]);
     let err = f.try_pick().expect_err("the pool is empty");
     assert!(
-        matches!(
-            err,
-            PoolError::NoAvailableKey {
-                reason: Unavailability::NoKeys,
-                ..
-            }
-        ),
+        matches!(err, PoolError::NoAvailableKey { reason: Unavailability::NoKeys, .. }),
         "an empty pool is its own reason (the app falls back to the provider-level key): {err:?}"
     );
 }
@@ -136,25 +102,15 @@ fn keys_of_another_provider_are_not_mixed_in() {
     let f = Fixture::build(PoolConfig::default(), keys, MapResolver::new());
     assert_eq!(f.picks(3), "A A A", "X belongs to anthropic");
     let anthropic = ProviderId::from("anthropic");
-    let s = f
-        .pool
-        .select(SelectionRequest::new(&anthropic), f.now())
-        .expect("X is available");
+    let s = f.pool.select(SelectionRequest::new(&anthropic), f.now()).expect("X is available");
     assert_eq!(s.key_id.as_str(), "X", "providers have separate pools");
 }
 
 #[test]
 fn smooth_wrr_5_1_1_gives_a_a_b_a_c_a_a() {
-    let config = PoolConfig {
-        strategy: StrategyKind::SmoothWeightedRoundRobin,
-        ..PoolConfig::default()
-    };
+    let config = PoolConfig { strategy: StrategyKind::SmoothWeightedRoundRobin, ..PoolConfig::default() };
     let f = Fixture::build(config, keys(&[5, 1, 1]), MapResolver::new());
-    assert_eq!(
-        f.picks(7),
-        "A A B A C A A",
-        "nginx's sequence, chosen by configuration through the same seam"
-    );
+    assert_eq!(f.picks(7), "A A B A C A A", "nginx's sequence, chosen by configuration through the same seam");
 }
 
 #[test]

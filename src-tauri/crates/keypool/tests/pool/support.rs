@@ -28,10 +28,7 @@ pub struct FakeStore {
 
 impl FakeStore {
     pub fn new(keys: Vec<KeyEntry>) -> Arc<Self> {
-        Arc::new(FakeStore {
-            keys: Mutex::new(keys),
-            ..FakeStore::default()
-        })
+        Arc::new(FakeStore { keys: Mutex::new(keys), ..FakeStore::default() })
     }
 
     pub fn loads(&self) -> usize {
@@ -39,12 +36,7 @@ impl FakeStore {
     }
 
     pub fn disabled_keys(&self) -> Vec<KeyId> {
-        self.disables
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|d| d.0.clone())
-            .collect()
+        self.disables.lock().unwrap().iter().map(|d| d.0.clone()).collect()
     }
 
     pub fn disables(&self) -> Vec<(KeyId, ProviderId, DisableReason, Timestamp)> {
@@ -53,9 +45,7 @@ impl FakeStore {
 
     pub fn set_enabled(&self, id: &str, enabled: bool) {
         let mut keys = self.keys.lock().unwrap();
-        keys.iter_mut()
-            .filter(|k| k.id.as_str() == id)
-            .for_each(|k| k.enabled = enabled);
+        keys.iter_mut().filter(|k| k.id.as_str() == id).for_each(|k| k.enabled = enabled);
     }
 
     pub fn remove(&self, id: &str) {
@@ -93,14 +83,8 @@ impl FakeStore {
 impl KeyLoader for FakeStore {
     fn load(&self, provider: &ProviderId) -> Result<Vec<KeyEntry>, LoadError> {
         self.loads.fetch_add(1, Ordering::SeqCst);
-        let keys: Vec<KeyEntry> = self
-            .keys
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|k| &k.provider_id == provider)
-            .cloned()
-            .collect();
+        let keys: Vec<KeyEntry> =
+            self.keys.lock().unwrap().iter().filter(|k| &k.provider_id == provider).cloned().collect();
         self.run(&self.on_load);
         if self.fail_loads.load(Ordering::SeqCst) {
             return Err(LoadError::new("database is locked"));
@@ -109,24 +93,19 @@ impl KeyLoader for FakeStore {
     }
 }
 
-impl KeyDisabler for FakeStore {
-    fn disable(
-        &self,
-        key: &KeyId,
-        provider: &ProviderId,
-        reason: DisableReason,
-        at: Timestamp,
-    ) -> Result<(), DisableError> {
-        self.disables
-            .lock()
-            .unwrap()
-            .push((key.clone(), provider.clone(), reason, at));
+impl FakeStore {
+    /// What the app's write path does with a [`FailureOutcome::Disabled`]: record it, switch the
+    /// key off (unless the write is made to fail) and drop the pool's cache.
+    pub fn persist_disable(&self, key: &KeyId, provider: &ProviderId, reason: DisableReason, at: Timestamp) {
+        self.disables.lock().unwrap().push((key.clone(), provider.clone(), reason, at));
         self.run(&self.on_disable);
         if self.fail_disables.load(Ordering::SeqCst) {
-            return Err(DisableError::new("disk full"));
+            return;
         }
         self.set_enabled(key.as_str(), false);
-        Ok(())
+        if let Some(pool) = self.pool.get().and_then(Weak::upgrade) {
+            pool.invalidate(provider);
+        }
     }
 }
 
@@ -145,11 +124,7 @@ pub fn entry(provider: &str, id: &str, weight: u32, sort_order: i64) -> KeyEntry
 
 /// Keys named A, B, C, … of provider "openai", in that display order.
 pub fn keys(weights: &[u32]) -> Vec<KeyEntry> {
-    weights
-        .iter()
-        .enumerate()
-        .map(|(i, &w)| entry("openai", &name(i), w, i as i64))
-        .collect()
+    weights.iter().enumerate().map(|(i, &w)| entry("openai", &name(i), w, i as i64)).collect()
 }
 
 pub fn name(i: usize) -> String {
@@ -170,19 +145,9 @@ impl Fixture {
 
     pub fn build(config: PoolConfig, keys: Vec<KeyEntry>, resolver: MapResolver) -> Self {
         let store = FakeStore::new(keys);
-        let pool = Arc::new(KeyPool::new(
-            config,
-            store.clone(),
-            store.clone(),
-            Arc::new(resolver),
-        ));
+        let pool = Arc::new(KeyPool::new(config, store.clone(), Arc::new(resolver)));
         let _ = store.pool.set(Arc::downgrade(&pool));
-        Fixture {
-            store,
-            pool,
-            clock: ManualClock::new(T0),
-            openai: ProviderId::from("openai"),
-        }
+        Fixture { store, pool, clock: ManualClock::new(T0), openai: ProviderId::from("openai") }
     }
 
     pub fn now(&self) -> Timestamp {
@@ -208,16 +173,12 @@ impl Fixture {
 
     pub fn pick_for(&self, session: &SessionId) -> Selection {
         self.pool
-            .select(
-                SelectionRequest::new(&self.openai).for_session(session),
-                self.now(),
-            )
+            .select(SelectionRequest::new(&self.openai).for_session(session), self.now())
             .expect("a key is available")
     }
 
     pub fn try_pick(&self) -> Result<Selection, PoolError> {
-        self.pool
-            .select(SelectionRequest::new(&self.openai), self.now())
+        self.pool.select(SelectionRequest::new(&self.openai), self.now())
     }
 
     pub fn fail(&self, key: &str, status: u16, session: Option<&SessionId>) -> Option<Selection> {
@@ -232,17 +193,25 @@ impl Fixture {
         retry_after: Option<Duration>,
     ) -> Option<Selection> {
         let key = KeyId::from(key);
-        let failure = Failure {
-            provider: &self.openai,
-            key: &key,
-            session,
-            status,
-            retry_after,
-            exclude: &[],
-        };
-        self.pool
-            .report_failure(failure, self.now())
-            .expect("the report itself succeeds")
+        let _persisted = self.report(&key, status, retry_after)?;
+        let tried = [key];
+        let mut next = SelectionRequest::new(&self.openai).excluding(&tried);
+        if let Some(session) = session {
+            next = next.for_session(session);
+        }
+        self.pool.select(next, self.now()).ok()
+    }
+
+    /// Reports a refusal as the completion service does, persisting a disable; `None` when the
+    /// status is not the pool's business.
+    pub fn report(&self, key: &KeyId, status: u16, retry_after: Option<Duration>) -> Option<FailureOutcome> {
+        let kind = FailureKind::of_status(status, retry_after)?;
+        let failure = Failure { provider: &self.openai, key, status, kind };
+        let outcome = self.pool.report_failure(failure, self.now()).expect("the report itself succeeds");
+        if let FailureOutcome::Disabled { reason } = outcome {
+            self.store.persist_disable(key, &self.openai, reason, self.now());
+        }
+        Some(outcome)
     }
 
     pub fn status_of(&self, key: &str) -> KeyStatus {
@@ -263,4 +232,16 @@ impl Fixture {
 
 pub fn secs(s: u64) -> Duration {
     Duration::from_secs(s)
+}
+
+/// Whether another thread can take the pool's lock within a generous bound. Only waits when
+/// the lock is wrongly held, so passing tests never wait.
+pub fn pool_usable_from_another_thread(pool: &Weak<KeyPool>) -> bool {
+    let pool = pool.upgrade().expect("the fixture is alive");
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        pool.release_session(&SessionId::from("probe"));
+        let _ = done.send(());
+    });
+    finished.recv_timeout(Duration::from_secs(20)).is_ok()
 }

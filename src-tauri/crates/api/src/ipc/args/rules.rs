@@ -1,49 +1,4 @@
-//! Shared argument rules: strict deserialization helpers and garde rules, and turning a garde
-//! report into IPC issues with camelCase paths.
-
-use serde::{Deserialize, Deserializer};
-
-use crate::error::{IpcError, Issue};
-
-/// For optional fields: absent is `None`, but an explicit `null` is rejected (a `null` weight is
-/// an error, not "use the default").
-pub(crate) fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(deserializer).map(Some)
-}
-
-/// Runs garde's rules and reports every violation at its camelCase path.
-pub(crate) fn validate<A: garde::Validate<Context = ()>>(args: &A) -> Result<(), IpcError> {
-    match args.validate() {
-        Ok(()) => Ok(()),
-        Err(report) => Err(IpcError::validation(
-            report
-                .iter()
-                .map(|(path, error)| Issue { path: camel_case_path(&path.to_string()), message: error.to_string() })
-                .collect(),
-        )),
-    }
-}
-
-/// `provider_id` → `providerId`; `ids[2]` stays `ids[2]`.
-pub(crate) fn camel_case_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    let mut upper = false;
-    for c in path.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+//! Rules shared by the arguments of several commands.
 
 pub(crate) fn not_blank(value: &str, _: &()) -> garde::Result {
     if value.trim().is_empty() {
@@ -110,12 +65,6 @@ pub(crate) fn normalize_label(label: Option<String>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn paths_become_camel_case() {
-        assert_eq!(camel_case_path("provider_id"), "providerId", "snake_case fields map to camelCase");
-        assert_eq!(camel_case_path("ids[2]"), "ids[2]", "indexes are kept");
-    }
 
     #[test]
     fn env_reference_needs_a_variable_name() {

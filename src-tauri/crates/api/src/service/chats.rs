@@ -3,20 +3,22 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use keypool::{Clock, KeyPool, ProviderId, SecretResolver, SessionId};
-use keypool_llm::{
-    CancellationToken, ChatMessage, CompletionRequest, CompletionService, ProbeResult, ProviderEndpoint, ProviderKind,
-    Role, StopReason,
-};
-use keypool_store::chats::{self, ChatPatch, ChatRow, MessageRow};
+use keypool::{Clock, SessionId};
+use keypool_llm::{CancellationToken, ChatMessage, CompletionEvent, CompletionRequest, CompletionService, StopReason};
+use keypool_store::chats::{self, ChatPatch, ChatRow, MessageRow, MessageStatus, Role};
 use keypool_store::providers::{self, ProviderRow};
-use keypool_store::{api_keys, Database};
+use keypool_store::Database;
 
-use super::dto::{ChatDto, ChatEvent, MessageDto, StoppedDto};
-use crate::error::Issue;
-use crate::llm_config::{DeletedDto, ServiceError};
+use super::providers::{endpoint_of, provider_not_found};
+use super::{Result, ServiceError};
 
-type Result<T, E = ServiceError> = std::result::Result<T, E>;
+/// What happens while a reply is written, in order: the user's message as saved (unless
+/// retrying), then the completion's events. The reply as saved is what [`Chats::send`] returns.
+#[derive(Debug, Clone)]
+pub enum ChatProgress {
+    UserMessage(MessageRow),
+    Completion(CompletionEvent),
+}
 
 pub const NEW_CHAT_TITLE: &str = "New chat";
 /// Anthropic requires a reply budget; this one is generous for chat.
@@ -43,8 +45,7 @@ impl Drop for RunningGuard<'_> {
 }
 
 impl Chats {
-    pub fn new(db: Arc<Database>, pool: Arc<KeyPool>, clock: Arc<dyn Clock>, resolver: Arc<dyn SecretResolver>) -> Self {
-        let completions = CompletionService::new(pool, clock.clone(), resolver);
+    pub(crate) fn new(db: Arc<Database>, completions: CompletionService, clock: Arc<dyn Clock>) -> Self {
         Chats { db, completions, clock, running: Mutex::new(HashMap::new()) }
     }
 
@@ -56,21 +57,19 @@ impl Chats {
         self.clock.now().as_millis()
     }
 
-    pub fn list(&self) -> Result<Vec<ChatDto>> {
-        Ok(chats::list_chats(&*self.db.lock()?)?.into_iter().map(ChatDto::from).collect())
+    /// Most recently active first.
+    pub fn list(&self) -> Result<Vec<ChatRow>> {
+        Ok(chats::list_chats(&*self.db.lock()?)?)
     }
 
-    pub fn create(&self, provider_id: &str, model: Option<String>, title: Option<String>) -> Result<ChatDto> {
+    /// A new chat with `provider_id`; the model defaults to the provider's default, then its first.
+    pub fn create(&self, provider_id: &str, model: Option<String>, title: Option<String>) -> Result<ChatRow> {
         let conn = self.db.lock()?;
         let provider = providers::get_provider(&conn, provider_id)?.ok_or_else(|| provider_not_found(provider_id))?;
-        let model = match model.or_else(|| provider.default_model.clone()).or_else(|| provider.models.first().cloned()) {
+        let model = match model.or_else(|| provider.default_model.clone()).or_else(|| provider.models.first().cloned())
+        {
             Some(model) => model,
-            None => {
-                return Err(ServiceError::Invalid(vec![Issue {
-                    path: "model".into(),
-                    message: "the provider lists no models: give one".into(),
-                }]))
-            }
+            None => return Err(ServiceError::invalid("model", "the provider lists no models: give one")),
         };
         let now = self.now();
         let row = ChatRow {
@@ -82,45 +81,47 @@ impl Chats {
             updated_at: now,
         };
         chats::insert_chat(&conn, &row)?;
-        Ok(row.into())
+        Ok(row)
     }
 
-    pub fn update(&self, id: &str, patch: ChatPatch) -> Result<ChatDto> {
+    pub fn update(&self, id: &str, patch: ChatPatch) -> Result<ChatRow> {
         let conn = self.db.lock()?;
         if let Some(provider_id) = &patch.provider_id {
             if !providers::provider_exists(&conn, provider_id)? {
                 return Err(provider_not_found(provider_id));
             }
         }
-        Ok(chats::update_chat(&conn, id, &patch, self.now())?.ok_or_else(|| chat_not_found(id))?.into())
+        chats::update_chat(&conn, id, &patch, self.now())?.ok_or_else(|| chat_not_found(id))
     }
 
     /// Deletes a chat and its messages; stops its reply and releases its key.
-    pub fn delete(&self, id: &str) -> Result<DeletedDto> {
+    pub fn delete(&self, id: &str) -> Result<()> {
         if !chats::delete_chat(&*self.db.lock()?, id)? {
             return Err(chat_not_found(id));
         }
         self.stop_running(id);
         self.completions.pool().release_session(&SessionId::new(id));
-        Ok(DeletedDto { id: id.to_owned() })
+        Ok(())
     }
 
     /// The chat was closed in the UI: its key binding is released (the next message picks anew).
-    pub fn close(&self, id: &str) -> Result<DeletedDto> {
+    pub fn close(&self, id: &str) -> Result<()> {
         chats::get_chat(&*self.db.lock()?, id)?.ok_or_else(|| chat_not_found(id))?;
         self.completions.pool().release_session(&SessionId::new(id));
-        Ok(DeletedDto { id: id.to_owned() })
+        Ok(())
     }
 
-    pub fn messages(&self, chat_id: &str) -> Result<Vec<MessageDto>> {
+    /// A chat's messages in order.
+    pub fn messages(&self, chat_id: &str) -> Result<Vec<MessageRow>> {
         let conn = self.db.lock()?;
         chats::get_chat(&conn, chat_id)?.ok_or_else(|| chat_not_found(chat_id))?;
-        Ok(chats::list_messages(&conn, chat_id)?.into_iter().map(MessageDto::from).collect())
+        Ok(chats::list_messages(&conn, chat_id)?)
     }
 
-    pub fn stop(&self, chat_id: &str) -> Result<StoppedDto> {
+    /// Stops the chat's running reply; returns whether one was running.
+    pub fn stop(&self, chat_id: &str) -> Result<bool> {
         chats::get_chat(&*self.db.lock()?, chat_id)?.ok_or_else(|| chat_not_found(chat_id))?;
-        Ok(StoppedDto { chat_id: chat_id.to_owned(), stopped: self.stop_running(chat_id) })
+        Ok(self.stop_running(chat_id))
     }
 
     fn stop_running(&self, chat_id: &str) -> bool {
@@ -134,25 +135,24 @@ impl Chats {
     }
 
     /// Adds the user's message (or, without `content`, retries the last one) and writes the
-    /// assistant's reply, streaming events to `sink`. A failed reply is saved as a message with
-    /// its error; `Err` means nothing was sent (unknown chat, no provider, a reply in progress).
+    /// assistant's reply, telling `sink` what happens. Returns the reply as saved; a failed reply
+    /// is saved as a message with its error. `Err` means nothing was sent (unknown chat, no
+    /// provider, a reply in progress).
     pub async fn send(
         &self,
         chat_id: &str,
         content: Option<String>,
-        sink: &mut (dyn FnMut(ChatEvent) + Send),
-    ) -> Result<MessageDto> {
+        sink: &mut (dyn FnMut(ChatProgress) + Send),
+    ) -> Result<MessageRow> {
         let cancel = CancellationToken::new();
         let (request, user_message) = {
             let mut conn = self.db.lock()?;
             let chat = chats::get_chat(&conn, chat_id)?.ok_or_else(|| chat_not_found(chat_id))?;
             let provider_id = chat.provider_id.clone().ok_or_else(|| {
-                ServiceError::Invalid(vec![Issue {
-                    path: "chatId".into(),
-                    message: "this chat's provider was deleted: choose another provider for it".into(),
-                }])
+                ServiceError::invalid("chat_id", "this chat's provider was deleted: choose another provider for it")
             })?;
-            let provider = providers::get_provider(&conn, &provider_id)?.ok_or_else(|| provider_not_found(&provider_id))?;
+            let provider =
+                providers::get_provider(&conn, &provider_id)?.ok_or_else(|| provider_not_found(&provider_id))?;
             {
                 let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
                 if running.contains_key(chat_id) {
@@ -168,14 +168,15 @@ impl Chats {
         };
         let _running = RunningGuard { chats: self, chat_id: chat_id.to_owned() };
         if let Some(message) = user_message {
-            sink(ChatEvent::UserMessage { message });
+            sink(ChatProgress::UserMessage(message));
         }
 
-        let outcome = self.completions.complete(&request, &mut |event| sink(event.into()), &cancel).await;
+        let outcome =
+            self.completions.complete(&request, &mut |event| sink(ChatProgress::Completion(event)), &cancel).await;
         let (status, error, error_code) = match &outcome.end {
-            StopReason::Finished => ("complete", None, None),
-            StopReason::Cancelled => ("stopped", None, None),
-            StopReason::Failed(error) => ("error", Some(error.to_string()), Some(error.code().to_owned())),
+            StopReason::Finished => (MessageStatus::Complete, None, None),
+            StopReason::Cancelled => (MessageStatus::Stopped, None, None),
+            StopReason::Failed(error) => (MessageStatus::Error, Some(error.to_string()), Some(error.code().to_owned())),
         };
         if let Some(error) = &error {
             tracing::info!(chat = chat_id, %error, "reply failed");
@@ -190,9 +191,9 @@ impl Chats {
         let reply = MessageRow {
             id: uuid::Uuid::new_v4().to_string(),
             chat_id: chat_id.to_owned(),
-            role: "assistant".into(),
+            role: Role::Assistant,
             content: outcome.text,
-            status: status.into(),
+            status,
             error,
             error_code,
             key_label: answered_by,
@@ -206,9 +207,7 @@ impl Chats {
                 chats::insert_message(&conn, &reply)?;
             }
         }
-        let message = MessageDto::from(reply);
-        sink(ChatEvent::Finished { message: message.clone() });
-        Ok(message)
+        Ok(reply)
     }
 
     /// Saves the user's message (or clears failed replies for a retry) and builds the request.
@@ -218,7 +217,7 @@ impl Chats {
         chat: &ChatRow,
         provider: &ProviderRow,
         content: Option<String>,
-    ) -> Result<(CompletionRequest, Option<MessageDto>)> {
+    ) -> Result<(CompletionRequest, Option<MessageRow>)> {
         let tx = conn.transaction()?;
         let now = self.now();
         let user_message = match content {
@@ -226,9 +225,9 @@ impl Chats {
                 let row = MessageRow {
                     id: uuid::Uuid::new_v4().to_string(),
                     chat_id: chat.id.clone(),
-                    role: "user".into(),
+                    role: Role::User,
                     content: content.clone(),
-                    status: "complete".into(),
+                    status: MessageStatus::Complete,
                     error: None,
                     error_code: None,
                     key_label: None,
@@ -240,7 +239,7 @@ impl Chats {
                     let patch = ChatPatch { title: Some(title_from(&content)), ..ChatPatch::default() };
                     chats::update_chat(&tx, &chat.id, &patch, now)?;
                 }
-                Some(MessageDto::from(row))
+                Some(row)
             }
             None => {
                 chats::delete_trailing_failed_replies(&tx, &chat.id)?;
@@ -248,17 +247,20 @@ impl Chats {
             }
         };
         let history = chats::list_messages(&tx, &chat.id)?;
-        if history.last().is_none_or(|m| m.role != "user") {
-            return Err(ServiceError::Invalid(vec![Issue {
-                path: "content".into(),
-                message: "there is no message to answer: write one".into(),
-            }]));
+        if history.last().is_none_or(|m| m.role != Role::User) {
+            return Err(ServiceError::invalid("content", "there is no message to answer: write one"));
         }
         tx.commit()?;
         let messages = history
             .into_iter()
-            .filter(|m| m.role == "user" || (m.status != "error" && !m.content.is_empty()))
-            .map(|m| ChatMessage { role: if m.role == "user" { Role::User } else { Role::Assistant }, content: m.content })
+            .filter(|m| m.role == Role::User || (m.status != MessageStatus::Error && !m.content.is_empty()))
+            .map(|m| ChatMessage {
+                role: match m.role {
+                    Role::User => keypool_llm::Role::User,
+                    Role::Assistant => keypool_llm::Role::Assistant,
+                },
+                content: m.content,
+            })
             .collect();
         let request = CompletionRequest {
             session: SessionId::new(chat.id.as_str()),
@@ -270,33 +272,6 @@ impl Chats {
         };
         Ok((request, user_message))
     }
-
-    /// Probes one pool key against its provider; no chat's binding changes.
-    pub async fn test_api_key(&self, key_id: &str) -> Result<ProbeResult> {
-        let (endpoint, key) = {
-            let conn = self.db.lock()?;
-            let key = api_keys::get_api_key(&conn, key_id)?
-                .ok_or_else(|| ServiceError::not_found("API key", key_id))?;
-            let provider =
-                providers::get_provider(&conn, &key.provider_id)?.ok_or_else(|| provider_not_found(&key.provider_id))?;
-            (endpoint_of(&provider)?, key.api_key)
-        };
-        Ok(self.completions.probe(&endpoint, &key).await)
-    }
-}
-
-/// How to reach a stored provider.
-pub fn endpoint_of(provider: &ProviderRow) -> Result<ProviderEndpoint> {
-    let kind = ProviderKind::parse(&provider.kind).ok_or_else(|| {
-        ServiceError::Invalid(vec![Issue { path: "kind".into(), message: format!("unknown provider kind {}", provider.kind) }])
-    })?;
-    Ok(ProviderEndpoint {
-        id: ProviderId::new(provider.id.as_str()),
-        name: provider.name.clone(),
-        kind,
-        base_url: provider.base_url.clone(),
-        provider_key: provider.api_key.clone(),
-    })
 }
 
 /// The first line of the first message, shortened: the chat's automatic title.
@@ -311,8 +286,4 @@ fn title_from(content: &str) -> String {
 
 fn chat_not_found(id: &str) -> ServiceError {
     ServiceError::not_found("chat", id)
-}
-
-fn provider_not_found(id: &str) -> ServiceError {
-    ServiceError::not_found("provider", id)
 }

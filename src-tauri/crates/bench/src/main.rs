@@ -14,15 +14,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
-use keypool::{Clock, EnvResolver, PoolConfig, Secret, SessionId};
-use keypool_api::llm_config::{AddApiKey, EventSink, LlmConfig};
-use keypool_api::SystemClock;
+use keypool::{Secret, SessionId};
+use keypool_api::service::{NewKey, NoEvents};
+use keypool_api::{AppContext, Dirs};
 use keypool_llm::{
-    CancellationToken, ChatMessage, CompletionRequest, CompletionService, ProviderEndpoint, ProviderKind, Role,
-    StopReason,
+    CancellationToken, ChatMessage, CompletionRequest, ProviderEndpoint, ProviderKind, Role, StopReason,
 };
 use keypool_store::providers::NewProvider;
-use keypool_store::Database;
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Kind {
@@ -39,8 +37,8 @@ struct Args {
     #[arg(long, value_enum)]
     kind: Kind,
     /// Comma-separated KEY:WEIGHT pairs (weight 1–100; `$NAME` reads the environment).
-    #[arg(long, value_delimiter = ',', required = true)]
-    keys: Vec<String>,
+    #[arg(long, value_delimiter = ',', required = true, value_parser = parse_key)]
+    keys: Vec<(String, u32)>,
     #[arg(long)]
     requests: u32,
     #[arg(long, default_value_t = 1)]
@@ -59,55 +57,57 @@ struct Args {
     direct: bool,
 }
 
-struct NoEvents;
-impl EventSink for NoEvents {
-    fn llm_config_changed(&self, _: &str) {}
+/// A `KEY:WEIGHT` pair that is not one.
+#[derive(Debug)]
+struct BadKey;
+
+impl std::fmt::Display for BadKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("expected KEY:WEIGHT, with a key and a weight from 1 to 100")
+    }
 }
 
-fn parse_keys(keys: &[String]) -> Result<Vec<(String, u32)>, String> {
-    keys.iter()
-        .map(|pair| {
-            let (key, weight) = pair.rsplit_once(':').ok_or(format!("expected KEY:WEIGHT, got an entry without ':'"))?;
-            let weight: u32 = weight.parse().map_err(|_| format!("weight {weight:?} is not a number"))?;
-            if !(1..=100).contains(&weight) || key.trim().is_empty() {
-                return Err("each key needs a value and a weight from 1 to 100".into());
-            }
-            Ok((key.trim().to_owned(), weight))
-        })
-        .collect()
+impl std::error::Error for BadKey {}
+
+fn parse_key(pair: &str) -> Result<(String, u32), BadKey> {
+    let (key, weight) = pair.rsplit_once(':').ok_or(BadKey)?;
+    let weight: u32 = weight.parse().map_err(|_| BadKey)?;
+    if !(1..=100).contains(&weight) || key.trim().is_empty() {
+        return Err(BadKey);
+    }
+    Ok((key.trim().to_owned(), weight))
 }
 
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
-    let keys = parse_keys(&args.keys).unwrap_or_else(|e| {
-        eprintln!("keypool-bench: {e}");
-        std::process::exit(2)
-    });
+    let keys = args.keys.clone();
     let kind = match args.kind {
         Kind::Openai => ProviderKind::Openai,
         Kind::Anthropic => ProviderKind::Anthropic,
     };
 
     let dir = std::env::temp_dir().join(format!("keypool-bench-{}", uuid::Uuid::new_v4()));
-    let db = Arc::new(Database::open(&dir).expect("the temporary store opens"));
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let resolver = Arc::new(EnvResolver);
-    let config = LlmConfig::new(db, PoolConfig::default(), resolver.clone(), Arc::new(NoEvents), clock.clone());
-    let provider = config
-        .add_provider(NewProvider {
-            id: String::new(),
-            name: "bench".into(),
-            kind: kind.as_str().into(),
-            base_url: args.base_url.clone(),
-            api_key: None,
-            models: vec![args.model.clone()],
-            default_model: Some(args.model.clone()),
+    let dirs = Dirs { data_dir: dir.clone(), log_dir: dir.join("logs") };
+    let context = AppContext::open(env!("CARGO_PKG_VERSION"), dirs, Arc::new(NoEvents));
+    let provider = context
+        .providers()
+        .and_then(|providers| {
+            providers.add(NewProvider {
+                id: String::new(),
+                name: "bench".into(),
+                kind: kind.as_str().into(),
+                base_url: args.base_url.clone(),
+                api_key: None,
+                models: vec![args.model.clone()],
+                default_model: Some(args.model.clone()),
+            })
         })
         .expect("the provider is stored");
+    let keys_service = context.keys().expect("the temporary store opens");
     for (i, (key, weight)) in keys.iter().enumerate() {
-        config
-            .add_api_key(AddApiKey {
+        keys_service
+            .add(NewKey {
                 provider_id: provider.id.clone(),
                 label: Some(format!("key{}", i + 1)),
                 api_key: Secret::new(key.as_str()),
@@ -116,7 +116,7 @@ async fn main() {
             })
             .expect("the key is stored");
     }
-    let service = CompletionService::new(config.pool().clone(), clock, resolver);
+    let service = context.completions().expect("the temporary store opens").clone();
     let endpoint = ProviderEndpoint {
         id: keypool::ProviderId::new(provider.id.as_str()),
         name: provider.name.clone(),

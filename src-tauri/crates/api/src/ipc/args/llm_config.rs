@@ -1,0 +1,232 @@
+//! The arguments of the `llmConfig:*` commands.
+
+use garde::Validate;
+use keypool::Secret;
+use keypool_store::api_keys::ApiKeyPatch;
+use keypool_store::providers::{NewProvider, ProviderPatch};
+use serde::Deserialize;
+use ts_rs::TS;
+
+use super::rules::{
+    api_key_rule, base_url_rule, normalize_label, not_blank, optional_api_key_rule, removable_api_key_rule,
+};
+use super::CommandArgs;
+use crate::ipc::dto::ProviderKind;
+use crate::ipc::error::IpcError;
+use crate::service::NewKey;
+
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProviderArgs {
+    #[garde(custom(not_blank))]
+    pub provider_id: String,
+}
+
+impl CommandArgs for ProviderArgs {}
+
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct IdArgs {
+    #[garde(custom(not_blank))]
+    pub id: String,
+}
+
+impl CommandArgs for IdArgs {}
+
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct AddApiKeyArgs {
+    #[garde(custom(not_blank))]
+    pub provider_id: String,
+    #[serde(default)]
+    #[garde(length(chars, max = 100))]
+    pub label: Option<String>,
+    /// The key itself, or `$NAME` for the environment variable NAME.
+    #[garde(custom(api_key_rule))]
+    pub api_key: String,
+    /// Default true.
+    #[serde(default)]
+    #[garde(skip)]
+    pub enabled: Option<bool>,
+    /// 1–100, default 1.
+    #[serde(default)]
+    #[garde(range(min = 1, max = 100))]
+    pub weight: Option<u32>,
+}
+
+impl CommandArgs for AddApiKeyArgs {}
+
+impl From<AddApiKeyArgs> for NewKey {
+    fn from(a: AddApiKeyArgs) -> Self {
+        NewKey {
+            provider_id: a.provider_id,
+            label: normalize_label(a.label),
+            api_key: Secret::new(a.api_key.trim()),
+            enabled: a.enabled.unwrap_or(true),
+            weight: a.weight.unwrap_or(1),
+        }
+    }
+}
+
+/// At least one field to change.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct UpdateApiKeyArgs {
+    #[garde(custom(not_blank))]
+    pub id: String,
+    /// An empty label removes the label.
+    #[serde(default)]
+    #[garde(length(chars, max = 100))]
+    pub label: Option<String>,
+    #[serde(default)]
+    #[garde(custom(optional_api_key_rule))]
+    pub api_key: Option<String>,
+    #[serde(default)]
+    #[garde(skip)]
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    #[garde(range(min = 1, max = 100))]
+    pub weight: Option<u32>,
+}
+
+impl CommandArgs for UpdateApiKeyArgs {
+    fn check_whole(&self) -> Result<(), IpcError> {
+        if self.label.is_none() && self.api_key.is_none() && self.enabled.is_none() && self.weight.is_none() {
+            return Err(IpcError::invalid("nothing to change: give at least one of label, apiKey, enabled, weight"));
+        }
+        Ok(())
+    }
+}
+
+impl From<UpdateApiKeyArgs> for ApiKeyPatch {
+    fn from(a: UpdateApiKeyArgs) -> Self {
+        ApiKeyPatch {
+            label: a.label.map(|l| normalize_label(Some(l))),
+            api_key: a.api_key.map(|k| Secret::new(k.trim())),
+            enabled: a.enabled,
+            weight: a.weight,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToggleApiKeyArgs {
+    #[garde(custom(not_blank))]
+    pub id: String,
+    #[garde(skip)]
+    pub enabled: bool,
+}
+
+impl CommandArgs for ToggleApiKeyArgs {}
+
+/// Each of the provider's key ids once, in the new order.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReorderApiKeysArgs {
+    #[garde(custom(not_blank))]
+    pub provider_id: String,
+    #[garde(inner(custom(not_blank)))]
+    pub ids: Vec<String>,
+}
+
+impl CommandArgs for ReorderApiKeysArgs {}
+
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct AddProviderArgs {
+    #[garde(length(chars, min = 1, max = 60), custom(not_blank))]
+    pub name: String,
+    #[garde(skip)]
+    pub kind: ProviderKind,
+    #[garde(custom(base_url_rule))]
+    pub base_url: String,
+    #[serde(default)]
+    #[garde(custom(optional_api_key_rule))]
+    pub api_key: Option<String>,
+    #[serde(default)]
+    #[garde(length(max = 100), inner(inner(length(chars, max = 200), custom(not_blank))))]
+    pub models: Option<Vec<String>>,
+    /// One of `models` (when it lists any).
+    #[serde(default)]
+    #[garde(inner(length(chars, max = 200), custom(not_blank)))]
+    pub default_model: Option<String>,
+}
+
+impl CommandArgs for AddProviderArgs {}
+
+impl From<AddProviderArgs> for NewProvider {
+    fn from(a: AddProviderArgs) -> Self {
+        NewProvider {
+            id: String::new(),
+            name: a.name.trim().to_owned(),
+            kind: a.kind.as_str().to_owned(),
+            base_url: a.base_url.trim().to_owned(),
+            api_key: a.api_key.map(|k| Secret::new(k.trim())),
+            models: a.models.unwrap_or_default().into_iter().map(|m| m.trim().to_owned()).collect(),
+            default_model: a.default_model.map(|m| m.trim().to_owned()),
+        }
+    }
+}
+
+/// At least one field to change.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct UpdateProviderArgs {
+    #[garde(custom(not_blank))]
+    pub id: String,
+    #[serde(default)]
+    #[garde(inner(length(chars, min = 1, max = 60), custom(not_blank)))]
+    pub name: Option<String>,
+    #[serde(default)]
+    #[garde(skip)]
+    pub kind: Option<ProviderKind>,
+    #[serde(default)]
+    #[garde(inner(custom(base_url_rule)))]
+    pub base_url: Option<String>,
+    /// `""` removes the provider-level key.
+    #[serde(default)]
+    #[garde(custom(removable_api_key_rule))]
+    pub api_key: Option<String>,
+    #[serde(default)]
+    #[garde(length(max = 100), inner(inner(length(chars, max = 200), custom(not_blank))))]
+    pub models: Option<Vec<String>>,
+    /// `""` clears the default model.
+    #[serde(default)]
+    #[garde(inner(length(chars, max = 200)))]
+    pub default_model: Option<String>,
+}
+
+impl CommandArgs for UpdateProviderArgs {
+    fn check_whole(&self) -> Result<(), IpcError> {
+        let nothing = self.name.is_none()
+            && self.kind.is_none()
+            && self.base_url.is_none()
+            && self.api_key.is_none()
+            && self.models.is_none()
+            && self.default_model.is_none();
+        if nothing {
+            return Err(IpcError::invalid(
+                "nothing to change: give at least one of name, kind, baseUrl, apiKey, models, defaultModel",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl From<UpdateProviderArgs> for ProviderPatch {
+    fn from(a: UpdateProviderArgs) -> Self {
+        ProviderPatch {
+            name: a.name.map(|n| n.trim().to_owned()),
+            kind: a.kind.map(|k| k.as_str().to_owned()),
+            base_url: a.base_url.map(|u| u.trim().to_owned()),
+            api_key: a.api_key.map(|k| Some(k.trim().to_owned()).filter(|k| !k.is_empty()).map(Secret::new)),
+            models: a.models.map(|m| m.into_iter().map(|m| m.trim().to_owned()).collect()),
+            default_model: a.default_model.map(|m| Some(m.trim().to_owned()).filter(|m| !m.is_empty())),
+        }
+    }
+}

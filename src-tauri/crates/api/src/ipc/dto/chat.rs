@@ -1,0 +1,170 @@
+//! What the `chat:*` commands return and what `chat_send` streams.
+
+use keypool::FailureKind;
+use keypool_llm::CompletionEvent;
+use keypool_store::chats::{self, ChatRow, MessageRow};
+use serde::Serialize;
+use ts_rs::TS;
+
+use crate::ipc::error::ErrorCode;
+use crate::service::ChatProgress;
+
+/// A conversation with one provider and model.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Chat")]
+pub struct ChatDto {
+    pub id: String,
+    pub title: String,
+    /// `null` when the chat's provider was deleted: pick another before sending.
+    pub provider_id: Option<String>,
+    pub model: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl From<ChatRow> for ChatDto {
+    fn from(row: ChatRow) -> Self {
+        ChatDto {
+            id: row.id,
+            title: row.title,
+            provider_id: row.provider_id,
+            model: row.model,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
+}
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// How a message ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageStatus {
+    Complete,
+    /// Stopped by the user; the text so far stands.
+    Stopped,
+    /// Failed; `error` and `errorCode` say why.
+    Error,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Message")]
+pub struct MessageDto {
+    pub id: String,
+    pub chat_id: String,
+    pub role: Role,
+    pub content: String,
+    pub status: MessageStatus,
+    /// Why the reply failed, for people; set when `status` is `error`.
+    pub error: Option<String>,
+    /// The error's code (`no_available_key`, `provider`, …) when `status` is `error`.
+    pub error_code: Option<ErrorCode>,
+    /// Which key answered: its label or its masked preview; `null` when none could.
+    pub key_label: Option<String>,
+    /// Answered with the provider-level key (the pool was empty).
+    pub provider_key: bool,
+    pub created_at: i64,
+}
+
+impl From<MessageRow> for MessageDto {
+    fn from(row: MessageRow) -> Self {
+        MessageDto {
+            id: row.id,
+            chat_id: row.chat_id,
+            role: match row.role {
+                chats::Role::User => Role::User,
+                chats::Role::Assistant => Role::Assistant,
+            },
+            content: row.content,
+            status: match row.status {
+                chats::MessageStatus::Complete => MessageStatus::Complete,
+                chats::MessageStatus::Stopped => MessageStatus::Stopped,
+                chats::MessageStatus::Error => MessageStatus::Error,
+            },
+            error: row.error,
+            error_code: row.error_code.as_deref().map(ErrorCode::parse),
+            key_label: row.key_label,
+            provider_key: row.provider_key,
+            created_at: row.created_at,
+        }
+    }
+}
+
+/// Why a key was refused and the reply moved to the next one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum FailoverReason {
+    RateLimited,
+    AuthRejected,
+}
+
+/// The events of one `chat_send`, in order: `userMessage` (unless retrying), then per attempt
+/// `keySelected` and possibly `failover`, `delta`s, and always one `finished` last.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum ChatEvent {
+    UserMessage {
+        message: MessageDto,
+    },
+    /// `rebound`: the chat moved to another key than the one it had; the prompt cache starts cold.
+    KeySelected {
+        key_label: String,
+        provider_level: bool,
+        rebound: bool,
+        attempt: u32,
+    },
+    Failover {
+        key_label: String,
+        status: u16,
+        reason: FailoverReason,
+        message: String,
+    },
+    Delta {
+        text: String,
+    },
+    /// The assistant's message as saved: complete, stopped, or failed with its error.
+    Finished {
+        message: MessageDto,
+    },
+}
+
+impl From<ChatProgress> for ChatEvent {
+    fn from(progress: ChatProgress) -> Self {
+        match progress {
+            ChatProgress::UserMessage(row) => ChatEvent::UserMessage { message: row.into() },
+            ChatProgress::Completion(CompletionEvent::KeySelected {
+                key_label,
+                provider_level,
+                rebound,
+                attempt,
+                ..
+            }) => ChatEvent::KeySelected { key_label, provider_level, rebound, attempt },
+            ChatProgress::Completion(CompletionEvent::Failover { key_label, status, reason, message }) => {
+                let reason = match reason {
+                    FailureKind::AuthRejected => FailoverReason::AuthRejected,
+                    FailureKind::RateLimited { .. } => FailoverReason::RateLimited,
+                };
+                ChatEvent::Failover { key_label, status, reason, message }
+            }
+            ChatProgress::Completion(CompletionEvent::Delta { text }) => ChatEvent::Delta { text },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Stopped")]
+pub struct StoppedDto {
+    pub chat_id: String,
+    /// Whether a reply was being written (and is now stopped).
+    pub stopped: bool,
+}

@@ -1,0 +1,137 @@
+//! The one error that crosses IPC.
+
+use serde::Serialize;
+use ts_rs::TS;
+
+use crate::service::{FieldError, ServiceError};
+
+/// The fixed set of error codes the UI may match on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    Validation,
+    NotFound,
+    Conflict,
+    Storage,
+    Provider,
+    NoAvailableKey,
+    Internal,
+}
+
+impl ErrorCode {
+    /// The code as the wire spells it; unknown text is `internal`.
+    pub fn parse(code: &str) -> ErrorCode {
+        serde_json::from_value(serde_json::Value::String(code.to_owned())).unwrap_or(ErrorCode::Internal)
+    }
+}
+
+/// One problem with one argument; `path` is camelCase as the UI sent it (e.g. `weight`), empty
+/// for a problem with the arguments as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct Issue {
+    pub path: String,
+    pub message: String,
+}
+
+/// The one error that crosses IPC: `{ code, message, issues? }`.
+///
+/// Invariant: `message` is written for a person and never contains a stored secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS, thiserror::Error)]
+#[error("{code:?}: {message}")]
+pub struct IpcError {
+    pub code: ErrorCode,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub issues: Option<Vec<Issue>>,
+}
+
+impl IpcError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        IpcError { code, message: message.into(), issues: None }
+    }
+
+    pub fn validation(issues: Vec<Issue>) -> Self {
+        let message = match issues.as_slice() {
+            [one] if one.path.is_empty() => one.message.clone(),
+            [one] => format!("{}: {}", one.path, one.message),
+            _ => format!("{} arguments are invalid", issues.len()),
+        };
+        IpcError { code: ErrorCode::Validation, message, issues: Some(issues) }
+    }
+
+    /// A problem with the arguments as a whole.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        IpcError::validation(vec![Issue { path: String::new(), message: message.into() }])
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        IpcError::new(ErrorCode::Internal, message)
+    }
+}
+
+impl From<ServiceError> for IpcError {
+    fn from(error: ServiceError) -> Self {
+        use keypool::PoolError;
+        match error {
+            ServiceError::Unavailable(_) => IpcError::new(ErrorCode::Storage, error.to_string()),
+            ServiceError::NotFound { .. } => IpcError::new(ErrorCode::NotFound, error.to_string()),
+            ServiceError::Conflict(message) => IpcError::new(ErrorCode::Conflict, message),
+            ServiceError::Invalid(errors) => IpcError::validation(errors.into_iter().map(Issue::from).collect()),
+            ServiceError::Store(e) => {
+                tracing::error!(error = %e, "storage failure");
+                IpcError::new(ErrorCode::Storage, format!("the database failed: {e}"))
+            }
+            ServiceError::Pool(e @ PoolError::NoAvailableKey { .. }) => {
+                IpcError::new(ErrorCode::NoAvailableKey, e.to_string())
+            }
+            ServiceError::Pool(e @ PoolError::UnresolvedEnv { .. }) => {
+                IpcError::new(ErrorCode::Provider, e.to_string())
+            }
+            ServiceError::Pool(e @ PoolError::Load { .. }) => {
+                tracing::error!(error = ?e, "the pool could not load keys");
+                IpcError::new(ErrorCode::Storage, e.to_string())
+            }
+        }
+    }
+}
+
+impl From<FieldError> for Issue {
+    fn from(error: FieldError) -> Self {
+        Issue { path: camel_case_path(&error.field), message: error.message }
+    }
+}
+
+/// `provider_id` → `providerId`; `ids[2]` stays `ids[2]`.
+pub(crate) fn camel_case_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut upper = false;
+    for c in path.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_become_camel_case() {
+        assert_eq!(camel_case_path("provider_id"), "providerId", "snake_case fields map to camelCase");
+        assert_eq!(camel_case_path("ids[2]"), "ids[2]", "indexes are kept");
+    }
+
+    #[test]
+    fn codes_parse_from_their_wire_names() {
+        assert_eq!(ErrorCode::parse("no_available_key"), ErrorCode::NoAvailableKey, "a known code");
+        assert_eq!(ErrorCode::parse("nonsense"), ErrorCode::Internal, "an unknown code is internal");
+    }
+}

@@ -1,0 +1,15 @@
+//! The transport: the IPC contract as the web UI sees it. The command table, strict argument
+//! parsing and validation, the DTOs, the events, the one serializable error, and the TypeScript
+//! generated from all of them. Handlers are one call into a service each.
+
+mod args;
+pub mod bindings;
+pub mod commands;
+mod dto;
+mod error;
+pub mod events;
+
+pub use args::*;
+pub use commands::{command, dispatch, dispatch_async, dispatch_stream, Command, Kind, COMMANDS};
+pub use dto::*;
+pub use error::{ErrorCode, IpcError, Issue};

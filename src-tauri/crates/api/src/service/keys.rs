@@ -1,0 +1,191 @@
+//! The API key pools: the keys as stored, and the pool that reads them.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use keypool::{Clock, KeyEntry, KeyId, KeyLoader, KeyPool, KeyStatus, LoadError, ProviderId, Secret, Timestamp};
+use keypool_llm::{CompletionService, ProbeResult};
+use keypool_store::api_keys::{self, ApiKeyPatch, ApiKeyRow, NewApiKey};
+use keypool_store::{providers, Database};
+
+use super::providers::{endpoint_of, require_provider};
+use super::write_path::{Changed, WritePath};
+use super::{Result, ServiceError};
+
+/// A key to add, validated and normalized by the caller.
+pub struct NewKey {
+    pub provider_id: String,
+    pub label: Option<String>,
+    pub api_key: Secret,
+    pub enabled: bool,
+    pub weight: u32,
+}
+
+/// The pool's view of a provider's keys, at the service clock's `now`.
+pub struct PoolStatus {
+    pub now: Timestamp,
+    pub keys: Vec<KeyStatus>,
+}
+
+pub struct Keys {
+    db: Arc<Database>,
+    pool: Arc<KeyPool>,
+    writes: Arc<WritePath>,
+    clock: Arc<dyn Clock>,
+    completions: CompletionService,
+}
+
+/// Reads a provider's keys for the pool (on a cache miss only).
+pub(crate) struct StoreLoader {
+    pub db: Arc<Database>,
+}
+
+impl KeyLoader for StoreLoader {
+    fn load(&self, provider: &ProviderId) -> Result<Vec<KeyEntry>, LoadError> {
+        let conn = self.db.lock().map_err(LoadError::new)?;
+        let rows = api_keys::list_api_keys(&conn, provider.as_str()).map_err(LoadError::new)?;
+        Ok(rows.into_iter().map(entry_of).collect())
+    }
+}
+
+fn entry_of(row: ApiKeyRow) -> KeyEntry {
+    KeyEntry {
+        id: KeyId::new(row.id),
+        provider_id: ProviderId::new(row.provider_id),
+        label: row.label,
+        api_key: row.api_key,
+        enabled: row.enabled,
+        weight: row.weight,
+        sort_order: row.sort_order,
+        created_at: Timestamp::from_millis(row.created_at),
+    }
+}
+
+impl Keys {
+    pub(crate) fn new(
+        db: Arc<Database>,
+        writes: Arc<WritePath>,
+        clock: Arc<dyn Clock>,
+        completions: CompletionService,
+    ) -> Self {
+        Keys { db, pool: writes.pool.clone(), writes, clock, completions }
+    }
+
+    pub fn pool(&self) -> &Arc<KeyPool> {
+        &self.pool
+    }
+
+    /// A provider's keys in display order.
+    pub fn list(&self, provider_id: &str) -> Result<Vec<ApiKeyRow>> {
+        let conn = self.db.lock()?;
+        require_provider(&conn, provider_id)?;
+        Ok(api_keys::list_api_keys(&conn, provider_id)?)
+    }
+
+    pub fn add(&self, new: NewKey) -> Result<ApiKeyRow> {
+        let now = self.clock.now().as_millis();
+        self.writes.apply(|tx| {
+            require_provider(tx, &new.provider_id)?;
+            if api_keys::find_duplicate(tx, &new.provider_id, &new.api_key, None)?.is_some() {
+                return Err(ServiceError::Conflict("this API key is already in the provider's pool".into()));
+            }
+            let row = api_keys::insert_api_key(
+                tx,
+                &NewApiKey {
+                    id: uuid::Uuid::new_v4().to_string(),
+                    provider_id: new.provider_id.clone(),
+                    label: new.label,
+                    api_key: new.api_key,
+                    enabled: new.enabled,
+                    weight: new.weight,
+                },
+                now,
+            )?;
+            Ok(Changed { provider_id: new.provider_id, value: row })
+        })
+    }
+
+    /// Applies `patch`; enabling a key clears why it was disabled and lifts the pool's refusal.
+    pub fn update(&self, id: &str, patch: ApiKeyPatch) -> Result<ApiKeyRow> {
+        let now = self.clock.now().as_millis();
+        let enabling = patch.enabled == Some(true);
+        let row = self.writes.apply(|tx| {
+            let current = require_key(tx, id)?;
+            if let Some(secret) = &patch.api_key {
+                if api_keys::find_duplicate(tx, &current.provider_id, secret, Some(id))?.is_some() {
+                    return Err(ServiceError::Conflict("this API key is already in the provider's pool".into()));
+                }
+            }
+            let row = api_keys::update_api_key(tx, id, &patch, now)?.ok_or_else(|| key_not_found(id))?;
+            Ok(Changed { provider_id: row.provider_id.clone(), value: row })
+        })?;
+        if enabling {
+            self.pool.clear_auth_block(&KeyId::new(id));
+        }
+        Ok(row)
+    }
+
+    pub fn set_enabled(&self, id: &str, enabled: bool) -> Result<ApiKeyRow> {
+        self.update(id, ApiKeyPatch { enabled: Some(enabled), ..ApiKeyPatch::default() })
+    }
+
+    pub fn delete(&self, id: &str) -> Result<()> {
+        self.writes.apply(|tx| {
+            let provider_id = api_keys::delete_api_key(tx, id)?.ok_or_else(|| key_not_found(id))?;
+            Ok(Changed { provider_id, value: () })
+        })
+    }
+
+    /// Sets the display (and cycle) order: `ids` must list each of the provider's keys once.
+    pub fn reorder(&self, provider_id: &str, ids: &[String]) -> Result<Vec<ApiKeyRow>> {
+        let now = self.clock.now().as_millis();
+        self.writes.apply(|tx| {
+            require_provider(tx, provider_id)?;
+            let existing: HashSet<String> =
+                api_keys::list_api_keys(tx, provider_id)?.into_iter().map(|row| row.id).collect();
+            let given: HashSet<&String> = ids.iter().collect();
+            if given.len() != ids.len() || ids.len() != existing.len() || !ids.iter().all(|id| existing.contains(id)) {
+                return Err(ServiceError::invalid(
+                    "ids",
+                    format!("must list each of the provider's {} keys exactly once", existing.len()),
+                ));
+            }
+            api_keys::reorder_api_keys(tx, provider_id, ids, now)?;
+            Ok(Changed { provider_id: provider_id.to_owned(), value: api_keys::list_api_keys(tx, provider_id)? })
+        })
+    }
+
+    pub fn pool_status(&self, provider_id: &str) -> Result<PoolStatus> {
+        require_provider(&*self.db.lock()?, provider_id)?;
+        let now = self.clock.now();
+        Ok(PoolStatus { now, keys: self.pool.status(&ProviderId::new(provider_id), now)? })
+    }
+
+    /// Ends a key's cooldown by hand. Not a database write, but the UI is told all the same.
+    pub fn reset_cooldown(&self, id: &str) -> Result<()> {
+        let row = require_key(&*self.db.lock()?, id)?;
+        self.pool.reset_cooldown(&KeyId::new(id));
+        self.writes.events.llm_config_changed(&row.provider_id);
+        Ok(())
+    }
+
+    /// Probes one pool key against its provider; no chat's binding changes, the pool is not told.
+    pub async fn test(&self, id: &str) -> Result<ProbeResult> {
+        let (endpoint, key) = {
+            let conn = self.db.lock()?;
+            let key = require_key(&conn, id)?;
+            let provider = providers::get_provider(&conn, &key.provider_id)?
+                .ok_or_else(|| ServiceError::not_found("provider", &key.provider_id))?;
+            (endpoint_of(&provider)?, key.api_key)
+        };
+        Ok(self.completions.probe(&endpoint, &key).await)
+    }
+}
+
+fn require_key(conn: &keypool_store::rusqlite::Connection, id: &str) -> Result<ApiKeyRow> {
+    api_keys::get_api_key(conn, id)?.ok_or_else(|| key_not_found(id))
+}
+
+fn key_not_found(id: &str) -> ServiceError {
+    ServiceError::not_found("API key", id)
+}

@@ -1,0 +1,65 @@
+//! The services: what Keypool does with keys, providers and chats, callable alike from the IPC
+//! layer, tests, benches and a CLI. They speak the domain (the store's rows, the pool's
+//! statuses, the completion service's events), never the transport: nothing here knows about
+//! IPC, JSON shapes or Tauri.
+
+mod chats;
+mod events;
+mod keys;
+mod providers;
+mod write_path;
+
+use keypool::PoolError;
+use keypool_store::StoreError;
+
+pub use chats::{ChatProgress, Chats, NEW_CHAT_TITLE};
+pub use events::{EventSink, NoEvents};
+pub(crate) use keys::StoreLoader;
+pub use keys::{Keys, NewKey, PoolStatus};
+pub use providers::Providers;
+pub(crate) use write_path::WritePath;
+
+/// Why a service call failed. Messages never contain a stored secret.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The database could not be opened at startup; the app runs without it.
+    #[error("the database is not open: {0}")]
+    Unavailable(String),
+    #[error("{what} {id:?} does not exist")]
+    NotFound { what: &'static str, id: String },
+    #[error("{0}")]
+    Conflict(String),
+    /// The request is well-formed but breaks a rule that needs the store to check.
+    #[error("the arguments are invalid")]
+    Invalid(Vec<FieldError>),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+}
+
+/// One rule broken by one input field, named as the service's input names it (snake_case);
+/// empty when the rule is about the input as a whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl ServiceError {
+    pub(crate) fn not_found(what: &'static str, id: &str) -> Self {
+        ServiceError::NotFound { what, id: id.to_owned() }
+    }
+
+    pub(crate) fn invalid(field: &str, message: impl Into<String>) -> Self {
+        ServiceError::Invalid(vec![FieldError { field: field.to_owned(), message: message.into() }])
+    }
+}
+
+impl From<keypool_store::rusqlite::Error> for ServiceError {
+    fn from(error: keypool_store::rusqlite::Error) -> Self {
+        ServiceError::Store(StoreError::from(error))
+    }
+}
+
+pub type Result<T, E = ServiceError> = std::result::Result<T, E>;

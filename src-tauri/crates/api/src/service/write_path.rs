@@ -1,0 +1,64 @@
+//! The one write path for keys and providers.
+//!
+//! Invariant: every write to the keys (add, update, delete, toggle, reorder, and the disable the
+//! pool asks for after a provider rejected a key) goes through [`WritePath::apply`], which
+//! commits one transaction and then, in one place, drops the pool's cache for the provider it
+//! touched and tells the UI.
+
+use std::sync::Arc;
+
+use keypool::{DisableReason, KeyId, KeyPool, ProviderId, Timestamp};
+use keypool_llm::Recorder;
+use keypool_store::api_keys;
+use keypool_store::rusqlite::Transaction;
+use keypool_store::Database;
+
+use super::{EventSink, Result};
+
+/// The result of a write: its value, and the provider whose keys it changed.
+pub(crate) struct Changed<T> {
+    pub provider_id: String,
+    pub value: T,
+}
+
+pub(crate) struct WritePath {
+    pub db: Arc<Database>,
+    pub pool: Arc<KeyPool>,
+    pub events: Arc<dyn EventSink>,
+}
+
+impl WritePath {
+    pub(crate) fn apply<T>(&self, change: impl FnOnce(&Transaction<'_>) -> Result<Changed<T>>) -> Result<T> {
+        let Changed { provider_id, value } = {
+            let mut conn = self.db.lock()?;
+            let tx = conn.transaction()?;
+            let changed = change(&tx)?;
+            tx.commit()?;
+            changed
+        };
+        self.pool.invalidate(&ProviderId::new(provider_id.as_str()));
+        tracing::debug!(provider = %provider_id, "API keys changed");
+        self.events.llm_config_changed(&provider_id);
+        Ok(value)
+    }
+}
+
+/// Persists the disables the pool decides on. The pool already refuses the key in memory, so a
+/// failed write is logged, not fatal: the key stays refused until the user enables it again.
+impl Recorder for WritePath {
+    fn key_disabled(&self, provider: &ProviderId, key: &KeyId, reason: DisableReason, at: Timestamp) {
+        let reason_text = format!("HTTP {}", reason.status());
+        let written = self.apply(|tx| {
+            api_keys::disable_api_key(tx, key.as_str(), &reason_text, at.as_millis())?;
+            Ok(Changed { provider_id: provider.as_str().to_owned(), value: () })
+        });
+        match written {
+            Ok(()) => {
+                tracing::warn!(%key, %provider, status = reason.status(), "API key disabled after the provider rejected it")
+            }
+            Err(error) => {
+                tracing::error!(%key, %provider, %reason, %error, "could not record the key as disabled; the pool keeps refusing it")
+            }
+        }
+    }
+}

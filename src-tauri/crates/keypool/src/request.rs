@@ -1,0 +1,134 @@
+//! What callers ask of the pool and what it answers: selections, and failure reports with the
+//! outcome the caller acts on (persists, emits, retries).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::{KeyId, ProviderId, Secret, SessionId, Timestamp};
+
+/// What to select a key for.
+#[derive(Clone, Copy, Debug)]
+pub struct SelectionRequest<'a> {
+    /// The provider the request goes to.
+    pub provider: &'a ProviderId,
+    /// The chat session, for affinity; `None` for a one-off request.
+    pub session: Option<&'a SessionId>,
+    /// Keys this request already tried (each key is tried at most once per request).
+    pub exclude: &'a [KeyId],
+}
+
+impl<'a> SelectionRequest<'a> {
+    /// A request for `provider` with no session and nothing excluded.
+    pub fn new(provider: &'a ProviderId) -> Self {
+        SelectionRequest { provider, session: None, exclude: &[] }
+    }
+
+    /// The same request on behalf of `session`.
+    pub fn for_session(self, session: &'a SessionId) -> Self {
+        SelectionRequest { session: Some(session), ..self }
+    }
+
+    /// The same request, skipping `keys`.
+    pub fn excluding(self, keys: &'a [KeyId]) -> Self {
+        SelectionRequest { exclude: keys, ..self }
+    }
+}
+
+/// A key handed out for one request.
+#[derive(Clone, Debug)]
+pub struct Selection {
+    /// The key to report success or failure for.
+    pub key_id: KeyId,
+    /// Its label, for logs and messages.
+    pub label: Option<Arc<str>>,
+    /// The resolved value to send (a `$NAME` reference is already replaced by its value).
+    pub secret: Secret,
+    /// True when the session was bound to another key (or provider) before this selection,
+    /// i.e. the provider's prompt cache for this chat is lost.
+    pub rebound: bool,
+}
+
+/// A refused request, as reported by the layer that sent it.
+#[derive(Clone, Copy, Debug)]
+pub struct Failure<'a> {
+    /// The provider the request went to.
+    pub provider: &'a ProviderId,
+    /// The key it used.
+    pub key: &'a KeyId,
+    /// The HTTP status the provider answered (or the status an error inside a stream stands for).
+    pub status: u16,
+    /// What the refusal means to the pool.
+    pub kind: FailureKind,
+}
+
+/// The refusals the pool acts on. Every other answer is the request's business, not the key's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureKind {
+    /// Too many requests (429) or the provider is overloaded (529): rest the key.
+    RateLimited {
+        /// The wait the provider announced (`Retry-After` and the like), if any.
+        retry_after: Option<Duration>,
+    },
+    /// The key is revoked, wrong or not allowed (401, 403): refuse it for good.
+    AuthRejected,
+}
+
+impl FailureKind {
+    /// The product's rule for a bare HTTP status: 429 and 529 are rate limits, 401 and 403 auth
+    /// rejections; `None` for everything else.
+    pub fn of_status(status: u16, retry_after: Option<Duration>) -> Option<FailureKind> {
+        match status {
+            429 | 529 => Some(FailureKind::RateLimited { retry_after }),
+            401 | 403 => Some(FailureKind::AuthRejected),
+            _ => None,
+        }
+    }
+}
+
+/// What a failure report did to the key. The pool has already acted in memory; the caller
+/// persists what must outlive the process and tells the user.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "a disable must be persisted by the caller"]
+pub enum FailureOutcome {
+    /// The key rests until `until` (the backoff, or the announced wait bounded by the cap).
+    Cooled {
+        /// When the key is available again.
+        until: Timestamp,
+    },
+    /// The key is refused from now on and must be disabled in the store, with `reason`. Returned
+    /// once per rejection: concurrent reports of the same key get [`FailureOutcome::Unchanged`].
+    Disabled {
+        /// Why, for the store and the UI.
+        reason: DisableReason,
+    },
+    /// Nothing changed: the key was already refused, or is no longer in the pool.
+    Unchanged,
+}
+
+/// Why the pool refused a key for good.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DisableReason {
+    /// The provider answered 401 or 403: the key is revoked, wrong, or lacks permission.
+    AuthRejected {
+        /// The HTTP status (401 or 403).
+        status: u16,
+    },
+}
+
+impl DisableReason {
+    /// The HTTP status behind the decision.
+    pub fn status(self) -> u16 {
+        match self {
+            DisableReason::AuthRejected { status } => status,
+        }
+    }
+}
+
+impl fmt::Display for DisableReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DisableReason::AuthRejected { status } => write!(f, "the provider rejected the key (HTTP {status})"),
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! How a key stands, for the status view and for messages about unavailable keys.
+
+use crate::{KeyId, Timestamp};
+
+/// How a key stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeyState {
+    /// Enabled and not cooling: can be selected.
+    Active,
+    /// Enabled, but resting after rate limits until `cooling_until`.
+    Cooling,
+    /// Off: by hand in the store, or because the provider rejected it.
+    Disabled,
+}
+
+/// The last failure the pool saw for a key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum KeyError {
+    /// HTTP 429 or 529.
+    RateLimited {
+        /// The status received.
+        status: u16,
+    },
+    /// HTTP 401 or 403; the key was disabled.
+    AuthRejected {
+        /// The status received.
+        status: u16,
+    },
+    /// The key's `$NAME` reference had no usable value when it was selected.
+    UnresolvedEnv {
+        /// The variable, without `$`.
+        var: String,
+    },
+}
+
+impl KeyError {
+    /// The HTTP status, for the errors that came with one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            KeyError::RateLimited { status } | KeyError::AuthRejected { status } => Some(*status),
+            KeyError::UnresolvedEnv { .. } => None,
+        }
+    }
+}
+
+/// One key's state and in-memory statistics (since the app started; not persisted).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyStatus {
+    /// The key.
+    pub key_id: KeyId,
+    /// Its label.
+    pub label: Option<String>,
+    /// Its weight as the pool uses it (clamped to 1–100).
+    pub weight: u32,
+    /// Active, cooling or disabled, as of the `now` passed to [`crate::KeyPool::status`].
+    pub state: KeyState,
+    /// When a running cooldown ends; `None` when not cooling.
+    pub cooling_until: Option<Timestamp>,
+    /// Rate limits in a row since the last success (drives the backoff).
+    pub consecutive_errors: u32,
+    /// The most recent failure.
+    pub last_error: Option<KeyError>,
+    /// When it happened.
+    pub last_error_at: Option<Timestamp>,
+    /// When a selection last handed the key out.
+    pub last_used_at: Option<Timestamp>,
+    /// How many selections handed the key out.
+    pub request_count: u64,
+    /// How many failures (429/529/401/403) were reported for it.
+    pub failure_count: u64,
+}

@@ -1,0 +1,13 @@
+//! The completion service against the fake provider on loopback: streaming, stickiness,
+//! failover on 429/529/401/403, errors inside streams, cut-off replies, cancel, and the
+//! `no_available_key` messages. Time is a manual clock; nothing sleeps.
+
+mod affinity;
+mod cancel;
+mod env_keys;
+mod failover;
+mod no_available_key;
+mod probe;
+mod provider_level_key;
+mod streaming;
+mod support;

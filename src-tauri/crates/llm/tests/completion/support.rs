@@ -1,0 +1,163 @@
+//! The rig every completion test uses: the fake provider on loopback, keys held in memory, a
+//! manual clock.
+
+pub use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+pub use std::time::Duration;
+
+pub use keypool::{
+    DisableReason, KeyEntry, KeyId, KeyLoader, KeyPool, KeyState, LoadError, ManualClock, MapResolver, PoolConfig,
+    ProviderId, Secret, SessionId, Timestamp,
+};
+pub use keypool_fake_provider::{FakeProvider, Reply};
+pub use keypool_llm::{
+    CancellationToken, ChatMessage, CompletionError, CompletionEvent, CompletionOutcome, CompletionRequest,
+    CompletionService, ProviderEndpoint, ProviderKind, Recorder, Role, StopReason,
+};
+
+pub const START: Timestamp = Timestamp::from_millis(1_800_000_000_000);
+
+/// Keys held in memory, as the store would hold them; disabling flips `enabled`.
+#[derive(Default)]
+pub struct Keys {
+    pub entries: Mutex<Vec<KeyEntry>>,
+    pub disabled: Mutex<Vec<(String, u16)>>,
+}
+
+impl KeyLoader for Keys {
+    fn load(&self, provider: &ProviderId) -> Result<Vec<KeyEntry>, LoadError> {
+        Ok(self.entries.lock().unwrap().iter().filter(|e| &e.provider_id == provider).cloned().collect())
+    }
+}
+
+/// Persists disables as the app's write path does: the entry is switched off.
+impl Recorder for Keys {
+    fn key_disabled(&self, _: &ProviderId, key: &KeyId, reason: DisableReason, _: Timestamp) {
+        self.disabled.lock().unwrap().push((key.to_string(), reason.status()));
+        for entry in self.entries.lock().unwrap().iter_mut().filter(|e| &e.id == key) {
+            entry.enabled = false;
+        }
+    }
+}
+
+pub struct Rig {
+    pub fake: FakeProvider,
+    pub keys: Arc<Keys>,
+    pub clock: Arc<ManualClock>,
+    pub service: CompletionService,
+    pub kind: ProviderKind,
+    pub provider_key: Option<Secret>,
+}
+
+impl Rig {
+    /// A provider "p" of `kind` with one pooled key per `(label, weight)`; each key's value is
+    /// `key-<label>`, so the fake's log shows which key was used.
+    pub async fn new(kind: ProviderKind, keys: &[(&str, u32)]) -> Rig {
+        Rig::with_env(kind, keys, MapResolver::new()).await
+    }
+
+    pub async fn with_env(kind: ProviderKind, keys: &[(&str, u32)], env: MapResolver) -> Rig {
+        let fake = FakeProvider::start().await;
+        let store = Arc::new(Keys::default());
+        for (i, (label, weight)) in keys.iter().enumerate() {
+            let value = if label.starts_with('$') { label.to_string() } else { format!("key-{label}") };
+            store.entries.lock().unwrap().push(KeyEntry {
+                id: KeyId::new(format!("id-{label}")),
+                provider_id: ProviderId::new("p"),
+                label: Some(label.to_string()),
+                api_key: Secret::new(value),
+                enabled: true,
+                weight: *weight,
+                sort_order: i as i64,
+                created_at: START,
+            });
+        }
+        let clock = Arc::new(ManualClock::new(START));
+        let resolver = Arc::new(env);
+        let pool = Arc::new(KeyPool::new(PoolConfig::default(), store.clone(), resolver.clone()));
+        let service = CompletionService::new(pool, clock.clone(), resolver, store.clone());
+        Rig { fake, keys: store, clock, service, kind, provider_key: None }
+    }
+
+    pub fn request(&self, session: &str, stream: bool) -> CompletionRequest {
+        let base_url = match self.kind {
+            ProviderKind::Openai => format!("{}/v1", self.fake.url()),
+            ProviderKind::Anthropic => self.fake.url(),
+        };
+        CompletionRequest {
+            session: SessionId::new(session),
+            endpoint: ProviderEndpoint {
+                id: ProviderId::new("p"),
+                name: "Fake".into(),
+                kind: self.kind,
+                base_url,
+                provider_key: self.provider_key.clone(),
+            },
+            model: "fake-model".into(),
+            messages: vec![ChatMessage { role: Role::User, content: "hello".into() }],
+            max_tokens: 256,
+            stream,
+        }
+    }
+
+    pub async fn ask(&self, session: &str) -> (CompletionOutcome, Vec<CompletionEvent>) {
+        self.ask_with(self.request(session, true), &CancellationToken::new(), |_, _| {}).await
+    }
+
+    pub async fn ask_with(
+        &self,
+        request: CompletionRequest,
+        cancel: &CancellationToken,
+        mut on: impl FnMut(&CompletionEvent, &CancellationToken) + Send,
+    ) -> (CompletionOutcome, Vec<CompletionEvent>) {
+        let mut events = Vec::new();
+        let outcome = self
+            .service
+            .complete(
+                &request,
+                &mut |event| {
+                    on(&event, cancel);
+                    events.push(event);
+                },
+                cancel,
+            )
+            .await;
+        (outcome, events)
+    }
+
+    pub fn state_of(&self, label: &str) -> (KeyState, Option<Timestamp>) {
+        let status = self.service.pool().status(&ProviderId::new("p"), self.clock.now_ts()).unwrap();
+        let key = status.iter().find(|k| k.label.as_deref() == Some(label)).expect("key exists");
+        (key.state, key.cooling_until)
+    }
+}
+
+pub trait NowTs {
+    fn now_ts(&self) -> Timestamp;
+}
+impl NowTs for ManualClock {
+    fn now_ts(&self) -> Timestamp {
+        keypool::Clock::now(self)
+    }
+}
+
+pub fn finished(outcome: &CompletionOutcome) -> bool {
+    matches!(outcome.end, StopReason::Finished)
+}
+
+pub fn error_of(outcome: &CompletionOutcome) -> &CompletionError {
+    match &outcome.end {
+        StopReason::Failed(error) => error,
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+pub fn failovers(events: &[CompletionEvent]) -> Vec<(String, u16)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            CompletionEvent::Failover { key_label, status, .. } => Some((key_label.clone(), *status)),
+            _ => None,
+        })
+        .collect()
+}

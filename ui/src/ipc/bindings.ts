@@ -1,0 +1,281 @@
+// Generated from the Rust types of keypool-api (src-tauri/crates/api/src/ipc/bindings.rs).
+// Do not edit by hand: `npm run bindings` rewrites it, and a test fails when it is stale.
+
+export type AddApiKeyArgs = { providerId: string, label?: string, 
+/**
+ * The key itself, or `$NAME` for the environment variable NAME.
+ */
+apiKey: string, 
+/**
+ * Default true.
+ */
+enabled?: boolean, 
+/**
+ * 1–100, default 1.
+ */
+weight?: number, };
+
+export type AddProviderArgs = { name: string, kind: ProviderKind, baseUrl: string, apiKey?: string, models?: Array<string>, 
+/**
+ * One of `models` (when it lists any).
+ */
+defaultModel?: string, };
+
+/**
+ * A pool entry as stored. The secret never comes back: only `apiKeyPreview`.
+ */
+export type ApiKey = { id: string, providerId: string, label: string | null, 
+/**
+ * `sk-…9f3a`, or a `$NAME` reference as written.
+ */
+apiKeyPreview: string, isEnvRef: boolean, enabled: boolean, 
+/**
+ * 1–100.
+ */
+weight: number, sortOrder: number, 
+/**
+ * Why the backend switched the key off, e.g. `HTTP 401`; null when the user did.
+ */
+disabledReason: string | null, disabledAt: number | null, createdAt: number, updatedAt: number, };
+
+export type AppStatus = { version: string, dataDir: string, logDir: string, database: DatabaseStatus, };
+
+/**
+ * A conversation with one provider and model.
+ */
+export type Chat = { id: string, title: string, 
+/**
+ * `null` when the chat's provider was deleted: pick another before sending.
+ */
+providerId: string | null, model: string, createdAt: number, updatedAt: number, };
+
+/**
+ * The events of one `chat_send`, in order: `userMessage` (unless retrying), then per attempt
+ * `keySelected` and possibly `failover`, `delta`s, and always one `finished` last.
+ */
+export type ChatEvent = { "type": "userMessage", message: Message, } | { "type": "keySelected", keyLabel: string, providerLevel: boolean, rebound: boolean, attempt: number, } | { "type": "failover", keyLabel: string, status: number, reason: FailoverReason, message: string, } | { "type": "delta", text: string, } | { "type": "finished", message: Message, };
+
+export type ChatIdArgs = { chatId: string, };
+
+/**
+ * The model defaults to the provider's default.
+ */
+export type CreateChatArgs = { providerId: string, model?: string, title?: string, };
+
+export type DatabaseStatus = { "state": "ready", path: string, } | { "state": "failed", kind: string, message: string, path: string, };
+
+/**
+ * What a delete answers: the id that is gone.
+ */
+export type Deleted = { id: string, };
+
+export type DeletedProvider = { id: string, 
+/**
+ * How many pool keys were deleted with the provider.
+ */
+deletedKeys: number, };
+
+/**
+ * The fixed set of error codes the UI may match on.
+ */
+export type ErrorCode = "validation" | "not_found" | "conflict" | "storage" | "provider" | "no_available_key" | "internal";
+
+/**
+ * Why a key was refused and the reply moved to the next one.
+ */
+export type FailoverReason = "rate_limited" | "auth_rejected";
+
+export type IdArgs = { id: string, };
+
+/**
+ * The one error that crosses IPC: `{ code, message, issues? }`.
+ *
+ * Invariant: `message` is written for a person and never contains a stored secret.
+ */
+export type IpcError = { code: ErrorCode, message: string, issues?: Array<Issue>, };
+
+/**
+ * One problem with one argument; `path` is camelCase as the UI sent it (e.g. `weight`), empty
+ * for a problem with the arguments as a whole.
+ */
+export type Issue = { path: string, message: string, };
+
+/**
+ * How a key stands.
+ */
+export type KeyState = "active" | "cooling" | "disabled";
+
+/**
+ * A key's state and statistics (since the app started).
+ */
+export type KeyStatus = { id: string, label: string | null, state: KeyState, coolingUntil: number | null, consecutiveErrors: number, lastError: LastError | null, lastUsedAt: number | null, requestCount: number, failureCount: number, };
+
+/**
+ * What testing one key against its provider found (the provider's model list, fetched with
+ * that key).
+ */
+export type KeyTestResult = { ok: boolean, 
+/**
+ * The HTTP status, or null when no answer came (network, unresolved `$NAME`).
+ */
+status: number | null, message: string, latencyMs: number, };
+
+export type LastError = { kind: LastErrorKind, status: number | null, message: string, at: number | null, };
+
+/**
+ * What the last failure of a key was.
+ */
+export type LastErrorKind = "rate_limited" | "auth_rejected" | "unresolved_env";
+
+export type Message = { id: string, chatId: string, role: Role, content: string, status: MessageStatus, 
+/**
+ * Why the reply failed, for people; set when `status` is `error`.
+ */
+error: string | null, 
+/**
+ * The error's code (`no_available_key`, `provider`, …) when `status` is `error`.
+ */
+errorCode: ErrorCode | null, 
+/**
+ * Which key answered: its label or its masked preview; `null` when none could.
+ */
+keyLabel: string | null, 
+/**
+ * Answered with the provider-level key (the pool was empty).
+ */
+providerKey: boolean, createdAt: number, };
+
+/**
+ * How a message ended.
+ */
+export type MessageStatus = "complete" | "stopped" | "error";
+
+/**
+ * Arguments of a command that takes none; any field is rejected.
+ */
+export type NoArgs = Record<string, never>;
+
+/**
+ * The pool's view of a provider's keys, with the backend's `now` so the UI can count down
+ * cooldowns without trusting its own clock.
+ */
+export type PoolStatus = { providerId: string, now: number, keys: Array<KeyStatus>, };
+
+/**
+ * A provider as the UI sees it; its own key only as a preview.
+ */
+export type Provider = { 
+/**
+ * `openai`, `anthropic`, `local` for the built-in ones, a UUID for the others.
+ */
+id: string, name: string, kind: ProviderKind, baseUrl: string, 
+/**
+ * The provider-level key, masked; used while the pool is empty.
+ */
+apiKeyPreview: string | null, builtin: boolean, sortOrder: number, 
+/**
+ * The models offered when starting a chat with this provider.
+ */
+models: Array<string>, defaultModel: string | null, 
+/**
+ * How many keys the pool holds; while 0, the provider-level key is used.
+ */
+keyCount: number, createdAt: number, updatedAt: number, };
+
+export type ProviderArgs = { providerId: string, };
+
+/**
+ * The payload of `llmConfig:changed`, emitted after every write to a provider's keys (by a
+ * command, or by the pool disabling a key the provider rejected).
+ */
+export type ProviderChanged = { providerId: string, };
+
+/**
+ * How a provider speaks: OpenAI's Chat Completions (and every compatible server), or
+ * Anthropic's Messages API.
+ */
+export type ProviderKind = "openai" | "anthropic";
+
+/**
+ * Each of the provider's key ids once, in the new order.
+ */
+export type ReorderApiKeysArgs = { providerId: string, ids: Array<string>, };
+
+/**
+ * Who wrote a message.
+ */
+export type Role = "user" | "assistant";
+
+/**
+ * `chat_send`'s arguments besides its channel (`onEvent`).
+ */
+export type SendArgs = { request: SendRequest, };
+
+/**
+ * Without `content`, the last user message is answered again (retry), replacing a failed reply.
+ */
+export type SendRequest = { chatId: string, content?: string, };
+
+export type Stopped = { chatId: string, 
+/**
+ * Whether a reply was being written (and is now stopped).
+ */
+stopped: boolean, };
+
+export type ToggleApiKeyArgs = { id: string, enabled: boolean, };
+
+/**
+ * At least one field to change.
+ */
+export type UpdateApiKeyArgs = { id: string, 
+/**
+ * An empty label removes the label.
+ */
+label?: string, apiKey?: string, enabled?: boolean, weight?: number, };
+
+/**
+ * At least one field to change.
+ */
+export type UpdateChatArgs = { id: string, title?: string, providerId?: string, model?: string, };
+
+/**
+ * At least one field to change.
+ */
+export type UpdateProviderArgs = { id: string, name?: string, kind?: ProviderKind, baseUrl?: string, 
+/**
+ * `""` removes the provider-level key.
+ */
+apiKey?: string, models?: Array<string>, 
+/**
+ * `""` clears the default model.
+ */
+defaultModel?: string, };
+
+export type Commands = {
+  "app:getStatus": { kind: "sync"; args: NoArgs; result: AppStatus };
+  "llmConfig:getProviders": { kind: "sync"; args: NoArgs; result: Array<Provider> };
+  "llmConfig:addProvider": { kind: "sync"; args: AddProviderArgs; result: Provider };
+  "llmConfig:updateProvider": { kind: "sync"; args: UpdateProviderArgs; result: Provider };
+  "llmConfig:deleteProvider": { kind: "sync"; args: IdArgs; result: DeletedProvider };
+  "llmConfig:getApiKeys": { kind: "sync"; args: ProviderArgs; result: Array<ApiKey> };
+  "llmConfig:addApiKey": { kind: "sync"; args: AddApiKeyArgs; result: ApiKey };
+  "llmConfig:updateApiKey": { kind: "sync"; args: UpdateApiKeyArgs; result: ApiKey };
+  "llmConfig:deleteApiKey": { kind: "sync"; args: IdArgs; result: Deleted };
+  "llmConfig:toggleApiKey": { kind: "sync"; args: ToggleApiKeyArgs; result: ApiKey };
+  "llmConfig:reorderApiKeys": { kind: "sync"; args: ReorderApiKeysArgs; result: Array<ApiKey> };
+  "llmConfig:getPoolStatus": { kind: "sync"; args: ProviderArgs; result: PoolStatus };
+  "llmConfig:resetCooldown": { kind: "sync"; args: IdArgs; result: Deleted };
+  "llmConfig:testApiKey": { kind: "async"; args: IdArgs; result: KeyTestResult };
+  "chat:list": { kind: "sync"; args: NoArgs; result: Array<Chat> };
+  "chat:create": { kind: "sync"; args: CreateChatArgs; result: Chat };
+  "chat:update": { kind: "sync"; args: UpdateChatArgs; result: Chat };
+  "chat:delete": { kind: "sync"; args: IdArgs; result: Deleted };
+  "chat:close": { kind: "sync"; args: IdArgs; result: Deleted };
+  "chat:getMessages": { kind: "sync"; args: ChatIdArgs; result: Array<Message> };
+  "chat:stop": { kind: "sync"; args: ChatIdArgs; result: Stopped };
+  "chat_send": { kind: "stream"; args: SendArgs; result: Message; event: ChatEvent };
+};
+
+export type Events = {
+  "llmConfig:changed": ProviderChanged;
+};
