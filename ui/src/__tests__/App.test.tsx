@@ -1,7 +1,7 @@
 import { render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import type { AppStatus } from '../ipc/app';
+import type { AppStatus } from '../ipc/bindings';
 import { createFakeBackend, READY, type FakeBackend } from '../test/fakeBackend';
 
 const invoke = vi.fn();

@@ -1,7 +1,7 @@
 import { Icon, type IconName } from '../components/Icon';
 import { useI18n } from '../i18n/I18nProvider';
 import type { MessageKey } from '../i18n';
-import type { AppStatus } from '../ipc/app';
+import type { AppStatus } from '../ipc/bindings';
 import { ChatPage } from '../features/chat/ChatPage';
 import { SettingsPage } from '../features/settings/SettingsPage';
 import type { Route } from './route';

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
-import { appApi, type AppStatus } from '../ipc/app';
+import type { AppStatus } from '../ipc/bindings';
+import { appApi } from '../ipc/app';
 import { IpcError } from '../ipc/client';
 
 export type AppStatusState =

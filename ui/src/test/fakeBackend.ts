@@ -1,6 +1,4 @@
-import type { Chat, ChatEvent, Message } from '../ipc/chat';
-import type { ApiKey, KeyStatus, KeyTestResult, PoolStatus, Provider } from '../ipc/llmConfig';
-import type { AppStatus } from '../ipc/app';
+import type { ApiKey, AppStatus, Chat, ChatEvent, KeyStatus, KeyTestResult, Message, PoolStatus, Provider } from '../ipc/bindings';
 
 /**
  * An in-memory stand-in for the Rust backend, behind the mocked `invoke` and `listen`: it keeps

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { Icon } from '../../components/Icon';
 import { useI18n } from '../../i18n/I18nProvider';
-import type { Chat } from '../../ipc/chat';
+import type { Chat } from '../../ipc/bindings';
 import { IpcError } from '../../ipc/client';
 
 interface Props {

@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { Icon } from '../../components/Icon';
 import { useI18n } from '../../i18n/I18nProvider';
-import { chatApi, type Chat } from '../../ipc/chat';
-import type { Provider } from '../../ipc/llmConfig';
+import type { Chat, Provider } from '../../ipc/bindings';
+import { chatApi } from '../../ipc/chat';
 import { useProviders } from '../settings/providers/useProviders';
 import { ChatList } from './ChatList';
 import { ChooseProvider } from './ChooseProvider';

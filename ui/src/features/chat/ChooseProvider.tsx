@@ -1,8 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { useI18n } from '../../i18n/I18nProvider';
-import type { Chat } from '../../ipc/chat';
+import type { Chat, Provider } from '../../ipc/bindings';
 import { IpcError } from '../../ipc/client';
-import type { Provider } from '../../ipc/llmConfig';
 import { ModelPicker } from './ModelPicker';
 import { initialModel } from './models';
 

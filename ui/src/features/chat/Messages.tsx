@@ -1,5 +1,5 @@
 import { useI18n } from '../../i18n/I18nProvider';
-import type { Message } from '../../ipc/chat';
+import type { Message } from '../../ipc/bindings';
 import { answeredByProviderKey, type Conversation, type Notice } from './conversation';
 
 interface Props {

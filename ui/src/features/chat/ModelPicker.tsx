@@ -1,6 +1,6 @@
 import { Field } from '../../components/Field';
 import { useI18n } from '../../i18n/I18nProvider';
-import type { Provider } from '../../ipc/llmConfig';
+import type { Provider } from '../../ipc/bindings';
 import { initialModel, modelOptions } from './models';
 
 interface Props {

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { Dialog } from '../../components/Dialog';
 import { useI18n } from '../../i18n/I18nProvider';
-import type { Provider } from '../../ipc/llmConfig';
+import type { Provider } from '../../ipc/bindings';
 import { IpcError } from '../../ipc/client';
 import { ModelPicker } from './ModelPicker';
 import { initialModel } from './models';

@@ -1,4 +1,4 @@
-import type { ChatEvent, FailoverReason, Message } from '../../ipc/chat';
+import type { ChatEvent, FailoverReason, Message } from '../../ipc/bindings';
 
 /**
  * A conversation as the page shows it: the saved messages, the reply being streamed, and the

@@ -1,4 +1,4 @@
-import type { Provider } from '../../ipc/llmConfig';
+import type { Provider } from '../../ipc/bindings';
 
 /** The model a new chat with `provider` starts on: its default, else its first, else none (type one). */
 export function initialModel(provider: Provider | undefined): string {

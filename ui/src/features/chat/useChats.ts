@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { chatApi, type Chat, type ChatChanges, type NewChat } from '../../ipc/chat';
+import type { Chat, CreateChatArgs } from '../../ipc/bindings';
+import { type ChatChanges, chatApi } from '../../ipc/chat';
 import type { IpcError } from '../../ipc/client';
 
 export type ChatsLoad =
@@ -31,7 +32,7 @@ export function useChats() {
 
   const actions = useMemo(
     () => ({
-      create: async (chat: NewChat) => {
+      create: async (chat: CreateChatArgs) => {
         const created = await chatApi.create(chat);
         await reload();
         return created;

@@ -1,5 +1,6 @@
 import { useCallback, useMemo, useReducer } from 'react';
-import { chatApi, type Message } from '../../ipc/chat';
+import type { Message } from '../../ipc/bindings';
+import { chatApi } from '../../ipc/chat';
 import { IpcError } from '../../ipc/client';
 import { conversationReducer, emptyConversation, type Conversation, type ConversationAction } from './conversation';
 

@@ -1,6 +1,6 @@
 import { useI18n } from '../../i18n/I18nProvider';
 import type { MessageKey } from '../../i18n';
-import type { AppStatus } from '../../ipc/app';
+import type { AppStatus } from '../../ipc/bindings';
 import type { SettingsSection } from '../../shell/route';
 import { GeneralSection } from './GeneralSection';
 import { ProvidersSection } from './providers/ProvidersSection';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatEvent, Message } from '../../../ipc/chat';
+import type { ChatEvent, Message } from '../../../ipc/bindings';
 import { answeredByProviderKey, conversationReducer, emptyConversation, retryable, type Conversation, type ConversationAction } from '../conversation';
 import { initialModel, modelOptions } from '../models';
 import { provider } from '../../../test/fakeBackend';

@@ -1,7 +1,7 @@
 import { useId, useRef, useState } from 'react';
 import { Icon } from '../../../components/Icon';
 import { useI18n } from '../../../i18n/I18nProvider';
-import type { Provider } from '../../../ipc/llmConfig';
+import type { Provider } from '../../../ipc/bindings';
 import { AddKeyDialog } from './AddKeyDialog';
 import { DeleteKeyDialog } from './DeleteKeyDialog';
 import { KeyList, keyName } from './KeyList';

@@ -1,4 +1,4 @@
-import type { ApiKey, KeyStatus, PoolStatus } from '../../../ipc/llmConfig';
+import type { ApiKey, KeyStatus, PoolStatus } from '../../../ipc/bindings';
 
 /** What the state badge shows: a discriminated union so each state carries exactly its data. */
 export type RowState =

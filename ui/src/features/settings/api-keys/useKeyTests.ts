@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { llmConfigApi, type KeyTestResult } from '../../../ipc/llmConfig';
+import type { KeyTestResult } from '../../../ipc/bindings';
+import { llmConfigApi } from '../../../ipc/llmConfig';
 
 /** One key's test: running, its result, or the command failing (e.g. the key was deleted). */
 export type KeyTest =

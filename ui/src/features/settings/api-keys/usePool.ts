@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { IpcError } from '../../../ipc/client';
-import { llmConfigApi, onLlmConfigChanged, type ApiKey, type NewApiKey, type PoolStatus } from '../../../ipc/llmConfig';
+import type { AddApiKeyArgs, ApiKey, PoolStatus } from '../../../ipc/bindings';
+import { type IpcError, listen } from '../../../ipc/client';
+import { llmConfigApi } from '../../../ipc/llmConfig';
 import { clockOffset, keyRows, type KeyRow } from './keyRows';
 
 /** How long to wait for `llmConfig:changed` after a write before reloading anyway. */
@@ -79,7 +80,7 @@ export function usePool(providerId: string) {
     setStatus(null);
     setError(null);
     void load();
-    const stop = onLlmConfigChanged((change) => {
+    const stop = listen('llmConfig:changed', (change) => {
       if (change.providerId === providerId) void load();
     });
     const poll = setInterval(() => {
@@ -130,7 +131,7 @@ export function usePool(providerId: string) {
 
   const actions = useMemo(
     () => ({
-      add: (key: Omit<NewApiKey, 'providerId'>) => write(() => llmConfigApi.addApiKey({ providerId, ...key })),
+      add: (key: Omit<AddApiKeyArgs, 'providerId'>) => write(() => llmConfigApi.addApiKey({ providerId, ...key })),
       setWeight: (id: string, weight: number) => withOverride(id, { weight }, () => llmConfigApi.updateApiKey(id, { weight })),
       toggle: (id: string, enabled: boolean) => withOverride(id, { enabled }, () => llmConfigApi.toggleApiKey(id, enabled)),
       remove: (id: string) => write(() => llmConfigApi.deleteApiKey(id)),

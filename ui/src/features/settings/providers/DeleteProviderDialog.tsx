@@ -1,6 +1,6 @@
 import { ConfirmDeleteDialog } from '../../../components/ConfirmDeleteDialog';
 import { useI18n } from '../../../i18n/I18nProvider';
-import type { Provider } from '../../../ipc/llmConfig';
+import type { Provider } from '../../../ipc/bindings';
 
 interface Props {
   provider: Provider;

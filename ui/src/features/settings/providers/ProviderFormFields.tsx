@@ -1,8 +1,8 @@
 import { useRef, useState, type FormEvent } from 'react';
 import { Field } from '../../../components/Field';
 import { useI18n } from '../../../i18n/I18nProvider';
+import type { Provider } from '../../../ipc/bindings';
 import { IpcError } from '../../../ipc/client';
-import type { Provider } from '../../../ipc/llmConfig';
 import { emptyForm, fieldOfIssue, formOf, FORM_FIELDS, modelIndexOf, parseModels, type FormField, type ProviderForm } from './providerForm';
 
 interface Props {

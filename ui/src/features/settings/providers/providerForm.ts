@@ -1,5 +1,6 @@
 import type { MessageKey } from '../../../i18n';
-import type { NewProvider, Provider, ProviderChanges, ProviderKind } from '../../../ipc/llmConfig';
+import type { AddProviderArgs, Provider, ProviderKind } from '../../../ipc/bindings';
+import type { ProviderChanges } from '../../../ipc/llmConfig';
 import { apiKeySchema } from '../api-keys/schema';
 
 /*
@@ -82,7 +83,7 @@ function check(form: ProviderForm): { errors: FormErrors; models: string[] } {
 export type Checked<T> = { ok: true; value: T } | { ok: false; errors: FormErrors };
 
 /** A new provider: optional fields only when given. */
-export function toNewProvider(form: ProviderForm): Checked<NewProvider> {
+export function toNewProvider(form: ProviderForm): Checked<AddProviderArgs> {
   const { errors, models } = check(form);
   if (Object.keys(errors).length > 0) return { ok: false, errors };
   const apiKey = form.apiKey.trim();

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import type { IpcError } from '../../../ipc/client';
-import { llmConfigApi, onLlmConfigChanged, type Provider } from '../../../ipc/llmConfig';
+import type { Provider } from '../../../ipc/bindings';
+import { type IpcError, listen } from '../../../ipc/client';
+import { llmConfigApi } from '../../../ipc/llmConfig';
 
 export type ProvidersLoad =
   | { kind: 'loading' }
@@ -22,7 +23,7 @@ export function useProviders(): { state: ProvidersLoad; reload: () => void } {
 
   useEffect(() => {
     reload();
-    const stop = onLlmConfigChanged(() => reload());
+    const stop = listen('llmConfig:changed', () => reload());
     return () => {
       stop();
       seq.current += 1;

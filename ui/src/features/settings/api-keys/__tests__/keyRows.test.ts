@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiKey, PoolStatus } from '../../../../ipc/llmConfig';
+import type { ApiKey, PoolStatus } from '../../../../ipc/bindings';
 import { clockOffset, formatCountdown, httpStatusOf, keyRows, moved, remaining } from '../keyRows';
 
 const key = (id: string, extra: Partial<ApiKey> = {}): ApiKey => ({
