@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useLatestLoad } from '../../hooks/useLatestLoad';
 import type { Chat, CreateChatArgs } from '../../ipc/bindings';
 import { type ChatChanges, chatApi } from '../../ipc/chat';
 import type { IpcError } from '../../ipc/client';
@@ -11,23 +12,17 @@ export type ChatsLoad =
 /** The chats, most recently active first, and the writes on them; each write reloads the list. */
 export function useChats() {
   const [state, setState] = useState<ChatsLoad>({ kind: 'loading' });
-  const seq = useRef(0);
+  const loads = useLatestLoad();
 
   const reload = useCallback(async () => {
-    const mine = ++seq.current;
-    try {
-      const chats = await chatApi.list();
-      if (mine === seq.current) setState({ kind: 'loaded', chats });
-    } catch (error) {
-      if (mine === seq.current) setState((s) => (s.kind === 'loaded' ? s : { kind: 'failed', error: error as IpcError }));
-    }
-  }, []);
+    await loads.run(chatApi.list, {
+      loaded: (chats) => setState({ kind: 'loaded', chats }),
+      failed: (error) => setState((s) => (s.kind === 'loaded' ? s : { kind: 'failed', error })),
+    });
+  }, [loads]);
 
   useEffect(() => {
     void reload();
-    return () => {
-      seq.current += 1;
-    };
   }, [reload]);
 
   const actions = useMemo(

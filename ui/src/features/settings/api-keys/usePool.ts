@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useLatestLoad } from '../../../hooks/useLatestLoad';
 import type { AddApiKeyArgs, ApiKey, PoolStatus } from '../../../ipc/bindings';
 import { type IpcError, listen } from '../../../ipc/client';
 import { llmConfigApi } from '../../../ipc/llmConfig';
@@ -40,30 +41,23 @@ export function usePool(providerId: string) {
   const [overrides, setOverrides] = useState<Record<string, Override>>({});
   const [order, setOrder] = useState<string[] | null>(null);
 
-  const seq = useRef(0);
+  const loads = useLatestLoad();
   const waiters = useRef<Waiter[]>([]);
 
   const load = useCallback(async () => {
-    const mine = ++seq.current;
-    try {
-      const [nextKeys, nextStatus] = await Promise.all([
-        llmConfigApi.getApiKeys(providerId),
-        llmConfigApi.getPoolStatus(providerId),
-      ]);
-      if (mine !== seq.current) return;
-      setKeys(nextKeys);
-      setStatus(nextStatus);
-      setOffset(clockOffset(nextStatus.now, Date.now()));
-      setError(null);
-    } catch (e) {
-      if (mine !== seq.current) return;
-      setError(e as IpcError);
-    } finally {
-      const settled = waiters.current.filter((w) => w.after < mine);
-      waiters.current = waiters.current.filter((w) => w.after >= mine);
-      settled.forEach((w) => w.resolve());
-    }
-  }, [providerId]);
+    const mine = await loads.run(() => Promise.all([llmConfigApi.getApiKeys(providerId), llmConfigApi.getPoolStatus(providerId)]), {
+      loaded: ([nextKeys, nextStatus]) => {
+        setKeys(nextKeys);
+        setStatus(nextStatus);
+        setOffset(clockOffset(nextStatus.now, Date.now()));
+        setError(null);
+      },
+      failed: setError,
+    });
+    const settled = waiters.current.filter((w) => w.after < mine);
+    waiters.current = waiters.current.filter((w) => w.after >= mine);
+    for (const waiter of settled) waiter.resolve();
+  }, [providerId, loads]);
 
   const loadStatus = useCallback(async () => {
     try {
@@ -89,9 +83,9 @@ export function usePool(providerId: string) {
     return () => {
       stop();
       clearInterval(poll);
-      seq.current += 1; // answers still in flight are for the old provider
+      loads.cancel(); // answers still in flight are for the old provider
     };
-  }, [providerId, load, loadStatus]);
+  }, [providerId, load, loadStatus, loads]);
 
   /**
    * Runs a write and resolves after the list reflects it: the reload triggered by the event
@@ -101,7 +95,7 @@ export function usePool(providerId: string) {
     async <T,>(command: () => Promise<T>): Promise<T> => {
       let resolveWaiter!: () => void;
       const reflected = new Promise<void>((resolve) => (resolveWaiter = resolve));
-      const waiter: Waiter = { after: seq.current, resolve: resolveWaiter };
+      const waiter: Waiter = { after: loads.lastNumber(), resolve: resolveWaiter };
       waiters.current.push(waiter);
       try {
         const result = await command();
@@ -114,7 +108,7 @@ export function usePool(providerId: string) {
         throw e;
       }
     },
-    [load],
+    [load, loads],
   );
 
   const withOverride = useCallback(

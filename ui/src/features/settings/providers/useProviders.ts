@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
+import { useLatestLoad } from '../../../hooks/useLatestLoad';
 import type { Provider } from '../../../ipc/bindings';
 import { type IpcError, listen } from '../../../ipc/client';
 import { llmConfigApi } from '../../../ipc/llmConfig';
@@ -11,23 +12,18 @@ export type ProvidersLoad =
 /** The providers in display order; reloaded after any key write (their key counts change). */
 export function useProviders(): { state: ProvidersLoad; reload: () => void } {
   const [state, setState] = useState<ProvidersLoad>({ kind: 'loading' });
-  const seq = useRef(0);
+  const loads = useLatestLoad();
 
   const reload = useCallback(() => {
-    const mine = ++seq.current;
-    llmConfigApi.getProviders().then(
-      (providers) => mine === seq.current && setState({ kind: 'loaded', providers }),
-      (error: IpcError) => mine === seq.current && setState((s) => (s.kind === 'loaded' ? s : { kind: 'failed', error })),
-    );
-  }, []);
+    void loads.run(llmConfigApi.getProviders, {
+      loaded: (providers) => setState({ kind: 'loaded', providers }),
+      failed: (error) => setState((s) => (s.kind === 'loaded' ? s : { kind: 'failed', error })),
+    });
+  }, [loads]);
 
   useEffect(() => {
     reload();
-    const stop = listen('llmConfig:changed', () => reload());
-    return () => {
-      stop();
-      seq.current += 1;
-    };
+    return listen('llmConfig:changed', () => reload());
   }, [reload]);
 
   return { state, reload };
