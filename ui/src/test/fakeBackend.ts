@@ -1,4 +1,5 @@
-import type { ApiKey, AppStatus, Chat, ChatEvent, KeyStatus, KeyTestResult, Message, PoolStatus, Provider } from '../ipc/bindings';
+import type { ApiKey, AppStatus, Chat, ChatEvent, Commands, ErrorCode, IpcError, Issue, KeyStatus, KeyTestResult, Message, Provider } from '../ipc/bindings';
+import type { ArgsOf, EventOf, ResultOf, StreamCommand } from '../ipc/client';
 
 /**
  * An in-memory stand-in for the Rust backend, behind the mocked `invoke` and `listen`: it keeps
@@ -11,6 +12,17 @@ export interface Call {
 }
 
 type Listener = (event: { event: string; payload: unknown }) => void;
+
+/** What a command's handler receives: its arguments, and for a streaming command its channel. */
+type HandlerArgs<C extends keyof Commands> = C extends StreamCommand
+  ? ArgsOf<C> & { onEvent: { onmessage: (event: EventOf<C>) => void } }
+  : ArgsOf<C>;
+
+/**
+ * The fake's commands, typed by the generated table: a renamed command, a changed argument or
+ * result breaks these tests when they compile, not when the real app runs.
+ */
+type Handlers = { [C in keyof Commands]?: (args: HandlerArgs<C>) => ResultOf<C> | Promise<ResultOf<C>> };
 
 export const READY: AppStatus = {
   version: '0.1.0',
@@ -48,6 +60,11 @@ export function gate() {
   return { open, opened };
 }
 
+/** A rejection as the backend sends it: `{ code, message, issues? }`. */
+function backendError(code: ErrorCode, message: string, issues?: Issue[]): IpcError {
+  return issues ? { code, message, issues } : { code, message };
+}
+
 export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   const providers: Provider[] = [
     provider('openai', 'OpenAI', { apiKeyPreview: 'sk-…prov', sortOrder: 0, models: ['gpt-4o-mini', 'gpt-4o'], defaultModel: 'gpt-4o-mini' }),
@@ -57,7 +74,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   const live = new Map<string, Partial<KeyStatus>>();
   const listeners = new Map<string, Set<Listener>>();
   const calls: Call[] = [];
-  const rejections = new Map<string, unknown>();
+  const rejections = new Map<string, IpcError>();
   let nextId = 1;
   let clock = now;
   const chats: Chat[] = [];
@@ -73,7 +90,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   const byProvider = (providerId: string) => keys.filter((k) => k.providerId === providerId).sort((a, b) => a.sortOrder - b.sortOrder);
   const find = (id: string) => {
     const key = keys.find((k) => k.id === id);
-    if (!key) throw { code: 'not_found', message: `no API key ${id}` };
+    if (!key) throw backendError('not_found', `no API key ${id}`);
     return key;
   };
 
@@ -106,7 +123,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
 
   const findChat = (id: string) => {
     const chat = chats.find((c) => c.id === id);
-    if (!chat) throw { code: 'not_found', message: `no chat ${id}` };
+    if (!chat) throw backendError('not_found', `no chat ${id}`);
     return chat;
   };
 
@@ -136,12 +153,11 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     return structuredClone(chat);
   }
 
-  async function send(args: Record<string, unknown>) {
-    const { chatId, content } = args.request as { chatId: string; content?: string };
-    const channel = args.onEvent as { onmessage: (event: ChatEvent) => void };
+  async function send({ request, onEvent: channel }: HandlerArgs<'chat_send'>): Promise<Message> {
+    const { chatId, content } = request;
     const chat = findChat(chatId);
-    if (chat.providerId === null) throw { code: 'validation', message: "this chat's provider was deleted", issues: [{ path: 'chatId', message: 'choose a provider' }] };
-    if (stops.has(chatId)) throw { code: 'conflict', message: 'a reply is already being written in this chat' };
+    if (chat.providerId === null) throw backendError('validation', "this chat's provider was deleted", [{ path: 'chatId', message: 'choose a provider' }]);
+    if (stops.has(chatId)) throw backendError('conflict', 'a reply is already being written in this chat');
     let stop!: () => void;
     const stopped = new Promise<void>((resolve) => (stop = resolve));
     stops.set(chatId, stop);
@@ -163,70 +179,81 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     }
   }
 
-  const handlers: Record<string, (args: Record<string, unknown>) => unknown> = {
-    'llmConfig:addProvider': (args) => {
-      const created = provider(`prov-${nextId++}`, args.name as string, { ...(args as Partial<Provider>), builtin: false, sortOrder: providers.length, apiKeyPreview: args.apiKey ? preview(args.apiKey as string) : null, defaultModel: (args.defaultModel as string) ?? null });
-      delete (created as Partial<Provider> & { apiKey?: string }).apiKey;
+  const handlers: Handlers = {
+    'llmConfig:addProvider': ({ apiKey, defaultModel, ...fields }) => {
+      const created = provider(`prov-${nextId++}`, fields.name, {
+        ...fields,
+        builtin: false,
+        sortOrder: providers.length,
+        apiKeyPreview: apiKey ? preview(apiKey) : null,
+        defaultModel: defaultModel ?? null,
+      });
       providers.push(created);
       emit(created.id);
       return { ...created, keyCount: 0 };
     },
     'llmConfig:updateProvider': ({ id, apiKey, defaultModel, ...changes }) => {
       const found = providers.find((p) => p.id === id);
-      if (!found) throw { code: 'not_found', message: `no provider ${id}` };
+      if (!found) throw backendError('not_found', `no provider ${id}`);
       Object.assign(found, changes);
-      if (apiKey !== undefined) found.apiKeyPreview = apiKey === '' ? null : preview(apiKey as string);
-      if (defaultModel !== undefined) found.defaultModel = defaultModel === '' ? null : (defaultModel as string);
+      if (apiKey !== undefined) found.apiKeyPreview = apiKey === '' ? null : preview(apiKey);
+      if (defaultModel !== undefined) found.defaultModel = defaultModel === '' ? null : defaultModel;
       emit(found.id);
       return { ...found, keyCount: byProvider(found.id).length };
     },
     'llmConfig:deleteProvider': ({ id }) => {
       const index = providers.findIndex((p) => p.id === id);
-      if (index < 0) throw { code: 'not_found', message: `no provider ${id}` };
+      if (index < 0) throw backendError('not_found', `no provider ${id}`);
       providers.splice(index, 1);
-      const doomed = byProvider(id as string);
-      doomed.forEach((k) => keys.splice(keys.indexOf(k), 1));
-      chats.filter((c) => c.providerId === id).forEach((c) => (c.providerId = null));
-      emit(id as string);
+      const doomed = byProvider(id);
+      for (const key of doomed) keys.splice(keys.indexOf(key), 1);
+      for (const chat of chats) if (chat.providerId === id) chat.providerId = null;
+      emit(id);
       return { id, deletedKeys: doomed.length };
     },
     'llmConfig:testApiKey': ({ id }) => {
-      find(id as string);
-      return keyTests.get(id as string) ?? { ok: true, status: 200, message: 'ok', latencyMs: 42 };
+      find(id);
+      return keyTests.get(id) ?? { ok: true, status: 200, message: 'ok', latencyMs: 42 };
     },
     'chat:list': () => [...chats].sort((a, b) => b.updatedAt - a.updatedAt),
     'chat:create': ({ providerId, model, title }) => {
       const p = providers.find((x) => x.id === providerId);
-      if (!p) throw { code: 'not_found', message: `no provider ${providerId}` };
-      return addChat({ providerId: p.id, model: (model as string) ?? p.defaultModel ?? p.models[0], title: (title as string) ?? 'New chat' });
+      if (!p) throw backendError('not_found', `no provider ${providerId}`);
+      return addChat({ providerId: p.id, model: model ?? p.defaultModel ?? p.models[0], title: title ?? 'New chat' });
     },
     'chat:update': ({ id, ...changes }) => {
-      const chat = findChat(id as string);
+      const chat = findChat(id);
       Object.assign(chat, changes, { updatedAt: ++clock });
       return chat;
     },
     'chat:delete': ({ id }) => {
-      const chat = findChat(id as string);
+      const chat = findChat(id);
       chats.splice(chats.indexOf(chat), 1);
-      stops.get(id as string)?.();
+      stops.get(id)?.();
       return { id };
     },
-    'chat:close': ({ id }) => (findChat(id as string), { id }),
-    'chat:getMessages': ({ chatId }) => (findChat(chatId as string), messages.filter((m) => m.chatId === chatId)),
+    'chat:close': ({ id }) => {
+      findChat(id);
+      return { id };
+    },
+    'chat:getMessages': ({ chatId }) => {
+      findChat(chatId);
+      return messages.filter((m) => m.chatId === chatId);
+    },
     'chat:stop': ({ chatId }) => {
-      findChat(chatId as string);
-      const stop = stops.get(chatId as string);
+      findChat(chatId);
+      const stop = stops.get(chatId);
       stop?.();
       return { chatId, stopped: Boolean(stop) };
     },
     chat_send: send,
     'app:getStatus': () => READY,
     'llmConfig:getProviders': () => providers.map((p) => ({ ...p, keyCount: byProvider(p.id).length })),
-    'llmConfig:getApiKeys': ({ providerId }) => byProvider(providerId as string).map(publicKey),
-    'llmConfig:getPoolStatus': ({ providerId }): PoolStatus => ({
-      providerId: providerId as string,
+    'llmConfig:getApiKeys': ({ providerId }) => byProvider(providerId).map(publicKey),
+    'llmConfig:getPoolStatus': ({ providerId }) => ({
+      providerId,
       now: clock,
-      keys: byProvider(providerId as string).map((k) => ({
+      keys: byProvider(providerId).map((k) => ({
         id: k.id,
         label: k.label,
         state: k.enabled ? 'active' : 'disabled',
@@ -239,42 +266,43 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
         ...live.get(k.id),
       })),
     }),
-    'llmConfig:addApiKey': (args) => {
-      const { providerId, apiKey, label, weight, enabled } = args as { providerId: string; apiKey: string; label?: string; weight?: number; enabled?: boolean };
+    'llmConfig:addApiKey': ({ providerId, apiKey, label, weight, enabled }) => {
       if (keys.some((k) => k.providerId === providerId && k.secret === apiKey.trim())) {
-        throw { code: 'conflict', message: 'this key is already in the pool' };
+        throw backendError('conflict', 'this key is already in the pool');
       }
       const key = add(providerId, apiKey.trim(), { label: label ?? null, weight: weight ?? 1, enabled: enabled ?? true });
       emit(providerId);
       return key;
     },
-    'llmConfig:updateApiKey': ({ id, ...changes }) => {
-      const key = find(id as string);
+    'llmConfig:updateApiKey': ({ id, apiKey, label, ...changes }) => {
+      const key = find(id);
       Object.assign(key, changes, { updatedAt: clock });
+      if (label !== undefined) key.label = label === '' ? null : label;
+      if (apiKey !== undefined) Object.assign(key, { secret: apiKey.trim(), apiKeyPreview: preview(apiKey.trim()), isEnvRef: apiKey.startsWith('$') });
       emit(key.providerId);
       return publicKey(key);
     },
     'llmConfig:toggleApiKey': ({ id, enabled }) => {
-      const key = find(id as string);
-      key.enabled = enabled as boolean;
+      const key = find(id);
+      key.enabled = enabled;
       if (key.enabled) key.disabledReason = null;
       emit(key.providerId);
       return publicKey(key);
     },
     'llmConfig:deleteApiKey': ({ id }) => {
-      const key = find(id as string);
+      const key = find(id);
       keys.splice(keys.indexOf(key), 1);
       emit(key.providerId);
       return { id };
     },
     'llmConfig:reorderApiKeys': ({ providerId, ids }) => {
-      (ids as string[]).forEach((id, index) => (find(id).sortOrder = index));
-      emit(providerId as string);
-      return byProvider(providerId as string).map(publicKey);
+      for (const [index, id] of ids.entries()) find(id).sortOrder = index;
+      emit(providerId);
+      return byProvider(providerId).map(publicKey);
     },
     'llmConfig:resetCooldown': ({ id }) => {
-      find(id as string);
-      live.delete(id as string);
+      find(id);
+      live.delete(id);
       return { id };
     },
   };
@@ -287,7 +315,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     setLive: (id: string, status: Partial<KeyStatus>) => live.set(id, status),
     setClock: (ms: number) => (clock = ms),
     /** The next call of `command` rejects with `error` (a backend `{ code, message, issues }`). */
-    rejectNext: (command: string, error: unknown) => rejections.set(command, error),
+    rejectNext: (command: keyof Commands, error: IpcError) => rejections.set(command, error),
     stopEmitting: () => (emitting = false),
     providers: () => providers,
     addChat,
@@ -299,19 +327,21 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     onSend: (handler: SendHandler) => (sendHandler = handler),
     setKeyTest: (id: string, result: KeyTestResult) => keyTests.set(id, result),
     emit,
-    callsOf: (command: string) => calls.filter((c) => c.command === command).map((c) => c.args),
+    /** The arguments `command` was called with, in order. */
+    callsOf: <C extends keyof Commands>(command: C) => calls.filter((c) => c.command === command).map((c) => c.args as HandlerArgs<C>),
     async invoke(command: string, args: Record<string, unknown> = {}) {
       calls.push({ command, args });
       for (const [field, value] of Object.entries(args)) {
-        if (value === null || value === undefined) throw { code: 'validation', message: `${field}: null`, issues: [{ path: field, message: 'must not be null' }] };
+        if (value === null || value === undefined) throw backendError('validation', `${field}: null`, [{ path: field, message: 'must not be null' }]);
       }
       const rejection = rejections.get(command);
       if (rejection) {
         rejections.delete(command);
         throw rejection;
       }
-      const handler = handlers[command];
-      if (!handler) throw { code: 'internal', message: `unknown command ${command}` };
+      // The mocked invoke is untyped; past this point each handler sees its command's types.
+      const handler = handlers[command as keyof Commands] as ((args: Record<string, unknown>) => unknown) | undefined;
+      if (!handler) throw backendError('internal', `unknown command ${command}`);
       const result = handler(args);
       // Only chat_send answers later; the others answer as before, without an extra tick.
       return structuredClone(result instanceof Promise ? await result : result);
