@@ -112,8 +112,8 @@ mod security_tests {
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
     }
 
-    /// The window may call our own commands and listen to events; nothing else (no shell, no
-    /// filesystem, no HTTP from the web view: provider traffic happens in Rust).
+    /// The window may call our own commands and listen to events; nothing else (no emitting
+    /// events, no shell, no filesystem, no HTTP from the web view: provider traffic happens in Rust).
     #[test]
     fn capability_grants_only_the_apps_commands_and_events() {
         let capability = read_json("capabilities/default.json");
@@ -121,8 +121,8 @@ mod security_tests {
             capability["permissions"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
         assert_eq!(
             permissions,
-            ["core:event:default", "allow-app", "allow-llm-config", "allow-chat"],
-            "no plugin or core permission beyond events"
+            ["core:event:allow-listen", "core:event:allow-unlisten", "allow-app", "allow-llm-config", "allow-chat"],
+            "no plugin or core permission beyond listening to events (the page may not emit them)"
         );
         let manifest =
             std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();

@@ -5,7 +5,7 @@ export type AddApiKeyArgs = { providerId: string, label?: string,
 /**
  * The key itself, or `$NAME` for the environment variable NAME.
  */
-apiKey: string, 
+apiKey: KeyArg, 
 /**
  * Default true.
  */
@@ -15,7 +15,7 @@ enabled?: boolean,
  */
 weight?: number, };
 
-export type AddProviderArgs = { name: string, kind: ProviderKind, baseUrl: string, apiKey?: string, models?: Array<string>, 
+export type AddProviderArgs = { name: string, kind: ProviderKind, baseUrl: string, apiKey?: KeyArg, models?: Array<string>, 
 /**
  * One of `models` (when it lists any).
  */
@@ -81,6 +81,11 @@ deletedKeys: number, };
 export type ErrorCode = "validation" | "not_found" | "conflict" | "storage" | "provider" | "no_available_key" | "internal";
 
 /**
+ * What the UI needs to word an error precisely, beyond its code.
+ */
+export type ErrorDetails = { "kind": "hostChange", from: string, to: string, keys: Array<string>, };
+
+/**
  * Why a key was refused and the reply moved to the next one.
  */
 export type FailoverReason = "rate_limited" | "auth_rejected";
@@ -88,17 +93,24 @@ export type FailoverReason = "rate_limited" | "auth_rejected";
 export type IdArgs = { id: string, };
 
 /**
- * The one error that crosses IPC: `{ code, message, issues? }`.
+ * The one error that crosses IPC: `{ code, message, issues?, details? }`. The UI words it from
+ * `code`, `issues` and `details`; `message` is the English fallback (and what logs show).
  *
  * Invariant: `message` is written for a person and never contains a stored secret.
  */
-export type IpcError = { code: ErrorCode, message: string, issues?: Array<Issue>, };
+export type IpcError = { code: ErrorCode, message: string, issues?: Array<Issue>, details?: ErrorDetails, };
 
 /**
  * One problem with one argument; `path` is camelCase as the UI sent it (e.g. `weight`), empty
  * for a problem with the arguments as a whole.
  */
 export type Issue = { path: string, message: string, };
+
+/**
+ * An API key (or `$NAME` reference) as the UI sends it, deserialized straight into a
+ * [`Secret`]: the arguments that hold one print it as `<redacted>` in any debug output.
+ */
+export type KeyArg = string;
 
 /**
  * How a key stands.
@@ -231,7 +243,7 @@ export type UpdateApiKeyArgs = { id: string,
 /**
  * An empty label removes the label.
  */
-label?: string, apiKey?: string, enabled?: boolean, weight?: number, };
+label?: string, apiKey?: KeyArg, enabled?: boolean, weight?: number, };
 
 /**
  * At least one field to change.
@@ -245,11 +257,17 @@ export type UpdateProviderArgs = { id: string, name?: string, kind?: ProviderKin
 /**
  * `""` removes the provider-level key.
  */
-apiKey?: string, models?: Array<string>, 
+apiKey?: KeyArg, models?: Array<string>, 
 /**
  * `""` clears the default model.
  */
-defaultModel?: string, };
+defaultModel?: string, 
+/**
+ * Required (`true`) to move `baseUrl` to another scheme, host or port while the provider
+ * holds keys: they would be sent to the new host. Without it that change is a `validation`
+ * error whose `details` name the keys.
+ */
+confirmHostChange?: boolean, };
 
 export type Commands = {
   "app:getStatus": { kind: "sync"; args: NoArgs; result: AppStatus };

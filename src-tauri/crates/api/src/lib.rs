@@ -21,3 +21,5 @@ pub mod service;
 
 pub use clock::SystemClock;
 pub use context::{AppContext, DatabaseState, Dirs, Wiring};
+/// Owner-only files and directories, for the shell's log as for the store's database.
+pub use keypool_store::files;

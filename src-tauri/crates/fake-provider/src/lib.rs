@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
@@ -24,7 +24,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, Notify};
 
-/// One scripted answer.
+/// One scripted answer. In every `message`, `{key}` stands for the API key the request carried
+/// and `{key_urlencoded}` for it percent-encoded, as gateways that repeat the key write it.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Reply {
@@ -62,6 +63,9 @@ pub enum Reply {
     },
     /// A successful reply with a pause before each piece.
     Slow { chunks: Vec<String>, delay_ms: u64 },
+    /// A redirect (`status` 301/302/307/308) to the same path on the server at `to`
+    /// (`http://host:port`), as a misconfigured gateway might send.
+    Redirect { status: u16, to: String },
 }
 
 impl Reply {
@@ -208,36 +212,73 @@ fn next_reply(shared: &Shared, seen: Seen) -> Reply {
     script.standing.get(&key).cloned().unwrap_or_else(|| Reply::text(&["Hello", " from ", "the fake provider."]))
 }
 
-async fn openai(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
-    complete(shared, Dialect::Openai, "/v1/chat/completions", headers, body).await
+async fn openai(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+    complete(shared, Dialect::Openai, uri, headers, body).await
 }
 
-async fn anthropic(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
-    complete(shared, Dialect::Anthropic, "/v1/messages", headers, body).await
+async fn anthropic(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    complete(shared, Dialect::Anthropic, uri, headers, body).await
 }
 
-async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    let seen =
-        Seen { key: key_of(&headers), path: "/v1/models".into(), stream: false, model: String::new(), messages: 0 };
+async fn models(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap) -> Response {
+    let key = key_of(&headers);
+    let seen = Seen { key: key.clone(), path: "/v1/models".into(), stream: false, model: String::new(), messages: 0 };
     match next_reply(&shared, seen) {
-        Reply::Status { status, headers, message } => error_response(Dialect::Openai, status, &headers, &message),
+        Reply::Status { status, headers, message } => {
+            error_response(Dialect::Openai, status, &headers, &with_key(&message, &key))
+        }
+        Reply::Redirect { status, to } => redirect(status, &to, &uri),
         _ => Json(json!({ "object": "list", "data": [{ "id": "fake-model", "object": "model" }] })).into_response(),
     }
 }
 
-async fn complete(shared: Arc<Shared>, dialect: Dialect, path: &str, headers: HeaderMap, body: Value) -> Response {
+/// `message` with the key the request carried written into it where the script asks.
+fn with_key(message: &str, key: &str) -> String {
+    let encoded: String = key
+        .bytes()
+        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect();
+    message.replace("{key_urlencoded}", &encoded).replace("{key}", key)
+}
+
+fn redirect(status: u16, to: &str, uri: &Uri) -> Response {
+    let location = format!("{}{}", to.trim_end_matches('/'), uri.path_and_query().map_or("/", |p| p.as_str()));
+    Response::builder()
+        .status(StatusCode::from_u16(status).unwrap_or(StatusCode::TEMPORARY_REDIRECT))
+        .header("location", location)
+        .body(Body::empty())
+        .expect("static response parts")
+}
+
+async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: HeaderMap, body: Value) -> Response {
     let stream = body["stream"].as_bool().unwrap_or(false);
+    let key = key_of(&headers);
+    let path = match dialect {
+        Dialect::Openai => "/v1/chat/completions",
+        Dialect::Anthropic => "/v1/messages",
+    };
     let seen = Seen {
-        key: key_of(&headers),
+        key: key.clone(),
         path: path.to_owned(),
         stream,
         model: body["model"].as_str().unwrap_or_default().to_owned(),
         messages: body["messages"].as_array().map_or(0, Vec::len),
     };
-    let reply = next_reply(&shared, seen);
-    if let Reply::Status { status, headers, message } = &reply {
-        return error_response(dialect, *status, headers, message);
-    }
+    let reply = match next_reply(&shared, seen) {
+        Reply::Status { status, headers, message } => {
+            return error_response(dialect, status, &headers, &with_key(&message, &key));
+        }
+        Reply::Redirect { status, to } => return redirect(status, &to, &uri),
+        Reply::StreamError { chunks_before, error_type, message } => {
+            Reply::StreamError { chunks_before, error_type, message: with_key(&message, &key) }
+        }
+        other => other,
+    };
     if !stream {
         return whole_reply(dialect, reply);
     }
@@ -265,7 +306,7 @@ fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
         Reply::StreamError { error_type, message, .. } => {
             return error_response(dialect, status_for(&error_type), &[], &message);
         }
-        Reply::Drop { .. } | Reply::Hold { .. } | Reply::Status { .. } => {
+        Reply::Drop { .. } | Reply::Hold { .. } | Reply::Status { .. } | Reply::Redirect { .. } => {
             return (StatusCode::INTERNAL_SERVER_ERROR, "unsupported without streaming").into_response();
         }
     };
@@ -412,7 +453,7 @@ async fn play(
                 }
             }
         }
-        Reply::Status { .. } => unreachable!("answered before streaming"),
+        Reply::Status { .. } | Reply::Redirect { .. } => unreachable!("answered before streaming"),
     }
 }
 

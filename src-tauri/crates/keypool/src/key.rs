@@ -16,6 +16,9 @@ use crate::{FailureKind, Timestamp};
 pub(crate) struct PoolKey {
     pub id: KeyId,
     pub label: Option<Arc<str>>,
+    /// How people know the key: its label, or the preview of the stored value (`$NAME` as
+    /// written), never anything derived from a resolved value.
+    pub name: Arc<str>,
     pub secret: Secret,
     /// `secret` is a `$NAME` reference, decided once at load rather than on every hand-out.
     pub env_ref: bool,
@@ -49,6 +52,7 @@ impl PoolKey {
         }
         PoolKey {
             env_ref: entry.api_key.env_var().is_some(),
+            name: Arc::from(entry.label.clone().unwrap_or_else(|| entry.api_key.preview())),
             id: entry.id,
             label: entry.label.map(Arc::from),
             secret: entry.api_key,

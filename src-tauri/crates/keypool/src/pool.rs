@@ -65,6 +65,7 @@ struct Handout {
     provider: usize,
     key_id: KeyId,
     label: Option<Arc<str>>,
+    name: Arc<str>,
     raw: Secret,
     env_ref: bool,
     rebound: bool,
@@ -188,6 +189,14 @@ impl KeyPool {
         }
     }
 
+    /// The stored values of `provider`'s keys (`$NAME` references unresolved), for redacting them
+    /// from upstream text. Loads the keys if they are not cached.
+    pub fn secrets(&self, provider: &ProviderId) -> Result<Vec<Secret>, PoolError> {
+        let mut state = self.state.lock();
+        let slot = self.ready_slot(&mut state, provider)?;
+        Ok(state.providers[slot].keys.iter().map(|key| key.secret.clone()).collect())
+    }
+
     /// Every key of `provider` in display order, with its state as of `now` and its statistics.
     /// Loads the keys if they are not cached.
     pub fn status(&self, provider: &ProviderId, now: Timestamp) -> Result<Vec<KeyStatus>, PoolError> {
@@ -231,9 +240,13 @@ impl KeyPool {
     fn resolve(&self, handout: Handout, now: Timestamp) -> Result<Selection, PoolError> {
         let resolved = if handout.env_ref { self.resolver.resolve(&handout.raw) } else { Ok(handout.raw) };
         match resolved {
-            Ok(secret) => {
-                Ok(Selection { key_id: handout.key_id, label: handout.label, secret, rebound: handout.rebound })
-            }
+            Ok(secret) => Ok(Selection {
+                key_id: handout.key_id,
+                label: handout.label,
+                name: handout.name,
+                secret,
+                rebound: handout.rebound,
+            }),
             Err(cause) => {
                 let var = cause.var().to_owned();
                 tracing::warn!(
@@ -321,6 +334,7 @@ fn hand_out(ps: &mut ProviderState, slot: usize, pos: usize, now: Timestamp, reb
         provider: slot,
         key_id: key.id.clone(),
         label: key.label.clone(),
+        name: key.name.clone(),
         raw: key.secret.clone(),
         env_ref: key.env_ref,
         rebound,

@@ -42,6 +42,9 @@ pub struct Selection {
     pub key_id: KeyId,
     /// Its label, for logs and messages.
     pub label: Option<Arc<str>>,
+    /// How people know the key: its label, or the masked preview of the stored value (a `$NAME`
+    /// reference as written). Never derived from a resolved value.
+    pub name: Arc<str>,
     /// The resolved value to send (a `$NAME` reference is already replaced by its value).
     pub secret: Secret,
     /// True when the session was bound to another key (or provider) before this selection,

@@ -9,6 +9,7 @@
 mod error;
 pub mod provider;
 mod rate_limit;
+pub mod redact;
 mod service;
 mod stream;
 

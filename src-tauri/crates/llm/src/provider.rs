@@ -83,12 +83,19 @@ impl ProviderEndpoint {
     }
 
     /// Adds the key the way this kind expects it.
+    /// Adds the key the way this kind expects it, as a sensitive header (kept out of debug
+    /// output, and never re-sent on a redirect to another origin: the client follows none).
     pub fn authorize(&self, request: reqwest::RequestBuilder, key: &Secret) -> reqwest::RequestBuilder {
         match self.kind {
             ProviderKind::Openai => request.bearer_auth(key.expose()),
-            ProviderKind::Anthropic => {
-                request.header("x-api-key", key.expose()).header("anthropic-version", ANTHROPIC_VERSION)
-            }
+            ProviderKind::Anthropic => match reqwest::header::HeaderValue::from_str(key.expose()) {
+                Ok(mut value) => {
+                    value.set_sensitive(true);
+                    request.header("x-api-key", value).header("anthropic-version", ANTHROPIC_VERSION)
+                }
+                // A key that cannot be a header value is refused by the provider as missing.
+                Err(_) => request.header("anthropic-version", ANTHROPIC_VERSION),
+            },
         }
     }
 

@@ -11,7 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{CompletionError, Failure};
 use crate::provider::{error_message, ChatMessage, ProviderEndpoint};
-use crate::stream::{Attempt, AttemptEnd};
+use crate::redact::Redactor;
+use crate::stream::{read_error_body, Attempt, AttemptEnd, REDIRECT_REFUSED};
 
 /// One request for a reply in a chat.
 #[derive(Debug, Clone)]
@@ -85,12 +86,10 @@ impl Credential {
         }
     }
 
+    /// How people know the key: never anything derived from a resolved `$NAME` value.
     fn label(&self) -> String {
         match self {
-            Credential::Pooled(selection) => match &selection.label {
-                Some(label) => label.to_string(),
-                None => selection.secret.preview(),
-            },
+            Credential::Pooled(selection) => selection.name.to_string(),
             Credential::ProviderLevel(_) => "provider key".to_owned(),
         }
     }
@@ -130,6 +129,7 @@ impl CompletionService {
     ) -> Self {
         install_crypto_provider();
         let http = reqwest::Client::builder()
+            .redirect(same_origin_redirects())
             .connect_timeout(Duration::from_secs(15))
             .read_timeout(Duration::from_secs(180))
             .user_agent(concat!("Keypool/", env!("CARGO_PKG_VERSION")))
@@ -211,6 +211,7 @@ impl CompletionService {
                 attempt: attempts,
             });
 
+            let redact = |text: &str| self.redactor(&request.endpoint, credential.secret()).redact(text);
             let attempt = Attempt {
                 http: &self.http,
                 endpoint: &request.endpoint,
@@ -218,6 +219,7 @@ impl CompletionService {
                 body: &body,
                 stream: request.stream,
                 now: self.clock.now(),
+                redact: &redact,
             };
             let mut on_text = |piece: &str| on_event(CompletionEvent::Delta { text: piece.to_owned() });
             let end = attempt.run(&mut text, &mut on_text, cancel).await;
@@ -384,9 +386,15 @@ impl CompletionService {
             Ok(response) if response.status().is_success() => {
                 ProbeResult { ok: true, status: Some(response.status().as_u16()), message: "OK".into(), latency_ms }
             }
+            Ok(response) if response.status().is_redirection() => ProbeResult {
+                ok: false,
+                status: Some(response.status().as_u16()),
+                message: REDIRECT_REFUSED.into(),
+                latency_ms,
+            },
             Ok(response) => {
                 let status = response.status().as_u16();
-                let body = response.text().await.unwrap_or_default();
+                let body = self.redactor(endpoint, &key).redact(&read_error_body(response).await);
                 ProbeResult { ok: false, status: Some(status), message: error_message(&body), latency_ms }
             }
             Err(error) => ProbeResult {
@@ -397,6 +405,36 @@ impl CompletionService {
             },
         }
     }
+}
+
+impl CompletionService {
+    /// A redactor for every key that could appear in `endpoint`'s answers: the one in use, the
+    /// others of its pool (references resolved), and the provider-level key. Built only when
+    /// there is upstream text to clean, never on the success path.
+    fn redactor(&self, endpoint: &ProviderEndpoint, in_use: &Secret) -> Redactor {
+        let stored = self.pool.secrets(&endpoint.id).unwrap_or_default();
+        // Each by the preview of what is stored: a `$NAME` key by its name, not by its value.
+        let named = stored
+            .iter()
+            .chain(&endpoint.provider_key)
+            .filter_map(|raw| self.resolver.resolve(raw).ok().map(|secret| (secret, raw.preview())));
+        Redactor::with_names(named.chain([(in_use.clone(), in_use.preview())]))
+    }
+}
+
+/// Follows a redirect only to the same scheme, host and port: a key is never sent to an origin
+/// the user did not choose. A redirect elsewhere is answered as the 3xx itself.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt.previous().last().is_some_and(|from| from.origin() == attempt.url().origin());
+        if !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > 5 {
+            attempt.error("too many redirects")
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 enum Choice {

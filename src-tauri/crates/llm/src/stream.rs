@@ -26,6 +26,27 @@ pub(crate) struct Attempt<'a> {
     pub body: &'a [u8],
     pub stream: bool,
     pub now: keypool::Timestamp,
+    /// Masks every key of the pool in upstream text; applied before the text goes anywhere.
+    pub redact: &'a (dyn Fn(&str) -> String + Sync),
+}
+
+/// The most of an error body that is read: enough for any provider's message, bounded against
+/// a server that answers an error with an endless body.
+pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// What a redirect to another origin is reported as. Keys are never sent there.
+pub(crate) const REDIRECT_REFUSED: &str = "the provider redirected to another origin; Keypool does not send keys there";
+
+/// Reads at most [`MAX_ERROR_BODY`] bytes of an error body, as text.
+pub(crate) async fn read_error_body(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while body.len() < MAX_ERROR_BODY {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk[..chunk.len().min(MAX_ERROR_BODY - body.len())]),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
 }
 
 impl Attempt<'_> {
@@ -47,20 +68,25 @@ impl Attempt<'_> {
         };
         let response = match response {
             Ok(response) => response,
-            Err(error) => return AttemptEnd::Broken(describe(&error)),
+            Err(error) => return AttemptEnd::Broken((self.redact)(&describe(&error))),
         };
         let status = response.status();
+        if status.is_redirection() {
+            // The client follows redirects only within the origin; this one leads elsewhere.
+            return AttemptEnd::Refused(Failure {
+                status: status.as_u16(),
+                message: REDIRECT_REFUSED.into(),
+                retry_after: None,
+            });
+        }
         if !status.is_success() {
             let retry_after = announced_wait(response.headers(), self.now);
             let body = tokio::select! {
-                body = response.text() => body.unwrap_or_default(),
+                body = read_error_body(response) => body,
                 _ = cancel.cancelled() => return AttemptEnd::Cancelled,
             };
-            return AttemptEnd::Refused(Failure {
-                status: status.as_u16(),
-                message: error_message(&body),
-                retry_after,
-            });
+            let message = error_message(&(self.redact)(&body));
+            return AttemptEnd::Refused(Failure { status: status.as_u16(), message, retry_after });
         }
 
         if !self.stream {
@@ -70,7 +96,7 @@ impl Attempt<'_> {
             };
             let body = match body {
                 Ok(body) => body,
-                Err(error) => return AttemptEnd::Broken(describe(&error)),
+                Err(error) => return AttemptEnd::Broken((self.redact)(&describe(&error))),
             };
             let value: serde_json::Value = match serde_json::from_slice(&body) {
                 Ok(value) => value,
@@ -79,7 +105,7 @@ impl Attempt<'_> {
             if let StreamPiece::Error { status, message } =
                 parse_stream_event(self.endpoint.kind, "", &value.to_string())
             {
-                return AttemptEnd::Refused(Failure { status, message, retry_after: None });
+                return AttemptEnd::Refused(Failure { status, message: (self.redact)(&message), retry_after: None });
             }
             return match self.endpoint.reply_text(&value) {
                 Some(reply) => {
@@ -99,7 +125,7 @@ impl Attempt<'_> {
             };
             let event = match event {
                 None => return AttemptEnd::Broken("the stream ended before the reply was complete".into()),
-                Some(Err(error)) => return AttemptEnd::Broken(format!("the stream broke: {error}")),
+                Some(Err(error)) => return AttemptEnd::Broken((self.redact)(&format!("the stream broke: {error}"))),
                 Some(Ok(event)) => event,
             };
             match parse_stream_event(self.endpoint.kind, &event.event, &event.data) {
@@ -109,7 +135,7 @@ impl Attempt<'_> {
                 }
                 StreamPiece::Done => return AttemptEnd::Finished,
                 StreamPiece::Error { status, message } => {
-                    return AttemptEnd::Refused(Failure { status, message, retry_after: None })
+                    return AttemptEnd::Refused(Failure { status, message: (self.redact)(&message), retry_after: None })
                 }
                 StreamPiece::Nothing => {}
             }

@@ -1,4 +1,6 @@
 use std::fs::{self, OpenOptions};
+
+use crate::files;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
@@ -76,9 +78,16 @@ impl Database {
     /// Checks run before anything is written: a file that is not SQLite or is ahead of this
     /// build is rejected untouched.
     pub fn open(dir: &Path) -> Result<Database, OpenError> {
-        create_private_dir(dir)?;
+        let privacy =
+            files::private_dir(dir).map_err(|source| OpenError::CreateDir { path: dir.to_owned(), source })?;
+        files::log_privacy(dir, privacy);
         let path = dir.join(DATABASE_FILE_NAME);
         create_private_file_if_absent(&path)?;
+        for companion in [wal_path(&path), path.with_file_name(format!("{DATABASE_FILE_NAME}-shm"))] {
+            if let Ok(Some(privacy)) = files::tighten_if_present(&companion) {
+                files::log_privacy(&companion, privacy);
+            }
+        }
 
         let sqlite = |source| OpenError::Sqlite { path: path.clone(), source };
         let mut conn =
@@ -104,7 +113,10 @@ impl Database {
         conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
             .map_err(|source| classify(&path, source))?;
         conn.pragma_update(None, "foreign_keys", true).map_err(sqlite)?;
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sqlite)?;
+        // FULL: a write is acknowledged only once the WAL is on disk, so it survives a power loss.
+        conn.pragma_update(None, "synchronous", "FULL").map_err(sqlite)?;
+        // Deleted content (a replaced or deleted key) is overwritten, not left in free pages.
+        conn.pragma_update(None, "secure_delete", true).map_err(sqlite)?;
         conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(sqlite)?;
 
         if found > 0 && found < SCHEMA_VERSION {
@@ -132,6 +144,14 @@ impl Database {
     /// database while holding it.
     pub fn lock(&self) -> Result<MutexGuard<'_, Connection>, StoreError> {
         self.conn.lock().map_err(|_| StoreError::Poisoned)
+    }
+
+    /// Copies the WAL into the database and empties it, so page images that held a removed
+    /// secret do not linger in the WAL file (deleted content in the database itself is zeroed:
+    /// `secure_delete` is on).
+    pub fn forget_removed_content(&self) -> Result<(), StoreError> {
+        self.lock()?.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(())
     }
 
     pub fn schema_version(&self) -> Result<u32, StoreError> {
@@ -180,28 +200,15 @@ fn copy_aside(path: &Path, tag: &str) -> Option<PathBuf> {
     }
 }
 
-fn create_private_dir(dir: &Path) -> Result<(), OpenError> {
-    let err = |source| OpenError::CreateDir { path: dir.to_owned(), source };
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(err)
+/// Creates an empty file readable by the user only, so SQLite never creates it with the
+/// process umask, or tightens an existing one. An existing file is never opened for writing.
+fn create_private_file_if_absent(path: &Path) -> Result<(), OpenError> {
+    let privacy =
+        files::private_file(path).map_err(|source| OpenError::CreateFile { path: path.to_owned(), source })?;
+    files::log_privacy(path, privacy);
+    Ok(())
 }
 
-/// Creates an empty file readable by the user only, so SQLite never creates it with the
-/// process umask. An existing file is never opened for writing here.
-fn create_private_file_if_absent(path: &Path) -> Result<(), OpenError> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    match options.open(path) {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(source) => Err(OpenError::CreateFile { path: path.to_owned(), source }),
-    }
+fn wal_path(path: &Path) -> PathBuf {
+    path.with_file_name(format!("{DATABASE_FILE_NAME}-wal"))
 }

@@ -9,6 +9,7 @@
 pub mod api_keys;
 pub mod chats;
 mod database;
+pub mod files;
 mod migrations;
 pub mod providers;
 

@@ -124,3 +124,42 @@ fn damaged_page_is_detected_at_open_and_the_file_is_kept() {
     assert!(matches!(err, OpenError::NotADatabase { backup: Some(_), .. }), "damage is reported with a copy: {err:?}");
     assert_eq!(fs::read(&path).unwrap(), bytes, "the damaged file is left as it was");
 }
+
+#[cfg(unix)]
+#[test]
+fn looser_files_from_before_are_tightened_at_open() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    {
+        let db = Database::open(&data).unwrap();
+        db.lock().unwrap().execute("INSERT INTO settings VALUES ('k', 'v', 1)", []).unwrap();
+        // Keep the WAL and the shared-memory file around, as a crashed process would.
+        std::mem::forget(db);
+    }
+    let wal = data.join(format!("{DATABASE_FILE_NAME}-wal"));
+    let shm = data.join(format!("{DATABASE_FILE_NAME}-shm"));
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o755)).unwrap();
+    for file in [data.join(DATABASE_FILE_NAME), wal.clone(), shm.clone()] {
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let db = Database::open(&data).expect("a database with loose permissions still opens");
+    let mode = |path: &std::path::Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700, "the data directory is tightened to owner only");
+    for file in [data.join(DATABASE_FILE_NAME), wal, shm] {
+        assert_eq!(mode(&file), 0o600, "{} is tightened to owner read/write", file.display());
+    }
+    let value: String = db.lock().unwrap().query_row("SELECT value FROM settings", [], |r| r.get(0)).unwrap();
+    assert_eq!(value, "v", "and nothing saved was lost");
+}
+
+#[test]
+fn a_power_loss_safe_setting_and_secure_delete_are_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let conn = db.lock().unwrap();
+    let synchronous: i64 = conn.pragma_query_value(None, "synchronous", |r| r.get(0)).unwrap();
+    assert_eq!(synchronous, 2, "FULL: an acknowledged write is on disk, WAL included");
+    let secure_delete: i64 = conn.pragma_query_value(None, "secure_delete", |r| r.get(0)).unwrap();
+    assert_eq!(secure_delete, 1, "deleted content is overwritten");
+}

@@ -33,7 +33,8 @@ pub struct Issue {
     pub message: String,
 }
 
-/// The one error that crosses IPC: `{ code, message, issues? }`.
+/// The one error that crosses IPC: `{ code, message, issues?, details? }`. The UI words it from
+/// `code`, `issues` and `details`; `message` is the English fallback (and what logs show).
 ///
 /// Invariant: `message` is written for a person and never contains a stored secret.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS, thiserror::Error)]
@@ -44,11 +45,23 @@ pub struct IpcError {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub issues: Option<Vec<Issue>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub details: Option<Box<ErrorDetails>>,
+}
+
+/// What the UI needs to word an error precisely, beyond its code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum ErrorDetails {
+    /// `llmConfig:updateProvider` would move the base URL to another origin while the provider
+    /// holds `keys` (labels or masked previews): send it again with `confirmHostChange: true`.
+    HostChange { from: String, to: String, keys: Vec<String> },
 }
 
 impl IpcError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        IpcError { code, message: message.into(), issues: None }
+        IpcError { code, message: message.into(), issues: None, details: None }
     }
 
     pub fn validation(issues: Vec<Issue>) -> Self {
@@ -57,7 +70,7 @@ impl IpcError {
             [one] => format!("{}: {}", one.path, one.message),
             _ => format!("{} arguments are invalid", issues.len()),
         };
-        IpcError { code: ErrorCode::Validation, message, issues: Some(issues) }
+        IpcError { code: ErrorCode::Validation, message, issues: Some(issues), details: None }
     }
 
     /// A problem with the arguments as a whole.
@@ -78,6 +91,11 @@ impl From<ServiceError> for IpcError {
             ServiceError::NotFound { .. } => IpcError::new(ErrorCode::NotFound, error.to_string()),
             ServiceError::Conflict(message) => IpcError::new(ErrorCode::Conflict, message),
             ServiceError::Invalid(errors) => IpcError::validation(errors.into_iter().map(Issue::from).collect()),
+            ServiceError::HostChange { ref from, ref to, ref keys } => {
+                let details = ErrorDetails::HostChange { from: from.clone(), to: to.clone(), keys: keys.clone() };
+                let issue = Issue { path: "baseUrl".into(), message: error.to_string() };
+                IpcError { details: Some(Box::new(details)), ..IpcError::validation(vec![issue]) }
+            }
             ServiceError::Store(e) => {
                 tracing::error!(error = %e, "storage failure");
                 IpcError::new(ErrorCode::Storage, format!("the database failed: {e}"))

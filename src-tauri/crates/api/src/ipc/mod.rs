@@ -12,4 +12,4 @@ pub mod events;
 pub use args::*;
 pub use commands::{command, dispatch, dispatch_async, dispatch_stream, Command, Kind, COMMANDS};
 pub use dto::*;
-pub use error::{ErrorCode, IpcError, Issue};
+pub use error::{ErrorCode, ErrorDetails, IpcError, Issue};

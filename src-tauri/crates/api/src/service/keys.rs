@@ -109,6 +109,7 @@ impl Keys {
     pub fn update(&self, id: &str, patch: ApiKeyPatch) -> Result<ApiKeyRow> {
         let now = self.clock.now().as_millis();
         let enabling = patch.enabled == Some(true);
+        let replaces_secret = patch.api_key.is_some();
         let row = self.writes.apply(|tx| {
             let current = require_key(tx, id)?;
             if let Some(secret) = &patch.api_key {
@@ -119,6 +120,9 @@ impl Keys {
             let row = api_keys::update_api_key(tx, id, &patch, now)?.ok_or_else(|| key_not_found(id))?;
             Ok(Changed { provider_id: row.provider_id.clone(), value: row })
         })?;
+        if replaces_secret {
+            self.writes.forget_removed_secrets();
+        }
         if enabling {
             self.pool.clear_auth_block(&KeyId::new(id));
         }
@@ -133,7 +137,9 @@ impl Keys {
         self.writes.apply(|tx| {
             let provider_id = api_keys::delete_api_key(tx, id)?.ok_or_else(|| key_not_found(id))?;
             Ok(Changed { provider_id, value: () })
-        })
+        })?;
+        self.writes.forget_removed_secrets();
+        Ok(())
     }
 
     /// Sets the display (and cycle) order: `ids` must list each of the provider's keys once.

@@ -32,6 +32,10 @@ pub enum ServiceError {
     /// The request is well-formed but breaks a rule that needs the store to check.
     #[error("the arguments are invalid")]
     Invalid(Vec<FieldError>),
+    /// The provider's address would move to another origin while it holds keys: they would be
+    /// sent there. Needs the user's explicit confirmation.
+    #[error("changing the address from {from} to {to} would send {} key(s) there ({}); confirm the change", keys.len(), keys.join(", "))]
+    HostChange { from: String, to: String, keys: Vec<String> },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use keypool::{Clock, ProviderId};
 use keypool_llm::{ProviderEndpoint, ProviderKind};
 use keypool_store::providers::{self, NewProvider, ProviderPatch, ProviderRow};
-use keypool_store::Database;
+use keypool_store::{api_keys, Database};
 
 use super::write_path::{Changed, WritePath};
 use super::{Result, ServiceError};
@@ -37,10 +37,28 @@ impl Providers {
         })
     }
 
-    pub fn update(&self, id: &str, patch: ProviderPatch) -> Result<ProviderRow> {
+    /// Applies `patch`. Moving the base URL to another origin (scheme, host or port) while the
+    /// provider holds keys needs `confirm_host_change`: the keys would be sent to the new host.
+    pub fn update(&self, id: &str, patch: ProviderPatch, confirm_host_change: bool) -> Result<ProviderRow> {
         let now = self.clock.now().as_millis();
-        self.writes.apply(|tx| {
+        let replaces_secret = patch.api_key.is_some();
+        let row = self.writes.apply(|tx| {
             let current = providers::get_provider(tx, id)?.ok_or_else(|| provider_not_found(id))?;
+            if let Some(base_url) = patch.base_url.as_deref().filter(|url| !same_origin(url, &current.base_url)) {
+                let provider_key = patch.api_key.clone().unwrap_or(current.api_key.clone());
+                let mut keys: Vec<String> = api_keys::list_api_keys(tx, id)?
+                    .into_iter()
+                    .map(|key| key.label.unwrap_or_else(|| key.api_key.preview()))
+                    .collect();
+                keys.extend(provider_key.map(|key| format!("the provider key {}", key.preview())));
+                if !keys.is_empty() && !confirm_host_change {
+                    return Err(ServiceError::HostChange {
+                        from: current.base_url.clone(),
+                        to: base_url.to_owned(),
+                        keys,
+                    });
+                }
+            }
             let models = patch.models.as_ref().unwrap_or(&current.models);
             let default_model = match &patch.default_model {
                 Some(model) => model.as_deref(),
@@ -51,15 +69,21 @@ impl Providers {
             }
             let row = providers::update_provider(tx, id, &patch, now)?.ok_or_else(|| provider_not_found(id))?;
             Ok(Changed { provider_id: row.id.clone(), value: row })
-        })
+        })?;
+        if replaces_secret {
+            self.writes.forget_removed_secrets();
+        }
+        Ok(row)
     }
 
     /// Deletes a provider with its pool keys (their count is returned); its chats stay, detached.
     pub fn delete(&self, id: &str) -> Result<u32> {
-        self.writes.apply(|tx| {
+        let deleted_keys = self.writes.apply(|tx| {
             let deleted_keys = providers::delete_provider(tx, id)?.ok_or_else(|| provider_not_found(id))?;
             Ok(Changed { provider_id: id.to_owned(), value: deleted_keys })
-        })
+        })?;
+        self.writes.forget_removed_secrets();
+        Ok(deleted_keys)
     }
 }
 
@@ -73,6 +97,14 @@ pub(crate) fn require_provider(conn: &keypool_store::rusqlite::Connection, provi
 
 pub(crate) fn provider_not_found(id: &str) -> ServiceError {
     ServiceError::not_found("provider", id)
+}
+
+/// Whether two base URLs share scheme, host and port (an unparsable one shares nothing).
+fn same_origin(a: &str, b: &str) -> bool {
+    match (url::Url::parse(a), url::Url::parse(b)) {
+        (Ok(a), Ok(b)) => a.origin() == b.origin(),
+        _ => false,
+    }
 }
 
 /// A default model must be one of the provider's models (when it lists any).

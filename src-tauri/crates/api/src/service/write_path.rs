@@ -41,6 +41,14 @@ impl WritePath {
         self.events.llm_config_changed(&provider_id);
         Ok(value)
     }
+
+    /// After a write that removed or replaced a secret: no copy of the old value is left in the
+    /// database file or its WAL.
+    pub(crate) fn forget_removed_secrets(&self) {
+        if let Err(error) = self.db.forget_removed_content() {
+            tracing::warn!(%error, "could not checkpoint the WAL after removing a key; old pages stay until the next checkpoint");
+        }
+    }
 }
 
 /// Persists the disables the pool decides on. The pool already refuses the key in memory, so a

@@ -4,6 +4,7 @@ mod app_status;
 mod chat;
 mod crash;
 mod hostile;
+mod leaks;
 mod llm_config;
 mod load;
 mod providers;

@@ -70,3 +70,57 @@ fn bad_provider_input_is_rejected_and_writes_nothing() {
     assert_eq!(err.code, ErrorCode::NotFound, "unknown provider");
     assert_eq!(h.snapshot(), before, "nothing was written");
 }
+
+#[test]
+fn plain_http_is_refused_unless_the_host_is_local() {
+    let h = Harness::new();
+    let before = h.snapshot();
+    for base_url in ["http://api.openai.com/v1", "http://203.0.113.7:8080/v1"] {
+        let err = h.err("llmConfig:addProvider", json!({ "name": "x", "kind": "openai", "baseUrl": base_url }));
+        let issue = err.issues.unwrap_or_default().into_iter().find(|i| i.path == "baseUrl").expect("at baseUrl");
+        assert!(issue.message.contains("unencrypted"), "{base_url}: the message says why: {}", issue.message);
+        let err = h.err("llmConfig:updateProvider", json!({ "id": "local", "baseUrl": base_url }));
+        assert_eq!(err.code, ErrorCode::Validation, "{base_url}: refused on update too");
+    }
+    assert_eq!(h.snapshot(), before, "nothing was written");
+    for base_url in ["http://127.0.0.1:11434/v1", "http://192.168.1.9:8000/v1", "http://ollama:11434/v1"] {
+        h.ok("llmConfig:addProvider", json!({ "name": "lan", "kind": "openai", "baseUrl": base_url }));
+    }
+}
+
+#[test]
+fn moving_a_provider_with_keys_to_another_host_needs_confirmation() {
+    let h = Harness::new();
+    let id = h
+        .ok("llmConfig:addProvider", json!({ "name": "GW", "kind": "openai", "baseUrl": "https://gw.example/v1" }))
+        ["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Without keys, nothing can leak: the address moves freely.
+    h.ok("llmConfig:updateProvider", json!({ "id": id, "baseUrl": "https://gw2.example/v1" }));
+    h.ok("llmConfig:addApiKey", json!({ "providerId": id, "apiKey": "sk-move-me-AAAAAAAAAAAA1111", "label": "prod" }));
+    h.ok("llmConfig:addApiKey", json!({ "providerId": id, "apiKey": "sk-move-me-BBBBBBBBBBBB2222" }));
+    // The same origin with another path is not a move.
+    h.ok("llmConfig:updateProvider", json!({ "id": id, "baseUrl": "https://gw2.example/openai/v1" }));
+
+    let before = h.snapshot();
+    for moved in ["https://evil.example/v1", "https://gw2.example:8443/openai/v1", "http://127.0.0.1:9/v1"] {
+        let err = h.err("llmConfig:updateProvider", json!({ "id": id, "baseUrl": moved }));
+        assert_eq!(err.code, ErrorCode::Validation, "{moved}: a validation error");
+        assert!(err.issues.as_ref().unwrap().iter().any(|i| i.path == "baseUrl"), "{moved}: at baseUrl");
+        let details = serde_json::to_value(&err.details).unwrap();
+        assert_eq!(details["kind"], "hostChange", "{moved}: the UI learns what to ask: {details}");
+        assert_eq!(details["keys"], json!(["prod", "sk-…2222"]), "{moved}: the keys that would be sent, by name");
+        assert_eq!(details["to"], moved, "{moved}: and where");
+        assert!(!err.message.contains("AAAAAAAA"), "never the key itself: {}", err.message);
+        assert_eq!(h.snapshot(), before, "{moved}: nothing changed");
+    }
+    let moved = h.ok(
+        "llmConfig:updateProvider",
+        json!({ "id": id, "baseUrl": "https://evil.example/v1", "confirmHostChange": true }),
+    );
+    assert_eq!(moved["baseUrl"], "https://evil.example/v1", "confirmed, the address moves");
+    let err = h.err("llmConfig:updateProvider", json!({ "id": id, "confirmHostChange": true }));
+    assert_eq!(err.code, ErrorCode::Validation, "a confirmation alone changes nothing");
+}

@@ -9,5 +9,6 @@ mod failover;
 mod no_available_key;
 mod probe;
 mod provider_level_key;
+mod secrets;
 mod streaming;
 mod support;

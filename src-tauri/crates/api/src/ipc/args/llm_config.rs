@@ -1,14 +1,13 @@
 //! The arguments of the `llmConfig:*` commands.
 
 use garde::Validate;
-use keypool::Secret;
 use keypool_store::api_keys::ApiKeyPatch;
 use keypool_store::providers::{NewProvider, ProviderPatch};
 use serde::Deserialize;
 use ts_rs::TS;
 
 use super::rules::{
-    api_key_rule, base_url_rule, normalize_label, not_blank, optional_api_key_rule, removable_api_key_rule,
+    base_url_rule, key_arg_rule, normalize_label, not_blank, optional_key_arg_rule, removable_key_arg_rule, KeyArg,
 };
 use super::CommandArgs;
 use crate::ipc::dto::ProviderKind;
@@ -43,8 +42,8 @@ pub struct AddApiKeyArgs {
     #[garde(length(chars, max = 100))]
     pub label: Option<String>,
     /// The key itself, or `$NAME` for the environment variable NAME.
-    #[garde(custom(api_key_rule))]
-    pub api_key: String,
+    #[garde(custom(key_arg_rule))]
+    pub api_key: KeyArg,
     /// Default true.
     #[serde(default)]
     #[garde(skip)]
@@ -62,7 +61,7 @@ impl From<AddApiKeyArgs> for NewKey {
         NewKey {
             provider_id: a.provider_id,
             label: normalize_label(a.label),
-            api_key: Secret::new(a.api_key.trim()),
+            api_key: a.api_key.trimmed(),
             enabled: a.enabled.unwrap_or(true),
             weight: a.weight.unwrap_or(1),
         }
@@ -81,8 +80,8 @@ pub struct UpdateApiKeyArgs {
     #[garde(length(chars, max = 100))]
     pub label: Option<String>,
     #[serde(default)]
-    #[garde(custom(optional_api_key_rule))]
-    pub api_key: Option<String>,
+    #[garde(custom(optional_key_arg_rule))]
+    pub api_key: Option<KeyArg>,
     #[serde(default)]
     #[garde(skip)]
     pub enabled: Option<bool>,
@@ -104,7 +103,7 @@ impl From<UpdateApiKeyArgs> for ApiKeyPatch {
     fn from(a: UpdateApiKeyArgs) -> Self {
         ApiKeyPatch {
             label: a.label.map(|l| normalize_label(Some(l))),
-            api_key: a.api_key.map(|k| Secret::new(k.trim())),
+            api_key: a.api_key.map(|k| k.trimmed()),
             enabled: a.enabled,
             weight: a.weight,
         }
@@ -145,8 +144,8 @@ pub struct AddProviderArgs {
     #[garde(custom(base_url_rule))]
     pub base_url: String,
     #[serde(default)]
-    #[garde(custom(optional_api_key_rule))]
-    pub api_key: Option<String>,
+    #[garde(custom(optional_key_arg_rule))]
+    pub api_key: Option<KeyArg>,
     #[serde(default)]
     #[garde(length(max = 100), inner(inner(length(chars, max = 200), custom(not_blank))))]
     pub models: Option<Vec<String>>,
@@ -165,7 +164,7 @@ impl From<AddProviderArgs> for NewProvider {
             name: a.name.trim().to_owned(),
             kind: a.kind.as_str().to_owned(),
             base_url: a.base_url.trim().to_owned(),
-            api_key: a.api_key.map(|k| Secret::new(k.trim())),
+            api_key: a.api_key.map(|k| k.trimmed()),
             models: a.models.unwrap_or_default().into_iter().map(|m| m.trim().to_owned()).collect(),
             default_model: a.default_model.map(|m| m.trim().to_owned()),
         }
@@ -190,8 +189,8 @@ pub struct UpdateProviderArgs {
     pub base_url: Option<String>,
     /// `""` removes the provider-level key.
     #[serde(default)]
-    #[garde(custom(removable_api_key_rule))]
-    pub api_key: Option<String>,
+    #[garde(custom(removable_key_arg_rule))]
+    pub api_key: Option<KeyArg>,
     #[serde(default)]
     #[garde(length(max = 100), inner(inner(length(chars, max = 200), custom(not_blank))))]
     pub models: Option<Vec<String>>,
@@ -199,6 +198,12 @@ pub struct UpdateProviderArgs {
     #[serde(default)]
     #[garde(inner(length(chars, max = 200)))]
     pub default_model: Option<String>,
+    /// Required (`true`) to move `baseUrl` to another scheme, host or port while the provider
+    /// holds keys: they would be sent to the new host. Without it that change is a `validation`
+    /// error whose `details` name the keys.
+    #[serde(default)]
+    #[garde(skip)]
+    pub confirm_host_change: Option<bool>,
 }
 
 impl CommandArgs for UpdateProviderArgs {
@@ -224,7 +229,7 @@ impl From<UpdateProviderArgs> for ProviderPatch {
             name: a.name.map(|n| n.trim().to_owned()),
             kind: a.kind.map(|k| k.as_str().to_owned()),
             base_url: a.base_url.map(|u| u.trim().to_owned()),
-            api_key: a.api_key.map(|k| Some(k.trim().to_owned()).filter(|k| !k.is_empty()).map(Secret::new)),
+            api_key: a.api_key.map(|k| Some(k.trimmed()).filter(|k| !k.expose().is_empty())),
             models: a.models.map(|m| m.into_iter().map(|m| m.trim().to_owned()).collect()),
             default_model: a.default_model.map(|m| Some(m.trim().to_owned()).filter(|m| !m.is_empty())),
         }

@@ -1,5 +1,9 @@
 //! Rules shared by the arguments of several commands.
 
+use keypool::Secret;
+use serde::{Deserialize, Deserializer};
+use ts_rs::TS;
+
 pub(crate) fn not_blank(value: &str, _: &()) -> garde::Result {
     if value.trim().is_empty() {
         return Err(garde::Error::new("must not be empty"));
@@ -36,24 +40,77 @@ pub(crate) fn api_key_rule(value: &str, _: &()) -> garde::Result {
     Ok(())
 }
 
-pub(crate) fn optional_api_key_rule(value: &Option<String>, ctx: &()) -> garde::Result {
-    value.as_deref().map_or(Ok(()), |v| api_key_rule(v, ctx))
+pub(crate) fn key_arg_rule(value: &KeyArg, ctx: &()) -> garde::Result {
+    api_key_rule(value.0.expose(), ctx)
 }
 
-/// An `http` or `https` URL with a host.
+pub(crate) fn optional_key_arg_rule(value: &Option<KeyArg>, ctx: &()) -> garde::Result {
+    value.as_ref().map_or(Ok(()), |v| key_arg_rule(v, ctx))
+}
+
+/// An `https` URL with a host; plain `http` only to this machine or a private network, where
+/// the key does not cross the internet unencrypted.
 pub(crate) fn base_url_rule(value: &str, _: &()) -> garde::Result {
     match url::Url::parse(value.trim()) {
-        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(()),
-        Ok(_) => Err(garde::Error::new("must be an http:// or https:// address")),
+        Ok(url) if url.scheme() == "https" && url.host().is_some() => Ok(()),
+        Ok(url) if url.scheme() == "http" => match url.host() {
+            Some(host) if is_local(&host) => Ok(()),
+            Some(_) => Err(garde::Error::new(
+                "plain http:// would send your API keys unencrypted over the internet: use https://, \
+                 or http:// only to this machine or a private network (e.g. http://127.0.0.1:11434/v1)",
+            )),
+            None => Err(garde::Error::new("must name a host, such as https://api.openai.com/v1")),
+        },
+        Ok(_) => Err(garde::Error::new("must be an https:// address")),
         Err(_) => Err(garde::Error::new("must be a URL such as https://api.openai.com/v1")),
     }
 }
 
+/// Loopback, private-network and link-local addresses, and names that only resolve on a local
+/// network (`localhost`, `*.local`, `*.lan`, `*.internal`, `*.home.arpa`, single-label names).
+pub(crate) fn is_local(host: &url::Host<&str>) -> bool {
+    match host {
+        url::Host::Ipv4(ip) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        url::Host::Ipv6(ip) => {
+            ip.is_loopback()
+                || ip.is_unique_local()
+                || ip.is_unicast_link_local()
+                || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback() || v4.is_private() || v4.is_link_local())
+        }
+        url::Host::Domain(name) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            !name.contains('.')
+                || ["localhost", "local", "lan", "internal", "home.arpa"]
+                    .iter()
+                    .any(|suffix| name == *suffix || name.ends_with(&format!(".{suffix}")))
+        }
+    }
+}
+
 /// A key to set, or `""` to remove it.
-pub(crate) fn removable_api_key_rule(value: &Option<String>, ctx: &()) -> garde::Result {
-    match value.as_deref() {
+pub(crate) fn removable_key_arg_rule(value: &Option<KeyArg>, ctx: &()) -> garde::Result {
+    match value.as_ref().map(|key| key.0.expose()) {
         Some("") | None => Ok(()),
         Some(v) => api_key_rule(v, ctx),
+    }
+}
+
+/// An API key (or `$NAME` reference) as the UI sends it, deserialized straight into a
+/// [`Secret`]: the arguments that hold one print it as `<redacted>` in any debug output.
+#[derive(Debug, Clone, TS)]
+#[ts(type = "string")]
+pub struct KeyArg(pub(crate) Secret);
+
+impl<'de> Deserialize<'de> for KeyArg {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(|value| KeyArg(Secret::from(value)))
+    }
+}
+
+impl KeyArg {
+    /// The key without surrounding whitespace, as it is stored.
+    pub(crate) fn trimmed(&self) -> Secret {
+        Secret::new(self.0.expose().trim())
     }
 }
 
@@ -67,11 +124,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_key_argument_never_prints_its_value() {
+        let args: KeyArg = serde_json::from_str("\"sk-live-0123456789abcdef\"").unwrap();
+        assert_eq!(format!("{args:?}"), "KeyArg(<redacted>)", "Debug shows no key");
+        assert!(key_arg_rule(&args, &()).is_ok(), "and the rules still see it");
+    }
+
+    #[test]
     fn env_reference_needs_a_variable_name() {
         assert!(api_key_rule("$OPENAI_API_KEY", &()).is_ok(), "a valid reference passes");
         assert!(api_key_rule("$", &()).is_err(), "a bare `$` names nothing");
         assert!(api_key_rule("$1ABC", &()).is_err(), "names do not start with a digit");
         assert!(api_key_rule("sk-a b", &()).is_err(), "spaces inside a key are rejected");
         assert!(api_key_rule("  sk-abc  ", &()).is_ok(), "surrounding spaces are trimmed, not an error");
+    }
+
+    #[test]
+    fn plain_http_only_to_this_machine_or_a_private_network() {
+        for local in [
+            "http://127.0.0.1:11434/v1",
+            "http://localhost:8080",
+            "http://[::1]:4000",
+            "http://10.1.2.3/v1",
+            "http://172.20.0.5",
+            "http://192.168.1.20:1234/v1",
+            "http://169.254.1.1",
+            "http://[fd00::1]/v1",
+            "http://ollama:11434",
+            "http://gpu-box.local/v1",
+            "http://llm.home.arpa",
+        ] {
+            assert!(base_url_rule(local, &()).is_ok(), "{local} stays on this machine or the local network");
+        }
+        for public in ["http://api.openai.com/v1", "http://8.8.8.8", "http://[2001:db8::1]", "http://172.32.0.1"] {
+            let error = base_url_rule(public, &()).expect_err(public).to_string();
+            assert!(error.contains("unencrypted"), "{public}: says why: {error}");
+        }
+        assert!(base_url_rule("https://api.openai.com/v1", &()).is_ok(), "https goes anywhere");
+        assert!(base_url_rule("ftp://example.com", &()).is_err(), "other schemes are refused");
     }
 }

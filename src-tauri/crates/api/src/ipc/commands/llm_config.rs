@@ -14,8 +14,8 @@ pub fn add_provider(ctx: &AppContext, args: AddProviderArgs) -> Result<ProviderD
 }
 
 pub fn update_provider(ctx: &AppContext, args: UpdateProviderArgs) -> Result<ProviderDto> {
-    let id = args.id.clone();
-    Ok(ctx.providers()?.update(&id, args.into())?.into())
+    let (id, confirmed) = (args.id.clone(), args.confirm_host_change.unwrap_or(false));
+    Ok(ctx.providers()?.update(&id, args.into(), confirmed)?.into())
 }
 
 pub fn delete_provider(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedProviderDto> {
