@@ -21,6 +21,12 @@ interface Props {
   onOpenSettings?: () => void;
 }
 
+/** What went wrong, worded when shown so it follows a language switch. */
+interface Problem {
+  key: 'chat.messagesFailed' | 'chat.sendFailed' | 'chat.actionFailed';
+  message: string;
+}
+
 /** The chat page: the chats on the left, the chosen conversation with its composer on the right. */
 export function ChatPage({ onOpenSettings = () => {} }: Props) {
   const { t } = useI18n();
@@ -29,7 +35,7 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
   const conversations = useConversations(useCallback(() => void actions.reload(), [actions]));
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [mode, setMode] = useState<Mode>({ kind: 'idle' });
-  const [problem, setProblem] = useState<string>();
+  const [problem, setProblem] = useState<Problem>();
 
   const chats = chatsState.kind === 'loaded' ? chatsState.chats : [];
   const providers = providersState.kind === 'loaded' ? providersState.providers : [];
@@ -47,7 +53,7 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
   useEffect(() => {
     if (!selectedId) return;
     setProblem(undefined);
-    load(selectedId).catch((error: Error) => setProblem(t('chat.messagesFailed', { message: error.message })));
+    load(selectedId).catch((error: Error) => setProblem({ key: 'chat.messagesFailed', message: error.message }));
   }, [selectedId, load]);
 
   /** Switching chats closes the one left: its key binding is released. */
@@ -64,14 +70,14 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
       await conversations.send(selected.id, content);
       return true;
     } catch (error) {
-      setProblem(t('chat.sendFailed', { message: (error as Error).message }));
+      setProblem({ key: 'chat.sendFailed', message: (error as Error).message });
       return false;
     }
   }
 
   function stop() {
     if (!selected) return;
-    conversations.stop(selected.id).catch((error: Error) => setProblem(t('chat.actionFailed', { message: error.message })));
+    conversations.stop(selected.id).catch((error: Error) => setProblem({ key: 'chat.actionFailed', message: error.message }));
   }
 
   const streaming = conversation.streaming;
@@ -131,7 +137,7 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
                   onChoose={(choice) => actions.update(selected.id, choice)}
                 />
               )}
-              <Scroller watch={[conversation.messages.length, streaming?.text.length ?? -1, selected.id]}>
+              <Scroller>
                 {conversation.loaded && conversation.messages.length === 0 && !streaming && (
                   <p className="muted chat__hint">{t('chat.startHint')}</p>
                 )}
@@ -139,7 +145,7 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
               </Scroller>
               {problem && (
                 <p className="form-error chat__problem" role="alert" data-testid="chat-problem">
-                  {problem}
+                  {t(problem.key, { message: problem.message })}
                 </p>
               )}
               <Composer
@@ -188,14 +194,18 @@ function ConversationHeader({ chat, provider }: { chat: Chat; provider: Provider
   );
 }
 
-/** The scrolling message area; follows new text while the reader is at the bottom. */
-function Scroller({ watch, children }: { watch: unknown[]; children: React.ReactNode }) {
+/**
+ * The scrolling message area; follows new text while the reader is at the bottom. It checks
+ * after every render (new messages, streamed text, another chat all render it): when the reader
+ * is at the bottom, keeping them there is one assignment.
+ */
+function Scroller({ children }: { children: React.ReactNode }) {
   const box = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
   useLayoutEffect(() => {
     const el = box.current;
     if (el && atBottom.current) el.scrollTop = el.scrollHeight;
-  }, watch);
+  });
   return (
     <div
       ref={box}

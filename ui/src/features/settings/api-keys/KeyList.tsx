@@ -46,8 +46,13 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onResetCoo
   const items = useRef(new Map<string, HTMLLIElement>());
   const handles = useRef(new Map<string, HTMLButtonElement>());
 
+  // A reorder moves the rows' elements, and a moved element loses focus: give it back to the moved
+  // key's handle. Only when focus was lost, so a later reload never takes it from where the user
+  // has put it since.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `rows` is what re-runs this: each new order moves the elements
   useEffect(() => {
-    if (refocus) handles.current.get(refocus)?.focus();
+    const lost = document.activeElement === null || document.activeElement === document.body;
+    if (refocus && lost) handles.current.get(refocus)?.focus();
   }, [refocus, rows]);
 
   const shown = drag ? moved(rows, drag.from, drag.to) : rows;

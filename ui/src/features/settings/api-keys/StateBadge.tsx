@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useEffectEvent, useState } from 'react';
 import { formatClockTime } from '../../../i18n/format';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { formatCountdown, httpStatusOf, remaining, type RowState } from './keyRows';
@@ -47,16 +47,19 @@ function CoolingBadge({ until, offset, onEnd, testId }: { until: number; offset:
   const { t } = useI18n();
   const [now, setNow] = useState(Date.now);
   const left = remaining(until, now, offset);
+  // The parent's latest callback, without re-running the countdown when its identity changes:
+  // at zero that would call it again on every render of the parent.
+  const end = useEffectEvent(onEnd);
 
+  // Re-armed on every tick (each tick changes `left`); at zero it calls `onEnd` once.
   useEffect(() => {
     if (left === 0) {
-      onEnd();
+      end();
       return;
     }
     const timer = setTimeout(() => setNow(Date.now()), Math.min(1000, left % 1000 || 1000));
     return () => clearTimeout(timer);
-    // re-armed on every tick
-  }, [now, until, offset]);
+  }, [left]);
 
   return (
     // role="timer": a countdown that screen readers do not announce every second.

@@ -243,6 +243,21 @@ describe('API Key Pool section', () => {
     await waitFor(() => expect(backend.keys().map((k) => k.label)).toEqual(['beta', 'gamma', 'alpha']));
   });
 
+  it('leaves focus where the user put it when the list reloads after a reorder', async () => {
+    backend.add('openai', 'sk-a-0001', { label: 'alpha', sortOrder: 0 });
+    backend.add('openai', 'sk-b-0002', { label: 'beta', sortOrder: 1 });
+    const user = renderSection();
+    (await screen.findByRole('button', { name: 'Move alpha' })).focus();
+    await user.keyboard('{ArrowDown}');
+    await waitFor(() => expect(backend.keys().map((k) => k.label)).toEqual(['beta', 'alpha']));
+    const elsewhere = screen.getByRole('button', { name: 'Move beta' });
+    elsewhere.focus();
+
+    await act(async () => backend.emit('openai'));
+    await waitFor(() => expect(backend.callsOf('llmConfig:getApiKeys').length, 'the list reloaded').toBeGreaterThanOrEqual(3));
+    expect(elsewhere, 'the moved key’s handle does not take focus back').toHaveFocus();
+  });
+
   it('counts a cooldown down by the backend clock and resets it', async () => {
     const key = backend.add('openai', 'sk-cool-0001', { label: 'hot' });
     const backendNow = Date.UTC(2026, 0, 15, 14, 10);
