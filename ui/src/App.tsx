@@ -20,7 +20,7 @@ function AppContent() {
 
   switch (status.kind) {
     case 'loading':
-      return <div className="splash" aria-busy="true" aria-label={t('app.starting')} />;
+      return <div className="splash" role="status" aria-busy="true" aria-label={t('app.starting')} />;
     case 'unreachable':
       return <StartupProblem title={t('app.backendUnreachable')} message={status.error.message} />;
     case 'loaded':

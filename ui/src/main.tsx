@@ -7,7 +7,10 @@ import './styles.css';
 
 applyTheme(preferences.theme());
 
-createRoot(document.getElementById('root')!).render(
+const root = document.getElementById('root');
+if (!root) throw new Error('index.html has no #root to render into');
+
+createRoot(root).render(
   <StrictMode>
     <App />
   </StrictMode>,

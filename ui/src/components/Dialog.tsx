@@ -5,7 +5,7 @@ interface Props {
   /** `alertdialog` for confirmations that interrupt. */
   role?: 'dialog' | 'alertdialog';
   onClose: () => void;
-  /** Focused when the dialog opens; else the first focusable element. */
+  /** Focused when the dialog opens; else the first focusable element. A ref, so it stays the same object. */
   initialFocus?: RefObject<HTMLElement | null>;
   /** Where focus goes on close when what opened the dialog is gone (e.g. a deleted row's button). */
   returnFocus?: () => HTMLElement | null | undefined;
@@ -39,7 +39,7 @@ export function Dialog({ title, role = 'dialog', onClose, initialFocus, returnFo
         target?.focus();
       }, 0);
     };
-  }, []);
+  }, [initialFocus]);
 
   function onKeyDown(event: React.KeyboardEvent) {
     if (event.key === 'Escape') {
@@ -62,7 +62,9 @@ export function Dialog({ title, role = 'dialog', onClose, initialFocus, returnFo
   }
 
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: a click beside the panel is the mouse's Escape; the keyboard has Escape itself
     <div className="dialog-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onCloseRef.current()}>
+      {/* biome-ignore lint/a11y/noStaticElementInteractions lint/a11y/useAriaPropsSupportedByRole: `role` is dialog or alertdialog, which take aria-modal and keys; the rule cannot see through the prop */}
       <div
         ref={panel}
         className="dialog"

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { AppStatus } from '../ipc/bindings';
 import { appApi } from '../ipc/app';
-import { IpcError } from '../ipc/client';
+import type { IpcError } from '../ipc/client';
 
 export type AppStatusState =
   | { kind: 'loading' }

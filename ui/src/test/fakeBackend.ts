@@ -97,7 +97,9 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   function emit(providerId: string) {
     if (!emitting) return;
     // like Tauri: delivered asynchronously, after the command answered or around it
-    queueMicrotask(() => listeners.get('llmConfig:changed')?.forEach((l) => l({ event: 'llmConfig:changed', payload: { providerId } })));
+    queueMicrotask(() => {
+      for (const listener of listeners.get('llmConfig:changed') ?? []) listener({ event: 'llmConfig:changed', payload: { providerId } });
+    });
   }
 
   function add(providerId: string, secret: string, extra: Partial<ApiKey> = {}): ApiKey {

@@ -77,6 +77,7 @@ function Notices({ notices }: { notices: Notice[] }) {
   return (
     <ul className="notices">
       {notices.map((notice, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a reply's notices are only appended (the last one may gain its next key), so an index names the same notice on every render
         <li key={i} className="notice" data-testid="chat-notice" data-kind={notice.kind} title={notice.kind === 'failover' ? notice.message : undefined}>
           {noticeText(notice, t)}
         </li>

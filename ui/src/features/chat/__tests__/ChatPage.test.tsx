@@ -74,7 +74,7 @@ describe('the chat page', () => {
 
     step.open();
     await waitFor(() => expect(screen.queryByTestId('streaming-reply')).not.toBeInTheDocument());
-    const reply = screen.getAllByTestId('message').at(-1)!;
+    const [reply] = screen.getAllByTestId('message').slice(-1);
     expect(reply).toHaveTextContent('Hello!');
     expect(within(reply).getByTestId('message-key')).toHaveTextContent('Key: prod');
     await waitFor(() => expect(screen.getByTestId('chat-item-title'), 'the list follows the automatic title').toHaveTextContent('Hi there'));

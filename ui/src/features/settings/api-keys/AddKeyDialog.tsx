@@ -4,7 +4,7 @@ import { Field } from '../../../components/Field';
 import { Icon } from '../../../components/Icon';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { placeBackendError } from './backendErrors';
-import { parseAddKeyForm, stepWeight, type AddKeyForm } from './schema';
+import { parseAddKeyForm, stepWeight, worded, type AddKeyForm } from './schema';
 
 const FIELDS = ['apiKey', 'label', 'weight'] as const;
 type FieldName = (typeof FIELDS)[number];
@@ -50,9 +50,7 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
     setFormError(undefined);
     const parsed = parseAddKeyForm(form);
     if (!parsed.ok) {
-      const placed = Object.fromEntries(Object.entries(parsed.errors).map(([f, key]) => [f, t(key!)])) as Partial<
-        Record<FieldName, string>
-      >;
+      const placed = worded(parsed.errors, t);
       setErrors(placed);
       focusFirstError(placed);
       return;

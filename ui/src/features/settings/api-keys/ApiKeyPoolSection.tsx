@@ -114,7 +114,8 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           onDelete={(row) => setMode({ kind: 'delete', row })}
           onResetCooldown={(id) => attempt(() => actions.resetCooldown(id))}
           onReorder={(ids, movedId) => {
-            const row = rows.find((r) => r.key.id === movedId)!;
+            const row = rows.find((r) => r.key.id === movedId);
+            if (!row) return;
             const position = ids.indexOf(movedId) + 1;
             attempt(
               () => actions.reorder(ids),

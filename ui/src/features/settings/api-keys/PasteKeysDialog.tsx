@@ -44,9 +44,9 @@ export function PasteKeysDialog({ onAdd, onClose, returnFocus }: Props) {
       textarea.current?.focus();
       return;
     }
-    const invalid = lines.filter((l) => l.error);
+    const invalid = lines.flatMap((l) => (l.error ? [{ line: l.line, message: t(l.error) }] : []));
     if (invalid.length > 0 || !parsedWeight.ok) {
-      setLineErrors(invalid.map((l) => ({ line: l.line, message: t(l.error!) })));
+      setLineErrors(invalid);
       setKeysError(undefined);
       textarea.current?.focus();
       return;

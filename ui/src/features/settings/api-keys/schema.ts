@@ -63,6 +63,15 @@ export const addKeyFormSchema = z.object({
 export type AddKeyForm = z.input<typeof addKeyFormSchema>;
 export type FieldErrors<F extends string> = Partial<Record<F, MessageKey>>;
 
+/** The field errors in words, for showing at their fields. */
+export function worded<F extends string>(errors: FieldErrors<F>, t: (key: MessageKey) => string): Partial<Record<F, string>> {
+  const words: Partial<Record<F, string>> = {};
+  for (const [field, key] of Object.entries(errors) as [F, MessageKey | undefined][]) {
+    if (key) words[field] = t(key);
+  }
+  return words;
+}
+
 /** First message per field, as i18n keys. */
 function fieldErrors<F extends string>(error: z.ZodError): FieldErrors<F> {
   const errors: FieldErrors<F> = {};

@@ -5,8 +5,9 @@ import { useI18n } from '../../../i18n/I18nProvider';
 import type { Provider } from '../../../ipc/bindings';
 import { llmConfigApi } from '../../../ipc/llmConfig';
 import { ApiKeyPoolSection } from '../api-keys/ApiKeyPoolSection';
+import { worded } from '../api-keys/schema';
 import { DeleteProviderDialog } from './DeleteProviderDialog';
-import { toChanges, toNewProvider, type FormErrors, type FormField, type ProviderForm } from './providerForm';
+import { toChanges, toNewProvider, type FormErrors, type ProviderForm } from './providerForm';
 import { ProviderFormFields } from './ProviderFormFields';
 import { useProviders } from './useProviders';
 
@@ -24,8 +25,7 @@ export function ProvidersSection() {
   const providers = state.kind === 'loaded' ? state.providers : [];
   const provider = providers.find((p) => p.id === chosen) ?? providers[0];
 
-  const translated = (errors: FormErrors) =>
-    Object.fromEntries(Object.entries(errors).map(([field, key]) => [field, t(key!)])) as Partial<Record<FormField, string>>;
+  const translated = (errors: FormErrors) => worded(errors, t);
 
   async function add(form: ProviderForm) {
     const checked = toNewProvider(form);
@@ -95,9 +95,10 @@ export function ProvidersSection() {
                     data-testid={`provider-${p.id}`}
                   >
                     <span className="provider-list__name">{p.name}</span>
-                    <span className="provider-list__count" aria-label={t('providers.keyCount', { count: p.keyCount })}>
+                    <span className="provider-list__count" aria-hidden="true">
                       {p.keyCount}
                     </span>
+                    <span className="visually-hidden">{t('providers.keyCount', { count: p.keyCount })}</span>
                   </button>
                 </li>
               ))}
