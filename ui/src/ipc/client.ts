@@ -1,6 +1,6 @@
 import { Channel, invoke } from '@tauri-apps/api/core';
 import { listen as listenToTauri } from '@tauri-apps/api/event';
-import type { Commands, ErrorCode, Events, IpcError as IpcErrorShape, Issue, NoArgs } from './bindings';
+import type { Commands, ErrorCode, ErrorDetails, Events, IpcError as IpcErrorShape, Issue, NoArgs } from './bindings';
 
 /*
  * The typed doorway to the backend. Command names, their arguments, results and stream events,
@@ -20,16 +20,19 @@ export type EventOf<C extends StreamCommand> = Commands[C] extends { event: infe
 /** Arguments may be left out only for a command that takes none. */
 type ArgsParameter<C extends keyof Commands> = [ArgsOf<C>] extends [NoArgs] ? [args?: NoArgs] : [args: ArgsOf<C>];
 
-/** The one error shape that crosses IPC: `{ code, message, issues? }`. */
+/** The one error shape that crosses IPC: `{ code, message, issues?, details? }`. */
 export class IpcError extends Error {
   readonly code: ErrorCode;
   readonly issues: Issue[];
+  /** What the UI needs to word some errors precisely (e.g. which keys a host change would send). */
+  readonly details: ErrorDetails | undefined;
 
-  constructor(code: ErrorCode, message: string, issues: Issue[] = []) {
+  constructor(code: ErrorCode, message: string, issues: Issue[] = [], details?: ErrorDetails) {
     super(message);
     this.name = 'IpcError';
     this.code = code;
     this.issues = issues;
+    this.details = details;
   }
 
   /** The first issue reported for a field, for showing next to it. */
@@ -52,7 +55,7 @@ async function request<T>(command: keyof Commands, args: object): Promise<T> {
     return await invoke<T>(command, args as Record<string, unknown>);
   } catch (error) {
     if (isIpcErrorShape(error)) {
-      throw new IpcError(error.code, error.message, error.issues ?? []);
+      throw new IpcError(error.code, error.message, error.issues ?? [], error.details);
     }
     throw new IpcError('internal', typeof error === 'string' ? error : String(error));
   }

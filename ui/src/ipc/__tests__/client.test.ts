@@ -33,6 +33,12 @@ describe('the IPC client', () => {
     expect(error instanceof IpcError && error.issueFor('weight'), 'the issue is found by its path').toBe('at most 100');
   });
 
+  it('keeps the details that word an error precisely', async () => {
+    const details = { kind: 'hostChange', from: 'api.openai.com', to: 'evil.example', keys: ['prod'] } as const;
+    invoke.mockRejectedValue({ code: 'validation', message: 'baseUrl: moves keys to another host', details });
+    await expect(call('llmConfig:updateProvider', { id: 'openai', baseUrl: 'https://evil.example/v1' })).rejects.toMatchObject({ details });
+  });
+
   it('reports a rejection without the error shape as internal', async () => {
     invoke.mockRejectedValue('command llmConfig:nope not found');
     await expect(call('chat:list')).rejects.toMatchObject({ code: 'internal', message: 'command llmConfig:nope not found' });
