@@ -28,6 +28,13 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "keypool: a Rust toolchain is required (cargo was not found on PATH); install it with rustup" >&2
   exit 1
 fi
+# npm test checks formatting and lints; both come with a default rustup toolchain.
+for tool in rustfmt clippy-driver; do
+  if ! command -v "$tool" >/dev/null 2>&1 && ! rustup which "$tool" >/dev/null 2>&1; then
+    echo "keypool: $tool is missing; trying: rustup component add ${tool%-driver}"
+    rustup component add "${tool%-driver}" || { echo "keypool: install $tool (rustup component add ${tool%-driver})" >&2; exit 1; }
+  fi
+done
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "keypool: installing npm packages"

@@ -18,7 +18,11 @@ suite() {
   fi
 }
 
+suite "Rust format" cargo fmt --all --check
+suite "Rust lints" cargo clippy --workspace --all-targets --locked -- -D warnings
 suite "Rust tests" cargo test --workspace --locked
+suite "UI types" npm run --silent typecheck
+suite "UI lints" npm run --silent lint
 suite "UI unit tests" npx vitest run --config ui/vite.config.ts
 suite "End-to-end tests" bash tests/e2e/run.sh
 
