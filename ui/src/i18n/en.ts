@@ -218,6 +218,7 @@ export const en = {
   'error.nameRequired': 'Enter a name.',
   'error.nameTooLong': 'A name is at most 60 characters.',
   'error.baseUrl': 'Enter an http:// or https:// URL.',
+  'error.baseUrlPlainHttp': 'Plain http:// would send your API keys unencrypted over the internet. Use https://, or http:// only to this machine or a private network (e.g. http://127.0.0.1:11434/v1).',
   'error.defaultModelNotListed': 'The default model must be one of the models.',
 
   'common.cancel': 'Cancel',

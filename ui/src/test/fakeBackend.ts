@@ -1,4 +1,18 @@
-import type { ApiKey, AppStatus, Chat, ChatEvent, Commands, ErrorCode, IpcError, Issue, KeyStatus, KeyTestResult, Message, Provider } from '../ipc/bindings';
+import { plainHttpIsLocal } from '../features/settings/providers/baseUrl';
+import type {
+  ApiKey,
+  AppStatus,
+  Chat,
+  ChatEvent,
+  Commands,
+  ErrorCode,
+  IpcError,
+  Issue,
+  KeyStatus,
+  KeyTestResult,
+  Message,
+  Provider,
+} from '../ipc/bindings';
 import type { ArgsOf, EventOf, ResultOf, StreamCommand } from '../ipc/client';
 
 /**
@@ -63,6 +77,16 @@ export function gate() {
 /** A rejection as the backend sends it: `{ code, message, issues? }`. */
 function backendError(code: ErrorCode, message: string, issues?: Issue[]): IpcError {
   return issues ? { code, message, issues } : { code, message };
+}
+
+const PLAIN_HTTP =
+  'plain http:// would send your API keys unencrypted over the internet: use https://, or http:// only to this machine or a private network (e.g. http://127.0.0.1:11434/v1)';
+
+/** The backend's base URL rule: plain http only to this machine or a local network (the UI's mirror of `is_local`). */
+function checkBaseUrl(baseUrl: string | undefined) {
+  if (baseUrl !== undefined && !plainHttpIsLocal(baseUrl)) {
+    throw backendError('validation', `baseUrl: ${PLAIN_HTTP}`, [{ path: 'baseUrl', message: PLAIN_HTTP }]);
+  }
 }
 
 export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
@@ -183,6 +207,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
 
   const handlers: Handlers = {
     'llmConfig:addProvider': ({ apiKey, defaultModel, ...fields }) => {
+      checkBaseUrl(fields.baseUrl);
       const created = provider(`prov-${nextId++}`, fields.name, {
         ...fields,
         builtin: false,
@@ -197,6 +222,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     'llmConfig:updateProvider': ({ id, apiKey, defaultModel, ...changes }) => {
       const found = providers.find((p) => p.id === id);
       if (!found) throw backendError('not_found', `no provider ${id}`);
+      checkBaseUrl(changes.baseUrl);
       Object.assign(found, changes);
       if (apiKey !== undefined) found.apiKeyPreview = apiKey === '' ? null : preview(apiKey);
       if (defaultModel !== undefined) found.defaultModel = defaultModel === '' ? null : defaultModel;

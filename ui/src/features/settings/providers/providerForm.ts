@@ -1,12 +1,15 @@
+import { z } from 'zod';
 import type { MessageKey } from '../../../i18n';
 import type { AddProviderArgs, Provider, ProviderKind } from '../../../ipc/bindings';
 import type { ProviderChanges } from '../../../ipc/llmConfig';
 import { apiKeySchema } from '../api-keys/schema';
+import { isHttpUrl, plainHttpIsLocal } from './baseUrl';
 
 /*
  * The provider form: what is typed, checked against the backend's rules (README: name 1–60
- * characters, an http(s) URL, key rules, the default model among the models), and turned into
- * exactly the fields `llmConfig:addProvider` / `updateProvider` take. Pure.
+ * characters, an https URL or a plain http one to this machine or a local network, key rules,
+ * the default model among the models), and turned into exactly the fields
+ * `llmConfig:addProvider` / `updateProvider` take. Pure.
  */
 
 export const MAX_NAME_CHARS = 60;
@@ -53,14 +56,15 @@ export function parseModels(text: string): string[] {
   return [...seen];
 }
 
-function isHttpUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.host !== '';
-  } catch {
-    return false;
-  }
-}
+/**
+ * An https URL with a host; plain http only to this machine or a local network, because keys
+ * would otherwise cross the internet unencrypted (the backend's `base_url_rule`). Trimmed.
+ */
+export const baseUrlSchema = z
+  .string()
+  .trim()
+  .refine(isHttpUrl, { error: 'error.baseUrl' satisfies MessageKey, abort: true })
+  .refine(plainHttpIsLocal, { error: 'error.baseUrlPlainHttp' satisfies MessageKey });
 
 export type FormErrors = Partial<Record<FormField, MessageKey>>;
 
@@ -69,7 +73,8 @@ function check(form: ProviderForm): { errors: FormErrors; models: string[] } {
   const name = form.name.trim();
   if (name === '') errors.name = 'error.nameRequired';
   else if ([...name].length > MAX_NAME_CHARS) errors.name = 'error.nameTooLong';
-  if (!isHttpUrl(form.baseUrl.trim())) errors.baseUrl = 'error.baseUrl';
+  const baseUrl = baseUrlSchema.safeParse(form.baseUrl);
+  if (!baseUrl.success) errors.baseUrl = baseUrl.error.issues[0].message as MessageKey;
   if (form.apiKey.trim() !== '') {
     const key = apiKeySchema.safeParse(form.apiKey);
     if (!key.success) errors.apiKey = key.error.issues[0].message as MessageKey;

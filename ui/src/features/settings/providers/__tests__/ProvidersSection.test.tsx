@@ -182,3 +182,52 @@ describe('testing a key', () => {
     expect(within(row('fixed')).queryByRole('button', { name: 'Enable fixed' })).not.toBeInTheDocument();
   });
 });
+
+describe('the base URL’s plain http rule', () => {
+  beforeEach(() => {
+    backend = createFakeBackend();
+    localStorage.clear();
+  });
+
+  const PLAIN_HTTP = /^Plain http:\/\/ would send your API keys unencrypted over the internet\. Use https:\/\//;
+
+  it('says why at the field when editing, focuses it, and sends nothing', async () => {
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: /^Anthropic/ })); // no keys: no host-change question
+    await user.click(await screen.findByRole('button', { name: 'Edit' }));
+    const url = screen.getByLabelText('Base URL');
+    await user.clear(url);
+    await user.type(url, 'http://api.example.com/v1');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    expect(await screen.findByTestId('provider-baseurl-error')).toHaveTextContent(PLAIN_HTTP);
+    expect(url, 'the field is marked invalid and described by the message').toHaveAttribute('aria-invalid', 'true');
+    expect(url).toHaveAccessibleDescription(PLAIN_HTTP);
+    expect(url, 'focus goes to it').toHaveFocus();
+    expect(backend.callsOf('llmConfig:updateProvider'), 'nothing was sent').toEqual([]);
+
+    await user.clear(url);
+    await user.type(url, 'http://192.168.1.9:8000/v1');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(screen.getByTestId('provider-base-url')).toHaveTextContent('http://192.168.1.9:8000/v1'));
+  });
+
+  it('says why at the field when adding', async () => {
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Add provider' }));
+    const dialog = screen.getByRole('dialog', { name: 'Add a provider' });
+    await user.type(within(dialog).getByLabelText('Name'), 'Gateway');
+    await user.type(within(dialog).getByLabelText('Base URL'), 'http://api.example.com');
+    await user.click(within(dialog).getByRole('button', { name: 'Add provider' }));
+    expect(within(dialog).getByTestId('provider-baseurl-error')).toHaveTextContent(PLAIN_HTTP);
+    expect(backend.callsOf('llmConfig:addProvider'), 'nothing was sent').toEqual([]);
+  });
+
+  it('is the fake backend’s rule too, as it is the real one’s', async () => {
+    await expect(backend.invoke('llmConfig:addProvider', { name: 'x', kind: 'openai', baseUrl: 'http://api.example.com' })).rejects.toMatchObject({
+      code: 'validation',
+      issues: [{ path: 'baseUrl', message: expect.stringContaining('unencrypted') }],
+    });
+    await expect(backend.invoke('llmConfig:updateProvider', { id: 'anthropic', baseUrl: 'http://8.8.8.8/v1' })).rejects.toMatchObject({ code: 'validation' });
+    expect(backend.providers().map((p) => p.baseUrl), 'nothing was written').toEqual(['https://openai.example/v1', 'https://anthropic.example/v1']);
+  });
+});

@@ -20,6 +20,20 @@ describe('provider form', () => {
     });
   });
 
+  it('refuses plain http to a public host in both forms, before anything is sent', () => {
+    const plain = { ...emptyForm(), name: 'Gateway', baseUrl: 'http://api.example.com/v1' };
+    expect(toNewProvider(plain)).toEqual({ ok: false, errors: { baseUrl: 'error.baseUrlPlainHttp' } });
+    const stored = provider('p', 'P');
+    expect(toChanges({ ...formOf(stored), baseUrl: 'http://api.example.com/v1' }, stored)).toEqual({
+      ok: false,
+      errors: { baseUrl: 'error.baseUrlPlainHttp' },
+    });
+    expect(toChanges({ ...formOf(stored), baseUrl: 'http://192.168.1.9:8000/v1' }, stored), 'a private network is fine').toEqual({
+      ok: true,
+      value: { baseUrl: 'http://192.168.1.9:8000/v1' },
+    });
+  });
+
   it('sends only what changed; an empty key keeps the stored one, remove sends ""', () => {
     const stored = provider('p', 'P', { apiKeyPreview: 'sk-…1234', models: ['a', 'b'], defaultModel: 'a' });
     expect(toChanges(formOf(stored), stored), 'nothing changed').toEqual({ ok: true, value: {} });
