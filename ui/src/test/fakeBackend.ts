@@ -1,4 +1,4 @@
-import { plainHttpIsLocal } from '../features/settings/providers/baseUrl';
+import { plainHttpIsLocal, sameOrigin } from '../features/settings/providers/baseUrl';
 import type {
   ApiKey,
   AppStatus,
@@ -6,6 +6,7 @@ import type {
   ChatEvent,
   Commands,
   ErrorCode,
+  ErrorDetails,
   IpcError,
   Issue,
   KeyStatus,
@@ -74,9 +75,9 @@ export function gate() {
   return { open, opened };
 }
 
-/** A rejection as the backend sends it: `{ code, message, issues? }`. */
-function backendError(code: ErrorCode, message: string, issues?: Issue[]): IpcError {
-  return issues ? { code, message, issues } : { code, message };
+/** A rejection as the backend sends it: `{ code, message, issues?, details? }`. */
+function backendError(code: ErrorCode, message: string, issues?: Issue[], details?: ErrorDetails): IpcError {
+  return { code, message, ...(issues ? { issues } : {}), ...(details ? { details } : {}) };
 }
 
 const PLAIN_HTTP =
@@ -219,10 +220,25 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       emit(created.id);
       return { ...created, keyCount: 0 };
     },
-    'llmConfig:updateProvider': ({ id, apiKey, defaultModel, ...changes }) => {
+    'llmConfig:updateProvider': ({ id, apiKey, defaultModel, confirmHostChange, ...changes }) => {
       const found = providers.find((p) => p.id === id);
       if (!found) throw backendError('not_found', `no provider ${id}`);
       checkBaseUrl(changes.baseUrl);
+      // Keys go to a new origin only when the update says the user agreed (the backend's rule).
+      if (changes.baseUrl !== undefined && !sameOrigin(changes.baseUrl, found.baseUrl) && !confirmHostChange) {
+        const providerKey = apiKey === undefined ? found.apiKeyPreview : apiKey === '' ? null : preview(apiKey.trim());
+        const named = byProvider(id).map((k) => k.label ?? k.apiKeyPreview);
+        if (providerKey) named.push(`the provider key ${providerKey}`);
+        if (named.length > 0) {
+          const message = `changing the address from ${found.baseUrl} to ${changes.baseUrl} would send ${named.length} key(s) there (${named.join(', ')}); confirm the change`;
+          throw backendError('validation', `baseUrl: ${message}`, [{ path: 'baseUrl', message }], {
+            kind: 'hostChange',
+            from: found.baseUrl,
+            to: changes.baseUrl,
+            keys: named,
+          });
+        }
+      }
       Object.assign(found, changes);
       if (apiKey !== undefined) found.apiKeyPreview = apiKey === '' ? null : preview(apiKey);
       if (defaultModel !== undefined) found.defaultModel = defaultModel === '' ? null : defaultModel;

@@ -1,12 +1,15 @@
 import { useId, useState } from 'react';
 import { Dialog } from '../../../components/Dialog';
 import { Icon } from '../../../components/Icon';
+import { useConfirmation } from '../../../hooks/useConfirmation';
 import { useI18n } from '../../../i18n/I18nProvider';
 import type { Provider } from '../../../ipc/bindings';
-import { llmConfigApi } from '../../../ipc/llmConfig';
+import { llmConfigApi, type ProviderChanges } from '../../../ipc/llmConfig';
 import { ApiKeyPoolSection } from '../api-keys/ApiKeyPoolSection';
 import { worded } from '../api-keys/schema';
 import { DeleteProviderDialog } from './DeleteProviderDialog';
+import { HostChangeDialog } from './HostChangeDialog';
+import { hostMoveOf, hostMoveOfError, movesKeys, type HostMove } from './hostChange';
 import { toChanges, toNewProvider, type FormErrors, type ProviderForm } from './providerForm';
 import { ProviderFormFields } from './ProviderFormFields';
 import { useProviders } from './useProviders';
@@ -21,6 +24,7 @@ export function ProvidersSection() {
   const [chosen, setChosen] = useState<string | null>(null);
   const [mode, setMode] = useState<Mode>({ kind: 'view' });
   const [announcement, setAnnouncement] = useState('');
+  const hostChange = useConfirmation<HostMove>();
 
   const providers = state.kind === 'loaded' ? state.providers : [];
   const provider = providers.find((p) => p.id === chosen) ?? providers[0];
@@ -42,12 +46,36 @@ export function ProvidersSection() {
     const checked = toChanges(form, current);
     if (!checked.ok) return { ok: false as const, errors: translated(checked.errors) };
     if (Object.keys(checked.value).length > 0) {
-      await llmConfigApi.updateProvider(current.id, checked.value);
+      // The user kept the keys where they are: nothing is saved, the form stays as typed.
+      if (!(await save(current, checked.value))) return { ok: false as const, errors: {} };
       reload();
       setAnnouncement(t('provider.saved'));
     }
     setMode({ kind: 'view' });
     return { ok: true as const };
+  }
+
+  /**
+   * Saves `changes`; when they would send the provider's keys to another host, only after the
+   * user agreed: asked up front when the UI can tell, else from the backend's refusal (the
+   * authority). False when the user said no.
+   */
+  async function save(current: Provider, changes: ProviderChanges): Promise<boolean> {
+    if (movesKeys(current, changes)) {
+      const poolKeys = current.keyCount > 0 ? await llmConfigApi.getApiKeys(current.id) : [];
+      if (!(await hostChange.ask(hostMoveOf(current, changes, poolKeys)))) return false;
+      await llmConfigApi.updateProvider(current.id, { ...changes, confirmHostChange: true });
+      return true;
+    }
+    try {
+      await llmConfigApi.updateProvider(current.id, changes);
+    } catch (error) {
+      const move = hostMoveOfError(error);
+      if (!move) throw error;
+      if (!(await hostChange.ask(move))) return false;
+      await llmConfigApi.updateProvider(current.id, { ...changes, confirmHostChange: true });
+    }
+    return true;
   }
 
   return (
@@ -128,6 +156,7 @@ export function ProvidersSection() {
           <ProviderFormFields onSubmit={add} onCancel={() => setMode({ kind: 'view' })} submitLabel={t('provider.create')} testId="add-provider-form" />
         </Dialog>
       )}
+      {hostChange.question && <HostChangeDialog move={hostChange.question} onAnswer={hostChange.answer} />}
       {mode.kind === 'delete' && provider && (
         <DeleteProviderDialog
           provider={provider}

@@ -231,3 +231,145 @@ describe('the base URL’s plain http rule', () => {
     expect(backend.providers().map((p) => p.baseUrl), 'nothing was written').toEqual(['https://openai.example/v1', 'https://anthropic.example/v1']);
   });
 });
+
+describe('moving a provider’s keys to another host', () => {
+  beforeEach(() => {
+    backend = createFakeBackend();
+    localStorage.clear();
+    backend.add('openai', 'sk-move-AAAAAAAA1111', { label: 'prod' });
+    backend.add('openai', 'sk-move-BBBBBBBB2222');
+  });
+
+  /** Opens the edit form of the provider shown and types `url` as its base URL. */
+  async function editBaseUrl(user: ReturnType<typeof renderSection>, url: string) {
+    await user.click(await screen.findByRole('button', { name: 'Edit' }));
+    const field = screen.getByLabelText('Base URL');
+    await user.clear(field);
+    await user.type(field, url);
+    return field;
+  }
+
+  const keysListed = (dialog: HTMLElement, host: string) =>
+    within(within(dialog).getByRole('list', { name: `Keys that will be sent to ${host}` }))
+      .getAllByRole('listitem')
+      .map((item) => item.textContent);
+
+  it('asks before the first send, naming the host and the keys; Cancel saves nothing and keeps the form', async () => {
+    const user = renderSection();
+    await screen.findByText('sk-…2222');
+    await editBaseUrl(user, 'https://gateway.example:8443/v1');
+    const save = screen.getByRole('button', { name: 'Save' });
+    await user.click(save);
+
+    const dialog = await screen.findByRole('alertdialog', { name: 'Send your keys to gateway.example:8443?' });
+    expect(dialog).toHaveAccessibleDescription(/moves from https:\/\/openai\.example\/v1 to https:\/\/gateway\.example:8443\/v1\./);
+    expect(keysListed(dialog, 'gateway.example:8443'), 'the pool keys by label or preview, and the provider-level key').toEqual([
+      'prod',
+      'sk-…2222',
+      'Provider-level key sk-…prov',
+    ]);
+    expect(backend.callsOf('llmConfig:updateProvider'), 'nothing was sent before the user answered').toEqual([]);
+    expect(within(dialog).getByRole('button', { name: 'Cancel' }), 'Cancel has the focus: Enter never sends keys by accident').toHaveFocus();
+    expect(within(dialog).getByRole('button', { name: 'Send keys to gateway.example:8443' })).toBeInTheDocument();
+
+    await user.click(within(dialog).getByRole('button', { name: 'Cancel' }));
+    expect(screen.queryByRole('alertdialog')).not.toBeInTheDocument();
+    expect(backend.callsOf('llmConfig:updateProvider'), 'Cancel saves nothing').toEqual([]);
+    expect(backend.providers()[0].baseUrl).toBe('https://openai.example/v1');
+    expect(screen.getByLabelText('Base URL'), 'the form stays as typed').toHaveValue('https://gateway.example:8443/v1');
+    expect(screen.queryByTestId('provider-baseurl-error'), 'no error is shown: nothing went wrong').not.toBeInTheDocument();
+    expect(save).toHaveTextContent('Save');
+    await waitFor(() => expect(save, 'focus returns to what opened the dialog').toHaveFocus());
+  });
+
+  it('sends the update with confirmHostChange only after “Send keys to <host>”', async () => {
+    const user = renderSection();
+    await screen.findByText('sk-…2222');
+    await editBaseUrl(user, 'https://gateway.example/v1');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    await user.click(await screen.findByRole('button', { name: 'Send keys to gateway.example' }));
+
+    await waitFor(() => expect(screen.queryByTestId('provider-form')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:updateProvider')).toEqual([{ id: 'openai', baseUrl: 'https://gateway.example/v1', confirmHostChange: true }]);
+    expect(await screen.findByTestId('provider-base-url')).toHaveTextContent('https://gateway.example/v1');
+    expect(screen.getByTestId('providers-announcement')).toHaveTextContent('Provider saved.');
+  });
+
+  it('asks from the backend’s refusal when the UI could not tell, and resends only on yes', async () => {
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: /^Anthropic/ }));
+    await screen.findByTestId('pool-empty');
+    // A key the UI has not heard of yet: the provider looks keyless here, the backend knows better.
+    backend.add('anthropic', 'sk-late-CCCCCCCC3333', { label: 'late' });
+    await editBaseUrl(user, 'https://claude-proxy.example');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+
+    const dialog = await screen.findByRole('alertdialog', { name: 'Send your keys to claude-proxy.example?' });
+    expect(keysListed(dialog, 'claude-proxy.example'), 'the keys the backend named').toEqual(['late']);
+    expect(backend.callsOf('llmConfig:updateProvider'), 'the backend refused the unconfirmed move').toEqual([
+      { id: 'anthropic', baseUrl: 'https://claude-proxy.example' },
+    ]);
+    await user.click(within(dialog).getByRole('button', { name: 'Cancel' }));
+    expect(backend.callsOf('llmConfig:updateProvider'), 'Cancel resends nothing').toHaveLength(1);
+    expect(backend.providers()[1].baseUrl).toBe('https://anthropic.example/v1');
+    expect(screen.queryByTestId('provider-baseurl-error'), 'the refusal is a question, not an error at the field').not.toBeInTheDocument();
+
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    await user.click(await screen.findByRole('button', { name: 'Send keys to claude-proxy.example' }));
+    await waitFor(() => expect(screen.queryByTestId('provider-form')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:updateProvider').slice(1)).toEqual([
+      { id: 'anthropic', baseUrl: 'https://claude-proxy.example' },
+      { id: 'anthropic', baseUrl: 'https://claude-proxy.example', confirmHostChange: true },
+    ]);
+    expect(backend.providers()[1].baseUrl).toBe('https://claude-proxy.example');
+  });
+
+  it('does not ask when no key would go: a keyless provider, or another path on the same host', async () => {
+    const user = renderSection();
+    await screen.findByText('sk-…2222');
+    await editBaseUrl(user, 'https://openai.example/proxy/v1');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(screen.getByTestId('provider-base-url')).toHaveTextContent('https://openai.example/proxy/v1'));
+
+    await user.click(screen.getByRole('button', { name: /^Anthropic/ }));
+    await screen.findByTestId('pool-empty');
+    await editBaseUrl(user, 'https://claude-proxy.example');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(screen.getByTestId('provider-base-url')).toHaveTextContent('https://claude-proxy.example'));
+    expect(screen.queryByRole('alertdialog'), 'never asked').not.toBeInTheDocument();
+    expect(backend.callsOf('llmConfig:updateProvider')).toEqual([
+      { id: 'openai', baseUrl: 'https://openai.example/proxy/v1' },
+      { id: 'anthropic', baseUrl: 'https://claude-proxy.example' },
+    ]);
+  });
+
+  it('is operable from the keyboard: Tab stays inside, Escape cancels, Enter on the send button sends', async () => {
+    const user = renderSection();
+    await screen.findByText('sk-…2222');
+    const field = await editBaseUrl(user, 'https://gateway.example/v1{Enter}');
+
+    let dialog = await screen.findByRole('alertdialog', { name: 'Send your keys to gateway.example?' });
+    const cancel = within(dialog).getByRole('button', { name: 'Cancel' });
+    const send = within(dialog).getByRole('button', { name: 'Send keys to gateway.example' });
+    expect(cancel).toHaveFocus();
+    await user.tab();
+    expect(send).toHaveFocus();
+    await user.tab();
+    expect(cancel, 'Tab wraps around inside the dialog').toHaveFocus();
+    await user.tab({ shift: true });
+    expect(send, 'and Shift+Tab too').toHaveFocus();
+    await user.keyboard('{Escape}');
+    expect(screen.queryByRole('alertdialog'), 'Escape closes it').not.toBeInTheDocument();
+    expect(backend.callsOf('llmConfig:updateProvider'), 'Escape is Cancel: nothing is saved').toEqual([]);
+    expect(screen.getByTestId('provider-form'), 'the edit form is still open').toBeInTheDocument();
+    await waitFor(() => expect(field, 'focus returns to the field the user pressed Enter in').toHaveFocus());
+
+    await user.keyboard('{Enter}');
+    dialog = await screen.findByRole('alertdialog', { name: 'Send your keys to gateway.example?' });
+    await user.tab();
+    expect(within(dialog).getByRole('button', { name: 'Send keys to gateway.example' })).toHaveFocus();
+    await user.keyboard('{Enter}');
+    await waitFor(() => expect(screen.queryByTestId('provider-form')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:updateProvider')).toEqual([{ id: 'openai', baseUrl: 'https://gateway.example/v1', confirmHostChange: true }]);
+  });
+});

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { IpcError } from '../../../../ipc/client';
+import { provider } from '../../../../test/fakeBackend';
+import { hostMoveOf, hostMoveOfError, movesKeys } from '../hostChange';
+
+const key = (label: string | null, apiKeyPreview: string) =>
+  ({ id: 'k', providerId: 'gw', label, apiKeyPreview, isEnvRef: apiKeyPreview.startsWith('$'), enabled: true, weight: 1, sortOrder: 0, disabledReason: null, disabledAt: null, createdAt: 0, updatedAt: 0 }) as const;
+
+describe('moving a provider to another host', () => {
+  const withPool = provider('gw', 'GW', { baseUrl: 'https://gw.example/v1', keyCount: 2 });
+  const withProviderKey = provider('gw', 'GW', { baseUrl: 'https://gw.example/v1', apiKeyPreview: 'sk-…prov' });
+  const keyless = provider('gw', 'GW', { baseUrl: 'https://gw.example/v1' });
+  const elsewhere = { baseUrl: 'https://evil.example/v1' };
+
+  it('moves keys when the origin changes and the provider holds any', () => {
+    expect(movesKeys(withPool, elsewhere), 'pool keys').toBe(true);
+    expect(movesKeys(withProviderKey, elsewhere), 'a provider-level key').toBe(true);
+    expect(movesKeys(withProviderKey, { baseUrl: 'https://gw.example:8443/v1' }), 'another port').toBe(true);
+    expect(movesKeys(keyless, { ...elsewhere, apiKey: 'sk-new-1234' }), 'a provider-level key set in the same edit').toBe(true);
+  });
+
+  it('moves none otherwise', () => {
+    expect(movesKeys(keyless, elsewhere), 'no keys to send').toBe(false);
+    expect(movesKeys(withPool, { baseUrl: 'https://gw.example/openai/v1' }), 'the same origin').toBe(false);
+    expect(movesKeys(withPool, { name: 'Renamed' }), 'the URL is not changed').toBe(false);
+    expect(movesKeys(withProviderKey, { ...elsewhere, apiKey: '' }), 'the only key is removed in the same edit').toBe(false);
+  });
+
+  it('names the pool’s keys by label, else preview, and the provider-level key', () => {
+    const both = { ...withPool, apiKeyPreview: 'sk-…prov' };
+    expect(hostMoveOf(both, elsewhere, [key('prod', 'sk-…1111'), key(null, 'sk-…2222'), key(null, '$TEAM_KEY')])).toEqual({
+      from: 'https://gw.example/v1',
+      to: 'https://evil.example/v1',
+      keys: [
+        { kind: 'named', name: 'prod' },
+        { kind: 'named', name: 'sk-…2222' },
+        { kind: 'named', name: '$TEAM_KEY' },
+        { kind: 'providerKey', preview: 'sk-…prov' },
+      ],
+    });
+    expect(hostMoveOf(keyless, { ...elsewhere, apiKey: 'sk-new-1234' }, []).keys, 'a typed key is never shown').toEqual([{ kind: 'newProviderKey' }]);
+  });
+
+  it('reads the move from the backend’s refusal, and nothing from other errors', () => {
+    const refusal = new IpcError('validation', 'baseUrl: …', [{ path: 'baseUrl', message: '…' }], {
+      kind: 'hostChange',
+      from: 'https://gw.example/v1',
+      to: 'https://evil.example/v1',
+      keys: ['prod', 'the provider key sk-…prov'],
+    });
+    expect(hostMoveOfError(refusal)).toEqual({
+      from: 'https://gw.example/v1',
+      to: 'https://evil.example/v1',
+      keys: [
+        { kind: 'named', name: 'prod' },
+        { kind: 'named', name: 'the provider key sk-…prov' },
+      ],
+    });
+    expect(hostMoveOfError(new IpcError('validation', 'baseUrl: bad', [{ path: 'baseUrl', message: 'bad' }]))).toBeNull();
+    expect(hostMoveOfError(new Error('boom'))).toBeNull();
+  });
+});
