@@ -121,7 +121,14 @@ mod security_tests {
             capability["permissions"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
         assert_eq!(
             permissions,
-            ["core:event:allow-listen", "core:event:allow-unlisten", "allow-app", "allow-llm-config", "allow-chat"],
+            [
+                "core:event:allow-listen",
+                "core:event:allow-unlisten",
+                "allow-app",
+                "allow-llm-config",
+                "allow-chat",
+                "allow-settings"
+            ],
             "no plugin or core permission beyond listening to events (the page may not emit them)"
         );
         let manifest =

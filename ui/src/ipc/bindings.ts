@@ -13,7 +13,16 @@ enabled?: boolean,
 /**
  * 1–100, default 1.
  */
-weight?: number, };
+weight?: number, 
+/**
+ * At most this many requests per minute, 1–100 000, for providers that announce no limits;
+ * absent: no limit.
+ */
+rpmLimit?: number, 
+/**
+ * At most this many requests at once, 1–1 000; absent: no limit.
+ */
+maxConcurrent?: number, };
 
 export type AddProviderArgs = { name: string, kind: ProviderKind, baseUrl: string, apiKey?: KeyArg, models?: Array<string>, 
 /**
@@ -36,9 +45,27 @@ weight: number, sortOrder: number,
 /**
  * Why the backend switched the key off, e.g. `HTTP 401`; null when the user did.
  */
-disabledReason: string | null, disabledAt: number | null, createdAt: number, updatedAt: number, };
+disabledReason: string | null, disabledAt: number | null, createdAt: number, updatedAt: number, 
+/**
+ * The user's limit of requests per minute; null: none.
+ */
+rpmLimit: number | null, 
+/**
+ * The user's limit of requests at once; null: none.
+ */
+maxConcurrent: number | null, };
 
 export type AppStatus = { version: string, dataDir: string, logDir: string, database: DatabaseStatus, };
+
+/**
+ * What a key has left for one model (or model class), as last announced: e.g. 3 of 5 requests
+ * until `resetAt`. A window already reset, or never announced, is null.
+ */
+export type Budget = { scope: string, requests: Window | null, tokens: Window | null, 
+/**
+ * Requests in flight counted against the windows.
+ */
+reservedRequests: number, };
 
 /**
  * A conversation with one provider and model.
@@ -53,7 +80,7 @@ providerId: string | null, model: string, createdAt: number, updatedAt: number, 
  * The events of one `chat_send`, in order: `userMessage` (unless retrying), then per attempt
  * `keySelected` and possibly `failover`, `delta`s, and always one `finished` last.
  */
-export type ChatEvent = { "type": "userMessage", message: Message, } | { "type": "keySelected", keyLabel: string, providerLevel: boolean, rebound: boolean, attempt: number, } | { "type": "failover", keyLabel: string, status: number, reason: FailoverReason, message: string, } | { "type": "delta", text: string, } | { "type": "finished", message: Message, };
+export type ChatEvent = { "type": "userMessage", message: Message, } | { "type": "keySelected", keyLabel: string, providerLevel: boolean, rebound: boolean, attempt: number, } | { "type": "failover", keyLabel: string, status: number, reason: FailoverReason, message: string, } | { "type": "delta", text: string, } | { "type": "waiting", until: number | null, deadline: number, now: number, seconds: number, } | { "type": "finished", message: Message, };
 
 export type ChatIdArgs = { chatId: string, };
 
@@ -88,7 +115,7 @@ export type ErrorDetails = { "kind": "hostChange", from: string, to: string, key
 /**
  * Why a key was refused and the reply moved to the next one.
  */
-export type FailoverReason = "rate_limited" | "auth_rejected";
+export type FailoverReason = "rate_limited" | "auth_rejected" | "quota_exhausted";
 
 export type IdArgs = { id: string, };
 
@@ -115,12 +142,24 @@ export type KeyArg = string;
 /**
  * How a key stands.
  */
-export type KeyState = "active" | "cooling" | "disabled";
+export type KeyState = "active" | "cooling" | "disabled" | "exhausted";
 
 /**
  * A key's state and statistics (since the app started).
  */
-export type KeyStatus = { id: string, label: string | null, state: KeyState, coolingUntil: number | null, consecutiveErrors: number, lastError: LastError | null, lastUsedAt: number | null, requestCount: number, failureCount: number, };
+export type KeyStatus = { id: string, label: string | null, state: KeyState, coolingUntil: number | null, consecutiveErrors: number, lastError: LastError | null, lastUsedAt: number | null, requestCount: number, failureCount: number, 
+/**
+ * What the provider last announced the key has left, per model (or model class).
+ */
+budgets: Array<Budget>, 
+/**
+ * Requests using the key right now.
+ */
+inFlight: number, 
+/**
+ * When an out-of-credit key is probed next.
+ */
+nextProbeAt: number | null, };
 
 /**
  * What testing one key against its provider found (the provider's model list, fetched with
@@ -137,7 +176,7 @@ export type LastError = { kind: LastErrorKind, status: number | null, message: s
 /**
  * What the last failure of a key was.
  */
-export type LastErrorKind = "rate_limited" | "auth_rejected" | "unresolved_env";
+export type LastErrorKind = "rate_limited" | "auth_rejected" | "unresolved_env" | "quota_exhausted";
 
 export type Message = { id: string, chatId: string, role: Role, content: string, status: MessageStatus, 
 /**
@@ -228,6 +267,28 @@ export type SendArgs = { request: SendRequest, };
  */
 export type SendRequest = { chatId: string, content?: string, };
 
+/**
+ * The user's limits of a key, both replaced: an absent one is removed.
+ */
+export type SetKeyLimitsArgs = { id: string, 
+/**
+ * 1–100 000 requests per minute; absent: no limit.
+ */
+rpmLimit?: number, 
+/**
+ * 1–1 000 requests at once; absent: no limit.
+ */
+maxConcurrent?: number, };
+
+/**
+ * The app's preferences.
+ */
+export type Settings = { 
+/**
+ * How long a chat may wait for a key to free up when all are spent or resting (seconds).
+ */
+maxWaitSeconds: number, };
+
 export type Stopped = { chatId: string, 
 /**
  * Whether a reply was being written (and is now stopped).
@@ -269,6 +330,17 @@ defaultModel?: string,
  */
 confirmHostChange?: boolean, };
 
+/**
+ * The preferences to change; at least one.
+ */
+export type UpdateSettingsArgs = { 
+/**
+ * How long a chat may wait for a key to free up when all are spent or resting: 0–120 s.
+ */
+maxWaitSeconds?: number, };
+
+export type Window = { remaining: number, limit: number | null, resetAt: number, };
+
 export type Commands = {
   "app:getStatus": { kind: "sync"; args: NoArgs; result: AppStatus };
   "llmConfig:getProviders": { kind: "sync"; args: NoArgs; result: Array<Provider> };
@@ -278,12 +350,15 @@ export type Commands = {
   "llmConfig:getApiKeys": { kind: "sync"; args: ProviderArgs; result: Array<ApiKey> };
   "llmConfig:addApiKey": { kind: "sync"; args: AddApiKeyArgs; result: ApiKey };
   "llmConfig:updateApiKey": { kind: "sync"; args: UpdateApiKeyArgs; result: ApiKey };
+  "llmConfig:setKeyLimits": { kind: "sync"; args: SetKeyLimitsArgs; result: ApiKey };
   "llmConfig:deleteApiKey": { kind: "sync"; args: IdArgs; result: Deleted };
   "llmConfig:toggleApiKey": { kind: "sync"; args: ToggleApiKeyArgs; result: ApiKey };
   "llmConfig:reorderApiKeys": { kind: "sync"; args: ReorderApiKeysArgs; result: Array<ApiKey> };
   "llmConfig:getPoolStatus": { kind: "sync"; args: ProviderArgs; result: PoolStatus };
   "llmConfig:resetCooldown": { kind: "sync"; args: IdArgs; result: Deleted };
   "llmConfig:testApiKey": { kind: "async"; args: IdArgs; result: KeyTestResult };
+  "settings:get": { kind: "sync"; args: NoArgs; result: Settings };
+  "settings:update": { kind: "sync"; args: UpdateSettingsArgs; result: Settings };
   "chat:list": { kind: "sync"; args: NoArgs; result: Array<Chat> };
   "chat:create": { kind: "sync"; args: CreateChatArgs; result: Chat };
   "chat:update": { kind: "sync"; args: UpdateChatArgs; result: Chat };

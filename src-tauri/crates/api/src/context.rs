@@ -2,14 +2,15 @@
 //! be opened), the app's directories, and the cooldown sweeper.
 
 use std::path::PathBuf;
-use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
+use std::time::Duration;
 
 use keypool::{Clock, EnvResolver, KeyPool, PoolConfig, SecretResolver};
-use keypool_llm::CompletionService;
+use keypool_llm::{CancellationToken, CompletionService, RealTime, Waiter};
 use keypool_store::{Database, OpenError};
+use tokio_util::sync::DropGuard;
 
-use crate::service::{Chats, EventSink, Keys, Providers, ServiceError, StoreLoader, WritePath};
+use crate::service::{Chats, EventSink, Keys, Providers, ServiceError, Settings, StoreLoader, WritePath};
 use crate::SystemClock;
 
 /// Where Keypool keeps its files.
@@ -25,6 +26,8 @@ pub struct Dirs {
 pub struct Wiring {
     pub events: Arc<dyn EventSink>,
     pub clock: Arc<dyn Clock>,
+    /// How requests wait for a key to free up: real time, or simulated time in tests.
+    pub waiter: Arc<dyn Waiter>,
     pub resolver: Arc<dyn SecretResolver>,
     pub pool: PoolConfig,
 }
@@ -32,7 +35,14 @@ pub struct Wiring {
 impl Wiring {
     /// The real clock, `$NAME` keys from the process environment, the default pool settings.
     pub fn production(events: Arc<dyn EventSink>) -> Self {
-        Wiring { events, clock: Arc::new(SystemClock), resolver: Arc::new(EnvResolver), pool: PoolConfig::default() }
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        Wiring {
+            events,
+            waiter: Arc::new(RealTime::new(clock.clone())),
+            clock,
+            resolver: Arc::new(EnvResolver),
+            pool: PoolConfig::default(),
+        }
     }
 }
 
@@ -54,15 +64,17 @@ pub struct AppContext {
     version: String,
     dirs: Dirs,
     services: Result<Services, (&'static str, String)>,
-    /// Stops the sweeper thread when the context goes.
-    _sweeper: Option<mpsc::Sender<()>>,
+    /// Stops the background work (sweeps, probes) when the context goes.
+    _background: Option<DropGuard>,
 }
 
 struct Services {
     keys: Keys,
     providers: Providers,
     chats: Chats,
+    settings: Settings,
     completions: CompletionService,
+    clock: Arc<dyn Clock>,
 }
 
 impl AppContext {
@@ -73,11 +85,9 @@ impl AppContext {
         if let Err(error) = &database {
             tracing::error!(%error, "the database could not be opened; the app starts without it");
         }
-        let wiring = Wiring::production(events);
-        let clock = wiring.clock.clone();
-        let mut context = Self::with_wiring(version, dirs, database, wiring);
+        let mut context = Self::with_wiring(version, dirs, database, Wiring::production(events));
         if let Ok(services) = &context.services {
-            context._sweeper = Some(sweep_cooldowns(services.keys.pool().clone(), clock));
+            context._background = Some(background(services.keys.clone(), services.clock.clone()));
         }
         context
     }
@@ -91,7 +101,7 @@ impl AppContext {
     ) -> Self {
         let services =
             database.map(|db| Services::new(Arc::new(db), wiring)).map_err(|error| (error.kind(), error.to_string()));
-        AppContext { version: version.into(), dirs, services, _sweeper: None }
+        AppContext { version: version.into(), dirs, services, _background: None }
     }
 
     pub fn version(&self) -> &str {
@@ -126,6 +136,10 @@ impl AppContext {
         Ok(&self.services()?.chats)
     }
 
+    pub fn settings(&self) -> Result<&Settings, ServiceError> {
+        Ok(&self.services()?.settings)
+    }
+
     /// The completion service the chats use, for tools that drive it directly (benches).
     pub fn completions(&self) -> Result<&CompletionService, ServiceError> {
         Ok(&self.services()?.completions)
@@ -134,33 +148,57 @@ impl AppContext {
 
 impl Services {
     fn new(db: Arc<Database>, wiring: Wiring) -> Self {
-        let Wiring { events, clock, resolver, pool } = wiring;
+        let Wiring { events, clock, waiter, resolver, pool } = wiring;
         let pool = Arc::new(KeyPool::new(pool, Arc::new(StoreLoader { db: db.clone() }), resolver.clone()));
         let writes = Arc::new(WritePath { db: db.clone(), pool: pool.clone(), events });
-        let completions = CompletionService::new(pool, clock.clone(), resolver, writes.clone());
+        let completions = CompletionService::new(pool.clone(), clock.clone(), resolver, writes.clone(), waiter);
         Services {
             keys: Keys::new(db.clone(), writes.clone(), clock.clone(), completions.clone()),
             providers: Providers::new(db.clone(), writes, clock.clone()),
-            chats: Chats::new(db, completions.clone(), clock),
+            settings: Settings::open(db.clone(), pool, clock.clone()),
+            chats: Chats::new(db, completions.clone(), clock.clone()),
             completions,
+            clock,
         }
     }
 }
 
-/// Clears expired cooldowns on the pool's interval, on a thread of its own, until the returned
-/// sender is dropped. The pool is correct without sweeping (expiry is found at selection); the
-/// sweep keeps the status view tidy and moves the rebuild off the selection path.
-fn sweep_cooldowns(pool: Arc<KeyPool>, clock: Arc<dyn Clock>) -> mpsc::Sender<()> {
-    let (stop, stopped) = mpsc::channel::<()>();
-    let interval = pool.sweep_interval();
-    let spawned = std::thread::Builder::new().name("keypool-sweeper".into()).spawn(move || loop {
-        match stopped.recv_timeout(interval) {
-            Err(RecvTimeoutError::Timeout) => pool.sweep(clock.now()),
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
-        }
+/// How often the background checks for out-of-credit keys due for a probe.
+const PROBE_CHECK: Duration = Duration::from_secs(60);
+
+/// The background work of an open app, on a thread of its own with a small runtime, until the
+/// returned guard is dropped: expired cooldowns are swept on the pool's interval (the pool is
+/// correct without it; the sweep keeps the status view tidy and the rebuild off the selection
+/// path), and out-of-credit keys are probed when due.
+fn background(keys: Keys, clock: Arc<dyn Clock>) -> DropGuard {
+    let stop = CancellationToken::new();
+    let stopped = stop.clone();
+    let spawned = std::thread::Builder::new().name("keypool-background".into()).spawn(move || {
+        let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(runtime) => runtime,
+            Err(error) => {
+                return tracing::error!(%error, "no background runtime: cooldowns end at the next selection, no probes")
+            }
+        };
+        runtime.block_on(async move {
+            let pool = keys.pool().clone();
+            let mut sweep = tokio::time::interval(pool.sweep_interval());
+            let mut probe = tokio::time::interval(PROBE_CHECK);
+            loop {
+                tokio::select! {
+                    _ = stopped.cancelled() => return,
+                    _ = sweep.tick() => pool.sweep(clock.now()),
+                    _ = probe.tick() => {
+                        if let Err(error) = keys.probe_exhausted().await {
+                            tracing::warn!(%error, "could not probe out-of-credit keys");
+                        }
+                    }
+                }
+            }
+        });
     });
     if let Err(error) = spawned {
-        tracing::error!(%error, "could not start the cooldown sweeper; expired cooldowns end at the next selection");
+        tracing::error!(%error, "could not start the background thread: cooldowns end at the next selection, no probes");
     }
-    stop
+    stop.drop_guard()
 }

@@ -113,6 +113,7 @@ async fn main() {
                 api_key: Secret::new(key.as_str()),
                 enabled: true,
                 weight: *weight,
+                limits: keypool::UserLimits::default(),
             })
             .expect("the key is stored");
     }

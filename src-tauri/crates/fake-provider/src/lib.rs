@@ -63,6 +63,9 @@ pub enum Reply {
     },
     /// A successful reply with a pause before each piece.
     Slow { chunks: Vec<String>, delay_ms: u64 },
+    /// The account is out of credit, in the dialect's words: OpenAI's 429 `insufficient_quota`,
+    /// Anthropic's 400 "Your credit balance is too low".
+    QuotaExceeded,
     /// A redirect (`status` 301/302/307/308) to the same path on the server at `to`
     /// (`http://host:port`), as a misconfigured gateway might send.
     Redirect { status: u16, to: String },
@@ -103,11 +106,44 @@ struct Script {
     standing: HashMap<String, Reply>,
     seen: Vec<Seen>,
     released: HashSet<String>,
+    limits: HashMap<String, RateLimit>,
+    windows: HashMap<(String, String), Window>,
+    /// Requests refused by a rate limit, for benchmarks.
+    refused: u64,
 }
 
 struct Shared {
     script: Mutex<Script>,
     gate_opened: Notify,
+    /// Milliseconds since the Unix epoch, as the rate windows see time.
+    clock: Clock,
+}
+
+/// The fake's clock: the real one, or a test's (a simulation shares its manual clock).
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+fn system_clock() -> Clock {
+    Arc::new(|| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
+    })
+}
+
+/// A rate limit the fake enforces for one key (per model, as OpenAI counts), and announces on
+/// every answer in the dialect's header style.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+pub struct RateLimit {
+    /// Requests allowed per window.
+    pub requests: u32,
+    /// The window's length; it starts with its first request.
+    pub window_ms: u64,
+}
+
+/// One key's (and model's) current window.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    started: i64,
+    used: u32,
 }
 
 #[derive(Clone)]
@@ -129,7 +165,16 @@ impl FakeProvider {
     }
 
     pub async fn start_on(port: u16) -> FakeProvider {
-        let shared = Arc::new(Shared { script: Mutex::new(Script::default()), gate_opened: Notify::new() });
+        Self::start_with(port, system_clock()).await
+    }
+
+    /// Starts on an ephemeral port with `clock` as the rate windows' time (a test's manual clock).
+    pub async fn start_with_clock(clock: Clock) -> FakeProvider {
+        Self::start_with(0, clock).await
+    }
+
+    async fn start_with(port: u16, clock: Clock) -> FakeProvider {
+        let shared = Arc::new(Shared { script: Mutex::new(Script::default()), gate_opened: Notify::new(), clock });
         let app = Router::new()
             .route("/v1/chat/completions", post(openai))
             .route("/chat/completions", post(openai))
@@ -140,6 +185,8 @@ impl FakeProvider {
             .route("/__fake/release", post(control_release))
             .route("/__fake/requests", get(control_requests))
             .route("/__fake/reset", post(control_reset))
+            .route("/__fake/limit", post(control_limit))
+            .route("/__fake/refused", get(control_refused))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("bind loopback");
         let addr = listener.local_addr().expect("bound address");
@@ -167,6 +214,17 @@ impl FakeProvider {
     /// Answers every request with `key` this way once its queue is empty.
     pub fn always(&self, key: &str, reply: Reply) {
         self.shared.script.lock().unwrap().standing.insert(key.to_owned(), reply);
+    }
+
+    /// Enforces `limit` on `key`'s requests (each model its own window) and announces what is
+    /// left on every answer; over the limit, a 429 in the dialect's words and headers.
+    pub fn limit(&self, key: &str, limit: RateLimit) {
+        self.shared.script.lock().unwrap().limits.insert(key.to_owned(), limit);
+    }
+
+    /// How many requests a rate limit refused so far.
+    pub fn refused(&self) -> u64 {
+        self.shared.script.lock().unwrap().refused
     }
 
     /// Lets held streams waiting on `gate` go on.
@@ -269,18 +327,31 @@ async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: Head
         model: body["model"].as_str().unwrap_or_default().to_owned(),
         messages: body["messages"].as_array().map_or(0, Vec::len),
     };
+    let window = match admit(&shared, &key, &seen.model) {
+        Admission::Unlimited => None,
+        Admission::Admitted(announced) => Some(announced),
+        Admission::Refused(announced) => {
+            shared.script.lock().unwrap().seen.push(seen);
+            return rate_limited(dialect, announced);
+        }
+    };
     let reply = match next_reply(&shared, seen) {
         Reply::Status { status, headers, message } => {
             return error_response(dialect, status, &headers, &with_key(&message, &key));
         }
         Reply::Redirect { status, to } => return redirect(status, &to, &uri),
+        Reply::QuotaExceeded => return quota_exceeded(dialect),
         Reply::StreamError { chunks_before, error_type, message } => {
             Reply::StreamError { chunks_before, error_type, message: with_key(&message, &key) }
         }
         other => other,
     };
     if !stream {
-        return whole_reply(dialect, reply);
+        let mut response = whole_reply(dialect, reply);
+        if let Some(announced) = window {
+            announce(&mut response, dialect, announced);
+        }
+        return response;
     }
     let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(16);
     let (abort_tx, abort_rx) = mpsc::channel::<()>(1);
@@ -292,12 +363,16 @@ async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: Head
             Some(()) = abort_rx.recv() => Some((Err(std::io::Error::other("dropped by script")), (rx, abort_rx))),
         }
     });
-    Response::builder()
+    let mut response = Response::builder()
         .status(StatusCode::OK)
         .header("content-type", "text/event-stream")
         .header("cache-control", "no-cache")
         .body(Body::from_stream(body))
-        .expect("static response parts")
+        .expect("static response parts");
+    if let Some(announced) = window {
+        announce(&mut response, dialect, announced);
+    }
+    response
 }
 
 fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
@@ -306,7 +381,11 @@ fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
         Reply::StreamError { error_type, message, .. } => {
             return error_response(dialect, status_for(&error_type), &[], &message);
         }
-        Reply::Drop { .. } | Reply::Hold { .. } | Reply::Status { .. } | Reply::Redirect { .. } => {
+        Reply::Drop { .. }
+        | Reply::Hold { .. }
+        | Reply::Status { .. }
+        | Reply::Redirect { .. }
+        | Reply::QuotaExceeded => {
             return (StatusCode::INTERNAL_SERVER_ERROR, "unsupported without streaming").into_response();
         }
     };
@@ -453,8 +532,118 @@ async fn play(
                 }
             }
         }
-        Reply::Status { .. } | Reply::Redirect { .. } => unreachable!("answered before streaming"),
+        Reply::Status { .. } | Reply::Redirect { .. } | Reply::QuotaExceeded => {
+            unreachable!("answered before streaming")
+        }
     }
+}
+
+/// What a key's window looks like after (or instead of) this request.
+#[derive(Debug, Clone, Copy)]
+struct Announced {
+    limit: u32,
+    remaining: u32,
+    now: i64,
+    reset_at: i64,
+}
+
+enum Admission {
+    Unlimited,
+    Admitted(Announced),
+    Refused(Announced),
+}
+
+fn admit(shared: &Shared, key: &str, model: &str) -> Admission {
+    let now = (shared.clock)();
+    let mut script = shared.script.lock().unwrap();
+    let Some(limit) = script.limits.get(key).copied() else { return Admission::Unlimited };
+    let window = script.windows.entry((key.to_owned(), model.to_owned())).or_insert(Window { started: now, used: 0 });
+    if now >= window.started + limit.window_ms as i64 {
+        *window = Window { started: now, used: 0 };
+    }
+    let reset_at = window.started + limit.window_ms as i64;
+    if window.used >= limit.requests {
+        script.refused += 1;
+        return Admission::Refused(Announced { limit: limit.requests, remaining: 0, now, reset_at });
+    }
+    window.used += 1;
+    Admission::Admitted(Announced { limit: limit.requests, remaining: limit.requests - window.used, now, reset_at })
+}
+
+/// The window in the dialect's headers: OpenAI's Go-style durations, Anthropic's RFC 3339 instants.
+fn announce(response: &mut Response, dialect: Dialect, a: Announced) {
+    let wait_ms = (a.reset_at - a.now).max(0);
+    let headers: Vec<(&str, String)> = match dialect {
+        Dialect::Openai => vec![
+            ("x-ratelimit-limit-requests", a.limit.to_string()),
+            ("x-ratelimit-remaining-requests", a.remaining.to_string()),
+            ("x-ratelimit-reset-requests", format!("{wait_ms}ms")),
+        ],
+        Dialect::Anthropic => vec![
+            ("anthropic-ratelimit-requests-limit", a.limit.to_string()),
+            ("anthropic-ratelimit-requests-remaining", a.remaining.to_string()),
+            ("anthropic-ratelimit-requests-reset", rfc3339(a.reset_at)),
+        ],
+    };
+    for (name, value) in headers {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            response.headers_mut().insert(HeaderName::from_static(name), value);
+        }
+    }
+}
+
+fn quota_exceeded(dialect: Dialect) -> Response {
+    let (status, body) = match dialect {
+        Dialect::Openai => (
+            StatusCode::TOO_MANY_REQUESTS,
+            json!({ "error": {
+            "message": "You exceeded your current quota, please check your plan and billing details.",
+            "type": "insufficient_quota", "param": null, "code": "insufficient_quota" } }),
+        ),
+        Dialect::Anthropic => (
+            StatusCode::BAD_REQUEST,
+            json!({ "type": "error", "error": {
+            "type": "invalid_request_error",
+            "message": "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits." } }),
+        ),
+    };
+    (status, Json(body)).into_response()
+}
+
+fn rate_limited(dialect: Dialect, a: Announced) -> Response {
+    let retry_after = ((a.reset_at - a.now).max(0) as u64).div_ceil(1000).to_string();
+    let body = match dialect {
+        Dialect::Openai => json!({ "error": {
+            "message": "Rate limit reached for requests", "type": "requests", "param": null, "code": "rate_limit_exceeded" } }),
+        Dialect::Anthropic => json!({ "type": "error", "error": {
+            "type": "rate_limit_error", "message": "This request would exceed the rate limit for your organization." } }),
+    };
+    let mut response = (StatusCode::TOO_MANY_REQUESTS, Json(body)).into_response();
+    response.headers_mut().insert("retry-after", HeaderValue::from_str(&retry_after).expect("digits"));
+    announce(&mut response, dialect, a);
+    response
+}
+
+/// Milliseconds since the epoch as an RFC 3339 instant, e.g. `2027-01-15T08:00:02.500Z`.
+fn rfc3339(ms: i64) -> String {
+    let at = std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    humantime::format_rfc3339_millis(at).to_string()
+}
+
+#[derive(Deserialize)]
+struct LimitRequest {
+    key: String,
+    #[serde(flatten)]
+    limit: RateLimit,
+}
+
+async fn control_limit(State(shared): State<Arc<Shared>>, Json(request): Json<LimitRequest>) -> StatusCode {
+    shared.script.lock().unwrap().limits.insert(request.key, request.limit);
+    StatusCode::NO_CONTENT
+}
+
+async fn control_refused(State(shared): State<Arc<Shared>>) -> Json<u64> {
+    Json(shared.script.lock().unwrap().refused)
 }
 
 #[derive(Deserialize)]

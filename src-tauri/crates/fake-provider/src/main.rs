@@ -1,17 +1,37 @@
-//! `keypool-fake-provider [--port N]`: serves the fake provider on 127.0.0.1 until killed.
-//! Prints `listening on http://127.0.0.1:PORT` once it accepts connections.
+//! `keypool-fake-provider [--port N] [--limit KEY=REQUESTS/WINDOW_MS ...]`: serves the fake
+//! provider on 127.0.0.1 until killed. Prints `listening on http://127.0.0.1:PORT` once it accepts
+//! connections. Each `--limit` enforces and announces a per-key rate window (e.g.
+//! `--limit key1=5/2000`: 5 requests per 2 s).
 
 #[tokio::main]
 async fn main() {
     let mut args = std::env::args().skip(1);
     let mut port = 0u16;
+    let mut limits = Vec::new();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--port" => port = args.next().and_then(|p| p.parse().ok()).expect("--port takes a number"),
-            other => panic!("unknown argument {other}; usage: keypool-fake-provider [--port N]"),
+            "--limit" => {
+                limits.push(args.next().and_then(|l| parse_limit(&l)).expect("--limit takes KEY=REQUESTS/WINDOW_MS"))
+            }
+            other => panic!(
+                "unknown argument {other}; usage: keypool-fake-provider [--port N] [--limit KEY=REQUESTS/WINDOW_MS]"
+            ),
         }
     }
     let provider = keypool_fake_provider::FakeProvider::start_on(port).await;
+    for (key, limit) in limits {
+        provider.limit(&key, limit);
+    }
     println!("listening on {}", provider.url());
     tokio::signal::ctrl_c().await.ok();
+}
+
+fn parse_limit(text: &str) -> Option<(String, keypool_fake_provider::RateLimit)> {
+    let (key, limit) = text.rsplit_once('=')?;
+    let (requests, window_ms) = limit.split_once('/')?;
+    Some((
+        key.to_owned(),
+        keypool_fake_provider::RateLimit { requests: requests.parse().ok()?, window_ms: window_ms.parse().ok()? },
+    ))
 }

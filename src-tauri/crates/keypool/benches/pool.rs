@@ -36,6 +36,7 @@ fn pool(n: usize) -> (KeyPool, ProviderId) {
             weight: 1 + (i % 7) as u32,
             sort_order: i as i64,
             created_at: NOW,
+            limits: UserLimits::default(),
         })
         .collect();
     let store = Arc::new(Store(keys));
@@ -109,7 +110,7 @@ fn two_threads(c: &mut Criterion) {
 }
 
 fn request<'a>(provider: &'a ProviderId, session: Option<&'a SessionId>) -> SelectionRequest<'a> {
-    SelectionRequest { provider, session, exclude: &[] }
+    SelectionRequest { provider, session, exclude: &[], demand: Demand::default() }
 }
 
 criterion_group!(benches, bound_session, new_selection, two_threads);

@@ -2,7 +2,7 @@
 
 use std::error::Error;
 
-use crate::{KeyId, ProviderId, Secret, Timestamp};
+use crate::{KeyId, ProviderId, Secret, Timestamp, UserLimits};
 
 /// One API key as stored.
 #[derive(Clone, Debug)]
@@ -24,6 +24,8 @@ pub struct KeyEntry {
     pub sort_order: i64,
     /// When the key was added; the second ordering criterion.
     pub created_at: Timestamp,
+    /// Limits the user set for providers that announce none.
+    pub limits: UserLimits,
 }
 
 /// Reads a provider's keys from the store.

@@ -1,7 +1,6 @@
 //! What can go wrong when asking the pool for a key. No variant ever carries a secret.
 
 use std::fmt;
-use std::time::Duration;
 
 use crate::{KeyId, LoadError, ProviderId, Timestamp};
 
@@ -45,45 +44,113 @@ pub enum PoolError {
 pub enum Unavailability {
     /// The provider has no keys in the pool (the app may fall back to the provider-level key).
     NoKeys,
-    /// Every key is disabled, by hand or after the provider rejected it: these are the ones to fix.
-    AllDisabled {
-        /// Every key of the provider, with its label.
-        keys: Vec<(KeyId, Option<String>)>,
+    /// Every key is resting, spent, taken, refused or already tried: why, key by key, in display
+    /// order.
+    Blocked {
+        /// Each key with what stops it.
+        keys: Vec<BlockedKey>,
+        /// The earliest time a key frees up by itself (a cooldown ends, a window refills);
+        /// `None` when none will without the user, or only a request in flight ending can free one.
+        first_free_at: Option<Timestamp>,
     },
-    /// Every enabled key is cooling down after rate limits.
-    AllCooling {
-        /// When the first of them is free again.
-        first_free_at: Timestamp,
-        /// How long that is from the time of the request.
-        wait: Duration,
+}
+
+/// One key that cannot serve a request, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockedKey {
+    /// The key.
+    pub id: KeyId,
+    /// How people know it: its label, or its masked preview (`$NAME` as written).
+    pub name: String,
+    /// What stops it.
+    pub why: Blocker,
+    /// This request already tried it: it does not free up for this request, whatever `why`.
+    pub tried: bool,
+}
+
+/// What stops a key from serving a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocker {
+    /// This request already tried it.
+    Tried,
+    /// Resting after rate limits, until then.
+    Cooling {
+        /// When the cooldown ends.
+        until: Timestamp,
     },
-    /// Keys are available, but the request already tried every one of them.
-    AllExcluded,
+    /// Its announced budget (or the user's per-minute limit) for this request's model is used up
+    /// until then.
+    Spent {
+        /// When the window refills.
+        until: Timestamp,
+    },
+    /// As many of its requests are in flight as it may have at once.
+    Busy,
+    /// Off: switched off by hand (`status: None`) or refused by the provider with `status`.
+    Disabled {
+        /// The HTTP status of the refusal that disabled it, if that is why.
+        status: Option<u16>,
+    },
+    /// Out of credit; it is tried again in the background at `next_probe_at`.
+    Exhausted {
+        /// When the next probe runs.
+        next_probe_at: Timestamp,
+    },
+}
+
+impl Unavailability {
+    /// Whether every key is one the request already tried (others may be free for another one).
+    pub fn all_tried(&self) -> bool {
+        matches!(self, Unavailability::Blocked { keys, .. } if keys.iter().all(|k| k.tried))
+    }
+
+    /// Whether some key the request has not tried waits only for a request in flight to end.
+    pub fn busy(&self) -> bool {
+        matches!(self, Unavailability::Blocked { keys, .. } if keys.iter().any(|k| !k.tried && k.why == Blocker::Busy))
+    }
+
+    /// When the request should try again if it may wait until `deadline`: the first time a key
+    /// it has not tried frees up by itself, if that is no later than the deadline. `None`: give
+    /// up now.
+    pub fn retry_at(&self, deadline: Timestamp) -> Option<Timestamp> {
+        let Unavailability::Blocked { keys, .. } = self else { return None };
+        keys.iter()
+            .filter(|k| !k.tried)
+            .filter_map(|k| match k.why {
+                Blocker::Cooling { until } | Blocker::Spent { until } => Some(until),
+                _ => None,
+            })
+            .min()
+            .filter(|&at| at <= deadline)
+    }
 }
 
 impl fmt::Display for Unavailability {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Unavailability::NoKeys => f.write_str("the provider has no API keys in its pool"),
-            Unavailability::AllDisabled { keys } => {
-                f.write_str("every key is disabled; enable or fix one of: ")?;
-                for (i, (id, label)) in keys.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{}", KeyName(id, label.as_deref()))?;
-                }
-                Ok(())
-            }
-            Unavailability::AllCooling { first_free_at, wait } => write!(
-                f,
-                "every enabled key is cooling down after rate limits; the first is free again in {} s (at {first_free_at})",
-                wait.as_millis().div_ceil(1000)
-            ),
-            Unavailability::AllExcluded => {
-                f.write_str("every available key was already tried for this request")
-            }
+        let Unavailability::Blocked { keys, first_free_at } = self else {
+            return f.write_str("the provider has no API keys in its pool");
+        };
+        let count = |pred: fn(&Blocker) -> bool| keys.iter().filter(|k| pred(&k.why)).count();
+        let resting = count(|b| matches!(b, Blocker::Cooling { .. } | Blocker::Spent { .. } | Blocker::Busy));
+        let off: Vec<&str> =
+            keys.iter().filter(|k| matches!(k.why, Blocker::Disabled { .. })).map(|k| k.name.as_str()).collect();
+        let exhausted = count(|b| matches!(b, Blocker::Exhausted { .. }));
+        let tried = count(|b| matches!(b, Blocker::Tried));
+        let mut parts = Vec::new();
+        if resting > 0 {
+            let when = first_free_at.map(|at| format!(" (the first is free again at {at})")).unwrap_or_default();
+            parts.push(format!("{resting} resting after rate limits or busy{when}"));
         }
+        if !off.is_empty() {
+            parts.push(format!("{} disabled (enable or fix: {})", off.len(), off.join(", ")));
+        }
+        if exhausted > 0 {
+            parts.push(format!("{exhausted} out of credit"));
+        }
+        if tried > 0 {
+            parts.push(format!("{tried} already tried for this request"));
+        }
+        write!(f, "no key can take the request: {}", parts.join("; "))
     }
 }
 

@@ -1,17 +1,24 @@
 //! One key in the pool and what the pool learned about it: the per-key state machine.
 //!
 //! ```text
-//!             rate limit (429/529)              auth rejection (401/403)
-//!   Active ───────────────────────▶ Cooling    Active|Cooling ──────────▶ Refused
-//!     ▲                                │          (until the store says disabled,
-//!     └──── success, expiry, reset ────┘           or the user enables it again)
+//!            rate limit (429/529)                      auth rejection (401/403)
+//!   Active ─────────────────────────▶ Cooling   Active|Cooling ──────────────────▶ Refused
+//!     ▲  ◀── success, expiry, reset ──┘            (until the store says disabled,
+//!     │                                             or the user enables it again)
+//!     │        out of credit (402, insufficient_quota)
+//!     └─ probe ok ── Exhausted ◀──────────────────── Active|Cooling
 //! ```
-//! `enabled = false` in the store is Disabled whatever the rest says.
+//! `enabled = false` in the store is Disabled whatever the rest says. Besides its state, a key
+//! has budgets (what the provider announced it has left, per model) that admit or refuse each
+//! request without changing the state.
 
 use std::sync::Arc;
 
-use crate::{DisableReason, FailureOutcome, KeyEntry, KeyError, KeyId, KeyState, KeyStatus, PoolConfig, Secret};
-use crate::{FailureKind, Timestamp};
+use crate::budget::{Announced, Blocked, Budgets, Demand, UserLimits};
+use crate::error::Blocker;
+use crate::status::BudgetStatus;
+use crate::{DisableReason, FailureKind, FailureOutcome, KeyEntry, KeyError, KeyId, KeyState, KeyStatus};
+use crate::{PoolConfig, Secret, Timestamp};
 
 pub(crate) struct PoolKey {
     pub id: KeyId,
@@ -24,7 +31,8 @@ pub(crate) struct PoolKey {
     pub env_ref: bool,
     pub enabled: bool,
     pub weight: u32,
-    /// Enabled, not refused, not cooling, as of the provider's last rebuild.
+    pub limits: UserLimits,
+    /// Enabled, not refused, not exhausted, not cooling, as of the provider's last rebuild.
     pub available: bool,
     pub health: Health,
 }
@@ -42,6 +50,15 @@ pub(crate) struct Health {
     /// The provider rejected the key. The pool refuses it from the report on, before the store
     /// records the disable, and until a load shows the store did (or the user enables it again).
     refused: bool,
+    exhausted: Option<Exhaustion>,
+    pub budgets: Budgets,
+}
+
+/// An out-of-credit key: when it is probed next, and how many probes failed so far.
+#[derive(Clone, Copy, Debug)]
+struct Exhaustion {
+    next_probe_at: Timestamp,
+    probes: u32,
 }
 
 impl PoolKey {
@@ -58,14 +75,15 @@ impl PoolKey {
             secret: entry.api_key,
             enabled: entry.enabled,
             weight: entry.weight.clamp(1, 100),
+            limits: entry.limits,
             available: false,
             health,
         }
     }
 
-    /// Enabled and not refused: available unless cooling.
+    /// Enabled, not refused and not out of credit: available unless cooling.
     pub fn usable(&self) -> bool {
-        self.enabled && !self.health.refused
+        self.enabled && !self.health.refused && self.health.exhausted.is_none()
     }
 
     /// The end of a cooldown still running at `now`.
@@ -73,19 +91,57 @@ impl PoolKey {
         self.health.cooling_until.filter(|&until| until > now)
     }
 
-    /// When a cooldown ends, running or not (the sweep clears expired ones).
-    pub fn cooldown_end(&self) -> Option<Timestamp> {
-        self.health.cooling_until
+    /// Whether the key's budgets and the user's limits admit `demand` at `now`.
+    pub fn admits(&self, demand: &Demand<'_>, now: Timestamp) -> Result<(), Blocked> {
+        if self.health.budgets.is_idle(&self.limits) {
+            return Ok(());
+        }
+        self.health.budgets.admits(&self.limits, demand, now)
     }
 
-    pub fn record_hand_out(&mut self, now: Timestamp) {
+    /// Whether a hand-out must reserve anything (a budget or limit may refuse the next request).
+    pub fn needs_lease(&self, demand: &Demand<'_>) -> bool {
+        !self.limits.is_empty() || (demand.scope.is_some() && !self.health.budgets.scopes().is_empty())
+    }
+
+    /// What stops the key from serving `demand` at `now`, if anything; `tried`: this request
+    /// already used it (said only when nothing else stops it, which says more).
+    pub fn blocker(&self, demand: &Demand<'_>, tried: bool, now: Timestamp) -> Option<Blocker> {
+        if !self.enabled || self.health.refused {
+            let status = match self.health.last_error {
+                Some(KeyError::AuthRejected { status }) => Some(status),
+                _ => None,
+            };
+            return Some(Blocker::Disabled { status });
+        }
+        if let Some(exhausted) = self.health.exhausted {
+            return Some(Blocker::Exhausted { next_probe_at: exhausted.next_probe_at });
+        }
+        if let Some(until) = self.cooling_until(now) {
+            return Some(Blocker::Cooling { until });
+        }
+        match self.admits(demand, now) {
+            Err(Blocked::Busy) => Some(Blocker::Busy),
+            Err(Blocked::Until(until)) => Some(Blocker::Spent { until }),
+            Ok(()) => tried.then_some(Blocker::Tried),
+        }
+    }
+
+    pub fn record_hand_out(&mut self, demand: &Demand<'_>, reserve: bool, now: Timestamp) {
         self.health.request_count += 1;
         self.health.last_used_at = Some(now);
+        if reserve {
+            self.health.budgets.reserve(&self.limits, demand, now);
+        }
     }
 
-    /// A success ends the cooldown and the streak. Returns whether availability may have changed.
-    pub fn record_success(&mut self) -> bool {
+    /// An answer ends the cooldown and the streak and brings the windows it announced.
+    /// Returns whether availability may have changed.
+    pub fn record_answer(&mut self, scope: Option<&str>, announced: &Announced) -> bool {
         self.health.consecutive_errors = 0;
+        if let Some(scope) = scope {
+            self.health.budgets.record(scope, announced);
+        }
         self.health.cooling_until.take().is_some()
     }
 
@@ -93,6 +149,7 @@ impl PoolKey {
         &mut self,
         kind: FailureKind,
         status: u16,
+        scope: Option<&str>,
         config: &PoolConfig,
         now: Timestamp,
     ) -> FailureOutcome {
@@ -100,8 +157,17 @@ impl PoolKey {
         health.failure_count += 1;
         health.last_error_at = Some(now);
         match kind {
-            FailureKind::RateLimited { retry_after } => {
+            FailureKind::RateLimited { retry_after, announced } => {
                 health.last_error = Some(KeyError::RateLimited { status });
+                if let Some(scope) = scope {
+                    health.budgets.record(scope, &announced);
+                    // The windows say which limit was hit: that model's budget, not the whole key.
+                    if let Some(until) = announced.spent_until(0).filter(|&until| until > now) {
+                        let until = until.max(now + crate::config::MIN_REST);
+                        health.budgets.spend(scope, until);
+                        return FailureOutcome::Spent { until };
+                    }
+                }
                 health.consecutive_errors = health.consecutive_errors.saturating_add(1);
                 let rest = config.cooldown_for(health.consecutive_errors, retry_after);
                 // Never shorten a running cooldown (an announced short wait after a long backoff).
@@ -119,12 +185,45 @@ impl PoolKey {
                 health.refused = true;
                 FailureOutcome::Disabled { reason: DisableReason::AuthRejected { status } }
             }
+            FailureKind::QuotaExhausted => {
+                health.last_error = Some(KeyError::QuotaExhausted { status });
+                if let Some(exhausted) = health.exhausted {
+                    return FailureOutcome::Exhausted { probe_at: exhausted.next_probe_at };
+                }
+                let probe_at = now + config.probe_interval(1);
+                health.exhausted = Some(Exhaustion { next_probe_at: probe_at, probes: 0 });
+                FailureOutcome::Exhausted { probe_at }
+            }
         }
+    }
+
+    /// Whether an out-of-credit key is due for a probe at `now`.
+    pub fn probe_due(&self, now: Timestamp) -> bool {
+        self.enabled && self.health.exhausted.is_some_and(|e| e.next_probe_at <= now)
+    }
+
+    /// A background probe answered: usable again (`true`), or still out of credit, probed again
+    /// after a doubled interval. Returns whether availability changed.
+    pub fn record_probe(&mut self, usable: bool, config: &PoolConfig, now: Timestamp) -> bool {
+        let Some(exhausted) = self.health.exhausted else { return false };
+        if usable {
+            self.health.exhausted = None;
+            self.health.consecutive_errors = 0;
+            return true;
+        }
+        let probes = exhausted.probes + 1;
+        let next_probe_at = now + config.probe_interval(probes + 1);
+        self.health.exhausted = Some(Exhaustion { next_probe_at, probes });
+        false
     }
 
     pub fn record_unresolved(&mut self, var: String, now: Timestamp) {
         self.health.last_error = Some(KeyError::UnresolvedEnv { var });
         self.health.last_error_at = Some(now);
+    }
+
+    pub fn release(&mut self, scope: Option<&str>, tokens: u32) {
+        self.health.budgets.release(scope, tokens);
     }
 
     /// Ends an expired cooldown; returns whether there was one.
@@ -150,13 +249,16 @@ impl PoolKey {
     pub fn status(&self, now: Timestamp) -> KeyStatus {
         let h = &self.health;
         let cooling_until = self.cooling_until(now);
-        let state = if !self.usable() {
+        let state = if !self.enabled || h.refused {
             KeyState::Disabled
+        } else if h.exhausted.is_some() {
+            KeyState::Exhausted
         } else if cooling_until.is_some() {
             KeyState::Cooling
         } else {
             KeyState::Active
         };
+        let current = |w: Option<crate::Window>| w.filter(|w| w.reset_at > now);
         KeyStatus {
             key_id: self.id.clone(),
             label: self.label.as_deref().map(str::to_owned),
@@ -169,6 +271,19 @@ impl PoolKey {
             last_used_at: h.last_used_at,
             request_count: h.request_count,
             failure_count: h.failure_count,
+            budgets: h
+                .budgets
+                .scopes()
+                .iter()
+                .map(|b| BudgetStatus {
+                    scope: b.scope.to_string(),
+                    requests: current(b.requests),
+                    tokens: current(b.tokens),
+                    reserved_requests: b.reserved_requests,
+                })
+                .collect(),
+            in_flight: h.budgets.in_flight(),
+            next_probe_at: h.exhausted.map(|e| e.next_probe_at),
         }
     }
 }

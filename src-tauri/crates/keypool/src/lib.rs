@@ -43,7 +43,7 @@
 //!         Ok(["a", "b"].into_iter().map(|id| KeyEntry {
 //!             id: KeyId::from(id), provider_id: provider.clone(), label: None,
 //!             api_key: Secret::from(format!("sk-{id}")), enabled: true, weight: 1,
-//!             sort_order: 0, created_at: Timestamp::EPOCH,
+//!             sort_order: 0, created_at: Timestamp::EPOCH, limits: UserLimits::default(),
 //!         }).collect())
 //!     }
 //! }
@@ -54,11 +54,11 @@
 //!
 //! let first = pool.select(SelectionRequest::new(&openai).for_session(&chat), now)?;
 //! assert_eq!(first.key_id.as_str(), "a", "the first selection takes slot 0");
-//! let refused = Failure { provider: &openai, key: &first.key_id, status: 429,
-//!                         kind: FailureKind::RateLimited { retry_after: None } };
+//! let kind = FailureKind::RateLimited { retry_after: None, announced: Announced::default() };
+//! let refused = Failure { provider: &openai, key: &first.key_id, status: 429, kind, scope: None };
 //! let outcome = pool.report_failure(refused, now)?;
 //! assert_eq!(outcome, FailureOutcome::Cooled { until: now + std::time::Duration::from_secs(60) });
-//! let tried = [first.key_id];
+//! let tried = [first.key_id.clone()];
 //! let next = pool.select(SelectionRequest::new(&openai).for_session(&chat).excluding(&tried), now)?;
 //! assert_eq!(next.key_id.as_str(), "b", "the session fails over to the other key");
 //! assert!(next.rebound, "and is told its prompt cache starts cold");
@@ -67,6 +67,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod budget;
 mod config;
 mod entry;
 mod error;
@@ -81,14 +82,15 @@ mod status;
 mod strategy;
 mod time;
 
-pub use config::{PoolConfig, StrategyKind};
+pub use budget::{Announced, Demand, UserLimits, Window};
+pub use config::{PoolConfig, StrategyKind, MIN_REST};
 pub use entry::{KeyEntry, KeyLoader, LoadError};
-pub use error::{PoolError, Unavailability};
+pub use error::{BlockedKey, Blocker, PoolError, Unavailability};
 pub use ids::{KeyId, ProviderId, SessionId};
-pub use pool::KeyPool;
+pub use pool::{KeyPool, Lease};
 pub use request::{DisableReason, Failure, FailureKind, FailureOutcome, Selection, SelectionRequest};
 pub use secret::{preview, EnvResolver, MapResolver, ResolveError, Secret, SecretResolver};
-pub use status::{KeyError, KeyState, KeyStatus};
+pub use status::{BudgetStatus, KeyError, KeyState, KeyStatus};
 pub use strategy::{SelectionStrategy, SmoothWeightedRoundRobin, WeightedRoundRobin};
 pub use time::{Clock, ManualClock, Timestamp};
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
+use crate::budget::{Announced, Demand};
 use crate::error::KeyName;
 use crate::hash::IdMap;
 use crate::provider::ProviderState;
@@ -36,13 +37,54 @@ pub struct KeyPool {
     config: PoolConfig,
     loader: Arc<dyn KeyLoader>,
     resolver: Arc<dyn SecretResolver>,
-    state: Mutex<State>,
+    /// Shared with the leases of the selections handed out, which release their reservations.
+    state: Arc<Mutex<State>>,
     /// Signalled when a load finishes, for selections waiting on the same provider's load.
     loaded: Condvar,
+    /// [`PoolConfig::max_wait`], as the user last set it.
+    max_wait_ms: std::sync::atomic::AtomicU64,
+}
+
+/// A selection's reservation of its key's budgets (one request of its model's windows, its
+/// estimated tokens, one of the key's concurrent slots), released when dropped: when the
+/// request is over, however it ended. Empty, and free, for keys with nothing to reserve.
+#[derive(Debug, Default)]
+#[must_use = "dropping a lease ends the reservation at once"]
+pub struct Lease {
+    held: Option<Held>,
+}
+
+#[derive(Debug)]
+struct Held {
+    state: std::sync::Weak<Mutex<State>>,
+    provider: usize,
+    key: KeyId,
+    scope: Option<Arc<str>>,
+    tokens: u32,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("State { .. }")
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let Some(held) = self.held.take() else { return };
+        let Some(state) = held.state.upgrade() else { return };
+        let mut state = state.lock();
+        let ps = &mut state.providers[held.provider];
+        if let Some(key) = ps.key_mut(&held.key) {
+            key.release(held.scope.as_deref(), held.tokens);
+        }
+    }
 }
 
 #[derive(Default)]
 struct State {
+    /// The state's own handle, for the leases it hands out (set when the pool is built).
+    leases: std::sync::Weak<Mutex<State>>,
     /// Providers by slot. Slots are never reused, so a binding can refer to one by index.
     providers: Vec<ProviderState>,
     slots: IdMap<ProviderId, usize>,
@@ -69,17 +111,33 @@ struct Handout {
     raw: Secret,
     env_ref: bool,
     rebound: bool,
+    lease: Lease,
 }
 
 impl KeyPool {
     /// A pool with no keys loaded yet; each provider is loaded on its first selection.
     pub fn new(config: PoolConfig, loader: Arc<dyn KeyLoader>, resolver: Arc<dyn SecretResolver>) -> Self {
-        KeyPool { config, loader, resolver, state: Mutex::new(State::default()), loaded: Condvar::new() }
+        let state = Arc::new_cyclic(|me| Mutex::new(State { leases: me.clone(), ..State::default() }));
+        let max_wait_ms =
+            std::sync::atomic::AtomicU64::new(u64::try_from(config.max_wait.as_millis()).unwrap_or(u64::MAX));
+        KeyPool { config, loader, resolver, state, loaded: Condvar::new(), max_wait_ms }
     }
 
     /// The configuration the pool was built with.
     pub fn config(&self) -> &PoolConfig {
         &self.config
+    }
+
+    /// How long a request may wait for a key to free up (see [`PoolConfig::max_wait`]); the
+    /// user can change it while the app runs.
+    pub fn max_wait(&self) -> Duration {
+        Duration::from_millis(self.max_wait_ms.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Sets how long a request may wait for a key to free up.
+    pub fn set_max_wait(&self, max_wait: Duration) {
+        let ms = u64::try_from(max_wait.as_millis()).unwrap_or(u64::MAX);
+        self.max_wait_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// How often the app should call [`KeyPool::sweep`].
@@ -89,9 +147,11 @@ impl KeyPool {
 
     /// A key for `req`.
     ///
-    /// With a session: its bound key while that key is available and not excluded; otherwise a
-    /// new selection, to which the session is (re)bound. Without a session: a new selection.
-    /// A hand-out counts as a use of the key (`request_count`, `last_used_at`).
+    /// With a session: its bound key while that key is available, not excluded and admitted by
+    /// its budgets; otherwise a new selection, to which the session is (re)bound. Without a
+    /// session: a new selection. A hand-out counts as a use of the key (`request_count`,
+    /// `last_used_at`) and reserves what the request needs of its budgets until the selection is
+    /// dropped.
     ///
     /// Loads the provider's keys first if they are not cached (the only I/O, done unlocked).
     pub fn select(&self, req: SelectionRequest<'_>, now: Timestamp) -> Result<Selection, PoolError> {
@@ -105,11 +165,13 @@ impl KeyPool {
         self.resolve(handout, now)
     }
 
-    /// The request with `key` succeeded: its cooldown and consecutive-failure count are cleared.
-    pub fn report_success(&self, key: &KeyId) {
+    /// The request with `key` was answered: its cooldown and consecutive-failure count are
+    /// cleared, and the windows the answer `announced` for `scope` become what the key has left.
+    pub fn report_answer(&self, key: &KeyId, scope: Option<&str>, announced: &Announced) {
         let mut state = self.state.lock();
         if let Some(ps) = state.provider_of(key) {
-            if ps.key_mut(key).is_some_and(|k| k.record_success()) {
+            let changed = ps.key_mut(key).is_some_and(|k| k.record_answer(scope, announced));
+            if changed || !announced.is_empty() {
                 ps.touch();
             }
         }
@@ -129,9 +191,33 @@ impl KeyPool {
         let Some(key) = ps.key_mut(failure.key) else {
             return Ok(FailureOutcome::Unchanged);
         };
-        let outcome = key.record_failure(failure.kind, failure.status, &self.config, now);
+        let outcome = key.record_failure(failure.kind, failure.status, failure.scope, &self.config, now);
         ps.touch();
         Ok(outcome)
+    }
+
+    /// The out-of-credit keys of `provider` due for a probe at `now`, with their stored values
+    /// (`$NAME` unresolved), for the app's background prober.
+    pub fn due_probes(&self, provider: &ProviderId, now: Timestamp) -> Result<Vec<(KeyId, Secret)>, PoolError> {
+        let mut state = self.state.lock();
+        let slot = self.ready_slot(&mut state, provider)?;
+        Ok(state.providers[slot]
+            .keys
+            .iter()
+            .filter(|key| key.probe_due(now))
+            .map(|key| (key.id.clone(), key.secret.clone()))
+            .collect())
+    }
+
+    /// A background probe of an out-of-credit key answered: `usable` returns it to rotation,
+    /// otherwise it is probed again after a doubled interval (up to the cap).
+    pub fn report_probe(&self, key: &KeyId, usable: bool, now: Timestamp) {
+        let mut state = self.state.lock();
+        if let Some(ps) = state.provider_of(key) {
+            if ps.key_mut(key).is_some_and(|k| k.record_probe(usable, &self.config, now)) {
+                ps.touch();
+            }
+        }
     }
 
     /// Forgets the session's binding (the chat was deleted, or its binding expired).
@@ -246,6 +332,7 @@ impl KeyPool {
                 name: handout.name,
                 secret,
                 rebound: handout.rebound,
+                lease: handout.lease,
             }),
             Err(cause) => {
                 let var = cause.var().to_owned();
@@ -254,10 +341,14 @@ impl KeyPool {
                     %cause,
                     "API key reference cannot be resolved"
                 );
+                // The hand-out's reservation ends with it (after the lock below is released).
+                let lease = handout.lease;
                 let mut state = self.state.lock();
                 if let Some(key) = state.providers[handout.provider].key_mut(&handout.key_id) {
                     key.record_unresolved(var.clone(), now);
                 }
+                drop(state);
+                drop(lease);
                 Err(PoolError::UnresolvedEnv {
                     key_id: handout.key_id,
                     label: handout.label.map(|l| l.to_string()),
@@ -299,6 +390,7 @@ impl State {
 
     /// The decision for one selection: the bound key if still good, else a new pick (and bind).
     fn hand_out(&mut self, slot: usize, req: SelectionRequest<'_>, now: Timestamp) -> Result<Handout, Unavailability> {
+        let leases = std::sync::Weak::clone(&self.leases);
         let ps = &mut self.providers[slot];
         let mut binding = req.session.and_then(|session| self.sessions.get_mut(session));
         if let Some(b) = binding.as_deref_mut().filter(|b| b.provider == slot) {
@@ -306,13 +398,13 @@ impl State {
                 b.pos = ps.index.get(&b.key).copied().unwrap_or(usize::MAX);
                 b.epoch = ps.epoch;
             }
-            if ps.can_serve(b.pos, req.exclude, now) {
-                return Ok(hand_out(ps, slot, b.pos, now, false));
+            if ps.can_serve(b.pos, req.exclude, &req.demand, now) {
+                return Ok(hand_out(ps, slot, b.pos, &req.demand, &leases, now, false));
             }
         }
 
-        let Some(pos) = ps.pick(req.exclude, now) else {
-            return Err(ps.why_unavailable(now));
+        let Some(pos) = ps.pick(req.exclude, &req.demand, now) else {
+            return Err(ps.why_unavailable(req.exclude, &req.demand, now));
         };
         let rebound = binding.is_some();
         let fresh = Binding { provider: slot, key: ps.keys[pos].id.clone(), pos, epoch: ps.epoch };
@@ -323,14 +415,33 @@ impl State {
             }
             (None, None) => {}
         }
-        Ok(hand_out(ps, slot, pos, now, rebound))
+        Ok(hand_out(ps, slot, pos, &req.demand, &leases, now, rebound))
     }
 }
 
-fn hand_out(ps: &mut ProviderState, slot: usize, pos: usize, now: Timestamp, rebound: bool) -> Handout {
+fn hand_out(
+    ps: &mut ProviderState,
+    slot: usize,
+    pos: usize,
+    demand: &Demand<'_>,
+    leases: &std::sync::Weak<Mutex<State>>,
+    now: Timestamp,
+    rebound: bool,
+) -> Handout {
     let key = &mut ps.keys[pos];
-    key.record_hand_out(now);
+    let reserve = key.needs_lease(demand);
+    key.record_hand_out(demand, reserve, now);
+    let lease = Lease {
+        held: reserve.then(|| Held {
+            state: leases.clone(),
+            provider: slot,
+            key: key.id.clone(),
+            scope: demand.scope.map(Arc::from),
+            tokens: demand.tokens,
+        }),
+    };
     Handout {
+        lease,
         provider: slot,
         key_id: key.id.clone(),
         label: key.label.clone(),

@@ -1,6 +1,8 @@
 //! One provider's keys: the cached list in display order, the available subset the strategy
 //! walks, and the reasons nothing is available.
 
+use crate::budget::Demand;
+use crate::error::{BlockedKey, Blocker};
 use crate::hash::IdMap;
 use crate::key::{Health, PoolKey};
 use crate::{KeyEntry, KeyId, PoolConfig, ProviderId, SelectionStrategy, Timestamp, Unavailability};
@@ -33,6 +35,9 @@ pub(crate) struct ProviderState {
     strategy: Box<dyn SelectionStrategy>,
     /// Reused buffer for the weights passed to the strategy.
     weights: Vec<u32>,
+    /// No available key has a budget or a user limit, as of the last rebuild: picks skip the
+    /// admission checks. Budgets appear with an answer, which rebuilds.
+    budgets_idle: bool,
 }
 
 impl ProviderState {
@@ -49,6 +54,7 @@ impl ProviderState {
             rebuild_at: TS_MIN,
             strategy: config.strategy.build(),
             weights: Vec::new(),
+            budgets_idle: true,
         }
     }
 
@@ -97,23 +103,29 @@ impl ProviderState {
         old_index.into_iter().filter(|&(_, pos)| old_health[pos].is_some()).map(|(id, _)| id).collect()
     }
 
-    /// The position of a key to hand out among the available ones not excluded, recomputing the
-    /// available set first if it may have changed.
-    pub fn pick(&mut self, exclude: &[KeyId], now: Timestamp) -> Option<usize> {
+    /// The position of a key to hand out among the available ones that are not excluded and
+    /// whose budgets admit `demand`, recomputing the available set first if it may have changed.
+    pub fn pick(&mut self, exclude: &[KeyId], demand: &Demand<'_>, now: Timestamp) -> Option<usize> {
         self.refresh(now);
         let (keys, available) = (&self.keys, &self.available);
-        let picked = if exclude.is_empty() {
+        let picked = if exclude.is_empty() && self.budgets_idle {
             self.strategy.pick(&|_| true)
         } else {
-            self.strategy.pick(&|i| !exclude.contains(&keys[available[i]].id))
+            self.strategy.pick(&|i| {
+                let key = &keys[available[i]];
+                !exclude.contains(&key.id) && key.admits(demand, now).is_ok()
+            })
         };
         picked.map(|i| self.available[i])
     }
 
-    /// Whether the key at `pos` can serve a request that excludes `exclude`, as of `now`.
-    pub fn can_serve(&mut self, pos: usize, exclude: &[KeyId], now: Timestamp) -> bool {
+    /// Whether the key at `pos` can serve a request that excludes `exclude` and needs `demand`,
+    /// as of `now`.
+    pub fn can_serve(&mut self, pos: usize, exclude: &[KeyId], demand: &Demand<'_>, now: Timestamp) -> bool {
         self.refresh(now);
-        self.keys.get(pos).is_some_and(|key| key.available && !exclude.contains(&key.id))
+        self.keys
+            .get(pos)
+            .is_some_and(|key| key.available && !exclude.contains(&key.id) && key.admits(demand, now).is_ok())
     }
 
     fn refresh(&mut self, now: Timestamp) {
@@ -128,7 +140,9 @@ impl ProviderState {
         self.available.clear();
         self.weights.clear();
         self.rebuild_at = TS_MAX;
+        self.budgets_idle = true;
         for (pos, key) in self.keys.iter_mut().enumerate() {
+            self.budgets_idle &= key.health.budgets.is_idle(&key.limits);
             let cooling_until = key.cooling_until(now);
             key.available = key.usable() && cooling_until.is_none();
             if key.available {
@@ -142,22 +156,32 @@ impl ProviderState {
         self.strategy.reset(&self.weights);
     }
 
-    /// Why nothing was picked. Call after a failed [`ProviderState::pick`] for the same `now`.
-    pub fn why_unavailable(&self, now: Timestamp) -> Unavailability {
+    /// Why nothing was picked for a request excluding `exclude` and needing `demand`, key by key.
+    pub fn why_unavailable(&self, exclude: &[KeyId], demand: &Demand<'_>, now: Timestamp) -> Unavailability {
         if self.keys.is_empty() {
             return Unavailability::NoKeys;
         }
-        if !self.available.is_empty() {
-            return Unavailability::AllExcluded;
-        }
-        let first_free_at = self.keys.iter().filter(|k| k.usable()).filter_map(PoolKey::cooldown_end).min();
-        match first_free_at {
-            Some(first_free_at) => {
-                Unavailability::AllCooling { first_free_at, wait: first_free_at.saturating_duration_since(now) }
-            }
-            None => Unavailability::AllDisabled {
-                keys: self.keys.iter().map(|k| (k.id.clone(), k.label.as_deref().map(str::to_owned))).collect(),
-            },
-        }
+        let keys: Vec<BlockedKey> = self
+            .keys
+            .iter()
+            .map(|key| {
+                let tried = exclude.contains(&key.id);
+                BlockedKey {
+                    id: key.id.clone(),
+                    name: key.name.to_string(),
+                    // A key that could serve but was not picked lost only to the request's exclusions.
+                    why: key.blocker(demand, tried, now).unwrap_or(Blocker::Tried),
+                    tried,
+                }
+            })
+            .collect();
+        let first_free_at = keys
+            .iter()
+            .filter_map(|k| match k.why {
+                Blocker::Cooling { until } | Blocker::Spent { until } => Some(until),
+                _ => None,
+            })
+            .min();
+        Unavailability::Blocked { keys, first_free_at }
     }
 }

@@ -5,6 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::budget::{Announced, Demand};
+use crate::pool::Lease;
 use crate::{KeyId, ProviderId, Secret, SessionId, Timestamp};
 
 /// What to select a key for.
@@ -16,12 +18,19 @@ pub struct SelectionRequest<'a> {
     pub session: Option<&'a SessionId>,
     /// Keys this request already tried (each key is tried at most once per request).
     pub exclude: &'a [KeyId],
+    /// What the request needs from a key's budgets (its model's windows, its tokens).
+    pub demand: Demand<'a>,
 }
 
 impl<'a> SelectionRequest<'a> {
-    /// A request for `provider` with no session and nothing excluded.
+    /// A request for `provider` with no session, nothing excluded and no budget to check.
     pub fn new(provider: &'a ProviderId) -> Self {
-        SelectionRequest { provider, session: None, exclude: &[] }
+        SelectionRequest { provider, session: None, exclude: &[], demand: Demand::default() }
+    }
+
+    /// The same request, needing `demand` from a key's budgets.
+    pub fn needing(self, demand: Demand<'a>) -> Self {
+        SelectionRequest { demand, ..self }
     }
 
     /// The same request on behalf of `session`.
@@ -35,8 +44,9 @@ impl<'a> SelectionRequest<'a> {
     }
 }
 
-/// A key handed out for one request.
-#[derive(Clone, Debug)]
+/// A key handed out for one request. It holds the request's reservation of the key's budgets
+/// (its [`Lease`]) until it is dropped: drop it when the request is over.
+#[derive(Debug)]
 pub struct Selection {
     /// The key to report success or failure for.
     pub key_id: KeyId,
@@ -50,6 +60,8 @@ pub struct Selection {
     /// True when the session was bound to another key (or provider) before this selection,
     /// i.e. the provider's prompt cache for this chat is lost.
     pub rebound: bool,
+    /// The reservation of the key's budgets, released when the selection is dropped.
+    pub lease: Lease,
 }
 
 /// A refused request, as reported by the layer that sent it.
@@ -63,27 +75,36 @@ pub struct Failure<'a> {
     pub status: u16,
     /// What the refusal means to the pool.
     pub kind: FailureKind,
+    /// The request's rate-limit scope (its model or model class), when it had one.
+    pub scope: Option<&'a str>,
 }
 
 /// The refusals the pool acts on. Every other answer is the request's business, not the key's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailureKind {
-    /// Too many requests (429) or the provider is overloaded (529): rest the key.
+    /// Too many requests (429) or the provider is overloaded (529): rest the key, or only its
+    /// budget for the request's model when `announced` shows that budget spent.
     RateLimited {
         /// The wait the provider announced (`Retry-After` and the like), if any.
         retry_after: Option<Duration>,
+        /// The windows the refusal announced, if any.
+        announced: Announced,
     },
     /// The key is revoked, wrong or not allowed (401, 403): refuse it for good.
     AuthRejected,
+    /// The key's account is out of credit (OpenAI `insufficient_quota`, HTTP 402, Anthropic's
+    /// "credit balance is too low"): out of rotation until a background probe succeeds.
+    QuotaExhausted,
 }
 
 impl FailureKind {
     /// The product's rule for a bare HTTP status: 429 and 529 are rate limits, 401 and 403 auth
-    /// rejections; `None` for everything else.
+    /// rejections, 402 out of credit; `None` for everything else.
     pub fn of_status(status: u16, retry_after: Option<Duration>) -> Option<FailureKind> {
         match status {
-            429 | 529 => Some(FailureKind::RateLimited { retry_after }),
+            429 | 529 => Some(FailureKind::RateLimited { retry_after, announced: Announced::default() }),
             401 | 403 => Some(FailureKind::AuthRejected),
+            402 => Some(FailureKind::QuotaExhausted),
             _ => None,
         }
     }
@@ -98,6 +119,17 @@ pub enum FailureOutcome {
     Cooled {
         /// When the key is available again.
         until: Timestamp,
+    },
+    /// Only the key's budget for the request's scope is spent, until `until`; other models
+    /// still use the key.
+    Spent {
+        /// When the scope's windows refill.
+        until: Timestamp,
+    },
+    /// The key is out of credit: out of rotation, probed again in the background at `probe_at`.
+    Exhausted {
+        /// When the first probe runs.
+        probe_at: Timestamp,
     },
     /// The key is refused from now on and must be disabled in the store, with `reason`. Returned
     /// once per rejection: concurrent reports of the same key get [`FailureOutcome::Unchanged`].

@@ -1,5 +1,6 @@
 //! How a key stands, for the status view and for messages about unavailable keys.
 
+use crate::budget::Window;
 use crate::{KeyId, Timestamp};
 
 /// How a key stands.
@@ -11,6 +12,8 @@ pub enum KeyState {
     Cooling,
     /// Off: by hand in the store, or because the provider rejected it.
     Disabled,
+    /// Out of credit: out of rotation until a background probe finds it usable again.
+    Exhausted,
 }
 
 /// The last failure the pool saw for a key.
@@ -26,6 +29,11 @@ pub enum KeyError {
         /// The status received.
         status: u16,
     },
+    /// Out of credit (insufficient quota, 402, credit balance too low).
+    QuotaExhausted {
+        /// The status received.
+        status: u16,
+    },
     /// The key's `$NAME` reference had no usable value when it was selected.
     UnresolvedEnv {
         /// The variable, without `$`.
@@ -37,7 +45,9 @@ impl KeyError {
     /// The HTTP status, for the errors that came with one.
     pub fn status(&self) -> Option<u16> {
         match self {
-            KeyError::RateLimited { status } | KeyError::AuthRejected { status } => Some(*status),
+            KeyError::RateLimited { status }
+            | KeyError::AuthRejected { status }
+            | KeyError::QuotaExhausted { status } => Some(*status),
             KeyError::UnresolvedEnv { .. } => None,
         }
     }
@@ -66,6 +76,25 @@ pub struct KeyStatus {
     pub last_used_at: Option<Timestamp>,
     /// How many selections handed the key out.
     pub request_count: u64,
-    /// How many failures (429/529/401/403) were reported for it.
+    /// How many failures (429/529/401/403/402) were reported for it.
     pub failure_count: u64,
+    /// What the provider last announced the key has left, per scope (model or model class).
+    pub budgets: Vec<BudgetStatus>,
+    /// Requests using the key right now.
+    pub in_flight: u32,
+    /// When an out-of-credit key is probed next.
+    pub next_probe_at: Option<Timestamp>,
+}
+
+/// The windows of one scope of a key, as last announced, with what requests in flight reserve.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BudgetStatus {
+    /// The model or model class the windows apply to.
+    pub scope: String,
+    /// Requests: what is left, of how many, until when (`None` when never announced or already reset).
+    pub requests: Option<Window>,
+    /// Tokens, likewise.
+    pub tokens: Option<Window>,
+    /// Requests in flight counted against the windows.
+    pub reserved_requests: u32,
 }

@@ -88,6 +88,12 @@ impl ManualClock {
         Timestamp(prev.saturating_add(by))
     }
 
+    /// Moves the clock forward to `to`, if it is not there yet; returns the time after.
+    pub fn advance_to(&self, to: Timestamp) -> Timestamp {
+        let prev = self.0.fetch_max(to.as_millis(), Ordering::SeqCst);
+        Timestamp(prev.max(to.as_millis()))
+    }
+
     /// Puts the clock at `to` (which may be earlier: tests may want to see a clock step back).
     pub fn set(&self, to: Timestamp) {
         self.0.store(to.as_millis(), Ordering::SeqCst);

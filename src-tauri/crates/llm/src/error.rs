@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use keypool::PoolError;
+use keypool::{Announced, FailureKind, PoolError, Unavailability};
 
 /// A provider's refusal of one attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -9,15 +9,84 @@ pub struct Failure {
     /// The provider's words, one line at most; never a key.
     pub message: String,
     pub retry_after: Option<Duration>,
+    /// The windows the refusal announced (which limit was hit).
+    pub announced: Announced,
+    /// The provider said the account is out of credit.
+    pub out_of_credit: bool,
+}
+
+impl Failure {
+    /// A refusal with nothing announced.
+    pub fn new(status: u16, message: impl Into<String>) -> Self {
+        Failure {
+            status,
+            message: message.into(),
+            retry_after: None,
+            announced: Announced::default(),
+            out_of_credit: false,
+        }
+    }
+
+    /// What the refusal means to the pool, if anything: out of credit, a rate limit (with the
+    /// windows it announced), an auth rejection; `None` for the request's own problems.
+    pub fn pool_kind(&self) -> Option<FailureKind> {
+        if self.out_of_credit {
+            return Some(FailureKind::QuotaExhausted);
+        }
+        match FailureKind::of_status(self.status, self.retry_after)? {
+            FailureKind::RateLimited { retry_after, .. } => {
+                Some(FailureKind::RateLimited { retry_after, announced: self.announced })
+            }
+            kind => Some(kind),
+        }
+    }
+}
+
+/// No key of a provider could serve a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoKey {
+    /// The provider's name, as people know it.
+    pub provider: String,
+    pub why: NoKeyReason,
+    /// The last refusal of this request (status and the provider's words), when there was one.
+    pub last: Option<(u16, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoKeyReason {
+    /// The pool is empty and the provider has no key of its own.
+    Empty,
+    /// The pool is empty and the provider key is a `$NAME` with no usable value.
+    ProviderKeyUnresolved { var: String },
+    /// Every key is blocked; why, key by key.
+    Blocked(Unavailability),
+}
+
+impl std::fmt::Display for NoKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let provider = &self.provider;
+        match &self.why {
+            NoKeyReason::Empty => {
+                write!(f, "{provider} has no API keys: add one in Settings → Providers → {provider} → API Key Pool")?
+            }
+            NoKeyReason::ProviderKeyUnresolved { var } => {
+                write!(f, "the provider key of {provider} refers to ${var}, which has no usable value")?
+            }
+            NoKeyReason::Blocked(reason) => write!(f, "{provider}: {reason}")?,
+        }
+        if let Some((status, message)) = &self.last {
+            write!(f, "; last answer: HTTP {status} {message}")?;
+        }
+        Ok(())
+    }
 }
 
 /// Why a completion ended without a full reply. Messages never contain a key.
 #[derive(Debug, thiserror::Error)]
 pub enum CompletionError {
-    /// No key can serve the request; the pool's reason says why (all cooling: until when; all
-    /// disabled: which ones to fix).
+    /// No key can serve the request; the reason says why, key by key.
     #[error("{0}")]
-    NoAvailableKey(String),
+    NoAvailableKey(NoKey),
     /// The provider refused the request for a reason failover cannot fix (e.g. 400, 500), or
     /// refused the provider-level key.
     #[error("the provider answered HTTP {}: {}", .0.status, .0.message)]

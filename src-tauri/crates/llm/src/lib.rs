@@ -12,11 +12,14 @@ mod rate_limit;
 pub mod redact;
 mod service;
 mod stream;
+mod wait;
 
-pub use error::{CompletionError, Failure};
+pub use error::{CompletionError, Failure, NoKey, NoKeyReason};
 pub use provider::{ChatMessage, ProviderEndpoint, ProviderKind, Role};
-pub use rate_limit::announced_wait;
+pub use rate_limit::{announced_limits, announced_wait};
 pub use service::{
-    CompletionEvent, CompletionOutcome, CompletionRequest, CompletionService, ProbeResult, Recorder, StopReason,
+    estimate_tokens, scope_of, CompletionEvent, CompletionOutcome, CompletionRequest, CompletionService, ProbeResult,
+    Recorder, StopReason,
 };
 pub use tokio_util::sync::CancellationToken;
+pub use wait::{RealTime, SimulatedTime, Wait, Waiter};

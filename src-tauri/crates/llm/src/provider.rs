@@ -142,6 +142,8 @@ pub(crate) enum StreamPiece {
     Error {
         status: u16,
         message: String,
+        /// The error says the account is out of credit (not a rate limit).
+        out_of_credit: bool,
     },
     /// Anything else (pings, metadata).
     Nothing,
@@ -159,7 +161,8 @@ pub(crate) fn parse_stream_event(kind: ProviderKind, event: &str, data: &str) ->
         let error = &value["error"];
         let message = error["message"].as_str().unwrap_or("the provider reported an error").to_owned();
         let status = status_of_error(error);
-        return StreamPiece::Error { status, message };
+        let out_of_credit = says_out_of_credit(error, &message);
+        return StreamPiece::Error { status, message, out_of_credit };
     }
     match kind {
         ProviderKind::Openai => match value["choices"][0]["delta"]["content"].as_str() {
@@ -194,6 +197,24 @@ fn status_of_error(error: &Value) -> u16 {
     }
 }
 
+/// Whether an error object says the account is out of credit rather than too fast: OpenAI's
+/// `insufficient_quota` (a 429 that no waiting cures), Anthropic's "credit balance is too low".
+fn says_out_of_credit(error: &Value, message: &str) -> bool {
+    let named = |field: &str| error[field].as_str() == Some("insufficient_quota");
+    named("code") || named("type") || message.to_ascii_lowercase().contains("credit balance is too low")
+}
+
+/// Whether an error answer means the key's account is out of credit: HTTP 402 (OpenRouter and
+/// others), or a body that says so in either provider's words.
+pub(crate) fn out_of_credit(status: u16, body: &str) -> bool {
+    if status == 402 {
+        return true;
+    }
+    let Ok(value) = serde_json::from_str::<Value>(body) else { return false };
+    let message = value["error"]["message"].as_str().unwrap_or_default();
+    says_out_of_credit(&value["error"], message)
+}
+
 /// The provider's own words from an error body, if it has any; never more than a line.
 pub(crate) fn error_message(body: &str) -> String {
     let message = serde_json::from_str::<Value>(body)
@@ -219,7 +240,11 @@ mod tests {
     fn anthropic_overloaded_error_in_stream_is_529() {
         let data = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
         let piece = parse_stream_event(ProviderKind::Anthropic, "error", data);
-        assert_eq!(piece, StreamPiece::Error { status: 529, message: "Overloaded".into() }, "overloaded is 529");
+        assert_eq!(
+            piece,
+            StreamPiece::Error { status: 529, message: "Overloaded".into(), out_of_credit: false },
+            "overloaded is 529"
+        );
     }
 
     #[test]
@@ -240,8 +265,25 @@ mod tests {
         let data = r#"{"error":{"message":"slow down","type":"rate_limit_exceeded","code":null}}"#;
         assert_eq!(
             parse_stream_event(ProviderKind::Openai, "", data),
-            StreamPiece::Error { status: 429, message: "slow down".into() },
+            StreamPiece::Error { status: 429, message: "slow down".into(), out_of_credit: false },
             "a rate-limit error object counts as a 429"
+        );
+    }
+
+    #[test]
+    fn out_of_credit_in_either_providers_words() {
+        let openai = r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+        assert!(out_of_credit(429, openai), "OpenAI's insufficient_quota is no rate limit");
+        let anthropic = r#"{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}"#;
+        assert!(out_of_credit(400, anthropic), "Anthropic's credit balance message");
+        assert!(out_of_credit(402, "Payment Required"), "402 is out of credit whatever the body");
+        let limited = r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#;
+        assert!(!out_of_credit(429, limited), "a plain rate limit is not");
+        let data = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":null}}"#;
+        assert_eq!(
+            parse_stream_event(ProviderKind::Openai, "", data),
+            StreamPiece::Error { status: 429, message: "You exceeded your current quota".into(), out_of_credit: true },
+            "inside a stream too"
         );
     }
 

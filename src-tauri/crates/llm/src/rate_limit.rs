@@ -1,9 +1,66 @@
-//! The wait a provider announces with a 429/529, from whichever header it uses.
+//! What providers announce about rate limits: the wait after a refusal, and on every answer the
+//! windows a key has left (requests and tokens), in OpenAI's and Anthropic's header styles.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use keypool::Timestamp;
+use keypool::{Announced, Timestamp, Window};
 use reqwest::header::HeaderMap;
+
+use crate::ProviderKind;
+
+/// The windows an answer announced, in `kind`'s header style, as absolute times from `now`.
+///
+/// * OpenAI (and most compatible hosts): `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`,
+///   resets as Go durations (`1s`, `6m0s`, `12ms`).
+/// * Anthropic: `anthropic-ratelimit-requests-*` and the input-token window
+///   (`anthropic-ratelimit-input-tokens-*`, else the combined `-tokens-*`), resets as RFC 3339
+///   instants.
+///
+/// A negative value (Azure answers `-1`) or a missing one means unknown, never "nothing left";
+/// a window is kept only with its remaining count and its reset.
+pub fn announced_limits(kind: ProviderKind, headers: &HeaderMap, now: Timestamp) -> Announced {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    let count = |name: &str| text(name).and_then(|v| v.parse::<i64>().ok()).and_then(|n| u64::try_from(n).ok());
+    let window = |limit: &str, remaining: &str, reset: &str| -> Option<Window> {
+        let reset_at = match kind {
+            ProviderKind::Openai => now + parse_go_duration(text(reset)?)?,
+            ProviderKind::Anthropic => {
+                let at = humantime::parse_rfc3339_weak(text(reset)?).ok()?;
+                now + until(at, now)
+            }
+        };
+        Some(Window { limit: count(limit), remaining: count(remaining)?, reset_at })
+    };
+    match kind {
+        ProviderKind::Openai => Announced {
+            requests: window(
+                "x-ratelimit-limit-requests",
+                "x-ratelimit-remaining-requests",
+                "x-ratelimit-reset-requests",
+            ),
+            tokens: window("x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+        },
+        ProviderKind::Anthropic => Announced {
+            requests: window(
+                "anthropic-ratelimit-requests-limit",
+                "anthropic-ratelimit-requests-remaining",
+                "anthropic-ratelimit-requests-reset",
+            ),
+            tokens: window(
+                "anthropic-ratelimit-input-tokens-limit",
+                "anthropic-ratelimit-input-tokens-remaining",
+                "anthropic-ratelimit-input-tokens-reset",
+            )
+            .or_else(|| {
+                window(
+                    "anthropic-ratelimit-tokens-limit",
+                    "anthropic-ratelimit-tokens-remaining",
+                    "anthropic-ratelimit-tokens-reset",
+                )
+            }),
+        },
+    }
+}
 
 /// How long the provider asked us to wait, measured from `now`, if it said so.
 ///
@@ -133,6 +190,66 @@ mod tests {
         assert_eq!(announced_wait(&h, NOW), Some(Duration::from_secs(360)), "6m0s is six minutes");
         assert_eq!(parse_go_duration("1.5s"), Some(Duration::from_millis(1500)), "fractions are allowed");
         assert_eq!(parse_go_duration("soon"), None, "garbage is ignored");
+    }
+
+    #[test]
+    fn openai_windows_are_read_with_resets_from_now() {
+        let h = headers(&[
+            ("x-ratelimit-limit-requests", "5"),
+            ("x-ratelimit-remaining-requests", "3"),
+            ("x-ratelimit-reset-requests", "1.2s"),
+            ("x-ratelimit-limit-tokens", "40000"),
+            ("x-ratelimit-remaining-tokens", "39000"),
+            ("x-ratelimit-reset-tokens", "6m0s"),
+        ]);
+        let announced = announced_limits(ProviderKind::Openai, &h, NOW);
+        assert_eq!(
+            announced.requests,
+            Some(Window { limit: Some(5), remaining: 3, reset_at: NOW + Duration::from_millis(1200) }),
+            "3 of 5 requests left for 1.2 s"
+        );
+        assert_eq!(announced.tokens.map(|w| w.reset_at), Some(NOW + Duration::from_secs(360)), "tokens reset in 6 min");
+    }
+
+    #[test]
+    fn anthropic_windows_are_read_from_rfc3339_resets() {
+        let now = Timestamp::from_millis(
+            humantime::parse_rfc3339("2027-01-15T08:00:00Z").unwrap().duration_since(UNIX_EPOCH).unwrap().as_millis()
+                as i64,
+        );
+        let h = headers(&[
+            ("anthropic-ratelimit-requests-limit", "50"),
+            ("anthropic-ratelimit-requests-remaining", "0"),
+            ("anthropic-ratelimit-requests-reset", "2027-01-15T08:00:02Z"),
+            ("anthropic-ratelimit-tokens-limit", "30000"),
+            ("anthropic-ratelimit-tokens-remaining", "29000"),
+            ("anthropic-ratelimit-tokens-reset", "2027-01-15T08:00:30Z"),
+            ("anthropic-ratelimit-input-tokens-limit", "20000"),
+            ("anthropic-ratelimit-input-tokens-remaining", "19500"),
+            ("anthropic-ratelimit-input-tokens-reset", "2027-01-15T08:00:10Z"),
+        ]);
+        let announced = announced_limits(ProviderKind::Anthropic, &h, now);
+        assert_eq!(announced.requests.map(|w| (w.remaining, w.reset_at)), Some((0, now + Duration::from_secs(2))));
+        assert_eq!(
+            announced.tokens,
+            Some(Window { limit: Some(20000), remaining: 19500, reset_at: now + Duration::from_secs(10) }),
+            "the input-token window, which the request's estimate is measured against"
+        );
+    }
+
+    #[test]
+    fn negative_or_missing_values_are_unknown_not_nothing_left() {
+        let azure = headers(&[
+            ("x-ratelimit-limit-tokens", "-1"),
+            ("x-ratelimit-remaining-tokens", "-1"),
+            ("x-ratelimit-reset-tokens", "0"),
+        ]);
+        assert!(announced_limits(ProviderKind::Openai, &azure, NOW).is_empty(), "Azure's -1 means unknown");
+        let no_reset = headers(&[("x-ratelimit-remaining-requests", "0")]);
+        assert!(
+            announced_limits(ProviderKind::Openai, &no_reset, NOW).is_empty(),
+            "a count without a reset says nothing"
+        );
     }
 
     #[test]

@@ -4,15 +4,18 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use keypool::{
-    Clock, DisableReason, FailureKind, FailureOutcome, KeyId, KeyPool, KeyState, PoolError, ProviderId, Secret,
-    SecretResolver, Selection, SelectionRequest, SessionId, Timestamp, Unavailability,
+    Announced, Clock, Demand, DisableReason, FailureKind, FailureOutcome, KeyId, KeyPool, PoolError, ProviderId,
+    Secret, SecretResolver, Selection, SelectionRequest, SessionId, Timestamp, Unavailability,
 };
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{CompletionError, Failure};
+use crate::error::{CompletionError, Failure, NoKey, NoKeyReason};
 use crate::provider::{error_message, ChatMessage, ProviderEndpoint};
 use crate::redact::Redactor;
 use crate::stream::{read_error_body, Attempt, AttemptEnd, REDIRECT_REFUSED};
+use crate::wait::Waiter;
+use crate::ProviderKind;
 
 /// One request for a reply in a chat.
 #[derive(Debug, Clone)]
@@ -38,6 +41,10 @@ pub enum CompletionEvent {
     Failover { key_label: String, status: u16, reason: FailureKind, message: String },
     /// More text of the reply.
     Delta { text: String },
+    /// Every key is spent, cooling or busy: the request waits until `until` (when a key frees
+    /// up by itself), or until a request in flight ends (`until: None`), at most until
+    /// `deadline`. `now` is the service's clock, for the countdown.
+    Waiting { until: Option<Timestamp>, deadline: Timestamp, now: Timestamp },
 }
 
 /// How a completion ended.
@@ -110,6 +117,9 @@ pub struct CompletionService {
     clock: Arc<dyn Clock>,
     resolver: Arc<dyn SecretResolver>,
     recorder: Arc<dyn Recorder>,
+    waiter: Arc<dyn Waiter>,
+    /// Notified whenever an attempt ends: a request waiting for a busy key may find room.
+    freed: Arc<Notify>,
 }
 
 fn install_crypto_provider() {
@@ -126,6 +136,7 @@ impl CompletionService {
         clock: Arc<dyn Clock>,
         resolver: Arc<dyn SecretResolver>,
         recorder: Arc<dyn Recorder>,
+        waiter: Arc<dyn Waiter>,
     ) -> Self {
         install_crypto_provider();
         let http = reqwest::Client::builder()
@@ -135,7 +146,7 @@ impl CompletionService {
             .user_agent(concat!("Keypool/", env!("CARGO_PKG_VERSION")))
             .build()
             .expect("the HTTP client configuration is static and valid");
-        CompletionService { http, pool, clock, resolver, recorder }
+        CompletionService { http, pool, clock, resolver, recorder, waiter, freed: Arc::new(Notify::new()) }
     }
 
     pub fn pool(&self) -> &Arc<KeyPool> {
@@ -144,9 +155,12 @@ impl CompletionService {
 
     /// Produces a reply for `request`, trying each available key at most once.
     ///
-    /// 429/529 cool the key down (for the announced wait when there is one) and 401/403 disable
-    /// it; either way the next key is tried at once and the chat is re-bound to it. A failure
-    /// after text was shown ends the reply: retrying would repeat the text.
+    /// Keys whose announced budget for the request's model is spent are skipped without a
+    /// refused request. When every key is spent, cooling or busy and one frees up within the
+    /// pool's `max_wait`, the request waits for it (a [`CompletionEvent::Waiting`]) and goes.
+    /// A refusal is reported to the pool (cooldown, per-model spend, disable, out of credit)
+    /// and the next key is tried at once, the chat re-bound to it. A failure after text was
+    /// shown ends the reply: retrying would repeat the text.
     pub async fn complete(
         &self,
         request: &CompletionRequest,
@@ -161,50 +175,65 @@ impl CompletionService {
             request.stream,
         ))
         .expect("a JSON value always serializes");
+        let scope = scope_of(request.endpoint.kind, &request.model);
+        let demand = Demand { scope: Some(&scope), tokens: estimate_tokens(&request.messages) };
+        let deadline = self.clock.now() + self.pool.max_wait();
 
         let mut tried: Vec<KeyId> = Vec::new();
         // The last refusal the pool handled, for the message when no key is left after it.
         let mut last_refusal: Option<Failure> = None;
         let mut text = String::new();
-        let outcome = |text: String, key: Option<&Credential>, attempts: u32, end: StopReason| CompletionOutcome {
-            text,
-            key_id: key.and_then(|c| match c {
-                Credential::Pooled(s) => Some(s.key_id.clone()),
-                Credential::ProviderLevel(_) => None,
-            }),
-            key_label: key.map(Credential::label),
-            attempts,
-            end,
-        };
         let mut attempts = 0u32;
-        let mut previous: Option<Credential> = None;
+        let mut last_key: Option<(Option<KeyId>, String)> = None;
+        let outcome = |text: String, last_key: Option<(Option<KeyId>, String)>, attempts: u32, end: StopReason| {
+            let (key_id, key_label) = last_key.map_or((None, None), |(id, label)| (id, Some(label)));
+            CompletionOutcome { text, key_id, key_label, attempts, end }
+        };
 
         loop {
-            let credential = match self.choose(request, &tried) {
+            // Armed before the pool is asked, so a request ending meanwhile is not missed.
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            let credential = match self.choose(request, demand, &tried) {
                 Ok(credential) => credential,
                 Err(Choice::Skip(key)) => {
                     tried.push(key);
                     continue;
                 }
                 Err(Choice::NoneLeft(reason)) => {
-                    let message = match &last_refusal {
-                        Some(last) => self.why_none_left(&request.endpoint, last),
-                        None => format!("no API key of {} is available: {reason}", request.endpoint.name),
-                    };
-                    let error = CompletionError::NoAvailableKey(message);
-                    return outcome(text, previous.as_ref(), attempts, StopReason::Failed(error));
+                    let now = self.clock.now();
+                    let until = reason.retry_at(deadline);
+                    if until.is_some() || (reason.busy() && now < deadline) {
+                        on_event(CompletionEvent::Waiting { until, deadline, now });
+                        let wait = match until {
+                            Some(until) => self.waiter.until(until),
+                            None => self.waiter.bound(deadline),
+                        };
+                        tokio::select! {
+                            _ = wait => {}
+                            _ = &mut freed => {}
+                            _ = cancel.cancelled() => return outcome(text, last_key, attempts, StopReason::Cancelled),
+                        }
+                        continue;
+                    }
+                    let error = CompletionError::NoAvailableKey(NoKey {
+                        provider: request.endpoint.name.clone(),
+                        why: NoKeyReason::Blocked(reason),
+                        last: last_refusal.map(|f| (f.status, f.message)),
+                    });
+                    return outcome(text, last_key, attempts, StopReason::Failed(error));
                 }
-                Err(Choice::Fail(error)) => {
-                    return outcome(text, previous.as_ref(), attempts, StopReason::Failed(error));
-                }
+                Err(Choice::Fail(error)) => return outcome(text, last_key, attempts, StopReason::Failed(error)),
             };
             attempts += 1;
             let (key_id, provider_level, rebound) = match &credential {
-                Credential::Pooled(s) => (Some(s.key_id.to_string()), false, s.rebound),
+                Credential::Pooled(s) => (Some(s.key_id.clone()), false, s.rebound),
                 Credential::ProviderLevel(_) => (None, true, false),
             };
+            last_key = Some((key_id.clone(), credential.label()));
             on_event(CompletionEvent::KeySelected {
-                key_id,
+                key_id: key_id.as_ref().map(ToString::to_string),
                 key_label: credential.label(),
                 provider_level,
                 rebound,
@@ -222,32 +251,35 @@ impl CompletionService {
                 redact: &redact,
             };
             let mut on_text = |piece: &str| on_event(CompletionEvent::Delta { text: piece.to_owned() });
-            let end = attempt.run(&mut text, &mut on_text, cancel).await;
+            let mut announced = Announced::default();
+            let end = attempt.run(&mut text, &mut on_text, &mut announced, cancel).await;
+            // The attempt is over: its reservation ends, and waiting requests may find room.
+            let label = credential.label();
+            let pooled_key = match credential {
+                Credential::Pooled(selection) => Some(selection.key_id.clone()),
+                Credential::ProviderLevel(_) => None,
+            };
+            self.freed.notify_waiters();
 
             let failure = match end {
                 AttemptEnd::Finished => {
-                    if let Credential::Pooled(selection) = &credential {
-                        self.pool.report_success(&selection.key_id);
+                    if let Some(key) = &pooled_key {
+                        self.pool.report_answer(key, Some(&scope), &announced);
                     }
-                    return outcome(text, Some(&credential), attempts, StopReason::Finished);
+                    return outcome(text, last_key, attempts, StopReason::Finished);
                 }
-                AttemptEnd::Cancelled => return outcome(text, Some(&credential), attempts, StopReason::Cancelled),
+                AttemptEnd::Cancelled => return outcome(text, last_key, attempts, StopReason::Cancelled),
                 AttemptEnd::Broken(reason) => {
                     let error = if text.is_empty() {
                         CompletionError::Network(reason)
                     } else {
                         CompletionError::Interrupted(reason)
                     };
-                    return outcome(text, Some(&credential), attempts, StopReason::Failed(error));
+                    return outcome(text, last_key, attempts, StopReason::Failed(error));
                 }
                 AttemptEnd::Refused(failure) => failure,
             };
-            let pooled = match &credential {
-                Credential::Pooled(selection) => FailureKind::of_status(failure.status, failure.retry_after)
-                    .map(|kind| (selection.key_id.clone(), kind)),
-                Credential::ProviderLevel(_) => None,
-            };
-            let Some((key, kind)) = pooled else {
+            let (Some(key), Some(kind)) = (pooled_key, failure.pool_kind()) else {
                 let error = if text.is_empty() {
                     CompletionError::Provider(failure)
                 } else {
@@ -256,63 +288,75 @@ impl CompletionService {
                         failure.status, failure.message
                     ))
                 };
-                return outcome(text, Some(&credential), attempts, StopReason::Failed(error));
+                return outcome(text, last_key, attempts, StopReason::Failed(error));
             };
             tracing::info!(provider = %provider, key = %key, status = failure.status, "key refused; failing over");
             tried.push(key.clone());
-            if let Err(error) = self.report(provider, &key, failure.status, kind) {
-                return outcome(text, Some(&credential), attempts, StopReason::Failed(error.into()));
+            if let Err(error) = self.report(provider, &key, failure.status, kind, &scope) {
+                return outcome(text, last_key, attempts, StopReason::Failed(error.into()));
             }
             if !text.is_empty() {
                 let error = CompletionError::Interrupted(format!(
                     "the provider answered HTTP {}: {}",
                     failure.status, failure.message
                 ));
-                return outcome(text, Some(&credential), attempts, StopReason::Failed(error));
+                return outcome(text, last_key, attempts, StopReason::Failed(error));
             }
             on_event(CompletionEvent::Failover {
-                key_label: credential.label(),
+                key_label: label,
                 status: failure.status,
                 reason: kind,
                 message: failure.message.clone(),
             });
             last_refusal = Some(failure);
-            previous = Some(credential);
         }
     }
 
-    /// Tells the pool about a refusal and records a disable it decides on.
-    fn report(&self, provider: &ProviderId, key: &KeyId, status: u16, kind: FailureKind) -> Result<(), PoolError> {
+    /// Tells the pool about a refusal and records what it decides that must outlive the process.
+    fn report(
+        &self,
+        provider: &ProviderId,
+        key: &KeyId,
+        status: u16,
+        kind: FailureKind,
+        scope: &str,
+    ) -> Result<(), PoolError> {
         let now = self.clock.now();
-        let outcome = self.pool.report_failure(keypool::Failure { provider, key, status, kind }, now)?;
-        if let FailureOutcome::Disabled { reason } = outcome {
-            self.recorder.key_disabled(provider, key, reason, now);
+        let failure = keypool::Failure { provider, key, status, kind, scope: Some(scope) };
+        match self.pool.report_failure(failure, now)? {
+            FailureOutcome::Disabled { reason } => self.recorder.key_disabled(provider, key, reason, now),
+            FailureOutcome::Exhausted { probe_at } => {
+                tracing::warn!(%provider, %key, %probe_at, "API key out of credit; out of rotation until a probe succeeds")
+            }
+            FailureOutcome::Spent { until } => {
+                tracing::debug!(%provider, %key, scope, %until, "the key's budget for the model is spent")
+            }
+            FailureOutcome::Cooled { .. } | FailureOutcome::Unchanged => {}
         }
         Ok(())
     }
 
     /// The key for the next attempt: the session's pooled key, or the provider-level key while
     /// the pool is empty.
-    fn choose(&self, request: &CompletionRequest, tried: &[KeyId]) -> Result<Credential, Choice> {
+    fn choose(&self, request: &CompletionRequest, demand: Demand<'_>, tried: &[KeyId]) -> Result<Credential, Choice> {
         let provider = &request.endpoint.id;
-        let name = &request.endpoint.name;
-        let selection = self
-            .pool
-            .select(SelectionRequest::new(provider).for_session(&request.session).excluding(tried), self.clock.now());
-        match selection {
+        let wanted = SelectionRequest::new(provider).for_session(&request.session).excluding(tried).needing(demand);
+        match self.pool.select(wanted, self.clock.now()) {
             Ok(selection) => Ok(Credential::Pooled(selection)),
             Err(PoolError::NoAvailableKey { reason: Unavailability::NoKeys, .. }) => {
+                let no_key = |why| {
+                    Choice::Fail(CompletionError::NoAvailableKey(NoKey {
+                        provider: request.endpoint.name.clone(),
+                        why,
+                        last: None,
+                    }))
+                };
                 match &request.endpoint.provider_key {
                     Some(raw) => match self.resolver.resolve(raw) {
                         Ok(secret) => Ok(Credential::ProviderLevel(secret)),
-                        Err(error) => Err(Choice::Fail(CompletionError::NoAvailableKey(format!(
-                            "the provider key refers to ${}, which has no usable value",
-                            error.var()
-                        )))),
+                        Err(error) => Err(no_key(NoKeyReason::ProviderKeyUnresolved { var: error.var().to_owned() })),
                     },
-                    None => Err(Choice::Fail(CompletionError::NoAvailableKey(format!(
-                        "{name} has no API keys: add one in Settings → Providers → {name} → API Key Pool"
-                    )))),
+                    None => Err(no_key(NoKeyReason::Empty)),
                 }
             }
             Err(PoolError::UnresolvedEnv { key_id, label, var, .. }) => {
@@ -324,45 +368,18 @@ impl CompletionService {
         }
     }
 
-    /// Why no key is left after `last` was refused, in terms the user can act on.
-    fn why_none_left(&self, endpoint: &ProviderEndpoint, last: &Failure) -> String {
-        let now = self.clock.now();
-        let provider = &endpoint.name;
-        let Ok(keys) = self.pool.status(&endpoint.id, now) else {
-            return format!("no API key of {provider} is left to try");
-        };
-        let first_free = keys.iter().filter(|k| k.state == KeyState::Cooling).filter_map(|k| k.cooling_until).min();
-        let disabled: Vec<String> = keys
-            .iter()
-            .filter(|k| k.state == KeyState::Disabled)
-            .map(|k| k.label.clone().map_or_else(|| k.key_id.to_string(), |l| format!("\"{l}\"")))
-            .collect();
-        let enabled_left = keys.iter().any(|k| k.state == KeyState::Active);
-        let last_words = format!("last answer: HTTP {} {}", last.status, last.message);
-        let cooling = first_free.map(|at| {
-            let wait = at.saturating_duration_since(now).as_millis().div_ceil(1000);
-            format!("the first is free again in {wait} s (at {at})")
-        });
-        match (cooling, disabled.is_empty()) {
-            (Some(cooling), true) => {
-                return format!("every key of {provider} is cooling down after rate limits; {cooling}; {last_words}")
-            }
-            (Some(cooling), false) => {
-                return format!(
-                    "no key of {provider} is available: the others cool down after rate limits ({cooling}) and {} disabled (fix or enable: {}); {last_words}",
-                    disabled.len(),
-                    disabled.join(", ")
-                )
-            }
-            (None, false) if !enabled_left => {
-                return format!(
-                    "every key of {provider} is disabled; fix or enable one of: {}; {last_words}",
-                    disabled.join(", ")
-                )
-            }
-            _ => {}
-        }
-        format!("every available key of {provider} was tried for this request; {last_words}")
+    /// Whether an out-of-credit key can answer again: the smallest real completion (one token of
+    /// `model`), since listing models succeeds without credit. Touches no binding, reports
+    /// nothing to the pool.
+    pub async fn probe_credit(&self, endpoint: &ProviderEndpoint, key: &Secret, model: &str) -> bool {
+        let Ok(key) = self.resolver.resolve(key) else { return false };
+        let messages = [ChatMessage { role: crate::Role::User, content: "Hi".into() }];
+        let body = endpoint.completion_body(model, &messages, 1, false);
+        let request = endpoint
+            .authorize(self.http.post(endpoint.completion_url()), &key)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_string());
+        matches!(request.send().await, Ok(response) if response.status().is_success())
     }
 
     /// Probes `key` with the cheapest authenticated request (listing models). Touches no chat's
@@ -435,6 +452,26 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
             attempt.follow()
         }
     })
+}
+
+/// The rate-limit scope of a request to `model`: OpenAI limits each model separately, Anthropic
+/// each model class (the Opus models share one limit, the Sonnet models another, the Haiku
+/// models a third).
+pub fn scope_of(kind: ProviderKind, model: &str) -> String {
+    if kind == ProviderKind::Anthropic {
+        let lower = model.to_ascii_lowercase();
+        if let Some(class) = ["opus", "sonnet", "haiku"].into_iter().find(|class| lower.contains(class)) {
+            return format!("claude-{class}");
+        }
+    }
+    model.to_owned()
+}
+
+/// A request's input tokens, estimated as characters / 4 (rounded up) over every message: the
+/// usual rule of thumb for English text, close enough to admit requests against a token window.
+pub fn estimate_tokens(messages: &[ChatMessage]) -> u32 {
+    let chars: usize = messages.iter().map(|m| m.content.chars().count()).sum();
+    u32::try_from(chars.div_ceil(4)).unwrap_or(u32::MAX)
 }
 
 enum Choice {

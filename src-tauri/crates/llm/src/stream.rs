@@ -5,9 +5,11 @@ use futures_util::StreamExt;
 use keypool::Secret;
 use tokio_util::sync::CancellationToken;
 
+use keypool::Announced;
+
 use crate::error::Failure;
-use crate::provider::{error_message, parse_stream_event, ProviderEndpoint, StreamPiece};
-use crate::rate_limit::announced_wait;
+use crate::provider::{error_message, out_of_credit, parse_stream_event, ProviderEndpoint, StreamPiece};
+use crate::rate_limit::{announced_limits, announced_wait};
 
 /// How an attempt ended.
 pub(crate) enum AttemptEnd {
@@ -50,11 +52,13 @@ pub(crate) async fn read_error_body(mut response: reqwest::Response) -> String {
 }
 
 impl Attempt<'_> {
-    /// Runs the attempt, appending text to `text` and passing each new piece to `on_text`.
+    /// Runs the attempt, appending text to `text` and passing each new piece to `on_text`;
+    /// `announced` receives the windows the answer announced, whatever the end.
     pub(crate) async fn run(
         &self,
         text: &mut String,
         on_text: &mut (dyn FnMut(&str) + Send),
+        announced: &mut Announced,
         cancel: &CancellationToken,
     ) -> AttemptEnd {
         let request = self
@@ -71,13 +75,10 @@ impl Attempt<'_> {
             Err(error) => return AttemptEnd::Broken((self.redact)(&describe(&error))),
         };
         let status = response.status();
+        *announced = announced_limits(self.endpoint.kind, response.headers(), self.now);
         if status.is_redirection() {
             // The client follows redirects only within the origin; this one leads elsewhere.
-            return AttemptEnd::Refused(Failure {
-                status: status.as_u16(),
-                message: REDIRECT_REFUSED.into(),
-                retry_after: None,
-            });
+            return AttemptEnd::Refused(Failure::new(status.as_u16(), REDIRECT_REFUSED));
         }
         if !status.is_success() {
             let retry_after = announced_wait(response.headers(), self.now);
@@ -85,8 +86,14 @@ impl Attempt<'_> {
                 body = read_error_body(response) => body,
                 _ = cancel.cancelled() => return AttemptEnd::Cancelled,
             };
-            let message = error_message(&(self.redact)(&body));
-            return AttemptEnd::Refused(Failure { status: status.as_u16(), message, retry_after });
+            let body = (self.redact)(&body);
+            return AttemptEnd::Refused(Failure {
+                status: status.as_u16(),
+                message: error_message(&body),
+                retry_after,
+                announced: *announced,
+                out_of_credit: out_of_credit(status.as_u16(), &body),
+            });
         }
 
         if !self.stream {
@@ -102,10 +109,11 @@ impl Attempt<'_> {
                 Ok(value) => value,
                 Err(_) => return AttemptEnd::Broken("the provider's reply was not JSON".into()),
             };
-            if let StreamPiece::Error { status, message } =
+            if let StreamPiece::Error { status, message, out_of_credit } =
                 parse_stream_event(self.endpoint.kind, "", &value.to_string())
             {
-                return AttemptEnd::Refused(Failure { status, message: (self.redact)(&message), retry_after: None });
+                let message = (self.redact)(&message);
+                return AttemptEnd::Refused(Failure { out_of_credit, ..Failure::new(status, message) });
             }
             return match self.endpoint.reply_text(&value) {
                 Some(reply) => {
@@ -134,8 +142,9 @@ impl Attempt<'_> {
                     on_text(&piece);
                 }
                 StreamPiece::Done => return AttemptEnd::Finished,
-                StreamPiece::Error { status, message } => {
-                    return AttemptEnd::Refused(Failure { status, message: (self.redact)(&message), retry_after: None })
+                StreamPiece::Error { status, message, out_of_credit } => {
+                    let message = (self.redact)(&message);
+                    return AttemptEnd::Refused(Failure { out_of_credit, ..Failure::new(status, message) });
                 }
                 StreamPiece::Nothing => {}
             }

@@ -19,6 +19,10 @@ pub struct ApiKeyRow {
     pub disabled_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// At most this many requests per minute (the user's limit; `None`: none).
+    pub rpm_limit: Option<u32>,
+    /// At most this many requests at once (`None`: no limit).
+    pub max_concurrent: Option<u32>,
 }
 
 /// A key to add. `sort_order` is chosen by [`insert_api_key`]: after the provider's last key.
@@ -30,6 +34,8 @@ pub struct NewApiKey {
     pub api_key: Secret,
     pub enabled: bool,
     pub weight: u32,
+    pub rpm_limit: Option<u32>,
+    pub max_concurrent: Option<u32>,
 }
 
 /// The fields to change; `None` leaves a field as it is. `label: Some(None)` removes the label.
@@ -42,7 +48,7 @@ pub struct ApiKeyPatch {
 }
 
 const COLUMNS: &str = "id, provider_id, label, api_key, enabled, weight, sort_order, \
-                       disabled_reason, disabled_at, created_at, updated_at";
+                       disabled_reason, disabled_at, created_at, updated_at, rpm_limit, max_concurrent";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ApiKeyRow> {
     Ok(ApiKeyRow {
@@ -57,6 +63,8 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ApiKeyRow> {
         disabled_at: row.get(8)?,
         created_at: row.get(9)?,
         updated_at: row.get(10)?,
+        rpm_limit: row.get(11)?,
+        max_concurrent: row.get(12)?,
     })
 }
 
@@ -94,11 +102,21 @@ pub fn find_duplicate(
 pub fn insert_api_key(conn: &Connection, new: &NewApiKey, now: i64) -> rusqlite::Result<ApiKeyRow> {
     conn.execute(
         "INSERT INTO llm_provider_api_keys \
-           (id, provider_id, label, api_key, enabled, weight, sort_order, created_at, updated_at) \
+           (id, provider_id, label, api_key, enabled, weight, sort_order, created_at, updated_at, rpm_limit, max_concurrent) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
            (SELECT COALESCE(MAX(sort_order) + 1, 0) FROM llm_provider_api_keys WHERE provider_id = ?2), \
-           ?7, ?7)",
-        params![new.id, new.provider_id, new.label, new.api_key.expose(), new.enabled, new.weight, now],
+           ?7, ?7, ?8, ?9)",
+        params![
+            new.id,
+            new.provider_id,
+            new.label,
+            new.api_key.expose(),
+            new.enabled,
+            new.weight,
+            now,
+            new.rpm_limit,
+            new.max_concurrent
+        ],
     )?;
     get_api_key(conn, &new.id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)
 }
@@ -129,6 +147,24 @@ pub fn update_api_key(
             patch.weight,
             now
         ],
+    )?;
+    if changed == 0 {
+        return Ok(None);
+    }
+    get_api_key(conn, id)
+}
+
+/// Sets (or, with `None`, removes) the user's limits of a key. `None` when there is no such key.
+pub fn set_limits(
+    conn: &Connection,
+    id: &str,
+    rpm_limit: Option<u32>,
+    max_concurrent: Option<u32>,
+    now: i64,
+) -> rusqlite::Result<Option<ApiKeyRow>> {
+    let changed = conn.execute(
+        "UPDATE llm_provider_api_keys SET rpm_limit = ?2, max_concurrent = ?3, updated_at = ?4 WHERE id = ?1",
+        params![id, rpm_limit, max_concurrent, now],
     )?;
     if changed == 0 {
         return Ok(None);

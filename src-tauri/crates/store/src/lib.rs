@@ -12,6 +12,7 @@ mod database;
 pub mod files;
 mod migrations;
 pub mod providers;
+pub mod settings;
 
 pub use database::{Database, OpenError, StoreError, DATABASE_FILE_NAME};
 pub use migrations::SCHEMA_VERSION;

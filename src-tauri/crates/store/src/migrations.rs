@@ -10,6 +10,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0002_providers_and_api_keys.sql"),
     include_str!("../migrations/0003_provider_models_and_chats.sql"),
     include_str!("../migrations/0004_message_provider_key.sql"),
+    include_str!("../migrations/0005_key_limits.sql"),
 ];
 
 /// The schema version this build writes and understands.
@@ -115,7 +116,12 @@ mod upgrade_tests {
             out
         };
         let db = Database::open(dir.path()).expect("a v2 database upgrades");
-        assert_eq!(rows(&db, "SELECT * FROM llm_provider_api_keys ORDER BY id"), before, "every key field is kept");
+        let v2_columns = "id, provider_id, label, api_key, enabled, weight, sort_order, disabled_reason, disabled_at, \
+                          created_at, updated_at";
+        let after = rows(&db, &format!("SELECT {v2_columns} FROM llm_provider_api_keys ORDER BY id"));
+        assert_eq!(after, before, "every key field is kept");
+        let limits = rows(&db, "SELECT rpm_limit, max_concurrent FROM llm_provider_api_keys ORDER BY id");
+        assert!(limits.iter().all(|row| row == "Null|Null"), "keys from before have no limits: {limits:?}");
         let gw = rows(
             &db,
             "SELECT name, base_url, api_key, sort_order, models, default_model FROM providers WHERE id = 'gw'",

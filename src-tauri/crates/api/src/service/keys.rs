@@ -3,7 +3,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use keypool::{Clock, KeyEntry, KeyId, KeyLoader, KeyPool, KeyStatus, LoadError, ProviderId, Secret, Timestamp};
+use keypool::{
+    Clock, KeyEntry, KeyId, KeyLoader, KeyPool, KeyStatus, LoadError, ProviderId, Secret, Timestamp, UserLimits,
+};
 use keypool_llm::{CompletionService, ProbeResult};
 use keypool_store::api_keys::{self, ApiKeyPatch, ApiKeyRow, NewApiKey};
 use keypool_store::{providers, Database};
@@ -19,6 +21,7 @@ pub struct NewKey {
     pub api_key: Secret,
     pub enabled: bool,
     pub weight: u32,
+    pub limits: UserLimits,
 }
 
 /// The pool's view of a provider's keys, at the service clock's `now`.
@@ -27,6 +30,7 @@ pub struct PoolStatus {
     pub keys: Vec<KeyStatus>,
 }
 
+#[derive(Clone)]
 pub struct Keys {
     db: Arc<Database>,
     pool: Arc<KeyPool>,
@@ -58,6 +62,7 @@ fn entry_of(row: ApiKeyRow) -> KeyEntry {
         weight: row.weight,
         sort_order: row.sort_order,
         created_at: Timestamp::from_millis(row.created_at),
+        limits: UserLimits { rpm: row.rpm_limit, max_concurrent: row.max_concurrent },
     }
 }
 
@@ -98,6 +103,8 @@ impl Keys {
                     api_key: new.api_key,
                     enabled: new.enabled,
                     weight: new.weight,
+                    rpm_limit: new.limits.rpm,
+                    max_concurrent: new.limits.max_concurrent,
                 },
                 now,
             )?;
@@ -131,6 +138,16 @@ impl Keys {
 
     pub fn set_enabled(&self, id: &str, enabled: bool) -> Result<ApiKeyRow> {
         self.update(id, ApiKeyPatch { enabled: Some(enabled), ..ApiKeyPatch::default() })
+    }
+
+    /// Sets the user's limits of a key, replacing both (`None`: no limit).
+    pub fn set_limits(&self, id: &str, limits: UserLimits) -> Result<ApiKeyRow> {
+        let now = self.clock.now().as_millis();
+        self.writes.apply(|tx| {
+            let row = api_keys::set_limits(tx, id, limits.rpm, limits.max_concurrent, now)?
+                .ok_or_else(|| key_not_found(id))?;
+            Ok(Changed { provider_id: row.provider_id.clone(), value: row })
+        })
     }
 
     pub fn delete(&self, id: &str) -> Result<()> {
@@ -185,6 +202,36 @@ impl Keys {
             (endpoint_of(&provider)?, key.api_key)
         };
         Ok(self.completions.probe(&endpoint, &key).await)
+    }
+}
+
+impl Keys {
+    /// Probes the out-of-credit keys that are due (every provider's), returning the usable ones
+    /// to rotation; the UI is told of each provider whose keys came back.
+    pub async fn probe_exhausted(&self) -> Result<()> {
+        let providers = providers::list_providers(&*self.db.lock()?)?;
+        for provider in providers {
+            let id = ProviderId::new(provider.id.as_str());
+            let due = self.pool.due_probes(&id, self.clock.now())?;
+            let Some(model) = provider.default_model.clone().or_else(|| provider.models.first().cloned()) else {
+                continue;
+            };
+            if due.is_empty() {
+                continue;
+            }
+            let endpoint = endpoint_of(&provider)?;
+            let mut returned = false;
+            for (key, raw) in due {
+                let usable = self.completions.probe_credit(&endpoint, &raw, &model).await;
+                tracing::info!(%key, provider = %id, usable, "probed an out-of-credit key");
+                self.pool.report_probe(&key, usable, self.clock.now());
+                returned |= usable;
+            }
+            if returned {
+                self.writes.events.llm_config_changed(&provider.id);
+            }
+        }
+        Ok(())
     }
 }
 

@@ -7,6 +7,7 @@ mod chats;
 mod events;
 mod keys;
 mod providers;
+mod settings;
 mod write_path;
 
 use keypool::PoolError;
@@ -17,6 +18,7 @@ pub use events::{EventSink, NoEvents};
 pub(crate) use keys::StoreLoader;
 pub use keys::{Keys, NewKey, PoolStatus};
 pub use providers::Providers;
+pub use settings::{AppSettings, Settings, SettingsPatch, MAX_WAIT_LIMIT_SECONDS};
 pub(crate) use write_path::WritePath;
 
 /// Why a service call failed. Messages never contain a stored secret.

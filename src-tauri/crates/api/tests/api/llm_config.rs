@@ -432,7 +432,8 @@ mod pool_status {
             provider: &provider,
             key: &first.key_id,
             status: 429,
-            kind: keypool::FailureKind::RateLimited { retry_after: None },
+            kind: keypool::FailureKind::RateLimited { retry_after: None, announced: keypool::Announced::default() },
+            scope: None,
         };
         let _cooled = pool.report_failure(refused, h.clock.now_ts()).unwrap();
         h.clock.advance(Duration::from_secs(10));

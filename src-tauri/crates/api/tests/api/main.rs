@@ -5,6 +5,7 @@ mod chat;
 mod crash;
 mod hostile;
 mod leaks;
+mod limits;
 mod llm_config;
 mod load;
 mod providers;

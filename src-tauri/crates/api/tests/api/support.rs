@@ -160,6 +160,12 @@ pub fn context(dir: &Path, events: Arc<RecordedEvents>, clock: Arc<ManualClock>,
         "test",
         Dirs { data_dir: dir.to_owned(), log_dir: dir.join("logs") },
         Database::open(dir),
-        Wiring { events, clock, resolver: Arc::new(resolver), pool: PoolConfig::default() },
+        Wiring {
+            events,
+            waiter: Arc::new(keypool_llm::SimulatedTime::new(clock.clone())),
+            clock,
+            resolver: Arc::new(resolver),
+            pool: PoolConfig::default(),
+        },
     )
 }

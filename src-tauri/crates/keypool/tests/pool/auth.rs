@@ -127,9 +127,14 @@ fn all_disabled_error_lists_the_keys_to_fix() {
     assert!(f.fail("B", 403, None).is_none(), "nothing left to fail over to");
     let err = f.try_pick().expect_err("every key is disabled");
     match &err {
-        PoolError::NoAvailableKey { reason: Unavailability::AllDisabled { keys }, .. } => {
-            let ids: Vec<&str> = keys.iter().map(|(id, _)| id.as_str()).collect();
-            assert_eq!(ids, ["A", "B"], "the user must learn which keys to fix");
+        PoolError::NoAvailableKey { reason: Unavailability::Blocked { keys, first_free_at }, .. } => {
+            let why: Vec<(&str, Blocker)> = keys.iter().map(|k| (k.id.as_str(), k.why)).collect();
+            assert_eq!(
+                why,
+                [("A", Blocker::Disabled { status: Some(401) }), ("B", Blocker::Disabled { status: Some(403) })],
+                "the user must learn which keys to fix, and what the provider said"
+            );
+            assert_eq!(*first_free_at, None, "no disabled key frees up by itself");
         }
         other => panic!("all disabled must say so, got {other:?}"),
     }

@@ -19,7 +19,7 @@ fn loader_not_called_on_warm_cache() {
         f.pick_for(&chat);
     }
     f.fail("A", 429, None);
-    f.pool.report_success(&KeyId::from("A"));
+    f.pool.report_answer(&KeyId::from("A"), None, &Announced::default());
     f.pool.sweep(f.now());
     assert_eq!(f.store.loads(), 1, "selections, rate limits and sweeps never go to the store");
 }

@@ -101,7 +101,7 @@ fn threads_never_get_unavailable_keys_and_disable_each_key_once() {
                     };
                     let kind = FailureKind::of_status(status, None);
                     let outcome = kind.map(|kind| {
-                        let failure = Failure { provider: &f.openai, key: &got.key_id, status, kind };
+                        let failure = Failure { provider: &f.openai, key: &got.key_id, status, kind, scope: None };
                         f.pool.report_failure(failure, now).expect("no I/O fails here")
                     });
                     if let Some(FailureOutcome::Disabled { reason }) = outcome {
@@ -152,8 +152,13 @@ fn concurrent_401s_for_one_key_ask_for_one_disable() {
                 for i in 0..30 {
                     let key = KeyId::from(format!("k{i:02}"));
                     barrier.wait(); // all threads report the same key at the same moment
-                    let failure =
-                        Failure { provider: &f.openai, key: &key, status: 401, kind: FailureKind::AuthRejected };
+                    let failure = Failure {
+                        provider: &f.openai,
+                        key: &key,
+                        status: 401,
+                        kind: FailureKind::AuthRejected,
+                        scope: None,
+                    };
                     let outcome = f.pool.report_failure(failure, f.now()).expect("no I/O fails here");
                     if let FailureOutcome::Disabled { reason } = outcome {
                         f.store.persist_disable(&key, &f.openai, reason, f.now());

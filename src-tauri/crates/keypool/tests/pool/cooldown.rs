@@ -117,13 +117,17 @@ fn all_cooling_error_says_when_the_first_frees_up() {
     f.advance(secs(10));
     let err = f.try_pick().expect_err("both keys rest");
     match &err {
-        PoolError::NoAvailableKey { reason: Unavailability::AllCooling { first_free_at, wait }, .. } => {
-            assert_eq!(*first_free_at, T0 + secs(30), "B, with the shorter announced wait, frees up first");
-            assert_eq!(*wait, secs(20), "measured from the request's now");
+        PoolError::NoAvailableKey { reason: Unavailability::Blocked { keys, first_free_at }, .. } => {
+            assert_eq!(*first_free_at, Some(T0 + secs(30)), "B, with the shorter announced wait, frees up first");
+            let why: Vec<Blocker> = keys.iter().map(|k| k.why).collect();
+            assert_eq!(
+                why,
+                [Blocker::Cooling { until: T0 + secs(60) }, Blocker::Cooling { until: T0 + secs(30) }],
+                "each key says until when it rests"
+            );
         }
         other => panic!("all keys cooling must say so, got {other:?}"),
     }
-    assert!(err.to_string().contains("in 20 s"), "the message tells the user how long to wait: {err}");
 }
 
 #[test]
@@ -153,7 +157,7 @@ fn success_clears_cooldown_and_failures() {
     let f = Fixture::new(&[1, 1]);
     f.fail("A", 429, None);
     f.fail("A", 429, None);
-    f.pool.report_success(&KeyId::from("A")); // an in-flight request on A succeeded
+    f.pool.report_answer(&KeyId::from("A"), None, &Announced::default()); // an in-flight request on A succeeded
     let a = f.status_of("A");
     assert_eq!(a.cooling_until, None, "a success proves the key works again");
     assert_eq!(a.consecutive_errors, 0, "and restarts the backoff");

@@ -6,6 +6,7 @@ mod cache;
 mod concurrency;
 mod cooldown;
 mod env;
+mod limits;
 mod properties;
 mod selection;
 mod status;

@@ -12,12 +12,16 @@ fn index_of(key: &KeyId) -> usize {
     usize::from(key.as_str().as_bytes()[0] - b'A')
 }
 
-/// The documented formula, written out independently of `PoolConfig::cooldown_for`.
+/// The documented formula, written out independently of `PoolConfig::cooldown_for`: the ladder
+/// without an announced wait; with one, the wait (at least 1 s) the first time, and the larger of
+/// the wait and the previous ladder step when refused again right after.
 fn expected_cooldown(n: u32, announced: Option<Duration>) -> Duration {
     let cap = Duration::from_secs(900);
+    let ladder = |n: u32| Duration::from_secs(60u64.saturating_mul(1u64 << (n - 1).min(40)));
     match announced {
-        Some(wait) => wait.min(cap),
-        None => Duration::from_secs(60u64.saturating_mul(1u64 << (n - 1).min(40))).min(cap),
+        Some(wait) if n == 1 => wait.max(Duration::from_secs(1)).min(cap),
+        Some(wait) => wait.max(Duration::from_secs(1)).max(ladder(n - 1)).min(cap),
+        None => ladder(n).min(cap),
     }
 }
 
@@ -117,7 +121,7 @@ proptest! {
                     let k = key % n_keys;
                     model.errors[k] = 0;
                     model.until[k] = None;
-                    f.pool.report_success(&KeyId::from(name(k)));
+                    f.pool.report_answer(&KeyId::from(name(k)), None, &Announced::default());
                 }
                 Op::Sweep => {
                     for until in &mut model.until {

@@ -119,6 +119,7 @@ pub fn entry(provider: &str, id: &str, weight: u32, sort_order: i64) -> KeyEntry
         weight,
         sort_order,
         created_at: T0,
+        limits: UserLimits::default(),
     }
 }
 
@@ -206,7 +207,7 @@ impl Fixture {
     /// status is not the pool's business.
     pub fn report(&self, key: &KeyId, status: u16, retry_after: Option<Duration>) -> Option<FailureOutcome> {
         let kind = FailureKind::of_status(status, retry_after)?;
-        let failure = Failure { provider: &self.openai, key, status, kind };
+        let failure = Failure { provider: &self.openai, key, status, kind, scope: None };
         let outcome = self.pool.report_failure(failure, self.now()).expect("the report itself succeeds");
         if let FailureOutcome::Disabled { reason } = outcome {
             self.store.persist_disable(key, &self.openai, reason, self.now());

@@ -1,18 +1,45 @@
+//! When no key can take a request, the error says why, key by key: which rest and until when,
+//! which are disabled (and after what), and the last answer. The UI words it from this.
+
 use crate::support::*;
 
+/// A `no_available_key` outcome's keys with what stops each, when the first frees up, and the
+/// last answer.
+type Blocked = (Vec<(String, Blocker)>, Option<Timestamp>, Option<(u16, String)>);
+
+fn blocked(outcome: &CompletionOutcome) -> Blocked {
+    match error_of(outcome) {
+        CompletionError::NoAvailableKey(NoKey {
+            why: NoKeyReason::Blocked(Unavailability::Blocked { keys, first_free_at }),
+            last,
+            ..
+        }) => (keys.iter().map(|k| (k.name.clone(), k.why)).collect(), *first_free_at, last.clone()),
+        other => panic!("expected no_available_key with blocked keys, got {other:?}"),
+    }
+}
+
 #[tokio::test]
-async fn all_cooling_says_when_the_first_frees_up() {
+async fn all_cooling_says_when_each_frees_up() {
     let rig = Rig::new(ProviderKind::Openai, &[("a", 1), ("b", 1)]).await;
     rig.fake.always("key-a", Reply::status_with(429, &[("retry-after", "30")]));
     rig.fake.always("key-b", Reply::status_with(429, &[("retry-after", "90")]));
     let (outcome, _) = rig.ask("chat").await;
-    let message = error_of(&outcome).to_string();
-    assert!(message.contains("cooling down"), "says the keys are cooling: {message}");
-    assert!(message.contains("in 30 s"), "says when the first frees up: {message}");
+    let (keys, first_free_at, last) = blocked(&outcome);
+    assert_eq!(
+        keys,
+        [
+            ("a".into(), Blocker::Cooling { until: START + Duration::from_secs(30) }),
+            ("b".into(), Blocker::Cooling { until: START + Duration::from_secs(90) })
+        ],
+        "each key with until when it rests"
+    );
+    assert_eq!(first_free_at, Some(START + Duration::from_secs(30)), "the first frees up in 30 s");
+    assert_eq!(last.map(|(status, _)| status), Some(429), "and the last answer");
+    assert!(error_of(&outcome).to_string().contains("resting"), "the English fallback says so too");
 
     let (outcome, _) = rig.ask("chat").await;
-    assert_eq!(outcome.attempts, 0, "while all cool, nothing is sent upstream");
-    assert!(error_of(&outcome).to_string().contains("cooling"), "the pool says why");
+    assert_eq!(outcome.attempts, 0, "while all cool longer than the wait allowed, nothing is sent upstream");
+    assert_eq!(error_of(&outcome).code(), "no_available_key", "the pool says why");
 }
 
 #[tokio::test]
@@ -21,10 +48,17 @@ async fn all_disabled_names_the_keys_to_fix() {
     rig.fake.always("key-prod", Reply::status(401));
     rig.fake.always("key-backup", Reply::status(403));
     let (outcome, _) = rig.ask("chat").await;
-    let message = error_of(&outcome).to_string();
     assert_eq!(error_of(&outcome).code(), "no_available_key", "the code is no_available_key");
-    assert!(message.contains("disabled"), "says the keys are disabled: {message}");
-    assert!(message.contains("prod") && message.contains("backup"), "names them: {message}");
+    let (keys, first_free_at, _) = blocked(&outcome);
+    assert_eq!(
+        keys,
+        [
+            ("prod".into(), Blocker::Disabled { status: Some(401) }),
+            ("backup".into(), Blocker::Disabled { status: Some(403) })
+        ],
+        "names them, with what the provider answered"
+    );
+    assert_eq!(first_free_at, None, "none frees up by itself");
 }
 
 #[tokio::test]
@@ -33,16 +67,26 @@ async fn cooling_and_disabled_mixed_says_both() {
     rig.fake.always("key-fast", Reply::status_with(429, &[("retry-after", "20")]));
     rig.fake.always("key-revoked", Reply::status(401));
     let (outcome, _) = rig.ask("chat").await;
-    let message = error_of(&outcome).to_string();
-    assert!(message.contains("in 20 s"), "says when the cooling key frees up: {message}");
-    assert!(message.contains("\"revoked\""), "and names the disabled key to fix: {message}");
+    let (keys, _, _) = blocked(&outcome);
+    assert_eq!(
+        keys,
+        [
+            ("fast".into(), Blocker::Cooling { until: START + Duration::from_secs(20) }),
+            ("revoked".into(), Blocker::Disabled { status: Some(401) })
+        ],
+        "when the cooling key frees up, and which to fix"
+    );
 }
 
 #[tokio::test]
 async fn empty_pool_without_provider_key_says_to_add_one() {
     let rig = Rig::new(ProviderKind::Openai, &[]).await;
     let (outcome, _) = rig.ask("chat").await;
-    let message = error_of(&outcome).to_string();
-    assert!(message.contains("no API keys"), "explains the empty pool: {message}");
+    assert!(
+        matches!(error_of(&outcome), CompletionError::NoAvailableKey(NoKey { why: NoKeyReason::Empty, .. })),
+        "explains the empty pool: {:?}",
+        outcome.end
+    );
+    assert!(error_of(&outcome).to_string().contains("no API keys"), "in the fallback words too");
     assert_eq!(outcome.attempts, 0, "nothing was sent");
 }

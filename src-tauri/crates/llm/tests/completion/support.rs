@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex};
 pub use std::time::Duration;
 
 pub use keypool::{
-    DisableReason, KeyEntry, KeyId, KeyLoader, KeyPool, KeyState, LoadError, ManualClock, MapResolver, PoolConfig,
-    ProviderId, Secret, SessionId, Timestamp,
+    Blocker, DisableReason, KeyEntry, KeyId, KeyLoader, KeyPool, KeyState, LoadError, ManualClock, MapResolver,
+    PoolConfig, ProviderId, Secret, SelectionRequest, SessionId, Timestamp, Unavailability, UserLimits,
 };
-pub use keypool_fake_provider::{FakeProvider, Reply};
+pub use keypool_fake_provider::{FakeProvider, RateLimit, Reply};
 pub use keypool_llm::{
     CancellationToken, ChatMessage, CompletionError, CompletionEvent, CompletionOutcome, CompletionRequest,
-    CompletionService, ProviderEndpoint, ProviderKind, Recorder, Role, StopReason,
+    CompletionService, NoKey, NoKeyReason, ProviderEndpoint, ProviderKind, Recorder, Role, SimulatedTime, StopReason,
 };
 
 pub const START: Timestamp = Timestamp::from_millis(1_800_000_000_000);
@@ -57,7 +57,16 @@ impl Rig {
     }
 
     pub async fn with_env(kind: ProviderKind, keys: &[(&str, u32)], env: MapResolver) -> Rig {
-        let fake = FakeProvider::start().await;
+        Rig::build(kind, keys, env, PoolConfig::default()).await
+    }
+
+    /// The rig with `config` for the pool; the fake provider's rate windows run on the rig's
+    /// manual clock, so simulated waits refill them.
+    pub async fn build(kind: ProviderKind, keys: &[(&str, u32)], env: MapResolver, config: PoolConfig) -> Rig {
+        let clock = Arc::new(ManualClock::new(START));
+        let fake_clock = clock.clone();
+        let fake =
+            FakeProvider::start_with_clock(Arc::new(move || keypool::Clock::now(&*fake_clock).as_millis())).await;
         let store = Arc::new(Keys::default());
         for (i, (label, weight)) in keys.iter().enumerate() {
             let value = if label.starts_with('$') { label.to_string() } else { format!("key-{label}") };
@@ -70,12 +79,13 @@ impl Rig {
                 weight: *weight,
                 sort_order: i as i64,
                 created_at: START,
+                limits: UserLimits::default(),
             });
         }
-        let clock = Arc::new(ManualClock::new(START));
         let resolver = Arc::new(env);
-        let pool = Arc::new(KeyPool::new(PoolConfig::default(), store.clone(), resolver.clone()));
-        let service = CompletionService::new(pool, clock.clone(), resolver, store.clone());
+        let pool = Arc::new(KeyPool::new(config, store.clone(), resolver.clone()));
+        let waiter = Arc::new(SimulatedTime::new(clock.clone()));
+        let service = CompletionService::new(pool, clock.clone(), resolver, store.clone(), waiter);
         Rig { fake, keys: store, clock, service, kind, provider_key: None }
     }
 
@@ -123,6 +133,14 @@ impl Rig {
             )
             .await;
         (outcome, events)
+    }
+
+    /// Sets the user's limits of the key labelled `label`, as a write through the store would.
+    pub fn set_limits(&self, label: &str, limits: UserLimits) {
+        for entry in self.keys.entries.lock().unwrap().iter_mut().filter(|e| e.label.as_deref() == Some(label)) {
+            entry.limits = limits;
+        }
+        self.service.pool().invalidate(&ProviderId::new("p"));
     }
 
     pub fn state_of(&self, label: &str) -> (KeyState, Option<Timestamp>) {

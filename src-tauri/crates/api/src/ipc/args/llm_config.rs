@@ -1,6 +1,7 @@
 //! The arguments of the `llmConfig:*` commands.
 
 use garde::Validate;
+use keypool::UserLimits;
 use keypool_store::api_keys::ApiKeyPatch;
 use keypool_store::providers::{NewProvider, ProviderPatch};
 use serde::Deserialize;
@@ -52,6 +53,15 @@ pub struct AddApiKeyArgs {
     #[serde(default)]
     #[garde(range(min = 1, max = 100))]
     pub weight: Option<u32>,
+    /// At most this many requests per minute, 1–100 000, for providers that announce no limits;
+    /// absent: no limit.
+    #[serde(default)]
+    #[garde(range(min = 1, max = 100_000))]
+    pub rpm_limit: Option<u32>,
+    /// At most this many requests at once, 1–1 000; absent: no limit.
+    #[serde(default)]
+    #[garde(range(min = 1, max = 1_000))]
+    pub max_concurrent: Option<u32>,
 }
 
 impl CommandArgs for AddApiKeyArgs {}
@@ -64,7 +74,33 @@ impl From<AddApiKeyArgs> for NewKey {
             api_key: a.api_key.trimmed(),
             enabled: a.enabled.unwrap_or(true),
             weight: a.weight.unwrap_or(1),
+            limits: UserLimits { rpm: a.rpm_limit, max_concurrent: a.max_concurrent },
         }
+    }
+}
+
+/// The user's limits of a key, both replaced: an absent one is removed.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct SetKeyLimitsArgs {
+    #[garde(custom(not_blank))]
+    pub id: String,
+    /// 1–100 000 requests per minute; absent: no limit.
+    #[serde(default)]
+    #[garde(range(min = 1, max = 100_000))]
+    pub rpm_limit: Option<u32>,
+    /// 1–1 000 requests at once; absent: no limit.
+    #[serde(default)]
+    #[garde(range(min = 1, max = 1_000))]
+    pub max_concurrent: Option<u32>,
+}
+
+impl CommandArgs for SetKeyLimitsArgs {}
+
+impl From<&SetKeyLimitsArgs> for UserLimits {
+    fn from(a: &SetKeyLimitsArgs) -> Self {
+        UserLimits { rpm: a.rpm_limit, max_concurrent: a.max_concurrent }
     }
 }
 

@@ -5,6 +5,7 @@
 mod chat;
 mod llm_config;
 mod rules;
+mod settings;
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -13,6 +14,7 @@ use ts_rs::TS;
 
 pub use chat::*;
 pub use llm_config::*;
+pub use settings::*;
 
 use super::error::{camel_case_path, IpcError, Issue};
 

@@ -36,6 +36,10 @@ pub fn update_api_key(ctx: &AppContext, args: UpdateApiKeyArgs) -> Result<ApiKey
     Ok(ctx.keys()?.update(&id, args.into())?.into())
 }
 
+pub fn set_key_limits(ctx: &AppContext, args: SetKeyLimitsArgs) -> Result<ApiKeyDto> {
+    Ok(ctx.keys()?.set_limits(&args.id, (&args).into())?.into())
+}
+
 pub fn delete_api_key(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedDto> {
     ctx.keys()?.delete(&id)?;
     Ok(DeletedDto { id })

@@ -12,6 +12,7 @@
 mod app;
 mod chat;
 mod llm_config;
+mod settings;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -142,12 +143,15 @@ commands! {
     sync   "llmConfig:getApiKeys"      (ProviderArgs)       -> Vec<ApiKeyDto>          => llm_config::api_keys;
     sync   "llmConfig:addApiKey"       (AddApiKeyArgs)      -> ApiKeyDto               => llm_config::add_api_key;
     sync   "llmConfig:updateApiKey"    (UpdateApiKeyArgs)   -> ApiKeyDto               => llm_config::update_api_key;
+    sync   "llmConfig:setKeyLimits"    (SetKeyLimitsArgs)   -> ApiKeyDto               => llm_config::set_key_limits;
     sync   "llmConfig:deleteApiKey"    (IdArgs)             -> DeletedDto              => llm_config::delete_api_key;
     sync   "llmConfig:toggleApiKey"    (ToggleApiKeyArgs)   -> ApiKeyDto               => llm_config::toggle_api_key;
     sync   "llmConfig:reorderApiKeys"  (ReorderApiKeysArgs) -> Vec<ApiKeyDto>          => llm_config::reorder_api_keys;
     sync   "llmConfig:getPoolStatus"   (ProviderArgs)       -> PoolStatusDto           => llm_config::pool_status;
     sync   "llmConfig:resetCooldown"   (IdArgs)             -> DeletedDto              => llm_config::reset_cooldown;
     async  "llmConfig:testApiKey"      (IdArgs)             -> KeyTestResult           => llm_config::test_api_key;
+    sync   "settings:get"              (NoArgs)             -> SettingsDto             => settings::get;
+    sync   "settings:update"           (UpdateSettingsArgs) -> SettingsDto             => settings::update;
     sync   "chat:list"                 (NoArgs)             -> Vec<ChatDto>            => chat::list;
     sync   "chat:create"               (CreateChatArgs)     -> ChatDto                 => chat::create;
     sync   "chat:update"               (UpdateChatArgs)     -> ChatDto                 => chat::update;

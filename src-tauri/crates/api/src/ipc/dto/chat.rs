@@ -105,6 +105,8 @@ impl From<MessageRow> for MessageDto {
 pub enum FailoverReason {
     RateLimited,
     AuthRejected,
+    /// Out of credit: the key leaves rotation until a background probe finds it usable.
+    QuotaExhausted,
 }
 
 /// The events of one `chat_send`, in order: `userMessage` (unless retrying), then per attempt
@@ -131,6 +133,16 @@ pub enum ChatEvent {
     Delta {
         text: String,
     },
+    /// Every key is spent, cooling or busy: the reply waits for one to free up (it can be
+    /// stopped meanwhile). `until`: when a key frees up by itself; null when it waits for a
+    /// request in flight to end. Never past `deadline` (the pool's max wait). `now` is the
+    /// backend's clock, for the countdown; `seconds` the wait left, rounded up.
+    Waiting {
+        until: Option<i64>,
+        deadline: i64,
+        now: i64,
+        seconds: u32,
+    },
     /// The assistant's message as saved: complete, stopped, or failed with its error.
     Finished {
         message: MessageDto,
@@ -152,10 +164,20 @@ impl From<ChatProgress> for ChatEvent {
                 let reason = match reason {
                     FailureKind::AuthRejected => FailoverReason::AuthRejected,
                     FailureKind::RateLimited { .. } => FailoverReason::RateLimited,
+                    FailureKind::QuotaExhausted => FailoverReason::QuotaExhausted,
                 };
                 ChatEvent::Failover { key_label, status, reason, message }
             }
             ChatProgress::Completion(CompletionEvent::Delta { text }) => ChatEvent::Delta { text },
+            ChatProgress::Completion(CompletionEvent::Waiting { until, deadline, now }) => {
+                let seconds = until.unwrap_or(deadline).saturating_duration_since(now).as_millis().div_ceil(1000);
+                ChatEvent::Waiting {
+                    until: until.map(|t| t.as_millis()),
+                    deadline: deadline.as_millis(),
+                    now: now.as_millis(),
+                    seconds: u32::try_from(seconds).unwrap_or(u32::MAX),
+                }
+            }
         }
     }
 }

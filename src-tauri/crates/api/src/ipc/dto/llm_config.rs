@@ -29,6 +29,10 @@ pub struct ApiKeyDto {
     pub disabled_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The user's limit of requests per minute; null: none.
+    pub rpm_limit: Option<u32>,
+    /// The user's limit of requests at once; null: none.
+    pub max_concurrent: Option<u32>,
 }
 
 impl From<ApiKeyRow> for ApiKeyDto {
@@ -46,6 +50,8 @@ impl From<ApiKeyRow> for ApiKeyDto {
             disabled_at: row.disabled_at,
             created_at: row.created_at,
             updated_at: row.updated_at,
+            rpm_limit: row.rpm_limit,
+            max_concurrent: row.max_concurrent,
         }
     }
 }
@@ -84,6 +90,8 @@ pub enum KeyState {
     Cooling,
     /// Off: by hand, or because the provider rejected it.
     Disabled,
+    /// Out of credit: out of rotation until a background probe finds it usable (`nextProbeAt`).
+    Exhausted,
 }
 
 impl From<keypool::KeyState> for KeyState {
@@ -92,6 +100,7 @@ impl From<keypool::KeyState> for KeyState {
             keypool::KeyState::Active => KeyState::Active,
             keypool::KeyState::Cooling => KeyState::Cooling,
             keypool::KeyState::Disabled => KeyState::Disabled,
+            keypool::KeyState::Exhausted => KeyState::Exhausted,
         }
     }
 }
@@ -110,6 +119,40 @@ pub struct KeyStatusDto {
     pub last_used_at: Option<i64>,
     pub request_count: u64,
     pub failure_count: u64,
+    /// What the provider last announced the key has left, per model (or model class).
+    pub budgets: Vec<BudgetDto>,
+    /// Requests using the key right now.
+    pub in_flight: u32,
+    /// When an out-of-credit key is probed next.
+    pub next_probe_at: Option<i64>,
+}
+
+/// What a key has left for one model (or model class), as last announced: e.g. 3 of 5 requests
+/// until `resetAt`. A window already reset, or never announced, is null.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Budget")]
+pub struct BudgetDto {
+    pub scope: String,
+    pub requests: Option<WindowDto>,
+    pub tokens: Option<WindowDto>,
+    /// Requests in flight counted against the windows.
+    pub reserved_requests: u32,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Window")]
+pub struct WindowDto {
+    pub remaining: u64,
+    pub limit: Option<u64>,
+    pub reset_at: i64,
+}
+
+impl From<keypool::Window> for WindowDto {
+    fn from(w: keypool::Window) -> Self {
+        WindowDto { remaining: w.remaining, limit: w.limit, reset_at: w.reset_at.as_millis() }
+    }
 }
 
 /// What the last failure of a key was.
@@ -119,6 +162,7 @@ pub enum LastErrorKind {
     RateLimited,
     AuthRejected,
     UnresolvedEnv,
+    QuotaExhausted,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -144,6 +188,9 @@ impl From<keypool::KeyStatus> for KeyStatusDto {
                 KeyError::UnresolvedEnv { var } => {
                     (LastErrorKind::UnresolvedEnv, format!("environment variable {var} is not set"))
                 }
+                KeyError::QuotaExhausted { status } => {
+                    (LastErrorKind::QuotaExhausted, format!("out of credit (HTTP {status})"))
+                }
             };
             LastErrorDto { kind, status: error.status(), message, at: status.last_error_at.map(|t| t.as_millis()) }
         });
@@ -157,6 +204,18 @@ impl From<keypool::KeyStatus> for KeyStatusDto {
             last_used_at: status.last_used_at.map(|t| t.as_millis()),
             request_count: status.request_count,
             failure_count: status.failure_count,
+            budgets: status
+                .budgets
+                .into_iter()
+                .map(|b| BudgetDto {
+                    scope: b.scope,
+                    requests: b.requests.map(Into::into),
+                    tokens: b.tokens.map(Into::into),
+                    reserved_requests: b.reserved_requests,
+                })
+                .collect(),
+            in_flight: status.in_flight,
+            next_probe_at: status.next_probe_at.map(|t| t.as_millis()),
         }
     }
 }

@@ -5,7 +5,9 @@
 mod app;
 mod chat;
 mod llm_config;
+mod settings;
 
 pub use app::*;
 pub use chat::*;
 pub use llm_config::*;
+pub use settings::*;

@@ -1,0 +1,313 @@
+//! What a key has left before the provider refuses it: the windows the provider announces on
+//! every answer (requests and tokens, per model or model class), the requests in flight that
+//! will spend them, and the limits the user set where a provider announces nothing.
+//!
+//! Admission is pure arithmetic on these numbers at a given `now`: a key is admitted for a
+//! request when every window of the request's scope has room for it after the reservations of
+//! the requests already in flight; otherwise the answer says when it frees up, if that is known.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::Timestamp;
+
+/// One window a provider announced: how much of a unit (requests or tokens) is left, of how
+/// much, and when it refills.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// The window's size, when announced.
+    pub limit: Option<u64>,
+    /// What is left of it, as of the answer that announced it.
+    pub remaining: u64,
+    /// When it is full again.
+    pub reset_at: Timestamp,
+}
+
+/// What an answer announced about the limits of the key that served it, for the request's scope.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Announced {
+    /// The requests window.
+    pub requests: Option<Window>,
+    /// The (input) tokens window: the most restrictive one the provider announced.
+    pub tokens: Option<Window>,
+}
+
+impl Announced {
+    /// True when nothing was announced (no headers, or only "unknown" values).
+    pub fn is_empty(&self) -> bool {
+        self.requests.is_none() && self.tokens.is_none()
+    }
+
+    /// When a window the announcement shows spent (nothing left for `tokens` more) refills: the
+    /// latest such reset, since every spent window must refill before the key can serve.
+    pub fn spent_until(&self, tokens: u64) -> Option<Timestamp> {
+        let requests = self.requests.filter(|w| w.remaining == 0).map(|w| w.reset_at);
+        let tokens = self
+            .tokens
+            .filter(|w| w.remaining == 0 || w.remaining < tokens.min(w.limit.unwrap_or(u64::MAX)))
+            .map(|w| w.reset_at);
+        requests.max(tokens)
+    }
+}
+
+/// What a request needs from a key's budgets.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Demand<'a> {
+    /// The rate-limit scope: the model (OpenAI limits each model separately) or the model class
+    /// (Anthropic's Opus, Sonnet, Haiku). `None`: the request touches no announced budget.
+    pub scope: Option<&'a str>,
+    /// Its estimated input tokens.
+    pub tokens: u32,
+}
+
+/// Limits the user set for a key whose provider announces none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UserLimits {
+    /// At most this many requests in any 60 seconds.
+    pub rpm: Option<u32>,
+    /// At most this many requests in flight at once.
+    pub max_concurrent: Option<u32>,
+}
+
+impl UserLimits {
+    /// True when the user set no limit.
+    pub fn is_empty(&self) -> bool {
+        self.rpm.is_none() && self.max_concurrent.is_none()
+    }
+}
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+/// Why a key cannot take a request right now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Blocked {
+    /// Free again at this time (a window refills, the minute of an rpm limit rolls over).
+    Until(Timestamp),
+    /// Every slot is taken by requests in flight; free when one of them ends.
+    Busy,
+}
+
+/// The budgets of one scope of one key.
+#[derive(Clone, Debug)]
+pub(crate) struct ScopeBudget {
+    pub scope: Arc<str>,
+    pub requests: Option<Window>,
+    pub tokens: Option<Window>,
+    /// Spent by a refusal that said so (a 429 with the windows at 0), until then.
+    pub spent_until: Option<Timestamp>,
+    pub reserved_requests: u32,
+    pub reserved_tokens: u64,
+}
+
+impl ScopeBudget {
+    fn new(scope: &str) -> Self {
+        ScopeBudget {
+            scope: Arc::from(scope),
+            requests: None,
+            tokens: None,
+            spent_until: None,
+            reserved_requests: 0,
+            reserved_tokens: 0,
+        }
+    }
+
+    /// Whether a request of `tokens` fits, after the reservations of the requests in flight.
+    fn admits(&self, tokens: u64, now: Timestamp) -> Result<(), Blocked> {
+        if let Some(until) = self.spent_until.filter(|&until| until > now) {
+            return Err(Blocked::Until(until));
+        }
+        if let Some(window) = self.requests.filter(|w| w.reset_at > now) {
+            if window.remaining <= u64::from(self.reserved_requests) {
+                return Err(Blocked::Until(window.reset_at));
+            }
+        }
+        if let Some(window) = self.tokens.filter(|w| w.reset_at > now) {
+            // A request larger than the whole window is judged against the window, not refused forever.
+            let needed = tokens.min(window.limit.unwrap_or(u64::MAX));
+            if window.remaining < self.reserved_tokens.saturating_add(needed) {
+                return Err(Blocked::Until(window.reset_at));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A key's budgets, reservations and user limits: everything admission looks at besides health.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Budgets {
+    scopes: Vec<ScopeBudget>,
+    in_flight: u32,
+    /// Hand-outs of the last minute; kept only while an rpm limit is set.
+    recent: VecDeque<Timestamp>,
+}
+
+impl Budgets {
+    /// Whether anything here can refuse a request: the hot path skips the checks otherwise.
+    pub fn is_idle(&self, limits: &UserLimits) -> bool {
+        self.scopes.is_empty() && limits.is_empty()
+    }
+
+    pub fn admits(&self, limits: &UserLimits, demand: &Demand<'_>, now: Timestamp) -> Result<(), Blocked> {
+        if limits.max_concurrent.is_some_and(|max| self.in_flight >= max) {
+            return Err(Blocked::Busy);
+        }
+        if let Some(rpm) = limits.rpm {
+            let window_start = now - MINUTE;
+            let recent: Vec<&Timestamp> = self.recent.iter().filter(|&&at| at > window_start).collect();
+            if recent.len() >= rpm as usize {
+                // Free when the oldest hand-out of the minute leaves it.
+                let oldest = recent.len() - rpm as usize;
+                return Err(Blocked::Until(*recent[oldest] + MINUTE));
+            }
+        }
+        match demand.scope.and_then(|scope| self.scope(scope)) {
+            Some(budget) => budget.admits(u64::from(demand.tokens), now),
+            None => Ok(()),
+        }
+    }
+
+    /// Counts a hand-out: a reservation in its scope, a request in flight, a minute's use.
+    pub fn reserve(&mut self, limits: &UserLimits, demand: &Demand<'_>, now: Timestamp) {
+        self.in_flight += 1;
+        if limits.rpm.is_some() {
+            let window_start = now - MINUTE;
+            while self.recent.front().is_some_and(|&at| at <= window_start) {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(now);
+        }
+        if let Some(scope) = demand.scope {
+            let budget = self.scope_mut(scope);
+            budget.reserved_requests += 1;
+            budget.reserved_tokens += u64::from(demand.tokens);
+        }
+    }
+
+    /// Ends a hand-out's reservation (the request is over, however it ended).
+    pub fn release(&mut self, scope: Option<&str>, tokens: u32) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        if let Some(budget) = scope.and_then(|scope| self.scopes.iter_mut().find(|b| &*b.scope == scope)) {
+            budget.reserved_requests = budget.reserved_requests.saturating_sub(1);
+            budget.reserved_tokens = budget.reserved_tokens.saturating_sub(u64::from(tokens));
+        }
+    }
+
+    /// Takes an answer's announced windows for `scope` as the new truth.
+    pub fn record(&mut self, scope: &str, announced: &Announced) {
+        if announced.is_empty() {
+            return;
+        }
+        let budget = self.scope_mut(scope);
+        budget.requests = announced.requests.or(budget.requests);
+        budget.tokens = announced.tokens.or(budget.tokens);
+    }
+
+    /// A refusal said the scope is spent until `until`.
+    pub fn spend(&mut self, scope: &str, until: Timestamp) {
+        let budget = self.scope_mut(scope);
+        budget.spent_until = budget.spent_until.max(Some(until));
+    }
+
+    pub fn scopes(&self) -> &[ScopeBudget] {
+        &self.scopes
+    }
+
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+
+    fn scope(&self, scope: &str) -> Option<&ScopeBudget> {
+        self.scopes.iter().find(|b| &*b.scope == scope)
+    }
+
+    fn scope_mut(&mut self, scope: &str) -> &mut ScopeBudget {
+        match self.scopes.iter().position(|b| &*b.scope == scope) {
+            Some(i) => &mut self.scopes[i],
+            None => {
+                self.scopes.push(ScopeBudget::new(scope));
+                self.scopes.last_mut().expect("just pushed")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: Timestamp = Timestamp::from_millis(1_000_000);
+
+    fn window(remaining: u64, reset_in_ms: i64) -> Window {
+        Window { limit: Some(5), remaining, reset_at: Timestamp::from_millis(T0.as_millis() + reset_in_ms) }
+    }
+
+    fn demand(scope: &str) -> Demand<'_> {
+        Demand { scope: Some(scope), tokens: 10 }
+    }
+
+    #[test]
+    fn reservations_count_against_what_is_left() {
+        let mut b = Budgets::default();
+        let limits = UserLimits::default();
+        b.record("gpt", &Announced { requests: Some(window(2, 2000)), tokens: None });
+        assert_eq!(b.admits(&limits, &demand("gpt"), T0), Ok(()), "two left, none in flight");
+        b.reserve(&limits, &demand("gpt"), T0);
+        assert_eq!(b.admits(&limits, &demand("gpt"), T0), Ok(()), "one left after the reservation");
+        b.reserve(&limits, &demand("gpt"), T0);
+        assert_eq!(
+            b.admits(&limits, &demand("gpt"), T0),
+            Err(Blocked::Until(Timestamp::from_millis(T0.as_millis() + 2000))),
+            "both taken by requests in flight: free at the reset"
+        );
+        assert_eq!(b.admits(&limits, &demand("other-model"), T0), Ok(()), "another model's window is its own");
+        assert_eq!(
+            b.admits(&limits, &demand("gpt"), Timestamp::from_millis(T0.as_millis() + 2000)),
+            Ok(()),
+            "after the reset the window is full again"
+        );
+        b.release(Some("gpt"), 10);
+        assert_eq!(b.admits(&limits, &demand("gpt"), T0), Ok(()), "a finished request gives its reservation back");
+    }
+
+    #[test]
+    fn token_windows_need_room_for_the_estimate() {
+        let mut b = Budgets::default();
+        let limits = UserLimits::default();
+        let tokens =
+            Window { limit: Some(1000), remaining: 15, reset_at: Timestamp::from_millis(T0.as_millis() + 500) };
+        b.record("m", &Announced { requests: None, tokens: Some(tokens) });
+        assert_eq!(b.admits(&limits, &Demand { scope: Some("m"), tokens: 10 }, T0), Ok(()), "10 of 15 fit");
+        assert!(b.admits(&limits, &Demand { scope: Some("m"), tokens: 20 }, T0).is_err(), "20 do not");
+    }
+
+    #[test]
+    fn user_limits_hold_without_announcements() {
+        let mut b = Budgets::default();
+        let limits = UserLimits { rpm: Some(2), max_concurrent: Some(1) };
+        let none = Demand::default();
+        b.reserve(&limits, &none, T0);
+        assert_eq!(b.admits(&limits, &none, T0), Err(Blocked::Busy), "one in flight is the maximum");
+        b.release(None, 0);
+        b.reserve(&limits, &none, T0 + Duration::from_secs(1));
+        b.release(None, 0);
+        assert_eq!(
+            b.admits(&limits, &none, T0 + Duration::from_secs(2)),
+            Err(Blocked::Until(T0 + MINUTE)),
+            "two this minute: free when the first leaves the minute"
+        );
+        assert_eq!(b.admits(&limits, &none, T0 + MINUTE), Ok(()), "a minute later there is room again");
+    }
+
+    #[test]
+    fn an_announcement_with_nothing_left_says_until_when() {
+        let spent = Announced { requests: Some(window(0, 1500)), tokens: Some(window(4, 900)) };
+        assert_eq!(spent.spent_until(0), Some(Timestamp::from_millis(T0.as_millis() + 1500)), "requests run out");
+        assert_eq!(
+            spent.spent_until(10),
+            Some(Timestamp::from_millis(T0.as_millis() + 1500)),
+            "the later reset governs"
+        );
+        assert_eq!(Announced { requests: Some(window(3, 100)), tokens: None }.spent_until(1), None, "room left");
+    }
+}

@@ -1,0 +1,65 @@
+//! Waiting for a key to free up, with time injected: real time in the app, simulated time in
+//! tests and simulations (which move a manual clock instead of sleeping).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use keypool::{Clock, ManualClock, Timestamp};
+
+/// A future the waiter hands out.
+pub type Wait<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// How the completion service lets time pass.
+pub trait Waiter: Send + Sync {
+    /// Resolves at `until` (at once when it has passed).
+    fn until(&self, until: Timestamp) -> Wait<'_>;
+
+    /// Resolves at `deadline` while something else (a request in flight ending) is expected to
+    /// end the wait first. Simulated time never ends such a wait by itself.
+    fn bound(&self, deadline: Timestamp) -> Wait<'_>;
+}
+
+/// Real time: tokio's timer against the app's clock.
+pub struct RealTime {
+    clock: Arc<dyn Clock>,
+}
+
+impl RealTime {
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        RealTime { clock }
+    }
+}
+
+impl Waiter for RealTime {
+    fn until(&self, until: Timestamp) -> Wait<'_> {
+        Box::pin(tokio::time::sleep(until.saturating_duration_since(self.clock.now())))
+    }
+
+    fn bound(&self, deadline: Timestamp) -> Wait<'_> {
+        self.until(deadline)
+    }
+}
+
+/// Simulated time: waiting until `t` moves the manual clock to `t` at once, so a test of
+/// waits takes no time and never sleeps.
+pub struct SimulatedTime {
+    clock: Arc<ManualClock>,
+}
+
+impl SimulatedTime {
+    pub fn new(clock: Arc<ManualClock>) -> Self {
+        SimulatedTime { clock }
+    }
+}
+
+impl Waiter for SimulatedTime {
+    fn until(&self, until: Timestamp) -> Wait<'_> {
+        self.clock.advance_to(until);
+        Box::pin(std::future::ready(()))
+    }
+
+    fn bound(&self, _: Timestamp) -> Wait<'_> {
+        Box::pin(std::future::pending())
+    }
+}
