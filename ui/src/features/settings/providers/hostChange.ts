@@ -41,7 +41,11 @@ function providerKeyAfter(provider: Provider, changes: ProviderChanges): SentKey
 }
 
 /** The move `changes` make, naming the pool's keys (label, else masked preview) and the provider-level key. */
-export function hostMoveOf(provider: Provider, changes: ProviderChanges & { baseUrl: string }, poolKeys: readonly ApiKey[]): HostMove {
+export function hostMoveOf(
+  provider: Provider,
+  changes: ProviderChanges & { baseUrl: string },
+  poolKeys: readonly Pick<ApiKey, 'label' | 'apiKeyPreview'>[],
+): HostMove {
   const keys: SentKey[] = poolKeys.map((key) => ({ kind: 'named', name: key.label ?? key.apiKeyPreview }));
   const providerKey = providerKeyAfter(provider, changes);
   if (providerKey) keys.push(providerKey);

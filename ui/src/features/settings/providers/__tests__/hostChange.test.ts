@@ -3,8 +3,8 @@ import { IpcError } from '../../../../ipc/client';
 import { provider } from '../../../../test/fakeBackend';
 import { hostMoveOf, hostMoveOfError, movesKeys } from '../hostChange';
 
-const key = (label: string | null, apiKeyPreview: string) =>
-  ({ id: 'k', providerId: 'gw', label, apiKeyPreview, isEnvRef: apiKeyPreview.startsWith('$'), enabled: true, weight: 1, sortOrder: 0, disabledReason: null, disabledAt: null, createdAt: 0, updatedAt: 0 }) as const;
+/** A pool key as the move names it: by label, else by masked preview. */
+const key = (label: string | null, apiKeyPreview: string) => ({ label, apiKeyPreview });
 
 describe('moving a provider to another host', () => {
   const withPool = provider('gw', 'GW', { baseUrl: 'https://gw.example/v1', keyCount: 2 });
