@@ -13,6 +13,7 @@ import type {
   KeyTestResult,
   Message,
   Provider,
+  Settings,
 } from '../ipc/bindings';
 import type { ArgsOf, EventOf, ResultOf, StreamCommand } from '../ipc/client';
 
@@ -90,6 +91,21 @@ function checkBaseUrl(baseUrl: string | undefined) {
   }
 }
 
+/** The backend's range rule for an integer argument, with its issue at the field. */
+function checkRange(path: string, value: number | undefined, min: number, max: number) {
+  if (value === undefined) return;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    const message = `must be an integer from ${min} to ${max}`;
+    throw backendError('validation', `${path}: ${message}`, [{ path, message }]);
+  }
+}
+
+/** A key's user limits: 1–100 000 requests per minute, 1–1 000 at once, or absent. */
+function checkLimits({ rpmLimit, maxConcurrent }: { rpmLimit?: number; maxConcurrent?: number }) {
+  checkRange('rpmLimit', rpmLimit, 1, 100_000);
+  checkRange('maxConcurrent', maxConcurrent, 1, 1_000);
+}
+
 export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   const providers: Provider[] = [
     provider('openai', 'OpenAI', { apiKeyPreview: 'sk-…prov', sortOrder: 0, models: ['gpt-4o-mini', 'gpt-4o'], defaultModel: 'gpt-4o-mini' }),
@@ -107,6 +123,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   const stops = new Map<string, () => void>();
   const keyTests = new Map<string, KeyTestResult>();
   let sendHandler: SendHandler = defaultReply;
+  let settings: Settings = { maxWaitSeconds: 20 };
   /** When false, writes do not emit (to test the fallback reload). */
   let emitting = true;
 
@@ -141,6 +158,8 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       disabledAt: null,
       createdAt: clock,
       updatedAt: clock,
+      rpmLimit: null,
+      maxConcurrent: null,
       secret,
       ...extra,
     };
@@ -307,14 +326,24 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
         lastUsedAt: null,
         requestCount: 0,
         failureCount: 0,
+        budgets: [],
+        inFlight: 0,
+        nextProbeAt: null,
         ...live.get(k.id),
       })),
     }),
-    'llmConfig:addApiKey': ({ providerId, apiKey, label, weight, enabled }) => {
+    'llmConfig:addApiKey': ({ providerId, apiKey, label, weight, enabled, rpmLimit, maxConcurrent }) => {
+      checkLimits({ rpmLimit, maxConcurrent });
       if (keys.some((k) => k.providerId === providerId && k.secret === apiKey.trim())) {
         throw backendError('conflict', 'this key is already in the pool');
       }
-      const key = add(providerId, apiKey.trim(), { label: label ?? null, weight: weight ?? 1, enabled: enabled ?? true });
+      const key = add(providerId, apiKey.trim(), {
+        label: label ?? null,
+        weight: weight ?? 1,
+        enabled: enabled ?? true,
+        rpmLimit: rpmLimit ?? null,
+        maxConcurrent: maxConcurrent ?? null,
+      });
       emit(providerId);
       return key;
     },
@@ -323,6 +352,13 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       Object.assign(key, changes, { updatedAt: clock });
       if (label !== undefined) key.label = label === '' ? null : label;
       if (apiKey !== undefined) Object.assign(key, { secret: apiKey.trim(), apiKeyPreview: preview(apiKey.trim()), isEnvRef: apiKey.startsWith('$') });
+      emit(key.providerId);
+      return publicKey(key);
+    },
+    'llmConfig:setKeyLimits': ({ id, rpmLimit, maxConcurrent }) => {
+      checkLimits({ rpmLimit, maxConcurrent });
+      const key = find(id);
+      Object.assign(key, { rpmLimit: rpmLimit ?? null, maxConcurrent: maxConcurrent ?? null, updatedAt: clock });
       emit(key.providerId);
       return publicKey(key);
     },
@@ -349,6 +385,13 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       live.delete(id);
       return { id };
     },
+    'settings:get': () => settings,
+    'settings:update': ({ maxWaitSeconds }) => {
+      if (maxWaitSeconds === undefined) throw backendError('validation', 'nothing to change: give maxWaitSeconds', [{ path: '', message: 'nothing to change' }]);
+      checkRange('maxWaitSeconds', maxWaitSeconds, 0, 120);
+      settings = { ...settings, maxWaitSeconds };
+      return settings;
+    },
   };
 
   return {
@@ -370,6 +413,8 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     /** How the next replies are written: events and the saved assistant message. */
     onSend: (handler: SendHandler) => (sendHandler = handler),
     setKeyTest: (id: string, result: KeyTestResult) => keyTests.set(id, result),
+    /** The stored preferences (`settings:get`). */
+    settings: () => settings,
     emit,
     /** The arguments `command` was called with, in order. */
     callsOf: <C extends keyof Commands>(command: C) => calls.filter((c) => c.command === command).map((c) => c.args as HandlerArgs<C>),

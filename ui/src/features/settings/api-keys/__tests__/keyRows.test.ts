@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiKey, PoolStatus } from '../../../../ipc/bindings';
+import type { ApiKey, KeyStatus, PoolStatus } from '../../../../ipc/bindings';
 import { clockOffset, formatCountdown, httpStatusOf, keyRows, moved, remaining } from '../keyRows';
 
 const key = (id: string, extra: Partial<ApiKey> = {}): ApiKey => ({
   id, providerId: 'openai', label: null, apiKeyPreview: 'sk-…0000', isEnvRef: false, enabled: true, weight: 1,
-  sortOrder: 0, disabledReason: null, disabledAt: null, createdAt: 0, updatedAt: 0, ...extra,
+  sortOrder: 0, disabledReason: null, disabledAt: null, createdAt: 0, updatedAt: 0, rpmLimit: null, maxConcurrent: null, ...extra,
+});
+
+const live = (id: string, extra: Partial<KeyStatus> = {}): KeyStatus => ({
+  id, label: null, state: 'active', coolingUntil: null, consecutiveErrors: 0, lastError: null, lastUsedAt: null,
+  requestCount: 0, failureCount: 0, budgets: [], inFlight: 0, nextProbeAt: null, ...extra,
 });
 
 describe('keyRows', () => {
@@ -18,8 +23,8 @@ describe('keyRows', () => {
       providerId: 'openai',
       now: 1000,
       keys: [
-        { id: 'a', label: null, state: 'cooling', coolingUntil: 61_000, consecutiveErrors: 1, lastError: null, lastUsedAt: 900, requestCount: 7, failureCount: 1 },
-        { id: 'b', label: null, state: 'disabled', coolingUntil: null, consecutiveErrors: 0, lastError: null, lastUsedAt: null, requestCount: 0, failureCount: 0 },
+        live('a', { state: 'cooling', coolingUntil: 61_000, consecutiveErrors: 1, lastUsedAt: 900, requestCount: 7, failureCount: 1 }),
+        live('b', { state: 'disabled' }),
       ],
     };
     const rows = keyRows([key('a'), key('b', { enabled: false, disabledReason: 'HTTP 401', disabledAt: 500 }), key('c')], status);
