@@ -1,7 +1,9 @@
-import { useEffect, useEffectEvent, useState } from 'react';
+import { useEffect, useEffectEvent } from 'react';
+import { formatCountdown } from '../../../clock';
+import { useCountdown } from '../../../hooks/useCountdown';
 import { formatClockTime } from '../../../i18n/format';
 import { useI18n } from '../../../i18n/I18nProvider';
-import { formatCountdown, httpStatusOf, remaining, type RowState } from './keyRows';
+import { httpStatusOf, type RowState } from './keyRows';
 
 interface Props {
   state: RowState;
@@ -23,7 +25,7 @@ export function StateBadge({ state, offset, onCooldownEnd, testId }: Props) {
         </span>
       );
     case 'cooling':
-      return <CoolingBadge until={state.until} offset={offset} onEnd={onCooldownEnd} testId={testId} />;
+      return <CoolingBadge key={state.until} until={state.until} offset={offset} onEnd={onCooldownEnd} testId={testId} />;
     case 'disabled': {
       const now = Date.now() + offset;
       const time = state.at === null ? null : formatClockTime(state.at, now, intlTag);
@@ -45,20 +47,14 @@ export function StateBadge({ state, offset, onCooldownEnd, testId }: Props) {
 
 function CoolingBadge({ until, offset, onEnd, testId }: { until: number; offset: number; onEnd: () => void; testId?: string }) {
   const { t } = useI18n();
-  const [now, setNow] = useState(Date.now);
-  const left = remaining(until, now, offset);
-  // The parent's latest callback, without re-running the countdown when its identity changes:
+  const left = useCountdown(until, offset);
+  // The parent's latest callback, without re-running the effect when its identity changes:
   // at zero that would call it again on every render of the parent.
   const end = useEffectEvent(onEnd);
 
-  // Re-armed on every tick (each tick changes `left`); at zero it calls `onEnd` once.
+  // At zero it calls `onEnd` once.
   useEffect(() => {
-    if (left === 0) {
-      end();
-      return;
-    }
-    const timer = setTimeout(() => setNow(Date.now()), Math.min(1000, left % 1000 || 1000));
-    return () => clearTimeout(timer);
+    if (left === 0) end();
   }, [left]);
 
   return (

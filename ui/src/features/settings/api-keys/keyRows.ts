@@ -47,29 +47,6 @@ export function httpStatusOf(reason: string): string | null {
   return /^HTTP (\d{3})$/.exec(reason.trim())?.[1] ?? null;
 }
 
-/**
- * The difference between the backend's clock and ours, measured when a status arrived. Adding
- * it to `Date.now()` gives the backend's "now", so a countdown does not depend on the UI clock.
- */
-export function clockOffset(backendNow: number, localNow: number): number {
-  return backendNow - localNow;
-}
-
-/** Milliseconds left in a cooldown, never negative. */
-export function remaining(until: number, localNow: number, offset: number): number {
-  return Math.max(0, until - (localNow + offset));
-}
-
-/** `4:05`, `12:00`, `1:02:03`: seconds rounded up, so 0:00 shows only when it has ended. */
-export function formatCountdown(ms: number): string {
-  const total = Math.ceil(ms / 1000);
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = total % 60;
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return h > 0 ? `${h}:${pad(m)}:${pad(s)}` : `${m}:${pad(s)}`;
-}
-
 /** Moves the item at `from` to `to` (both in range), returning a new array. */
 export function moved<T>(items: readonly T[], from: number, to: number): T[] {
   const next = [...items];

@@ -3,7 +3,8 @@ import { useLatestLoad } from '../../../hooks/useLatestLoad';
 import type { AddApiKeyArgs, ApiKey, PoolStatus } from '../../../ipc/bindings';
 import { type IpcError, listen } from '../../../ipc/client';
 import { llmConfigApi } from '../../../ipc/llmConfig';
-import { clockOffset, keyRows, type KeyRow } from './keyRows';
+import { clockOffset } from '../../../clock';
+import { keyRows, type KeyRow } from './keyRows';
 
 /** How long to wait for `llmConfig:changed` after a write before reloading anyway. */
 const EVENT_FALLBACK_MS = 3000;
