@@ -5,8 +5,9 @@
 //! cargo run --release --bin keypool-bench -- --base-url URL --kind openai|anthropic \
 //!     --keys KEY:WEIGHT,KEY:WEIGHT,... --requests N [--concurrency C] [--stream] [--same-session]
 //! ```
-//! Prints one line: `ok=N failed=N attempts=N wall_s=S per_req_ms=M`, where attempts counts
-//! HTTP requests sent upstream and per_req_ms is the median latency of one request.
+//! Prints one line: `ok=N failed=N attempts=N refused=N wall_s=S per_req_ms=M`, where attempts
+//! counts HTTP requests sent upstream, refused those that did not give the answer, and
+//! per_req_ms is the median latency of one request.
 //! `--direct` sends the same requests straight to the endpoint with the first key, bypassing
 //! the pool and the service, to measure what they add.
 
@@ -156,12 +157,16 @@ async fn main() {
         }));
     }
     let (mut ok, mut failed, mut attempts, mut latencies) = (0u32, 0u32, 0u32, Vec::<Duration>::new());
+    // Attempts that did not give the answer: refused (or broken) upstream requests.
+    let mut refused = 0u32;
     for task in tasks {
         let (success, tries, latency) = task.await.expect("a request task panicked");
         if success {
             ok += 1;
+            refused += tries.saturating_sub(1);
         } else {
             failed += 1;
+            refused += tries;
         }
         attempts += tries;
         latencies.push(latency);
@@ -171,7 +176,7 @@ async fn main() {
     let median = latencies.get(latencies.len() / 2).copied().unwrap_or_default();
     let _ = std::fs::remove_dir_all(&dir);
     println!(
-        "ok={ok} failed={failed} attempts={attempts} wall_s={:.3} per_req_ms={:.3}",
+        "ok={ok} failed={failed} attempts={attempts} refused={refused} wall_s={:.3} per_req_ms={:.3}",
         wall.as_secs_f64(),
         median.as_secs_f64() * 1000.0
     );

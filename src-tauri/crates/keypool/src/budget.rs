@@ -24,6 +24,37 @@ pub struct Window {
     pub reset_at: Timestamp,
 }
 
+/// How far apart two announcements of one window's reset may be: a reset given as a duration
+/// ("in 1.2 s") lands a little later with each answer's network delay.
+const SAME_RESET: Duration = Duration::from_millis(250);
+
+impl Window {
+    /// The window to keep when `announced` arrives while `known` is kept. Answers to concurrent
+    /// requests arrive in any order: within one window what is left only shrinks, so a larger
+    /// remainder for the same reset is an older answer arriving late, and is not believed. A
+    /// later reset is a new window.
+    fn newest(known: Option<Window>, announced: Option<Window>) -> Option<Window> {
+        match (known, announced) {
+            (Some(known), Some(announced))
+                if announced.remaining > known.remaining && announced.reset_at <= known.reset_at + SAME_RESET =>
+            {
+                Some(known)
+            }
+            (known, announced) => announced.or(known),
+        }
+    }
+
+    /// What is left at `now`: the announced remainder until the reset, the whole window after it
+    /// (as much as is known of it).
+    fn left(&self, now: Timestamp) -> u64 {
+        if self.reset_at > now {
+            self.remaining
+        } else {
+            self.limit.unwrap_or(u64::MAX)
+        }
+    }
+}
+
 /// What an answer announced about the limits of the key that served it, for the request's scope.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Announced {
@@ -117,16 +148,16 @@ impl ScopeBudget {
         if let Some(until) = self.spent_until.filter(|&until| until > now) {
             return Err(Blocked::Until(until));
         }
-        if let Some(window) = self.requests.filter(|w| w.reset_at > now) {
-            if window.remaining <= u64::from(self.reserved_requests) {
-                return Err(Blocked::Until(window.reset_at));
+        if let Some(window) = self.requests {
+            if window.left(now) <= u64::from(self.reserved_requests) {
+                return Err(Blocked::Until(window.reset_at.max(now)));
             }
         }
-        if let Some(window) = self.tokens.filter(|w| w.reset_at > now) {
+        if let Some(window) = self.tokens {
             // A request larger than the whole window is judged against the window, not refused forever.
             let needed = tokens.min(window.limit.unwrap_or(u64::MAX));
-            if window.remaining < self.reserved_tokens.saturating_add(needed) {
-                return Err(Blocked::Until(window.reset_at));
+            if window.left(now) < self.reserved_tokens.saturating_add(needed) {
+                return Err(Blocked::Until(window.reset_at.max(now)));
             }
         }
         Ok(())
@@ -199,8 +230,8 @@ impl Budgets {
             return;
         }
         let budget = self.scope_mut(scope);
-        budget.requests = announced.requests.or(budget.requests);
-        budget.tokens = announced.tokens.or(budget.tokens);
+        budget.requests = Window::newest(budget.requests, announced.requests);
+        budget.tokens = Window::newest(budget.tokens, announced.tokens);
     }
 
     /// A refusal said the scope is spent until `until`.
@@ -268,6 +299,20 @@ mod tests {
         );
         b.release(Some("gpt"), 10);
         assert_eq!(b.admits(&limits, &demand("gpt"), T0), Ok(()), "a finished request gives its reservation back");
+    }
+
+    #[test]
+    fn a_late_answer_from_the_same_window_does_not_raise_what_is_left() {
+        let mut b = Budgets::default();
+        let limits = UserLimits::default();
+        b.record("m", &Announced { requests: Some(window(2, 2000)), tokens: None });
+        b.record("m", &Announced { requests: Some(window(3, 2010)), tokens: None });
+        assert_eq!(b.scopes()[0].requests.map(|w| w.remaining), Some(2), "3 left is an older answer of this window");
+        b.record("m", &Announced { requests: Some(window(4, 4000)), tokens: None });
+        assert_eq!(b.scopes()[0].requests.map(|w| w.remaining), Some(4), "a later reset is a new, fuller window");
+        b.record("m", &Announced { requests: Some(window(1, 4000)), tokens: None });
+        assert_eq!(b.scopes()[0].requests.map(|w| w.remaining), Some(1), "within a window what is left shrinks");
+        assert!(b.admits(&limits, &demand("m"), T0).is_ok(), "one left");
     }
 
     #[test]

@@ -99,9 +99,11 @@ impl PoolKey {
         self.health.budgets.admits(&self.limits, demand, now)
     }
 
-    /// Whether a hand-out must reserve anything (a budget or limit may refuse the next request).
+    /// Whether a hand-out must reserve anything: a user limit, or a scope whose windows the
+    /// answers announce. A request with a scope reserves even before any window is known, so the
+    /// first answer's window is measured against every request already in flight.
     pub fn needs_lease(&self, demand: &Demand<'_>) -> bool {
-        !self.limits.is_empty() || (demand.scope.is_some() && !self.health.budgets.scopes().is_empty())
+        !self.limits.is_empty() || demand.scope.is_some()
     }
 
     /// What stops the key from serving `demand` at `now`, if anything; `tried`: this request

@@ -30,7 +30,8 @@ fn user_limits_are_validated_set_and_cleared() {
         assert_eq!(err.code, ErrorCode::Validation, "{args}");
         assert!(err.issues.unwrap_or_default().iter().any(|i| i.path == path), "{args}: an issue at {path}");
     }
-    let err = h.err("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": "sk-x-BBBBBBBBBBBBB", "rpmLimit": 0 }));
+    let err =
+        h.err("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": "sk-x-BBBBBBBBBBBBB", "rpmLimit": 0 }));
     assert_eq!(err.code, ErrorCode::Validation, "0 is no limit to add with either");
     assert_eq!(h.snapshot(), before, "nothing was written");
 

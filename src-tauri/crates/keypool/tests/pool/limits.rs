@@ -236,27 +236,27 @@ mod properties {
                     Op::Select { keep } => {
                         if let Ok(selection) = f.select_for(GPT, 1) {
                             let k = usize::from(selection.key_id.as_str().as_bytes()[0] - b'A');
-                            if let Some((remaining, reset_at)) = model[k].window.filter(|&(_, at)| at > now) {
+                            if let Some((remaining, reset_at)) = model[k].window {
+                                // Before the reset what was announced is left; after it, the whole window.
+                                let left = if reset_at > now { remaining } else { 5 };
                                 prop_assert!(
-                                    remaining > u64::from(model[k].in_flight),
-                                    "{} handed out with {} left and {} in flight before {:?}", name(k), remaining, model[k].in_flight, reset_at
+                                    left > u64::from(model[k].in_flight),
+                                    "{} handed out with {} left and {} in flight (reset {:?})", name(k), left, model[k].in_flight, reset_at
                                 );
                             }
-                            if model[k].window.is_some() {
-                                model[k].in_flight += 1;
-                            }
+                            model[k].in_flight += 1;
                             if keep {
                                 held.push((k, selection));
-                            } else if model[k].window.is_some() {
+                            } else {
                                 model[k].in_flight -= 1;
                             }
                         }
                     }
                     Op::Finish { which } if !held.is_empty() => {
                         let (k, selection) = held.remove(which % held.len());
-                        if selection.lease_held() {
-                            model[k].in_flight -= 1;
-                        }
+                        prop_assert!(selection.lease_held(), "a request with a model holds a lease");
+                        drop(selection);
+                        model[k].in_flight -= 1;
                     }
                     Op::Finish { .. } => {}
                     Op::Advance { ms } => f.advance(Duration::from_millis(ms)),
