@@ -1,6 +1,8 @@
+import { formatCountdown } from '../../clock';
+import { useCountdown } from '../../hooks/useCountdown';
 import { useI18n } from '../../i18n/I18nProvider';
 import type { Message } from '../../ipc/bindings';
-import { answeredByProviderKey, type Conversation, type Notice } from './conversation';
+import { answeredByProviderKey, type Conversation, type Notice, type Waiting } from './conversation';
 
 interface Props {
   conversation: Conversation;
@@ -58,16 +60,36 @@ export function Messages({ conversation, onRetry, onOpenSettings }: Props) {
             {streaming.text}
             <span className="message__caret" aria-hidden="true" />
           </div>
-          <p className="message__meta" data-testid="streaming-key">
-            {streaming.keyLabel === null
-              ? t('chat.selectingKey')
-              : streaming.providerLevel
-                ? t('chat.writingProvider')
-                : t('chat.writing', { key: streaming.keyLabel })}
-          </p>
+          {streaming.waiting ? (
+            <WaitingLine key={`${streaming.waiting.until}-${streaming.waiting.deadline}`} waiting={streaming.waiting} />
+          ) : (
+            <p className="message__meta" data-testid="streaming-key">
+              {streaming.keyLabel === null
+                ? t('chat.selectingKey')
+                : streaming.providerLevel
+                  ? t('chat.writingProvider')
+                  : t('chat.writing', { key: streaming.keyLabel })}
+            </p>
+          )}
         </li>
       )}
     </ol>
+  );
+}
+
+/**
+ * Every key is spent, cooling or busy: the reply waits, counting down on the backend's clock to
+ * when a key frees up, or (waiting for a request in flight to end) to the most it will wait.
+ */
+function WaitingLine({ waiting }: { waiting: Waiting }) {
+  const { t } = useI18n();
+  const left = useCountdown(waiting.until ?? waiting.deadline, waiting.offset);
+  const time = formatCountdown(left);
+  return (
+    // role="timer": a countdown that screen readers do not announce every second.
+    <p className="message__meta message__waiting" role="timer" data-testid="chat-waiting" data-until={waiting.until === null ? 'busy' : 'known'}>
+      {waiting.until === null ? t('chat.waitingBusy', { time }) : t('chat.waiting', { time })}
+    </p>
   );
 }
 
@@ -89,10 +111,15 @@ function Notices({ notices }: { notices: Notice[] }) {
 export function noticeText(notice: Notice, t: ReturnType<typeof useI18n>['t']): string {
   if (notice.kind === 'rebound') return t('chat.notice.rebound', { key: notice.keyLabel });
   const vars = { key: notice.keyLabel, status: notice.status, next: notice.nextKeyLabel ?? '' };
-  if (notice.reason === 'auth_rejected') {
-    return notice.nextKeyLabel ? t('chat.notice.authRejected', vars) : t('chat.notice.authRejectedNoNext', vars);
+  const next = notice.nextKeyLabel !== null;
+  switch (notice.reason) {
+    case 'auth_rejected':
+      return next ? t('chat.notice.authRejected', vars) : t('chat.notice.authRejectedNoNext', vars);
+    case 'quota_exhausted':
+      return next ? t('chat.notice.quotaExhausted', vars) : t('chat.notice.quotaExhaustedNoNext', vars);
+    case 'rate_limited':
+      return next ? t('chat.notice.rateLimited', vars) : t('chat.notice.rateLimitedNoNext', vars);
   }
-  return notice.nextKeyLabel ? t('chat.notice.rateLimited', vars) : t('chat.notice.rateLimitedNoNext', vars);
 }
 
 function ReplyError({ message, canRetry, onRetry, onOpenSettings }: { message: Message; canRetry: boolean; onRetry: () => void; onOpenSettings: () => void }) {

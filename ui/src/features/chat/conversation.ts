@@ -1,3 +1,4 @@
+import { clockOffset } from '../../clock';
 import type { ChatEvent, FailoverReason, Message } from '../../ipc/bindings';
 
 /**
@@ -10,8 +11,20 @@ import type { ChatEvent, FailoverReason, Message } from '../../ipc/bindings';
 export type Notice =
   /** The chat moved to another key (its old one cooled down, was disabled or deleted): the prompt cache starts cold. */
   | { kind: 'rebound'; keyLabel: string }
-  /** A key was refused (429/529 or 401/403) and the reply was retried on `nextKeyLabel`. */
+  /** A key was refused (rate-limited, rejected, or out of credit) and the reply was retried on `nextKeyLabel`. */
   | { kind: 'failover'; keyLabel: string; status: number; reason: FailoverReason; message: string; nextKeyLabel: string | null };
+
+/**
+ * Every key is spent, cooling or busy, and the reply waits for one. Times are the backend's;
+ * `offset` (backend clock minus UI clock when the event came) lets the page count them down.
+ */
+export interface Waiting {
+  /** When a key frees up by itself; null when the reply waits for a request in flight to end. */
+  until: number | null;
+  /** The wait never goes past this; then the reply fails with `no_available_key`. */
+  deadline: number;
+  offset: number;
+}
 
 /** The reply being written. */
 export interface Streaming {
@@ -20,6 +33,8 @@ export interface Streaming {
   keyLabel: string | null;
   providerLevel: boolean;
   notices: Notice[];
+  /** Set while the reply waits for a free key; the next attempt (`keySelected`) ends it. */
+  waiting: Waiting | null;
   /** The user pressed Stop; the backend is ending the reply. */
   stopping: boolean;
   retry: boolean;
@@ -38,7 +53,8 @@ export type ConversationAction =
   | { type: 'loaded'; messages: Message[] }
   /** A send started: with content (a new message) or without (retry of the last one). */
   | { type: 'sending'; retry: boolean }
-  | { type: 'event'; event: ChatEvent }
+  /** `receivedAt`: the UI's clock when the event arrived, to count the backend's times down. */
+  | { type: 'event'; event: ChatEvent; receivedAt: number }
   | { type: 'stopping' }
   /** The send was refused before anything streamed (e.g. a reply already running). */
   | { type: 'rejected' };
@@ -66,18 +82,18 @@ export function conversationReducer(state: Conversation, action: ConversationAct
       return {
         ...state,
         messages: action.retry ? withoutTrailingFailures(state.messages) : state.messages,
-        streaming: { text: '', keyLabel: null, providerLevel: false, notices: [], stopping: false, retry: action.retry },
+        streaming: { text: '', keyLabel: null, providerLevel: false, notices: [], waiting: null, stopping: false, retry: action.retry },
       };
     case 'stopping':
       return state.streaming ? { ...state, streaming: { ...state.streaming, stopping: true } } : state;
     case 'rejected':
       return { ...state, streaming: null };
     case 'event':
-      return foldEvent(state, action.event);
+      return foldEvent(state, action.event, action.receivedAt);
   }
 }
 
-function foldEvent(state: Conversation, event: ChatEvent): Conversation {
+function foldEvent(state: Conversation, event: ChatEvent, receivedAt: number): Conversation {
   if (event.type === 'userMessage') return { ...state, messages: withMessage(state.messages, event.message) };
   if (event.type === 'finished') {
     const { message } = event;
@@ -101,7 +117,7 @@ function foldEvent(state: Conversation, event: ChatEvent): Conversation {
       } else if (event.rebound) {
         notices.push({ kind: 'rebound', keyLabel: event.keyLabel });
       }
-      return { ...state, streaming: { ...streaming, keyLabel: event.keyLabel, providerLevel: event.providerLevel, notices } };
+      return { ...state, streaming: { ...streaming, keyLabel: event.keyLabel, providerLevel: event.providerLevel, notices, waiting: null } };
     }
     case 'failover':
       return {
@@ -115,7 +131,12 @@ function foldEvent(state: Conversation, event: ChatEvent): Conversation {
         },
       };
     case 'delta':
-      return { ...state, streaming: { ...streaming, text: streaming.text + event.text } };
+      return { ...state, streaming: { ...streaming, text: streaming.text + event.text, waiting: null } };
+    case 'waiting':
+      return {
+        ...state,
+        streaming: { ...streaming, waiting: { until: event.until, deadline: event.deadline, offset: clockOffset(event.now, receivedAt) } },
+      };
   }
 }
 

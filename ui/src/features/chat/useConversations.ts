@@ -28,11 +28,11 @@ export function useConversations(onActivity: () => void) {
       dispatch({ chatId, action: { type: 'sending', retry: content === undefined } });
       try {
         const message = await chatApi.send({ chatId, content }, (event) => {
-          dispatch({ chatId, action: { type: 'event', event } });
+          dispatch({ chatId, action: { type: 'event', event, receivedAt: Date.now() } });
           if (event.type === 'userMessage') onActivity(); // the chat moved to the top, maybe retitled
         });
         // The answer and the channel's last event may arrive in either order; folding twice is harmless.
-        dispatch({ chatId, action: { type: 'event', event: { type: 'finished', message } } });
+        dispatch({ chatId, action: { type: 'event', event: { type: 'finished', message }, receivedAt: Date.now() } });
         onActivity();
         return message;
       } catch (error) {

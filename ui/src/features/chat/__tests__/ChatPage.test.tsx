@@ -130,6 +130,64 @@ describe('the chat page', () => {
     expect(screen.getAllByTestId('chat-notice'), 'one notice, not one per event').toHaveLength(1);
   });
 
+  it('says a key is out of credit and the reply moved to another key', async () => {
+    backend.addChat();
+    backend.onSend(({ emit }) => {
+      emit({ type: 'keySelected', keyLabel: 'key A', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'failover', keyLabel: 'key A', status: 402, reason: 'quota_exhausted', message: 'insufficient_quota' });
+      emit({ type: 'keySelected', keyLabel: 'key B', providerLevel: false, rebound: true, attempt: 2 });
+      return { content: 'Answer', keyLabel: 'key B' };
+    });
+    const user = renderPage();
+    await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Q{Enter}');
+    const notice = await screen.findByTestId('chat-notice');
+    expect(notice, 'out of credit is not called a rate limit').toHaveTextContent('Key key A is out of credit (402), retried on key B');
+  });
+
+  it('shows a reply waiting for a free key, counting down by the backend clock, and Stop ends the wait', async () => {
+    backend.addChat();
+    const backendNow = Date.UTC(2026, 0, 15, 14, 10);
+    backend.onSend(async ({ emit, stopped }) => {
+      emit({ type: 'waiting', until: backendNow + 4_000, deadline: backendNow + 20_000, now: backendNow, seconds: 4 });
+      await stopped;
+      return { content: '', status: 'stopped' };
+    });
+    const user = renderPage();
+    await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Q{Enter}');
+    const waiting = await screen.findByRole('timer');
+    expect(waiting, 'the UI clock is months off; the backend clock counts').toHaveTextContent('Waiting for a free key… 0:04');
+    expect(within(screen.getByTestId('streaming-reply')).getByTestId('chat-waiting')).toBe(waiting);
+    await waitFor(() => expect(waiting).toHaveTextContent('Waiting for a free key… 0:03'), { timeout: 2500 });
+
+    await user.click(screen.getByRole('button', { name: 'Stop' }));
+    expect(backend.callsOf('chat:stop'), 'Stop works while waiting').toEqual([{ chatId: 'chat-1' }]);
+    expect(await screen.findByTestId('message-stopped')).toHaveTextContent('Stopped');
+    expect(screen.queryByTestId('chat-waiting')).not.toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Send' })).toBeInTheDocument();
+  });
+
+  it('waits for a request in flight to end, then writes the reply', async () => {
+    backend.addChat();
+    const backendNow = Date.UTC(2026, 0, 15, 14, 10);
+    const freed = gate();
+    backend.onSend(async ({ emit }) => {
+      emit({ type: 'waiting', until: null, deadline: backendNow + 20_000, now: backendNow, seconds: 20 });
+      await freed.opened;
+      emit({ type: 'keySelected', keyLabel: 'key A', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'delta', text: 'Finally' });
+      return { content: 'Finally', keyLabel: 'key A' };
+    });
+    const user = renderPage();
+    await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Q{Enter}');
+    expect(await screen.findByTestId('chat-waiting'), 'no time is known: the most it waits').toHaveTextContent(
+      'Waiting for a key in use to free up… at most 0:20',
+    );
+    freed.open();
+    await waitFor(() => expect(screen.queryByTestId('chat-waiting')).not.toBeInTheDocument());
+    await waitFor(() => expect(screen.getAllByTestId('message').at(-1)).toHaveTextContent('Finally'));
+    expect(screen.getByTestId('message-key')).toHaveTextContent('Key: key A');
+  });
+
   it('says when the chat moved to another key and its prompt cache starts cold', async () => {
     backend.addChat();
     backend.onSend(({ emit }) => {

@@ -20,7 +20,8 @@ const message = (fields: Partial<Message>): Message => ({
 
 const user = message({ id: 'u1', role: 'user', content: 'Hi' });
 const fold = (state: Conversation, ...actions: ConversationAction[]) => actions.reduce(conversationReducer, state);
-const ev = (event: ChatEvent): ConversationAction => ({ type: 'event', event });
+/** An event as it arrives; `receivedAt` is the UI clock then (it matters only to waiting). */
+const ev = (event: ChatEvent, receivedAt = 0): ConversationAction => ({ type: 'event', event, receivedAt });
 
 describe('conversation reducer', () => {
   it('streams a reply: the user message, the key, the deltas, then the saved reply', () => {
@@ -109,6 +110,67 @@ describe('conversation reducer', () => {
     const state = fold(emptyConversation, { type: 'sending', retry: false }, ev({ type: 'delta', text: 'part' }), { type: 'loaded', messages: [user] });
     expect(state.streaming?.text).toBe('part');
     expect(state.messages).toEqual([user]);
+  });
+
+  it('waits for a free key with the backend’s times, measuring its clock offset on arrival, until the next attempt', () => {
+    let state = fold(
+      emptyConversation,
+      { type: 'sending', retry: false },
+      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'failover', keyLabel: 'A', status: 429, reason: 'rate_limited', message: 'slow down' }),
+      // the backend's clock says 101 000 when the UI's says 1 000: the UI is 100 s behind
+      ev({ type: 'waiting', until: 105_000, deadline: 121_000, now: 101_000, seconds: 4 }, 1_000),
+    );
+    expect(state.streaming?.waiting, 'the times stay the backend’s; the offset converts them').toEqual({ until: 105_000, deadline: 121_000, offset: 100_000 });
+
+    state = fold(state, ev({ type: 'keySelected', keyLabel: 'B', providerLevel: false, rebound: true, attempt: 2 }), ev({ type: 'delta', text: 'ok' }));
+    expect(state.streaming?.waiting, 'the next attempt ends the wait').toBeNull();
+    expect(state.streaming?.keyLabel).toBe('B');
+    expect(state.streaming?.notices, 'the failover names the key that took over after the wait').toEqual([
+      { kind: 'failover', keyLabel: 'A', status: 429, reason: 'rate_limited', message: 'slow down', nextKeyLabel: 'B' },
+    ]);
+  });
+
+  it('waits for a request in flight (no known time), keeps waiting while stopping, and a stopped reply ends it', () => {
+    let state = fold(
+      emptyConversation,
+      { type: 'sending', retry: false },
+      ev({ type: 'waiting', until: null, deadline: 20_000, now: 0, seconds: 20 }, 0),
+      { type: 'stopping' },
+    );
+    expect(state.streaming).toMatchObject({ stopping: true, waiting: { until: null, deadline: 20_000, offset: 0 } });
+
+    const stopped = message({ id: 'a1', status: 'stopped' });
+    state = fold(state, ev({ type: 'finished', message: stopped }));
+    expect(state.streaming, 'nothing streams once the stopped reply is saved').toBeNull();
+    expect(state.messages).toEqual([stopped]);
+  });
+
+  it('takes the latest wait when the reply has to wait again', () => {
+    const state = fold(
+      emptyConversation,
+      { type: 'sending', retry: false },
+      ev({ type: 'waiting', until: null, deadline: 20_000, now: 0, seconds: 20 }, 0),
+      ev({ type: 'waiting', until: 8_000, deadline: 20_000, now: 5_000, seconds: 3 }, 5_050),
+    );
+    expect(state.streaming?.waiting).toEqual({ until: 8_000, deadline: 20_000, offset: -50 });
+  });
+
+  it('ignores a wait when no reply is being written', () => {
+    expect(fold(emptyConversation, ev({ type: 'waiting', until: 1, deadline: 2, now: 0, seconds: 1 }))).toEqual(emptyConversation);
+  });
+
+  it('keeps an out-of-credit failover as a notice, like a rate limit', () => {
+    const state = fold(
+      emptyConversation,
+      { type: 'sending', retry: false },
+      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'failover', keyLabel: 'A', status: 402, reason: 'quota_exhausted', message: 'insufficient_quota' }),
+      ev({ type: 'keySelected', keyLabel: 'B', providerLevel: false, rebound: true, attempt: 2 }),
+    );
+    expect(state.streaming?.notices).toEqual([
+      { kind: 'failover', keyLabel: 'A', status: 402, reason: 'quota_exhausted', message: 'insufficient_quota', nextKeyLabel: 'B' },
+    ]);
   });
 
   it('knows a reply came from the provider-level key from the saved flag, not from its label', () => {

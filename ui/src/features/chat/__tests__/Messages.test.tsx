@@ -1,0 +1,50 @@
+import { render, screen } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import type { Locale } from '../../../i18n';
+import { I18nProvider } from '../../../i18n/I18nProvider';
+import { emptyConversation, type Conversation, type Notice, type Streaming } from '../conversation';
+import { Messages } from '../Messages';
+
+const streaming = (fields: Partial<Streaming>): Conversation => ({
+  ...emptyConversation,
+  loaded: true,
+  streaming: { text: '', keyLabel: null, providerLevel: false, notices: [], waiting: null, stopping: false, retry: false, ...fields },
+});
+
+function renderIn(locale: Locale, conversation: Conversation) {
+  render(
+    <I18nProvider initial={locale}>
+      <Messages conversation={conversation} onRetry={() => {}} onOpenSettings={() => {}} />
+    </I18nProvider>,
+  );
+}
+
+// The offset puts the UI clock exactly on the backend's, less 0.5 s already gone: 4 s show as 0:04.
+const inFourSeconds = () => ({ until: 10_000, deadline: 30_000, offset: 10_000 - 4_000 - Date.now() + 500 });
+const outOfCredit: Notice = { kind: 'failover', keyLabel: 'A', status: 402, reason: 'quota_exhausted', message: 'insufficient_quota', nextKeyLabel: 'B' };
+
+describe('waiting and out-of-credit wording', () => {
+  const cases: [Locale, string, string, string][] = [
+    ['en', 'Waiting for a free key… 0:04', 'Waiting for a key in use to free up… at most 0:20', 'Key A is out of credit (402), retried on B'],
+    ['zh', '正在等待空闲的 Key… 0:04', '正在等待使用中的 Key 空出… 最多 0:20', 'Key A 额度已用尽（402），已改用 B 重试'],
+    ['ja', '空いているキーを待っています… 0:04', '使用中のキーが空くのを待っています… 最長 0:20', 'キー A はクレジットが尽きました（402）。B で再試行しました'],
+    ['ru', 'Ждём свободный ключ… 0:04', 'Ждём, пока освободится занятый ключ… не дольше 0:20', 'На ключе A закончился баланс (402), повтор на B'],
+  ];
+
+  it.each(cases)('%s: a wait with a known end counts down to it', (locale, known) => {
+    renderIn(locale, streaming({ waiting: inFourSeconds(), keyLabel: 'A' }));
+    expect(screen.getByRole('timer')).toHaveTextContent(known);
+    expect(screen.queryByTestId('streaming-key'), 'while waiting, no key is writing').not.toBeInTheDocument();
+  });
+
+  it.each(cases)('%s: a wait for a request in flight counts down to the most it waits', (locale, _known, busy) => {
+    const backendNow = 50_000;
+    renderIn(locale, streaming({ waiting: { until: null, deadline: backendNow + 20_000, offset: backendNow - Date.now() } }));
+    expect(screen.getByRole('timer')).toHaveTextContent(busy);
+  });
+
+  it.each(cases)('%s: a key out of credit is named as such', (locale, _known, _busy, notice) => {
+    renderIn(locale, streaming({ notices: [outOfCredit] }));
+    expect(screen.getByTestId('chat-notice')).toHaveTextContent(notice);
+  });
+});
