@@ -14,7 +14,7 @@ interface Props {
   testId?: string;
 }
 
-/** Active; cooling with a live countdown; disabled with why and when. */
+/** Active; cooling with a live countdown; out of credit with its next check; disabled with why and when. */
 export function StateBadge({ state, offset, onCooldownEnd, testId }: Props) {
   const { t, intlTag } = useI18n();
   switch (state.kind) {
@@ -26,6 +26,16 @@ export function StateBadge({ state, offset, onCooldownEnd, testId }: Props) {
       );
     case 'cooling':
       return <CoolingBadge key={state.until} until={state.until} offset={offset} onEnd={onCooldownEnd} testId={testId} />;
+    case 'exhausted': {
+      const now = Date.now() + offset;
+      return (
+        <span className="badge badge--exhausted" title={t('state.exhaustedHint')} data-testid={testId} data-state="exhausted">
+          {state.nextProbeAt === null
+            ? t('state.exhaustedNoProbe')
+            : t('state.exhausted', { time: formatClockTime(state.nextProbeAt, now, intlTag) })}
+        </span>
+      );
+    }
     case 'disabled': {
       const now = Date.now() + offset;
       const time = state.at === null ? null : formatClockTime(state.at, now, intlTag);

@@ -4,6 +4,8 @@ import type { ApiKey, KeyStatus, PoolStatus } from '../../../ipc/bindings';
 export type RowState =
   | { kind: 'active' }
   | { kind: 'cooling'; until: number }
+  /** Out of credit: out of rotation, probed in the background; back by itself when a probe succeeds. */
+  | { kind: 'exhausted'; nextProbeAt: number | null }
   /** `reason` is the backend's (`HTTP 401`), null when the user switched the key off. */
   | { kind: 'disabled'; reason: string | null; at: number | null };
 
@@ -17,7 +19,7 @@ export interface KeyRow {
 
 /**
  * Joins the stored keys (the list, in sortOrder) with the pool's live view. The stored entry
- * decides whether a key is off; the pool adds cooldowns and statistics. A key the pool has not
+ * decides whether a key is off; the pool adds cooldowns, running out of credit and statistics. A key the pool has not
  * seen yet (status fetched before the key was added) counts as active.
  */
 export function keyRows(keys: readonly ApiKey[], status: PoolStatus | null): KeyRow[] {
@@ -38,6 +40,7 @@ export function keyRows(keys: readonly ApiKey[], status: PoolStatus | null): Key
 
 function rowState(key: ApiKey, live: KeyStatus | undefined): RowState {
   if (!key.enabled) return { kind: 'disabled', reason: key.disabledReason, at: key.disabledAt };
+  if (live?.state === 'exhausted') return { kind: 'exhausted', nextProbeAt: live.nextProbeAt };
   if (live?.state === 'cooling' && live.coolingUntil !== null) return { kind: 'cooling', until: live.coolingUntil };
   return { kind: 'active' };
 }

@@ -273,6 +273,29 @@ describe('API Key Pool section', () => {
     expect(screen.queryByRole('button', { name: /Reset the cooldown/ })).not.toBeInTheDocument();
   });
 
+  it('shows a key out of credit apart from cooling and disabled keys, with its next check', async () => {
+    backend.setClock(new Date(2026, 0, 15, 14, 10).getTime());
+    const broke = backend.add('openai', 'sk-broke-0001', { label: 'broke' });
+    const hot = backend.add('openai', 'sk-hot-0002', { label: 'hot', sortOrder: 1 });
+    backend.add('openai', 'sk-off-0003', { label: 'off', sortOrder: 2, enabled: false });
+    backend.setLive(broke.id, {
+      state: 'exhausted',
+      nextProbeAt: new Date(2026, 0, 15, 14, 25).getTime(),
+      lastError: { kind: 'quota_exhausted', status: 402, message: 'out of credit (HTTP 402)', at: new Date(2026, 0, 15, 14, 9).getTime() },
+    });
+    backend.setLive(hot.id, { state: 'cooling', coolingUntil: new Date(2026, 0, 15, 14, 11).getTime() });
+    renderSection();
+    await screen.findByText('broke');
+    const state = within(row('broke')).getByTestId('key-state');
+    expect(state).toHaveTextContent('Out of credit · next check at 14:25');
+    expect(
+      ['broke', 'hot', 'off'].map((name) => within(row(name)).getByTestId('key-state').dataset.state),
+      'three states, three badges',
+    ).toEqual(['exhausted', 'cooling', 'disabled']);
+    expect(within(row('broke')).queryByRole('button', { name: /Reset the cooldown/ }), 'credit is not a cooldown').not.toBeInTheDocument();
+    expect(within(row('broke')).getByRole('switch', { name: 'Use broke' }), 'the key stays on').toHaveAttribute('aria-checked', 'true');
+  });
+
   it('shows a key the backend disabled after a 401 with the reason and the time', async () => {
     const at = new Date(2026, 0, 15, 14, 2).getTime();
     backend.setClock(new Date(2026, 0, 15, 14, 30).getTime());

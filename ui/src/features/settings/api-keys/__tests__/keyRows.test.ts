@@ -36,6 +36,22 @@ describe('keyRows', () => {
     expect(rows[0]).toMatchObject({ requestCount: 7, failureCount: 1, lastUsedAt: 900 });
     expect(rows[2], 'a key the pool has not seen yet has no statistics').toMatchObject({ requestCount: 0, lastUsedAt: null });
   });
+
+  it('shows a key out of credit as such, with its next check, unless the user switched it off', () => {
+    const status: PoolStatus = {
+      providerId: 'openai',
+      now: 1000,
+      keys: [
+        live('a', { state: 'exhausted', nextProbeAt: 901_000, lastError: { kind: 'quota_exhausted', status: 402, message: 'out of credit (HTTP 402)', at: 1000 } }),
+        live('b', { state: 'exhausted', nextProbeAt: 901_000 }),
+      ],
+    };
+    const rows = keyRows([key('a'), key('b', { enabled: false })], status);
+    expect(rows.map((r) => r.state)).toEqual([
+      { kind: 'exhausted', nextProbeAt: 901_000 },
+      { kind: 'disabled', reason: null, at: null },
+    ]);
+  });
 });
 
 describe('helpers', () => {
