@@ -61,7 +61,7 @@ export function Messages({ conversation, onRetry, onOpenSettings }: Props) {
             <span className="message__caret" aria-hidden="true" />
           </div>
           {streaming.waiting ? (
-            <WaitingLine key={`${streaming.waiting.until}-${streaming.waiting.deadline}`} waiting={streaming.waiting} />
+            <WaitingLine waiting={streaming.waiting} />
           ) : (
             <p className="message__meta" data-testid="streaming-key">
               {streaming.keyLabel === null

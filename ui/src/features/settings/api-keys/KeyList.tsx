@@ -3,6 +3,7 @@ import { Icon } from '../../../components/Icon';
 import { Switch } from '../../../components/Switch';
 import { formatRelative } from '../../../i18n/format';
 import { useI18n } from '../../../i18n/I18nProvider';
+import { KeyBudget } from './KeyBudget';
 import { KeyTestResultLine } from './KeyTestResult';
 import { moved, type KeyRow } from './keyRows';
 import type { KeyTest } from './useKeyTests';
@@ -173,6 +174,7 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onResetCoo
 
               <div className="key-row__state">
                 <StateBadge state={row.state} offset={offset} onCooldownEnd={onCooldownEnd} testId="key-state" />
+                {row.state.kind !== 'disabled' && <KeyBudget budgets={row.budgets} offset={offset} name={name} />}
                 {row.state.kind === 'cooling' && (
                   <button
                     type="button"
@@ -204,6 +206,7 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onResetCoo
                   <span className={row.failureCount > 0 ? 'key-row__failures' : undefined}>
                     {t('usage.failures', { count: row.failureCount })}
                   </span>
+                  {row.inFlight > 0 && <span data-testid="key-in-flight">{t('usage.inFlight', { count: row.inFlight })}</span>}
                 </span>
                 <span className="muted">
                   {row.lastUsedAt === null

@@ -25,7 +25,7 @@ export function StateBadge({ state, offset, onCooldownEnd, testId }: Props) {
         </span>
       );
     case 'cooling':
-      return <CoolingBadge key={state.until} until={state.until} offset={offset} onEnd={onCooldownEnd} testId={testId} />;
+      return <CoolingBadge until={state.until} offset={offset} onEnd={onCooldownEnd} testId={testId} />;
     case 'exhausted': {
       const now = Date.now() + offset;
       return (

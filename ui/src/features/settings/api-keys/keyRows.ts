@@ -1,4 +1,4 @@
-import type { ApiKey, KeyStatus, PoolStatus } from '../../../ipc/bindings';
+import type { ApiKey, Budget, KeyStatus, PoolStatus } from '../../../ipc/bindings';
 
 /** What the state badge shows: a discriminated union so each state carries exactly its data. */
 export type RowState =
@@ -15,6 +15,10 @@ export interface KeyRow {
   requestCount: number;
   failureCount: number;
   lastUsedAt: number | null;
+  /** What the provider last announced the key has left, per model. */
+  budgets: Budget[];
+  /** Requests using the key right now. */
+  inFlight: number;
 }
 
 /**
@@ -34,6 +38,8 @@ export function keyRows(keys: readonly ApiKey[], status: PoolStatus | null): Key
         requestCount: live?.requestCount ?? 0,
         failureCount: live?.failureCount ?? 0,
         lastUsedAt: live?.lastUsedAt ?? null,
+        budgets: live?.budgets ?? [],
+        inFlight: live?.inFlight ?? 0,
       };
     });
 }

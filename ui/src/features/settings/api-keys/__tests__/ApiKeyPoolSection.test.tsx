@@ -296,6 +296,23 @@ describe('API Key Pool section', () => {
     expect(within(row('broke')).getByRole('switch', { name: 'Use broke' }), 'the key stays on').toHaveAttribute('aria-checked', 'true');
   });
 
+  it('shows in each row what the key has left, from the pool status, and requests in flight', async () => {
+    const backendNow = Date.UTC(2026, 0, 15, 14, 10);
+    const busy = backend.add('openai', 'sk-busy-0001', { label: 'busy' });
+    backend.add('openai', 'sk-fresh-0002', { label: 'fresh', sortOrder: 1 });
+    const off = backend.add('openai', 'sk-off-0003', { label: 'off', sortOrder: 2, enabled: false });
+    const window = { remaining: 4, limit: 5, resetAt: backendNow + 45_000 };
+    backend.setLive(busy.id, { budgets: [{ scope: 'gpt-4o-mini', requests: window, tokens: null, reservedRequests: 1 }], inFlight: 1 });
+    backend.setLive(off.id, { budgets: [{ scope: 'gpt-4o-mini', requests: window, tokens: null, reservedRequests: 0 }] });
+    renderSection();
+    await screen.findByText('busy');
+    expect(within(row('busy')).getByTestId('key-budget-line'), 'the request in flight is counted').toHaveTextContent('3/5 req · resets in 45 s');
+    expect(within(row('busy')).getByTestId('key-in-flight')).toHaveTextContent('In flight: 1');
+    expect(within(row('fresh')).queryByTestId('key-budget'), 'nothing known, nothing shown').not.toBeInTheDocument();
+    expect(within(row('fresh')).queryByTestId('key-in-flight')).not.toBeInTheDocument();
+    expect(within(row('off')).queryByTestId('key-budget'), 'a key switched off has no budget to speak of').not.toBeInTheDocument();
+  });
+
   it('shows a key the backend disabled after a 401 with the reason and the time', async () => {
     const at = new Date(2026, 0, 15, 14, 2).getTime();
     backend.setClock(new Date(2026, 0, 15, 14, 30).getTime());
