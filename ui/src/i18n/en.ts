@@ -125,6 +125,22 @@ export const en = {
   'add.weightHint': '1–100, default 1. A higher weight gets a larger share of requests.',
   'add.submit': 'Add key',
   'add.saving': 'Adding…',
+  'limits.legend': 'Limits for providers that announce none',
+  'limits.hint': 'Most providers announce what each key has left, and Keypool follows that. For one that does not, set the key’s limits here; leave a field empty for no limit.',
+  'limits.rpm': 'Requests per minute',
+  'limits.rpmHint': '1–100,000',
+  'limits.concurrent': 'Requests at once',
+  'limits.concurrentHint': '1–1,000',
+  'limits.none': 'No limit',
+  'limits.edit': 'Limits',
+  'limits.editLabel': 'Limits of {name}',
+  'limits.title': 'Limits of {name}',
+  'limits.save': 'Save limits',
+  'limits.saving': 'Saving…',
+  'limits.saved': 'Limits of {name} saved.',
+  'limits.summary': 'Your limits: {limits}',
+  'limits.rpmShort': '{count}/min',
+  'limits.concurrentShort': '{count} at once',
 
   'bulk.title': 'Paste several keys',
   'bulk.keys': 'Keys, one per line',
@@ -253,6 +269,8 @@ export const en = {
   'error.envName': 'After $ write an environment variable name: letters, digits and _, not starting with a digit (e.g. $OPENAI_API_KEY).',
   'error.labelTooLong': 'A label is at most 100 characters.',
   'error.weightRange': 'The weight is a whole number from 1 to 100.',
+  'error.rpmRange': 'Requests per minute: a whole number from 1 to 100,000, or empty for no limit.',
+  'error.concurrentRange': 'Requests at once: a whole number from 1 to 1,000, or empty for no limit.',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -1,8 +1,10 @@
-import type { AddApiKeyArgs, AddProviderArgs, UpdateApiKeyArgs, UpdateProviderArgs } from './bindings';
+import type { AddApiKeyArgs, AddProviderArgs, SetKeyLimitsArgs, UpdateApiKeyArgs, UpdateProviderArgs } from './bindings';
 import { call, defined } from './client';
 
 /** The fields of an update besides the id: only those to change. */
 export type ApiKeyChanges = Omit<UpdateApiKeyArgs, 'id'>;
+/** A key's own limits; an absent one is removed. */
+export type KeyLimits = Omit<SetKeyLimitsArgs, 'id'>;
 /** `apiKey: ""` removes the provider-level key; `defaultModel: ""` clears it. */
 export type ProviderChanges = Omit<UpdateProviderArgs, 'id'>;
 
@@ -11,6 +13,8 @@ export const llmConfigApi = {
   getApiKeys: (providerId: string) => call('llmConfig:getApiKeys', { providerId }),
   addApiKey: (key: AddApiKeyArgs) => call('llmConfig:addApiKey', defined(key)),
   updateApiKey: (id: string, changes: ApiKeyChanges) => call('llmConfig:updateApiKey', defined({ id, ...changes })),
+  /** Replaces both of a key's own limits: one left out is removed. */
+  setKeyLimits: (id: string, limits: KeyLimits) => call('llmConfig:setKeyLimits', defined({ id, ...limits })),
   deleteApiKey: (id: string) => call('llmConfig:deleteApiKey', { id }),
   toggleApiKey: (id: string, enabled: boolean) => call('llmConfig:toggleApiKey', { id, enabled }),
   reorderApiKeys: (providerId: string, ids: string[]) => call('llmConfig:reorderApiKeys', { providerId, ids }),

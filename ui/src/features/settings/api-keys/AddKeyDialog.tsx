@@ -1,22 +1,23 @@
-import { useRef, useState, type FormEvent } from 'react';
+import { useId, useRef, useState, type FormEvent } from 'react';
 import { Dialog } from '../../../components/Dialog';
 import { Field } from '../../../components/Field';
 import { Icon } from '../../../components/Icon';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { placeBackendError } from './backendErrors';
-import { parseAddKeyForm, stepWeight, worded, type AddKeyForm } from './schema';
+import { LimitFields } from './LimitFields';
+import { parseAddKeyForm, stepWeight, worded, type AddKeyForm, type NewKey } from './schema';
 
-const FIELDS = ['apiKey', 'label', 'weight'] as const;
+const FIELDS = ['apiKey', 'label', 'weight', 'rpmLimit', 'maxConcurrent'] as const;
 type FieldName = (typeof FIELDS)[number];
 
 interface Props {
   /** Resolves once the new key is in the list; rejects with the backend's error. */
-  onAdd: (key: { apiKey: string; label?: string; weight: number }) => Promise<unknown>;
+  onAdd: (key: NewKey) => Promise<unknown>;
   onClose: () => void;
   returnFocus?: () => HTMLElement | null | undefined;
 }
 
-const EMPTY: AddKeyForm = { apiKey: '', label: '', weight: '1' };
+const EMPTY: Required<AddKeyForm> = { apiKey: '', label: '', weight: '1', rpmLimit: '', maxConcurrent: '' };
 
 /**
  * The Add key form. The secret lives only in this dialog's state while it is typed, and is wiped
@@ -24,13 +25,20 @@ const EMPTY: AddKeyForm = { apiKey: '', label: '', weight: '1' };
  */
 export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
   const { t } = useI18n();
-  const [form, setForm] = useState<AddKeyForm>(EMPTY);
+  const limitsHintId = useId();
+  const [form, setForm] = useState<Required<AddKeyForm>>(EMPTY);
   const [errors, setErrors] = useState<Partial<Record<FieldName, string>>>({});
   const [formError, setFormError] = useState<string>();
   const [saving, setSaving] = useState(false);
   const [reveal, setReveal] = useState(false);
   const keyInput = useRef<HTMLInputElement>(null);
-  const inputs = { apiKey: keyInput, label: useRef<HTMLInputElement>(null), weight: useRef<HTMLInputElement>(null) };
+  const inputs = {
+    apiKey: keyInput,
+    label: useRef<HTMLInputElement>(null),
+    weight: useRef<HTMLInputElement>(null),
+    rpmLimit: useRef<HTMLInputElement>(null),
+    maxConcurrent: useRef<HTMLInputElement>(null),
+  };
 
   const isEnvRef = form.apiKey.trim().startsWith('$');
 
@@ -161,6 +169,15 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
             )}
           </Field>
         </div>
+        <fieldset className="fieldset" aria-describedby={limitsHintId} data-testid="add-key-limits">
+          <legend className="fieldset__legend">
+            {t('limits.legend')} <span className="field__optional">({t('add.optional')})</span>
+          </legend>
+          <p className="field__hint" id={limitsHintId}>
+            {t('limits.hint')}
+          </p>
+          <LimitFields values={form} errors={errors} onChange={update} inputs={inputs} testId="add-key" />
+        </fieldset>
         <div className="dialog__actions">
           <button type="button" className="button" onClick={onClose}>
             {t('common.cancel')}

@@ -6,12 +6,13 @@ import { AddKeyDialog } from './AddKeyDialog';
 import { DeleteKeyDialog } from './DeleteKeyDialog';
 import { KeyList, keyName } from './KeyList';
 import type { KeyRow } from './keyRows';
+import { LimitsDialog } from './LimitsDialog';
 import { PasteKeysDialog } from './PasteKeysDialog';
 import { useKeyTests } from './useKeyTests';
 import { usePool } from './usePool';
 
 /** Which dialog is open, if any: each mode carries exactly what it needs. */
-type Mode = { kind: 'list' } | { kind: 'add' } | { kind: 'paste' } | { kind: 'delete'; row: KeyRow };
+type Mode = { kind: 'list' } | { kind: 'add' } | { kind: 'paste' } | { kind: 'delete'; row: KeyRow } | { kind: 'limits'; row: KeyRow };
 
 /** Settings → Providers → a provider → API Key Pool. */
 export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
@@ -112,6 +113,7 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           onWeight={(id, weight) => actions.setWeight(id, weight)}
           onToggle={(id, on) => attempt(() => actions.toggle(id, on))}
           onDelete={(row) => setMode({ kind: 'delete', row })}
+          onLimits={(row) => setMode({ kind: 'limits', row })}
           onResetCooldown={(id) => attempt(() => actions.resetCooldown(id))}
           onReorder={(ids, movedId) => {
             const row = rows.find((r) => r.key.id === movedId);
@@ -145,6 +147,18 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
             if (added > 0) setAnnouncement(t('pool.addedMany', { count: added }));
             close();
           }}
+        />
+      )}
+      {mode.kind === 'limits' && (
+        <LimitsDialog
+          name={keyName(mode.row, t('key.unlabeled'))}
+          current={mode.row.key}
+          onSave={async (limits) => {
+            await actions.setLimits(mode.row.key.id, limits);
+            setAnnouncement(t('limits.saved', { name: keyName(mode.row, t('key.unlabeled')) }));
+          }}
+          onClose={close}
+          returnFocus={toAddButton}
         />
       )}
       {mode.kind === 'delete' && (

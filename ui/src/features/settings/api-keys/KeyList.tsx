@@ -16,6 +16,7 @@ interface Props {
   onWeight: (id: string, weight: number) => Promise<unknown>;
   onToggle: (id: string, enabled: boolean) => void;
   onDelete: (row: KeyRow) => void;
+  onLimits: (row: KeyRow) => void;
   onResetCooldown: (id: string) => void;
   onReorder: (ids: string[], movedId: string) => void;
   onCooldownEnd: () => void;
@@ -39,7 +40,7 @@ export function keyName(row: KeyRow, unlabeled: string): string {
  * The pool's keys in sortOrder, one aligned row each. Reordering: drag a row by its handle, or
  * focus the handle and press the arrow keys; focus stays on the moved key's handle.
  */
-export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onResetCooldown, onReorder, onCooldownEnd, tests, onTest }: Props) {
+export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onLimits, onResetCooldown, onReorder, onCooldownEnd, tests, onTest }: Props) {
   const { t, intlTag } = useI18n();
   const hintId = useId();
   const [drag, setDrag] = useState<Drag | null>(null);
@@ -158,6 +159,18 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onResetCoo
                   <code data-testid="key-preview">{key.apiKeyPreview}</code>
                   {key.isEnvRef && <span className="tag">{t('key.envRef')}</span>}
                 </span>
+                {(key.rpmLimit !== null || key.maxConcurrent !== null) && (
+                  <span className="key-row__limits" data-testid="key-limits">
+                    {t('limits.summary', {
+                      limits: [
+                        key.rpmLimit !== null ? t('limits.rpmShort', { count: key.rpmLimit }) : null,
+                        key.maxConcurrent !== null ? t('limits.concurrentShort', { count: key.maxConcurrent }) : null,
+                      ]
+                        .filter(Boolean)
+                        .join(' · '),
+                    })}
+                  </span>
+                )}
               </div>
 
               <div className="key-row__weight">
@@ -235,6 +248,16 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onResetCoo
                   data-testid="key-test"
                 >
                   {t('key.test')}
+                </button>
+                <button
+                  type="button"
+                  className="button button--small"
+                  aria-label={t('limits.editLabel', { name })}
+                  aria-haspopup="dialog"
+                  onClick={() => onLimits(row)}
+                  data-testid="key-limits-edit"
+                >
+                  {t('limits.edit')}
                 </button>
                 <button
                   type="button"

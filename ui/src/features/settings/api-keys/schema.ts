@@ -12,6 +12,9 @@ export const MAX_LABEL_CHARS = 100;
 export const MIN_WEIGHT = 1;
 export const MAX_WEIGHT = 100;
 export const DEFAULT_WEIGHT = 1;
+/** A key's own limits, for providers that announce none (absent: no limit). */
+export const MAX_RPM_LIMIT = 100_000;
+export const MAX_CONCURRENT_LIMIT = 1_000;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -36,7 +39,7 @@ export const weightSchema = z
   .max(MAX_WEIGHT, msg('error.weightRange'));
 
 /** What a number field holds: only plain digits become a number (no `1e2`, no `1.5`). */
-export function weightFromText(text: string): number {
+export function wholeNumberFromText(text: string): number {
   const trimmed = text.trim();
   return /^\d+$/.test(trimmed) ? Number(trimmed) : Number.NaN;
 }
@@ -44,23 +47,48 @@ export function weightFromText(text: string): number {
 /** ArrowUp/ArrowDown on a weight field: the next weight within 1–100, or null for other keys. */
 export function stepWeight(text: string, key: string): string | null {
   if (key !== 'ArrowUp' && key !== 'ArrowDown') return null;
-  const current = weightFromText(text);
+  const current = wholeNumberFromText(text);
   const base = Number.isNaN(current) ? DEFAULT_WEIGHT : current;
   const next = Math.min(MAX_WEIGHT, Math.max(MIN_WEIGHT, base + (key === 'ArrowUp' ? 1 : -1)));
   return String(next);
 }
 
-/** The add form as typed: text fields, the weight as text (empty means the default). */
+/** A user limit as typed: empty (or left out) means none; else a whole number from 1 to `max`. */
+function limitText(max: number, error: MessageKey) {
+  return z
+    .string()
+    .default('')
+    .transform((text) => (text.trim() === '' ? undefined : wholeNumberFromText(text)))
+    .pipe(z.number(msg(error)).int(msg(error)).min(1, msg(error)).max(max, msg(error)).optional());
+}
+
+/** A key's limits as typed: requests per minute and requests at once, each optional. */
+export const limitsFormSchema = z.object({
+  rpmLimit: limitText(MAX_RPM_LIMIT, 'error.rpmRange'),
+  maxConcurrent: limitText(MAX_CONCURRENT_LIMIT, 'error.concurrentRange'),
+});
+
+export type LimitsForm = z.input<typeof limitsFormSchema>;
+/** What `llmConfig:setKeyLimits` and `llmConfig:addApiKey` take: an absent limit is none. */
+export interface Limits {
+  rpmLimit?: number;
+  maxConcurrent?: number;
+}
+
+/** The add form as typed: text fields, the weight as text (empty means the default), the limits. */
 export const addKeyFormSchema = z.object({
   apiKey: apiKeySchema,
   label: labelSchema,
   weight: z
     .string()
-    .transform((text) => (text.trim() === '' ? DEFAULT_WEIGHT : weightFromText(text)))
+    .transform((text) => (text.trim() === '' ? DEFAULT_WEIGHT : wholeNumberFromText(text)))
     .pipe(weightSchema),
+  ...limitsFormSchema.shape,
 });
 
 export type AddKeyForm = z.input<typeof addKeyFormSchema>;
+/** What the add form sends, besides the provider. */
+export type NewKey = { apiKey: string; label?: string; weight: number } & Limits;
 export type FieldErrors<F extends string> = Partial<Record<F, MessageKey>>;
 
 /** The field errors in words, for showing at their fields. */
@@ -84,16 +112,32 @@ function fieldErrors<F extends string>(error: z.ZodError): FieldErrors<F> {
 
 export type Parsed<T, F extends string> = { ok: true; value: T } | { ok: false; errors: FieldErrors<F> };
 
-/** The add form, checked and normalised into what `llmConfig:addApiKey` takes (no empty label). */
-export function parseAddKeyForm(form: AddKeyForm): Parsed<{ apiKey: string; label?: string; weight: number }, keyof AddKeyForm> {
+/** Only the limits that are set: an absent one is none (the backend refuses null). */
+function setLimits({ rpmLimit, maxConcurrent }: Limits): Limits {
+  return { ...(rpmLimit !== undefined ? { rpmLimit } : {}), ...(maxConcurrent !== undefined ? { maxConcurrent } : {}) };
+}
+
+/** The add form, checked and normalised into what `llmConfig:addApiKey` takes (no empty label, no empty limit). */
+export function parseAddKeyForm(form: AddKeyForm): Parsed<NewKey, keyof AddKeyForm> {
   const result = addKeyFormSchema.safeParse(form);
   if (!result.success) return { ok: false, errors: fieldErrors(result.error) };
-  const { apiKey, label, weight } = result.data;
-  return { ok: true, value: { apiKey, weight, ...(label ? { label } : {}) } };
+  const { apiKey, label, weight, ...limits } = result.data;
+  return { ok: true, value: { apiKey, weight, ...(label ? { label } : {}), ...setLimits(limits) } };
+}
+
+/** The limits form, checked and normalised into what `llmConfig:setKeyLimits` takes besides the id. */
+export function parseLimitsForm(form: LimitsForm): Parsed<Limits, keyof LimitsForm> {
+  const result = limitsFormSchema.safeParse(form);
+  return result.success ? { ok: true, value: setLimits(result.data) } : { ok: false, errors: fieldErrors(result.error) };
+}
+
+/** A key's stored limits as the form shows them: empty for none. */
+export function limitsText(key: { rpmLimit: number | null; maxConcurrent: number | null }): Required<LimitsForm> {
+  return { rpmLimit: key.rpmLimit === null ? '' : String(key.rpmLimit), maxConcurrent: key.maxConcurrent === null ? '' : String(key.maxConcurrent) };
 }
 
 export function parseWeight(text: string): { ok: true; value: number } | { ok: false; error: MessageKey } {
-  const result = weightSchema.safeParse(weightFromText(text));
+  const result = weightSchema.safeParse(wholeNumberFromText(text));
   return result.success ? { ok: true, value: result.data } : { ok: false, error: result.error.issues[0].message as MessageKey };
 }
 

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useLatestLoad } from '../../../hooks/useLatestLoad';
 import type { AddApiKeyArgs, ApiKey, PoolStatus } from '../../../ipc/bindings';
 import { type IpcError, listen } from '../../../ipc/client';
-import { llmConfigApi } from '../../../ipc/llmConfig';
+import { type KeyLimits, llmConfigApi } from '../../../ipc/llmConfig';
 import { clockOffset } from '../../../clock';
 import { keyRows, type KeyRow } from './keyRows';
 
@@ -128,6 +128,7 @@ export function usePool(providerId: string) {
     () => ({
       add: (key: Omit<AddApiKeyArgs, 'providerId'>) => write(() => llmConfigApi.addApiKey({ providerId, ...key })),
       setWeight: (id: string, weight: number) => withOverride(id, { weight }, () => llmConfigApi.updateApiKey(id, { weight })),
+      setLimits: (id: string, limits: KeyLimits) => write(() => llmConfigApi.setKeyLimits(id, limits)),
       toggle: (id: string, enabled: boolean) => withOverride(id, { enabled }, () => llmConfigApi.toggleApiKey(id, enabled)),
       remove: (id: string) => write(() => llmConfigApi.deleteApiKey(id)),
       reorder: async (ids: string[]) => {

@@ -141,6 +141,86 @@ describe('API Key Pool section', () => {
     expect(screen.getByRole('dialog'), 'the dialog stays open for a fix').toBeInTheDocument();
   });
 
+  it('takes optional limits for a provider that announces none, and shows them in the row', async () => {
+    const user = renderSection();
+    const dialog = await openAdd(user);
+    const limits = within(dialog).getByRole('group', { name: 'Limits for providers that announce none (optional)' });
+    expect(limits).toHaveAccessibleDescription(/leave a field empty for no limit/);
+    await user.type(within(dialog).getByLabelText('API key'), 'sk-limited-0001');
+    await user.type(within(limits).getByLabelText('Requests per minute'), '60');
+    await user.type(within(limits).getByLabelText('Requests at once'), '2');
+    await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
+
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:addApiKey')).toEqual([{ providerId: 'openai', apiKey: 'sk-limited-0001', weight: 1, rpmLimit: 60, maxConcurrent: 2 }]);
+    expect(within(row('sk-…0001')).getByTestId('key-limits')).toHaveTextContent('Your limits: 60/min · 2 at once');
+  });
+
+  it('checks the limits in the add dialog before sending, and shows the backend’s issue at its field', async () => {
+    const user = renderSection();
+    const dialog = await openAdd(user);
+    await user.type(within(dialog).getByLabelText('API key'), 'sk-limited-0001');
+    await user.type(within(dialog).getByLabelText('Requests at once'), '1001');
+    await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
+    const concurrent = within(dialog).getByLabelText('Requests at once');
+    expect(concurrent).toHaveAttribute('aria-invalid', 'true');
+    expect(concurrent).toHaveAccessibleDescription(/whole number from 1 to 1,000/);
+    expect(concurrent, 'focus goes to the field in error').toHaveFocus();
+    expect(backend.callsOf('llmConfig:addApiKey'), 'nothing was sent').toEqual([]);
+
+    await user.clear(concurrent);
+    await user.type(within(dialog).getByLabelText('Requests per minute'), '50');
+    backend.rejectNext('llmConfig:addApiKey', { code: 'validation', message: 'rpmLimit: too many', issues: [{ path: 'rpmLimit', message: 'more than the backend allows' }] });
+    await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
+    expect(await within(dialog).findByTestId('add-key-rpm-error')).toHaveTextContent('more than the backend allows');
+    expect(within(dialog).getByLabelText('Requests per minute')).toHaveFocus();
+  });
+
+  it('edits a key’s limits in a dialog: an emptied limit is removed, focus goes back to the row', async () => {
+    backend.add('openai', 'sk-limits-0001', { label: 'capped', rpmLimit: 60, maxConcurrent: 2 });
+    const user = renderSection();
+    const open = await screen.findByRole('button', { name: 'Limits of capped' });
+    expect(within(row('capped')).getByTestId('key-limits')).toHaveTextContent('Your limits: 60/min · 2 at once');
+    await user.click(open);
+    const dialog = screen.getByRole('dialog', { name: 'Limits of capped' });
+    const rpm = within(dialog).getByLabelText('Requests per minute');
+    expect(rpm, 'the dialog opens on the first limit').toHaveFocus();
+    expect(rpm, 'the stored limits are filled in').toHaveValue('60');
+    expect(within(dialog).getByLabelText('Requests at once')).toHaveValue('2');
+
+    await user.clear(rpm);
+    await user.clear(within(dialog).getByLabelText('Requests at once'));
+    await user.type(within(dialog).getByLabelText('Requests at once'), '3{Enter}');
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:setKeyLimits'), 'both replaced: the emptied one is left out').toEqual([{ id: 'key-1', maxConcurrent: 3 }]);
+    expect(backend.keys()[0]).toMatchObject({ rpmLimit: null, maxConcurrent: 3 });
+    expect(within(row('capped')).getByTestId('key-limits')).toHaveTextContent('Your limits: 3 at once');
+    expect(screen.getByTestId('pool-announcement')).toHaveTextContent('Limits of capped saved.');
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Limits of capped' })).toHaveFocus());
+  });
+
+  it('removes every limit of a key, and shows a limit the backend refused at its field', async () => {
+    backend.add('openai', 'sk-limits-0001', { label: 'capped', rpmLimit: 60 });
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Limits of capped' }));
+    let dialog = screen.getByRole('dialog', { name: 'Limits of capped' });
+    await user.type(within(dialog).getByLabelText('Requests at once'), '5');
+    backend.rejectNext('llmConfig:setKeyLimits', { code: 'validation', message: 'maxConcurrent', issues: [{ path: 'maxConcurrent', message: 'refused here' }] });
+    await user.click(within(dialog).getByRole('button', { name: 'Save limits' }));
+    expect(await within(dialog).findByTestId('key-limits-concurrent-error')).toHaveTextContent('refused here');
+    expect(within(dialog).getByLabelText('Requests at once')).toHaveFocus();
+    await user.keyboard('{Escape}');
+    expect(backend.keys()[0], 'Escape saves nothing').toMatchObject({ rpmLimit: 60, maxConcurrent: null });
+
+    await user.click(screen.getByRole('button', { name: 'Limits of capped' }));
+    dialog = screen.getByRole('dialog', { name: 'Limits of capped' });
+    await user.clear(within(dialog).getByLabelText('Requests per minute'));
+    await user.click(within(dialog).getByRole('button', { name: 'Save limits' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:setKeyLimits').at(-1)).toEqual({ id: 'key-1' });
+    expect(within(row('capped')).queryByTestId('key-limits'), 'no limits, no line').not.toBeInTheDocument();
+  });
+
   it('takes a $NAME reference in plain text, with a hint', async () => {
     const user = renderSection();
     const dialog = await openAdd(user);

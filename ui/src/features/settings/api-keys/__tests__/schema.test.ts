@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseAddKeyForm, parsePastedKeys, parseWeight, stepWeight } from '../schema';
+import { limitsText, parseAddKeyForm, parseLimitsForm, parsePastedKeys, parseWeight, stepWeight } from '../schema';
 
 describe('the add form mirrors the backend rules', () => {
   it('accepts a key with the defaults and drops an empty label', () => {
@@ -41,6 +41,38 @@ describe('the add form mirrors the backend rules', () => {
   it('reports every field at once', () => {
     const result = parseAddKeyForm({ apiKey: '', label: 'l'.repeat(101), weight: '0' });
     expect(result.ok ? {} : Object.keys(result.errors).sort()).toEqual(['apiKey', 'label', 'weight']);
+  });
+});
+
+describe('a key’s own limits mirror the backend rules', () => {
+  it('sends only the limits that are set; empty means none', () => {
+    expect(parseLimitsForm({ rpmLimit: '', maxConcurrent: '  ' })).toEqual({ ok: true, value: {} });
+    expect(parseLimitsForm({ rpmLimit: ' 60 ', maxConcurrent: '' })).toEqual({ ok: true, value: { rpmLimit: 60 } });
+    expect(parseLimitsForm({ rpmLimit: '100000', maxConcurrent: '1000' })).toEqual({ ok: true, value: { rpmLimit: 100_000, maxConcurrent: 1000 } });
+    expect(parseLimitsForm({ rpmLimit: '1', maxConcurrent: '1' })).toEqual({ ok: true, value: { rpmLimit: 1, maxConcurrent: 1 } });
+  });
+
+  it.each(['0', '100001', '1.5', '-3', '1e3', 'sixty', '60 rpm'])('rejects %j requests per minute (1–100 000, no coercion)', (rpmLimit) => {
+    expect(parseLimitsForm({ rpmLimit, maxConcurrent: '' })).toEqual({ ok: false, errors: { rpmLimit: 'error.rpmRange' } });
+  });
+
+  it.each(['0', '1001', '2.5', 'x'])('rejects %j requests at once (1–1 000)', (maxConcurrent) => {
+    expect(parseLimitsForm({ rpmLimit: '', maxConcurrent })).toEqual({ ok: false, errors: { maxConcurrent: 'error.concurrentRange' } });
+  });
+
+  it('takes the limits in the add form too, optional there', () => {
+    expect(parseAddKeyForm({ apiKey: 'sk-1', label: '', weight: '1', rpmLimit: '30', maxConcurrent: '2' })).toEqual({
+      ok: true,
+      value: { apiKey: 'sk-1', weight: 1, rpmLimit: 30, maxConcurrent: 2 },
+    });
+    expect(parseAddKeyForm({ apiKey: 'sk-1', label: '', weight: '1', rpmLimit: '0', maxConcurrent: '' })).toEqual({
+      ok: false,
+      errors: { rpmLimit: 'error.rpmRange' },
+    });
+  });
+
+  it('shows stored limits as text, none as empty', () => {
+    expect(limitsText({ rpmLimit: 60, maxConcurrent: null })).toEqual({ rpmLimit: '60', maxConcurrent: '' });
   });
 });
 
