@@ -36,6 +36,13 @@ export const en = {
   'general.themeSystem': 'Same as the system',
   'general.themeLight': 'Light',
   'general.themeDark': 'Dark',
+  'general.maxWait': 'Wait for a free key up to',
+  'general.seconds': 'seconds',
+  'general.maxWaitHint': 'When every key is spent, cooling or busy, a reply waits this long for one to free up, then fails. 0 to 120; 0 fails at once.',
+  'general.saving': 'Saving…',
+  'general.saved': 'Saved.',
+  'general.settingsLoading': 'Loading…',
+  'general.settingsLoadFailed': 'Could not load the settings: {message}',
 
   'providers.title': 'Providers',
   'providers.intro':
@@ -271,6 +278,7 @@ export const en = {
   'error.weightRange': 'The weight is a whole number from 1 to 100.',
   'error.rpmRange': 'Requests per minute: a whole number from 1 to 100,000, or empty for no limit.',
   'error.concurrentRange': 'Requests at once: a whole number from 1 to 1,000, or empty for no limit.',
+  'error.maxWaitRange': 'A whole number of seconds from 0 to 120.',
 } as const;
 
 export type MessageKey = keyof typeof en;

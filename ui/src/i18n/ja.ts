@@ -35,6 +35,13 @@ export const ja: Dictionary = {
   'general.themeSystem': 'システムと同じ',
   'general.themeLight': 'ライト',
   'general.themeDark': 'ダーク',
+  'general.maxWait': '空きキーを待つ時間（最大）',
+  'general.seconds': '秒',
+  'general.maxWaitHint': 'すべてのキーが使い切り・クールダウン中・使用中のとき、返信はキーが空くまでこの時間だけ待ち、空かなければ失敗します。0〜120。0 ならすぐに失敗します。',
+  'general.saving': '保存中…',
+  'general.saved': '保存しました。',
+  'general.settingsLoading': '読み込み中…',
+  'general.settingsLoadFailed': '設定を読み込めませんでした：{message}',
 
   'providers.title': 'プロバイダー',
   'providers.intro':
@@ -269,4 +276,5 @@ export const ja: Dictionary = {
   'error.weightRange': '重みは 1〜100 の整数です。',
   'error.rpmRange': '1 分あたりのリクエスト数：1〜100,000 の整数。空欄なら制限なし。',
   'error.concurrentRange': '同時リクエスト数：1〜1,000 の整数。空欄なら制限なし。',
+  'error.maxWaitRange': '0〜120 の整数（秒）を入力してください。',
 };

@@ -35,6 +35,13 @@ export const ru: Dictionary = {
   'general.themeSystem': 'Как в системе',
   'general.themeLight': 'Светлая',
   'general.themeDark': 'Тёмная',
+  'general.maxWait': 'Ждать свободный ключ до',
+  'general.seconds': 'секунд',
+  'general.maxWaitHint': 'Когда все ключи исчерпаны, на паузе или заняты, ответ ждёт освобождения ключа не дольше этого, затем завершается ошибкой. От 0 до 120; 0 — ошибка сразу.',
+  'general.saving': 'Сохранение…',
+  'general.saved': 'Сохранено.',
+  'general.settingsLoading': 'Загрузка…',
+  'general.settingsLoadFailed': 'Не удалось загрузить настройки: {message}',
 
   'providers.title': 'Провайдеры',
   'providers.intro':
@@ -269,4 +276,5 @@ export const ru: Dictionary = {
   'error.weightRange': 'Вес — целое число от 1 до 100.',
   'error.rpmRange': 'Запросов в минуту: целое число от 1 до 100 000, или пусто — без ограничения.',
   'error.concurrentRange': 'Запросов одновременно: целое число от 1 до 1 000, или пусто — без ограничения.',
+  'error.maxWaitRange': 'Целое число секунд от 0 до 120.',
 };

@@ -34,6 +34,13 @@ export const zh: Dictionary = {
   'general.themeSystem': '跟随系统',
   'general.themeLight': '浅色',
   'general.themeDark': '深色',
+  'general.maxWait': '等待空闲 Key 最长',
+  'general.seconds': '秒',
+  'general.maxWaitHint': '当所有 Key 都已用尽、冷却中或繁忙时，回复最多等待这么久，等不到空闲的 Key 则失败。0 到 120；0 表示立即失败。',
+  'general.saving': '正在保存…',
+  'general.saved': '已保存。',
+  'general.settingsLoading': '正在加载…',
+  'general.settingsLoadFailed': '无法加载设置：{message}',
 
   'providers.title': '提供商',
   'providers.intro':
@@ -266,4 +273,5 @@ export const zh: Dictionary = {
   'error.weightRange': '权重是 1 到 100 之间的整数。',
   'error.rpmRange': '每分钟请求数：1 到 100,000 的整数，留空表示不限。',
   'error.concurrentRange': '同时请求数：1 到 1,000 的整数，留空表示不限。',
+  'error.maxWaitRange': '请输入 0 到 120 之间的整数秒数。',
 };

@@ -3,11 +3,17 @@ import { LOCALE_NAMES, LOCALES } from '../../i18n';
 import { useI18n } from '../../i18n/I18nProvider';
 import type { LanguagePreference, ThemePreference } from '../../preferences';
 import { useTheme } from '../../shell/useTheme';
+import { MaxWaitField } from './MaxWaitField';
+import { useAppSettings } from './useAppSettings';
 
-/** Settings → General: the UI language and the colour theme, both "same as the system" by default. */
+/**
+ * Settings → General: the UI language and the colour theme, both "same as the system" by
+ * default (kept by the web view), and how long a reply waits for a free key (kept by the backend).
+ */
 export function GeneralSection() {
   const { t, preference, setPreference, systemLocale } = useI18n();
   const [theme, setTheme] = useTheme();
+  const settings = useAppSettings();
   const languageId = useId();
   const themeId = useId();
 
@@ -42,6 +48,7 @@ export function GeneralSection() {
           <option value="light">{t('general.themeLight')}</option>
           <option value="dark">{t('general.themeDark')}</option>
         </select>
+        <MaxWaitField load={settings.state} onSave={(maxWaitSeconds) => settings.update({ maxWaitSeconds })} onRetry={settings.reload} />
       </div>
     </div>
   );

@@ -1,0 +1,128 @@
+import { render, screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Locale } from '../../../i18n';
+import { I18nProvider } from '../../../i18n/I18nProvider';
+import { createFakeBackend, type FakeBackend } from '../../../test/fakeBackend';
+
+let backend: FakeBackend;
+vi.mock('@tauri-apps/api/core', () => ({ invoke: (command: string, args: Record<string, unknown>) => backend.invoke(command, args) }));
+vi.mock('@tauri-apps/api/event', () => ({ listen: (event: string, handler: never) => backend.listen(event, handler) }));
+
+const { GeneralSection } = await import('../GeneralSection');
+
+function renderSection(locale: Locale = 'en') {
+  const user = userEvent.setup();
+  render(
+    <I18nProvider initial={locale}>
+      <GeneralSection />
+    </I18nProvider>,
+  );
+  return user;
+}
+
+const NAME = 'Wait for a free key up to seconds';
+const field = () => screen.findByRole('textbox', { name: NAME });
+
+describe('Settings → General: how long a reply waits for a free key', () => {
+  beforeEach(() => {
+    backend = createFakeBackend();
+    localStorage.clear();
+  });
+
+  it('shows the stored value, labelled with its unit and explained', async () => {
+    renderSection();
+    const input = await field();
+    expect(input).toHaveValue('20');
+    expect(input).toHaveAccessibleDescription(/a reply waits this long for one to free up, then fails\. 0 to 120/);
+    expect(backend.callsOf('settings:get')).toEqual([{}]);
+  });
+
+  it('saves a new value on Enter and says so', async () => {
+    const user = renderSection();
+    const input = await field();
+    await user.clear(input);
+    await user.type(input, '45{Enter}');
+    await waitFor(() => expect(screen.getByTestId('max-wait-status')).toHaveTextContent('Saved.'));
+    expect(screen.getByRole('status')).toHaveTextContent('Saved.');
+    expect(backend.callsOf('settings:update')).toEqual([{ maxWaitSeconds: 45 }]);
+    expect(backend.settings().maxWaitSeconds).toBe(45);
+    expect(input).toHaveValue('45');
+
+    await user.type(input, '{Backspace}');
+    expect(screen.getByTestId('max-wait-status'), 'editing again clears the feedback').toHaveTextContent('');
+  });
+
+  it('saves when focus leaves, steps with the arrow keys, and sends nothing for an unchanged value', async () => {
+    const user = renderSection();
+    const input = await field();
+    await user.click(input);
+    await user.tab();
+    expect(backend.callsOf('settings:update'), 'nothing changed, nothing sent').toEqual([]);
+
+    await user.click(input);
+    await user.keyboard('{ArrowDown}{ArrowDown}');
+    expect(input).toHaveValue('18');
+    await user.tab();
+    await waitFor(() => expect(backend.callsOf('settings:update')).toEqual([{ maxWaitSeconds: 18 }]));
+    expect(await screen.findByText('Saved.')).toBeInTheDocument();
+  });
+
+  it('takes 0, which fails at once instead of waiting', async () => {
+    const user = renderSection();
+    const input = await field();
+    await user.clear(input);
+    await user.type(input, '0{Enter}');
+    await waitFor(() => expect(backend.settings().maxWaitSeconds).toBe(0));
+  });
+
+  it('shows an invalid value’s error at the field, sends nothing, and Escape puts the stored value back', async () => {
+    const user = renderSection();
+    const input = await field();
+    await user.clear(input);
+    await user.type(input, '121{Enter}');
+    expect(input).toHaveAttribute('aria-invalid', 'true');
+    expect(input).toHaveAccessibleDescription(/A whole number of seconds from 0 to 120\./);
+    expect(screen.getByRole('alert')).toHaveTextContent('A whole number of seconds from 0 to 120.');
+    expect(backend.callsOf('settings:update')).toEqual([]);
+
+    await user.keyboard('{Escape}');
+    expect(input).toHaveValue('20');
+    expect(input).not.toHaveAttribute('aria-invalid');
+  });
+
+  it('shows the backend’s refusal in place and keeps the typed value for a fix', async () => {
+    backend.rejectNext('settings:update', { code: 'validation', message: 'maxWaitSeconds: nope', issues: [{ path: 'maxWaitSeconds', message: 'refused by the backend' }] });
+    const user = renderSection();
+    const input = await field();
+    await user.clear(input);
+    await user.type(input, '30{Enter}');
+    expect(await screen.findByTestId('max-wait-error')).toHaveTextContent('refused by the backend');
+    expect(input).toHaveValue('30');
+    expect(screen.getByTestId('max-wait-status')).toHaveTextContent('');
+
+    await user.keyboard('{Enter}');
+    await waitFor(() => expect(backend.settings().maxWaitSeconds).toBe(30));
+    expect(screen.queryByTestId('max-wait-error')).not.toBeInTheDocument();
+  });
+
+  it('says when the settings could not be loaded, and loads them again on request', async () => {
+    backend.rejectNext('settings:get', { code: 'storage', message: 'database is locked' });
+    const user = renderSection();
+    expect(await screen.findByTestId('max-wait-load-error')).toHaveTextContent('Could not load the settings: database is locked');
+    await user.click(screen.getByRole('button', { name: 'Try again' }));
+    expect(await field()).toHaveValue('20');
+  });
+
+  it.each([
+    ['zh', '等待空闲 Key 最长 秒', '已保存。'],
+    ['ja', '空きキーを待つ時間（最大） 秒', '保存しました。'],
+    ['ru', 'Ждать свободный ключ до секунд', 'Сохранено.'],
+  ] as const)('%s: is labelled and answers in the UI language', async (locale, name, saved) => {
+    const user = renderSection(locale);
+    const input = await screen.findByRole('textbox', { name });
+    await user.clear(input);
+    await user.type(input, '5{Enter}');
+    await waitFor(() => expect(screen.getByTestId('max-wait-status')).toHaveTextContent(saved));
+  });
+});
