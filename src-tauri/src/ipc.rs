@@ -127,7 +127,8 @@ mod security_tests {
                 "allow-app",
                 "allow-llm-config",
                 "allow-chat",
-                "allow-settings"
+                "allow-settings",
+                "allow-usage"
             ],
             "no plugin or core permission beyond listening to events (the page may not emit them)"
         );

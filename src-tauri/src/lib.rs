@@ -2,6 +2,7 @@
 //! and forwards every `domain:action` invoke to [`keypool_api`]. Nothing here decides anything
 //! about keys or chats.
 
+mod dialog;
 mod events;
 mod ipc;
 mod logging;
@@ -19,12 +20,13 @@ pub fn run() {
 
 /// Configures the app on any runtime, so tests can pass `tauri::test::mock_builder()`.
 pub fn build<R: Runtime>(builder: Builder<R>) -> Builder<R> {
-    builder.invoke_handler(ipc::handler()).setup(|app| {
+    builder.plugin(tauri_plugin_dialog::init()).invoke_handler(ipc::handler()).setup(|app| {
         let dirs = paths::resolve(app.handle())?;
         logging::init(&dirs.log_dir);
         tracing::info!(version = env!("CARGO_PKG_VERSION"), data_dir = %dirs.data_dir.display(), "Keypool starting");
         let events = Arc::new(events::TauriEvents::new(app.handle().clone()));
-        app.manage(AppContext::open(env!("CARGO_PKG_VERSION"), dirs, events));
+        let save_dialog = Arc::new(dialog::NativeSaveDialog::new(app.handle().clone()));
+        app.manage(AppContext::open(env!("CARGO_PKG_VERSION"), dirs, events, save_dialog));
 
         // The window is created only now, after the state exists, so no invoke can arrive first.
         for config in app.config().app.windows.iter().filter(|w| !w.create) {

@@ -58,6 +58,11 @@ maxConcurrent: number | null, };
 export type AppStatus = { version: string, dataDir: string, logDir: string, database: DatabaseStatus, };
 
 /**
+ * The size of a series' buckets.
+ */
+export type BucketArg = "hour" | "day";
+
+/**
  * What a key has left for one model (or model class), as last announced: e.g. 3 of 5 requests
  * until `resetAt`. A window already reset, or never announced, is null.
  */
@@ -96,6 +101,11 @@ export type DatabaseStatus = { "state": "ready", path: string, } | { "state": "f
  */
 export type Deleted = { id: string, };
 
+/**
+ * What a price delete answers: the model whose price is gone.
+ */
+export type DeletedPrice = { model: string, };
+
 export type DeletedProvider = { id: string, 
 /**
  * How many pool keys were deleted with the provider.
@@ -111,6 +121,13 @@ export type ErrorCode = "validation" | "not_found" | "conflict" | "storage" | "p
  * What the UI needs to word an error precisely, beyond its code.
  */
 export type ErrorDetails = { "kind": "hostChange", from: string, to: string, keys: Array<string>, };
+
+/**
+ * Where the CSV went: `path` is null when the user cancelled the save dialog.
+ */
+export type ExportResult = { path: string | null, rows: number, };
+
+export type ExportUsageArgs = { from?: number, to?: number, };
 
 /**
  * Why a key was refused and the reply moved to the next one.
@@ -171,6 +188,12 @@ export type KeyTestResult = { ok: boolean,
  */
 status: number | null, message: string, latencyMs: number, };
 
+/**
+ * One key's usage. `keyId` is `""` for the provider-level key; `label` is null for it and for
+ * a key deleted since.
+ */
+export type KeyUsage = { providerId: string, keyId: string, label: string | null, p50LatencyMs: number | null, p95LatencyMs: number | null, requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
+
 export type LastError = { kind: LastErrorKind, status: number | null, message: string, at: number | null, };
 
 /**
@@ -194,12 +217,24 @@ keyLabel: string | null,
 /**
  * Answered with the provider-level key (the pool was empty).
  */
-providerKey: boolean, createdAt: number, };
+providerKey: boolean, createdAt: number, 
+/**
+ * What the reply used, as the provider reported it; null when it reported nothing.
+ */
+usage: MessageUsage | null, };
 
 /**
  * How a message ended.
  */
 export type MessageStatus = "complete" | "stopped" | "error";
+
+/**
+ * The tokens of one reply: `inputTokens` counts every prompt token, `cachedTokens` those read
+ * from the provider's prompt cache ("cached 5 of 11 input tokens").
+ */
+export type MessageUsage = { inputTokens: number, cachedTokens: number, outputTokens: number, };
+
+export type ModelArgs = { model: string, };
 
 /**
  * Arguments of a command that takes none; any field is rejected.
@@ -211,6 +246,12 @@ export type NoArgs = Record<string, never>;
  * cooldowns without trusting its own clock.
  */
 export type PoolStatus = { providerId: string, now: number, keys: Array<KeyStatus>, };
+
+/**
+ * A model's price, in US dollars per million tokens; `cachedInputPerMillion` null: the input
+ * price.
+ */
+export type Price = { model: string, inputPerMillion: number, cachedInputPerMillion: number | null, outputPerMillion: number, updatedAt: number, };
 
 /**
  * A provider as the UI sees it; its own key only as a preview.
@@ -248,6 +289,17 @@ export type ProviderChanged = { providerId: string, };
 export type ProviderKind = "openai" | "anthropic";
 
 /**
+ * Deletes the usage history before `before` (rounded down to the hour); all of it without.
+ */
+export type PurgeUsageArgs = { before?: number, };
+
+export type Purged = { 
+/**
+ * How many attempts were deleted.
+ */
+attempts: number, };
+
+/**
  * Each of the provider's key ids once, in the new order.
  */
 export type ReorderApiKeysArgs = { providerId: string, ids: Array<string>, };
@@ -281,13 +333,26 @@ rpmLimit?: number,
 maxConcurrent?: number, };
 
 /**
+ * A model's price in US dollars per million tokens; cached input defaults to the input price.
+ */
+export type SetPriceArgs = { model: string, inputPerMillion: number, cachedInputPerMillion?: number, outputPerMillion: number, };
+
+/**
  * The app's preferences.
  */
 export type Settings = { 
 /**
  * How long a chat may wait for a key to free up when all are spent or resting (seconds).
  */
-maxWaitSeconds: number, };
+maxWaitSeconds: number, 
+/**
+ * How long a chat keeps its key without a message (minutes).
+ */
+bindingIdleMinutes: number, 
+/**
+ * How long usage history is kept (days).
+ */
+usageRetentionDays: number, };
 
 export type Stopped = { chatId: string, 
 /**
@@ -337,7 +402,52 @@ export type UpdateSettingsArgs = {
 /**
  * How long a chat may wait for a key to free up when all are spent or resting: 0–120 s.
  */
-maxWaitSeconds?: number, };
+maxWaitSeconds?: number, 
+/**
+ * How long a chat keeps its key without a message: 1–1 440 minutes.
+ */
+bindingIdleMinutes?: number, 
+/**
+ * How long usage history is kept: 1–3 650 days.
+ */
+usageRetentionDays?: number, };
+
+/**
+ * One bucket of one key's attempts; `at` is the bucket's start. `failovers`: attempts refused
+ * in a way the pool moved on from (rate limited, auth rejected, out of credit).
+ */
+export type UsagePoint = { at: number, providerId: string, keyId: string, requests: number, failures: number, rateLimited: number, failovers: number, inputTokens: number, cachedTokens: number, outputTokens: number, };
+
+export type UsageSeries = { from: number, to: number, points: Array<UsagePoint>, };
+
+/**
+ * Buckets start at `from` (rounded down to the hour): a `from` at the user's midnight makes
+ * day buckets the user's days.
+ */
+export type UsageSeriesArgs = { providerId?: string, 
+/**
+ * `""` for the provider-level key.
+ */
+keyId?: string, bucket: BucketArg, from: number, to: number, };
+
+export type UsageSummary = { from: number, to: number, totals: UsageTotals, 
+/**
+ * Most requests first.
+ */
+keys: Array<KeyUsage>, };
+
+/**
+ * A range of time, in milliseconds since the epoch; `to` defaults to now, `from` to 30 days
+ * before `to`.
+ */
+export type UsageSummaryArgs = { providerId?: string, from?: number, to?: number, };
+
+/**
+ * Sums of attempts. `requests`: attempts sent; `failures`: all but the answered and the
+ * stopped; `inputTokens` counts cached ones too. `cost` (US dollars) covers the models with a
+ * price, null when none has one; `costComplete` says whether every model used has a price.
+ */
+export type UsageTotals = { requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
 
 export type Window = { remaining: number, limit: number | null, resetAt: number, };
 
@@ -359,6 +469,13 @@ export type Commands = {
   "llmConfig:testApiKey": { kind: "async"; args: IdArgs; result: KeyTestResult };
   "settings:get": { kind: "sync"; args: NoArgs; result: Settings };
   "settings:update": { kind: "sync"; args: UpdateSettingsArgs; result: Settings };
+  "usage:getSummary": { kind: "sync"; args: UsageSummaryArgs; result: UsageSummary };
+  "usage:getSeries": { kind: "sync"; args: UsageSeriesArgs; result: UsageSeries };
+  "usage:exportCsv": { kind: "async"; args: ExportUsageArgs; result: ExportResult };
+  "usage:getPrices": { kind: "sync"; args: NoArgs; result: Array<Price> };
+  "usage:setPrice": { kind: "sync"; args: SetPriceArgs; result: Price };
+  "usage:deletePrice": { kind: "sync"; args: ModelArgs; result: DeletedPrice };
+  "usage:purge": { kind: "sync"; args: PurgeUsageArgs; result: Purged };
   "chat:list": { kind: "sync"; args: NoArgs; result: Array<Chat> };
   "chat:create": { kind: "sync"; args: CreateChatArgs; result: Chat };
   "chat:update": { kind: "sync"; args: UpdateChatArgs; result: Chat };

@@ -10,7 +10,10 @@ use keypool_llm::{CancellationToken, CompletionService, RealTime, Waiter};
 use keypool_store::{Database, OpenError};
 use tokio_util::sync::DropGuard;
 
-use crate::service::{Chats, EventSink, Keys, Providers, ServiceError, Settings, StoreLoader, WritePath};
+use crate::service::{
+    Chats, EventSink, Keys, Ledger, NoSaveDialog, Providers, Records, SaveDialog, ServiceError, Settings, StoreLoader,
+    Usage, WritePath, DAY_MS,
+};
 use crate::SystemClock;
 
 /// Where Keypool keeps its files.
@@ -30,6 +33,11 @@ pub struct Wiring {
     pub waiter: Arc<dyn Waiter>,
     pub resolver: Arc<dyn SecretResolver>,
     pub pool: PoolConfig,
+    /// Where exports are saved: a native dialog in the app.
+    pub save_dialog: Arc<dyn SaveDialog>,
+    /// Whether upstream attempts are recorded in the usage ledger (benchmarks turn it off to
+    /// measure what it costs).
+    pub ledger: bool,
 }
 
 impl Wiring {
@@ -42,6 +50,8 @@ impl Wiring {
             clock,
             resolver: Arc::new(EnvResolver),
             pool: PoolConfig::default(),
+            save_dialog: Arc::new(NoSaveDialog),
+            ledger: true,
         }
     }
 }
@@ -72,22 +82,36 @@ struct Services {
     keys: Keys,
     providers: Providers,
     chats: Chats,
-    settings: Settings,
+    settings: Arc<Settings>,
+    usage: Arc<Usage>,
     completions: CompletionService,
     clock: Arc<dyn Clock>,
 }
 
 impl AppContext {
-    /// Opens the store in `dirs.data_dir` with the production wiring and starts the cooldown
-    /// sweeper. A database that cannot be opened is kept as the reason every command fails with.
-    pub fn open(version: impl Into<String>, dirs: Dirs, events: Arc<dyn EventSink>) -> Self {
+    /// Opens the store in `dirs.data_dir` with the production wiring (and `save_dialog` for
+    /// exports) and starts the background work: cooldown sweeps, probes of out-of-credit keys,
+    /// usage retention. A database that cannot be opened is kept as the reason every command
+    /// fails with.
+    pub fn open(
+        version: impl Into<String>,
+        dirs: Dirs,
+        events: Arc<dyn EventSink>,
+        save_dialog: Arc<dyn SaveDialog>,
+    ) -> Self {
         let database = Database::open(&dirs.data_dir);
         if let Err(error) = &database {
             tracing::error!(%error, "the database could not be opened; the app starts without it");
         }
-        let mut context = Self::with_wiring(version, dirs, database, Wiring::production(events));
+        let wiring = Wiring { save_dialog, ..Wiring::production(events) };
+        let mut context = Self::with_wiring(version, dirs, database, wiring);
         if let Ok(services) = &context.services {
-            context._background = Some(background(services.keys.clone(), services.clock.clone()));
+            context._background = Some(background(Background {
+                keys: services.keys.clone(),
+                usage: services.usage.clone(),
+                settings: services.settings.clone(),
+                clock: services.clock.clone(),
+            }));
         }
         context
     }
@@ -140,6 +164,10 @@ impl AppContext {
         Ok(&self.services()?.settings)
     }
 
+    pub fn usage(&self) -> Result<&Usage, ServiceError> {
+        Ok(&self.services()?.usage)
+    }
+
     /// The completion service the chats use, for tools that drive it directly (benches).
     pub fn completions(&self) -> Result<&CompletionService, ServiceError> {
         Ok(&self.services()?.completions)
@@ -148,14 +176,17 @@ impl AppContext {
 
 impl Services {
     fn new(db: Arc<Database>, wiring: Wiring) -> Self {
-        let Wiring { events, clock, waiter, resolver, pool } = wiring;
+        let Wiring { events, clock, waiter, resolver, pool, save_dialog, ledger } = wiring;
         let pool = Arc::new(KeyPool::new(pool, Arc::new(StoreLoader { db: db.clone() }), resolver.clone()));
         let writes = Arc::new(WritePath { db: db.clone(), pool: pool.clone(), events });
-        let completions = CompletionService::new(pool.clone(), clock.clone(), resolver, writes.clone(), waiter);
+        let ledger = if ledger { Ledger::start(db.clone()) } else { Ledger::off() };
+        let records = Arc::new(Records { writes: writes.clone(), ledger: ledger.clone() });
+        let completions = CompletionService::new(pool.clone(), clock.clone(), resolver, records, waiter);
         Services {
             keys: Keys::new(db.clone(), writes.clone(), clock.clone(), completions.clone()),
             providers: Providers::new(db.clone(), writes, clock.clone()),
-            settings: Settings::open(db.clone(), pool, clock.clone()),
+            settings: Arc::new(Settings::open(db.clone(), pool, clock.clone())),
+            usage: Arc::new(Usage::new(db.clone(), ledger, clock.clone(), save_dialog)),
             chats: Chats::new(db, completions.clone(), clock.clone()),
             completions,
             clock,
@@ -165,12 +196,42 @@ impl Services {
 
 /// How often the background checks for out-of-credit keys due for a probe.
 const PROBE_CHECK: Duration = Duration::from_secs(60);
+/// How often old usage history is purged.
+const RETENTION_CHECK: Duration = Duration::from_secs(3600);
+
+/// What the background work reaches.
+struct Background {
+    keys: Keys,
+    usage: Arc<Usage>,
+    settings: Arc<Settings>,
+    clock: Arc<dyn Clock>,
+}
+
+impl Background {
+    async fn probe(&self) {
+        if let Err(error) = self.keys.probe_exhausted().await {
+            tracing::warn!(%error, "could not probe out-of-credit keys");
+        }
+    }
+
+    fn retain(&self) {
+        let purged = self.settings.get().and_then(|settings| {
+            let keep = i64::from(settings.usage_retention_days) * DAY_MS;
+            self.usage.purge(Some(self.clock.now().as_millis() - keep))
+        });
+        match purged {
+            Ok(0) => {}
+            Ok(attempts) => tracing::info!(attempts, "usage history past its retention purged"),
+            Err(error) => tracing::warn!(%error, "could not purge old usage history"),
+        }
+    }
+}
 
 /// The background work of an open app, on a thread of its own with a small runtime, until the
 /// returned guard is dropped: expired cooldowns are swept on the pool's interval (the pool is
 /// correct without it; the sweep keeps the status view tidy and the rebuild off the selection
-/// path), and out-of-credit keys are probed when due.
-fn background(keys: Keys, clock: Arc<dyn Clock>) -> DropGuard {
+/// path), out-of-credit keys are probed when due, usage history past its retention is purged.
+fn background(work: Background) -> DropGuard {
     let stop = CancellationToken::new();
     let stopped = stop.clone();
     let spawned = std::thread::Builder::new().name("keypool-background".into()).spawn(move || {
@@ -181,18 +242,16 @@ fn background(keys: Keys, clock: Arc<dyn Clock>) -> DropGuard {
             }
         };
         runtime.block_on(async move {
-            let pool = keys.pool().clone();
+            let pool = work.keys.pool().clone();
             let mut sweep = tokio::time::interval(pool.sweep_interval());
             let mut probe = tokio::time::interval(PROBE_CHECK);
+            let mut retain = tokio::time::interval(RETENTION_CHECK);
             loop {
                 tokio::select! {
                     _ = stopped.cancelled() => return,
-                    _ = sweep.tick() => pool.sweep(clock.now()),
-                    _ = probe.tick() => {
-                        if let Err(error) = keys.probe_exhausted().await {
-                            tracing::warn!(%error, "could not probe out-of-credit keys");
-                        }
-                    }
+                    _ = sweep.tick() => pool.sweep(work.clock.now()),
+                    _ = probe.tick() => work.probe().await,
+                    _ = retain.tick() => work.retain(),
                 }
             }
         });

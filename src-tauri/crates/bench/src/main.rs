@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use clap::{Parser, ValueEnum};
 use keypool::{Secret, SessionId};
 use keypool_api::service::{NewKey, NoEvents};
-use keypool_api::{AppContext, Dirs};
+use keypool_api::{AppContext, Dirs, Wiring};
 use keypool_llm::{
     CancellationToken, ChatMessage, CompletionRequest, ProviderEndpoint, ProviderKind, Role, StopReason,
 };
@@ -56,6 +56,9 @@ struct Args {
     /// Bypass the pool and the service: plain HTTP with the first key, for comparison.
     #[arg(long)]
     direct: bool,
+    /// Do not record attempts in the usage ledger (to measure what recording costs).
+    #[arg(long)]
+    no_ledger: bool,
 }
 
 /// A `KEY:WEIGHT` pair that is not one.
@@ -90,7 +93,9 @@ async fn main() {
 
     let dir = std::env::temp_dir().join(format!("keypool-bench-{}", uuid::Uuid::new_v4()));
     let dirs = Dirs { data_dir: dir.clone(), log_dir: dir.join("logs") };
-    let context = AppContext::open(env!("CARGO_PKG_VERSION"), dirs, Arc::new(NoEvents));
+    let database = keypool_store::Database::open(&dirs.data_dir);
+    let wiring = Wiring { ledger: !args.no_ledger, ..Wiring::production(Arc::new(NoEvents)) };
+    let context = AppContext::with_wiring(env!("CARGO_PKG_VERSION"), dirs, database, wiring);
     let provider = context
         .providers()
         .and_then(|providers| {
@@ -141,6 +146,8 @@ async fn main() {
             messages: vec![ChatMessage { role: Role::User, content: "Say hello.".into() }],
             max_tokens: 64,
             stream: args.stream,
+            source: "keypool-bench".into(),
+            preferred_key: None,
         };
         let service = service.clone();
         let (http, direct_key, direct) = (http.clone(), direct_key.clone(), args.direct);

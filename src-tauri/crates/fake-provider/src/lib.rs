@@ -110,6 +110,7 @@ struct Script {
     windows: HashMap<(String, String), Window>,
     /// Requests refused by a rate limit, for benchmarks.
     refused: u64,
+    reject_stream_options: bool,
 }
 
 struct Shared {
@@ -222,6 +223,11 @@ impl FakeProvider {
         self.shared.script.lock().unwrap().limits.insert(key.to_owned(), limit);
     }
 
+    /// Refuses requests that carry `stream_options`, as some OpenAI-compatible servers do.
+    pub fn reject_stream_options(&self, reject: bool) {
+        self.shared.script.lock().unwrap().reject_stream_options = reject;
+    }
+
     /// How many requests a rate limit refused so far.
     pub fn refused(&self) -> u64 {
         self.shared.script.lock().unwrap().refused
@@ -327,6 +333,12 @@ async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: Head
         model: body["model"].as_str().unwrap_or_default().to_owned(),
         messages: body["messages"].as_array().map_or(0, Vec::len),
     };
+    if body.get("stream_options").is_some() && shared.script.lock().unwrap().reject_stream_options {
+        shared.script.lock().unwrap().seen.push(seen);
+        let error = json!({ "error": { "message": "Unrecognized request argument supplied: stream_options",
+            "type": "invalid_request_error", "param": null, "code": null } });
+        return (StatusCode::BAD_REQUEST, Json(error)).into_response();
+    }
     let window = match admit(&shared, &key, &seen.model) {
         Admission::Unlimited => None,
         Admission::Admitted(announced) => Some(announced),
@@ -355,7 +367,8 @@ async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: Head
     }
     let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(16);
     let (abort_tx, abort_rx) = mpsc::channel::<()>(1);
-    tokio::spawn(play(shared, dialect, reply, tx, abort_tx));
+    let include_usage = body["stream_options"]["include_usage"].as_bool().unwrap_or(false);
+    tokio::spawn(play(shared, dialect, reply, include_usage, tx, abort_tx));
     let body = futures_util::stream::unfold((rx, abort_rx), |(mut rx, mut abort_rx)| async move {
         tokio::select! {
             biased;
@@ -376,8 +389,8 @@ async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: Head
 }
 
 fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
-    let text = match reply {
-        Reply::Text { chunks } | Reply::Slow { chunks, .. } => chunks.concat(),
+    let (text, output) = match reply {
+        Reply::Text { chunks } | Reply::Slow { chunks, .. } => (chunks.concat(), chunks.len()),
         Reply::StreamError { error_type, message, .. } => {
             return error_response(dialect, status_for(&error_type), &[], &message);
         }
@@ -392,12 +405,13 @@ fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
     match dialect {
         Dialect::Openai => Json(json!({
             "id": "chatcmpl-fake", "object": "chat.completion",
-            "choices": [{ "index": 0, "message": { "role": "assistant", "content": text }, "finish_reason": "stop" }]
+            "choices": [{ "index": 0, "message": { "role": "assistant", "content": text }, "finish_reason": "stop" }],
+            "usage": openai_usage(output)
         }))
         .into_response(),
         Dialect::Anthropic => Json(json!({
             "id": "msg_fake", "type": "message", "role": "assistant",
-            "content": [{ "type": "text", "text": text }], "stop_reason": "end_turn"
+            "content": [{ "type": "text", "text": text }], "stop_reason": "end_turn", "usage": anthropic_usage(output)
         }))
         .into_response(),
     }
@@ -446,14 +460,41 @@ fn text_event(dialect: Dialect, text: &str) -> Bytes {
     }
 }
 
-fn done_events(dialect: Dialect) -> Vec<Bytes> {
+/// Every reply reports this usage: 11 prompt tokens, 5 of them read from the prompt cache, and
+/// one output token per piece of text.
+pub const INPUT_TOKENS: u64 = 11;
+pub const CACHED_TOKENS: u64 = 5;
+
+fn openai_usage(output: usize) -> Value {
+    json!({ "prompt_tokens": INPUT_TOKENS, "completion_tokens": output, "total_tokens": INPUT_TOKENS + output as u64,
+            "prompt_tokens_details": { "cached_tokens": CACHED_TOKENS } })
+}
+
+/// Anthropic counts cached input apart: input_tokens + cache reads + cache writes = the prompt.
+fn anthropic_usage(output: usize) -> Value {
+    json!({ "input_tokens": INPUT_TOKENS - CACHED_TOKENS, "cache_read_input_tokens": CACHED_TOKENS,
+            "cache_creation_input_tokens": 0, "output_tokens": output })
+}
+
+/// The end of a stream of `output` pieces; an OpenAI stream reports usage when it was asked to.
+fn done_events(dialect: Dialect, output: usize, include_usage: bool) -> Vec<Bytes> {
     match dialect {
-        Dialect::Openai => vec![
-            event(dialect, "", json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "stop" }] })),
-            Bytes::from_static(b"data: [DONE]\n\n"),
-        ],
+        Dialect::Openai => {
+            let mut events =
+                vec![event(dialect, "", json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "stop" }] }))];
+            if include_usage {
+                events.push(event(dialect, "", json!({ "choices": [], "usage": openai_usage(output) })));
+            }
+            events.push(Bytes::from_static(b"data: [DONE]\n\n"));
+            events
+        }
         Dialect::Anthropic => vec![
             event(dialect, "content_block_stop", json!({ "type": "content_block_stop", "index": 0 })),
+            event(
+                dialect,
+                "message_delta",
+                json!({ "type": "message_delta", "delta": { "stop_reason": "end_turn" }, "usage": { "output_tokens": output } }),
+            ),
             event(dialect, "message_stop", json!({ "type": "message_stop" })),
         ],
     }
@@ -464,6 +505,7 @@ async fn play(
     shared: Arc<Shared>,
     dialect: Dialect,
     reply: Reply,
+    include_usage: bool,
     tx: mpsc::Sender<Result<Bytes, Infallible>>,
     abort: mpsc::Sender<()>,
 ) {
@@ -472,14 +514,14 @@ async fn play(
         async move { tx.send(Ok(bytes)).await.is_ok() }
     };
     if dialect == Dialect::Anthropic {
-        let start =
-            json!({ "type": "message_start", "message": { "id": "msg_fake", "role": "assistant", "content": [] } });
+        let start = json!({ "type": "message_start",
+            "message": { "id": "msg_fake", "role": "assistant", "content": [], "usage": anthropic_usage(1) } });
         send(event(dialect, "message_start", start)).await;
     }
     let texts = |chunks: &[String]| chunks.iter().map(|c| text_event(dialect, c)).collect::<Vec<_>>();
     match reply {
         Reply::Text { chunks } => {
-            for bytes in texts(&chunks).into_iter().chain(done_events(dialect)) {
+            for bytes in texts(&chunks).into_iter().chain(done_events(dialect, chunks.len(), include_usage)) {
                 if !send(bytes).await {
                     return;
                 }
@@ -492,7 +534,7 @@ async fn play(
                     return;
                 }
             }
-            for bytes in done_events(dialect) {
+            for bytes in done_events(dialect, chunks.len(), include_usage) {
                 send(bytes).await;
             }
         }
@@ -526,7 +568,8 @@ async fn play(
                     _ = tx.closed() => return,
                 }
             }
-            for bytes in texts(&chunks_after).into_iter().chain(done_events(dialect)) {
+            let output = chunks_before.len() + chunks_after.len();
+            for bytes in texts(&chunks_after).into_iter().chain(done_events(dialect, output, include_usage)) {
                 if !send(bytes).await {
                     return;
                 }

@@ -110,7 +110,7 @@ fn two_threads(c: &mut Criterion) {
 }
 
 fn request<'a>(provider: &'a ProviderId, session: Option<&'a SessionId>) -> SelectionRequest<'a> {
-    SelectionRequest { provider, session, exclude: &[], demand: Demand::default() }
+    SelectionRequest { provider, session, exclude: &[], demand: Demand::default(), preferred: None }
 }
 
 criterion_group!(benches, bound_session, new_selection, two_threads);

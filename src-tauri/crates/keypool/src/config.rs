@@ -26,6 +26,10 @@ pub struct PoolConfig {
     pub probe_first: Duration,
     /// The longest interval between probes of an out-of-credit key (default 6 h).
     pub probe_cap: Duration,
+    /// How long a session keeps its key without a request (default 60 min, about as long as the
+    /// providers keep a prompt cache): after that its cache is cold and the next request picks
+    /// afresh, so idle chats do not pin the load on one key.
+    pub binding_idle: Duration,
 }
 
 /// The shortest rest after a refusal, whatever was announced: a `retry-after: 0` is no promise.
@@ -41,6 +45,7 @@ impl Default for PoolConfig {
             max_wait: Duration::from_secs(20),
             probe_first: Duration::from_secs(15 * 60),
             probe_cap: Duration::from_secs(6 * 3600),
+            binding_idle: Duration::from_secs(60 * 60),
         }
     }
 }

@@ -43,6 +43,8 @@ pub struct KeyPool {
     loaded: Condvar,
     /// [`PoolConfig::max_wait`], as the user last set it.
     max_wait_ms: std::sync::atomic::AtomicU64,
+    /// [`PoolConfig::binding_idle`], as the user last set it.
+    binding_idle_ms: std::sync::atomic::AtomicU64,
 }
 
 /// A selection's reservation of its key's budgets (one request of its model's windows, its
@@ -100,6 +102,9 @@ struct Binding {
     key: KeyId,
     pos: usize,
     epoch: u64,
+    /// The last hand-out through the binding; idle longer than the provider's cache lives, the
+    /// binding keeps nothing warm and the next request picks afresh.
+    last_used: Timestamp,
 }
 
 /// A decision taken under the lock, completed (resolved) after it is released.
@@ -120,7 +125,9 @@ impl KeyPool {
         let state = Arc::new_cyclic(|me| Mutex::new(State { leases: me.clone(), ..State::default() }));
         let max_wait_ms =
             std::sync::atomic::AtomicU64::new(u64::try_from(config.max_wait.as_millis()).unwrap_or(u64::MAX));
-        KeyPool { config, loader, resolver, state, loaded: Condvar::new(), max_wait_ms }
+        let binding_idle_ms =
+            std::sync::atomic::AtomicU64::new(u64::try_from(config.binding_idle.as_millis()).unwrap_or(u64::MAX));
+        KeyPool { config, loader, resolver, state, loaded: Condvar::new(), max_wait_ms, binding_idle_ms }
     }
 
     /// The configuration the pool was built with.
@@ -138,6 +145,18 @@ impl KeyPool {
     pub fn set_max_wait(&self, max_wait: Duration) {
         let ms = u64::try_from(max_wait.as_millis()).unwrap_or(u64::MAX);
         self.max_wait_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How long a session's binding lasts without use (see [`PoolConfig::binding_idle`]); the
+    /// user can change it while the app runs.
+    pub fn binding_idle(&self) -> Duration {
+        Duration::from_millis(self.binding_idle_ms.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Sets how long a session's binding lasts without use.
+    pub fn set_binding_idle(&self, idle: Duration) {
+        let ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
+        self.binding_idle_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// How often the app should call [`KeyPool::sweep`].
@@ -159,7 +178,7 @@ impl KeyPool {
             let mut state = self.state.lock();
             let slot = self.ready_slot(&mut state, req.provider)?;
             state
-                .hand_out(slot, req, now)
+                .hand_out(slot, req, self.binding_idle(), now)
                 .map_err(|reason| PoolError::NoAvailableKey { provider: req.provider.clone(), reason })?
         };
         self.resolve(handout, now)
@@ -389,25 +408,45 @@ impl State {
     }
 
     /// The decision for one selection: the bound key if still good, else a new pick (and bind).
-    fn hand_out(&mut self, slot: usize, req: SelectionRequest<'_>, now: Timestamp) -> Result<Handout, Unavailability> {
+    fn hand_out(
+        &mut self,
+        slot: usize,
+        req: SelectionRequest<'_>,
+        idle: Duration,
+        now: Timestamp,
+    ) -> Result<Handout, Unavailability> {
         let leases = std::sync::Weak::clone(&self.leases);
         let ps = &mut self.providers[slot];
         let mut binding = req.session.and_then(|session| self.sessions.get_mut(session));
-        if let Some(b) = binding.as_deref_mut().filter(|b| b.provider == slot) {
+        // Idle past the prompt cache's lifetime, a binding keeps nothing warm: pick afresh.
+        let stale = binding.as_ref().is_some_and(|b| now.saturating_duration_since(b.last_used) > idle);
+        if let Some(b) = binding.as_deref_mut().filter(|b| b.provider == slot && !stale) {
             if b.epoch != ps.epoch {
                 b.pos = ps.index.get(&b.key).copied().unwrap_or(usize::MAX);
                 b.epoch = ps.epoch;
             }
             if ps.can_serve(b.pos, req.exclude, &req.demand, now) {
+                b.last_used = now;
                 return Ok(hand_out(ps, slot, b.pos, &req.demand, &leases, now, false));
             }
         }
 
-        let Some(pos) = ps.pick(req.exclude, &req.demand, now) else {
+        // A session with no live binding may name the key it had (a chat remembers it across
+        // restarts): it goes back to that key if the key can serve.
+        let preferred = (binding.is_none() || stale)
+            .then_some(req.preferred)
+            .flatten()
+            .and_then(|key| ps.index.get(key).copied())
+            .filter(|&pos| ps.can_serve(pos, req.exclude, &req.demand, now));
+        let picked = match preferred {
+            Some(pos) => Some(pos),
+            None => ps.pick(req.exclude, &req.demand, now),
+        };
+        let Some(pos) = picked else {
             return Err(ps.why_unavailable(req.exclude, &req.demand, now));
         };
-        let rebound = binding.is_some();
-        let fresh = Binding { provider: slot, key: ps.keys[pos].id.clone(), pos, epoch: ps.epoch };
+        let rebound = binding.is_some() && !stale;
+        let fresh = Binding { provider: slot, key: ps.keys[pos].id.clone(), pos, epoch: ps.epoch, last_used: now };
         match (binding, req.session) {
             (Some(b), _) => *b = fresh,
             (None, Some(session)) => {

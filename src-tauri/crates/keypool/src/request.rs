@@ -20,12 +20,20 @@ pub struct SelectionRequest<'a> {
     pub exclude: &'a [KeyId],
     /// What the request needs from a key's budgets (its model's windows, its tokens).
     pub demand: Demand<'a>,
+    /// The key the session had before (a chat remembers it across restarts): used when the
+    /// session has no live binding and the key can serve.
+    pub preferred: Option<&'a KeyId>,
 }
 
 impl<'a> SelectionRequest<'a> {
     /// A request for `provider` with no session, nothing excluded and no budget to check.
     pub fn new(provider: &'a ProviderId) -> Self {
-        SelectionRequest { provider, session: None, exclude: &[], demand: Demand::default() }
+        SelectionRequest { provider, session: None, exclude: &[], demand: Demand::default(), preferred: None }
+    }
+
+    /// The same request, going back to `key` if the session has no live binding.
+    pub fn preferring(self, key: Option<&'a KeyId>) -> Self {
+        SelectionRequest { preferred: key, ..self }
     }
 
     /// The same request, needing `demand` from a key's budgets.

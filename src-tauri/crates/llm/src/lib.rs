@@ -9,14 +9,16 @@
 mod error;
 pub mod provider;
 mod rate_limit;
+mod record;
 pub mod redact;
 mod service;
 mod stream;
 mod wait;
 
 pub use error::{CompletionError, Failure, NoKey, NoKeyReason};
-pub use provider::{ChatMessage, ProviderEndpoint, ProviderKind, Role};
+pub use provider::{ChatMessage, ProviderEndpoint, ProviderKind, Role, Usage};
 pub use rate_limit::{announced_limits, announced_wait};
+pub use record::{AttemptOutcome, AttemptRecord};
 pub use service::{
     estimate_tokens, scope_of, CompletionEvent, CompletionOutcome, CompletionRequest, CompletionService, ProbeResult,
     Recorder, StopReason,

@@ -99,8 +99,24 @@ impl ProviderEndpoint {
         }
     }
 
+    /// The request body. A streamed OpenAI-compatible request asks for the usage in a last chunk
+    /// (`stream_options.include_usage`) unless `stream_usage` is false (a server refused the field).
     pub fn completion_body(&self, model: &str, messages: &[ChatMessage], max_tokens: u32, stream: bool) -> Value {
+        self.completion_body_with(model, messages, max_tokens, stream, true)
+    }
+
+    pub(crate) fn completion_body_with(
+        &self,
+        model: &str,
+        messages: &[ChatMessage],
+        max_tokens: u32,
+        stream: bool,
+        stream_usage: bool,
+    ) -> Value {
         match self.kind {
+            ProviderKind::Openai if stream && stream_usage => json!({
+                "model": model, "messages": messages, "stream": true, "stream_options": { "include_usage": true }
+            }),
             ProviderKind::Openai => json!({ "model": model, "messages": messages, "stream": stream }),
             ProviderKind::Anthropic => {
                 let system: Vec<&str> =
@@ -131,6 +147,46 @@ impl ProviderEndpoint {
     }
 }
 
+/// The tokens a reply used. `input` counts every prompt token, cached ones included (for
+/// Anthropic: `input_tokens + cache_read_input_tokens + cache_creation_input_tokens`); `cached`
+/// those read from the prompt cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub input: u64,
+    pub cached: u64,
+    pub output: u64,
+}
+
+impl Usage {
+    /// OpenAI's `usage` object (whole replies and the last chunk of a stream).
+    fn of_openai(usage: &Value) -> Option<Usage> {
+        Some(Usage {
+            input: usage["prompt_tokens"].as_u64()?,
+            cached: usage["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0),
+            output: usage["completion_tokens"].as_u64().unwrap_or(0),
+        })
+    }
+
+    /// Anthropic's `usage` object: the input side (whole replies, `message_start`) and the output.
+    fn of_anthropic(usage: &Value) -> Option<Usage> {
+        let read = usage["cache_read_input_tokens"].as_u64().unwrap_or(0);
+        let created = usage["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+        Some(Usage {
+            input: usage["input_tokens"].as_u64()? + read + created,
+            cached: read,
+            output: usage["output_tokens"].as_u64().unwrap_or(0),
+        })
+    }
+
+    /// The usage of a whole reply, if it reports one.
+    pub(crate) fn of_reply(kind: ProviderKind, body: &Value) -> Option<Usage> {
+        match kind {
+            ProviderKind::Openai => Usage::of_openai(&body["usage"]),
+            ProviderKind::Anthropic => Usage::of_anthropic(&body["usage"]),
+        }
+    }
+}
+
 /// One event of a streamed reply, as a provider-neutral fact.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum StreamPiece {
@@ -145,6 +201,11 @@ pub(crate) enum StreamPiece {
         /// The error says the account is out of credit (not a rate limit).
         out_of_credit: bool,
     },
+    /// What the reply used so far: OpenAI's last chunk (the whole usage), Anthropic's
+    /// `message_start` (the input side) and `message_delta` (the output count, cumulative).
+    Usage(Usage),
+    /// Anthropic's output count so far (`message_delta`), to combine with the input side.
+    OutputTokens(u64),
     /// Anything else (pings, metadata).
     Nothing,
 }
@@ -167,13 +228,22 @@ pub(crate) fn parse_stream_event(kind: ProviderKind, event: &str, data: &str) ->
     match kind {
         ProviderKind::Openai => match value["choices"][0]["delta"]["content"].as_str() {
             Some(text) if !text.is_empty() => StreamPiece::Text(text.to_owned()),
-            _ => StreamPiece::Nothing,
+            _ => match Usage::of_openai(&value["usage"]) {
+                Some(usage) => StreamPiece::Usage(usage),
+                None => StreamPiece::Nothing,
+            },
         },
         ProviderKind::Anthropic => match value["type"].as_str().unwrap_or(event) {
             "content_block_delta" => match value["delta"]["text"].as_str() {
                 Some(text) if !text.is_empty() => StreamPiece::Text(text.to_owned()),
                 _ => StreamPiece::Nothing,
             },
+            "message_start" => {
+                Usage::of_anthropic(&value["message"]["usage"]).map_or(StreamPiece::Nothing, StreamPiece::Usage)
+            }
+            "message_delta" => {
+                value["usage"]["output_tokens"].as_u64().map_or(StreamPiece::Nothing, StreamPiece::OutputTokens)
+            }
             "message_stop" => StreamPiece::Done,
             _ => StreamPiece::Nothing,
         },
@@ -268,6 +338,33 @@ mod tests {
             StreamPiece::Error { status: 429, message: "slow down".into(), out_of_credit: false },
             "a rate-limit error object counts as a 429"
         );
+    }
+
+    #[test]
+    fn usage_is_read_in_both_providers_shapes() {
+        let openai = serde_json::json!({ "usage": { "prompt_tokens": 11, "completion_tokens": 3,
+            "prompt_tokens_details": { "cached_tokens": 5 } } });
+        assert_eq!(Usage::of_reply(ProviderKind::Openai, &openai), Some(Usage { input: 11, cached: 5, output: 3 }));
+        let anthropic = serde_json::json!({ "usage": { "input_tokens": 4, "cache_read_input_tokens": 5,
+            "cache_creation_input_tokens": 2, "output_tokens": 3 } });
+        assert_eq!(
+            Usage::of_reply(ProviderKind::Anthropic, &anthropic),
+            Some(Usage { input: 11, cached: 5, output: 3 }),
+            "Anthropic's input excludes the cache: the total prompt is input + cache read + cache creation"
+        );
+        let last_chunk = r#"{"choices":[],"usage":{"prompt_tokens":11,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":5}}}"#;
+        assert_eq!(
+            parse_stream_event(ProviderKind::Openai, "", last_chunk),
+            StreamPiece::Usage(Usage { input: 11, cached: 5, output: 2 }),
+            "OpenAI's last chunk with include_usage"
+        );
+        let start = r#"{"type":"message_start","message":{"usage":{"input_tokens":6,"cache_read_input_tokens":5,"output_tokens":1}}}"#;
+        assert_eq!(
+            parse_stream_event(ProviderKind::Anthropic, "message_start", start),
+            StreamPiece::Usage(Usage { input: 11, cached: 5, output: 1 })
+        );
+        let delta = r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":7}}"#;
+        assert_eq!(parse_stream_event(ProviderKind::Anthropic, "message_delta", delta), StreamPiece::OutputTokens(7));
     }
 
     #[test]

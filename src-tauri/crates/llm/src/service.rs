@@ -4,16 +4,21 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use keypool::{
-    Announced, Clock, Demand, DisableReason, FailureKind, FailureOutcome, KeyId, KeyPool, PoolError, ProviderId,
-    Secret, SecretResolver, Selection, SelectionRequest, SessionId, Timestamp, Unavailability,
+    Clock, Demand, DisableReason, FailureKind, FailureOutcome, KeyId, KeyPool, PoolError, ProviderId, Secret,
+    SecretResolver, Selection, SelectionRequest, SessionId, Timestamp, Unavailability,
 };
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use std::collections::HashSet;
+use std::sync::Mutex;
+
 use crate::error::{CompletionError, Failure, NoKey, NoKeyReason};
+use crate::provider::Usage;
 use crate::provider::{error_message, ChatMessage, ProviderEndpoint};
+use crate::record::{AttemptOutcome, AttemptRecord};
 use crate::redact::Redactor;
-use crate::stream::{read_error_body, Attempt, AttemptEnd, REDIRECT_REFUSED};
+use crate::stream::{read_error_body, Attempt, AttemptEnd, AttemptReport, REDIRECT_REFUSED};
 use crate::wait::Waiter;
 use crate::ProviderKind;
 
@@ -29,6 +34,10 @@ pub struct CompletionRequest {
     pub max_tokens: u32,
     /// Stream the reply (SSE) or take it whole.
     pub stream: bool,
+    /// Who asks, for the usage ledger: `chat`, or a local API client's user agent.
+    pub source: String,
+    /// The key the session had before (a chat remembers it across restarts).
+    pub preferred_key: Option<KeyId>,
 }
 
 /// What the caller (the chat page) is told while a reply is produced.
@@ -66,6 +75,8 @@ pub struct CompletionOutcome {
     pub key_label: Option<String>,
     /// HTTP requests sent upstream.
     pub attempts: u32,
+    /// What the answering attempt used, as the provider reported it.
+    pub usage: Option<Usage>,
     pub end: StopReason,
 }
 
@@ -107,6 +118,10 @@ impl Credential {
 pub trait Recorder: Send + Sync {
     /// The provider rejected `key`: disable it in the store, with `reason`, at `at`.
     fn key_disabled(&self, provider: &ProviderId, key: &KeyId, reason: DisableReason, at: Timestamp);
+
+    /// An upstream attempt ended, for the usage ledger. Called on the request's task: an
+    /// implementation must hand the record off, not write it there.
+    fn attempt(&self, record: AttemptRecord);
 }
 
 /// Sends chat completions with pooled keys. Cheap to clone; share one per app.
@@ -120,6 +135,9 @@ pub struct CompletionService {
     waiter: Arc<dyn Waiter>,
     /// Notified whenever an attempt ends: a request waiting for a busy key may find room.
     freed: Arc<Notify>,
+    /// Providers that refused `stream_options` (some OpenAI-compatible servers reject unknown
+    /// fields): their streams are asked without it, and report no usage.
+    no_stream_usage: Arc<Mutex<HashSet<ProviderId>>>,
 }
 
 fn install_crypto_provider() {
@@ -146,7 +164,16 @@ impl CompletionService {
             .user_agent(concat!("Keypool/", env!("CARGO_PKG_VERSION")))
             .build()
             .expect("the HTTP client configuration is static and valid");
-        CompletionService { http, pool, clock, resolver, recorder, waiter, freed: Arc::new(Notify::new()) }
+        CompletionService {
+            http,
+            pool,
+            clock,
+            resolver,
+            recorder,
+            waiter,
+            freed: Arc::new(Notify::new()),
+            no_stream_usage: Arc::default(),
+        }
     }
 
     pub fn pool(&self) -> &Arc<KeyPool> {
@@ -168,13 +195,6 @@ impl CompletionService {
         cancel: &CancellationToken,
     ) -> CompletionOutcome {
         let provider = &request.endpoint.id;
-        let body = serde_json::to_vec(&request.endpoint.completion_body(
-            &request.model,
-            &request.messages,
-            request.max_tokens,
-            request.stream,
-        ))
-        .expect("a JSON value always serializes");
         let scope = scope_of(request.endpoint.kind, &request.model);
         let demand = Demand { scope: Some(&scope), tokens: estimate_tokens(&request.messages) };
         let deadline = self.clock.now() + self.pool.max_wait();
@@ -187,7 +207,7 @@ impl CompletionService {
         let mut last_key: Option<(Option<KeyId>, String)> = None;
         let outcome = |text: String, last_key: Option<(Option<KeyId>, String)>, attempts: u32, end: StopReason| {
             let (key_id, key_label) = last_key.map_or((None, None), |(id, label)| (id, Some(label)));
-            CompletionOutcome { text, key_id, key_label, attempts, end }
+            CompletionOutcome { text, key_id, key_label, attempts, usage: None, end }
         };
 
         loop {
@@ -240,6 +260,15 @@ impl CompletionService {
                 attempt: attempts,
             });
 
+            let stream_usage = !self.no_stream_usage.lock().unwrap_or_else(|e| e.into_inner()).contains(provider);
+            let body = serde_json::to_vec(&request.endpoint.completion_body_with(
+                &request.model,
+                &request.messages,
+                request.max_tokens,
+                request.stream,
+                stream_usage,
+            ))
+            .expect("a JSON value always serializes");
             let redact = |text: &str| self.redactor(&request.endpoint, credential.secret()).redact(text);
             let attempt = Attempt {
                 http: &self.http,
@@ -251,8 +280,28 @@ impl CompletionService {
                 redact: &redact,
             };
             let mut on_text = |piece: &str| on_event(CompletionEvent::Delta { text: piece.to_owned() });
-            let mut announced = Announced::default();
-            let end = attempt.run(&mut text, &mut on_text, &mut announced, cancel).await;
+            let sent_at = self.clock.now();
+            let started = tokio::time::Instant::now();
+            let mut report = AttemptReport::default();
+            let end = attempt.run(&mut text, &mut on_text, &mut report, cancel).await;
+            self.recorder.attempt(AttemptRecord {
+                at: sent_at,
+                provider: provider.clone(),
+                key: key_id.clone(),
+                model: request.model.clone(),
+                session: request.session.clone(),
+                source: request.source.clone(),
+                outcome: attempt_outcome(&end),
+                status: match &end {
+                    AttemptEnd::Refused(failure) => Some(failure.status),
+                    AttemptEnd::Finished => Some(200),
+                    _ => None,
+                },
+                first_token_ms: report.first_token.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                usage: report.usage,
+            });
+            let announced = report.announced;
             // The attempt is over: its reservation ends, and waiting requests may find room.
             let label = credential.label();
             let pooled_key = match credential {
@@ -266,7 +315,10 @@ impl CompletionService {
                     if let Some(key) = &pooled_key {
                         self.pool.report_answer(key, Some(&scope), &announced);
                     }
-                    return outcome(text, last_key, attempts, StopReason::Finished);
+                    return CompletionOutcome {
+                        usage: report.usage,
+                        ..outcome(text, last_key, attempts, StopReason::Finished)
+                    };
                 }
                 AttemptEnd::Cancelled => return outcome(text, last_key, attempts, StopReason::Cancelled),
                 AttemptEnd::Broken(reason) => {
@@ -279,6 +331,12 @@ impl CompletionService {
                 }
                 AttemptEnd::Refused(failure) => failure,
             };
+            if stream_usage && request.stream && rejects_stream_options(&failure) {
+                // A server that does not know `stream_options`: remember it, ask again without.
+                tracing::info!(provider = %provider, "the provider refuses stream_options; streams go without usage there");
+                self.no_stream_usage.lock().unwrap_or_else(|e| e.into_inner()).insert(provider.clone());
+                continue;
+            }
             let (Some(key), Some(kind)) = (pooled_key, failure.pool_kind()) else {
                 let error = if text.is_empty() {
                     CompletionError::Provider(failure)
@@ -340,7 +398,11 @@ impl CompletionService {
     /// the pool is empty.
     fn choose(&self, request: &CompletionRequest, demand: Demand<'_>, tried: &[KeyId]) -> Result<Credential, Choice> {
         let provider = &request.endpoint.id;
-        let wanted = SelectionRequest::new(provider).for_session(&request.session).excluding(tried).needing(demand);
+        let wanted = SelectionRequest::new(provider)
+            .for_session(&request.session)
+            .excluding(tried)
+            .needing(demand)
+            .preferring(request.preferred_key.as_ref());
         match self.pool.select(wanted, self.clock.now()) {
             Ok(selection) => Ok(Credential::Pooled(selection)),
             Err(PoolError::NoAvailableKey { reason: Unavailability::NoKeys, .. }) => {
@@ -452,6 +514,26 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
             attempt.follow()
         }
     })
+}
+
+/// How an attempt's end goes into the ledger.
+fn attempt_outcome(end: &AttemptEnd) -> AttemptOutcome {
+    match end {
+        AttemptEnd::Finished => AttemptOutcome::Ok,
+        AttemptEnd::Cancelled => AttemptOutcome::Stopped,
+        AttemptEnd::Broken(_) => AttemptOutcome::TransportError,
+        AttemptEnd::Refused(failure) => match failure.pool_kind() {
+            Some(FailureKind::RateLimited { .. }) => AttemptOutcome::RateLimited,
+            Some(FailureKind::AuthRejected) => AttemptOutcome::AuthRejected,
+            Some(FailureKind::QuotaExhausted) => AttemptOutcome::QuotaExhausted,
+            None => AttemptOutcome::ProviderError,
+        },
+    }
+}
+
+/// Whether a refusal is a server saying it does not know `stream_options`.
+fn rejects_stream_options(failure: &Failure) -> bool {
+    failure.status == 400 && failure.message.contains("stream_options")
 }
 
 /// The rate-limit scope of a request to `model`: OpenAI limits each model separately, Anthropic

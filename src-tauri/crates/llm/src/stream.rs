@@ -8,8 +8,17 @@ use tokio_util::sync::CancellationToken;
 use keypool::Announced;
 
 use crate::error::Failure;
-use crate::provider::{error_message, out_of_credit, parse_stream_event, ProviderEndpoint, StreamPiece};
+use crate::provider::{error_message, out_of_credit, parse_stream_event, ProviderEndpoint, StreamPiece, Usage};
 use crate::rate_limit::{announced_limits, announced_wait};
+
+/// What an attempt learned besides its text, whatever its end: the windows the answer
+/// announced, the tokens it used, when its first text came.
+#[derive(Debug, Default)]
+pub(crate) struct AttemptReport {
+    pub announced: Announced,
+    pub usage: Option<Usage>,
+    pub first_token: Option<std::time::Duration>,
+}
 
 /// How an attempt ended.
 pub(crate) enum AttemptEnd {
@@ -53,14 +62,15 @@ pub(crate) async fn read_error_body(mut response: reqwest::Response) -> String {
 
 impl Attempt<'_> {
     /// Runs the attempt, appending text to `text` and passing each new piece to `on_text`;
-    /// `announced` receives the windows the answer announced, whatever the end.
+    /// `report` receives what the answer announced and used, whatever the end.
     pub(crate) async fn run(
         &self,
         text: &mut String,
         on_text: &mut (dyn FnMut(&str) + Send),
-        announced: &mut Announced,
+        report: &mut AttemptReport,
         cancel: &CancellationToken,
     ) -> AttemptEnd {
+        let started = tokio::time::Instant::now();
         let request = self
             .endpoint
             .authorize(self.http.post(self.endpoint.completion_url()), self.key)
@@ -75,7 +85,7 @@ impl Attempt<'_> {
             Err(error) => return AttemptEnd::Broken((self.redact)(&describe(&error))),
         };
         let status = response.status();
-        *announced = announced_limits(self.endpoint.kind, response.headers(), self.now);
+        report.announced = announced_limits(self.endpoint.kind, response.headers(), self.now);
         if status.is_redirection() {
             // The client follows redirects only within the origin; this one leads elsewhere.
             return AttemptEnd::Refused(Failure::new(status.as_u16(), REDIRECT_REFUSED));
@@ -91,7 +101,7 @@ impl Attempt<'_> {
                 status: status.as_u16(),
                 message: error_message(&body),
                 retry_after,
-                announced: *announced,
+                announced: report.announced,
                 out_of_credit: out_of_credit(status.as_u16(), &body),
             });
         }
@@ -115,8 +125,10 @@ impl Attempt<'_> {
                 let message = (self.redact)(&message);
                 return AttemptEnd::Refused(Failure { out_of_credit, ..Failure::new(status, message) });
             }
+            report.usage = Usage::of_reply(self.endpoint.kind, &value);
             return match self.endpoint.reply_text(&value) {
                 Some(reply) => {
+                    report.first_token = Some(started.elapsed());
                     text.push_str(&reply);
                     on_text(&reply);
                     AttemptEnd::Finished
@@ -138,8 +150,13 @@ impl Attempt<'_> {
             };
             match parse_stream_event(self.endpoint.kind, &event.event, &event.data) {
                 StreamPiece::Text(piece) => {
+                    report.first_token.get_or_insert_with(|| started.elapsed());
                     text.push_str(&piece);
                     on_text(&piece);
+                }
+                StreamPiece::Usage(usage) => report.usage = Some(usage),
+                StreamPiece::OutputTokens(output) => {
+                    report.usage.get_or_insert_with(Usage::default).output = output;
                 }
                 StreamPiece::Done => return AttemptEnd::Finished,
                 StreamPiece::Error { status, message, out_of_credit } => {

@@ -53,6 +53,9 @@ pub struct ChatRow {
     pub model: String,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The key the chat is kept on, and when it last answered: the binding survives restarts.
+    pub key_id: Option<String>,
+    pub key_used_at: Option<i64>,
 }
 
 #[derive(Debug, Clone)]
@@ -68,6 +71,16 @@ pub struct MessageRow {
     /// Answered with the provider-level key rather than a pool key.
     pub provider_key: bool,
     pub created_at: i64,
+    /// What the reply used, as the provider reported it.
+    pub usage: Option<MessageUsage>,
+}
+
+/// The tokens a reply used; `input` counts every prompt token, cached ones included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageUsage {
+    pub input: u64,
+    pub cached: u64,
+    pub output: u64,
 }
 
 /// Fields to change; `None` keeps a field.
@@ -86,6 +99,8 @@ fn chat_from(row: &Row<'_>) -> rusqlite::Result<ChatRow> {
         model: row.get(3)?,
         created_at: row.get(4)?,
         updated_at: row.get(5)?,
+        key_id: row.get(6)?,
+        key_used_at: row.get(7)?,
     })
 }
 
@@ -101,12 +116,19 @@ fn message_from(row: &Row<'_>) -> rusqlite::Result<MessageRow> {
         key_label: row.get(7)?,
         created_at: row.get(8)?,
         provider_key: row.get(9)?,
+        usage: match (row.get::<_, Option<u64>>(10)?, row.get::<_, Option<u64>>(11)?, row.get::<_, Option<u64>>(12)?) {
+            (Some(input), cached, output) => {
+                Some(MessageUsage { input, cached: cached.unwrap_or(0), output: output.unwrap_or(0) })
+            }
+            _ => None,
+        },
     })
 }
 
-const CHAT_COLUMNS: &str = "id, title, provider_id, model, created_at, updated_at";
+const CHAT_COLUMNS: &str = "id, title, provider_id, model, created_at, updated_at, key_id, key_used_at";
 const MESSAGE_COLUMNS: &str =
-    "id, chat_id, role, content, status, error, error_code, key_label, created_at, provider_key";
+    "id, chat_id, role, content, status, error, error_code, key_label, created_at, provider_key, \
+                               input_tokens, cached_tokens, output_tokens";
 
 /// Most recently active first.
 pub fn list_chats(conn: &Connection) -> rusqlite::Result<Vec<ChatRow>> {
@@ -153,8 +175,8 @@ pub fn list_messages(conn: &Connection, chat_id: &str) -> rusqlite::Result<Vec<M
 
 pub fn insert_message(conn: &Connection, message: &MessageRow) -> rusqlite::Result<()> {
     conn.execute(
-        "INSERT INTO messages (id, chat_id, role, content, status, error, error_code, key_label, created_at, provider_key) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        "INSERT INTO messages (id, chat_id, role, content, status, error, error_code, key_label, created_at, provider_key, \
+         input_tokens, cached_tokens, output_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         params![
             message.id,
             message.chat_id,
@@ -165,13 +187,22 @@ pub fn insert_message(conn: &Connection, message: &MessageRow) -> rusqlite::Resu
             message.error_code,
             message.key_label,
             message.created_at,
-            message.provider_key
+            message.provider_key,
+            message.usage.map(|u| u.input),
+            message.usage.map(|u| u.cached),
+            message.usage.map(|u| u.output)
         ],
     )?;
     conn.execute(
         "UPDATE chats SET updated_at = MAX(updated_at, ?2) WHERE id = ?1",
         params![message.chat_id, message.created_at],
     )?;
+    Ok(())
+}
+
+/// Records the key a chat is kept on (`None`: none), and when it last served it.
+pub fn set_chat_key(conn: &Connection, chat_id: &str, key_id: Option<&str>, at: i64) -> rusqlite::Result<()> {
+    conn.execute("UPDATE chats SET key_id = ?2, key_used_at = ?3 WHERE id = ?1", params![chat_id, key_id, at])?;
     Ok(())
 }
 

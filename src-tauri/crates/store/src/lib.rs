@@ -13,6 +13,7 @@ pub mod files;
 mod migrations;
 pub mod providers;
 pub mod settings;
+pub mod usage;
 
 pub use database::{Database, OpenError, StoreError, DATABASE_FILE_NAME};
 pub use migrations::SCHEMA_VERSION;

@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use keypool::{Clock, SessionId};
+use keypool::{Clock, KeyId, SessionId};
 use keypool_llm::{CancellationToken, ChatMessage, CompletionEvent, CompletionRequest, CompletionService, StopReason};
-use keypool_store::chats::{self, ChatPatch, ChatRow, MessageRow, MessageStatus, Role};
+use keypool_store::chats::{self, ChatPatch, ChatRow, MessageRow, MessageStatus, MessageUsage, Role};
 use keypool_store::providers::{self, ProviderRow};
 use keypool_store::Database;
 
@@ -79,6 +79,8 @@ impl Chats {
             model,
             created_at: now,
             updated_at: now,
+            key_id: None,
+            key_used_at: None,
         };
         chats::insert_chat(&conn, &row)?;
         Ok(row)
@@ -104,10 +106,11 @@ impl Chats {
         Ok(())
     }
 
-    /// The chat was closed in the UI: its key binding is released (the next message picks anew).
+    /// The chat was closed in the UI. Its key binding stays: a binding ends only when the chat
+    /// is deleted, when its key becomes unavailable, or after the idle time, so switching away
+    /// and back keeps the prompt cache warm. Kept for callers of the first contract.
     pub fn close(&self, id: &str) -> Result<()> {
         chats::get_chat(&*self.db.lock()?, id)?.ok_or_else(|| chat_not_found(id))?;
-        self.completions.pool().release_session(&SessionId::new(id));
         Ok(())
     }
 
@@ -199,12 +202,17 @@ impl Chats {
             key_label: answered_by,
             provider_key,
             created_at: self.now(),
+            usage: outcome.usage.map(|u| MessageUsage { input: u.input, cached: u.cached, output: u.output }),
         };
         {
             let conn = self.db.lock()?;
             // The chat may have been deleted while the reply was written; then there is nothing to save.
             if chats::get_chat(&conn, chat_id)?.is_some() {
                 chats::insert_message(&conn, &reply)?;
+                // The chat stays on the key that served it, across restarts too.
+                if let Some(key) = outcome.key_id.as_ref().filter(|_| outcome.attempts > 0) {
+                    chats::set_chat_key(&conn, chat_id, Some(key.as_str()), self.now())?;
+                }
             }
         }
         Ok(reply)
@@ -233,6 +241,7 @@ impl Chats {
                     key_label: None,
                     provider_key: false,
                     created_at: now,
+                    usage: None,
                 };
                 chats::insert_message(&tx, &row)?;
                 if chat.title == NEW_CHAT_TITLE {
@@ -262,6 +271,13 @@ impl Chats {
                 content: m.content,
             })
             .collect();
+        // The key the chat had, unless it sat idle longer than a prompt cache lives.
+        let idle = self.completions.pool().binding_idle();
+        let remembered = chat
+            .key_id
+            .as_ref()
+            .filter(|_| chat.key_used_at.is_some_and(|at| now.saturating_sub(at) <= idle.as_millis() as i64))
+            .map(|key| KeyId::new(key.as_str()));
         let request = CompletionRequest {
             session: SessionId::new(chat.id.as_str()),
             endpoint: endpoint_of(provider)?,
@@ -269,6 +285,8 @@ impl Chats {
             messages,
             max_tokens: MAX_REPLY_TOKENS,
             stream: true,
+            source: "chat".into(),
+            preferred_key: remembered,
         };
         Ok((request, user_message))
     }

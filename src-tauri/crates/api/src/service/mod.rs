@@ -6,8 +6,11 @@
 mod chats;
 mod events;
 mod keys;
+mod ledger;
 mod providers;
+mod records;
 mod settings;
+mod usage;
 mod write_path;
 
 use keypool::PoolError;
@@ -17,8 +20,11 @@ pub use chats::{ChatProgress, Chats, NEW_CHAT_TITLE};
 pub use events::{EventSink, NoEvents};
 pub(crate) use keys::StoreLoader;
 pub use keys::{Keys, NewKey, PoolStatus};
+pub use ledger::Ledger;
 pub use providers::Providers;
-pub use settings::{AppSettings, Settings, SettingsPatch, MAX_WAIT_LIMIT_SECONDS};
+pub(crate) use records::Records;
+pub use settings::{AppSettings, Settings, SettingsPatch, DEFAULT_RETENTION_DAYS, MAX_WAIT_LIMIT_SECONDS};
+pub use usage::{Bucket, KeySpend, NoSaveDialog, Point, SaveDialog, Spend, Summary, Usage, DAY_MS};
 pub(crate) use write_path::WritePath;
 
 /// Why a service call failed. Messages never contain a stored secret.

@@ -26,6 +26,12 @@ impl Providers {
         Ok(providers::list_providers(&*self.db.lock()?)?)
     }
 
+    /// How to reach the provider `id`.
+    pub fn endpoint(&self, id: &str) -> Result<ProviderEndpoint> {
+        let row = providers::get_provider(&*self.db.lock()?, id)?.ok_or_else(|| provider_not_found(id))?;
+        endpoint_of(&row)
+    }
+
     /// Adds a provider under a new id (`new.id` is ignored).
     pub fn add(&self, mut new: NewProvider) -> Result<ProviderRow> {
         let now = self.clock.now().as_millis();

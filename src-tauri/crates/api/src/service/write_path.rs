@@ -8,7 +8,6 @@
 use std::sync::Arc;
 
 use keypool::{DisableReason, KeyId, KeyPool, ProviderId, Timestamp};
-use keypool_llm::Recorder;
 use keypool_store::api_keys;
 use keypool_store::rusqlite::Transaction;
 use keypool_store::Database;
@@ -42,19 +41,9 @@ impl WritePath {
         Ok(value)
     }
 
-    /// After a write that removed or replaced a secret: no copy of the old value is left in the
-    /// database file or its WAL.
-    pub(crate) fn forget_removed_secrets(&self) {
-        if let Err(error) = self.db.forget_removed_content() {
-            tracing::warn!(%error, "could not checkpoint the WAL after removing a key; old pages stay until the next checkpoint");
-        }
-    }
-}
-
-/// Persists the disables the pool decides on. The pool already refuses the key in memory, so a
-/// failed write is logged, not fatal: the key stays refused until the user enables it again.
-impl Recorder for WritePath {
-    fn key_disabled(&self, provider: &ProviderId, key: &KeyId, reason: DisableReason, at: Timestamp) {
+    /// Persists a disable the pool decided on. The pool already refuses the key in memory, so a
+    /// failed write is logged, not fatal: the key stays refused until the user enables it again.
+    pub(crate) fn disable_key(&self, provider: &ProviderId, key: &KeyId, reason: DisableReason, at: Timestamp) {
         let reason_text = format!("HTTP {}", reason.status());
         let written = self.apply(|tx| {
             api_keys::disable_api_key(tx, key.as_str(), &reason_text, at.as_millis())?;
@@ -64,9 +53,18 @@ impl Recorder for WritePath {
             Ok(()) => {
                 tracing::warn!(%key, %provider, status = reason.status(), "API key disabled after the provider rejected it")
             }
-            Err(error) => {
-                tracing::error!(%key, %provider, %reason, %error, "could not record the key as disabled; the pool keeps refusing it")
-            }
+            Err(error) => tracing::error!(
+                %key, %provider, %reason, %error,
+                "could not record the key as disabled; the pool keeps refusing it"
+            ),
+        }
+    }
+
+    /// After a write that removed or replaced a secret: no copy of the old value is left in the
+    /// database file or its WAL.
+    pub(crate) fn forget_removed_secrets(&self) {
+        if let Err(error) = self.db.forget_removed_content() {
+            tracing::warn!(%error, "could not checkpoint the WAL after removing a key; old pages stay until the next checkpoint");
         }
     }
 }

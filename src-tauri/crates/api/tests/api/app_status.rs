@@ -10,7 +10,13 @@ use serde_json::json;
 use crate::support::{self, RecordedEvents, START};
 
 fn context(dir: &std::path::Path) -> AppContext {
-    support::context(dir, Arc::new(RecordedEvents::default()), Arc::new(ManualClock::new(START)), MapResolver::new())
+    support::context(
+        dir,
+        Arc::new(RecordedEvents::default()),
+        Arc::new(ManualClock::new(START)),
+        MapResolver::new(),
+        Default::default(),
+    )
 }
 
 #[test]

@@ -139,7 +139,7 @@ async fn stop_keeps_the_text_so_far() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn closing_or_deleting_a_chat_releases_its_key() {
+async fn leaving_a_chat_keeps_its_key_and_deleting_it_releases_it() {
     let h = Harness::new();
     let fake = FakeProvider::start().await;
     let provider = fake_provider(&h, &fake, "openai", &["a", "b"]);
@@ -148,12 +148,33 @@ async fn closing_or_deleting_a_chat_releases_its_key() {
     h.send(&chat, Some("two"), |_| {}).await.unwrap();
     assert_eq!(fake.keys_used(), ["key-a", "key-a"], "the chat sticks to its key");
     h.ok("chat:close", json!({ "id": chat }));
+    let other = new_chat(&h, &provider);
+    h.send(&other, Some("meanwhile"), |_| {}).await.unwrap();
     h.send(&chat, Some("three"), |_| {}).await.unwrap();
-    assert_eq!(fake.keys_used()[2], "key-b", "after closing, the next message takes a fresh selection");
+    assert_eq!(fake.keys_used()[3], "key-a", "back in the chat after another one, it is still on its key");
 
     assert_eq!(h.ok("chat:delete", json!({ "id": chat })), json!({ "id": chat }));
     let err = h.err("chat:getMessages", json!({ "chatId": chat }));
     assert_eq!(err.code, ErrorCode::NotFound, "the chat and its messages are gone");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restart_keeps_each_chat_on_its_key() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let provider = fake_provider(&h, &fake, "openai", &["a", "b"]);
+    let first = new_chat(&h, &provider);
+    let second = new_chat(&h, &provider);
+    h.send(&first, Some("one"), |_| {}).await.unwrap();
+    h.send(&second, Some("one"), |_| {}).await.unwrap();
+    assert_eq!(fake.keys_used(), ["key-a", "key-b"], "the two chats spread over the keys");
+    let h = h.reopen();
+    h.send(&second, Some("two"), |_| {}).await.unwrap();
+    h.send(&first, Some("two"), |_| {}).await.unwrap();
+    assert_eq!(fake.keys_used()[2..], ["key-b", "key-a"], "after a restart each chat is back on its own key");
+    let (reply, events) = h.send(&second, Some("three"), |_| {}).await.unwrap();
+    assert_eq!(reply["keyLabel"], "b", "and stays there");
+    assert!(events.iter().all(|e| e["rebound"] != true), "no prompt-cache-reset notice: the cache is still warm");
 }
 
 #[tokio::test(flavor = "multi_thread")]

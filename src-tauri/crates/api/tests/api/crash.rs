@@ -87,3 +87,77 @@ fn acknowledged_writes_survive_sigkill() {
         assert_eq!(stored.get(id), Some(expected), "acknowledged write of {id} was lost or changed");
     }
 }
+
+const LEDGER_CHILD_ENV: &str = "KEYPOOL_CRASH_LEDGER_DIR";
+
+/// Not a test on its own, so ignored: chats against the fake provider, as fast as they go, so
+/// the usage ledger is written while the process is killed.
+#[test]
+#[ignore = "a helper process of the ledger_is_consistent_after_sigkill test, which runs it"]
+fn crash_ledger_child() {
+    let dir = std::env::var_os(LEDGER_CHILD_ENV).expect("run by ledger_is_consistent_after_sigkill");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let h = Harness::open_in(std::path::Path::new(&dir));
+        let fake = keypool_fake_provider::FakeProvider::start().await;
+        let provider = h.ok(
+            "llmConfig:addProvider",
+            json!({ "name": "Fake", "kind": "openai", "baseUrl": format!("{}/v1", fake.url()), "models": ["m"] }),
+        )["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        for label in ["a", "b"] {
+            h.ok(
+                "llmConfig:addApiKey",
+                json!({ "providerId": provider, "apiKey": format!("key-{label}"), "label": label }),
+            );
+        }
+        let mut out = std::io::stdout().lock();
+        for i in 0.. {
+            let chat = h.ok("chat:create", json!({ "providerId": provider }))["id"].as_str().unwrap().to_owned();
+            h.send(&chat, Some(&format!("message {i}")), |_| {}).await.unwrap();
+            writeln!(out, "ACK chat {i}").unwrap();
+            out.flush().unwrap();
+        }
+    });
+}
+
+/// The ledger's attempts and hourly totals are written in one transaction: after a SIGKILL in
+/// the middle of a run they still agree, hour by hour, key by key.
+#[test]
+fn ledger_is_consistent_after_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "crash::crash_ledger_child", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(LEDGER_CHILD_ENV, dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the chatting process starts");
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let acked = lines.map_while(Result::ok).filter(|l| l.contains("ACK chat")).take(200).count();
+    child.kill().expect("SIGKILL the chatting process");
+    child.wait().unwrap();
+    assert_eq!(acked, 200, "the process chatted before it was killed");
+
+    let db = Database::open(dir.path()).expect("the database opens after the crash");
+    let conn = db.lock().unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok", "the file is sound after SIGKILL");
+    let attempts: i64 = conn.query_row("SELECT COUNT(*) FROM usage_attempts", [], |r| r.get(0)).unwrap();
+    assert!(attempts > 0, "usage was recorded before the kill");
+    let disagreements: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM (
+                SELECT (at / 3600000) * 3600000 AS hour, provider_id, COALESCE(key_id, '') AS key_id, model,
+                       COUNT(*) AS requests, SUM(COALESCE(input_tokens, 0)) AS input, SUM(COALESCE(output_tokens, 0)) AS output
+                FROM usage_attempts GROUP BY 1, 2, 3, 4
+             ) raw FULL OUTER JOIN usage_hourly h USING (hour, provider_id, key_id, model)
+             WHERE raw.requests IS NOT h.requests OR raw.input IS NOT h.input_tokens OR raw.output IS NOT h.output_tokens",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(disagreements, 0, "every hour's totals equal the sum of its attempts");
+}

@@ -11,3 +11,4 @@ mod load;
 mod providers;
 mod secrets_in_logs;
 mod support;
+mod usage;

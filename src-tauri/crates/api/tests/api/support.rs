@@ -26,11 +26,32 @@ impl RecordedEvents {
     }
 }
 
+/// A save dialog whose answer the test sets: where the next export goes (`None`: cancelled).
+#[derive(Default)]
+pub struct SaveTo(Mutex<Option<std::path::PathBuf>>);
+
+impl SaveTo {
+    pub fn answer(&self, path: Option<std::path::PathBuf>) {
+        *self.0.lock().unwrap() = path;
+    }
+}
+
+impl keypool_api::service::SaveDialog for SaveTo {
+    fn choose<'a>(
+        &'a self,
+        _: &'a str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<std::path::PathBuf>> + Send + 'a>> {
+        Box::pin(std::future::ready(self.0.lock().unwrap().clone()))
+    }
+}
+
 pub struct Harness {
     pub dir: tempfile::TempDir,
     pub ctx: AppContext,
     pub events: Arc<RecordedEvents>,
     pub clock: Arc<ManualClock>,
+    /// The answers of the save dialog.
+    pub saves: Arc<SaveTo>,
     /// Every JSON value a command returned or rejected with, to search for secrets.
     pub transcript: Mutex<Vec<String>>,
 }
@@ -50,16 +71,18 @@ impl Harness {
     pub fn open(dir: tempfile::TempDir, resolver: MapResolver) -> Self {
         let events = Arc::new(RecordedEvents::default());
         let clock = Arc::new(ManualClock::new(START));
-        let ctx = context(dir.path(), events.clone(), clock.clone(), resolver);
-        Harness { dir, ctx, events, clock, transcript: Mutex::new(Vec::new()) }
+        let saves = Arc::new(SaveTo::default());
+        let ctx = context(dir.path(), events.clone(), clock.clone(), resolver, saves.clone());
+        Harness { dir, ctx, events, clock, saves, transcript: Mutex::new(Vec::new()) }
     }
 
     /// A harness over an existing directory (kept by the caller).
     pub fn open_in(dir: &Path) -> Self {
         let events = Arc::new(RecordedEvents::default());
         let clock = Arc::new(ManualClock::new(START));
-        let ctx = context(dir, events.clone(), clock.clone(), MapResolver::new());
-        Harness { dir: tempfile::tempdir().unwrap(), ctx, events, clock, transcript: Mutex::new(Vec::new()) }
+        let saves = Arc::new(SaveTo::default());
+        let ctx = context(dir, events.clone(), clock.clone(), MapResolver::new(), saves.clone());
+        Harness { dir: tempfile::tempdir().unwrap(), ctx, events, clock, saves, transcript: Mutex::new(Vec::new()) }
     }
 
     /// Closes the database and opens it again from the same directory.
@@ -155,7 +178,13 @@ impl Harness {
     }
 }
 
-pub fn context(dir: &Path, events: Arc<RecordedEvents>, clock: Arc<ManualClock>, resolver: MapResolver) -> AppContext {
+pub fn context(
+    dir: &Path,
+    events: Arc<RecordedEvents>,
+    clock: Arc<ManualClock>,
+    resolver: MapResolver,
+    saves: Arc<SaveTo>,
+) -> AppContext {
     AppContext::with_wiring(
         "test",
         Dirs { data_dir: dir.to_owned(), log_dir: dir.join("logs") },
@@ -166,6 +195,8 @@ pub fn context(dir: &Path, events: Arc<RecordedEvents>, clock: Arc<ManualClock>,
             clock,
             resolver: Arc::new(resolver),
             pool: PoolConfig::default(),
+            save_dialog: saves,
+            ledger: true,
         },
     )
 }

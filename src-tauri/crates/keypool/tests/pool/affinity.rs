@@ -118,3 +118,40 @@ fn sessions_are_independent() {
     f.pool.release_session(&one);
     assert_eq!(f.pick_for(&two).key_id.as_str(), "B", "releasing one session leaves the other bound");
 }
+
+#[test]
+fn an_idle_binding_expires_after_the_cache_would_have() {
+    let f = Fixture::new(&[1, 1]);
+    let chat = SessionId::from("chat");
+    let first = f.pick_for(&chat).key_id.clone();
+    f.advance(secs(59 * 60));
+    assert_eq!(f.pick_for(&chat).key_id, first, "59 minutes idle: still on its key");
+    f.advance(secs(61 * 60));
+    f.pick(); // another chat takes the next slot meanwhile
+    let again = f.pick_for(&chat);
+    assert!(!again.rebound, "past the idle time there is no warm cache to lose: not a rebind");
+    f.pool.set_binding_idle(secs(10));
+    let kept = again.key_id.clone();
+    drop(again);
+    f.advance(secs(5));
+    assert_eq!(f.pick_for(&chat).key_id, kept, "the idle time can be changed while the app runs");
+}
+
+#[test]
+fn a_session_goes_back_to_the_key_it_remembers() {
+    let f = Fixture::new(&[1, 1, 1]);
+    let chat = SessionId::from("restarted-chat");
+    let remembered = KeyId::from("C");
+    let got = f
+        .pool
+        .select(SelectionRequest::new(&f.openai).for_session(&chat).preferring(Some(&remembered)), f.now())
+        .unwrap();
+    assert_eq!(got.key_id.as_str(), "C", "a chat that remembers its key gets it back after a restart");
+    assert!(!got.rebound, "its cache may still be warm: no rebind notice");
+    f.fail("C", 429, None);
+    let moved = f
+        .pool
+        .select(SelectionRequest::new(&f.openai).for_session(&chat).preferring(Some(&remembered)), f.now())
+        .unwrap();
+    assert_ne!(moved.key_id.as_str(), "C", "but not while it cannot serve");
+}

@@ -13,3 +13,4 @@ mod provider_level_key;
 mod secrets;
 mod streaming;
 mod support;
+mod usage;

@@ -11,8 +11,9 @@ pub use keypool::{
 };
 pub use keypool_fake_provider::{FakeProvider, RateLimit, Reply};
 pub use keypool_llm::{
-    CancellationToken, ChatMessage, CompletionError, CompletionEvent, CompletionOutcome, CompletionRequest,
-    CompletionService, NoKey, NoKeyReason, ProviderEndpoint, ProviderKind, Recorder, Role, SimulatedTime, StopReason,
+    AttemptOutcome, AttemptRecord, CancellationToken, ChatMessage, CompletionError, CompletionEvent, CompletionOutcome,
+    CompletionRequest, CompletionService, NoKey, NoKeyReason, ProviderEndpoint, ProviderKind, Recorder, Role,
+    SimulatedTime, StopReason, Usage,
 };
 
 pub const START: Timestamp = Timestamp::from_millis(1_800_000_000_000);
@@ -22,6 +23,8 @@ pub const START: Timestamp = Timestamp::from_millis(1_800_000_000_000);
 pub struct Keys {
     pub entries: Mutex<Vec<KeyEntry>>,
     pub disabled: Mutex<Vec<(String, u16)>>,
+    /// Every attempt the service recorded, for the ledger.
+    pub attempts: Mutex<Vec<AttemptRecord>>,
 }
 
 impl KeyLoader for Keys {
@@ -37,6 +40,10 @@ impl Recorder for Keys {
         for entry in self.entries.lock().unwrap().iter_mut().filter(|e| &e.id == key) {
             entry.enabled = false;
         }
+    }
+
+    fn attempt(&self, record: AttemptRecord) {
+        self.attempts.lock().unwrap().push(record);
     }
 }
 
@@ -107,6 +114,8 @@ impl Rig {
             messages: vec![ChatMessage { role: Role::User, content: "hello".into() }],
             max_tokens: 256,
             stream,
+            source: "chat".into(),
+            preferred_key: None,
         }
     }
 

@@ -6,6 +6,7 @@ mod chat;
 mod llm_config;
 mod rules;
 mod settings;
+mod usage;
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -15,6 +16,7 @@ use ts_rs::TS;
 pub use chat::*;
 pub use llm_config::*;
 pub use settings::*;
+pub use usage::*;
 
 use super::error::{camel_case_path, IpcError, Issue};
 

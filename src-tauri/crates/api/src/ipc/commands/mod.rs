@@ -13,6 +13,7 @@ mod app;
 mod chat;
 mod llm_config;
 mod settings;
+mod usage;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -152,6 +153,13 @@ commands! {
     async  "llmConfig:testApiKey"      (IdArgs)             -> KeyTestResult           => llm_config::test_api_key;
     sync   "settings:get"              (NoArgs)             -> SettingsDto             => settings::get;
     sync   "settings:update"           (UpdateSettingsArgs) -> SettingsDto             => settings::update;
+    sync   "usage:getSummary"          (UsageSummaryArgs)   -> UsageSummaryDto         => usage::summary;
+    sync   "usage:getSeries"           (UsageSeriesArgs)    -> SeriesDto               => usage::series;
+    async  "usage:exportCsv"           (ExportUsageArgs)    -> ExportResult            => usage::export_csv;
+    sync   "usage:getPrices"           (NoArgs)             -> Vec<PriceDto>           => usage::prices;
+    sync   "usage:setPrice"            (SetPriceArgs)       -> PriceDto                => usage::set_price;
+    sync   "usage:deletePrice"         (ModelArgs)          -> ModelArgsEcho           => usage::delete_price;
+    sync   "usage:purge"               (PurgeUsageArgs)     -> Purged                  => usage::purge;
     sync   "chat:list"                 (NoArgs)             -> Vec<ChatDto>            => chat::list;
     sync   "chat:create"               (CreateChatArgs)     -> ChatDto                 => chat::create;
     sync   "chat:update"               (UpdateChatArgs)     -> ChatDto                 => chat::update;

@@ -73,6 +73,19 @@ pub struct MessageDto {
     /// Answered with the provider-level key (the pool was empty).
     pub provider_key: bool,
     pub created_at: i64,
+    /// What the reply used, as the provider reported it; null when it reported nothing.
+    pub usage: Option<MessageUsageDto>,
+}
+
+/// The tokens of one reply: `inputTokens` counts every prompt token, `cachedTokens` those read
+/// from the provider's prompt cache ("cached 5 of 11 input tokens").
+#[derive(Debug, Clone, Copy, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "MessageUsage")]
+pub struct MessageUsageDto {
+    pub input_tokens: u64,
+    pub cached_tokens: u64,
+    pub output_tokens: u64,
 }
 
 impl From<MessageRow> for MessageDto {
@@ -95,6 +108,11 @@ impl From<MessageRow> for MessageDto {
             key_label: row.key_label,
             provider_key: row.provider_key,
             created_at: row.created_at,
+            usage: row.usage.map(|u| MessageUsageDto {
+                input_tokens: u.input,
+                cached_tokens: u.cached,
+                output_tokens: u.output,
+            }),
         }
     }
 }

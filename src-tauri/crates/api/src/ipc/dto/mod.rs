@@ -6,8 +6,10 @@ mod app;
 mod chat;
 mod llm_config;
 mod settings;
+mod usage;
 
 pub use app::*;
 pub use chat::*;
 pub use llm_config::*;
 pub use settings::*;
+pub use usage::*;

@@ -1,0 +1,25 @@
+//! Where the completion service's records go: the disables the pool decides on to the store's
+//! one write path, every upstream attempt to the usage ledger.
+
+use std::sync::Arc;
+
+use keypool::{DisableReason, KeyId, ProviderId, Timestamp};
+use keypool_llm::{AttemptRecord, Recorder};
+
+use super::ledger::Ledger;
+use super::write_path::WritePath;
+
+pub(crate) struct Records {
+    pub writes: Arc<WritePath>,
+    pub ledger: Ledger,
+}
+
+impl Recorder for Records {
+    fn key_disabled(&self, provider: &ProviderId, key: &KeyId, reason: DisableReason, at: Timestamp) {
+        self.writes.disable_key(provider, key, reason, at);
+    }
+
+    fn attempt(&self, record: AttemptRecord) {
+        self.ledger.record(&record);
+    }
+}

@@ -1,0 +1,300 @@
+//! What each key spends, from the usage ledger: totals and latencies per key, series for
+//! charts, costs where the user gave a price, CSV export, retention.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use keypool::Clock;
+use keypool_store::usage::{self, Histogram, Price, Totals, HOUR_MS};
+use keypool_store::{api_keys, providers, Database};
+
+use super::ledger::Ledger;
+use super::{Result, ServiceError};
+
+pub const DAY_MS: i64 = 24 * HOUR_MS;
+/// The range a summary covers when the caller names none.
+pub const DEFAULT_RANGE_MS: i64 = 30 * DAY_MS;
+
+/// Asks the user where to save a file (a native dialog in the app).
+pub trait SaveDialog: Send + Sync {
+    /// The path chosen for `suggested_name`, or `None` when the user cancelled.
+    fn choose<'a>(&'a self, suggested_name: &'a str) -> Pin<Box<dyn Future<Output = Option<PathBuf>> + Send + 'a>>;
+}
+
+/// No dialog to show (tools without a window): every export is cancelled.
+pub struct NoSaveDialog;
+
+impl SaveDialog for NoSaveDialog {
+    fn choose<'a>(&'a self, _: &'a str) -> Pin<Box<dyn Future<Output = Option<PathBuf>> + Send + 'a>> {
+        Box::pin(std::future::ready(None))
+    }
+}
+
+/// Totals with their cost, where prices are known.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Spend {
+    pub totals: Totals,
+    /// US dollars, over the models with a price; `None` when none of them has one.
+    pub cost: Option<f64>,
+    /// Every model used has a price, so `cost` is the whole cost.
+    pub cost_complete: bool,
+}
+
+/// One key's spend, with its latencies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeySpend {
+    pub provider_id: String,
+    /// `""` for the provider-level key.
+    pub key_id: String,
+    /// The key's label, or its masked preview; `None` when the key was deleted since.
+    pub label: Option<String>,
+    pub spend: Spend,
+    pub p50_latency_ms: Option<u64>,
+    pub p95_latency_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub from: i64,
+    pub to: i64,
+    pub total: Spend,
+    pub keys: Vec<KeySpend>,
+}
+
+/// The bucket of a series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bucket {
+    Hour,
+    Day,
+}
+
+/// One bucket of one key's attempts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Point {
+    pub at: i64,
+    pub provider_id: String,
+    pub key_id: String,
+    pub totals: Totals,
+}
+
+pub struct Usage {
+    db: Arc<Database>,
+    ledger: Ledger,
+    clock: Arc<dyn Clock>,
+    save_dialog: Arc<dyn SaveDialog>,
+}
+
+impl Usage {
+    pub(crate) fn new(
+        db: Arc<Database>,
+        ledger: Ledger,
+        clock: Arc<dyn Clock>,
+        save_dialog: Arc<dyn SaveDialog>,
+    ) -> Self {
+        Usage { db, ledger, clock, save_dialog }
+    }
+
+    /// The range `[from, to)`: `to` defaults to now, `from` to 30 days before `to`.
+    pub fn range(&self, from: Option<i64>, to: Option<i64>) -> Result<(i64, i64)> {
+        let to = to.unwrap_or_else(|| self.clock.now().as_millis() + 1);
+        let from = from.unwrap_or(to - DEFAULT_RANGE_MS);
+        if from >= to {
+            return Err(ServiceError::invalid("from", "must be before `to`"));
+        }
+        Ok((from, to))
+    }
+
+    /// Totals, costs and latencies per key over `[from, to)`, for one provider or all.
+    pub fn summary(&self, provider: Option<&str>, from: Option<i64>, to: Option<i64>) -> Result<Summary> {
+        let (from, to) = self.range(from, to)?;
+        self.ledger.flush();
+        let conn = self.db.lock()?;
+        let groups = usage::groups(&conn, provider, from, to)?;
+        let prices: HashMap<String, Price> = usage::prices(&conn)?.into_iter().map(|p| (p.model.clone(), p)).collect();
+        let mut keys: HashMap<(String, String), (Spend, Histogram)> = HashMap::new();
+        let mut total = Spend { cost_complete: true, ..Spend::default() };
+        for ((provider_id, key_id, model), group) in &groups {
+            let cost = prices.get(model).map(|price| cost_of(&group.totals, price));
+            let entry = keys
+                .entry((provider_id.clone(), key_id.clone()))
+                .or_insert_with(|| (Spend { cost_complete: true, ..Spend::default() }, Histogram::default()));
+            for spend in [&mut entry.0, &mut total] {
+                add(&mut spend.totals, &group.totals);
+                match cost {
+                    Some(cost) => spend.cost = Some(spend.cost.unwrap_or(0.0) + cost),
+                    None => spend.cost_complete = false,
+                }
+            }
+            entry.1.merge(&group.latencies);
+        }
+        let mut out = Vec::with_capacity(keys.len());
+        for ((provider_id, key_id), (spend, latencies)) in keys {
+            let label = match key_id.as_str() {
+                "" => None,
+                id => api_keys::get_api_key(&conn, id)?.map(|k| k.label.unwrap_or_else(|| k.api_key.preview())),
+            };
+            out.push(KeySpend {
+                provider_id,
+                key_id,
+                label,
+                spend,
+                p50_latency_ms: latencies.percentile(0.5),
+                p95_latency_ms: latencies.percentile(0.95),
+            });
+        }
+        out.sort_by(|a, b| b.spend.totals.requests.cmp(&a.spend.totals.requests).then(a.key_id.cmp(&b.key_id)));
+        if groups.is_empty() {
+            total.cost_complete = false;
+        }
+        Ok(Summary { from, to, total, keys: out })
+    }
+
+    /// Totals per bucket and key over `[from, to)`, the buckets starting at `from` (rounded down
+    /// to the hour): with `from` at the user's midnight, day buckets are the user's days.
+    pub fn series(
+        &self,
+        provider: Option<&str>,
+        key: Option<&str>,
+        bucket: Bucket,
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<Point>> {
+        let (from, to) = self.range(Some(from), Some(to))?;
+        self.ledger.flush();
+        let size = match bucket {
+            Bucket::Hour => HOUR_MS,
+            Bucket::Day => DAY_MS,
+        };
+        let rows = usage::series(&*self.db.lock()?, provider, key, size, from, to)?;
+        Ok(rows
+            .into_iter()
+            .map(|(at, provider_id, key_id, totals)| Point { at, provider_id, key_id, totals })
+            .collect())
+    }
+
+    /// Writes the attempts of `[from, to)` as CSV where the user chooses (a native save dialog);
+    /// `None` when the user cancelled. Keys appear by label or masked preview, never in full.
+    pub async fn export_csv(&self, from: Option<i64>, to: Option<i64>) -> Result<Option<(PathBuf, usize)>> {
+        let (from, to) = self.range(from, to)?;
+        let Some(path) = self.save_dialog.choose("keypool-usage.csv").await else { return Ok(None) };
+        self.ledger.flush();
+        let (rows, names, providers) = {
+            let conn = self.db.lock()?;
+            let rows = usage::attempts(&conn, None, from, to)?;
+            let providers: HashMap<String, String> =
+                providers::list_providers(&conn)?.into_iter().map(|p| (p.id, p.name)).collect();
+            let mut names: HashMap<String, String> = HashMap::new();
+            for key_id in rows.iter().filter_map(|r| r.key_id.as_deref()) {
+                if !names.contains_key(key_id) {
+                    let name = api_keys::get_api_key(&conn, key_id)?
+                        .map_or_else(|| "deleted key".to_owned(), |k| k.label.unwrap_or_else(|| k.api_key.preview()));
+                    names.insert(key_id.to_owned(), name);
+                }
+            }
+            (rows, names, providers)
+        };
+        let written = write_csv(&path, &rows, &names, &providers);
+        written
+            .map_err(|error| ServiceError::invalid("path", format!("could not write {}: {error}", path.display())))?;
+        Ok(Some((path, rows.len())))
+    }
+
+    pub fn prices(&self) -> Result<Vec<Price>> {
+        Ok(usage::prices(&*self.db.lock()?)?)
+    }
+
+    pub fn set_price(&self, mut price: Price) -> Result<Price> {
+        price.updated_at = self.clock.now().as_millis();
+        usage::set_price(&*self.db.lock()?, &price)?;
+        Ok(price)
+    }
+
+    pub fn delete_price(&self, model: &str) -> Result<()> {
+        if !usage::delete_price(&*self.db.lock()?, model)? {
+            return Err(ServiceError::not_found("price for model", model));
+        }
+        Ok(())
+    }
+
+    /// Deletes the usage history before `before` (rounded down to the hour), or all of it.
+    pub fn purge(&self, before: Option<i64>) -> Result<usize> {
+        self.ledger.flush();
+        let before = before.unwrap_or(i64::MAX - HOUR_MS);
+        let deleted = usage::purge_before(&mut *self.db.lock()?, before)?;
+        Ok(deleted)
+    }
+}
+
+fn add(into: &mut Totals, more: &Totals) {
+    into.requests += more.requests;
+    into.failures += more.failures;
+    into.rate_limited += more.rate_limited;
+    into.failovers += more.failovers;
+    into.input_tokens += more.input_tokens;
+    into.cached_tokens += more.cached_tokens;
+    into.output_tokens += more.output_tokens;
+}
+
+/// What `totals` of one model cost at `price`: cached input at its own price (or the input
+/// price), the rest of the input at the input price, the output at the output price.
+fn cost_of(totals: &Totals, price: &Price) -> f64 {
+    let fresh = totals.input_tokens.saturating_sub(totals.cached_tokens) as f64;
+    let cached = totals.cached_tokens as f64;
+    let output = totals.output_tokens as f64;
+    (fresh * price.input_per_million
+        + cached * price.cached_per_million.unwrap_or(price.input_per_million)
+        + output * price.output_per_million)
+        / 1_000_000.0
+}
+
+fn write_csv(
+    path: &PathBuf,
+    rows: &[usage::AttemptRow],
+    names: &HashMap<String, String>,
+    providers: &HashMap<String, String>,
+) -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let mut out = csv::Writer::from_path(path)?;
+    out.write_record([
+        "time",
+        "provider",
+        "key",
+        "model",
+        "chat",
+        "source",
+        "outcome",
+        "status",
+        "time_to_first_token_ms",
+        "latency_ms",
+        "input_tokens",
+        "cached_tokens",
+        "output_tokens",
+    ])?;
+    let text = |n: Option<u64>| n.map(|n| n.to_string()).unwrap_or_default();
+    for row in rows {
+        let time = humantime::format_rfc3339_millis(
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(row.at).unwrap_or(0)),
+        );
+        out.write_record([
+            time.to_string(),
+            providers.get(&row.provider_id).cloned().unwrap_or_else(|| row.provider_id.clone()),
+            row.key_id
+                .as_ref()
+                .map_or_else(|| "provider key".to_owned(), |id| names.get(id).cloned().unwrap_or_default()),
+            row.model.clone(),
+            row.chat_id.clone().unwrap_or_default(),
+            row.source.clone(),
+            row.outcome.to_owned(),
+            row.status.map(|s| s.to_string()).unwrap_or_default(),
+            text(row.ttft_ms),
+            row.latency_ms.to_string(),
+            text(row.input_tokens),
+            text(row.cached_tokens),
+            text(row.output_tokens),
+        ])?;
+    }
+    out.flush()?;
+    Ok(())
+}

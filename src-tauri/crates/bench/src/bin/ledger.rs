@@ -1,0 +1,93 @@
+//! `keypool-ledger-bench`: how fast the usage summary answers over a large ledger.
+//!
+//! ```text
+//! cargo run --release -p keypool-bench --bin keypool-ledger-bench -- [--rows 1000000] [--days 180] [--runs 15]
+//! ```
+//! Fills a temporary store with `rows` attempts spread over `days` (10 keys, 3 models, mixed
+//! outcomes), then times `usage:getSummary` over the whole range and over the last 30 days
+//! through the command layer, and prints the medians.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use keypool_api::ipc::dispatch;
+use keypool_api::service::NoEvents;
+use keypool_api::{AppContext, Dirs, Wiring};
+use keypool_store::usage::{self, AttemptRow};
+use serde_json::json;
+
+#[derive(Parser)]
+#[command(name = "keypool-ledger-bench", about = "Time the usage summary over a large ledger")]
+struct Args {
+    #[arg(long, default_value_t = 1_000_000)]
+    rows: usize,
+    #[arg(long, default_value_t = 180)]
+    days: i64,
+    #[arg(long, default_value_t = 15)]
+    runs: usize,
+}
+
+const OUTCOMES: [&str; 5] = ["ok", "ok", "ok", "rate_limited", "provider_error"];
+
+fn main() {
+    let args = Args::parse();
+    let dir = std::env::temp_dir().join(format!("keypool-ledger-bench-{}", uuid::Uuid::new_v4()));
+    let dirs = Dirs { data_dir: dir.clone(), log_dir: dir.join("logs") };
+    let database = keypool_store::Database::open(&dir).expect("a temporary store");
+    let now = 1_800_000_000_000i64;
+    let span = args.days * 86_400_000;
+    let filled = Instant::now();
+    {
+        let mut conn = database.lock().expect("the store");
+        let mut batch = Vec::with_capacity(10_000);
+        for i in 0..args.rows {
+            let key = i % 10;
+            batch.push(AttemptRow {
+                at: now - span + (i as i64 * span / args.rows as i64),
+                provider_id: "openai".into(),
+                key_id: Some(format!("key-{key}")),
+                model: ["gpt-4o", "gpt-4o-mini", "gpt-4.1"][i % 3].into(),
+                chat_id: Some(format!("chat-{}", i % 500)),
+                source: "chat".into(),
+                outcome: OUTCOMES[i % OUTCOMES.len()],
+                status: Some(200),
+                ttft_ms: Some(150 + (i % 700) as u64),
+                latency_ms: 300 + (i % 5_000) as u64,
+                input_tokens: Some(1_000 + (i % 2_000) as u64),
+                cached_tokens: Some((i % 1_000) as u64),
+                output_tokens: Some(100 + (i % 400) as u64),
+            });
+            if batch.len() == batch.capacity() {
+                usage::record(&mut conn, &batch).expect("rows are written");
+                batch.clear();
+            }
+        }
+        usage::record(&mut conn, &batch).expect("rows are written");
+    }
+    eprintln!("filled {} attempts in {:.1} s", args.rows, filled.elapsed().as_secs_f64());
+    let ctx = AppContext::with_wiring("bench", dirs, Ok(database), Wiring::production(Arc::new(NoEvents)));
+    for (name, from) in [("whole range", now - span), ("last 30 days", now - 30 * 86_400_000)] {
+        let mut times: Vec<Duration> = (0..args.runs)
+            .map(|_| {
+                let started = Instant::now();
+                let summary = dispatch(&ctx, "usage:getSummary", json!({ "from": from, "to": now + 1 }))
+                    .expect("served")
+                    .expect("answers");
+                assert!(summary["totals"]["requests"].as_u64().unwrap() > 0);
+                started.elapsed()
+            })
+            .collect();
+        times.sort();
+        println!(
+            "usage:getSummary over {} attempts, {name}: median {:.1} ms (min {:.1}, max {:.1}, {} runs)",
+            args.rows,
+            times[times.len() / 2].as_secs_f64() * 1000.0,
+            times[0].as_secs_f64() * 1000.0,
+            times[times.len() - 1].as_secs_f64() * 1000.0,
+            args.runs
+        );
+    }
+    drop(ctx);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,64 @@
+//! What the completion service tells its owner about every upstream attempt, for the usage
+//! ledger: when, with which key, for which chat and model, how it ended, how long it took and
+//! what it used.
+
+use keypool::{KeyId, ProviderId, SessionId, Timestamp};
+
+use crate::provider::Usage;
+
+/// How one upstream attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    /// The reply came whole.
+    Ok,
+    /// 429 or 529.
+    RateLimited,
+    /// 401 or 403.
+    AuthRejected,
+    /// Out of credit.
+    QuotaExhausted,
+    /// Any other refusal (400, 500, a redirect elsewhere).
+    ProviderError,
+    /// The connection failed or the stream broke off.
+    TransportError,
+    /// The user stopped it.
+    Stopped,
+}
+
+impl AttemptOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcome::Ok => "ok",
+            AttemptOutcome::RateLimited => "rate_limited",
+            AttemptOutcome::AuthRejected => "auth_rejected",
+            AttemptOutcome::QuotaExhausted => "quota_exhausted",
+            AttemptOutcome::ProviderError => "provider_error",
+            AttemptOutcome::TransportError => "transport_error",
+            AttemptOutcome::Stopped => "stopped",
+        }
+    }
+}
+
+/// One upstream attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptRecord {
+    /// When it was sent.
+    pub at: Timestamp,
+    pub provider: ProviderId,
+    /// The pool key; `None` for the provider-level key.
+    pub key: Option<KeyId>,
+    pub model: String,
+    /// The chat (or the local endpoint's conversation) it served.
+    pub session: SessionId,
+    /// Who asked: `chat`, or a local API client's user agent.
+    pub source: String,
+    pub outcome: AttemptOutcome,
+    /// The HTTP status, when an answer came.
+    pub status: Option<u16>,
+    /// From sending to the first text.
+    pub first_token_ms: Option<u64>,
+    /// From sending to the end.
+    pub latency_ms: u64,
+    /// What it used, as the provider reported it.
+    pub usage: Option<Usage>,
+}
