@@ -21,7 +21,9 @@ export function MaxWaitField({ load, onSave, onRetry }: Props) {
   if (load.kind !== 'loaded') {
     return (
       <>
-        <span id={labelId}>{t('general.maxWait')}</span>
+        <span id={labelId} className="general__label--top">
+          {t('general.maxWait')}
+        </span>
         {load.kind === 'loading' ? (
           <p className="muted general__loading" aria-busy="true" aria-describedby={labelId}>
             {t('general.settingsLoading')}
@@ -95,7 +97,7 @@ function Editor({ labelId, seconds, onSave }: { labelId: string; seconds: number
   const describedBy = [unitId, error ? errorId : null, hintId].filter(Boolean).join(' ');
   return (
     <>
-      <label id={labelId} htmlFor={inputId}>
+      <label id={labelId} htmlFor={inputId} className="general__label--top">
         {t('general.maxWait')}
       </label>
       <div className="general__control">
