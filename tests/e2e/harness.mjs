@@ -138,7 +138,9 @@ const FAKE_PROVIDER = process.env.KEYPOOL_FAKE_PROVIDER_BINARY ?? resolve(import
 
 /**
  * Starts the fake LLM provider on a free loopback port. Returns { url, script(key, replies,
- * always?), release(gate), requests(), reset(), stop() }; an OpenAI-compatible base URL is
+ * always?), release(gate), requests(), reset(), limit(key, requests, windowMs), refused(), stop() };
+ * `limit` makes the fake enforce and announce a window of `requests` per `windowMs` for `key` (each
+ * model its own), `refused` counts the requests it refused for a limit. An OpenAI-compatible base URL is
  * `${url}/v1`, an Anthropic one is `url`. Replies are the fake's JSON (`{ kind: 'text', chunks }`,
  * `{ kind: 'status', status, headers, message }`, `{ kind: 'hold', chunks_before, gate, chunks_after }`, …).
  */
@@ -175,6 +177,8 @@ export async function startFakeProvider() {
     release: (gate) => control('release', { gate }),
     requests: () => control('requests'),
     reset: () => control('reset', {}),
+    limit: (key, requests, windowMs) => control('limit', { key, requests, window_ms: windowMs }),
+    refused: () => control('refused'),
     stop() {
       child.kill('SIGTERM');
     },
