@@ -123,7 +123,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   const stops = new Map<string, () => void>();
   const keyTests = new Map<string, KeyTestResult>();
   let sendHandler: SendHandler = defaultReply;
-  let settings: Settings = { maxWaitSeconds: 20 };
+  let settings: Settings = { maxWaitSeconds: 20, bindingIdleMinutes: 60, usageRetentionDays: 180 };
   /** When false, writes do not emit (to test the fallback reload). */
   let emitting = true;
 
@@ -185,6 +185,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       keyLabel: null,
       providerKey: false,
       createdAt: clock,
+      usage: null,
       ...fields,
     };
     messages.push(message);
@@ -386,10 +387,12 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       return { id };
     },
     'settings:get': () => settings,
-    'settings:update': ({ maxWaitSeconds }) => {
-      if (maxWaitSeconds === undefined) throw backendError('validation', 'nothing to change: give maxWaitSeconds', [{ path: '', message: 'nothing to change' }]);
-      checkRange('maxWaitSeconds', maxWaitSeconds, 0, 120);
-      settings = { ...settings, maxWaitSeconds };
+    'settings:update': (changes) => {
+      if (Object.keys(changes).length === 0) throw backendError('validation', 'nothing to change', [{ path: '', message: 'nothing to change' }]);
+      checkRange('maxWaitSeconds', changes.maxWaitSeconds, 0, 120);
+      checkRange('bindingIdleMinutes', changes.bindingIdleMinutes, 1, 1_440);
+      checkRange('usageRetentionDays', changes.usageRetentionDays, 1, 3_650);
+      settings = { ...settings, ...changes };
       return settings;
     },
   };

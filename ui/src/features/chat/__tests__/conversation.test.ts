@@ -15,6 +15,7 @@ const message = (fields: Partial<Message>): Message => ({
   keyLabel: null,
   providerKey: false,
   createdAt: 0,
+  usage: null,
   ...fields,
 });
 
