@@ -65,8 +65,11 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
 /// Splits a stream command's payload into its arguments and its channel.
 fn take_channel(mut payload: Value) -> Result<(Value, JavaScriptChannelId), InvokeError> {
     let missing = || {
-        let error =
-            IpcError::validation(vec![ipc::Issue { path: CHANNEL_ARG.into(), message: "must be a channel".into() }]);
+        let error = IpcError::issue(
+            CHANNEL_ARG,
+            ipc::IssueCode::WrongType,
+            ipc::IssueParams { expected: Some("channel".into()), ..Default::default() },
+        );
         InvokeError(serde_json::to_value(error).unwrap_or_default())
     };
     let channel = payload.as_object_mut().and_then(|args| args.remove(CHANNEL_ARG)).ok_or_else(missing)?;

@@ -145,10 +145,37 @@ export type IdArgs = { id: string, };
 export type IpcError = { code: ErrorCode, message: string, issues?: Array<Issue>, details?: ErrorDetails, };
 
 /**
- * One problem with one argument; `path` is camelCase as the UI sent it (e.g. `weight`), empty
- * for a problem with the arguments as a whole.
+ * One problem with one argument: `path` is camelCase as the UI sent it (e.g. `weight`), empty
+ * for a problem with the arguments as a whole. The UI words `code` with `params`; `message` is
+ * the English fallback.
  */
-export type Issue = { path: string, message: string, };
+export type Issue = { path: string, code: IssueCode, params?: IssueParams, message: string, };
+
+/**
+ * What is wrong with one argument.
+ */
+export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "invalid";
+
+/**
+ * The numbers and words an issue's wording needs.
+ */
+export type IssueParams = { min?: number, max?: number, count?: number, 
+/**
+ * What was expected (for `wrong_type`: `string`, `integer`, `boolean`, `list`, …).
+ */
+expected?: string, 
+/**
+ * What came instead.
+ */
+got?: string, 
+/**
+ * The fields that could change (for `nothing_to_change`).
+ */
+fields?: Array<string>, 
+/**
+ * Why, in the system's words (for `cannot_write`, `invalid`).
+ */
+reason?: string, };
 
 /**
  * An API key (or `$NAME` reference) as the UI sends it, deserialized straight into a

@@ -3,7 +3,8 @@
 use serde::Serialize;
 use ts_rs::TS;
 
-use crate::service::{FieldError, ServiceError};
+use super::issues::{Issue, IssueCode, IssueParams};
+use crate::service::ServiceError;
 
 /// The fixed set of error codes the UI may match on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, TS)]
@@ -23,14 +24,6 @@ impl ErrorCode {
     pub fn parse(code: &str) -> ErrorCode {
         serde_json::from_value(serde_json::Value::String(code.to_owned())).unwrap_or(ErrorCode::Internal)
     }
-}
-
-/// One problem with one argument; `path` is camelCase as the UI sent it (e.g. `weight`), empty
-/// for a problem with the arguments as a whole.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct Issue {
-    pub path: String,
-    pub message: String,
 }
 
 /// The one error that crosses IPC: `{ code, message, issues?, details? }`. The UI words it from
@@ -73,9 +66,15 @@ impl IpcError {
         IpcError { code: ErrorCode::Validation, message, issues: Some(issues), details: None }
     }
 
-    /// A problem with the arguments as a whole.
-    pub fn invalid(message: impl Into<String>) -> Self {
-        IpcError::validation(vec![Issue { path: String::new(), message: message.into() }])
+    /// One problem with one argument (`path` as the UI sent it; empty for the whole).
+    pub fn issue(path: impl Into<String>, code: IssueCode, params: IssueParams) -> Self {
+        IpcError::validation(vec![Issue::new(path, code, params)])
+    }
+
+    /// An update that changes nothing: it needs at least one of `fields`.
+    pub fn nothing_to_change(fields: &[&str]) -> Self {
+        let fields = Some(fields.iter().map(|f| (*f).to_owned()).collect());
+        IpcError::issue("", IssueCode::NothingToChange, IssueParams { fields, ..Default::default() })
     }
 
     pub fn internal(message: impl Into<String>) -> Self {
@@ -93,7 +92,10 @@ impl From<ServiceError> for IpcError {
             ServiceError::Invalid(errors) => IpcError::validation(errors.into_iter().map(Issue::from).collect()),
             ServiceError::HostChange { ref from, ref to, ref keys } => {
                 let details = ErrorDetails::HostChange { from: from.clone(), to: to.clone(), keys: keys.clone() };
-                let issue = Issue { path: "baseUrl".into(), message: error.to_string() };
+                let issue = Issue {
+                    message: error.to_string(),
+                    ..Issue::new("baseUrl", IssueCode::HostChange, IssueParams::default())
+                };
                 IpcError { details: Some(Box::new(details)), ..IpcError::validation(vec![issue]) }
             }
             ServiceError::Store(e) => {
@@ -111,12 +113,6 @@ impl From<ServiceError> for IpcError {
                 IpcError::new(ErrorCode::Storage, e.to_string())
             }
         }
-    }
-}
-
-impl From<FieldError> for Issue {
-    fn from(error: FieldError) -> Self {
-        Issue { path: camel_case_path(&error.field), message: error.message }
     }
 }
 

@@ -8,8 +8,10 @@ pub mod commands;
 mod dto;
 mod error;
 pub mod events;
+mod issues;
 
 pub use args::*;
 pub use commands::{command, dispatch, dispatch_async, dispatch_stream, Command, Kind, COMMANDS};
 pub use dto::*;
-pub use error::{ErrorCode, ErrorDetails, IpcError, Issue};
+pub use error::{ErrorCode, ErrorDetails, IpcError};
+pub use issues::{Issue, IssueCode, IssueParams};

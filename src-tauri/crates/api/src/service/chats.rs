@@ -10,7 +10,7 @@ use keypool_store::providers::{self, ProviderRow};
 use keypool_store::Database;
 
 use super::providers::{endpoint_of, provider_not_found};
-use super::{Result, ServiceError};
+use super::{IssueCode, Result, ServiceError};
 
 /// What happens while a reply is written, in order: the user's message as saved (unless
 /// retrying), then the completion's events. The reply as saved is what [`Chats::send`] returns.
@@ -69,7 +69,7 @@ impl Chats {
         let model = match model.or_else(|| provider.default_model.clone()).or_else(|| provider.models.first().cloned())
         {
             Some(model) => model,
-            None => return Err(ServiceError::invalid("model", "the provider lists no models: give one")),
+            None => return Err(ServiceError::invalid("model", IssueCode::NoModels)),
         };
         let now = self.now();
         let row = ChatRow {
@@ -151,9 +151,8 @@ impl Chats {
         let (request, user_message) = {
             let mut conn = self.db.lock()?;
             let chat = chats::get_chat(&conn, chat_id)?.ok_or_else(|| chat_not_found(chat_id))?;
-            let provider_id = chat.provider_id.clone().ok_or_else(|| {
-                ServiceError::invalid("chat_id", "this chat's provider was deleted: choose another provider for it")
-            })?;
+            let provider_id =
+                chat.provider_id.clone().ok_or_else(|| ServiceError::invalid("chat_id", IssueCode::ProviderDeleted))?;
             let provider =
                 providers::get_provider(&conn, &provider_id)?.ok_or_else(|| provider_not_found(&provider_id))?;
             {
@@ -257,7 +256,7 @@ impl Chats {
         };
         let history = chats::list_messages(&tx, &chat.id)?;
         if history.last().is_none_or(|m| m.role != Role::User) {
-            return Err(ServiceError::invalid("content", "there is no message to answer: write one"));
+            return Err(ServiceError::invalid("content", IssueCode::NothingToAnswer));
         }
         tx.commit()?;
         let messages = history

@@ -12,7 +12,7 @@ use keypool_store::{providers, Database};
 
 use super::providers::{endpoint_of, require_provider};
 use super::write_path::{Changed, WritePath};
-use super::{Result, ServiceError};
+use super::{IssueCode, IssueParams, Result, ServiceError};
 
 /// A key to add, validated and normalized by the caller.
 pub struct NewKey {
@@ -168,9 +168,10 @@ impl Keys {
                 api_keys::list_api_keys(tx, provider_id)?.into_iter().map(|row| row.id).collect();
             let given: HashSet<&String> = ids.iter().collect();
             if given.len() != ids.len() || ids.len() != existing.len() || !ids.iter().all(|id| existing.contains(id)) {
-                return Err(ServiceError::invalid(
+                return Err(ServiceError::invalid_with(
                     "ids",
-                    format!("must list each of the provider's {} keys exactly once", existing.len()),
+                    IssueCode::IdsMismatch,
+                    IssueParams { count: Some(existing.len() as i64), ..Default::default() },
                 ));
             }
             api_keys::reorder_api_keys(tx, provider_id, ids, now)?;

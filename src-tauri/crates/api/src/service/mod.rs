@@ -7,6 +7,7 @@ mod chats;
 mod events;
 mod keys;
 mod ledger;
+mod problem;
 mod providers;
 mod records;
 mod settings;
@@ -21,6 +22,8 @@ pub use events::{EventSink, NoEvents};
 pub(crate) use keys::StoreLoader;
 pub use keys::{Keys, NewKey, PoolStatus};
 pub use ledger::Ledger;
+pub(crate) use problem::english;
+pub use problem::{FieldError, IssueCode, IssueParams};
 pub use providers::Providers;
 pub(crate) use records::Records;
 pub use settings::{AppSettings, Settings, SettingsPatch, DEFAULT_RETENTION_DAYS, MAX_WAIT_LIMIT_SECONDS};
@@ -50,21 +53,17 @@ pub enum ServiceError {
     Pool(#[from] PoolError),
 }
 
-/// One rule broken by one input field, named as the service's input names it (snake_case);
-/// empty when the rule is about the input as a whole.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldError {
-    pub field: String,
-    pub message: String,
-}
-
 impl ServiceError {
     pub(crate) fn not_found(what: &'static str, id: &str) -> Self {
         ServiceError::NotFound { what, id: id.to_owned() }
     }
 
-    pub(crate) fn invalid(field: &str, message: impl Into<String>) -> Self {
-        ServiceError::Invalid(vec![FieldError { field: field.to_owned(), message: message.into() }])
+    pub(crate) fn invalid(field: &str, code: IssueCode) -> Self {
+        ServiceError::Invalid(vec![FieldError::new(field, code)])
+    }
+
+    pub(crate) fn invalid_with(field: &str, code: IssueCode, params: IssueParams) -> Self {
+        ServiceError::Invalid(vec![FieldError::new(field, code).with(params)])
     }
 }
 

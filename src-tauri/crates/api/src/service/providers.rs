@@ -8,7 +8,7 @@ use keypool_store::providers::{self, NewProvider, ProviderPatch, ProviderRow};
 use keypool_store::{api_keys, Database};
 
 use super::write_path::{Changed, WritePath};
-use super::{Result, ServiceError};
+use super::{IssueCode, IssueParams, Result, ServiceError};
 
 pub struct Providers {
     db: Arc<Database>,
@@ -117,7 +117,7 @@ fn same_origin(a: &str, b: &str) -> bool {
 fn check_default_model(default_model: Option<&str>, models: &[String]) -> Result<()> {
     match default_model {
         Some(model) if !models.is_empty() && !models.iter().any(|m| m == model) => {
-            Err(ServiceError::invalid("default_model", "must be one of the provider's models"))
+            Err(ServiceError::invalid("default_model", IssueCode::NotAModel))
         }
         _ => Ok(()),
     }
@@ -125,8 +125,13 @@ fn check_default_model(default_model: Option<&str>, models: &[String]) -> Result
 
 /// How to reach a stored provider.
 pub(crate) fn endpoint_of(provider: &ProviderRow) -> Result<ProviderEndpoint> {
-    let kind = ProviderKind::parse(&provider.kind)
-        .ok_or_else(|| ServiceError::invalid("kind", format!("unknown provider kind {}", provider.kind)))?;
+    let kind = ProviderKind::parse(&provider.kind).ok_or_else(|| {
+        ServiceError::invalid_with(
+            "kind",
+            IssueCode::Invalid,
+            IssueParams { reason: Some(format!("unknown provider kind {}", provider.kind)), ..Default::default() },
+        )
+    })?;
     Ok(ProviderEndpoint {
         id: ProviderId::new(provider.id.as_str()),
         name: provider.name.clone(),

@@ -12,7 +12,7 @@ use keypool_store::usage::{self, Histogram, Price, Totals, HOUR_MS};
 use keypool_store::{api_keys, providers, Database};
 
 use super::ledger::Ledger;
-use super::{Result, ServiceError};
+use super::{IssueCode, IssueParams, Result, ServiceError};
 
 pub const DAY_MS: i64 = 24 * HOUR_MS;
 /// The range a summary covers when the caller names none.
@@ -102,7 +102,7 @@ impl Usage {
         let to = to.unwrap_or_else(|| self.clock.now().as_millis() + 1);
         let from = from.unwrap_or(to - DEFAULT_RANGE_MS);
         if from >= to {
-            return Err(ServiceError::invalid("from", "must be before `to`"));
+            return Err(ServiceError::invalid("from", IssueCode::RangeOrder));
         }
         Ok((from, to))
     }
@@ -197,8 +197,13 @@ impl Usage {
             (rows, names, providers)
         };
         let written = write_csv(&path, &rows, &names, &providers);
-        written
-            .map_err(|error| ServiceError::invalid("path", format!("could not write {}: {error}", path.display())))?;
+        written.map_err(|error| {
+            ServiceError::invalid_with(
+                "path",
+                IssueCode::CannotWrite,
+                IssueParams { reason: Some(format!("{}: {error}", path.display())), ..Default::default() },
+            )
+        })?;
         Ok(Some((path, rows.len())))
     }
 

@@ -516,3 +516,76 @@ mod persistence {
         assert_eq!(select_label(&h, "anthropic").as_deref(), Some("claude"), "and the pool loads it again");
     }
 }
+
+/// Each issue names the broken rule as a code with the numbers the UI words it with, so the
+/// settings page can say it in the user's language.
+#[test]
+fn issues_carry_codes_and_parameters_for_the_ui() {
+    let h = Harness::new();
+    let key = json!({ "providerId": "openai", "apiKey": "sk-abcdefghijklmnop" });
+    let with = |extra: Value| {
+        let mut args = key.clone();
+        args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        args
+    };
+    let cases = [
+        (
+            "llmConfig:addApiKey",
+            with(json!({ "weight": 101 })),
+            "weight",
+            json!({ "code": "too_large", "params": { "max": 100 } }),
+        ),
+        (
+            "llmConfig:addApiKey",
+            with(json!({ "weight": 0 })),
+            "weight",
+            json!({ "code": "too_small", "params": { "min": 1 } }),
+        ),
+        (
+            "llmConfig:addApiKey",
+            with(json!({ "weight": "3" })),
+            "weight",
+            json!({ "code": "wrong_type", "params": { "expected": "integer", "got": "string \"3\"" } }),
+        ),
+        ("llmConfig:addApiKey", with(json!({ "colour": "red" })), "colour", json!({ "code": "unknown_field" })),
+        ("llmConfig:addApiKey", with(json!({ "label": null })), "label", json!({ "code": "not_null" })),
+        ("llmConfig:addApiKey", json!({ "providerId": "openai" }), "apiKey", json!({ "code": "required" })),
+        ("llmConfig:addApiKey", with(json!({ "apiKey": "sk-a sk-b" })), "apiKey", json!({ "code": "key_has_spaces" })),
+        ("llmConfig:addApiKey", with(json!({ "apiKey": "$1X" })), "apiKey", json!({ "code": "bad_env_name" })),
+        ("llmConfig:addApiKey", with(json!({ "providerId": "  " })), "providerId", json!({ "code": "blank" })),
+        (
+            "llmConfig:addProvider",
+            json!({ "name": "x", "kind": "openai", "baseUrl": "http://api.example.com/v1" }),
+            "baseUrl",
+            json!({ "code": "http_not_local" }),
+        ),
+        (
+            "llmConfig:addProvider",
+            json!({ "name": "x", "kind": "openai", "baseUrl": "https://x", "models": ["a"], "defaultModel": "b" }),
+            "defaultModel",
+            json!({ "code": "not_a_model" }),
+        ),
+        (
+            "llmConfig:updateApiKey",
+            json!({ "id": "whatever" }),
+            "",
+            json!({ "code": "nothing_to_change", "params": { "fields": ["label", "apiKey", "enabled", "weight"] } }),
+        ),
+        (
+            "llmConfig:reorderApiKeys",
+            json!({ "providerId": "openai", "ids": ["nope"] }),
+            "ids",
+            json!({ "code": "ids_mismatch", "params": { "count": 0 } }),
+        ),
+    ];
+    for (command, args, path, want) in cases {
+        let err = h.err(command, args.clone());
+        assert_eq!(err.code, ErrorCode::Validation, "{command} {args}: {err:?}");
+        let issues = serde_json::to_value(err.issues.unwrap_or_default()).unwrap();
+        let issue = issues.as_array().unwrap().iter().find(|i| i["path"] == path);
+        let issue = issue.unwrap_or_else(|| panic!("{command} {args}: an issue at {path:?}, got {issues}"));
+        assert_eq!(issue["code"], want["code"], "{command} {args}: {issue}");
+        assert_eq!(issue.get("params"), want.get("params"), "{command} {args}: the numbers to word it with");
+        assert!(!issue["message"].as_str().unwrap().is_empty(), "{command} {args}: an English fallback");
+    }
+}

@@ -49,7 +49,7 @@ pub struct UpdateChatArgs {
 impl CommandArgs for UpdateChatArgs {
     fn check_whole(&self) -> Result<(), IpcError> {
         if self.title.is_none() && self.provider_id.is_none() && self.model.is_none() {
-            return Err(IpcError::invalid("nothing to change: give at least one of title, providerId, model"));
+            return Err(IpcError::nothing_to_change(&["title", "providerId", "model"]));
         }
         Ok(())
     }

@@ -129,7 +129,7 @@ pub struct UpdateApiKeyArgs {
 impl CommandArgs for UpdateApiKeyArgs {
     fn check_whole(&self) -> Result<(), IpcError> {
         if self.label.is_none() && self.api_key.is_none() && self.enabled.is_none() && self.weight.is_none() {
-            return Err(IpcError::invalid("nothing to change: give at least one of label, apiKey, enabled, weight"));
+            return Err(IpcError::nothing_to_change(&["label", "apiKey", "enabled", "weight"]));
         }
         Ok(())
     }
@@ -251,9 +251,7 @@ impl CommandArgs for UpdateProviderArgs {
             && self.models.is_none()
             && self.default_model.is_none();
         if nothing {
-            return Err(IpcError::invalid(
-                "nothing to change: give at least one of name, kind, baseUrl, apiKey, models, defaultModel",
-            ));
+            return Err(IpcError::nothing_to_change(&["name", "kind", "baseUrl", "apiKey", "models", "defaultModel"]));
         }
         Ok(())
     }

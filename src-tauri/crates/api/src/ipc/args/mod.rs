@@ -18,7 +18,8 @@ pub use llm_config::*;
 pub use settings::*;
 pub use usage::*;
 
-use super::error::{camel_case_path, IpcError, Issue};
+use super::error::{camel_case_path, IpcError};
+use super::issues::{Coded, Issue, IssueCode, IssueParams};
 
 /// The arguments of a command: parsed strictly, then checked field by field (garde), then as a
 /// whole. Handlers receive them checked and never validate again.
@@ -32,11 +33,11 @@ pub trait CommandArgs: DeserializeOwned + garde::Validate<Context = ()> {
 /// Parses, validates and checks `payload` as `A`.
 pub fn parse<A: CommandArgs>(payload: Value) -> Result<A, IpcError> {
     let args: A = parse_strict(payload)?;
-    if let Err(report) = args.validate() {
+    if let Err(report) = garde::i18n::with_i18n(Coded, || args.validate()) {
         return Err(IpcError::validation(
             report
                 .iter()
-                .map(|(path, error)| Issue { path: camel_case_path(&path.to_string()), message: error.to_string() })
+                .map(|(path, error)| Issue::of_rule(camel_case_path(&path.to_string()), error.message()))
                 .collect(),
         ));
     }
@@ -58,24 +59,35 @@ fn parse_strict<A: DeserializeOwned>(payload: Value) -> Result<A, IpcError> {
     let payload = match payload {
         Value::Null => Value::Object(Default::default()),
         object @ Value::Object(_) => object,
-        other => return Err(IpcError::invalid(format!("arguments must be an object, got {}", json_type(&other)))),
+        other => {
+            let got = Some(json_type(&other).to_owned());
+            return Err(IpcError::issue("", IssueCode::NotAnObject, IssueParams { got, ..Default::default() }));
+        }
     };
     if let Some(path) = first_null(&payload, String::new()) {
-        return Err(IpcError::validation(vec![Issue {
-            path,
-            message: "must not be null (leave the field out)".into(),
-        }]));
+        return Err(IpcError::issue(path, IssueCode::NotNull, IssueParams::default()));
     }
     serde_path_to_error::deserialize::<_, A>(payload).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." { String::new() } else { path };
         let message = strip_position(&e.inner().to_string());
+        let within = |field: &str| if path.is_empty() { field.to_owned() } else { format!("{path}.{field}") };
         // serde reports a missing field at the enclosing object and names it in the message.
         if let Some(field) = quoted_after(&message, "missing field `") {
-            let path = if path.is_empty() { field.to_owned() } else { format!("{path}.{field}") };
-            return IpcError::validation(vec![Issue { path, message: "is required".into() }]);
+            return IpcError::issue(within(field), IssueCode::Required, IssueParams::default());
         }
-        IpcError::validation(vec![Issue { path, message: plain_type_message(message) }])
+        if quoted_after(&message, "unknown field `").is_some() {
+            return IpcError::issue(path, IssueCode::UnknownField, IssueParams::default());
+        }
+        match type_mismatch(&message) {
+            Some((expected, got)) => {
+                let params = IssueParams { expected: Some(expected), got: Some(got), ..Default::default() };
+                IpcError::issue(path, IssueCode::WrongType, params)
+            }
+            None => {
+                IpcError::issue(path, IssueCode::Invalid, IssueParams { reason: Some(message), ..Default::default() })
+            }
+        }
     })
 }
 
@@ -97,22 +109,24 @@ fn quoted_after<'m>(message: &'m str, prefix: &str) -> Option<&'m str> {
     Some(&rest[..rest.find('`')?])
 }
 
-/// serde's "invalid type: string \"3\", expected u32" in words a user can act on.
-fn plain_type_message(message: String) -> String {
-    let Some(expected) = message.split(", expected ").nth(1) else { return message };
-    let got = message
-        .strip_prefix("invalid type: ")
-        .or_else(|| message.strip_prefix("invalid value: "))
-        .and_then(|rest| rest.split(", expected").next())
-        .unwrap_or("another value");
-    let wanted = match expected {
-        "u32" | "u64" | "i64" | "usize" => "a whole number",
-        "a boolean" => "true or false",
-        "a string" => "a string",
-        "a sequence" => "a list",
+/// serde's "invalid type: string \"3\", expected u32" as (`integer`, `string "3"`); an unknown
+/// enum variant as (`one of a, b`, `"x"`).
+fn type_mismatch(message: &str) -> Option<(String, String)> {
+    if let Some(rest) = message.strip_prefix("unknown variant ") {
+        let (got, expected) = rest.split_once(", expected ")?;
+        return Some((expected.to_owned(), got.to_owned()));
+    }
+    let rest = message.strip_prefix("invalid type: ").or_else(|| message.strip_prefix("invalid value: "))?;
+    let (got, expected) = rest.split_once(", expected ")?;
+    let expected = match expected {
+        "u8" | "u16" | "u32" | "u64" | "i32" | "i64" | "usize" => "integer",
+        "f32" | "f64" => "number",
+        "a boolean" => "boolean",
+        "a string" => "string",
+        "a sequence" => "list",
         other => other,
     };
-    format!("must be {wanted}, got {got}")
+    Some((expected.to_owned(), got.to_owned()))
 }
 
 fn strip_position(message: &str) -> String {

@@ -4,9 +4,16 @@ use keypool::Secret;
 use serde::{Deserialize, Deserializer};
 use ts_rs::TS;
 
+use crate::ipc::issues::{coded, coded_with};
+use crate::ipc::IssueCode;
+
+fn broken(code: IssueCode) -> garde::Error {
+    garde::Error::new(coded(code))
+}
+
 pub(crate) fn not_blank(value: &str, _: &()) -> garde::Result {
     if value.trim().is_empty() {
-        return Err(garde::Error::new("must not be empty"));
+        return Err(broken(IssueCode::Blank));
     }
     Ok(())
 }
@@ -19,22 +26,20 @@ pub(crate) const MAX_API_KEY_CHARS: usize = 4096;
 pub(crate) fn api_key_rule(value: &str, _: &()) -> garde::Result {
     let key = value.trim();
     if key.is_empty() {
-        return Err(garde::Error::new("must not be empty"));
+        return Err(broken(IssueCode::Blank));
     }
     if key.chars().count() > MAX_API_KEY_CHARS {
-        return Err(garde::Error::new(format!("must be at most {MAX_API_KEY_CHARS} characters")));
+        return Err(garde::Error::new(coded_with(IssueCode::TooLong, &[("max", &MAX_API_KEY_CHARS)])));
     }
     if key.chars().any(char::is_whitespace) {
-        return Err(garde::Error::new("must not contain spaces or line breaks (add one key at a time)"));
+        return Err(broken(IssueCode::KeyHasSpaces));
     }
     if let Some(name) = key.strip_prefix('$') {
         let mut chars = name.chars();
         let valid = matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
             && chars.all(|c| c == '_' || c.is_ascii_alphanumeric());
         if !valid {
-            return Err(garde::Error::new(
-                "after `$` give an environment variable name (letters, digits, `_`; e.g. $OPENAI_API_KEY)",
-            ));
+            return Err(broken(IssueCode::BadEnvName));
         }
     }
     Ok(())
@@ -55,14 +60,11 @@ pub(crate) fn base_url_rule(value: &str, _: &()) -> garde::Result {
         Ok(url) if url.scheme() == "https" && url.host().is_some() => Ok(()),
         Ok(url) if url.scheme() == "http" => match url.host() {
             Some(host) if is_local(&host) => Ok(()),
-            Some(_) => Err(garde::Error::new(
-                "plain http:// would send your API keys unencrypted over the internet: use https://, \
-                 or http:// only to this machine or a private network (e.g. http://127.0.0.1:11434/v1)",
-            )),
-            None => Err(garde::Error::new("must name a host, such as https://api.openai.com/v1")),
+            Some(_) => Err(broken(IssueCode::HttpNotLocal)),
+            None => Err(broken(IssueCode::NoHost)),
         },
-        Ok(_) => Err(garde::Error::new("must be an https:// address")),
-        Err(_) => Err(garde::Error::new("must be a URL such as https://api.openai.com/v1")),
+        Ok(_) => Err(broken(IssueCode::NotHttps)),
+        Err(_) => Err(broken(IssueCode::BadUrl)),
     }
 }
 
@@ -158,7 +160,7 @@ mod tests {
         }
         for public in ["http://api.openai.com/v1", "http://8.8.8.8", "http://[2001:db8::1]", "http://172.32.0.1"] {
             let error = base_url_rule(public, &()).expect_err(public).to_string();
-            assert!(error.contains("unencrypted"), "{public}: says why: {error}");
+            assert_eq!(error, "http_not_local", "{public}: says why");
         }
         assert!(base_url_rule("https://api.openai.com/v1", &()).is_ok(), "https goes anywhere");
         assert!(base_url_rule("ftp://example.com", &()).is_err(), "other schemes are refused");

@@ -31,9 +31,7 @@ impl CommandArgs for UpdateSettingsArgs {
     fn check_whole(&self) -> Result<(), IpcError> {
         if self.max_wait_seconds.is_none() && self.binding_idle_minutes.is_none() && self.usage_retention_days.is_none()
         {
-            return Err(IpcError::invalid(
-                "nothing to change: give at least one of maxWaitSeconds, bindingIdleMinutes, usageRetentionDays",
-            ));
+            return Err(IpcError::nothing_to_change(&["maxWaitSeconds", "bindingIdleMinutes", "usageRetentionDays"]));
         }
         Ok(())
     }

@@ -7,6 +7,10 @@ use ts_rs::TS;
 use super::rules::not_blank;
 use super::CommandArgs;
 use crate::ipc::error::IpcError;
+use crate::ipc::{IssueCode, IssueParams};
+
+/// The most buckets one series may hold.
+const MAX_BUCKETS: i64 = 10_000;
 
 /// A range of time, in milliseconds since the epoch; `to` defaults to now, `from` to 30 days
 /// before `to`.
@@ -65,9 +69,11 @@ impl CommandArgs for UsageSeriesArgs {
         check_range(Some(self.from), Some(self.to))?;
         let buckets =
             (self.to - self.from) / if matches!(self.bucket, BucketArg::Hour) { 3_600_000 } else { 86_400_000 };
-        if buckets > 10_000 {
-            return Err(IpcError::invalid(
-                "the range holds more than 10 000 buckets: choose larger buckets or a shorter range",
+        if buckets > MAX_BUCKETS {
+            return Err(IpcError::issue(
+                "to",
+                IssueCode::TooManyBuckets,
+                IssueParams { max: Some(MAX_BUCKETS), ..Default::default() },
             ));
         }
         Ok(())
@@ -133,10 +139,9 @@ impl CommandArgs for PurgeUsageArgs {}
 
 fn check_range(from: Option<i64>, to: Option<i64>) -> Result<(), IpcError> {
     match (from, to) {
-        (Some(from), Some(to)) if from >= to => Err(IpcError::validation(vec![crate::ipc::Issue {
-            path: "from".into(),
-            message: "must be before `to`".into(),
-        }])),
+        (Some(from), Some(to)) if from >= to => {
+            Err(IpcError::issue("from", IssueCode::RangeOrder, IssueParams::default()))
+        }
         _ => Ok(()),
     }
 }
