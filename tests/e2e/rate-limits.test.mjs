@@ -173,7 +173,7 @@ describe('rate limits read from the provider, in the real window', () => {
     await input.sendKeys(Key.ENTER);
     await waitFor(app, async () => textOf(await app.find('max-wait-status')), (t) => t === 'Saved.', 'the field says it saved');
     const settings = await app.invoke('settings:get');
-    assert.deepEqual(settings.value, { maxWaitSeconds: 40 }, 'the backend keeps it');
+    assert.equal(settings.value.maxWaitSeconds, 40, 'the backend keeps it');
     await app.screenshot('settings-general-max-wait-light');
   });
 
