@@ -87,17 +87,21 @@ const PLAIN_HTTP =
 /** The backend's base URL rule: plain http only to this machine or a local network (the UI's mirror of `is_local`). */
 function checkBaseUrl(baseUrl: string | undefined) {
   if (baseUrl !== undefined && !plainHttpIsLocal(baseUrl)) {
-    throw backendError('validation', `baseUrl: ${PLAIN_HTTP}`, [{ path: 'baseUrl', message: PLAIN_HTTP }]);
+    throw backendError('validation', `baseUrl: ${PLAIN_HTTP}`, [{ path: 'baseUrl', code: 'http_not_local', message: PLAIN_HTTP }]);
   }
 }
 
 /** The backend's range rule for an integer argument, with its issue at the field. */
 function checkRange(path: string, value: number | undefined, min: number, max: number) {
   if (value === undefined) return;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    const message = `must be an integer from ${min} to ${max}`;
-    throw backendError('validation', `${path}: ${message}`, [{ path, message }]);
-  }
+  const issue: Issue | null = !Number.isInteger(value)
+    ? { path, code: 'wrong_type', params: { expected: 'integer' }, message: 'must be an integer' }
+    : value < min
+      ? { path, code: 'too_small', params: { min }, message: `must be at least ${min}` }
+      : value > max
+        ? { path, code: 'too_large', params: { max }, message: `must be at most ${max}` }
+        : null;
+  if (issue) throw backendError('validation', `${path}: ${issue.message}`, [issue]);
 }
 
 /** A key's user limits: 1–100 000 requests per minute, 1–1 000 at once, or absent. */
@@ -203,7 +207,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   async function send({ request, onEvent: channel }: HandlerArgs<'chat_send'>): Promise<Message> {
     const { chatId, content } = request;
     const chat = findChat(chatId);
-    if (chat.providerId === null) throw backendError('validation', "this chat's provider was deleted", [{ path: 'chatId', message: 'choose a provider' }]);
+    if (chat.providerId === null) throw backendError('validation', "this chat's provider was deleted", [{ path: 'chatId', code: 'provider_deleted', message: 'choose a provider' }]);
     if (stops.has(chatId)) throw backendError('conflict', 'a reply is already being written in this chat');
     let stop!: () => void;
     const stopped = new Promise<void>((resolve) => (stop = resolve));
@@ -251,7 +255,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
         if (providerKey) named.push(`the provider key ${providerKey}`);
         if (named.length > 0) {
           const message = `changing the address from ${found.baseUrl} to ${changes.baseUrl} would send ${named.length} key(s) there (${named.join(', ')}); confirm the change`;
-          throw backendError('validation', `baseUrl: ${message}`, [{ path: 'baseUrl', message }], {
+          throw backendError('validation', `baseUrl: ${message}`, [{ path: 'baseUrl', code: 'host_change', message }], {
             kind: 'hostChange',
             from: found.baseUrl,
             to: changes.baseUrl,
@@ -388,7 +392,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     },
     'settings:get': () => settings,
     'settings:update': (changes) => {
-      if (Object.keys(changes).length === 0) throw backendError('validation', 'nothing to change', [{ path: '', message: 'nothing to change' }]);
+      if (Object.keys(changes).length === 0) throw backendError('validation', 'nothing to change', [{ path: '', code: 'nothing_to_change', params: { fields: ['maxWaitSeconds', 'bindingIdleMinutes', 'usageRetentionDays'] }, message: 'nothing to change' }]);
       checkRange('maxWaitSeconds', changes.maxWaitSeconds, 0, 120);
       checkRange('bindingIdleMinutes', changes.bindingIdleMinutes, 1, 1_440);
       checkRange('usageRetentionDays', changes.usageRetentionDays, 1, 3_650);
@@ -424,7 +428,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     async invoke(command: string, args: Record<string, unknown> = {}) {
       calls.push({ command, args });
       for (const [field, value] of Object.entries(args)) {
-        if (value === null || value === undefined) throw backendError('validation', `${field}: null`, [{ path: field, message: 'must not be null' }]);
+        if (value === null || value === undefined) throw backendError('validation', `${field}: null`, [{ path: field, code: 'not_null', message: 'must not be null' }]);
       }
       const rejection = rejections.get(command);
       if (rejection) {

@@ -92,7 +92,7 @@ describe('Settings → General: how long a reply waits for a free key', () => {
   });
 
   it('shows the backend’s refusal in place and keeps the typed value for a fix', async () => {
-    backend.rejectNext('settings:update', { code: 'validation', message: 'maxWaitSeconds: nope', issues: [{ path: 'maxWaitSeconds', message: 'refused by the backend' }] });
+    backend.rejectNext('settings:update', { code: 'validation', message: 'maxWaitSeconds: nope', issues: [{ path: 'maxWaitSeconds', code: 'too_large', params: { max: 120 }, message: 'refused by the backend' }] });
     const user = renderSection();
     const input = await field();
     await user.clear(input);

@@ -129,7 +129,7 @@ describe('API Key Pool section', () => {
 
   it('shows the backend’s validation issue and a duplicate key at the key field', async () => {
     const user = renderSection();
-    backend.rejectNext('llmConfig:addApiKey', { code: 'validation', message: 'apiKey: bad', issues: [{ path: 'apiKey', message: 'rejected by the backend' }] });
+    backend.rejectNext('llmConfig:addApiKey', { code: 'validation', message: 'apiKey: bad', issues: [{ path: 'apiKey', code: 'invalid', message: 'rejected by the backend' }] });
     const dialog = await openAdd(user);
     await user.type(within(dialog).getByLabelText('API key'), 'sk-dup-0001');
     await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
@@ -170,7 +170,7 @@ describe('API Key Pool section', () => {
 
     await user.clear(concurrent);
     await user.type(within(dialog).getByLabelText('Requests per minute'), '50');
-    backend.rejectNext('llmConfig:addApiKey', { code: 'validation', message: 'rpmLimit: too many', issues: [{ path: 'rpmLimit', message: 'more than the backend allows' }] });
+    backend.rejectNext('llmConfig:addApiKey', { code: 'validation', message: 'rpmLimit: too many', issues: [{ path: 'rpmLimit', code: 'too_large', params: { max: 100_000 }, message: 'more than the backend allows' }] });
     await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
     expect(await within(dialog).findByTestId('add-key-rpm-error')).toHaveTextContent('more than the backend allows');
     expect(within(dialog).getByLabelText('Requests per minute')).toHaveFocus();
@@ -205,7 +205,7 @@ describe('API Key Pool section', () => {
     await user.click(await screen.findByRole('button', { name: 'Limits of capped' }));
     let dialog = screen.getByRole('dialog', { name: 'Limits of capped' });
     await user.type(within(dialog).getByLabelText('Requests at once'), '5');
-    backend.rejectNext('llmConfig:setKeyLimits', { code: 'validation', message: 'maxConcurrent', issues: [{ path: 'maxConcurrent', message: 'refused here' }] });
+    backend.rejectNext('llmConfig:setKeyLimits', { code: 'validation', message: 'maxConcurrent', issues: [{ path: 'maxConcurrent', code: 'too_large', params: { max: 1_000 }, message: 'refused here' }] });
     await user.click(within(dialog).getByRole('button', { name: 'Save limits' }));
     expect(await within(dialog).findByTestId('key-limits-concurrent-error')).toHaveTextContent('refused here');
     expect(within(dialog).getByLabelText('Requests at once')).toHaveFocus();
@@ -265,7 +265,7 @@ describe('API Key Pool section', () => {
 
   it('shows a weight rejected by the backend at the weight', async () => {
     backend.add('openai', 'sk-weight-0001', { label: 'w' });
-    backend.rejectNext('llmConfig:updateApiKey', { code: 'validation', message: 'weight', issues: [{ path: 'weight', message: 'lower than 1' }] });
+    backend.rejectNext('llmConfig:updateApiKey', { code: 'validation', message: 'weight', issues: [{ path: 'weight', code: 'too_small', params: { min: 1 }, message: 'lower than 1' }] });
     const user = renderSection();
     const weight = await screen.findByRole('textbox', { name: 'Weight of w' });
     await user.clear(weight);

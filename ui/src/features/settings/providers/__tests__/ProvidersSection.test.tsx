@@ -83,8 +83,8 @@ describe('provider settings', () => {
       code: 'validation',
       message: 'invalid',
       issues: [
-        { path: 'baseUrl', message: 'must be an http(s) URL the backend can reach' },
-        { path: 'models[1]', message: 'must not be blank' },
+        { path: 'baseUrl', code: 'bad_url', message: 'must be an http(s) URL the backend can reach' },
+        { path: 'models[1]', code: 'blank', message: 'must not be blank' },
       ],
     });
     const user = renderSection();

@@ -42,7 +42,7 @@ describe('moving a provider to another host', () => {
   });
 
   it('reads the move from the backend’s refusal, and nothing from other errors', () => {
-    const refusal = new IpcError('validation', 'baseUrl: …', [{ path: 'baseUrl', message: '…' }], {
+    const refusal = new IpcError('validation', 'baseUrl: …', [{ path: 'baseUrl', code: 'host_change', message: '…' }], {
       kind: 'hostChange',
       from: 'https://gw.example/v1',
       to: 'https://evil.example/v1',
@@ -56,7 +56,7 @@ describe('moving a provider to another host', () => {
         { kind: 'named', name: 'the provider key sk-…prov' },
       ],
     });
-    expect(hostMoveOfError(new IpcError('validation', 'baseUrl: bad', [{ path: 'baseUrl', message: 'bad' }]))).toBeNull();
+    expect(hostMoveOfError(new IpcError('validation', 'baseUrl: bad', [{ path: 'baseUrl', code: 'bad_url', message: 'bad' }]))).toBeNull();
     expect(hostMoveOfError(new Error('boom'))).toBeNull();
   });
 });
