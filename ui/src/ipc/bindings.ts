@@ -28,7 +28,11 @@ export type AddProviderArgs = { name: string, kind: ProviderKind, baseUrl: strin
 /**
  * One of `models` (when it lists any).
  */
-defaultModel?: string, };
+defaultModel?: string, 
+/**
+ * The system prompt new chats with this provider start with.
+ */
+systemPrompt?: string, };
 
 /**
  * A pool entry as stored. The secret never comes back: only `apiKeyPreview`.
@@ -58,6 +62,34 @@ maxConcurrent: number | null, };
 export type AppStatus = { version: string, dataDir: string, logDir: string, database: DatabaseStatus, };
 
 /**
+ * One key that could not serve the reply.
+ */
+export type BlockedKeyInfo = { 
+/**
+ * Its label, or its masked preview (`$NAME` as written).
+ */
+name: string, state: BlockedState, 
+/**
+ * When a cooling or spent key frees up, when an exhausted one is checked again.
+ */
+until: number | null, 
+/**
+ * The HTTP status that disabled it, when that is why it is off.
+ */
+status: number | null, 
+/**
+ * This reply already tried it.
+ */
+tried: boolean, };
+
+export type BlockedState = "tried" | "cooling" | "spent" | "busy" | "disabled" | "exhausted";
+
+/**
+ * How a connection or a reply broke.
+ */
+export type BreakageKind = "connect" | "timeout" | "body" | "request" | "not_json" | "no_text" | "ended_early" | "stream";
+
+/**
  * The size of a series' buckets.
  */
 export type BucketArg = "hour" | "day";
@@ -79,7 +111,11 @@ export type Chat = { id: string, title: string,
 /**
  * `null` when the chat's provider was deleted: pick another before sending.
  */
-providerId: string | null, model: string, createdAt: number, updatedAt: number, };
+providerId: string | null, model: string, 
+/**
+ * Sent first, as the system message; null: none.
+ */
+systemPrompt: string | null, createdAt: number, updatedAt: number, };
 
 /**
  * The events of one `chat_send`, in order: `userMessage` (unless retrying), then per attempt
@@ -90,9 +126,35 @@ export type ChatEvent = { "type": "userMessage", message: Message, } | { "type":
 export type ChatIdArgs = { chatId: string, };
 
 /**
+ * A chat that matches a search: where, and the first matching message cut around the match.
+ */
+export type ChatSearchResult = { chat: Chat, 
+/**
+ * The query is in the title.
+ */
+inTitle: boolean, 
+/**
+ * The first matching message; null when only the title matches.
+ */
+snippet: SearchSnippet | null, 
+/**
+ * How many of the chat's messages match.
+ */
+messageCount: number, };
+
+/**
+ * What a request collides with.
+ */
+export type Conflict = "duplicate_key" | "reply_in_progress";
+
+/**
  * The model defaults to the provider's default.
  */
-export type CreateChatArgs = { providerId: string, model?: string, title?: string, };
+export type CreateChatArgs = { providerId: string, model?: string, title?: string, 
+/**
+ * Defaults to the provider's; `""`: none.
+ */
+systemPrompt?: string, };
 
 export type DatabaseStatus = { "state": "ready", path: string, } | { "state": "failed", kind: string, message: string, path: string, };
 
@@ -120,7 +182,7 @@ export type ErrorCode = "validation" | "not_found" | "conflict" | "storage" | "p
 /**
  * What the UI needs to word an error precisely, beyond its code.
  */
-export type ErrorDetails = { "kind": "hostChange", from: string, to: string, keys: Array<string>, };
+export type ErrorDetails = { "kind": "hostChange", from: string, to: string, keys: Array<string>, } | { "kind": "notFound", what: string, } | { "kind": "conflict", conflict: Conflict, } | { "kind": "upstream", status: number | null, problem: ProbeProblem, message: string, };
 
 /**
  * Where the CSV went: `path` is null when the user cancelled the save dialog.
@@ -203,7 +265,12 @@ inFlight: number,
 /**
  * When an out-of-credit key is probed next.
  */
-nextProbeAt: number | null, };
+nextProbeAt: number | null, 
+/**
+ * A `$NAME` key whose variable has no usable value: the variable's name. The pool skips
+ * the key until it has one.
+ */
+unsetVar: string | null, };
 
 /**
  * What testing one key against its provider found (the provider's model list, fetched with
@@ -213,13 +280,26 @@ export type KeyTestResult = { ok: boolean,
 /**
  * The HTTP status, or null when no answer came (network, unresolved `$NAME`).
  */
-status: number | null, message: string, latencyMs: number, };
+status: number | null, 
+/**
+ * What went wrong, for the UI to word; null when `ok`.
+ */
+problem: ProbeProblem | null, 
+/**
+ * The provider's words on a refusal; otherwise the English fallback.
+ */
+message: string, latencyMs: number, };
 
 /**
  * One key's usage. `keyId` is `""` for the provider-level key; `label` is null for it and for
  * a key deleted since.
  */
 export type KeyUsage = { providerId: string, keyId: string, label: string | null, p50LatencyMs: number | null, p95LatencyMs: number | null, requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
+
+/**
+ * The last refusal of a request: status and the provider's words (keys masked).
+ */
+export type LastAnswer = { status: number, message: string, };
 
 export type LastError = { kind: LastErrorKind, status: number | null, message: string, at: number | null, };
 
@@ -228,15 +308,28 @@ export type LastError = { kind: LastErrorKind, status: number | null, message: s
  */
 export type LastErrorKind = "rate_limited" | "auth_rejected" | "unresolved_env" | "quota_exhausted";
 
+/**
+ * `llmConfig:listModels`: the models the provider's models endpoint lists.
+ */
+export type ListModelsArgs = { providerId: string, 
+/**
+ * Ask the provider again rather than answer from what was fetched before.
+ */
+refresh?: boolean, };
+
 export type Message = { id: string, chatId: string, role: Role, content: string, status: MessageStatus, 
 /**
- * Why the reply failed, for people; set when `status` is `error`.
+ * Why the reply failed, in English (the fallback); set when `status` is `error`.
  */
 error: string | null, 
 /**
  * The error's code (`no_available_key`, `provider`, …) when `status` is `error`.
  */
 errorCode: ErrorCode | null, 
+/**
+ * Why the reply failed, with what the UI needs to word it; set when `status` is `error`.
+ */
+errorDetails: ReplyError | null, 
 /**
  * Which key answered: its label or its masked preview; `null` when none could.
  */
@@ -264,6 +357,19 @@ export type MessageUsage = { inputTokens: number, cachedTokens: number, outputTo
 export type ModelArgs = { model: string, };
 
 /**
+ * The models a provider's models endpoint lists.
+ */
+export type ModelList = { models: Array<string>, 
+/**
+ * When they were fetched (milliseconds since the epoch).
+ */
+fetchedAt: number, 
+/**
+ * Answered from the list fetched before (pass `refresh: true` to ask again).
+ */
+cached: boolean, };
+
+/**
  * Arguments of a command that takes none; any field is rejected.
  */
 export type NoArgs = Record<string, never>;
@@ -281,6 +387,11 @@ export type PoolStatus = { providerId: string, now: number, keys: Array<KeyStatu
 export type Price = { model: string, inputPerMillion: number, cachedInputPerMillion: number | null, outputPerMillion: number, updatedAt: number, };
 
 /**
+ * Why asking a provider (a key test, a model list) failed.
+ */
+export type ProbeProblem = { "kind": "envUnset", var: string, } | { "kind": "redirected" } | { "kind": "refused" } | { "kind": "unreachable", breakage: BreakageKind, } | { "kind": "unreadable" } | { "kind": "outOfCredit" };
+
+/**
  * A provider as the UI sees it; its own key only as a preview.
  */
 export type Provider = { 
@@ -296,6 +407,10 @@ apiKeyPreview: string | null, builtin: boolean, sortOrder: number,
  * The models offered when starting a chat with this provider.
  */
 models: Array<string>, defaultModel: string | null, 
+/**
+ * The system prompt new chats with this provider start with.
+ */
+systemPrompt: string | null, 
 /**
  * How many keys the pool holds; while 0, the provider-level key is used.
  */
@@ -331,10 +446,23 @@ attempts: number, };
  */
 export type ReorderApiKeysArgs = { providerId: string, ids: Array<string>, };
 
+export type ReplyError = { "kind": "noKeys", provider: string, } | { "kind": "providerKeyUnresolved", provider: string, var: string, } | { "kind": "allBlocked", provider: string, keys: Array<BlockedKeyInfo>, firstFreeAt: number | null, last: LastAnswer | null, } | { "kind": "keyUnresolved", key: string, var: string, } | { "kind": "refused", status: number, message: string, } | { "kind": "redirected", status: number, } | { "kind": "unreachable", breakage: BreakageKind, } | { "kind": "interrupted", breakage?: BreakageKind, status?: number, message?: string, } | { "kind": "storage" } | { "kind": "other", message: string, };
+
 /**
  * Who wrote a message.
  */
 export type Role = "user" | "assistant";
+
+/**
+ * `chat:search`.
+ */
+export type SearchChatsArgs = { query: string, };
+
+/**
+ * `before` + `matched` + `after` is a piece of one message on one line; `matched` is the
+ * query as the message writes it (for highlighting).
+ */
+export type SearchSnippet = { messageId: string, before: string, matched: string, after: string, };
 
 /**
  * `chat_send`'s arguments besides its channel (`onEvent`).
@@ -342,9 +470,11 @@ export type Role = "user" | "assistant";
 export type SendArgs = { request: SendRequest, };
 
 /**
- * Without `content`, the last user message is answered again (retry), replacing a failed reply.
+ * With `content`, a new user message; with `content` and `edit: true`, the last user message
+ * rewritten (everything after it is dropped); without `content`, the last user message answered
+ * again, replacing the replies after it (retry a failed reply, regenerate a good one).
  */
-export type SendRequest = { chatId: string, content?: string, };
+export type SendRequest = { chatId: string, content?: string, edit?: boolean, };
 
 /**
  * The user's limits of a key, both replaced: an absent one is removed.
@@ -401,7 +531,11 @@ label?: string, apiKey?: KeyArg, enabled?: boolean, weight?: number, };
 /**
  * At least one field to change.
  */
-export type UpdateChatArgs = { id: string, title?: string, providerId?: string, model?: string, };
+export type UpdateChatArgs = { id: string, title?: string, providerId?: string, model?: string, 
+/**
+ * `""` removes the system prompt.
+ */
+systemPrompt?: string, };
 
 /**
  * At least one field to change.
@@ -415,6 +549,10 @@ apiKey?: KeyArg, models?: Array<string>,
  * `""` clears the default model.
  */
 defaultModel?: string, 
+/**
+ * `""` removes the default system prompt.
+ */
+systemPrompt?: string, 
 /**
  * Required (`true`) to move `baseUrl` to another scheme, host or port while the provider
  * holds keys: they would be sent to the new host. Without it that change is a `validation`
@@ -494,6 +632,7 @@ export type Commands = {
   "llmConfig:getPoolStatus": { kind: "sync"; args: ProviderArgs; result: PoolStatus };
   "llmConfig:resetCooldown": { kind: "sync"; args: IdArgs; result: Deleted };
   "llmConfig:testApiKey": { kind: "async"; args: IdArgs; result: KeyTestResult };
+  "llmConfig:listModels": { kind: "async"; args: ListModelsArgs; result: ModelList };
   "settings:get": { kind: "sync"; args: NoArgs; result: Settings };
   "settings:update": { kind: "sync"; args: UpdateSettingsArgs; result: Settings };
   "usage:getSummary": { kind: "sync"; args: UsageSummaryArgs; result: UsageSummary };
@@ -510,6 +649,8 @@ export type Commands = {
   "chat:close": { kind: "sync"; args: IdArgs; result: Deleted };
   "chat:getMessages": { kind: "sync"; args: ChatIdArgs; result: Array<Message> };
   "chat:stop": { kind: "sync"; args: ChatIdArgs; result: Stopped };
+  "chat:search": { kind: "sync"; args: SearchChatsArgs; result: Array<ChatSearchResult> };
+  "chat:exportMarkdown": { kind: "async"; args: ChatIdArgs; result: ExportResult };
   "chat_send": { kind: "stream"; args: SendArgs; result: Message; event: ChatEvent };
 };
 

@@ -184,10 +184,10 @@ impl Services {
         let completions = CompletionService::new(pool.clone(), clock.clone(), resolver, records, waiter);
         Services {
             keys: Keys::new(db.clone(), writes.clone(), clock.clone(), completions.clone()),
-            providers: Providers::new(db.clone(), writes, clock.clone()),
+            providers: Providers::new(db.clone(), writes, clock.clone(), completions.clone()),
             settings: Arc::new(Settings::open(db.clone(), pool, clock.clone())),
-            usage: Arc::new(Usage::new(db.clone(), ledger, clock.clone(), save_dialog)),
-            chats: Chats::new(db, completions.clone(), clock.clone()),
+            usage: Arc::new(Usage::new(db.clone(), ledger, clock.clone(), save_dialog.clone())),
+            chats: Chats::new(db, completions.clone(), clock.clone(), save_dialog),
             completions,
             clock,
         }

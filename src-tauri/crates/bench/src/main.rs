@@ -107,6 +107,7 @@ async fn main() {
                 api_key: None,
                 models: vec![args.model.clone()],
                 default_model: Some(args.model.clone()),
+                system_prompt: None,
             })
         })
         .expect("the provider is stored");

@@ -4,7 +4,8 @@
 //! Each key has a queue of [`Reply`]s (used once each) and an optional standing reply (used when
 //! the queue is empty); keys with neither get a short default text. Every request is logged.
 //! Tests drive it in-process; the end-to-end suite runs the binary and scripts it over HTTP
-//! (`POST /__fake/script`, `POST /__fake/release`, `GET /__fake/requests`, `POST /__fake/reset`).
+//! (`POST /__fake/script`, `POST /__fake/release`, `GET /__fake/requests`, `POST /__fake/reset`,
+//! `POST /__fake/models` with a JSON list of model ids).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::convert::Infallible;
@@ -97,7 +98,15 @@ pub struct Seen {
     pub path: String,
     pub stream: bool,
     pub model: String,
+    /// How many turns the request's `messages` held (an OpenAI system message is one).
     pub messages: usize,
+    /// The system prompt: Anthropic's `system`, or the first OpenAI message when it is a
+    /// system message.
+    #[serde(default)]
+    pub system: Option<String>,
+    /// The text of the last user turn.
+    #[serde(default)]
+    pub last_user: String,
 }
 
 #[derive(Default)]
@@ -111,6 +120,8 @@ struct Script {
     /// Requests refused by a rate limit, for benchmarks.
     refused: u64,
     reject_stream_options: bool,
+    /// What `GET models` lists; `None`: the one `fake-model`.
+    models: Option<Vec<String>>,
 }
 
 struct Shared {
@@ -188,6 +199,7 @@ impl FakeProvider {
             .route("/__fake/reset", post(control_reset))
             .route("/__fake/limit", post(control_limit))
             .route("/__fake/refused", get(control_refused))
+            .route("/__fake/models", post(control_models))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("bind loopback");
         let addr = listener.local_addr().expect("bound address");
@@ -226,6 +238,11 @@ impl FakeProvider {
     /// Refuses requests that carry `stream_options`, as some OpenAI-compatible servers do.
     pub fn reject_stream_options(&self, reject: bool) {
         self.shared.script.lock().unwrap().reject_stream_options = reject;
+    }
+
+    /// Lists `models` from `GET models` (Anthropic's in pages of its `limit`).
+    pub fn models(&self, models: &[&str]) {
+        self.shared.script.lock().unwrap().models = Some(models.iter().map(|m| (*m).to_owned()).collect());
     }
 
     /// How many requests a rate limit refused so far.
@@ -291,14 +308,50 @@ async fn anthropic(
 
 async fn models(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap) -> Response {
     let key = key_of(&headers);
-    let seen = Seen { key: key.clone(), path: "/v1/models".into(), stream: false, model: String::new(), messages: 0 };
+    let seen = Seen {
+        key: key.clone(),
+        path: "/v1/models".into(),
+        stream: false,
+        model: String::new(),
+        messages: 0,
+        system: None,
+        last_user: String::new(),
+    };
     match next_reply(&shared, seen) {
         Reply::Status { status, headers, message } => {
             error_response(Dialect::Openai, status, &headers, &with_key(&message, &key))
         }
         Reply::Redirect { status, to } => redirect(status, &to, &uri),
-        _ => Json(json!({ "object": "list", "data": [{ "id": "fake-model", "object": "model" }] })).into_response(),
+        _ => {
+            let models = shared.script.lock().unwrap().models.clone().unwrap_or_else(|| vec!["fake-model".into()]);
+            if headers.contains_key("anthropic-version") {
+                return Json(anthropic_models_page(&models, uri.query().unwrap_or_default())).into_response();
+            }
+            let data: Vec<Value> = models.iter().map(|id| json!({ "id": id, "object": "model" })).collect();
+            Json(json!({ "object": "list", "data": data })).into_response()
+        }
     }
+}
+
+/// One page of Anthropic's model list: `limit` models after `after_id`, with `has_more` and
+/// `last_id` as its docs give them.
+fn anthropic_models_page(models: &[String], query: &str) -> Value {
+    let param = |name: &str| {
+        query.split('&').filter_map(|pair| pair.split_once('=')).find(|(k, _)| *k == name).map(|(_, v)| v.to_owned())
+    };
+    let limit = param("limit").and_then(|l| l.parse().ok()).unwrap_or(20usize).clamp(1, 1000);
+    let start = param("after_id").and_then(|after| models.iter().position(|m| *m == after)).map_or(0, |i| i + 1);
+    let page: Vec<&String> = models.iter().skip(start).take(limit).collect();
+    let data: Vec<Value> = page
+        .iter()
+        .map(|id| json!({ "type": "model", "id": id, "display_name": id, "created_at": "2025-01-01T00:00:00Z" }))
+        .collect();
+    json!({
+        "data": data,
+        "has_more": start + page.len() < models.len(),
+        "first_id": page.first(),
+        "last_id": page.last(),
+    })
 }
 
 /// `message` with the key the request carried written into it where the script asks.
@@ -332,6 +385,16 @@ async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: Head
         stream,
         model: body["model"].as_str().unwrap_or_default().to_owned(),
         messages: body["messages"].as_array().map_or(0, Vec::len),
+        system: body["system"].as_str().map(str::to_owned).or_else(|| {
+            let first = &body["messages"][0];
+            (first["role"] == "system").then(|| first["content"].as_str().unwrap_or_default().to_owned())
+        }),
+        last_user: body["messages"]
+            .as_array()
+            .and_then(|turns| turns.iter().rev().find(|t| t["role"] == "user"))
+            .and_then(|turn| turn["content"].as_str())
+            .unwrap_or_default()
+            .to_owned(),
     };
     if body.get("stream_options").is_some() && shared.script.lock().unwrap().reject_stream_options {
         shared.script.lock().unwrap().seen.push(seen);
@@ -682,6 +745,11 @@ struct LimitRequest {
 
 async fn control_limit(State(shared): State<Arc<Shared>>, Json(request): Json<LimitRequest>) -> StatusCode {
     shared.script.lock().unwrap().limits.insert(request.key, request.limit);
+    StatusCode::NO_CONTENT
+}
+
+async fn control_models(State(shared): State<Arc<Shared>>, Json(models): Json<Vec<String>>) -> StatusCode {
+    shared.script.lock().unwrap().models = Some(models);
     StatusCode::NO_CONTENT
 }
 

@@ -81,6 +81,38 @@ impl std::fmt::Display for NoKey {
     }
 }
 
+/// How a connection or a reply broke. The details (hosts, the client's words) go to the log,
+/// redacted; this is what the user is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Breakage {
+    #[error("connection failed")]
+    Connect,
+    #[error("timed out")]
+    Timeout,
+    #[error("the reply broke off")]
+    Body,
+    #[error("request failed")]
+    Request,
+    #[error("the provider's reply was not JSON")]
+    NotJson,
+    #[error("the provider's reply held no text")]
+    NoText,
+    #[error("the stream ended before the reply was complete")]
+    EndedEarly,
+    #[error("the stream broke")]
+    Stream,
+}
+
+/// What cut a reply off after text was shown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Interruption {
+    #[error("{0}")]
+    Broken(Breakage),
+    /// The provider sent an error (an error event in the stream, or refused a failover).
+    #[error("the provider answered HTTP {status}: {message}")]
+    Refused { status: u16, message: String },
+}
+
 /// Why a completion ended without a full reply. Messages never contain a key.
 #[derive(Debug, thiserror::Error)]
 pub enum CompletionError {
@@ -93,10 +125,10 @@ pub enum CompletionError {
     Provider(Failure),
     /// The connection failed before a reply began.
     #[error("could not reach the provider: {0}")]
-    Network(String),
+    Network(Breakage),
     /// The reply broke off after text was shown; the text so far stands, nothing is repeated.
     #[error("the reply was cut off: {0}")]
-    Interrupted(String),
+    Interrupted(Interruption),
     #[error(transparent)]
     Pool(#[from] PoolError),
 }

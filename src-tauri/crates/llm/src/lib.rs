@@ -15,13 +15,13 @@ mod service;
 mod stream;
 mod wait;
 
-pub use error::{CompletionError, Failure, NoKey, NoKeyReason};
+pub use error::{Breakage, CompletionError, Failure, Interruption, NoKey, NoKeyReason};
 pub use provider::{ChatMessage, ProviderEndpoint, ProviderKind, Role, Usage};
 pub use rate_limit::{announced_limits, announced_wait};
 pub use record::{AttemptOutcome, AttemptRecord};
 pub use service::{
-    estimate_tokens, scope_of, CompletionEvent, CompletionOutcome, CompletionRequest, CompletionService, ProbeResult,
-    Recorder, StopReason,
+    estimate_tokens, scope_of, CompletionEvent, CompletionOutcome, CompletionRequest, CompletionService, ModelsFailure,
+    ProbeProblem, ProbeResult, Recorder, StopReason,
 };
 pub use tokio_util::sync::CancellationToken;
 pub use wait::{RealTime, SimulatedTime, Wait, Waiter};

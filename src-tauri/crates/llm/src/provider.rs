@@ -99,6 +99,14 @@ impl ProviderEndpoint {
         }
     }
 
+    /// A request with no key, the way this kind still expects its version header.
+    pub fn unauthorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match self.kind {
+            ProviderKind::Openai => request,
+            ProviderKind::Anthropic => request.header("anthropic-version", ANTHROPIC_VERSION),
+        }
+    }
+
     /// The request body. A streamed OpenAI-compatible request asks for the usage in a last chunk
     /// (`stream_options.include_usage`) unless `stream_usage` is false (a server refused the field).
     pub fn completion_body(&self, model: &str, messages: &[ChatMessage], max_tokens: u32, stream: bool) -> Value {

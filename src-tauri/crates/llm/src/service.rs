@@ -7,13 +7,14 @@ use keypool::{
     Clock, Demand, DisableReason, FailureKind, FailureOutcome, KeyId, KeyPool, PoolError, ProviderId, Secret,
     SecretResolver, Selection, SelectionRequest, SessionId, Timestamp, Unavailability,
 };
+use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-use crate::error::{CompletionError, Failure, NoKey, NoKeyReason};
+use crate::error::{Breakage, CompletionError, Failure, Interruption, NoKey, NoKeyReason};
 use crate::provider::Usage;
 use crate::provider::{error_message, ChatMessage, ProviderEndpoint};
 use crate::record::{AttemptOutcome, AttemptRecord};
@@ -85,8 +86,28 @@ pub struct CompletionOutcome {
 pub struct ProbeResult {
     pub ok: bool,
     pub status: Option<u16>,
+    /// What went wrong, when something did.
+    pub problem: Option<ProbeProblem>,
+    /// The provider's words on a refusal; otherwise the English for `problem`.
     pub message: String,
     pub latency_ms: u64,
+}
+
+/// Why a key test failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeProblem {
+    /// The key is `$var`, which has no usable value.
+    EnvUnset { var: String },
+    /// The provider redirected to another origin; the key was not sent there.
+    Redirected,
+    /// The provider refused the key (`status`, its words in `message`).
+    Refused,
+    /// No answer came.
+    Unreachable(Breakage),
+    /// An answer came, but not a list of models.
+    Unreadable,
+    /// The key is accepted but still out of credit (a credit check failed).
+    OutOfCredit,
 }
 
 /// The key an attempt uses.
@@ -178,6 +199,12 @@ impl CompletionService {
 
     pub fn pool(&self) -> &Arc<KeyPool> {
         &self.pool
+    }
+
+    /// The environment variable a stored `$NAME` key refers to, when it has no usable value
+    /// now; `None` for a literal key or a variable that is set.
+    pub fn unresolved_var(&self, stored: &Secret) -> Option<String> {
+        self.resolver.resolve(stored).err().map(|error| error.var().to_owned())
     }
 
     /// Produces a reply for `request`, trying each available key at most once.
@@ -276,7 +303,7 @@ impl CompletionService {
                 key: credential.secret(),
                 body: &body,
                 stream: request.stream,
-                now: self.clock.now(),
+                clock: &*self.clock,
                 redact: &redact,
             };
             let mut on_text = |piece: &str| on_event(CompletionEvent::Delta { text: piece.to_owned() });
@@ -325,7 +352,7 @@ impl CompletionService {
                     let error = if text.is_empty() {
                         CompletionError::Network(reason)
                     } else {
-                        CompletionError::Interrupted(reason)
+                        CompletionError::Interrupted(Interruption::Broken(reason))
                     };
                     return outcome(text, last_key, attempts, StopReason::Failed(error));
                 }
@@ -341,23 +368,26 @@ impl CompletionService {
                 let error = if text.is_empty() {
                     CompletionError::Provider(failure)
                 } else {
-                    CompletionError::Interrupted(format!(
-                        "the provider answered HTTP {}: {}",
-                        failure.status, failure.message
-                    ))
+                    CompletionError::Interrupted(Interruption::Refused {
+                        status: failure.status,
+                        message: failure.message,
+                    })
                 };
                 return outcome(text, last_key, attempts, StopReason::Failed(error));
             };
             tracing::info!(provider = %provider, key = %key, status = failure.status, "key refused; failing over");
-            tried.push(key.clone());
-            if let Err(error) = self.report(provider, &key, failure.status, kind, &scope) {
-                return outcome(text, last_key, attempts, StopReason::Failed(error.into()));
+            match self.report(provider, &key, failure.status, kind, &scope) {
+                // The key rests until a known time: the pool skips it until then, and a request
+                // that may wait that long tries it again (a one-key pool loses no reply to a 429).
+                Ok(FailureOutcome::Cooled { .. } | FailureOutcome::Spent { .. }) => {}
+                Ok(_) => tried.push(key.clone()),
+                Err(error) => return outcome(text, last_key, attempts, StopReason::Failed(error.into())),
             }
             if !text.is_empty() {
-                let error = CompletionError::Interrupted(format!(
-                    "the provider answered HTTP {}: {}",
-                    failure.status, failure.message
-                ));
+                let error = CompletionError::Interrupted(Interruption::Refused {
+                    status: failure.status,
+                    message: failure.message,
+                });
                 return outcome(text, last_key, attempts, StopReason::Failed(error));
             }
             on_event(CompletionEvent::Failover {
@@ -378,10 +408,11 @@ impl CompletionService {
         status: u16,
         kind: FailureKind,
         scope: &str,
-    ) -> Result<(), PoolError> {
+    ) -> Result<FailureOutcome, PoolError> {
         let now = self.clock.now();
         let failure = keypool::Failure { provider, key, status, kind, scope: Some(scope) };
-        match self.pool.report_failure(failure, now)? {
+        let outcome = self.pool.report_failure(failure, now)?;
+        match outcome {
             FailureOutcome::Disabled { reason } => self.recorder.key_disabled(provider, key, reason, now),
             FailureOutcome::Exhausted { probe_at } => {
                 tracing::warn!(%provider, %key, %probe_at, "API key out of credit; out of rotation until a probe succeeds")
@@ -391,7 +422,7 @@ impl CompletionService {
             }
             FailureOutcome::Cooled { .. } | FailureOutcome::Unchanged => {}
         }
-        Ok(())
+        Ok(outcome)
     }
 
     /// The key for the next attempt: the session's pooled key, or the provider-level key while
@@ -447,43 +478,117 @@ impl CompletionService {
     /// Probes `key` with the cheapest authenticated request (listing models). Touches no chat's
     /// binding and reports nothing to the pool.
     pub async fn probe(&self, endpoint: &ProviderEndpoint, key: &Secret) -> ProbeResult {
-        let key = match self.resolver.resolve(key) {
-            Ok(key) => key,
-            Err(error) => {
-                return ProbeResult {
-                    ok: false,
-                    status: None,
-                    message: format!("environment variable {} has no usable value", error.var()),
-                    latency_ms: 0,
-                }
-            }
-        };
         let started = tokio::time::Instant::now();
-        let response = endpoint.authorize(self.http.get(endpoint.models_url()), &key).send().await;
+        let listed = self.list_models(endpoint, Some(key)).await;
         let latency_ms = started.elapsed().as_millis() as u64;
-        match response {
-            Ok(response) if response.status().is_success() => {
-                ProbeResult { ok: true, status: Some(response.status().as_u16()), message: "OK".into(), latency_ms }
+        match listed {
+            // A server that answers 200 with something else still accepted the key.
+            Ok(_) | Err(ModelsFailure { problem: ProbeProblem::Unreadable, .. }) => {
+                ProbeResult { ok: true, status: Some(200), problem: None, message: "OK".into(), latency_ms }
             }
-            Ok(response) if response.status().is_redirection() => ProbeResult {
+            Err(failure) => ProbeResult {
                 ok: false,
-                status: Some(response.status().as_u16()),
-                message: REDIRECT_REFUSED.into(),
-                latency_ms,
-            },
-            Ok(response) => {
-                let status = response.status().as_u16();
-                let body = self.redactor(endpoint, &key).redact(&read_error_body(response).await);
-                ProbeResult { ok: false, status: Some(status), message: error_message(&body), latency_ms }
-            }
-            Err(error) => ProbeResult {
-                ok: false,
-                status: None,
-                message: if error.is_connect() { "could not connect".into() } else { "request failed".into() },
+                status: failure.status,
+                problem: Some(failure.problem),
+                message: failure.message,
                 latency_ms,
             },
         }
     }
+
+    /// The models `endpoint` lists (OpenAI-compatible `GET models`, Anthropic `GET v1/models`,
+    /// following its pages), asked with `key`, or with no key at all (local servers).
+    pub async fn list_models(
+        &self,
+        endpoint: &ProviderEndpoint,
+        key: Option<&Secret>,
+    ) -> Result<Vec<String>, ModelsFailure> {
+        let key = match key.map(|key| self.resolver.resolve(key)).transpose() {
+            Ok(key) => key,
+            Err(error) => {
+                return Err(ModelsFailure {
+                    status: None,
+                    problem: ProbeProblem::EnvUnset { var: error.var().to_owned() },
+                    message: format!("environment variable {} has no usable value", error.var()),
+                })
+            }
+        };
+        let mut models: Vec<String> = Vec::new();
+        let mut after: Option<String> = None;
+        for _ in 0..MAX_MODEL_PAGES {
+            let mut url = reqwest::Url::parse(&endpoint.models_url()).map_err(|_| ModelsFailure {
+                status: None,
+                problem: ProbeProblem::Unreachable(Breakage::Request),
+                message: Breakage::Request.to_string(),
+            })?;
+            if endpoint.kind == ProviderKind::Anthropic {
+                url.query_pairs_mut().append_pair("limit", "1000");
+                if let Some(after) = &after {
+                    url.query_pairs_mut().append_pair("after_id", after);
+                }
+            }
+            let request = self.http.get(url);
+            let request = match &key {
+                Some(key) => endpoint.authorize(request, key),
+                None => endpoint.unauthorized(request),
+            };
+            let response = request.send().await.map_err(|error| {
+                let kind = crate::stream::breakage(&error);
+                ModelsFailure { status: None, problem: ProbeProblem::Unreachable(kind), message: kind.to_string() }
+            })?;
+            let status = response.status().as_u16();
+            if response.status().is_redirection() {
+                return Err(ModelsFailure {
+                    status: Some(status),
+                    problem: ProbeProblem::Redirected,
+                    message: REDIRECT_REFUSED.into(),
+                });
+            }
+            if !response.status().is_success() {
+                let body = read_error_body(response).await;
+                let body = match &key {
+                    Some(key) => self.redactor(endpoint, key).redact(&body),
+                    None => body,
+                };
+                return Err(ModelsFailure {
+                    status: Some(status),
+                    problem: ProbeProblem::Refused,
+                    message: error_message(&body),
+                });
+            }
+            let unreadable = || ModelsFailure {
+                status: Some(status),
+                problem: ProbeProblem::Unreadable,
+                message: "the provider's answer is not a list of models".into(),
+            };
+            let body = response.bytes().await.map_err(|_| unreadable())?;
+            let page: Value = serde_json::from_slice(&body).map_err(|_| unreadable())?;
+            let ids = page["data"].as_array().or_else(|| page["models"].as_array()).ok_or_else(unreadable)?;
+            for id in ids.iter().filter_map(|m| m["id"].as_str().or_else(|| m["name"].as_str())) {
+                if !models.iter().any(|known| known == id) {
+                    models.push(id.to_owned());
+                }
+            }
+            match (page["has_more"].as_bool(), page["last_id"].as_str()) {
+                (Some(true), Some(last)) if endpoint.kind == ProviderKind::Anthropic => after = Some(last.to_owned()),
+                _ => break,
+            }
+        }
+        Ok(models)
+    }
+}
+
+/// Anthropic pages its model list; more than this many pages is not a real list.
+const MAX_MODEL_PAGES: usize = 20;
+
+/// Why a model list could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelsFailure {
+    /// The HTTP status, when an answer came.
+    pub status: Option<u16>,
+    pub problem: ProbeProblem,
+    /// The provider's words on a refusal; otherwise the English for `problem`.
+    pub message: String,
 }
 
 impl CompletionService {

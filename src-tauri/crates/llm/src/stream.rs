@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use keypool::Announced;
 
-use crate::error::Failure;
+use crate::error::{Breakage, Failure};
 use crate::provider::{error_message, out_of_credit, parse_stream_event, ProviderEndpoint, StreamPiece, Usage};
 use crate::rate_limit::{announced_limits, announced_wait};
 
@@ -27,7 +27,7 @@ pub(crate) enum AttemptEnd {
     /// The provider refused (an HTTP error status, or an error event inside the stream).
     Refused(Failure),
     /// The connection failed or the stream broke off.
-    Broken(String),
+    Broken(Breakage),
 }
 
 pub(crate) struct Attempt<'a> {
@@ -36,7 +36,9 @@ pub(crate) struct Attempt<'a> {
     pub key: &'a Secret,
     pub body: &'a [u8],
     pub stream: bool,
-    pub now: keypool::Timestamp,
+    /// Read when the answer's headers arrive: relative resets count from then, as the
+    /// provider's do (a time taken before sending would make them early by the latency).
+    pub clock: &'a dyn keypool::Clock,
     /// Masks every key of the pool in upstream text; applied before the text goes anywhere.
     pub redact: &'a (dyn Fn(&str) -> String + Sync),
 }
@@ -61,6 +63,14 @@ pub(crate) async fn read_error_body(mut response: reqwest::Response) -> String {
 }
 
 impl Attempt<'_> {
+    /// The attempt broke on `error`: the log gets its details (redacted), the user its kind.
+    fn broken(&self, error: &reqwest::Error) -> AttemptEnd {
+        let kind = breakage(error);
+        let host = error.url().map(|url| format!("{}{}", url.host_str().unwrap_or_default(), url.path()));
+        tracing::info!(%kind, host = %(self.redact)(&host.unwrap_or_default()), "the attempt broke");
+        AttemptEnd::Broken(kind)
+    }
+
     /// Runs the attempt, appending text to `text` and passing each new piece to `on_text`;
     /// `report` receives what the answer announced and used, whatever the end.
     pub(crate) async fn run(
@@ -82,16 +92,17 @@ impl Attempt<'_> {
         };
         let response = match response {
             Ok(response) => response,
-            Err(error) => return AttemptEnd::Broken((self.redact)(&describe(&error))),
+            Err(error) => return self.broken(&error),
         };
         let status = response.status();
-        report.announced = announced_limits(self.endpoint.kind, response.headers(), self.now);
+        let now = self.clock.now();
+        report.announced = announced_limits(self.endpoint.kind, response.headers(), now);
         if status.is_redirection() {
             // The client follows redirects only within the origin; this one leads elsewhere.
             return AttemptEnd::Refused(Failure::new(status.as_u16(), REDIRECT_REFUSED));
         }
         if !status.is_success() {
-            let retry_after = announced_wait(response.headers(), self.now);
+            let retry_after = announced_wait(response.headers(), now);
             let body = tokio::select! {
                 body = read_error_body(response) => body,
                 _ = cancel.cancelled() => return AttemptEnd::Cancelled,
@@ -113,11 +124,11 @@ impl Attempt<'_> {
             };
             let body = match body {
                 Ok(body) => body,
-                Err(error) => return AttemptEnd::Broken((self.redact)(&describe(&error))),
+                Err(error) => return self.broken(&error),
             };
             let value: serde_json::Value = match serde_json::from_slice(&body) {
                 Ok(value) => value,
-                Err(_) => return AttemptEnd::Broken("the provider's reply was not JSON".into()),
+                Err(_) => return AttemptEnd::Broken(Breakage::NotJson),
             };
             if let StreamPiece::Error { status, message, out_of_credit } =
                 parse_stream_event(self.endpoint.kind, "", &value.to_string())
@@ -133,7 +144,7 @@ impl Attempt<'_> {
                     on_text(&reply);
                     AttemptEnd::Finished
                 }
-                None => AttemptEnd::Broken("the provider's reply held no text".into()),
+                None => AttemptEnd::Broken(Breakage::NoText),
             };
         }
 
@@ -144,8 +155,11 @@ impl Attempt<'_> {
                 _ = cancel.cancelled() => return AttemptEnd::Cancelled,
             };
             let event = match event {
-                None => return AttemptEnd::Broken("the stream ended before the reply was complete".into()),
-                Some(Err(error)) => return AttemptEnd::Broken((self.redact)(&format!("the stream broke: {error}"))),
+                None => return AttemptEnd::Broken(Breakage::EndedEarly),
+                Some(Err(error)) => {
+                    tracing::info!(error = %(self.redact)(&error.to_string()), "the stream broke");
+                    return AttemptEnd::Broken(Breakage::Stream);
+                }
                 Some(Ok(event)) => event,
             };
             match parse_stream_event(self.endpoint.kind, &event.event, &event.data) {
@@ -171,18 +185,14 @@ impl Attempt<'_> {
 
 /// A transport error in words, without the URL's query (which never holds a key here, but a
 /// user-supplied base URL could).
-fn describe(error: &reqwest::Error) -> String {
-    let kind = if error.is_timeout() {
-        "timed out"
+pub(crate) fn breakage(error: &reqwest::Error) -> Breakage {
+    if error.is_timeout() {
+        Breakage::Timeout
     } else if error.is_connect() {
-        "connection failed"
+        Breakage::Connect
     } else if error.is_body() || error.is_decode() {
-        "the reply broke off"
+        Breakage::Body
     } else {
-        "request failed"
-    };
-    match error.url() {
-        Some(url) => format!("{kind} ({}{})", url.host_str().unwrap_or_default(), url.path()),
-        None => kind.to_owned(),
+        Breakage::Request
     }
 }

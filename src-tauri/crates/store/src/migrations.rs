@@ -12,6 +12,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0004_message_provider_key.sql"),
     include_str!("../migrations/0005_key_limits.sql"),
     include_str!("../migrations/0006_usage_ledger.sql"),
+    include_str!("../migrations/0007_conversation_tools.sql"),
 ];
 
 /// The schema version this build writes and understands.

@@ -16,6 +16,8 @@ pub struct ProviderRow {
     pub sort_order: i64,
     pub models: Vec<String>,
     pub default_model: Option<String>,
+    /// The system prompt new chats with this provider start with.
+    pub system_prompt: Option<String>,
     pub key_count: u32,
     pub created_at: i64,
     pub updated_at: i64,
@@ -31,6 +33,7 @@ pub struct NewProvider {
     pub api_key: Option<Secret>,
     pub models: Vec<String>,
     pub default_model: Option<String>,
+    pub system_prompt: Option<String>,
 }
 
 /// Fields to change; `None` keeps a field. `api_key: Some(None)` removes the provider key.
@@ -42,11 +45,13 @@ pub struct ProviderPatch {
     pub api_key: Option<Option<Secret>>,
     pub models: Option<Vec<String>>,
     pub default_model: Option<Option<String>>,
+    /// `Some(None)` removes the default system prompt.
+    pub system_prompt: Option<Option<String>>,
 }
 
 const SELECT: &str = "SELECT p.id, p.name, p.kind, p.base_url, p.api_key, p.builtin, p.sort_order, p.models, \
      p.default_model, (SELECT COUNT(*) FROM llm_provider_api_keys k WHERE k.provider_id = p.id), \
-     p.created_at, p.updated_at FROM providers p";
+     p.created_at, p.updated_at, p.system_prompt FROM providers p";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ProviderRow> {
     let models: String = row.get(7)?;
@@ -63,6 +68,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ProviderRow> {
         key_count: row.get(9)?,
         created_at: row.get(10)?,
         updated_at: row.get(11)?,
+        system_prompt: row.get(12)?,
     })
 }
 
@@ -83,8 +89,8 @@ pub fn get_provider(conn: &Connection, id: &str) -> rusqlite::Result<Option<Prov
 
 pub fn insert_provider(conn: &Connection, new: &NewProvider, now: i64) -> rusqlite::Result<ProviderRow> {
     conn.execute(
-        "INSERT INTO providers (id, name, kind, base_url, api_key, builtin, sort_order, models, default_model, created_at, updated_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, 0, (SELECT COALESCE(MAX(sort_order) + 1, 0) FROM providers), ?6, ?7, ?8, ?8)",
+        "INSERT INTO providers (id, name, kind, base_url, api_key, builtin, sort_order, models, default_model, created_at, updated_at, system_prompt) \
+         VALUES (?1, ?2, ?3, ?4, ?5, 0, (SELECT COALESCE(MAX(sort_order) + 1, 0) FROM providers), ?6, ?7, ?8, ?8, ?9)",
         params![
             new.id,
             new.name,
@@ -93,7 +99,8 @@ pub fn insert_provider(conn: &Connection, new: &NewProvider, now: i64) -> rusqli
             new.api_key.as_ref().map(Secret::expose),
             serde_json::to_string(&new.models).expect("strings serialize"),
             new.default_model,
-            now
+            now,
+            new.system_prompt
         ],
     )?;
     get_provider(conn, &new.id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)
@@ -111,6 +118,7 @@ pub fn update_provider(
            api_key = CASE WHEN ?5 THEN ?6 ELSE api_key END, \
            models = COALESCE(?7, models), \
            default_model = CASE WHEN ?8 THEN ?9 ELSE default_model END, \
+           system_prompt = CASE WHEN ?11 THEN ?12 ELSE system_prompt END, \
            updated_at = ?10 \
          WHERE id = ?1",
         params![
@@ -123,7 +131,9 @@ pub fn update_provider(
             patch.models.as_ref().map(|m| serde_json::to_string(m).expect("strings serialize")),
             patch.default_model.is_some(),
             patch.default_model.clone().flatten(),
-            now
+            now,
+            patch.system_prompt.is_some(),
+            patch.system_prompt.clone().flatten()
         ],
     )?;
     if changed == 0 {

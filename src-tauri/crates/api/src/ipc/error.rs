@@ -4,7 +4,8 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use super::issues::{Issue, IssueCode, IssueParams};
-use crate::service::ServiceError;
+use super::ProbeProblemDto;
+use crate::service::{Conflict, ServiceError};
 
 /// The fixed set of error codes the UI may match on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, TS)]
@@ -50,6 +51,12 @@ pub enum ErrorDetails {
     /// `llmConfig:updateProvider` would move the base URL to another origin while the provider
     /// holds `keys` (labels or masked previews): send it again with `confirmHostChange: true`.
     HostChange { from: String, to: String, keys: Vec<String> },
+    /// The thing an id named does not exist: `what` is `chat`, `provider`, `API key`, ….
+    NotFound { what: String },
+    /// The request collides with the state: `conflict` says how.
+    Conflict { conflict: Conflict },
+    /// The provider did not answer as asked: `status` when it answered, its words in `message`.
+    Upstream { status: Option<u16>, problem: ProbeProblemDto, message: String },
 }
 
 impl IpcError {
@@ -64,6 +71,11 @@ impl IpcError {
             _ => format!("{} arguments are invalid", issues.len()),
         };
         IpcError { code: ErrorCode::Validation, message, issues: Some(issues), details: None }
+    }
+
+    /// The error with `details` for the UI.
+    pub fn with(self, details: ErrorDetails) -> Self {
+        IpcError { details: Some(Box::new(details)), ..self }
     }
 
     /// One problem with one argument (`path` as the UI sent it; empty for the whole).
@@ -87,8 +99,18 @@ impl From<ServiceError> for IpcError {
         use keypool::PoolError;
         match error {
             ServiceError::Unavailable(_) => IpcError::new(ErrorCode::Storage, error.to_string()),
-            ServiceError::NotFound { .. } => IpcError::new(ErrorCode::NotFound, error.to_string()),
-            ServiceError::Conflict(message) => IpcError::new(ErrorCode::Conflict, message),
+            ServiceError::NotFound { what, .. } => IpcError::new(ErrorCode::NotFound, error.to_string())
+                .with(ErrorDetails::NotFound { what: what.to_owned() }),
+            ServiceError::Conflict(conflict) => {
+                IpcError::new(ErrorCode::Conflict, error.to_string()).with(ErrorDetails::Conflict { conflict })
+            }
+            ServiceError::Upstream(ref failure) => {
+                IpcError::new(ErrorCode::Provider, error.to_string()).with(ErrorDetails::Upstream {
+                    status: failure.status,
+                    problem: failure.problem.clone().into(),
+                    message: failure.message.clone(),
+                })
+            }
             ServiceError::Invalid(errors) => IpcError::validation(errors.into_iter().map(Issue::from).collect()),
             ServiceError::HostChange { ref from, ref to, ref keys } => {
                 let details = ErrorDetails::HostChange { from: from.clone(), to: to.clone(), keys: keys.clone() };

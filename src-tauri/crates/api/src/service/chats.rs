@@ -1,6 +1,7 @@
 //! Chats: persisted conversations whose replies come from the completion service.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use keypool::{Clock, KeyId, SessionId};
@@ -10,7 +11,9 @@ use keypool_store::providers::{self, ProviderRow};
 use keypool_store::Database;
 
 use super::providers::{endpoint_of, provider_not_found};
-use super::{IssueCode, Result, ServiceError};
+use super::reply_error::ReplyError;
+use super::usage::SaveDialog;
+use super::{Conflict, IssueCode, IssueParams, Result, ServiceError};
 
 /// What happens while a reply is written, in order: the user's message as saved (unless
 /// retrying), then the completion's events. The reply as saved is what [`Chats::send`] returns.
@@ -18,6 +21,91 @@ use super::{IssueCode, Result, ServiceError};
 pub enum ChatProgress {
     UserMessage(MessageRow),
     Completion(CompletionEvent),
+}
+
+/// What a send does with the conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Turn {
+    /// Adds a user message and answers it.
+    Ask(String),
+    /// Replaces the text of the last user message, drops everything after it, and answers it.
+    Edit(String),
+    /// Drops the replies after the last user message (failed or not) and answers it again:
+    /// retry and regenerate.
+    AnswerAgain,
+}
+
+/// A chat to create; every field falls back to the provider's defaults.
+#[derive(Debug, Clone, Default)]
+pub struct NewChat {
+    pub model: Option<String>,
+    pub title: Option<String>,
+    /// Empty: none, even if the provider has a default.
+    pub system_prompt: Option<String>,
+}
+
+/// A chat that matches a search.
+#[derive(Debug, Clone)]
+pub struct SearchResult {
+    pub chat: ChatRow,
+    pub in_title: bool,
+    /// The first matching message, cut around the match.
+    pub snippet: Option<Snippet>,
+    /// How many of its messages match.
+    pub message_count: u32,
+}
+
+/// A piece of a message around a match: `before`, the match as written, `after`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snippet {
+    pub message_id: String,
+    pub before: String,
+    pub matched: String,
+    pub after: String,
+}
+
+/// The characters shown on each side of a match.
+const SNIPPET_CONTEXT: usize = 60;
+const MAX_SEARCH_RESULTS: usize = 100;
+
+impl Snippet {
+    /// The first place `query` is in `text` (ignoring case), with some text on each side, on
+    /// one line; the whole start of `text` when the match cannot be placed.
+    fn around(message_id: String, text: &str, query: &str) -> Snippet {
+        let flat: Vec<char> = text.chars().map(|c| if c.is_whitespace() { ' ' } else { c }).collect();
+        let needle: Vec<char> = query.chars().flat_map(char::to_lowercase).collect();
+        let lower = |c: &char| c.to_lowercase().collect::<Vec<_>>();
+        // Positions by character; lower case of one character may be several (rare), so compare
+        // character by character folded.
+        let found = (0..flat.len()).find(|&start| {
+            let mut folded = flat[start..].iter().flat_map(lower);
+            needle.iter().all(|n| folded.next() == Some(*n))
+        });
+        let (start, len) = match found {
+            Some(start) => {
+                let mut len = 0;
+                let mut folded = 0;
+                while folded < needle.len() && start + len < flat.len() {
+                    folded += lower(&flat[start + len]).len();
+                    len += 1;
+                }
+                (start, len)
+            }
+            None => (0, 0),
+        };
+        let from = start.saturating_sub(SNIPPET_CONTEXT);
+        let to = (start + len + SNIPPET_CONTEXT).min(flat.len());
+        let piece = |a: usize, b: usize| flat[a..b].iter().collect::<String>();
+        let mut before = piece(from, start);
+        if from > 0 {
+            before.insert(0, '…');
+        }
+        let mut after = piece(start + len, to);
+        if to < flat.len() {
+            after.push('…');
+        }
+        Snippet { message_id, before, matched: piece(start, start + len), after }
+    }
 }
 
 pub const NEW_CHAT_TITLE: &str = "New chat";
@@ -28,6 +116,7 @@ pub struct Chats {
     db: Arc<Database>,
     completions: CompletionService,
     clock: Arc<dyn Clock>,
+    save_dialog: Arc<dyn SaveDialog>,
     /// Replies being written, by chat: one at a time per chat, each stoppable.
     running: Mutex<HashMap<String, CancellationToken>>,
 }
@@ -45,8 +134,13 @@ impl Drop for RunningGuard<'_> {
 }
 
 impl Chats {
-    pub(crate) fn new(db: Arc<Database>, completions: CompletionService, clock: Arc<dyn Clock>) -> Self {
-        Chats { db, completions, clock, running: Mutex::new(HashMap::new()) }
+    pub(crate) fn new(
+        db: Arc<Database>,
+        completions: CompletionService,
+        clock: Arc<dyn Clock>,
+        save_dialog: Arc<dyn SaveDialog>,
+    ) -> Self {
+        Chats { db, completions, clock, save_dialog, running: Mutex::new(HashMap::new()) }
     }
 
     pub fn completions(&self) -> &CompletionService {
@@ -62,8 +156,10 @@ impl Chats {
         Ok(chats::list_chats(&*self.db.lock()?)?)
     }
 
-    /// A new chat with `provider_id`; the model defaults to the provider's default, then its first.
-    pub fn create(&self, provider_id: &str, model: Option<String>, title: Option<String>) -> Result<ChatRow> {
+    /// A new chat with `provider_id`; the model defaults to the provider's default, then its
+    /// first; the system prompt to the provider's default.
+    pub fn create(&self, provider_id: &str, new: NewChat) -> Result<ChatRow> {
+        let NewChat { model, title, system_prompt } = new;
         let conn = self.db.lock()?;
         let provider = providers::get_provider(&conn, provider_id)?.ok_or_else(|| provider_not_found(provider_id))?;
         let model = match model.or_else(|| provider.default_model.clone()).or_else(|| provider.models.first().cloned())
@@ -81,6 +177,10 @@ impl Chats {
             updated_at: now,
             key_id: None,
             key_used_at: None,
+            system_prompt: match system_prompt {
+                Some(prompt) => Some(prompt).filter(|p| !p.trim().is_empty()),
+                None => provider.system_prompt,
+            },
         };
         chats::insert_chat(&conn, &row)?;
         Ok(row)
@@ -121,6 +221,41 @@ impl Chats {
         Ok(chats::list_messages(&conn, chat_id)?)
     }
 
+    /// Chats whose title or messages contain `query` (any case, any script), most recently
+    /// active first, each with the first matching message cut around the match.
+    pub fn search(&self, query: &str) -> Result<Vec<SearchResult>> {
+        let conn = self.db.lock()?;
+        let hits = chats::search(&conn, query.trim(), MAX_SEARCH_RESULTS)?;
+        let mut results = Vec::with_capacity(hits.len());
+        for hit in hits {
+            let Some(chat) = chats::get_chat(&conn, &hit.chat_id)? else { continue };
+            let snippet = hit.message.map(|(message_id, text)| Snippet::around(message_id, &text, query.trim()));
+            results.push(SearchResult { chat, in_title: hit.in_title, snippet, message_count: hit.message_count });
+        }
+        Ok(results)
+    }
+
+    /// Saves the chat as Markdown where the user chooses; `None` when they cancelled.
+    pub async fn export_markdown(&self, chat_id: &str) -> Result<Option<(PathBuf, usize)>> {
+        let (chat, messages) = {
+            let conn = self.db.lock()?;
+            let chat = chats::get_chat(&conn, chat_id)?.ok_or_else(|| chat_not_found(chat_id))?;
+            let messages = chats::list_messages(&conn, chat_id)?;
+            (chat, messages)
+        };
+        let Some(path) = self.save_dialog.choose(&format!("{}.md", file_name_of(&chat.title))).await else {
+            return Ok(None);
+        };
+        std::fs::write(&path, markdown_of(&chat, &messages)).map_err(|error| {
+            ServiceError::invalid_with(
+                "path",
+                IssueCode::CannotWrite,
+                IssueParams { reason: Some(format!("{}: {error}", path.display())), ..Default::default() },
+            )
+        })?;
+        Ok(Some((path, messages.len())))
+    }
+
     /// Stops the chat's running reply; returns whether one was running.
     pub fn stop(&self, chat_id: &str) -> Result<bool> {
         chats::get_chat(&*self.db.lock()?, chat_id)?.ok_or_else(|| chat_not_found(chat_id))?;
@@ -137,14 +272,14 @@ impl Chats {
         }
     }
 
-    /// Adds the user's message (or, without `content`, retries the last one) and writes the
+    /// Adds the user's message (or edits the last one, or answers it again) and writes the
     /// assistant's reply, telling `sink` what happens. Returns the reply as saved; a failed reply
     /// is saved as a message with its error. `Err` means nothing was sent (unknown chat, no
     /// provider, a reply in progress).
     pub async fn send(
         &self,
         chat_id: &str,
-        content: Option<String>,
+        turn: Turn,
         sink: &mut (dyn FnMut(ChatProgress) + Send),
     ) -> Result<MessageRow> {
         let cancel = CancellationToken::new();
@@ -158,11 +293,11 @@ impl Chats {
             {
                 let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
                 if running.contains_key(chat_id) {
-                    return Err(ServiceError::Conflict("a reply is already being written in this chat".into()));
+                    return Err(ServiceError::Conflict(Conflict::ReplyInProgress));
                 }
                 running.insert(chat_id.to_owned(), cancel.clone());
             }
-            let prepared = self.prepare(&mut conn, &chat, &provider, content);
+            let prepared = self.prepare(&mut conn, &chat, &provider, turn);
             if prepared.is_err() {
                 self.running.lock().unwrap_or_else(|e| e.into_inner()).remove(chat_id);
             }
@@ -175,10 +310,15 @@ impl Chats {
 
         let outcome =
             self.completions.complete(&request, &mut |event| sink(ChatProgress::Completion(event)), &cancel).await;
-        let (status, error, error_code) = match &outcome.end {
-            StopReason::Finished => (MessageStatus::Complete, None, None),
-            StopReason::Cancelled => (MessageStatus::Stopped, None, None),
-            StopReason::Failed(error) => (MessageStatus::Error, Some(error.to_string()), Some(error.code().to_owned())),
+        let (status, error, error_code, error_details) = match &outcome.end {
+            StopReason::Finished => (MessageStatus::Complete, None, None, None),
+            StopReason::Cancelled => (MessageStatus::Stopped, None, None, None),
+            StopReason::Failed(error) => (
+                MessageStatus::Error,
+                Some(error.to_string()),
+                Some(error.code().to_owned()),
+                Some(ReplyError::from(error).to_stored()),
+            ),
         };
         if let Some(error) = &error {
             tracing::info!(chat = chat_id, %error, "reply failed");
@@ -198,6 +338,7 @@ impl Chats {
             status,
             error,
             error_code,
+            error_details,
             key_label: answered_by,
             provider_key,
             created_at: self.now(),
@@ -217,18 +358,23 @@ impl Chats {
         Ok(reply)
     }
 
-    /// Saves the user's message (or clears failed replies for a retry) and builds the request.
+    /// Saves the user's message (or edits the last one, or clears the replies to answer it
+    /// again) and builds the request.
     fn prepare(
         &self,
         conn: &mut keypool_store::rusqlite::Connection,
         chat: &ChatRow,
         provider: &ProviderRow,
-        content: Option<String>,
+        turn: Turn,
     ) -> Result<(CompletionRequest, Option<MessageRow>)> {
         let tx = conn.transaction()?;
         let now = self.now();
-        let user_message = match content {
-            Some(content) => {
+        let user_message = match turn {
+            Turn::Edit(content) => {
+                let edited = chats::edit_last_question(&tx, &chat.id, &content)?;
+                Some(edited.ok_or_else(|| ServiceError::invalid("content", IssueCode::NothingToAnswer))?)
+            }
+            Turn::Ask(content) => {
                 let row = MessageRow {
                     id: uuid::Uuid::new_v4().to_string(),
                     chat_id: chat.id.clone(),
@@ -237,6 +383,7 @@ impl Chats {
                     status: MessageStatus::Complete,
                     error: None,
                     error_code: None,
+                    error_details: None,
                     key_label: None,
                     provider_key: false,
                     created_at: now,
@@ -249,8 +396,8 @@ impl Chats {
                 }
                 Some(row)
             }
-            None => {
-                chats::delete_trailing_failed_replies(&tx, &chat.id)?;
+            Turn::AnswerAgain => {
+                chats::delete_replies_after_last_question(&tx, &chat.id)?;
                 None
             }
         };
@@ -259,7 +406,11 @@ impl Chats {
             return Err(ServiceError::invalid("content", IssueCode::NothingToAnswer));
         }
         tx.commit()?;
-        let messages = history
+        let system = chat
+            .system_prompt
+            .iter()
+            .map(|prompt| ChatMessage { role: keypool_llm::Role::System, content: prompt.clone() });
+        let history = history
             .into_iter()
             .filter(|m| m.role == Role::User || (m.status != MessageStatus::Error && !m.content.is_empty()))
             .map(|m| ChatMessage {
@@ -268,8 +419,8 @@ impl Chats {
                     Role::Assistant => keypool_llm::Role::Assistant,
                 },
                 content: m.content,
-            })
-            .collect();
+            });
+        let messages = system.chain(history).collect();
         // The key the chat had, unless it sat idle longer than a prompt cache lives.
         let idle = self.completions.pool().binding_idle();
         let remembered = chat
@@ -291,6 +442,60 @@ impl Chats {
     }
 }
 
+/// A file name from a chat's title: no path separators or characters file systems refuse.
+fn file_name_of(title: &str) -> String {
+    let name: String =
+        title.chars().map(|c| if c.is_control() || r#"/\:*?"<>|"#.contains(c) { '_' } else { c }).take(80).collect();
+    let name = name.trim().trim_start_matches('.');
+    if name.is_empty() {
+        "chat".to_owned()
+    } else {
+        name.to_owned()
+    }
+}
+
+/// A chat as Markdown: its title, model and system prompt, then each message under its role.
+fn markdown_of(chat: &ChatRow, messages: &[MessageRow]) -> String {
+    let mut out = format!(
+        "# {}
+
+",
+        chat.title.trim()
+    );
+    out.push_str(&format!(
+        "Model: `{}`
+
+",
+        chat.model
+    ));
+    if let Some(prompt) = &chat.system_prompt {
+        out.push_str(
+            "## System
+
+",
+        );
+        out.push_str(prompt.trim_end());
+        out.push_str("\n\n");
+    }
+    for message in messages {
+        let heading = match message.role {
+            Role::User => "## User",
+            Role::Assistant => "## Assistant",
+        };
+        out.push_str(heading);
+        out.push_str("\n\n");
+        out.push_str(message.content.trim_end());
+        if message.status == MessageStatus::Stopped {
+            out.push_str("\n\n_(stopped)_");
+        }
+        if let Some(error) = &message.error {
+            out.push_str(&format!("\n\n> Error: {error}"));
+        }
+        out.push_str("\n\n");
+    }
+    out
+}
+
 /// The first line of the first message, shortened: the chat's automatic title.
 fn title_from(content: &str) -> String {
     let line = content.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or(NEW_CHAT_TITLE);
@@ -303,4 +508,31 @@ fn title_from(content: &str) -> String {
 
 fn chat_not_found(id: &str) -> ServiceError {
     ServiceError::not_found("chat", id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snippet_cuts_around_the_match_as_written() {
+        let s = Snippet::around("m".into(), "Line one\nWe ate BORSCHT today", "borscht");
+        assert_eq!(
+            (s.before.as_str(), s.matched.as_str(), s.after.as_str()),
+            ("Line one We ate ", "BORSCHT", " today")
+        );
+        // `İ` lower-cases to two characters: the match still covers whole characters.
+        let s = Snippet::around("m".into(), "in İstanbul now", "i̇stanbul");
+        assert_eq!(s.matched, "İstanbul", "folded width differs from the written one");
+        let s = Snippet::around("m".into(), &"x".repeat(500), "zzz");
+        assert_eq!((s.matched.as_str(), s.before.as_str()), ("", ""), "no match: the start of the text");
+        assert!(s.after.ends_with('…'), "cut");
+    }
+
+    #[test]
+    fn file_names_drop_what_file_systems_refuse() {
+        assert_eq!(file_name_of("a/b\\c: d?"), "a_b_c_ d_");
+        assert_eq!(file_name_of("..."), "chat");
+        assert_eq!(file_name_of("  Привет  "), "Привет");
+    }
 }

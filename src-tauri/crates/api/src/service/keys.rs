@@ -4,15 +4,16 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use keypool::{
-    Clock, KeyEntry, KeyId, KeyLoader, KeyPool, KeyStatus, LoadError, ProviderId, Secret, Timestamp, UserLimits,
+    Clock, KeyEntry, KeyId, KeyLoader, KeyPool, KeyState, KeyStatus, LoadError, ProviderId, Secret, Timestamp,
+    UserLimits,
 };
-use keypool_llm::{CompletionService, ProbeResult};
+use keypool_llm::{CompletionService, ProbeProblem, ProbeResult};
 use keypool_store::api_keys::{self, ApiKeyPatch, ApiKeyRow, NewApiKey};
 use keypool_store::{providers, Database};
 
 use super::providers::{endpoint_of, require_provider};
 use super::write_path::{Changed, WritePath};
-use super::{IssueCode, IssueParams, Result, ServiceError};
+use super::{Conflict, IssueCode, IssueParams, Result, ServiceError};
 
 /// A key to add, validated and normalized by the caller.
 pub struct NewKey {
@@ -28,6 +29,9 @@ pub struct NewKey {
 pub struct PoolStatus {
     pub now: Timestamp,
     pub keys: Vec<KeyStatus>,
+    /// Beside each key: the environment variable a `$NAME` key refers to when it has no usable
+    /// value (the key is skipped until it has one).
+    pub unset_vars: Vec<Option<String>>,
 }
 
 #[derive(Clone)]
@@ -92,7 +96,7 @@ impl Keys {
         self.writes.apply(|tx| {
             require_provider(tx, &new.provider_id)?;
             if api_keys::find_duplicate(tx, &new.provider_id, &new.api_key, None)?.is_some() {
-                return Err(ServiceError::Conflict("this API key is already in the provider's pool".into()));
+                return Err(ServiceError::Conflict(Conflict::DuplicateKey));
             }
             let row = api_keys::insert_api_key(
                 tx,
@@ -121,7 +125,7 @@ impl Keys {
             let current = require_key(tx, id)?;
             if let Some(secret) = &patch.api_key {
                 if api_keys::find_duplicate(tx, &current.provider_id, secret, Some(id))?.is_some() {
-                    return Err(ServiceError::Conflict("this API key is already in the provider's pool".into()));
+                    return Err(ServiceError::Conflict(Conflict::DuplicateKey));
                 }
             }
             let row = api_keys::update_api_key(tx, id, &patch, now)?.ok_or_else(|| key_not_found(id))?;
@@ -182,7 +186,11 @@ impl Keys {
     pub fn pool_status(&self, provider_id: &str) -> Result<PoolStatus> {
         require_provider(&*self.db.lock()?, provider_id)?;
         let now = self.clock.now();
-        Ok(PoolStatus { now, keys: self.pool.status(&ProviderId::new(provider_id), now)? })
+        let provider = ProviderId::new(provider_id);
+        let keys = self.pool.status(&provider, now)?;
+        // Read outside the pool's lock: resolving reads the environment.
+        let unset_vars = self.pool.secrets(&provider)?.iter().map(|s| self.completions.unresolved_var(s)).collect();
+        Ok(PoolStatus { now, keys, unset_vars })
     }
 
     /// Ends a key's cooldown by hand. Not a database write, but the UI is told all the same.
@@ -193,16 +201,41 @@ impl Keys {
         Ok(())
     }
 
-    /// Probes one pool key against its provider; no chat's binding changes, the pool is not told.
+    /// Probes one pool key against its provider; no chat's binding changes. The pool is told
+    /// only about a key out of credit: the test is then a credit check (a one-token reply, as
+    /// the background probes do), and a key that has credit again returns to rotation now.
     pub async fn test(&self, id: &str) -> Result<ProbeResult> {
-        let (endpoint, key) = {
+        let (endpoint, key, provider) = {
             let conn = self.db.lock()?;
             let key = require_key(&conn, id)?;
             let provider = providers::get_provider(&conn, &key.provider_id)?
                 .ok_or_else(|| ServiceError::not_found("provider", &key.provider_id))?;
-            (endpoint_of(&provider)?, key.api_key)
+            (endpoint_of(&provider)?, key.api_key, provider)
         };
-        Ok(self.completions.probe(&endpoint, &key).await)
+        let probe = self.completions.probe(&endpoint, &key).await;
+        let key_id = KeyId::new(id);
+        let exhausted = self
+            .pool
+            .status(&endpoint.id, self.clock.now())?
+            .iter()
+            .any(|status| status.key_id == key_id && status.state == KeyState::Exhausted);
+        let model = provider.default_model.clone().or_else(|| provider.models.first().cloned());
+        if let (true, true, Some(model)) = (probe.ok, exhausted, model) {
+            let usable = self.completions.probe_credit(&endpoint, &key, &model).await;
+            tracing::info!(key = %key_id, usable, "checked an out-of-credit key by hand");
+            self.pool.report_probe(&key_id, usable, self.clock.now());
+            self.writes.events.llm_config_changed(&provider.id);
+            if !usable {
+                return Ok(ProbeResult {
+                    ok: false,
+                    status: Some(402),
+                    problem: Some(ProbeProblem::OutOfCredit),
+                    message: "the key is still out of credit".into(),
+                    ..probe
+                });
+            }
+        }
+        Ok(probe)
     }
 }
 

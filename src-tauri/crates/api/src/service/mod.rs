@@ -10,6 +10,7 @@ mod ledger;
 mod problem;
 mod providers;
 mod records;
+mod reply_error;
 mod settings;
 mod usage;
 mod write_path;
@@ -17,18 +18,31 @@ mod write_path;
 use keypool::PoolError;
 use keypool_store::StoreError;
 
-pub use chats::{ChatProgress, Chats, NEW_CHAT_TITLE};
+pub use chats::{ChatProgress, Chats, NewChat, SearchResult, Snippet, Turn, NEW_CHAT_TITLE};
 pub use events::{EventSink, NoEvents};
 pub(crate) use keys::StoreLoader;
 pub use keys::{Keys, NewKey, PoolStatus};
 pub use ledger::Ledger;
 pub(crate) use problem::english;
 pub use problem::{FieldError, IssueCode, IssueParams};
-pub use providers::Providers;
+pub use providers::{ModelList, Providers};
 pub(crate) use records::Records;
+pub use reply_error::{BlockedKeyInfo, BlockedState, BreakageKind, LastAnswer, ReplyError};
 pub use settings::{AppSettings, Settings, SettingsPatch, DEFAULT_RETENTION_DAYS, MAX_WAIT_LIMIT_SECONDS};
 pub use usage::{Bucket, KeySpend, NoSaveDialog, Point, SaveDialog, Spend, Summary, Usage, DAY_MS};
 pub(crate) use write_path::WritePath;
+
+/// What a request collides with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS, thiserror::Error)]
+#[serde(rename_all = "snake_case")]
+pub enum Conflict {
+    /// The key is already in the provider's pool.
+    #[error("this API key is already in the provider's pool")]
+    DuplicateKey,
+    /// The chat is writing a reply; stop it or wait.
+    #[error("a reply is already being written in this chat")]
+    ReplyInProgress,
+}
 
 /// Why a service call failed. Messages never contain a stored secret.
 #[derive(Debug, thiserror::Error)]
@@ -39,7 +53,7 @@ pub enum ServiceError {
     #[error("{what} {id:?} does not exist")]
     NotFound { what: &'static str, id: String },
     #[error("{0}")]
-    Conflict(String),
+    Conflict(Conflict),
     /// The request is well-formed but breaks a rule that needs the store to check.
     #[error("the arguments are invalid")]
     Invalid(Vec<FieldError>),
@@ -51,6 +65,9 @@ pub enum ServiceError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Pool(#[from] PoolError),
+    /// The provider did not answer as asked (listing models).
+    #[error("the provider answered: {}", .0.message)]
+    Upstream(keypool_llm::ModelsFailure),
 }
 
 impl ServiceError {

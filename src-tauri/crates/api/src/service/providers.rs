@@ -1,9 +1,10 @@
 //! Providers: where a pool's keys are sent, and how.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
-use keypool::{Clock, ProviderId};
-use keypool_llm::{ProviderEndpoint, ProviderKind};
+use keypool::{Clock, KeyState, ProviderId, Secret};
+use keypool_llm::{CompletionService, ModelsFailure, ProbeProblem, ProviderEndpoint, ProviderKind};
 use keypool_store::providers::{self, NewProvider, ProviderPatch, ProviderRow};
 use keypool_store::{api_keys, Database};
 
@@ -14,11 +15,81 @@ pub struct Providers {
     db: Arc<Database>,
     writes: Arc<WritePath>,
     clock: Arc<dyn Clock>,
+    completions: CompletionService,
+    /// The model lists fetched so far, by provider, with the address they came from.
+    models: Mutex<HashMap<String, (String, ModelList)>>,
 }
 
+/// The models a provider's endpoint lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelList {
+    pub models: Vec<String>,
+    /// When they were fetched (milliseconds since the epoch).
+    pub fetched_at: i64,
+    /// Answered from what was fetched before, not asked again.
+    pub cached: bool,
+}
+
+/// How many of the pool's keys a model list is asked with before giving up (a refused key
+/// may be one of several; the next may work).
+const MODEL_LIST_KEYS: usize = 3;
+
 impl Providers {
-    pub(crate) fn new(db: Arc<Database>, writes: Arc<WritePath>, clock: Arc<dyn Clock>) -> Self {
-        Providers { db, writes, clock }
+    pub(crate) fn new(
+        db: Arc<Database>,
+        writes: Arc<WritePath>,
+        clock: Arc<dyn Clock>,
+        completions: CompletionService,
+    ) -> Self {
+        Providers { db, writes, clock, completions, models: Mutex::new(HashMap::new()) }
+    }
+
+    /// The models provider `id` lists at its models endpoint, asked with its first usable keys
+    /// (or its own key, or none for a local server). Kept in memory until `refresh` or until
+    /// the provider's address changes.
+    pub async fn models(&self, id: &str, refresh: bool) -> Result<ModelList> {
+        let row = providers::get_provider(&*self.db.lock()?, id)?.ok_or_else(|| provider_not_found(id))?;
+        let address = format!("{} {}", row.kind, row.base_url);
+        if !refresh {
+            let cache = self.models.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, list)) = cache.get(id).filter(|(at, _)| *at == address) {
+                return Ok(ModelList { cached: true, ..list.clone() });
+            }
+        }
+        let endpoint = endpoint_of(&row)?;
+        let pool = self.completions.pool();
+        let provider = ProviderId::new(id);
+        let now = self.clock.now();
+        let usable: Vec<Secret> = pool
+            .status(&provider, now)?
+            .into_iter()
+            .zip(pool.secrets(&provider)?)
+            .filter(|(status, _)| status.state != KeyState::Disabled)
+            .map(|(_, secret)| secret)
+            .take(MODEL_LIST_KEYS)
+            .collect();
+        let candidates: Vec<Option<&Secret>> = match (usable.is_empty(), &row.api_key) {
+            (false, _) => usable.iter().map(Some).collect(),
+            (true, Some(key)) => vec![Some(key)],
+            (true, None) => vec![None],
+        };
+        let mut failure = None;
+        for key in candidates {
+            match self.completions.list_models(&endpoint, key).await {
+                Ok(models) => {
+                    let list = ModelList { models, fetched_at: self.clock.now().as_millis(), cached: false };
+                    let mut cache = self.models.lock().unwrap_or_else(|e| e.into_inner());
+                    cache.insert(id.to_owned(), (address, list.clone()));
+                    return Ok(list);
+                }
+                // Another key may be accepted; anything else would fail the same way.
+                Err(refused @ ModelsFailure { problem: ProbeProblem::Refused, status: Some(401 | 403), .. }) => {
+                    failure = Some(refused)
+                }
+                Err(other) => return Err(ServiceError::Upstream(other)),
+            }
+        }
+        Err(ServiceError::Upstream(failure.expect("at least one candidate was asked")))
     }
 
     /// Every provider in display order, with how many keys its pool holds.

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::support::Harness;
 
 /// A provider "Fake" of `kind` pointing at the fake, with keys `key-<label>` labelled `<label>`.
-fn fake_provider(h: &Harness, fake: &FakeProvider, kind: &str, labels: &[&str]) -> String {
+pub(crate) fn fake_provider(h: &Harness, fake: &FakeProvider, kind: &str, labels: &[&str]) -> String {
     let base_url = if kind == "openai" { format!("{}/v1", fake.url()) } else { fake.url() };
     let provider = h.ok(
         "llmConfig:addProvider",
@@ -25,7 +25,7 @@ fn types(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["type"].as_str().unwrap()).collect()
 }
 
-fn new_chat(h: &Harness, provider: &str) -> String {
+pub(crate) fn new_chat(h: &Harness, provider: &str) -> String {
     h.ok("chat:create", json!({ "providerId": provider }))["id"].as_str().unwrap().to_owned()
 }
 

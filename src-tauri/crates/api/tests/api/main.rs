@@ -2,6 +2,7 @@
 
 mod app_status;
 mod chat;
+mod conversation;
 mod crash;
 mod hostile;
 mod leaks;

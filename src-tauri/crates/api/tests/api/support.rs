@@ -119,13 +119,22 @@ impl Harness {
         &self,
         chat_id: &str,
         content: Option<&str>,
-        mut on: impl FnMut(&Value) + Send,
+        on: impl FnMut(&Value) + Send,
     ) -> Result<(Value, Vec<Value>), IpcError> {
-        let mut events = Vec::new();
         let mut request = serde_json::json!({ "chatId": chat_id });
         if let Some(content) = content {
             request["content"] = content.into();
         }
+        self.send_request(request, on).await
+    }
+
+    /// `chat_send` with `request` as given (`chatId`, `content`, `edit`).
+    pub async fn send_request(
+        &self,
+        request: Value,
+        mut on: impl FnMut(&Value) + Send,
+    ) -> Result<(Value, Vec<Value>), IpcError> {
+        let mut events = Vec::new();
         let result = dispatch_stream(&self.ctx, "chat_send", serde_json::json!({ "request": request }), &mut |event| {
             on(&event);
             events.push(event);

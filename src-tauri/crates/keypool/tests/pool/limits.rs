@@ -231,7 +231,13 @@ mod properties {
                         let reset_at = now + Duration::from_millis(reset_ms);
                         let announced = Announced { requests: Some(Window { limit: Some(5), remaining, reset_at }), tokens: None };
                         f.pool.report_answer(&KeyId::from(name(key)), Some(GPT), &announced);
-                        model[key].window = Some((remaining, reset_at));
+                        // A larger remainder for (about) the same reset is a late answer, not believed.
+                        let late = model[key].window.is_some_and(|(known, known_reset)| {
+                            remaining > known && reset_at <= known_reset + Duration::from_millis(250)
+                        });
+                        if !late {
+                            model[key].window = Some((remaining, reset_at));
+                        }
                     }
                     Op::Select { keep } => {
                         if let Ok(selection) = f.select_for(GPT, 1) {

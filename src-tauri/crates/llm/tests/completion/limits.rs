@@ -106,8 +106,9 @@ async fn a_request_waiting_for_a_busy_key_can_be_stopped() {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
 
-    /// However long keys rest and whatever max_wait is, a request never waits past max_wait: it
-    /// either waits for the first key to free up within the bound and goes, or fails at once.
+    /// However long keys rest and whatever max_wait is, a request never waits past max_wait:
+    /// refused by both keys, it either waits for the first to free up within the bound and
+    /// tries it again, or fails at once.
     #[test]
     fn waiting_never_exceeds_max_wait(rest_a in 1u64..40, rest_b in 1u64..40, max_wait in 0u64..30) {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -117,16 +118,15 @@ proptest::proptest! {
             for (key, rest) in [("key-a", rest_a), ("key-b", rest_b)] {
                 rig.fake.script(key, [Reply::status_with(429, &[("retry-after", &rest.to_string())])]);
             }
-            let (refused, _) = rig.ask("first").await;
-            proptest::prop_assert_eq!(error_of(&refused).code(), "no_available_key", "both keys refused the first request");
             let before = rig.clock.now_ts();
-            let (outcome, _) = rig.ask("second").await;
+            let (outcome, _) = rig.ask("chat").await;
             let waited = rig.clock.now_ts().saturating_duration_since(before);
             proptest::prop_assert!(waited <= Duration::from_secs(max_wait), "waited {waited:?} with max_wait {max_wait} s");
             let first_free = rest_a.min(rest_b);
             if first_free <= max_wait {
                 proptest::prop_assert!(finished(&outcome), "a key frees up in {first_free} s ≤ {max_wait} s: wait and go");
                 proptest::prop_assert_eq!(waited, Duration::from_secs(first_free), "exactly until it frees up");
+                proptest::prop_assert_eq!(outcome.attempts, 3, "both refused, then the first free one again");
             } else {
                 proptest::prop_assert_eq!(waited, Duration::ZERO, "beyond the bound: fail at once");
                 proptest::prop_assert_eq!(error_of(&outcome).code(), "no_available_key");
@@ -134,6 +134,20 @@ proptest::proptest! {
             Ok(())
         })?;
     }
+}
+
+/// A one-key pool loses no reply to a 429 it may wait out: the key is tried again once its
+/// announced wait is over (the time counts from when the answer arrived).
+#[tokio::test]
+async fn a_refused_key_is_tried_again_after_its_wait() {
+    let rig = Rig::new(ProviderKind::Openai, &[("only", 1)]).await;
+    rig.fake.script("key-only", [Reply::status_with(429, &[("retry-after", "5")])]);
+    let (outcome, events) = rig.ask("chat").await;
+    assert!(finished(&outcome), "waited 5 s and went: {:?}", outcome.end);
+    assert_eq!(outcome.attempts, 2, "the same key, twice");
+    let waits: Vec<_> = events.iter().filter(|e| matches!(e, CompletionEvent::Waiting { .. })).collect();
+    assert_eq!(waits.len(), 1, "it said it waits: {events:?}");
+    assert_eq!(rig.fake.keys_used(), ["key-only", "key-only"], "and asked with the one key again");
 }
 
 #[tokio::test]

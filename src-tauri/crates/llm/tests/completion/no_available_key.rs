@@ -64,14 +64,15 @@ async fn all_disabled_names_the_keys_to_fix() {
 #[tokio::test]
 async fn cooling_and_disabled_mixed_says_both() {
     let rig = Rig::new(ProviderKind::Openai, &[("fast", 1), ("revoked", 1)]).await;
-    rig.fake.always("key-fast", Reply::status_with(429, &[("retry-after", "20")]));
+    // Longer than the request may wait (20 s): it fails now rather than wait.
+    rig.fake.always("key-fast", Reply::status_with(429, &[("retry-after", "30")]));
     rig.fake.always("key-revoked", Reply::status(401));
     let (outcome, _) = rig.ask("chat").await;
     let (keys, _, _) = blocked(&outcome);
     assert_eq!(
         keys,
         [
-            ("fast".into(), Blocker::Cooling { until: START + Duration::from_secs(20) }),
+            ("fast".into(), Blocker::Cooling { until: START + Duration::from_secs(30) }),
             ("revoked".into(), Blocker::Disabled { status: Some(401) })
         ],
         "when the cooling key frees up, and which to fix"

@@ -7,6 +7,7 @@ use keypool_store::providers::{NewProvider, ProviderPatch};
 use serde::Deserialize;
 use ts_rs::TS;
 
+use super::chat::MAX_SYSTEM_PROMPT_CHARS;
 use super::rules::{
     base_url_rule, key_arg_rule, normalize_label, not_blank, optional_key_arg_rule, removable_key_arg_rule, KeyArg,
 };
@@ -189,6 +190,10 @@ pub struct AddProviderArgs {
     #[serde(default)]
     #[garde(inner(length(chars, max = 200), custom(not_blank)))]
     pub default_model: Option<String>,
+    /// The system prompt new chats with this provider start with.
+    #[serde(default)]
+    #[garde(inner(length(chars, max = MAX_SYSTEM_PROMPT_CHARS)))]
+    pub system_prompt: Option<String>,
 }
 
 impl CommandArgs for AddProviderArgs {}
@@ -203,6 +208,7 @@ impl From<AddProviderArgs> for NewProvider {
             api_key: a.api_key.map(|k| k.trimmed()),
             models: a.models.unwrap_or_default().into_iter().map(|m| m.trim().to_owned()).collect(),
             default_model: a.default_model.map(|m| m.trim().to_owned()),
+            system_prompt: a.system_prompt.filter(|p| !p.trim().is_empty()),
         }
     }
 }
@@ -234,6 +240,10 @@ pub struct UpdateProviderArgs {
     #[serde(default)]
     #[garde(inner(length(chars, max = 200)))]
     pub default_model: Option<String>,
+    /// `""` removes the default system prompt.
+    #[serde(default)]
+    #[garde(inner(length(chars, max = MAX_SYSTEM_PROMPT_CHARS)))]
+    pub system_prompt: Option<String>,
     /// Required (`true`) to move `baseUrl` to another scheme, host or port while the provider
     /// holds keys: they would be sent to the new host. Without it that change is a `validation`
     /// error whose `details` name the keys.
@@ -249,9 +259,11 @@ impl CommandArgs for UpdateProviderArgs {
             && self.base_url.is_none()
             && self.api_key.is_none()
             && self.models.is_none()
-            && self.default_model.is_none();
+            && self.default_model.is_none()
+            && self.system_prompt.is_none();
         if nothing {
-            return Err(IpcError::nothing_to_change(&["name", "kind", "baseUrl", "apiKey", "models", "defaultModel"]));
+            let fields = ["name", "kind", "baseUrl", "apiKey", "models", "defaultModel", "systemPrompt"];
+            return Err(IpcError::nothing_to_change(&fields));
         }
         Ok(())
     }
@@ -266,6 +278,22 @@ impl From<UpdateProviderArgs> for ProviderPatch {
             api_key: a.api_key.map(|k| Some(k.trimmed()).filter(|k| !k.expose().is_empty())),
             models: a.models.map(|m| m.into_iter().map(|m| m.trim().to_owned()).collect()),
             default_model: a.default_model.map(|m| Some(m.trim().to_owned()).filter(|m| !m.is_empty())),
+            system_prompt: a.system_prompt.map(|p| Some(p).filter(|p| !p.trim().is_empty())),
         }
     }
 }
+
+/// `llmConfig:listModels`: the models the provider's models endpoint lists.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct ListModelsArgs {
+    #[garde(custom(not_blank))]
+    pub provider_id: String,
+    /// Ask the provider again rather than answer from what was fetched before.
+    #[serde(default)]
+    #[garde(skip)]
+    pub refresh: Option<bool>,
+}
+
+impl CommandArgs for ListModelsArgs {}

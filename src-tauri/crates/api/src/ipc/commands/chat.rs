@@ -10,8 +10,8 @@ pub fn list(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<ChatDto>> {
 }
 
 pub fn create(ctx: &AppContext, args: CreateChatArgs) -> Result<ChatDto> {
-    let (model, title) = (args.model.map(trimmed), args.title.map(trimmed));
-    Ok(ctx.chats()?.create(&args.provider_id, model, title)?.into())
+    let provider_id = args.provider_id.clone();
+    Ok(ctx.chats()?.create(&provider_id, args.into())?.into())
 }
 
 pub fn update(ctx: &AppContext, args: UpdateChatArgs) -> Result<ChatDto> {
@@ -39,11 +39,19 @@ pub fn stop(ctx: &AppContext, ChatIdArgs { chat_id }: ChatIdArgs) -> Result<Stop
     Ok(StoppedDto { chat_id, stopped })
 }
 
-/// Sends a message (or, without `content`, retries the last one) and streams the reply's events;
+pub fn search(ctx: &AppContext, SearchChatsArgs { query }: SearchChatsArgs) -> Result<Vec<SearchResultDto>> {
+    Ok(ctx.chats()?.search(&query)?.into_iter().map(SearchResultDto::from).collect())
+}
+
+pub async fn export_markdown(ctx: &AppContext, ChatIdArgs { chat_id }: ChatIdArgs) -> Result<ExportResult> {
+    Ok(ctx.chats()?.export_markdown(&chat_id).await?.into())
+}
+
+/// Sends a message (or edits the last one, or answers it again) and streams the reply's events;
 /// `finished`, with the reply as saved, is always the last.
 pub async fn send(ctx: &AppContext, args: SendArgs, emit: &mut (dyn FnMut(ChatEvent) + Send)) -> Result<MessageDto> {
-    let SendRequest { chat_id, content } = args.request;
-    let reply = ctx.chats()?.send(&chat_id, content, &mut |progress| emit(progress.into())).await?;
+    let chat_id = args.request.chat_id.clone();
+    let reply = ctx.chats()?.send(&chat_id, args.request.turn(), &mut |progress| emit(progress.into())).await?;
     let message = MessageDto::from(reply);
     emit(ChatEvent::Finished { message: message.clone() });
     Ok(message)

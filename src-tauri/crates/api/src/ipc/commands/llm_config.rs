@@ -66,3 +66,7 @@ pub fn reset_cooldown(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<Deleted
 pub async fn test_api_key(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<KeyTestResult> {
     Ok(ctx.keys()?.test(&id).await?.into())
 }
+
+pub async fn list_models(ctx: &AppContext, args: ListModelsArgs) -> Result<ModelListDto> {
+    Ok(ctx.providers()?.models(&args.provider_id, args.refresh.unwrap_or(false)).await?.into())
+}

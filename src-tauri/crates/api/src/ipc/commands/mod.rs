@@ -151,6 +151,7 @@ commands! {
     sync   "llmConfig:getPoolStatus"   (ProviderArgs)       -> PoolStatusDto           => llm_config::pool_status;
     sync   "llmConfig:resetCooldown"   (IdArgs)             -> DeletedDto              => llm_config::reset_cooldown;
     async  "llmConfig:testApiKey"      (IdArgs)             -> KeyTestResult           => llm_config::test_api_key;
+    async  "llmConfig:listModels"      (ListModelsArgs)     -> ModelListDto            => llm_config::list_models;
     sync   "settings:get"              (NoArgs)             -> SettingsDto             => settings::get;
     sync   "settings:update"           (UpdateSettingsArgs) -> SettingsDto             => settings::update;
     sync   "usage:getSummary"          (UsageSummaryArgs)   -> UsageSummaryDto         => usage::summary;
@@ -167,6 +168,8 @@ commands! {
     sync   "chat:close"                (IdArgs)             -> DeletedDto              => chat::close;
     sync   "chat:getMessages"          (ChatIdArgs)         -> Vec<MessageDto>         => chat::messages;
     sync   "chat:stop"                 (ChatIdArgs)         -> StoppedDto              => chat::stop;
+    sync   "chat:search"               (SearchChatsArgs)    -> Vec<SearchResultDto>    => chat::search;
+    async  "chat:exportMarkdown"       (ChatIdArgs)         -> ExportResult            => chat::export_markdown;
     stream "chat_send"                 (SendArgs)           -> MessageDto, ChatEvent   => chat::send;
 }
 

@@ -7,7 +7,7 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use crate::ipc::error::ErrorCode;
-use crate::service::ChatProgress;
+use crate::service::{ChatProgress, ReplyError, SearchResult};
 
 /// A conversation with one provider and model.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -19,6 +19,8 @@ pub struct ChatDto {
     /// `null` when the chat's provider was deleted: pick another before sending.
     pub provider_id: Option<String>,
     pub model: String,
+    /// Sent first, as the system message; null: none.
+    pub system_prompt: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -30,6 +32,7 @@ impl From<ChatRow> for ChatDto {
             title: row.title,
             provider_id: row.provider_id,
             model: row.model,
+            system_prompt: row.system_prompt,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
@@ -64,10 +67,12 @@ pub struct MessageDto {
     pub role: Role,
     pub content: String,
     pub status: MessageStatus,
-    /// Why the reply failed, for people; set when `status` is `error`.
+    /// Why the reply failed, in English (the fallback); set when `status` is `error`.
     pub error: Option<String>,
     /// The error's code (`no_available_key`, `provider`, …) when `status` is `error`.
     pub error_code: Option<ErrorCode>,
+    /// Why the reply failed, with what the UI needs to word it; set when `status` is `error`.
+    pub error_details: Option<ReplyError>,
     /// Which key answered: its label or its masked preview; `null` when none could.
     pub key_label: Option<String>,
     /// Answered with the provider-level key (the pool was empty).
@@ -103,6 +108,7 @@ impl From<MessageRow> for MessageDto {
                 chats::MessageStatus::Stopped => MessageStatus::Stopped,
                 chats::MessageStatus::Error => MessageStatus::Error,
             },
+            error_details: ReplyError::stored(row.error_details.as_deref(), row.error.as_deref()),
             error: row.error,
             error_code: row.error_code.as_deref().map(ErrorCode::parse),
             key_label: row.key_label,
@@ -207,4 +213,46 @@ pub struct StoppedDto {
     pub chat_id: String,
     /// Whether a reply was being written (and is now stopped).
     pub stopped: bool,
+}
+
+/// A chat that matches a search: where, and the first matching message cut around the match.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "ChatSearchResult")]
+pub struct SearchResultDto {
+    pub chat: ChatDto,
+    /// The query is in the title.
+    pub in_title: bool,
+    /// The first matching message; null when only the title matches.
+    pub snippet: Option<SnippetDto>,
+    /// How many of the chat's messages match.
+    pub message_count: u32,
+}
+
+/// `before` + `matched` + `after` is a piece of one message on one line; `matched` is the
+/// query as the message writes it (for highlighting).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "SearchSnippet")]
+pub struct SnippetDto {
+    pub message_id: String,
+    pub before: String,
+    pub matched: String,
+    pub after: String,
+}
+
+impl From<SearchResult> for SearchResultDto {
+    fn from(result: SearchResult) -> Self {
+        SearchResultDto {
+            chat: result.chat.into(),
+            in_title: result.in_title,
+            snippet: result.snippet.map(|s| SnippetDto {
+                message_id: s.message_id,
+                before: s.before,
+                matched: s.matched,
+                after: s.after,
+            }),
+            message_count: result.message_count,
+        }
+    }
 }

@@ -1,13 +1,14 @@
 //! What the `llmConfig:*` commands return, and the `llmConfig:changed` event.
 
 use keypool::KeyError;
-use keypool_llm::ProbeResult;
+use keypool_llm::{ProbeProblem, ProbeResult};
 use keypool_store::api_keys::ApiKeyRow;
 use keypool_store::providers::ProviderRow;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::service::PoolStatus as PoolView;
+use crate::service::{BreakageKind, ModelList};
 
 /// A pool entry as stored. The secret never comes back: only `apiKeyPreview`.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -76,7 +77,13 @@ pub struct PoolStatusDto {
 
 impl PoolStatusDto {
     pub fn new(provider_id: String, view: PoolView) -> Self {
-        PoolStatusDto { provider_id, now: view.now.as_millis(), keys: view.keys.into_iter().map(Into::into).collect() }
+        let keys = view
+            .keys
+            .into_iter()
+            .zip(view.unset_vars)
+            .map(|(status, unset_var)| KeyStatusDto { unset_var, ..status.into() })
+            .collect();
+        PoolStatusDto { provider_id, now: view.now.as_millis(), keys }
     }
 }
 
@@ -125,6 +132,9 @@ pub struct KeyStatusDto {
     pub in_flight: u32,
     /// When an out-of-credit key is probed next.
     pub next_probe_at: Option<i64>,
+    /// A `$NAME` key whose variable has no usable value: the variable's name. The pool skips
+    /// the key until it has one.
+    pub unset_var: Option<String>,
 }
 
 /// What a key has left for one model (or model class), as last announced: e.g. 3 of 5 requests
@@ -216,6 +226,7 @@ impl From<keypool::KeyStatus> for KeyStatusDto {
                 .collect(),
             in_flight: status.in_flight,
             next_probe_at: status.next_probe_at.map(|t| t.as_millis()),
+            unset_var: None,
         }
     }
 }
@@ -264,6 +275,8 @@ pub struct ProviderDto {
     /// The models offered when starting a chat with this provider.
     pub models: Vec<String>,
     pub default_model: Option<String>,
+    /// The system prompt new chats with this provider start with.
+    pub system_prompt: Option<String>,
     /// How many keys the pool holds; while 0, the provider-level key is used.
     pub key_count: u32,
     pub created_at: i64,
@@ -282,6 +295,7 @@ impl From<ProviderRow> for ProviderDto {
             sort_order: row.sort_order,
             models: row.models,
             default_model: row.default_model,
+            system_prompt: row.system_prompt,
             key_count: row.key_count,
             created_at: row.created_at,
             updated_at: row.updated_at,
@@ -306,13 +320,72 @@ pub struct KeyTestResult {
     pub ok: bool,
     /// The HTTP status, or null when no answer came (network, unresolved `$NAME`).
     pub status: Option<u16>,
+    /// What went wrong, for the UI to word; null when `ok`.
+    pub problem: Option<ProbeProblemDto>,
+    /// The provider's words on a refusal; otherwise the English fallback.
     pub message: String,
     pub latency_ms: u64,
 }
 
 impl From<ProbeResult> for KeyTestResult {
     fn from(probe: ProbeResult) -> Self {
-        KeyTestResult { ok: probe.ok, status: probe.status, message: probe.message, latency_ms: probe.latency_ms }
+        KeyTestResult {
+            ok: probe.ok,
+            status: probe.status,
+            problem: probe.problem.map(ProbeProblemDto::from),
+            message: probe.message,
+            latency_ms: probe.latency_ms,
+        }
+    }
+}
+
+/// Why asking a provider (a key test, a model list) failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[ts(rename = "ProbeProblem")]
+pub enum ProbeProblemDto {
+    /// The key is `$var`, which has no usable value.
+    EnvUnset { var: String },
+    /// The provider redirected to another host; no key was sent there.
+    Redirected,
+    /// The provider refused (see `status` and its words in `message`).
+    Refused,
+    /// No answer came.
+    Unreachable { breakage: BreakageKind },
+    /// An answer came, but not a list of models.
+    Unreadable,
+    /// The key is accepted but still out of credit.
+    OutOfCredit,
+}
+
+impl From<ProbeProblem> for ProbeProblemDto {
+    fn from(problem: ProbeProblem) -> Self {
+        match problem {
+            ProbeProblem::EnvUnset { var } => ProbeProblemDto::EnvUnset { var },
+            ProbeProblem::Redirected => ProbeProblemDto::Redirected,
+            ProbeProblem::Refused => ProbeProblemDto::Refused,
+            ProbeProblem::Unreachable(breakage) => ProbeProblemDto::Unreachable { breakage: breakage.into() },
+            ProbeProblem::Unreadable => ProbeProblemDto::Unreadable,
+            ProbeProblem::OutOfCredit => ProbeProblemDto::OutOfCredit,
+        }
+    }
+}
+
+/// The models a provider's models endpoint lists.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "ModelList")]
+pub struct ModelListDto {
+    pub models: Vec<String>,
+    /// When they were fetched (milliseconds since the epoch).
+    pub fetched_at: i64,
+    /// Answered from the list fetched before (pass `refresh: true` to ask again).
+    pub cached: bool,
+}
+
+impl From<ModelList> for ModelListDto {
+    fn from(list: ModelList) -> Self {
+        ModelListDto { models: list.models, fetched_at: list.fetched_at, cached: list.cached }
     }
 }
 
