@@ -1,9 +1,10 @@
-import { useState } from 'react';
+import { useCallback, useState } from 'react';
 import { I18nProvider, useI18n } from './i18n/I18nProvider';
 import { Shell } from './shell/Shell';
 import { StartupProblem } from './shell/StartupProblem';
 import { useAppStatus } from './shell/useAppStatus';
-import { initialRoute, type Route } from './shell/route';
+import { preferences } from './preferences';
+import type { Route } from './shell/route';
 
 export function App() {
   return (
@@ -16,7 +17,12 @@ export function App() {
 function AppContent() {
   const { t } = useI18n();
   const status = useAppStatus();
-  const [route, setRoute] = useState<Route>(initialRoute);
+  // The app reopens on the page it was left on (kept in localStorage, like the language).
+  const [route, setRoute] = useState<Route>(preferences.route);
+  const navigate = useCallback((next: Route) => {
+    setRoute(next);
+    preferences.setRoute(next);
+  }, []);
 
   switch (status.kind) {
     case 'loading':
@@ -35,6 +41,6 @@ function AppContent() {
           />
         );
       }
-      return <Shell route={route} onNavigate={setRoute} status={status.status} />;
+      return <Shell route={route} onNavigate={navigate} status={status.status} />;
   }
 }

@@ -57,6 +57,24 @@ describe('App shell', () => {
     expect(await screen.findByRole('button', { name: /设置/ }), 'the choice survives a restart').toBeInTheDocument();
   });
 
+  it('reopens on the page it was left on', async () => {
+    const user = userEvent.setup();
+    const { unmount } = render(<App />);
+    await user.click(await screen.findByRole('button', { name: /Settings/ }));
+    await user.click(screen.getByRole('button', { name: 'General' }));
+    unmount();
+
+    render(<App />);
+    expect(await screen.findByTestId('general-section'), 'a restart opens Settings → General again').toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'General' })).toHaveAttribute('aria-current', 'page');
+  });
+
+  it('opens on Chat when the remembered page is not one it knows', async () => {
+    localStorage.setItem('keypool.route', 'settings/nowhere');
+    render(<App />);
+    expect(await screen.findByTestId('chat-page'), 'an unknown page falls back to Chat').toBeInTheDocument();
+  });
+
   it('applies a theme chosen in settings over the OS preference', async () => {
     const user = userEvent.setup();
     render(<App />);

@@ -6,3 +6,17 @@ export type Route =
 export type SettingsSection = 'providers' | 'general' | 'about';
 
 export const initialRoute: Route = { page: 'chat' };
+
+const SECTIONS: readonly SettingsSection[] = ['providers', 'general', 'about'];
+
+/** A route as one stable string (`chat`, `settings/general`, …), the form it is stored in. */
+export function routeToString(route: Route): string {
+  return route.page === 'chat' ? 'chat' : `settings/${route.section}`;
+}
+
+/** The route a stored string names, or null for anything else (an old or damaged value). */
+export function routeFromString(value: string | null): Route | null {
+  if (value === 'chat') return { page: 'chat' };
+  const section = value?.startsWith('settings/') ? value.slice('settings/'.length) : null;
+  return SECTIONS.includes(section as SettingsSection) ? { page: 'settings', section: section as SettingsSection } : null;
+}
