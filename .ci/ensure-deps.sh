@@ -10,6 +10,8 @@ SYSTEM_PACKAGES=(
   libayatana-appindicator3-dev librsvg2-dev xvfb xauth webkit2gtk-driver xdotool imagemagick
   # The UI speaks Chinese and Japanese too; without these fonts they render as empty boxes.
   fonts-noto-cjk
+  # API keys live in the Secret Service; the keychain tests run a real one in a D-Bus session.
+  gnome-keyring libsecret-tools dbus dbus-x11
 )
 
 missing=()

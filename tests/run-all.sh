@@ -21,6 +21,7 @@ suite() {
 suite "Rust format" cargo fmt --all --check
 suite "Rust lints" cargo clippy --workspace --all-targets --locked -- -D warnings
 suite "Rust tests" cargo test --workspace --locked
+suite "Keychain (Secret Service)" bash tests/keychain.sh
 suite "UI types" npm run --silent typecheck
 suite "UI lints" npm run --silent lint
 suite "UI unit tests" npx vitest run --config ui/vite.config.ts

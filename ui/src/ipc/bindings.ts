@@ -59,7 +59,11 @@ rpmLimit: number | null,
  */
 maxConcurrent: number | null, };
 
-export type AppStatus = { version: string, dataDir: string, logDir: string, database: DatabaseStatus, };
+export type AppStatus = { version: string, dataDir: string, logDir: string, database: DatabaseStatus, 
+/**
+ * Where API keys are kept at rest; `null` while the database is not open.
+ */
+keychain: KeychainStatus | null, };
 
 /**
  * One key that could not serve the reply.
@@ -82,7 +86,7 @@ status: number | null,
  */
 tried: boolean, };
 
-export type BlockedState = "tried" | "cooling" | "spent" | "busy" | "disabled" | "exhausted";
+export type BlockedState = "tried" | "cooling" | "spent" | "busy" | "disabled" | "exhausted" | "unavailable";
 
 /**
  * How a connection or a reply broke.
@@ -182,7 +186,7 @@ export type ErrorCode = "validation" | "not_found" | "conflict" | "storage" | "p
 /**
  * What the UI needs to word an error precisely, beyond its code.
  */
-export type ErrorDetails = { "kind": "hostChange", from: string, to: string, keys: Array<string>, } | { "kind": "notFound", what: string, } | { "kind": "conflict", conflict: Conflict, } | { "kind": "upstream", status: number | null, problem: ProbeProblem, message: string, };
+export type ErrorDetails = { "kind": "hostChange", from: string, to: string, keys: Array<string>, } | { "kind": "notFound", what: string, } | { "kind": "conflict", conflict: Conflict, } | { "kind": "keychain", keychain: KeychainStatus, } | { "kind": "upstream", status: number | null, problem: ProbeProblem, message: string, };
 
 /**
  * Where the CSV went: `path` is null when the user cancelled the save dialog.
@@ -248,7 +252,7 @@ export type KeyArg = string;
 /**
  * How a key stands.
  */
-export type KeyState = "active" | "cooling" | "disabled" | "exhausted";
+export type KeyState = "active" | "cooling" | "disabled" | "exhausted" | "unavailable";
 
 /**
  * A key's state and statistics (since the app started).
@@ -295,6 +299,14 @@ message: string, latencyMs: number, };
  * a key deleted since.
  */
 export type KeyUsage = { providerId: string, keyId: string, label: string | null, p50LatencyMs: number | null, p95LatencyMs: number | null, requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
+
+export type KeychainReason = "not_configured" | "unreachable" | "locked" | "failed";
+
+/**
+ * Whether API keys go to the operating system's keychain, and if not, why: the UI shows a
+ * notice in the user's language from `reason`; `detail` is the system's own words.
+ */
+export type KeychainStatus = { "state": "available" } | { "state": "unavailable", reason: KeychainReason, detail?: string, };
 
 /**
  * The last refusal of a request: status and the provider's words (keys masked).

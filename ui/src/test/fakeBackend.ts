@@ -45,6 +45,7 @@ export const READY: AppStatus = {
   dataDir: '/data',
   logDir: '/data/logs',
   database: { state: 'ready', path: '/data/keypool.sqlite3' },
+  keychain: { state: 'available' },
 };
 
 export function provider(id: string, name: string, extra: Partial<Provider> = {}): Provider {
@@ -122,6 +123,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   const rejections = new Map<string, IpcError>();
   let nextId = 1;
   let clock = now;
+  let appStatus: AppStatus = READY;
   const chats: Chat[] = [];
   const messages: Message[] = [];
   const stops = new Map<string, () => void>();
@@ -315,7 +317,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       return { chatId, stopped: Boolean(stop) };
     },
     chat_send: send,
-    'app:getStatus': () => READY,
+    'app:getStatus': () => appStatus,
     'llmConfig:getProviders': () => providers.map((p) => ({ ...p, keyCount: byProvider(p.id).length })),
     'llmConfig:getApiKeys': ({ providerId }) => byProvider(providerId).map(publicKey),
     'llmConfig:getPoolStatus': ({ providerId }) => ({
@@ -408,6 +410,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     /** The pool's live view of a key: cooling, statistics. */
     setLive: (id: string, status: Partial<KeyStatus>) => live.set(id, status),
     setClock: (ms: number) => (clock = ms),
+    setAppStatus: (status: AppStatus) => (appStatus = status),
     /** The next call of `command` rejects with `error` (a backend `{ code, message, issues }`). */
     rejectNext: (command: keyof Commands, error: IpcError) => rejections.set(command, error),
     stopEmitting: () => (emitting = false),

@@ -10,9 +10,11 @@ use keypool_llm::{CancellationToken, CompletionService, RealTime, Waiter};
 use keypool_store::{Database, OpenError};
 use tokio_util::sync::DropGuard;
 
+use keypool_keychain::{Keychain, OsKeychain};
+
 use crate::service::{
-    Chats, EventSink, Keys, Ledger, NoSaveDialog, Providers, Records, SaveDialog, ServiceError, Settings, StoreLoader,
-    Usage, WritePath, DAY_MS,
+    Chats, EventSink, KeychainProblem, Keys, Ledger, Migrated, NoSaveDialog, Providers, Records, SaveDialog,
+    ServiceError, Settings, StoreLoader, Usage, Vault, WritePath, DAY_MS,
 };
 use crate::SystemClock;
 
@@ -38,10 +40,14 @@ pub struct Wiring {
     /// Whether upstream attempts are recorded in the usage ledger (benchmarks turn it off to
     /// measure what it costs).
     pub ledger: bool,
+    /// Where key values are kept at rest: the OS keychain in the app, none (the database) in
+    /// tools, a double in tests.
+    pub keychain: Result<Arc<dyn Keychain>, KeychainProblem>,
 }
 
 impl Wiring {
-    /// The real clock, `$NAME` keys from the process environment, the default pool settings.
+    /// The real clock, `$NAME` keys from the process environment, the default pool settings,
+    /// no keychain ([`AppContext::open`] adds the operating system's).
     pub fn production(events: Arc<dyn EventSink>) -> Self {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         Wiring {
@@ -52,6 +58,7 @@ impl Wiring {
             pool: PoolConfig::default(),
             save_dialog: Arc::new(NoSaveDialog),
             ledger: true,
+            keychain: Err(KeychainProblem::NotConfigured),
         }
     }
 }
@@ -86,6 +93,7 @@ struct Services {
     usage: Arc<Usage>,
     completions: CompletionService,
     clock: Arc<dyn Clock>,
+    vault: Arc<Vault>,
 }
 
 impl AppContext {
@@ -103,7 +111,11 @@ impl AppContext {
         if let Err(error) = &database {
             tracing::error!(%error, "the database could not be opened; the app starts without it");
         }
-        let wiring = Wiring { save_dialog, ..Wiring::production(events) };
+        let keychain = OsKeychain::open().map(|k| Arc::new(k) as Arc<dyn Keychain>).map_err(|error| {
+            tracing::warn!(%error, "no keychain: API keys are kept in the database");
+            KeychainProblem::from(error)
+        });
+        let wiring = Wiring { save_dialog, keychain, ..Wiring::production(events) };
         let mut context = Self::with_wiring(version, dirs, database, wiring);
         if let Ok(services) = &context.services {
             context._background = Some(background(Background {
@@ -168,6 +180,11 @@ impl AppContext {
         Ok(&self.services()?.usage)
     }
 
+    /// Where key values are kept at rest.
+    pub fn vault(&self) -> Result<&Vault, ServiceError> {
+        Ok(&self.services()?.vault)
+    }
+
     /// The completion service the chats use, for tools that drive it directly (benches).
     pub fn completions(&self) -> Result<&CompletionService, ServiceError> {
         Ok(&self.services()?.completions)
@@ -176,9 +193,16 @@ impl AppContext {
 
 impl Services {
     fn new(db: Arc<Database>, wiring: Wiring) -> Self {
-        let Wiring { events, clock, waiter, resolver, pool, save_dialog, ledger } = wiring;
-        let pool = Arc::new(KeyPool::new(pool, Arc::new(StoreLoader { db: db.clone() }), resolver.clone()));
-        let writes = Arc::new(WritePath { db: db.clone(), pool: pool.clone(), events });
+        let Wiring { events, clock, waiter, resolver, pool, save_dialog, ledger, keychain } = wiring;
+        let vault = Arc::new(Vault::new(keychain));
+        match vault.migrate(&db) {
+            Ok(migrated) if migrated != Migrated::default() => tracing::info!(?migrated, "keychain migration"),
+            Ok(_) => {}
+            Err(error) => tracing::error!(%error, "moving keys into the keychain failed; they stay in the database"),
+        }
+        let loader = Arc::new(StoreLoader { db: db.clone(), vault: vault.clone() });
+        let pool = Arc::new(KeyPool::new(pool, loader, resolver.clone()));
+        let writes = Arc::new(WritePath { db: db.clone(), pool: pool.clone(), events, vault: vault.clone() });
         let ledger = if ledger { Ledger::start(db.clone()) } else { Ledger::off() };
         let records = Arc::new(Records { writes: writes.clone(), ledger: ledger.clone() });
         let completions = CompletionService::new(pool.clone(), clock.clone(), resolver, records, waiter);
@@ -187,9 +211,10 @@ impl Services {
             providers: Providers::new(db.clone(), writes, clock.clone(), completions.clone()),
             settings: Arc::new(Settings::open(db.clone(), pool, clock.clone())),
             usage: Arc::new(Usage::new(db.clone(), ledger, clock.clone(), save_dialog.clone())),
-            chats: Chats::new(db, completions.clone(), clock.clone(), save_dialog),
+            chats: Chats::new(db, completions.clone(), clock.clone(), save_dialog, vault.clone()),
             completions,
             clock,
+            vault,
         }
     }
 }

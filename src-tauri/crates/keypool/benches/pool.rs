@@ -37,6 +37,7 @@ fn pool(n: usize) -> (KeyPool, ProviderId) {
             sort_order: i as i64,
             created_at: NOW,
             limits: UserLimits::default(),
+            sealed: false,
         })
         .collect();
     let store = Arc::new(Store(keys));

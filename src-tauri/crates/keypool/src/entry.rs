@@ -26,6 +26,9 @@ pub struct KeyEntry {
     pub created_at: Timestamp,
     /// Limits the user set for providers that announce none.
     pub limits: UserLimits,
+    /// The key's value could not be read (it is kept in a keychain that is not reachable): the
+    /// key is never selected, and shows as unavailable, until a reload reads it.
+    pub sealed: bool,
 }
 
 /// Reads a provider's keys from the store.

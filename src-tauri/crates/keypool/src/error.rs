@@ -91,6 +91,8 @@ pub enum Blocker {
         /// The HTTP status of the refusal that disabled it, if that is why.
         status: Option<u16>,
     },
+    /// Its value cannot be read now: it is kept in a keychain that is not reachable.
+    Unavailable,
     /// Out of credit; it is tried again in the background at `next_probe_at`.
     Exhausted {
         /// When the next probe runs.
@@ -146,6 +148,10 @@ impl fmt::Display for Unavailability {
         }
         if exhausted > 0 {
             parts.push(format!("{exhausted} out of credit"));
+        }
+        let sealed = count(|b| matches!(b, Blocker::Unavailable));
+        if sealed > 0 {
+            parts.push(format!("{sealed} unavailable: the keychain is not reachable"));
         }
         if tried > 0 {
             parts.push(format!("{tried} already tried for this request"));

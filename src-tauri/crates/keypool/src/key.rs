@@ -30,6 +30,8 @@ pub(crate) struct PoolKey {
     /// `secret` is a `$NAME` reference, decided once at load rather than on every hand-out.
     pub env_ref: bool,
     pub enabled: bool,
+    /// The value could not be read at load (see [`KeyEntry::sealed`]).
+    pub sealed: bool,
     pub weight: u32,
     pub limits: UserLimits,
     /// Enabled, not refused, not exhausted, not cooling, as of the provider's last rebuild.
@@ -74,6 +76,7 @@ impl PoolKey {
             label: entry.label.map(Arc::from),
             secret: entry.api_key,
             enabled: entry.enabled,
+            sealed: entry.sealed,
             weight: entry.weight.clamp(1, 100),
             limits: entry.limits,
             available: false,
@@ -81,9 +84,9 @@ impl PoolKey {
         }
     }
 
-    /// Enabled, not refused and not out of credit: available unless cooling.
+    /// Enabled, readable, not refused and not out of credit: available unless cooling.
     pub fn usable(&self) -> bool {
-        self.enabled && !self.health.refused && self.health.exhausted.is_none()
+        self.enabled && !self.sealed && !self.health.refused && self.health.exhausted.is_none()
     }
 
     /// The end of a cooldown still running at `now`.
@@ -115,6 +118,9 @@ impl PoolKey {
                 _ => None,
             };
             return Some(Blocker::Disabled { status });
+        }
+        if self.sealed {
+            return Some(Blocker::Unavailable);
         }
         if let Some(exhausted) = self.health.exhausted {
             return Some(Blocker::Exhausted { next_probe_at: exhausted.next_probe_at });
@@ -253,6 +259,8 @@ impl PoolKey {
         let cooling_until = self.cooling_until(now);
         let state = if !self.enabled || h.refused {
             KeyState::Disabled
+        } else if self.sealed {
+            KeyState::Unavailable
         } else if h.exhausted.is_some() {
             KeyState::Exhausted
         } else if cooling_until.is_some() {

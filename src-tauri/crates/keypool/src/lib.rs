@@ -43,7 +43,7 @@
 //!         Ok(["a", "b"].into_iter().map(|id| KeyEntry {
 //!             id: KeyId::from(id), provider_id: provider.clone(), label: None,
 //!             api_key: Secret::from(format!("sk-{id}")), enabled: true, weight: 1,
-//!             sort_order: 0, created_at: Timestamp::EPOCH, limits: UserLimits::default(),
+//!             sort_order: 0, created_at: Timestamp::EPOCH, limits: UserLimits::default(), sealed: false,
 //!         }).collect())
 //!     }
 //! }

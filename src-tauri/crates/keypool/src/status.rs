@@ -14,6 +14,8 @@ pub enum KeyState {
     Disabled,
     /// Out of credit: out of rotation until a background probe finds it usable again.
     Exhausted,
+    /// Its value cannot be read now (kept in a keychain that is not reachable).
+    Unavailable,
 }
 
 /// The last failure the pool saw for a key.

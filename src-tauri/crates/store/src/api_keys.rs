@@ -5,13 +5,16 @@
 use keypool::Secret;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
+use crate::stored_key::text;
+use crate::StoredKey;
+
 /// One stored pool entry. `Debug` never shows the key: [`Secret`] redacts itself.
 #[derive(Debug, Clone)]
 pub struct ApiKeyRow {
     pub id: String,
     pub provider_id: String,
     pub label: Option<String>,
-    pub api_key: Secret,
+    pub api_key: StoredKey,
     pub enabled: bool,
     pub weight: u32,
     pub sort_order: i64,
@@ -31,7 +34,7 @@ pub struct NewApiKey {
     pub id: String,
     pub provider_id: String,
     pub label: Option<String>,
-    pub api_key: Secret,
+    pub api_key: StoredKey,
     pub enabled: bool,
     pub weight: u32,
     pub rpm_limit: Option<u32>,
@@ -42,20 +45,20 @@ pub struct NewApiKey {
 #[derive(Debug, Clone, Default)]
 pub struct ApiKeyPatch {
     pub label: Option<Option<String>>,
-    pub api_key: Option<Secret>,
+    pub api_key: Option<StoredKey>,
     pub enabled: Option<bool>,
     pub weight: Option<u32>,
 }
 
 const COLUMNS: &str = "id, provider_id, label, api_key, enabled, weight, sort_order, \
-                       disabled_reason, disabled_at, created_at, updated_at, rpm_limit, max_concurrent";
+                       disabled_reason, disabled_at, created_at, updated_at, rpm_limit, max_concurrent, storage, preview";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ApiKeyRow> {
     Ok(ApiKeyRow {
         id: row.get(0)?,
         provider_id: row.get(1)?,
         label: row.get(2)?,
-        api_key: Secret::new(row.get::<_, String>(3)?),
+        api_key: StoredKey::from_columns(&row.get::<_, String>(13)?, row.get(3)?, row.get(14)?)?,
         enabled: row.get(4)?,
         weight: row.get(5)?,
         sort_order: row.get(6)?,
@@ -84,7 +87,8 @@ pub fn get_api_key(conn: &Connection, id: &str) -> rusqlite::Result<Option<ApiKe
     conn.query_row(&format!("SELECT {COLUMNS} FROM llm_provider_api_keys WHERE id = ?1"), [id], from_row).optional()
 }
 
-/// The id of another key of `provider_id` holding the same value, if any.
+/// The id of another key of `provider_id` holding the same value in the database, if any
+/// (keys in the keychain are compared by the caller, who can read them).
 pub fn find_duplicate(
     conn: &Connection,
     provider_id: &str,
@@ -92,7 +96,8 @@ pub fn find_duplicate(
     except_id: Option<&str>,
 ) -> rusqlite::Result<Option<String>> {
     conn.query_row(
-        "SELECT id FROM llm_provider_api_keys WHERE provider_id = ?1 AND api_key = ?2 AND id IS NOT ?3",
+        "SELECT id FROM llm_provider_api_keys WHERE provider_id = ?1 AND storage = 'database' AND api_key = ?2 \
+         AND id IS NOT ?3",
         params![provider_id, api_key.expose(), except_id],
         |r| r.get(0),
     )
@@ -102,20 +107,23 @@ pub fn find_duplicate(
 pub fn insert_api_key(conn: &Connection, new: &NewApiKey, now: i64) -> rusqlite::Result<ApiKeyRow> {
     conn.execute(
         "INSERT INTO llm_provider_api_keys \
-           (id, provider_id, label, api_key, enabled, weight, sort_order, created_at, updated_at, rpm_limit, max_concurrent) \
+           (id, provider_id, label, api_key, enabled, weight, sort_order, created_at, updated_at, rpm_limit, \
+            max_concurrent, storage, preview) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
            (SELECT COALESCE(MAX(sort_order) + 1, 0) FROM llm_provider_api_keys WHERE provider_id = ?2), \
-           ?7, ?7, ?8, ?9)",
+           ?7, ?7, ?8, ?9, ?10, ?11)",
         params![
             new.id,
             new.provider_id,
             new.label,
-            new.api_key.expose(),
+            text(new.api_key.columns().1),
             new.enabled,
             new.weight,
             now,
             new.rpm_limit,
-            new.max_concurrent
+            new.max_concurrent,
+            new.api_key.columns().0,
+            text(new.api_key.columns().2)
         ],
     )?;
     get_api_key(conn, &new.id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)
@@ -131,7 +139,9 @@ pub fn update_api_key(
     let changed = conn.execute(
         "UPDATE llm_provider_api_keys SET \
            label = CASE WHEN ?2 THEN ?3 ELSE label END, \
-           api_key = COALESCE(?4, api_key), \
+           storage = CASE WHEN ?8 THEN ?9 ELSE storage END, \
+           api_key = CASE WHEN ?8 THEN ?4 ELSE api_key END, \
+           preview = CASE WHEN ?8 THEN ?10 ELSE preview END, \
            enabled = COALESCE(?5, enabled), \
            weight = COALESCE(?6, weight), \
            disabled_reason = CASE WHEN ?5 = 1 THEN NULL ELSE disabled_reason END, \
@@ -142,10 +152,13 @@ pub fn update_api_key(
             id,
             patch.label.is_some(),
             patch.label.clone().flatten(),
-            patch.api_key.as_ref().map(Secret::expose),
+            text(patch.api_key.as_ref().and_then(|k| k.columns().1)),
             patch.enabled,
             patch.weight,
-            now
+            now,
+            patch.api_key.is_some(),
+            patch.api_key.as_ref().map(|k| k.columns().0),
+            text(patch.api_key.as_ref().and_then(|k| k.columns().2))
         ],
     )?;
     if changed == 0 {
@@ -201,4 +214,46 @@ pub fn reorder_api_keys(conn: &Connection, provider_id: &str, ids: &[String], no
         stmt.execute(params![position as i64, now, id, provider_id])?;
     }
     Ok(())
+}
+
+/// The literal keys (not `$NAME` references) still stored in the database, every provider's:
+/// what moves to the keychain.
+pub fn literal_keys_in_database(conn: &Connection) -> rusqlite::Result<Vec<(String, Secret)>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, api_key FROM llm_provider_api_keys WHERE storage = 'database' AND api_key NOT LIKE '$%' ORDER BY id",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, Secret::new(r.get::<_, String>(1)?))))?;
+    rows.collect()
+}
+
+/// The keys a scrubbed backup marks as kept in the keychain ([`crate::KEYCHAIN_MARKER`]).
+pub fn marked_as_in_keychain(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT id FROM llm_provider_api_keys WHERE storage = 'database' AND api_key = ?1")?;
+    let rows = stmt.query_map([crate::KEYCHAIN_MARKER], |r| r.get(0))?;
+    rows.collect()
+}
+
+/// Records that key `id` is now kept in the keychain: its value leaves the database (the
+/// caller checked the keychain holds it). Returns whether the key was there to move.
+pub fn move_to_keychain(conn: &Connection, id: &str, preview: &str) -> rusqlite::Result<bool> {
+    let changed = conn.execute(
+        "UPDATE llm_provider_api_keys SET storage = 'keychain', api_key = NULL, preview = ?2 \
+         WHERE id = ?1 AND storage = 'database'",
+        params![id, preview],
+    )?;
+    Ok(changed > 0)
+}
+
+/// Every key id, for telling live keychain entries from left-over ones.
+pub fn all_key_ids(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT id FROM llm_provider_api_keys")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    rows.collect()
+}
+
+/// The keys whose value (or `$NAME`) the database itself holds.
+pub fn ids_stored_in_database(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT id FROM llm_provider_api_keys WHERE storage = 'database'")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    rows.collect()
 }

@@ -7,14 +7,17 @@
 //! place).
 
 pub mod api_keys;
+pub mod backups;
 pub mod chats;
 mod database;
 pub mod files;
 mod migrations;
 pub mod providers;
 pub mod settings;
+mod stored_key;
 pub mod usage;
 
 pub use database::{Database, OpenError, StoreError, DATABASE_FILE_NAME};
 pub use migrations::SCHEMA_VERSION;
 pub use rusqlite;
+pub use stored_key::{StoredKey, KEYCHAIN_MARKER};

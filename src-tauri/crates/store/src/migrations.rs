@@ -13,6 +13,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0005_key_limits.sql"),
     include_str!("../migrations/0006_usage_ledger.sql"),
     include_str!("../migrations/0007_conversation_tools.sql"),
+    include_str!("../migrations/0008_keychain.sql"),
 ];
 
 /// The schema version this build writes and understands.

@@ -3,6 +3,7 @@ import type { MessageKey } from '../../i18n';
 import type { AppStatus } from '../../ipc/bindings';
 import type { SettingsSection } from '../../shell/route';
 import { GeneralSection } from './GeneralSection';
+import { KeychainNotice } from './KeychainNotice';
 import { ProvidersSection } from './providers/ProvidersSection';
 
 interface Props {
@@ -40,7 +41,12 @@ export function SettingsPage({ section, onSection, status }: Props) {
           ))}
         </nav>
         <div className="settings__content">
-          {section === 'providers' && <ProvidersSection />}
+          {section === 'providers' && (
+            <>
+              <KeychainNotice />
+              <ProvidersSection />
+            </>
+          )}
           {section === 'general' && <GeneralSection />}
           {section === 'about' && (
             <dl className="about" data-testid="about">

@@ -4,8 +4,9 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use super::issues::{Issue, IssueCode, IssueParams};
+use super::KeychainStatusDto;
 use super::ProbeProblemDto;
-use crate::service::{Conflict, ServiceError};
+use crate::service::{Conflict, KeychainState, ServiceError};
 
 /// The fixed set of error codes the UI may match on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, TS)]
@@ -55,6 +56,8 @@ pub enum ErrorDetails {
     NotFound { what: String },
     /// The request collides with the state: `conflict` says how.
     Conflict { conflict: Conflict },
+    /// A key's value is kept in the keychain, which cannot be read now.
+    Keychain { keychain: KeychainStatusDto },
     /// The provider did not answer as asked: `status` when it answered, its words in `message`.
     Upstream { status: Option<u16>, problem: ProbeProblemDto, message: String },
 }
@@ -103,6 +106,10 @@ impl From<ServiceError> for IpcError {
                 .with(ErrorDetails::NotFound { what: what.to_owned() }),
             ServiceError::Conflict(conflict) => {
                 IpcError::new(ErrorCode::Conflict, error.to_string()).with(ErrorDetails::Conflict { conflict })
+            }
+            ServiceError::Keychain(ref failure) => {
+                let keychain = KeychainStatusDto::from(&KeychainState::Unavailable(failure.clone().into()));
+                IpcError::new(ErrorCode::Storage, error.to_string()).with(ErrorDetails::Keychain { keychain })
             }
             ServiceError::Upstream(ref failure) => {
                 IpcError::new(ErrorCode::Provider, error.to_string()).with(ErrorDetails::Upstream {

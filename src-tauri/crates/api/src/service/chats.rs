@@ -13,6 +13,7 @@ use keypool_store::Database;
 use super::providers::{endpoint_of, provider_not_found};
 use super::reply_error::ReplyError;
 use super::usage::SaveDialog;
+use super::Vault;
 use super::{Conflict, IssueCode, IssueParams, Result, ServiceError};
 
 /// What happens while a reply is written, in order: the user's message as saved (unless
@@ -117,6 +118,8 @@ pub struct Chats {
     completions: CompletionService,
     clock: Arc<dyn Clock>,
     save_dialog: Arc<dyn SaveDialog>,
+    /// Where the providers' own keys are kept.
+    vault: Arc<Vault>,
     /// Replies being written, by chat: one at a time per chat, each stoppable.
     running: Mutex<HashMap<String, CancellationToken>>,
 }
@@ -139,8 +142,9 @@ impl Chats {
         completions: CompletionService,
         clock: Arc<dyn Clock>,
         save_dialog: Arc<dyn SaveDialog>,
+        vault: Arc<Vault>,
     ) -> Self {
-        Chats { db, completions, clock, save_dialog, running: Mutex::new(HashMap::new()) }
+        Chats { db, completions, clock, save_dialog, vault, running: Mutex::new(HashMap::new()) }
     }
 
     pub fn completions(&self) -> &CompletionService {
@@ -430,7 +434,7 @@ impl Chats {
             .map(|key| KeyId::new(key.as_str()));
         let request = CompletionRequest {
             session: SessionId::new(chat.id.as_str()),
-            endpoint: endpoint_of(provider)?,
+            endpoint: endpoint_of(provider, &self.vault)?,
             model: chat.model.clone(),
             messages,
             max_tokens: MAX_REPLY_TOKENS,

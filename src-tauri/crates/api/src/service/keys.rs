@@ -9,10 +9,12 @@ use keypool::{
 };
 use keypool_llm::{CompletionService, ProbeProblem, ProbeResult};
 use keypool_store::api_keys::{self, ApiKeyPatch, ApiKeyRow, NewApiKey};
-use keypool_store::{providers, Database};
+use keypool_store::{providers, Database, StoredKey};
 
 use super::providers::{endpoint_of, require_provider};
+use super::vault::key_account;
 use super::write_path::{Changed, WritePath};
+use super::Vault;
 use super::{Conflict, IssueCode, IssueParams, Result, ServiceError};
 
 /// A key to add, validated and normalized by the caller.
@@ -43,25 +45,37 @@ pub struct Keys {
     completions: CompletionService,
 }
 
-/// Reads a provider's keys for the pool (on a cache miss only).
+/// Reads a provider's keys for the pool (on a cache miss only): the rows from the database,
+/// the values of keys kept in the keychain from the vault (once per run).
 pub(crate) struct StoreLoader {
     pub db: Arc<Database>,
+    pub vault: Arc<Vault>,
 }
 
 impl KeyLoader for StoreLoader {
     fn load(&self, provider: &ProviderId) -> Result<Vec<KeyEntry>, LoadError> {
-        let conn = self.db.lock().map_err(LoadError::new)?;
-        let rows = api_keys::list_api_keys(&conn, provider.as_str()).map_err(LoadError::new)?;
-        Ok(rows.into_iter().map(entry_of).collect())
+        let rows = {
+            let conn = self.db.lock().map_err(LoadError::new)?;
+            api_keys::list_api_keys(&conn, provider.as_str()).map_err(LoadError::new)?
+        };
+        Ok(rows.into_iter().map(|row| entry_of(row, &self.vault)).collect())
     }
 }
 
-fn entry_of(row: ApiKeyRow) -> KeyEntry {
+fn entry_of(row: ApiKeyRow, vault: &Vault) -> KeyEntry {
+    let (api_key, sealed) = match vault.reveal(&key_account(&row.id), &row.api_key) {
+        Ok(secret) => (secret, false),
+        Err(error) => {
+            tracing::warn!(key = %row.id, %error, "a key's value cannot be read; it is unavailable until it can");
+            (Secret::new(""), true)
+        }
+    };
     KeyEntry {
         id: KeyId::new(row.id),
         provider_id: ProviderId::new(row.provider_id),
         label: row.label,
-        api_key: row.api_key,
+        api_key,
+        sealed,
         enabled: row.enabled,
         weight: row.weight,
         sort_order: row.sort_order,
@@ -91,47 +105,85 @@ impl Keys {
         Ok(api_keys::list_api_keys(&conn, provider_id)?)
     }
 
+    /// Adds a key; its value goes to the keychain when one is reachable.
     pub fn add(&self, new: NewKey) -> Result<ApiKeyRow> {
         let now = self.clock.now().as_millis();
-        self.writes.apply(|tx| {
+        let id = uuid::Uuid::new_v4().to_string();
+        let vault = &self.writes.vault;
+        let added = self.writes.apply(|tx| {
             require_provider(tx, &new.provider_id)?;
-            if api_keys::find_duplicate(tx, &new.provider_id, &new.api_key, None)?.is_some() {
+            self.refuse_duplicate(tx, &new.provider_id, &new.api_key, None)?;
+            let stored = vault.keep(&key_account(&id), &new.api_key);
+            let new_key = NewApiKey {
+                id: id.clone(),
+                provider_id: new.provider_id.clone(),
+                label: new.label,
+                api_key: stored,
+                enabled: new.enabled,
+                weight: new.weight,
+                rpm_limit: new.limits.rpm,
+                max_concurrent: new.limits.max_concurrent,
+            };
+            let row = api_keys::insert_api_key(tx, &new_key, now)?;
+            Ok(Changed { provider_id: new.provider_id, value: row })
+        });
+        if added.is_err() {
+            vault.forget(&key_account(&id));
+        }
+        added
+    }
+
+    /// A key of `provider_id` (other than `except`) already holds `secret`: compared in the
+    /// database, and with the values of the keys kept in the keychain.
+    fn refuse_duplicate(
+        &self,
+        conn: &keypool_store::rusqlite::Connection,
+        provider_id: &str,
+        secret: &Secret,
+        except: Option<&str>,
+    ) -> Result<()> {
+        if api_keys::find_duplicate(conn, provider_id, secret, except)?.is_some() {
+            return Err(ServiceError::Conflict(Conflict::DuplicateKey));
+        }
+        for row in api_keys::list_api_keys(conn, provider_id)? {
+            if !row.api_key.in_keychain() || Some(row.id.as_str()) == except {
+                continue;
+            }
+            let same = self
+                .writes
+                .vault
+                .reveal(&key_account(&row.id), &row.api_key)
+                .is_ok_and(|v| v.expose() == secret.expose());
+            if same {
                 return Err(ServiceError::Conflict(Conflict::DuplicateKey));
             }
-            let row = api_keys::insert_api_key(
-                tx,
-                &NewApiKey {
-                    id: uuid::Uuid::new_v4().to_string(),
-                    provider_id: new.provider_id.clone(),
-                    label: new.label,
-                    api_key: new.api_key,
-                    enabled: new.enabled,
-                    weight: new.weight,
-                    rpm_limit: new.limits.rpm,
-                    max_concurrent: new.limits.max_concurrent,
-                },
-                now,
-            )?;
-            Ok(Changed { provider_id: new.provider_id, value: row })
-        })
+        }
+        Ok(())
     }
 
     /// Applies `patch`; enabling a key clears why it was disabled and lifts the pool's refusal.
-    pub fn update(&self, id: &str, patch: ApiKeyPatch) -> Result<ApiKeyRow> {
+    /// A new value given as [`StoredKey::Database`] is kept where the vault decides (the
+    /// keychain entry is overwritten, or removed when the new value is a `$NAME`).
+    pub fn update(&self, id: &str, mut patch: ApiKeyPatch) -> Result<ApiKeyRow> {
         let now = self.clock.now().as_millis();
         let enabling = patch.enabled == Some(true);
         let replaces_secret = patch.api_key.is_some();
+        let vault = &self.writes.vault;
+        let mut was_in_keychain = false;
         let row = self.writes.apply(|tx| {
             let current = require_key(tx, id)?;
-            if let Some(secret) = &patch.api_key {
-                if api_keys::find_duplicate(tx, &current.provider_id, secret, Some(id))?.is_some() {
-                    return Err(ServiceError::Conflict(Conflict::DuplicateKey));
-                }
+            was_in_keychain = current.api_key.in_keychain();
+            if let Some(StoredKey::Database(secret)) = &patch.api_key {
+                self.refuse_duplicate(tx, &current.provider_id, secret, Some(id))?;
+                patch.api_key = Some(vault.keep(&key_account(id), secret));
             }
             let row = api_keys::update_api_key(tx, id, &patch, now)?.ok_or_else(|| key_not_found(id))?;
             Ok(Changed { provider_id: row.provider_id.clone(), value: row })
         })?;
         if replaces_secret {
+            if was_in_keychain && !row.api_key.in_keychain() {
+                vault.forget(&key_account(id));
+            }
             self.writes.forget_removed_secrets();
         }
         if enabling {
@@ -154,11 +206,13 @@ impl Keys {
         })
     }
 
+    /// Deletes a key, its keychain entry with it.
     pub fn delete(&self, id: &str) -> Result<()> {
         self.writes.apply(|tx| {
             let provider_id = api_keys::delete_api_key(tx, id)?.ok_or_else(|| key_not_found(id))?;
             Ok(Changed { provider_id, value: () })
         })?;
+        self.writes.vault.forget(&key_account(id));
         self.writes.forget_removed_secrets();
         Ok(())
     }
@@ -210,7 +264,8 @@ impl Keys {
             let key = require_key(&conn, id)?;
             let provider = providers::get_provider(&conn, &key.provider_id)?
                 .ok_or_else(|| ServiceError::not_found("provider", &key.provider_id))?;
-            (endpoint_of(&provider)?, key.api_key, provider)
+            let value = self.writes.vault.reveal(&key_account(id), &key.api_key).map_err(ServiceError::Keychain)?;
+            (endpoint_of(&provider, &self.writes.vault)?, value, provider)
         };
         let probe = self.completions.probe(&endpoint, &key).await;
         let key_id = KeyId::new(id);
@@ -253,7 +308,7 @@ impl Keys {
             if due.is_empty() {
                 continue;
             }
-            let endpoint = endpoint_of(&provider)?;
+            let endpoint = endpoint_of(&provider, &self.writes.vault)?;
             let mut returned = false;
             for (key, raw) in due {
                 let usable = self.completions.probe_credit(&endpoint, &raw, &model).await;

@@ -13,6 +13,7 @@ mod records;
 mod reply_error;
 mod settings;
 mod usage;
+mod vault;
 mod write_path;
 
 use keypool::PoolError;
@@ -30,6 +31,7 @@ pub(crate) use records::Records;
 pub use reply_error::{BlockedKeyInfo, BlockedState, BreakageKind, LastAnswer, ReplyError};
 pub use settings::{AppSettings, Settings, SettingsPatch, DEFAULT_RETENTION_DAYS, MAX_WAIT_LIMIT_SECONDS};
 pub use usage::{Bucket, KeySpend, NoSaveDialog, Point, SaveDialog, Spend, Summary, Usage, DAY_MS};
+pub use vault::{KeychainProblem, KeychainState, Migrated, Vault};
 pub(crate) use write_path::WritePath;
 
 /// What a request collides with.
@@ -65,6 +67,9 @@ pub enum ServiceError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Pool(#[from] PoolError),
+    /// A key's value is kept in a keychain that cannot be read now.
+    #[error(transparent)]
+    Keychain(keypool_keychain::KeychainError),
     /// The provider did not answer as asked (listing models).
     #[error("the provider answered: {}", .0.message)]
     Upstream(keypool_llm::ModelsFailure),

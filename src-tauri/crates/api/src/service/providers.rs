@@ -6,9 +6,11 @@ use std::sync::{Arc, Mutex};
 use keypool::{Clock, KeyState, ProviderId, Secret};
 use keypool_llm::{CompletionService, ModelsFailure, ProbeProblem, ProviderEndpoint, ProviderKind};
 use keypool_store::providers::{self, NewProvider, ProviderPatch, ProviderRow};
-use keypool_store::{api_keys, Database};
+use keypool_store::{api_keys, Database, StoredKey};
 
+use super::vault::{key_account, provider_account};
 use super::write_path::{Changed, WritePath};
+use super::Vault;
 use super::{IssueCode, IssueParams, Result, ServiceError};
 
 pub struct Providers {
@@ -56,7 +58,7 @@ impl Providers {
                 return Ok(ModelList { cached: true, ..list.clone() });
             }
         }
-        let endpoint = endpoint_of(&row)?;
+        let endpoint = endpoint_of(&row, &self.writes.vault)?;
         let pool = self.completions.pool();
         let provider = ProviderId::new(id);
         let now = self.clock.now();
@@ -68,7 +70,7 @@ impl Providers {
             .map(|(_, secret)| secret)
             .take(MODEL_LIST_KEYS)
             .collect();
-        let candidates: Vec<Option<&Secret>> = match (usable.is_empty(), &row.api_key) {
+        let candidates: Vec<Option<&Secret>> = match (usable.is_empty(), &endpoint.provider_key) {
             (false, _) => usable.iter().map(Some).collect(),
             (true, Some(key)) => vec![Some(key)],
             (true, None) => vec![None],
@@ -100,25 +102,35 @@ impl Providers {
     /// How to reach the provider `id`.
     pub fn endpoint(&self, id: &str) -> Result<ProviderEndpoint> {
         let row = providers::get_provider(&*self.db.lock()?, id)?.ok_or_else(|| provider_not_found(id))?;
-        endpoint_of(&row)
+        endpoint_of(&row, &self.writes.vault)
     }
 
-    /// Adds a provider under a new id (`new.id` is ignored).
+    /// Adds a provider under a new id (`new.id` is ignored); its own key goes to the keychain
+    /// when one is reachable.
     pub fn add(&self, mut new: NewProvider) -> Result<ProviderRow> {
         let now = self.clock.now().as_millis();
         new.id = uuid::Uuid::new_v4().to_string();
         check_default_model(new.default_model.as_deref(), &new.models)?;
-        self.writes.apply(|tx| {
+        let account = provider_account(&new.id);
+        if let Some(StoredKey::Database(secret)) = &new.api_key {
+            new.api_key = Some(self.writes.vault.keep(&account, secret));
+        }
+        let added = self.writes.apply(|tx| {
             let row = providers::insert_provider(tx, &new, now)?;
             Ok(Changed { provider_id: row.id.clone(), value: row })
-        })
+        });
+        if added.is_err() {
+            self.writes.vault.forget(&account);
+        }
+        added
     }
 
     /// Applies `patch`. Moving the base URL to another origin (scheme, host or port) while the
     /// provider holds keys needs `confirm_host_change`: the keys would be sent to the new host.
-    pub fn update(&self, id: &str, patch: ProviderPatch, confirm_host_change: bool) -> Result<ProviderRow> {
+    pub fn update(&self, id: &str, mut patch: ProviderPatch, confirm_host_change: bool) -> Result<ProviderRow> {
         let now = self.clock.now().as_millis();
         let replaces_secret = patch.api_key.is_some();
+        let vault = &self.writes.vault;
         let row = self.writes.apply(|tx| {
             let current = providers::get_provider(tx, id)?.ok_or_else(|| provider_not_found(id))?;
             if let Some(base_url) = patch.base_url.as_deref().filter(|url| !same_origin(url, &current.base_url)) {
@@ -144,10 +156,16 @@ impl Providers {
             if patch.models.is_some() || patch.default_model.is_some() {
                 check_default_model(default_model, models)?;
             }
+            if let Some(Some(StoredKey::Database(secret))) = &patch.api_key {
+                patch.api_key = Some(Some(vault.keep(&provider_account(id), secret)));
+            }
             let row = providers::update_provider(tx, id, &patch, now)?.ok_or_else(|| provider_not_found(id))?;
             Ok(Changed { provider_id: row.id.clone(), value: row })
         })?;
         if replaces_secret {
+            if !row.api_key.as_ref().is_some_and(StoredKey::in_keychain) {
+                vault.forget(&provider_account(id));
+            }
             self.writes.forget_removed_secrets();
         }
         Ok(row)
@@ -155,10 +173,15 @@ impl Providers {
 
     /// Deletes a provider with its pool keys (their count is returned); its chats stay, detached.
     pub fn delete(&self, id: &str) -> Result<u32> {
-        let deleted_keys = self.writes.apply(|tx| {
+        let (deleted_keys, key_ids) = self.writes.apply(|tx| {
+            let key_ids: Vec<String> = api_keys::list_api_keys(tx, id)?.into_iter().map(|k| k.id).collect();
             let deleted_keys = providers::delete_provider(tx, id)?.ok_or_else(|| provider_not_found(id))?;
-            Ok(Changed { provider_id: id.to_owned(), value: deleted_keys })
+            Ok(Changed { provider_id: id.to_owned(), value: (deleted_keys, key_ids) })
         })?;
+        for key in &key_ids {
+            self.writes.vault.forget(&key_account(key));
+        }
+        self.writes.vault.forget(&provider_account(id));
         self.writes.forget_removed_secrets();
         Ok(deleted_keys)
     }
@@ -194,8 +217,9 @@ fn check_default_model(default_model: Option<&str>, models: &[String]) -> Result
     }
 }
 
-/// How to reach a stored provider.
-pub(crate) fn endpoint_of(provider: &ProviderRow) -> Result<ProviderEndpoint> {
+/// How to reach a stored provider; its own key read from where it is kept (a key the keychain
+/// cannot give now is left out, and said in the log).
+pub(crate) fn endpoint_of(provider: &ProviderRow, vault: &Vault) -> Result<ProviderEndpoint> {
     let kind = ProviderKind::parse(&provider.kind).ok_or_else(|| {
         ServiceError::invalid_with(
             "kind",
@@ -208,6 +232,13 @@ pub(crate) fn endpoint_of(provider: &ProviderRow) -> Result<ProviderEndpoint> {
         name: provider.name.clone(),
         kind,
         base_url: provider.base_url.clone(),
-        provider_key: provider.api_key.clone(),
+        provider_key: provider.api_key.as_ref().and_then(|stored| {
+            vault
+                .reveal(&provider_account(&provider.id), stored)
+                .map_err(
+                    |error| tracing::warn!(provider = %provider.id, %error, "the provider's own key cannot be read"),
+                )
+                .ok()
+        }),
     })
 }

@@ -76,6 +76,8 @@ pub enum BlockedState {
     Disabled,
     /// Out of credit; checked again in the background.
     Exhausted,
+    /// Kept in the keychain, which is not reachable now.
+    Unavailable,
 }
 
 /// The last refusal of a request: status and the provider's words (keys masked).
@@ -174,6 +176,7 @@ fn blocked(provider: String, reason: &Unavailability, last: Option<LastAnswer>) 
                 Blocker::Exhausted { next_probe_at } => {
                     (BlockedState::Exhausted, Some(next_probe_at.as_millis()), None)
                 }
+                Blocker::Unavailable => (BlockedState::Unavailable, None, None),
             };
             BlockedKeyInfo { name: key.name.clone(), state, until, status, tried: key.tried }
         })

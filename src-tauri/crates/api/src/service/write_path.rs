@@ -12,7 +12,7 @@ use keypool_store::api_keys;
 use keypool_store::rusqlite::Transaction;
 use keypool_store::Database;
 
-use super::{EventSink, Result};
+use super::{EventSink, Result, Vault};
 
 /// The result of a write: its value, and the provider whose keys it changed.
 pub(crate) struct Changed<T> {
@@ -24,6 +24,8 @@ pub(crate) struct WritePath {
     pub db: Arc<Database>,
     pub pool: Arc<KeyPool>,
     pub events: Arc<dyn EventSink>,
+    /// Where key values are kept at rest.
+    pub vault: Arc<Vault>,
 }
 
 impl WritePath {

@@ -5,6 +5,7 @@ mod chat;
 mod conversation;
 mod crash;
 mod hostile;
+mod keychain;
 mod leaks;
 mod limits;
 mod llm_config;

@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use keypool::{ManualClock, MapResolver, PoolConfig, Timestamp};
 use keypool_api::ipc::{dispatch, dispatch_async, dispatch_stream, IpcError};
-use keypool_api::service::EventSink;
+use keypool_api::service::{EventSink, KeychainProblem};
 use keypool_api::{AppContext, Dirs, Wiring};
+use keypool_keychain::Keychain;
 use keypool_store::Database;
 use serde_json::Value;
 
@@ -54,6 +55,8 @@ pub struct Harness {
     pub saves: Arc<SaveTo>,
     /// Every JSON value a command returned or rejected with, to search for secrets.
     pub transcript: Mutex<Vec<String>>,
+    /// The keychain the harness was opened with (kept across `reopen`).
+    pub keychain: Option<Arc<dyn Keychain>>,
 }
 
 pub const START: Timestamp = Timestamp::from_millis(1_800_000_000_000);
@@ -69,11 +72,21 @@ impl Harness {
     }
 
     pub fn open(dir: tempfile::TempDir, resolver: MapResolver) -> Self {
+        Self::open_with(dir, resolver, None)
+    }
+
+    /// A harness whose keys go to `keychain`.
+    pub fn with_keychain(keychain: Arc<dyn Keychain>) -> Self {
+        Self::open_with(tempfile::tempdir().unwrap(), MapResolver::new(), Some(keychain))
+    }
+
+    pub fn open_with(dir: tempfile::TempDir, resolver: MapResolver, keychain: Option<Arc<dyn Keychain>>) -> Self {
         let events = Arc::new(RecordedEvents::default());
         let clock = Arc::new(ManualClock::new(START));
         let saves = Arc::new(SaveTo::default());
-        let ctx = context(dir.path(), events.clone(), clock.clone(), resolver, saves.clone());
-        Harness { dir, ctx, events, clock, saves, transcript: Mutex::new(Vec::new()) }
+        let wired = keychain.clone().ok_or(KeychainProblem::NotConfigured);
+        let ctx = context_with(dir.path(), events.clone(), clock.clone(), resolver, saves.clone(), wired);
+        Harness { dir, ctx, events, clock, saves, transcript: Mutex::new(Vec::new()), keychain }
     }
 
     /// A harness over an existing directory (kept by the caller).
@@ -82,14 +95,29 @@ impl Harness {
         let clock = Arc::new(ManualClock::new(START));
         let saves = Arc::new(SaveTo::default());
         let ctx = context(dir, events.clone(), clock.clone(), MapResolver::new(), saves.clone());
-        Harness { dir: tempfile::tempdir().unwrap(), ctx, events, clock, saves, transcript: Mutex::new(Vec::new()) }
+        Harness {
+            dir: tempfile::tempdir().unwrap(),
+            ctx,
+            events,
+            clock,
+            saves,
+            transcript: Mutex::new(Vec::new()),
+            keychain: None,
+        }
     }
 
     /// Closes the database and opens it again from the same directory.
     pub fn reopen(self) -> Self {
+        let Harness { dir, ctx, keychain, .. } = self;
+        drop(ctx);
+        Self::open_with(dir, MapResolver::new(), keychain)
+    }
+
+    /// Closes the database and opens it again with `keychain` (or none).
+    pub fn reopen_with(self, keychain: Option<Arc<dyn Keychain>>) -> Self {
         let Harness { dir, ctx, .. } = self;
         drop(ctx);
-        Self::open(dir, MapResolver::new())
+        Self::open_with(dir, MapResolver::new(), keychain)
     }
 
     pub fn call(&self, command: &str, args: Value) -> Result<Value, IpcError> {
@@ -194,6 +222,17 @@ pub fn context(
     resolver: MapResolver,
     saves: Arc<SaveTo>,
 ) -> AppContext {
+    context_with(dir, events, clock, resolver, saves, Err(KeychainProblem::NotConfigured))
+}
+
+pub fn context_with(
+    dir: &Path,
+    events: Arc<RecordedEvents>,
+    clock: Arc<ManualClock>,
+    resolver: MapResolver,
+    saves: Arc<SaveTo>,
+    keychain: Result<Arc<dyn Keychain>, KeychainProblem>,
+) -> AppContext {
     AppContext::with_wiring(
         "test",
         Dirs { data_dir: dir.to_owned(), log_dir: dir.join("logs") },
@@ -206,6 +245,7 @@ pub fn context(
             pool: PoolConfig::default(),
             save_dialog: saves,
             ledger: true,
+            keychain,
         },
     )
 }

@@ -81,3 +81,27 @@ fn no_secret_in_any_error_or_debug_output() {
     let status = format!("{:?}", f.pool.status(&f.openai, f.now()).unwrap());
     assert!(!status.contains("sk-secret"), "status is for the UI and carries no secret: {status}");
 }
+
+/// A key whose value sits in a keychain that is not reachable is never handed out, shows as
+/// unavailable, and is named as such when nothing else is left.
+#[test]
+fn a_sealed_key_is_skipped_and_said_unavailable() {
+    let mut entries = keys(&[1, 1]);
+    entries[0].sealed = true;
+    let f = Fixture::build(PoolConfig::default(), entries, MapResolver::new());
+    for _ in 0..4 {
+        assert_eq!(f.try_pick().expect("B is readable").key_id.as_str(), "B", "only the readable key serves");
+    }
+    let status = f.pool.status(&f.openai, f.now()).unwrap();
+    assert_eq!(status[0].state, KeyState::Unavailable, "A shows as unavailable, not deleted nor active");
+
+    let mut entries = keys(&[1]);
+    entries[0].sealed = true;
+    let f = Fixture::build(PoolConfig::default(), entries, MapResolver::new());
+    match f.try_pick().expect_err("nothing readable") {
+        PoolError::NoAvailableKey { reason: Unavailability::Blocked { keys, .. }, .. } => {
+            assert_eq!(keys[0].why, Blocker::Unavailable, "says why: {keys:?}")
+        }
+        other => panic!("expected the key named as unavailable, got {other:?}"),
+    }
+}

@@ -120,6 +120,7 @@ pub fn entry(provider: &str, id: &str, weight: u32, sort_order: i64) -> KeyEntry
         sort_order,
         created_at: T0,
         limits: UserLimits::default(),
+        sealed: false,
     }
 }
 

@@ -87,6 +87,7 @@ impl Rig {
                 sort_order: i as i64,
                 created_at: START,
                 limits: UserLimits::default(),
+                sealed: false,
             });
         }
         let resolver = Arc::new(env);

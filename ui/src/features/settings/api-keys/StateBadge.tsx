@@ -24,6 +24,12 @@ export function StateBadge({ state, offset, onCooldownEnd, testId }: Props) {
           {t('state.active')}
         </span>
       );
+    case 'unavailable':
+      return (
+        <span className="badge badge--error" title={t('state.unavailableHint')} data-testid={testId} data-state="unavailable">
+          {t('state.unavailable')}
+        </span>
+      );
     case 'cooling':
       return <CoolingBadge until={state.until} offset={offset} onEnd={onCooldownEnd} testId={testId} />;
     case 'exhausted': {

@@ -4,6 +4,8 @@ import type { ApiKey, Budget, KeyStatus, PoolStatus } from '../../../ipc/binding
 export type RowState =
   | { kind: 'active' }
   | { kind: 'cooling'; until: number }
+  /** Kept in the system keychain, which is not reachable now: not deleted, not used. */
+  | { kind: 'unavailable' }
   /** Out of credit: out of rotation, probed in the background; back by itself when a probe succeeds. */
   | { kind: 'exhausted'; nextProbeAt: number | null }
   /** `reason` is the backend's (`HTTP 401`), null when the user switched the key off. */
@@ -46,6 +48,7 @@ export function keyRows(keys: readonly ApiKey[], status: PoolStatus | null): Key
 
 function rowState(key: ApiKey, live: KeyStatus | undefined): RowState {
   if (!key.enabled) return { kind: 'disabled', reason: key.disabledReason, at: key.disabledAt };
+  if (live?.state === 'unavailable') return { kind: 'unavailable' };
   if (live?.state === 'exhausted') return { kind: 'exhausted', nextProbeAt: live.nextProbeAt };
   if (live?.state === 'cooling' && live.coolingUntil !== null) return { kind: 'cooling', until: live.coolingUntil };
   return { kind: 'active' };

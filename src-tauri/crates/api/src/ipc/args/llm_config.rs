@@ -4,6 +4,7 @@ use garde::Validate;
 use keypool::UserLimits;
 use keypool_store::api_keys::ApiKeyPatch;
 use keypool_store::providers::{NewProvider, ProviderPatch};
+use keypool_store::StoredKey;
 use serde::Deserialize;
 use ts_rs::TS;
 
@@ -140,7 +141,7 @@ impl From<UpdateApiKeyArgs> for ApiKeyPatch {
     fn from(a: UpdateApiKeyArgs) -> Self {
         ApiKeyPatch {
             label: a.label.map(|l| normalize_label(Some(l))),
-            api_key: a.api_key.map(|k| k.trimmed()),
+            api_key: a.api_key.map(|k| StoredKey::Database(k.trimmed())),
             enabled: a.enabled,
             weight: a.weight,
         }
@@ -205,7 +206,7 @@ impl From<AddProviderArgs> for NewProvider {
             name: a.name.trim().to_owned(),
             kind: a.kind.as_str().to_owned(),
             base_url: a.base_url.trim().to_owned(),
-            api_key: a.api_key.map(|k| k.trimmed()),
+            api_key: a.api_key.map(|k| StoredKey::Database(k.trimmed())),
             models: a.models.unwrap_or_default().into_iter().map(|m| m.trim().to_owned()).collect(),
             default_model: a.default_model.map(|m| m.trim().to_owned()),
             system_prompt: a.system_prompt.filter(|p| !p.trim().is_empty()),
@@ -275,7 +276,7 @@ impl From<UpdateProviderArgs> for ProviderPatch {
             name: a.name.map(|n| n.trim().to_owned()),
             kind: a.kind.map(|k| k.as_str().to_owned()),
             base_url: a.base_url.map(|u| u.trim().to_owned()),
-            api_key: a.api_key.map(|k| Some(k.trimmed()).filter(|k| !k.expose().is_empty())),
+            api_key: a.api_key.map(|k| Some(k.trimmed()).filter(|k| !k.expose().is_empty()).map(StoredKey::Database)),
             models: a.models.map(|m| m.into_iter().map(|m| m.trim().to_owned()).collect()),
             default_model: a.default_model.map(|m| Some(m.trim().to_owned()).filter(|m| !m.is_empty())),
             system_prompt: a.system_prompt.map(|p| Some(p).filter(|p| !p.trim().is_empty())),

@@ -99,6 +99,8 @@ pub enum KeyState {
     Disabled,
     /// Out of credit: out of rotation until a background probe finds it usable (`nextProbeAt`).
     Exhausted,
+    /// Its value is kept in the keychain, which is not reachable now: not deleted, not used.
+    Unavailable,
 }
 
 impl From<keypool::KeyState> for KeyState {
@@ -108,6 +110,7 @@ impl From<keypool::KeyState> for KeyState {
             keypool::KeyState::Cooling => KeyState::Cooling,
             keypool::KeyState::Disabled => KeyState::Disabled,
             keypool::KeyState::Exhausted => KeyState::Exhausted,
+            keypool::KeyState::Unavailable => KeyState::Unavailable,
         }
     }
 }

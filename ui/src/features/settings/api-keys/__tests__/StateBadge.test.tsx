@@ -35,3 +35,17 @@ describe('the state badge of a key out of credit', () => {
     expect(badge(locale, { kind: 'exhausted', nextProbeAt: null })).toHaveTextContent(new RegExp(`^${without}$`));
   });
 });
+
+describe('the state badge of a key whose keychain is not reachable', () => {
+  it.each([
+    ['en', 'Unavailable: keychain not reachable'],
+    ['zh', '不可用：无法连接钥匙串'],
+    ['ja', '利用不可: キーチェーンに接続できません'],
+    ['ru', 'Недоступен: нет связи со связкой ключей'],
+  ] as [Locale, string][])('%s: says it is unavailable, not deleted, and why', (locale, text) => {
+    const state = badge(locale, { kind: 'unavailable' });
+    expect(state).toHaveTextContent(text);
+    expect(state).toHaveAttribute('data-state', 'unavailable');
+    expect(state.getAttribute('title'), 'the hint says it is not deleted').toBeTruthy();
+  });
+});

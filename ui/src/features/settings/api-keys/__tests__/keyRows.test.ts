@@ -54,6 +54,14 @@ describe('keyRows', () => {
   });
 });
 
+describe('keys kept in a keychain that is not reachable', () => {
+  it('show as unavailable unless switched off', () => {
+    const status: PoolStatus = { providerId: 'openai', now: 1000, keys: [live('a', { state: 'unavailable' }), live('b', { state: 'unavailable' })] };
+    const rows = keyRows([key('a'), key('b', { enabled: false })], status);
+    expect(rows.map((r) => r.state)).toEqual([{ kind: 'unavailable' }, { kind: 'disabled', reason: null, at: null }]);
+  });
+});
+
 describe('helpers', () => {
   it('reads the HTTP status out of a disabled reason', () => {
     expect(httpStatusOf('HTTP 401')).toBe('401');
