@@ -3,6 +3,7 @@ import { I18nProvider, useI18n } from './i18n/I18nProvider';
 import { Shell } from './shell/Shell';
 import { StartupProblem } from './shell/StartupProblem';
 import { useAppStatus } from './shell/useAppStatus';
+import { errorText } from './i18n/problems';
 import { preferences } from './preferences';
 import type { Route } from './shell/route';
 
@@ -28,7 +29,7 @@ function AppContent() {
     case 'loading':
       return <div className="splash" role="status" aria-busy="true" aria-label={t('app.starting')} />;
     case 'unreachable':
-      return <StartupProblem title={t('app.backendUnreachable')} message={status.error.message} />;
+      return <StartupProblem title={t('app.backendUnreachable')} message={errorText(t, status.error)} />;
     case 'loaded':
       if (status.status.database.state === 'failed') {
         const db = status.status.database;
@@ -36,6 +37,7 @@ function AppContent() {
           <StartupProblem
             title={t('app.dataUnavailable')}
             message={db.message}
+            kind={db.kind}
             path={db.path}
             logDir={status.status.logDir}
           />

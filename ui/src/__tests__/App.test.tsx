@@ -1,4 +1,4 @@
-import { render, screen } from '@testing-library/react';
+import { render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AppStatus } from '../ipc/bindings';
@@ -99,11 +99,26 @@ describe('App shell', () => {
     expect(screen.queryByTestId('app-shell')).not.toBeInTheDocument();
   });
 
-  it('turns a structured rejection into a readable problem screen', async () => {
+  it('turns a structured rejection into a readable problem screen, worded from its code', async () => {
     invoke.mockImplementation(async () => {
       throw { code: 'internal', message: 'backend exploded' };
     });
     render(<App />);
-    expect(await screen.findByRole('alert')).toHaveTextContent('backend exploded');
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('Something went wrong inside Keypool. Details are in the log.');
+    expect(alert, 'the backend’s English is not shown as is').not.toHaveTextContent('backend exploded');
+  });
+
+  it('words a database that cannot be opened by its kind, keeping the English under the details', async () => {
+    invoke.mockImplementation(async () => ({
+      version: '0.1.0',
+      dataDir: '/data',
+      logDir: '/data/logs',
+      database: { state: 'failed', kind: 'too_new', message: '/data/keypool.sqlite3 was written by a newer Keypool (schema version 9)', path: '/data/keypool.sqlite3' },
+    }));
+    render(<App />);
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('The file was written by a newer version of Keypool.');
+    expect(within(alert).getByText('Technical details').closest('details'), 'the backend’s words are folded away').not.toHaveAttribute('open');
   });
 });

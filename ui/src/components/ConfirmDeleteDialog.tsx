@@ -1,6 +1,7 @@
 import { useId, useRef, useState } from 'react';
 import { Dialog } from './Dialog';
 import { useI18n } from '../i18n/I18nProvider';
+import { errorText } from '../i18n/problems';
 
 interface Props {
   title: string;
@@ -34,7 +35,7 @@ export function ConfirmDeleteDialog({ title, body, confirmLabel, failure, testId
       await onConfirm();
       onClose();
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(t, e));
       setBusy(false);
     }
   }

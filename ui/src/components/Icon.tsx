@@ -15,6 +15,13 @@ const PATHS = {
   pencil: 'M4 20h4L19 9l-4-4L4 16v4zM13.5 6.5l4 4',
   send: 'M4 12l16-8-6 16-2.5-6.5L4 12zM11.5 13.5 20 4',
   stop: 'M7 7h10v10H7z',
+  copy: 'M9 9h10v11H9zM5 15V4h10',
+  check: 'M5 12.5l4.5 4.5L19 7.5',
+  search: 'M10.5 4a6.5 6.5 0 1 0 0 13 6.5 6.5 0 0 0 0-13zM15.5 15.5 20 20',
+  refresh: 'M20 12a8 8 0 1 1-2.3-5.7M20 4v4h-4',
+  download: 'M12 4v11M7 10.5l5 5 5-5M5 20h14',
+  regenerate: 'M4 12a8 8 0 0 1 13.7-5.7L20 8.5M20 4v4.5h-4.5M20 12a8 8 0 0 1-13.7 5.7L4 15.5M4 20v-4.5h4.5',
+  prompt: 'M4 5h16v14H4zM8 10l2.5 2L8 14M12.5 14H16',
 } as const;
 
 export type IconName = keyof typeof PATHS;

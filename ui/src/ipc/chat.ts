@@ -9,12 +9,15 @@ export const chatApi = {
   create: (chat: CreateChatArgs) => call('chat:create', defined(chat)),
   update: (id: string, changes: ChatChanges) => call('chat:update', defined({ id, ...changes })),
   delete: (id: string) => call('chat:delete', { id }),
-  /** Releases the chat's key binding; the next message picks a key anew. */
-  close: (id: string) => call('chat:close', { id }),
   getMessages: (chatId: string) => call('chat:getMessages', { chatId }),
   stop: (chatId: string) => call('chat:stop', { chatId }),
+  /** Chats whose title or messages hold `query` (any case), with the first matching message cut around it. */
+  search: (query: string) => call('chat:search', { query }),
+  /** Asks where to save (a native dialog) and writes the chat as Markdown; `path: null` when cancelled. */
+  exportMarkdown: (chatId: string) => call('chat:exportMarkdown', { chatId }),
   /**
-   * Sends a message (or retries) and streams the reply's events to `onEvent`. Resolves with the
+   * Sends a message, rewrites the last one (`edit: true`), or without `content` answers the last
+   * one again, and streams the reply's events to `onEvent`. Resolves with the
    * assistant message as saved; a failed reply resolves too, as a message with `status: 'error'`.
    */
   send: (request: SendRequest, onEvent: (event: ChatEvent) => void) => stream('chat_send', { request: defined(request) }, onEvent),

@@ -35,9 +35,9 @@ export class IpcError extends Error {
     this.details = details;
   }
 
-  /** The first issue reported for a field, for showing next to it. */
-  issueFor(path: string): string | undefined {
-    return this.issues.find((issue) => issue.path === path)?.message;
+  /** The first issue reported for a field, for wording next to it (see `i18n/problems`). */
+  issueAt(path: string): Issue | undefined {
+    return this.issues.find((issue) => issue.path === path);
   }
 }
 

@@ -25,5 +25,7 @@ export const llmConfigApi = {
   /** Deletes the provider and its pool keys; its chats stay, with `providerId: null`. */
   deleteProvider: (id: string) => call('llmConfig:deleteProvider', { id }),
   testApiKey: (id: string) => call('llmConfig:testApiKey', { id }),
+  /** The models the provider's models endpoint lists; kept by the backend until `refresh`. */
+  listModels: (providerId: string, refresh = false) => call('llmConfig:listModels', refresh ? { providerId, refresh } : { providerId }),
 };
 

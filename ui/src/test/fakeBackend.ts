@@ -49,13 +49,15 @@ export const READY: AppStatus = {
 };
 
 export function provider(id: string, name: string, extra: Partial<Provider> = {}): Provider {
-  return { id, name, kind: 'openai', baseUrl: `https://${id}.example/v1`, apiKeyPreview: null, builtin: true, sortOrder: 0, models: [], defaultModel: null, keyCount: 0, createdAt: 0, updatedAt: 0, ...extra };
+  return { id, name, kind: 'openai', baseUrl: `https://${id}.example/v1`, apiKeyPreview: null, builtin: true, sortOrder: 0, models: [], defaultModel: null, systemPrompt: null, keyCount: 0, createdAt: 0, updatedAt: 0, ...extra };
 }
 
 /** What a test's reply script gets: emit events, and learn when chat:stop is called. */
 export interface SendControl {
   chatId: string;
   content?: string;
+  /** The last user message was rewritten (`edit: true`). */
+  edit: boolean;
   emit: (event: ChatEvent) => void;
   stopped: Promise<void>;
 }
@@ -129,6 +131,14 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   const stops = new Map<string, () => void>();
   const keyTests = new Map<string, KeyTestResult>();
   let sendHandler: SendHandler = defaultReply;
+  /** What `llmConfig:listModels` answers per provider: models (after `gate`), or a rejection. */
+  const modelLists = new Map<string, { models: string[]; gate?: Promise<void> } | { error: IpcError }>();
+  const modelCache = new Map<string, { models: string[]; fetchedAt: number; cached: boolean }>();
+  /** The chats exported, in order; and what the save answers (a path, null: cancelled, or an error). */
+  const exports: string[] = [];
+  let exportAnswer: { path: string | null } | { error: IpcError } | null = null;
+  /** URLs handed to the opener plugin (the system browser). */
+  const opened: string[] = [];
   let settings: Settings = { maxWaitSeconds: 20, bindingIdleMinutes: 60, usageRetentionDays: 180 };
   /** When false, writes do not emit (to test the fallback reload). */
   let emitting = true;
@@ -138,7 +148,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   const byProvider = (providerId: string) => keys.filter((k) => k.providerId === providerId).sort((a, b) => a.sortOrder - b.sortOrder);
   const find = (id: string) => {
     const key = keys.find((k) => k.id === id);
-    if (!key) throw backendError('not_found', `no API key ${id}`);
+    if (!key) throw backendError('not_found', `API key "${id}" does not exist`, undefined, { kind: 'notFound', what: 'API key' });
     return key;
   };
 
@@ -175,7 +185,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
 
   const findChat = (id: string) => {
     const chat = chats.find((c) => c.id === id);
-    if (!chat) throw backendError('not_found', `no chat ${id}`);
+    if (!chat) throw backendError('not_found', `chat "${id}" does not exist`, undefined, { kind: 'notFound', what: 'chat' });
     return chat;
   };
 
@@ -188,6 +198,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       status: 'complete',
       error: null,
       errorCode: null,
+      errorDetails: null,
       keyLabel: null,
       providerKey: false,
       createdAt: clock,
@@ -201,29 +212,45 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   }
 
   function addChat(fields: Partial<Chat> = {}): Chat {
-    const chat: Chat = { id: `chat-${nextId++}`, title: 'New chat', providerId: 'openai', model: 'gpt-4o-mini', createdAt: clock, updatedAt: ++clock, ...fields };
+    const chat: Chat = { id: `chat-${nextId++}`, title: 'New chat', providerId: 'openai', model: 'gpt-4o-mini', systemPrompt: null, createdAt: clock, updatedAt: ++clock, ...fields };
     chats.push(chat);
     return structuredClone(chat);
   }
 
   async function send({ request, onEvent: channel }: HandlerArgs<'chat_send'>): Promise<Message> {
-    const { chatId, content } = request;
+    const { chatId, content, edit = false } = request;
     const chat = findChat(chatId);
-    if (chat.providerId === null) throw backendError('validation', "this chat's provider was deleted", [{ path: 'chatId', code: 'provider_deleted', message: 'choose a provider' }]);
-    if (stops.has(chatId)) throw backendError('conflict', 'a reply is already being written in this chat');
+    if (chat.providerId === null) throw backendError('validation', "chatId: this chat's provider was deleted", [{ path: 'chatId', code: 'provider_deleted', message: "this chat's provider was deleted: choose another provider for it" }]);
+    if (stops.has(chatId)) throw backendError('conflict', 'a reply is already being written in this chat', undefined, { kind: 'conflict', conflict: 'reply_in_progress' });
+    const mine = () => messages.filter((m) => m.chatId === chatId);
+    const lastQuestion = () => mine().filter((m) => m.role === 'user').at(-1);
+    /** Drops the chat's messages after its last user message (the backend replaces them). */
+    const dropAfterLastQuestion = () => {
+      const question = lastQuestion();
+      const from = question ? messages.indexOf(question) + 1 : 0;
+      for (let i = messages.length - 1; i >= from; i -= 1) if (messages[i].chatId === chatId) messages.splice(i, 1);
+    };
+    if ((content === undefined || edit) && !lastQuestion()) {
+      throw backendError('validation', 'content: there is no message to answer: write one', [{ path: 'content', code: 'nothing_to_answer', message: 'there is no message to answer: write one' }]);
+    }
     let stop!: () => void;
     const stopped = new Promise<void>((resolve) => (stop = resolve));
     stops.set(chatId, stop);
     const emit = (event: ChatEvent) => channel.onmessage(structuredClone(event));
     try {
       if (content === undefined) {
-        while (messages.length && messages[messages.length - 1].chatId === chatId && messages[messages.length - 1].status === 'error') messages.pop();
+        dropAfterLastQuestion();
+      } else if (edit) {
+        const question = lastQuestion() as Message;
+        question.content = content;
+        dropAfterLastQuestion();
+        emit({ type: 'userMessage', message: question });
       } else {
         const user = saveMessage(chatId, { role: 'user', content });
         if (chat.title === 'New chat') chat.title = content.split('\n')[0].slice(0, 48);
         emit({ type: 'userMessage', message: user });
       }
-      const reply = await sendHandler({ chatId, content, emit, stopped });
+      const reply = await sendHandler({ chatId, content, edit, emit, stopped });
       const message = saveMessage(chatId, reply);
       emit({ type: 'finished', message });
       return message;
@@ -233,7 +260,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   }
 
   const handlers: Handlers = {
-    'llmConfig:addProvider': ({ apiKey, defaultModel, ...fields }) => {
+    'llmConfig:addProvider': ({ apiKey, defaultModel, systemPrompt, ...fields }) => {
       checkBaseUrl(fields.baseUrl);
       const created = provider(`prov-${nextId++}`, fields.name, {
         ...fields,
@@ -241,12 +268,13 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
         sortOrder: providers.length,
         apiKeyPreview: apiKey ? preview(apiKey) : null,
         defaultModel: defaultModel ?? null,
+        systemPrompt: systemPrompt?.trim() ? systemPrompt : null,
       });
       providers.push(created);
       emit(created.id);
       return { ...created, keyCount: 0 };
     },
-    'llmConfig:updateProvider': ({ id, apiKey, defaultModel, confirmHostChange, ...changes }) => {
+    'llmConfig:updateProvider': ({ id, apiKey, defaultModel, systemPrompt, confirmHostChange, ...changes }) => {
       const found = providers.find((p) => p.id === id);
       if (!found) throw backendError('not_found', `no provider ${id}`);
       checkBaseUrl(changes.baseUrl);
@@ -268,6 +296,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       Object.assign(found, changes);
       if (apiKey !== undefined) found.apiKeyPreview = apiKey === '' ? null : preview(apiKey);
       if (defaultModel !== undefined) found.defaultModel = defaultModel === '' ? null : defaultModel;
+      if (systemPrompt !== undefined) found.systemPrompt = systemPrompt.trim() === '' ? null : systemPrompt;
       emit(found.id);
       return { ...found, keyCount: byProvider(found.id).length };
     },
@@ -283,18 +312,55 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     },
     'llmConfig:testApiKey': ({ id }) => {
       find(id);
-      return keyTests.get(id) ?? { ok: true, status: 200, message: 'ok', latencyMs: 42 };
+      return keyTests.get(id) ?? { ok: true, status: 200, problem: null, message: 'ok', latencyMs: 42 };
+    },
+    'llmConfig:listModels': async ({ providerId, refresh }) => {
+      if (!providers.some((p) => p.id === providerId)) throw backendError('not_found', `provider "${providerId}" does not exist`, undefined, { kind: 'notFound', what: 'provider' });
+      const script = modelLists.get(providerId);
+      if (script && 'error' in script) throw script.error;
+      const cached = modelCache.get(providerId);
+      if (cached && !refresh) return { ...cached, cached: true };
+      if (script?.gate) await script.gate;
+      const list = { models: script?.models ?? [], fetchedAt: clock, cached: false };
+      modelCache.set(providerId, list);
+      return list;
     },
     'chat:list': () => [...chats].sort((a, b) => b.updatedAt - a.updatedAt),
-    'chat:create': ({ providerId, model, title }) => {
+    'chat:create': ({ providerId, model, title, systemPrompt }) => {
       const p = providers.find((x) => x.id === providerId);
-      if (!p) throw backendError('not_found', `no provider ${providerId}`);
-      return addChat({ providerId: p.id, model: model ?? p.defaultModel ?? p.models[0], title: title ?? 'New chat' });
+      if (!p) throw backendError('not_found', `provider "${providerId}" does not exist`, undefined, { kind: 'notFound', what: 'provider' });
+      const prompt = systemPrompt === undefined ? p.systemPrompt : systemPrompt.trim() === '' ? null : systemPrompt;
+      return addChat({ providerId: p.id, model: model ?? p.defaultModel ?? p.models[0], title: title ?? 'New chat', systemPrompt: prompt });
     },
-    'chat:update': ({ id, ...changes }) => {
+    'chat:update': ({ id, systemPrompt, ...changes }) => {
       const chat = findChat(id);
       Object.assign(chat, changes, { updatedAt: ++clock });
+      if (systemPrompt !== undefined) chat.systemPrompt = systemPrompt.trim() === '' ? null : systemPrompt;
       return chat;
+    },
+    'chat:search': ({ query }) => {
+      const needle = query.trim().toLowerCase();
+      if (!needle) return [];
+      return [...chats]
+        .sort((a, b) => b.updatedAt - a.updatedAt)
+        .flatMap((chat) => {
+          const matching = messages.filter((m) => m.chatId === chat.id && m.content.toLowerCase().includes(needle));
+          const inTitle = chat.title.toLowerCase().includes(needle);
+          if (!inTitle && matching.length === 0) return [];
+          const first = matching[0];
+          const at = first ? first.content.toLowerCase().indexOf(needle) : -1;
+          const snippet = first
+            ? { messageId: first.id, before: first.content.slice(0, at), matched: first.content.slice(at, at + needle.length), after: first.content.slice(at + needle.length) }
+            : null;
+          return [{ chat: structuredClone(chat), inTitle, snippet, messageCount: matching.length }];
+        });
+    },
+    'chat:exportMarkdown': async ({ chatId }) => {
+      findChat(chatId);
+      const rows = messages.filter((m) => m.chatId === chatId).length;
+      exports.push(chatId);
+      if (exportAnswer && 'error' in exportAnswer) throw exportAnswer.error;
+      return { path: exportAnswer ? exportAnswer.path : `/home/me/${chatId}.md`, rows };
     },
     'chat:delete': ({ id }) => {
       const chat = findChat(id);
@@ -336,13 +402,14 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
         budgets: [],
         inFlight: 0,
         nextProbeAt: null,
+        unsetVar: null,
         ...live.get(k.id),
       })),
     }),
     'llmConfig:addApiKey': ({ providerId, apiKey, label, weight, enabled, rpmLimit, maxConcurrent }) => {
       checkLimits({ rpmLimit, maxConcurrent });
       if (keys.some((k) => k.providerId === providerId && k.secret === apiKey.trim())) {
-        throw backendError('conflict', 'this key is already in the pool');
+        throw backendError('conflict', 'this key is already in the pool', undefined, { kind: 'conflict', conflict: 'duplicate_key' });
       }
       const key = add(providerId, apiKey.trim(), {
         label: label ?? null,
@@ -423,6 +490,17 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     /** How the next replies are written: events and the saved assistant message. */
     onSend: (handler: SendHandler) => (sendHandler = handler),
     setKeyTest: (id: string, result: KeyTestResult) => keyTests.set(id, result),
+    /** What the provider's models endpoint answers next (a list, after `gate` if given, or a rejection). */
+    setModels: (providerId: string, answer: { models: string[]; gate?: Promise<void> } | { error: IpcError }) => {
+      modelLists.set(providerId, answer);
+      modelCache.delete(providerId);
+    },
+    /** The chats exported, in order. */
+    exports: () => exports,
+    /** What the next exports answer: the path saved to (null: the dialog was cancelled), or an error. */
+    onExport: (answer: { path: string | null } | { error: IpcError }) => (exportAnswer = answer),
+    /** URLs opened in the system browser through the opener plugin. */
+    opened: () => opened,
     /** The stored preferences (`settings:get`). */
     settings: () => settings,
     emit,
@@ -432,6 +510,13 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       calls.push({ command, args });
       for (const [field, value] of Object.entries(args)) {
         if (value === null || value === undefined) throw backendError('validation', `${field}: null`, [{ path: field, code: 'not_null', message: 'must not be null' }]);
+      }
+      if (command === 'plugin:opener|open_url') {
+        // The opener plugin, scoped to http(s) like the real capability.
+        const url = String(args.url);
+        if (!/^https?:\/\//.test(url) || args.with !== undefined) throw `Not allowed to open url ${url}`;
+        opened.push(url);
+        return null;
       }
       const rejection = rejections.get(command);
       if (rejection) {

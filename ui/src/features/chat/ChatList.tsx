@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { Icon } from '../../components/Icon';
 import { useI18n } from '../../i18n/I18nProvider';
 import type { Chat } from '../../ipc/bindings';
-import { IpcError } from '../../ipc/client';
+import { errorText, fieldError } from '../../i18n/problems';
 
 interface Props {
   chats: Chat[];
@@ -98,7 +98,7 @@ function RenameField({ chat, onSave, onDone }: { chat: Chat; onSave: (title: str
       await onSave(title);
       onDone();
     } catch (e) {
-      setError(e instanceof IpcError ? (e.issueFor('title') ?? e.message) : String(e));
+      setError(fieldError(t, e, 'title') ?? errorText(t, e));
     } finally {
       saving.current = false;
     }

@@ -1,6 +1,7 @@
-import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { forwardRef, useCallback, useEffect, useImperativeHandle, useLayoutEffect, useRef, useState } from 'react';
 import { Icon } from '../../components/Icon';
 import { useI18n } from '../../i18n/I18nProvider';
+import { errorText } from '../../i18n/problems';
 import type { Chat, Provider } from '../../ipc/bindings';
 import { chatApi } from '../../ipc/chat';
 import { useProviders } from '../settings/providers/useProviders';
@@ -11,10 +12,13 @@ import { DeleteChatDialog } from './DeleteChatDialog';
 import { Messages } from './Messages';
 import { providerOf } from './models';
 import { NewChatDialog } from './NewChatDialog';
+import { SearchResults } from './SearchResults';
+import { SystemPromptDialog } from './SystemPromptDialog';
+import { useChatSearch } from './useChatSearch';
 import { useChats } from './useChats';
-import { useConversations } from './useConversations';
+import { useConversations, type Outgoing } from './useConversations';
 
-type Mode = { kind: 'idle' } | { kind: 'new' } | { kind: 'delete'; chat: Chat };
+type Mode = { kind: 'idle' } | { kind: 'new' } | { kind: 'delete'; chat: Chat } | { kind: 'systemPrompt'; chat: Chat };
 
 interface Props {
   /** Settings → Providers, where keys are added (offered when no key is available). */
@@ -23,11 +27,16 @@ interface Props {
 
 /** What went wrong, worded when shown so it follows a language switch. */
 interface Problem {
-  key: 'chat.messagesFailed' | 'chat.sendFailed' | 'chat.actionFailed';
-  message: string;
+  key: 'chat.messagesFailed' | 'chat.sendFailed' | 'chat.actionFailed' | 'chat.exportFailed';
+  error: unknown;
 }
 
-/** The chat page: the chats on the left, the chosen conversation with its composer on the right. */
+/**
+ * The chat page: the chats on the left (or what a search found), the chosen conversation with
+ * its tools (system prompt, export) and its composer on the right. Switching chats keeps each
+ * chat's key: a binding ends only when the chat is deleted, its key becomes unavailable, or it
+ * sits idle (the backend's rule), so coming back finds the prompt cache warm.
+ */
 export function ChatPage({ onOpenSettings = () => {} }: Props) {
   const { t } = useI18n();
   const { state: chatsState, actions } = useChats();
@@ -36,11 +45,17 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [mode, setMode] = useState<Mode>({ kind: 'idle' });
   const [problem, setProblem] = useState<Problem>();
+  const [announcement, setAnnouncement] = useState('');
+  const [query, setQuery] = useState('');
+  /** A message to bring into view once its chat has loaded (a search result). */
+  const [jump, setJump] = useState<{ chatId: string; messageId: string } | null>(null);
+  const scroller = useRef<ScrollerHandle>(null);
 
   const chats = chatsState.kind === 'loaded' ? chatsState.chats : [];
   const providers = providersState.kind === 'loaded' ? providersState.providers : [];
   const selected = chats.find((c) => c.id === selectedId) ?? null;
   const conversation = conversations.conversation(selected?.id ?? null);
+  const search = useChatSearch(query, chatsState);
 
   // Keep a chat chosen: the most recent one at first, the next one after a delete.
   useEffect(() => {
@@ -53,46 +68,82 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
   useEffect(() => {
     if (!selectedId) return;
     setProblem(undefined);
-    load(selectedId).catch((error: Error) => setProblem({ key: 'chat.messagesFailed', message: error.message }));
+    load(selectedId).catch((error: unknown) => setProblem({ key: 'chat.messagesFailed', error }));
   }, [selectedId, load]);
 
-  /** Switching chats closes the one left: its key binding is released. */
-  function select(chatId: string) {
-    if (chatId === selectedId) return;
-    if (selectedId) chatApi.close(selectedId).catch(() => {});
+  // A search result's message, once its chat's messages are on the page.
+  useEffect(() => {
+    if (!jump || jump.chatId !== selectedId || !conversation.loaded) return;
+    if (scroller.current?.reveal(jump.messageId)) setJump(null);
+  }, [jump, selectedId, conversation]);
+
+  function select(chatId: string, messageId: string | null = null) {
+    setJump(messageId ? { chatId, messageId } : null);
     setSelectedId(chatId);
   }
 
-  async function send(content?: string): Promise<boolean> {
+  async function send(outgoing: Outgoing): Promise<boolean> {
     if (!selected) return false;
     setProblem(undefined);
     try {
-      await conversations.send(selected.id, content);
+      await conversations.send(selected.id, outgoing);
       return true;
     } catch (error) {
-      setProblem({ key: 'chat.sendFailed', message: (error as Error).message });
+      setProblem({ key: 'chat.sendFailed', error });
       return false;
     }
   }
 
   function stop() {
     if (!selected) return;
-    conversations.stop(selected.id).catch((error: Error) => setProblem({ key: 'chat.actionFailed', message: error.message }));
+    conversations.stop(selected.id).catch((error: unknown) => setProblem({ key: 'chat.actionFailed', error }));
+  }
+
+  async function exportChat(chat: Chat) {
+    setProblem(undefined);
+    try {
+      const { path } = await chatApi.exportMarkdown(chat.id);
+      if (path) setAnnouncement(t('chat.exported', { path }));
+    } catch (error) {
+      setProblem({ key: 'chat.exportFailed', error });
+    }
   }
 
   const streaming = conversation.streaming;
+  const searching = query.trim() !== '';
 
   return (
     <section className="chat" aria-labelledby="chat-title" data-testid="chat-page">
       <header className="page__header page__header--row">
         <h1 id="chat-title">{t('chat.title')}</h1>
       </header>
+      <p className="visually-hidden" role="status" aria-live="polite" data-testid="chat-announcement">
+        {announcement}
+      </p>
       <div className="chat__body">
         <aside className="chat__sidebar" aria-label={t('chat.list')}>
           <button type="button" className="button button--primary chat__new" onClick={() => setMode({ kind: 'new' })} data-testid="chat-new">
             <Icon name="plus" size={16} />
             {t('chat.new')}
           </button>
+          <div className="chat-search">
+            <Icon name="search" size={16} />
+            <input
+              type="search"
+              className="input chat-search__input"
+              aria-label={t('search.label')}
+              placeholder={t('search.placeholder')}
+              value={query}
+              onChange={(e) => setQuery(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === 'Escape' && query) {
+                  e.preventDefault();
+                  setQuery('');
+                }
+              }}
+              data-testid="chat-search"
+            />
+          </div>
           {chatsState.kind === 'loading' && (
             <p className="muted" aria-busy="true">
               {t('chat.loading')}
@@ -100,20 +151,24 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
           )}
           {chatsState.kind === 'failed' && (
             <div className="form-error" role="alert">
-              <p>{t('chat.loadFailed', { message: chatsState.error.message })}</p>
+              <p>{t('chat.loadFailed', { message: errorText(t, chatsState.error) })}</p>
               <button type="button" className="button" onClick={() => void actions.reload()}>
                 {t('providers.retry')}
               </button>
             </div>
           )}
-          <ChatList
-            chats={chats}
-            selectedId={selectedId}
-            busy={(id) => conversations.conversation(id).streaming !== null}
-            onSelect={select}
-            onRename={(id, title) => actions.update(id, { title })}
-            onDelete={(chat) => setMode({ kind: 'delete', chat })}
-          />
+          {searching ? (
+            <SearchResults query={query} state={search} selectedId={selectedId} onOpen={select} />
+          ) : (
+            <ChatList
+              chats={chats}
+              selectedId={selectedId}
+              busy={(id) => conversations.conversation(id).streaming !== null}
+              onSelect={(id) => select(id)}
+              onRename={(id, title) => actions.update(id, { title })}
+              onDelete={(chat) => setMode({ kind: 'delete', chat })}
+            />
+          )}
         </aside>
 
         <div className="chat__main" data-testid="conversation">
@@ -129,7 +184,13 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
           )}
           {selected && (
             <>
-              <ConversationHeader chat={selected} provider={providerOf(providers, selected.providerId)} />
+              <ConversationHeader
+                chat={selected}
+                provider={providerOf(providers, selected.providerId)}
+                canExport={conversation.messages.length > 0}
+                onSystemPrompt={() => setMode({ kind: 'systemPrompt', chat: selected })}
+                onExport={() => void exportChat(selected)}
+              />
               {selected.providerId === null && (
                 <ChooseProvider
                   chat={selected}
@@ -137,15 +198,20 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
                   onChoose={(choice) => actions.update(selected.id, choice)}
                 />
               )}
-              <Scroller>
+              <Scroller ref={scroller}>
                 {conversation.loaded && conversation.messages.length === 0 && !streaming && (
                   <p className="muted chat__hint">{t('chat.startHint')}</p>
                 )}
-                <Messages conversation={conversation} onRetry={() => void send()} onOpenSettings={onOpenSettings} />
+                <Messages
+                  conversation={conversation}
+                  onAnswerAgain={() => void send({ turn: 'again' })}
+                  onEdit={(content) => send({ turn: 'edit', content })}
+                  onOpenSettings={onOpenSettings}
+                />
               </Scroller>
               {problem && (
                 <p className="form-error chat__problem" role="alert" data-testid="chat-problem">
-                  {t(problem.key, { message: problem.message })}
+                  {t(problem.key, { message: errorText(t, problem.error) })}
                 </p>
               )}
               <Composer
@@ -153,7 +219,7 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
                 streaming={streaming !== null}
                 stopping={streaming?.stopping ?? false}
                 disabled={selected.providerId === null}
-                onSend={(content) => send(content)}
+                onSend={(content) => send({ turn: 'ask', content })}
                 onStop={stop}
               />
             </>
@@ -178,20 +244,60 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
           onClose={() => setMode({ kind: 'idle' })}
         />
       )}
+      {mode.kind === 'systemPrompt' && (
+        <SystemPromptDialog
+          chat={mode.chat}
+          onSave={async (systemPrompt) => {
+            await actions.update(mode.chat.id, { systemPrompt });
+            setAnnouncement(systemPrompt ? t('systemPrompt.saved') : t('systemPrompt.removed'));
+          }}
+          onClose={() => setMode({ kind: 'idle' })}
+        />
+      )}
     </section>
   );
 }
 
-function ConversationHeader({ chat, provider }: { chat: Chat; provider: Provider | undefined }) {
+interface HeaderProps {
+  chat: Chat;
+  provider: Provider | undefined;
+  canExport: boolean;
+  onSystemPrompt: () => void;
+  onExport: () => void;
+}
+
+function ConversationHeader({ chat, provider, canExport, onSystemPrompt, onExport }: HeaderProps) {
   const { t } = useI18n();
   return (
     <header className="conversation__header">
-      <h2 data-testid="conversation-title">{chat.title}</h2>
-      <p className="muted" data-testid="conversation-model">
-        {provider ? t('chat.providerModel', { provider: provider.name, model: chat.model }) : chat.model}
-      </p>
+      <div className="conversation__heading">
+        <h2 data-testid="conversation-title">{chat.title}</h2>
+        <p className="muted" data-testid="conversation-model">
+          {provider ? t('chat.providerModel', { provider: provider.name, model: chat.model }) : chat.model}
+          {chat.systemPrompt && (
+            <span className="tag conversation__prompt-tag" title={chat.systemPrompt} data-testid="conversation-has-prompt">
+              {t('systemPrompt.set')}
+            </span>
+          )}
+        </p>
+      </div>
+      <div className="conversation__tools">
+        <button type="button" className="button button--small" aria-haspopup="dialog" onClick={onSystemPrompt} data-testid="chat-system-prompt">
+          <Icon name="prompt" size={16} />
+          {t('systemPrompt.button')}
+        </button>
+        <button type="button" className="button button--small" onClick={onExport} disabled={!canExport} data-testid="chat-export">
+          <Icon name="download" size={16} />
+          {t('chat.export')}
+        </button>
+      </div>
     </header>
   );
+}
+
+interface ScrollerHandle {
+  /** Scrolls the message into view and marks it for a moment; false when it is not on the page. */
+  reveal: (messageId: string) => boolean;
 }
 
 /**
@@ -199,13 +305,24 @@ function ConversationHeader({ chat, provider }: { chat: Chat; provider: Provider
  * after every render (new messages, streamed text, another chat all render it): when the reader
  * is at the bottom, keeping them there is one assignment.
  */
-function Scroller({ children }: { children: React.ReactNode }) {
+const Scroller = forwardRef<ScrollerHandle, { children: React.ReactNode }>(function Scroller({ children }, ref) {
   const box = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
   useLayoutEffect(() => {
     const el = box.current;
     if (el && atBottom.current) el.scrollTop = el.scrollHeight;
   });
+  useImperativeHandle(ref, () => ({
+    reveal(messageId) {
+      const target = box.current?.querySelector<HTMLElement>(`[data-message-id=${JSON.stringify(messageId)}]`);
+      if (!target) return false;
+      atBottom.current = false;
+      target.scrollIntoView?.({ block: 'center' });
+      target.classList.add('message--found');
+      setTimeout(() => target.classList.remove('message--found'), 2000);
+      return true;
+    },
+  }));
   return (
     <div
       ref={box}
@@ -218,4 +335,4 @@ function Scroller({ children }: { children: React.ReactNode }) {
       {children}
     </div>
   );
-}
+});

@@ -1,9 +1,9 @@
 import { useState, type FormEvent } from 'react';
 import { useI18n } from '../../i18n/I18nProvider';
 import type { Chat, Provider } from '../../ipc/bindings';
-import { IpcError } from '../../ipc/client';
 import { ModelPicker } from './ModelPicker';
 import { initialModel } from './models';
+import { errorText, fieldError } from '../../i18n/problems';
 
 interface Props {
   chat: Chat;
@@ -30,7 +30,7 @@ export function ChooseProvider({ chat, providers, onChoose }: Props) {
     try {
       await onChoose({ providerId: choice.providerId, model: choice.model.trim() });
     } catch (e) {
-      setError(e instanceof IpcError ? (e.issueFor('model') ?? e.message) : String(e));
+      setError(fieldError(t, e, 'model') ?? errorText(t, e));
     } finally {
       setBusy(false);
     }

@@ -1,44 +1,50 @@
+import { useEffect, useId, useRef, useState, type KeyboardEvent } from 'react';
 import { formatCountdown } from '../../clock';
-import { useCountdown } from '../../hooks/useCountdown';
+import { CopyButton } from '../../components/CopyButton';
+import { Icon } from '../../components/Icon';
+import { useBackendNow, useCountdown } from '../../hooks/useCountdown';
 import { useI18n } from '../../i18n/I18nProvider';
+import { errorText, replyErrorDeadlines, replyErrorNeedsSettings, replyErrorText } from '../../i18n/problems';
 import type { Message } from '../../ipc/bindings';
-import { answeredByProviderKey, type Conversation, type Notice, type Waiting } from './conversation';
+import { IpcError } from '../../ipc/client';
+import { answeredByProviderKey, editable, regenerable, type Conversation, type Notice, type Waiting } from './conversation';
+import { Markdown } from './markdown/Markdown';
 
 interface Props {
   conversation: Conversation;
-  onRetry: () => void;
+  /** Answers the last user message again: retry a failed reply, regenerate a good one. */
+  onAnswerAgain: () => void;
+  /** Rewrites the last user message and sends it; resolves whether it was sent. */
+  onEdit: (content: string) => Promise<boolean>;
   onOpenSettings: () => void;
 }
 
 /** The messages, the reply being written, and the quiet notices about keys. */
-export function Messages({ conversation, onRetry, onOpenSettings }: Props) {
+export function Messages({ conversation, onAnswerAgain, onEdit, onOpenSettings }: Props) {
   const { t } = useI18n();
   const { messages, streaming } = conversation;
   const last = messages[messages.length - 1];
+  const editableId = editable(conversation)?.id;
+  const regenerableId = regenerable(conversation)?.id;
 
   return (
     <ol className="messages" aria-label={t('chat.messages')}>
       {messages.map((message) =>
         message.role === 'user' ? (
-          <li key={message.id} className="message message--user" data-testid="message" data-role="user">
-            <span className="visually-hidden">{t('chat.you')}: </span>
-            <div className="message__content" data-testid="message-content">
-              {message.content}
-            </div>
-          </li>
+          <UserMessage key={message.id} message={message} editable={message.id === editableId} onEdit={onEdit} />
         ) : (
-          <li key={message.id} className={`message message--assistant message--${message.status}`} data-testid="message" data-role="assistant" data-status={message.status}>
+          <li key={message.id} className={`message message--assistant message--${message.status}`} data-testid="message" data-role="assistant" data-status={message.status} data-message-id={message.id}>
             <Notices notices={conversation.notices[message.id] ?? []} />
             <span className="visually-hidden">{t('chat.assistant')}: </span>
             {message.content && (
-              <div className="message__content" data-testid="message-content">
-                {message.content}
+              <div className="message__content message__content--markdown" data-testid="message-content">
+                <Markdown source={message.content} />
               </div>
             )}
             {message.status === 'error' && (
-              <ReplyError message={message} canRetry={message === last} onRetry={onRetry} onOpenSettings={onOpenSettings} />
+              <ReplyError message={message} canRetry={message === last} onRetry={onAnswerAgain} onOpenSettings={onOpenSettings} />
             )}
-            <p className="message__meta" data-testid="message-meta">
+            <div className="message__meta" data-testid="message-meta">
               {message.keyLabel && (
                 <span data-testid="message-key">
                   {answeredByProviderKey(message) ? t('chat.answeredByProvider') : t('chat.answeredBy', { key: message.keyLabel })}
@@ -49,15 +55,26 @@ export function Messages({ conversation, onRetry, onOpenSettings }: Props) {
                   {t('chat.stopped')}
                 </span>
               )}
-            </p>
+              {message.content && (
+                <span className="message__actions">
+                  <CopyButton text={() => message.content} label={t('chat.copyReply')} className="button button--small button--quiet" testId="message-copy" />
+                  {message.id === regenerableId && (
+                    <button type="button" className="button button--small button--quiet" onClick={onAnswerAgain} data-testid="message-regenerate">
+                      <Icon name="regenerate" size={14} />
+                      {t('chat.regenerate')}
+                    </button>
+                  )}
+                </span>
+              )}
+            </div>
           </li>
         ),
       )}
       {streaming && (
         <li className="message message--assistant message--streaming" data-testid="streaming-reply" aria-busy="true">
           <Notices notices={streaming.notices} />
-          <div className="message__content" data-testid="streaming-content">
-            {streaming.text}
+          <div className="message__content message__content--markdown" data-testid="streaming-content">
+            <Markdown source={streaming.text} streaming />
             <span className="message__caret" aria-hidden="true" />
           </div>
           {streaming.waiting ? (
@@ -74,6 +91,107 @@ export function Messages({ conversation, onRetry, onOpenSettings }: Props) {
         </li>
       )}
     </ol>
+  );
+}
+
+/** A message the user wrote; the last one can be edited and sent again (what followed it goes). */
+function UserMessage({ message, editable, onEdit }: { message: Message; editable: boolean; onEdit: (content: string) => Promise<boolean> }) {
+  const { t } = useI18n();
+  const [editing, setEditing] = useState(false);
+  const editButton = useRef<HTMLButtonElement>(null);
+  const wasEditing = useRef(false);
+
+  // Leaving the editor (saved or cancelled) puts focus back on Edit, where the user was.
+  useEffect(() => {
+    if (wasEditing.current && !editing) editButton.current?.focus();
+    wasEditing.current = editing;
+  }, [editing]);
+
+  return (
+    <li className="message message--user" data-testid="message" data-role="user" data-message-id={message.id}>
+      <span className="visually-hidden">{t('chat.you')}: </span>
+      {editing ? (
+        <MessageEditor initial={message.content} onCancel={() => setEditing(false)} onSave={async (content) => (await onEdit(content)) && setEditing(false)} />
+      ) : (
+        <>
+          <div className="message__content" data-testid="message-content">
+            {message.content}
+          </div>
+          {editable && (
+            <div className="message__meta message__meta--end">
+              <CopyButton text={() => message.content} label={t('chat.copyMessage')} className="button button--small button--quiet" testId="user-message-copy" />
+              <button ref={editButton} type="button" className="button button--small button--quiet" onClick={() => setEditing(true)} data-testid="message-edit">
+                <Icon name="pencil" size={14} />
+                {t('chat.edit')}
+              </button>
+            </div>
+          )}
+        </>
+      )}
+    </li>
+  );
+}
+
+function MessageEditor({ initial, onSave, onCancel }: { initial: string; onSave: (content: string) => Promise<unknown>; onCancel: () => void }) {
+  const { t } = useI18n();
+  const [text, setText] = useState(initial);
+  const [busy, setBusy] = useState(false);
+  const area = useRef<HTMLTextAreaElement>(null);
+  const hintId = useId();
+  useEffect(() => {
+    const el = area.current;
+    el?.focus();
+    el?.setSelectionRange(el.value.length, el.value.length);
+  }, []);
+
+  async function save() {
+    if (busy || text.trim() === '') return;
+    setBusy(true);
+    await onSave(text);
+    setBusy(false);
+  }
+
+  function onKeyDown(event: KeyboardEvent<HTMLTextAreaElement>) {
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      void save();
+    } else if (event.key === 'Escape') {
+      event.preventDefault();
+      onCancel();
+    }
+  }
+
+  return (
+    <div className="message-editor" data-testid="message-editor">
+      <textarea
+        ref={area}
+        className="input textarea textarea--short"
+        aria-label={t('chat.editLabel')}
+        aria-describedby={hintId}
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={onKeyDown}
+        data-testid="message-editor-input"
+      />
+      <p id={hintId} className="field__hint">
+        {t('chat.editHint')}
+      </p>
+      <div className="message-editor__actions">
+        <button type="button" className="button" onClick={onCancel} data-testid="message-editor-cancel">
+          {t('common.cancel')}
+        </button>
+        <button
+          type="button"
+          className="button button--primary"
+          disabled={text.trim() === ''}
+          aria-busy={busy || undefined}
+          onClick={() => void save()}
+          data-testid="message-editor-send"
+        >
+          {t('chat.editSend')}
+        </button>
+      </div>
+    </div>
   );
 }
 
@@ -100,7 +218,7 @@ function Notices({ notices }: { notices: Notice[] }) {
     <ul className="notices">
       {notices.map((notice, i) => (
         // biome-ignore lint/suspicious/noArrayIndexKey: a reply's notices are only appended (the last one may gain its next key), so an index names the same notice on every render
-        <li key={i} className="notice" data-testid="chat-notice" data-kind={notice.kind} title={notice.kind === 'failover' ? notice.message : undefined}>
+        <li key={i} className="notice" data-testid="chat-notice" data-kind={notice.kind} title={notice.kind === 'failover' && notice.message ? t('provider.said', { message: notice.message }) : undefined}>
           {noticeText(notice, t)}
         </li>
       ))}
@@ -122,12 +240,25 @@ export function noticeText(notice: Notice, t: ReturnType<typeof useI18n>['t']): 
   }
 }
 
+/**
+ * A failed reply, worded from its error's kind and parameters: which key frees up when (a live
+ * countdown on the backend clock), which were disabled and why, what the provider said.
+ */
 function ReplyError({ message, canRetry, onRetry, onOpenSettings }: { message: Message; canRetry: boolean; onRetry: () => void; onOpenSettings: () => void }) {
-  const { t } = useI18n();
+  const { t, intlTag } = useI18n();
+  const error = message.errorDetails;
+  // Times in errors are the backend's; the UI runs on the same machine, so its clock is the same.
+  const now = useBackendNow(0, error ? replyErrorDeadlines(error) : []);
+  // Without details (never from this backend) the code still words it; the English only as a last resort.
+  const text = error
+    ? replyErrorText(t, error, { now, intlTag })
+    : message.errorCode
+      ? errorText(t, new IpcError(message.errorCode, message.error ?? ''))
+      : (message.error ?? '');
   return (
-    <div className="message__error" role="alert" data-testid="message-error">
+    <div className="message__error" role="alert" data-testid="message-error" data-kind={error?.kind}>
       <p>
-        <strong>{t('chat.failed')}</strong> {message.error}
+        <strong>{t('chat.failed')}</strong> <span data-testid="message-error-text">{text}</span>
       </p>
       <div className="message__error-actions">
         {canRetry && (
@@ -135,7 +266,7 @@ function ReplyError({ message, canRetry, onRetry, onOpenSettings }: { message: M
             {t('chat.retry')}
           </button>
         )}
-        {message.errorCode === 'no_available_key' && (
+        {replyErrorNeedsSettings(error, message.errorCode) && (
           <button type="button" className="link-button" onClick={onOpenSettings} data-testid="chat-open-settings">
             {t('chat.openSettings')}
           </button>

@@ -1,7 +1,8 @@
 import { Field } from '../../components/Field';
 import { useI18n } from '../../i18n/I18nProvider';
 import type { Provider } from '../../ipc/bindings';
-import { initialModel, modelOptions } from './models';
+import { ModelCombobox } from '../models/ModelCombobox';
+import { initialModel } from './models';
 
 interface Props {
   providers: Provider[];
@@ -12,13 +13,15 @@ interface Props {
   testId: string;
 }
 
-/** A provider and one of its models; a free text model when the provider lists none. */
+/**
+ * A provider and a model: the provider's own models and those its models endpoint lists,
+ * searchable, or any name typed.
+ */
 export function ModelPicker({ providers, providerId, model, onChange, error, testId }: Props) {
   const { t } = useI18n();
   const provider = providers.find((p) => p.id === providerId);
-  const options = modelOptions(provider);
   return (
-    <div className="field-row field-row--even">
+    <>
       <Field label={t('chat.provider')} testId={`${testId}-provider`}>
         {({ id }) => (
           <select
@@ -39,35 +42,18 @@ export function ModelPicker({ providers, providerId, model, onChange, error, tes
           </select>
         )}
       </Field>
-      <Field label={t('chat.model')} hint={options.length === 0 ? t('chat.modelHint') : undefined} error={error} testId={`${testId}-model`}>
-        {({ id, describedBy, invalid }) =>
-          options.length > 0 ? (
-            <select
-              id={id}
-              className="input select"
-              value={model}
-              onChange={(e) => onChange({ providerId, model: e.target.value })}
-              data-testid={`${testId}-model-select`}
-            >
-              {options.map((m) => (
-                <option key={m} value={m}>
-                  {m}
-                </option>
-              ))}
-            </select>
-          ) : (
-            <input
-              id={id}
-              className="input"
-              value={model}
-              aria-invalid={invalid || undefined}
-              aria-describedby={describedBy}
-              onChange={(e) => onChange({ providerId, model: e.target.value })}
-              data-testid={`${testId}-model-input`}
-            />
-          )
-        }
-      </Field>
-    </div>
+      {provider && (
+        <ModelCombobox
+          key={provider.id}
+          providerId={provider.id}
+          configured={provider.models}
+          value={model}
+          onChange={(next) => onChange({ providerId, model: next })}
+          label={t('chat.model')}
+          error={error}
+          testId={`${testId}-model`}
+        />
+      )}
+    </>
   );
 }

@@ -1,38 +1,50 @@
 import { useState, type FormEvent } from 'react';
 import { Dialog } from '../../components/Dialog';
 import { useI18n } from '../../i18n/I18nProvider';
-import type { Provider } from '../../ipc/bindings';
-import { IpcError } from '../../ipc/client';
+import { errorText, fieldError } from '../../i18n/problems';
+import type { CreateChatArgs, Provider } from '../../ipc/bindings';
 import { ModelPicker } from './ModelPicker';
 import { initialModel } from './models';
+import { SystemPromptField } from '../../components/SystemPromptField';
 
 interface Props {
   providers: Provider[];
-  onCreate: (choice: { providerId: string; model: string }) => Promise<unknown>;
+  onCreate: (chat: CreateChatArgs) => Promise<unknown>;
   onClose: () => void;
 }
 
-/** Starts a chat: which provider, which of its models (its default preselected). */
+/**
+ * Starts a chat: which provider, which model (its default preselected; listed by the provider or
+ * typed), and its system prompt (the provider's default, editable).
+ */
 export function NewChatDialog({ providers, onCreate, onClose }: Props) {
   const { t } = useI18n();
   const first = providers[0];
   const [choice, setChoice] = useState({ providerId: first?.id ?? '', model: initialModel(first) });
-  const [error, setError] = useState<string>();
+  /** The prompt as typed; null while it follows the chosen provider's default. */
+  const [prompt, setPrompt] = useState<string | null>(null);
+  const [error, setError] = useState<{ at: 'model' | 'systemPrompt' | 'form'; text: string }>();
   const [busy, setBusy] = useState(false);
+  const provider = providers.find((p) => p.id === choice.providerId);
+  const providerPrompt = provider?.systemPrompt ?? '';
 
   async function submit(event: FormEvent) {
     event.preventDefault();
     if (busy) return;
     if (choice.model.trim() === '') {
-      setError(t('chat.modelRequired'));
+      setError({ at: 'model', text: t('chat.modelRequired') });
       return;
     }
     setBusy(true);
     try {
-      await onCreate({ providerId: choice.providerId, model: choice.model.trim() });
+      // Left as the provider's default, the backend applies it; changed (even emptied), it is sent.
+      const systemPrompt = prompt !== null && prompt !== providerPrompt ? { systemPrompt: prompt.trim() } : {};
+      await onCreate({ providerId: choice.providerId, model: choice.model.trim(), ...systemPrompt });
       onClose();
     } catch (e) {
-      setError(e instanceof IpcError ? (e.issueFor('model') ?? e.message) : String(e));
+      const atModel = fieldError(t, e, 'model');
+      const atPrompt = fieldError(t, e, 'systemPrompt');
+      setError(atModel ? { at: 'model', text: atModel } : atPrompt ? { at: 'systemPrompt', text: atPrompt } : { at: 'form', text: errorText(t, e) });
       setBusy(false);
     }
   }
@@ -50,6 +62,11 @@ export function NewChatDialog({ providers, onCreate, onClose }: Props) {
         </>
       ) : (
         <form className="dialog__form" onSubmit={submit} noValidate>
+          {error?.at === 'form' && (
+            <p className="form-error" role="alert" data-testid="new-chat-error">
+              {error.text}
+            </p>
+          )}
           <ModelPicker
             providers={providers}
             providerId={choice.providerId}
@@ -58,8 +75,18 @@ export function NewChatDialog({ providers, onCreate, onClose }: Props) {
               setChoice(next);
               setError(undefined);
             }}
-            error={error}
+            error={error?.at === 'model' ? error.text : undefined}
             testId="new-chat"
+          />
+          <SystemPromptField
+            value={prompt ?? providerPrompt}
+            onChange={(text) => {
+              setPrompt(text);
+              setError(undefined);
+            }}
+            hint={providerPrompt ? t('systemPrompt.fromProvider') : t('systemPrompt.hint')}
+            error={error?.at === 'systemPrompt' ? error.text : undefined}
+            testId="new-chat-system-prompt"
           />
           <div className="dialog__actions">
             <button type="button" className="button" onClick={onClose}>

@@ -37,8 +37,15 @@ export interface Streaming {
   waiting: Waiting | null;
   /** The user pressed Stop; the backend is ending the reply. */
   stopping: boolean;
-  retry: boolean;
+  turn: Turn;
 }
+
+/**
+ * What a send does: `ask` adds a user message; `again` answers the last user message again
+ * (retry a failed reply, regenerate a good one: the replies after it are replaced); `edit`
+ * rewrites the last user message and drops everything after it.
+ */
+export type Turn = 'ask' | 'again' | 'edit';
 
 export type Conversation = {
   messages: Message[];
@@ -51,8 +58,8 @@ export type Conversation = {
 
 export type ConversationAction =
   | { type: 'loaded'; messages: Message[] }
-  /** A send started: with content (a new message) or without (retry of the last one). */
-  | { type: 'sending'; retry: boolean }
+  /** A send started. */
+  | { type: 'sending'; turn: Turn }
   /** `receivedAt`: the UI's clock when the event arrived, to count the backend's times down. */
   | { type: 'event'; event: ChatEvent; receivedAt: number }
   | { type: 'stopping' }
@@ -65,10 +72,13 @@ function withMessage(messages: Message[], message: Message): Message[] {
   return messages.some((m) => m.id === message.id) ? messages.map((m) => (m.id === message.id ? message : m)) : [...messages, message];
 }
 
-/** A retry replaces the failed replies after the last user message (the backend deletes them). */
-export function withoutTrailingFailures(messages: Message[]): Message[] {
+/**
+ * Up to the last user message: answering it again (or editing it) replaces what came after it,
+ * as the backend does.
+ */
+export function throughLastQuestion(messages: Message[]): Message[] {
   let end = messages.length;
-  while (end > 0 && messages[end - 1].role === 'assistant' && messages[end - 1].status === 'error') end -= 1;
+  while (end > 0 && messages[end - 1].role === 'assistant') end -= 1;
   return messages.slice(0, end);
 }
 
@@ -81,8 +91,8 @@ export function conversationReducer(state: Conversation, action: ConversationAct
     case 'sending':
       return {
         ...state,
-        messages: action.retry ? withoutTrailingFailures(state.messages) : state.messages,
-        streaming: { text: '', keyLabel: null, providerLevel: false, notices: [], waiting: null, stopping: false, retry: action.retry },
+        messages: action.turn === 'ask' ? state.messages : throughLastQuestion(state.messages),
+        streaming: { text: '', keyLabel: null, providerLevel: false, notices: [], waiting: null, stopping: false, turn: action.turn },
       };
     case 'stopping':
       return state.streaming ? { ...state, streaming: { ...state.streaming, stopping: true } } : state;
@@ -149,4 +159,19 @@ export function answeredByProviderKey(message: Message): boolean {
 export function retryable(conversation: Conversation): Message | null {
   const last = conversation.messages[conversation.messages.length - 1];
   return !conversation.streaming && last?.role === 'assistant' && last.status === 'error' ? last : null;
+}
+
+/** The reply Regenerate would replace: the last message, when it is a finished (or stopped) reply. */
+export function regenerable(conversation: Conversation): Message | null {
+  const last = conversation.messages[conversation.messages.length - 1];
+  return !conversation.streaming && last?.role === 'assistant' && last.status !== 'error' ? last : null;
+}
+
+/** The user message Edit would rewrite: the last one, when no reply is being written. */
+export function editable(conversation: Conversation): Message | null {
+  if (conversation.streaming) return null;
+  for (let i = conversation.messages.length - 1; i >= 0; i -= 1) {
+    if (conversation.messages[i].role === 'user') return conversation.messages[i];
+  }
+  return null;
 }

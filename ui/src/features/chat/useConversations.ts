@@ -1,8 +1,8 @@
-import { useCallback, useMemo, useReducer } from 'react';
-import type { Message } from '../../ipc/bindings';
+import { useCallback, useEffect, useMemo, useReducer, useRef } from 'react';
+import type { ChatEvent, Message } from '../../ipc/bindings';
 import { chatApi } from '../../ipc/chat';
 import { IpcError } from '../../ipc/client';
-import { conversationReducer, emptyConversation, type Conversation, type ConversationAction } from './conversation';
+import { conversationReducer, emptyConversation, type Conversation, type ConversationAction, type Turn } from './conversation';
 
 type State = Record<string, Conversation>;
 
@@ -10,29 +10,78 @@ function reducer(state: State, { chatId, action }: { chatId: string; action: Con
   return { ...state, [chatId]: conversationReducer(state[chatId] ?? emptyConversation, action) };
 }
 
+/** What a send carries: a new message, an edit of the last one, or nothing (answer it again). */
+export type Outgoing = { turn: 'ask' | 'edit'; content: string } | { turn: 'again' };
+
+/** The next frame, or a timer where there are no frames (a hidden window, tests without them). */
+const nextFrame: (run: () => void) => void = (run) =>
+  typeof requestAnimationFrame === 'function' ? void requestAnimationFrame(run) : void setTimeout(run, 16);
+
 /**
  * Every conversation opened in this session, by chat id. A reply keeps streaming into its own
  * conversation while another chat is shown, so switching back finds it where it is.
+ *
+ * Streamed text is applied once per animation frame: a provider may send hundreds of small
+ * deltas a second, and rendering each would only redo work no one can see.
  */
 export function useConversations(onActivity: () => void) {
   const [state, dispatch] = useReducer(reducer, {});
+  /** Text received but not yet rendered, by chat. */
+  const pending = useRef(new Map<string, string>());
+  const scheduled = useRef(false);
+  const live = useRef(true);
+  useEffect(() => {
+    live.current = true;
+    return () => {
+      live.current = false;
+    };
+  }, []);
+
+  const flush = useCallback(() => {
+    scheduled.current = false;
+    const texts = [...pending.current];
+    pending.current.clear();
+    for (const [chatId, text] of texts) {
+      dispatch({ chatId, action: { type: 'event', event: { type: 'delta', text }, receivedAt: Date.now() } });
+    }
+  }, []);
+
+  /** Deltas wait for the next frame; any other event first lets the waiting text in, in order. */
+  const receive = useCallback(
+    (chatId: string, event: ChatEvent) => {
+      if (event.type === 'delta') {
+        pending.current.set(chatId, (pending.current.get(chatId) ?? '') + event.text);
+        if (!scheduled.current) {
+          scheduled.current = true;
+          nextFrame(() => live.current && flush());
+        }
+        return;
+      }
+      if (pending.current.has(chatId)) flush();
+      dispatch({ chatId, action: { type: 'event', event, receivedAt: Date.now() } });
+    },
+    [flush],
+  );
 
   const load = useCallback(async (chatId: string) => {
     const messages = await chatApi.getMessages(chatId);
     dispatch({ chatId, action: { type: 'loaded', messages } });
   }, []);
 
-  /** Sends `content` (or, without it, retries the last message). Rejects only when nothing was sent. */
+  /** Sends a message, an edit of the last one, or answers it again. Rejects only when nothing was sent. */
   const send = useCallback(
-    async (chatId: string, content?: string): Promise<Message> => {
-      dispatch({ chatId, action: { type: 'sending', retry: content === undefined } });
+    async (chatId: string, outgoing: Outgoing): Promise<Message> => {
+      const turn: Turn = outgoing.turn;
+      dispatch({ chatId, action: { type: 'sending', turn } });
+      const request =
+        outgoing.turn === 'again' ? { chatId } : outgoing.turn === 'edit' ? { chatId, content: outgoing.content, edit: true } : { chatId, content: outgoing.content };
       try {
-        const message = await chatApi.send({ chatId, content }, (event) => {
-          dispatch({ chatId, action: { type: 'event', event, receivedAt: Date.now() } });
+        const message = await chatApi.send(request, (event) => {
+          receive(chatId, event);
           if (event.type === 'userMessage') onActivity(); // the chat moved to the top, maybe retitled
         });
         // The answer and the channel's last event may arrive in either order; folding twice is harmless.
-        dispatch({ chatId, action: { type: 'event', event: { type: 'finished', message }, receivedAt: Date.now() } });
+        receive(chatId, { type: 'finished', message });
         onActivity();
         return message;
       } catch (error) {
@@ -40,7 +89,7 @@ export function useConversations(onActivity: () => void) {
         throw error instanceof IpcError ? error : new IpcError('internal', String(error));
       }
     },
-    [onActivity],
+    [onActivity, receive],
   );
 
   const stop = useCallback(async (chatId: string) => {

@@ -1,8 +1,8 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { useI18n } from '../../i18n/I18nProvider';
-import { IpcError } from '../../ipc/client';
 import { parseMaxWait, stepMaxWait } from './maxWait';
 import type { SettingsLoad } from './useAppSettings';
+import { errorText, fieldError } from '../../i18n/problems';
 
 interface Props {
   load: SettingsLoad;
@@ -30,7 +30,7 @@ export function MaxWaitField({ load, onSave, onRetry }: Props) {
           </p>
         ) : (
           <div className="form-error" role="alert" data-testid="max-wait-load-error">
-            <p>{t('general.settingsLoadFailed', { message: load.error.message })}</p>
+            <p>{t('general.settingsLoadFailed', { message: errorText(t, load.error) })}</p>
             <button type="button" className="button" onClick={onRetry}>
               {t('providers.retry')}
             </button>
@@ -86,7 +86,7 @@ function Editor({ labelId, seconds, onSave }: { labelId: string; seconds: number
       setEditing(false);
     } catch (e) {
       setStatus('idle');
-      setError(e instanceof IpcError ? (e.issueFor('maxWaitSeconds') ?? e.message) : String(e));
+      setError(fieldError(t, e, 'maxWaitSeconds') ?? errorText(t, e));
     } finally {
       const { again } = saving.current;
       saving.current = { running: false, again: false };

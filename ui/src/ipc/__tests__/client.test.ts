@@ -26,11 +26,12 @@ describe('the IPC client', () => {
   });
 
   it('turns a backend rejection into an IpcError that places its issues', async () => {
-    invoke.mockRejectedValue({ code: 'validation', message: 'weight: too high', issues: [{ path: 'weight', message: 'at most 100' }] });
+    const issue = { path: 'weight', code: 'too_large', params: { max: 100 }, message: 'must be at most 100' };
+    invoke.mockRejectedValue({ code: 'validation', message: 'weight: too high', issues: [issue] });
     const error = await call('llmConfig:updateApiKey', { id: 'key-1', weight: 101 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IpcError);
     expect(error).toMatchObject({ code: 'validation', message: 'weight: too high' });
-    expect(error instanceof IpcError && error.issueFor('weight'), 'the issue is found by its path').toBe('at most 100');
+    expect(error instanceof IpcError && error.issueAt('weight'), 'the issue is found by its path').toEqual(issue);
   });
 
   it('keeps the details that word an error precisely', async () => {

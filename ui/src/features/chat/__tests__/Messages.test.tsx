@@ -8,13 +8,13 @@ import { Messages } from '../Messages';
 const streaming = (fields: Partial<Streaming>): Conversation => ({
   ...emptyConversation,
   loaded: true,
-  streaming: { text: '', keyLabel: null, providerLevel: false, notices: [], waiting: null, stopping: false, retry: false, ...fields },
+  streaming: { text: '', keyLabel: null, providerLevel: false, notices: [], waiting: null, stopping: false, turn: 'ask', ...fields },
 });
 
 function renderIn(locale: Locale, conversation: Conversation) {
   render(
     <I18nProvider initial={locale}>
-      <Messages conversation={conversation} onRetry={() => {}} onOpenSettings={() => {}} />
+      <Messages conversation={conversation} onAnswerAgain={() => {}} onEdit={async () => true} onOpenSettings={() => {}} />
     </I18nProvider>,
   );
 }
@@ -25,10 +25,10 @@ const outOfCredit: Notice = { kind: 'failover', keyLabel: 'A', status: 402, reas
 
 describe('waiting and out-of-credit wording', () => {
   const cases: [Locale, string, string, string][] = [
-    ['en', 'Waiting for a free key… 0:04', 'Waiting for a key in use to free up… at most 0:20', 'Key A is out of credit (402), retried on B'],
-    ['zh', '正在等待空闲的 Key… 0:04', '正在等待使用中的 Key 空出… 最多 0:20', 'Key A 额度已用尽（402），已改用 B 重试'],
-    ['ja', '空いているキーを待っています… 0:04', '使用中のキーが空くのを待っています… 最長 0:20', 'キー A はクレジットが尽きました（402）。B で再試行しました'],
-    ['ru', 'Ждём свободный ключ… 0:04', 'Ждём, пока освободится занятый ключ… не дольше 0:20', 'На ключе A закончился баланс (402), повтор на B'],
+    ['en', 'Waiting for a free key… 0:04', 'Waiting for a key in use to free up… at most 0:20', 'A is out of credit (402), retried on B'],
+    ['zh', '正在等待空闲的 Key… 0:04', '正在等待使用中的 Key 空出… 最多 0:20', 'A 额度已用尽（402），已改用 B 重试'],
+    ['ja', '空いているキーを待っています… 0:04', '使用中のキーが空くのを待っています… 最長 0:20', 'A はクレジットが尽きました（402）。B で再試行しました'],
+    ['ru', 'Ждём свободный ключ… 0:04', 'Ждём, пока освободится занятый ключ… не дольше 0:20', 'A: закончился баланс (402), повтор на B'],
   ];
 
   it.each(cases)('%s: a wait with a known end counts down to it', (locale, known) => {

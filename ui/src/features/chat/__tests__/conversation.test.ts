@@ -12,6 +12,7 @@ const message = (fields: Partial<Message>): Message => ({
   status: 'complete',
   error: null,
   errorCode: null,
+  errorDetails: null,
   keyLabel: null,
   providerKey: false,
   createdAt: 0,
@@ -26,7 +27,7 @@ const ev = (event: ChatEvent, receivedAt = 0): ConversationAction => ({ type: 'e
 
 describe('conversation reducer', () => {
   it('streams a reply: the user message, the key, the deltas, then the saved reply', () => {
-    let state = fold(emptyConversation, { type: 'loaded', messages: [] }, { type: 'sending', retry: false });
+    let state = fold(emptyConversation, { type: 'loaded', messages: [] }, { type: 'sending', turn: 'ask' });
     state = fold(
       state,
       ev({ type: 'userMessage', message: user }),
@@ -47,7 +48,7 @@ describe('conversation reducer', () => {
 
   it('folds a finished reply once, whether it comes from the channel, the answer, or both', () => {
     const reply = message({ id: 'a1', content: 'x' });
-    const state = fold(emptyConversation, { type: 'sending', retry: false }, ev({ type: 'finished', message: reply }), ev({ type: 'finished', message: reply }));
+    const state = fold(emptyConversation, { type: 'sending', turn: 'ask' }, ev({ type: 'finished', message: reply }), ev({ type: 'finished', message: reply }));
     expect(state.messages).toEqual([reply]);
   });
 
@@ -55,7 +56,7 @@ describe('conversation reducer', () => {
     const reply = message({ id: 'a1', content: 'ok', keyLabel: 'B' });
     const state = fold(
       emptyConversation,
-      { type: 'sending', retry: false },
+      { type: 'sending', turn: 'ask' },
       ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
       ev({ type: 'failover', keyLabel: 'A', status: 429, reason: 'rate_limited', message: 'slow down' }),
       ev({ type: 'keySelected', keyLabel: 'B', providerLevel: false, rebound: true, attempt: 2 }),
@@ -70,7 +71,7 @@ describe('conversation reducer', () => {
   it('notes a rebound that no failover explains (the chat’s key cooled down elsewhere)', () => {
     const state = fold(
       emptyConversation,
-      { type: 'sending', retry: false },
+      { type: 'sending', turn: 'ask' },
       ev({ type: 'keySelected', keyLabel: 'C', providerLevel: false, rebound: true, attempt: 1 }),
     );
     expect(state.streaming?.notices).toEqual([{ kind: 'rebound', keyLabel: 'C' }]);
@@ -79,7 +80,7 @@ describe('conversation reducer', () => {
   it('keeps a failover with no key left as a notice without a next key', () => {
     const state = fold(
       emptyConversation,
-      { type: 'sending', retry: false },
+      { type: 'sending', turn: 'ask' },
       ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
       ev({ type: 'failover', keyLabel: 'A', status: 401, reason: 'auth_rejected', message: 'bad key' }),
       ev({ type: 'finished', message: message({ id: 'a1', status: 'error', error: 'no key left', errorCode: 'no_available_key' }) }),
@@ -90,13 +91,13 @@ describe('conversation reducer', () => {
 
   it('on retry drops the failed replies the backend replaces', () => {
     const failed = message({ id: 'a1', status: 'error', error: 'boom' });
-    const state = fold(emptyConversation, { type: 'loaded', messages: [user, failed] }, { type: 'sending', retry: true });
+    const state = fold(emptyConversation, { type: 'loaded', messages: [user, failed] }, { type: 'sending', turn: 'again' });
     expect(state.messages).toEqual([user]);
     expect(retryable(state), 'nothing to retry while a reply is written').toBeNull();
   });
 
   it('marks stopping, and a refused send ends the streaming state', () => {
-    let state = fold(emptyConversation, { type: 'sending', retry: false }, { type: 'stopping' });
+    let state = fold(emptyConversation, { type: 'sending', turn: 'ask' }, { type: 'stopping' });
     expect(state.streaming?.stopping).toBe(true);
     state = fold(state, { type: 'rejected' });
     expect(state.streaming).toBeNull();
@@ -108,7 +109,7 @@ describe('conversation reducer', () => {
   });
 
   it('keeps a reply streaming when the messages are loaded again', () => {
-    const state = fold(emptyConversation, { type: 'sending', retry: false }, ev({ type: 'delta', text: 'part' }), { type: 'loaded', messages: [user] });
+    const state = fold(emptyConversation, { type: 'sending', turn: 'ask' }, ev({ type: 'delta', text: 'part' }), { type: 'loaded', messages: [user] });
     expect(state.streaming?.text).toBe('part');
     expect(state.messages).toEqual([user]);
   });
@@ -116,7 +117,7 @@ describe('conversation reducer', () => {
   it('waits for a free key with the backend’s times, measuring its clock offset on arrival, until the next attempt', () => {
     let state = fold(
       emptyConversation,
-      { type: 'sending', retry: false },
+      { type: 'sending', turn: 'ask' },
       ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
       ev({ type: 'failover', keyLabel: 'A', status: 429, reason: 'rate_limited', message: 'slow down' }),
       // the backend's clock says 101 000 when the UI's says 1 000: the UI is 100 s behind
@@ -135,7 +136,7 @@ describe('conversation reducer', () => {
   it('waits for a request in flight (no known time), keeps waiting while stopping, and a stopped reply ends it', () => {
     let state = fold(
       emptyConversation,
-      { type: 'sending', retry: false },
+      { type: 'sending', turn: 'ask' },
       ev({ type: 'waiting', until: null, deadline: 20_000, now: 0, seconds: 20 }, 0),
       { type: 'stopping' },
     );
@@ -150,7 +151,7 @@ describe('conversation reducer', () => {
   it('takes the latest wait when the reply has to wait again', () => {
     const state = fold(
       emptyConversation,
-      { type: 'sending', retry: false },
+      { type: 'sending', turn: 'ask' },
       ev({ type: 'waiting', until: null, deadline: 20_000, now: 0, seconds: 20 }, 0),
       ev({ type: 'waiting', until: 8_000, deadline: 20_000, now: 5_000, seconds: 3 }, 5_050),
     );
@@ -164,7 +165,7 @@ describe('conversation reducer', () => {
   it('keeps an out-of-credit failover as a notice, like a rate limit', () => {
     const state = fold(
       emptyConversation,
-      { type: 'sending', retry: false },
+      { type: 'sending', turn: 'ask' },
       ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
       ev({ type: 'failover', keyLabel: 'A', status: 402, reason: 'quota_exhausted', message: 'insufficient_quota' }),
       ev({ type: 'keySelected', keyLabel: 'B', providerLevel: false, rebound: true, attempt: 2 }),
@@ -177,7 +178,7 @@ describe('conversation reducer', () => {
   it('knows a reply came from the provider-level key from the saved flag, not from its label', () => {
     const streamed = fold(
       emptyConversation,
-      { type: 'sending', retry: false },
+      { type: 'sending', turn: 'ask' },
       ev({ type: 'keySelected', keyLabel: 'provider key', providerLevel: true, rebound: false, attempt: 1 }),
       ev({ type: 'finished', message: message({ id: 'a1', keyLabel: 'provider key', providerKey: true }) }),
     );

@@ -97,7 +97,7 @@ describe('Settings → General: how long a reply waits for a free key', () => {
     const input = await field();
     await user.clear(input);
     await user.type(input, '30{Enter}');
-    expect(await screen.findByTestId('max-wait-error')).toHaveTextContent('refused by the backend');
+    expect(await screen.findByTestId('max-wait-error')).toHaveTextContent('At most 120.');
     expect(input).toHaveValue('30');
     expect(screen.getByTestId('max-wait-status')).toHaveTextContent('');
 
@@ -109,7 +109,7 @@ describe('Settings → General: how long a reply waits for a free key', () => {
   it('says when the settings could not be loaded, and loads them again on request', async () => {
     backend.rejectNext('settings:get', { code: 'storage', message: 'database is locked' });
     const user = renderSection();
-    expect(await screen.findByTestId('max-wait-load-error')).toHaveTextContent('Could not load the settings: database is locked');
+    expect(await screen.findByTestId('max-wait-load-error')).toHaveTextContent('Could not load the settings: The database could not be read or written. Details are in the log.');
     await user.click(screen.getByRole('button', { name: 'Try again' }));
     expect(await field()).toHaveValue('20');
   });

@@ -69,7 +69,7 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
       setForm(EMPTY); // the secret is stored: drop it before closing
       onClose();
     } catch (error) {
-      const placed = placeBackendError(error, FIELDS, 'apiKey');
+      const placed = placeBackendError(t, error, FIELDS, 'apiKey');
       setErrors(placed.fields);
       setFormError(placed.form);
       focusFirstError(placed.fields);

@@ -10,6 +10,7 @@ import { LimitsDialog } from './LimitsDialog';
 import { PasteKeysDialog } from './PasteKeysDialog';
 import { useKeyTests } from './useKeyTests';
 import { usePool } from './usePool';
+import { errorText } from '../../../i18n/problems';
 
 /** Which dialog is open, if any: each mode carries exactly what it needs. */
 type Mode = { kind: 'list' } | { kind: 'add' } | { kind: 'paste' } | { kind: 'delete'; row: KeyRow } | { kind: 'limits'; row: KeyRow };
@@ -33,7 +34,7 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
     setProblem(undefined);
     action().then(
       () => done && setAnnouncement(done),
-      (error: Error) => setProblem(t('pool.actionFailed', { message: error.message })),
+      (error: unknown) => setProblem(t('pool.actionFailed', { message: errorText(t, error) })),
     );
   }
 
@@ -85,7 +86,7 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
       )}
       {state.kind === 'failed' && (
         <div className="form-error" role="alert">
-          <p>{t('pool.loadFailed', { message: state.error.message })}</p>
+          <p>{t('pool.loadFailed', { message: errorText(t, state.error) })}</p>
           <button type="button" className="button" onClick={() => void actions.reload()}>
             {t('providers.retry')}
           </button>
@@ -126,7 +127,8 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           }}
           onCooldownEnd={() => void actions.refreshStatus()}
           tests={tests}
-          onTest={(id) => void test(id)}
+          // A test of an out-of-credit key re-checks its credit and may put it back in rotation.
+          onTest={(id) => void test(id).then(() => actions.refreshStatus())}
         />
       )}
 

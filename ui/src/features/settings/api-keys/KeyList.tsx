@@ -157,7 +157,12 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onLimits, 
                 </span>
                 <span className="key-row__preview">
                   <code data-testid="key-preview">{key.apiKeyPreview}</code>
-                  {key.isEnvRef && <span className="tag">{t('key.envRef')}</span>}
+                  {key.isEnvRef && (
+                    // Truncated when the column is narrow (long translations); the whole text in its tooltip.
+                    <span className="tag key-row__tag" title={t('key.envRef')} data-testid="key-env-tag">
+                      {t('key.envRef')}
+                    </span>
+                  )}
                 </span>
                 {(key.rpmLimit !== null || key.maxConcurrent !== null) && (
                   <span className="key-row__limits" data-testid="key-limits">

@@ -46,7 +46,7 @@ export function LimitsDialog({ name, current, onSave, onClose, returnFocus }: Pr
       await onSave(parsed.value);
       onClose();
     } catch (error) {
-      const placed = placeBackendError(error, LIMIT_FIELDS);
+      const placed = placeBackendError(t, error, LIMIT_FIELDS);
       setErrors(placed.fields);
       setFormError(placed.form);
       focusFirstError(placed.fields);

@@ -2,7 +2,7 @@ import { useMemo, useRef, useState, type FormEvent } from 'react';
 import { Dialog } from '../../../components/Dialog';
 import { Field } from '../../../components/Field';
 import { useI18n } from '../../../i18n/I18nProvider';
-import { IpcError } from '../../../ipc/client';
+import { errorText as errorWords, fieldError } from '../../../i18n/problems';
 import { parsePastedKeys, parseWeight, stepWeight } from './schema';
 
 interface Props {
@@ -59,7 +59,7 @@ export function PasteKeysDialog({ onAdd, onClose, returnFocus }: Props) {
         await onAdd({ apiKey: line.apiKey, weight: parsedWeight.value });
         count += 1;
       } catch (error) {
-        const message = error instanceof IpcError ? (error.issueFor('apiKey') ?? error.message) : String(error);
+        const message = fieldError(t, error, 'apiKey') ?? errorWords(t, error);
         failed.push({ apiKey: line.apiKey, message });
       }
     }

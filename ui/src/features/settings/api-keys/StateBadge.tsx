@@ -14,7 +14,7 @@ interface Props {
   testId?: string;
 }
 
-/** Active; cooling with a live countdown; out of credit with its next check; disabled with why and when. */
+/** Active; its variable not set; cooling with a live countdown; out of credit with its next check; disabled with why and when. */
 export function StateBadge({ state, offset, onCooldownEnd, testId }: Props) {
   const { t, intlTag } = useI18n();
   switch (state.kind) {
@@ -22,6 +22,12 @@ export function StateBadge({ state, offset, onCooldownEnd, testId }: Props) {
       return (
         <span className="badge badge--active" data-testid={testId} data-state="active">
           {t('state.active')}
+        </span>
+      );
+    case 'unsetVar':
+      return (
+        <span className="badge badge--error" title={t('state.unsetVarHint', { name: state.name })} data-testid={testId} data-state="unsetVar">
+          {t('state.unsetVar')}
         </span>
       );
     case 'unavailable':

@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { useI18n } from '../../../i18n/I18nProvider';
-import { IpcError } from '../../../ipc/client';
 import { parseWeight, stepWeight } from './schema';
+import { errorText, fieldError } from '../../../i18n/problems';
 
 interface Props {
   weight: number;
@@ -47,7 +47,7 @@ export function WeightEditor({ weight, label, onSave, testId }: Props) {
       await onSave(parsed.value);
       setEditing(false);
     } catch (e) {
-      setError(e instanceof IpcError ? (e.issueFor('weight') ?? e.message) : String(e));
+      setError(fieldError(t, e, 'weight') ?? errorText(t, e));
     } finally {
       inFlight.current = false;
       setSaving(false);

@@ -1,21 +1,24 @@
+import { errorText, issueText, type Translate } from '../../../i18n/problems';
 import { IpcError } from '../../../ipc/client';
 
 /**
- * Where a rejected write's message belongs: at a field (validation issues by path; a `conflict`
+ * Where a rejected write's words belong: at a field (validation issues by path; a `conflict`
  * on add means the key is already in the pool, so it belongs at the key) or above the form.
+ * Worded in the UI's language from the codes.
  */
 export function placeBackendError<F extends string>(
+  t: Translate,
   error: unknown,
   fields: readonly F[],
   conflictField?: F,
 ): { fields: Partial<Record<F, string>>; form?: string } {
-  if (!(error instanceof IpcError)) return { fields: {}, form: String(error) };
+  if (!(error instanceof IpcError)) return { fields: {}, form: errorText(t, error) };
   const placed: Partial<Record<F, string>> = {};
   for (const field of fields) {
-    const message = error.issueFor(field);
-    if (message) placed[field] = message;
+    const issue = error.issueAt(field);
+    if (issue) placed[field] = issueText(t, issue);
   }
-  if (error.code === 'conflict' && conflictField) placed[conflictField] = error.message;
+  if (error.code === 'conflict' && conflictField) placed[conflictField] = errorText(t, error);
   const atAField = Object.keys(placed).length > 0;
-  return { fields: placed, form: atAField ? undefined : error.message };
+  return { fields: placed, form: atAField ? undefined : errorText(t, error) };
 }

@@ -4,6 +4,8 @@ import type { ApiKey, Budget, KeyStatus, PoolStatus } from '../../../ipc/binding
 export type RowState =
   | { kind: 'active' }
   | { kind: 'cooling'; until: number }
+  /** A `$NAME` key whose variable has no usable value: the pool skips it until it has one. */
+  | { kind: 'unsetVar'; name: string }
   /** Kept in the system keychain, which is not reachable now: not deleted, not used. */
   | { kind: 'unavailable' }
   /** Out of credit: out of rotation, probed in the background; back by itself when a probe succeeds. */
@@ -48,6 +50,7 @@ export function keyRows(keys: readonly ApiKey[], status: PoolStatus | null): Key
 
 function rowState(key: ApiKey, live: KeyStatus | undefined): RowState {
   if (!key.enabled) return { kind: 'disabled', reason: key.disabledReason, at: key.disabledAt };
+  if (live?.unsetVar) return { kind: 'unsetVar', name: live.unsetVar };
   if (live?.state === 'unavailable') return { kind: 'unavailable' };
   if (live?.state === 'exhausted') return { kind: 'exhausted', nextProbeAt: live.nextProbeAt };
   if (live?.state === 'cooling' && live.coolingUntil !== null) return { kind: 'cooling', until: live.coolingUntil };

@@ -6,7 +6,7 @@ import { llmConfigApi } from '../../../ipc/llmConfig';
 export type KeyTest =
   | { kind: 'testing' }
   | { kind: 'done'; result: KeyTestResult }
-  | { kind: 'failed'; message: string };
+  | { kind: 'failed'; error: unknown };
 
 /** Tests keys against their provider (`llmConfig:testApiKey`); the last result per key. */
 export function useKeyTests() {
@@ -25,7 +25,7 @@ export function useKeyTests() {
     try {
       outcome = { kind: 'done', result: await llmConfigApi.testApiKey(id) };
     } catch (error) {
-      outcome = { kind: 'failed', message: error instanceof Error ? error.message : String(error) };
+      outcome = { kind: 'failed', error };
     }
     if (live.current) setTests((all) => ({ ...all, [id]: outcome }));
   }, []);

@@ -3,6 +3,9 @@ import { Field } from '../../../components/Field';
 import { useI18n } from '../../../i18n/I18nProvider';
 import type { Provider } from '../../../ipc/bindings';
 import { IpcError } from '../../../ipc/client';
+import { errorText, issueText } from '../../../i18n/problems';
+import { SystemPromptField } from '../../../components/SystemPromptField';
+import { ProviderModelsPanel } from './ProviderModelsPanel';
 import { emptyForm, fieldOfIssue, formOf, FORM_FIELDS, modelIndexOf, parseModels, type FormField, type ProviderForm } from './providerForm';
 
 interface Props {
@@ -33,6 +36,7 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
     apiKey: useRef<HTMLInputElement>(null),
     models: useRef<HTMLTextAreaElement>(null),
     defaultModel: useRef<HTMLSelectElement>(null),
+    systemPrompt: useRef<HTMLDivElement>(null),
   };
   const models = parseModels(form.models);
 
@@ -44,7 +48,9 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
   function show(placed: Partial<Record<FormField, string>>) {
     setErrors(placed);
     const first = FORM_FIELDS.find((f) => placed[f]);
-    if (first) refs[first].current?.focus();
+    const target = first ? refs[first].current : null;
+    // The system prompt's ref is its wrapper: focus the text area inside.
+    (target instanceof HTMLDivElement ? target.querySelector('textarea') : target)?.focus();
   }
 
   async function submit(event: FormEvent) {
@@ -67,11 +73,11 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
           const field = fieldOfIssue(issue.path);
           if (!field || placed[field]) continue;
           const index = modelIndexOf(issue.path);
-          placed[field] = index ? t('provider.modelIssue', { position: index, message: issue.message }) : issue.message;
+          placed[field] = index ? t('provider.modelIssue', { position: index, message: issueText(t, issue) }) : issueText(t, issue);
         }
       }
       if (Object.keys(placed).length > 0) show(placed);
-      else setFormError(error instanceof Error ? error.message : String(error));
+      else setFormError(errorText(t, error));
     }
     setSaving(false);
   }
@@ -219,6 +225,22 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
             </select>
           )}
         </Field>
+      </div>
+      {provider && (
+        <ProviderModelsPanel
+          providerId={provider.id}
+          chosen={models}
+          onToggle={(model, on) => update('models', (on ? [...models, model] : models.filter((m) => m !== model)).join('\n'))}
+        />
+      )}
+      <div ref={refs.systemPrompt}>
+        <SystemPromptField
+          value={form.systemPrompt}
+          onChange={(value) => update('systemPrompt', value)}
+          hint={t('systemPrompt.providerHint')}
+          error={errors.systemPrompt}
+          testId="provider-system-prompt"
+        />
       </div>
       <div className="dialog__actions">
         <button type="button" className="button" onClick={onCancel} data-testid={`${testId}-cancel`}>

@@ -13,6 +13,7 @@ import { hostMoveOf, hostMoveOfError, movesKeys, type HostMove } from './hostCha
 import { toChanges, toNewProvider, type FormErrors, type ProviderForm } from './providerForm';
 import { ProviderFormFields } from './ProviderFormFields';
 import { useProviders } from './useProviders';
+import { errorText } from '../../../i18n/problems';
 
 type Mode = { kind: 'view' } | { kind: 'add' } | { kind: 'edit' } | { kind: 'delete' };
 
@@ -100,7 +101,7 @@ export function ProvidersSection() {
       )}
       {state.kind === 'failed' && (
         <div className="form-error" role="alert">
-          <p>{t('providers.loadFailed', { message: state.error.message })}</p>
+          <p>{t('providers.loadFailed', { message: errorText(t, state.error) })}</p>
           <button type="button" className="button" onClick={reload}>
             {t('providers.retry')}
           </button>
@@ -201,6 +202,16 @@ function ProviderSettings({ provider, onEdit, onDelete }: { provider: Provider; 
         <dd data-testid="provider-key">
           {provider.apiKeyPreview ? <code>{provider.apiKeyPreview}</code> : <span className="muted">{t('provider.noProviderKey')}</span>}
           <span className="muted"> · {t('provider.providerKeyFallback')}</span>
+        </dd>
+        <dt>{t('systemPrompt.label')}</dt>
+        <dd data-testid="provider-system-prompt">
+          {provider.systemPrompt ? (
+            <span className="provider-card__prompt" title={provider.systemPrompt}>
+              {provider.systemPrompt}
+            </span>
+          ) : (
+            <span className="muted">{t('provider.noSystemPrompt')}</span>
+          )}
         </dd>
         <dt>{t('provider.models')}</dt>
         <dd data-testid="provider-models">

@@ -3,6 +3,7 @@ import type { MessageKey } from '../../../i18n';
 import type { AddProviderArgs, Provider, ProviderKind } from '../../../ipc/bindings';
 import type { ProviderChanges } from '../../../ipc/llmConfig';
 import { apiKeySchema } from '../api-keys/schema';
+import { MAX_SYSTEM_PROMPT_CHARS } from '../../../components/SystemPromptField';
 import { isHttpUrl, plainHttpIsLocal } from './baseUrl';
 
 /*
@@ -13,6 +14,7 @@ import { isHttpUrl, plainHttpIsLocal } from './baseUrl';
  */
 
 export const MAX_NAME_CHARS = 60;
+
 
 export interface ProviderForm {
   name: string;
@@ -25,13 +27,15 @@ export interface ProviderForm {
   /** One model per line, or separated by commas. */
   models: string;
   defaultModel: string;
+  /** The system prompt new chats with this provider start with; empty for none. */
+  systemPrompt: string;
 }
 
-export const FORM_FIELDS = ['name', 'kind', 'baseUrl', 'apiKey', 'models', 'defaultModel'] as const;
+export const FORM_FIELDS = ['name', 'kind', 'baseUrl', 'apiKey', 'models', 'defaultModel', 'systemPrompt'] as const;
 export type FormField = (typeof FORM_FIELDS)[number];
 
 export function emptyForm(): ProviderForm {
-  return { name: '', kind: 'openai', baseUrl: '', apiKey: '', removeKey: false, models: '', defaultModel: '' };
+  return { name: '', kind: 'openai', baseUrl: '', apiKey: '', removeKey: false, models: '', defaultModel: '', systemPrompt: '' };
 }
 
 export function formOf(provider: Provider): ProviderForm {
@@ -43,6 +47,7 @@ export function formOf(provider: Provider): ProviderForm {
     removeKey: false,
     models: provider.models.join('\n'),
     defaultModel: provider.defaultModel ?? '',
+    systemPrompt: provider.systemPrompt ?? '',
   };
 }
 
@@ -82,6 +87,7 @@ function check(form: ProviderForm): { errors: FormErrors; models: string[] } {
   const models = parseModels(form.models);
   const defaultModel = form.defaultModel.trim();
   if (defaultModel && !models.includes(defaultModel)) errors.defaultModel = 'error.defaultModelNotListed';
+  if ([...form.systemPrompt].length > MAX_SYSTEM_PROMPT_CHARS) errors.systemPrompt = 'error.systemPromptTooLong';
   return { errors, models };
 }
 
@@ -93,6 +99,7 @@ export function toNewProvider(form: ProviderForm): Checked<AddProviderArgs> {
   if (Object.keys(errors).length > 0) return { ok: false, errors };
   const apiKey = form.apiKey.trim();
   const defaultModel = form.defaultModel.trim();
+  const systemPrompt = form.systemPrompt.trim();
   return {
     ok: true,
     value: {
@@ -102,11 +109,12 @@ export function toNewProvider(form: ProviderForm): Checked<AddProviderArgs> {
       ...(apiKey ? { apiKey } : {}),
       ...(models.length > 0 ? { models } : {}),
       ...(defaultModel ? { defaultModel } : {}),
+      ...(systemPrompt ? { systemPrompt } : {}),
     },
   };
 }
 
-/** Only what changed: a new key, `apiKey: ""` to remove it, `defaultModel: ""` to clear it. */
+/** Only what changed: a new key, `apiKey: ""` to remove it, `defaultModel: ""` / `systemPrompt: ""` to clear them. */
 export function toChanges(form: ProviderForm, provider: Provider): Checked<ProviderChanges> {
   const { errors, models } = check(form);
   if (Object.keys(errors).length > 0) return { ok: false, errors };
@@ -122,6 +130,8 @@ export function toChanges(form: ProviderForm, provider: Provider): Checked<Provi
   else if (form.removeKey && provider.apiKeyPreview) changes.apiKey = '';
   if (models.join('\n') !== provider.models.join('\n')) changes.models = models;
   if (defaultModel !== (provider.defaultModel ?? '')) changes.defaultModel = defaultModel;
+  const systemPrompt = form.systemPrompt.trim();
+  if (systemPrompt !== (provider.systemPrompt ?? '')) changes.systemPrompt = systemPrompt;
   return { ok: true, value: changes };
 }
 

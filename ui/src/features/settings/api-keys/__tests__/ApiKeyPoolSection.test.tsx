@@ -129,15 +129,16 @@ describe('API Key Pool section', () => {
 
   it('shows the backend’s validation issue and a duplicate key at the key field', async () => {
     const user = renderSection();
-    backend.rejectNext('llmConfig:addApiKey', { code: 'validation', message: 'apiKey: bad', issues: [{ path: 'apiKey', code: 'invalid', message: 'rejected by the backend' }] });
+    backend.rejectNext('llmConfig:addApiKey', { code: 'validation', message: 'apiKey: bad', issues: [{ path: 'apiKey', code: 'key_has_spaces', message: 'rejected by the backend' }] });
     const dialog = await openAdd(user);
     await user.type(within(dialog).getByLabelText('API key'), 'sk-dup-0001');
     await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
-    expect(await within(dialog).findByTestId('add-key-apikey-error')).toHaveTextContent('rejected by the backend');
+    expect(await within(dialog).findByTestId('add-key-apikey-error')).toHaveTextContent('A key has no spaces or line breaks');
+    expect(within(dialog).getByTestId('add-key-apikey-error'), 'worded from the code, not the backend’s English').not.toHaveTextContent('rejected by the backend');
 
     backend.add('openai', 'sk-dup-0001');
     await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
-    await waitFor(() => expect(within(dialog).getByTestId('add-key-apikey-error')).toHaveTextContent('already in the pool'));
+    await waitFor(() => expect(within(dialog).getByTestId('add-key-apikey-error')).toHaveTextContent('This key is already in the provider’s pool.'));
     expect(screen.getByRole('dialog'), 'the dialog stays open for a fix').toBeInTheDocument();
   });
 
@@ -172,7 +173,7 @@ describe('API Key Pool section', () => {
     await user.type(within(dialog).getByLabelText('Requests per minute'), '50');
     backend.rejectNext('llmConfig:addApiKey', { code: 'validation', message: 'rpmLimit: too many', issues: [{ path: 'rpmLimit', code: 'too_large', params: { max: 100_000 }, message: 'more than the backend allows' }] });
     await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
-    expect(await within(dialog).findByTestId('add-key-rpm-error')).toHaveTextContent('more than the backend allows');
+    expect(await within(dialog).findByTestId('add-key-rpm-error')).toHaveTextContent('At most 100,000.');
     expect(within(dialog).getByLabelText('Requests per minute')).toHaveFocus();
   });
 
@@ -207,7 +208,7 @@ describe('API Key Pool section', () => {
     await user.type(within(dialog).getByLabelText('Requests at once'), '5');
     backend.rejectNext('llmConfig:setKeyLimits', { code: 'validation', message: 'maxConcurrent', issues: [{ path: 'maxConcurrent', code: 'too_large', params: { max: 1_000 }, message: 'refused here' }] });
     await user.click(within(dialog).getByRole('button', { name: 'Save limits' }));
-    expect(await within(dialog).findByTestId('key-limits-concurrent-error')).toHaveTextContent('refused here');
+    expect(await within(dialog).findByTestId('key-limits-concurrent-error')).toHaveTextContent('At most 1,000.');
     expect(within(dialog).getByLabelText('Requests at once')).toHaveFocus();
     await user.keyboard('{Escape}');
     expect(backend.keys()[0], 'Escape saves nothing').toMatchObject({ rpmLimit: 60, maxConcurrent: null });
@@ -270,7 +271,7 @@ describe('API Key Pool section', () => {
     const weight = await screen.findByRole('textbox', { name: 'Weight of w' });
     await user.clear(weight);
     await user.type(weight, '9{Enter}');
-    expect(await within(row('w')).findByTestId('key-weight-error')).toHaveTextContent('lower than 1');
+    expect(await within(row('w')).findByTestId('key-weight-error')).toHaveTextContent('At least 1.');
   });
 
   it('switches a key off and on', async () => {
@@ -455,7 +456,7 @@ describe('API Key Pool section', () => {
     await user.paste('sk-paste-0001\nsk-paste-0002');
     await user.click(screen.getByRole('button', { name: 'Add keys' }));
     await waitFor(() => expect(box).toHaveValue('sk-paste-0001'));
-    expect(box).toHaveAccessibleDescription(/Added: 1\..*Line 1: this key is already in the pool/s);
+    expect(box).toHaveAccessibleDescription(/Added: 1\..*Line 1: This key is already in the provider’s pool\./s);
   });
 
   it('speaks the chosen language', async () => {

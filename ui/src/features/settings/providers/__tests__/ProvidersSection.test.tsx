@@ -91,8 +91,8 @@ describe('provider settings', () => {
     await user.click(await screen.findByRole('button', { name: 'Edit' }));
     await user.type(screen.getByLabelText('Models'), ', x');
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    expect(await screen.findByTestId('provider-baseurl-error')).toHaveTextContent('must be an http(s) URL the backend can reach');
-    expect(screen.getByTestId('provider-models-error')).toHaveTextContent('Model 2: must not be blank');
+    expect(await screen.findByTestId('provider-baseurl-error')).toHaveTextContent('Enter a URL such as https://api.openai.com/v1.');
+    expect(screen.getByTestId('provider-models-error')).toHaveTextContent('Model 2: Enter something here.');
     expect(screen.getByLabelText('Base URL'), 'focus goes to the first field in error').toHaveFocus();
   });
 
@@ -148,7 +148,7 @@ describe('testing a key', () => {
 
   it('shows OK with the latency in the row', async () => {
     const key = backend.add('openai', 'sk-good-0001', { label: 'good' });
-    backend.setKeyTest(key.id, { ok: true, status: 200, message: 'ok', latencyMs: 123 });
+    backend.setKeyTest(key.id, { ok: true, status: 200, problem: null, message: 'ok', latencyMs: 123 });
     const user = renderSection();
     await user.click(await screen.findByRole('button', { name: 'Test good' }));
     expect(await within(row('good')).findByTestId('key-test-result')).toHaveTextContent('OK · 123 ms');
@@ -158,18 +158,18 @@ describe('testing a key', () => {
 
   it('shows the status and the provider’s message when the key is refused', async () => {
     const key = backend.add('openai', 'sk-bad-0001', { label: 'bad' });
-    backend.setKeyTest(key.id, { ok: false, status: 401, message: 'Incorrect API key provided', latencyMs: 80 });
+    backend.setKeyTest(key.id, { ok: false, status: 401, problem: { kind: 'refused' }, message: 'Incorrect API key provided', latencyMs: 80 });
     const user = renderSection();
     await user.click(await screen.findByRole('button', { name: 'Test bad' }));
-    expect(await within(row('bad')).findByTestId('key-test-result')).toHaveTextContent('HTTP 401 · Incorrect API key provided');
+    expect(await within(row('bad')).findByTestId('key-test-result')).toHaveTextContent('The provider refused (HTTP 401). The provider said: “Incorrect API key provided”');
   });
 
-  it('says so when no answer came', async () => {
+  it('says which variable is not set when a $NAME key has none', async () => {
     const key = backend.add('openai', '$MISSING_KEY', { label: 'env' });
-    backend.setKeyTest(key.id, { ok: false, status: null, message: 'environment variable MISSING_KEY has no usable value', latencyMs: 0 });
+    backend.setKeyTest(key.id, { ok: false, status: null, problem: { kind: 'envUnset', var: 'MISSING_KEY' }, message: 'environment variable MISSING_KEY has no usable value', latencyMs: 0 });
     const user = renderSection();
     await user.click(await screen.findByRole('button', { name: 'Test env' }));
-    expect(await within(row('env')).findByTestId('key-test-result')).toHaveTextContent('No answer · environment variable MISSING_KEY has no usable value');
+    expect(await within(row('env')).findByTestId('key-test-result')).toHaveTextContent('The environment variable MISSING_KEY is not set.');
   });
 
   it('offers Enable for a disabled key that tests fine', async () => {

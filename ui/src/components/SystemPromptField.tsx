@@ -1,0 +1,44 @@
+import { Field } from './Field';
+import { useI18n } from '../i18n/I18nProvider';
+
+/** The backend's limit on a system prompt. */
+export const MAX_SYSTEM_PROMPT_CHARS = 50_000;
+
+interface Props {
+  value: string;
+  onChange: (value: string) => void;
+  hint?: string;
+  error?: string;
+  testId: string;
+}
+
+/** A system prompt: sent first with every request of the chat; empty for none. */
+export function SystemPromptField({ value, onChange, hint, error, testId }: Props) {
+  const { t } = useI18n();
+  const tooLong = [...value].length > MAX_SYSTEM_PROMPT_CHARS;
+  return (
+    <Field
+      label={
+        <>
+          {t('systemPrompt.label')} <span className="field__optional">({t('add.optional')})</span>
+        </>
+      }
+      hint={hint ?? t('systemPrompt.hint')}
+      error={error ?? (tooLong ? t('issue.tooLong', { max: MAX_SYSTEM_PROMPT_CHARS.toLocaleString() }) : undefined)}
+      testId={testId}
+    >
+      {({ id, describedBy, invalid }) => (
+        <textarea
+          id={id}
+          className="input textarea textarea--short"
+          placeholder={t('systemPrompt.placeholder')}
+          aria-invalid={invalid || undefined}
+          aria-describedby={describedBy}
+          value={value}
+          onChange={(e) => onChange(e.target.value)}
+          data-testid={`${testId}-input`}
+        />
+      )}
+    </Field>
+  );
+}

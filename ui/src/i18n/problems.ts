@@ -1,0 +1,309 @@
+import { formatCountdown } from '../clock';
+import type { BlockedKeyInfo, BreakageKind, ErrorDetails, Issue, IssueCode, ProbeProblem, ReplyError } from '../ipc/bindings';
+import { IpcError } from '../ipc/client';
+import type { MessageKey, Vars } from '.';
+import { formatClockTime } from './format';
+
+/*
+ * Everything the backend reports wrong, worded in the UI's language from codes, parameters and
+ * details. The backend's `message` is English meant for logs: it is shown only for a code this
+ * build does not know. What a provider said (its refusal) is its own words and is shown quoted.
+ * Pure: `t`, and for times `now` (backend clock) and the Intl tag, are passed in.
+ */
+
+export type Translate = (key: MessageKey, vars?: Vars) => string;
+
+/** The wording of each issue code; a function where the parameters choose the words. */
+const ISSUE_KEYS: Record<IssueCode, MessageKey> = {
+  required: 'issue.required',
+  not_null: 'issue.notNull',
+  wrong_type: 'issue.wrongType',
+  unknown_field: 'issue.unknownField',
+  not_an_object: 'issue.notAnObject',
+  blank: 'issue.blank',
+  too_short: 'issue.tooShort',
+  too_long: 'issue.tooLong',
+  too_small: 'issue.tooSmall',
+  too_large: 'issue.tooLarge',
+  key_has_spaces: 'error.apiKeySpaces',
+  bad_env_name: 'error.envName',
+  bad_url: 'issue.badUrl',
+  not_https: 'issue.notHttps',
+  http_not_local: 'error.baseUrlPlainHttp',
+  no_host: 'issue.noHost',
+  not_a_model: 'error.defaultModelNotListed',
+  ids_mismatch: 'issue.idsMismatch',
+  nothing_to_change: 'issue.nothingToChange',
+  provider_deleted: 'issue.providerDeleted',
+  nothing_to_answer: 'issue.nothingToAnswer',
+  no_models: 'issue.noModels',
+  range_order: 'issue.rangeOrder',
+  too_many_buckets: 'issue.tooManyBuckets',
+  cannot_write: 'issue.cannotWrite',
+  host_change: 'issue.hostChange',
+  invalid: 'issue.invalid',
+};
+
+/** The value kinds `wrong_type` names, in words. */
+const TYPE_KEYS: Record<string, MessageKey> = {
+  string: 'type.text',
+  integer: 'type.integer',
+  number: 'type.number',
+  boolean: 'type.boolean',
+  list: 'type.list',
+  array: 'type.list',
+  object: 'type.object',
+};
+
+/** One issue, without naming its field (for showing at the field). */
+export function issueText(t: Translate, issue: Issue): string {
+  const key = ISSUE_KEYS[issue.code] as MessageKey | undefined;
+  if (!key) return issue.message; // a code this build does not know: the English fallback
+  const params = issue.params ?? {};
+  switch (issue.code) {
+    case 'wrong_type': {
+      const expected = params.expected;
+      if (!expected) return t('issue.invalid');
+      const typeKey = TYPE_KEYS[expected];
+      return t(key, { expected: typeKey ? t(typeKey) : expected });
+    }
+    case 'too_short':
+    case 'too_small':
+      return params.min === undefined ? t('issue.invalid') : t(key, { min: params.min.toLocaleString() });
+    case 'too_long':
+    case 'too_large':
+    case 'too_many_buckets':
+      return params.max === undefined ? t('issue.invalid') : t(key, { max: params.max.toLocaleString() });
+    case 'cannot_write':
+      return params.reason ? t('issue.cannotWriteBecause', { reason: params.reason }) : t(key);
+    case 'invalid':
+      // The reason is the system's own words (e.g. from a library); better than nothing.
+      return params.reason ? t('issue.invalidBecause', { reason: params.reason }) : t(key);
+    default:
+      return t(key);
+  }
+}
+
+/** The fields the UI sends, by the path an issue names, for issues shown away from their field. */
+const FIELD_KEYS: Record<string, MessageKey> = {
+  name: 'provider.name',
+  kind: 'provider.kind',
+  baseUrl: 'provider.baseUrl',
+  apiKey: 'add.apiKey',
+  label: 'add.label',
+  weight: 'add.weight',
+  rpmLimit: 'limits.rpm',
+  maxConcurrent: 'limits.concurrent',
+  models: 'provider.models',
+  defaultModel: 'provider.defaultModel',
+  systemPrompt: 'systemPrompt.label',
+  title: 'chat.titleLabel',
+  model: 'chat.model',
+  providerId: 'chat.provider',
+  content: 'chat.composerLabel',
+  'request.content': 'chat.composerLabel',
+  maxWaitSeconds: 'general.maxWait',
+};
+
+/** The field an issue is about, in words; the path itself when the UI has no name for it. */
+export function fieldName(t: Translate, path: string): string {
+  const base = path.replace(/\[\d+\]$/, '');
+  const key = FIELD_KEYS[base];
+  return key ? t(key) : path;
+}
+
+/** An issue with its field named, for a message shown above a form or on its own. */
+export function issueWithField(t: Translate, issue: Issue): string {
+  const text = issueText(t, issue);
+  return issue.path === '' ? text : t('issue.atField', { field: fieldName(t, issue.path), issue: text });
+}
+
+/** How a connection or a reply broke, as a sentence. */
+export function breakageText(t: Translate, breakage: BreakageKind): string {
+  const keys: Record<BreakageKind, MessageKey> = {
+    connect: 'breakage.connect',
+    timeout: 'breakage.timeout',
+    body: 'breakage.body',
+    request: 'breakage.request',
+    not_json: 'breakage.notJson',
+    no_text: 'breakage.noText',
+    ended_early: 'breakage.endedEarly',
+    stream: 'breakage.stream',
+  };
+  return t(keys[breakage] ?? 'breakage.stream');
+}
+
+/** What a provider answered, quoted: its own words; nothing when it said nothing. */
+function quoted(t: Translate, message: string | null | undefined): string {
+  const words = message?.trim();
+  return words ? ` ${t('provider.said', { message: words })}` : '';
+}
+
+/**
+ * Why asking a provider failed (a key test, a model list). `message` is the provider's words on
+ * a refusal, shown quoted; for other problems it is the backend's English and is not shown.
+ */
+export function probeText(t: Translate, problem: ProbeProblem, status: number | null, message: string): string {
+  switch (problem.kind) {
+    case 'envUnset':
+      return t('probe.envUnset', { name: problem.var });
+    case 'redirected':
+      return status === null ? t('probe.redirectedNoStatus') : t('probe.redirected', { status });
+    case 'refused':
+      return (status === null ? t('probe.refusedNoStatus') : t('probe.refused', { status })) + quoted(t, message);
+    case 'unreachable':
+      return breakageText(t, problem.breakage);
+    case 'unreadable':
+      return t('probe.unreadable');
+    case 'outOfCredit':
+      return t('probe.outOfCredit');
+    default:
+      return message;
+  }
+}
+
+const NOT_FOUND_KEYS: Record<string, MessageKey> = {
+  chat: 'notFound.chat',
+  provider: 'notFound.provider',
+  'API key': 'notFound.key',
+  message: 'notFound.message',
+  'price for model': 'notFound.price',
+};
+
+function detailsText(t: Translate, details: ErrorDetails): string | null {
+  switch (details.kind) {
+    case 'notFound':
+      return t(NOT_FOUND_KEYS[details.what] ?? 'notFound.other');
+    case 'conflict':
+      return t(details.conflict === 'duplicate_key' ? 'conflict.duplicateKey' : 'conflict.replyInProgress');
+    case 'upstream':
+      return probeText(t, details.problem, details.status, details.message);
+    case 'hostChange':
+      return t('issue.hostChange');
+    default:
+      return null;
+  }
+}
+
+/**
+ * Any rejection of a command, in words: validation issues with their fields, the rest from the
+ * code and details. The English `message` only for a code this build does not know.
+ */
+export function errorText(t: Translate, error: unknown): string {
+  if (!(error instanceof IpcError)) return t('error.unexpected');
+  if (error.code === 'validation' && error.issues.length > 0) return error.issues.map((issue) => issueWithField(t, issue)).join(' ');
+  const fromDetails = error.details ? detailsText(t, error.details) : null;
+  if (fromDetails) return fromDetails;
+  switch (error.code) {
+    case 'validation':
+      return t('issue.invalid');
+    case 'not_found':
+      return t('notFound.other');
+    case 'conflict':
+      return t('conflict.other');
+    case 'storage':
+      return t('error.storage');
+    case 'provider':
+      return t('error.provider');
+    case 'no_available_key':
+      return t('error.noAvailableKey');
+    case 'internal':
+      return t('error.internal');
+    default:
+      return error.message;
+  }
+}
+
+/** The issue at `path`, in words, for showing at its field. */
+export function fieldError(t: Translate, error: unknown, path: string): string | undefined {
+  if (!(error instanceof IpcError)) return undefined;
+  const issue = error.issueAt(path);
+  return issue ? issueText(t, issue) : undefined;
+}
+
+/** What a reply error's wording needs to say when: the backend's time now and the language. */
+export interface Clock {
+  /** The backend's time now (ms since the epoch). */
+  now: number;
+  intlTag: string;
+}
+
+/** One blocked key, as a clause of the "all keys are busy" sentence. */
+export function blockedKeyText(t: Translate, key: BlockedKeyInfo, clock: Clock): string {
+  const name = key.name;
+  const left = key.until === null ? null : key.until - clock.now;
+  const at = key.until === null ? '' : formatClockTime(key.until, clock.now, clock.intlTag);
+  switch (key.state) {
+    case 'tried':
+      return t('blocked.tried', { name });
+    case 'cooling':
+      if (left === null) return t('blocked.coolingNoTime', { name });
+      return left > 0 ? t('blocked.cooling', { name, time: formatCountdown(left) }) : t('blocked.freeNow', { name });
+    case 'spent':
+      if (left === null) return t('blocked.spentNoTime', { name });
+      return left > 0 ? t('blocked.spent', { name, time: formatCountdown(left) }) : t('blocked.freeNow', { name });
+    case 'busy':
+      return t('blocked.busy', { name });
+    case 'disabled':
+      return key.status === null ? t('blocked.off', { name }) : t('blocked.disabled', { name, status: key.status });
+    case 'exhausted':
+      return key.until === null ? t('blocked.exhaustedNoCheck', { name }) : t('blocked.exhausted', { name, time: at });
+    default:
+      return name;
+  }
+}
+
+/** A failed reply, worded: the sentences in order, for one paragraph. */
+export function replyErrorText(t: Translate, error: ReplyError, clock: Clock): string {
+  switch (error.kind) {
+    case 'noKeys':
+      return t('reply.noKeys', { provider: error.provider });
+    case 'providerKeyUnresolved':
+      return t('reply.providerKeyUnresolved', { provider: error.provider, name: error.var });
+    case 'allBlocked': {
+      const clauses = error.keys.map((key) => blockedKeyText(t, key, clock));
+      const parts = [clauses.length > 0 ? t('reply.allBlocked', { keys: clauses.join(t('list.separator')) }) : t('reply.allBlockedNoKeys', { provider: error.provider })];
+      if (error.firstFreeAt !== null && error.keys.filter((k) => k.until !== null).length > 1 && error.firstFreeAt > clock.now) {
+        parts.push(t('reply.firstFree', { time: formatClockTime(error.firstFreeAt, clock.now, clock.intlTag) }));
+      }
+      if (error.last) parts.push(t('reply.lastAnswer', { status: error.last.status }) + quoted(t, error.last.message));
+      return parts.join(' ');
+    }
+    case 'keyUnresolved':
+      return t('reply.keyUnresolved', { key: error.key, name: error.var });
+    case 'refused':
+      return t('reply.refused', { status: error.status }) + quoted(t, error.message);
+    case 'redirected':
+      return t('reply.redirected', { status: error.status });
+    case 'unreachable':
+      return breakageText(t, error.breakage);
+    case 'interrupted': {
+      const why =
+        error.breakage !== undefined
+          ? breakageText(t, error.breakage)
+          : error.status !== undefined
+            ? t('reply.refused', { status: error.status }) + quoted(t, error.message)
+            : '';
+      return why ? `${t('reply.interrupted')} ${why}` : t('reply.interrupted');
+    }
+    case 'storage':
+      return t('reply.storage');
+    case 'other':
+      // Saved before errors had codes: the English it was saved with is all there is.
+      return error.message;
+    default:
+      return t('error.unexpected');
+  }
+}
+
+/** The times a reply error counts down to, so its wording is redrawn as they pass. */
+export function replyErrorDeadlines(error: ReplyError): number[] {
+  if (error.kind !== 'allBlocked') return [];
+  return error.keys.flatMap((key) => (key.until !== null && (key.state === 'cooling' || key.state === 'spent') ? [key.until] : []));
+}
+
+/** Whether the reply error is about keys, so Settings → Providers is where to fix it. */
+export function replyErrorNeedsSettings(error: ReplyError | null, code: string | null): boolean {
+  if (error) return ['noKeys', 'providerKeyUnresolved', 'allBlocked', 'keyUnresolved'].includes(error.kind);
+  return code === 'no_available_key';
+}
