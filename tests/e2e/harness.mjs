@@ -52,13 +52,18 @@ const UI_PREFERENCES = ['keypool.language', 'keypool.theme'];
  * screenshot(name), invoke(command, args) }. The webview's storage is shared by every run, so
  * UI preferences a test chose (language, theme) are cleared first unless `keepPreferences`.
  */
+/** A D-Bus address nothing listens on: the app finds no keychain and keeps keys in its database. */
+export const NO_SESSION_BUS = 'unix:path=/nonexistent/keypool-e2e-no-session-bus';
+
 export async function launchApp({ dataDir = tempDataDir(), env = {}, keepPreferences = false } = {}) {
   const port = await freePort();
   // Its own process group, so stopping it also stops the app it launched; no inherited
   // stdio, so a straggler can never keep the test runner waiting for EOF. The app's own log is
   // in <dataDir>/logs/keypool.log.
   const driverProcess = spawn('WebKitWebDriver', [`--port=${port}`], {
-    env: { ...process.env, TAURI_WEBVIEW_AUTOMATION: 'true', KEYPOOL_DATA_DIR: dataDir, ...env },
+    // No session bus unless a test brings its own (keychain.test.mjs): test keys must never land
+    // in the keychain of whoever runs the suite.
+    env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: NO_SESSION_BUS, TAURI_WEBVIEW_AUTOMATION: 'true', KEYPOOL_DATA_DIR: dataDir, ...env },
     stdio: 'ignore',
     detached: true,
   });
