@@ -267,3 +267,22 @@ mod secret_service {
         }
     }
 }
+
+/// The keychain is read once per key per run, never per request: the pool keeps the value.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_keychain_is_read_once_per_key_not_per_request() {
+    let keychain = MemoryKeychain::new();
+    let h = Harness::with_keychain(keychain.clone());
+    let fake = FakeProvider::start().await;
+    let (provider, _) = setup(&h, &fake);
+    let h = h.reopen(); // a fresh run: nothing known yet
+    let before = keychain.reads();
+    fake.always(POOL_A, Reply::text(&["a"]));
+    fake.always(POOL_B, Reply::text(&["b"]));
+    for i in 0..10 {
+        let chat = new_chat(&h, &provider);
+        h.send(&chat, Some(&format!("question {i}")), |_| {}).await.unwrap();
+    }
+    h.ok("llmConfig:getPoolStatus", json!({ "providerId": provider }));
+    assert_eq!(keychain.reads() - before, 3, "two pool keys and the provider's own, once each, for ten replies");
+}
