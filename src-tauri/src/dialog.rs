@@ -1,4 +1,4 @@
-//! The native save dialog, for exports.
+//! The native save dialog, for exports (usage CSV, chats as Markdown).
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -27,7 +27,14 @@ impl<R: Runtime> SaveDialog for NativeSaveDialog<R> {
             return Box::pin(std::future::ready(Some(PathBuf::from(path))));
         }
         let (chosen, answer) = tokio::sync::oneshot::channel();
-        self.app.dialog().file().set_file_name(suggested_name).add_filter("CSV", &["csv"]).save_file(move |path| {
+        // The filter follows what is saved: a usage CSV, a chat's Markdown.
+        let extension = std::path::Path::new(suggested_name).extension().and_then(|e| e.to_str()).unwrap_or("csv");
+        let kind = match extension {
+            "md" => "Markdown",
+            "csv" => "CSV",
+            other => other,
+        };
+        self.app.dialog().file().set_file_name(suggested_name).add_filter(kind, &[extension]).save_file(move |path| {
             let _ = chosen.send(path.and_then(|path| path.into_path().ok()));
         });
         Box::pin(async move { answer.await.ok().flatten() })

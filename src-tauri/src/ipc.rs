@@ -115,13 +115,14 @@ mod security_tests {
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
     }
 
-    /// The window may call our own commands and listen to events; nothing else (no emitting
-    /// events, no shell, no filesystem, no HTTP from the web view: provider traffic happens in Rust).
+    /// The window may call our own commands and listen to events, and open http(s) links in the
+    /// system browser; nothing else (no emitting events, no shell, no filesystem, no HTTP from the
+    /// web view: provider traffic happens in Rust).
     #[test]
     fn capability_grants_only_the_apps_commands_and_events() {
         let capability = read_json("capabilities/default.json");
-        let permissions: Vec<&str> =
-            capability["permissions"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+        let entries = capability["permissions"].as_array().unwrap();
+        let permissions: Vec<&str> = entries.iter().filter_map(|p| p.as_str()).collect();
         assert_eq!(
             permissions,
             [
@@ -135,11 +136,44 @@ mod security_tests {
             ],
             "no plugin or core permission beyond listening to events (the page may not emit them)"
         );
+        let scoped: Vec<&Value> = entries.iter().filter(|p| !p.is_string()).collect();
+        assert_eq!(scoped.len(), 1, "one scoped permission: the opener's, for links");
         let manifest =
             std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
-        for plugin in ["tauri-plugin-shell", "tauri-plugin-fs", "tauri-plugin-http", "tauri-plugin-opener"] {
+        for plugin in ["tauri-plugin-shell", "tauri-plugin-fs", "tauri-plugin-http"] {
             assert!(!manifest.contains(plugin), "{plugin} must not be a dependency");
         }
+    }
+
+    /// Links in replies open in the system browser through the opener plugin, and only http(s)
+    /// URLs with the default browser: no `mailto:`/`file:`/custom scheme, no chosen application
+    /// (`with`), no opening paths or revealing files.
+    #[test]
+    fn opener_may_open_only_http_and_https_urls() {
+        let capability = read_json("capabilities/default.json");
+        let opener: Vec<&Value> = capability["permissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| {
+                let id = p.as_str().or_else(|| p["identifier"].as_str()).unwrap_or_default();
+                id.starts_with("opener:")
+            })
+            .collect();
+        assert_eq!(opener.len(), 1, "only one opener permission (not opener:default, which adds mailto/tel and paths)");
+        let grant = opener[0];
+        assert_eq!(grant["identifier"], "opener:allow-open-url", "URLs only: no open-path, no reveal");
+        let allowed: Vec<&Value> = grant["allow"].as_array().expect("a scope, not the unscoped command").iter().collect();
+        let urls: Vec<&str> = allowed.iter().map(|entry| entry["url"].as_str().expect("url entries only")).collect();
+        assert_eq!(urls, ["https://*", "http://*"], "http and https only");
+        for entry in allowed {
+            assert_eq!(entry.as_object().unwrap().len(), 1, "no `app` field: the default browser only, never a chosen program");
+        }
+        let lib = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+        assert!(
+            lib.contains("open_js_links_on_click(false)"),
+            "the plugin injects no link-opening script of its own: only the UI's click handler opens links"
+        );
     }
 
     /// An explicit CSP: scripts and everything else from the app itself only; no remote origin.

@@ -20,7 +20,10 @@ pub fn run() {
 
 /// Configures the app on any runtime, so tests can pass `tauri::test::mock_builder()`.
 pub fn build<R: Runtime>(builder: Builder<R>) -> Builder<R> {
-    builder.plugin(tauri_plugin_dialog::init()).invoke_handler(ipc::handler()).setup(|app| {
+    // The opener opens links from replies in the system browser, only when the page asks (a
+    // click), and the capability scopes it to http(s) URLs; no script of its own in the page.
+    let opener = tauri_plugin_opener::Builder::new().open_js_links_on_click(false).build();
+    builder.plugin(tauri_plugin_dialog::init()).plugin(opener).invoke_handler(ipc::handler()).setup(|app| {
         let dirs = paths::resolve(app.handle())?;
         logging::init(&dirs.log_dir);
         tracing::info!(version = env!("CARGO_PKG_VERSION"), data_dir = %dirs.data_dir.display(), "Keypool starting");
