@@ -132,7 +132,8 @@ mod security_tests {
                 "allow-llm-config",
                 "allow-chat",
                 "allow-settings",
-                "allow-usage"
+                "allow-usage",
+                "allow-local-api"
             ],
             "no plugin or core permission beyond listening to events (the page may not emit them)"
         );
@@ -163,11 +164,16 @@ mod security_tests {
         assert_eq!(opener.len(), 1, "only one opener permission (not opener:default, which adds mailto/tel and paths)");
         let grant = opener[0];
         assert_eq!(grant["identifier"], "opener:allow-open-url", "URLs only: no open-path, no reveal");
-        let allowed: Vec<&Value> = grant["allow"].as_array().expect("a scope, not the unscoped command").iter().collect();
+        let allowed: Vec<&Value> =
+            grant["allow"].as_array().expect("a scope, not the unscoped command").iter().collect();
         let urls: Vec<&str> = allowed.iter().map(|entry| entry["url"].as_str().expect("url entries only")).collect();
         assert_eq!(urls, ["https://*", "http://*"], "http and https only");
         for entry in allowed {
-            assert_eq!(entry.as_object().unwrap().len(), 1, "no `app` field: the default browser only, never a chosen program");
+            assert_eq!(
+                entry.as_object().unwrap().len(),
+                1,
+                "no `app` field: the default browser only, never a chosen program"
+            );
         }
         let lib = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
         assert!(

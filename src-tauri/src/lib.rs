@@ -30,6 +30,16 @@ pub fn build<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         let events = Arc::new(events::TauriEvents::new(app.handle().clone()));
         let save_dialog = Arc::new(dialog::NativeSaveDialog::new(app.handle().clone()));
         app.manage(AppContext::open(env!("CARGO_PKG_VERSION"), dirs, events, save_dialog));
+        // The local API, if the user turned it on, listens from the start (on the app's runtime).
+        let handle = app.handle().clone();
+        tauri::async_runtime::spawn(async move {
+            let context = handle.state::<AppContext>();
+            if let Ok(local_api) = context.local_api() {
+                if let Err(error) = local_api.start_if_enabled().await {
+                    tracing::error!(%error, "the local API could not start");
+                }
+            }
+        });
 
         // The window is created only now, after the state exists, so no invoke can arrive first.
         for config in app.config().app.windows.iter().filter(|w| !w.create) {

@@ -147,6 +147,11 @@ snippet: SearchSnippet | null,
 messageCount: number, };
 
 /**
+ * Turns the local API on or off; `port` (1024–65535) changes where it listens.
+ */
+export type ConfigureLocalApiArgs = { enabled: boolean, port?: number, };
+
+/**
  * What a request collides with.
  */
 export type Conflict = "duplicate_key" | "reply_in_progress";
@@ -328,6 +333,51 @@ export type ListModelsArgs = { providerId: string,
  * Ask the provider again rather than answer from what was fetched before.
  */
 refresh?: boolean, };
+
+/**
+ * The status after `localApi:configure`; `token` only the first time the endpoint is enabled
+ * (it is never shown again: `localApi:regenerateToken` makes a new one).
+ */
+export type LocalApiConfigured = { token?: string, enabled: boolean, running: boolean, 
+/**
+ * `http://127.0.0.1:PORT` while running; the base URL for OpenAI SDKs is this plus `/v1`.
+ */
+address: string | null, port: number, 
+/**
+ * Requests received, answering now, and answered with an error, since it started.
+ */
+requests: number, inFlight: number, failed: number, 
+/**
+ * Why it is enabled but not running.
+ */
+error: LocalApiProblem | null, };
+
+/**
+ * Why the local API could not start.
+ */
+export type LocalApiProblem = { "kind": "portInUse", port: number, } | { "kind": "bind", port: number, reason: string, };
+
+/**
+ * The local API: whether it is on and up, where, and what it served since it started.
+ */
+export type LocalApiStatus = { enabled: boolean, running: boolean, 
+/**
+ * `http://127.0.0.1:PORT` while running; the base URL for OpenAI SDKs is this plus `/v1`.
+ */
+address: string | null, port: number, 
+/**
+ * Requests received, answering now, and answered with an error, since it started.
+ */
+requests: number, inFlight: number, failed: number, 
+/**
+ * Why it is enabled but not running.
+ */
+error: LocalApiProblem | null, };
+
+/**
+ * A new local API token, shown this once.
+ */
+export type LocalApiToken = { token: string, };
 
 export type Message = { id: string, chatId: string, role: Role, content: string, status: MessageStatus, 
 /**
@@ -645,6 +695,9 @@ export type Commands = {
   "llmConfig:resetCooldown": { kind: "sync"; args: IdArgs; result: Deleted };
   "llmConfig:testApiKey": { kind: "async"; args: IdArgs; result: KeyTestResult };
   "llmConfig:listModels": { kind: "async"; args: ListModelsArgs; result: ModelList };
+  "localApi:getStatus": { kind: "sync"; args: NoArgs; result: LocalApiStatus };
+  "localApi:configure": { kind: "async"; args: ConfigureLocalApiArgs; result: LocalApiConfigured };
+  "localApi:regenerateToken": { kind: "sync"; args: NoArgs; result: LocalApiToken };
   "settings:get": { kind: "sync"; args: NoArgs; result: Settings };
   "settings:update": { kind: "sync"; args: UpdateSettingsArgs; result: Settings };
   "usage:getSummary": { kind: "sync"; args: UsageSummaryArgs; result: UsageSummary };

@@ -13,7 +13,7 @@ use tokio_util::sync::DropGuard;
 use keypool_keychain::{Keychain, OsKeychain};
 
 use crate::service::{
-    Chats, EventSink, KeychainProblem, Keys, Ledger, Migrated, NoSaveDialog, Providers, Records, SaveDialog,
+    Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Migrated, NoSaveDialog, Providers, Records, SaveDialog,
     ServiceError, Settings, StoreLoader, Usage, Vault, WritePath, DAY_MS,
 };
 use crate::SystemClock;
@@ -94,6 +94,7 @@ struct Services {
     completions: CompletionService,
     clock: Arc<dyn Clock>,
     vault: Arc<Vault>,
+    local_api: LocalApi,
 }
 
 impl AppContext {
@@ -180,6 +181,11 @@ impl AppContext {
         Ok(&self.services()?.usage)
     }
 
+    /// The local OpenAI- and Anthropic-compatible endpoint.
+    pub fn local_api(&self) -> Result<&LocalApi, ServiceError> {
+        Ok(&self.services()?.local_api)
+    }
+
     /// Where key values are kept at rest.
     pub fn vault(&self) -> Result<&Vault, ServiceError> {
         Ok(&self.services()?.vault)
@@ -202,15 +208,22 @@ impl Services {
         }
         let loader = Arc::new(StoreLoader { db: db.clone(), vault: vault.clone() });
         let pool = Arc::new(KeyPool::new(pool, loader, resolver.clone()));
-        let writes = Arc::new(WritePath { db: db.clone(), pool: pool.clone(), events, vault: vault.clone() });
+        let writes = Arc::new(WritePath {
+            db: db.clone(),
+            pool: pool.clone(),
+            events,
+            vault: vault.clone(),
+            generation: Default::default(),
+        });
         let ledger = if ledger { Ledger::start(db.clone()) } else { Ledger::off() };
         let records = Arc::new(Records { writes: writes.clone(), ledger: ledger.clone() });
         let completions = CompletionService::new(pool.clone(), clock.clone(), resolver, records, waiter);
         Services {
             keys: Keys::new(db.clone(), writes.clone(), clock.clone(), completions.clone()),
-            providers: Providers::new(db.clone(), writes, clock.clone(), completions.clone()),
+            providers: Providers::new(db.clone(), writes.clone(), clock.clone(), completions.clone()),
             settings: Arc::new(Settings::open(db.clone(), pool, clock.clone())),
             usage: Arc::new(Usage::new(db.clone(), ledger, clock.clone(), save_dialog.clone())),
+            local_api: LocalApi::new(db.clone(), clock.clone(), completions.clone(), writes.clone(), vault.clone()),
             chats: Chats::new(db, completions.clone(), clock.clone(), save_dialog, vault.clone()),
             completions,
             clock,

@@ -107,6 +107,12 @@ pub struct Seen {
     /// The text of the last user turn.
     #[serde(default)]
     pub last_user: String,
+    /// The request body exactly as it arrived.
+    #[serde(default)]
+    pub body: String,
+    /// The `anthropic-version` header it carried.
+    #[serde(default)]
+    pub anthropic_version: Option<String>,
 }
 
 #[derive(Default)]
@@ -191,6 +197,7 @@ impl FakeProvider {
             .route("/v1/chat/completions", post(openai))
             .route("/chat/completions", post(openai))
             .route("/v1/messages", post(anthropic))
+            .route("/v1/messages/count_tokens", post(count_tokens))
             .route("/v1/models", get(models))
             .route("/models", get(models))
             .route("/__fake/script", post(control_script))
@@ -293,17 +300,37 @@ fn next_reply(shared: &Shared, seen: Seen) -> Reply {
     script.standing.get(&key).cloned().unwrap_or_else(|| Reply::text(&["Hello", " from ", "the fake provider."]))
 }
 
-async fn openai(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, Json(body): Json<Value>) -> Response {
-    complete(shared, Dialect::Openai, uri, headers, body).await
+async fn openai(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, raw: Bytes) -> Response {
+    complete(shared, Dialect::Openai, uri, headers, raw).await
 }
 
-async fn anthropic(
-    State(shared): State<Arc<Shared>>,
-    uri: Uri,
-    headers: HeaderMap,
-    Json(body): Json<Value>,
-) -> Response {
-    complete(shared, Dialect::Anthropic, uri, headers, body).await
+async fn anthropic(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, raw: Bytes) -> Response {
+    complete(shared, Dialect::Anthropic, uri, headers, raw).await
+}
+
+/// Anthropic's token count: a rough count of the body's characters, as `{ input_tokens }`.
+async fn count_tokens(State(shared): State<Arc<Shared>>, headers: HeaderMap, raw: Bytes) -> Response {
+    let key = key_of(&headers);
+    let seen = Seen {
+        key: key.clone(),
+        path: "/v1/messages/count_tokens".into(),
+        stream: false,
+        model: serde_json::from_slice::<Value>(&raw)
+            .ok()
+            .and_then(|b| b["model"].as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        messages: 0,
+        system: None,
+        last_user: String::new(),
+        body: String::from_utf8_lossy(&raw).into_owned(),
+        anthropic_version: headers.get("anthropic-version").and_then(|v| v.to_str().ok()).map(str::to_owned),
+    };
+    match next_reply(&shared, seen) {
+        Reply::Status { status, headers, message } => {
+            error_response(Dialect::Anthropic, status, &headers, &with_key(&message, &key))
+        }
+        _ => Json(json!({ "input_tokens": raw.len() / 4 })).into_response(),
+    }
 }
 
 async fn models(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap) -> Response {
@@ -316,6 +343,8 @@ async fn models(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap)
         messages: 0,
         system: None,
         last_user: String::new(),
+        body: String::new(),
+        anthropic_version: None,
     };
     match next_reply(&shared, seen) {
         Reply::Status { status, headers, message } => {
@@ -372,7 +401,10 @@ fn redirect(status: u16, to: &str, uri: &Uri) -> Response {
         .expect("static response parts")
 }
 
-async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: HeaderMap, body: Value) -> Response {
+async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: HeaderMap, raw: Bytes) -> Response {
+    let Ok(body) = serde_json::from_slice::<Value>(&raw) else {
+        return (StatusCode::BAD_REQUEST, "the body is not JSON").into_response();
+    };
     let stream = body["stream"].as_bool().unwrap_or(false);
     let key = key_of(&headers);
     let path = match dialect {
@@ -395,6 +427,8 @@ async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: Head
             .and_then(|turn| turn["content"].as_str())
             .unwrap_or_default()
             .to_owned(),
+        body: String::from_utf8_lossy(&raw).into_owned(),
+        anthropic_version: headers.get("anthropic-version").and_then(|v| v.to_str().ok()).map(str::to_owned),
     };
     if body.get("stream_options").is_some() && shared.script.lock().unwrap().reject_stream_options {
         shared.script.lock().unwrap().seen.push(seen);

@@ -7,6 +7,7 @@
 //! Provider clients live in [`provider`]; nothing here knows about Tauri or the database.
 
 mod error;
+mod forward;
 pub mod provider;
 mod rate_limit;
 mod record;
@@ -16,6 +17,7 @@ mod stream;
 mod wait;
 
 pub use error::{Breakage, CompletionError, Failure, Interruption, NoKey, NoKeyReason};
+pub use forward::{retry_after_of, ForwardRequest, Forwarded, UpstreamPath};
 pub use provider::{ChatMessage, ProviderEndpoint, ProviderKind, Role, Usage};
 pub use rate_limit::{announced_limits, announced_wait};
 pub use record::{AttemptOutcome, AttemptRecord};

@@ -110,15 +110,29 @@ pub enum ProbeProblem {
     OutOfCredit,
 }
 
+/// Where a request goes, for choosing its key.
+pub(crate) struct Target<'a> {
+    pub endpoint: &'a ProviderEndpoint,
+    pub session: &'a SessionId,
+    /// The key the session had before, if it is to be kept.
+    pub preferred_key: Option<&'a KeyId>,
+}
+
+/// Why no key was acquired.
+pub(crate) enum NotAcquired {
+    Cancelled,
+    Failed(CompletionError),
+}
+
 /// The key an attempt uses.
-enum Credential {
+pub(crate) enum Credential {
     Pooled(Selection),
     /// The provider's own key, used only while its pool is empty.
     ProviderLevel(Secret),
 }
 
 impl Credential {
-    fn secret(&self) -> &Secret {
+    pub(crate) fn secret(&self) -> &Secret {
         match self {
             Credential::Pooled(selection) => &selection.secret,
             Credential::ProviderLevel(secret) => secret,
@@ -126,7 +140,7 @@ impl Credential {
     }
 
     /// How people know the key: never anything derived from a resolved `$NAME` value.
-    fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self {
             Credential::Pooled(selection) => selection.name.to_string(),
             Credential::ProviderLevel(_) => "provider key".to_owned(),
@@ -148,17 +162,17 @@ pub trait Recorder: Send + Sync {
 /// Sends chat completions with pooled keys. Cheap to clone; share one per app.
 #[derive(Clone)]
 pub struct CompletionService {
-    http: reqwest::Client,
-    pool: Arc<KeyPool>,
-    clock: Arc<dyn Clock>,
-    resolver: Arc<dyn SecretResolver>,
-    recorder: Arc<dyn Recorder>,
-    waiter: Arc<dyn Waiter>,
+    pub(crate) http: reqwest::Client,
+    pub(crate) pool: Arc<KeyPool>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) resolver: Arc<dyn SecretResolver>,
+    pub(crate) recorder: Arc<dyn Recorder>,
+    pub(crate) waiter: Arc<dyn Waiter>,
     /// Notified whenever an attempt ends: a request waiting for a busy key may find room.
-    freed: Arc<Notify>,
+    pub(crate) freed: Arc<Notify>,
     /// Providers that refused `stream_options` (some OpenAI-compatible servers reject unknown
     /// fields): their streams are asked without it, and report no usage.
-    no_stream_usage: Arc<Mutex<HashSet<ProviderId>>>,
+    pub(crate) no_stream_usage: Arc<Mutex<HashSet<ProviderId>>>,
 }
 
 fn install_crypto_provider() {
@@ -201,6 +215,11 @@ impl CompletionService {
         &self.pool
     }
 
+    /// The service's clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
     /// The environment variable a stored `$NAME` key refers to, when it has no usable value
     /// now; `None` for a literal key or a variable that is set.
     pub fn unresolved_var(&self, stored: &Secret) -> Option<String> {
@@ -238,40 +257,17 @@ impl CompletionService {
         };
 
         loop {
-            // Armed before the pool is asked, so a request ending meanwhile is not missed.
-            let freed = self.freed.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            let credential = match self.choose(request, demand, &tried) {
+            let target = Target {
+                endpoint: &request.endpoint,
+                session: &request.session,
+                preferred_key: request.preferred_key.as_ref(),
+            };
+            let waiting = last_refusal.as_ref().map(|f| (f.status, f.message.clone()));
+            let credential = match self.acquire(&target, demand, &mut tried, deadline, waiting, on_event, cancel).await
+            {
                 Ok(credential) => credential,
-                Err(Choice::Skip(key)) => {
-                    tried.push(key);
-                    continue;
-                }
-                Err(Choice::NoneLeft(reason)) => {
-                    let now = self.clock.now();
-                    let until = reason.retry_at(deadline);
-                    if until.is_some() || (reason.busy() && now < deadline) {
-                        on_event(CompletionEvent::Waiting { until, deadline, now });
-                        let wait = match until {
-                            Some(until) => self.waiter.until(until),
-                            None => self.waiter.bound(deadline),
-                        };
-                        tokio::select! {
-                            _ = wait => {}
-                            _ = &mut freed => {}
-                            _ = cancel.cancelled() => return outcome(text, last_key, attempts, StopReason::Cancelled),
-                        }
-                        continue;
-                    }
-                    let error = CompletionError::NoAvailableKey(NoKey {
-                        provider: request.endpoint.name.clone(),
-                        why: NoKeyReason::Blocked(reason),
-                        last: last_refusal.map(|f| (f.status, f.message)),
-                    });
-                    return outcome(text, last_key, attempts, StopReason::Failed(error));
-                }
-                Err(Choice::Fail(error)) => return outcome(text, last_key, attempts, StopReason::Failed(error)),
+                Err(NotAcquired::Cancelled) => return outcome(text, last_key, attempts, StopReason::Cancelled),
+                Err(NotAcquired::Failed(error)) => return outcome(text, last_key, attempts, StopReason::Failed(error)),
             };
             attempts += 1;
             let (key_id, provider_level, rebound) = match &credential {
@@ -401,7 +397,7 @@ impl CompletionService {
     }
 
     /// Tells the pool about a refusal and records what it decides that must outlive the process.
-    fn report(
+    pub(crate) fn report(
         &self,
         provider: &ProviderId,
         key: &KeyId,
@@ -425,26 +421,76 @@ impl CompletionService {
         Ok(outcome)
     }
 
+    /// The key for the next attempt at `target`, skipping `tried` ones (and adding those it
+    /// finds unusable). When every key is spent, cooling or busy and one frees up by
+    /// `deadline`, waits for it, telling `on_event`; otherwise fails with why, naming
+    /// `last_refusal` (status and words) when there was one.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn acquire(
+        &self,
+        target: &Target<'_>,
+        demand: Demand<'_>,
+        tried: &mut Vec<KeyId>,
+        deadline: Timestamp,
+        last_refusal: Option<(u16, String)>,
+        on_event: &mut (dyn FnMut(CompletionEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<Credential, NotAcquired> {
+        loop {
+            // Armed before the pool is asked, so a request ending meanwhile is not missed.
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            match self.choose(target, demand, tried) {
+                Ok(credential) => return Ok(credential),
+                Err(Choice::Skip(key)) => tried.push(key),
+                Err(Choice::NoneLeft(reason)) => {
+                    let now = self.clock.now();
+                    let until = reason.retry_at(deadline);
+                    if until.is_some() || (reason.busy() && now < deadline) {
+                        on_event(CompletionEvent::Waiting { until, deadline, now });
+                        let wait = match until {
+                            Some(until) => self.waiter.until(until),
+                            None => self.waiter.bound(deadline),
+                        };
+                        tokio::select! {
+                            _ = wait => {}
+                            _ = &mut freed => {}
+                            _ = cancel.cancelled() => return Err(NotAcquired::Cancelled),
+                        }
+                        continue;
+                    }
+                    return Err(NotAcquired::Failed(CompletionError::NoAvailableKey(NoKey {
+                        provider: target.endpoint.name.clone(),
+                        why: NoKeyReason::Blocked(reason),
+                        last: last_refusal,
+                    })));
+                }
+                Err(Choice::Fail(error)) => return Err(NotAcquired::Failed(error)),
+            }
+        }
+    }
+
     /// The key for the next attempt: the session's pooled key, or the provider-level key while
     /// the pool is empty.
-    fn choose(&self, request: &CompletionRequest, demand: Demand<'_>, tried: &[KeyId]) -> Result<Credential, Choice> {
-        let provider = &request.endpoint.id;
+    fn choose(&self, target: &Target<'_>, demand: Demand<'_>, tried: &[KeyId]) -> Result<Credential, Choice> {
+        let provider = &target.endpoint.id;
         let wanted = SelectionRequest::new(provider)
-            .for_session(&request.session)
+            .for_session(target.session)
             .excluding(tried)
             .needing(demand)
-            .preferring(request.preferred_key.as_ref());
+            .preferring(target.preferred_key);
         match self.pool.select(wanted, self.clock.now()) {
             Ok(selection) => Ok(Credential::Pooled(selection)),
             Err(PoolError::NoAvailableKey { reason: Unavailability::NoKeys, .. }) => {
                 let no_key = |why| {
                     Choice::Fail(CompletionError::NoAvailableKey(NoKey {
-                        provider: request.endpoint.name.clone(),
+                        provider: target.endpoint.name.clone(),
                         why,
                         last: None,
                     }))
                 };
-                match &request.endpoint.provider_key {
+                match &target.endpoint.provider_key {
                     Some(raw) => match self.resolver.resolve(raw) {
                         Ok(secret) => Ok(Credential::ProviderLevel(secret)),
                         Err(error) => Err(no_key(NoKeyReason::ProviderKeyUnresolved { var: error.var().to_owned() })),
@@ -595,7 +641,7 @@ impl CompletionService {
     /// A redactor for every key that could appear in `endpoint`'s answers: the one in use, the
     /// others of its pool (references resolved), and the provider-level key. Built only when
     /// there is upstream text to clean, never on the success path.
-    fn redactor(&self, endpoint: &ProviderEndpoint, in_use: &Secret) -> Redactor {
+    pub(crate) fn redactor(&self, endpoint: &ProviderEndpoint, in_use: &Secret) -> Redactor {
         let stored = self.pool.secrets(&endpoint.id).unwrap_or_default();
         // Each by the preview of what is stored: a `$NAME` key by its name, not by its value.
         let named = stored

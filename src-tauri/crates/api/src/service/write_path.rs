@@ -5,6 +5,7 @@
 //! commits one transaction and then, in one place, drops the pool's cache for the provider it
 //! touched and tells the UI.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use keypool::{DisableReason, KeyId, KeyPool, ProviderId, Timestamp};
@@ -26,6 +27,8 @@ pub(crate) struct WritePath {
     pub events: Arc<dyn EventSink>,
     /// Where key values are kept at rest.
     pub vault: Arc<Vault>,
+    /// Counts the writes, so readers of providers and keys know when what they hold is stale.
+    pub generation: AtomicU64,
 }
 
 impl WritePath {
@@ -37,6 +40,7 @@ impl WritePath {
             tx.commit()?;
             changed
         };
+        self.generation.fetch_add(1, Ordering::Release);
         self.pool.invalidate(&ProviderId::new(provider_id.as_str()));
         tracing::debug!(provider = %provider_id, "API keys changed");
         self.events.llm_config_changed(&provider_id);

@@ -10,6 +10,7 @@ mod leaks;
 mod limits;
 mod llm_config;
 mod load;
+mod local_api;
 mod providers;
 mod secrets_in_logs;
 mod support;

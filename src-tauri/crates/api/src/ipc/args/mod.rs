@@ -4,6 +4,7 @@
 
 mod chat;
 mod llm_config;
+mod local_api;
 mod rules;
 mod settings;
 mod usage;
@@ -15,6 +16,7 @@ use ts_rs::TS;
 
 pub use chat::*;
 pub use llm_config::*;
+pub use local_api::*;
 pub use settings::*;
 pub use usage::*;
 

@@ -12,6 +12,7 @@
 mod app;
 mod chat;
 mod llm_config;
+mod local_api;
 mod settings;
 mod usage;
 
@@ -152,6 +153,9 @@ commands! {
     sync   "llmConfig:resetCooldown"   (IdArgs)             -> DeletedDto              => llm_config::reset_cooldown;
     async  "llmConfig:testApiKey"      (IdArgs)             -> KeyTestResult           => llm_config::test_api_key;
     async  "llmConfig:listModels"      (ListModelsArgs)     -> ModelListDto            => llm_config::list_models;
+    sync   "localApi:getStatus"        (NoArgs)             -> LocalApiStatusDto       => local_api::status;
+    async  "localApi:configure"        (ConfigureLocalApiArgs) -> LocalApiConfiguredDto => local_api::configure;
+    sync   "localApi:regenerateToken"  (NoArgs)             -> LocalApiTokenDto        => local_api::regenerate_token;
     sync   "settings:get"              (NoArgs)             -> SettingsDto             => settings::get;
     sync   "settings:update"           (UpdateSettingsArgs) -> SettingsDto             => settings::update;
     sync   "usage:getSummary"          (UsageSummaryArgs)   -> UsageSummaryDto         => usage::summary;

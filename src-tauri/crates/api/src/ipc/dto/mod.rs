@@ -5,11 +5,13 @@
 mod app;
 mod chat;
 mod llm_config;
+mod local_api;
 mod settings;
 mod usage;
 
 pub use app::*;
 pub use chat::*;
 pub use llm_config::*;
+pub use local_api::*;
 pub use settings::*;
 pub use usage::*;

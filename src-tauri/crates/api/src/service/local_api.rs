@@ -1,0 +1,268 @@
+//! The local API: Keypool's pool for the tools people already use, off by default. Its settings
+//! (on or off, the port, the token's hash) live in the database; the endpoint itself is
+//! `keypool-gateway`, routed by the providers and their models.
+//!
+//! The token is shown twice at most: when the endpoint is first enabled and when it is
+//! regenerated. Only its SHA-256 is kept; a lost token is replaced, never recovered.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use keypool::Clock;
+use keypool_gateway::{token_hash, Dialect, Gateway, ListedModel, Route, Routes, StartError, Stats, Unrouted};
+use keypool_llm::{CompletionService, ProviderEndpoint, ProviderKind};
+use keypool_store::{providers, settings, Database};
+
+use super::providers::endpoint_of;
+use super::{Result, ServiceError, Vault, WritePath};
+
+pub use keypool_gateway::DEFAULT_PORT;
+
+const ENABLED: &str = "localApi.enabled";
+const PORT: &str = "localApi.port";
+const TOKEN_HASH: &str = "localApi.tokenHash";
+
+/// How the local API stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalApiStatus {
+    pub enabled: bool,
+    pub running: bool,
+    pub port: u16,
+    /// `http://127.0.0.1:PORT` while running.
+    pub address: Option<String>,
+    pub stats: Stats,
+    /// Why it is enabled but not running.
+    pub error: Option<StartError>,
+}
+
+pub struct LocalApi {
+    db: Arc<Database>,
+    clock: Arc<dyn Clock>,
+    completions: CompletionService,
+    routes: Arc<StoreRoutes>,
+    running: Mutex<Option<Gateway>>,
+    error: Mutex<Option<StartError>>,
+}
+
+impl LocalApi {
+    pub(crate) fn new(
+        db: Arc<Database>,
+        clock: Arc<dyn Clock>,
+        completions: CompletionService,
+        writes: Arc<WritePath>,
+        vault: Arc<Vault>,
+    ) -> Self {
+        let routes = Arc::new(StoreRoutes { db: db.clone(), vault, writes, snapshot: Mutex::new(None) });
+        LocalApi { db, clock, completions, routes, running: Mutex::new(None), error: Mutex::new(None) }
+    }
+
+    fn stored<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>> {
+        let json = settings::get(&*self.db.lock()?, key)?;
+        Ok(json.and_then(|json| serde_json::from_str(&json).ok()))
+    }
+
+    fn store(&self, key: &str, value: impl serde::Serialize) -> Result<()> {
+        let json = serde_json::to_string(&value).expect("settings serialize");
+        Ok(settings::set(&*self.db.lock()?, key, &json, self.clock.now().as_millis())?)
+    }
+
+    pub fn status(&self) -> Result<LocalApiStatus> {
+        let enabled = self.stored::<bool>(ENABLED)?.unwrap_or(false);
+        let port = self.stored::<u16>(PORT)?.unwrap_or(DEFAULT_PORT);
+        let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(LocalApiStatus {
+            enabled,
+            running: running.is_some(),
+            port: running.as_ref().map_or(port, Gateway::port),
+            address: running.as_ref().map(|g| format!("http://127.0.0.1:{}", g.port())),
+            stats: running.as_ref().map(Gateway::stats).unwrap_or_default(),
+            error: self.error.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        })
+    }
+
+    /// Turns the endpoint on (on `port`, or the stored one) or off, and keeps the choice. The
+    /// first time it is enabled a token is made: it is returned this once. Must run on the
+    /// Tokio runtime the endpoint is to serve from.
+    pub async fn configure(&self, enabled: bool, port: Option<u16>) -> Result<(LocalApiStatus, Option<String>)> {
+        if let Some(port) = port {
+            self.store(PORT, port)?;
+        }
+        self.store(ENABLED, enabled)?;
+        let mut token = None;
+        if enabled && self.stored::<String>(TOKEN_HASH)?.is_none() {
+            token = Some(self.new_token()?);
+        }
+        self.stop();
+        if enabled {
+            self.start().await?;
+        }
+        Ok((self.status()?, token))
+    }
+
+    /// Starts the endpoint if the settings say it is on (at app start).
+    pub async fn start_if_enabled(&self) -> Result<()> {
+        if self.stored::<bool>(ENABLED)?.unwrap_or(false) {
+            self.start().await?;
+        }
+        Ok(())
+    }
+
+    /// A new token; the old one stops working at once. Returned this once.
+    pub fn regenerate_token(&self) -> Result<String> {
+        let token = self.new_token()?;
+        if let Some(gateway) = &*self.running.lock().unwrap_or_else(|e| e.into_inner()) {
+            gateway.set_token_hash(token_hash(&token));
+        }
+        Ok(token)
+    }
+
+    fn new_token(&self) -> Result<String> {
+        let mut random = [0u8; 32];
+        // Only fails without an OS random source, where nothing secure (TLS included) works.
+        getrandom::fill(&mut random).expect("the operating system provides randomness");
+        let token = format!("kp-local-{}", random.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        self.store(TOKEN_HASH, hex(&token_hash(&token)))?;
+        Ok(token)
+    }
+
+    async fn start(&self) -> Result<()> {
+        let port = self.stored::<u16>(PORT)?.unwrap_or(DEFAULT_PORT);
+        let Some(hash) = self.stored::<String>(TOKEN_HASH)?.and_then(|h| unhex(&h)) else {
+            return Ok(());
+        };
+        let routes: Arc<dyn Routes> = self.routes.clone();
+        let started = Gateway::start(port, hash, routes, self.completions.clone(), self.clock.clone()).await;
+        match started {
+            Ok(gateway) => {
+                *self.error.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                *self.running.lock().unwrap_or_else(|e| e.into_inner()) = Some(gateway);
+            }
+            Err(error) => {
+                tracing::warn!(%error, "the local API could not start");
+                *self.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+            }
+        }
+        Ok(())
+    }
+
+    fn stop(&self) {
+        if let Some(gateway) = self.running.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            gateway.stop();
+        }
+        *self.error.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<[u8; 32]> {
+    let mut out = [0u8; 32];
+    if text.len() != 64 {
+        return None;
+    }
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(i * 2..i * 2 + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// The providers and their models, as routes; read from the database again only after a
+/// write to providers or keys.
+struct StoreRoutes {
+    db: Arc<Database>,
+    vault: Arc<Vault>,
+    writes: Arc<WritePath>,
+    snapshot: Mutex<Option<(u64, Arc<Vec<Served>>)>>,
+}
+
+/// A provider as routing sees it.
+struct Served {
+    id: String,
+    name: String,
+    endpoint: ProviderEndpoint,
+    models: Vec<String>,
+    /// It has a key to answer with (pooled, or its own).
+    usable: bool,
+}
+
+fn dialect_of(kind: ProviderKind) -> Dialect {
+    match kind {
+        ProviderKind::Openai => Dialect::OpenAi,
+        ProviderKind::Anthropic => Dialect::Anthropic,
+    }
+}
+
+impl StoreRoutes {
+    fn served(&self) -> Arc<Vec<Served>> {
+        let generation = self.writes.generation.load(Ordering::Acquire);
+        let mut snapshot = self.snapshot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((at, served)) = &*snapshot {
+            if *at == generation {
+                return served.clone();
+            }
+        }
+        let rows = match self.db.lock().map_err(ServiceError::from).and_then(|c| Ok(providers::list_providers(&c)?)) {
+            Ok(rows) => rows,
+            Err(error) => {
+                tracing::error!(%error, "the local API could not read the providers");
+                return Arc::new(Vec::new());
+            }
+        };
+        let served: Vec<Served> = rows
+            .into_iter()
+            .filter_map(|row| {
+                let endpoint = endpoint_of(&row, &self.vault).ok()?;
+                let usable = row.key_count > 0 || row.api_key.is_some();
+                Some(Served { id: row.id, name: row.name, models: row.models, endpoint, usable })
+            })
+            .collect();
+        let served = Arc::new(served);
+        *snapshot = Some((generation, served.clone()));
+        served
+    }
+}
+
+impl Routes for StoreRoutes {
+    fn route(&self, dialect: Dialect, model: &str) -> std::result::Result<Route, Unrouted> {
+        let served = self.served();
+        // `provider/model`, the provider by id or name; otherwise the whole name is the model
+        // (model ids may hold a `/` themselves).
+        if let Some((prefix, rest)) = model.split_once('/') {
+            let named =
+                served.iter().find(|p| p.id.eq_ignore_ascii_case(prefix) || p.name.eq_ignore_ascii_case(prefix));
+            if let Some(provider) = named {
+                if dialect_of(provider.endpoint.kind) != dialect {
+                    return Err(Unrouted::OtherDialect { provider: provider.name.clone() });
+                }
+                return Ok(Route { endpoint: provider.endpoint.clone(), model: rest.to_owned() });
+            }
+        }
+        let listing = |p: &&Served| p.models.iter().any(|m| m == model);
+        // A provider with keys first; one without still answers, with why it cannot.
+        let mut same_dialect: Vec<&Served> =
+            served.iter().filter(|p| dialect_of(p.endpoint.kind) == dialect).filter(listing).collect();
+        same_dialect.sort_by_key(|p| !p.usable);
+        if let Some(provider) = same_dialect.first() {
+            return Ok(Route { endpoint: provider.endpoint.clone(), model: model.to_owned() });
+        }
+        match served.iter().find(listing) {
+            Some(other) => Err(Unrouted::OtherDialect { provider: other.name.clone() }),
+            None => Err(Unrouted::Unknown),
+        }
+    }
+
+    fn models(&self, dialect: Dialect) -> Vec<ListedModel> {
+        let mut listed: Vec<ListedModel> = Vec::new();
+        // Only what can be answered: the models of providers with a key.
+        for provider in self.served().iter().filter(|p| p.usable && dialect_of(p.endpoint.kind) == dialect) {
+            for model in &provider.models {
+                if !listed.iter().any(|m| &m.id == model) {
+                    listed.push(ListedModel { id: model.clone(), provider: provider.name.clone(), dialect });
+                }
+            }
+        }
+        listed
+    }
+}

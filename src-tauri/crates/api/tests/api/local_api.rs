@@ -1,0 +1,305 @@
+//! The local API end to end below Tauri: turned on through `localApi:configure`, called over
+//! real HTTP as a tool would, forwarding to the fake provider through the pool.
+
+use keypool_fake_provider::{FakeProvider, Reply};
+use serde_json::{json, Value};
+
+use crate::support::Harness;
+
+const KEY_A: &str = "sk-local-AAAAAAAAAAAAAAAAAAAAAAAA-0001";
+const KEY_B: &str = "sk-local-BBBBBBBBBBBBBBBBBBBBBBBB-0002";
+
+struct Endpoint {
+    base: String,
+    token: String,
+    http: reqwest::Client,
+}
+
+impl Endpoint {
+    async fn post(&self, path: &str, body: &Value, extra: &[(&str, &str)]) -> reqwest::Response {
+        let mut request = self.http.post(format!("{}{path}", self.base)).bearer_auth(&self.token).json(body);
+        for (name, value) in extra {
+            request = request.header(*name, *value);
+        }
+        request.send().await.unwrap()
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Two providers on the fake (OpenAI-compatible "fake-openai" with keys A and B, Anthropic
+/// "fake-anthropic" with key A), the endpoint on.
+async fn setup(h: &Harness, fake: &FakeProvider) -> Endpoint {
+    for (name, kind, base, model) in [
+        ("fake-openai", "openai", format!("{}/v1", fake.url()), "gpt-fake"),
+        ("fake-anthropic", "anthropic", fake.url(), "claude-fake"),
+    ] {
+        let provider =
+            h.ok("llmConfig:addProvider", json!({ "name": name, "kind": kind, "baseUrl": base, "models": [model] }));
+        for key in if kind == "openai" { vec![KEY_A, KEY_B] } else { vec![KEY_A] } {
+            h.ok("llmConfig:addApiKey", json!({ "providerId": provider["id"], "apiKey": key }));
+        }
+    }
+    let port = free_port();
+    let configured = h.call_async("localApi:configure", json!({ "enabled": true, "port": port })).await.unwrap();
+    assert_eq!(configured["running"], true, "{configured}");
+    let token = configured["token"].as_str().expect("the token, the first time").to_owned();
+    Endpoint { base: format!("http://127.0.0.1:{port}"), token, http: reqwest::Client::new() }
+}
+
+fn chat(model: &str, text: &str, stream: bool) -> Value {
+    json!({ "model": model, "stream": stream, "messages": [{ "role": "system", "content": "be brief" }, { "role": "user", "content": text }] })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn answers_come_back_byte_for_byte_in_both_dialects() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let api = setup(&h, &fake).await;
+    fake.always(KEY_A, Reply::text(&["Hello", " there"]));
+    fake.always(KEY_B, Reply::text(&["Hello", " there"]));
+
+    for stream in [false, true] {
+        let through = api.post("/v1/chat/completions", &chat("gpt-fake", "hi", stream), &[]).await;
+        assert_eq!(through.status(), 200);
+        let via_keypool = through.bytes().await.unwrap();
+        let direct = reqwest::Client::new()
+            .post(format!("{}/v1/chat/completions", fake.url()))
+            .bearer_auth(KEY_A)
+            .json(&chat("gpt-fake", "hi", stream))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        assert_eq!(via_keypool, direct, "OpenAI, stream={stream}: the provider's bytes, unchanged");
+
+        let body = json!({ "model": "claude-fake", "max_tokens": 64, "stream": stream, "messages": [{ "role": "user", "content": "hi" }] });
+        let through = api.post("/v1/messages", &body, &[("anthropic-version", "2023-06-01")]).await;
+        assert_eq!(through.status(), 200);
+        let via_keypool = through.bytes().await.unwrap();
+        let direct = reqwest::Client::new()
+            .post(format!("{}/v1/messages", fake.url()))
+            .header("x-api-key", KEY_A)
+            .header("anthropic-version", "2023-06-01")
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        assert_eq!(via_keypool, direct, "Anthropic, stream={stream}: unchanged");
+    }
+    let counted = api.post("/v1/messages/count_tokens", &json!({ "model": "claude-fake", "messages": [] }), &[]).await;
+    assert_eq!(counted.status(), 200, "count_tokens is passed through");
+    assert!(counted.json::<Value>().await.unwrap()["input_tokens"].is_u64());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_field_goes_upstream_untouched_and_no_key_comes_back() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let api = setup(&h, &fake).await;
+    fake.always(KEY_A, Reply::text(&["ok"]));
+    fake.always(KEY_B, Reply::text(&["ok"]));
+    let raw = r#"{"model":"gpt-fake","messages":[{"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]}],"tools":[{"type":"function","function":{"name":"lookup","parameters":{"type":"object","properties":{"q":{"type":"string"}}}}}],"tool_choice":"auto","temperature":0.25,"x_unknown":[1,2.50,"z"]}"#;
+    let response = api
+        .http
+        .post(format!("{}/v1/chat/completions", api.base))
+        .bearer_auth(&api.token)
+        .header("content-type", "application/json")
+        .body(raw)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    for (name, _) in response.headers() {
+        assert!(
+            !name.as_str().starts_with("x-ratelimit") && name != "set-cookie",
+            "no upstream account header: {name}"
+        );
+    }
+    assert_eq!(fake.seen().last().unwrap().body, raw, "the body reached the provider byte for byte");
+
+    // A `provider/model` prefix is dropped from `model` and from nothing else.
+    let prefixed = raw.replacen(r#""model":"gpt-fake""#, r#""model":"fake-openai/gpt-fake""#, 1);
+    let response = api
+        .http
+        .post(format!("{}/v1/chat/completions", api.base))
+        .bearer_auth(&api.token)
+        .body(prefixed)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(fake.seen().last().unwrap().body, raw, "only the prefix went");
+
+    // A provider error echoing the key comes back with the key masked.
+    fake.script(KEY_A, [Reply::status(400)]);
+    fake.script(KEY_B, [Reply::status(400)]);
+    let response = api.post("/v1/chat/completions", &chat("gpt-fake", "echo", false), &[]).await;
+    assert_eq!(response.status(), 400, "a request's own error comes back as it came");
+    let text = response.text().await.unwrap();
+    assert!(!text.contains("sk-local-"), "no key in what comes back: {text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn failover_is_invisible_and_a_conversation_keeps_its_key() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let api = setup(&h, &fake).await;
+    fake.script(KEY_A, [Reply::status_with(429, &[("retry-after", "600")])]);
+    fake.always(KEY_A, Reply::text(&["from A"]));
+    fake.always(KEY_B, Reply::text(&["from B"]));
+
+    let first = api.post("/v1/chat/completions", &chat("gpt-fake", "conversation one", false), &[]).await;
+    assert_eq!(first.status(), 200, "the client never sees the 429");
+    let used: Vec<String> = fake.seen().iter().map(|s| s.key.clone()).collect();
+    assert_eq!(used, [KEY_A, KEY_B], "A refused, B answered");
+
+    // The same conversation, a turn later: same system prompt and first user message.
+    let mut later = chat("gpt-fake", "conversation one", false);
+    later["messages"].as_array_mut().unwrap().extend([
+        json!({ "role": "assistant", "content": "from B" }),
+        json!({ "role": "user", "content": "and then?" }),
+    ]);
+    api.post("/v1/chat/completions", &later, &[]).await;
+    assert_eq!(fake.seen().last().unwrap().key, KEY_B, "the second turn stays on the first turn's key");
+
+    // An explicit session id wins over the hash.
+    fake.always(KEY_A, Reply::text(&["from A"]));
+    let pinned = |text: &str| chat("gpt-fake", text, false);
+    api.post("/v1/chat/completions", &pinned("x"), &[("x-keypool-session", "tool-42")]).await;
+    let key = fake.seen().last().unwrap().key.clone();
+    api.post("/v1/chat/completions", &pinned("y"), &[("x-keypool-session", "tool-42")]).await;
+    assert_eq!(fake.seen().last().unwrap().key, key, "one session, one key, whatever the messages");
+
+    // 401 on A: disabled and failed over, invisibly.
+    fake.always(KEY_A, Reply::status(401));
+    fake.always(KEY_B, Reply::text(&["from B"]));
+    let response = api.post("/v1/chat/completions", &chat("gpt-fake", "conversation two", false), &[]).await;
+    assert_eq!(response.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_token_is_required_and_web_pages_are_refused() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let api = setup(&h, &fake).await;
+    let http = reqwest::Client::new();
+    let url = format!("{}/v1/chat/completions", api.base);
+    let body = chat("gpt-fake", "hi", false);
+    let missing = http.post(&url).json(&body).send().await.unwrap();
+    assert_eq!(missing.status(), 401);
+    assert_eq!(missing.json::<Value>().await.unwrap()["error"]["code"], "invalid_api_key", "in OpenAI's words");
+    let wrong = http
+        .post(format!("{}/v1/messages", api.base))
+        .header("x-api-key", "kp-local-wrong")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    assert_eq!(wrong.json::<Value>().await.unwrap()["error"]["type"], "authentication_error", "in Anthropic's words");
+    let page = http
+        .post(&url)
+        .bearer_auth(&api.token)
+        .header("origin", "https://evil.example")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 403, "a web page is refused even with the token");
+    assert!(fake.seen().is_empty(), "none reached the provider");
+
+    let regenerated = h.ok("localApi:regenerateToken", json!({}));
+    let new_token = regenerated["token"].as_str().unwrap();
+    assert_ne!(new_token, api.token);
+    let old = http.post(&url).bearer_auth(&api.token).json(&body).send().await.unwrap();
+    assert_eq!(old.status(), 401, "the old token stops working at once");
+    fake.always(KEY_A, Reply::text(&["ok"]));
+    fake.always(KEY_B, Reply::text(&["ok"]));
+    let new = http.post(&url).bearer_auth(new_token).json(&body).send().await.unwrap();
+    assert_eq!(new.status(), 200, "the new one works");
+
+    let status = h.ok("localApi:getStatus", json!({}));
+    assert_eq!(status["requests"], 5, "every request counted: {status}");
+    assert_eq!(status["failed"], 4, "four refused");
+    let db = std::fs::read(h.dir.path().join(keypool_store::DATABASE_FILE_NAME)).unwrap();
+    assert!(!db.windows(new_token.len()).any(|w| w == new_token.as_bytes()), "the token is not kept, only its hash");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unknown_models_and_lists_speak_each_dialect() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let api = setup(&h, &fake).await;
+    let unknown = api.post("/v1/chat/completions", &chat("no-such-model", "hi", false), &[]).await;
+    assert_eq!(unknown.status(), 404);
+    assert_eq!(unknown.json::<Value>().await.unwrap()["error"]["code"], "model_not_found");
+    let unknown =
+        api.post("/v1/messages", &json!({ "model": "no-such-model", "max_tokens": 1, "messages": [] }), &[]).await;
+    assert_eq!(unknown.status(), 404);
+    assert_eq!(unknown.json::<Value>().await.unwrap()["error"]["type"], "not_found_error");
+    let crossed = api.post("/v1/chat/completions", &chat("claude-fake", "hi", false), &[]).await;
+    assert_eq!(crossed.status(), 400, "an Anthropic model through the OpenAI path says where to go");
+
+    let list = |anthropic: bool| {
+        let mut request = api.http.get(format!("{}/v1/models", api.base)).bearer_auth(&api.token);
+        if anthropic {
+            request = request.header("anthropic-version", "2023-06-01");
+        }
+        request.send()
+    };
+    let openai: Value = list(false).await.unwrap().json().await.unwrap();
+    assert_eq!(openai["object"], "list");
+    assert_eq!(openai["data"][0]["id"], "gpt-fake");
+    let anthropic: Value = list(true).await.unwrap().json().await.unwrap();
+    assert_eq!(anthropic["data"][0]["id"], "claude-fake");
+    assert_eq!(anthropic["data"][0]["type"], "model", "in Anthropic's format");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stream_that_breaks_ends_with_an_error_event_and_every_request_is_in_the_ledger() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let api = setup(&h, &fake).await;
+    fake.always(KEY_A, Reply::Drop { chunks_before: vec!["partial".into()] });
+    fake.always(KEY_B, Reply::Drop { chunks_before: vec!["partial".into()] });
+    let response =
+        api.post("/v1/chat/completions", &chat("gpt-fake", "hi", true), &[("user-agent", "my-agent/1.0")]).await;
+    let text = response.text().await.unwrap();
+    assert!(text.contains("partial"), "what came first passed: {text}");
+    assert!(
+        text.trim_end().ends_with("}") && text.contains(r#"data: {"error""#),
+        "then an error in OpenAI's stream shape: {text}"
+    );
+
+    let target = h.dir.path().join("usage.csv");
+    h.saves.answer(Some(target.clone()));
+    h.call_async("usage:exportCsv", json!({})).await.unwrap();
+    let csv = std::fs::read_to_string(&target).unwrap();
+    assert!(
+        csv.lines().any(|l| l.contains("my-agent/1.0") && l.contains("transport_error")),
+        "the ledger has it, by its client: {csv}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_busy_port_is_reported_not_fatal() {
+    let h = Harness::new();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let status = h.call_async("localApi:configure", json!({ "enabled": true, "port": port })).await.unwrap();
+    assert_eq!(status["running"], false);
+    assert_eq!(status["enabled"], true, "the choice is kept");
+    assert_eq!(status["error"], json!({ "kind": "portInUse", "port": port }), "{status}");
+    let off = h.call_async("localApi:configure", json!({ "enabled": false })).await.unwrap();
+    assert_eq!((off["enabled"].as_bool(), off["error"].is_null()), (Some(false), true));
+    let bad = h.call_async("localApi:configure", json!({ "enabled": true, "port": 80 })).await.unwrap_err();
+    assert_eq!(bad.code, keypool_api::ipc::ErrorCode::Validation, "ports below 1024 are refused");
+}

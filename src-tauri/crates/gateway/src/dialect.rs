@@ -1,0 +1,124 @@
+//! The two API dialects a client may speak, and how each says what went wrong.
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// Which provider API a request speaks, by the path it called (and for `GET /v1/models`, by
+/// its `anthropic-version` header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    OpenAi,
+    Anthropic,
+}
+
+/// What went wrong, as both dialects name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Problem {
+    BadRequest,
+    Unauthorized,
+    Forbidden,
+    NotFound,
+    TooLarge,
+    RateLimited,
+    Upstream,
+    Unavailable,
+    Internal,
+}
+
+impl Problem {
+    fn status(self) -> StatusCode {
+        match self {
+            Problem::BadRequest => StatusCode::BAD_REQUEST,
+            Problem::Unauthorized => StatusCode::UNAUTHORIZED,
+            Problem::Forbidden => StatusCode::FORBIDDEN,
+            Problem::NotFound => StatusCode::NOT_FOUND,
+            Problem::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Problem::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            Problem::Upstream => StatusCode::BAD_GATEWAY,
+            Problem::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Problem::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// Anthropic's `error.type` for it.
+    fn anthropic_type(self) -> &'static str {
+        match self {
+            Problem::BadRequest => "invalid_request_error",
+            Problem::Unauthorized => "authentication_error",
+            Problem::Forbidden => "permission_error",
+            Problem::NotFound => "not_found_error",
+            Problem::TooLarge => "request_too_large",
+            Problem::RateLimited => "rate_limit_error",
+            Problem::Upstream | Problem::Internal => "api_error",
+            Problem::Unavailable => "overloaded_error",
+        }
+    }
+
+    /// OpenAI's `error.type` and `error.code` for it.
+    fn openai_type_and_code(self) -> (&'static str, Option<&'static str>) {
+        match self {
+            Problem::BadRequest => ("invalid_request_error", None),
+            Problem::Unauthorized => ("invalid_request_error", Some("invalid_api_key")),
+            Problem::Forbidden => ("invalid_request_error", Some("forbidden")),
+            Problem::NotFound => ("invalid_request_error", Some("model_not_found")),
+            Problem::TooLarge => ("invalid_request_error", Some("request_too_large")),
+            Problem::RateLimited => ("requests", Some("rate_limit_exceeded")),
+            Problem::Upstream | Problem::Unavailable | Problem::Internal => ("server_error", None),
+        }
+    }
+}
+
+/// An error answer in `dialect`'s own shape, so SDKs raise their usual exception types.
+pub fn error(dialect: Dialect, problem: Problem, message: impl Into<String>, retry_after: Option<u64>) -> Response {
+    let message = message.into();
+    let body = match dialect {
+        Dialect::Anthropic => {
+            json!({ "type": "error", "error": { "type": problem.anthropic_type(), "message": message } })
+        }
+        Dialect::OpenAi => {
+            let (kind, code) = problem.openai_type_and_code();
+            json!({ "error": { "message": message, "type": kind, "param": null, "code": code } })
+        }
+    };
+    let mut response = (problem.status(), [("content-type", "application/json")], body.to_string()).into_response();
+    if let Some(seconds) = retry_after {
+        response.headers_mut().insert("retry-after", HeaderValue::from(seconds.max(1)));
+    }
+    response
+}
+
+/// A model the endpoint serves, as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedModel {
+    pub id: String,
+    /// The provider's name, as people know it.
+    pub provider: String,
+    pub dialect: Dialect,
+}
+
+/// `GET /v1/models` in `dialect`'s list format.
+pub fn model_list(dialect: Dialect, models: &[ListedModel]) -> Response {
+    let body = match dialect {
+        Dialect::OpenAi => {
+            let data: Vec<_> = models
+                .iter()
+                .map(|m| json!({ "id": m.id, "object": "model", "created": 0, "owned_by": m.provider }))
+                .collect();
+            json!({ "object": "list", "data": data })
+        }
+        Dialect::Anthropic => {
+            let data: Vec<_> = models
+                .iter()
+                .map(|m| json!({ "type": "model", "id": m.id, "display_name": m.id, "created_at": "1970-01-01T00:00:00Z" }))
+                .collect();
+            json!({
+                "data": data,
+                "has_more": false,
+                "first_id": models.first().map(|m| &m.id),
+                "last_id": models.last().map(|m| &m.id),
+            })
+        }
+    };
+    ([("content-type", "application/json")], body.to_string()).into_response()
+}

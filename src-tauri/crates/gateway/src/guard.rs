@@ -1,0 +1,137 @@
+//! Who may use the endpoint: a client with the local token (Bearer or `x-api-key`), not a web
+//! page (a request with an `Origin`). Wrong tokens in a row lock token failures out for a while.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::http::HeaderMap;
+use keypool::{Clock, Timestamp};
+use sha2::{Digest, Sha256};
+
+/// More wrong tokens than this within [`FAILURE_WINDOW`] lock failures out.
+pub const MAX_FAILURES: usize = 10;
+pub const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+/// How long wrong tokens are answered with "too many attempts", without being checked.
+pub const LOCKOUT: Duration = Duration::from_secs(30);
+
+/// The SHA-256 of a token: what is stored and compared (the token itself is shown once).
+pub fn token_hash(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+/// Why a request was refused before anything else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Denied {
+    /// It came from a web page.
+    Origin,
+    /// No token, or not this one.
+    Token,
+    /// Too many wrong tokens lately: try again in this many seconds.
+    LockedOut(u64),
+}
+
+pub struct Guard {
+    hash: Mutex<[u8; 32]>,
+    failures: Mutex<Failures>,
+    clock: Arc<dyn Clock>,
+}
+
+#[derive(Default)]
+struct Failures {
+    recent: VecDeque<Timestamp>,
+    locked_until: Option<Timestamp>,
+}
+
+impl Guard {
+    pub fn new(hash: [u8; 32], clock: Arc<dyn Clock>) -> Guard {
+        Guard { hash: Mutex::new(hash), failures: Mutex::default(), clock }
+    }
+
+    pub fn set_hash(&self, hash: [u8; 32]) {
+        *self.hash.lock().unwrap_or_else(|e| e.into_inner()) = hash;
+    }
+
+    pub fn check(&self, headers: &HeaderMap) -> Result<(), Denied> {
+        if headers.contains_key("origin") {
+            return Err(Denied::Origin);
+        }
+        let now = self.clock.now();
+        let given = token_of(headers).map(token_hash);
+        let expected = *self.hash.lock().unwrap_or_else(|e| e.into_inner());
+        if given.is_some_and(|given| same(&given, &expected)) {
+            return Ok(());
+        }
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(until) = failures.locked_until.filter(|&until| until > now) {
+            return Err(Denied::LockedOut(until.saturating_duration_since(now).as_secs().max(1)));
+        }
+        failures.recent.push_back(now);
+        while failures.recent.front().is_some_and(|&at| now.saturating_duration_since(at) > FAILURE_WINDOW) {
+            failures.recent.pop_front();
+        }
+        if failures.recent.len() > MAX_FAILURES {
+            tracing::warn!("wrong local API tokens in a row: refusing wrong tokens for {} s", LOCKOUT.as_secs());
+            failures.locked_until = Some(now + LOCKOUT);
+            failures.recent.clear();
+            return Err(Denied::LockedOut(LOCKOUT.as_secs()));
+        }
+        Err(Denied::Token)
+    }
+}
+
+/// `Authorization: Bearer T` (OpenAI SDKs) or `x-api-key: T` (Anthropic SDKs).
+fn token_of(headers: &HeaderMap) -> Option<&str> {
+    if let Some(bearer) = headers.get("authorization").and_then(|v| v.to_str().ok()) {
+        return bearer.strip_prefix("Bearer ").map(str::trim);
+    }
+    headers.get("x-api-key").and_then(|v| v.to_str().ok()).map(str::trim)
+}
+
+/// Equal, in time that does not depend on where they differ.
+fn same(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    let difference = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(difference) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use keypool::ManualClock;
+
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, value.parse().unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn the_token_in_either_header_passes_and_a_web_page_never_does() {
+        let guard = Guard::new(token_hash("kp-secret"), Arc::new(ManualClock::new(Timestamp::EPOCH)));
+        assert_eq!(guard.check(&headers(&[("authorization", "Bearer kp-secret")])), Ok(()));
+        assert_eq!(guard.check(&headers(&[("x-api-key", "kp-secret")])), Ok(()));
+        assert_eq!(guard.check(&headers(&[("x-api-key", "kp-other")])), Err(Denied::Token));
+        assert_eq!(guard.check(&headers(&[])), Err(Denied::Token), "no token");
+        let page = headers(&[("x-api-key", "kp-secret"), ("origin", "https://evil.example")]);
+        assert_eq!(guard.check(&page), Err(Denied::Origin), "even with the token");
+    }
+
+    #[test]
+    fn wrong_tokens_in_a_row_lock_failures_out_but_not_the_right_token() {
+        let clock = Arc::new(ManualClock::new(Timestamp::EPOCH));
+        let guard = Guard::new(token_hash("kp-secret"), clock.clone());
+        let wrong = headers(&[("x-api-key", "guess")]);
+        for _ in 0..MAX_FAILURES {
+            assert_eq!(guard.check(&wrong), Err(Denied::Token));
+        }
+        assert_eq!(guard.check(&wrong), Err(Denied::LockedOut(LOCKOUT.as_secs())), "one too many");
+        assert_eq!(guard.check(&headers(&[("x-api-key", "kp-secret")])), Ok(()), "the owner still gets in");
+        clock.advance(LOCKOUT - Duration::from_secs(10));
+        assert_eq!(guard.check(&wrong), Err(Denied::LockedOut(10)), "still locked, and says how long");
+        clock.advance(Duration::from_secs(10));
+        assert_eq!(guard.check(&wrong), Err(Denied::Token), "checked again after the lockout");
+    }
+}

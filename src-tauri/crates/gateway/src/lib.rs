@@ -1,0 +1,424 @@
+//! Keypool's local API: an OpenAI- and Anthropic-compatible endpoint on loopback, so the tools
+//! people already use (SDKs, coding agents, scripts) get the pool: its affinity, its rate-limit
+//! awareness, its failover and its ledger.
+//!
+//! - `POST /v1/chat/completions` (OpenAI), `POST /v1/messages` and
+//!   `POST /v1/messages/count_tokens` (Anthropic): the body goes upstream as it came (only a
+//!   `provider/model` prefix is dropped from `model`), the answer streams back as it came.
+//! - `GET /v1/models`: the models of every provider, in Anthropic's format when the request has
+//!   an `anthropic-version` header, in OpenAI's otherwise.
+//!
+//! Invariants: it listens on 127.0.0.1 and ::1 only; every request needs the local token and
+//! none may come from a web page; a body is at most [`MAX_BODY`].
+
+mod dialect;
+mod guard;
+mod peek;
+
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use futures_util::StreamExt;
+use keypool::{Clock, SessionId};
+use keypool_llm::{
+    retry_after_of, CompletionError, CompletionService, ForwardRequest, NoKeyReason, ProviderEndpoint, UpstreamPath,
+};
+use shutdown::Shutdown;
+
+pub use dialect::{Dialect, ListedModel};
+pub use guard::{token_hash, Denied, FAILURE_WINDOW, LOCKOUT, MAX_FAILURES};
+
+use dialect::{error, model_list, Problem};
+use guard::Guard;
+use peek::{with_model, Peek};
+
+/// The largest request body accepted.
+pub const MAX_BODY: usize = 32 * 1024 * 1024;
+
+/// The default port.
+pub const DEFAULT_PORT: u16 = 4141;
+
+/// Request headers passed upstream as the client sent them.
+const PASSED_REQUEST_HEADERS: [&str; 3] = ["anthropic-version", "anthropic-beta", "openai-beta"];
+
+/// Where a model goes.
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub endpoint: ProviderEndpoint,
+    /// The model as the provider knows it (without a `provider/` prefix).
+    pub model: String,
+}
+
+/// Why a model has no route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unrouted {
+    /// No provider lists it.
+    Unknown,
+    /// A provider of the other dialect serves it.
+    OtherDialect { provider: String },
+}
+
+/// What the endpoint serves: the app's providers and their models.
+pub trait Routes: Send + Sync {
+    /// The provider serving `model` for a client speaking `dialect`: a provider of that kind
+    /// that lists it, or `provider/model` naming the provider by id or name.
+    fn route(&self, dialect: Dialect, model: &str) -> Result<Route, Unrouted>;
+    /// Every model a client speaking `dialect` may ask for.
+    fn models(&self, dialect: Dialect) -> Vec<ListedModel>;
+}
+
+/// Live counts, for the settings page.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    /// Requests received (refused ones included).
+    pub requests: u64,
+    /// Requests being answered now (a stream counts until it ends).
+    pub in_flight: u64,
+    /// Answers that were not a success (refused, unknown model, upstream errors).
+    pub failed: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    requests: AtomicU64,
+    in_flight: AtomicU64,
+    failed: AtomicU64,
+}
+
+/// Why the endpoint could not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StartError {
+    #[error("port {0} is already in use on 127.0.0.1")]
+    PortInUse(u16),
+    #[error("could not listen on 127.0.0.1:{port}: {reason}")]
+    Bind { port: u16, reason: String },
+}
+
+struct Shared {
+    routes: Arc<dyn Routes>,
+    completions: CompletionService,
+    guard: Guard,
+    counters: Counters,
+}
+
+/// The running endpoint; stops when dropped.
+pub struct Gateway {
+    shared: Arc<Shared>,
+    port: u16,
+    addresses: Vec<SocketAddr>,
+    shutdown: Shutdown,
+}
+
+impl Gateway {
+    /// Listens on 127.0.0.1:`port` (0: any free port) and the same port on ::1 when this machine
+    /// has IPv6, and serves until [`Gateway::stop`] or drop. Runs on the current Tokio runtime.
+    pub async fn start(
+        port: u16,
+        token_hash: [u8; 32],
+        routes: Arc<dyn Routes>,
+        completions: CompletionService,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Gateway, StartError> {
+        let v4 = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await.map_err(|error| {
+            if error.kind() == std::io::ErrorKind::AddrInUse {
+                StartError::PortInUse(port)
+            } else {
+                StartError::Bind { port, reason: error.to_string() }
+            }
+        })?;
+        let port = v4.local_addr().map_err(|e| StartError::Bind { port, reason: e.to_string() })?.port();
+        let mut listeners = vec![v4];
+        match tokio::net::TcpListener::bind((Ipv6Addr::LOCALHOST, port)).await {
+            Ok(v6) => listeners.push(v6),
+            Err(error) => tracing::info!(%error, port, "the local API listens on IPv4 only"),
+        }
+        let shared = Arc::new(Shared {
+            routes,
+            completions,
+            guard: Guard::new(token_hash, clock),
+            counters: Counters::default(),
+        });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat_completions))
+            .route("/v1/messages", post(messages))
+            .route("/v1/messages/count_tokens", post(count_tokens))
+            .route("/v1/models", get(models))
+            .fallback(not_found)
+            .with_state(shared.clone());
+        let shutdown = Shutdown::default();
+        let mut addresses = Vec::new();
+        for listener in listeners {
+            addresses.extend(listener.local_addr().ok());
+            let app = app.clone();
+            let stopped = shutdown.subscribe();
+            tokio::spawn(async move {
+                let served = axum::serve(listener, app).with_graceful_shutdown(stopped).await;
+                if let Err(error) = served {
+                    tracing::error!(%error, "the local API stopped serving");
+                }
+            });
+        }
+        tracing::info!(port, "the local API listens on loopback");
+        Ok(Gateway { shared, port, addresses, shutdown })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Where it listens (127.0.0.1, and ::1 when available).
+    pub fn addresses(&self) -> &[SocketAddr] {
+        &self.addresses
+    }
+
+    pub fn stats(&self) -> Stats {
+        let c = &self.shared.counters;
+        Stats {
+            requests: c.requests.load(Ordering::Relaxed),
+            in_flight: c.in_flight.load(Ordering::Relaxed),
+            failed: c.failed.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Replaces the token (the old one stops working at once).
+    pub fn set_token_hash(&self, hash: [u8; 32]) {
+        self.shared.guard.set_hash(hash);
+    }
+
+    /// Stops listening; answers in progress finish.
+    pub fn stop(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.shutdown.trigger();
+    }
+}
+
+/// Counts a request in flight until dropped (for a stream: until its body ends).
+struct InFlight(Arc<Shared>);
+
+impl InFlight {
+    fn new(shared: &Arc<Shared>) -> InFlight {
+        shared.counters.requests.fetch_add(1, Ordering::Relaxed);
+        shared.counters.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(shared.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.counters.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+async fn chat_completions(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    forward(shared, Dialect::OpenAi, UpstreamPath::ChatCompletions, request).await
+}
+
+async fn messages(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    forward(shared, Dialect::Anthropic, UpstreamPath::Messages, request).await
+}
+
+async fn count_tokens(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    forward(shared, Dialect::Anthropic, UpstreamPath::CountTokens, request).await
+}
+
+async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    let _in_flight = InFlight::new(&shared);
+    let dialect = if headers.contains_key("anthropic-version") { Dialect::Anthropic } else { Dialect::OpenAi };
+    if let Err(denied) = shared.guard.check(&headers) {
+        return failed(&shared, refusal(dialect, denied));
+    }
+    model_list(dialect, &shared.routes.models(dialect))
+}
+
+async fn not_found(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let _in_flight = InFlight::new(&shared);
+    let dialect =
+        if request.headers().contains_key("anthropic-version") { Dialect::Anthropic } else { Dialect::OpenAi };
+    if let Err(denied) = shared.guard.check(request.headers()) {
+        return failed(&shared, refusal(dialect, denied));
+    }
+    let message = format!("{} {} is not served here", request.method(), request.uri().path());
+    failed(&shared, error(dialect, Problem::NotFound, message, None))
+}
+
+fn failed(shared: &Shared, response: Response) -> Response {
+    shared.counters.failed.fetch_add(1, Ordering::Relaxed);
+    response
+}
+
+fn refusal(dialect: Dialect, denied: Denied) -> Response {
+    match denied {
+        Denied::Origin => error(dialect, Problem::Forbidden, "requests from web pages are refused", None),
+        Denied::Token => error(dialect, Problem::Unauthorized, "the local API token is missing or wrong", None),
+        Denied::LockedOut(seconds) => error(
+            dialect,
+            Problem::RateLimited,
+            format!("too many wrong tokens: try again in {seconds} s"),
+            Some(seconds),
+        ),
+    }
+}
+
+async fn forward(shared: Arc<Shared>, dialect: Dialect, path: UpstreamPath, request: Request) -> Response {
+    let in_flight = InFlight::new(&shared);
+    let (parts, body) = request.into_parts();
+    if let Err(denied) = shared.guard.check(&parts.headers) {
+        return failed(&shared, refusal(dialect, denied));
+    }
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
+        let message = format!("the request body is larger than {} MiB", MAX_BODY / (1024 * 1024));
+        return failed(&shared, error(dialect, Problem::TooLarge, message, None));
+    };
+    let peek: Peek<'_> = match serde_json::from_slice(&bytes) {
+        Ok(peek) => peek,
+        Err(parse) => {
+            let message = format!("the body must be a JSON object with a model: {parse}");
+            return failed(&shared, error(dialect, Problem::BadRequest, message, None));
+        }
+    };
+    let route = match shared.routes.route(dialect, &peek.model) {
+        Ok(route) => route,
+        Err(Unrouted::Unknown) => {
+            let message =
+                format!("the model `{}` does not exist here: GET /v1/models lists the models served", peek.model);
+            return failed(&shared, error(dialect, Problem::NotFound, message, None));
+        }
+        Err(Unrouted::OtherDialect { provider }) => {
+            let other = match dialect {
+                Dialect::OpenAi => "the Anthropic Messages API (/v1/messages)",
+                Dialect::Anthropic => "the OpenAI Chat Completions API (/v1/chat/completions)",
+            };
+            let message = format!("the model `{}` is served by {provider}, through {other}", peek.model);
+            return failed(&shared, error(dialect, Problem::BadRequest, message, None));
+        }
+    };
+    let session = parts
+        .headers
+        .get("x-keypool-session")
+        .and_then(|v| v.to_str().ok())
+        .map(|s| format!("api:session:{s}"))
+        .unwrap_or_else(|| peek.conversation(dialect));
+    let stream = peek.stream;
+    let body = if route.model == peek.model {
+        bytes.clone()
+    } else {
+        match with_model(&bytes, &route.model) {
+            Some(body) => body.into(),
+            None => return failed(&shared, error(dialect, Problem::BadRequest, "the body is not a JSON object", None)),
+        }
+    };
+    let source = parts
+        .headers
+        .get("user-agent")
+        .and_then(|v| v.to_str().ok())
+        .map(|ua| ua.chars().take(200).collect())
+        .unwrap_or_else(|| "local API".to_owned());
+    let headers = PASSED_REQUEST_HEADERS
+        .iter()
+        .filter_map(|name| Some(((*name).to_owned(), parts.headers.get(*name)?.to_str().ok()?.to_owned())))
+        .collect();
+    let request = ForwardRequest {
+        endpoint: route.endpoint,
+        path,
+        model: route.model,
+        session: SessionId::new(session),
+        body,
+        stream,
+        headers,
+        source,
+    };
+    let now = shared.completions.clock().now();
+    match shared.completions.forward(request).await {
+        Ok(forwarded) => {
+            if forwarded.status >= 400 {
+                shared.counters.failed.fetch_add(1, Ordering::Relaxed);
+            }
+            let body = forwarded.body.map(move |chunk| {
+                let _counted = &in_flight;
+                chunk
+            });
+            let mut response = Response::builder().status(forwarded.status);
+            for (name, value) in &forwarded.headers {
+                response = response.header(name, value);
+            }
+            response.body(Body::from_stream(body)).unwrap_or_else(|_| {
+                error(dialect, Problem::Internal, "the provider's answer could not be passed on", None)
+            })
+        }
+        Err(failure) => failed(&shared, upstream_failure(dialect, &failure, now)),
+    }
+}
+
+/// A request no key could answer, in the client's dialect: when keys are only resting, a 429
+/// with when to come back, so SDKs retry on their own.
+fn upstream_failure(dialect: Dialect, failure: &CompletionError, now: keypool::Timestamp) -> Response {
+    match failure {
+        CompletionError::NoAvailableKey(no_key) => match &no_key.why {
+            NoKeyReason::Empty | NoKeyReason::ProviderKeyUnresolved { .. } => error(
+                dialect,
+                Problem::Unavailable,
+                format!("Keypool has no usable API key for {}: add one in Settings → Providers", no_key.provider),
+                None,
+            ),
+            NoKeyReason::Blocked(_) => {
+                let retry = retry_after_of(failure, now).map(|wait| wait.as_secs_f64().ceil() as u64);
+                let message = match retry {
+                    Some(seconds) => format!(
+                        "every Keypool key for {} is busy or rate-limited; one frees up in {seconds} s",
+                        no_key.provider
+                    ),
+                    None => format!("no Keypool key for {} can take the request now", no_key.provider),
+                };
+                error(dialect, Problem::RateLimited, message, retry.or(Some(1)))
+            }
+        },
+        CompletionError::Network(kind) => {
+            error(dialect, Problem::Upstream, format!("could not reach the provider: {kind}"), None)
+        }
+        CompletionError::Provider(refusal) => error(
+            dialect,
+            Problem::Upstream,
+            format!("the provider answered HTTP {}: {}", refusal.status, refusal.message),
+            None,
+        ),
+        other => error(dialect, Problem::Internal, other.to_string(), None),
+    }
+}
+
+/// A one-shot stop signal every listener waits on (a `watch` channel: late subscribers see it).
+mod shutdown {
+    use tokio::sync::watch;
+
+    pub struct Shutdown(watch::Sender<bool>);
+
+    impl Default for Shutdown {
+        fn default() -> Self {
+            Shutdown(watch::channel(false).0)
+        }
+    }
+
+    impl Shutdown {
+        pub fn subscribe(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+            let mut stopped = self.0.subscribe();
+            async move {
+                let _ = stopped.wait_for(|stopped| *stopped).await;
+            }
+        }
+
+        pub fn trigger(&self) {
+            self.0.send_replace(true);
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! What the gateway reads of a request body without changing it: the model, whether it
+//! streams, and what identifies the conversation.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use sha2::{Digest, Sha256};
+
+use crate::Dialect;
+
+/// The fields routing and affinity need; everything else stays unread.
+#[derive(Debug, Deserialize)]
+pub struct Peek<'a> {
+    pub model: String,
+    #[serde(default)]
+    pub stream: bool,
+    /// Anthropic's system prompt.
+    #[serde(default, borrow)]
+    system: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    messages: Vec<Turn<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Turn<'a> {
+    role: String,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+}
+
+impl Peek<'_> {
+    /// A stable name for the conversation: its system prompt and its first user message,
+    /// hashed. Every later turn of one conversation starts the same way, so it keeps its key.
+    pub fn conversation(&self, dialect: Dialect) -> String {
+        let system = match dialect {
+            Dialect::Anthropic => self.system.map(RawValue::get),
+            Dialect::OpenAi => self
+                .messages
+                .iter()
+                .find(|t| t.role == "system" || t.role == "developer")
+                .and_then(|t| t.content.map(RawValue::get)),
+        };
+        let first_user = self.messages.iter().find(|t| t.role == "user").and_then(|t| t.content.map(RawValue::get));
+        let mut hash = Sha256::new();
+        hash.update(system.unwrap_or_default());
+        hash.update([0]);
+        hash.update(first_user.unwrap_or_default());
+        let digest = hash.finalize();
+        let hex: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
+        format!("api:{hex}")
+    }
+}
+
+/// `body` with its top-level `model` replaced, every other member kept as written and in order.
+pub fn with_model(body: &[u8], model: &str) -> Option<Vec<u8>> {
+    let members: Members<'_> = serde_json::from_slice(body).ok()?;
+    let mut out = Vec::with_capacity(body.len());
+    out.push(b'{');
+    for (i, (name, value)) in members.0.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(serde_json::to_string(name).ok()?.as_bytes());
+        out.push(b':');
+        if name == "model" {
+            out.extend_from_slice(serde_json::to_string(model).ok()?.as_bytes());
+        } else {
+            out.extend_from_slice(value.get().as_bytes());
+        }
+    }
+    out.push(b'}');
+    Some(out)
+}
+
+/// An object's members in order, each value as its raw text.
+struct Members<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Members<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::new();
+                while let Some((name, value)) = map.next_entry::<String, &'de RawValue>()? {
+                    members.push((name, value));
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_conversation_is_named_by_how_it_starts() {
+        let first =
+            br#"{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]}"#;
+        let later = br#"{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},
+            {"role":"assistant","content":"hello"},{"role":"user","content":"more"}]}"#;
+        let other = br#"{"model":"m","messages":[{"role":"user","content":"something else"}]}"#;
+        let name = |body: &[u8]| serde_json::from_slice::<Peek>(body).unwrap().conversation(Dialect::OpenAi);
+        assert_eq!(name(first), name(later), "a later turn of the same conversation");
+        assert_ne!(name(first), name(other), "another conversation");
+        let anthropic = br#"{"model":"m","system":"be brief","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#;
+        let peek: Peek = serde_json::from_slice(anthropic).unwrap();
+        assert!(peek.conversation(Dialect::Anthropic).starts_with("api:"), "Anthropic's system is top-level");
+    }
+
+    #[test]
+    fn only_the_model_changes_when_a_prefix_is_dropped() {
+        let body = br#"{"stream":true,"model":"fake/m-1","tools":[{"type":"function","function":{"name":"f","parameters":{"b":1,"a":2}}}],"x":1.50}"#;
+        let out = with_model(body, "m-1").unwrap();
+        assert_eq!(
+            std::str::from_utf8(&out).unwrap(),
+            r#"{"stream":true,"model":"m-1","tools":[{"type":"function","function":{"name":"f","parameters":{"b":1,"a":2}}}],"x":1.50}"#,
+            "every other member byte for byte, in order"
+        );
+    }
+}
