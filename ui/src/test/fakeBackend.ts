@@ -11,6 +11,7 @@ import type {
   Issue,
   KeyStatus,
   KeyTestResult,
+  LocalApiStatus,
   Message,
   Provider,
   Settings,
@@ -140,6 +141,14 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   /** URLs handed to the opener plugin (the system browser). */
   const opened: string[] = [];
   let settings: Settings = { maxWaitSeconds: 20, bindingIdleMinutes: 60, usageRetentionDays: 180 };
+  /** The local API: its status, the ports other programs hold, and every token handed out. */
+  let localApi: LocalApiStatus = { enabled: false, running: false, address: null, port: 4141, requests: 0, inFlight: 0, failed: 0, error: null };
+  const busyPorts = new Set<number>();
+  const localTokens: string[] = [];
+  const newLocalToken = () => {
+    localTokens.push(`kp-local-fake-${localTokens.length + 1}`);
+    return localTokens[localTokens.length - 1];
+  };
   /** When false, writes do not emit (to test the fallback reload). */
   let emitting = true;
 
@@ -468,6 +477,27 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       settings = { ...settings, ...changes };
       return settings;
     },
+    'localApi:getStatus': () => localApi,
+    // Like the backend: the port and the choice are kept; a token only on the first enable; a
+    // (re)start on a port another program holds is reported, not fatal; counts start at zero.
+    'localApi:configure': ({ enabled, port }) => {
+      checkRange('port', port, 1024, 65_535);
+      const at = port ?? localApi.port;
+      const token = enabled && localTokens.length === 0 ? newLocalToken() : undefined;
+      const busy = enabled && busyPorts.has(at);
+      localApi = {
+        enabled,
+        running: enabled && !busy,
+        address: enabled && !busy ? `http://127.0.0.1:${at}` : null,
+        port: at,
+        requests: 0,
+        inFlight: 0,
+        failed: 0,
+        error: busy ? { kind: 'portInUse', port: at } : null,
+      };
+      return token === undefined ? { ...localApi } : { ...localApi, token };
+    },
+    'localApi:regenerateToken': () => ({ token: newLocalToken() }),
   };
 
   return {
@@ -501,6 +531,13 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     onExport: (answer: { path: string | null } | { error: IpcError }) => (exportAnswer = answer),
     /** URLs opened in the system browser through the opener plugin. */
     opened: () => opened,
+    /** The local API as the backend has it; `setLocalApi` changes it (e.g. counts going up). */
+    localApi: () => localApi,
+    setLocalApi: (changes: Partial<LocalApiStatus>) => (localApi = { ...localApi, ...changes }),
+    /** Another program listens on `port`: starting the local API there fails. */
+    occupyPort: (port: number) => busyPorts.add(port),
+    /** Every local API token handed out, oldest first. */
+    localTokens: () => localTokens,
     /** The stored preferences (`settings:get`). */
     settings: () => settings,
     emit,
