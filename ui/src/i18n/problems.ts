@@ -103,6 +103,7 @@ const FIELD_KEYS: Record<string, MessageKey> = {
   content: 'chat.composerLabel',
   'request.content': 'chat.composerLabel',
   maxWaitSeconds: 'general.maxWait',
+  port: 'localApi.port',
 };
 
 /** The field an issue is about, in words; the path itself when the UI has no name for it. */

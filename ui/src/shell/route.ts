@@ -3,11 +3,11 @@ export type Route =
   | { page: 'chat' }
   | { page: 'settings'; section: SettingsSection };
 
-export type SettingsSection = 'providers' | 'general' | 'about';
+export type SettingsSection = 'providers' | 'general' | 'localApi' | 'about';
 
 export const initialRoute: Route = { page: 'chat' };
 
-const SECTIONS: readonly SettingsSection[] = ['providers', 'general', 'about'];
+const SECTIONS: readonly SettingsSection[] = ['providers', 'general', 'localApi', 'about'];
 
 /** A route as one stable string (`chat`, `settings/general`, …), the form it is stored in. */
 export function routeToString(route: Route): string {

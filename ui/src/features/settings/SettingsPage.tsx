@@ -4,6 +4,7 @@ import type { AppStatus } from '../../ipc/bindings';
 import type { SettingsSection } from '../../shell/route';
 import { GeneralSection } from './GeneralSection';
 import { KeychainNotice } from './KeychainNotice';
+import { LocalApiSection } from './local-api/LocalApiSection';
 import { ProvidersSection } from './providers/ProvidersSection';
 
 interface Props {
@@ -15,6 +16,7 @@ interface Props {
 const SECTIONS: { id: SettingsSection; label: MessageKey }[] = [
   { id: 'providers', label: 'settings.providers' },
   { id: 'general', label: 'settings.general' },
+  { id: 'localApi', label: 'settings.localApi' },
   { id: 'about', label: 'settings.about' },
 ];
 
@@ -48,6 +50,7 @@ export function SettingsPage({ section, onSection, status }: Props) {
             </>
           )}
           {section === 'general' && <GeneralSection />}
+          {section === 'localApi' && <LocalApiSection />}
           {section === 'about' && (
             <dl className="about" data-testid="about">
               <dt>{t('about.version')}</dt>

@@ -1,0 +1,177 @@
+import { useEffect, useId, useState } from 'react';
+import { CopyButton } from '../../../components/CopyButton';
+import { Switch } from '../../../components/Switch';
+import { useI18n } from '../../../i18n/I18nProvider';
+import { errorText, type Translate } from '../../../i18n/problems';
+import type { LocalApiProblem, LocalApiStatus, Provider } from '../../../ipc/bindings';
+import { llmConfigApi } from '../../../ipc/llmConfig';
+import { PortField } from './PortField';
+import { SnippetTabs } from './SnippetTabs';
+import { exampleModel, snippets } from './snippets';
+import { TokenDialog, type TokenDialogMode } from './TokenDialog';
+import { useLocalApi } from './useLocalApi';
+
+/** Why the endpoint is enabled but not running, in words. */
+export function startProblemText(t: Translate, problem: LocalApiProblem): string {
+  switch (problem.kind) {
+    case 'portInUse':
+      return t('localApi.portInUse', { port: problem.port });
+    case 'bind':
+      return t('localApi.bindFailed', { port: problem.port, reason: problem.reason });
+    default:
+      return t('error.unexpected');
+  }
+}
+
+/** Where the endpoint is, or would be: the real address while it runs. */
+function addressOf(status: LocalApiStatus): string {
+  return status.address ?? `http://127.0.0.1:${status.port}`;
+}
+
+/**
+ * Settings → Local API: the switch, the port, whether the endpoint is up and where, its live
+ * counts, the token (shown once, regenerable) and copy-ready examples for the official SDKs.
+ */
+export function LocalApiSection() {
+  const { t, intlTag } = useI18n();
+  const titleId = useId();
+  const api = useLocalApi();
+  const [dialog, setDialog] = useState<TokenDialogMode | null>(null);
+  const [switching, setSwitching] = useState<boolean | null>(null);
+  const [problem, setProblem] = useState<string>();
+  const providers = useProviderList();
+
+  async function configure(enabled: boolean, port?: number) {
+    const token = await api.configure(enabled, port);
+    if (token) setDialog({ kind: 'shown', token });
+  }
+
+  async function toggle(enabled: boolean) {
+    if (switching !== null) return;
+    setSwitching(enabled);
+    setProblem(undefined);
+    try {
+      await configure(enabled);
+    } catch (e) {
+      setProblem(t('localApi.actionFailed', { message: errorText(t, e) }));
+    } finally {
+      setSwitching(null);
+    }
+  }
+
+  let body: React.ReactNode;
+  if (api.state.kind === 'loading') {
+    body = (
+      <p className="muted" aria-busy="true">
+        {t('localApi.loading')}
+      </p>
+    );
+  } else if (api.state.kind === 'failed') {
+    body = (
+      <div className="form-error" role="alert" data-testid="local-api-load-error">
+        <p>{t('localApi.loadFailed', { message: errorText(t, api.state.error) })}</p>
+        <button type="button" className="button" onClick={api.retry}>
+          {t('providers.retry')}
+        </button>
+      </div>
+    );
+  } else {
+    const status = api.state.status;
+    const running = status.enabled && status.running;
+    const state = running ? 'running' : status.enabled ? 'stopped' : 'off';
+    const startProblem = status.error ? startProblemText(t, status.error) : undefined;
+    const address = addressOf(status);
+    const examples = snippets({
+      address,
+      token: t('localApi.tokenPlaceholder'),
+      openaiModel: exampleModel(providers, 'openai', t('localApi.modelPlaceholder')),
+      anthropicModel: exampleModel(providers, 'anthropic', t('localApi.modelPlaceholder')),
+    });
+    body = (
+      <>
+        <div className="local-api__card">
+          <div className="local-api__switch-row">
+            <Switch checked={switching ?? status.enabled} onChange={(on) => void toggle(on)} label={t('localApi.enable')} busy={switching !== null} testId="local-api-switch" />
+            <span className="local-api__switch-label" aria-hidden="true">
+              {t('localApi.enable')}
+            </span>
+            <span
+              className={`badge ${running ? 'badge--active' : status.enabled ? 'badge--error' : 'badge--off'}`}
+              role="status"
+              data-testid="local-api-state"
+              data-state={state}
+            >
+              {t(running ? 'localApi.stateRunning' : status.enabled ? 'localApi.stateStopped' : 'localApi.stateOff')}
+            </span>
+          </div>
+          {problem && (
+            <p className="form-error" role="alert" data-testid="local-api-problem">
+              {problem}
+            </p>
+          )}
+          <PortField port={status.port} onSave={(port) => configure(status.enabled, port)} startProblem={startProblem} />
+          <dl className="local-api__facts">
+            {running && status.address && (
+              <>
+                <dt>{t('localApi.address')}</dt>
+                <dd className="local-api__address">
+                  <code data-testid="local-api-address">{status.address}</code>
+                  <CopyButton text={() => status.address ?? ''} label={t('localApi.copyAddress')} testId="local-api-address-copy" />
+                </dd>
+              </>
+            )}
+            <dt>{t('localApi.requests')}</dt>
+            <dd data-testid="local-api-requests">{status.requests.toLocaleString(intlTag)}</dd>
+            <dt>{t('localApi.inFlight')}</dt>
+            <dd data-testid="local-api-in-flight">{status.inFlight.toLocaleString(intlTag)}</dd>
+            <dt>{t('localApi.failed')}</dt>
+            <dd data-testid="local-api-failed">{status.failed.toLocaleString(intlTag)}</dd>
+          </dl>
+          <p className="field__hint">{t('localApi.countsHint')}</p>
+          {status.enabled && (
+            <div className="local-api__token">
+              <h3>{t('localApi.token')}</h3>
+              <p className="field__hint">{t('localApi.tokenHint')}</p>
+              <button type="button" className="button" onClick={() => setDialog({ kind: 'ask' })} data-testid="local-api-regenerate">
+                {t('localApi.regenerate')}
+              </button>
+            </div>
+          )}
+        </div>
+        <section className="local-api__usage" aria-labelledby={`${titleId}-usage`}>
+          <h3 id={`${titleId}-usage`}>{t('localApi.usage')}</h3>
+          <p className="field__hint">{t('localApi.usageHint')}</p>
+          {!running && <p className="field__hint">{t('localApi.notRunningHint')}</p>}
+          <SnippetTabs items={examples} />
+        </section>
+      </>
+    );
+  }
+
+  return (
+    <section className="local-api" aria-labelledby={titleId} data-testid="local-api-section">
+      <header className="section-header">
+        <h2 id={titleId}>{t('settings.localApi')}</h2>
+        <p className="muted">{t('localApi.intro')}</p>
+      </header>
+      {body}
+      {dialog && <TokenDialog key={dialog.kind === 'shown' ? dialog.token : 'ask'} mode={dialog} onRegenerate={api.regenerateToken} onClose={() => setDialog(null)} />}
+    </section>
+  );
+}
+
+/** The providers, for examples that name a model they serve; none if they cannot be read. */
+function useProviderList(): Provider[] {
+  const [providers, setProviders] = useState<Provider[]>([]);
+  useEffect(() => {
+    let live = true;
+    llmConfigApi.getProviders().then(
+      (list) => live && setProviders(list),
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+  return providers;
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { parsePort } from '../port';
+import { baseUrls, exampleModel, shellWord, snippets } from '../snippets';
+
+describe('local API examples', () => {
+  it('give OpenAI SDKs the address plus /v1 and Anthropic SDKs the address itself', () => {
+    expect(baseUrls('http://127.0.0.1:4141')).toEqual({ openai: 'http://127.0.0.1:4141/v1', anthropic: 'http://127.0.0.1:4141' });
+    expect(baseUrls('http://127.0.0.1:4141/'), 'no double slash').toEqual({ openai: 'http://127.0.0.1:4141/v1', anthropic: 'http://127.0.0.1:4141' });
+  });
+
+  it('quote what they are given, so a model with quotes cannot break the code', () => {
+    const [python] = snippets({ address: 'http://127.0.0.1:1', token: '<t>', openaiModel: 'a"b', anthropicModel: 'c' });
+    expect(python.code).toContain('model="a\\"b",');
+  });
+
+  it('write shell words literally', () => {
+    expect(shellWord('http://127.0.0.1:4141/v1')).toBe('http://127.0.0.1:4141/v1');
+    expect(shellWord('<your token>')).toBe("'<your token>'");
+    expect(shellWord("it's")).toBe("'it'\\''s'");
+  });
+
+  it('name a model of a provider of the right kind, else the placeholder', () => {
+    const providers = [
+      { kind: 'openai', models: [] },
+      { kind: 'anthropic', models: ['claude-x'] },
+      { kind: 'openai', models: ['gpt-y', 'gpt-z'] },
+    ];
+    expect(exampleModel(providers, 'openai', '<model>')).toBe('gpt-y');
+    expect(exampleModel(providers, 'anthropic', '<model>')).toBe('claude-x');
+    expect(exampleModel([], 'openai', '<model>')).toBe('<model>');
+  });
+});
+
+describe('the local API port', () => {
+  it('is plain digits from 1024 to 65535, a wrong one described by the issue the backend would give', () => {
+    expect(parsePort(' 4141 ')).toEqual({ ok: true, port: 4141 });
+    expect(parsePort('1024')).toEqual({ ok: true, port: 1024 });
+    expect(parsePort('65535')).toEqual({ ok: true, port: 65535 });
+    expect(parsePort('1023')).toMatchObject({ ok: false, issue: { path: 'port', code: 'too_small', params: { min: 1024 } } });
+    expect(parsePort('65536')).toMatchObject({ ok: false, issue: { code: 'too_large', params: { max: 65535 } } });
+    for (const text of ['', '4e3', '41.5', '-1', 'port']) {
+      expect(parsePort(text), text).toMatchObject({ ok: false, issue: { code: 'wrong_type' } });
+    }
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * Copy-ready examples for pointing the official SDKs (and anything that reads their environment
+ * variables) at the local API. Pure: the address, models and the token placeholder are passed in.
+ * The real token never appears here: it is shown once, in its own dialog.
+ */
+
+export type SnippetId = 'openaiPython' | 'openaiJs' | 'anthropicPython' | 'anthropicJs' | 'env';
+
+export interface Snippet {
+  id: SnippetId;
+  /** For the code block's bar and highlighting. */
+  language: 'python' | 'javascript' | 'bash';
+  code: string;
+}
+
+export interface SnippetInputs {
+  /** `http://127.0.0.1:PORT`, without a trailing slash. */
+  address: string;
+  /** What to write for the token, e.g. `<your token>`. */
+  token: string;
+  /** A model an OpenAI-compatible provider lists, and one an Anthropic provider lists. */
+  openaiModel: string;
+  anthropicModel: string;
+}
+
+export const SNIPPET_IDS: readonly SnippetId[] = ['openaiPython', 'openaiJs', 'anthropicPython', 'anthropicJs', 'env'];
+
+/** A string literal for Python and JavaScript alike (double quotes, escaped as JSON escapes them). */
+const quoted = (text: string) => JSON.stringify(text);
+
+/** OpenAI SDKs take the URL before `/chat/completions`; Anthropic SDKs the one before `/v1/messages`. */
+export function baseUrls(address: string) {
+  const root = address.replace(/\/+$/, '');
+  return { openai: `${root}/v1`, anthropic: root };
+}
+
+export function snippets({ address, token, openaiModel, anthropicModel }: SnippetInputs): Snippet[] {
+  const urls = baseUrls(address);
+  const code: Record<SnippetId, string> = {
+    openaiPython: [
+      'from openai import OpenAI',
+      '',
+      `client = OpenAI(base_url=${quoted(urls.openai)}, api_key=${quoted(token)})`,
+      'reply = client.chat.completions.create(',
+      `    model=${quoted(openaiModel)},`,
+      '    messages=[{"role": "user", "content": "Hello"}],',
+      ')',
+      'print(reply.choices[0].message.content)',
+    ].join('\n'),
+    openaiJs: [
+      "import OpenAI from 'openai';",
+      '',
+      `const client = new OpenAI({ baseURL: ${quoted(urls.openai)}, apiKey: ${quoted(token)} });`,
+      'const reply = await client.chat.completions.create({',
+      `  model: ${quoted(openaiModel)},`,
+      "  messages: [{ role: 'user', content: 'Hello' }],",
+      '});',
+      'console.log(reply.choices[0].message.content);',
+    ].join('\n'),
+    anthropicPython: [
+      'from anthropic import Anthropic',
+      '',
+      `client = Anthropic(base_url=${quoted(urls.anthropic)}, api_key=${quoted(token)})`,
+      'reply = client.messages.create(',
+      `    model=${quoted(anthropicModel)},`,
+      '    max_tokens=1024,',
+      '    messages=[{"role": "user", "content": "Hello"}],',
+      ')',
+      'print(reply.content[0].text)',
+    ].join('\n'),
+    anthropicJs: [
+      "import Anthropic from '@anthropic-ai/sdk';",
+      '',
+      `const client = new Anthropic({ baseURL: ${quoted(urls.anthropic)}, apiKey: ${quoted(token)} });`,
+      'const reply = await client.messages.create({',
+      `  model: ${quoted(anthropicModel)},`,
+      '  max_tokens: 1024,',
+      "  messages: [{ role: 'user', content: 'Hello' }],",
+      '});',
+      'console.log(reply.content[0].text);',
+    ].join('\n'),
+    env: [
+      `export OPENAI_BASE_URL=${shellWord(urls.openai)}`,
+      `export OPENAI_API_KEY=${shellWord(token)}`,
+      `export ANTHROPIC_BASE_URL=${shellWord(urls.anthropic)}`,
+      `export ANTHROPIC_API_KEY=${shellWord(token)}`,
+    ].join('\n'),
+  };
+  const language: Record<SnippetId, Snippet['language']> = {
+    openaiPython: 'python',
+    openaiJs: 'javascript',
+    anthropicPython: 'python',
+    anthropicJs: 'javascript',
+    env: 'bash',
+  };
+  return SNIPPET_IDS.map((id) => ({ id, language: language[id], code: code[id] }));
+}
+
+/** A word as a POSIX shell reads it literally: bare when safe, else in single quotes. */
+export function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The first model of the first provider of `kind` that lists one; `fallback` when none does. */
+export function exampleModel(providers: readonly { kind: string; models: readonly string[] }[], kind: string, fallback: string): string {
+  return providers.find((p) => p.kind === kind && p.models.length > 0)?.models[0] ?? fallback;
+}
