@@ -4,9 +4,11 @@
 
 mod dialog;
 mod events;
+mod instance;
 mod ipc;
 mod logging;
 mod paths;
+mod window_state;
 
 use std::sync::Arc;
 
@@ -15,11 +17,16 @@ use tauri::{Builder, Manager, Runtime, WebviewWindowBuilder};
 
 /// Starts the desktop app.
 pub fn run() {
-    build(Builder::default()).run(tauri::generate_context!()).expect("the Tauri runtime failed to start");
+    // The single-instance guard comes first, so a second launch exits before anything opens the
+    // database; it is the real process's alone (a test's mock app must never exit the test binary).
+    build(Builder::default().plugin(instance::plugin()))
+        .run(tauri::generate_context!())
+        .expect("the Tauri runtime failed to start");
 }
 
 /// Configures the app on any runtime, so tests can pass `tauri::test::mock_builder()`.
 pub fn build<R: Runtime>(builder: Builder<R>) -> Builder<R> {
+    let builder = builder.plugin(window_state::plugin());
     // The opener opens links from replies in the system browser, only when the page asks (a
     // click), and the capability scopes it to http(s) URLs; no script of its own in the page.
     let opener = tauri_plugin_opener::Builder::new().open_js_links_on_click(false).build();
