@@ -94,23 +94,23 @@ export function TokenDialog({ mode: initial, onRegenerate, onClose }: Props) {
         <label className="field__label" htmlFor={tokenId}>
           {t('localApi.tokenLabel')}
         </label>
-        <div className="input-with-button">
-          <input
-            ref={(node) => {
-              first.current = node;
-            }}
-            id={tokenId}
-            className="input input--mono"
-            readOnly
-            spellCheck={false}
-            value={mode.token}
-            onFocus={(e) => e.currentTarget.select()}
-            data-testid="local-api-token"
-          />
-          <CopyButton text={() => mode.token} label={t('localApi.copyToken')} className="button" testId="local-api-token-copy" />
-        </div>
+        {/* A text area, so the whole token is in sight (it does not fit one line of the dialog). */}
+        <textarea
+          ref={(node) => {
+            first.current = node;
+          }}
+          id={tokenId}
+          className="input input--mono local-api__token-value"
+          readOnly
+          rows={2}
+          spellCheck={false}
+          value={mode.token}
+          onFocus={(e) => e.currentTarget.select()}
+          data-testid="local-api-token"
+        />
       </div>
-      <div className="dialog__actions">
+      <div className="dialog__actions local-api__token-actions">
+        <CopyButton text={() => mode.token} label={t('localApi.copyToken')} className="button" testId="local-api-token-copy" />
         <button type="button" className="button button--primary" onClick={onClose} data-testid="local-api-token-done">
           {t('localApi.tokenDone')}
         </button>
