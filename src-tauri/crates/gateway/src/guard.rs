@@ -57,9 +57,8 @@ impl Guard {
             return Err(Denied::Origin);
         }
         let now = self.clock.now();
-        let given = token_of(headers).map(token_hash);
         let expected = *self.hash.lock().unwrap_or_else(|e| e.into_inner());
-        if given.is_some_and(|given| same(&given, &expected)) {
+        if tokens_of(headers).any(|given| same(&token_hash(given), &expected)) {
             return Ok(());
         }
         let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
@@ -80,12 +79,15 @@ impl Guard {
     }
 }
 
-/// `Authorization: Bearer T` (OpenAI SDKs) or `x-api-key: T` (Anthropic SDKs).
-fn token_of(headers: &HeaderMap) -> Option<&str> {
-    if let Some(bearer) = headers.get("authorization").and_then(|v| v.to_str().ok()) {
-        return bearer.strip_prefix("Bearer ").map(str::trim);
-    }
-    headers.get("x-api-key").and_then(|v| v.to_str().ok()).map(str::trim)
+/// The tokens a request offers: `Authorization: Bearer T` (OpenAI SDKs; the scheme in any
+/// case) and `x-api-key: T` (Anthropic SDKs).
+fn tokens_of(headers: &HeaderMap) -> impl Iterator<Item = &str> {
+    let bearer = headers.get("authorization").and_then(|v| v.to_str().ok()).and_then(|value| {
+        let (scheme, token) = value.trim().split_once(' ')?;
+        scheme.eq_ignore_ascii_case("bearer").then_some(token.trim())
+    });
+    let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok()).map(str::trim);
+    bearer.into_iter().chain(api_key)
 }
 
 /// Equal, in time that does not depend on where they differ.
@@ -113,6 +115,9 @@ mod tests {
         let guard = Guard::new(token_hash("kp-secret"), Arc::new(ManualClock::new(Timestamp::EPOCH)));
         assert_eq!(guard.check(&headers(&[("authorization", "Bearer kp-secret")])), Ok(()));
         assert_eq!(guard.check(&headers(&[("x-api-key", "kp-secret")])), Ok(()));
+        assert_eq!(guard.check(&headers(&[("authorization", "bearer kp-secret")])), Ok(()), "the scheme in any case");
+        let both = headers(&[("authorization", "Basic dXNlcg=="), ("x-api-key", "kp-secret")]);
+        assert_eq!(guard.check(&both), Ok(()), "another Authorization does not hide x-api-key");
         assert_eq!(guard.check(&headers(&[("x-api-key", "kp-other")])), Err(Denied::Token));
         assert_eq!(guard.check(&headers(&[])), Err(Denied::Token), "no token");
         let page = headers(&[("x-api-key", "kp-secret"), ("origin", "https://evil.example")]);

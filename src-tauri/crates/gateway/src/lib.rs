@@ -24,6 +24,7 @@ use axum::extract::{Request, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use axum::Router;
 use futures_util::StreamExt;
 use keypool::{Clock, SessionId};
@@ -158,6 +159,11 @@ impl Gateway {
             addresses.extend(listener.local_addr().ok());
             let app = app.clone();
             let stopped = shutdown.subscribe();
+            // Streams are many small writes: without TCP_NODELAY, Nagle's algorithm and the
+            // client's delayed ACKs hold each event back ~40 ms.
+            let listener = listener.tap_io(|stream| {
+                let _ = stream.set_nodelay(true);
+            });
             tokio::spawn(async move {
                 let served = axum::serve(listener, app).with_graceful_shutdown(stopped).await;
                 if let Err(error) = served {
