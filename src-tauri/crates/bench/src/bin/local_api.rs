@@ -87,7 +87,6 @@ async fn main() {
     let mut workers = Vec::new();
     for _ in 0..args.concurrency {
         let next = next.clone();
-        let send = send.clone();
         let total = args.requests;
         workers.push(async move {
             let mut results = Vec::new();
