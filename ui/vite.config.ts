@@ -18,5 +18,7 @@ export default defineConfig({
     environment: 'jsdom',
     setupFiles: ['./src/test/setup.ts'],
     include: ['src/**/*.test.{ts,tsx}'],
+    // Bundled with the tests, so it calls the mocked `@tauri-apps/api/core` like the UI's own code.
+    server: { deps: { inline: ['@tauri-apps/plugin-opener'] } },
   },
 });

@@ -1,5 +1,6 @@
 import { Field } from './Field';
 import { useI18n } from '../i18n/I18nProvider';
+import { formatNumber } from '../i18n/problems';
 
 /** The backend's limit on a system prompt. */
 export const MAX_SYSTEM_PROMPT_CHARS = 50_000;
@@ -24,7 +25,7 @@ export function SystemPromptField({ value, onChange, hint, error, testId }: Prop
         </>
       }
       hint={hint ?? t('systemPrompt.hint')}
-      error={error ?? (tooLong ? t('issue.tooLong', { max: MAX_SYSTEM_PROMPT_CHARS.toLocaleString() }) : undefined)}
+      error={error ?? (tooLong ? t('issue.tooLong', { max: formatNumber(t, MAX_SYSTEM_PROMPT_CHARS) }) : undefined)}
       testId={testId}
     >
       {({ id, describedBy, invalid }) => (

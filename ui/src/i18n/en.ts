@@ -3,6 +3,8 @@
  * extra key in another dictionary is a type error). `{name}` marks an interpolated value.
  */
 export const en = {
+  /** The BCP 47 tag numbers are formatted with. */
+  'intl.tag': 'en',
   'app.starting': 'Starting Keypool',
   'app.backendUnreachable': "Keypool's backend did not answer",
   'app.dataUnavailable': 'Keypool could not open your data',

@@ -2,6 +2,7 @@ import type { Dictionary } from './en';
 
 /** 日本語 */
 export const ja: Dictionary = {
+  'intl.tag': 'ja',
   'app.starting': 'Keypool を起動しています',
   'app.backendUnreachable': 'Keypool のバックエンドが応答しませんでした',
   'app.dataUnavailable': 'Keypool はデータを開けませんでした',

@@ -55,6 +55,11 @@ const TYPE_KEYS: Record<string, MessageKey> = {
   object: 'type.object',
 };
 
+/** A number as the UI's language writes it (`100,000`, `100 000`). */
+export function formatNumber(t: Translate, n: number): string {
+  return new Intl.NumberFormat(t('intl.tag')).format(n);
+}
+
 /** One issue, without naming its field (for showing at the field). */
 export function issueText(t: Translate, issue: Issue): string {
   const key = ISSUE_KEYS[issue.code] as MessageKey | undefined;
@@ -69,11 +74,11 @@ export function issueText(t: Translate, issue: Issue): string {
     }
     case 'too_short':
     case 'too_small':
-      return params.min === undefined ? t('issue.invalid') : t(key, { min: params.min.toLocaleString() });
+      return params.min === undefined ? t('issue.invalid') : t(key, { min: formatNumber(t, params.min) });
     case 'too_long':
     case 'too_large':
     case 'too_many_buckets':
-      return params.max === undefined ? t('issue.invalid') : t(key, { max: params.max.toLocaleString() });
+      return params.max === undefined ? t('issue.invalid') : t(key, { max: formatNumber(t, params.max) });
     case 'cannot_write':
       return params.reason ? t('issue.cannotWriteBecause', { reason: params.reason }) : t(key);
     case 'invalid':

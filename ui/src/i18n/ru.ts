@@ -2,6 +2,7 @@ import type { Dictionary } from './en';
 
 /** Русский */
 export const ru: Dictionary = {
+  'intl.tag': 'ru',
   'app.starting': 'Keypool запускается',
   'app.backendUnreachable': 'Серверная часть Keypool не ответила',
   'app.dataUnavailable': 'Keypool не смог открыть ваши данные',

@@ -2,6 +2,7 @@ import type { Dictionary } from './en';
 
 /** 简体中文 */
 export const zh: Dictionary = {
+  'intl.tag': 'zh-CN',
   'app.starting': '正在启动 Keypool',
   'app.backendUnreachable': 'Keypool 后端没有响应',
   'app.dataUnavailable': 'Keypool 无法打开你的数据',

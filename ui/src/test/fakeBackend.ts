@@ -545,15 +545,15 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     callsOf: <C extends keyof Commands>(command: C) => calls.filter((c) => c.command === command).map((c) => c.args as HandlerArgs<C>),
     async invoke(command: string, args: Record<string, unknown> = {}) {
       calls.push({ command, args });
-      for (const [field, value] of Object.entries(args)) {
-        if (value === null || value === undefined) throw backendError('validation', `${field}: null`, [{ path: field, code: 'not_null', message: 'must not be null' }]);
-      }
       if (command === 'plugin:opener|open_url') {
-        // The opener plugin, scoped to http(s) like the real capability.
+        // The opener plugin, scoped to http(s) like the real capability (no chosen program).
         const url = String(args.url);
-        if (!/^https?:\/\//.test(url) || args.with !== undefined) throw `Not allowed to open url ${url}`;
+        if (!/^https?:\/\//.test(url) || (args.with !== undefined && args.with !== null)) throw `Not allowed to open url ${url}`;
         opened.push(url);
         return null;
+      }
+      for (const [field, value] of Object.entries(args)) {
+        if (value === null || value === undefined) throw backendError('validation', `${field}: null`, [{ path: field, code: 'not_null', message: 'must not be null' }]);
       }
       const rejection = rejections.get(command);
       if (rejection) {

@@ -5,12 +5,6 @@ export function initialModel(provider: Provider | undefined): string {
   return provider?.defaultModel ?? provider?.models[0] ?? '';
 }
 
-/** The provider's models, with `current` added when a chat uses one the provider no longer lists. */
-export function modelOptions(provider: Provider | undefined, current?: string): string[] {
-  const models = provider?.models ?? [];
-  return current && !models.includes(current) ? [current, ...models] : models;
-}
-
 /** A chat's provider by id; undefined when it was deleted (or is not loaded yet). */
 export function providerOf(providers: Provider[], id: string | null): Provider | undefined {
   return id === null ? undefined : providers.find((p) => p.id === id);

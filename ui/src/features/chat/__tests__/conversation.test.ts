@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatEvent, Message } from '../../../ipc/bindings';
-import { answeredByProviderKey, conversationReducer, emptyConversation, retryable, type Conversation, type ConversationAction } from '../conversation';
-import { initialModel, modelOptions } from '../models';
+import { answeredByProviderKey, conversationReducer, editable, emptyConversation, regenerable, retryable, type Conversation, type ConversationAction } from '../conversation';
+import { initialModel } from '../models';
+import { matchingModels, mergedModels } from '../../models/modelOptions';
 import { provider } from '../../../test/fakeBackend';
 
 const message = (fields: Partial<Message>): Message => ({
@@ -87,6 +88,36 @@ describe('conversation reducer', () => {
     );
     expect(state.notices.a1).toEqual([{ kind: 'failover', keyLabel: 'A', status: 401, reason: 'auth_rejected', message: 'bad key', nextKeyLabel: null }]);
     expect(retryable(state)?.id, 'a failed last reply can be retried').toBe('a1');
+  });
+
+  it('answering again (regenerate) drops every reply after the last question, as the backend does', () => {
+    const good = message({ id: 'a1', content: 'first answer' });
+    const second = message({ id: 'a2', content: 'an earlier retry' });
+    const state = fold(emptyConversation, { type: 'loaded', messages: [user, good, second] }, { type: 'sending', turn: 'again' });
+    expect(state.messages).toEqual([user]);
+    expect(state.streaming?.turn).toBe('again');
+  });
+
+  it('an edit drops what followed the last question and takes the rewritten one in place', () => {
+    const earlier = message({ id: 'u0', role: 'user', content: 'first' });
+    const answer = message({ id: 'a0', content: 'answer' });
+    const reply = message({ id: 'a1', content: 'old' });
+    let state = fold(emptyConversation, { type: 'loaded', messages: [earlier, answer, user, reply] }, { type: 'sending', turn: 'edit' });
+    expect(state.messages, 'only the last question’s replies go').toEqual([earlier, answer, user]);
+    const edited = { ...user, content: 'Hi again' };
+    state = fold(state, ev({ type: 'userMessage', message: edited }));
+    expect(state.messages, 'the same message, rewritten, in its place').toEqual([earlier, answer, edited]);
+  });
+
+  it('offers Edit on the last question and Regenerate on a finished last reply, never while writing', () => {
+    const reply = message({ id: 'a1', content: 'ok' });
+    const loaded = fold(emptyConversation, { type: 'loaded', messages: [user, reply] });
+    expect(editable(loaded)?.id).toBe('u1');
+    expect(regenerable(loaded)?.id).toBe('a1');
+    const failed = fold(emptyConversation, { type: 'loaded', messages: [user, message({ id: 'a2', status: 'error' })] });
+    expect(regenerable(failed), 'a failed reply is retried instead').toBeNull();
+    const writing = fold(loaded, { type: 'sending', turn: 'ask' });
+    expect([editable(writing), regenerable(writing)]).toEqual([null, null]);
   });
 
   it('on retry drops the failed replies the backend replaces', () => {
@@ -195,8 +226,15 @@ describe('model choice', () => {
     expect(initialModel(provider('p', 'P'))).toBe('');
   });
 
-  it('offers a model the provider no longer lists when a chat uses it', () => {
-    expect(modelOptions(provider('p', 'P', { models: ['a'] }), 'old')).toEqual(['old', 'a']);
-    expect(modelOptions(provider('p', 'P', { models: ['a'] }), 'a')).toEqual(['a']);
+  it('offers the provider’s own models first, then the listed ones, each once', () => {
+    expect(mergedModels(['b', 'a'], ['a', 'c', 'b', 'd'])).toEqual(['b', 'a', 'c', 'd']);
+  });
+
+  it('searches models by every word typed, in any case', () => {
+    const models = ['gpt-4o', 'gpt-4o-mini', 'o3-mini', 'Claude-Haiku'];
+    expect(matchingModels(models, '')).toEqual(models);
+    expect(matchingModels(models, 'MINI')).toEqual(['gpt-4o-mini', 'o3-mini']);
+    expect(matchingModels(models, '4o mini')).toEqual(['gpt-4o-mini']);
+    expect(matchingModels(models, 'haiku')).toEqual(['Claude-Haiku']);
   });
 });

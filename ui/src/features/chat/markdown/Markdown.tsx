@@ -34,13 +34,14 @@ export function Markdown({ source, streaming = false }: Props) {
   const previous = useRef<Split | null>(null);
   const split = extendSplit(previous.current, source);
   previous.current = split;
-  const tail = tailOf(split);
+  const tail = tailOf(split, !streaming);
   const definitions = split.definitions.length + tail.definitions.length > 0 ? [...split.definitions, ...tail.definitions].join('\n') : '';
+  const groups = Math.ceil(split.blocks.length / GROUP);
   return (
     <div className="markdown" data-testid="markdown">
-      {split.blocks.map((block, index) => (
-        // biome-ignore lint/suspicious/noArrayIndexKey: blocks are only appended; index i is the same block on every render
-        <Block key={index} source={block} definitions={definitions} final />
+      {Array.from({ length: groups }, (_, group) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: blocks are only appended; group g holds the same blocks on every render
+        <BlockGroup key={group} blocks={split.blocks} start={group * GROUP} definitions={definitions} />
       ))}
       {tail.source !== '' &&
         (streaming && tail.openFence ? (
@@ -51,6 +52,35 @@ export function Markdown({ source, streaming = false }: Props) {
     </div>
   );
 }
+
+/**
+ * Finished blocks are rendered in groups, each a memoized component: a render while streaming
+ * compares one prop set per group instead of one per block, so its cost hardly grows with the
+ * length of the reply (a 20 000-token reply has about a thousand blocks).
+ */
+const GROUP = 32;
+
+interface GroupProps {
+  /** Every finished block (only ever appended to); this group renders `start` to `start + GROUP`. */
+  blocks: string[];
+  start: number;
+  definitions: string;
+}
+
+const BlockGroup = memo(
+  function BlockGroup({ blocks, start, definitions }: GroupProps) {
+    return blocks.slice(start, start + GROUP).map((block, index) => (
+      // biome-ignore lint/suspicious/noArrayIndexKey: a group's blocks never change once finished
+      <Block key={index} source={block} definitions={definitions} final />
+    ));
+  },
+  // Blocks are never changed once finished: the same first block and count mean the same group.
+  (before, after) =>
+    before.start === after.start &&
+    before.definitions === after.definitions &&
+    before.blocks[before.start] === after.blocks[after.start] &&
+    Math.min(before.blocks.length - before.start, GROUP) === Math.min(after.blocks.length - after.start, GROUP),
+);
 
 interface BlockProps {
   source: string;

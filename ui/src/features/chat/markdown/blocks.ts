@@ -67,8 +67,11 @@ interface Scan {
   fence: Fence | null;
 }
 
-/** Scans `text` from `start` (a block boundary, outside any fence). */
-function scan(text: string, start: number): Scan {
+/**
+ * Scans `text` from `start` (a block boundary, outside any fence). A last line without its line
+ * break is still being written, unless `whole`: then it is as final as the others.
+ */
+function scan(text: string, start: number, whole = false): Scan {
   const blocks: string[] = [];
   const definitions: string[] = [];
   let current: string[] = [];
@@ -94,7 +97,7 @@ function scan(text: string, start: number): Scan {
         blockStart = i;
       }
       afterBlank = false;
-      if (complete && DEFINITION.test(line)) current.push(line.trim());
+      if ((complete || whole) && DEFINITION.test(line)) current.push(line.trim());
       fence = opensFence(line, end);
       if (fence && !complete) fence.codeStart = text.length;
     }
@@ -141,9 +144,9 @@ export interface Tail {
   definitions: string[];
 }
 
-/** The last block, looked at (work proportional to it). */
-export function tailOf(split: Split): Tail {
-  const { fence, tailDefinitions: definitions } = scan(split.text, split.tailStart);
+/** The last block, looked at (work proportional to it); `whole` when the text is complete. */
+export function tailOf(split: Split, whole = false): Tail {
+  const { fence, tailDefinitions: definitions } = scan(split.text, split.tailStart, whole);
   const source = split.text.slice(split.tailStart);
   if (!fence) return { source, openFence: null, definitions };
   const code = split.text.slice(Math.min(fence.codeStart, split.text.length));

@@ -49,3 +49,17 @@ describe('the state badge of a key whose keychain is not reachable', () => {
     expect(state.getAttribute('title'), 'the hint says it is not deleted').toBeTruthy();
   });
 });
+
+describe('the state badge of a $NAME key whose variable is unset', () => {
+  it.each([
+    ['en', 'Variable not set'],
+    ['zh', '变量未设置'],
+    ['ja', '変数が未設定'],
+    ['ru', 'Переменная не задана'],
+  ] as [Locale, string][])('%s: says so, naming the variable in its tooltip', (locale, text) => {
+    const state = badge(locale, { kind: 'unsetVar', name: 'OPENAI_API_KEY' });
+    expect(state).toHaveTextContent(new RegExp(`^${text}$`));
+    expect(state).toHaveAttribute('data-state', 'unsetVar');
+    expect(state.getAttribute('title')).toContain('OPENAI_API_KEY');
+  });
+});

@@ -63,6 +63,12 @@ describe('keys kept in a keychain that is not reachable', () => {
 });
 
 describe('helpers', () => {
+  it('shows a $NAME key whose variable is unset as such, unless switched off', () => {
+    const status: PoolStatus = { providerId: 'openai', now: 0, keys: [live('env', { unsetVar: 'OPENAI_KEY' }), live('off', { unsetVar: 'OTHER' })] };
+    const rows = keyRows([key('env', { isEnvRef: true }), key('off', { isEnvRef: true, enabled: false })], status);
+    expect(rows.map((r) => r.state)).toEqual([{ kind: 'unsetVar', name: 'OPENAI_KEY' }, { kind: 'disabled', reason: null, at: null }]);
+  });
+
   it('reads the HTTP status out of a disabled reason', () => {
     expect(httpStatusOf('HTTP 401')).toBe('401');
     expect(httpStatusOf('revoked')).toBeNull();

@@ -62,6 +62,52 @@ describe('provider settings', () => {
     expect(screen.getByTestId('provider-models')).toHaveTextContent('o3 · default');
   });
 
+  it('keeps a default system prompt for new chats, and removes it with ""', async () => {
+    const user = renderSection();
+    expect(await screen.findByTestId('provider-system-prompt')).toHaveTextContent('None');
+    await user.click(screen.getByRole('button', { name: 'Edit' }));
+    const form = screen.getByTestId('provider-form');
+    await user.type(within(form).getByRole('textbox', { name: /System prompt/ }), 'Answer briefly.');
+    expect(within(form).getByRole('textbox', { name: /System prompt/ })).toHaveAccessibleDescription(/New chats with this provider start with it/);
+    await user.click(within(form).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(screen.getByTestId('provider-system-prompt')).toHaveTextContent('Answer briefly.'));
+    expect(backend.callsOf('llmConfig:updateProvider')).toEqual([{ id: 'openai', systemPrompt: 'Answer briefly.' }]);
+
+    await user.click(screen.getByRole('button', { name: 'Edit' }));
+    await user.clear(within(screen.getByTestId('provider-form')).getByRole('textbox', { name: /System prompt/ }));
+    await user.click(within(screen.getByTestId('provider-form')).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(screen.getByTestId('provider-system-prompt')).toHaveTextContent('None'));
+    expect(backend.callsOf('llmConfig:updateProvider').at(-1)).toEqual({ id: 'openai', systemPrompt: '' });
+  });
+
+  it('lists the models the provider’s endpoint offers, searchable, and ticks them into the provider’s list', async () => {
+    backend.setModels('openai', { models: ['gpt-4o-mini', 'gpt-4o', 'o3', 'o3-mini', 'gpt-4.1'] });
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Edit' }));
+    const form = screen.getByTestId('provider-form');
+    expect(backend.callsOf('llmConfig:listModels'), 'nothing is asked until the user asks').toEqual([]);
+    await user.click(within(form).getByRole('button', { name: 'List the provider’s models' }));
+    const panel = within(form).getByRole('region', { name: 'Models from the provider' });
+    await waitFor(() => expect(within(panel).getAllByRole('checkbox')).toHaveLength(5));
+    expect(within(panel).getByRole('checkbox', { name: 'gpt-4o' }), 'a model already offered is ticked').toBeChecked();
+    await user.type(within(panel).getByRole('searchbox', { name: 'Search the models' }), 'o3');
+    expect(within(panel).getAllByRole('checkbox').map((c) => c.closest('label')?.textContent)).toEqual(['o3', 'o3-mini']);
+    await user.click(within(panel).getByRole('checkbox', { name: 'o3-mini' }));
+    expect(within(form).getByLabelText('Models'), 'ticking adds it to the list field').toHaveValue('gpt-4o-mini\ngpt-4o\no3-mini');
+    await user.click(within(form).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(backend.callsOf('llmConfig:updateProvider')).toEqual([{ id: 'openai', models: ['gpt-4o-mini', 'gpt-4o', 'o3-mini'] }]));
+  });
+
+  it('says in place why the provider’s models could not be listed', async () => {
+    backend.setModels('openai', { error: { code: 'provider', message: 'English', details: { kind: 'upstream', status: null, problem: { kind: 'unreachable', breakage: 'connect' }, message: 'English' } } });
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Edit' }));
+    await user.click(screen.getByRole('button', { name: 'List the provider’s models' }));
+    const status = await screen.findByTestId('provider-models-status');
+    await waitFor(() => expect(status).toHaveTextContent('Could not list the provider’s models: Could not connect to the provider.'));
+    expect(status).toHaveAttribute('role', 'alert');
+  });
+
   it('removes the provider-level key with "" and replaces it with a new one', async () => {
     const user = renderSection();
     await user.click(await screen.findByRole('button', { name: 'Edit' }));
