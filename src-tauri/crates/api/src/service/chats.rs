@@ -14,7 +14,7 @@ use super::providers::{endpoint_of, provider_not_found};
 use super::reply_error::ReplyError;
 use super::usage::SaveDialog;
 use super::Vault;
-use super::{Conflict, IssueCode, IssueParams, Result, ServiceError};
+use super::{Conflict, IssueCode, Result, ServiceError};
 
 /// What happens while a reply is written, in order: the user's message as saved (unless
 /// retrying), then the completion's events. The reply as saved is what [`Chats::send`] returns.
@@ -250,13 +250,8 @@ impl Chats {
         let Some(path) = self.save_dialog.choose(&format!("{}.md", file_name_of(&chat.title))).await else {
             return Ok(None);
         };
-        std::fs::write(&path, markdown_of(&chat, &messages)).map_err(|error| {
-            ServiceError::invalid_with(
-                "path",
-                IssueCode::CannotWrite,
-                IssueParams { reason: Some(format!("{}: {error}", path.display())), ..Default::default() },
-            )
-        })?;
+        std::fs::write(&path, markdown_of(&chat, &messages))
+            .map_err(|error| ServiceError::cannot_write(&path, error))?;
         Ok(Some((path, messages.len())))
     }
 

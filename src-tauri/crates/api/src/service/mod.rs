@@ -86,6 +86,12 @@ impl ServiceError {
         ServiceError::Invalid(vec![FieldError::new(field, code)])
     }
 
+    /// A file the user chose could not be written.
+    pub(crate) fn cannot_write(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
+        let reason = Some(format!("{}: {error}", path.display()));
+        ServiceError::invalid_with("path", IssueCode::CannotWrite, IssueParams { reason, ..Default::default() })
+    }
+
     pub(crate) fn invalid_with(field: &str, code: IssueCode, params: IssueParams) -> Self {
         ServiceError::Invalid(vec![FieldError::new(field, code).with(params)])
     }

@@ -12,7 +12,7 @@ use keypool_store::usage::{self, Histogram, Price, Totals, HOUR_MS};
 use keypool_store::{api_keys, providers, Database};
 
 use super::ledger::Ledger;
-use super::{IssueCode, IssueParams, Result, ServiceError};
+use super::{IssueCode, Result, ServiceError};
 
 pub const DAY_MS: i64 = 24 * HOUR_MS;
 /// The range a summary covers when the caller names none.
@@ -197,13 +197,7 @@ impl Usage {
             (rows, names, providers)
         };
         let written = write_csv(&path, &rows, &names, &providers);
-        written.map_err(|error| {
-            ServiceError::invalid_with(
-                "path",
-                IssueCode::CannotWrite,
-                IssueParams { reason: Some(format!("{}: {error}", path.display())), ..Default::default() },
-            )
-        })?;
+        written.map_err(|error| ServiceError::cannot_write(&path, error))?;
         Ok(Some((path, rows.len())))
     }
 

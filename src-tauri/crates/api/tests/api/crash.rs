@@ -100,13 +100,7 @@ fn crash_ledger_child() {
     runtime.block_on(async {
         let h = Harness::open_in(std::path::Path::new(&dir));
         let fake = keypool_fake_provider::FakeProvider::start().await;
-        let provider = h.ok(
-            "llmConfig:addProvider",
-            json!({ "name": "Fake", "kind": "openai", "baseUrl": format!("{}/v1", fake.url()), "models": ["m"] }),
-        )["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let provider = crate::support::add_fake_provider(&h, &fake, &["m"]);
         for label in ["a", "b"] {
             h.ok(
                 "llmConfig:addApiKey",

@@ -63,13 +63,7 @@ fn the_wait_a_chat_may_take_is_a_setting_that_survives_a_restart() {
 async fn pool_status_shows_what_each_key_has_left() {
     let h = Harness::new();
     let fake = FakeProvider::start().await;
-    let provider = h.ok(
-        "llmConfig:addProvider",
-        json!({ "name": "Fake", "kind": "openai", "baseUrl": format!("{}/v1", fake.url()), "models": ["m"] }),
-    )["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let provider = crate::support::add_fake_provider(&h, &fake, &["m"]);
     h.ok("llmConfig:addApiKey", json!({ "providerId": provider, "apiKey": "sk-left-AAAAAAAAAAAAAA01", "label": "a" }));
     fake.limit("sk-left-AAAAAAAAAAAAAA01", RateLimit { requests: 5, window_ms: 60_000 });
     let chat = h.ok("chat:create", json!({ "providerId": provider }))["id"].as_str().unwrap().to_owned();

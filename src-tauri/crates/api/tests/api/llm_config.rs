@@ -385,13 +385,7 @@ mod writes_reach_the_pool {
     async fn auth_failure_disables_through_the_write_path() {
         let h = Harness::new();
         let fake = keypool_fake_provider::FakeProvider::start().await;
-        let provider = h.ok(
-            "llmConfig:addProvider",
-            json!({ "name": "Fake", "kind": "openai", "baseUrl": format!("{}/v1", fake.url()), "models": ["m"] }),
-        )["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let provider = crate::support::add_fake_provider(&h, &fake, &["m"]);
         let a = id_of(&add(&h, &provider, SECRET_A, "a", 1));
         add(&h, &provider, SECRET_B, "b", 1);
         fake.always(SECRET_A, keypool_fake_provider::Reply::status(401));

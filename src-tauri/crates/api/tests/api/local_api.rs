@@ -49,6 +49,12 @@ async fn setup(h: &Harness, fake: &FakeProvider) -> Endpoint {
     Endpoint { base: format!("http://127.0.0.1:{port}"), token, http: reqwest::Client::new() }
 }
 
+/// What the provider answers when called directly with key A.
+async fn straight(url: String, body: &Value, auth: (&str, String)) -> Vec<u8> {
+    let request = reqwest::Client::new().post(url).header(auth.0, auth.1).header("anthropic-version", "2023-06-01");
+    request.json(body).send().await.unwrap().bytes().await.unwrap().to_vec()
+}
+
 fn chat(model: &str, text: &str, stream: bool) -> Value {
     json!({ "model": model, "stream": stream, "messages": [{ "role": "system", "content": "be brief" }, { "role": "user", "content": text }] })
 }
@@ -65,34 +71,20 @@ async fn answers_come_back_byte_for_byte_in_both_dialects() {
         let through = api.post("/v1/chat/completions", &chat("gpt-fake", "hi", stream), &[]).await;
         assert_eq!(through.status(), 200);
         let via_keypool = through.bytes().await.unwrap();
-        let direct = reqwest::Client::new()
-            .post(format!("{}/v1/chat/completions", fake.url()))
-            .bearer_auth(KEY_A)
-            .json(&chat("gpt-fake", "hi", stream))
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
-        assert_eq!(via_keypool, direct, "OpenAI, stream={stream}: the provider's bytes, unchanged");
+        let direct = straight(
+            fake.url() + "/v1/chat/completions",
+            &chat("gpt-fake", "hi", stream),
+            ("authorization", format!("Bearer {KEY_A}")),
+        )
+        .await;
+        assert_eq!(via_keypool.to_vec(), direct, "OpenAI, stream={stream}: the provider's bytes, unchanged");
 
         let body = json!({ "model": "claude-fake", "max_tokens": 64, "stream": stream, "messages": [{ "role": "user", "content": "hi" }] });
         let through = api.post("/v1/messages", &body, &[("anthropic-version", "2023-06-01")]).await;
         assert_eq!(through.status(), 200);
         let via_keypool = through.bytes().await.unwrap();
-        let direct = reqwest::Client::new()
-            .post(format!("{}/v1/messages", fake.url()))
-            .header("x-api-key", KEY_A)
-            .header("anthropic-version", "2023-06-01")
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
-        assert_eq!(via_keypool, direct, "Anthropic, stream={stream}: unchanged");
+        let direct = straight(fake.url() + "/v1/messages", &body, ("x-api-key", KEY_A.to_owned())).await;
+        assert_eq!(via_keypool.to_vec(), direct, "Anthropic, stream={stream}: unchanged");
     }
     let counted = api.post("/v1/messages/count_tokens", &json!({ "model": "claude-fake", "messages": [] }), &[]).await;
     assert_eq!(counted.status(), 200, "count_tokens is passed through");

@@ -249,3 +249,12 @@ pub fn context_with(
         },
     )
 }
+
+/// An OpenAI-compatible provider "Fake" on `fake` offering `models`; its id.
+pub fn add_fake_provider(h: &Harness, fake: &keypool_fake_provider::FakeProvider, models: &[&str]) -> String {
+    let provider = h.ok(
+        "llmConfig:addProvider",
+        serde_json::json!({ "name": "Fake", "kind": "openai", "baseUrl": format!("{}/v1", fake.url()), "models": models }),
+    );
+    provider["id"].as_str().unwrap().to_owned()
+}
