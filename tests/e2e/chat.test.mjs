@@ -164,17 +164,19 @@ describe('a chat in the real window against the fake provider', () => {
   });
 
   it('streams a reply after key A is rate-limited, says so, and shows that key B answered', async () => {
-    // A long announced wait, so key A is still cooling when Settings is checked below.
-    await fake.script(KEY_A, [{ kind: 'status', status: 429, headers: [['retry-after', '600']], message: 'Rate limit reached for key A' }]);
-    await fake.script(KEY_B, [{ kind: 'slow', chunks: ['Hello', ' from', ' key', ' B', ' through', ' the', ' pool.'], delay_ms: 120 }]);
-
     await click(app, 'nav-chat');
     await click(app, 'chat-new');
     await selectByText(app, 'new-chat-provider-select', 'Fake');
-    assert.equal(await (await app.find('new-chat-model-select')).getAttribute('value'), 'fake-model', 'the default model is chosen');
+    assert.equal(await (await app.find('new-chat-model-input')).getAttribute('value'), 'fake-model', 'the default model is chosen');
+    // The dialog asks the provider for its models (with key A): let that finish before scripting replies.
+    await waitFor(app, async () => (await app.find('new-chat-model-status')).getAttribute('data-state'), (s) => s === 'loaded', 'the model list is fetched');
     await app.screenshot('chat-new-light');
     await click(app, 'new-chat-submit');
     await gone(app, 'new-chat-dialog');
+
+    // A long announced wait, so key A is still cooling when Settings is checked below.
+    await fake.script(KEY_A, [{ kind: 'status', status: 429, headers: [['retry-after', '600']], message: 'Rate limit reached for key A' }]);
+    await fake.script(KEY_B, [{ kind: 'slow', chunks: ['Hello', ' from', ' key', ' B', ' through', ' the', ' pool.'], delay_ms: 120 }]);
 
     await send(app, 'Hello fake');
     // Streaming: part of the reply is on the page while it is still being written.
@@ -186,7 +188,7 @@ describe('a chat in the real window against the fake provider', () => {
     );
     assert.ok(partial.length > 0);
     const notice = await waitFor(app, async () => textOf(await app.find('chat-notice')), (t) => /retried on/.test(t), 'the failover notice');
-    assert.match(notice, /Key key A was rate-limited \(429\), retried on key B/);
+    assert.match(notice, /^key A was rate-limited \(429\), retried on key B$/, 'a key is named by its label alone');
 
     await gone(app, 'streaming-reply');
     const [reply] = await assistantMessages(app);
@@ -230,7 +232,7 @@ describe('a chat in the real window against the fake provider', () => {
     const error = await app.find('message-error');
     assert.match(await textOf(error), /The reply failed:/, 'the error is shown in place');
     const notices = await textsOf(app, 'chat-notice');
-    assert.ok(notices.some((n) => /Key key B was rejected \(401\) and disabled/.test(n)), `the revoked key is named: ${notices}`);
+    assert.ok(notices.some((n) => /^key B was rejected \(401\) and disabled/.test(n)), `the revoked key is named: ${notices}`);
     await app.find('chat-retry');
     await app.screenshot('chat-error-light');
     await click(app, 'chat-open-settings');
@@ -248,6 +250,7 @@ describe('a chat in the real window against the fake provider', () => {
     );
     assert.equal(await row.findElement(By.css('[data-testid="key-enabled"]')).getAttribute('aria-checked'), 'false');
 
+    const probesBefore = (await fake.requests()).filter((r) => r.path.endsWith('/models')).length;
     await (await keyRow(app, 'key B')).findElement(By.css('[data-testid="key-test"]')).click();
     const result = await waitFor(
       app,
@@ -264,7 +267,8 @@ describe('a chat in the real window against the fake provider', () => {
       (enabled) => enabled === true,
       'key B is enabled again',
     );
-    const probes = (await fake.requests()).filter((r) => r.path.endsWith('/models'));
+    // (The new-chat dialog asked for the model list before, with key A: only what Test sent counts.)
+    const probes = (await fake.requests()).filter((r) => r.path.endsWith('/models')).slice(probesBefore);
     assert.deepEqual(probes.map((r) => r.key), [KEY_B], 'the test asked the provider with key B only');
   });
 

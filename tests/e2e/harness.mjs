@@ -2,7 +2,8 @@
 // One WebKitWebDriver per app instance, so each test chooses its own environment
 // (KEYPOOL_DATA_DIR above all) for the app it starts.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -12,6 +13,11 @@ export const ARTIFACTS = resolve(import.meta.dirname, '..', 'artifacts');
 const BINARY = process.env.KEYPOOL_APP_BINARY ?? resolve(import.meta.dirname, '..', '..', 'target', 'debug', 'keypool');
 
 export { By, until };
+
+/** axe-core's browser build, injected into the page by `app.axe()`. */
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+/** The rules checked: WCAG 2.0 and 2.1, levels A and AA. */
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
 export function tempDataDir(prefix = 'keypool-e2e-') {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -128,6 +134,26 @@ export async function launchApp({ dataDir = tempDataDir(), env = {}, keepPrefere
           args,
         );
       },
+      /**
+       * Runs axe-core's WCAG 2.1 A/AA rules on the page as it is now (or on the element matching
+       * `selector`). Resolves the violations, each `{ id, impact, help, nodes: [{ target, summary }] }`.
+       */
+      async axe(selector = null) {
+        await driver.executeScript(`${AXE_SOURCE}\nreturn typeof window.axe;`);
+        const answer = await driver.executeAsyncScript(
+          `const [selector, tags, done] = arguments;
+           const context = selector ? document.querySelector(selector) : document;
+           window.axe
+             .run(context, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] })
+             .then((r) => done({ violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+               nodes: v.nodes.map((n) => ({ target: n.target.join(' '), summary: n.failureSummary })) })) }))
+             .catch((e) => done({ error: String(e) }));`,
+          selector,
+          AXE_TAGS,
+        );
+        if (answer.error) throw new Error(`axe-core failed: ${answer.error}`);
+        return answer.violations;
+      },
       find(testId, timeout = 15000) {
         return driver.wait(until.elementLocated(By.css(`[data-testid="${testId}"]`)), timeout);
       },
@@ -143,7 +169,7 @@ const FAKE_PROVIDER = process.env.KEYPOOL_FAKE_PROVIDER_BINARY ?? resolve(import
 
 /**
  * Starts the fake LLM provider on a free loopback port. Returns { url, script(key, replies,
- * always?), release(gate), requests(), reset(), limit(key, requests, windowMs), refused(), stop() };
+ * always?), release(gate), requests(), reset(), limit(key, requests, windowMs), refused(), models(list), stop() };
  * `limit` makes the fake enforce and announce a window of `requests` per `windowMs` for `key` (each
  * model its own), `refused` counts the requests it refused for a limit. An OpenAI-compatible base URL is
  * `${url}/v1`, an Anthropic one is `url`. Replies are the fake's JSON (`{ kind: 'text', chunks }`,
@@ -184,6 +210,8 @@ export async function startFakeProvider() {
     reset: () => control('reset', {}),
     limit: (key, requests, windowMs) => control('limit', { key, requests, window_ms: windowMs }),
     refused: () => control('refused'),
+    /** What `GET models` lists from now on (default: the one `fake-model`). */
+    models: (list) => control('models', list),
     stop() {
       child.kill('SIGTERM');
     },

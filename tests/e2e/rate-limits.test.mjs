@@ -124,7 +124,11 @@ async function completions(fake) {
 async function newChat(app, model) {
   await click(app, 'chat-new');
   await selectByText(app, 'new-chat-provider-select', 'Limited');
-  await selectByText(app, 'new-chat-model-select', model);
+  // The dialog asks the provider for its models; a scripted reply set later is then for the chat.
+  await waitFor(app, async () => (await app.find('new-chat-model-status')).getAttribute('data-state'), (s) => s === 'loaded', 'the model list is fetched');
+  // The model combobox: a typed name is the model (the list below only helps to find one).
+  await retype(await app.find('new-chat-model-input'), model);
+  await waitFor(app, async () => (await app.find('new-chat-model-input')).getAttribute('value'), (v) => v === model, `${model} is typed`);
   await click(app, 'new-chat-submit');
   await gone(app, 'new-chat-dialog');
 }
@@ -240,9 +244,9 @@ describe('rate limits read from the provider, in the real window', () => {
     await app.screenshot('settings-key-budget-dark');
 
     // Another model, so its own window has room: only the one-at-once limit can hold a reply back.
-    await fake.script(KEY_A, [{ kind: 'hold', chunks_before: ['Partial'], gate: 'long-reply', chunks_after: [' and the rest.'] }]);
     await click(app, 'nav-chat');
     await newChat(app, 'fake-large');
+    await fake.script(KEY_A, [{ kind: 'hold', chunks_before: ['Partial'], gate: 'long-reply', chunks_after: [' and the rest.'] }]);
     await send(app, 'long');
     await waitFor(app, async () => textOf(await app.find('streaming-content')), (t) => t === 'Partial', 'the first reply is held on key A');
 

@@ -126,7 +126,7 @@ describe('the API Key Pool section in the real window', () => {
     await retype(await app.find('add-key-apikey-input'), SECRET);
     await (await app.find('add-key-submit')).click();
     await eventually(async () => {
-      assert.match(await (await app.find('add-key-apikey-error')).getText(), /already in the provider's pool/);
+      assert.match(await (await app.find('add-key-apikey-error')).getText(), /already in the provider’s pool/);
     }, 'the backend conflict is shown at the key field');
     await (await app.find('add-key-apikey-input')).sendKeys(Key.ESCAPE);
     assert.equal((await keysOf(app)).length, 1, 'nothing was added');
@@ -169,7 +169,8 @@ describe('the API Key Pool section in the real window', () => {
     assert.equal(await focused.getAttribute('aria-label'), 'Move production', 'focus stays on the moved key');
     await eventually(async () => assert.deepEqual(await labels(app), ['second', 'production', 'third']), 'and shown');
 
-    // Drag "third" by its handle above "second".
+    // Drag "third" by its handle above "second" (the rows in view first: a pointer drags only what it reaches).
+    await app.driver.executeScript("arguments[0].scrollIntoView({ block: 'center' })", await row(app, 'second'));
     const from = (await row(app, 'third')).findElement(By.css('[data-testid="key-drag-handle"]'));
     const target = await row(app, 'second');
     const rect = await target.getRect();

@@ -1,0 +1,172 @@
+// axe-core's WCAG 2.1 A/AA rules against the real window, page by page and dialog by dialog, in
+// the light and the dark theme; and the key list in every language at the default window width:
+// an unlabeled `$NAME` key's "from the environment" tag stays inside its column, and a key whose
+// variable is unset reads "Variable not set".
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Key } from 'selenium-webdriver';
+import { By, launchApp, until } from './harness.mjs';
+
+const WAIT = 15_000;
+/** The window's size as tauri.conf.json opens it. */
+const DEFAULT_WINDOW = { width: 1100, height: 720 };
+const UNSET = 'KEYPOOL_E2E_SURELY_UNSET_VARIABLE';
+
+const textOf = (element) => element.getAttribute('textContent');
+
+async function fresh(step) {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await step();
+    } catch (error) {
+      if (error?.name !== 'StaleElementReferenceError' || attempt === 5) throw error;
+    }
+  }
+}
+
+const click = (app, testId) => fresh(async () => (await app.find(testId)).click());
+
+async function gone(app, testId) {
+  await app.driver.wait(async () => (await app.driver.findElements(By.css(`[data-testid="${testId}"]`))).length === 0, WAIT, `${testId} goes away`);
+}
+
+async function assertAccessible(app, what, selector) {
+  const violations = await app.axe(selector);
+  assert.deepEqual(
+    violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => `${n.target}: ${n.summary}`).join(' | ')}`),
+    [],
+    `${what} passes WCAG 2.1 A/AA`,
+  );
+}
+
+/** Language and theme as Settings → General keeps them (localStorage), then a reload. */
+async function usePreferences(app, { language, theme }) {
+  await app.driver.executeScript(
+    `if (arguments[0]) localStorage.setItem('keypool.language', arguments[0]);
+     if (arguments[1]) localStorage.setItem('keypool.theme', arguments[1]);`,
+    language ?? null,
+    theme ?? null,
+  );
+  await app.driver.navigate().refresh();
+  await app.find('app-shell');
+}
+
+/** Settings → Providers → OpenAI, its key pool shown. */
+async function openPool(app) {
+  await click(app, 'nav-settings');
+  await click(app, 'settings-providers');
+  await click(app, 'provider-openai');
+  await app.find('key-list');
+}
+
+describe('accessibility of the real window', () => {
+  let app;
+  before(async () => {
+    app = await launchApp();
+    await app.find('app-shell');
+    await app.driver.manage().window().setRect(DEFAULT_WINDOW);
+    await app.invoke('llmConfig:addApiKey', { providerId: 'openai', apiKey: 'sk-e2e-accessible-000001', label: 'Production' });
+    await app.invoke('llmConfig:addApiKey', { providerId: 'openai', apiKey: `$${UNSET}` });
+  });
+  after(async () => app?.stop());
+
+  it('finds a violation when there is one (the check itself works)', async () => {
+    await app.driver.executeScript(
+      `const input = document.createElement('input'); input.id = 'axe-probe'; document.body.appendChild(input);`,
+    );
+    const violations = await app.axe('#axe-probe');
+    await app.driver.executeScript(`document.getElementById('axe-probe').remove();`);
+    assert.ok(
+      violations.some((v) => v.id === 'label'),
+      `an input without a label is reported: ${JSON.stringify(violations.map((v) => v.id))}`,
+    );
+  });
+
+  for (const theme of ['light', 'dark']) {
+    it(`keeps every page and dialog clean in the ${theme} theme`, async () => {
+      await usePreferences(app, { theme });
+      await click(app, 'nav-chat');
+      await app.find('chat-empty');
+      await assertAccessible(app, `the empty chat page (${theme})`);
+      await click(app, 'chat-new');
+      await app.find('new-chat-dialog');
+      await assertAccessible(app, `the new-chat dialog (${theme})`, '[data-testid="new-chat-dialog"]');
+      await (await app.find('new-chat-dialog')).sendKeys(Key.ESCAPE);
+      await gone(app, 'new-chat-dialog');
+
+      await openPool(app);
+      await assertAccessible(app, `Settings → Providers with a key pool (${theme})`);
+      for (const [open, dialog] of [
+        ['add-key', 'add-key-dialog'],
+        ['paste-keys', 'paste-keys-dialog'],
+      ]) {
+        await click(app, open);
+        await app.find(dialog);
+        await assertAccessible(app, `${dialog} (${theme})`, `[data-testid="${dialog}"]`);
+        await (await app.find(dialog)).sendKeys(Key.ESCAPE);
+        await gone(app, dialog);
+      }
+      await click(app, 'key-limits-edit');
+      await app.find('key-limits-dialog');
+      await assertAccessible(app, `the limits dialog (${theme})`, '[data-testid="key-limits-dialog"]');
+      await (await app.find('key-limits-dialog')).sendKeys(Key.ESCAPE);
+      await gone(app, 'key-limits-dialog');
+
+      await click(app, 'provider-edit');
+      await click(app, 'provider-models-list');
+      await app.driver.wait(
+        async () => (await (await app.find('provider-models-status')).getAttribute('data-state')) !== 'loading',
+        WAIT,
+        'the model list answers (here: no provider reachable)',
+      );
+      await assertAccessible(app, `the provider form with its model list (${theme})`);
+      await app.screenshot(`settings-provider-edit-${theme}`);
+      await click(app, 'provider-form-cancel');
+
+      await click(app, 'settings-general');
+      await app.find('general-section');
+      await assertAccessible(app, `Settings → General (${theme})`);
+    });
+  }
+
+  it('shows a $NAME key whose variable is unset as such, not as Active', async () => {
+    await usePreferences(app, { language: 'en', theme: 'light' });
+    await openPool(app);
+    const state = await app.driver.wait(async () => {
+      for (const row of await app.driver.findElements(By.css('[data-testid="key-row"]'))) {
+        if ((await textOf(await row.findElement(By.css('[data-testid="key-preview"]')))) === `$${UNSET}`) {
+          return row.findElement(By.css('[data-testid="key-state"]'));
+        }
+      }
+      return false;
+    }, WAIT);
+    assert.equal(await state.getAttribute('data-state'), 'unsetVar');
+    assert.equal(await textOf(state), 'Variable not set');
+    assert.match(await state.getAttribute('title'), new RegExp(UNSET), 'the tooltip names the variable');
+  });
+
+  for (const language of ['en', 'ru', 'ja', 'zh']) {
+    it(`keeps the environment tag inside the key column, and every row inside the pool, at the default width (${language})`, async () => {
+      await usePreferences(app, { language, theme: 'light' });
+      await openPool(app);
+      const tag = await app.driver.wait(until.elementLocated(By.css('[data-testid="key-env-tag"]')), WAIT);
+      const layout = await app.driver.executeScript(
+        `const tag = arguments[0];
+         const row = tag.closest('[data-testid="key-row"]');
+         const name = row.querySelector('.key-row__name').getBoundingClientRect();
+         const weight = row.querySelector('.key-row__weight').getBoundingClientRect();
+         const box = tag.getBoundingClientRect();
+         const overflow = [...document.querySelectorAll('.key-table__head, .key-row')].map((r) => r.scrollWidth - r.clientWidth);
+         return { width: window.innerWidth, tagRight: box.right, nameRight: name.right, weightLeft: weight.left,
+                  truncated: tag.scrollWidth > tag.clientWidth, title: tag.title, text: tag.textContent, overflow };`,
+        tag,
+      );
+      assert.ok(layout.tagRight <= layout.nameRight + 0.5, `${language}: the tag ends inside its column: ${JSON.stringify(layout)}`);
+      assert.ok(layout.tagRight <= layout.weightLeft, `${language}: the tag does not run into the weight column: ${JSON.stringify(layout)}`);
+      assert.equal(layout.title, layout.text, `${language}: the whole text is in its tooltip`);
+      assert.deepEqual(layout.overflow.filter((px) => px > 0), [], `${language}: no row of the key table runs past the pool: ${JSON.stringify(layout)}`);
+      await app.driver.executeScript("arguments[0].scrollIntoView({ block: 'center' })", tag);
+      await app.screenshot(`settings-key-list-${language}`);
+    });
+  }
+});
