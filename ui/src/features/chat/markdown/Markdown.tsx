@@ -69,10 +69,15 @@ interface GroupProps {
 
 const BlockGroup = memo(
   function BlockGroup({ blocks, start, definitions }: GroupProps) {
-    return blocks.slice(start, start + GROUP).map((block, index) => (
-      // biome-ignore lint/suspicious/noArrayIndexKey: a group's blocks never change once finished
-      <Block key={index} source={block} definitions={definitions} final />
-    ));
+    return (
+      // Its own box, so the browser can skip laying out and painting groups scrolled out of view.
+      <div className="markdown__group">
+        {blocks.slice(start, start + GROUP).map((block, index) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: a group's blocks never change once finished
+          <Block key={index} source={block} definitions={definitions} final />
+        ))}
+      </div>
+    );
   },
   // Blocks are never changed once finished: the same first block and count mean the same group.
   (before, after) =>
