@@ -12,6 +12,8 @@ SYSTEM_PACKAGES=(
   fonts-noto-cjk
   # API keys live in the Secret Service; the keychain tests run a real one in a D-Bus session.
   gnome-keyring libsecret-tools dbus dbus-x11
+  # python3 plays the window manager's part under Xvfb in the desktop tests (tests/e2e/x11.py).
+  python3
 )
 
 missing=()

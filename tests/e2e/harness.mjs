@@ -2,7 +2,7 @@
 // One WebKitWebDriver per app instance, so each test chooses its own environment
 // (KEYPOOL_DATA_DIR above all) for the app it starts.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -50,8 +50,8 @@ async function waitForDriver(url, driverProcess) {
   throw new Error('WebKitWebDriver did not start');
 }
 
-/** UI preferences kept in the webview's localStorage, which outlives KEYPOOL_DATA_DIR. */
-const UI_PREFERENCES = ['keypool.language', 'keypool.theme'];
+/** UI preferences kept in the webview's localStorage, which outlives KEYPOOL_DATA_DIR (the page the app was left on too). */
+const UI_PREFERENCES = ['keypool.language', 'keypool.theme', 'keypool.route'];
 
 /**
  * Starts the app with `env` added to its environment. Returns { driver, dataDir, stop,
@@ -156,6 +156,21 @@ export async function launchApp({ dataDir = tempDataDir(), env = {}, keepPrefere
       },
       find(testId, timeout = 15000) {
         return driver.wait(until.elementLocated(By.css(`[data-testid="${testId}"]`)), timeout);
+      },
+      /** The app's process id: the child of this app's WebKitWebDriver that runs the binary. */
+      processId() {
+        const tasks = `/proc/${driverProcess.pid}/task`;
+        const children = readdirSync(tasks).flatMap((task) => readFileSync(`${tasks}/${task}/children`, 'utf8').split(' ').filter(Boolean));
+        const binary = realpathSync(BINARY);
+        const pid = children.map(Number).find((child) => {
+          try {
+            return readlinkSync(`/proc/${child}/exe`) === binary;
+          } catch {
+            return false; // gone meanwhile
+          }
+        });
+        if (pid === undefined) throw new Error(`no process runs ${binary} under WebKitWebDriver ${driverProcess.pid}`);
+        return pid;
       },
     };
     return app;
