@@ -207,6 +207,7 @@ export const en = {
   'chat.providerGone': 'The provider of this chat was deleted. Choose another one to continue the conversation.',
   'chat.chooseProvider': 'Use this provider',
   'chat.messages': 'Messages',
+  'chat.earlierMessages': 'Show earlier messages ({count} more)',
   'chat.messagesFailed': 'Could not load the messages: {message}',
   'chat.startHint': 'Write the first message below. Keypool picks a key from the pool and keeps this chat on it.',
   'chat.you': 'You',

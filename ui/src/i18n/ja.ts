@@ -195,6 +195,7 @@ export const ja: Dictionary = {
   'chat.providerGone': 'このチャットのプロバイダーは削除されました。会話を続けるには別のプロバイダーを選んでください。',
   'chat.chooseProvider': 'このプロバイダーを使う',
   'chat.messages': 'メッセージ',
+  'chat.earlierMessages': '以前のメッセージを表示（あと {count} 件）',
   'chat.messagesFailed': 'メッセージを読み込めませんでした：{message}',
   'chat.startHint': '下に最初のメッセージを書いてください。Keypool がプールからキーを選び、このチャットではそのキーを使い続けます。',
   'chat.you': 'あなた',

@@ -195,6 +195,7 @@ export const ru: Dictionary = {
   'chat.providerGone': 'Провайдер этого чата удалён. Выберите другой, чтобы продолжить разговор.',
   'chat.chooseProvider': 'Использовать этого провайдера',
   'chat.messages': 'Сообщения',
+  'chat.earlierMessages': 'Показать более ранние сообщения (ещё {count})',
   'chat.messagesFailed': 'Не удалось загрузить сообщения: {message}',
   'chat.startHint': 'Напишите первое сообщение ниже. Keypool выберет ключ из пула и закрепит за этим чатом.',
   'chat.you': 'Вы',

@@ -192,6 +192,7 @@ export const zh: Dictionary = {
   'chat.providerGone': '此对话的提供商已被删除。请选择另一个提供商以继续对话。',
   'chat.chooseProvider': '使用此提供商',
   'chat.messages': '消息',
+  'chat.earlierMessages': '显示更早的消息（还有 {count} 条）',
   'chat.messagesFailed': '无法加载消息：{message}',
   'chat.startHint': '在下方写下第一条消息。Keypool 会从 Key 池中选择一个 Key，并让此对话一直使用它。',
   'chat.you': '你',

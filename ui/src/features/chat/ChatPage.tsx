@@ -1,4 +1,4 @@
-import { forwardRef, useCallback, useEffect, useImperativeHandle, useLayoutEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Icon } from '../../components/Icon';
 import { useI18n } from '../../i18n/I18nProvider';
 import { errorText } from '../../i18n/problems';
@@ -9,6 +9,7 @@ import { ChatList } from './ChatList';
 import { ChooseProvider } from './ChooseProvider';
 import { Composer } from './Composer';
 import { DeleteChatDialog } from './DeleteChatDialog';
+import { MessageScroller, type MessageScrollerHandle } from './MessageScroller';
 import { Messages } from './Messages';
 import { providerOf } from './models';
 import { NewChatDialog } from './NewChatDialog';
@@ -49,7 +50,7 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
   const [query, setQuery] = useState('');
   /** A message to bring into view once its chat has loaded (a search result). */
   const [jump, setJump] = useState<{ chatId: string; messageId: string } | null>(null);
-  const scroller = useRef<ScrollerHandle>(null);
+  const scroller = useRef<MessageScrollerHandle>(null);
 
   const chats = chatsState.kind === 'loaded' ? chatsState.chats : [];
   const providers = providersState.kind === 'loaded' ? providersState.providers : [];
@@ -198,17 +199,21 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
                   onChoose={(choice) => actions.update(selected.id, choice)}
                 />
               )}
-              <Scroller ref={scroller}>
-                {conversation.loaded && conversation.messages.length === 0 && !streaming && (
-                  <p className="muted chat__hint">{t('chat.startHint')}</p>
+              <MessageScroller key={`messages:${selected.id}`} ref={scroller} conversation={conversation}>
+                {(shown) => (
+                  <>
+                    {conversation.loaded && conversation.messages.length === 0 && !streaming && (
+                      <p className="muted chat__hint">{t('chat.startHint')}</p>
+                    )}
+                    <Messages
+                      conversation={shown}
+                      onAnswerAgain={() => void send({ turn: 'again' })}
+                      onEdit={(content) => send({ turn: 'edit', content })}
+                      onOpenSettings={onOpenSettings}
+                    />
+                  </>
                 )}
-                <Messages
-                  conversation={conversation}
-                  onAnswerAgain={() => void send({ turn: 'again' })}
-                  onEdit={(content) => send({ turn: 'edit', content })}
-                  onOpenSettings={onOpenSettings}
-                />
-              </Scroller>
+              </MessageScroller>
               {problem && (
                 <p className="form-error chat__problem" role="alert" data-testid="chat-problem">
                   {t(problem.key, { message: errorText(t, problem.error) })}
@@ -294,45 +299,3 @@ function ConversationHeader({ chat, provider, canExport, onSystemPrompt, onExpor
     </header>
   );
 }
-
-interface ScrollerHandle {
-  /** Scrolls the message into view and marks it for a moment; false when it is not on the page. */
-  reveal: (messageId: string) => boolean;
-}
-
-/**
- * The scrolling message area; follows new text while the reader is at the bottom. It checks
- * after every render (new messages, streamed text, another chat all render it): when the reader
- * is at the bottom, keeping them there is one assignment.
- */
-const Scroller = forwardRef<ScrollerHandle, { children: React.ReactNode }>(function Scroller({ children }, ref) {
-  const box = useRef<HTMLDivElement>(null);
-  const atBottom = useRef(true);
-  useLayoutEffect(() => {
-    const el = box.current;
-    if (el && atBottom.current) el.scrollTop = el.scrollHeight;
-  });
-  useImperativeHandle(ref, () => ({
-    reveal(messageId) {
-      const target = box.current?.querySelector<HTMLElement>(`[data-message-id=${JSON.stringify(messageId)}]`);
-      if (!target) return false;
-      atBottom.current = false;
-      target.scrollIntoView?.({ block: 'center' });
-      target.classList.add('message--found');
-      setTimeout(() => target.classList.remove('message--found'), 2000);
-      return true;
-    },
-  }));
-  return (
-    <div
-      ref={box}
-      className="conversation__scroll"
-      onScroll={(e) => {
-        const el = e.currentTarget;
-        atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-      }}
-    >
-      {children}
-    </div>
-  );
-});

@@ -1,0 +1,99 @@
+// A long chat in the real window renders from its end (messageWindow.ts): it opens at its last
+// messages, earlier ones join as the reader scrolls up without moving what is on screen, and a
+// search result far up is brought onto the page.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { waitUntil } from './desktop.mjs';
+import { launchApp, startFakeProvider } from './harness.mjs';
+
+const KEY = 'sk-fake-LONGCHAT-0000000001';
+const TURNS = 60; // 120 messages: six times what a chat opens with
+const PAGE = 20;
+
+const rendered = (app) =>
+  app.driver.executeScript(`return [...document.querySelectorAll('[data-testid="message"]')].map((m) => m.dataset.messageId);`);
+
+describe('a long chat', () => {
+  let fake;
+  let app;
+  let messages;
+  before(async () => {
+    fake = await startFakeProvider();
+    app = await launchApp();
+    await app.driver.manage().setTimeouts({ script: 120_000 });
+    await app.find('chat-page');
+    const provider = await app.invoke('llmConfig:addProvider', { name: 'Fake', kind: 'openai', baseUrl: `${fake.url}/v1`, apiKey: KEY, models: ['fake-model'], defaultModel: 'fake-model' });
+    assert.ok(provider.ok, JSON.stringify(provider));
+    const chat = await app.invoke('chat:create', { providerId: provider.value.id, title: 'Long' });
+    await fake.script(KEY, Array.from({ length: TURNS }, (_, i) => ({ kind: 'text', chunks: [`Answer ${i + 1}.\n\n${'A line of the answer.\n'.repeat(3)}`] })));
+    const filled = await app.driver.executeAsyncScript(
+      `const [chatId, turns, done] = arguments;
+       const ipc = window.__TAURI_INTERNALS__;
+       (async () => {
+         for (let i = 1; i <= turns; i += 1) {
+           const content = i === 3 ? 'Question 3: what about a zeppelin?' : 'Question ' + i + '?';
+           await ipc.invoke('chat_send', { request: { chatId, content }, onEvent: '__CHANNEL__:' + ipc.transformCallback(() => {}) });
+         }
+       })().then(() => done(true), (e) => done(String(e?.message ?? JSON.stringify(e))));`,
+      chat.value.id,
+      TURNS,
+    );
+    assert.equal(filled, true, `the chat is written: ${filled}`);
+    messages = (await app.invoke('chat:getMessages', { chatId: chat.value.id })).value.map((m) => m.id);
+    assert.equal(messages.length, 2 * TURNS);
+    // Chat loads its list anew when it opens again.
+    await (await app.find('nav-settings')).click();
+    await (await app.find('nav-chat')).click();
+  });
+  after(async () => {
+    await app?.stop();
+    fake?.stop();
+  });
+
+  it('opens at its end, with only its last messages on the page', async () => {
+    await waitUntil(async () => (await rendered(app)).at(-1) === messages.at(-1), 'the last message is on the page');
+    assert.deepEqual(await rendered(app), messages.slice(-PAGE), `the last ${PAGE} messages, not all ${messages.length}`);
+    const atBottom = await app.driver.executeScript(
+      `const box = document.querySelector('.conversation__scroll'); return box.scrollHeight - box.scrollTop - box.clientHeight < 2;`,
+    );
+    assert.equal(atBottom, true, 'scrolled to the newest message');
+    await app.screenshot('long-chat-end');
+  });
+
+  it('adds earlier messages as the reader scrolls up, leaving what is on screen in place', async () => {
+    const before = await app.driver.executeScript(
+      `const box = document.querySelector('.conversation__scroll');
+       box.scrollTop = 0;
+       const first = document.querySelector('[data-testid="message"]');
+       return { id: first.dataset.messageId, top: first.getBoundingClientRect().top };`,
+    );
+    await waitUntil(async () => (await rendered(app)).length > PAGE, 'earlier messages join');
+    const now = await app.driver.executeScript(
+      `return document.querySelector('[data-message-id="' + arguments[0] + '"]').getBoundingClientRect().top;`,
+      before.id,
+    );
+    assert.ok(Math.abs(now - before.top) < 2, `the message that was at the top stays there (${before.top} → ${now})`);
+    const shown = await rendered(app);
+    assert.deepEqual(shown, messages.slice(-shown.length), 'what is on the page is the end of the chat, without gaps');
+  });
+
+  it('offers the earlier messages to the keyboard too', async () => {
+    const count = (await rendered(app)).length;
+    const earlier = await app.find('messages-earlier');
+    assert.match(await earlier.getAttribute('textContent'), new RegExp(`\\(${messages.length - count} more\\)`), 'it says how many are left');
+    await earlier.click();
+    await waitUntil(async () => (await rendered(app)).length >= Math.min(messages.length, count + PAGE), 'a page more');
+  });
+
+  it('brings a search result from far up onto the page and marks it', async () => {
+    const question = messages[4]; // "Question 3: … zeppelin"
+    assert.ok(!(await rendered(app)).includes(question), 'the question is not on the page yet');
+    await (await app.find('chat-search')).sendKeys('zeppelin');
+    await (await app.find('chat-search-result')).click();
+    await waitUntil(
+      () => app.driver.executeScript(`return document.querySelector('[data-message-id="' + arguments[0] + '"]')?.classList.contains('message--found') ?? false;`, question),
+      'the found message is on the page, marked',
+    );
+    await app.screenshot('long-chat-search-result');
+  });
+});
