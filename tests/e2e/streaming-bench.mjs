@@ -4,6 +4,9 @@
 //   npx tauri build --debug --no-bundle && cargo build -p keypool-fake-provider
 //   xvfb-run -a -s "-screen 0 1280x800x24" node tests/e2e/streaming-bench.mjs [tokens] [delay_ms]
 //
+// WINDOW=700x450 sets the window's size (default: as tauri.conf.json opens it). Under Xvfb the
+// page is painted in software, so a frame's time follows the area repainted: compare sizes to
+// tell painting from the app's own work.
 // The fake provider sends the reply as one SSE event per token, `delay_ms` apart (default 2 ms:
 // ~500 tokens/s, faster than models write). The page records every animation frame; around 1k,
 // 10k and 20k tokens it reports the frame interval (median, 95th percentile, worst) and how many
@@ -43,6 +46,10 @@ const fake = await startFakeProvider();
 const app = await launchApp();
 try {
   await app.find('app-shell');
+  if (process.env.WINDOW) {
+    const [width, height] = process.env.WINDOW.split('x').map(Number);
+    await app.driver.manage().window().setRect({ width, height });
+  }
   const provider = await app.invoke('llmConfig:addProvider', { name: 'Bench', kind: 'openai', baseUrl: `${fake.url}/v1`, models: ['fake-model'], defaultModel: 'fake-model' });
   await app.invoke('llmConfig:addApiKey', { providerId: provider.value.id, apiKey: KEY });
   const chat = await app.invoke('chat:create', { providerId: provider.value.id });
@@ -80,18 +87,11 @@ try {
   const wall = (Date.now() - started) / 1000;
   const { frames, samples } = await app.driver.executeScript('window.__bench.stop = true; return window.__bench;');
 
-  // Which token the page showed at each frame: interpolated between the length samples.
+  // How far the reply was when a length was sampled: the shown text is shorter than the Markdown
+  // (no markup), so by its share of the longest length shown, the reply's end.
   const streamed = samples.filter(([, len]) => len > 0);
-  const tokenAtChars = (chars) => {
-    let lo = 0;
-    let hi = charsAt.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (charsAt[mid] < chars) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo + 1;
-  };
+  const longest = Math.max(...streamed.map(([, len]) => len));
+  const tokenAtChars = (shown) => Math.round((shown / longest) * TOKENS);
   const report = [];
   for (const at of [1_000, 10_000, 20_000].filter((n) => n <= TOKENS)) {
     const around = streamed.filter(([, len]) => Math.abs(tokenAtChars(len) - at) <= Math.max(250, at * 0.05));

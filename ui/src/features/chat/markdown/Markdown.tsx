@@ -56,7 +56,7 @@ export function Markdown({ source, streaming = false }: Props) {
 /**
  * Finished blocks are rendered in groups, each a memoized component: a render while streaming
  * compares one prop set per group instead of one per block, so its cost hardly grows with the
- * length of the reply (a 20 000-token reply has about a thousand blocks).
+ * length of the reply (a 20 000-token reply has hundreds of blocks).
  */
 const GROUP = 32;
 
@@ -95,9 +95,13 @@ interface BlockProps {
   final: boolean;
 }
 
-/** Parsed element trees of finished blocks, by source: a bounded cache, oldest dropped first. */
+/**
+ * Parsed element trees of finished blocks, by source: a bounded cache, oldest dropped first. Big
+ * enough for the longest replies (a 20 000-token reply has some 500 to 2 000 blocks), so the saved
+ * message shown when a stream ends is built from what the stream already parsed.
+ */
 const rendered = new Map<string, ReactElement>();
-const CACHE_LIMIT = 400;
+const CACHE_LIMIT = 4000;
 
 const Block = memo(function Block({ source, definitions, final }: BlockProps) {
   const text = definitions ? `${source}\n\n${definitions}` : source;
