@@ -14,6 +14,8 @@ SYSTEM_PACKAGES=(
   gnome-keyring libsecret-tools dbus dbus-x11
   # python3 plays the window manager's part under Xvfb in the desktop tests (tests/e2e/x11.py).
   python3
+  # The release bundles' tests: rpm reads the .rpm, desktop-file-validate checks the desktop entry.
+  rpm desktop-file-utils
 )
 
 missing=()

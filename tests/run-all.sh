@@ -25,7 +25,8 @@ suite "Keychain (Secret Service)" bash tests/keychain.sh
 suite "UI types" npm run --silent typecheck
 suite "UI lints" npm run --silent lint
 suite "UI unit tests" npx vitest run --config ui/vite.config.ts
-suite "End-to-end tests" bash tests/e2e/run.sh
+# The release .deb and .rpm, then the end-to-end tests against the binary the .deb holds.
+suite "Bundles and end-to-end tests" bash tests/bundle/run.sh
 
 echo
 if ((${#failed[@]})); then

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Builds the real app (debug, self-contained) and drives its window under Xvfb through
-# WebKitWebDriver. Screenshots go to tests/artifacts/ (git-ignored).
+# WebKitWebDriver. Screenshots go to tests/artifacts/ (git-ignored). With KEYPOOL_APP_BINARY set,
+# it drives that binary instead of building one (npm test: the one from the release .deb).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-npx tauri build --debug --no-bundle
+if [ -z "${KEYPOOL_APP_BINARY:-}" ]; then
+  npx tauri build --debug --no-bundle
+  export KEYPOOL_APP_BINARY="$PWD/target/debug/keypool"
+fi
 cargo build -p keypool-fake-provider
-export KEYPOOL_APP_BINARY="$PWD/target/debug/keypool"
 export KEYPOOL_FAKE_PROVIDER_BINARY="$PWD/target/debug/keypool-fake-provider"
 mkdir -p tests/artifacts
 xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/*.test.mjs
