@@ -1,0 +1,320 @@
+// The figures of `npm run bench:app` (run.sh builds and starts this under Xvfb). Timings are
+// medians of several runs; each line says how its figure was taken. Memory is the app process
+// plus the WebKit processes it started (web content, network), as PSS (pages shared between
+// processes split among them: the fair total) and RSS (what `top` shows; shared pages counted in
+// every process).
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { descendantsOf } from '../e2e/desktop.mjs';
+import { launchApp, startFakeProvider, tempDataDir } from '../e2e/harness.mjs';
+
+const STARTS = Number(process.env.KEYPOOL_BENCH_STARTS ?? 7);
+const SWITCHES = Number(process.env.KEYPOOL_BENCH_SWITCHES ?? 11);
+const FIRST_OPENS = Number(process.env.KEYPOOL_BENCH_FIRST_OPENS ?? 5);
+const TURNS = 500; // a question and its answer each: 1 000 messages
+const SWITCH_BUDGET_MS = 100;
+const BINARY = process.env.KEYPOOL_APP_BINARY;
+const BUNDLES = process.env.KEYPOOL_BUNDLE_DIR;
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+const ms = (value) => `${Math.round(value)} ms`;
+const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+const spread = (values) => `median ${ms(median(values))} (min ${ms(Math.min(...values))}, max ${ms(Math.max(...values))}, n=${values.length})`;
+const line = (label, value) => console.log(`  ${label.padEnd(44)} ${value}`);
+const pause = (millis) => new Promise((resolve) => setTimeout(resolve, millis));
+
+// ---------------------------------------------------------------- sizes
+
+function newest(dir, suffix) {
+  if (!existsSync(dir)) return null;
+  const files = readdirSync(dir).filter((f) => f.endsWith(suffix)).map((f) => join(dir, f));
+  return files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0] ?? null;
+}
+
+function sizes() {
+  console.log('Sizes');
+  line('release binary (target/release/keypool)', mib(statSync(BINARY).size));
+  for (const [kind, suffix] of [['deb', '.deb'], ['rpm', '.rpm'], ['appimage', '.AppImage']]) {
+    const file = newest(join(BUNDLES, kind), suffix);
+    if (!file) continue;
+    let extra = '';
+    if (kind === 'deb') {
+      const installed = Number(execFileSync('dpkg-deb', ['--field', file, 'Installed-Size'], { encoding: 'utf8' }));
+      extra = `, installs ${mib(installed * 1024)}`;
+    }
+    line(`.${kind} (${file.split('/').pop()})`, `${mib(statSync(file).size)}${extra}`);
+  }
+}
+
+// ---------------------------------------------------------------- processes
+
+/** The Unix time (ms) at which the boot clock started, from /proc/uptime (10 ms steps). */
+function bootTime() {
+  let best = -Infinity;
+  for (let i = 0; i < 200; i += 1) {
+    const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+    best = Math.max(best, Date.now() - uptime * 1000); // the latest estimate is the least truncated
+  }
+  return best;
+}
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+
+/** When process `pid` started, as Unix time in ms (the kernel counts in clock ticks, 10 ms here). */
+function startedAt(pid, boot) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return boot + (Number(fields[19]) * 1000) / CLOCK_TICKS; // field 22, starttime
+}
+
+function rollup(pid) {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kib = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+  return { name: readFileSync(`/proc/${pid}/comm`, 'utf8').trim(), rss: kib('Rss'), pss: kib('Pss') };
+}
+
+/** The memory of the app and every process under it. */
+function memory(pid) {
+  const processes = [pid, ...descendantsOf(pid)].flatMap((p) => {
+    try {
+      return [rollup(p)];
+    } catch {
+      return []; // ended meanwhile
+    }
+  });
+  const total = (key) => processes.reduce((sum, p) => sum + p[key], 0);
+  return { rss: total('rss'), pss: total('pss'), processes };
+}
+
+/** Memory once it stops moving: sampled every 500 ms until two samples differ by < 1 % (≤ 30 s). */
+async function settledMemory(pid) {
+  let last = memory(pid);
+  for (let i = 0; i < 60; i += 1) {
+    await pause(500);
+    const now = memory(pid);
+    if (Math.abs(now.pss - last.pss) / last.pss < 0.01) return now;
+    last = now;
+  }
+  return last;
+}
+
+function printMemory(label, m) {
+  const parts = m.processes.map((p) => `${p.name} ${mib(p.pss)}`).join(', ');
+  line(label, `PSS ${mib(m.pss)}, RSS ${mib(m.rss)}  (${parts})`);
+}
+
+// ---------------------------------------------------------------- the app
+
+const click = async (app, testId) => (await app.find(testId)).click();
+
+/** A fresh start of the release binary: process start → page load → first contentful paint. */
+async function coldStart(boot) {
+  const app = await launchApp({ dataDir: tempDataDir('keypool-bench-'), keepPreferences: true });
+  try {
+    const started = startedAt(app.processId(), boot);
+    await app.find('app-shell');
+    // The paint entry may come a frame after the shell is in the DOM: wait for it.
+    const page = await app.driver.executeAsyncScript(
+      `const done = arguments[0];
+       const report = (paint) => done({ origin: performance.timeOrigin, paint: paint.startTime,
+                                       navigation: performance.getEntriesByType('navigation')[0]?.type });
+       const found = performance.getEntriesByName('first-contentful-paint')[0];
+       if (found) return report(found);
+       new PerformanceObserver((list, observer) => {
+         const paint = list.getEntriesByName('first-contentful-paint')[0];
+         if (paint) { observer.disconnect(); report(paint); }
+       }).observe({ type: 'paint', buffered: true });`,
+    );
+    if (page.navigation !== 'navigate') throw new Error(`the page was loaded by a ${page.navigation}, not a fresh start`);
+    return { page: page.origin - started, paint: page.origin + page.paint - started };
+  } finally {
+    await app.stop();
+  }
+}
+
+const question = (i) => `Question ${i}: how should the pool spread requests over keys with weights 3, 2 and 1 when one key is cooling down?`;
+const answer = (i) =>
+  `Answer ${i}. With weights **3, 2 and 1** the pool sends half of the requests to the first key, a third to the second and a sixth to the third.\n\n` +
+  '- a cooling key drops out until its cooldown ends\n- the chat keeps its key while it can, so the prompt cache stays warm\n\n' +
+  '```rust\nlet share = weight as f64 / total as f64;\n```\n\nWhen the cooling key returns, the shares are as before.';
+
+/** Sends `turns` questions to `chatId` through chat_send, as the composer does, from the page. */
+async function fillChat(app, chatId, turns, first) {
+  const result = await app.driver.executeAsyncScript(
+    `const [chatId, turns, first, questions, done] = arguments;
+     const ipc = window.__TAURI_INTERNALS__;
+     (async () => {
+       for (let i = 0; i < turns; i += 1) {
+         const channel = ipc.transformCallback(() => {});
+         const reply = await ipc.invoke('chat_send', { request: { chatId, content: questions[i] }, onEvent: '__CHANNEL__:' + channel });
+         ipc.unregisterCallback?.(channel);
+         if (reply.status !== 'complete') throw new Error('reply ' + (first + i) + ': ' + JSON.stringify(reply));
+       }
+     })().then(() => done({ ok: true }), (e) => done({ ok: false, error: String(e?.message ?? JSON.stringify(e)) }));`,
+    chatId,
+    turns,
+    first,
+    Array.from({ length: turns }, (_, i) => question(first + i)),
+  );
+  if (!result.ok) throw new Error(`filling the chat failed: ${result.error}`);
+}
+
+/**
+ * Opens chat `to` from chat `from` by clicking it in the chat list, in the page. Answers the ms
+ * from the click until its last message is in the DOM, and until that frame has been painted.
+ */
+function switchChat(app, from, to) {
+  return app.driver.executeAsyncScript(
+    `const [from, to, done] = arguments;
+     const select = (chat) => document.querySelector('[data-chat-id="' + chat.id + '"] [data-testid="chat-item-select"]');
+     const shows = (chat) => {
+       const contents = document.querySelectorAll('[data-testid="message-content"]');
+       return contents.length > 0 && contents[contents.length - 1].textContent.includes(chat.lastText);
+     };
+     const showing = (chat) => new Promise((resolve) => {
+       if (shows(chat)) return resolve();
+       const observer = new MutationObserver(() => { if (shows(chat)) { observer.disconnect(); resolve(); } });
+       observer.observe(document.body, { childList: true, subtree: true, characterData: true });
+     });
+     const painted = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+     (async () => {
+       select(from).click();
+       await showing(from);
+       await painted();
+       const clicked = performance.now();
+       select(to).click();
+       await showing(to);
+       const inDom = performance.now() - clicked;
+       await painted();
+       return { inDom, painted: performance.now() - clicked, messages: document.querySelectorAll('[data-testid="message"]').length };
+     })().then(done, (e) => done({ error: String(e) }));`,
+    from,
+    to,
+  );
+}
+
+// ---------------------------------------------------------------- the run
+
+async function main() {
+  console.log(`Keypool ${JSON.parse(readFileSync('src-tauri/tauri.conf.json', 'utf8')).version}: ${BINARY}`);
+  console.log(`${execFileSync('nproc', { encoding: 'utf8' }).trim()} cores, Xvfb 1280x800, no window manager\n`);
+  sizes();
+
+  // The webview's localStorage outlives data directories: start from no remembered page.
+  await (await launchApp()).stop();
+  const boot = bootTime();
+  console.log(`\nCold start (a new process and data directory each time; page cache warm), ${STARTS} starts`);
+  const starts = [];
+  for (let i = 0; i < STARTS; i += 1) starts.push(await coldStart(boot));
+  line('process start → page starts loading', spread(starts.map((s) => s.page)));
+  line('process start → first contentful paint', spread(starts.map((s) => s.paint)));
+
+  console.log('\nMemory (app + WebKit processes, settled)');
+  const fake = await startFakeProvider();
+  const app = await launchApp({ dataDir: tempDataDir('keypool-bench-'), keepPreferences: true });
+  try {
+    await app.driver.manage().setTimeouts({ script: 30 * 60_000 });
+    await app.find('chat-page');
+    const pid = app.processId();
+    printMemory('idle, just started', await settledMemory(pid));
+
+    for (const [testId, shown] of [
+      ['nav-settings', 'api-key-pool'],
+      ['settings-general', 'general-section'],
+      ['settings-about', 'about'],
+      ['settings-providers', 'api-key-pool'],
+      ['nav-chat', 'chat-page'],
+    ]) {
+      await click(app, testId);
+      await app.find(shown);
+    }
+    printMemory('after opening every page', await settledMemory(pid));
+
+    // A 1 000-message chat and a short one, written through the real chat path against the fake.
+    const key = 'sk-bench-0000000000000000000001';
+    await fake.script(key, Array.from({ length: TURNS + 2 }, (_, i) => ({ kind: 'text', chunks: [answer(i + 1)] })));
+    const provider = await app.invoke('llmConfig:addProvider', {
+      name: 'Bench',
+      kind: 'openai',
+      baseUrl: `${fake.url}/v1`,
+      apiKey: key,
+      models: ['fake-model'],
+      defaultModel: 'fake-model',
+    });
+    if (!provider.ok) throw new Error(`adding the provider failed: ${JSON.stringify(provider.error)}`);
+    const create = async (title) => {
+      const chat = await app.invoke('chat:create', { providerId: provider.value.id, title });
+      if (!chat.ok) throw new Error(`creating a chat failed: ${JSON.stringify(chat.error)}`);
+      return chat.value;
+    };
+    await click(app, 'nav-settings'); // the chat list loads anew when Chat opens again
+    const long = await create('A thousand messages');
+    const filling = Date.now();
+    await fillChat(app, long.id, TURNS, 1);
+    const fillSeconds = (Date.now() - filling) / 1000;
+    const short = await create('Two messages');
+    await fillChat(app, short.id, 1, TURNS + 1);
+    const recent = await create('The most recent');
+    await fillChat(app, recent.id, 1, TURNS + 2);
+    /** The chat as the switch recognises it on screen: by its last message. */
+    const shown = async (chat) => {
+      const messages = await app.invoke('chat:getMessages', { chatId: chat.id });
+      if (!messages.ok) throw new Error(`reading the messages failed: ${JSON.stringify(messages.error)}`);
+      return { id: chat.id, count: messages.value.length, lastText: messages.value.at(-1).content.split('.')[0] };
+    };
+    const chats = { long: await shown(long), short: await shown(short), recent: await shown(recent) };
+    if (chats.long.count !== 2 * TURNS) throw new Error(`the long chat holds ${chats.long.count} messages`);
+
+    await click(app, 'nav-chat');
+    await app.find('chat-item');
+    const opened = await switchChat(app, chats.short, chats.long);
+    if (opened.error) throw new Error(opened.error);
+    const chatLabel = `a ${chats.long.count}-message chat (${opened.messages} of them rendered)`;
+    printMemory(`after opening ${chatLabel}`, await settledMemory(pid));
+
+    console.log(`\nSwitching to ${chatLabel}: click in the chat list → its last message painted`);
+    console.log(`  (the chat was written in ${fillSeconds.toFixed(1)} s: ${TURNS} replies through chat_send and the fake provider)`);
+    const again = [];
+    for (let i = 0; i < SWITCHES; i += 1) again.push(await switchChat(app, chats.short, chats.long));
+    await app.stop();
+    // The first time after a start: the messages come from the backend and the code runs cold.
+    // The short chat too, to tell what the length costs from what a first time costs.
+    const firsts = { long: [], short: [] };
+    for (let i = 0; i < 2 * FIRST_OPENS; i += 1) {
+      const target = i % 2 ? 'short' : 'long';
+      const restarted = await launchApp({ dataDir: app.dataDir, keepPreferences: true });
+      try {
+        await restarted.driver.manage().setTimeouts({ script: 60_000 });
+        // Most recently active first: that chat opens by itself, the one measured not yet loaded.
+        const selected = () =>
+          restarted.driver.executeScript(`return document.querySelector('[data-testid="chat-item"][aria-current="true"]')?.dataset.chatId ?? null`);
+        await restarted.driver.wait(async () => (await selected()) !== null, 15_000);
+        if ((await selected()) !== chats.recent.id) throw new Error('after a start, the most recent chat should be the one open');
+        firsts[target].push(await switchChat(restarted, chats.recent, chats[target]));
+      } finally {
+        await restarted.stop();
+      }
+    }
+    const failed = [...again, ...firsts.long, ...firsts.short].find((run) => run.error);
+    if (failed) throw new Error(failed.error);
+    line('first time after a start', spread(firsts.long.map((r) => r.painted)));
+    line('  of which until in the DOM', spread(firsts.long.map((r) => r.inDom)));
+    line('  (the 2-message chat, first time)', spread(firsts.short.map((r) => r.painted)));
+    line('again (its messages already loaded)', spread(again.map((r) => r.painted)));
+    line('  of which until in the DOM', spread(again.map((r) => r.inDom)));
+    const worst = Math.max(median(firsts.long.map((r) => r.painted)), median(again.map((r) => r.painted)));
+    line(`medians within ${SWITCH_BUDGET_MS} ms?`, worst <= SWITCH_BUDGET_MS ? 'yes' : `NO (${ms(worst)})`);
+  } finally {
+    await app.stop().catch(() => {}); // stopped already, unless something failed first
+    fake.stop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
