@@ -49,9 +49,46 @@ pub fn build<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         });
 
         // The window is created only now, after the state exists, so no invoke can arrive first.
+        let dev_url = app.config().build.dev_url.clone();
         for config in app.config().app.windows.iter().filter(|w| !w.create) {
-            WebviewWindowBuilder::from_config(app.handle(), config)?.build()?;
+            let dev_url = dev_url.clone();
+            WebviewWindowBuilder::from_config(app.handle(), config)?
+                .on_navigation(move |url| stays_in_app(url, dev_url.as_ref()))
+                .build()?;
         }
         Ok(())
     })
+}
+
+/// The window shows the app and nothing else: a link or a script can never navigate it away
+/// (links in replies open in the system browser, through the opener, on click).
+fn stays_in_app(url: &tauri::Url, dev_url: Option<&tauri::Url>) -> bool {
+    let app_origin = url.scheme() == "tauri" || url.host_str() == Some("tauri.localhost");
+    let dev_server = dev_url.is_some_and(|dev| cfg!(debug_assertions) && dev.origin() == url.origin());
+    let allowed = app_origin || dev_server;
+    if !allowed {
+        tracing::warn!(url = %url.origin().ascii_serialization(), "the window was asked to leave the app; refused");
+    }
+    allowed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_never_leaves_the_app() {
+        let url = |text: &str| tauri::Url::parse(text).unwrap();
+        let dev = url("http://localhost:1420");
+        assert!(stays_in_app(&url("tauri://localhost/index.html"), None), "the app itself");
+        assert!(stays_in_app(&url("http://tauri.localhost/"), None), "the app on Windows");
+        assert!(!stays_in_app(&url("https://example.com/"), Some(&dev)), "not the web");
+        assert!(!stays_in_app(&url("file:///etc/passwd"), Some(&dev)), "not a file");
+        assert!(!stays_in_app(&url("http://localhost:9999/"), Some(&dev)), "not another local server");
+        assert_eq!(
+            stays_in_app(&url("http://localhost:1420/"), Some(&dev)),
+            cfg!(debug_assertions),
+            "the dev server in dev builds only"
+        );
+    }
 }

@@ -119,7 +119,6 @@ export const en = {
   'keychain.reason.locked': 'The system keychain is locked or refused access. Unlock it and restart Keypool to move your keys there.',
   'keychain.reason.failed': 'The system keychain answered with an error.',
   'keychain.reason.not_configured': 'Keypool was started without the system keychain.',
-  'keychain.detail': 'System message: {detail}',
   'state.disabledAfter': 'Disabled after {status} at {time}',
   'state.disabledReason': 'Disabled ({reason}) at {time}',
   'state.off': 'Off',

@@ -107,7 +107,6 @@ export const ja: Dictionary = {
   'keychain.reason.locked': 'システムのキーチェーンがロックされているか、アクセスを拒否しました。ロックを解除して Keypool を再起動すると、キーがそちらへ移されます。',
   'keychain.reason.failed': 'システムのキーチェーンがエラーを返しました。',
   'keychain.reason.not_configured': 'Keypool はシステムのキーチェーンなしで起動されました。',
-  'keychain.detail': 'システムのメッセージ: {detail}',
   'state.disabledAfter': '{time} に {status} で無効化',
   'state.disabledReason': '{time} に無効化（{reason}）',
   'state.off': 'オフ',

@@ -107,7 +107,6 @@ export const ru: Dictionary = {
   'keychain.reason.locked': 'Системная связка ключей заблокирована или запретила доступ. Разблокируйте её и перезапустите Keypool, чтобы перенести туда ключи.',
   'keychain.reason.failed': 'Системная связка ключей ответила ошибкой.',
   'keychain.reason.not_configured': 'Keypool запущен без системной связки ключей.',
-  'keychain.detail': 'Сообщение системы: {detail}',
   'state.disabledAfter': 'Отключён после {status} в {time}',
   'state.disabledReason': 'Отключён ({reason}) в {time}',
   'state.off': 'Выключен',

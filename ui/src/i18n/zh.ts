@@ -104,7 +104,6 @@ export const zh: Dictionary = {
   'keychain.reason.locked': '系统钥匙串已锁定或拒绝访问。解锁后重新启动 Keypool，即可将密钥移入其中。',
   'keychain.reason.failed': '系统钥匙串返回了错误。',
   'keychain.reason.not_configured': 'Keypool 启动时未使用系统钥匙串。',
-  'keychain.detail': '系统消息：{detail}',
   'state.disabledAfter': '{time} 因 {status} 被禁用',
   'state.disabledReason': '{time} 被禁用（{reason}）',
   'state.off': '已关闭',

@@ -290,6 +290,21 @@ fn key_of(headers: &HeaderMap) -> String {
         .to_owned()
 }
 
+/// The reply for a request that is not a completion (model lists, token counts): a queued
+/// refusal is used up, queued replies meant for completions are left for them.
+fn next_refusal_or_listing(shared: &Shared, seen: Seen) -> Reply {
+    let mut script = shared.script.lock().unwrap();
+    let key = seen.key.clone();
+    script.seen.push(seen);
+    let refusal = |reply: &Reply| matches!(reply, Reply::Status { .. } | Reply::Redirect { .. });
+    if let Some(queue) = script.queued.get_mut(&key) {
+        if queue.front().is_some_and(refusal) {
+            return queue.pop_front().expect("a front was seen");
+        }
+    }
+    script.standing.get(&key).filter(|reply| refusal(reply)).cloned().unwrap_or_else(|| Reply::text(&[]))
+}
+
 fn next_reply(shared: &Shared, seen: Seen) -> Reply {
     let mut script = shared.script.lock().unwrap();
     let key = seen.key.clone();
@@ -325,7 +340,7 @@ async fn count_tokens(State(shared): State<Arc<Shared>>, headers: HeaderMap, raw
         body: String::from_utf8_lossy(&raw).into_owned(),
         anthropic_version: headers.get("anthropic-version").and_then(|v| v.to_str().ok()).map(str::to_owned),
     };
-    match next_reply(&shared, seen) {
+    match next_refusal_or_listing(&shared, seen) {
         Reply::Status { status, headers, message } => {
             error_response(Dialect::Anthropic, status, &headers, &with_key(&message, &key))
         }
@@ -346,7 +361,7 @@ async fn models(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap)
         body: String::new(),
         anthropic_version: None,
     };
-    match next_reply(&shared, seen) {
+    match next_refusal_or_listing(&shared, seen) {
         Reply::Status { status, headers, message } => {
             error_response(Dialect::Openai, status, &headers, &with_key(&message, &key))
         }

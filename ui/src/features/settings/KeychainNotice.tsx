@@ -36,7 +36,13 @@ export function KeychainNotice() {
       <p>
         <strong>{t('keychain.unavailable')}</strong> {t(`keychain.reason.${status.reason}`)}
       </p>
-      {status.detail && <p className="keychain-notice__detail">{t('keychain.detail', { detail: status.detail })}</p>}
+      {status.detail && (
+        // The system's own words, in English or whatever it speaks: out of the way, for a bug report.
+        <details className="keychain-notice__detail">
+          <summary>{t('startup.technical')}</summary>
+          <code>{status.detail}</code>
+        </details>
+      )}
     </div>
   );
 }

@@ -38,7 +38,10 @@ describe('Settings: where API keys are kept', () => {
     const notice = await screen.findByRole('status');
     expect(notice).toHaveTextContent('API-ключи хранятся в базе данных Keypool');
     expect(notice).toHaveTextContent('Служба связки ключей недоступна');
-    expect(notice).toHaveTextContent('no session bus');
+    const details = notice.querySelector('details');
+    expect(details, 'the system words sit behind a disclosure').not.toBeNull();
+    expect(details).not.toHaveAttribute('open');
+    expect(details).toHaveTextContent('no session bus');
   });
 
   it.each([
