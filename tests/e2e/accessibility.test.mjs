@@ -6,29 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, until } from './harness.mjs';
+import { click, fresh, gone, textOf } from './steps.mjs';
 
 const WAIT = 15_000;
 /** The window's size as tauri.conf.json opens it. */
 const DEFAULT_WINDOW = { width: 1100, height: 720 };
 const UNSET = 'KEYPOOL_E2E_SURELY_UNSET_VARIABLE';
-
-const textOf = (element) => element.getAttribute('textContent');
-
-async function fresh(step) {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await step();
-    } catch (error) {
-      if (error?.name !== 'StaleElementReferenceError' || attempt === 5) throw error;
-    }
-  }
-}
-
-const click = (app, testId) => fresh(async () => (await app.find(testId)).click());
-
-async function gone(app, testId) {
-  await app.driver.wait(async () => (await app.driver.findElements(By.css(`[data-testid="${testId}"]`))).length === 0, WAIT, `${testId} goes away`);
-}
 
 async function assertAccessible(app, what, selector) {
   const violations = await app.axe(selector);

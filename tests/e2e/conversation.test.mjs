@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, startFakeProvider, tempDataDir, until } from './harness.mjs';
+import { click, fresh, gone, retype, selectByText, textOf, waitFor } from './steps.mjs';
 
 const WAIT = 15_000;
 const KEY = 'sk-fake-CONVERSATION-0001';
@@ -39,63 +40,6 @@ const INJECTION_CHUNKS = [
   '![tracker](https://evil.test/pixel.png)\n\n',
   `Safe: [guide](${GUIDE})`,
 ];
-
-const textOf = (element) => element.getAttribute('textContent');
-
-async function fresh(step) {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await step();
-    } catch (error) {
-      if (error?.name !== 'StaleElementReferenceError' || attempt === 5) throw error;
-    }
-  }
-}
-
-const click = (app, testId) => fresh(async () => (await app.find(testId)).click());
-
-function selectByText(app, testId, text) {
-  return fresh(async () =>
-    (await app.find(testId)).findElement(By.xpath(`.//option[normalize-space(.)=${JSON.stringify(text)}]`)).click(),
-  );
-}
-
-async function gone(app, testId) {
-  await app.driver.wait(
-    async () => {
-      try {
-        return (await app.driver.findElements(By.css(`[data-testid="${testId}"]`))).length === 0;
-      } catch {
-        return false;
-      }
-    },
-    WAIT,
-    `${testId} goes away`,
-  );
-}
-
-async function waitFor(app, read, accept, message, timeout = WAIT) {
-  let last;
-  try {
-    await app.driver.wait(async () => {
-      try {
-        last = await read();
-        return accept(last);
-      } catch {
-        return false;
-      }
-    }, timeout);
-  } catch {
-    throw new Error(`${message}; last seen: ${JSON.stringify(last)}`);
-  }
-  return last;
-}
-
-async function retype(element, text) {
-  await element.click();
-  await element.sendKeys(Key.chord(Key.CONTROL, 'a'), Key.BACK_SPACE);
-  await element.sendKeys(text);
-}
 
 async function assistantMessages(app) {
   return fresh(async () => {

@@ -23,7 +23,8 @@ export function tempDataDir(prefix = 'keypool-e2e-') {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-function freePort() {
+/** A port nothing listens on right now (the OS's pick, released at once). */
+export function freePort() {
   return new Promise((ok, fail) => {
     const server = createServer();
     server.once('error', fail);

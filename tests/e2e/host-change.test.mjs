@@ -6,31 +6,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, tempDataDir, until } from './harness.mjs';
+import { gone, retype } from './steps.mjs';
 
 const WAIT = 10_000;
 const ORIGINAL = 'https://api.openai.com/v1';
 const MOVED = 'https://gateway.example/v1';
 
-/** Replaces an input's text the way a user does, so React sees input events. */
-async function retype(element, text) {
-  await element.click();
-  await element.sendKeys(Key.chord(Key.CONTROL, 'a'));
-  await element.sendKeys(Key.BACK_SPACE);
-  await element.sendKeys(text);
-}
-
 async function baseUrlOf(app, providerId = 'openai') {
   const result = await app.invoke('llmConfig:getProviders');
   assert.ok(result.ok, `getProviders: ${JSON.stringify(result.error)}`);
   return result.value.find((p) => p.id === providerId).baseUrl;
-}
-
-async function gone(app, testId) {
-  await app.driver.wait(
-    async () => (await app.driver.findElements(By.css(`[data-testid="${testId}"]`))).length === 0,
-    WAIT,
-    `${testId} goes away`,
-  );
 }
 
 async function focusedTestId(app) {

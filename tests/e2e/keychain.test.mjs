@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, startFakeProvider } from './harness.mjs';
+import { textOf } from './steps.mjs';
 
 const WAIT = 15_000;
 const KEY = 'sk-e2e-KEYCHAINKEYCHAINKEYCHAIN-0001';
-const textOf = (element) => element.getAttribute('textContent');
 
 /** A private session bus with an unlocked gnome-keyring on it. Returns { env, stop }. */
 async function startKeyring() {

@@ -11,72 +11,16 @@ import { after, before, describe, it } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { Key } from 'selenium-webdriver';
-import { By, launchApp, startFakeProvider } from './harness.mjs';
+import { By, freePort, launchApp, startFakeProvider } from './harness.mjs';
+import { click, fresh, gone, retype, textOf, waitFor } from './steps.mjs';
 
-const WAIT = 15_000;
 const OPENAI_KEYS = ['sk-fake-OPENAI-AAAAAAAAAAAA-0001', 'sk-fake-OPENAI-BBBBBBBBBBBB-0002'];
 const ANTHROPIC_KEYS = ['sk-ant-fake-CCCCCCCCCCCC-0003', 'sk-ant-fake-DDDDDDDDDDDD-0004'];
 const GPT = 'gpt-fake';
 const CLAUDE = 'claude-fake';
 const REPLY = ['Hello', ' from', ' the', ' pool.'];
 
-/** The text of an element as the DOM holds it (WebKitWebDriver's getText misses some). */
-const textOf = (element) => element.getAttribute('textContent');
-
-/** Runs a step again when React replaced the element it found in the meantime. */
-async function fresh(step) {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await step();
-    } catch (error) {
-      if (error?.name !== 'StaleElementReferenceError' || attempt === 5) throw error;
-    }
-  }
-}
-
-const click = (app, testId) => fresh(async () => (await app.find(testId)).click());
 const textAt = (app, testId) => fresh(async () => textOf(await app.find(testId)));
-
-/** Waits until `read()` gives a value `accept` likes; returns it. */
-async function waitFor(app, read, accept, message, timeout = WAIT) {
-  let last;
-  try {
-    await app.driver.wait(async () => {
-      try {
-        last = await read();
-        return accept(last);
-      } catch {
-        return false; // re-rendered under us: read again
-      }
-    }, timeout);
-  } catch {
-    throw new Error(`${message}; last seen: ${JSON.stringify(last)}`);
-  }
-  return last;
-}
-
-async function gone(app, testId) {
-  await app.driver.wait(async () => (await app.driver.findElements(By.css(`[data-testid="${testId}"]`))).length === 0, WAIT, `${testId} goes away`);
-}
-
-async function retype(element, text) {
-  await element.click();
-  await element.sendKeys(Key.chord(Key.CONTROL, 'a'));
-  await element.sendKeys(Key.BACK_SPACE);
-  await element.sendKeys(text);
-}
-
-/** A port nothing listens on right now (the OS's pick, released at once). */
-function freePort() {
-  return new Promise((ok, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => ok(port));
-    });
-  });
-}
 
 /** Another program holding a port on 127.0.0.1, until closed. */
 function occupyPort() {

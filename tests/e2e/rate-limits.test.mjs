@@ -9,71 +9,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, startFakeProvider } from './harness.mjs';
+import { click, fresh, gone, retype, selectByText, textOf, waitFor } from './steps.mjs';
 
 const WAIT = 15_000;
 const WINDOW_MS = 30_000;
 const KEY_A = 'sk-fake-LIMITEDLIMITED-0001';
-
-/** The text of an element as the DOM holds it (WebKitWebDriver's getText misses some). */
-const textOf = (element) => element.getAttribute('textContent');
-
-/** Runs a step again when React replaced the element it found in the meantime. */
-async function fresh(step) {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await step();
-    } catch (error) {
-      if (error?.name !== 'StaleElementReferenceError' || attempt === 5) throw error;
-    }
-  }
-}
-
-const click = (app, testId) => fresh(async () => (await app.find(testId)).click());
-
-function selectByText(app, testId, text) {
-  return fresh(async () =>
-    (await app.find(testId)).findElement(By.xpath(`.//option[normalize-space(.)=${JSON.stringify(text)}]`)).click(),
-  );
-}
-
-async function gone(app, testId, timeout = WAIT) {
-  await app.driver.wait(
-    async () => {
-      try {
-        return (await app.driver.findElements(By.css(`[data-testid="${testId}"]`))).length === 0;
-      } catch {
-        return false; // the element went away while being listed; look again
-      }
-    },
-    timeout,
-    `${testId} goes away`,
-  );
-}
-
-/** Waits until `read()` gives a value `accept` likes; returns it. */
-async function waitFor(app, read, accept, message, timeout = WAIT) {
-  let last;
-  try {
-    await app.driver.wait(async () => {
-      try {
-        last = await read();
-        return accept(last);
-      } catch {
-        return false; // re-rendered under us: read again
-      }
-    }, timeout);
-  } catch {
-    throw new Error(`${message}; last seen: ${JSON.stringify(last)}`);
-  }
-  return last;
-}
-
-async function retype(element, text) {
-  await element.click();
-  await element.sendKeys(Key.chord(Key.CONTROL, 'a'));
-  await element.sendKeys(Key.BACK_SPACE);
-  await element.sendKeys(text);
-}
 
 async function assistantMessages(app) {
   return fresh(async () => {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, tempDataDir } from './harness.mjs';
+import { retype } from './steps.mjs';
 
 const SECRET = 'sk-e2e-ui-ZZZZZZZZZZZZZZZZZZZZZZZZ4242';
 const WAIT = 10_000;
@@ -61,14 +62,6 @@ async function eventually(check, message) {
     }
   }
   throw new Error(`${message}: ${last?.message}`);
-}
-
-/** Replaces an input's text the way a user does, so React sees input events. */
-async function retype(element, text) {
-  await element.click();
-  await element.sendKeys(Key.chord(Key.CONTROL, 'a'));
-  await element.sendKeys(Key.BACK_SPACE);
-  await element.sendKeys(text);
 }
 
 async function addKeyThroughDialog(app, { apiKey, label, weight }) {

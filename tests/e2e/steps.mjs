@@ -1,0 +1,74 @@
+// The steps the end-to-end tests take in the real window, once: finding again what React
+// re-rendered, waiting for a condition (never for time), typing over a field.
+import { Key } from 'selenium-webdriver';
+import { By } from './harness.mjs';
+
+/** How long a step waits for the window by default. */
+export const WAIT = 15_000;
+
+/** The text of an element as the DOM holds it (WebKitWebDriver's getText misses some). */
+export const textOf = (element) => element.getAttribute('textContent');
+
+/**
+ * Runs a step again when React replaced the element it found in the meantime (a re-render
+ * between find and use): finding again is what a user's next look would do.
+ */
+export async function fresh(step) {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await step();
+    } catch (error) {
+      if (error?.name !== 'StaleElementReferenceError' || attempt === 5) throw error;
+    }
+  }
+}
+
+export const click = (app, testId) => fresh(async () => (await app.find(testId)).click());
+
+/** Chooses the option of a <select> by its visible text. */
+export function selectByText(app, testId, text) {
+  return fresh(async () =>
+    (await app.find(testId)).findElement(By.xpath(`.//option[normalize-space(.)=${JSON.stringify(text)}]`)).click(),
+  );
+}
+
+/** Waits until no element has this test id. */
+export async function gone(app, testId, timeout = WAIT) {
+  await app.driver.wait(
+    async () => {
+      try {
+        return (await app.driver.findElements(By.css(`[data-testid="${testId}"]`))).length === 0;
+      } catch {
+        return false; // WebKitWebDriver: the element went away while being listed; look again
+      }
+    },
+    timeout,
+    `${testId} goes away`,
+  );
+}
+
+/** Waits until `read()` gives a value `accept` likes; returns it. */
+export async function waitFor(app, read, accept, message, timeout = WAIT) {
+  let last;
+  try {
+    await app.driver.wait(async () => {
+      try {
+        last = await read();
+        return accept(last);
+      } catch {
+        return false; // the element was re-rendered under us: read again
+      }
+    }, timeout);
+  } catch {
+    throw new Error(`${message}; last seen: ${JSON.stringify(last)}`);
+  }
+  return last;
+}
+
+/** Replaces what a field holds with `text`, as a user would (select all, delete, type). */
+export async function retype(element, text) {
+  await element.click();
+  await element.sendKeys(Key.chord(Key.CONTROL, 'a'));
+  await element.sendKeys(Key.BACK_SPACE);
+  await element.sendKeys(text);
+}
