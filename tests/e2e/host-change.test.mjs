@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, tempDataDir, until } from './harness.mjs';
-import { gone, retype } from './steps.mjs';
+import { fresh, gone, retype } from './steps.mjs';
 
 const WAIT = 10_000;
 const ORIGINAL = 'https://api.openai.com/v1';
@@ -24,7 +24,8 @@ async function focusedTestId(app) {
 
 /** Settings → Providers → OpenAI → Edit, with `url` typed as its base URL, then Save. */
 async function saveBaseUrl(app, url) {
-  if ((await app.driver.findElements(By.css('[data-testid="provider-form"]'))).length === 0) {
+  // WebKitWebDriver may find an element going away while it lists them: look again then.
+  if ((await fresh(() => app.driver.findElements(By.css('[data-testid="provider-form"]')))).length === 0) {
     await (await app.find('provider-edit')).click();
   }
   await retype(await app.find('provider-baseurl-input'), url);
