@@ -64,7 +64,7 @@ export const MessageScroller = forwardRef<MessageScrollerHandle, Props>(function
     }
     if (revealing.current && mark(revealing.current)) revealing.current = null;
     // A window that does not fill the box cannot be scrolled up: add earlier messages until it does.
-    if (start > 0 && el.clientHeight > 0 && el.scrollHeight - el.clientHeight < NEAR_TOP_PX) growTo(earlierStart(start));
+    if (start > 0 && el.clientHeight > 0 && el.scrollHeight <= el.clientHeight) growTo(earlierStart(start));
   });
 
   useImperativeHandle(ref, () => ({

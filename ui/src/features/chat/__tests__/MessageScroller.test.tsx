@@ -6,7 +6,7 @@ import { I18nProvider } from '../../../i18n/I18nProvider';
 import type { Message } from '../../../ipc/bindings';
 import { emptyConversation, type Conversation } from '../conversation';
 import { MessageScroller, type MessageScrollerHandle } from '../MessageScroller';
-import { PAGE } from '../messageWindow';
+import { OPENING, STEP } from '../messageWindow';
 
 const message = (i: number): Message => ({
   id: `m${i}`,
@@ -52,18 +52,18 @@ describe('MessageScroller', () => {
   it('renders a long chat from its end, and earlier messages on request', async () => {
     const user = userEvent.setup();
     render(ui(conversationOf(1000)));
-    expect(shownIds(), 'only the last page is on the page').toHaveLength(PAGE);
+    expect(shownIds(), 'only the last messages are on the page').toHaveLength(OPENING);
     expect(shownIds().at(-1)).toBe('m999');
-    const earlier = screen.getByRole('button', { name: `Show earlier messages (${1000 - PAGE} more)` });
+    const earlier = screen.getByRole('button', { name: `Show earlier messages (${1000 - OPENING} more)` });
 
     await user.click(earlier);
-    expect(shownIds(), 'a page more, above').toHaveLength(2 * PAGE);
-    expect(shownIds()[0]).toBe(`m${1000 - 2 * PAGE}`);
+    expect(shownIds(), 'a step more, above').toHaveLength(OPENING + STEP);
+    expect(shownIds()[0]).toBe(`m${1000 - OPENING - STEP}`);
   });
 
   it('renders a short chat whole, with nothing to ask for', () => {
-    render(ui(conversationOf(PAGE)));
-    expect(shownIds()).toHaveLength(PAGE);
+    render(ui(conversationOf(OPENING)));
+    expect(shownIds()).toHaveLength(OPENING);
     expect(screen.queryByTestId('messages-earlier')).toBeNull();
   });
 
@@ -95,6 +95,6 @@ describe('MessageScroller', () => {
       box.scrollTop = 0;
       box.dispatchEvent(new Event('scroll'));
     });
-    expect(shownIds()).toHaveLength(2 * PAGE);
+    expect(shownIds()).toHaveLength(OPENING + STEP);
   });
 });

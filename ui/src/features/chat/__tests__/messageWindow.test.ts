@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { earlierStart, PAGE, startShowing, windowStart } from '../messageWindow';
+import { earlierStart, OPENING, STEP, startShowing, windowStart } from '../messageWindow';
 
 const chat = (length: number) => Array.from({ length }, (_, i) => ({ id: `m${i}` }));
 
 describe('message window', () => {
-  it('opens a long chat on its last page', () => {
-    expect(windowStart(chat(1000), null)).toBe(1000 - PAGE);
+  it('opens a long chat at its end', () => {
+    expect(windowStart(chat(1000), null)).toBe(1000 - OPENING);
   });
 
   it('shows a short chat whole', () => {
-    expect(windowStart(chat(PAGE - 1), null)).toBe(0);
+    expect(windowStart(chat(OPENING - 1), null)).toBe(0);
     expect(windowStart([], null)).toBe(0);
   });
 
@@ -20,13 +20,13 @@ describe('message window', () => {
     expect(windowStart(chat(1002), pinned), 'two more messages do not move the start').toBe(start);
   });
 
-  it('goes back to the last page when its first message is gone (another chat, a deleted message)', () => {
-    expect(windowStart(chat(500), 'm900')).toBe(500 - PAGE);
-    expect(windowStart(chat(500), 'elsewhere')).toBe(500 - PAGE);
+  it('goes back to the end when its first message is gone (another chat, a deleted message)', () => {
+    expect(windowStart(chat(500), 'm900')).toBe(500 - OPENING);
+    expect(windowStart(chat(500), 'elsewhere')).toBe(500 - OPENING);
   });
 
-  it('grows upward a page at a time, down to the first message', () => {
-    expect(earlierStart(960)).toBe(960 - PAGE);
+  it('grows upward a step at a time, down to the first message', () => {
+    expect(earlierStart(960)).toBe(960 - STEP);
     expect(earlierStart(10), 'never before the first message').toBe(0);
   });
 
