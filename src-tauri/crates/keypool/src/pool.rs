@@ -415,7 +415,8 @@ impl State {
         idle: Duration,
         now: Timestamp,
     ) -> Result<Handout, Unavailability> {
-        let leases = std::sync::Weak::clone(&self.leases);
+        // Borrowed, not cloned: only a hand-out that reserves takes its own reference.
+        let leases = &self.leases;
         let ps = &mut self.providers[slot];
         let mut binding = req.session.and_then(|session| self.sessions.get_mut(session));
         // Idle past the prompt cache's lifetime, a binding keeps nothing warm: pick afresh.
@@ -427,7 +428,7 @@ impl State {
             }
             if ps.can_serve(b.pos, req.exclude, &req.demand, now) {
                 b.last_used = now;
-                return Ok(hand_out(ps, slot, b.pos, &req.demand, &leases, now, false));
+                return Ok(hand_out(ps, slot, b.pos, &req.demand, leases, now, false));
             }
         }
 
@@ -454,7 +455,7 @@ impl State {
             }
             (None, None) => {}
         }
-        Ok(hand_out(ps, slot, pos, &req.demand, &leases, now, rebound))
+        Ok(hand_out(ps, slot, pos, &req.demand, leases, now, rebound))
     }
 }
 
