@@ -255,14 +255,20 @@ describe('conversation tools and Markdown in the real window', () => {
     await gone(app, 'new-chat-dialog');
     const search = await app.find('chat-search');
     await search.sendKeys('polite');
+    // The field searches as the user types, so results for 'p', 'po', … come first: wait for the whole word's.
     const result = await waitFor(
       app,
-      async () => Promise.all((await app.driver.findElements(By.css('[data-testid="chat-search-result"]'))).map(async (r) => ({ id: await r.getAttribute('data-chat-id'), text: await textOf(r) }))),
-      (r) => r.length === 1,
-      'one chat holds the word',
+      async () =>
+        Promise.all(
+          (await app.driver.findElements(By.css('[data-testid="chat-search-result"]'))).map(async (r) => ({
+            id: await r.getAttribute('data-chat-id'),
+            marked: await Promise.all((await r.findElements(By.css('[data-testid="chat-search-snippet"] mark'))).map(textOf)),
+          })),
+        ),
+      (r) => r.length === 1 && r[0].marked.length > 0 && r[0].marked.every((m) => m.toLowerCase() === 'polite'),
+      'one chat holds the word, and the word is marked',
     );
     assert.equal(result[0].id, chatId);
-    assert.equal(await textOf(await app.driver.findElement(By.css('[data-testid="chat-search-snippet"] mark'))), 'polite', 'the match is marked');
     await assertAccessible(app, 'the chat page with search results');
     await app.screenshot('conversation-search-light');
     await click(app, 'chat-search-result');
