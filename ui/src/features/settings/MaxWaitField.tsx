@@ -1,4 +1,5 @@
-import { useEffect, useId, useRef, useState } from 'react';
+import { useId } from 'react';
+import { useCommittedNumber } from '../../hooks/useCommittedNumber';
 import { useI18n } from '../../i18n/I18nProvider';
 import { parseMaxWait, stepMaxWait } from './maxWait';
 import type { SettingsLoad } from './useAppSettings';
@@ -12,8 +13,7 @@ interface Props {
 
 /**
  * "Wait for a free key up to N seconds", two cells of the General grid: its label, and the
- * field with its unit, hint, feedback and error. Saved when changed (Enter, or focus leaving);
- * Escape puts the stored value back. An invalid value is not sent; its error stays until fixed.
+ * field with its unit, hint, feedback and error, committed as `useCommittedNumber` says.
  */
 export function MaxWaitField({ load, onSave, onRetry }: Props) {
   const { t } = useI18n();
@@ -48,51 +48,17 @@ function Editor({ labelId, seconds, onSave }: { labelId: string; seconds: number
   const unitId = useId();
   const hintId = useId();
   const errorId = useId();
-  const [text, setText] = useState(String(seconds));
-  const [editing, setEditing] = useState(false);
-  const [error, setError] = useState<string>();
-  const [status, setStatus] = useState<'idle' | 'saving' | 'saved'>('idle');
-  const textRef = useRef(text);
-  textRef.current = text;
-  /** A save is running; `again`: the user committed another value meanwhile, save that next. */
-  const saving = useRef({ running: false, again: false });
-
-  // Follow the stored value unless the user is typing over it.
-  useEffect(() => {
-    if (!editing) setText(String(seconds));
-  }, [seconds, editing]);
-
-  async function commit() {
-    if (saving.current.running) {
-      saving.current.again = true;
-      return;
-    }
-    const parsed = parseMaxWait(textRef.current);
-    if (!parsed.ok) {
-      setError(t(parsed.error));
-      return;
-    }
-    setError(undefined);
-    if (parsed.value === seconds) {
-      setText(String(seconds));
-      setEditing(false);
-      return;
-    }
-    saving.current = { running: true, again: false };
-    setStatus('saving');
-    try {
-      await onSave(parsed.value);
-      setStatus('saved');
-      setEditing(false);
-    } catch (e) {
-      setStatus('idle');
-      setError(fieldError(t, e, 'maxWaitSeconds') ?? errorText(t, e));
-    } finally {
-      const { again } = saving.current;
-      saving.current = { running: false, again: false };
-      if (again) void commit();
-    }
-  }
+  const field = useCommittedNumber({
+    stored: seconds,
+    parse: (text) => {
+      const parsed = parseMaxWait(text);
+      return parsed.ok ? parsed : { ok: false, error: t(parsed.error) };
+    },
+    step: stepMaxWait,
+    onSave,
+    saveError: (e) => fieldError(t, e, 'maxWaitSeconds') ?? errorText(t, e),
+  });
+  const { error, status } = field;
 
   const describedBy = [unitId, error ? errorId : null, hintId].filter(Boolean).join(' ');
   return (
@@ -111,33 +77,7 @@ function Editor({ labelId, seconds, onSave }: { labelId: string; seconds: number
             aria-describedby={describedBy}
             aria-invalid={error ? true : undefined}
             aria-busy={status === 'saving' || undefined}
-            value={text}
-            onFocus={() => setEditing(true)}
-            onChange={(e) => {
-              setEditing(true);
-              setText(e.target.value);
-              setError(undefined);
-              setStatus('idle');
-            }}
-            onBlur={() => void commit()}
-            onKeyDown={(e) => {
-              if (e.key === 'Enter') {
-                e.preventDefault();
-                void commit();
-              } else if (e.key === 'Escape') {
-                e.preventDefault();
-                setText(String(seconds));
-                setError(undefined);
-              } else {
-                const next = stepMaxWait(text, e.key);
-                if (next !== null) {
-                  e.preventDefault();
-                  setText(next);
-                  setError(undefined);
-                  setStatus('idle');
-                }
-              }
-            }}
+            {...field.inputProps}
             data-testid="max-wait-input"
           />
           <span id={unitId}>{t('general.seconds')}</span>

@@ -1,4 +1,5 @@
-import { useEffect, useId, useRef, useState } from 'react';
+import { useId } from 'react';
+import { useCommittedNumber } from '../../../hooks/useCommittedNumber';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { parseWeight, stepWeight } from './schema';
 import { errorText, fieldError } from '../../../i18n/problems';
@@ -10,49 +11,21 @@ interface Props {
   testId?: string;
 }
 
-/**
- * A weight edited in place: saved on Enter or when focus leaves, Escape puts the stored value
- * back. An invalid weight is not sent; its error stays under the field until fixed.
- */
+/** A weight edited in place, committed as `useCommittedNumber` says; its error shows under it. */
 export function WeightEditor({ weight, label, onSave, testId }: Props) {
   const { t } = useI18n();
   const errorId = useId();
-  const [text, setText] = useState(String(weight));
-  const [editing, setEditing] = useState(false);
-  const [error, setError] = useState<string>();
-  const [saving, setSaving] = useState(false);
-  const inFlight = useRef(false);
-
-  // Follow the stored value unless the user is typing over it.
-  useEffect(() => {
-    if (!editing) setText(String(weight));
-  }, [weight, editing]);
-
-  async function commit() {
-    if (inFlight.current) return;
-    const parsed = parseWeight(text);
-    if (!parsed.ok) {
-      setError(t(parsed.error));
-      return;
-    }
-    setError(undefined);
-    if (parsed.value === weight) {
-      setText(String(weight));
-      setEditing(false);
-      return;
-    }
-    setSaving(true);
-    inFlight.current = true;
-    try {
-      await onSave(parsed.value);
-      setEditing(false);
-    } catch (e) {
-      setError(fieldError(t, e, 'weight') ?? errorText(t, e));
-    } finally {
-      inFlight.current = false;
-      setSaving(false);
-    }
-  }
+  const field = useCommittedNumber({
+    stored: weight,
+    parse: (text) => {
+      const parsed = parseWeight(text);
+      return parsed.ok ? parsed : { ok: false, error: t(parsed.error) };
+    },
+    step: stepWeight,
+    onSave,
+    saveError: (e) => fieldError(t, e, 'weight') ?? errorText(t, e),
+  });
+  const { error } = field;
 
   return (
     <div className="weight-editor">
@@ -63,32 +36,8 @@ export function WeightEditor({ weight, label, onSave, testId }: Props) {
         aria-label={label}
         aria-invalid={error ? true : undefined}
         aria-describedby={error ? errorId : undefined}
-        aria-busy={saving || undefined}
-        value={text}
-        onFocus={() => setEditing(true)}
-        onChange={(e) => {
-          setEditing(true);
-          setText(e.target.value);
-          setError(undefined);
-        }}
-        onBlur={() => void commit()}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter') {
-            e.preventDefault();
-            void commit();
-          } else if (e.key === 'Escape') {
-            e.preventDefault();
-            setText(String(weight));
-            setError(undefined);
-          } else {
-            const next = stepWeight(text, e.key);
-            if (next !== null) {
-              e.preventDefault();
-              setText(next);
-              setError(undefined);
-            }
-          }
-        }}
+        aria-busy={field.status === 'saving' || undefined}
+        {...field.inputProps}
         data-testid={testId}
       />
       {error && (

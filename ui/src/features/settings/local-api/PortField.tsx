@@ -1,4 +1,5 @@
-import { useEffect, useId, useRef, useState } from 'react';
+import { useId } from 'react';
+import { useCommittedNumber } from '../../../hooks/useCommittedNumber';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText, issueText, type Translate } from '../../../i18n/problems';
 import type { Issue } from '../../../ipc/bindings';
@@ -22,48 +23,27 @@ function portIssueText(t: Translate, issue: Issue): string {
 }
 
 /**
- * The local API's port: saved when changed (Enter, or focus leaving), Escape puts the stored
- * value back. A wrong port is not sent; its error, or the backend's, stays at the field until fixed.
+ * The local API's port, committed as `useCommittedNumber` says. Why the endpoint could not start
+ * on the stored port shows as the field's error while the user is not typing another.
  */
 export function PortField({ port, onSave, startProblem }: Props) {
   const { t } = useI18n();
   const inputId = useId();
   const hintId = useId();
   const errorId = useId();
-  const [text, setText] = useState(String(port));
-  const [editing, setEditing] = useState(false);
-  const [error, setError] = useState<string>();
-  const [status, setStatus] = useState<'idle' | 'saving' | 'saved'>('idle');
-  const textRef = useRef(text);
-  textRef.current = text;
-
-  useEffect(() => {
-    if (!editing) setText(String(port));
-  }, [port, editing]);
-
-  async function commit() {
-    const parsed = parsePort(textRef.current);
-    if (!parsed.ok) {
-      setError(portIssueText(t, parsed.issue));
-      return;
-    }
-    setError(undefined);
-    if (parsed.port === port) {
-      setText(String(port));
-      setEditing(false);
-      return;
-    }
-    setStatus('saving');
-    try {
-      await onSave(parsed.port);
-      setStatus('saved');
-      setEditing(false);
-    } catch (e) {
-      setStatus('idle');
+  const field = useCommittedNumber({
+    stored: port,
+    parse: (text) => {
+      const parsed = parsePort(text);
+      return parsed.ok ? { ok: true, value: parsed.port } : { ok: false, error: portIssueText(t, parsed.issue) };
+    },
+    onSave,
+    saveError: (e) => {
       const issue = e instanceof IpcError ? e.issueAt('port') : undefined;
-      setError(issue ? portIssueText(t, issue) : errorText(t, e));
-    }
-  }
+      return issue ? portIssueText(t, issue) : errorText(t, e);
+    },
+  });
+  const { error, editing, status } = field;
 
   const shown = error ?? (editing ? undefined : startProblem);
   const describedBy = [shown ? errorId : null, hintId].filter(Boolean).join(' ');
@@ -81,25 +61,7 @@ export function PortField({ port, onSave, startProblem }: Props) {
           aria-describedby={describedBy}
           aria-invalid={shown ? true : undefined}
           aria-busy={status === 'saving' || undefined}
-          value={text}
-          onFocus={() => setEditing(true)}
-          onChange={(e) => {
-            setEditing(true);
-            setText(e.target.value);
-            setError(undefined);
-            setStatus('idle');
-          }}
-          onBlur={() => void commit()}
-          onKeyDown={(e) => {
-            if (e.key === 'Enter') {
-              e.preventDefault();
-              void commit();
-            } else if (e.key === 'Escape') {
-              e.preventDefault();
-              setText(String(port));
-              setError(undefined);
-            }
-          }}
+          {...field.inputProps}
           data-testid="local-api-port-input"
         />
         <span className="general__status" role="status" data-testid="local-api-port-status">
