@@ -114,6 +114,20 @@ impl Totals {
         self.output_tokens += other.output_tokens;
     }
 
+    /// The seven sums read from `row`'s columns `first..first + 7`, in the order of the fields
+    /// (the order every query of this module selects them in).
+    fn from_columns(row: &Row<'_>, first: usize) -> rusqlite::Result<Totals> {
+        Ok(Totals {
+            requests: row.get(first)?,
+            failures: row.get(first + 1)?,
+            rate_limited: row.get(first + 2)?,
+            failovers: row.get(first + 3)?,
+            input_tokens: row.get(first + 4)?,
+            cached_tokens: row.get(first + 5)?,
+            output_tokens: row.get(first + 6)?,
+        })
+    }
+
     fn of_attempt(row: &AttemptRow) -> Totals {
         let outcome = row.outcome;
         Totals {
@@ -175,7 +189,7 @@ pub fn record(conn: &mut Connection, attempts: &[AttemptRow]) -> rusqlite::Resul
                 "SELECT requests, failures, rate_limited, failovers, input_tokens, cached_tokens, output_tokens, latencies \
                  FROM usage_hourly WHERE hour = ?1 AND provider_id = ?2 AND key_id = ?3 AND model = ?4",
                 params![hour, provider, key, model],
-                group_from,
+                |row| group_from(row, 0),
             )
             .optional()?;
         if let Some(existing) = existing {
@@ -206,18 +220,11 @@ pub fn record(conn: &mut Connection, attempts: &[AttemptRow]) -> rusqlite::Resul
     tx.commit()
 }
 
-fn group_from(row: &Row<'_>) -> rusqlite::Result<Group> {
+/// A group read from `row`'s columns `first..first + 8`: the seven sums, then the latencies.
+fn group_from(row: &Row<'_>, first: usize) -> rusqlite::Result<Group> {
     Ok(Group {
-        totals: Totals {
-            requests: row.get(0)?,
-            failures: row.get(1)?,
-            rate_limited: row.get(2)?,
-            failovers: row.get(3)?,
-            input_tokens: row.get(4)?,
-            cached_tokens: row.get(5)?,
-            output_tokens: row.get(6)?,
-        },
-        latencies: Histogram::from_blob(&row.get::<_, Vec<u8>>(7)?),
+        totals: Totals::from_columns(row, first)?,
+        latencies: Histogram::from_blob(&row.get::<_, Vec<u8>>(first + 7)?),
     })
 }
 
@@ -244,18 +251,7 @@ pub fn groups(
         let mut rows = stmt.query(params![start, end, provider])?;
         while let Some(row) = rows.next()? {
             let key: GroupKey = (row.get(0)?, row.get(1)?, row.get(2)?);
-            let group = Group {
-                totals: Totals {
-                    requests: row.get(3)?,
-                    failures: row.get(4)?,
-                    rate_limited: row.get(5)?,
-                    failovers: row.get(6)?,
-                    input_tokens: row.get(7)?,
-                    cached_tokens: row.get(8)?,
-                    output_tokens: row.get(9)?,
-                },
-                latencies: Histogram::from_blob(&row.get::<_, Vec<u8>>(10)?),
-            };
+            let group = group_from(row, 3)?;
             let entry = out.entry(key).or_default();
             entry.totals.add(&group.totals);
             entry.latencies.merge(&group.latencies);
@@ -294,15 +290,7 @@ pub fn series(
             start + row.get::<_, i64>(0)? * bucket_ms,
             row.get(1)?,
             row.get(2)?,
-            Totals {
-                requests: row.get(3)?,
-                failures: row.get(4)?,
-                rate_limited: row.get(5)?,
-                failovers: row.get(6)?,
-                input_tokens: row.get(7)?,
-                cached_tokens: row.get(8)?,
-                output_tokens: row.get(9)?,
-            },
+            Totals::from_columns(row, 3)?,
         ))
     })?;
     rows.collect()
