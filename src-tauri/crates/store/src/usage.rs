@@ -286,12 +286,7 @@ pub fn series(
          GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
     )?;
     let rows = stmt.query_map(params![start, bucket_ms, to, provider, key], |row| {
-        Ok((
-            start + row.get::<_, i64>(0)? * bucket_ms,
-            row.get(1)?,
-            row.get(2)?,
-            Totals::from_columns(row, 3)?,
-        ))
+        Ok((start + row.get::<_, i64>(0)? * bucket_ms, row.get(1)?, row.get(2)?, Totals::from_columns(row, 3)?))
     })?;
     rows.collect()
 }
