@@ -1,14 +1,13 @@
-import { useId, useRef, useState, type FormEvent } from 'react';
+import { useId, useRef, useState } from 'react';
 import { Dialog } from '../../../components/Dialog';
 import { Field } from '../../../components/Field';
 import { Icon } from '../../../components/Icon';
 import { useI18n } from '../../../i18n/I18nProvider';
-import { placeBackendError } from './backendErrors';
 import { LimitFields } from './LimitFields';
-import { parseAddKeyForm, stepWeight, worded, type AddKeyForm, type NewKey } from './schema';
+import { parseAddKeyForm, stepWeight, type AddKeyForm, type NewKey } from './schema';
+import { useKeyForm } from './useKeyForm';
 
 const FIELDS = ['apiKey', 'label', 'weight', 'rpmLimit', 'maxConcurrent'] as const;
-type FieldName = (typeof FIELDS)[number];
 
 interface Props {
   /** Resolves once the new key is in the list; rejects with the backend's error. */
@@ -26,10 +25,6 @@ const EMPTY: Required<AddKeyForm> = { apiKey: '', label: '', weight: '1', rpmLim
 export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
   const { t } = useI18n();
   const limitsHintId = useId();
-  const [form, setForm] = useState<Required<AddKeyForm>>(EMPTY);
-  const [errors, setErrors] = useState<Partial<Record<FieldName, string>>>({});
-  const [formError, setFormError] = useState<string>();
-  const [saving, setSaving] = useState(false);
   const [reveal, setReveal] = useState(false);
   const keyInput = useRef<HTMLInputElement>(null);
   const inputs = {
@@ -40,42 +35,19 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
     maxConcurrent: useRef<HTMLInputElement>(null),
   };
 
-  const isEnvRef = form.apiKey.trim().startsWith('$');
-
-  function update(field: FieldName, value: string) {
-    setForm((f) => ({ ...f, [field]: value }));
-    setErrors(({ [field]: _, ...rest }) => rest);
-  }
-
-  function focusFirstError(placed: Partial<Record<FieldName, string>>) {
-    const first = FIELDS.find((f) => placed[f]);
-    if (first) inputs[first].current?.focus();
-  }
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (saving) return;
-    setFormError(undefined);
-    const parsed = parseAddKeyForm(form);
-    if (!parsed.ok) {
-      const placed = worded(parsed.errors, t);
-      setErrors(placed);
-      focusFirstError(placed);
-      return;
-    }
-    setSaving(true);
-    try {
-      await onAdd(parsed.value);
-      setForm(EMPTY); // the secret is stored: drop it before closing
+  const { form, errors, formError, saving, update, submit, reset } = useKeyForm({
+    fields: FIELDS,
+    initial: () => EMPTY,
+    inputs,
+    parse: parseAddKeyForm,
+    save: async (key) => {
+      await onAdd(key);
+      reset(); // the secret is stored: drop it before closing
       onClose();
-    } catch (error) {
-      const placed = placeBackendError(t, error, FIELDS, 'apiKey');
-      setErrors(placed.fields);
-      setFormError(placed.form);
-      focusFirstError(placed.fields);
-      setSaving(false);
-    }
-  }
+    },
+    conflictField: 'apiKey',
+  });
+  const isEnvRef = form.apiKey.trim().startsWith('$');
 
   return (
     <Dialog title={t('add.title')} onClose={onClose} initialFocus={keyInput} returnFocus={returnFocus} testId="add-key-dialog">

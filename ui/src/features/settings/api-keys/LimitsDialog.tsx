@@ -1,9 +1,9 @@
-import { useId, useRef, useState, type FormEvent } from 'react';
+import { useId, useRef } from 'react';
 import { Dialog } from '../../../components/Dialog';
 import { useI18n } from '../../../i18n/I18nProvider';
-import { placeBackendError } from './backendErrors';
-import { LIMIT_FIELDS, LimitFields, type LimitField } from './LimitFields';
-import { limitsText, parseLimitsForm, worded, type Limits, type LimitsForm } from './schema';
+import { LIMIT_FIELDS, LimitFields } from './LimitFields';
+import { limitsText, parseLimitsForm, type Limits } from './schema';
+import { useKeyForm } from './useKeyForm';
 
 interface Props {
   name: string;
@@ -19,40 +19,17 @@ interface Props {
 export function LimitsDialog({ name, current, onSave, onClose, returnFocus }: Props) {
   const { t } = useI18n();
   const hintId = useId();
-  const [form, setForm] = useState<Required<LimitsForm>>(() => limitsText(current));
-  const [errors, setErrors] = useState<Partial<Record<LimitField, string>>>({});
-  const [formError, setFormError] = useState<string>();
-  const [saving, setSaving] = useState(false);
   const inputs = { rpmLimit: useRef<HTMLInputElement>(null), maxConcurrent: useRef<HTMLInputElement>(null) };
-
-  function focusFirstError(placed: Partial<Record<LimitField, string>>) {
-    const first = LIMIT_FIELDS.find((f) => placed[f]);
-    if (first) inputs[first].current?.focus();
-  }
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (saving) return;
-    setFormError(undefined);
-    const parsed = parseLimitsForm(form);
-    if (!parsed.ok) {
-      const placed = worded(parsed.errors, t);
-      setErrors(placed);
-      focusFirstError(placed);
-      return;
-    }
-    setSaving(true);
-    try {
-      await onSave(parsed.value);
+  const { form, errors, formError, saving, update, submit } = useKeyForm({
+    fields: LIMIT_FIELDS,
+    initial: () => limitsText(current),
+    inputs,
+    parse: parseLimitsForm,
+    save: async (limits) => {
+      await onSave(limits);
       onClose();
-    } catch (error) {
-      const placed = placeBackendError(t, error, LIMIT_FIELDS);
-      setErrors(placed.fields);
-      setFormError(placed.form);
-      focusFirstError(placed.fields);
-      setSaving(false);
-    }
-  }
+    },
+  });
 
   return (
     <Dialog title={t('limits.title', { name })} onClose={onClose} initialFocus={inputs.rpmLimit} returnFocus={returnFocus} describedBy={hintId} testId="key-limits-dialog">
@@ -68,10 +45,7 @@ export function LimitsDialog({ name, current, onSave, onClose, returnFocus }: Pr
         <LimitFields
           values={form}
           errors={errors}
-          onChange={(field, value) => {
-            setForm((f) => ({ ...f, [field]: value }));
-            setErrors(({ [field]: _, ...rest }) => rest);
-          }}
+          onChange={update}
           inputs={inputs}
           testId="key-limits"
         />
