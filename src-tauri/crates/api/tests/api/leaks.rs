@@ -4,26 +4,11 @@
 //! characters of any key may appear in a log line, an event, an IPC result, or a database column
 //! other than the key's own; the other server receives no request at all.
 
-use std::sync::{Arc, Mutex};
-
 use keypool::MapResolver;
 use keypool_fake_provider::{FakeProvider, Reply};
 use serde_json::json;
 
-use crate::support::Harness;
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+use crate::support::{traced, Harness};
 
 const ECHO_401: &str = "sk-gw-ECHO401ECHO401ECHO401ECHO-0001";
 const ECHO_STREAM: &str = "sk-gw-STREAMERRSTREAMERRSTREAM-0002";
@@ -66,17 +51,7 @@ fn database_text(h: &Harness) -> String {
 
 #[test]
 fn no_key_leaks_from_a_misbehaving_gateway_at_trace_level() {
-    let _ = tracing_log::LogTracer::init();
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-
-    let sessions = tracing::subscriber::with_default(subscriber, || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (sessions, logs) = traced(|runtime| {
         ["openai", "anthropic"].map(|kind| {
             let session = runtime.block_on(async {
                 let h = Harness::with_env(MapResolver::new().with("GATEWAY_KEY", ENV_VALUE));
@@ -146,7 +121,6 @@ fn no_key_leaks_from_a_misbehaving_gateway_at_trace_level() {
         }
     }
 
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     assert!(logs.matches("session ends").count() == 2, "the capture worked for both kinds");
     assert!(logs.lines().count() > 100, "trace level produced a real log ({} lines)", logs.lines().count());
     for secret in SECRETS {

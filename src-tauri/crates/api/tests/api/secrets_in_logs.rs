@@ -2,27 +2,11 @@
 //! input) with tracing at TRACE level for every crate, HTTP client included: no stored key may
 //! appear in anything logged, returned or streamed.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use keypool::MapResolver;
 use keypool_fake_provider::{FakeProvider, Reply};
 use serde_json::json;
 
-use crate::support::Harness;
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+use crate::support::{traced, Harness};
 
 const SECRETS: [&str; 4] = [
     "sk-logtest-ALPHAALPHAALPHA0001",
@@ -33,18 +17,7 @@ const SECRETS: [&str; 4] = [
 
 #[test]
 fn no_key_appears_in_trace_logs_results_or_events() {
-    // The HTTP client logs through the `log` crate, as it does in the app; bridge it to tracing.
-    let _ = tracing_log::LogTracer::init();
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-
-    let transcript = tracing::subscriber::with_default(subscriber, || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (transcript, logs) = traced(|runtime| {
         runtime.block_on(async {
             let h = Harness::with_env(MapResolver::new().with("TEAM_KEY", SECRETS[3]));
             tracing::trace!("session starts");
@@ -87,7 +60,6 @@ fn no_key_appears_in_trace_logs_results_or_events() {
         })
     });
 
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     assert!(logs.contains("session ends"), "the capture worked");
     assert!(logs.contains("reqwest") || logs.contains("hyper"), "the HTTP client's own trace lines were captured");
     assert!(logs.lines().count() > 50, "trace level produced a real log ({} lines)", logs.lines().count());

@@ -258,3 +258,35 @@ pub fn add_fake_provider(h: &Harness, fake: &keypool_fake_provider::FakeProvider
     );
     provider["id"].as_str().unwrap().to_owned()
 }
+
+/// Runs `session` on a current-thread runtime with every crate tracing at TRACE level (the HTTP
+/// client's `log` records bridged in, as in the app) and returns its result with the log text.
+pub fn traced<T>(session: impl FnOnce(&tokio::runtime::Runtime) -> T) -> (T, String) {
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    let _ = tracing_log::LogTracer::init();
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let result = tracing::subscriber::with_default(subscriber, || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        session(&runtime)
+    });
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    (result, logs)
+}
