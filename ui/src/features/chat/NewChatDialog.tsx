@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { Dialog } from '../../components/Dialog';
+import { FormActions } from '../../components/FormActions';
 import { useI18n } from '../../i18n/I18nProvider';
 import { errorText, fieldError } from '../../i18n/problems';
 import type { CreateChatArgs, Provider } from '../../ipc/bindings';
@@ -88,14 +89,7 @@ export function NewChatDialog({ providers, onCreate, onClose }: Props) {
             error={error?.at === 'systemPrompt' ? error.text : undefined}
             testId="new-chat-system-prompt"
           />
-          <div className="dialog__actions">
-            <button type="button" className="button" onClick={onClose}>
-              {t('common.cancel')}
-            </button>
-            <button type="submit" className="button button--primary" aria-busy={busy || undefined} data-testid="new-chat-submit">
-              {busy ? t('chat.creating') : t('chat.create')}
-            </button>
-          </div>
+          <FormActions onCancel={onClose} busy={busy} label={t('chat.create')} busyLabel={t('chat.creating')} testId="new-chat-submit" />
         </form>
       )}
     </Dialog>

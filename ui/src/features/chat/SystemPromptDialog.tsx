@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { Dialog } from '../../components/Dialog';
+import { FormActions } from '../../components/FormActions';
 import { useI18n } from '../../i18n/I18nProvider';
 import { errorText, fieldError } from '../../i18n/problems';
 import type { Chat } from '../../ipc/bindings';
@@ -50,14 +51,7 @@ export function SystemPromptDialog({ chat, onSave, onClose }: Props) {
           error={error}
           testId="system-prompt"
         />
-        <div className="dialog__actions">
-          <button type="button" className="button" onClick={onClose}>
-            {t('common.cancel')}
-          </button>
-          <button type="submit" className="button button--primary" aria-busy={busy || undefined} data-testid="system-prompt-save">
-            {busy ? t('provider.saving') : t('provider.save')}
-          </button>
-        </div>
+        <FormActions onCancel={onClose} busy={busy} label={t('provider.save')} busyLabel={t('provider.saving')} testId="system-prompt-save" />
       </form>
     </Dialog>
   );

@@ -1,5 +1,6 @@
 import { useId, useRef, useState } from 'react';
 import { Dialog } from '../../../components/Dialog';
+import { FormActions } from '../../../components/FormActions';
 import { Field } from '../../../components/Field';
 import { Icon } from '../../../components/Icon';
 import { useI18n } from '../../../i18n/I18nProvider';
@@ -150,14 +151,7 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
           </p>
           <LimitFields values={form} errors={errors} onChange={update} inputs={inputs} testId="add-key" />
         </fieldset>
-        <div className="dialog__actions">
-          <button type="button" className="button" onClick={onClose}>
-            {t('common.cancel')}
-          </button>
-          <button type="submit" className="button button--primary" aria-busy={saving || undefined} data-testid="add-key-submit">
-            {saving ? t('add.saving') : t('add.submit')}
-          </button>
-        </div>
+        <FormActions onCancel={onClose} busy={saving} label={t('add.submit')} busyLabel={t('add.saving')} testId="add-key-submit" />
       </form>
     </Dialog>
   );

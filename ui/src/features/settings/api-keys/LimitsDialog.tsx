@@ -1,5 +1,6 @@
 import { useId, useRef } from 'react';
 import { Dialog } from '../../../components/Dialog';
+import { FormActions } from '../../../components/FormActions';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { LIMIT_FIELDS, LimitFields } from './LimitFields';
 import { limitsText, parseLimitsForm, type Limits } from './schema';
@@ -49,14 +50,7 @@ export function LimitsDialog({ name, current, onSave, onClose, returnFocus }: Pr
           inputs={inputs}
           testId="key-limits"
         />
-        <div className="dialog__actions">
-          <button type="button" className="button" onClick={onClose}>
-            {t('common.cancel')}
-          </button>
-          <button type="submit" className="button button--primary" aria-busy={saving || undefined} data-testid="key-limits-submit">
-            {saving ? t('limits.saving') : t('limits.save')}
-          </button>
-        </div>
+        <FormActions onCancel={onClose} busy={saving} label={t('limits.save')} busyLabel={t('limits.saving')} testId="key-limits-submit" />
       </form>
     </Dialog>
   );

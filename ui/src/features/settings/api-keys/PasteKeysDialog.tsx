@@ -1,5 +1,6 @@
 import { useMemo, useRef, useState, type FormEvent } from 'react';
 import { Dialog } from '../../../components/Dialog';
+import { FormActions } from '../../../components/FormActions';
 import { Field } from '../../../components/Field';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText as errorWords, fieldError } from '../../../i18n/problems';
@@ -133,14 +134,7 @@ export function PasteKeysDialog({ onAdd, onClose, returnFocus }: Props) {
             {t('bulk.count', { count: lines.length })}
           </p>
         </div>
-        <div className="dialog__actions">
-          <button type="button" className="button" onClick={() => onClose(added)}>
-            {t('common.cancel')}
-          </button>
-          <button type="submit" className="button button--primary" aria-busy={saving || undefined} data-testid="paste-keys-submit">
-            {saving ? t('add.saving') : t('bulk.submit')}
-          </button>
-        </div>
+        <FormActions onCancel={() => onClose(added)} busy={saving} label={t('bulk.submit')} busyLabel={t('add.saving')} testId="paste-keys-submit" />
       </form>
     </Dialog>
   );

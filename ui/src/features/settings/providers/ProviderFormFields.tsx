@@ -1,5 +1,6 @@
 import { useRef, useState, type FormEvent } from 'react';
 import { Field } from '../../../components/Field';
+import { FormActions } from '../../../components/FormActions';
 import { useI18n } from '../../../i18n/I18nProvider';
 import type { Provider } from '../../../ipc/bindings';
 import { IpcError } from '../../../ipc/client';
@@ -242,14 +243,7 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
           testId="provider-system-prompt"
         />
       </div>
-      <div className="dialog__actions">
-        <button type="button" className="button" onClick={onCancel} data-testid={`${testId}-cancel`}>
-          {t('common.cancel')}
-        </button>
-        <button type="submit" className="button button--primary" aria-busy={saving || undefined} data-testid={`${testId}-submit`}>
-          {saving ? t('provider.saving') : submitLabel}
-        </button>
-      </div>
+      <FormActions onCancel={onCancel} busy={saving} label={submitLabel} busyLabel={t('provider.saving')} testId={`${testId}-submit`} cancelTestId={`${testId}-cancel`} />
     </form>
   );
 }
