@@ -218,6 +218,8 @@ export const en = {
   'chat.writingProvider': 'Writing with the provider key…',
   'chat.writingShort': 'Writing a reply',
   'chat.stopped': 'Stopped',
+  'chat.usage': '{input} tokens in, {output} out',
+  'chat.usageCached': 'Cached {cached} of {input} input tokens, {output} out',
   'chat.stopping': 'Stopping…',
   'chat.notice.rebound': 'Moved to {key} — prompt cache reset',
   'chat.notice.rateLimited': '{key} was rate-limited ({status}), retried on {next}',

@@ -206,6 +206,8 @@ export const ja: Dictionary = {
   'chat.writingProvider': 'プロバイダーのキーで生成中…',
   'chat.writingShort': '返信を生成中',
   'chat.stopped': '停止しました',
+  'chat.usage': '入力 {input} トークン、出力 {output}',
+  'chat.usageCached': '入力 {input} トークンのうち {cached} がキャッシュ、出力 {output}',
   'chat.stopping': '停止中…',
   'chat.notice.rebound': '{key} に切り替えました — プロンプトキャッシュはリセットされます',
   'chat.notice.rateLimited': '{key} はレート制限されました（{status}）。{next} で再試行しました',

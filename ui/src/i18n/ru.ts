@@ -206,6 +206,8 @@ export const ru: Dictionary = {
   'chat.writingProvider': 'Пишет с ключом провайдера…',
   'chat.writingShort': 'Пишет ответ',
   'chat.stopped': 'Остановлено',
+  'chat.usage': 'Токенов на входе: {input}, на выходе: {output}',
+  'chat.usageCached': 'Из кэша {cached} из {input} входных токенов, на выходе: {output}',
   'chat.stopping': 'Останавливаем…',
   'chat.notice.rebound': 'Чат переведён на {key} — кэш промпта сброшен',
   'chat.notice.rateLimited': '{key} упёрся в лимит ({status}), повтор на {next}',

@@ -203,6 +203,8 @@ export const zh: Dictionary = {
   'chat.writingProvider': '正在使用提供商级 Key 生成…',
   'chat.writingShort': '正在生成回复',
   'chat.stopped': '已停止',
+  'chat.usage': '输入 {input} tokens，输出 {output}',
+  'chat.usageCached': '输入 {input} tokens 中 {cached} 命中缓存，输出 {output}',
   'chat.stopping': '正在停止…',
   'chat.notice.rebound': '已切换到 {key} — 提示缓存已重置',
   'chat.notice.rateLimited': '{key} 被限流（{status}），已改用 {next} 重试',

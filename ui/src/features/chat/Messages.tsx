@@ -4,8 +4,8 @@ import { CopyButton } from '../../components/CopyButton';
 import { Icon } from '../../components/Icon';
 import { useBackendNow, useCountdown } from '../../hooks/useCountdown';
 import { useI18n } from '../../i18n/I18nProvider';
-import { errorText, replyErrorDeadlines, replyErrorNeedsSettings, replyErrorText } from '../../i18n/problems';
-import type { Message } from '../../ipc/bindings';
+import { errorText, formatNumber, replyErrorDeadlines, replyErrorNeedsSettings, replyErrorText } from '../../i18n/problems';
+import type { Message, MessageUsage } from '../../ipc/bindings';
 import { IpcError } from '../../ipc/client';
 import { answeredByProviderKey, editable, regenerable, type Conversation, type Notice, type Waiting } from './conversation';
 import { Markdown } from './markdown/Markdown';
@@ -50,6 +50,7 @@ export function Messages({ conversation, onAnswerAgain, onEdit, onOpenSettings }
                   {answeredByProviderKey(message) ? t('chat.answeredByProvider') : t('chat.answeredBy', { key: message.keyLabel })}
                 </span>
               )}
+              {message.usage && <ReplyUsage usage={message.usage} />}
               {message.status === 'stopped' && (
                 <span className="tag" data-testid="message-stopped">
                   {t('chat.stopped')}
@@ -91,6 +92,22 @@ export function Messages({ conversation, onAnswerAgain, onEdit, onOpenSettings }
         </li>
       )}
     </ol>
+  );
+}
+
+/**
+ * What a reply cost in tokens, and how much of its prompt the provider's cache served: the proof
+ * that keeping the chat on one key keeps the cache warm ("cached 5 of 11 input tokens").
+ */
+function ReplyUsage({ usage }: { usage: MessageUsage }) {
+  const { t } = useI18n();
+  const n = (value: number) => formatNumber(t, value);
+  return (
+    <span data-testid="message-usage" data-cached={usage.cachedTokens} data-input={usage.inputTokens} data-output={usage.outputTokens}>
+      {usage.cachedTokens > 0
+        ? t('chat.usageCached', { cached: n(usage.cachedTokens), input: n(usage.inputTokens), output: n(usage.outputTokens) })
+        : t('chat.usage', { input: n(usage.inputTokens), output: n(usage.outputTokens) })}
+    </span>
   );
 }
 

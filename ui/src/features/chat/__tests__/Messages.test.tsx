@@ -2,6 +2,7 @@ import { render, screen } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import type { Locale } from '../../../i18n';
 import { I18nProvider } from '../../../i18n/I18nProvider';
+import type { Message } from '../../../ipc/bindings';
 import { emptyConversation, type Conversation, type Notice, type Streaming } from '../conversation';
 import { Messages } from '../Messages';
 
@@ -46,5 +47,49 @@ describe('waiting and out-of-credit wording', () => {
   it.each(cases)('%s: a key out of credit is named as such', (locale, _known, _busy, notice) => {
     renderIn(locale, streaming({ notices: [outOfCredit] }));
     expect(screen.getByTestId('chat-notice')).toHaveTextContent(notice);
+  });
+});
+
+describe('what a reply cost', () => {
+  const reply = (usage: Message['usage']): Conversation => ({
+    ...emptyConversation,
+    loaded: true,
+    messages: [
+      {
+        id: 'm1',
+        chatId: 'c1',
+        role: 'assistant',
+        content: 'Hi.',
+        status: 'complete',
+        error: null,
+        errorCode: null,
+        errorDetails: null,
+        keyLabel: 'A',
+        providerKey: false,
+        createdAt: 1,
+        usage,
+      },
+    ],
+  });
+
+  it.each([
+    ['en', 'Cached 1,205 of 1,211 input tokens, 42 out'],
+    ['zh', '输入 1,211 tokens 中 1,205 命中缓存，输出 42'],
+    ['ja', '入力 1,211 トークンのうち 1,205 がキャッシュ、出力 42'],
+    ['ru', 'Из кэша 1 205 из 1 211 входных токенов, на выходе: 42'],
+  ] as [Locale, string][])('%s: tokens in and out, and the part of the prompt the cache served', (locale, text) => {
+    renderIn(locale, reply({ inputTokens: 1211, cachedTokens: 1205, outputTokens: 42 }));
+    expect(screen.getByTestId('message-usage').textContent?.replace(/\u00a0|\u202f/g, ' ')).toBe(text);
+  });
+
+  it('says nothing of the cache when it served nothing', () => {
+    renderIn('en', reply({ inputTokens: 11, cachedTokens: 0, outputTokens: 3 }));
+    expect(screen.getByTestId('message-usage')).toHaveTextContent('11 tokens in, 3 out');
+  });
+
+  it('shows no usage for a reply the provider reported none for', () => {
+    renderIn('en', reply(null));
+    expect(screen.getByTestId('message-key')).toHaveTextContent('Key: A');
+    expect(screen.queryByTestId('message-usage')).not.toBeInTheDocument();
   });
 });
