@@ -108,6 +108,8 @@ const FIELD_KEYS: Record<string, MessageKey> = {
   content: 'chat.composerLabel',
   'request.content': 'chat.composerLabel',
   maxWaitSeconds: 'general.maxWait',
+  bindingIdleMinutes: 'general.bindingIdle',
+  usageRetentionDays: 'general.usageRetention',
   port: 'localApi.port',
 };
 

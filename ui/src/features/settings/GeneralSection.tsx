@@ -3,12 +3,13 @@ import { LOCALE_NAMES, LOCALES } from '../../i18n';
 import { useI18n } from '../../i18n/I18nProvider';
 import type { LanguagePreference, ThemePreference } from '../../preferences';
 import { useTheme } from '../../shell/useTheme';
-import { MaxWaitField } from './MaxWaitField';
+import { BackendSettingFields } from './BackendSettingFields';
 import { useAppSettings } from './useAppSettings';
 
 /**
  * Settings → General: the UI language and the colour theme, both "same as the system" by
- * default (kept by the web view), and how long a reply waits for a free key (kept by the backend).
+ * default (kept by the web view); how long a reply waits for a free key, how long an idle chat
+ * keeps its key, and how long usage history is kept (kept by the backend).
  */
 export function GeneralSection() {
   const { t, preference, setPreference, systemLocale } = useI18n();
@@ -48,7 +49,7 @@ export function GeneralSection() {
           <option value="light">{t('general.themeLight')}</option>
           <option value="dark">{t('general.themeDark')}</option>
         </select>
-        <MaxWaitField load={settings.state} onSave={(maxWaitSeconds) => settings.update({ maxWaitSeconds })} onRetry={settings.reload} />
+        <BackendSettingFields load={settings.state} onSave={settings.update} onRetry={settings.reload} />
       </div>
     </div>
   );

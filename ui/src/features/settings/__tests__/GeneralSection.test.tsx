@@ -44,7 +44,7 @@ describe('Settings → General: how long a reply waits for a free key', () => {
     await user.clear(input);
     await user.type(input, '45{Enter}');
     await waitFor(() => expect(screen.getByTestId('max-wait-status')).toHaveTextContent('Saved.'));
-    expect(screen.getByRole('status')).toHaveTextContent('Saved.');
+    expect(screen.getByTestId('max-wait-status')).toHaveAttribute('role', 'status');
     expect(backend.callsOf('settings:update')).toEqual([{ maxWaitSeconds: 45 }]);
     expect(backend.settings().maxWaitSeconds).toBe(45);
     expect(input).toHaveValue('45');
@@ -106,12 +106,14 @@ describe('Settings → General: how long a reply waits for a free key', () => {
     expect(screen.queryByTestId('max-wait-error')).not.toBeInTheDocument();
   });
 
-  it('says when the settings could not be loaded, and loads them again on request', async () => {
+  it('says once when the settings could not be loaded, and loads them again on request', async () => {
     backend.rejectNext('settings:get', { code: 'storage', message: 'database is locked' });
     const user = renderSection();
-    expect(await screen.findByTestId('max-wait-load-error')).toHaveTextContent('Could not load the settings: The database could not be read or written. Details are in the log.');
+    expect(await screen.findByTestId('settings-load-error')).toHaveTextContent('Could not load the settings: The database could not be read or written. Details are in the log.');
+    expect(screen.queryAllByRole('textbox'), 'no field shows a value it does not know').toHaveLength(0);
     await user.click(screen.getByRole('button', { name: 'Try again' }));
     expect(await field()).toHaveValue('20');
+    expect(screen.getAllByRole('textbox')).toHaveLength(3);
   });
 
   it.each([
@@ -124,5 +126,50 @@ describe('Settings → General: how long a reply waits for a free key', () => {
     await user.clear(input);
     await user.type(input, '5{Enter}');
     await waitFor(() => expect(screen.getByTestId('max-wait-status')).toHaveTextContent(saved));
+  });
+});
+
+describe('Settings → General: how long an idle chat keeps its key, and how long usage is kept', () => {
+  beforeEach(() => {
+    backend = createFakeBackend();
+    localStorage.clear();
+  });
+
+  it('shows both stored values, labelled with their units and explained', async () => {
+    renderSection();
+    const idle = await screen.findByRole('textbox', { name: 'Keep an idle chat on its key for minutes' });
+    const retention = screen.getByRole('textbox', { name: 'Keep usage history for days' });
+    expect(idle).toHaveValue('60');
+    expect(idle).toHaveAccessibleDescription(/prompt cache stays warm.*1 to 1,440\./);
+    expect(retention).toHaveValue('180');
+    expect(retention).toHaveAccessibleDescription(/deleted after this many days\. 1 to 3,650\./);
+  });
+
+  it('saves each on its own, sending only the field that changed', async () => {
+    const user = renderSection();
+    const idle = await screen.findByRole('textbox', { name: 'Keep an idle chat on its key for minutes' });
+    await user.clear(idle);
+    await user.type(idle, '5{Enter}');
+    await waitFor(() => expect(screen.getByTestId('binding-idle-status')).toHaveTextContent('Saved.'));
+    const retention = screen.getByRole('textbox', { name: 'Keep usage history for days' });
+    await user.click(retention);
+    await user.keyboard('{ArrowUp}');
+    await user.tab();
+    await waitFor(() => expect(screen.getByTestId('usage-retention-status')).toHaveTextContent('Saved.'));
+    expect(backend.callsOf('settings:update')).toEqual([{ bindingIdleMinutes: 5 }, { usageRetentionDays: 181 }]);
+    expect(backend.settings()).toEqual({ maxWaitSeconds: 20, bindingIdleMinutes: 5, usageRetentionDays: 181 });
+  });
+
+  it.each([
+    ['Keep an idle chat on its key for minutes', '0', 'A whole number of minutes from 1 to 1,440.'],
+    ['Keep usage history for days', '3651', 'A whole number of days from 1 to 3,650.'],
+  ])('%s: an out-of-range value is refused at the field and not sent', async (name, typed, error) => {
+    const user = renderSection();
+    const input = await screen.findByRole('textbox', { name });
+    await user.clear(input);
+    await user.type(input, `${typed}{Enter}`);
+    expect(input).toHaveAttribute('aria-invalid', 'true');
+    expect(input).toHaveAccessibleDescription(new RegExp(error.replace(/[.,]/g, '\\$&')));
+    expect(backend.callsOf('settings:update')).toEqual([]);
   });
 });
