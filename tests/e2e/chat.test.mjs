@@ -5,20 +5,12 @@
 // reply; screenshots in light and dark.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Key } from 'selenium-webdriver';
 import { By, launchApp, startFakeProvider, tempDataDir } from './harness.mjs';
-import { click, fresh, gone, retype, selectByText, textOf, waitFor } from './steps.mjs';
+import { assistantMessages, click, fresh, gone, retype, selectByText, send, textOf, waitFor } from './steps.mjs';
 
 const WAIT = 15_000;
 const KEY_A = 'sk-fake-AAAAAAAAAAAA-0001';
 const KEY_B = 'sk-fake-BBBBBBBBBBBB-0002';
-
-async function assistantMessages(app) {
-  return fresh(async () => {
-    const items = await app.driver.findElements(By.css('[data-testid="message"][data-role="assistant"]'));
-    return Promise.all(items.map(async (item) => ({ text: await textOf(item), status: await item.getAttribute('data-status') })));
-  });
-}
 
 /** The text of every element with this test id, read afresh if the page re-renders meanwhile. */
 function textsOf(app, testId) {
@@ -50,12 +42,6 @@ async function addKey(app, apiKey, label) {
   await click(app, 'add-key-submit');
   await gone(app, 'add-key-dialog');
   await keyRow(app, label);
-}
-
-async function send(app, text) {
-  const box = await app.find('composer-input');
-  await box.sendKeys(text);
-  await box.sendKeys(Key.ENTER);
 }
 
 describe('a chat in the real window against the fake provider', () => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, startFakeProvider, tempDataDir, until } from './harness.mjs';
-import { click, fresh, gone, retype, selectByText, textOf, waitFor } from './steps.mjs';
+import { assistantMessages, click, fresh, gone, retype, selectByText, send, textOf, waitFor } from './steps.mjs';
 
 const WAIT = 15_000;
 const KEY = 'sk-fake-CONVERSATION-0001';
@@ -41,23 +41,10 @@ const INJECTION_CHUNKS = [
   `Safe: [guide](${GUIDE})`,
 ];
 
-async function assistantMessages(app) {
-  return fresh(async () => {
-    const items = await app.driver.findElements(By.css('[data-testid="message"][data-role="assistant"]'));
-    return Promise.all(items.map(async (item) => ({ text: await textOf(item), status: await item.getAttribute('data-status') })));
-  });
-}
-
 /** The last reply's element, once the reply is saved (no longer streaming). */
 async function lastReply(app) {
   await gone(app, 'streaming-reply');
   return fresh(async () => (await app.driver.findElements(By.css('[data-testid="message"][data-role="assistant"]'))).at(-1));
-}
-
-async function send(app, text) {
-  const box = await app.find('composer-input');
-  await box.sendKeys(text);
-  await box.sendKeys(Key.ENTER);
 }
 
 async function completions(fake) {

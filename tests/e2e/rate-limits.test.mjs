@@ -9,18 +9,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, startFakeProvider } from './harness.mjs';
-import { click, fresh, gone, retype, selectByText, textOf, waitFor } from './steps.mjs';
+import { assistantMessages, click, fresh, gone, retype, selectByText, send, textOf, waitFor } from './steps.mjs';
 
 const WAIT = 15_000;
 const WINDOW_MS = 30_000;
 const KEY_A = 'sk-fake-LIMITEDLIMITED-0001';
-
-async function assistantMessages(app) {
-  return fresh(async () => {
-    const items = await app.driver.findElements(By.css('[data-testid="message"][data-role="assistant"]'));
-    return Promise.all(items.map(async (item) => ({ text: await textOf(item), status: await item.getAttribute('data-status') })));
-  });
-}
 
 /** The text inside key A's row for a test id, read afresh (the row re-renders as it counts down). */
 function inKeyRow(app, testId) {
@@ -28,12 +21,6 @@ function inKeyRow(app, testId) {
     const row = await app.driver.findElement(By.css('[data-testid="key-row"]'));
     return textOf(await row.findElement(By.css(`[data-testid="${testId}"]`)));
   });
-}
-
-async function send(app, text) {
-  const box = await app.find('composer-input');
-  await box.sendKeys(text);
-  await box.sendKeys(Key.ENTER);
 }
 
 /** Waits until the conversation shows `count` replies (after coming back to the chat, its history loads). */

@@ -1,5 +1,6 @@
 // The steps the end-to-end tests take in the real window, once: finding again what React
-// re-rendered, waiting for a condition (never for time), typing over a field.
+// re-rendered, waiting for a condition (never for time), typing over a field, sending a message
+// and reading the replies.
 import { Key } from 'selenium-webdriver';
 import { By } from './harness.mjs';
 
@@ -71,4 +72,19 @@ export async function retype(element, text) {
   await element.sendKeys(Key.chord(Key.CONTROL, 'a'));
   await element.sendKeys(Key.BACK_SPACE);
   await element.sendKeys(text);
+}
+
+/** Types a message into the composer and sends it with Enter. */
+export async function send(app, text) {
+  const box = await app.find('composer-input');
+  await box.sendKeys(text);
+  await box.sendKeys(Key.ENTER);
+}
+
+/** The saved replies of the open chat: their text and status. */
+export async function assistantMessages(app) {
+  return fresh(async () => {
+    const items = await app.driver.findElements(By.css('[data-testid="message"][data-role="assistant"]'));
+    return Promise.all(items.map(async (item) => ({ text: await textOf(item), status: await item.getAttribute('data-status') })));
+  });
 }
