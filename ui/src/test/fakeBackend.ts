@@ -17,6 +17,7 @@ import type {
   Settings,
 } from '../ipc/bindings';
 import type { ArgsOf, EventOf, ResultOf, StreamCommand } from '../ipc/client';
+import { createFakeLedger } from './fakeLedger';
 
 /**
  * An in-memory stand-in for the Rust backend, behind the mocked `invoke` and `listen`: it keeps
@@ -39,7 +40,7 @@ type HandlerArgs<C extends keyof Commands> = C extends StreamCommand
  * The fake's commands, typed by the generated table: a renamed command, a changed argument or
  * result breaks these tests when they compile, not when the real app runs.
  */
-type Handlers = { [C in keyof Commands]?: (args: HandlerArgs<C>) => ResultOf<C> | Promise<ResultOf<C>> };
+export type Handlers = { [C in keyof Commands]?: (args: HandlerArgs<C>) => ResultOf<C> | Promise<ResultOf<C>> };
 
 export const READY: AppStatus = {
   version: '0.1.0',
@@ -151,6 +152,15 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   };
   /** When false, writes do not emit (to test the fallback reload). */
   let emitting = true;
+  /** The usage ledger: attempts a test sets, summed by the `usage:*` commands. */
+  const ledger = createFakeLedger({
+    fail: backendError,
+    keyLabel: (id) => {
+      const key = keys.find((k) => k.id === id);
+      return key ? (key.label ?? key.apiKeyPreview) : null;
+    },
+    now: () => clock,
+  });
 
   const preview = (secret: string) => (secret.startsWith('$') ? secret : `${secret.slice(0, 3)}…${secret.slice(-4)}`);
   const publicKey = ({ secret: _, ...key }: ApiKey & { secret: string }): ApiKey => ({ ...key });
@@ -498,6 +508,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       return token === undefined ? { ...localApi } : { ...localApi, token };
     },
     'localApi:regenerateToken': () => ({ token: newLocalToken() }),
+    ...ledger.handlers,
   };
 
   return {
@@ -540,6 +551,8 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     localTokens: () => localTokens,
     /** The stored preferences (`settings:get`). */
     settings: () => settings,
+    /** The usage ledger: `setAttempts`, the prices, the CSV exports and what they answer. */
+    usage: ledger,
     emit,
     /** The arguments `command` was called with, in order. */
     callsOf: <C extends keyof Commands>(command: C) => calls.filter((c) => c.command === command).map((c) => c.args as HandlerArgs<C>),
