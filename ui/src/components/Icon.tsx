@@ -22,6 +22,7 @@ const PATHS = {
   download: 'M12 4v11M7 10.5l5 5 5-5M5 20h14',
   regenerate: 'M4 12a8 8 0 0 1 13.7-5.7L20 8.5M20 4v4.5h-4.5M20 12a8 8 0 0 1-13.7 5.7L4 15.5M4 20v-4.5h4.5',
   prompt: 'M4 5h16v14H4zM8 10l2.5 2L8 14M12.5 14H16',
+  usage: 'M4 20h16M7 16v-5M12 16V6M17 16v-8',
 } as const;
 
 export type IconName = keyof typeof PATHS;

@@ -1,3 +1,4 @@
+import { lazy, Suspense } from 'react';
 import { Icon, type IconName } from '../components/Icon';
 import { useI18n } from '../i18n/I18nProvider';
 import type { MessageKey } from '../i18n';
@@ -5,6 +6,10 @@ import type { AppStatus } from '../ipc/bindings';
 import { ChatPage } from '../features/chat/ChatPage';
 import { SettingsPage } from '../features/settings/SettingsPage';
 import type { Route } from './route';
+
+// Loaded when first opened: the Usage page brings the chart library, which the chat (the page
+// the app opens on) does not need in its first load.
+const UsagePage = lazy(() => import('../features/usage/UsagePage').then((module) => ({ default: module.UsagePage })));
 
 interface Props {
   route: Route;
@@ -14,6 +19,7 @@ interface Props {
 
 const NAV = [
   { page: 'chat', label: 'nav.chat', icon: 'chat', to: { page: 'chat' } },
+  { page: 'usage', label: 'usagePage.nav', icon: 'usage', to: { page: 'usage' } },
   { page: 'settings', label: 'nav.settings', icon: 'settings', to: { page: 'settings', section: 'providers' } },
 ] as const satisfies readonly { page: Route['page']; label: MessageKey; icon: IconName; to: Route }[];
 
@@ -46,9 +52,19 @@ export function Shell({ route, onNavigate, status }: Props) {
         </ul>
       </nav>
       <div className="page">
-        {route.page === 'chat' ? (
-          <ChatPage onOpenSettings={() => onNavigate({ page: 'settings', section: 'providers' })} />
-        ) : (
+        {route.page === 'chat' && <ChatPage onOpenSettings={() => onNavigate({ page: 'settings', section: 'providers' })} />}
+        {route.page === 'usage' && (
+          <Suspense
+            fallback={
+              <div className="empty-state" role="status" aria-busy="true" data-testid="usage-loading-page">
+                {t('usagePage.loadingPage')}
+              </div>
+            }
+          >
+            <UsagePage />
+          </Suspense>
+        )}
+        {route.page === 'settings' && (
           <SettingsPage section={route.section} onSection={(section) => onNavigate({ page: 'settings', section })} status={status} />
         )}
       </div>

@@ -1,0 +1,76 @@
+import { useI18n } from '../../i18n/I18nProvider';
+import type { Translate } from '../../i18n/problems';
+import type { KeyUsage } from '../../ipc/bindings';
+import { keyOf } from './usageFigures';
+import { formatCost, formatCount, formatLatency } from './usageFormat';
+
+/** A key as the ledger names it: its label (or masked preview); the provider's own key; a key deleted since. */
+export function keyLabel(t: Translate, key: Pick<KeyUsage, 'keyId' | 'label'>): string {
+  if (key.label !== null) return key.label;
+  return key.keyId === '' ? t('usagePage.providerKey') : t('usagePage.deletedKey');
+}
+
+interface Props {
+  keys: readonly KeyUsage[];
+  providerName: (providerId: string) => string;
+  /** The heading the table sits under, which names its scrolling region. */
+  titleId: string;
+}
+
+/** Every key that sent something in the period, most requests first, with its latencies and cost. */
+export function KeyUsageTable({ keys, providerName, titleId }: Props) {
+  const { t, intlTag } = useI18n();
+  const count = (n: number) => formatCount(n, intlTag);
+  const latency = (ms: number | null) => (ms === null ? '—' : formatLatency(ms, intlTag));
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take the focus to be scrolled without a mouse (WCAG 2.1.1)
+    <section className="usage-table-scroll" aria-labelledby={titleId} tabIndex={0}>
+      <table className="usage-table" data-testid="usage-key-table">
+        <caption className="visually-hidden">{t('usagePage.keysTitle')}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{t('usagePage.colProvider')}</th>
+            <th scope="col">{t('usagePage.colKey')}</th>
+            <th scope="col" className="num">{t('usagePage.requests')}</th>
+            <th scope="col" className="num">{t('usagePage.failures')}</th>
+            <th scope="col" className="num">{t('usagePage.col429')}</th>
+            <th scope="col" className="num">{t('usagePage.colInput')}</th>
+            <th scope="col" className="num">{t('usagePage.colCached')}</th>
+            <th scope="col" className="num">{t('usagePage.colOutput')}</th>
+            <th scope="col" className="num">{t('usagePage.colP50')}</th>
+            <th scope="col" className="num">{t('usagePage.colP95')}</th>
+            <th scope="col" className="num">{t('usagePage.cost')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {keys.map((key) => (
+            <tr key={keyOf(key)} data-testid="usage-key-row">
+              <td>{providerName(key.providerId)}</td>
+              <th scope="row" className={key.label === null ? 'usage-table__key--none' : undefined}>
+                {keyLabel(t, key)}
+              </th>
+              <td className="num">{count(key.requests)}</td>
+              <td className="num">{count(key.failures)}</td>
+              <td className="num">{count(key.rateLimited)}</td>
+              <td className="num">{count(key.inputTokens)}</td>
+              <td className="num">{count(key.cachedTokens)}</td>
+              <td className="num">{count(key.outputTokens)}</td>
+              <td className="num">{latency(key.p50LatencyMs)}</td>
+              <td className="num">{latency(key.p95LatencyMs)}</td>
+              <td className="num">
+                {key.cost === null ? (
+                  <span className="muted">{t('usagePage.noPrice')}</span>
+                ) : (
+                  <>
+                    {formatCost(key.cost, intlTag)}
+                    {!key.costComplete && <span className="usage-table__partly">{t('usagePage.partlyPriced')}</span>}
+                  </>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
