@@ -129,7 +129,7 @@ export const en = {
   'state.disabledReason': 'Disabled ({reason}) at {time}',
   'state.off': 'Off',
 
-  'usage.requests': 'Requests: {count}',
+  'usage.today': 'Today: {requests} requests, {tokens} tokens',
   'usage.failures': 'Failures: {count}',
   'usage.lastUsed': 'Last used {when}',
   'usage.never': 'Not used yet',

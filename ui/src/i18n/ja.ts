@@ -117,7 +117,7 @@ export const ja: Dictionary = {
   'state.disabledReason': '{time} に無効化（{reason}）',
   'state.off': 'オフ',
 
-  'usage.requests': 'リクエスト {count}',
+  'usage.today': '今日：リクエスト {requests}、トークン {tokens}',
   'usage.failures': '失敗 {count}',
   'usage.lastUsed': '最終使用：{when}',
   'usage.never': '未使用',

@@ -117,7 +117,7 @@ export const ru: Dictionary = {
   'state.disabledReason': 'Отключён ({reason}) в {time}',
   'state.off': 'Выключен',
 
-  'usage.requests': 'Запросов: {count}',
+  'usage.today': 'Сегодня: запросов {requests}, токенов {tokens}',
   'usage.failures': 'Ошибок: {count}',
   'usage.lastUsed': 'Использован {when}',
   'usage.never': 'Ещё не использовался',

@@ -114,7 +114,7 @@ export const zh: Dictionary = {
   'state.disabledReason': '{time} 被禁用（{reason}）',
   'state.off': '已关闭',
 
-  'usage.requests': '请求 {count}',
+  'usage.today': '今日：请求 {requests}，tokens {tokens}',
   'usage.failures': '失败 {count}',
   'usage.lastUsed': '上次使用：{when}',
   'usage.never': '尚未使用',

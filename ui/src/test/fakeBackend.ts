@@ -518,6 +518,8 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     /** The pool's live view of a key: cooling, statistics. */
     setLive: (id: string, status: Partial<KeyStatus>) => live.set(id, status),
     setClock: (ms: number) => (clock = ms),
+    /** The backend's clock now (`PoolStatus.now`, the ledger's default end). */
+    now: () => clock,
     setAppStatus: (status: AppStatus) => (appStatus = status),
     /** The next call of `command` rejects with `error` (a backend `{ code, message, issues }`). */
     rejectNext: (command: keyof Commands, error: IpcError) => rejections.set(command, error),

@@ -13,7 +13,7 @@ describe('i18n', () => {
 
   it('fills placeholders', () => {
     expect(translate('en', 'state.disabledAfter', { status: 401, time: '14:02' })).toBe('Disabled after 401 at 14:02');
-    expect(translate('ru', 'usage.requests', { count: 3 })).toBe('Запросов: 3');
+    expect(translate('ru', 'usage.failures', { count: 3 })).toBe('Ошибок: 3');
   });
 
   it('has every message in every language, with the same placeholders', () => {

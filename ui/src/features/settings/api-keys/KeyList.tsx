@@ -2,6 +2,7 @@ import { useEffect, useId, useRef, useState, type PointerEvent as ReactPointerEv
 import { Icon } from '../../../components/Icon';
 import { Switch } from '../../../components/Switch';
 import { formatRelative } from '../../../i18n/format';
+import { formatNumber } from '../../../i18n/problems';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { KeyBudget } from './KeyBudget';
 import { KeyTestResultLine } from './KeyTestResult';
@@ -220,10 +221,12 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onLimits, 
 
               <div className="key-row__usage" data-testid="key-usage">
                 <span className="key-row__counts">
-                  <span>{t('usage.requests', { count: row.requestCount })}</span>
-                  <span className={row.failureCount > 0 ? 'key-row__failures' : undefined}>
-                    {t('usage.failures', { count: row.failureCount })}
-                  </span>
+                  <span data-testid="key-today">{t('usage.today', { requests: formatNumber(t, row.today.requests), tokens: formatNumber(t, row.today.tokens) })}</span>
+                  {row.today.failures > 0 && (
+                    <span className="key-row__failures" data-testid="key-today-failures">
+                      {t('usage.failures', { count: formatNumber(t, row.today.failures) })}
+                    </span>
+                  )}
                   {row.inFlight > 0 && <span data-testid="key-in-flight">{t('usage.inFlight', { count: row.inFlight })}</span>}
                 </span>
                 <span className="muted">

@@ -1,4 +1,4 @@
-import type { ApiKey, Budget, KeyStatus, PoolStatus } from '../../../ipc/bindings';
+import type { ApiKey, Budget, KeyStatus, KeyUsage, PoolStatus } from '../../../ipc/bindings';
 
 /** What the state badge shows: a discriminated union so each state carries exactly its data. */
 export type RowState =
@@ -13,11 +13,18 @@ export type RowState =
   /** `reason` is the backend's (`HTTP 401`), null when the user switched the key off. */
   | { kind: 'disabled'; reason: string | null; at: number | null };
 
+/** A key's use since the user's midnight, from the usage ledger (it survives restarts). */
+export interface TodayUsage {
+  requests: number;
+  failures: number;
+  /** Input (cached included) and output tokens. */
+  tokens: number;
+}
+
 export interface KeyRow {
   key: ApiKey;
   state: RowState;
-  requestCount: number;
-  failureCount: number;
+  today: TodayUsage;
   lastUsedAt: number | null;
   /** What the provider last announced the key has left, per model. */
   budgets: Budget[];
@@ -26,12 +33,14 @@ export interface KeyRow {
 }
 
 /**
- * Joins the stored keys (the list, in sortOrder) with the pool's live view. The stored entry
- * decides whether a key is off; the pool adds cooldowns, running out of credit and statistics. A key the pool has not
- * seen yet (status fetched before the key was added) counts as active.
+ * Joins the stored keys (the list, in sortOrder) with the pool's live view and today's usage.
+ * The stored entry decides whether a key is off; the pool adds cooldowns, running out of credit,
+ * budgets and the last use. A key the pool has not seen yet (status fetched before the key was
+ * added) counts as active; a key the ledger has no attempt of today has used nothing.
  */
-export function keyRows(keys: readonly ApiKey[], status: PoolStatus | null): KeyRow[] {
+export function keyRows(keys: readonly ApiKey[], status: PoolStatus | null, today: readonly KeyUsage[] = []): KeyRow[] {
   const byId = new Map<string, KeyStatus>(status?.keys.map((s) => [s.id, s]) ?? []);
+  const usage = new Map(today.map((u) => [u.keyId, u]));
   return [...keys]
     .sort((a, b) => a.sortOrder - b.sortOrder || a.createdAt - b.createdAt)
     .map((key) => {
@@ -39,13 +48,18 @@ export function keyRows(keys: readonly ApiKey[], status: PoolStatus | null): Key
       return {
         key,
         state: rowState(key, live),
-        requestCount: live?.requestCount ?? 0,
-        failureCount: live?.failureCount ?? 0,
+        today: todayOf(usage.get(key.id)),
         lastUsedAt: live?.lastUsedAt ?? null,
         budgets: live?.budgets ?? [],
         inFlight: live?.inFlight ?? 0,
       };
     });
+}
+
+function todayOf(usage: KeyUsage | undefined): TodayUsage {
+  return usage
+    ? { requests: usage.requests, failures: usage.failures, tokens: usage.inputTokens + usage.outputTokens }
+    : { requests: 0, failures: 0, tokens: 0 };
 }
 
 function rowState(key: ApiKey, live: KeyStatus | undefined): RowState {

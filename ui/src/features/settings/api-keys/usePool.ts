@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useLatestLoad } from '../../../hooks/useLatestLoad';
-import type { AddApiKeyArgs, ApiKey, PoolStatus } from '../../../ipc/bindings';
+import type { AddApiKeyArgs, ApiKey, KeyUsage, PoolStatus } from '../../../ipc/bindings';
 import { type IpcError, listen } from '../../../ipc/client';
 import { type KeyLimits, llmConfigApi } from '../../../ipc/llmConfig';
+import { usageApi } from '../../../ipc/usage';
 import { clockOffset } from '../../../clock';
 import { keyRows, type KeyRow } from './keyRows';
 
@@ -10,6 +11,21 @@ import { keyRows, type KeyRow } from './keyRows';
 const EVENT_FALLBACK_MS = 3000;
 /** Request counts and cooldowns change without a write; refresh them this often. */
 const STATUS_POLL_MS = 10_000;
+
+/**
+ * The provider's keys' use since the user's midnight (by the backend's clock, `now`), from the
+ * ledger. Best effort: statistics that cannot be read leave the list usable, with the last
+ * figures (or none).
+ */
+async function usageToday(providerId: string, now: number): Promise<KeyUsage[] | null> {
+  const midnight = new Date(now);
+  midnight.setHours(0, 0, 0, 0);
+  try {
+    return (await usageApi.getSummary({ providerId, from: midnight.getTime() })).keys;
+  } catch {
+    return null;
+  }
+}
 
 export type PoolLoad =
   | { kind: 'loading' }
@@ -37,6 +53,7 @@ interface Waiter {
 export function usePool(providerId: string) {
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [status, setStatus] = useState<PoolStatus | null>(null);
+  const [today, setToday] = useState<KeyUsage[]>([]);
   const [offset, setOffset] = useState(0);
   const [error, setError] = useState<IpcError | null>(null);
   const [overrides, setOverrides] = useState<Record<string, Override>>({});
@@ -46,10 +63,15 @@ export function usePool(providerId: string) {
   const waiters = useRef<Waiter[]>([]);
 
   const load = useCallback(async () => {
-    const mine = await loads.run(() => Promise.all([llmConfigApi.getApiKeys(providerId), llmConfigApi.getPoolStatus(providerId)]), {
-      loaded: ([nextKeys, nextStatus]) => {
+    const loadAll = async () => {
+      const [nextKeys, nextStatus] = await Promise.all([llmConfigApi.getApiKeys(providerId), llmConfigApi.getPoolStatus(providerId)]);
+      return [nextKeys, nextStatus, await usageToday(providerId, nextStatus.now)] as const;
+    };
+    const mine = await loads.run(loadAll, {
+      loaded: ([nextKeys, nextStatus, nextToday]) => {
         setKeys(nextKeys);
         setStatus(nextStatus);
+        if (nextToday) setToday(nextToday);
         setOffset(clockOffset(nextStatus.now, Date.now()));
         setError(null);
       },
@@ -63,8 +85,10 @@ export function usePool(providerId: string) {
   const loadStatus = useCallback(async () => {
     try {
       const next = await llmConfigApi.getPoolStatus(providerId);
+      const nextToday = await usageToday(providerId, next.now);
       setStatus(next);
       setOffset(clockOffset(next.now, Date.now()));
+      if (nextToday) setToday(nextToday);
     } catch {
       // a failed refresh of statistics keeps the last ones; the next write or poll retries
     }
@@ -73,6 +97,7 @@ export function usePool(providerId: string) {
   useEffect(() => {
     setKeys(null);
     setStatus(null);
+    setToday([]);
     setError(null);
     void load();
     const stop = listen('llmConfig:changed', (change) => {
@@ -152,7 +177,7 @@ export function usePool(providerId: string) {
 
   const state: PoolLoad = useMemo(() => {
     if (keys === null) return error ? { kind: 'failed', error } : { kind: 'loading' };
-    let rows = keyRows(keys, status).map((row) => {
+    let rows = keyRows(keys, status, today).map((row) => {
       const override = overrides[row.key.id];
       if (!override) return row;
       const key = { ...row.key, ...override };
@@ -163,7 +188,7 @@ export function usePool(providerId: string) {
       rows = [...rows].sort((a, b) => (index.get(a.key.id) ?? 0) - (index.get(b.key.id) ?? 0));
     }
     return { kind: 'loaded', rows, offset };
-  }, [keys, status, error, overrides, order, offset]);
+  }, [keys, status, today, error, overrides, order, offset]);
 
   return { state, actions };
 }

@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { I18nProvider } from '../../../../i18n/I18nProvider';
 import type { LanguagePreference } from '../../../../preferences';
 import { createFakeBackend, type FakeBackend } from '../../../../test/fakeBackend';
+import { attempt } from '../../../../test/fakeLedger';
 
 let backend: FakeBackend;
 vi.mock('@tauri-apps/api/core', () => ({ invoke: (command: string, args: Record<string, unknown>) => backend.invoke(command, args) }));
@@ -64,7 +65,17 @@ describe('API Key Pool section', () => {
   it('lists keys in sortOrder with label, masked key, weight, switch, state and counts', async () => {
     const b = backend.add('openai', 'sk-bbbbbbbbbb2222', { label: 'second', sortOrder: 1, weight: 2 });
     backend.add('openai', '$TEAM_KEY', { label: 'first', sortOrder: 0, weight: 3 });
-    backend.setLive(b.id, { requestCount: 12, failureCount: 2, lastUsedAt: Date.UTC(2026, 0, 15, 14, 8) });
+    backend.setLive(b.id, { requestCount: 99, failureCount: 9, lastUsedAt: Date.UTC(2026, 0, 15, 14, 8) });
+    // Today by the backend's clock (the UI's may be off), in the user's time zone.
+    const now = backend.now();
+    const midnight = new Date(now);
+    midnight.setHours(0, 0, 0, 0);
+    backend.usage.setAttempts([
+      ...Array.from({ length: 10 }, () => attempt(now - 60_000, 'openai', b.id)),
+      attempt(now - 60_000, 'openai', b.id, { outcome: 'failed', inputTokens: 0, cachedTokens: 0, outputTokens: 0 }),
+      attempt(now - 60_000, 'openai', b.id, { outcome: 'rateLimited', inputTokens: 0, cachedTokens: 0, outputTokens: 0 }),
+      attempt(midnight.getTime() - 1, 'openai', b.id, { inputTokens: 5_000 }),
+    ]);
     renderSection();
     await screen.findByText('first');
     expect(rows().map((r) => within(r).getByTestId('key-label').textContent)).toEqual(['first', 'second']);
@@ -73,7 +84,10 @@ describe('API Key Pool section', () => {
     expect(within(second).getByRole('textbox', { name: 'Weight of second' })).toHaveValue('2');
     expect(within(second).getByRole('switch', { name: 'Use second' })).toHaveAttribute('aria-checked', 'true');
     expect(within(second).getByTestId('key-state')).toHaveTextContent('Active');
-    expect(within(second).getByTestId('key-usage')).toHaveTextContent('Requests: 12Failures: 2');
+    expect(within(second).getByTestId('key-today'), 'today’s use from the ledger, not the counters since the start').toHaveTextContent('Today: 12 requests, 1,200 tokens');
+    expect(within(second).getByTestId('key-today-failures')).toHaveTextContent('Failures: 2');
+    expect(within(row('first')).getByTestId('key-today')).toHaveTextContent('Today: 0 requests, 0 tokens');
+    expect(within(row('first')).queryByTestId('key-today-failures'), 'no failures, no word of them').not.toBeInTheDocument();
     expect(within(second).getByTestId('key-usage'), 'relative to the backend clock').toHaveTextContent('Last used 2 minutes ago');
     expect(within(row('first')).getByText('from the environment'), 'an env reference is marked').toBeInTheDocument();
     expect(screen.getByTestId('pool-summary')).toHaveTextContent('Keys on: 2 of 2');

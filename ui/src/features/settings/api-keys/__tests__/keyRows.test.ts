@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiKey, KeyStatus, PoolStatus } from '../../../../ipc/bindings';
+import type { ApiKey, KeyStatus, KeyUsage, PoolStatus } from '../../../../ipc/bindings';
 import { httpStatusOf, keyRows, moved } from '../keyRows';
 
 const key = (id: string, extra: Partial<ApiKey> = {}): ApiKey => ({
@@ -12,29 +12,36 @@ const live = (id: string, extra: Partial<KeyStatus> = {}): KeyStatus => ({
   requestCount: 0, failureCount: 0, budgets: [], inFlight: 0, nextProbeAt: null, unsetVar: null, ...extra,
 });
 
+const used = (keyId: string, extra: Partial<KeyUsage> = {}): KeyUsage => ({
+  providerId: 'openai', keyId, label: null, p50LatencyMs: null, p95LatencyMs: null, requests: 0, failures: 0, rateLimited: 0,
+  inputTokens: 0, cachedTokens: 0, outputTokens: 0, cost: null, costComplete: true, ...extra,
+});
+
 describe('keyRows', () => {
   it('lists keys in sortOrder, then creation order', () => {
     const rows = keyRows([key('c', { sortOrder: 1 }), key('b', { sortOrder: 0, createdAt: 2 }), key('a', { sortOrder: 0, createdAt: 1 })], null);
     expect(rows.map((r) => r.key.id)).toEqual(['a', 'b', 'c']);
   });
 
-  it('takes cooldowns and statistics from the pool, and being off from the stored key', () => {
+  it('takes cooldowns and the last use from the pool, today’s use from the ledger, and being off from the stored key', () => {
     const status: PoolStatus = {
       providerId: 'openai',
       now: 1000,
       keys: [
-        live('a', { state: 'cooling', coolingUntil: 61_000, consecutiveErrors: 1, lastUsedAt: 900, requestCount: 7, failureCount: 1 }),
+        live('a', { state: 'cooling', coolingUntil: 61_000, consecutiveErrors: 1, lastUsedAt: 900, requestCount: 99, failureCount: 9 }),
         live('b', { state: 'disabled' }),
       ],
     };
-    const rows = keyRows([key('a'), key('b', { enabled: false, disabledReason: 'HTTP 401', disabledAt: 500 }), key('c')], status);
+    const today = [used('a', { requests: 7, failures: 1, inputTokens: 110, cachedTokens: 50, outputTokens: 12 }), used('b', { requests: 1 })];
+    const rows = keyRows([key('a'), key('b', { enabled: false, disabledReason: 'HTTP 401', disabledAt: 500 }), key('c')], status, today);
     expect(rows.map((r) => r.state)).toEqual([
       { kind: 'cooling', until: 61_000 },
       { kind: 'disabled', reason: 'HTTP 401', at: 500 },
       { kind: 'active' },
     ]);
-    expect(rows[0]).toMatchObject({ requestCount: 7, failureCount: 1, lastUsedAt: 900 });
-    expect(rows[2], 'a key the pool has not seen yet has no statistics').toMatchObject({ requestCount: 0, lastUsedAt: null });
+    expect(rows[0], 'not the counters the pool keeps in memory since the start').toMatchObject({ today: { requests: 7, failures: 1, tokens: 122 }, lastUsedAt: 900 });
+    expect(rows[1].today).toEqual({ requests: 1, failures: 0, tokens: 0 });
+    expect(rows[2], 'a key with no attempt today has used nothing').toMatchObject({ today: { requests: 0, failures: 0, tokens: 0 }, lastUsedAt: null });
   });
 
   it('shows a key out of credit as such, with its next check, unless the user switched it off', () => {
