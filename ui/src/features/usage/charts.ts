@@ -62,7 +62,8 @@ export function chartConfig(spec: ChartSpec, theme: ChartTheme, intlTag: string)
           backgroundColor: color,
           borderColor: color,
           borderWidth: line ? 2 : 0,
-          pointRadius: line ? 2 : 0,
+          // Dots only where they can be told apart; a month of them would blur the lines.
+          pointRadius: line && spec.labels.length <= 14 ? 2 : 0,
           maxBarThickness: 40,
         };
       }),
