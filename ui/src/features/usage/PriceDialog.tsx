@@ -4,7 +4,7 @@ import { Field } from '../../components/Field';
 import { FormActions } from '../../components/FormActions';
 import { useI18n } from '../../i18n/I18nProvider';
 import type { Price, SetPriceArgs } from '../../ipc/bindings';
-import { useKeyForm } from '../settings/api-keys/useKeyForm';
+import { useFieldForm } from '../../forms/useFieldForm';
 import { PRICE_FIELDS, type PriceField, parsePriceForm, priceText } from './priceForm';
 
 interface Props {
@@ -37,7 +37,7 @@ export function PriceDialog({ price, models, onSave, onClose }: Props) {
     cachedInputPerMillion: useRef<HTMLInputElement>(null),
     outputPerMillion: useRef<HTMLInputElement>(null),
   };
-  const { form, errors, formError, saving, update, submit } = useKeyForm({
+  const { form, errors, formError, saving, update, submit } = useFieldForm({
     fields: PRICE_FIELDS,
     initial: () => priceText(price),
     inputs,

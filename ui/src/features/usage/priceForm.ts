@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { MessageKey } from '../../i18n';
 import type { SetPriceArgs } from '../../ipc/bindings';
-import type { FieldErrors, Parsed } from '../settings/api-keys/schema';
+import type { FieldErrors, Parsed } from '../../forms/fieldErrors';
 
 /*
  * The price form's rules, mirroring `SetPriceArgs` in the backend (src-tauri/crates/api/src/ipc/

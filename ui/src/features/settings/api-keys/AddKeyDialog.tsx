@@ -6,7 +6,7 @@ import { Icon } from '../../../components/Icon';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { LimitFields } from './LimitFields';
 import { parseAddKeyForm, stepWeight, type AddKeyForm, type NewKey } from './schema';
-import { useKeyForm } from './useKeyForm';
+import { useFieldForm } from '../../../forms/useFieldForm';
 
 const FIELDS = ['apiKey', 'label', 'weight', 'rpmLimit', 'maxConcurrent'] as const;
 
@@ -36,7 +36,7 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
     maxConcurrent: useRef<HTMLInputElement>(null),
   };
 
-  const { form, errors, formError, saving, update, submit, reset } = useKeyForm({
+  const { form, errors, formError, saving, update, submit, reset } = useFieldForm({
     fields: FIELDS,
     initial: () => EMPTY,
     inputs,

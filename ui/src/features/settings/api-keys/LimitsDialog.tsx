@@ -4,7 +4,7 @@ import { FormActions } from '../../../components/FormActions';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { LIMIT_FIELDS, LimitFields } from './LimitFields';
 import { limitsText, parseLimitsForm, type Limits } from './schema';
-import { useKeyForm } from './useKeyForm';
+import { useFieldForm } from '../../../forms/useFieldForm';
 
 interface Props {
   name: string;
@@ -21,7 +21,7 @@ export function LimitsDialog({ name, current, onSave, onClose, returnFocus }: Pr
   const { t } = useI18n();
   const hintId = useId();
   const inputs = { rpmLimit: useRef<HTMLInputElement>(null), maxConcurrent: useRef<HTMLInputElement>(null) };
-  const { form, errors, formError, saving, update, submit } = useKeyForm({
+  const { form, errors, formError, saving, update, submit } = useFieldForm({
     fields: LIMIT_FIELDS,
     initial: () => limitsText(current),
     inputs,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { MessageKey } from '../../../i18n';
+import type { FieldErrors, Parsed } from '../../../forms/fieldErrors';
 
 /*
  * The backend's argument rules (README, "IPC commands"), mirrored so most mistakes are caught
@@ -89,16 +90,6 @@ export const addKeyFormSchema = z.object({
 export type AddKeyForm = z.input<typeof addKeyFormSchema>;
 /** What the add form sends, besides the provider. */
 export type NewKey = { apiKey: string; label?: string; weight: number } & Limits;
-export type FieldErrors<F extends string> = Partial<Record<F, MessageKey>>;
-
-/** The field errors in words, for showing at their fields. */
-export function worded<F extends string>(errors: FieldErrors<F>, t: (key: MessageKey) => string): Partial<Record<F, string>> {
-  const words: Partial<Record<F, string>> = {};
-  for (const [field, key] of Object.entries(errors) as [F, MessageKey | undefined][]) {
-    if (key) words[field] = t(key);
-  }
-  return words;
-}
 
 /** First message per field, as i18n keys. */
 function fieldErrors<F extends string>(error: z.ZodError): FieldErrors<F> {
@@ -109,8 +100,6 @@ function fieldErrors<F extends string>(error: z.ZodError): FieldErrors<F> {
   }
   return errors;
 }
-
-export type Parsed<T, F extends string> = { ok: true; value: T } | { ok: false; errors: FieldErrors<F> };
 
 /** Only the limits that are set: an absent one is none (the backend refuses null). */
 function setLimits({ rpmLimit, maxConcurrent }: Limits): Limits {

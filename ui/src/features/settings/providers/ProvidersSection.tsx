@@ -6,7 +6,7 @@ import { useI18n } from '../../../i18n/I18nProvider';
 import type { Provider } from '../../../ipc/bindings';
 import { llmConfigApi, type ProviderChanges } from '../../../ipc/llmConfig';
 import { ApiKeyPoolSection } from '../api-keys/ApiKeyPoolSection';
-import { worded } from '../api-keys/schema';
+import { worded } from '../../../forms/fieldErrors';
 import { DeleteProviderDialog } from './DeleteProviderDialog';
 import { HostChangeDialog } from './HostChangeDialog';
 import { hostMoveOf, hostMoveOfError, movesKeys, type HostMove } from './hostChange';

@@ -1,7 +1,7 @@
 import { type FormEvent, type RefObject, useState } from 'react';
-import { useI18n } from '../../../i18n/I18nProvider';
-import { placeBackendError } from './backendErrors';
-import { type Parsed, worded } from './schema';
+import { useI18n } from '../i18n/I18nProvider';
+import { type Parsed, worded } from './fieldErrors';
+import { placeBackendError } from './placeBackendError';
 
 interface Options<F extends string, V> {
   /** The fields in the order they are shown: the first with an error gets the focus. */
@@ -11,16 +11,16 @@ interface Options<F extends string, V> {
   parse: (form: Record<F, string>) => Parsed<V, F>;
   /** Stores the checked value; rejects with the backend's error, which is placed at its field. */
   save: (value: V) => Promise<unknown>;
-  /** Where a `conflict` belongs (the key that is already in the pool). */
+  /** Where a `conflict` belongs (e.g. the key that is already in the pool). */
   conflictField?: F;
 }
 
 /**
- * A key dialog's form: the text of each field, the errors at them (the UI's own checks first,
+ * A dialog's form: the text of each field, the errors at them (the UI's own checks first,
  * then the backend's), one above the form when no field is to blame, and the focus moved to the
  * first field in error. Submitting twice while a save runs sends once.
  */
-export function useKeyForm<F extends string, V>({ fields, initial, inputs, parse, save, conflictField }: Options<F, V>) {
+export function useFieldForm<F extends string, V>({ fields, initial, inputs, parse, save, conflictField }: Options<F, V>) {
   const { t } = useI18n();
   const [form, setForm] = useState(initial);
   const [errors, setErrors] = useState<Partial<Record<F, string>>>({});

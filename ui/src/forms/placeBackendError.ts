@@ -1,5 +1,5 @@
-import { errorText, issueText, type Translate } from '../../../i18n/problems';
-import { IpcError } from '../../../ipc/client';
+import { errorText, issueText, type Translate } from '../i18n/problems';
+import { IpcError } from '../ipc/client';
 
 /**
  * Where a rejected write's words belong: at a field (validation issues by path; a `conflict`
