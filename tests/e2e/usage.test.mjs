@@ -196,4 +196,20 @@ describe('the Usage page in the real window', () => {
     const prices = await fresh(async () => Promise.all((await app.driver.findElements(By.css('[data-testid="price-row"] th, [data-testid="price-row"] td'))).map(textOf)));
     assert.deepEqual(prices.slice(0, 4), ['fake-model', '$10,000.00', '$2,000.00', '$30,000.00']);
   });
+
+  it('deletes the whole history from Settings → General after asking; the page then starts empty', async () => {
+    await click(app, 'nav-settings');
+    await click(app, 'settings-general');
+    await click(app, 'usage-purge');
+    await app.find('usage-purge-dialog');
+    await assertAccessible(app, 'the delete-history dialog', '[data-testid="usage-purge-dialog"]');
+    await click(app, 'usage-purge-confirm');
+    await gone(app, 'usage-purge-dialog');
+    await waitFor(app, async () => textOf(await app.find('usage-purge-status')), (t) => t === `Deleted ${REPLIES} records.`, 'the page says how many records went');
+
+    await click(app, 'nav-usage');
+    await app.find('usage-empty');
+    const prices = await app.invoke('usage:getPrices');
+    assert.equal(prices.value.length, 1, 'prices stay');
+  });
 });

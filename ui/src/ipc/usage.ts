@@ -12,4 +12,6 @@ export const usageApi = {
   /** Adds or replaces the model's price; a cached input price left out is the input price. */
   setPrice: (price: SetPriceArgs) => call('usage:setPrice', defined(price)),
   deletePrice: (model: string) => call('usage:deletePrice', { model }),
+  /** Deletes the usage history before `before` (rounded down to the hour), all of it without. */
+  purge: (before?: number) => call('usage:purge', before === undefined ? {} : { before }),
 };

@@ -213,6 +213,14 @@ export function createFakeLedger({ fail, keyLabel, now }: Options) {
       prices.set(price.model, price);
       return price;
     },
+    'usage:purge': (args) => {
+      checkArgs(fail, args, { before: { kind: 'time' } });
+      const before = args.before === undefined ? Number.POSITIVE_INFINITY : Math.floor(args.before / HOUR) * HOUR;
+      const kept = attempts.filter((a) => a.at >= before);
+      const deleted = attempts.length - kept.length;
+      attempts = kept;
+      return { attempts: deleted };
+    },
     'usage:deletePrice': (args) => {
       checkArgs(fail, args, { model: { kind: 'string' } }, ['model']);
       if (!prices.delete(args.model)) {

@@ -4,12 +4,13 @@ import { useI18n } from '../../i18n/I18nProvider';
 import type { LanguagePreference, ThemePreference } from '../../preferences';
 import { useTheme } from '../../shell/useTheme';
 import { BackendSettingFields } from './BackendSettingFields';
+import { UsageHistoryPurge } from './UsageHistoryPurge';
 import { useAppSettings } from './useAppSettings';
 
 /**
  * Settings → General: the UI language and the colour theme, both "same as the system" by
  * default (kept by the web view); how long a reply waits for a free key, how long an idle chat
- * keeps its key, and how long usage history is kept (kept by the backend).
+ * keeps its key, and how long usage history is kept (kept by the backend); deleting that history.
  */
 export function GeneralSection() {
   const { t, preference, setPreference, systemLocale } = useI18n();
@@ -50,6 +51,7 @@ export function GeneralSection() {
           <option value="dark">{t('general.themeDark')}</option>
         </select>
         <BackendSettingFields load={settings.state} onSave={settings.update} onRetry={settings.reload} />
+        <UsageHistoryPurge />
       </div>
     </div>
   );

@@ -1,9 +1,10 @@
-import { render, screen, waitFor } from '@testing-library/react';
+import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Locale } from '../../../i18n';
 import { I18nProvider } from '../../../i18n/I18nProvider';
 import { createFakeBackend, type FakeBackend } from '../../../test/fakeBackend';
+import { attempt } from '../../../test/fakeLedger';
 
 let backend: FakeBackend;
 vi.mock('@tauri-apps/api/core', () => ({ invoke: (command: string, args: Record<string, unknown>) => backend.invoke(command, args) }));
@@ -171,5 +172,40 @@ describe('Settings → General: how long an idle chat keeps its key, and how lon
     expect(input).toHaveAttribute('aria-invalid', 'true');
     expect(input).toHaveAccessibleDescription(new RegExp(error.replace(/[.,]/g, '\\$&')));
     expect(backend.callsOf('settings:update')).toEqual([]);
+  });
+});
+
+describe('Settings → General: deleting the usage history', () => {
+  beforeEach(() => {
+    backend = createFakeBackend();
+    localStorage.clear();
+  });
+
+  it('asks first, deletes every record, and says how many went', async () => {
+    backend.usage.setAttempts(Array.from({ length: 1234 }, (_, i) => attempt(backend.now() - i * 60_000, 'openai', 'key-1')));
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Delete all usage history…' }));
+    const dialog = screen.getByRole('alertdialog', { name: 'Delete all usage history?' });
+    expect(dialog).toHaveTextContent('Chats, keys and prices stay. This cannot be undone.');
+    expect(within(dialog).getByRole('button', { name: 'Cancel' }), 'Enter never deletes by accident').toHaveFocus();
+    expect(backend.callsOf('usage:purge')).toEqual([]);
+
+    await user.click(within(dialog).getByRole('button', { name: 'Delete history' }));
+    await waitFor(() => expect(screen.getByTestId('usage-purge-status')).toHaveTextContent('Deleted 1,234 records.'));
+    expect(backend.callsOf('usage:purge')).toEqual([{}]);
+    expect(screen.queryByRole('alertdialog')).not.toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Delete all usage history…' }), 'focus goes back where it was').toHaveFocus();
+  });
+
+  it('deletes nothing when cancelled, and shows a failure in the dialog', async () => {
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Delete all usage history…' }));
+    await user.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(backend.callsOf('usage:purge')).toEqual([]);
+
+    backend.rejectNext('usage:purge', { code: 'storage', message: 'database is locked' });
+    await user.click(screen.getByRole('button', { name: 'Delete all usage history…' }));
+    await user.click(screen.getByRole('button', { name: 'Delete history' }));
+    expect(await screen.findByRole('alertdialog')).toHaveTextContent('Could not delete the usage history: The database could not be read or written. Details are in the log.');
   });
 });
