@@ -221,7 +221,10 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onLimits, 
 
               <div className="key-row__usage" data-testid="key-usage">
                 <span className="key-row__counts">
-                  <span data-testid="key-today">{t('usage.today', { requests: formatNumber(t, row.today.requests), tokens: formatNumber(t, row.today.tokens) })}</span>
+                  <span className="key-row__today" data-testid="key-today">
+                    <span>{t('usage.todayRequests', { count: formatNumber(t, row.today.requests) })}</span>{' '}
+                    <span>{t('usage.todayTokens', { count: formatNumber(t, row.today.tokens) })}</span>
+                  </span>
                   {row.today.failures > 0 && (
                     <span className="key-row__failures" data-testid="key-today-failures">
                       {t('usage.failures', { count: formatNumber(t, row.today.failures) })}

@@ -84,9 +84,9 @@ describe('API Key Pool section', () => {
     expect(within(second).getByRole('textbox', { name: 'Weight of second' })).toHaveValue('2');
     expect(within(second).getByRole('switch', { name: 'Use second' })).toHaveAttribute('aria-checked', 'true');
     expect(within(second).getByTestId('key-state')).toHaveTextContent('Active');
-    expect(within(second).getByTestId('key-today'), 'today’s use from the ledger, not the counters since the start').toHaveTextContent('Today: 12 requests, 1,200 tokens');
+    expect(within(second).getByTestId('key-today'), 'today’s use from the ledger, not the counters since the start').toHaveTextContent('Today: 12 requests 1,200 tokens');
     expect(within(second).getByTestId('key-today-failures')).toHaveTextContent('Failures: 2');
-    expect(within(row('first')).getByTestId('key-today')).toHaveTextContent('Today: 0 requests, 0 tokens');
+    expect(within(row('first')).getByTestId('key-today')).toHaveTextContent('Today: 0 requests 0 tokens');
     expect(within(row('first')).queryByTestId('key-today-failures'), 'no failures, no word of them').not.toBeInTheDocument();
     expect(within(second).getByTestId('key-usage'), 'relative to the backend clock').toHaveTextContent('Last used 2 minutes ago');
     expect(within(row('first')).getByText('from the environment'), 'an env reference is marked').toBeInTheDocument();
