@@ -31,12 +31,14 @@ const SAME_RESET: Duration = Duration::from_millis(250);
 impl Window {
     /// The window to keep when `announced` arrives while `known` is kept. Answers to concurrent
     /// requests arrive in any order: within one window what is left only shrinks, so a larger
-    /// remainder for the same reset is an older answer arriving late, and is not believed. A
-    /// later reset is a new window.
+    /// remainder for the same reset is an older answer arriving late, and is not believed; nor is
+    /// an earlier reset, an answer of the window before arriving after the new one's (believing it
+    /// would count the new window as full). A later reset is a new window.
     fn newest(known: Option<Window>, announced: Option<Window>) -> Option<Window> {
         match (known, announced) {
             (Some(known), Some(announced))
-                if announced.remaining > known.remaining && announced.reset_at <= known.reset_at + SAME_RESET =>
+                if announced.reset_at + SAME_RESET < known.reset_at
+                    || (announced.remaining > known.remaining && announced.reset_at <= known.reset_at + SAME_RESET) =>
             {
                 Some(known)
             }
@@ -313,6 +315,25 @@ mod tests {
         b.record("m", &Announced { requests: Some(window(1, 4000)), tokens: None });
         assert_eq!(b.scopes()[0].requests.map(|w| w.remaining), Some(1), "within a window what is left shrinks");
         assert!(b.admits(&limits, &demand("m"), T0).is_ok(), "one left");
+    }
+
+    #[test]
+    fn a_late_answer_from_the_window_before_does_not_make_the_new_one_look_full() {
+        let mut b = Budgets::default();
+        let limits = UserLimits::default();
+        let later = |ms: i64| Timestamp::from_millis(T0.as_millis() + ms);
+        // The window that ended at +2 s, then answers of the new one (ends at +4.5 s): 1 left.
+        b.record("m", &Announced { requests: Some(window(0, 2000)), tokens: None });
+        b.record("m", &Announced { requests: Some(window(1, 4500)), tokens: None });
+        // A request of the old window answered only now, at +2.5 s.
+        b.record("m", &Announced { requests: Some(window(0, 2000)), tokens: None });
+        assert_eq!(b.scopes()[0].requests.map(|w| w.reset_at), Some(later(4500)), "the new window is kept");
+        b.reserve(&limits, &demand("m"), later(2500));
+        assert_eq!(
+            b.admits(&limits, &demand("m"), later(2500)),
+            Err(Blocked::Until(later(4500))),
+            "its one request is taken: not a full window of 5"
+        );
     }
 
     #[test]

@@ -231,9 +231,11 @@ mod properties {
                         let reset_at = now + Duration::from_millis(reset_ms);
                         let announced = Announced { requests: Some(Window { limit: Some(5), remaining, reset_at }), tokens: None };
                         f.pool.report_answer(&KeyId::from(name(key)), Some(GPT), &announced);
-                        // A larger remainder for (about) the same reset is a late answer, not believed.
+                        // A larger remainder for (about) the same reset, or an earlier reset, is a
+                        // late answer, not believed.
+                        let same_reset = Duration::from_millis(250);
                         let late = model[key].window.is_some_and(|(known, known_reset)| {
-                            remaining > known && reset_at <= known_reset + Duration::from_millis(250)
+                            reset_at + same_reset < known_reset || (remaining > known && reset_at <= known_reset + same_reset)
                         });
                         if !late {
                             model[key].window = Some((remaining, reset_at));
