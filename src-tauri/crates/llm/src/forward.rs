@@ -166,6 +166,8 @@ impl CompletionService {
                         Err(error) => return Err(error.into()),
                     }
                     last_refusal = Some((failure.status, failure.message));
+                    // Reported first, then the reservation ends, then waiting requests look again.
+                    drop(credential);
                     self.freed.notify_waiters();
                     continue;
                 }

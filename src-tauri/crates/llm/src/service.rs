@@ -324,20 +324,29 @@ impl CompletionService {
                 latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
                 usage: report.usage,
             });
-            let announced = report.announced;
-            // The attempt is over: its reservation ends, and waiting requests may find room.
             let label = credential.label();
-            let pooled_key = match credential {
-                Credential::Pooled(selection) => Some(selection.key_id.clone()),
-                Credential::ProviderLevel(_) => None,
+            let pooled_key = key_id;
+            let retry_without_stream_usage = matches!(&end, AttemptEnd::Refused(failure)
+                if stream_usage && request.stream && rejects_stream_options(failure));
+            // The pool learns what the attempt taught while the attempt still holds its
+            // reservation: released first, a request could slip in between on what was known
+            // before (a window thought full, a key not yet known refused).
+            let reported = match (&end, &pooled_key) {
+                (AttemptEnd::Finished, Some(key)) => {
+                    self.pool.report_answer(key, Some(&scope), &report.announced);
+                    None
+                }
+                (AttemptEnd::Refused(failure), Some(key)) if !retry_without_stream_usage => {
+                    failure.pool_kind().map(|kind| (kind, self.report(provider, key, failure.status, kind, &scope)))
+                }
+                _ => None,
             };
+            // The attempt is over: its reservation ends, and waiting requests may find room.
+            drop(credential);
             self.freed.notify_waiters();
 
             let failure = match end {
                 AttemptEnd::Finished => {
-                    if let Some(key) = &pooled_key {
-                        self.pool.report_answer(key, Some(&scope), &announced);
-                    }
                     return CompletionOutcome {
                         usage: report.usage,
                         ..outcome(text, last_key, attempts, StopReason::Finished)
@@ -354,13 +363,13 @@ impl CompletionService {
                 }
                 AttemptEnd::Refused(failure) => failure,
             };
-            if stream_usage && request.stream && rejects_stream_options(&failure) {
+            if retry_without_stream_usage {
                 // A server that does not know `stream_options`: remember it, ask again without.
                 tracing::info!(provider = %provider, "the provider refuses stream_options; streams go without usage there");
                 self.no_stream_usage.lock().unwrap_or_else(|e| e.into_inner()).insert(provider.clone());
                 continue;
             }
-            let (Some(key), Some(kind)) = (pooled_key, failure.pool_kind()) else {
+            let (Some(key), Some((kind, reported))) = (pooled_key, reported) else {
                 let error = if text.is_empty() {
                     CompletionError::Provider(failure)
                 } else {
@@ -372,7 +381,7 @@ impl CompletionService {
                 return outcome(text, last_key, attempts, StopReason::Failed(error));
             };
             tracing::info!(provider = %provider, key = %key, status = failure.status, "key refused; failing over");
-            match self.report(provider, &key, failure.status, kind, &scope) {
+            match reported {
                 // The key rests until a known time: the pool skips it until then, and a request
                 // that may wait that long tries it again (a one-key pool loses no reply to a 429).
                 Ok(FailureOutcome::Cooled { .. } | FailureOutcome::Spent { .. }) => {}

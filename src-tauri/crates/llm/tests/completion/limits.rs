@@ -13,9 +13,11 @@ fn two_limited_keys(rig: &Rig) {
     }
 }
 
-/// Two keys of 5 requests per 2 s, 40 chats at concurrency 4: every chat answered, at most one
-/// request refused, for both header styles.
-#[tokio::test]
+/// Two keys of 5 requests per 2 s, 40 chats at concurrency 4: every chat answered and no request
+/// refused, for both header styles. (An answer's windows reach the pool before the attempt's
+/// reservation ends; the other way round, a request slipped in on a window thought full. Worker
+/// threads, because the slip needs a request selecting on another thread in between.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn forty_chats_over_two_limited_keys_all_answered() {
     for kind in [ProviderKind::Openai, ProviderKind::Anthropic] {
         let rig = Arc::new(Rig::new(kind, &[("a", 1), ("b", 1)]).await);
@@ -37,7 +39,7 @@ async fn forty_chats_over_two_limited_keys_all_answered() {
             task.await.unwrap();
         }
         assert_eq!(answered.load(Ordering::SeqCst), 40, "{kind:?}: every chat is answered");
-        assert!(rig.fake.refused() <= 1, "{kind:?}: at most one request refused, got {}", rig.fake.refused());
+        assert_eq!(rig.fake.refused(), 0, "{kind:?}: no request refused");
         let waited = rig.clock.now_ts().saturating_duration_since(START);
         assert!(
             waited >= Duration::from_secs(6),
