@@ -1,8 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { useLatestLoad } from '../../hooks/useLatestLoad';
-import type { Price, Provider, UsageSeries, UsageSummary } from '../../ipc/bindings';
+import type { Price, UsageSeries, UsageSummary } from '../../ipc/bindings';
 import type { IpcError } from '../../ipc/client';
-import { llmConfigApi } from '../../ipc/llmConfig';
 import { usageApi } from '../../ipc/usage';
 import type { UsageRange } from './usageRange';
 
@@ -41,21 +40,6 @@ export function useUsage(range: UsageRange, providerId: string | undefined) {
   return { state, reload };
 }
 
-/** The providers, for the filter and for naming keys; none if they cannot be read (the page still works). */
-export function useProviderNames(): Provider[] {
-  const [providers, setProviders] = useState<Provider[]>([]);
-  useEffect(() => {
-    let live = true;
-    llmConfigApi.getProviders().then(
-      (list) => live && setProviders(list),
-      () => undefined,
-    );
-    return () => {
-      live = false;
-    };
-  }, []);
-  return providers;
-}
 
 export type PricesLoad = { kind: 'loading' } | { kind: 'failed'; error: IpcError } | { kind: 'loaded'; prices: Price[] };
 

@@ -1,15 +1,15 @@
-import { useEffect, useId, useState } from 'react';
+import { useId, useState } from 'react';
 import { CopyButton } from '../../../components/CopyButton';
 import { Switch } from '../../../components/Switch';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText, type Translate } from '../../../i18n/problems';
-import type { LocalApiProblem, LocalApiStatus, Provider } from '../../../ipc/bindings';
-import { llmConfigApi } from '../../../ipc/llmConfig';
+import type { LocalApiProblem, LocalApiStatus } from '../../../ipc/bindings';
 import { PortField } from './PortField';
 import { SnippetTabs } from './SnippetTabs';
 import { exampleModel, snippets } from './snippets';
 import { TokenDialog, type TokenDialogMode } from './TokenDialog';
 import { useLocalApi } from './useLocalApi';
+import { useProviderList } from '../../../hooks/useProviderList';
 
 /** Why the endpoint is enabled but not running, in words. */
 export function startProblemText(t: Translate, problem: LocalApiProblem): string {
@@ -160,18 +160,3 @@ export function LocalApiSection() {
   );
 }
 
-/** The providers, for examples that name a model they serve; none if they cannot be read. */
-function useProviderList(): Provider[] {
-  const [providers, setProviders] = useState<Provider[]>([]);
-  useEffect(() => {
-    let live = true;
-    llmConfigApi.getProviders().then(
-      (list) => live && setProviders(list),
-      () => undefined,
-    );
-    return () => {
-      live = false;
-    };
-  }, []);
-  return providers;
-}
