@@ -1,4 +1,4 @@
-/** Time formatting for the key list, in the UI's language. Pure: `now` is passed in. */
+/** Numbers and times in the UI's language. Pure: `now` and the Intl tag are passed in. */
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -23,4 +23,9 @@ export function formatRelative(at: number, now: number, intlTag: string): string
   if (abs < 45 * 60_000) return rtf.format(Math.round(diff / 60_000), 'minute');
   if (abs < DAY) return rtf.format(Math.round(diff / 3_600_000), 'hour');
   return rtf.format(Math.round(diff / DAY), 'day');
+}
+
+/** A count as the UI's language writes it (`100,000`, `100 000`). */
+export function formatCount(n: number, intlTag: string): string {
+  return new Intl.NumberFormat(intlTag).format(n);
 }

@@ -2,7 +2,7 @@ import { formatCountdown } from '../clock';
 import type { BlockedKeyInfo, BreakageKind, ErrorDetails, Issue, IssueCode, ProbeProblem, ReplyError } from '../ipc/bindings';
 import { IpcError } from '../ipc/client';
 import type { MessageKey, Vars } from '.';
-import { formatClockTime } from './format';
+import { formatClockTime, formatCount } from './format';
 
 /*
  * Everything the backend reports wrong, worded in the UI's language from codes, parameters and
@@ -57,7 +57,7 @@ const TYPE_KEYS: Record<string, MessageKey> = {
 
 /** A number as the UI's language writes it (`100,000`, `100 000`). */
 export function formatNumber(t: Translate, n: number): string {
-  return new Intl.NumberFormat(t('intl.tag')).format(n);
+  return formatCount(n, t('intl.tag'));
 }
 
 /** One issue, without naming its field (for showing at the field). */

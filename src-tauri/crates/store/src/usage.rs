@@ -104,7 +104,8 @@ pub struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, other: &Totals) {
+    /// Adds `other`'s sums to these.
+    pub fn add(&mut self, other: &Totals) {
         self.requests += other.requests;
         self.failures += other.failures;
         self.rate_limited += other.rate_limited;

@@ -1,11 +1,9 @@
 /*
- * Numbers of the Usage page in the UI's language: counts, shares, US dollars and latencies. Pure:
- * the Intl tag is passed in.
+ * Numbers of the Usage page in the UI's language: counts (the app's own `formatCount`), shares, US
+ * dollars and latencies. Pure: the Intl tag is passed in.
  */
 
-export function formatCount(n: number, intlTag: string): string {
-  return new Intl.NumberFormat(intlTag).format(n);
-}
+export { formatCount } from '../../i18n/format';
 
 /** `45.5%` (at most one decimal). */
 export function formatShare(ratio: number, intlTag: string): string {

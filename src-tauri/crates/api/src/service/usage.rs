@@ -122,7 +122,7 @@ impl Usage {
                 .entry((provider_id.clone(), key_id.clone()))
                 .or_insert_with(|| (Spend { cost_complete: true, ..Spend::default() }, Histogram::default()));
             for spend in [&mut entry.0, &mut total] {
-                add(&mut spend.totals, &group.totals);
+                spend.totals.add(&group.totals);
                 match cost {
                     Some(cost) => spend.cost = Some(spend.cost.unwrap_or(0.0) + cost),
                     None => spend.cost_complete = false,
@@ -225,16 +225,6 @@ impl Usage {
         let deleted = usage::purge_before(&mut *self.db.lock()?, before)?;
         Ok(deleted)
     }
-}
-
-fn add(into: &mut Totals, more: &Totals) {
-    into.requests += more.requests;
-    into.failures += more.failures;
-    into.rate_limited += more.rate_limited;
-    into.failovers += more.failovers;
-    into.input_tokens += more.input_tokens;
-    into.cached_tokens += more.cached_tokens;
-    into.output_tokens += more.output_tokens;
 }
 
 /// What `totals` of one model cost at `price`: cached input at its own price (or the input
