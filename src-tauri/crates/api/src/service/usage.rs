@@ -71,6 +71,16 @@ pub enum Bucket {
     Day,
 }
 
+impl Bucket {
+    /// Its length in milliseconds.
+    pub fn millis(self) -> i64 {
+        match self {
+            Bucket::Hour => HOUR_MS,
+            Bucket::Day => DAY_MS,
+        }
+    }
+}
+
 /// One bucket of one key's attempts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Point {
@@ -164,11 +174,7 @@ impl Usage {
     ) -> Result<Vec<Point>> {
         let (from, to) = self.range(Some(from), Some(to))?;
         self.ledger.flush();
-        let size = match bucket {
-            Bucket::Hour => HOUR_MS,
-            Bucket::Day => DAY_MS,
-        };
-        let rows = usage::series(&*self.db.lock()?, provider, key, size, from, to)?;
+        let rows = usage::series(&*self.db.lock()?, provider, key, bucket.millis(), from, to)?;
         Ok(rows
             .into_iter()
             .map(|(at, provider_id, key_id, totals)| Point { at, provider_id, key_id, totals })

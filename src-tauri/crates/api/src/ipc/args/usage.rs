@@ -8,6 +8,7 @@ use super::rules::not_blank;
 use super::CommandArgs;
 use crate::ipc::error::IpcError;
 use crate::ipc::{IssueCode, IssueParams};
+use crate::service::Bucket;
 
 /// The most buckets one series may hold.
 const MAX_BUCKETS: i64 = 10_000;
@@ -43,6 +44,15 @@ pub enum BucketArg {
     Day,
 }
 
+impl From<BucketArg> for Bucket {
+    fn from(bucket: BucketArg) -> Self {
+        match bucket {
+            BucketArg::Hour => Bucket::Hour,
+            BucketArg::Day => Bucket::Day,
+        }
+    }
+}
+
 /// Buckets start at `from` (rounded down to the hour): a `from` at the user's midnight makes
 /// day buckets the user's days.
 #[derive(Debug, Deserialize, Validate, TS)]
@@ -67,8 +77,7 @@ pub struct UsageSeriesArgs {
 impl CommandArgs for UsageSeriesArgs {
     fn check_whole(&self) -> Result<(), IpcError> {
         check_range(Some(self.from), Some(self.to))?;
-        let buckets =
-            (self.to - self.from) / if matches!(self.bucket, BucketArg::Hour) { 3_600_000 } else { 86_400_000 };
+        let buckets = (self.to - self.from) / Bucket::from(self.bucket).millis();
         if buckets > MAX_BUCKETS {
             return Err(IpcError::issue(
                 "to",

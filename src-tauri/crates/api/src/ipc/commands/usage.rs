@@ -3,7 +3,6 @@
 use keypool_store::usage::Price;
 
 use crate::ipc::*;
-use crate::service::Bucket;
 use crate::AppContext;
 
 type Result<T> = std::result::Result<T, IpcError>;
@@ -13,11 +12,7 @@ pub fn summary(ctx: &AppContext, a: UsageSummaryArgs) -> Result<UsageSummaryDto>
 }
 
 pub fn series(ctx: &AppContext, a: UsageSeriesArgs) -> Result<SeriesDto> {
-    let bucket = match a.bucket {
-        BucketArg::Hour => Bucket::Hour,
-        BucketArg::Day => Bucket::Day,
-    };
-    let points = ctx.usage()?.series(a.provider_id.as_deref(), a.key_id.as_deref(), bucket, a.from, a.to)?;
+    let points = ctx.usage()?.series(a.provider_id.as_deref(), a.key_id.as_deref(), a.bucket.into(), a.from, a.to)?;
     Ok(SeriesDto { from: a.from, to: a.to, points: points.into_iter().map(Into::into).collect() })
 }
 
