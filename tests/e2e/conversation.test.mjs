@@ -187,6 +187,9 @@ describe('conversation tools and Markdown in the real window', () => {
     }
     const inert = await reply.findElement(By.css('.md-link--inert'));
     assert.equal(await textOf(inert), 'click me');
+    // The reply has just been laid out and scrolled to: click once WebKit can reach the link (seen once in CI).
+    await app.driver.executeScript('arguments[0].scrollIntoView({ block: "center" })', inert);
+    await app.driver.wait(until.elementIsVisible(inert), WAIT, 'the inert link is shown');
     await inert.click();
     assert.equal(await app.driver.executeScript('return window.__pwned'), null, 'no script ran');
     const before = await app.driver.executeScript('return location.href');
