@@ -225,8 +225,10 @@ async function main() {
     for (const [testId, shown] of [
       ['nav-settings', 'api-key-pool'],
       ['settings-general', 'general-section'],
+      ['settings-localApi', 'local-api-section'],
       ['settings-about', 'about'],
       ['settings-providers', 'api-key-pool'],
+      ['nav-usage', 'usage-empty'],
       ['nav-chat', 'chat-page'],
     ]) {
       await click(app, testId);
@@ -275,6 +277,12 @@ async function main() {
     if (opened.error) throw new Error(opened.error);
     const chatLabel = `a ${chats.long.count}-message chat (${opened.messages} of them rendered)`;
     printMemory(`after opening ${chatLabel}`, await settledMemory(pid));
+    // The Usage page over the ledger those replies wrote: its three charts drawn.
+    await click(app, 'nav-usage');
+    await app.find('usage-chart-tokens-canvas');
+    printMemory(`then the Usage page charting ${TURNS + 2} replies`, await settledMemory(pid));
+    await click(app, 'nav-chat');
+    await app.find('chat-item');
 
     console.log(`\nSwitching to ${chatLabel}: click in the chat list → its last message painted`);
     console.log(`  (the chat was written in ${fillSeconds.toFixed(1)} s: ${TURNS} replies through chat_send and the fake provider)`);
