@@ -198,7 +198,7 @@ export type ErrorDetails = { "kind": "hostChange", from: string, to: string, key
  */
 export type ExportResult = { path: string | null, rows: number, };
 
-export type ExportUsageArgs = { from?: number, to?: number, };
+export type ExportUsageArgs = { providerId?: string, from?: number, to?: number, };
 
 /**
  * Why a key was refused and the reply moved to the next one.

@@ -120,7 +120,7 @@ export function createFakeLedger({ fail, keyLabel, now }: Options) {
   let attempts: LedgerAttempt[] = [];
   const prices = new Map<string, Price>();
   /** The ranges exported, in order. */
-  const exports: { from?: number; to?: number }[] = [];
+  const exports: { providerId?: string; from?: number; to?: number }[] = [];
   let exportAnswer: { path: string | null } | { error: IpcError } = { path: '/home/me/keypool-usage.csv' };
 
   const range = (from: number | undefined, to: number | undefined) => {
@@ -184,12 +184,13 @@ export function createFakeLedger({ fail, keyLabel, now }: Options) {
       return { from: args.from, to: args.to, points: sorted };
     },
     'usage:exportCsv': async (args) => {
-      checkArgs(fail, args, { from: { kind: 'time' }, to: { kind: 'time' } });
+      checkArgs(fail, args, { providerId: { kind: 'string' }, from: { kind: 'time' }, to: { kind: 'time' } });
       checkOrder(fail, args.from, args.to);
       exports.push({ ...args });
       if ('error' in exportAnswer) throw exportAnswer.error;
       const { from, to } = range(args.from, args.to);
-      return { path: exportAnswer.path, rows: exportAnswer.path === null ? 0 : attempts.filter((a) => a.at >= from && a.at < to).length };
+      const rows = attempts.filter((a) => a.at >= from && a.at < to && (args.providerId === undefined || a.providerId === args.providerId));
+      return { path: exportAnswer.path, rows: exportAnswer.path === null ? 0 : rows.length };
     },
     'usage:getPrices': (args) => {
       checkArgs(fail, args, {});
@@ -236,7 +237,7 @@ export function createFakeLedger({ fail, keyLabel, now }: Options) {
     setAttempts: (list: LedgerAttempt[]) => (attempts = [...list]),
     prices: () => [...prices.values()],
     setPrice: (price: Omit<Price, 'updatedAt'>) => prices.set(price.model, { ...price, updatedAt: now() }),
-    /** The ranges of the CSV exports, in order. */
+    /** The arguments of the CSV exports (provider and range), in order. */
     exports: () => exports,
     /** What the next CSV exports answer: the path saved to (null: the dialog was cancelled), or an error. */
     onExport: (answer: { path: string | null } | { error: IpcError }) => (exportAnswer = answer),

@@ -99,7 +99,7 @@ export function UsagePage({ now = Date.now }: Props) {
           <h1 id={titleId}>{t('usagePage.title')}</h1>
           <p className="muted">{t('usagePage.intro')}</p>
         </div>
-        <ExportCsv range={range} />
+        <ExportCsv range={range} providerId={providerId} />
       </header>
       <div className="usage-page__body">
         <div className="usage-page__toolbar">
@@ -119,10 +119,11 @@ export function UsagePage({ now = Date.now }: Props) {
 type ExportState = { kind: 'idle' } | { kind: 'saving' } | { kind: 'saved'; path: string; rows: number } | { kind: 'failed'; message: string };
 
 /**
- * Export CSV: the attempts of the period, every provider, to a file the user chooses in the
- * system's save dialog. Where it went is announced; a cancelled dialog says nothing.
+ * Export CSV: the attempts of the period, of the chosen provider or every one (as the page
+ * shows them), to a file the user chooses in the system's save dialog. Where it went is
+ * announced; a cancelled dialog says nothing.
  */
-function ExportCsv({ range }: { range: UsageRange }) {
+function ExportCsv({ range, providerId }: { range: UsageRange; providerId: string | undefined }) {
   const { t, intlTag } = useI18n();
   const [state, setState] = useState<ExportState>({ kind: 'idle' });
 
@@ -130,7 +131,7 @@ function ExportCsv({ range }: { range: UsageRange }) {
     if (state.kind === 'saving') return;
     setState({ kind: 'saving' });
     try {
-      const { path, rows } = await usageApi.exportCsv({ from: range.from, to: range.to });
+      const { path, rows } = await usageApi.exportCsv({ providerId, from: range.from, to: range.to });
       setState(path === null ? { kind: 'idle' } : { kind: 'saved', path, rows });
     } catch (error) {
       // A file that could not be written is reported at `path`: its reason says enough.

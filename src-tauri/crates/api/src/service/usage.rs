@@ -181,15 +181,21 @@ impl Usage {
             .collect())
     }
 
-    /// Writes the attempts of `[from, to)` as CSV where the user chooses (a native save dialog);
-    /// `None` when the user cancelled. Keys appear by label or masked preview, never in full.
-    pub async fn export_csv(&self, from: Option<i64>, to: Option<i64>) -> Result<Option<(PathBuf, usize)>> {
+    /// Writes the attempts of `[from, to)`, of one provider or all, as CSV where the user chooses
+    /// (a native save dialog); `None` when the user cancelled. Keys appear by label or masked
+    /// preview, never in full.
+    pub async fn export_csv(
+        &self,
+        provider: Option<&str>,
+        from: Option<i64>,
+        to: Option<i64>,
+    ) -> Result<Option<(PathBuf, usize)>> {
         let (from, to) = self.range(from, to)?;
         let Some(path) = self.save_dialog.choose("keypool-usage.csv").await else { return Ok(None) };
         self.ledger.flush();
         let (rows, names, providers) = {
             let conn = self.db.lock()?;
-            let rows = usage::attempts(&conn, None, from, to)?;
+            let rows = usage::attempts(&conn, provider, from, to)?;
             let providers: HashMap<String, String> =
                 providers::list_providers(&conn)?.into_iter().map(|p| (p.id, p.name)).collect();
             let mut names: HashMap<String, String> = HashMap::new();

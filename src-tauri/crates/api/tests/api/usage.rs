@@ -188,6 +188,34 @@ async fn export_writes_csv_where_the_user_chooses_and_purge_forgets() {
     assert!(lines[1].contains(",Fake,a,m,"), "provider by name, key by label: {}", lines[1]);
     assert!(!csv.contains("SECRETSECRET"), "never a key");
 
-    assert_eq!(h.ok("usage:purge", json!({})), json!({ "attempts": 3 }), "purge forgets the history");
+    // With a second provider, an export of one provider holds its attempts alone.
+    let other = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "Other", "kind": "anthropic", "baseUrl": fake.url(), "models": ["m"], "defaultModel": "m" }),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    h.ok("llmConfig:addApiKey", json!({ "providerId": other, "apiKey": "sk-ant-other-0001", "label": "b" }));
+    let other_chat = h.ok("chat:create", json!({ "providerId": other }))["id"].as_str().unwrap().to_owned();
+    h.send(&other_chat, Some("hi"), |_| {}).await.unwrap();
+    let rows_of = |csv: String| csv.lines().skip(1).map(str::to_owned).collect::<Vec<_>>();
+    for (filter, provider_name, expected) in [
+        (json!({}), None, 4),
+        (json!({ "providerId": provider }), Some(",Fake,a,"), 3),
+        (json!({ "providerId": other }), Some(",Other,b,"), 1),
+    ] {
+        let exported = h.call_async("usage:exportCsv", filter.clone()).await.unwrap();
+        assert_eq!(exported["rows"], expected, "rows of {filter}");
+        let rows = rows_of(std::fs::read_to_string(&out).unwrap());
+        assert_eq!(rows.len(), expected, "lines of {filter}");
+        if let Some(name) = provider_name {
+            assert!(rows.iter().all(|row| row.contains(name)), "{filter}: only {name}: {rows:?}");
+        }
+    }
+    let blank = h.call_async("usage:exportCsv", json!({ "providerId": " " })).await.unwrap_err();
+    assert_eq!(blank.code, ErrorCode::Validation, "a blank provider id");
+
+    assert_eq!(h.ok("usage:purge", json!({})), json!({ "attempts": 4 }), "purge forgets the history");
     assert_eq!(totals(&h.ok("usage:getSummary", json!({})))[0], 0, "nothing left");
 }

@@ -176,6 +176,24 @@ describe('Usage page', () => {
     expect(backend.callsOf('usage:getSummary').at(-1), 'all providers: no providerId').toEqual({ from: midnight(-29), to: midnight(1) });
   });
 
+  it('exports what the page shows: the chosen provider alone, or every one', async () => {
+    seedLedger();
+    const user = renderPage();
+    await screen.findByTestId('usage-totals');
+    const status = screen.getByRole('status');
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Provider' }), 'Anthropic');
+    await waitFor(() => expect(total('requests')).toHaveTextContent('2'));
+    await user.click(screen.getByRole('button', { name: 'Export CSV' }));
+    await waitFor(() => expect(status).toHaveTextContent('Saved 2 requests to /home/me/keypool-usage.csv.'));
+    expect(backend.usage.exports()).toEqual([{ providerId: 'anthropic', from: midnight(-29), to: midnight(1) }]);
+
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Provider' }), 'All providers');
+    await waitFor(() => expect(total('requests')).toHaveTextContent('7'));
+    await user.click(screen.getByRole('button', { name: 'Export CSV' }));
+    await waitFor(() => expect(status).toHaveTextContent('Saved 7 requests to /home/me/keypool-usage.csv.'));
+    expect(backend.usage.exports().at(-1), 'all providers: no providerId').toEqual({ from: midnight(-29), to: midnight(1) });
+  });
+
   it('explains what is recorded when there is no usage yet', async () => {
     renderPage();
     const empty = await screen.findByTestId('usage-empty');

@@ -94,6 +94,9 @@ impl CommandArgs for UsageSeriesArgs {
 #[ts(optional_fields)]
 pub struct ExportUsageArgs {
     #[serde(default)]
+    #[garde(inner(custom(not_blank)))]
+    pub provider_id: Option<String>,
+    #[serde(default)]
     #[garde(inner(range(min = 0)))]
     pub from: Option<i64>,
     #[serde(default)]

@@ -17,7 +17,7 @@ pub fn series(ctx: &AppContext, a: UsageSeriesArgs) -> Result<SeriesDto> {
 }
 
 pub async fn export_csv(ctx: &AppContext, a: ExportUsageArgs) -> Result<ExportResult> {
-    Ok(ctx.usage()?.export_csv(a.from, a.to).await?.into())
+    Ok(ctx.usage()?.export_csv(a.provider_id.as_deref(), a.from, a.to).await?.into())
 }
 
 pub fn prices(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<PriceDto>> {
