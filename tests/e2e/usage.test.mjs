@@ -108,6 +108,8 @@ describe('the Usage page in the real window', () => {
     assert.equal(await textOf(await app.find('usage-total-cached-note')), '45.5% of input from the cache');
     assert.equal(await total(app, 'output'), '6', 'two pieces per reply');
     assert.equal((await app.driver.findElements(By.css('[data-testid="usage-total-cost"]'))).length, 0, 'no price yet: no cost');
+    const unpriced = await Promise.all((await app.driver.findElements(By.css('[data-testid="unpriced-model"]'))).map((item) => item.getAttribute('data-model')));
+    assert.deepEqual(unpriced, ['fake-model'], 'the model that spent tokens without a price is named');
 
     const [row, ...others] = await keyRows(app);
     assert.deepEqual(others, [], 'one key sent everything');
@@ -177,8 +179,9 @@ describe('the Usage page in the real window', () => {
   });
 
   it('gives the cost once the model has a price, in the totals and the key’s row', async () => {
-    await click(app, 'price-add');
-    await (await app.find('price-model-input')).sendKeys('fake-model');
+    // From the model named as unpriced: the dialog opens with it filled in.
+    await app.driver.findElement(By.css('[data-testid="unpriced-model"][data-model="fake-model"] button')).click();
+    assert.equal(await (await app.find('price-model-input')).getAttribute('value'), 'fake-model');
     await (await app.find('price-input-input')).sendKeys('10000');
     await (await app.find('price-cached-input')).sendKeys('2000');
     await (await app.find('price-output-input')).sendKeys('30000');
@@ -189,6 +192,7 @@ describe('the Usage page in the real window', () => {
     const cost = await waitFor(app, () => total(app, 'cost'), (t) => t === '$0.39', 'the cost appears');
     assert.equal(cost, '$0.39');
     assert.equal((await app.driver.findElements(By.css('[data-testid="usage-total-cost-note"]'))).length, 0, 'every model used is priced');
+    assert.equal((await app.driver.findElements(By.css('[data-testid="unpriced-models"]'))).length, 0, 'and none is named as unpriced');
     const [row] = await keyRows(app);
     assert.equal(row[10], '$0.39');
     await app.driver.executeScript("document.querySelector('[data-testid=\"prices-section\"]').scrollIntoView({ block: 'end' })");

@@ -586,6 +586,8 @@ export const en = {
   'usagePage.sameAsInput': 'as input',
   'usagePage.actions': 'Actions',
   'usagePage.addPrice': 'Add a price',
+  'usagePage.unpricedIntro': 'These models spent tokens in this period but have no price, so the costs leave them out:',
+  'usagePage.addPriceFor': 'Add a price for {model}',
   'usagePage.addPriceTitle': 'Add a price',
   'usagePage.editPriceTitle': 'Price of {model}',
   'usagePage.priceHint': 'US dollars per million tokens.',

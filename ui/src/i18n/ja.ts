@@ -573,6 +573,8 @@ export const ja: Dictionary = {
   'usagePage.sameAsInput': '入力と同じ',
   'usagePage.actions': '操作',
   'usagePage.addPrice': '価格を追加',
+  'usagePage.unpricedIntro': '次のモデルはこの期間にトークンを使いましたが価格がないため、コストに含まれていません:',
+  'usagePage.addPriceFor': '{model} の価格を追加',
   'usagePage.addPriceTitle': '価格を追加',
   'usagePage.editPriceTitle': '{model} の価格',
   'usagePage.priceHint': '100 万トークンあたりの米ドル。',

@@ -573,6 +573,8 @@ export const ru: Dictionary = {
   'usagePage.sameAsInput': 'как вход',
   'usagePage.actions': 'Действия',
   'usagePage.addPrice': 'Добавить цену',
+  'usagePage.unpricedIntro': 'Эти модели тратили токены в этот период, но цены у них нет, поэтому в стоимость они не вошли:',
+  'usagePage.addPriceFor': 'Добавить цену для {model}',
   'usagePage.addPriceTitle': 'Добавить цену',
   'usagePage.editPriceTitle': 'Цена {model}',
   'usagePage.priceHint': 'Доллары США за миллион токенов.',

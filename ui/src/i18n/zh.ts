@@ -570,6 +570,8 @@ export const zh: Dictionary = {
   'usagePage.sameAsInput': '同输入',
   'usagePage.actions': '操作',
   'usagePage.addPrice': '添加价格',
+  'usagePage.unpricedIntro': '以下模型在此期间使用了令牌但没有价格，因此未计入费用：',
+  'usagePage.addPriceFor': '为 {model} 添加价格',
   'usagePage.addPriceTitle': '添加价格',
   'usagePage.editPriceTitle': '{model} 的价格',
   'usagePage.priceHint': '美元/百万令牌。',

@@ -661,7 +661,12 @@ export type UsageSummary = { from: number, to: number, totals: UsageTotals,
 /**
  * Most requests first.
  */
-keys: Array<KeyUsage>, };
+keys: Array<KeyUsage>, 
+/**
+ * The models that spent tokens in the range and have no price, sorted: what a partial
+ * cost is missing.
+ */
+unpricedModels: Array<string>, };
 
 /**
  * A range of time, in milliseconds since the epoch; `to` defaults to now, `from` to 30 days

@@ -158,7 +158,8 @@ export function createFakeLedger({ fail, keyLabel, now }: Options) {
         ...spend(list),
       }));
       keys.sort((a, b) => b.requests - a.requests || a.keyId.localeCompare(b.keyId));
-      return { from, to, totals: spend(chosen), keys };
+      const unpricedModels = [...new Set(chosen.filter((a) => a.inputTokens + a.outputTokens > 0 && !prices.has(a.model)).map((a) => a.model))].sort();
+      return { from, to, totals: spend(chosen), keys, unpricedModels };
     },
     'usage:getSeries': (args) => {
       checkArgs(fail, args, { providerId: { kind: 'string' }, keyId: { kind: 'string' }, bucket: { kind: 'bucket' }, from: { kind: 'time' }, to: { kind: 'time' } }, ['bucket', 'from', 'to']);

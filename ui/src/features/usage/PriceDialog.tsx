@@ -10,6 +10,8 @@ import { PRICE_FIELDS, type PriceField, parsePriceForm, priceText } from './pric
 interface Props {
   /** The price to change; absent: a new one. */
   price?: Price;
+  /** A new price's model, filled in (a model used without a price); the user may change it. */
+  model?: string;
   /** Model names to suggest (the providers' lists). */
   models: readonly string[];
   /** Resolves once the price is stored; rejects with the backend's error, shown at its field. */
@@ -27,7 +29,7 @@ const PRICE_INPUTS = [
  * Adds a model's price, or changes one (its model then stays: a price is stored per model).
  * Prices are US dollars per million tokens; the cached input price may stay empty.
  */
-export function PriceDialog({ price, models, onSave, onClose }: Props) {
+export function PriceDialog({ price, model, models, onSave, onClose }: Props) {
   const { t } = useI18n();
   const hintId = useId();
   const listId = useId();
@@ -39,7 +41,7 @@ export function PriceDialog({ price, models, onSave, onClose }: Props) {
   };
   const { form, errors, formError, saving, update, submit } = useFieldForm({
     fields: PRICE_FIELDS,
-    initial: () => priceText(price),
+    initial: () => (price ? priceText(price) : { ...priceText(), model: model ?? '' }),
     inputs,
     parse: parsePriceForm,
     save: async (value) => {
@@ -52,7 +54,7 @@ export function PriceDialog({ price, models, onSave, onClose }: Props) {
     <Dialog
       title={price ? t('usagePage.editPriceTitle', { model: price.model }) : t('usagePage.addPriceTitle')}
       onClose={onClose}
-      initialFocus={price ? inputs.inputPerMillion : inputs.model}
+      initialFocus={price || model ? inputs.inputPerMillion : inputs.model}
       describedBy={hintId}
       testId="price-dialog"
     >

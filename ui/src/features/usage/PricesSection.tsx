@@ -13,15 +13,17 @@ interface Props {
   state: PricesLoad;
   /** Model names to suggest when adding a price. */
   models: readonly string[];
+  /** The models that spent tokens in the period shown and have no price. */
+  unpriced: readonly string[];
   /** After a price was stored or deleted: read the prices and the costs again. */
   onChanged: () => Promise<unknown>;
   onRetry: () => void;
 }
 
-type Editing = { kind: 'add' } | { kind: 'edit'; price: Price };
+type Editing = { kind: 'add'; model?: string } | { kind: 'edit'; price: Price };
 
 /** The price of each model, per million tokens, from which the page's costs are computed. */
-export function PricesSection({ state, models, onChanged, onRetry }: Props) {
+export function PricesSection({ state, models, unpriced, onChanged, onRetry }: Props) {
   const { t, intlTag } = useI18n();
   const titleId = useId();
   const [editing, setEditing] = useState<Editing | null>(null);
@@ -132,9 +134,35 @@ export function PricesSection({ state, models, onChanged, onRetry }: Props) {
           {t('usagePage.addPrice')}
         </button>
       </header>
+      {unpriced.length > 0 && state.kind === 'loaded' && (
+        <div className="usage-unpriced" data-testid="unpriced-models">
+          <p>{t('usagePage.unpricedIntro')}</p>
+          <ul className="usage-unpriced__list">
+            {unpriced.map((model) => (
+              <li key={model} data-testid="unpriced-model" data-model={model}>
+                <code>{model}</code>
+                <button
+                  type="button"
+                  className="button button--small"
+                  aria-label={t('usagePage.addPriceFor', { model })}
+                  onClick={() => setEditing({ kind: 'add', model })}
+                >
+                  {t('usagePage.addPrice')}
+                </button>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       {body}
       {editing && (
-        <PriceDialog price={editing.kind === 'edit' ? editing.price : undefined} models={models} onSave={save} onClose={() => setEditing(null)} />
+        <PriceDialog
+          price={editing.kind === 'edit' ? editing.price : undefined}
+          model={editing.kind === 'add' ? editing.model : undefined}
+          models={models}
+          onSave={save}
+          onClose={() => setEditing(null)}
+        />
       )}
       {deleting && (
         <ConfirmDeleteDialog

@@ -110,7 +110,13 @@ export function UsagePage({ now = Date.now }: Props) {
           </button>
         </div>
         {body}
-        <PricesSection state={prices.state} models={models} onChanged={pricesChanged} onRetry={() => void prices.reload()} />
+        <PricesSection
+          state={prices.state}
+          models={models}
+          unpriced={state.kind === 'loaded' ? state.data.summary.unpricedModels : []}
+          onChanged={pricesChanged}
+          onRetry={() => void prices.reload()}
+        />
       </div>
     </section>
   );

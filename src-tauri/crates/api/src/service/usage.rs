@@ -1,7 +1,7 @@
 //! What each key spends, from the usage ledger: totals and latencies per key, series for
 //! charts, costs where the user gave a price, CSV export, retention.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -62,6 +62,9 @@ pub struct Summary {
     pub to: i64,
     pub total: Spend,
     pub keys: Vec<KeySpend>,
+    /// The models that spent tokens in the range and have no price, by name: what a partial
+    /// cost is missing.
+    pub unpriced_models: Vec<String>,
 }
 
 /// The bucket of a series.
@@ -126,8 +129,12 @@ impl Usage {
         let prices: HashMap<String, Price> = usage::prices(&conn)?.into_iter().map(|p| (p.model.clone(), p)).collect();
         let mut keys: HashMap<(String, String), (Spend, Histogram)> = HashMap::new();
         let mut total = Spend { cost_complete: true, ..Spend::default() };
+        let mut unpriced_models = BTreeSet::new();
         for ((provider_id, key_id, model), group) in &groups {
             let cost = prices.get(model).map(|price| cost_of(&group.totals, price));
+            if cost.is_none() && group.totals.input_tokens + group.totals.output_tokens > 0 {
+                unpriced_models.insert(model.clone());
+            }
             let entry = keys
                 .entry((provider_id.clone(), key_id.clone()))
                 .or_insert_with(|| (Spend { cost_complete: true, ..Spend::default() }, Histogram::default()));
@@ -159,7 +166,7 @@ impl Usage {
         if groups.is_empty() {
             total.cost_complete = false;
         }
-        Ok(Summary { from, to, total, keys: out })
+        Ok(Summary { from, to, total, keys: out, unpriced_models: unpriced_models.into_iter().collect() })
     }
 
     /// Totals per bucket and key over `[from, to)`, the buckets starting at `from` (rounded down

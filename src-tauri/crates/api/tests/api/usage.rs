@@ -143,6 +143,7 @@ async fn series_buckets_by_hour_and_day_and_costs_show_where_a_price_is_known() 
 
     let summary = h.ok("usage:getSummary", json!({ "from": from, "to": to }));
     assert_eq!(summary["totals"]["cost"], Value::Null, "no price known: no cost shown");
+    assert_eq!(summary["unpricedModels"], json!(["m"]), "and the model that lacks one is named");
     h.ok(
         "usage:setPrice",
         json!({ "model": "m", "inputPerMillion": 2.0, "cachedInputPerMillion": 0.5, "outputPerMillion": 8.0 }),
@@ -155,6 +156,7 @@ async fn series_buckets_by_hour_and_day_and_costs_show_where_a_price_is_known() 
         "cost at the set prices: {summary}"
     );
     assert_eq!(summary["totals"]["costComplete"], true, "every model used has a price");
+    assert_eq!(summary["unpricedModels"], json!([]), "none is missing");
     for bad in [
         json!({ "model": "m", "inputPerMillion": -1, "outputPerMillion": 1 }),
         json!({ "model": " ", "inputPerMillion": 1, "outputPerMillion": 1 }),

@@ -275,6 +275,31 @@ describe('Prices', () => {
     await waitFor(() => expect(total('cost')).toHaveTextContent('$1.82'));
   });
 
+  it('names the models that spent tokens without a price, each a click from its price', async () => {
+    seedLedger();
+    const user = renderPage();
+    const unpriced = await screen.findByTestId('unpriced-models');
+    const listed = () => screen.queryAllByTestId('unpriced-model').map((item) => item.dataset.model);
+    expect(unpriced).toHaveTextContent('These models spent tokens in this period but have no price');
+    expect(listed()).toEqual(['claude-sonnet-4-5', 'gpt-4o-mini']);
+
+    await user.click(screen.getByRole('button', { name: 'Add a price for gpt-4o-mini' }));
+    const dialog = screen.getByRole('dialog', { name: 'Add a price' });
+    expect(within(dialog).getByRole('combobox', { name: 'Model' })).toHaveValue('gpt-4o-mini');
+    expect(within(dialog).getByRole('textbox', { name: 'Input' }), 'the model is filled in: the price is next').toHaveFocus();
+    await user.type(within(dialog).getByRole('textbox', { name: 'Input' }), '1000');
+    await user.type(within(dialog).getByRole('textbox', { name: 'Output' }), '2000');
+    await user.click(within(dialog).getByRole('button', { name: 'Save price' }));
+
+    await waitFor(() => expect(listed()).toEqual(['claude-sonnet-4-5']));
+    expect(backend.callsOf('usage:setPrice')).toEqual([{ model: 'gpt-4o-mini', inputPerMillion: 1000, outputPerMillion: 2000 }]);
+    expect(screen.getByTestId('usage-total-cost-note')).toHaveTextContent('partly priced');
+
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Provider' }), 'OpenAI');
+    await waitFor(() => expect(screen.queryByTestId('unpriced-models'), 'OpenAI alone: every model priced').not.toBeInTheDocument());
+    expect(screen.queryByTestId('usage-total-cost-note'), 'and its cost whole').not.toBeInTheDocument();
+  });
+
   it('checks the form like the backend and shows each problem at its field', async () => {
     const user = renderPage();
     await user.click(await screen.findByRole('button', { name: 'Add a price' }));

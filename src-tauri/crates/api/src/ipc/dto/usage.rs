@@ -78,6 +78,9 @@ pub struct UsageSummaryDto {
     pub totals: TotalsDto,
     /// Most requests first.
     pub keys: Vec<KeyUsageDto>,
+    /// The models that spent tokens in the range and have no price, sorted: what a partial
+    /// cost is missing.
+    pub unpriced_models: Vec<String>,
 }
 
 impl From<Summary> for UsageSummaryDto {
@@ -87,6 +90,7 @@ impl From<Summary> for UsageSummaryDto {
             to: s.to,
             totals: (&s.total).into(),
             keys: s.keys.iter().map(Into::into).collect(),
+            unpriced_models: s.unpriced_models,
         }
     }
 }
