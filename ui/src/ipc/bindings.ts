@@ -677,7 +677,7 @@ export type UsageSummaryArgs = { providerId?: string, from?: number, to?: number
 /**
  * Sums of attempts. `requests`: attempts sent; `failures`: all but the answered and the
  * stopped; `inputTokens` counts cached ones too. `cost` (US dollars) covers the models with a
- * price, null when none has one; `costComplete` says whether every model used has a price.
+ * price, null when none has one; `costComplete` says whether every model that spent tokens has a price.
  */
 export type UsageTotals = { requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
 

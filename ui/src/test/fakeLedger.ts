@@ -144,7 +144,7 @@ export function createFakeLedger({ fail, keyLabel, now }: Options) {
           addAttempt(sums, a);
           const price = prices.get(a.model);
           if (price) cost = (cost ?? 0) + costOf(a, price);
-          else costComplete = false;
+          else if (a.inputTokens + a.outputTokens > 0) costComplete = false;
         }
         const { failovers: _, ...totals } = sums;
         return { ...totals, cost, costComplete };

@@ -131,8 +131,9 @@ impl Usage {
         let mut total = Spend { cost_complete: true, ..Spend::default() };
         let mut unpriced_models = BTreeSet::new();
         for ((provider_id, key_id, model), group) in &groups {
+            let spent = group.totals.input_tokens + group.totals.output_tokens > 0;
             let cost = prices.get(model).map(|price| cost_of(&group.totals, price));
-            if cost.is_none() && group.totals.input_tokens + group.totals.output_tokens > 0 {
+            if cost.is_none() && spent {
                 unpriced_models.insert(model.clone());
             }
             let entry = keys
@@ -142,6 +143,8 @@ impl Usage {
                 spend.totals.add(&group.totals);
                 match cost {
                     Some(cost) => spend.cost = Some(spend.cost.unwrap_or(0.0) + cost),
+                    // Attempts that spent no tokens cost nothing, priced or not.
+                    None if !spent => {}
                     None => spend.cost_complete = false,
                 }
             }

@@ -157,6 +157,16 @@ async fn series_buckets_by_hour_and_day_and_costs_show_where_a_price_is_known() 
     );
     assert_eq!(summary["totals"]["costComplete"], true, "every model used has a price");
     assert_eq!(summary["unpricedModels"], json!([]), "none is missing");
+
+    // A model that only failed spent no tokens: it needs no price, and the cost stays whole.
+    fake.script("key-a", [Reply::status(500)]);
+    let failing =
+        h.ok("chat:create", json!({ "providerId": provider, "model": "n" }))["id"].as_str().unwrap().to_owned();
+    h.send(&failing, Some("hi"), |_| {}).await.unwrap();
+    let summary = h.ok("usage:getSummary", json!({ "from": from, "to": to }));
+    assert_eq!(summary["totals"]["failures"], 1, "the failed attempt is counted");
+    assert_eq!(summary["totals"]["costComplete"], true, "and costs nothing: {summary}");
+    assert_eq!(summary["unpricedModels"], json!([]), "nor is it named as unpriced");
     for bad in [
         json!({ "model": "m", "inputPerMillion": -1, "outputPerMillion": 1 }),
         json!({ "model": " ", "inputPerMillion": 1, "outputPerMillion": 1 }),

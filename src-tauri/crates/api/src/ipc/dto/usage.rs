@@ -10,7 +10,7 @@ use crate::service::{KeySpend, Point, Spend, Summary};
 
 /// Sums of attempts. `requests`: attempts sent; `failures`: all but the answered and the
 /// stopped; `inputTokens` counts cached ones too. `cost` (US dollars) covers the models with a
-/// price, null when none has one; `costComplete` says whether every model used has a price.
+/// price, null when none has one; `costComplete` says whether every model that spent tokens has a price.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "UsageTotals")]
