@@ -648,8 +648,9 @@ export type UsagePoint = { at: number, providerId: string, keyId: string, reques
 export type UsageSeries = { from: number, to: number, points: Array<UsagePoint>, };
 
 /**
- * Buckets start at `from` (rounded down to the hour): a `from` at the user's midnight makes
- * day buckets the user's days.
+ * Buckets start at `from` (rounded down to the hour) and are an hour or 24 hours long: a `from`
+ * at the user's midnight makes day buckets the user's days until a daylight-saving change. The
+ * Usage page reads hours and sums them into the user's days.
  */
 export type UsageSeriesArgs = { providerId?: string, 
 /**

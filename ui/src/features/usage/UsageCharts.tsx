@@ -5,7 +5,7 @@ import { useChartTheme } from './chartTheme';
 import { UsageChart } from './UsageChart';
 import { activeBuckets, activity, cacheByProvider, tokensPerKey } from './usageFigures';
 import { formatCount, formatShare } from './usageFormat';
-import { bucketLabel, bucketStarts } from './usageRange';
+import { bucketLabel, bucketsOf } from './usageRange';
 import type { UsageData } from './useUsage';
 
 interface Props {
@@ -26,10 +26,11 @@ export function UsageCharts({ data, providerName, keyName }: Props) {
   const hourly = range.bucket === 'hour';
   const count = (n: number) => formatCount(n, intlTag);
 
-  const starts = useMemo(() => bucketStarts(range), [range]);
+  const buckets = useMemo(() => bucketsOf(range), [range]);
+  const { starts } = buckets;
   const labels = useMemo(() => starts.map((start) => bucketLabel(start, range.bucket, intlTag)), [starts, range.bucket, intlTag]);
-  const tokens = useMemo(() => tokensPerKey(series.points, starts, summary.keys, keyName), [series, starts, summary.keys, keyName]);
-  const sums = useMemo(() => activity(series.points, starts), [series, starts]);
+  const tokens = useMemo(() => tokensPerKey(series.points, buckets, summary.keys, keyName), [series, buckets, summary.keys, keyName]);
+  const sums = useMemo(() => activity(series.points, buckets), [series, buckets]);
   const caches = useMemo(() => cacheByProvider(summary.keys), [summary.keys]);
 
   const tokensSpec = useMemo<ChartSpec>(

@@ -1,5 +1,5 @@
 import type { KeyUsage, UsagePoint } from '../../ipc/bindings';
-import { bucketIndex } from './usageRange';
+import { type Buckets, bucketIndex } from './usageRange';
 
 /*
  * What the charts and their tables show, derived from the ledger's answers. Pure, so the numbers
@@ -25,20 +25,20 @@ export interface KeySeries {
  * Tokens (input and output) per key per bucket, one series per key in the summary's order (most
  * requests first), then any key only the series knows of.
  */
-export function tokensPerKey(points: readonly UsagePoint[], starts: readonly number[], keys: readonly KeyUsage[], name: (key: { providerId: string; keyId: string }) => string): KeySeries[] {
+export function tokensPerKey(points: readonly UsagePoint[], buckets: Buckets, keys: readonly KeyUsage[], name: (key: { providerId: string; keyId: string }) => string): KeySeries[] {
   const series = new Map<string, KeySeries>();
   const seriesOf = (k: { providerId: string; keyId: string }) => {
     const id = keyOf(k);
     let found = series.get(id);
     if (!found) {
-      found = { key: id, name: name(k), values: starts.map(() => 0) };
+      found = { key: id, name: name(k), values: buckets.starts.map(() => 0) };
       series.set(id, found);
     }
     return found;
   };
   for (const k of keys) seriesOf(k);
   for (const point of points) {
-    const index = bucketIndex(starts, point.at);
+    const index = bucketIndex(buckets, point.at);
     if (index >= 0) seriesOf(point).values[index] += point.inputTokens + point.outputTokens;
   }
   return [...series.values()].filter((s) => s.values.some((v) => v > 0));
@@ -51,11 +51,11 @@ export interface Activity {
 }
 
 /** Requests, 429s and failovers per bucket, summed over keys. */
-export function activity(points: readonly UsagePoint[], starts: readonly number[]): Activity {
-  const zeros = () => starts.map(() => 0);
+export function activity(points: readonly UsagePoint[], buckets: Buckets): Activity {
+  const zeros = () => buckets.starts.map(() => 0);
   const sums: Activity = { requests: zeros(), rateLimited: zeros(), failovers: zeros() };
   for (const point of points) {
-    const index = bucketIndex(starts, point.at);
+    const index = bucketIndex(buckets, point.at);
     if (index < 0) continue;
     sums.requests[index] += point.requests;
     sums.rateLimited[index] += point.rateLimited;

@@ -14,14 +14,13 @@ export const DEFAULT_RANGE: RangeChoice = 'month';
 const DAYS: Record<RangeChoice, number> = { today: 1, week: 7, month: 30, quarter: 90 };
 
 export const HOUR_MS = 3_600_000;
-const BUCKET_MS: Record<BucketArg, number> = { hour: HOUR_MS, day: 24 * HOUR_MS };
 
 export interface UsageRange {
   /** The local midnight that starts the first day. */
   from: number;
   /** The local midnight after today: the range ends with today, whole. */
   to: number;
-  /** Hours for Today, days otherwise. */
+  /** What the charts show: hours for Today, the user's days otherwise (the series is read by the hour). */
   bucket: BucketArg;
 }
 
@@ -38,34 +37,53 @@ export function rangeOf(choice: RangeChoice, now: number): UsageRange {
   };
 }
 
+/** The buckets of a range: where each one starts, and where the last one ends. */
+export interface Buckets {
+  starts: number[];
+  end: number;
+}
+
 /**
- * The start of every bucket of `[from, to)`, as the backend makes them: from `from` rounded down
- * to the hour, one bucket size apart. (Day buckets are 24 hours, so across a daylight-saving
- * change they start an hour off the local midnight; {@link bucketDay} names them by their day.)
+ * The buckets of `[from, to)`. Hours for Today, from `from` rounded down to the
+ * hour as the backend's hourly series. Otherwise the user's days, each from its local midnight:
+ * the Date constructor places those across daylight-saving changes, so a day may have 23 or 25
+ * hours. (The backend's own day buckets are 24 hours long; the page sums its hours instead.)
  */
-export function bucketStarts({ from, to, bucket }: UsageRange): number[] {
-  const size = BUCKET_MS[bucket];
+export function bucketsOf({ from, to, bucket }: UsageRange): Buckets {
   const starts: number[] = [];
-  for (let at = Math.floor(from / HOUR_MS) * HOUR_MS; at < to; at += size) starts.push(at);
-  return starts;
+  if (bucket === 'hour') {
+    for (let at = Math.floor(from / HOUR_MS) * HOUR_MS; at < to; at += HOUR_MS) starts.push(at);
+    return { starts, end: to };
+  }
+  const first = new Date(from);
+  for (let day = 0; ; day += 1) {
+    const at = new Date(first.getFullYear(), first.getMonth(), first.getDate() + day).getTime();
+    if (at >= to) return { starts, end: to };
+    starts.push(at);
+  }
 }
 
-/** The position of the bucket that starts at `at` among `starts`, or -1. */
-export function bucketIndex(starts: readonly number[], at: number): number {
-  if (starts.length === 0) return -1;
-  const size = starts.length > 1 ? starts[1] - starts[0] : HOUR_MS;
-  const index = Math.round((at - starts[0]) / size);
-  return starts[index] === at ? index : -1;
-}
-
-/** The moment a day bucket is named by: its middle, which lies in its local day even when it starts an hour off. */
-export function bucketDay(start: number, bucket: BucketArg): number {
-  return bucket === 'day' ? start + BUCKET_MS.day / 2 : start;
+/**
+ * The bucket that an hour of the series (by its start) counts in, or -1 outside them all. That
+ * is the last bucket to start at or before the hour's middle. In a time zone half an hour off UTC,
+ * an hour that straddles midnight therefore counts for the day its second half is in.
+ */
+export function bucketIndex({ starts, end }: Buckets, hour: number): number {
+  const middle = hour + HOUR_MS / 2;
+  if (middle >= end) return -1;
+  let low = 0;
+  let high = starts.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (starts[mid] <= middle) low = mid + 1;
+    else high = mid;
+  }
+  return low - 1;
 }
 
 /** A bucket's name: `14:00` for an hour, `Jan 15` for a day, in the UI's language. */
 export function bucketLabel(start: number, bucket: BucketArg, intlTag: string): string {
   const options: Intl.DateTimeFormatOptions =
     bucket === 'hour' ? { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' } : { month: 'short', day: 'numeric' };
-  return new Intl.DateTimeFormat(intlTag, options).format(new Date(bucketDay(start, bucket)));
+  return new Intl.DateTimeFormat(intlTag, options).format(new Date(start));
 }

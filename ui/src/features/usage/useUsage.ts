@@ -25,9 +25,11 @@ export function useUsage(range: UsageRange, providerId: string | undefined) {
 
   const reload = useCallback(() => {
     setState((s) => (s.kind === 'loaded' ? { ...s, updating: true } : { kind: 'loading' }));
-    const { from, to, bucket } = range;
+    const { from, to } = range;
+    // The series by the hour, whatever the page shows: the page sums the hours into the user's
+    // days, which start at local midnights (23 or 25 hours apart across a daylight-saving change).
     void loads.run(
-      () => Promise.all([usageApi.getSummary({ providerId, from, to }), usageApi.getSeries({ providerId, bucket, from, to })]),
+      () => Promise.all([usageApi.getSummary({ providerId, from, to }), usageApi.getSeries({ providerId, bucket: 'hour', from, to })]),
       {
         loaded: ([summary, series]) => setState({ kind: 'loaded', data: { range, summary, series }, updating: false }),
         failed: (error) => setState({ kind: 'failed', error }),

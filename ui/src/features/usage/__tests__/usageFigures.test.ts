@@ -3,7 +3,7 @@ import type { KeyUsage, UsagePoint } from '../../../ipc/bindings';
 import { activeBuckets, activity, cacheByProvider, cacheRatio, tokensPerKey } from '../usageFigures';
 
 const DAY = 86_400_000;
-const starts = [0, DAY, 2 * DAY];
+const buckets = { starts: [0, DAY, 2 * DAY], end: 3 * DAY };
 
 function point(at: number, providerId: string, keyId: string, extra: Partial<UsagePoint> = {}): UsagePoint {
   return { at, providerId, keyId, requests: 1, failures: 0, rateLimited: 0, failovers: 0, inputTokens: 10, cachedTokens: 4, outputTokens: 2, ...extra };
@@ -17,7 +17,7 @@ describe('usage figures', () => {
   it('sum input and output tokens per key and bucket, keys in the summary’s order', () => {
     const series = tokensPerKey(
       [point(0, 'openai', 'a'), point(DAY, 'openai', 'a', { inputTokens: 100 }), point(2 * DAY, 'openai', 'b'), point(0, 'anthropic', '')],
-      starts,
+      buckets,
       [key('openai', 'b'), key('openai', 'a'), key('anthropic', '')],
       (k) => `${k.providerId}/${k.keyId}`,
     );
@@ -29,14 +29,14 @@ describe('usage figures', () => {
   });
 
   it('leave out keys without tokens, and points outside the buckets', () => {
-    const series = tokensPerKey([point(5 * DAY, 'openai', 'a'), point(0, 'openai', 'b', { inputTokens: 0, outputTokens: 0 })], starts, [key('openai', 'a')], (k) => k.keyId);
+    const series = tokensPerKey([point(5 * DAY, 'openai', 'a'), point(0, 'openai', 'b', { inputTokens: 0, outputTokens: 0 })], buckets, [key('openai', 'a')], (k) => k.keyId);
     expect(series).toEqual([]);
   });
 
   it('sum requests, 429s and failovers per bucket over every key', () => {
     const sums = activity(
       [point(0, 'openai', 'a', { requests: 3, rateLimited: 1, failovers: 1 }), point(0, 'openai', 'b', { requests: 2 }), point(2 * DAY, 'openai', 'a', { failovers: 2 })],
-      starts,
+      buckets,
     );
     expect(sums).toEqual({ requests: [5, 0, 1], rateLimited: [1, 0, 0], failovers: [1, 0, 2] });
     expect(activeBuckets(sums.requests, sums.failovers)).toEqual([0, 2]);

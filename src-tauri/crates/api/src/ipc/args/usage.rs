@@ -53,8 +53,9 @@ impl From<BucketArg> for Bucket {
     }
 }
 
-/// Buckets start at `from` (rounded down to the hour): a `from` at the user's midnight makes
-/// day buckets the user's days.
+/// Buckets start at `from` (rounded down to the hour) and are an hour or 24 hours long: a `from`
+/// at the user's midnight makes day buckets the user's days until a daylight-saving change. The
+/// Usage page reads hours and sums them into the user's days.
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
