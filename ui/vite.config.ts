@@ -17,6 +17,9 @@ export default defineConfig({
     root,
     environment: 'jsdom',
     setupFiles: ['./src/test/setup.ts'],
+    // In UTC wherever they run, so a developer's time zone and its daylight-saving changes do not
+    // change what the pages ask for; the tests of other zones set TZ themselves.
+    env: { TZ: 'UTC' },
     include: ['src/**/*.test.{ts,tsx}'],
     // Bundled with the tests, so it calls the mocked `@tauri-apps/api/core` like the UI's own code.
     server: { deps: { inline: ['@tauri-apps/plugin-opener'] } },

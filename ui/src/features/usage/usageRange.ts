@@ -14,6 +14,7 @@ export const DEFAULT_RANGE: RangeChoice = 'month';
 const DAYS: Record<RangeChoice, number> = { today: 1, week: 7, month: 30, quarter: 90 };
 
 export const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 export interface UsageRange {
   /** The local midnight that starts the first day. */
@@ -37,39 +38,48 @@ export function rangeOf(choice: RangeChoice, now: number): UsageRange {
   };
 }
 
-/** The buckets of a range: where each one starts, and where the last one ends. */
+/** The buckets of a range, and how the page reads the ledger's series for them. */
 export interface Buckets {
+  /** Where each bucket starts. */
   starts: number[];
+  /** Where the last one ends. */
   end: number;
+  /** The size of the series' points: `day` when the backend's day buckets are the user's days. */
+  series: BucketArg;
 }
 
 /**
- * The buckets of `[from, to)`. Hours for Today, from `from` rounded down to the
- * hour as the backend's hourly series. Otherwise the user's days, each from its local midnight:
- * the Date constructor places those across daylight-saving changes, so a day may have 23 or 25
- * hours. (The backend's own day buckets are 24 hours long; the page sums its hours instead.)
+ * The buckets of `[from, to)`. Hours for Today, from `from` rounded down to the hour as the
+ * backend's hourly series. Otherwise the user's days, each from its local midnight: the Date
+ * constructor places those across daylight-saving changes, so a day may have 23 or 25 hours.
+ *
+ * The backend's day buckets are 24 hours from `from`, so the page asks for them only when every
+ * day of the range is 24 hours long. Across a daylight-saving change it asks for hours and sums
+ * them into the user's days. Hours cost more: 90 busy days by the hour are about 20 times the data.
  */
 export function bucketsOf({ from, to, bucket }: UsageRange): Buckets {
   const starts: number[] = [];
   if (bucket === 'hour') {
     for (let at = Math.floor(from / HOUR_MS) * HOUR_MS; at < to; at += HOUR_MS) starts.push(at);
-    return { starts, end: to };
+    return { starts, end: to, series: 'hour' };
   }
   const first = new Date(from);
   for (let day = 0; ; day += 1) {
     const at = new Date(first.getFullYear(), first.getMonth(), first.getDate() + day).getTime();
-    if (at >= to) return { starts, end: to };
+    if (at >= to) break;
     starts.push(at);
   }
+  const whole = [...starts.slice(1), to].every((next, i) => next - starts[i] === DAY_MS);
+  return { starts, end: to, series: whole ? 'day' : 'hour' };
 }
 
 /**
- * The bucket that an hour of the series (by its start) counts in, or -1 outside them all. That
- * is the last bucket to start at or before the hour's middle. In a time zone half an hour off UTC,
- * an hour that straddles midnight therefore counts for the day its second half is in.
+ * The bucket that a point of the series (by its start) counts in, or -1 outside them all: the
+ * last bucket to start at or before the point's middle. In a time zone half an hour off UTC, an
+ * hour that straddles midnight therefore counts for the day its second half is in.
  */
-export function bucketIndex({ starts, end }: Buckets, hour: number): number {
-  const middle = hour + HOUR_MS / 2;
+export function bucketIndex({ starts, end, series }: Buckets, point: number): number {
+  const middle = point + (series === 'hour' ? HOUR_MS : DAY_MS) / 2;
   if (middle >= end) return -1;
   let low = 0;
   let high = starts.length;

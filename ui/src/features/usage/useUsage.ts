@@ -3,7 +3,7 @@ import { useLatestLoad } from '../../hooks/useLatestLoad';
 import type { Price, UsageSeries, UsageSummary } from '../../ipc/bindings';
 import type { IpcError } from '../../ipc/client';
 import { usageApi } from '../../ipc/usage';
-import type { UsageRange } from './usageRange';
+import { bucketsOf, type UsageRange } from './usageRange';
 
 export interface UsageData {
   range: UsageRange;
@@ -26,10 +26,10 @@ export function useUsage(range: UsageRange, providerId: string | undefined) {
   const reload = useCallback(() => {
     setState((s) => (s.kind === 'loaded' ? { ...s, updating: true } : { kind: 'loading' }));
     const { from, to } = range;
-    // The series by the hour, whatever the page shows: the page sums the hours into the user's
-    // days, which start at local midnights (23 or 25 hours apart across a daylight-saving change).
+    // By the hour across a daylight-saving change, so the page can sum the hours into the user's days.
+    const bucket = bucketsOf(range).series;
     void loads.run(
-      () => Promise.all([usageApi.getSummary({ providerId, from, to }), usageApi.getSeries({ providerId, bucket: 'hour', from, to })]),
+      () => Promise.all([usageApi.getSummary({ providerId, from, to }), usageApi.getSeries({ providerId, bucket, from, to })]),
       {
         loaded: ([summary, series]) => setState({ kind: 'loaded', data: { range, summary, series }, updating: false }),
         failed: (error) => setState({ kind: 'failed', error }),

@@ -88,6 +88,34 @@ fn main() {
             args.runs
         );
     }
+    // The Usage page's series over its longest period, 90 days: by the hour, as the page reads it
+    // to sum into the user's days, and by the day, as the backend could give it.
+    let from = now - 90 * 86_400_000;
+    for bucket in ["hour", "day"] {
+        let mut bytes = 0;
+        let mut times: Vec<Duration> = (0..args.runs)
+            .map(|_| {
+                let started = Instant::now();
+                let series =
+                    dispatch(&ctx, "usage:getSeries", json!({ "bucket": bucket, "from": from, "to": now + 1 }))
+                        .expect("served")
+                        .expect("answers");
+                // What crosses to the web view: the answer as JSON.
+                bytes = series.to_string().len();
+                started.elapsed()
+            })
+            .collect();
+        times.sort();
+        println!(
+            "usage:getSeries over {} attempts, 90 days by the {bucket}: median {:.1} ms (min {:.1}, max {:.1}, {} runs), {} kB of JSON",
+            args.rows,
+            times[times.len() / 2].as_secs_f64() * 1000.0,
+            times[0].as_secs_f64() * 1000.0,
+            times[times.len() - 1].as_secs_f64() * 1000.0,
+            args.runs,
+            bytes / 1000
+        );
+    }
     drop(ctx);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -74,7 +74,7 @@ describe('Usage page', () => {
     renderPage();
     await screen.findByTestId('usage-totals');
     expect(backend.callsOf('usage:getSummary')).toEqual([{ from: midnight(-29), to: midnight(1) }]);
-    expect(backend.callsOf('usage:getSeries')).toEqual([{ bucket: 'hour', from: midnight(-29), to: midnight(1) }]);
+    expect(backend.callsOf('usage:getSeries')).toEqual([{ bucket: 'day', from: midnight(-29), to: midnight(1) }]);
     expect(screen.getByRole('radio', { name: 'Last 30 days' })).toBeChecked();
   });
 
@@ -158,7 +158,7 @@ describe('Usage page', () => {
 
     await user.click(screen.getByRole('radio', { name: 'Last 90 days' }));
     await waitFor(() => expect(total('requests')).toHaveTextContent('8'));
-    expect(backend.callsOf('usage:getSeries').at(-1)).toEqual({ bucket: 'hour', from: midnight(-89), to: midnight(1) });
+    expect(backend.callsOf('usage:getSeries').at(-1)).toEqual({ bucket: 'day', from: midnight(-89), to: midnight(1) });
   });
 
   it('shows one provider when one is chosen, its keys named without it', async () => {
@@ -168,7 +168,7 @@ describe('Usage page', () => {
     await user.selectOptions(screen.getByRole('combobox', { name: 'Provider' }), 'Anthropic');
     await waitFor(() => expect(total('requests')).toHaveTextContent('2'));
     expect(backend.callsOf('usage:getSummary').at(-1)).toEqual({ providerId: 'anthropic', from: midnight(-29), to: midnight(1) });
-    expect(backend.callsOf('usage:getSeries').at(-1)).toEqual({ providerId: 'anthropic', bucket: 'hour', from: midnight(-29), to: midnight(1) });
+    expect(backend.callsOf('usage:getSeries').at(-1)).toEqual({ providerId: 'anthropic', bucket: 'day', from: midnight(-29), to: midnight(1) });
     expect(within(chartTable('usage-chart-tokens')).getAllByRole('columnheader').map((h) => h.textContent)).toEqual(['Day', 'Provider key', 'Total']);
 
     await user.selectOptions(screen.getByRole('combobox', { name: 'Provider' }), 'All providers');

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { KeyUsage, UsagePoint } from '../../../ipc/bindings';
 import { activeBuckets, activity, cacheByProvider, cacheRatio, tokensPerKey } from '../usageFigures';
+import type { Buckets } from '../usageRange';
 
 const DAY = 86_400_000;
-const buckets = { starts: [0, DAY, 2 * DAY], end: 3 * DAY };
+const buckets: Buckets = { starts: [0, DAY, 2 * DAY], end: 3 * DAY, series: 'day' };
 
 function point(at: number, providerId: string, keyId: string, extra: Partial<UsagePoint> = {}): UsagePoint {
   return { at, providerId, keyId, requests: 1, failures: 0, rateLimited: 0, failovers: 0, inputTokens: 10, cachedTokens: 4, outputTokens: 2, ...extra };
@@ -31,6 +32,13 @@ describe('usage figures', () => {
   it('leave out keys without tokens, and points outside the buckets', () => {
     const series = tokensPerKey([point(5 * DAY, 'openai', 'a'), point(0, 'openai', 'b', { inputTokens: 0, outputTokens: 0 })], buckets, [key('openai', 'a')], (k) => k.keyId);
     expect(series).toEqual([]);
+  });
+
+  it('sum an hourly series into the days, the last hour of a day in that day', () => {
+    const HOUR = DAY / 24;
+    const byHour: Buckets = { ...buckets, series: 'hour' };
+    const sums = activity([point(0, 'openai', 'a'), point(23 * HOUR, 'openai', 'a'), point(DAY, 'openai', 'b'), point(3 * DAY, 'openai', 'a')], byHour);
+    expect(sums.requests, 'the hour after the last day counts nowhere').toEqual([2, 1, 0]);
   });
 
   it('sum requests, 429s and failovers per bucket over every key', () => {

@@ -26,10 +26,14 @@ describe('the periods of the Usage page', () => {
     expect(bucketIndex(hours, hours.starts[5])).toBe(5);
     const days = bucketsOf(rangeOf('week', NOW));
     expect(days.starts).toEqual([-6, -5, -4, -3, -2, -1, 0].map(midnight));
-    expect(bucketIndex(days, days.starts[3]), 'the first hour of a day').toBe(3);
-    expect(bucketIndex(days, days.starts[4] - HOUR_MS), 'its last hour').toBe(3);
-    expect(bucketIndex(days, days.starts[0] - HOUR_MS), 'before the first day').toBe(-1);
-    expect(bucketIndex(days, midnight(1)), 'after the last').toBe(-1);
+    expect(bucketIndex(days, days.starts[3]), 'a day of the series').toBe(3);
+    const hoursOfDays = { ...days, series: 'hour' as const };
+    expect(bucketIndex(hoursOfDays, days.starts[3]), 'the first hour of a day').toBe(3);
+    expect(bucketIndex(hoursOfDays, days.starts[4] - HOUR_MS), 'its last hour').toBe(3);
+    expect(bucketIndex(hoursOfDays, days.starts[0] - HOUR_MS), 'before the first day').toBe(-1);
+    expect(bucketIndex(hoursOfDays, midnight(1)), 'after the last').toBe(-1);
+    expect(hours.series, 'Today is read by the hour').toBe('hour');
+    expect(days.series, 'days of 24 hours are read by the day').toBe('day');
   });
 
   it('follow the local days across daylight-saving changes (Europe/Berlin)', () => {
@@ -45,6 +49,8 @@ describe('the periods of the Usage page', () => {
       expect(bucketIndex(bucketsOf(spring), Date.UTC(2026, 2, 29, 22)), 'the first hour of 30 March').toBe(5);
       expect(bucketIndex(bucketsOf(spring), Date.UTC(2026, 2, 29, 21)), 'the last hour of 29 March').toBe(4);
       expect(bucketLabel(springDays[5], 'day', 'en')).toBe('Mar 30');
+      expect(bucketsOf(spring).series, 'a 23-hour day: the series is read by the hour').toBe('hour');
+      expect(bucketsOf(rangeOf('week', new Date(2026, 2, 20, 12).getTime())).series, 'a week before the change: by the day').toBe('day');
 
       const autumn = bucketsOf(rangeOf('week', new Date(2026, 9, 27, 12).getTime())).starts;
       expect(autumn.map((at) => new Date(at).getHours())).toEqual([0, 0, 0, 0, 0, 0, 0]);
@@ -64,8 +70,12 @@ describe('the periods of the Usage page', () => {
       const days = bucketsOf(rangeOf('week', new Date(2026, 0, 15, 12).getTime()));
       // 15 January 00:00 in Kolkata is 14 January 18:30 UTC; the hour from 18:00 UTC is mostly the 15th.
       expect(days.starts[6]).toBe(Date.UTC(2026, 0, 14, 18, 30));
+      const hoursOfDays = { ...days, series: 'hour' as const };
+      expect(bucketIndex(hoursOfDays, Date.UTC(2026, 0, 14, 18))).toBe(6);
+      expect(bucketIndex(hoursOfDays, Date.UTC(2026, 0, 14, 17))).toBe(5);
+      // The backend's day buckets start on the hour too: the one from 18:00 UTC is the 15th.
+      expect(days.series).toBe('day');
       expect(bucketIndex(days, Date.UTC(2026, 0, 14, 18))).toBe(6);
-      expect(bucketIndex(days, Date.UTC(2026, 0, 14, 17))).toBe(5);
     } finally {
       if (zone === undefined) delete process.env.TZ;
       else process.env.TZ = zone;
