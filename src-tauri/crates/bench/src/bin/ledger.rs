@@ -68,54 +68,56 @@ fn main() {
     eprintln!("filled {} attempts in {:.1} s", args.rows, filled.elapsed().as_secs_f64());
     let ctx = AppContext::with_wiring("bench", dirs, Ok(database), Wiring::production(Arc::new(NoEvents)));
     for (name, from) in [("whole range", now - span), ("last 30 days", now - 30 * 86_400_000)] {
-        let mut times: Vec<Duration> = (0..args.runs)
-            .map(|_| {
-                let started = Instant::now();
-                let summary = dispatch(&ctx, "usage:getSummary", json!({ "from": from, "to": now + 1 }))
-                    .expect("served")
-                    .expect("answers");
-                assert!(summary["totals"]["requests"].as_u64().unwrap() > 0);
-                started.elapsed()
-            })
-            .collect();
-        times.sort();
-        println!(
-            "usage:getSummary over {} attempts, {name}: median {:.1} ms (min {:.1}, max {:.1}, {} runs)",
-            args.rows,
-            times[times.len() / 2].as_secs_f64() * 1000.0,
-            times[0].as_secs_f64() * 1000.0,
-            times[times.len() - 1].as_secs_f64() * 1000.0,
-            args.runs
-        );
+        let (timing, summary) =
+            time_command(&ctx, args.runs, "usage:getSummary", json!({ "from": from, "to": now + 1 }));
+        assert!(summary["totals"]["requests"].as_u64().unwrap_or(0) > 0, "the summary counts the attempts");
+        println!("usage:getSummary over {} attempts, {name}: {timing}", args.rows);
     }
-    // The Usage page's series over its longest period, 90 days: by the hour, as the page reads it
-    // to sum into the user's days, and by the day, as the backend could give it.
+    // The Usage page's series over its longest period, 90 days: by the day, as the page reads it
+    // when every day is 24 hours long, and by the hour, as it reads it across a daylight-saving change.
     let from = now - 90 * 86_400_000;
-    for bucket in ["hour", "day"] {
-        let mut bytes = 0;
-        let mut times: Vec<Duration> = (0..args.runs)
-            .map(|_| {
-                let started = Instant::now();
-                let series =
-                    dispatch(&ctx, "usage:getSeries", json!({ "bucket": bucket, "from": from, "to": now + 1 }))
-                        .expect("served")
-                        .expect("answers");
-                // What crosses to the web view: the answer as JSON.
-                bytes = series.to_string().len();
-                started.elapsed()
-            })
-            .collect();
-        times.sort();
+    for bucket in ["day", "hour"] {
+        let args_json = json!({ "bucket": bucket, "from": from, "to": now + 1 });
+        let (timing, answer) = time_command(&ctx, args.runs, "usage:getSeries", args_json);
+        // What crosses to the web view: the answer as JSON.
+        let kilobytes = answer.to_string().len() / 1000;
         println!(
-            "usage:getSeries over {} attempts, 90 days by the {bucket}: median {:.1} ms (min {:.1}, max {:.1}, {} runs), {} kB of JSON",
-            args.rows,
-            times[times.len() / 2].as_secs_f64() * 1000.0,
-            times[0].as_secs_f64() * 1000.0,
-            times[times.len() - 1].as_secs_f64() * 1000.0,
-            args.runs,
-            bytes / 1000
+            "usage:getSeries over {} attempts, 90 days by the {bucket}: {timing}, {kilobytes} kB of JSON",
+            args.rows
         );
     }
     drop(ctx);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `command` with `args` through the command layer, `runs` times: the timing and the last answer.
+fn time_command(ctx: &AppContext, runs: usize, command: &str, args: serde_json::Value) -> (Timing, serde_json::Value) {
+    let mut answer = serde_json::Value::Null;
+    let mut times: Vec<Duration> = (0..runs.max(1))
+        .map(|_| {
+            let started = Instant::now();
+            answer = dispatch(ctx, command, args.clone()).expect("served").expect("answers");
+            started.elapsed()
+        })
+        .collect();
+    times.sort();
+    (Timing(times), answer)
+}
+
+/// Sorted durations, shown as their median, least and most.
+struct Timing(Vec<Duration>);
+
+impl std::fmt::Display for Timing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |d: &Duration| d.as_secs_f64() * 1000.0;
+        let times = &self.0;
+        write!(
+            f,
+            "median {:.1} ms (min {:.1}, max {:.1}, {} runs)",
+            ms(&times[times.len() / 2]),
+            ms(&times[0]),
+            ms(&times[times.len() - 1]),
+            times.len()
+        )
+    }
 }
