@@ -325,13 +325,12 @@ impl CompletionService {
                 usage: report.usage,
             });
             let label = credential.label();
-            let pooled_key = key_id;
             let retry_without_stream_usage = matches!(&end, AttemptEnd::Refused(failure)
                 if stream_usage && request.stream && rejects_stream_options(failure));
             // The pool learns what the attempt taught while the attempt still holds its
             // reservation: released first, a request could slip in between on what was known
             // before (a window thought full, a key not yet known refused).
-            let reported = match (&end, &pooled_key) {
+            let reported = match (&end, &key_id) {
                 (AttemptEnd::Finished, Some(key)) => {
                     self.pool.report_answer(key, Some(&scope), &report.announced);
                     None
@@ -369,7 +368,7 @@ impl CompletionService {
                 self.no_stream_usage.lock().unwrap_or_else(|e| e.into_inner()).insert(provider.clone());
                 continue;
             }
-            let (Some(key), Some((kind, reported))) = (pooled_key, reported) else {
+            let (Some(key), Some((kind, reported))) = (key_id, reported) else {
                 let error = if text.is_empty() {
                     CompletionError::Provider(failure)
                 } else {

@@ -1,5 +1,6 @@
 import { useId } from 'react';
 import { useCommittedNumber } from '../../hooks/useCommittedNumber';
+import { CommittedNumberInput } from './CommittedNumberInput';
 import { useI18n } from '../../i18n/I18nProvider';
 import { parseSetting, SETTING_SPECS, stepSetting, type BackendSetting } from './backendSettings';
 import type { UpdateSettingsArgs } from '../../ipc/bindings';
@@ -63,7 +64,7 @@ function SettingField({ setting, stored, onSave }: { setting: BackendSetting; st
     onSave,
     saveError: (e) => fieldError(t, e, setting) ?? errorText(t, e),
   });
-  const { error, status } = field;
+  const { error } = field;
 
   const describedBy = [unitId, error ? errorId : null, hintId].filter(Boolean).join(' ');
   return (
@@ -72,24 +73,16 @@ function SettingField({ setting, stored, onSave }: { setting: BackendSetting; st
         {t(spec.label)}
       </label>
       <div className="general__control">
-        <div className="general__inline">
-          <input
-            id={inputId}
-            className="input input--number"
-            inputMode="numeric"
-            autoComplete="off"
-            aria-labelledby={`${labelId} ${unitId}`}
-            aria-describedby={describedBy}
-            aria-invalid={error ? true : undefined}
-            aria-busy={status === 'saving' || undefined}
-            {...field.inputProps}
-            data-testid={`${spec.testId}-input`}
-          />
+        <CommittedNumberInput
+          field={field}
+          id={inputId}
+          labelledBy={`${labelId} ${unitId}`}
+          describedBy={describedBy}
+          invalid={Boolean(error)}
+          testId={spec.testId}
+        >
           <span id={unitId}>{t(spec.unit)}</span>
-          <span className="general__status" role="status" data-testid={`${spec.testId}-status`}>
-            {status === 'saving' ? t('general.saving') : status === 'saved' ? t('general.saved') : ''}
-          </span>
-        </div>
+        </CommittedNumberInput>
         {error && (
           <p className="field__error" id={errorId} role="alert" data-testid={`${spec.testId}-error`}>
             {error}

@@ -3,6 +3,7 @@ import type { Translate } from '../../i18n/problems';
 import type { KeyUsage } from '../../ipc/bindings';
 import { keyOf } from './usageFigures';
 import { formatCost, formatCount, formatLatency } from './usageFormat';
+import { TableRegion } from './TableRegion';
 
 /** A key as the ledger names it: its label (or masked preview); the provider's own key; a key deleted since. */
 export function keyLabel(t: Translate, key: Pick<KeyUsage, 'keyId' | 'label'>): string {
@@ -23,8 +24,7 @@ export function KeyUsageTable({ keys, providerName, titleId }: Props) {
   const count = (n: number) => formatCount(n, intlTag);
   const latency = (ms: number | null) => (ms === null ? '—' : formatLatency(ms, intlTag));
   return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take the focus to be scrolled without a mouse (WCAG 2.1.1)
-    <section className="usage-table-scroll" aria-labelledby={titleId} tabIndex={0}>
+    <TableRegion labelledBy={titleId}>
       <table className="usage-table" data-testid="usage-key-table">
         <caption className="visually-hidden">{t('usagePage.keysTitle')}</caption>
         <thead>
@@ -71,6 +71,6 @@ export function KeyUsageTable({ keys, providerName, titleId }: Props) {
           ))}
         </tbody>
       </table>
-    </section>
+    </TableRegion>
   );
 }

@@ -8,6 +8,7 @@ import { usageApi } from '../../ipc/usage';
 import { PriceDialog } from './PriceDialog';
 import { formatPrice } from './usageFormat';
 import type { PricesLoad } from './useUsage';
+import { TableRegion } from './TableRegion';
 
 interface Props {
   state: PricesLoad;
@@ -60,8 +61,7 @@ export function PricesSection({ state, models, unpriced, onChanged, onRetry }: P
     );
   } else {
     body = (
-      // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take the focus to be scrolled without a mouse (WCAG 2.1.1)
-      <section className="usage-table-scroll" aria-labelledby={titleId} tabIndex={0}>
+      <TableRegion labelledBy={titleId}>
         <table className="usage-table" data-testid="price-table">
           <caption className="visually-hidden">{t('usagePage.pricesCaption')}</caption>
           <thead>
@@ -118,7 +118,7 @@ export function PricesSection({ state, models, unpriced, onChanged, onRetry }: P
             ))}
           </tbody>
         </table>
-      </section>
+      </TableRegion>
     );
   }
 

@@ -1,7 +1,17 @@
-import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { useI18n } from '../../i18n/I18nProvider';
 import type { ChartTheme } from './chartTheme';
 import { type ChartSpec, drawChart } from './charts';
+
+/** A chart's numbers as a table: a header per row (a day, an hour, a provider), then its numbers. */
+export interface ChartTable {
+  /** The row headers' column, then one per number. */
+  columns: { key: string; label: string }[];
+  /** Each row's numbers, already worded, one per column after the first. */
+  rows: { key: string | number; header: string; cells: string[] }[];
+  /** The one row shown when there are no others; none: an empty body. */
+  empty?: string;
+}
 
 interface Props {
   /** The figure's caption, and the name of its table. */
@@ -11,7 +21,7 @@ interface Props {
   spec: ChartSpec;
   theme: ChartTheme;
   /** The same numbers as a table, beside the chart: for screen readers, keyboards and copying. */
-  children: ReactNode;
+  table: ChartTable;
   testId: string;
 }
 
@@ -19,7 +29,7 @@ interface Props {
  * One chart as a figure: the canvas (an image named by a summary) and the table of its numbers.
  * Where the canvas cannot draw (no 2D context) the figure keeps only the table.
  */
-export function UsageChart({ title, description, spec, theme, children, testId }: Props) {
+export function UsageChart({ title, description, spec, theme, table, testId }: Props) {
   const { t, intlTag } = useI18n();
   const captionId = useId();
   const canvas = useRef<HTMLCanvasElement>(null);
@@ -47,9 +57,45 @@ export function UsageChart({ title, description, spec, theme, children, testId }
         {/* Focusable, so a keyboard can scroll a long table. */}
         {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take the focus to be scrolled without a mouse (WCAG 2.1.1) */}
         <section className="usage-chart__table" aria-label={t('usagePage.tableOf', { title })} tabIndex={0}>
-          {children}
+          <NumbersTable caption={title} {...table} />
         </section>
       </div>
     </figure>
+  );
+}
+
+function NumbersTable({ caption, columns, rows, empty }: ChartTable & { caption: string }) {
+  const [headerColumn, ...numberColumns] = columns;
+  return (
+    <table className="usage-table">
+      <caption className="visually-hidden">{caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{headerColumn.label}</th>
+          {numberColumns.map((column) => (
+            <th key={column.key} scope="col" className="num">
+              {column.label}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={row.key}>
+            <th scope="row">{row.header}</th>
+            {numberColumns.map((column, i) => (
+              <td key={column.key} className="num">
+                {row.cells[i]}
+              </td>
+            ))}
+          </tr>
+        ))}
+        {rows.length === 0 && empty !== undefined && (
+          <tr>
+            <td colSpan={columns.length}>{empty}</td>
+          </tr>
+        )}
+      </tbody>
+    </table>
   );
 }

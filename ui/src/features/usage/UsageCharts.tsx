@@ -2,7 +2,7 @@ import { useMemo } from 'react';
 import { useI18n } from '../../i18n/I18nProvider';
 import type { ChartSpec } from './charts';
 import { useChartTheme } from './chartTheme';
-import { UsageChart } from './UsageChart';
+import { type ChartTable, UsageChart } from './UsageChart';
 import { activeBuckets, activity, cacheByProvider, tokensPerKey } from './usageFigures';
 import { formatCount, formatShare } from './usageFormat';
 import { bucketLabel, bucketsOf } from './usageRange';
@@ -70,6 +70,37 @@ export function UsageCharts({ data, providerName, keyName }: Props) {
   const cacheTitle = t('usagePage.cacheTitle');
   const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
+  const share = (ratio: number | null) => (ratio === null ? '—' : formatShare(ratio, intlTag));
+  const bucketColumn = { key: 'bucket', label: bucketHeader };
+  const tokensTable: ChartTable = {
+    columns: [bucketColumn, ...tokens.map((s) => ({ key: s.key, label: s.name })), { key: 'total', label: t('usagePage.total') }],
+    rows: tokenRows.map((i) => ({ key: starts[i], header: labels[i], cells: [...tokens.map((s) => count(s.values[i])), count(tokenTotals[i])] })),
+    empty: t('usagePage.tokensNone'),
+  };
+  const activityTable: ChartTable = {
+    columns: [
+      bucketColumn,
+      { key: 'requests', label: t('usagePage.requests') },
+      { key: 'rateLimited', label: t('usagePage.col429') },
+      { key: 'failovers', label: t('usagePage.failovers') },
+    ],
+    rows: activityRows.map((i) => ({
+      key: starts[i],
+      header: labels[i],
+      cells: [count(sums.requests[i]), count(sums.rateLimited[i]), count(sums.failovers[i])],
+    })),
+    empty: t('usagePage.activityNone'),
+  };
+  const cacheTable: ChartTable = {
+    columns: [
+      { key: 'provider', label: t('usagePage.colProvider') },
+      { key: 'cached', label: t('usagePage.colCached') },
+      { key: 'input', label: t('usagePage.colInput') },
+      { key: 'share', label: t('usagePage.cacheHitShort') },
+    ],
+    rows: caches.map((c) => ({ key: c.providerId, header: providerName(c.providerId), cells: [count(c.cachedTokens), count(c.inputTokens), share(c.ratio)] })),
+  };
+
   return (
     <div className="usage-charts">
       <UsageChart
@@ -81,44 +112,9 @@ export function UsageCharts({ data, providerName, keyName }: Props) {
         }
         spec={tokensSpec}
         theme={theme}
+        table={tokensTable}
         testId="usage-chart-tokens"
-      >
-        <table className="usage-table">
-          <caption className="visually-hidden">{tokensTitle}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{bucketHeader}</th>
-              {tokens.map((s) => (
-                <th key={s.key} scope="col" className="num">
-                  {s.name}
-                </th>
-              ))}
-              <th scope="col" className="num">
-                {t('usagePage.total')}
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {tokenRows.map((i) => (
-              <tr key={starts[i]}>
-                <th scope="row">{labels[i]}</th>
-                {tokens.map((s) => (
-                  <td key={s.key} className="num">
-                    {count(s.values[i])}
-                  </td>
-                ))}
-                <td className="num">{count(tokenTotals[i])}</td>
-              </tr>
-            ))}
-            {tokenRows.length === 0 && (
-              <tr>
-                <td colSpan={tokens.length + 2}>{t('usagePage.tokensNone')}</td>
-              </tr>
-            )}
-          </tbody>
-        </table>
-      </UsageChart>
-
+      />
       <UsageChart
         title={activityTitle}
         description={t('usagePage.activitySummary', {
@@ -128,85 +124,23 @@ export function UsageCharts({ data, providerName, keyName }: Props) {
         })}
         spec={activitySpec}
         theme={theme}
+        table={activityTable}
         testId="usage-chart-activity"
-      >
-        <table className="usage-table">
-          <caption className="visually-hidden">{activityTitle}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{bucketHeader}</th>
-              <th scope="col" className="num">
-                {t('usagePage.requests')}
-              </th>
-              <th scope="col" className="num">
-                {t('usagePage.col429')}
-              </th>
-              <th scope="col" className="num">
-                {t('usagePage.failovers')}
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {activityRows.map((i) => (
-              <tr key={starts[i]}>
-                <th scope="row">{labels[i]}</th>
-                <td className="num">{count(sums.requests[i])}</td>
-                <td className="num">{count(sums.rateLimited[i])}</td>
-                <td className="num">{count(sums.failovers[i])}</td>
-              </tr>
-            ))}
-            {activityRows.length === 0 && (
-              <tr>
-                <td colSpan={4}>{t('usagePage.activityNone')}</td>
-              </tr>
-            )}
-          </tbody>
-        </table>
-      </UsageChart>
-
+      />
       <UsageChart
         title={cacheTitle}
         description={
           caches.length === 0
             ? t('usagePage.cacheNone')
             : t('usagePage.cacheSummary', {
-                providers: caches
-                  .map((c) => `${providerName(c.providerId)} ${c.ratio === null ? '—' : formatShare(c.ratio, intlTag)}`)
-                  .join(t('list.separator')),
+                providers: caches.map((c) => `${providerName(c.providerId)} ${share(c.ratio)}`).join(t('list.separator')),
               })
         }
         spec={cacheSpec}
         theme={theme}
+        table={cacheTable}
         testId="usage-chart-cache"
-      >
-        <table className="usage-table">
-          <caption className="visually-hidden">{cacheTitle}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{t('usagePage.colProvider')}</th>
-              <th scope="col" className="num">
-                {t('usagePage.colCached')}
-              </th>
-              <th scope="col" className="num">
-                {t('usagePage.colInput')}
-              </th>
-              <th scope="col" className="num">
-                {t('usagePage.cacheHitShort')}
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {caches.map((c) => (
-              <tr key={c.providerId}>
-                <th scope="row">{providerName(c.providerId)}</th>
-                <td className="num">{count(c.cachedTokens)}</td>
-                <td className="num">{count(c.inputTokens)}</td>
-                <td className="num">{c.ratio === null ? '—' : formatShare(c.ratio, intlTag)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </UsageChart>
+      />
     </div>
   );
 }

@@ -1,5 +1,6 @@
 import { useId } from 'react';
 import { useCommittedNumber } from '../../../hooks/useCommittedNumber';
+import { CommittedNumberInput } from '../CommittedNumberInput';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText, issueText, type Translate } from '../../../i18n/problems';
 import type { Issue } from '../../../ipc/bindings';
@@ -43,7 +44,7 @@ export function PortField({ port, onSave, startProblem }: Props) {
       return issue ? portIssueText(t, issue) : errorText(t, e);
     },
   });
-  const { error, editing, status } = field;
+  const { error, editing } = field;
 
   const shown = error ?? (editing ? undefined : startProblem);
   const describedBy = [shown ? errorId : null, hintId].filter(Boolean).join(' ');
@@ -52,22 +53,7 @@ export function PortField({ port, onSave, startProblem }: Props) {
       <label className="field__label" htmlFor={inputId}>
         {t('localApi.port')}
       </label>
-      <div className="general__inline">
-        <input
-          id={inputId}
-          className="input input--number"
-          inputMode="numeric"
-          autoComplete="off"
-          aria-describedby={describedBy}
-          aria-invalid={shown ? true : undefined}
-          aria-busy={status === 'saving' || undefined}
-          {...field.inputProps}
-          data-testid="local-api-port-input"
-        />
-        <span className="general__status" role="status" data-testid="local-api-port-status">
-          {status === 'saving' ? t('general.saving') : status === 'saved' ? t('general.saved') : ''}
-        </span>
-      </div>
+      <CommittedNumberInput field={field} id={inputId} describedBy={describedBy} invalid={Boolean(shown)} testId="local-api-port" />
       {shown && (
         <p className="field__error" id={errorId} role="alert" data-testid="local-api-port-error">
           {shown}
