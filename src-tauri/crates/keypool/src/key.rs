@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::budget::{Announced, Blocked, Budgets, Demand, UserLimits};
 use crate::error::Blocker;
 use crate::status::BudgetStatus;
-use crate::{DisableReason, FailureKind, FailureOutcome, KeyEntry, KeyError, KeyId, KeyState, KeyStatus};
+use crate::{DisableReason, Failure, FailureKind, FailureOutcome, KeyEntry, KeyError, KeyId, KeyState, KeyStatus};
 use crate::{PoolConfig, Secret, Timestamp};
 
 pub(crate) struct PoolKey {
@@ -153,14 +153,8 @@ impl PoolKey {
         self.health.cooling_until.take().is_some()
     }
 
-    pub fn record_failure(
-        &mut self,
-        kind: FailureKind,
-        status: u16,
-        scope: Option<&str>,
-        config: &PoolConfig,
-        now: Timestamp,
-    ) -> FailureOutcome {
+    pub fn record_failure(&mut self, failure: &Failure<'_>, config: &PoolConfig, now: Timestamp) -> FailureOutcome {
+        let Failure { kind, status, scope, .. } = *failure;
         let health = &mut self.health;
         health.failure_count += 1;
         health.last_error_at = Some(now);

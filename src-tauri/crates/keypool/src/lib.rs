@@ -55,7 +55,7 @@
 //! let first = pool.select(SelectionRequest::new(&openai).for_session(&chat), now)?;
 //! assert_eq!(first.key_id.as_str(), "a", "the first selection takes slot 0");
 //! let kind = FailureKind::RateLimited { retry_after: None, announced: Announced::default() };
-//! let refused = Failure { provider: &openai, key: &first.key_id, status: 429, kind, scope: None };
+//! let refused = Failure { provider: &openai, key: &first.key_id, status: 429, kind, scope: None, sent_at: Some(now) };
 //! let outcome = pool.report_failure(refused, now)?;
 //! assert_eq!(outcome, FailureOutcome::Cooled { until: now + std::time::Duration::from_secs(60) });
 //! let tried = [first.key_id.clone()];

@@ -210,7 +210,7 @@ impl KeyPool {
         let Some(key) = ps.key_mut(failure.key) else {
             return Ok(FailureOutcome::Unchanged);
         };
-        let outcome = key.record_failure(failure.kind, failure.status, failure.scope, &self.config, now);
+        let outcome = key.record_failure(&failure, &self.config, now);
         ps.touch();
         Ok(outcome)
     }

@@ -85,6 +85,8 @@ pub struct Failure<'a> {
     pub kind: FailureKind,
     /// The request's rate-limit scope (its model or model class), when it had one.
     pub scope: Option<&'a str>,
+    /// When the refused request was sent, if known.
+    pub sent_at: Option<Timestamp>,
 }
 
 /// The refusals the pool acts on. Every other answer is the request's business, not the key's.

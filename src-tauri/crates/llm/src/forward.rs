@@ -9,15 +9,15 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::stream::{BoxStream, StreamExt};
-use keypool::{Demand, FailureKind, FailureOutcome, KeyId, SessionId, Timestamp};
+use keypool::{Demand, SessionId, Timestamp};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Breakage, CompletionError, Failure};
+use crate::failover::{Attempt, Credential, Ended, Lesson, Plan, Settlement, Stop, Target, Tried};
 use crate::provider::{error_message, out_of_credit, parse_stream_event, ProviderEndpoint, StreamPiece, Usage};
 use crate::rate_limit::{announced_limits, announced_wait};
 use crate::record::{AttemptOutcome, AttemptRecord};
-use crate::service::{Credential, NotAcquired, Target};
 use crate::stream::{breakage, read_error_body, REDIRECT_REFUSED};
 use crate::{scope_of, CompletionService, ProviderKind};
 
@@ -72,120 +72,40 @@ impl CompletionService {
     /// Forwards `request` with a pooled key. `Err` when no answer can be given: no key could
     /// serve it (within the pool's max wait), or the provider could not be reached. A refusal
     /// the pool does not handle (a 400, a 500) is an answer: it goes back as it came, its body
-    /// with every key masked.
+    /// with every key masked. The loop is [`CompletionService::drive`]'s; this is what a relayed
+    /// attempt is.
     pub async fn forward(&self, request: ForwardRequest) -> Result<Forwarded, CompletionError> {
-        let provider = request.endpoint.id.clone();
-        let kind = request.endpoint.kind;
-        let scope = scope_of(kind, &request.model);
-        let demand = Demand { scope: Some(&scope), tokens: u32::try_from(request.body.len() / 4).unwrap_or(u32::MAX) };
-        let deadline = self.clock.now() + self.pool.max_wait();
-        let url = upstream_url(&request.endpoint, request.path);
-        let never = CancellationToken::new();
-        let mut tried: Vec<KeyId> = Vec::new();
-        let mut last_refusal: Option<(u16, String)> = None;
-        let mut attempts = 0u32;
-        loop {
-            let target = Target { endpoint: &request.endpoint, session: &request.session, preferred_key: None };
-            let acquired =
-                self.acquire(&target, demand, &mut tried, deadline, last_refusal.clone(), &mut |_| {}, &never).await;
-            let credential = match acquired {
-                Ok(credential) => credential,
-                Err(NotAcquired::Failed(error)) => return Err(error),
-                Err(NotAcquired::Cancelled) => unreachable!("nothing cancels a forward"),
-            };
-            attempts += 1;
-            let key = match &credential {
-                Credential::Pooled(selection) => Some(selection.key_id.clone()),
-                Credential::ProviderLevel(_) => None,
-            };
-            let record = AttemptRecord {
-                at: self.clock.now(),
-                provider: provider.clone(),
-                key: key.clone(),
-                model: request.model.clone(),
-                session: request.session.clone(),
-                source: request.source.clone(),
-                outcome: AttemptOutcome::Ok,
-                status: None,
-                first_token_ms: None,
-                latency_ms: 0,
-                usage: None,
-            };
-            let started = tokio::time::Instant::now();
-            let sent = self.send_as_is(&request, &url, &credential).await;
-            let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-            let response = match sent {
-                Ok(response) => response,
-                Err(error) => {
-                    let kind = breakage(&error);
-                    tracing::info!(%provider, %kind, "the forwarded request could not reach the provider");
-                    self.recorder.attempt(AttemptRecord {
-                        outcome: AttemptOutcome::TransportError,
-                        latency_ms: elapsed(),
-                        ..record
-                    });
-                    return Err(CompletionError::Network(kind));
+        let scope = scope_of(request.endpoint.kind, &request.model);
+        let plan = Plan {
+            target: Target { endpoint: &request.endpoint, session: &request.session, preferred_key: None },
+            demand: Demand { scope: Some(&scope), tokens: u32::try_from(request.body.len() / 4).unwrap_or(u32::MAX) },
+            deadline: self.clock.now() + self.pool.max_wait(),
+            record: AttemptRecord::draft(
+                request.endpoint.id.clone(),
+                &request.model,
+                &request.session,
+                &request.source,
+            ),
+        };
+        let mut attempt = RelayAttempt {
+            service: self,
+            url: upstream_url(&request.endpoint, request.path),
+            request: &request,
+            refusal: None,
+        };
+        let driven = self.drive(&plan, &mut attempt, &mut |_| {}, &CancellationToken::new()).await;
+        match driven.end {
+            Ok(forwarded) => Ok(Forwarded { attempts: driven.attempts, ..forwarded }),
+            // A refusal no other key cures goes back as the provider gave it.
+            Err(Stop::Failed(CompletionError::Provider(failure))) => match attempt.refusal.take() {
+                Some(refusal) if refusal.status == failure.status => {
+                    let body = futures_util::stream::once(async move { Ok(Bytes::from(refusal.body)) }).boxed();
+                    Ok(Forwarded { status: refusal.status, headers: refusal.headers, body, attempts: driven.attempts })
                 }
-            };
-            let status = response.status().as_u16();
-            let now = self.clock.now();
-            let announced = announced_limits(kind, response.headers(), now);
-            let headers = passed_headers(response.headers());
-            if response.status().is_redirection() {
-                self.recorder.attempt(AttemptRecord {
-                    outcome: AttemptOutcome::ProviderError,
-                    status: Some(status),
-                    latency_ms: elapsed(),
-                    ..record
-                });
-                return Err(CompletionError::Provider(Failure::new(status, REDIRECT_REFUSED)));
-            }
-            if !response.status().is_success() {
-                let retry_after = announced_wait(response.headers(), now);
-                let body =
-                    self.redactor(&request.endpoint, credential.secret()).redact(&read_error_body(response).await);
-                let failure = Failure {
-                    status,
-                    message: error_message(&body),
-                    retry_after,
-                    announced,
-                    out_of_credit: out_of_credit(status, &body),
-                };
-                let pool_kind = failure.pool_kind();
-                self.recorder.attempt(AttemptRecord {
-                    outcome: outcome_of(pool_kind.as_ref()),
-                    status: Some(status),
-                    latency_ms: elapsed(),
-                    ..record
-                });
-                if let (Some(key), Some(pool_kind)) = (&key, pool_kind) {
-                    tracing::info!(%provider, %key, status, "key refused a forwarded request; failing over");
-                    match self.report(&provider, key, status, pool_kind, &scope) {
-                        Ok(FailureOutcome::Cooled { .. } | FailureOutcome::Spent { .. }) => {}
-                        Ok(_) => tried.push(key.clone()),
-                        Err(error) => return Err(error.into()),
-                    }
-                    last_refusal = Some((failure.status, failure.message));
-                    // Reported first, then the reservation ends, then waiting requests look again.
-                    drop(credential);
-                    self.freed.notify_waiters();
-                    continue;
-                }
-                drop(credential);
-                self.freed.notify_waiters();
-                let body = futures_util::stream::once(async move { Ok(Bytes::from(body)) }).boxed();
-                return Ok(Forwarded { status, headers, body, attempts });
-            }
-            let relay = Relay {
-                service: self.clone(),
-                upstream: response.bytes_stream().boxed(),
-                kind,
-                stream: request.stream,
-                observed: Observed::default(),
-                started,
-                ended: Some(Ending { credential, record, announced, scope: scope.clone() }),
-            };
-            return Ok(Forwarded { status, headers, body: relay.into_stream(), attempts });
+                _ => Err(CompletionError::Provider(failure)),
+            },
+            Err(Stop::Failed(error)) => Err(error),
+            Err(Stop::Cancelled) => unreachable!("nothing cancels a forward"),
         }
     }
 
@@ -228,51 +148,33 @@ fn passed_headers(headers: &reqwest::header::HeaderMap) -> Vec<(String, String)>
         .collect()
 }
 
-fn outcome_of(kind: Option<&FailureKind>) -> AttemptOutcome {
-    match kind {
-        Some(FailureKind::RateLimited { .. }) => AttemptOutcome::RateLimited,
-        Some(FailureKind::AuthRejected) => AttemptOutcome::AuthRejected,
-        Some(FailureKind::QuotaExhausted) => AttemptOutcome::QuotaExhausted,
-        None => AttemptOutcome::ProviderError,
-    }
-}
-
 /// What the relay read of the answer going by: its usage, when its first text came.
 #[derive(Default)]
 struct Observed {
     /// An incomplete SSE event (streams), or the whole answer so far (whole replies).
     pending: Vec<u8>,
     usage: Option<Usage>,
-    first_token: Option<Duration>,
+    first_token_ms: Option<u64>,
     /// The stream said it is complete (`[DONE]`, `message_stop`).
     done: bool,
 }
 
-/// What is left to do when the answer ends, however it ends: record the attempt, tell the pool
-/// what the key has left, and give the key back.
-struct Ending {
-    credential: Credential,
-    record: AttemptRecord,
-    announced: keypool::Announced,
-    scope: String,
-}
-
 /// The upstream answer on its way to the client.
 struct Relay {
-    service: CompletionService,
     upstream: BoxStream<'static, reqwest::Result<Bytes>>,
     kind: ProviderKind,
     stream: bool,
     observed: Observed,
-    started: tokio::time::Instant,
-    /// `None` once the attempt is recorded.
-    ended: Option<Ending>,
+    /// The windows the answer announced, for the pool once the answer is complete.
+    announced: keypool::Announced,
+    /// `None` once the attempt is settled.
+    settlement: Option<Settlement>,
 }
 
 impl Relay {
     fn into_stream(self) -> BoxStream<'static, Result<Bytes, std::io::Error>> {
         futures_util::stream::unfold(self, |mut relay| async move {
-            relay.ended.as_ref()?;
+            relay.settlement.as_ref()?;
             match relay.upstream.next().await {
                 Some(Ok(bytes)) => {
                     relay.observe(&bytes);
@@ -321,8 +223,8 @@ impl Relay {
                 }
             }
             match parse_stream_event(self.kind, &name, &data) {
-                StreamPiece::Text(_) => {
-                    observed.first_token.get_or_insert_with(|| self.started.elapsed());
+                StreamPiece::Text(_) if observed.first_token_ms.is_none() => {
+                    observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
                 }
                 StreamPiece::Usage(usage) => observed.usage = Some(usage),
                 StreamPiece::OutputTokens(output) => observed.usage.get_or_insert_with(Usage::default).output = output,
@@ -332,31 +234,19 @@ impl Relay {
         }
     }
 
+    /// Settles the attempt, however the answer ended: the pool learns what the key has left only
+    /// from an answer that came whole.
     fn end(&mut self, outcome: AttemptOutcome) {
-        let Some(Ending { credential, record, announced, scope }) = self.ended.take() else { return };
-        let service = &self.service;
+        let Some(settlement) = self.settlement.take() else { return };
         let mut usage = self.observed.usage;
         if !self.stream {
             usage = serde_json::from_slice::<Value>(&self.observed.pending)
                 .ok()
                 .and_then(|value| Usage::of_reply(self.kind, &value));
-            self.observed.first_token = Some(self.started.elapsed());
+            self.observed.first_token_ms = Some(settlement.elapsed_ms());
         }
-        if outcome == AttemptOutcome::Ok {
-            if let Some(key) = &record.key {
-                service.pool.report_answer(key, Some(&scope), &announced);
-            }
-        }
-        service.recorder.attempt(AttemptRecord {
-            outcome,
-            status: Some(200),
-            first_token_ms: self.observed.first_token.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-            latency_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            usage,
-            ..record
-        });
-        drop(credential);
-        service.freed.notify_waiters();
+        let lesson = if outcome == AttemptOutcome::Ok { Lesson::Answer(&self.announced) } else { Lesson::Nothing };
+        let _ = settlement.settle(outcome, Some(200), usage, self.observed.first_token_ms, lesson);
     }
 }
 
@@ -410,6 +300,91 @@ pub fn retry_after_of(error: &CompletionError, now: Timestamp) -> Option<Duratio
             ..
         }) => Some(at.saturating_duration_since(now)),
         _ => None,
+    }
+}
+
+/// A local API client's request relayed as it came: the attempt ends with the answer's headers
+/// (or a refusal's body); an answer is then streamed back by a [`Relay`], which settles it.
+struct RelayAttempt<'a> {
+    service: &'a CompletionService,
+    request: &'a ForwardRequest,
+    url: String,
+    /// The last refusal as it came, to pass on as it is if the request gives up on it.
+    refusal: Option<Refusal>,
+}
+
+/// A refusal's answer as the client may see it.
+struct Refusal {
+    status: u16,
+    headers: Vec<(String, String)>,
+    /// The body, every key of the pool masked.
+    body: String,
+}
+
+/// An upstream answer whose headers said it is one.
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    upstream: BoxStream<'static, reqwest::Result<Bytes>>,
+}
+
+impl Attempt for RelayAttempt<'_> {
+    type Answer = Answer;
+    type Output = Forwarded;
+
+    async fn run(
+        &mut self,
+        credential: &Credential,
+        _attempt: u32,
+        _on_event: &mut (dyn FnMut(crate::CompletionEvent) + Send),
+        _cancel: &CancellationToken,
+    ) -> Tried<Answer> {
+        self.refusal = None;
+        let (service, request) = (self.service, self.request);
+        let kind = request.endpoint.kind;
+        let response = match service.send_as_is(request, &self.url, credential).await {
+            Ok(response) => response,
+            Err(error) => {
+                let broke = breakage(&error);
+                tracing::info!(provider = %request.endpoint.id, kind = %broke, "the forwarded request could not reach the provider");
+                return Tried::ended(Ended::Broken(broke));
+            }
+        };
+        let status = response.status().as_u16();
+        let now = service.clock.now();
+        let announced = announced_limits(kind, response.headers(), now);
+        let headers = passed_headers(response.headers());
+        let ended = if response.status().is_redirection() {
+            Ended::Refused(Failure::new(status, REDIRECT_REFUSED))
+        } else if !response.status().is_success() {
+            let retry_after = announced_wait(response.headers(), now);
+            let body =
+                service.redactor(&request.endpoint, credential.secret()).redact(&read_error_body(response).await);
+            let failure = Failure {
+                status,
+                message: error_message(&body),
+                retry_after,
+                announced,
+                out_of_credit: out_of_credit(status, &body),
+            };
+            self.refusal = Some(Refusal { status, headers, body });
+            Ended::Refused(failure)
+        } else {
+            Ended::Answered(Answer { status, headers, upstream: response.bytes_stream().boxed() })
+        };
+        Tried { announced, ..Tried::ended(ended) }
+    }
+
+    fn answered(&mut self, answer: Answer, settlement: Settlement, tried: Tried<()>) -> Forwarded {
+        let relay = Relay {
+            upstream: answer.upstream,
+            kind: self.request.endpoint.kind,
+            stream: self.request.stream,
+            observed: Observed::default(),
+            announced: tried.announced,
+            settlement: Some(settlement),
+        };
+        Forwarded { status: answer.status, headers: answer.headers, body: relay.into_stream(), attempts: 0 }
     }
 }
 

@@ -7,6 +7,7 @@
 //! Provider clients live in [`provider`]; nothing here knows about Tauri or the database.
 
 mod error;
+mod failover;
 mod forward;
 pub mod provider;
 mod rate_limit;

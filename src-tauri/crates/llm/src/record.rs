@@ -62,3 +62,23 @@ pub struct AttemptRecord {
     /// What it used, as the provider reported it.
     pub usage: Option<Usage>,
 }
+
+impl AttemptRecord {
+    /// The record of an attempt as far as it is known before the key is chosen and the request
+    /// sent; the failover loop fills in the rest.
+    pub(crate) fn draft(provider: ProviderId, model: &str, session: &SessionId, source: &str) -> Self {
+        AttemptRecord {
+            at: Timestamp::EPOCH,
+            provider,
+            key: None,
+            model: model.to_owned(),
+            session: session.clone(),
+            source: source.to_owned(),
+            outcome: AttemptOutcome::Ok,
+            status: None,
+            first_token_ms: None,
+            latency_ms: 0,
+            usage: None,
+        }
+    }
+}

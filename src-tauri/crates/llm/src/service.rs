@@ -4,8 +4,7 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use keypool::{
-    Clock, Demand, DisableReason, FailureKind, FailureOutcome, KeyId, KeyPool, PoolError, ProviderId, Secret,
-    SecretResolver, Selection, SelectionRequest, SessionId, Timestamp, Unavailability,
+    Clock, Demand, DisableReason, FailureKind, KeyId, KeyPool, ProviderId, Secret, SecretResolver, SessionId, Timestamp,
 };
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -14,12 +13,13 @@ use tokio_util::sync::CancellationToken;
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-use crate::error::{Breakage, CompletionError, Failure, Interruption, NoKey, NoKeyReason};
+use crate::error::{Breakage, CompletionError, Failure};
+use crate::failover::{Attempt, Credential, Ended, Lesson, Plan, Settlement, Stop, Target, Tried};
 use crate::provider::Usage;
 use crate::provider::{error_message, ChatMessage, ProviderEndpoint};
 use crate::record::{AttemptOutcome, AttemptRecord};
 use crate::redact::Redactor;
-use crate::stream::{read_error_body, Attempt, AttemptEnd, AttemptReport, REDIRECT_REFUSED};
+use crate::stream::{read_error_body, AttemptEnd, AttemptReport, Exchange, REDIRECT_REFUSED};
 use crate::wait::Waiter;
 use crate::ProviderKind;
 
@@ -110,44 +110,6 @@ pub enum ProbeProblem {
     OutOfCredit,
 }
 
-/// Where a request goes, for choosing its key.
-pub(crate) struct Target<'a> {
-    pub endpoint: &'a ProviderEndpoint,
-    pub session: &'a SessionId,
-    /// The key the session had before, if it is to be kept.
-    pub preferred_key: Option<&'a KeyId>,
-}
-
-/// Why no key was acquired.
-pub(crate) enum NotAcquired {
-    Cancelled,
-    Failed(CompletionError),
-}
-
-/// The key an attempt uses.
-pub(crate) enum Credential {
-    Pooled(Selection),
-    /// The provider's own key, used only while its pool is empty.
-    ProviderLevel(Secret),
-}
-
-impl Credential {
-    pub(crate) fn secret(&self) -> &Secret {
-        match self {
-            Credential::Pooled(selection) => &selection.secret,
-            Credential::ProviderLevel(secret) => secret,
-        }
-    }
-
-    /// How people know the key: never anything derived from a resolved `$NAME` value.
-    pub(crate) fn label(&self) -> String {
-        match self {
-            Credential::Pooled(selection) => selection.name.to_string(),
-            Credential::ProviderLevel(_) => "provider key".to_owned(),
-        }
-    }
-}
-
 /// Where the service records the pool's decisions that must outlive the process. The pool has
 /// already acted on them in memory; the recorder persists them (the app's write path).
 pub trait Recorder: Send + Sync {
@@ -233,285 +195,45 @@ impl CompletionService {
     /// pool's `max_wait`, the request waits for it (a [`CompletionEvent::Waiting`]) and goes.
     /// A refusal is reported to the pool (cooldown, per-model spend, disable, out of credit)
     /// and the next key is tried at once, the chat re-bound to it. A failure after text was
-    /// shown ends the reply: retrying would repeat the text.
+    /// shown ends the reply: retrying would repeat the text. The loop itself is
+    /// [`CompletionService::drive`]'s; this is what a chat's attempt is.
     pub async fn complete(
         &self,
         request: &CompletionRequest,
         on_event: &mut (dyn FnMut(CompletionEvent) + Send),
         cancel: &CancellationToken,
     ) -> CompletionOutcome {
-        let provider = &request.endpoint.id;
         let scope = scope_of(request.endpoint.kind, &request.model);
-        let demand = Demand { scope: Some(&scope), tokens: estimate_tokens(&request.messages) };
-        let deadline = self.clock.now() + self.pool.max_wait();
-
-        let mut tried: Vec<KeyId> = Vec::new();
-        // The last refusal the pool handled, for the message when no key is left after it.
-        let mut last_refusal: Option<Failure> = None;
-        let mut text = String::new();
-        let mut attempts = 0u32;
-        let mut last_key: Option<(Option<KeyId>, String)> = None;
-        let outcome = |text: String, last_key: Option<(Option<KeyId>, String)>, attempts: u32, end: StopReason| {
-            let (key_id, key_label) = last_key.map_or((None, None), |(id, label)| (id, Some(label)));
-            CompletionOutcome { text, key_id, key_label, attempts, usage: None, end }
-        };
-
-        loop {
-            let target = Target {
+        let plan = Plan {
+            target: Target {
                 endpoint: &request.endpoint,
                 session: &request.session,
                 preferred_key: request.preferred_key.as_ref(),
-            };
-            let waiting = last_refusal.as_ref().map(|f| (f.status, f.message.clone()));
-            let credential = match self.acquire(&target, demand, &mut tried, deadline, waiting, on_event, cancel).await
-            {
-                Ok(credential) => credential,
-                Err(NotAcquired::Cancelled) => return outcome(text, last_key, attempts, StopReason::Cancelled),
-                Err(NotAcquired::Failed(error)) => return outcome(text, last_key, attempts, StopReason::Failed(error)),
-            };
-            attempts += 1;
-            let (key_id, provider_level, rebound) = match &credential {
-                Credential::Pooled(s) => (Some(s.key_id.clone()), false, s.rebound),
-                Credential::ProviderLevel(_) => (None, true, false),
-            };
-            last_key = Some((key_id.clone(), credential.label()));
-            on_event(CompletionEvent::KeySelected {
-                key_id: key_id.as_ref().map(ToString::to_string),
-                key_label: credential.label(),
-                provider_level,
-                rebound,
-                attempt: attempts,
-            });
-
-            let stream_usage = !self.no_stream_usage.lock().unwrap_or_else(|e| e.into_inner()).contains(provider);
-            let body = serde_json::to_vec(&request.endpoint.completion_body_with(
+            },
+            demand: Demand { scope: Some(&scope), tokens: estimate_tokens(&request.messages) },
+            deadline: self.clock.now() + self.pool.max_wait(),
+            record: AttemptRecord::draft(
+                request.endpoint.id.clone(),
                 &request.model,
-                &request.messages,
-                request.max_tokens,
-                request.stream,
-                stream_usage,
-            ))
-            .expect("a JSON value always serializes");
-            let redact = |text: &str| self.redactor(&request.endpoint, credential.secret()).redact(text);
-            let attempt = Attempt {
-                http: &self.http,
-                endpoint: &request.endpoint,
-                key: credential.secret(),
-                body: &body,
-                stream: request.stream,
-                clock: &*self.clock,
-                redact: &redact,
-            };
-            let mut on_text = |piece: &str| on_event(CompletionEvent::Delta { text: piece.to_owned() });
-            let sent_at = self.clock.now();
-            let started = tokio::time::Instant::now();
-            let mut report = AttemptReport::default();
-            let end = attempt.run(&mut text, &mut on_text, &mut report, cancel).await;
-            self.recorder.attempt(AttemptRecord {
-                at: sent_at,
-                provider: provider.clone(),
-                key: key_id.clone(),
-                model: request.model.clone(),
-                session: request.session.clone(),
-                source: request.source.clone(),
-                outcome: attempt_outcome(&end),
-                status: match &end {
-                    AttemptEnd::Refused(failure) => Some(failure.status),
-                    AttemptEnd::Finished => Some(200),
-                    _ => None,
-                },
-                first_token_ms: report.first_token.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-                latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-                usage: report.usage,
-            });
-            let label = credential.label();
-            let retry_without_stream_usage = matches!(&end, AttemptEnd::Refused(failure)
-                if stream_usage && request.stream && rejects_stream_options(failure));
-            // The pool learns what the attempt taught while the attempt still holds its
-            // reservation: released first, a request could slip in between on what was known
-            // before (a window thought full, a key not yet known refused).
-            let reported = match (&end, &key_id) {
-                (AttemptEnd::Finished, Some(key)) => {
-                    self.pool.report_answer(key, Some(&scope), &report.announced);
-                    None
-                }
-                (AttemptEnd::Refused(failure), Some(key)) if !retry_without_stream_usage => {
-                    failure.pool_kind().map(|kind| (kind, self.report(provider, key, failure.status, kind, &scope)))
-                }
-                _ => None,
-            };
-            // The attempt is over: its reservation ends, and waiting requests may find room.
-            drop(credential);
-            self.freed.notify_waiters();
-
-            let failure = match end {
-                AttemptEnd::Finished => {
-                    return CompletionOutcome {
-                        usage: report.usage,
-                        ..outcome(text, last_key, attempts, StopReason::Finished)
-                    };
-                }
-                AttemptEnd::Cancelled => return outcome(text, last_key, attempts, StopReason::Cancelled),
-                AttemptEnd::Broken(reason) => {
-                    let error = if text.is_empty() {
-                        CompletionError::Network(reason)
-                    } else {
-                        CompletionError::Interrupted(Interruption::Broken(reason))
-                    };
-                    return outcome(text, last_key, attempts, StopReason::Failed(error));
-                }
-                AttemptEnd::Refused(failure) => failure,
-            };
-            if retry_without_stream_usage {
-                // A server that does not know `stream_options`: remember it, ask again without.
-                tracing::info!(provider = %provider, "the provider refuses stream_options; streams go without usage there");
-                self.no_stream_usage.lock().unwrap_or_else(|e| e.into_inner()).insert(provider.clone());
-                continue;
-            }
-            let (Some(key), Some((kind, reported))) = (key_id, reported) else {
-                let error = if text.is_empty() {
-                    CompletionError::Provider(failure)
-                } else {
-                    CompletionError::Interrupted(Interruption::Refused {
-                        status: failure.status,
-                        message: failure.message,
-                    })
-                };
-                return outcome(text, last_key, attempts, StopReason::Failed(error));
-            };
-            tracing::info!(provider = %provider, key = %key, status = failure.status, "key refused; failing over");
-            match reported {
-                // The key rests until a known time: the pool skips it until then, and a request
-                // that may wait that long tries it again (a one-key pool loses no reply to a 429).
-                Ok(FailureOutcome::Cooled { .. } | FailureOutcome::Spent { .. }) => {}
-                Ok(_) => tried.push(key.clone()),
-                Err(error) => return outcome(text, last_key, attempts, StopReason::Failed(error.into())),
-            }
-            if !text.is_empty() {
-                let error = CompletionError::Interrupted(Interruption::Refused {
-                    status: failure.status,
-                    message: failure.message,
-                });
-                return outcome(text, last_key, attempts, StopReason::Failed(error));
-            }
-            on_event(CompletionEvent::Failover {
-                key_label: label,
-                status: failure.status,
-                reason: kind,
-                message: failure.message.clone(),
-            });
-            last_refusal = Some(failure);
-        }
-    }
-
-    /// Tells the pool about a refusal and records what it decides that must outlive the process.
-    pub(crate) fn report(
-        &self,
-        provider: &ProviderId,
-        key: &KeyId,
-        status: u16,
-        kind: FailureKind,
-        scope: &str,
-    ) -> Result<FailureOutcome, PoolError> {
-        let now = self.clock.now();
-        let failure = keypool::Failure { provider, key, status, kind, scope: Some(scope) };
-        let outcome = self.pool.report_failure(failure, now)?;
-        match outcome {
-            FailureOutcome::Disabled { reason } => self.recorder.key_disabled(provider, key, reason, now),
-            FailureOutcome::Exhausted { probe_at } => {
-                tracing::warn!(%provider, %key, %probe_at, "API key out of credit; out of rotation until a probe succeeds")
-            }
-            FailureOutcome::Spent { until } => {
-                tracing::debug!(%provider, %key, scope, %until, "the key's budget for the model is spent")
-            }
-            FailureOutcome::Cooled { .. } | FailureOutcome::Unchanged => {}
-        }
-        Ok(outcome)
-    }
-
-    /// The key for the next attempt at `target`, skipping `tried` ones (and adding those it
-    /// finds unusable). When every key is spent, cooling or busy and one frees up by
-    /// `deadline`, waits for it, telling `on_event`; otherwise fails with why, naming
-    /// `last_refusal` (status and words) when there was one.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn acquire(
-        &self,
-        target: &Target<'_>,
-        demand: Demand<'_>,
-        tried: &mut Vec<KeyId>,
-        deadline: Timestamp,
-        last_refusal: Option<(u16, String)>,
-        on_event: &mut (dyn FnMut(CompletionEvent) + Send),
-        cancel: &CancellationToken,
-    ) -> Result<Credential, NotAcquired> {
-        loop {
-            // Armed before the pool is asked, so a request ending meanwhile is not missed.
-            let freed = self.freed.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            match self.choose(target, demand, tried) {
-                Ok(credential) => return Ok(credential),
-                Err(Choice::Skip(key)) => tried.push(key),
-                Err(Choice::NoneLeft(reason)) => {
-                    let now = self.clock.now();
-                    let until = reason.retry_at(deadline);
-                    if until.is_some() || (reason.busy() && now < deadline) {
-                        on_event(CompletionEvent::Waiting { until, deadline, now });
-                        let wait = match until {
-                            Some(until) => self.waiter.until(until),
-                            None => self.waiter.bound(deadline),
-                        };
-                        tokio::select! {
-                            _ = wait => {}
-                            _ = &mut freed => {}
-                            _ = cancel.cancelled() => return Err(NotAcquired::Cancelled),
-                        }
-                        continue;
-                    }
-                    return Err(NotAcquired::Failed(CompletionError::NoAvailableKey(NoKey {
-                        provider: target.endpoint.name.clone(),
-                        why: NoKeyReason::Blocked(reason),
-                        last: last_refusal,
-                    })));
-                }
-                Err(Choice::Fail(error)) => return Err(NotAcquired::Failed(error)),
-            }
-        }
-    }
-
-    /// The key for the next attempt: the session's pooled key, or the provider-level key while
-    /// the pool is empty.
-    fn choose(&self, target: &Target<'_>, demand: Demand<'_>, tried: &[KeyId]) -> Result<Credential, Choice> {
-        let provider = &target.endpoint.id;
-        let wanted = SelectionRequest::new(provider)
-            .for_session(target.session)
-            .excluding(tried)
-            .needing(demand)
-            .preferring(target.preferred_key);
-        match self.pool.select(wanted, self.clock.now()) {
-            Ok(selection) => Ok(Credential::Pooled(selection)),
-            Err(PoolError::NoAvailableKey { reason: Unavailability::NoKeys, .. }) => {
-                let no_key = |why| {
-                    Choice::Fail(CompletionError::NoAvailableKey(NoKey {
-                        provider: target.endpoint.name.clone(),
-                        why,
-                        last: None,
-                    }))
-                };
-                match &target.endpoint.provider_key {
-                    Some(raw) => match self.resolver.resolve(raw) {
-                        Ok(secret) => Ok(Credential::ProviderLevel(secret)),
-                        Err(error) => Err(no_key(NoKeyReason::ProviderKeyUnresolved { var: error.var().to_owned() })),
-                    },
-                    None => Err(no_key(NoKeyReason::Empty)),
-                }
-            }
-            Err(PoolError::UnresolvedEnv { key_id, label, var, .. }) => {
-                tracing::warn!(key = %key_id, var = %var, label = ?label, "pooled key refers to an unset variable; skipping it");
-                Err(Choice::Skip(key_id))
-            }
-            Err(PoolError::NoAvailableKey { reason, .. }) => Err(Choice::NoneLeft(reason)),
-            Err(error) => Err(Choice::Fail(error.into())),
+                &request.session,
+                &request.source,
+            ),
+        };
+        let mut attempt = ChatAttempt { service: self, request, text: String::new(), usage: None };
+        let driven = self.drive(&plan, &mut attempt, on_event, cancel).await;
+        let (key_id, key_label) = driven.last_key.map_or((None, None), |(id, label)| (id, Some(label)));
+        let end = match driven.end {
+            Ok(()) => StopReason::Finished,
+            Err(Stop::Cancelled) => StopReason::Cancelled,
+            Err(Stop::Failed(error)) => StopReason::Failed(error),
+        };
+        CompletionOutcome {
+            text: attempt.text,
+            key_id,
+            key_label,
+            attempts: driven.attempts,
+            usage: attempt.usage,
+            end,
         }
     }
 
@@ -675,21 +397,6 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
     })
 }
 
-/// How an attempt's end goes into the ledger.
-fn attempt_outcome(end: &AttemptEnd) -> AttemptOutcome {
-    match end {
-        AttemptEnd::Finished => AttemptOutcome::Ok,
-        AttemptEnd::Cancelled => AttemptOutcome::Stopped,
-        AttemptEnd::Broken(_) => AttemptOutcome::TransportError,
-        AttemptEnd::Refused(failure) => match failure.pool_kind() {
-            Some(FailureKind::RateLimited { .. }) => AttemptOutcome::RateLimited,
-            Some(FailureKind::AuthRejected) => AttemptOutcome::AuthRejected,
-            Some(FailureKind::QuotaExhausted) => AttemptOutcome::QuotaExhausted,
-            None => AttemptOutcome::ProviderError,
-        },
-    }
-}
-
 /// Whether a refusal is a server saying it does not know `stream_options`.
 fn rejects_stream_options(failure: &Failure) -> bool {
     failure.status == 400 && failure.message.contains("stream_options")
@@ -715,10 +422,76 @@ pub fn estimate_tokens(messages: &[ChatMessage]) -> u32 {
     u32::try_from(chars.div_ceil(4)).unwrap_or(u32::MAX)
 }
 
-enum Choice {
-    /// This key cannot be used (its `$NAME` is unset); try the next.
-    Skip(KeyId),
-    /// No pooled key can serve the request.
-    NoneLeft(Unavailability),
-    Fail(CompletionError),
+/// A chat's attempt: the request built from the conversation, the provider's stream parsed into
+/// text as it comes and passed on as [`CompletionEvent::Delta`]s.
+struct ChatAttempt<'a> {
+    service: &'a CompletionService,
+    request: &'a CompletionRequest,
+    /// The reply's text so far (what was shown, when a later failure ends it).
+    text: String,
+    /// What the answering attempt used.
+    usage: Option<Usage>,
+}
+
+impl Attempt for ChatAttempt<'_> {
+    type Answer = ();
+    type Output = ();
+
+    async fn run(
+        &mut self,
+        credential: &Credential,
+        _attempt: u32,
+        on_event: &mut (dyn FnMut(CompletionEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Tried<()> {
+        let (service, request) = (self.service, self.request);
+        let provider = &request.endpoint.id;
+        let stream_usage = !service.no_stream_usage.lock().unwrap_or_else(|e| e.into_inner()).contains(provider);
+        let body = serde_json::to_vec(&request.endpoint.completion_body_with(
+            &request.model,
+            &request.messages,
+            request.max_tokens,
+            request.stream,
+            stream_usage,
+        ))
+        .expect("a JSON value always serializes");
+        let redact = |text: &str| service.redactor(&request.endpoint, credential.secret()).redact(text);
+        let exchange = Exchange {
+            http: &service.http,
+            endpoint: &request.endpoint,
+            key: credential.secret(),
+            body: &body,
+            stream: request.stream,
+            clock: &*service.clock,
+            redact: &redact,
+        };
+        let mut on_text = |piece: &str| on_event(CompletionEvent::Delta { text: piece.to_owned() });
+        let mut report = AttemptReport::default();
+        let end = exchange.run(&mut self.text, &mut on_text, &mut report, cancel).await;
+        let ended = match end {
+            AttemptEnd::Finished => Ended::Answered(()),
+            AttemptEnd::Cancelled => Ended::Cancelled,
+            AttemptEnd::Broken(broke) => Ended::Broken(broke),
+            AttemptEnd::Refused(failure) if stream_usage && request.stream && rejects_stream_options(&failure) => {
+                // A server that does not know `stream_options`: remember it, ask again without.
+                tracing::info!(%provider, "the provider refuses stream_options; streams go without usage there");
+                service.no_stream_usage.lock().unwrap_or_else(|e| e.into_inner()).insert(provider.clone());
+                Ended::Again(failure)
+            }
+            AttemptEnd::Refused(failure) => Ended::Refused(failure),
+        };
+        Tried {
+            ended,
+            shown: !self.text.is_empty(),
+            announced: report.announced,
+            usage: report.usage,
+            first_token_ms: report.first_token.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        }
+    }
+
+    fn answered(&mut self, (): (), settlement: Settlement, tried: Tried<()>) {
+        self.usage = tried.usage;
+        let lesson = Lesson::Answer(&tried.announced);
+        let _ = settlement.settle(AttemptOutcome::Ok, Some(200), tried.usage, tried.first_token_ms, lesson);
+    }
 }

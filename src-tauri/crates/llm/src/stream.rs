@@ -30,7 +30,8 @@ pub(crate) enum AttemptEnd {
     Broken(Breakage),
 }
 
-pub(crate) struct Attempt<'a> {
+/// One request to the provider with one key, and its reply read whole or as a stream.
+pub(crate) struct Exchange<'a> {
     pub http: &'a reqwest::Client,
     pub endpoint: &'a ProviderEndpoint,
     pub key: &'a Secret,
@@ -62,7 +63,7 @@ pub(crate) async fn read_error_body(mut response: reqwest::Response) -> String {
     String::from_utf8_lossy(&body).into_owned()
 }
 
-impl Attempt<'_> {
+impl Exchange<'_> {
     /// The attempt broke on `error`: the log gets its details (redacted), the user its kind.
     fn broken(&self, error: &reqwest::Error) -> AttemptEnd {
         let kind = breakage(error);

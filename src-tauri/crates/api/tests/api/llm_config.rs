@@ -428,6 +428,7 @@ mod pool_status {
             status: 429,
             kind: keypool::FailureKind::RateLimited { retry_after: None, announced: keypool::Announced::default() },
             scope: None,
+            sent_at: None,
         };
         let _cooled = pool.report_failure(refused, h.clock.now_ts()).unwrap();
         h.clock.advance(Duration::from_secs(10));

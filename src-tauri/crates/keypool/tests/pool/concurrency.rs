@@ -101,7 +101,8 @@ fn threads_never_get_unavailable_keys_and_disable_each_key_once() {
                     };
                     let kind = FailureKind::of_status(status, None);
                     let outcome = kind.map(|kind| {
-                        let failure = Failure { provider: &f.openai, key: &got.key_id, status, kind, scope: None };
+                        let failure =
+                            Failure { provider: &f.openai, key: &got.key_id, status, kind, scope: None, sent_at: None };
                         f.pool.report_failure(failure, now).expect("no I/O fails here")
                     });
                     if let Some(FailureOutcome::Disabled { reason }) = outcome {
@@ -158,6 +159,7 @@ fn concurrent_401s_for_one_key_ask_for_one_disable() {
                         status: 401,
                         kind: FailureKind::AuthRejected,
                         scope: None,
+                        sent_at: None,
                     };
                     let outcome = f.pool.report_failure(failure, f.now()).expect("no I/O fails here");
                     if let FailureOutcome::Disabled { reason } = outcome {

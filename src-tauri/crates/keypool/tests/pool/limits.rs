@@ -106,7 +106,7 @@ fn a_per_model_429_spends_that_model_and_keeps_the_ladder_for_the_rest() {
     let f = Fixture::new(&[1, 1]);
     let a = KeyId::from("A");
     let spent = FailureKind::RateLimited { retry_after: Some(secs(3)), announced: requests_left(0, secs(3)) };
-    let failure = Failure { provider: &f.openai, key: &a, status: 429, kind: spent, scope: Some(GPT) };
+    let failure = Failure { provider: &f.openai, key: &a, status: 429, kind: spent, scope: Some(GPT), sent_at: None };
     assert_eq!(
         f.pool.report_failure(failure, f.now()).unwrap(),
         FailureOutcome::Spent { until: T0 + secs(3) },
@@ -117,7 +117,7 @@ fn a_per_model_429_spends_that_model_and_keeps_the_ladder_for_the_rest() {
     assert_eq!(id(&f.select_for("gpt-4.1", 1).unwrap()), "A", "another model still uses it");
 
     let plain = FailureKind::RateLimited { retry_after: None, announced: Announced::default() };
-    let failure = Failure { provider: &f.openai, key: &a, status: 429, kind: plain, scope: Some(GPT) };
+    let failure = Failure { provider: &f.openai, key: &a, status: 429, kind: plain, scope: Some(GPT), sent_at: None };
     assert_eq!(
         f.pool.report_failure(failure, f.now()).unwrap(),
         FailureOutcome::Cooled { until: T0 + secs(60) },
@@ -129,8 +129,14 @@ fn a_per_model_429_spends_that_model_and_keeps_the_ladder_for_the_rest() {
 fn an_out_of_credit_key_leaves_rotation_until_a_probe_succeeds() {
     let f = Fixture::new(&[1, 1]);
     let a = KeyId::from("A");
-    let failure =
-        Failure { provider: &f.openai, key: &a, status: 429, kind: FailureKind::QuotaExhausted, scope: Some(GPT) };
+    let failure = Failure {
+        provider: &f.openai,
+        key: &a,
+        status: 429,
+        kind: FailureKind::QuotaExhausted,
+        scope: Some(GPT),
+        sent_at: None,
+    };
     assert_eq!(
         f.pool.report_failure(failure, f.now()).unwrap(),
         FailureOutcome::Exhausted { probe_at: T0 + secs(15 * 60) },

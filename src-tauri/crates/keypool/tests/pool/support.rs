@@ -208,7 +208,7 @@ impl Fixture {
     /// status is not the pool's business.
     pub fn report(&self, key: &KeyId, status: u16, retry_after: Option<Duration>) -> Option<FailureOutcome> {
         let kind = FailureKind::of_status(status, retry_after)?;
-        let failure = Failure { provider: &self.openai, key, status, kind, scope: None };
+        let failure = Failure { provider: &self.openai, key, status, kind, scope: None, sent_at: None };
         let outcome = self.pool.report_failure(failure, self.now()).expect("the report itself succeeds");
         if let FailureOutcome::Disabled { reason } = outcome {
             self.store.persist_disable(key, &self.openai, reason, self.now());
