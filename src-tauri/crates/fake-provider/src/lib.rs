@@ -128,6 +128,27 @@ struct Script {
     reject_stream_options: bool,
     /// What `GET models` lists; `None`: the one `fake-model`.
     models: Option<Vec<String>>,
+    /// How the provider's clock and its announced instants look.
+    provider_clock: ProviderClock,
+}
+
+/// The provider's own clock as its answers show it: its `date` header, the instants of
+/// Anthropic's reset headers, and its rate windows, which all run on it.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderClock {
+    /// How far the provider's clock is ahead of the fake's (negative: behind), in milliseconds.
+    #[serde(default)]
+    pub offset_ms: i64,
+    /// Reset instants in whole seconds, truncated (`2026-12-01T10:15:42Z`), as some providers
+    /// send them, instead of with milliseconds.
+    #[serde(default)]
+    pub whole_second_resets: bool,
+    /// Announces its windows' resets this much before they end, as a provider whose rate limiter
+    /// and whose headers disagree: a client that believes them sends too early and is refused
+    /// (with a `retry-after` that tells the truth).
+    #[serde(default)]
+    pub early_resets_ms: u64,
 }
 
 struct Shared {
@@ -135,6 +156,14 @@ struct Shared {
     gate_opened: Notify,
     /// Milliseconds since the Unix epoch, as the rate windows see time.
     clock: Clock,
+}
+
+impl Shared {
+    /// The provider's time: the fake's clock moved by the provider clock's offset.
+    fn provider_now(&self) -> i64 {
+        let offset = self.script.lock().unwrap().provider_clock.offset_ms;
+        (self.clock)().saturating_add(offset)
+    }
 }
 
 /// The fake's clock: the real one, or a test's (a simulation shares its manual clock).
@@ -207,6 +236,8 @@ impl FakeProvider {
             .route("/__fake/limit", post(control_limit))
             .route("/__fake/refused", get(control_refused))
             .route("/__fake/models", post(control_models))
+            .route("/__fake/clock", post(control_clock))
+            .layer(axum::middleware::map_response_with_state(shared.clone(), with_date))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("bind loopback");
         let addr = listener.local_addr().expect("bound address");
@@ -250,6 +281,11 @@ impl FakeProvider {
     /// Lists `models` from `GET models` (Anthropic's in pages of its `limit`).
     pub fn models(&self, models: &[&str]) {
         self.shared.script.lock().unwrap().models = Some(models.iter().map(|m| (*m).to_owned()).collect());
+    }
+
+    /// Sets how the provider's clock looks in its answers.
+    pub fn provider_clock(&self, clock: ProviderClock) {
+        self.shared.script.lock().unwrap().provider_clock = clock;
     }
 
     /// How many requests a rate limit refused so far.
@@ -451,12 +487,13 @@ async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: Head
             "type": "invalid_request_error", "param": null, "code": null } });
         return (StatusCode::BAD_REQUEST, Json(error)).into_response();
     }
+    let clock = shared.script.lock().unwrap().provider_clock;
     let window = match admit(&shared, &key, &seen.model) {
         Admission::Unlimited => None,
         Admission::Admitted(announced) => Some(announced),
         Admission::Refused(announced) => {
             shared.script.lock().unwrap().seen.push(seen);
-            return rate_limited(dialect, announced);
+            return rate_limited(dialect, announced, clock);
         }
     };
     let reply = match next_reply(&shared, seen) {
@@ -473,7 +510,7 @@ async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: Head
     if !stream {
         let mut response = whole_reply(dialect, reply);
         if let Some(announced) = window {
-            announce(&mut response, dialect, announced);
+            announce(&mut response, dialect, announced, clock);
         }
         return response;
     }
@@ -495,7 +532,7 @@ async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: Head
         .body(Body::from_stream(body))
         .expect("static response parts");
     if let Some(announced) = window {
-        announce(&mut response, dialect, announced);
+        announce(&mut response, dialect, announced, clock);
     }
     response
 }
@@ -709,7 +746,7 @@ enum Admission {
 }
 
 fn admit(shared: &Shared, key: &str, model: &str) -> Admission {
-    let now = (shared.clock)();
+    let now = shared.provider_now();
     let mut script = shared.script.lock().unwrap();
     let Some(limit) = script.limits.get(key).copied() else { return Admission::Unlimited };
     let window = script.windows.entry((key.to_owned(), model.to_owned())).or_insert(Window { started: now, used: 0 });
@@ -726,8 +763,9 @@ fn admit(shared: &Shared, key: &str, model: &str) -> Admission {
 }
 
 /// The window in the dialect's headers: OpenAI's Go-style durations, Anthropic's RFC 3339 instants.
-fn announce(response: &mut Response, dialect: Dialect, a: Announced) {
-    let wait_ms = (a.reset_at - a.now).max(0);
+fn announce(response: &mut Response, dialect: Dialect, a: Announced, clock: ProviderClock) {
+    let announced_reset = a.reset_at.saturating_sub(i64::try_from(clock.early_resets_ms).unwrap_or(i64::MAX));
+    let wait_ms = (announced_reset - a.now).max(0);
     let headers: Vec<(&str, String)> = match dialect {
         Dialect::Openai => vec![
             ("x-ratelimit-limit-requests", a.limit.to_string()),
@@ -737,7 +775,7 @@ fn announce(response: &mut Response, dialect: Dialect, a: Announced) {
         Dialect::Anthropic => vec![
             ("anthropic-ratelimit-requests-limit", a.limit.to_string()),
             ("anthropic-ratelimit-requests-remaining", a.remaining.to_string()),
-            ("anthropic-ratelimit-requests-reset", rfc3339(a.reset_at)),
+            ("anthropic-ratelimit-requests-reset", rfc3339(announced_reset, clock.whole_second_resets)),
         ],
     };
     for (name, value) in headers {
@@ -765,7 +803,7 @@ fn quota_exceeded(dialect: Dialect) -> Response {
     (status, Json(body)).into_response()
 }
 
-fn rate_limited(dialect: Dialect, a: Announced) -> Response {
+fn rate_limited(dialect: Dialect, a: Announced, clock: ProviderClock) -> Response {
     let retry_after = ((a.reset_at - a.now).max(0) as u64).div_ceil(1000).to_string();
     let body = match dialect {
         Dialect::Openai => json!({ "error": {
@@ -775,14 +813,34 @@ fn rate_limited(dialect: Dialect, a: Announced) -> Response {
     };
     let mut response = (StatusCode::TOO_MANY_REQUESTS, Json(body)).into_response();
     response.headers_mut().insert("retry-after", HeaderValue::from_str(&retry_after).expect("digits"));
-    announce(&mut response, dialect, a);
+    announce(&mut response, dialect, a, clock);
     response
 }
 
-/// Milliseconds since the epoch as an RFC 3339 instant, e.g. `2027-01-15T08:00:02.500Z`.
-fn rfc3339(ms: i64) -> String {
+/// Milliseconds since the epoch as an RFC 3339 instant, e.g. `2027-01-15T08:00:02.500Z`, or
+/// truncated to the second (`2027-01-15T08:00:02Z`).
+fn rfc3339(ms: i64, whole_seconds: bool) -> String {
     let at = std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0));
-    humantime::format_rfc3339_millis(at).to_string()
+    if whole_seconds {
+        humantime::format_rfc3339_seconds(at).to_string()
+    } else {
+        humantime::format_rfc3339_millis(at).to_string()
+    }
+}
+
+/// Every answer carries the provider's `date` (whole seconds, truncated, as HTTP dates are),
+/// from the provider's clock rather than the machine's.
+async fn with_date(State(shared): State<Arc<Shared>>, mut response: Response) -> Response {
+    let now = std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(shared.provider_now()).unwrap_or(0));
+    if let Ok(date) = HeaderValue::from_str(&httpdate::fmt_http_date(now)) {
+        response.headers_mut().insert(axum::http::header::DATE, date);
+    }
+    response
+}
+
+async fn control_clock(State(shared): State<Arc<Shared>>, Json(clock): Json<ProviderClock>) -> StatusCode {
+    shared.script.lock().unwrap().provider_clock = clock;
+    StatusCode::NO_CONTENT
 }
 
 #[derive(Deserialize)]

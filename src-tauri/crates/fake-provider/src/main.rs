@@ -1,21 +1,30 @@
-//! `keypool-fake-provider [--port N] [--limit KEY=REQUESTS/WINDOW_MS ...]`: serves the fake
-//! provider on 127.0.0.1 until killed. Prints `listening on http://127.0.0.1:PORT` once it accepts
-//! connections. Each `--limit` enforces and announces a per-key rate window (e.g.
-//! `--limit key1=5/2000`: 5 requests per 2 s).
+//! `keypool-fake-provider [--port N] [--limit KEY=REQUESTS/WINDOW_MS ...] [--clock-offset-ms MS]
+//! [--whole-second-resets]`: serves the fake provider on 127.0.0.1 until killed. Prints
+//! `listening on http://127.0.0.1:PORT` once it accepts connections. Each `--limit` enforces and
+//! announces a per-key rate window (e.g. `--limit key1=5/2000`: 5 requests per 2 s).
+//! `--clock-offset-ms` puts the provider's clock (its `date` header, its Anthropic-style reset
+//! instants, its windows) ahead of this machine's (negative: behind); `--whole-second-resets`
+//! announces those instants in whole seconds, truncated.
 
 #[tokio::main]
 async fn main() {
     let mut args = std::env::args().skip(1);
     let mut port = 0u16;
     let mut limits = Vec::new();
+    let mut clock = keypool_fake_provider::ProviderClock::default();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--port" => port = args.next().and_then(|p| p.parse().ok()).expect("--port takes a number"),
             "--limit" => {
                 limits.push(args.next().and_then(|l| parse_limit(&l)).expect("--limit takes KEY=REQUESTS/WINDOW_MS"))
             }
+            "--clock-offset-ms" => {
+                clock.offset_ms = args.next().and_then(|o| o.parse().ok()).expect("--clock-offset-ms takes a number")
+            }
+            "--whole-second-resets" => clock.whole_second_resets = true,
             other => panic!(
-                "unknown argument {other}; usage: keypool-fake-provider [--port N] [--limit KEY=REQUESTS/WINDOW_MS]"
+                "unknown argument {other}; usage: keypool-fake-provider [--port N] [--limit KEY=REQUESTS/WINDOW_MS] \
+                 [--clock-offset-ms MS] [--whole-second-resets]"
             ),
         }
     }
@@ -23,6 +32,7 @@ async fn main() {
     for (key, limit) in limits {
         provider.limit(&key, limit);
     }
+    provider.provider_clock(clock);
     println!("listening on {}", provider.url());
     tokio::signal::ctrl_c().await.ok();
 }

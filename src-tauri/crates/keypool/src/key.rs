@@ -44,6 +44,9 @@ pub(crate) struct PoolKey {
 pub(crate) struct Health {
     cooling_until: Option<Timestamp>,
     consecutive_errors: u32,
+    /// When the current step of the backoff began: the refusal that started the current rest.
+    /// Requests sent before it were in flight together with the one refused then.
+    rest_began_at: Option<Timestamp>,
     last_error: Option<KeyError>,
     last_error_at: Option<Timestamp>,
     last_used_at: Option<Timestamp>,
@@ -147,6 +150,7 @@ impl PoolKey {
     /// Returns whether availability may have changed.
     pub fn record_answer(&mut self, scope: Option<&str>, announced: &Announced) -> bool {
         self.health.consecutive_errors = 0;
+        self.health.rest_began_at = None;
         if let Some(scope) = scope {
             self.health.budgets.record(scope, announced);
         }
@@ -154,7 +158,7 @@ impl PoolKey {
     }
 
     pub fn record_failure(&mut self, failure: &Failure<'_>, config: &PoolConfig, now: Timestamp) -> FailureOutcome {
-        let Failure { kind, status, scope, .. } = *failure;
+        let Failure { kind, status, scope, sent_at, .. } = *failure;
         let health = &mut self.health;
         health.failure_count += 1;
         health.last_error_at = Some(now);
@@ -170,7 +174,17 @@ impl PoolKey {
                         return FailureOutcome::Spent { until };
                     }
                 }
-                health.consecutive_errors = health.consecutive_errors.saturating_add(1);
+                // Five requests of one burst refused together are one rate limit, not five in a
+                // row: a refusal of a request sent before the current rest began does not climb
+                // the ladder (it would rest the key far past what the provider asked, and every
+                // request waiting for it would give up). A later deadline it announces still wins.
+                // Sent at the very instant the rest began is sent before it: a resting key is not
+                // handed out, and a rest lasts at least MIN_REST.
+                let same_burst = sent_at.zip(health.rest_began_at).is_some_and(|(sent, began)| sent <= began);
+                if !same_burst {
+                    health.consecutive_errors = health.consecutive_errors.saturating_add(1);
+                    health.rest_began_at = Some(now);
+                }
                 let rest = config.cooldown_for(health.consecutive_errors, retry_after);
                 // Never shorten a running cooldown (an announced short wait after a long backoff).
                 let until = health.cooling_until.max(Some(now + rest)).unwrap_or(now + rest);
@@ -241,6 +255,7 @@ impl PoolKey {
     pub fn reset_cooldown(&mut self) {
         self.health.cooling_until = None;
         self.health.consecutive_errors = 0;
+        self.health.rest_began_at = None;
     }
 
     /// The user vouched for the key; returns whether it was refused.

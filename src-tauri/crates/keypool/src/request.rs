@@ -85,7 +85,9 @@ pub struct Failure<'a> {
     pub kind: FailureKind,
     /// The request's rate-limit scope (its model or model class), when it had one.
     pub scope: Option<&'a str>,
-    /// When the refused request was sent, if known.
+    /// When the refused request was sent, if known. A refusal of a request that was already in
+    /// flight when the key's current rest began belongs to the burst that rest answers: it does
+    /// not climb the backoff ladder (`None`: counted as a new refusal, as after a rest).
     pub sent_at: Option<Timestamp>,
 }
 

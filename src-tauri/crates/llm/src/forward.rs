@@ -342,6 +342,7 @@ impl Attempt for RelayAttempt<'_> {
         self.refusal = None;
         let (service, request) = (self.service, self.request);
         let kind = request.endpoint.kind;
+        let sent = service.clock.now();
         let response = match service.send_as_is(request, &self.url, credential).await {
             Ok(response) => response,
             Err(error) => {
@@ -352,12 +353,13 @@ impl Attempt for RelayAttempt<'_> {
         };
         let status = response.status().as_u16();
         let now = service.clock.now();
-        let announced = announced_limits(kind, response.headers(), now);
+        let skew = service.provider_clocks.observe(&request.endpoint.id, response.headers(), sent, now);
+        let announced = announced_limits(kind, response.headers(), now, skew);
         let headers = passed_headers(response.headers());
         let ended = if response.status().is_redirection() {
             Ended::Refused(Failure::new(status, REDIRECT_REFUSED))
         } else if !response.status().is_success() {
-            let retry_after = announced_wait(response.headers(), now);
+            let retry_after = announced_wait(response.headers(), now, skew);
             let body =
                 service.redactor(&request.endpoint, credential.secret()).redact(&read_error_body(response).await);
             let failure = Failure {

@@ -10,6 +10,7 @@ mod error;
 mod failover;
 mod forward;
 pub mod provider;
+mod provider_clock;
 mod rate_limit;
 mod record;
 pub mod redact;
@@ -20,7 +21,8 @@ mod wait;
 pub use error::{Breakage, CompletionError, Failure, Interruption, NoKey, NoKeyReason};
 pub use forward::{retry_after_of, ForwardRequest, Forwarded, UpstreamPath};
 pub use provider::{ChatMessage, ProviderEndpoint, ProviderKind, Role, Usage};
-pub use rate_limit::{announced_limits, announced_wait};
+pub use provider_clock::{ClockOffset, ClockSkew, MAX_CLOCK_OFFSET};
+pub use rate_limit::{announced_limits, announced_wait, provider_instant};
 pub use record::{AttemptOutcome, AttemptRecord};
 pub use service::{
     estimate_tokens, scope_of, CompletionEvent, CompletionOutcome, CompletionRequest, CompletionService, ModelsFailure,

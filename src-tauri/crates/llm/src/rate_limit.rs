@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use keypool::{Announced, Timestamp, Window};
 use reqwest::header::HeaderMap;
 
+use crate::provider_clock::ClockSkew;
 use crate::ProviderKind;
 
 /// The windows an answer announced, in `kind`'s header style, as absolute times from `now`.
@@ -14,21 +15,21 @@ use crate::ProviderKind;
 ///   resets as Go durations (`1s`, `6m0s`, `12ms`).
 /// * Anthropic: `anthropic-ratelimit-requests-*` and the input-token window
 ///   (`anthropic-ratelimit-input-tokens-*`, else the combined `-tokens-*`), resets as RFC 3339
-///   instants.
+///   instants on the provider's clock, read through `skew` by their precision (see
+///   [`provider_instant`]).
 ///
 /// A negative value (Azure answers `-1`) or a missing one means unknown, never "nothing left";
-/// a window is kept only with its remaining count and its reset.
-pub fn announced_limits(kind: ProviderKind, headers: &HeaderMap, now: Timestamp) -> Announced {
+/// a window is kept only with its remaining count and its reset, which is read as no further
+/// out than [`MAX_RESET_AHEAD`].
+pub fn announced_limits(kind: ProviderKind, headers: &HeaderMap, now: Timestamp, skew: ClockSkew) -> Announced {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     let count = |name: &str| text(name).and_then(|v| v.parse::<i64>().ok()).and_then(|n| u64::try_from(n).ok());
     let window = |limit: &str, remaining: &str, reset: &str| -> Option<Window> {
         let reset_at = match kind {
             ProviderKind::Openai => now + parse_go_duration(text(reset)?)?,
-            ProviderKind::Anthropic => {
-                let at = humantime::parse_rfc3339_weak(text(reset)?).ok()?;
-                now + until(at, now)
-            }
+            ProviderKind::Anthropic => provider_instant(text(reset)?, skew)?.max(now),
         };
+        let reset_at = reset_at.min(now + MAX_RESET_AHEAD);
         Some(Window { limit: count(limit), remaining: count(remaining)?, reset_at })
     };
     match kind {
@@ -62,12 +63,18 @@ pub fn announced_limits(kind: ProviderKind, headers: &HeaderMap, now: Timestamp)
     }
 }
 
+/// The furthest out a window's reset is believed (the pool's longest cooldown): a window said to
+/// refill later (a day's budget, a provider clock far off, a hostile answer) is tried again then,
+/// and an answer that says it is still spent keeps it out for as long again.
+pub const MAX_RESET_AHEAD: Duration = Duration::from_secs(15 * 60);
+
 /// How long the provider asked us to wait, measured from `now`, if it said so.
 ///
-/// Precedence: `retry-after-ms`, then `retry-after` (seconds or an HTTP date), then the latest
-/// of the reset times (`anthropic-ratelimit-*-reset` as RFC 3339 instants, `x-ratelimit-reset-*`
-/// as durations like `6m0s`). The pool bounds the result by its cooldown cap.
-pub fn announced_wait(headers: &HeaderMap, now: Timestamp) -> Option<Duration> {
+/// Precedence: `retry-after-ms`, then `retry-after` (seconds or an HTTP date on the provider's
+/// clock), then the latest of the reset times (`anthropic-ratelimit-*-reset` as RFC 3339 instants
+/// on the provider's clock, `x-ratelimit-reset-*` as durations like `6m0s`). Instants are read
+/// through `skew`. The pool bounds the result by its cooldown cap.
+pub fn announced_wait(headers: &HeaderMap, now: Timestamp, skew: ClockSkew) -> Option<Duration> {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
 
     if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
@@ -81,8 +88,9 @@ pub fn announced_wait(headers: &HeaderMap, now: Timestamp) -> Option<Duration> {
                 return Some(Duration::from_secs_f64(seconds));
             }
         }
-        if let Ok(at) = httpdate::parse_http_date(value) {
-            return Some(until(at, now));
+        if let Some(at) = httpdate::parse_http_date(value).ok().and_then(millis_since_epoch) {
+            // "Not before" this second: no precision to add, only the clocks' difference.
+            return Some(skew.latest_local(at, Duration::ZERO).saturating_duration_since(now));
         }
     }
 
@@ -91,7 +99,7 @@ pub fn announced_wait(headers: &HeaderMap, now: Timestamp) -> Option<Duration> {
         let Ok(value) = value.to_str() else { continue };
         let name = name.as_str();
         let wait = if name.starts_with("anthropic-ratelimit-") && name.ends_with("-reset") {
-            humantime::parse_rfc3339_weak(value.trim()).ok().map(|at| until(at, now))
+            provider_instant(value.trim(), skew).map(|at| at.saturating_duration_since(now))
         } else if name.starts_with("x-ratelimit-reset") {
             parse_go_duration(value.trim())
         } else {
@@ -104,9 +112,30 @@ pub fn announced_wait(headers: &HeaderMap, now: Timestamp) -> Option<Duration> {
     latest
 }
 
-fn until(at: SystemTime, now: Timestamp) -> Duration {
-    let at_ms = at.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
-    Duration::from_millis(at_ms.saturating_sub(now.as_millis()).max(0) as u64)
+fn millis_since_epoch(at: SystemTime) -> Option<i64> {
+    i64::try_from(at.duration_since(UNIX_EPOCH).ok()?.as_millis()).ok()
+}
+
+/// An RFC 3339 instant on the provider's clock as the latest moment it may mean on ours: given
+/// in whole seconds (`2026-12-01T10:15:42Z`, often truncated) it may mean any moment until the end
+/// of that second; with a fraction, until the end of its last digit. `skew` says how far the
+/// provider's clock is from ours.
+pub fn provider_instant(text: &str, skew: ClockSkew) -> Option<Timestamp> {
+    let at = millis_since_epoch(humantime::parse_rfc3339_weak(text).ok()?)?;
+    Some(skew.latest_local(at, precision_of(text)))
+}
+
+/// How much later than written an RFC 3339 instant may mean: a second when written in whole
+/// seconds, a tenth or a hundredth with one or two decimals, nothing with milliseconds or finer
+/// (our clock counts milliseconds).
+fn precision_of(text: &str) -> Duration {
+    let Some((_, after_dot)) = text.split_once('.') else { return Duration::from_secs(1) };
+    match after_dot.chars().take_while(char::is_ascii_digit).count() {
+        0 => Duration::from_secs(1),
+        1 => Duration::from_millis(100),
+        2 => Duration::from_millis(10),
+        _ => Duration::ZERO,
+    }
 }
 
 /// `1s`, `6m0s`, `20ms`, `1.5s`, `1h2m3.5s`: the format OpenAI's reset headers use.
@@ -145,6 +174,8 @@ mod tests {
     use reqwest::header::{HeaderName, HeaderValue};
 
     const NOW: Timestamp = Timestamp::from_millis(1_800_000_000_000);
+    /// A provider whose clock is ours.
+    const SAME: ClockSkew = ClockSkew { min_ms: 0, max_ms: 0 };
 
     fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
         pairs
@@ -155,20 +186,20 @@ mod tests {
 
     #[test]
     fn retry_after_seconds() {
-        assert_eq!(announced_wait(&headers(&[("retry-after", "7")]), NOW), Some(Duration::from_secs(7)));
+        assert_eq!(announced_wait(&headers(&[("retry-after", "7")]), NOW, SAME), Some(Duration::from_secs(7)));
     }
 
     #[test]
     fn retry_after_ms_wins() {
         let h = headers(&[("retry-after", "7"), ("retry-after-ms", "1500")]);
-        assert_eq!(announced_wait(&h, NOW), Some(Duration::from_millis(1500)), "the precise header is preferred");
+        assert_eq!(announced_wait(&h, NOW, SAME), Some(Duration::from_millis(1500)), "the precise header is preferred");
     }
 
     #[test]
     fn retry_after_http_date_is_relative_to_now() {
         let at = UNIX_EPOCH + Duration::from_millis(NOW.as_millis() as u64 + 30_000);
         let h = headers(&[("retry-after", &httpdate::fmt_http_date(at))]);
-        assert_eq!(announced_wait(&h, NOW), Some(Duration::from_secs(30)), "an HTTP date counts from now");
+        assert_eq!(announced_wait(&h, NOW, SAME), Some(Duration::from_secs(30)), "an HTTP date counts from now");
     }
 
     #[test]
@@ -181,13 +212,17 @@ mod tests {
             humantime::parse_rfc3339("2027-01-15T08:00:00Z").unwrap().duration_since(UNIX_EPOCH).unwrap().as_millis()
                 as i64,
         );
-        assert_eq!(announced_wait(&h, now), Some(Duration::from_secs(40)), "the later reset governs");
+        assert_eq!(
+            announced_wait(&h, now, SAME),
+            Some(Duration::from_secs(41)),
+            "the later reset governs, until the end of its second"
+        );
     }
 
     #[test]
     fn openai_reset_durations() {
         let h = headers(&[("x-ratelimit-reset-requests", "6m0s"), ("x-ratelimit-reset-tokens", "20ms")]);
-        assert_eq!(announced_wait(&h, NOW), Some(Duration::from_secs(360)), "6m0s is six minutes");
+        assert_eq!(announced_wait(&h, NOW, SAME), Some(Duration::from_secs(360)), "6m0s is six minutes");
         assert_eq!(parse_go_duration("1.5s"), Some(Duration::from_millis(1500)), "fractions are allowed");
         assert_eq!(parse_go_duration("soon"), None, "garbage is ignored");
     }
@@ -202,7 +237,7 @@ mod tests {
             ("x-ratelimit-remaining-tokens", "39000"),
             ("x-ratelimit-reset-tokens", "6m0s"),
         ]);
-        let announced = announced_limits(ProviderKind::Openai, &h, NOW);
+        let announced = announced_limits(ProviderKind::Openai, &h, NOW, SAME);
         assert_eq!(
             announced.requests,
             Some(Window { limit: Some(5), remaining: 3, reset_at: NOW + Duration::from_millis(1200) }),
@@ -228,11 +263,15 @@ mod tests {
             ("anthropic-ratelimit-input-tokens-remaining", "19500"),
             ("anthropic-ratelimit-input-tokens-reset", "2027-01-15T08:00:10Z"),
         ]);
-        let announced = announced_limits(ProviderKind::Anthropic, &h, now);
-        assert_eq!(announced.requests.map(|w| (w.remaining, w.reset_at)), Some((0, now + Duration::from_secs(2))));
+        let announced = announced_limits(ProviderKind::Anthropic, &h, now, SAME);
+        assert_eq!(
+            announced.requests.map(|w| (w.remaining, w.reset_at)),
+            Some((0, now + Duration::from_secs(3))),
+            "a reset at 08:00:02 in whole seconds may mean any moment until 08:00:03"
+        );
         assert_eq!(
             announced.tokens,
-            Some(Window { limit: Some(20000), remaining: 19500, reset_at: now + Duration::from_secs(10) }),
+            Some(Window { limit: Some(20000), remaining: 19500, reset_at: now + Duration::from_secs(11) }),
             "the input-token window, which the request's estimate is measured against"
         );
     }
@@ -244,16 +283,85 @@ mod tests {
             ("x-ratelimit-remaining-tokens", "-1"),
             ("x-ratelimit-reset-tokens", "0"),
         ]);
-        assert!(announced_limits(ProviderKind::Openai, &azure, NOW).is_empty(), "Azure's -1 means unknown");
+        assert!(announced_limits(ProviderKind::Openai, &azure, NOW, SAME).is_empty(), "Azure's -1 means unknown");
         let no_reset = headers(&[("x-ratelimit-remaining-requests", "0")]);
         assert!(
-            announced_limits(ProviderKind::Openai, &no_reset, NOW).is_empty(),
+            announced_limits(ProviderKind::Openai, &no_reset, NOW, SAME).is_empty(),
             "a count without a reset says nothing"
         );
     }
 
     #[test]
+    fn a_window_is_believed_to_refill_within_the_longest_cooldown() {
+        let h = headers(&[("x-ratelimit-remaining-requests", "0"), ("x-ratelimit-reset-requests", "20h0m0s")]);
+        let window = announced_limits(ProviderKind::Openai, &h, NOW, SAME).requests.unwrap();
+        assert_eq!(window.reset_at, NOW + MAX_RESET_AHEAD, "a day's budget is tried again in 15 min, not tomorrow");
+    }
+
+    #[test]
     fn nothing_announced() {
-        assert_eq!(announced_wait(&headers(&[("content-type", "application/json")]), NOW), None);
+        assert_eq!(announced_wait(&headers(&[("content-type", "application/json")]), NOW, SAME), None);
+    }
+}
+
+#[cfg(test)]
+mod provider_instants {
+    use super::*;
+
+    fn at(text: &str) -> i64 {
+        millis_since_epoch(humantime::parse_rfc3339(text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn an_instant_lasts_as_long_as_its_precision() {
+        let same = ClockSkew::default();
+        let cases = [
+            ("2026-12-01T10:15:42Z", 1000, "whole seconds: until the end of the second"),
+            ("2026-12-01T10:15:42.5Z", 100, "one decimal: until the end of the tenth"),
+            ("2026-12-01T10:15:42.25Z", 10, "two decimals"),
+            ("2026-12-01T10:15:42.250Z", 0, "milliseconds are exact on our clock"),
+            ("2026-12-01T10:15:42.250123Z", 0, "and so is anything finer"),
+        ];
+        for (text, extra, why) in cases {
+            let local = provider_instant(text, same).expect(text).as_millis();
+            assert_eq!(local - at(text), extra, "{why}: {text}");
+        }
+    }
+
+    #[test]
+    fn an_instant_moves_by_the_providers_clock_offset() {
+        let behind = ClockSkew { min_ms: -2000, max_ms: -1950 };
+        let ahead = ClockSkew { min_ms: 1950, max_ms: 2000 };
+        let text = "2026-12-01T10:15:42Z";
+        assert_eq!(
+            provider_instant(text, behind).unwrap().as_millis() - at(text),
+            3000,
+            "a clock 2 s behind reaches 10:15:43 two seconds after ours"
+        );
+        assert_eq!(
+            provider_instant(text, ahead).unwrap().as_millis() - at(text),
+            -950,
+            "one up to 2 s ahead reaches it earlier: read by the smallest offset it may have"
+        );
+    }
+
+    #[test]
+    fn whole_second_windows_of_a_clock_behind_ours_are_read_late_enough() {
+        let now = Timestamp::from_millis(at("2026-12-01T10:15:40.480Z"));
+        let headers: HeaderMap = [
+            ("anthropic-ratelimit-requests-limit", "5"),
+            ("anthropic-ratelimit-requests-remaining", "0"),
+            ("anthropic-ratelimit-requests-reset", "2026-12-01T10:15:40Z"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (reqwest::header::HeaderName::from_static(k), reqwest::header::HeaderValue::from_static(v)))
+        .collect();
+        let behind = ClockSkew { min_ms: -2000, max_ms: -1990 };
+        let window = announced_limits(ProviderKind::Anthropic, &headers, now, behind).requests.unwrap();
+        assert_eq!(
+            window.reset_at,
+            Timestamp::from_millis(at("2026-12-01T10:15:43Z")),
+            "a window the provider says ends during its 10:15:40 ends by 10:15:43 on ours, not now"
+        );
     }
 }

@@ -17,6 +17,7 @@ use crate::error::{Breakage, CompletionError, Failure};
 use crate::failover::{Attempt, Credential, Ended, Lesson, Plan, Settlement, Stop, Target, Tried};
 use crate::provider::Usage;
 use crate::provider::{error_message, ChatMessage, ProviderEndpoint};
+use crate::provider_clock::ProviderClocks;
 use crate::record::{AttemptOutcome, AttemptRecord};
 use crate::redact::Redactor;
 use crate::stream::{read_error_body, AttemptEnd, AttemptReport, Exchange, REDIRECT_REFUSED};
@@ -135,6 +136,8 @@ pub struct CompletionService {
     /// Providers that refused `stream_options` (some OpenAI-compatible servers reject unknown
     /// fields): their streams are asked without it, and report no usage.
     pub(crate) no_stream_usage: Arc<Mutex<HashSet<ProviderId>>>,
+    /// How far each provider's clock is from ours, for the instants it announces.
+    pub(crate) provider_clocks: Arc<ProviderClocks>,
 }
 
 fn install_crypto_provider() {
@@ -170,6 +173,7 @@ impl CompletionService {
             waiter,
             freed: Arc::new(Notify::new()),
             no_stream_usage: Arc::default(),
+            provider_clocks: Arc::default(),
         }
     }
 
@@ -463,6 +467,7 @@ impl Attempt for ChatAttempt<'_> {
             body: &body,
             stream: request.stream,
             clock: &*service.clock,
+            provider_clocks: &service.provider_clocks,
             redact: &redact,
         };
         let mut on_text = |piece: &str| on_event(CompletionEvent::Delta { text: piece.to_owned() });

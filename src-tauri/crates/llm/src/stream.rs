@@ -9,6 +9,7 @@ use keypool::Announced;
 
 use crate::error::{Breakage, Failure};
 use crate::provider::{error_message, out_of_credit, parse_stream_event, ProviderEndpoint, StreamPiece, Usage};
+use crate::provider_clock::ProviderClocks;
 use crate::rate_limit::{announced_limits, announced_wait};
 
 /// What an attempt learned besides its text, whatever its end: the windows the answer
@@ -40,6 +41,8 @@ pub(crate) struct Exchange<'a> {
     /// Read when the answer's headers arrive: relative resets count from then, as the
     /// provider's do (a time taken before sending would make them early by the latency).
     pub clock: &'a dyn keypool::Clock,
+    /// Learns from each answer's `date` how the provider's clock stands, for its reset instants.
+    pub provider_clocks: &'a ProviderClocks,
     /// Masks every key of the pool in upstream text; applied before the text goes anywhere.
     pub redact: &'a (dyn Fn(&str) -> String + Sync),
 }
@@ -82,6 +85,7 @@ impl Exchange<'_> {
         cancel: &CancellationToken,
     ) -> AttemptEnd {
         let started = tokio::time::Instant::now();
+        let sent = self.clock.now();
         let request = self
             .endpoint
             .authorize(self.http.post(self.endpoint.completion_url()), self.key)
@@ -97,13 +101,14 @@ impl Exchange<'_> {
         };
         let status = response.status();
         let now = self.clock.now();
-        report.announced = announced_limits(self.endpoint.kind, response.headers(), now);
+        let skew = self.provider_clocks.observe(&self.endpoint.id, response.headers(), sent, now);
+        report.announced = announced_limits(self.endpoint.kind, response.headers(), now, skew);
         if status.is_redirection() {
             // The client follows redirects only within the origin; this one leads elsewhere.
             return AttemptEnd::Refused(Failure::new(status.as_u16(), REDIRECT_REFUSED));
         }
         if !status.is_success() {
-            let retry_after = announced_wait(response.headers(), now);
+            let retry_after = announced_wait(response.headers(), now, skew);
             let body = tokio::select! {
                 body = read_error_body(response) => body,
                 _ = cancel.cancelled() => return AttemptEnd::Cancelled,

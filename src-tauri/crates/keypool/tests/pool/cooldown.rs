@@ -200,3 +200,63 @@ fn cooldowns_survive_a_reload() {
     assert_eq!(f.picks(3), "B B B", "an edit of another field must not end A's cooldown");
     assert_eq!(f.status_of("A").consecutive_errors, 1, "nor forget its failures");
 }
+
+/// Five requests of one burst, sent together and refused together, are one rate limit: the key
+/// rests as announced (1 s), not 1 s, then 60, 120, 240, 480 s, which would send every request
+/// waiting for it away (the Anthropic burst that failed 30 of 40 chats at once).
+#[test]
+fn refusals_of_one_burst_climb_one_step() {
+    let f = Fixture::new(&[1, 1]);
+    let a = KeyId::from("A");
+    let sent = f.now();
+    f.advance(Duration::from_millis(300));
+    for _ in 0..5 {
+        f.report_sent(&a, 429, Some(secs(1)), Some(sent));
+    }
+    assert_eq!(cooling_for(&f, "A"), Some(secs(1)), "the burst rests the key as long as announced");
+    assert_eq!(f.status_of("A").consecutive_errors, 1, "one step of the ladder");
+
+    f.advance(secs(1));
+    let after_rest = f.now();
+    f.report_sent(&a, 429, Some(secs(1)), Some(after_rest));
+    assert_eq!(
+        cooling_for(&f, "A"),
+        Some(secs(60)),
+        "a request sent after the rest and refused again climbs: the announced wait was not honoured"
+    );
+}
+
+#[test]
+fn a_later_deadline_of_the_same_burst_wins() {
+    let f = Fixture::new(&[1, 1]);
+    let a = KeyId::from("A");
+    let sent = f.now();
+    f.report_sent(&a, 429, Some(secs(1)), Some(sent));
+    f.advance(Duration::from_millis(200));
+    f.report_sent(&a, 429, Some(secs(5)), Some(sent));
+    assert_eq!(cooling_for(&f, "A"), Some(secs(5)), "the burst's later deadline is kept");
+    f.report_sent(&a, 429, Some(secs(1)), Some(sent));
+    assert_eq!(cooling_for(&f, "A"), Some(secs(5)), "and an earlier one never shortens it");
+    assert_eq!(f.status_of("A").consecutive_errors, 1, "still one step");
+}
+
+#[test]
+fn a_burst_refusal_arriving_after_the_rest_ended_rests_the_key_again_without_climbing() {
+    let f = Fixture::new(&[1, 1]);
+    let a = KeyId::from("A");
+    let sent = f.now();
+    f.report_sent(&a, 429, Some(secs(1)), Some(sent));
+    f.advance(Duration::from_millis(1500));
+    f.report_sent(&a, 429, Some(secs(1)), Some(sent));
+    assert_eq!(cooling_for(&f, "A"), Some(secs(1)), "a slow answer of the burst: rest as announced again");
+    assert_eq!(f.status_of("A").consecutive_errors, 1, "it was in flight during the rest, not sent after it");
+}
+
+#[test]
+fn a_refusal_without_a_send_time_counts_as_a_new_one() {
+    let f = Fixture::new(&[1, 1]);
+    let a = KeyId::from("A");
+    f.report_sent(&a, 429, Some(secs(1)), None);
+    f.report_sent(&a, 429, Some(secs(1)), None);
+    assert_eq!(cooling_for(&f, "A"), Some(secs(60)), "unknown send times climb as before");
+}

@@ -207,8 +207,19 @@ impl Fixture {
     /// Reports a refusal as the completion service does, persisting a disable; `None` when the
     /// status is not the pool's business.
     pub fn report(&self, key: &KeyId, status: u16, retry_after: Option<Duration>) -> Option<FailureOutcome> {
+        self.report_sent(key, status, retry_after, None)
+    }
+
+    /// [`Fixture::report`] of a request sent at `sent_at`.
+    pub fn report_sent(
+        &self,
+        key: &KeyId,
+        status: u16,
+        retry_after: Option<Duration>,
+        sent_at: Option<Timestamp>,
+    ) -> Option<FailureOutcome> {
         let kind = FailureKind::of_status(status, retry_after)?;
-        let failure = Failure { provider: &self.openai, key, status, kind, scope: None, sent_at: None };
+        let failure = Failure { provider: &self.openai, key, status, kind, scope: None, sent_at };
         let outcome = self.pool.report_failure(failure, self.now()).expect("the report itself succeeds");
         if let FailureOutcome::Disabled { reason } = outcome {
             self.store.persist_disable(key, &self.openai, reason, self.now());

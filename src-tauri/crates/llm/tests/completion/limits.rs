@@ -13,38 +13,78 @@ fn two_limited_keys(rig: &Rig) {
     }
 }
 
+/// 40 chats at concurrency 4 over two keys of 5 requests per 2 s each: how many were answered,
+/// and how many requests the provider refused. (Worker threads: a request selecting on another
+/// thread while an answer is being reported is what some of these cases are about.)
+async fn burst(kind: ProviderKind, clock: ProviderClock) -> (u32, u64, Duration) {
+    let rig = Arc::new(Rig::new(kind, &[("a", 1), ("b", 1)]).await);
+    two_limited_keys(&rig);
+    rig.fake.provider_clock(clock);
+    let semaphore = Arc::new(tokio::sync::Semaphore::new(4));
+    let answered = Arc::new(AtomicU32::new(0));
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let (rig, semaphore, answered) = (rig.clone(), semaphore.clone(), answered.clone());
+        tasks.push(tokio::spawn(async move {
+            let _permit = semaphore.acquire().await.unwrap();
+            let (outcome, _) = rig.ask(&format!("chat-{i}")).await;
+            if finished(&outcome) {
+                answered.fetch_add(1, Ordering::SeqCst);
+            } else {
+                eprintln!("DEBUG failed: {:?}", outcome.end);
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    (answered.load(Ordering::SeqCst), rig.fake.refused(), rig.clock.now_ts().saturating_duration_since(START))
+}
+
 /// Two keys of 5 requests per 2 s, 40 chats at concurrency 4: every chat answered and no request
 /// refused, for both header styles. (An answer's windows reach the pool before the attempt's
-/// reservation ends; the other way round, a request slipped in on a window thought full. Worker
-/// threads, because the slip needs a request selecting on another thread in between.)
+/// reservation ends; the other way round, a request slipped in on a window thought full.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn forty_chats_over_two_limited_keys_all_answered() {
     for kind in [ProviderKind::Openai, ProviderKind::Anthropic] {
-        let rig = Arc::new(Rig::new(kind, &[("a", 1), ("b", 1)]).await);
-        two_limited_keys(&rig);
-        let semaphore = Arc::new(tokio::sync::Semaphore::new(4));
-        let answered = Arc::new(AtomicU32::new(0));
-        let mut tasks = Vec::new();
-        for i in 0..40 {
-            let (rig, semaphore, answered) = (rig.clone(), semaphore.clone(), answered.clone());
-            tasks.push(tokio::spawn(async move {
-                let _permit = semaphore.acquire().await.unwrap();
-                let (outcome, _) = rig.ask(&format!("chat-{i}")).await;
-                if finished(&outcome) {
-                    answered.fetch_add(1, Ordering::SeqCst);
-                }
-            }));
-        }
-        for task in tasks {
-            task.await.unwrap();
-        }
-        assert_eq!(answered.load(Ordering::SeqCst), 40, "{kind:?}: every chat is answered");
-        assert_eq!(rig.fake.refused(), 0, "{kind:?}: no request refused");
-        let waited = rig.clock.now_ts().saturating_duration_since(START);
+        let (answered, refused, waited) = burst(kind, ProviderClock::default()).await;
+        assert_eq!(answered, 40, "{kind:?}: every chat is answered");
+        assert_eq!(refused, 0, "{kind:?}: no request refused");
         assert!(
             waited >= Duration::from_secs(6),
             "{kind:?}: 40 requests at 10 per 2 s took simulated time: {waited:?}"
         );
+    }
+}
+
+/// The same burst against resets announced in whole seconds (truncated, so up to a second early)
+/// by a provider whose clock is ahead of ours or behind it: every chat answered, at most one
+/// request refused, in both header styles (OpenAI's relative resets do not depend on the clock).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn whole_second_resets_of_a_provider_clock_ahead_or_behind_lose_no_chat() {
+    for kind in [ProviderKind::Openai, ProviderKind::Anthropic] {
+        for offset_ms in [-2_000, 0, 2_000] {
+            let clock = ProviderClock { offset_ms, whole_second_resets: true, early_resets_ms: 0 };
+            let (answered, refused, waited) = burst(kind, clock).await;
+            assert_eq!(answered, 40, "{kind:?} offset {offset_ms} ms: every chat is answered");
+            assert!(refused <= 1, "{kind:?} offset {offset_ms} ms: {refused} requests refused");
+            assert!(waited <= Duration::from_secs(20), "{kind:?} offset {offset_ms} ms: waited {waited:?}");
+        }
+    }
+}
+
+/// A provider that announces its resets 1.5 s before its windows end: requests sent at a reset
+/// Keypool believed are refused with a short `retry-after`. Those refusals of one burst rest the
+/// keys for the second announced, not up the ladder, and the requests waiting for a key wait
+/// instead of giving up, in both header styles.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn refusals_right_after_a_believed_reset_keep_the_waiting_requests_waiting() {
+    for kind in [ProviderKind::Openai, ProviderKind::Anthropic] {
+        let clock = ProviderClock { offset_ms: 0, whole_second_resets: false, early_resets_ms: 1_500 };
+        let (answered, refused, waited) = burst(kind, clock).await;
+        assert_eq!(answered, 40, "{kind:?}: every chat is answered ({refused} requests refused on the way)");
+        assert!(refused > 0, "{kind:?}: the resets were early, so some requests were refused");
+        assert!(waited <= Duration::from_secs(20), "{kind:?}: within the longest wait: {waited:?}");
     }
 }
 

@@ -9,7 +9,7 @@ pub use keypool::{
     Blocker, DisableReason, KeyEntry, KeyId, KeyLoader, KeyPool, KeyState, LoadError, ManualClock, MapResolver,
     PoolConfig, ProviderId, Secret, SelectionRequest, SessionId, Timestamp, Unavailability, UserLimits,
 };
-pub use keypool_fake_provider::{FakeProvider, RateLimit, Reply};
+pub use keypool_fake_provider::{FakeProvider, ProviderClock, RateLimit, Reply};
 pub use keypool_llm::{
     AttemptOutcome, AttemptRecord, CancellationToken, ChatMessage, CompletionError, CompletionEvent, CompletionOutcome,
     CompletionRequest, CompletionService, NoKey, NoKeyReason, ProviderEndpoint, ProviderKind, Recorder, Role,
