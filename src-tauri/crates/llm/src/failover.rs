@@ -88,6 +88,27 @@ pub(crate) struct Plan<'a> {
     pub record: AttemptRecord,
 }
 
+impl<'a> Plan<'a> {
+    /// A request to `target` for `model` (its rate-limit `scope`, about `tokens` input tokens) on
+    /// behalf of `source`, waiting for a key at most the pool's `max_wait` from `now`.
+    pub(crate) fn new(
+        service: &CompletionService,
+        target: Target<'a>,
+        scope: &'a str,
+        tokens: u32,
+        model: &str,
+        source: &str,
+    ) -> Self {
+        let record = AttemptRecord::draft(target.endpoint.id.clone(), model, target.session, source);
+        Plan {
+            target,
+            demand: Demand { scope: Some(scope), tokens },
+            deadline: service.clock.now() + service.pool.max_wait(),
+            record,
+        }
+    }
+}
+
 /// How the loop ended.
 pub(crate) struct Driven<O> {
     pub end: Result<O, Stop>,

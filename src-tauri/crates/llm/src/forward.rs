@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::stream::{BoxStream, StreamExt};
-use keypool::{Demand, SessionId, Timestamp};
+use keypool::{SessionId, Timestamp};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -17,7 +17,7 @@ use crate::error::{Breakage, CompletionError, Failure};
 use crate::failover::{Attempt, Credential, Ended, Lesson, Plan, Settlement, Stop, Target, Tried};
 use crate::provider::{error_message, out_of_credit, parse_stream_event, ProviderEndpoint, StreamPiece, Usage};
 use crate::rate_limit::{announced_limits, announced_wait};
-use crate::record::{AttemptOutcome, AttemptRecord};
+use crate::record::AttemptOutcome;
 use crate::stream::{breakage, read_error_body, REDIRECT_REFUSED};
 use crate::{scope_of, CompletionService, ProviderKind};
 
@@ -76,17 +76,9 @@ impl CompletionService {
     /// attempt is.
     pub async fn forward(&self, request: ForwardRequest) -> Result<Forwarded, CompletionError> {
         let scope = scope_of(request.endpoint.kind, &request.model);
-        let plan = Plan {
-            target: Target { endpoint: &request.endpoint, session: &request.session, preferred_key: None },
-            demand: Demand { scope: Some(&scope), tokens: u32::try_from(request.body.len() / 4).unwrap_or(u32::MAX) },
-            deadline: self.clock.now() + self.pool.max_wait(),
-            record: AttemptRecord::draft(
-                request.endpoint.id.clone(),
-                &request.model,
-                &request.session,
-                &request.source,
-            ),
-        };
+        let target = Target { endpoint: &request.endpoint, session: &request.session, preferred_key: None };
+        let tokens = u32::try_from(request.body.len() / 4).unwrap_or(u32::MAX);
+        let plan = Plan::new(self, target, &scope, tokens, &request.model, &request.source);
         let mut attempt = RelayAttempt {
             service: self,
             url: upstream_url(&request.endpoint, request.path),

@@ -4,7 +4,7 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use keypool::{
-    Clock, Demand, DisableReason, FailureKind, KeyId, KeyPool, ProviderId, Secret, SecretResolver, SessionId, Timestamp,
+    Clock, DisableReason, FailureKind, KeyId, KeyPool, ProviderId, Secret, SecretResolver, SessionId, Timestamp,
 };
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -208,21 +208,13 @@ impl CompletionService {
         cancel: &CancellationToken,
     ) -> CompletionOutcome {
         let scope = scope_of(request.endpoint.kind, &request.model);
-        let plan = Plan {
-            target: Target {
-                endpoint: &request.endpoint,
-                session: &request.session,
-                preferred_key: request.preferred_key.as_ref(),
-            },
-            demand: Demand { scope: Some(&scope), tokens: estimate_tokens(&request.messages) },
-            deadline: self.clock.now() + self.pool.max_wait(),
-            record: AttemptRecord::draft(
-                request.endpoint.id.clone(),
-                &request.model,
-                &request.session,
-                &request.source,
-            ),
+        let target = Target {
+            endpoint: &request.endpoint,
+            session: &request.session,
+            preferred_key: request.preferred_key.as_ref(),
         };
+        let tokens = estimate_tokens(&request.messages);
+        let plan = Plan::new(self, target, &scope, tokens, &request.model, &request.source);
         let mut attempt = ChatAttempt { service: self, request, text: String::new(), usage: None };
         let driven = self.drive(&plan, &mut attempt, on_event, cancel).await;
         let (key_id, key_label) = driven.last_key.map_or((None, None), |(id, label)| (id, Some(label)));
