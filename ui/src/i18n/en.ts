@@ -384,6 +384,7 @@ export const en = {
   'breakage.notJson': 'The provider’s answer was not JSON.',
   'breakage.noText': 'The provider’s answer held no text.',
   'breakage.endedEarly': 'The provider’s answer ended before it was complete.',
+  'breakage.tooLarge': 'The provider’s answer was larger than Keypool reads (32 MiB, or 1 MiB for one streamed event).',
   'breakage.stream': 'The provider’s stream broke off.',
 
   'list.separator': '; ',

@@ -377,6 +377,7 @@ export const ja: Dictionary = {
   'breakage.notJson': 'プロバイダーの応答が JSON ではありませんでした。',
   'breakage.noText': 'プロバイダーの応答にテキストがありませんでした。',
   'breakage.endedEarly': 'プロバイダーの応答が途中で終わりました。',
+  'breakage.tooLarge': 'プロバイダーの応答が Keypool の読み取り上限（32 MiB、ストリームの 1 イベントは 1 MiB）を超えました。',
   'breakage.stream': 'プロバイダーのストリームが途切れました。',
   'list.separator': '、',
   'blocked.tried': '{name} はこの返信で試して失敗しました',

@@ -136,6 +136,7 @@ export function breakageText(t: Translate, breakage: BreakageKind): string {
     not_json: 'breakage.notJson',
     no_text: 'breakage.noText',
     ended_early: 'breakage.endedEarly',
+    too_large: 'breakage.tooLarge',
     stream: 'breakage.stream',
   };
   return t(keys[breakage] ?? 'breakage.stream');

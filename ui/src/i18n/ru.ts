@@ -377,6 +377,7 @@ export const ru: Dictionary = {
   'breakage.notJson': 'Ответ провайдера — не JSON.',
   'breakage.noText': 'В ответе провайдера нет текста.',
   'breakage.endedEarly': 'Ответ провайдера оборвался, не закончившись.',
+  'breakage.tooLarge': 'Ответ провайдера больше, чем читает Keypool (32 МиБ, одно событие потока — 1 МиБ).',
   'breakage.stream': 'Поток ответа провайдера прервался.',
   'list.separator': '; ',
   'blocked.tried': '{name}: уже пробовали для этого ответа, отказ',

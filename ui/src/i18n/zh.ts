@@ -374,6 +374,7 @@ export const zh: Dictionary = {
   'breakage.notJson': '提供商的响应不是 JSON。',
   'breakage.noText': '提供商的响应中没有文本。',
   'breakage.endedEarly': '提供商的响应在完成前就结束了。',
+  'breakage.tooLarge': '提供商的响应超出了 Keypool 读取的上限（32 MiB，流式单个事件 1 MiB）。',
   'breakage.stream': '提供商的数据流中断了。',
   'list.separator': '；',
   'blocked.tried': '{name} 已为本次回复尝试过并失败',

@@ -91,7 +91,7 @@ export type BlockedState = "tried" | "cooling" | "spent" | "busy" | "disabled" |
 /**
  * How a connection or a reply broke.
  */
-export type BreakageKind = "connect" | "timeout" | "body" | "request" | "not_json" | "no_text" | "ended_early" | "stream";
+export type BreakageKind = "connect" | "timeout" | "body" | "request" | "not_json" | "no_text" | "ended_early" | "stream" | "too_large";
 
 /**
  * The size of a series' buckets.

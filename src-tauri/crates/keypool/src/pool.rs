@@ -302,6 +302,22 @@ impl KeyPool {
         Ok(state.providers[slot].keys.iter().map(|key| key.secret.clone()).collect())
     }
 
+    /// The stored values of `provider`'s keys, as [`KeyPool::secrets`], but only when they may
+    /// have changed since the load numbered `known` (`None` when nothing is known): the number of
+    /// the current load, and the values when it is another. For callers that keep something made
+    /// of the values (a redactor for thousands of keys) and rebuild it only when they change.
+    pub fn secrets_since(
+        &self,
+        provider: &ProviderId,
+        known: Option<u64>,
+    ) -> Result<(u64, Option<Vec<Secret>>), PoolError> {
+        let mut state = self.state.lock();
+        let slot = self.ready_slot(&mut state, provider)?;
+        let ps = &state.providers[slot];
+        let changed = known != Some(ps.epoch);
+        Ok((ps.epoch, changed.then(|| ps.keys.iter().map(|key| key.secret.clone()).collect())))
+    }
+
     /// Every key of `provider` in display order, with its state as of `now` and its statistics.
     /// Loads the keys if they are not cached.
     pub fn status(&self, provider: &ProviderId, now: Timestamp) -> Result<Vec<KeyStatus>, PoolError> {

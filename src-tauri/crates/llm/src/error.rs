@@ -101,6 +101,9 @@ pub enum Breakage {
     EndedEarly,
     #[error("the stream broke")]
     Stream,
+    /// The answer (or one event of a stream) is larger than Keypool reads.
+    #[error("the provider's answer is too large")]
+    TooLarge,
 }
 
 /// What cut a reply off after text was shown.

@@ -18,7 +18,8 @@ use crate::failover::{Attempt, Credential, Ended, Lesson, Plan, Settlement, Stop
 use crate::provider::{error_message, out_of_credit, parse_stream_event, ProviderEndpoint, StreamPiece, Usage};
 use crate::rate_limit::{announced_limits, announced_wait};
 use crate::record::AttemptOutcome;
-use crate::stream::{breakage, read_error_body, REDIRECT_REFUSED};
+use crate::sse::{Decoder, Event};
+use crate::stream::{breakage, read_error_body, read_whole, MAX_WHOLE_ANSWER, REDIRECT_REFUSED};
 use crate::{scope_of, CompletionService, ProviderKind};
 
 /// Which upstream endpoint a request goes to.
@@ -65,9 +66,6 @@ pub struct Forwarded {
 /// the key's rate-limit windows) stays here.
 const PASSED_ANSWER_HEADERS: [&str; 4] = ["content-type", "request-id", "x-request-id", "retry-after"];
 
-/// The most of a whole (non-streamed) answer read for its usage.
-const MAX_OBSERVED_BODY: usize = 8 * 1024 * 1024;
-
 impl CompletionService {
     /// Forwards `request` with a pooled key. `Err` when no answer can be given: no key could
     /// serve it (within the pool's max wait), or the provider could not be reached. A refusal
@@ -90,7 +88,8 @@ impl CompletionService {
             Ok(forwarded) => Ok(Forwarded { attempts: driven.attempts, ..forwarded }),
             // A refusal no other key cures goes back as the provider gave it.
             Err(Stop::Failed(CompletionError::Provider(failure))) => match attempt.refusal.take() {
-                Some(refusal) if refusal.status == failure.status => {
+                // The refusal of the last attempt (each attempt starts without one).
+                Some(refusal) => {
                     let body = futures_util::stream::once(async move { Ok(Bytes::from(refusal.body)) }).boxed();
                     Ok(Forwarded { status: refusal.status, headers: refusal.headers, body, attempts: driven.attempts })
                 }
@@ -143,19 +142,26 @@ fn passed_headers(headers: &reqwest::header::HeaderMap) -> Vec<(String, String)>
 /// What the relay read of the answer going by: its usage, when its first text came.
 #[derive(Default)]
 struct Observed {
-    /// An incomplete SSE event (streams), or the whole answer so far (whole replies).
-    pending: Vec<u8>,
     usage: Option<Usage>,
     first_token_ms: Option<u64>,
     /// The stream said it is complete (`[DONE]`, `message_stop`).
     done: bool,
 }
 
-/// The upstream answer on its way to the client.
+/// An upstream answer whose headers said it is one: read whole already, or a stream to relay.
+enum Answer {
+    Whole { status: u16, headers: Vec<(String, String)>, body: Bytes },
+    Stream { status: u16, headers: Vec<(String, String)>, upstream: BoxStream<'static, reqwest::Result<Bytes>> },
+}
+
+/// The upstream answer on its way to the client: a whole answer in one piece; a stream event by
+/// event, each as it came except an error event, whose text has every key masked first.
 struct Relay {
-    upstream: BoxStream<'static, reqwest::Result<Bytes>>,
-    kind: ProviderKind,
-    stream: bool,
+    service: CompletionService,
+    endpoint: ProviderEndpoint,
+    whole: Option<Bytes>,
+    upstream: Option<BoxStream<'static, reqwest::Result<Bytes>>>,
+    events: Decoder,
     observed: Observed,
     /// The windows the answer announced, for the pool once the answer is complete.
     announced: keypool::Announced,
@@ -166,79 +172,109 @@ struct Relay {
 impl Relay {
     fn into_stream(self) -> BoxStream<'static, Result<Bytes, std::io::Error>> {
         futures_util::stream::unfold(self, |mut relay| async move {
-            relay.settlement.as_ref()?;
-            match relay.upstream.next().await {
-                Some(Ok(bytes)) => {
-                    relay.observe(&bytes);
-                    Some((Ok(bytes), relay))
-                }
-                // A stream that ends before saying it is complete broke off.
-                None if relay.stream && !relay.observed.done => {
-                    tracing::info!("a forwarded stream ended before it was complete");
-                    relay.end(AttemptOutcome::TransportError);
-                    Some((Ok(error_event(relay.kind, relay.stream, Breakage::EndedEarly)), relay))
-                }
-                None => {
-                    relay.end(AttemptOutcome::Ok);
-                    None
-                }
-                Some(Err(error)) => {
-                    let kind = breakage(&error);
-                    tracing::info!(%kind, "a forwarded answer broke off");
-                    relay.end(AttemptOutcome::TransportError);
-                    // Bytes already went out: the client learns it in its own dialect.
-                    Some((Ok(error_event(relay.kind, relay.stream, kind)), relay))
-                }
-            }
+            let out = relay.next_piece().await?;
+            Some((Ok(out), relay))
         })
         .boxed()
     }
 
-    fn observe(&mut self, bytes: &[u8]) {
-        let observed = &mut self.observed;
-        if !self.stream {
-            if observed.pending.len() + bytes.len() <= MAX_OBSERVED_BODY {
-                observed.pending.extend_from_slice(bytes);
+    /// The next bytes for the client, `None` once the answer is over.
+    async fn next_piece(&mut self) -> Option<Bytes> {
+        let kind = self.endpoint.kind;
+        loop {
+            self.settlement.as_ref()?;
+            if let Some(body) = self.whole.take() {
+                self.observed.usage =
+                    serde_json::from_slice::<Value>(&body).ok().and_then(|value| Usage::of_reply(kind, &value));
+                self.observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
+                self.end(AttemptOutcome::Ok);
+                return Some(body);
             }
-            return;
-        }
-        observed.pending.extend_from_slice(bytes);
-        while let Some(end) = find_event_end(&observed.pending) {
-            let event: Vec<u8> = observed.pending.drain(..end).collect();
-            let text = String::from_utf8_lossy(&event);
-            let (mut name, mut data) = (String::new(), String::new());
-            for line in text.lines() {
-                if let Some(value) = line.strip_prefix("event:") {
-                    name = value.trim().to_owned();
-                } else if let Some(value) = line.strip_prefix("data:") {
-                    data.push_str(value.trim_start());
+            let mut out = Vec::new();
+            loop {
+                match self.events.next_event() {
+                    Ok(Some(event)) => self.pass(event, &mut out),
+                    Ok(None) => break,
+                    Err(too_large) => {
+                        tracing::info!(%too_large, "a forwarded stream sent an event too large to pass on");
+                        return Some(self.break_off(out, Breakage::TooLarge));
+                    }
                 }
             }
-            match parse_stream_event(self.kind, &name, &data) {
-                StreamPiece::Text(_) if observed.first_token_ms.is_none() => {
-                    observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
+            if !out.is_empty() {
+                return Some(Bytes::from(out));
+            }
+            let upstream = self.upstream.as_mut()?;
+            let idle = self.service.deadlines.idle;
+            let chunk = tokio::select! {
+                chunk = upstream.next() => Some(chunk),
+                _ = self.service.waiter.after(idle) => None,
+            };
+            match chunk {
+                Some(Some(Ok(bytes))) => self.events.push(&bytes),
+                Some(None) => {
+                    // What never ended as an event still goes out as it came.
+                    let rest = self.events.unfinished().to_vec();
+                    if self.observed.done {
+                        self.end(AttemptOutcome::Ok);
+                        return (!rest.is_empty()).then(|| Bytes::from(rest));
+                    }
+                    tracing::info!("a forwarded stream ended before it was complete");
+                    return Some(self.break_off(rest, Breakage::EndedEarly));
                 }
-                StreamPiece::Usage(usage) => observed.usage = Some(usage),
-                StreamPiece::OutputTokens(output) => observed.usage.get_or_insert_with(Usage::default).output = output,
-                StreamPiece::Done => observed.done = true,
-                _ => {}
+                Some(Some(Err(error))) => {
+                    let broke = breakage(&error);
+                    tracing::info!(kind = %broke, "a forwarded answer broke off");
+                    return Some(self.break_off(Vec::new(), broke));
+                }
+                None => {
+                    tracing::info!("a forwarded stream went quiet past the deadline");
+                    return Some(self.break_off(Vec::new(), Breakage::Timeout));
+                }
             }
         }
+    }
+
+    /// Passes `event` on to `out`, learning from it on the way: the first text, the usage, the end.
+    fn pass(&mut self, event: Event, out: &mut Vec<u8>) {
+        let kind = self.endpoint.kind;
+        match parse_stream_event(kind, &event.name, &event.data) {
+            StreamPiece::Text(_) if self.observed.first_token_ms.is_none() => {
+                self.observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
+            }
+            StreamPiece::Usage(usage) => self.observed.usage = Some(usage),
+            StreamPiece::OutputTokens(output) => self.observed.usage.get_or_insert_with(Usage::default).output = output,
+            StreamPiece::Done => self.observed.done = true,
+            StreamPiece::Error { .. } => {
+                // An error inside a 200 stream may repeat a key, in any of its forms.
+                if let Some(settlement) = &self.settlement {
+                    let redactor = self.service.redactor(&self.endpoint, settlement.credential().secret());
+                    let data = redactor.redact_json(&event.data);
+                    if data != event.data {
+                        out.extend_from_slice(&sse_event(kind, &event.name, &data));
+                        return;
+                    }
+                }
+            }
+            _ => {}
+        }
+        out.extend_from_slice(&event.raw);
+    }
+
+    /// Ends the answer with `broke`: what is in `out`, then an error in the client's dialect
+    /// (bytes already went out, so that is how the client learns it).
+    fn break_off(&mut self, mut out: Vec<u8>, broke: Breakage) -> Bytes {
+        self.end(AttemptOutcome::TransportError);
+        out.extend_from_slice(&error_event(self.endpoint.kind, true, broke));
+        Bytes::from(out)
     }
 
     /// Settles the attempt, however the answer ended: the pool learns what the key has left only
     /// from an answer that came whole.
     fn end(&mut self, outcome: AttemptOutcome) {
         let Some(settlement) = self.settlement.take() else { return };
-        let mut usage = self.observed.usage;
-        if !self.stream {
-            usage = serde_json::from_slice::<Value>(&self.observed.pending)
-                .ok()
-                .and_then(|value| Usage::of_reply(self.kind, &value));
-            self.observed.first_token_ms = Some(settlement.elapsed_ms());
-        }
         let lesson = if outcome == AttemptOutcome::Ok { Lesson::Answer(&self.announced) } else { Lesson::Nothing };
-        let _ = settlement.settle(outcome, Some(200), usage, self.observed.first_token_ms, lesson);
+        let _ = settlement.settle(outcome, Some(200), self.observed.usage, self.observed.first_token_ms, lesson);
     }
 }
 
@@ -249,13 +285,11 @@ impl Drop for Relay {
     }
 }
 
-/// Where the first complete SSE event in `pending` ends (after its blank line).
-fn find_event_end(pending: &[u8]) -> Option<usize> {
-    let lf = pending.windows(2).position(|w| w == b"\n\n").map(|i| i + 2);
-    let crlf = pending.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4);
-    match (lf, crlf) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
+/// One SSE event in `kind`'s framing.
+fn sse_event(kind: ProviderKind, name: &str, data: &str) -> Vec<u8> {
+    match kind {
+        ProviderKind::Anthropic if !name.is_empty() => format!("event: {name}\ndata: {data}\n\n").into_bytes(),
+        _ => format!("data: {data}\n\n").into_bytes(),
     }
 }
 
@@ -313,13 +347,6 @@ struct Refusal {
     body: String,
 }
 
-/// An upstream answer whose headers said it is one.
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    upstream: BoxStream<'static, reqwest::Result<Bytes>>,
-}
-
 impl Attempt for RelayAttempt<'_> {
     type Answer = Answer;
     type Output = Forwarded;
@@ -333,9 +360,16 @@ impl Attempt for RelayAttempt<'_> {
     ) -> Tried<Answer> {
         self.refusal = None;
         let (service, request) = (self.service, self.request);
-        let kind = request.endpoint.kind;
+        let (kind, deadlines, waiter) = (request.endpoint.kind, service.deadlines, &*service.waiter);
         let sent = service.clock.now();
-        let response = match service.send_as_is(request, &self.url, credential).await {
+        let response = tokio::select! {
+            response = service.send_as_is(request, &self.url, credential) => response,
+            _ = waiter.after(deadlines.first_byte) => {
+                tracing::info!(provider = %request.endpoint.id, "no answer came within the deadline");
+                return Tried::ended(Ended::Broken(Breakage::Timeout));
+            }
+        };
+        let response = match response {
             Ok(response) => response,
             Err(error) => {
                 let broke = breakage(&error);
@@ -352,44 +386,53 @@ impl Attempt for RelayAttempt<'_> {
             Ended::Refused(Failure::new(status, REDIRECT_REFUSED))
         } else if !response.status().is_success() {
             let retry_after = announced_wait(response.headers(), now, skew);
-            let body =
-                service.redactor(&request.endpoint, credential.secret()).redact(&read_error_body(response).await);
+            let redactor = service.redactor(&request.endpoint, credential.secret());
+            let body = redactor.redact_json(&read_error_body(response, deadlines.idle, waiter).await);
             let failure = Failure {
                 status,
-                message: error_message(&body),
+                message: redactor.redact(&error_message(&body)),
                 retry_after,
                 announced,
                 out_of_credit: out_of_credit(status, &body),
             };
             self.refusal = Some(Refusal { status, headers, body });
             Ended::Refused(failure)
+        } else if !request.stream {
+            match read_whole(response, MAX_WHOLE_ANSWER, deadlines.idle, waiter).await {
+                Err(broke) => Ended::Broken(broke),
+                Ok(body) => match parse_stream_event(kind, "", &String::from_utf8_lossy(&body)) {
+                    // A 200 that carries an error (some gateways answer so) is the refusal it names.
+                    StreamPiece::Error { status: named, message, out_of_credit } => {
+                        let redactor = service.redactor(&request.endpoint, credential.secret());
+                        let body = redactor.redact_json(&String::from_utf8_lossy(&body));
+                        self.refusal = Some(Refusal { status, headers, body });
+                        let message = redactor.redact(&message);
+                        Ended::Refused(Failure { out_of_credit, announced, ..Failure::new(named, message) })
+                    }
+                    _ => Ended::Answered(Answer::Whole { status, headers, body: Bytes::from(body) }),
+                },
+            }
         } else {
-            Ended::Answered(Answer { status, headers, upstream: response.bytes_stream().boxed() })
+            Ended::Answered(Answer::Stream { status, headers, upstream: response.bytes_stream().boxed() })
         };
         Tried { announced, ..Tried::ended(ended) }
     }
 
     fn answered(&mut self, answer: Answer, settlement: Settlement, tried: Tried<()>) -> Forwarded {
+        let (status, headers, whole, upstream) = match answer {
+            Answer::Whole { status, headers, body } => (status, headers, Some(body), None),
+            Answer::Stream { status, headers, upstream } => (status, headers, None, Some(upstream)),
+        };
         let relay = Relay {
-            upstream: answer.upstream,
-            kind: self.request.endpoint.kind,
-            stream: self.request.stream,
+            service: self.service.clone(),
+            endpoint: self.request.endpoint.clone(),
+            whole,
+            upstream,
+            events: Decoder::default(),
             observed: Observed::default(),
             announced: tried.announced,
             settlement: Some(settlement),
         };
-        Forwarded { status: answer.status, headers: answer.headers, body: relay.into_stream(), attempts: 0 }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn events_end_at_a_blank_line_in_either_line_ending() {
-        assert_eq!(find_event_end(b"data: a\n\ndata: b"), Some(9));
-        assert_eq!(find_event_end(b"data: a\r\n\r\n"), Some(11));
-        assert_eq!(find_event_end(b"data: a\n"), None, "not complete yet");
+        Forwarded { status, headers, body: relay.into_stream(), attempts: 0 }
     }
 }

@@ -15,6 +15,7 @@ mod rate_limit;
 mod record;
 pub mod redact;
 mod service;
+mod sse;
 mod stream;
 mod wait;
 
@@ -28,5 +29,6 @@ pub use service::{
     estimate_tokens, scope_of, CompletionEvent, CompletionOutcome, CompletionRequest, CompletionService, ModelsFailure,
     ProbeProblem, ProbeResult, Recorder, StopReason,
 };
+pub use stream::{Deadlines, MAX_WHOLE_ANSWER};
 pub use tokio_util::sync::CancellationToken;
 pub use wait::{RealTime, SimulatedTime, Wait, Waiter};

@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use crate::error::{Breakage, CompletionError, Failure};
@@ -20,7 +20,7 @@ use crate::provider::{error_message, ChatMessage, ProviderEndpoint};
 use crate::provider_clock::ProviderClocks;
 use crate::record::{AttemptOutcome, AttemptRecord};
 use crate::redact::Redactor;
-use crate::stream::{read_error_body, AttemptEnd, AttemptReport, Exchange, REDIRECT_REFUSED};
+use crate::stream::{read_error_body, AttemptEnd, AttemptReport, Deadlines, Exchange, REDIRECT_REFUSED};
 use crate::wait::Waiter;
 use crate::ProviderKind;
 
@@ -138,6 +138,10 @@ pub struct CompletionService {
     pub(crate) no_stream_usage: Arc<Mutex<HashSet<ProviderId>>>,
     /// How far each provider's clock is from ours, for the instants it announces.
     pub(crate) provider_clocks: Arc<ProviderClocks>,
+    /// How long a provider may keep an attempt waiting.
+    pub(crate) deadlines: Deadlines,
+    /// Each provider's redactor, kept until its keys change.
+    pub(crate) redactors: Arc<Mutex<HashMap<ProviderId, CachedRedactor>>>,
 }
 
 fn install_crypto_provider() {
@@ -160,7 +164,6 @@ impl CompletionService {
         let http = reqwest::Client::builder()
             .redirect(same_origin_redirects())
             .connect_timeout(Duration::from_secs(15))
-            .read_timeout(Duration::from_secs(180))
             .user_agent(concat!("Keypool/", env!("CARGO_PKG_VERSION")))
             .build()
             .expect("the HTTP client configuration is static and valid");
@@ -174,7 +177,14 @@ impl CompletionService {
             freed: Arc::new(Notify::new()),
             no_stream_usage: Arc::default(),
             provider_clocks: Arc::default(),
+            deadlines: Deadlines::default(),
+            redactors: Arc::default(),
         }
+    }
+
+    /// The same service with other deadlines for the provider's answers.
+    pub fn with_deadlines(self, deadlines: Deadlines) -> Self {
+        CompletionService { deadlines, ..self }
     }
 
     pub fn pool(&self) -> &Arc<KeyPool> {
@@ -317,7 +327,7 @@ impl CompletionService {
                 });
             }
             if !response.status().is_success() {
-                let body = read_error_body(response).await;
+                let body = read_error_body(response, self.deadlines.idle, &*self.waiter).await;
                 let body = match &key {
                     Some(key) => self.redactor(endpoint, key).redact(&body),
                     None => body,
@@ -365,17 +375,50 @@ pub struct ModelsFailure {
 
 impl CompletionService {
     /// A redactor for every key that could appear in `endpoint`'s answers: the one in use, the
-    /// others of its pool (references resolved), and the provider-level key. Built only when
-    /// there is upstream text to clean, never on the success path.
-    pub(crate) fn redactor(&self, endpoint: &ProviderEndpoint, in_use: &Secret) -> Redactor {
-        let stored = self.pool.secrets(&endpoint.id).unwrap_or_default();
+    /// others of its pool (references resolved), and the provider-level key. Used only when
+    /// there is upstream text to clean, never on the success path; kept per provider and built
+    /// again only when its keys (or the provider-level key) changed, since with thousands of keys
+    /// building one costs far more than using it.
+    pub(crate) fn redactor(&self, endpoint: &ProviderEndpoint, in_use: &Secret) -> Arc<Redactor> {
+        let mut cache = self.redactors.lock().unwrap_or_else(|e| e.into_inner());
+        let cached = cache.get(&endpoint.id);
+        let known = cached.map(|c| c.epoch);
+        let (epoch, stored) = match self.pool.secrets_since(&endpoint.id, known) {
+            Ok(found) => found,
+            Err(error) => {
+                tracing::warn!(%error, "the pool's keys could not be read for redaction; masking the key in use only");
+                return Arc::new(Redactor::new([in_use]));
+            }
+        };
+        let provider_key = endpoint.provider_key.clone();
+        let same_key =
+            |cached: &Option<Secret>| cached.as_ref().map(Secret::expose) == provider_key.as_ref().map(Secret::expose);
+        if let (Some(cached), None) = (cached, &stored) {
+            if same_key(&cached.provider_key) && cached.redactor.covers(in_use) {
+                return cached.redactor.clone();
+            }
+        }
+        let stored = match stored {
+            Some(stored) => stored,
+            None => self.pool.secrets(&endpoint.id).unwrap_or_default(),
+        };
         // Each by the preview of what is stored: a `$NAME` key by its name, not by its value.
         let named = stored
             .iter()
             .chain(&endpoint.provider_key)
             .filter_map(|raw| self.resolver.resolve(raw).ok().map(|secret| (secret, raw.preview())));
-        Redactor::with_names(named.chain([(in_use.clone(), in_use.preview())]))
+        let redactor = Arc::new(Redactor::with_names(named.chain([(in_use.clone(), in_use.preview())])));
+        cache.insert(endpoint.id.clone(), CachedRedactor { epoch, provider_key, redactor: redactor.clone() });
+        redactor
     }
+}
+
+/// A provider's redactor and what it was made of.
+pub(crate) struct CachedRedactor {
+    /// The pool's load it was made from.
+    epoch: u64,
+    provider_key: Option<Secret>,
+    redactor: Arc<Redactor>,
 }
 
 /// Follows a redirect only to the same scheme, host and port: a key is never sent to an origin
@@ -460,6 +503,8 @@ impl Attempt for ChatAttempt<'_> {
             stream: request.stream,
             clock: &*service.clock,
             provider_clocks: &service.provider_clocks,
+            deadlines: service.deadlines,
+            waiter: &*service.waiter,
             redact: &redact,
         };
         let mut on_text = |piece: &str| on_event(CompletionEvent::Delta { text: piece.to_owned() });

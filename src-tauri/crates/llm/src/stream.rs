@@ -1,6 +1,7 @@
 //! One attempt: send the request with one key and read the reply, whole or streamed.
 
-use eventsource_stream::Eventsource;
+use std::time::Duration;
+
 use futures_util::StreamExt;
 use keypool::Secret;
 use tokio_util::sync::CancellationToken;
@@ -11,6 +12,8 @@ use crate::error::{Breakage, Failure};
 use crate::provider::{error_message, out_of_credit, parse_stream_event, ProviderEndpoint, StreamPiece, Usage};
 use crate::provider_clock::ProviderClocks;
 use crate::rate_limit::{announced_limits, announced_wait};
+use crate::sse::Decoder;
+use crate::wait::Waiter;
 
 /// What an attempt learned besides its text, whatever its end: the windows the answer
 /// announced, the tokens it used, when its first text came.
@@ -43,6 +46,9 @@ pub(crate) struct Exchange<'a> {
     pub clock: &'a dyn keypool::Clock,
     /// Learns from each answer's `date` how the provider's clock stands, for its reset instants.
     pub provider_clocks: &'a ProviderClocks,
+    /// How long the provider may keep the attempt waiting, measured by `waiter`.
+    pub deadlines: Deadlines,
+    pub waiter: &'a dyn Waiter,
     /// Masks every key of the pool in upstream text; applied before the text goes anywhere.
     pub redact: &'a (dyn Fn(&str) -> String + Sync),
 }
@@ -51,14 +57,63 @@ pub(crate) struct Exchange<'a> {
 /// a server that answers an error with an endless body.
 pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
 
+/// The largest answer taken whole (a reply not streamed): more is no chat reply, and is refused
+/// rather than held in memory.
+pub const MAX_WHOLE_ANSWER: usize = 32 * 1024 * 1024;
+
+/// How long a provider may keep an attempt waiting. The connection itself must be made within
+/// the HTTP client's connect timeout (15 s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deadlines {
+    /// From sending until the answer's headers arrive. A reply taken whole arrives only once it
+    /// is written, so this is long.
+    pub first_byte: Duration,
+    /// Between two pieces of an answer (a stream's events, a whole reply's chunks).
+    pub idle: Duration,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Deadlines { first_byte: Duration::from_secs(300), idle: Duration::from_secs(120) }
+    }
+}
+
+/// Reads a whole answer of at most `limit` bytes, each piece within `idle` of the last.
+pub(crate) async fn read_whole(
+    response: reqwest::Response,
+    limit: usize,
+    idle: Duration,
+    waiter: &dyn Waiter,
+) -> Result<Vec<u8>, Breakage> {
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    loop {
+        let chunk = tokio::select! {
+            chunk = chunks.next() => chunk,
+            _ = waiter.after(idle) => return Err(Breakage::Timeout),
+        };
+        match chunk {
+            None => return Ok(body),
+            Some(Ok(chunk)) if body.len() + chunk.len() > limit => return Err(Breakage::TooLarge),
+            Some(Ok(chunk)) => body.extend_from_slice(&chunk),
+            Some(Err(error)) => return Err(breakage(&error)),
+        }
+    }
+}
+
 /// What a redirect to another origin is reported as. Keys are never sent there.
 pub(crate) const REDIRECT_REFUSED: &str = "the provider redirected to another origin; Keypool does not send keys there";
 
-/// Reads at most [`MAX_ERROR_BODY`] bytes of an error body, as text.
-pub(crate) async fn read_error_body(mut response: reqwest::Response) -> String {
+/// Reads at most [`MAX_ERROR_BODY`] bytes of an error body, as text, each piece within `idle` of
+/// the last (what came by then is the body).
+pub(crate) async fn read_error_body(mut response: reqwest::Response, idle: Duration, waiter: &dyn Waiter) -> String {
     let mut body = Vec::new();
     while body.len() < MAX_ERROR_BODY {
-        match response.chunk().await {
+        let chunk = tokio::select! {
+            chunk = response.chunk() => chunk,
+            _ = waiter.after(idle) => break,
+        };
+        match chunk {
             Ok(Some(chunk)) => body.extend_from_slice(&chunk[..chunk.len().min(MAX_ERROR_BODY - body.len())]),
             Ok(None) | Err(_) => break,
         }
@@ -93,6 +148,7 @@ impl Exchange<'_> {
             .body(self.body.to_vec());
         let response = tokio::select! {
             response = request.send() => response,
+            _ = self.waiter.after(self.deadlines.first_byte) => return self.timed_out("no answer came"),
             _ = cancel.cancelled() => return AttemptEnd::Cancelled,
         };
         let response = match response {
@@ -110,13 +166,14 @@ impl Exchange<'_> {
         if !status.is_success() {
             let retry_after = announced_wait(response.headers(), now, skew);
             let body = tokio::select! {
-                body = read_error_body(response) => body,
+                body = read_error_body(response, self.deadlines.idle, self.waiter) => body,
                 _ = cancel.cancelled() => return AttemptEnd::Cancelled,
             };
             let body = (self.redact)(&body);
             return AttemptEnd::Refused(Failure {
                 status: status.as_u16(),
-                message: error_message(&body),
+                // Redacted again once decoded: a key written with JSON escapes is plain only now.
+                message: (self.redact)(&error_message(&body)),
                 retry_after,
                 announced: report.announced,
                 out_of_credit: out_of_credit(status.as_u16(), &body),
@@ -125,12 +182,15 @@ impl Exchange<'_> {
 
         if !self.stream {
             let body = tokio::select! {
-                body = response.bytes() => body,
+                body = read_whole(response, MAX_WHOLE_ANSWER, self.deadlines.idle, self.waiter) => body,
                 _ = cancel.cancelled() => return AttemptEnd::Cancelled,
             };
             let body = match body {
                 Ok(body) => body,
-                Err(error) => return self.broken(&error),
+                Err(broke) => {
+                    tracing::info!(kind = %broke, "the whole answer could not be read");
+                    return AttemptEnd::Broken(broke);
+                }
             };
             let value: serde_json::Value = match serde_json::from_slice(&body) {
                 Ok(value) => value,
@@ -154,21 +214,33 @@ impl Exchange<'_> {
             };
         }
 
-        let mut events = response.bytes_stream().eventsource();
+        let mut chunks = response.bytes_stream();
+        let mut events = Decoder::default();
         loop {
-            let event = tokio::select! {
-                event = events.next() => event,
-                _ = cancel.cancelled() => return AttemptEnd::Cancelled,
-            };
-            let event = match event {
-                None => return AttemptEnd::Broken(Breakage::EndedEarly),
-                Some(Err(error)) => {
-                    tracing::info!(error = %(self.redact)(&error.to_string()), "the stream broke");
-                    return AttemptEnd::Broken(Breakage::Stream);
+            let event = match events.next_event() {
+                Ok(Some(event)) => event,
+                Ok(None) => {
+                    let chunk = tokio::select! {
+                        chunk = chunks.next() => chunk,
+                        _ = self.waiter.after(self.deadlines.idle) => return self.timed_out("the stream went quiet"),
+                        _ = cancel.cancelled() => return AttemptEnd::Cancelled,
+                    };
+                    match chunk {
+                        None => return AttemptEnd::Broken(Breakage::EndedEarly),
+                        Some(Err(error)) => {
+                            tracing::info!(error = %(self.redact)(&error.to_string()), "the stream broke");
+                            return AttemptEnd::Broken(Breakage::Stream);
+                        }
+                        Some(Ok(bytes)) => events.push(&bytes),
+                    }
+                    continue;
                 }
-                Some(Ok(event)) => event,
+                Err(too_large) => {
+                    tracing::info!(%too_large, "the stream sent an event too large to read");
+                    return AttemptEnd::Broken(Breakage::TooLarge);
+                }
             };
-            match parse_stream_event(self.endpoint.kind, &event.event, &event.data) {
+            match parse_stream_event(self.endpoint.kind, &event.name, &event.data) {
                 StreamPiece::Text(piece) => {
                     report.first_token.get_or_insert_with(|| started.elapsed());
                     text.push_str(&piece);
@@ -186,6 +258,11 @@ impl Exchange<'_> {
                 StreamPiece::Nothing => {}
             }
         }
+    }
+
+    fn timed_out(&self, what: &str) -> AttemptEnd {
+        tracing::info!(provider = %self.endpoint.id, "{what} within the deadline: the attempt timed out");
+        AttemptEnd::Broken(Breakage::Timeout)
     }
 }
 

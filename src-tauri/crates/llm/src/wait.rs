@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use keypool::{Clock, ManualClock, Timestamp};
 
@@ -18,6 +19,11 @@ pub trait Waiter: Send + Sync {
     /// Resolves at `deadline` while something else (a request in flight ending) is expected to
     /// end the wait first. Simulated time never ends such a wait by itself.
     fn bound(&self, deadline: Timestamp) -> Wait<'_>;
+
+    /// Resolves `wait` from now: how long the provider may keep an attempt waiting (for its first
+    /// byte, between two pieces). Simulated time never ends it by itself: a test of a deadline
+    /// passes a waiter whose deadlines pass.
+    fn after(&self, wait: Duration) -> Wait<'_>;
 }
 
 /// Real time: tokio's timer against the app's clock.
@@ -38,6 +44,10 @@ impl Waiter for RealTime {
 
     fn bound(&self, deadline: Timestamp) -> Wait<'_> {
         self.until(deadline)
+    }
+
+    fn after(&self, wait: Duration) -> Wait<'_> {
+        Box::pin(tokio::time::sleep(wait))
     }
 }
 
@@ -60,6 +70,10 @@ impl Waiter for SimulatedTime {
     }
 
     fn bound(&self, _: Timestamp) -> Wait<'_> {
+        Box::pin(std::future::pending())
+    }
+
+    fn after(&self, _: Duration) -> Wait<'_> {
         Box::pin(std::future::pending())
     }
 }

@@ -113,7 +113,7 @@ describe('errors, worded from code and details in every language', () => {
   });
 
   it('words every way a connection can break', () => {
-    const kinds: BreakageKind[] = ['connect', 'timeout', 'body', 'request', 'not_json', 'no_text', 'ended_early', 'stream'];
+    const kinds: BreakageKind[] = ['connect', 'timeout', 'body', 'request', 'not_json', 'no_text', 'ended_early', 'stream', 'too_large'];
     for (const locale of LOCALES) {
       const texts = kinds.map((breakage) => probeText(tOf(locale), { kind: 'unreachable', breakage }, null, ENGLISH));
       expect(new Set(texts).size, `${locale}: each breakage has its own words`).toBe(kinds.length);

@@ -99,6 +99,8 @@ pub enum BreakageKind {
     NoText,
     EndedEarly,
     Stream,
+    /// The answer, or one event of a stream, is larger than Keypool reads.
+    TooLarge,
 }
 
 impl From<Breakage> for BreakageKind {
@@ -112,6 +114,7 @@ impl From<Breakage> for BreakageKind {
             Breakage::NoText => BreakageKind::NoText,
             Breakage::EndedEarly => BreakageKind::EndedEarly,
             Breakage::Stream => BreakageKind::Stream,
+            Breakage::TooLarge => BreakageKind::TooLarge,
         }
     }
 }
