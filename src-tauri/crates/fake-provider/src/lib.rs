@@ -20,13 +20,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use axum::{Json, Router};
+use base64::Engine;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, Notify};
 
-/// One scripted answer. In every `message`, `{key}` stands for the API key the request carried
-/// and `{key_urlencoded}` for it percent-encoded, as gateways that repeat the key write it.
+/// One scripted answer. In every `message`, `{key}` stands for the API key the request carried,
+/// and for the forms gateways that repeat a key write it in: `{key_urlencoded}` (percent-encoded,
+/// upper-case hex), `{key_urlencoded_lower}`, `{key_json_escaped}` (every character as `\uXXXX`,
+/// which JSON decodes back into the key) and `{key_base64}` (of `user:KEY`, as in Basic auth).
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Reply {
@@ -70,6 +73,9 @@ pub enum Reply {
     /// A redirect (`status` 301/302/307/308) to the same path on the server at `to`
     /// (`http://host:port`), as a misconfigured gateway might send.
     Redirect { status: u16, to: String },
+    /// HTTP 200 and then `bytes` of one event that never ends (`data: xxxx…`), as a broken or
+    /// hostile server might stream; taken whole, a body of that many bytes.
+    Flood { bytes: u64 },
 }
 
 impl Reply {
@@ -128,6 +134,8 @@ struct Script {
     reject_stream_options: bool,
     /// What `GET models` lists; `None`: the one `fake-model`.
     models: Option<Vec<String>>,
+    /// Bytes of floods sent so far (what the client read before it hung up, and a little more).
+    flooded: u64,
     /// How the provider's clock and its announced instants look.
     provider_clock: ProviderClock,
 }
@@ -288,6 +296,11 @@ impl FakeProvider {
         self.shared.script.lock().unwrap().provider_clock = clock;
     }
 
+    /// How many bytes of [`Reply::Flood`]s went out so far.
+    pub fn flooded(&self) -> u64 {
+        self.shared.script.lock().unwrap().flooded
+    }
+
     /// How many requests a rate limit refused so far.
     pub fn refused(&self) -> u64 {
         self.shared.script.lock().unwrap().refused
@@ -440,7 +453,32 @@ fn with_key(message: &str, key: &str) -> String {
         .bytes()
         .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
         .collect();
-    message.replace("{key_urlencoded}", &encoded).replace("{key}", key)
+    // Marked, so that the JSON writer's escaping of its backslashes is undone (see `raw_escapes`).
+    let json_escaped: String = key.chars().map(|c| format!("{RAW}\\u{:04x}{RAW}", c as u32)).collect();
+    let base64 = base64::engine::general_purpose::STANDARD.encode(format!("user:{key}"));
+    message
+        .replace("{key_urlencoded_lower}", &encoded.to_ascii_lowercase())
+        .replace("{key_urlencoded}", &encoded)
+        .replace("{key_json_escaped}", &json_escaped)
+        .replace("{key_base64}", &base64)
+        .replace("{key}", key)
+}
+
+/// Marks text that must reach the JSON body as written: `{key_json_escaped}`'s `\uXXXX` escapes,
+/// which the JSON writer would otherwise escape again (`\\uXXXX`, no longer the key once decoded).
+const RAW: char = '\u{E000}';
+
+/// `json` with every marked stretch as it was written before the JSON writer escaped it.
+fn raw_escapes(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for (i, part) in json.split(RAW).enumerate() {
+        if i % 2 == 1 {
+            out.push_str(&part.replace("\\\\", "\\"));
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
 }
 
 fn redirect(status: u16, to: &str, uri: &Uri) -> Response {
@@ -539,6 +577,7 @@ async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: Head
 
 fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
     let (text, output) = match reply {
+        Reply::Flood { bytes } => ("x".repeat(usize::try_from(bytes).unwrap_or(usize::MAX)), 1),
         Reply::Text { chunks } | Reply::Slow { chunks, .. } => (chunks.concat(), chunks.len()),
         Reply::StreamError { error_type, message, .. } => {
             return error_response(dialect, status_for(&error_type), &[], &message);
@@ -581,8 +620,9 @@ fn error_response(dialect: Dialect, status: u16, headers: &[(String, String)], m
         Dialect::Openai => json!({ "error": { "message": message, "type": "fake_error", "code": status } }),
         Dialect::Anthropic => json!({ "type": "error", "error": { "type": "fake_error", "message": message } }),
     };
-    let mut response =
-        (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), Json(body)).into_response();
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let body = raw_escapes(&body.to_string());
+    let mut response = (status, [("content-type", "application/json")], body).into_response();
     for (name, value) in headers {
         if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
             response.headers_mut().insert(name, value);
@@ -592,6 +632,7 @@ fn error_response(dialect: Dialect, status: u16, headers: &[(String, String)], m
 }
 
 fn event(dialect: Dialect, name: &str, data: Value) -> Bytes {
+    let data = raw_escapes(&data.to_string());
     match dialect {
         Dialect::Openai => Bytes::from(format!("data: {data}\n\n")),
         Dialect::Anthropic => Bytes::from(format!("event: {name}\ndata: {data}\n\n")),
@@ -722,6 +763,20 @@ async fn play(
                 if !send(bytes).await {
                     return;
                 }
+            }
+        }
+        Reply::Flood { bytes } => {
+            if !send(Bytes::from_static(b"data: ")).await {
+                return;
+            }
+            let chunk = Bytes::from(vec![b'x'; 64 * 1024]);
+            let mut sent = 0u64;
+            while sent < bytes {
+                if !send(chunk.clone()).await {
+                    return;
+                }
+                sent += chunk.len() as u64;
+                shared.script.lock().unwrap().flooded += chunk.len() as u64;
             }
         }
         Reply::Status { .. } | Reply::Redirect { .. } | Reply::QuotaExceeded => {

@@ -16,6 +16,8 @@ pub enum Dialect {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Problem {
     BadRequest,
+    /// The request was meant for another host (`Host` is not this machine): HTTP 421.
+    Misdirected,
     Unauthorized,
     Forbidden,
     NotFound,
@@ -30,6 +32,7 @@ impl Problem {
     fn status(self) -> StatusCode {
         match self {
             Problem::BadRequest => StatusCode::BAD_REQUEST,
+            Problem::Misdirected => StatusCode::MISDIRECTED_REQUEST,
             Problem::Unauthorized => StatusCode::UNAUTHORIZED,
             Problem::Forbidden => StatusCode::FORBIDDEN,
             Problem::NotFound => StatusCode::NOT_FOUND,
@@ -44,7 +47,7 @@ impl Problem {
     /// Anthropic's `error.type` for it.
     fn anthropic_type(self) -> &'static str {
         match self {
-            Problem::BadRequest => "invalid_request_error",
+            Problem::BadRequest | Problem::Misdirected => "invalid_request_error",
             Problem::Unauthorized => "authentication_error",
             Problem::Forbidden => "permission_error",
             Problem::NotFound => "not_found_error",
@@ -59,6 +62,7 @@ impl Problem {
     fn openai_type_and_code(self) -> (&'static str, Option<&'static str>) {
         match self {
             Problem::BadRequest => ("invalid_request_error", None),
+            Problem::Misdirected => ("invalid_request_error", Some("misdirected_request")),
             Problem::Unauthorized => ("invalid_request_error", Some("invalid_api_key")),
             Problem::Forbidden => ("invalid_request_error", Some("forbidden")),
             Problem::NotFound => ("invalid_request_error", Some("model_not_found")),

@@ -23,6 +23,9 @@ pub fn token_hash(token: &str) -> [u8; 32] {
 /// Why a request was refused before anything else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Denied {
+    /// Its `Host` is not this machine (nor a host the server was told to answer to): a page that
+    /// rebound a name of its own to 127.0.0.1 (DNS rebinding) is not served.
+    Host,
     /// It came from a web page.
     Origin,
     /// No token, or not this one.
@@ -33,6 +36,8 @@ pub enum Denied {
 
 pub struct Guard {
     hash: Mutex<[u8; 32]>,
+    /// Host names served besides loopback ones (lower case, without a port).
+    allowed_hosts: Mutex<Vec<String>>,
     failures: Mutex<Failures>,
     clock: Arc<dyn Clock>,
 }
@@ -45,14 +50,37 @@ struct Failures {
 
 impl Guard {
     pub fn new(hash: [u8; 32], clock: Arc<dyn Clock>) -> Guard {
-        Guard { hash: Mutex::new(hash), failures: Mutex::default(), clock }
+        Guard { hash: Mutex::new(hash), allowed_hosts: Mutex::default(), failures: Mutex::default(), clock }
     }
 
     pub fn set_hash(&self, hash: [u8; 32]) {
         *self.hash.lock().unwrap_or_else(|e| e.into_inner()) = hash;
     }
 
+    /// Serves `hosts` too, besides loopback names and addresses.
+    pub fn allow_hosts(&self, hosts: impl IntoIterator<Item = String>) {
+        let hosts = hosts.into_iter().map(|host| host.trim().trim_end_matches('.').to_ascii_lowercase()).collect();
+        *self.allowed_hosts.lock().unwrap_or_else(|e| e.into_inner()) = hosts;
+    }
+
+    /// Whether the request's `Host` (its name, without the port) is served: `localhost`, a
+    /// loopback address (127.0.0.0/8, `[::1]`), or an allowed host. No `Host`: not served.
+    pub fn host_allowed(&self, headers: &HeaderMap) -> bool {
+        let Some(host) = headers.get("host").and_then(|v| v.to_str().ok()) else { return false };
+        let name = host_name(host);
+        if name == "localhost" {
+            return true;
+        }
+        if let Ok(ip) = name.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>() {
+            return ip.is_loopback();
+        }
+        self.allowed_hosts.lock().unwrap_or_else(|e| e.into_inner()).contains(&name)
+    }
+
     pub fn check(&self, headers: &HeaderMap) -> Result<(), Denied> {
+        if !self.host_allowed(headers) {
+            return Err(Denied::Host);
+        }
         if headers.contains_key("origin") {
             return Err(Denied::Origin);
         }
@@ -90,6 +118,20 @@ fn tokens_of(headers: &HeaderMap) -> impl Iterator<Item = &str> {
     bearer.into_iter().chain(api_key)
 }
 
+/// A `Host` header's name, lower case, without its port or a final dot: `Example.COM.:443` is
+/// `example.com`, `[::1]:4141` is `[::1]`.
+fn host_name(host: &str) -> String {
+    let host = host.trim();
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split_once(']').map_or(host.to_owned(), |(inside, _)| format!("[{inside}]")),
+        None => host
+            .rsplit_once(':')
+            .map_or(host, |(name, port)| if port.chars().all(|c| c.is_ascii_digit()) { name } else { host })
+            .to_owned(),
+    };
+    name.trim_end_matches('.').to_ascii_lowercase()
+}
+
 /// Equal, in time that does not depend on where they differ.
 fn same(a: &[u8; 32], b: &[u8; 32]) -> bool {
     let difference = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
@@ -104,6 +146,7 @@ mod tests {
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
+        map.insert("host", "127.0.0.1:4141".parse().unwrap());
         for (name, value) in pairs {
             map.insert(*name, value.parse().unwrap());
         }
@@ -122,6 +165,28 @@ mod tests {
         assert_eq!(guard.check(&headers(&[])), Err(Denied::Token), "no token");
         let page = headers(&[("x-api-key", "kp-secret"), ("origin", "https://evil.example")]);
         assert_eq!(guard.check(&page), Err(Denied::Origin), "even with the token");
+    }
+
+    #[test]
+    fn only_this_machines_names_are_served_unless_a_host_is_allowed() {
+        let guard = Guard::new(token_hash("kp-secret"), Arc::new(ManualClock::new(Timestamp::EPOCH)));
+        let with_host = |host: &str| {
+            let mut map = HeaderMap::new();
+            map.insert("host", host.parse().unwrap());
+            map.insert("x-api-key", "kp-secret".parse().unwrap());
+            map
+        };
+        for host in ["127.0.0.1:4141", "localhost:4141", "LOCALHOST", "localhost.", "[::1]:4141", "127.9.9.9", "[::1]"]
+        {
+            assert_eq!(guard.check(&with_host(host)), Ok(()), "{host} is this machine");
+        }
+        for host in ["evil.example:4141", "localhost.evil.example", "10.0.0.5:4141", "[fe80::1]", "127.0.0.1.evil"] {
+            assert_eq!(guard.check(&with_host(host)), Err(Denied::Host), "{host} is not, even with the token");
+        }
+        assert_eq!(guard.check(&HeaderMap::new()), Err(Denied::Host), "no Host at all");
+        guard.allow_hosts(["Keypool.Team.Example".to_owned()]);
+        assert_eq!(guard.check(&with_host("keypool.team.example:443")), Ok(()), "an allowed host, in any case");
+        assert_eq!(guard.check(&with_host("other.team.example")), Err(Denied::Host), "only that one");
     }
 
     #[test]

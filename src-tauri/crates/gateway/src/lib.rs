@@ -43,6 +43,12 @@ use peek::{with_model, Peek};
 /// The largest request body accepted.
 pub const MAX_BODY: usize = 32 * 1024 * 1024;
 
+/// The longest model name accepted, in bytes: it reaches the pool's budgets and the ledger.
+pub const MAX_MODEL_BYTES: usize = 256;
+
+/// The longest `x-keypool-session` accepted, in bytes: every one is a binding the pool keeps.
+pub const MAX_SESSION_BYTES: usize = 256;
+
 /// The default port.
 pub const DEFAULT_PORT: u16 = 4141;
 
@@ -193,6 +199,12 @@ impl Gateway {
         }
     }
 
+    /// Answers requests addressed to `hosts` too, besides this machine's names (a server behind a
+    /// reverse proxy, reached by its own name).
+    pub fn allow_hosts(&self, hosts: impl IntoIterator<Item = String>) {
+        self.shared.guard.allow_hosts(hosts);
+    }
+
     /// Replaces the token (the old one stops working at once).
     pub fn set_token_hash(&self, hash: [u8; 32]) {
         self.shared.guard.set_hash(hash);
@@ -266,6 +278,9 @@ fn failed(shared: &Shared, response: Response) -> Response {
 
 fn refusal(dialect: Dialect, denied: Denied) -> Response {
     match denied {
+        Denied::Host => {
+            error(dialect, Problem::Misdirected, "this endpoint answers only to this machine's names", None)
+        }
         Denied::Origin => error(dialect, Problem::Forbidden, "requests from web pages are refused", None),
         Denied::Token => error(dialect, Problem::Unauthorized, "the local API token is missing or wrong", None),
         Denied::LockedOut(seconds) => error(
@@ -294,6 +309,19 @@ async fn forward(shared: Arc<Shared>, dialect: Dialect, path: UpstreamPath, requ
             return failed(&shared, error(dialect, Problem::BadRequest, message, None));
         }
     };
+    if peek.model.len() > MAX_MODEL_BYTES {
+        let message = format!("the model name is longer than {MAX_MODEL_BYTES} bytes");
+        return failed(&shared, error(dialect, Problem::BadRequest, message, None));
+    }
+    let given_session = parts.headers.get("x-keypool-session").map(|v| v.to_str().map(str::to_owned));
+    let given_session = match given_session {
+        Some(Ok(session)) if session.len() <= MAX_SESSION_BYTES => Some(session),
+        Some(_) => {
+            let message = format!("x-keypool-session must be text of at most {MAX_SESSION_BYTES} bytes");
+            return failed(&shared, error(dialect, Problem::BadRequest, message, None));
+        }
+        None => None,
+    };
     let route = match shared.routes.route(dialect, &peek.model) {
         Ok(route) => route,
         Err(Unrouted::Unknown) => {
@@ -310,12 +338,7 @@ async fn forward(shared: Arc<Shared>, dialect: Dialect, path: UpstreamPath, requ
             return failed(&shared, error(dialect, Problem::BadRequest, message, None));
         }
     };
-    let session = parts
-        .headers
-        .get("x-keypool-session")
-        .and_then(|v| v.to_str().ok())
-        .map(|s| format!("api:session:{s}"))
-        .unwrap_or_else(|| peek.conversation(dialect));
+    let session = given_session.map(|s| format!("api:session:{s}")).unwrap_or_else(|| peek.conversation(dialect));
     let stream = peek.stream;
     let body = if route.model == peek.model {
         bytes.clone()

@@ -13,7 +13,7 @@ pub use keypool_fake_provider::{FakeProvider, ProviderClock, RateLimit, Reply};
 pub use keypool_llm::{
     AttemptOutcome, AttemptRecord, CancellationToken, ChatMessage, CompletionError, CompletionEvent, CompletionOutcome,
     CompletionRequest, CompletionService, NoKey, NoKeyReason, ProviderEndpoint, ProviderKind, Recorder, Role,
-    SimulatedTime, StopReason, Usage,
+    SimulatedTime, StopReason, Usage, Wait, Waiter,
 };
 
 pub const START: Timestamp = Timestamp::from_millis(1_800_000_000_000);
@@ -70,6 +70,29 @@ impl Rig {
     /// The rig with `config` for the pool; the fake provider's rate windows run on the rig's
     /// manual clock, so simulated waits refill them.
     pub async fn build(kind: ProviderKind, keys: &[(&str, u32)], env: MapResolver, config: PoolConfig) -> Rig {
+        Rig::build_with(kind, keys, env, config, |clock| Arc::new(SimulatedTime::new(clock))).await
+    }
+
+    /// The rig whose provider deadlines pass when the test says so ([`Deadlines::pass`]), not
+    /// with time: a test of a deadline neither sleeps nor races the network.
+    pub async fn with_deadlines(kind: ProviderKind, keys: &[(&str, u32)]) -> (Rig, Arc<Deadlines>) {
+        let deadlines = Arc::new(Deadlines::new());
+        let waiter = deadlines.clone();
+        let rig = Rig::build_with(kind, keys, MapResolver::new(), PoolConfig::default(), move |clock| {
+            waiter.time.set(SimulatedTime::new(clock)).ok();
+            waiter
+        })
+        .await;
+        (rig, deadlines)
+    }
+
+    async fn build_with(
+        kind: ProviderKind,
+        keys: &[(&str, u32)],
+        env: MapResolver,
+        config: PoolConfig,
+        waiter: impl FnOnce(Arc<ManualClock>) -> Arc<dyn Waiter>,
+    ) -> Rig {
         let clock = Arc::new(ManualClock::new(START));
         let fake_clock = clock.clone();
         let fake =
@@ -92,7 +115,7 @@ impl Rig {
         }
         let resolver = Arc::new(env);
         let pool = Arc::new(KeyPool::new(config, store.clone(), resolver.clone()));
-        let waiter = Arc::new(SimulatedTime::new(clock.clone()));
+        let waiter = waiter(clock.clone());
         let service = CompletionService::new(pool, clock.clone(), resolver, store.clone(), waiter);
         Rig { fake, keys: store, clock, service, kind, provider_key: None }
     }
@@ -157,6 +180,44 @@ impl Rig {
         let status = self.service.pool().status(&ProviderId::new("p"), self.clock.now_ts()).unwrap();
         let key = status.iter().find(|k| k.label.as_deref() == Some(label)).expect("key exists");
         (key.state, key.cooling_until)
+    }
+}
+
+/// Simulated time whose provider deadlines pass all at once when the test calls [`Deadlines::pass`].
+pub struct Deadlines {
+    time: std::sync::OnceLock<SimulatedTime>,
+    passed: tokio::sync::watch::Sender<bool>,
+}
+
+impl Deadlines {
+    fn new() -> Self {
+        Deadlines { time: std::sync::OnceLock::new(), passed: tokio::sync::watch::channel(false).0 }
+    }
+
+    /// Every deadline running now or later has passed.
+    pub fn pass(&self) {
+        self.passed.send_replace(true);
+    }
+
+    fn time(&self) -> &SimulatedTime {
+        self.time.get().expect("set when the rig is built")
+    }
+}
+
+impl Waiter for Deadlines {
+    fn until(&self, until: Timestamp) -> Wait<'_> {
+        self.time().until(until)
+    }
+
+    fn bound(&self, deadline: Timestamp) -> Wait<'_> {
+        self.time().bound(deadline)
+    }
+
+    fn after(&self, _: Duration) -> Wait<'_> {
+        let mut passed = self.passed.subscribe();
+        Box::pin(async move {
+            let _ = passed.wait_for(|passed| *passed).await;
+        })
     }
 }
 

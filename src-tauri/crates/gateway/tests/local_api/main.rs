@@ -1,0 +1,6 @@
+//! The local API over real HTTP, against the fake provider: what a client may send it, and what
+//! a hostile provider can and cannot do to it.
+
+mod bounds;
+mod hostile;
+mod support;
