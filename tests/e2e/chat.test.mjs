@@ -149,7 +149,8 @@ describe('a chat in the real window against the fake provider', () => {
   });
 
   it('shows a reply that failed because key B was revoked (401), with a way to Settings', async () => {
-    await fake.script(KEY_B, [{ kind: 'status', status: 401, message: 'Incorrect API key provided' }]);
+    // Revoked: refused whatever it asks, its model list included (asked before it is disabled).
+    await fake.script(KEY_B, [], { kind: 'status', status: 401, message: 'Incorrect API key provided' });
     await fake.script(KEY_A, [], { kind: 'status', status: 429, message: 'still rate-limited' });
     await send(app, 'Are you there?');
     const error = await app.find('message-error');
@@ -173,6 +174,8 @@ describe('a chat in the real window against the fake provider', () => {
     );
     assert.equal(await row.findElement(By.css('[data-testid="key-enabled"]')).getAttribute('aria-checked'), 'false');
 
+    // The user replaced the key at the provider: it answers again.
+    await fake.script(KEY_B, [], { kind: 'text', chunks: ['Hello', ' again'] });
     const probesBefore = (await fake.requests()).filter((r) => r.path.endsWith('/models')).length;
     await (await keyRow(app, 'key B')).findElement(By.css('[data-testid="key-test"]')).click();
     const result = await waitFor(

@@ -257,7 +257,8 @@ describe('the local API, with the official SDKs, in the real window', () => {
     const message = { model: CLAUDE, max_tokens: 64, messages: [{ role: 'user', content: 'failover, anthropic' }] };
     await anthropic.messages.create(message);
     const boundClaude = (await completions(fake)).at(-1).key;
-    await fake.script(boundClaude, [{ kind: 'status', status: 401, message: 'invalid x-api-key' }]);
+    // Revoked: refused for its model list too, which the pool asks before disabling it.
+    await fake.script(boundClaude, [], { kind: 'status', status: 401, message: 'invalid x-api-key' });
     const beforeClaude = (await completions(fake)).length;
     const events = await collect(
       await anthropic.messages.create({ ...message, stream: true, messages: [...message.messages, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'again' }] }),
@@ -265,6 +266,7 @@ describe('the local API, with the official SDKs, in the real window', () => {
     assert.equal(events.map((e) => e.delta?.text ?? '').join(''), REPLY.join(''), 'the stream is the other key’s reply, whole');
     const triedClaude = (await completions(fake)).slice(beforeClaude).map((r) => r.key);
     assert.deepEqual(triedClaude, [boundClaude, ANTHROPIC_KEYS.find((k) => k !== boundClaude)], 'the refused key, then the other');
+    await fake.script(boundClaude, [], { kind: 'text', chunks: REPLY });
   });
 
   it('refuses a wrong or missing token with the SDKs’ AuthenticationError, and a web page with 403', async () => {

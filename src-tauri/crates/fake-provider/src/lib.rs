@@ -136,6 +136,8 @@ struct Script {
     models: Option<Vec<String>>,
     /// Bytes of floods sent so far (what the client read before it hung up, and a little more).
     flooded: u64,
+    /// Keys whose model list is answered whatever is scripted: their refusals are the requests'.
+    listing_keys: HashSet<String>,
     /// How the provider's clock and its announced instants look.
     provider_clock: ProviderClock,
 }
@@ -296,6 +298,12 @@ impl FakeProvider {
         self.shared.script.lock().unwrap().provider_clock = clock;
     }
 
+    /// Answers `key`'s model list whatever is scripted for it: its scripted refusals are then the
+    /// requests' own (a model the organisation may not use), not the key's.
+    pub fn lists_models_for(&self, key: &str) {
+        self.shared.script.lock().unwrap().listing_keys.insert(key.to_owned());
+    }
+
     /// How many bytes of [`Reply::Flood`]s went out so far.
     pub fn flooded(&self) -> u64 {
         self.shared.script.lock().unwrap().flooded
@@ -345,6 +353,9 @@ fn next_refusal_or_listing(shared: &Shared, seen: Seen) -> Reply {
     let mut script = shared.script.lock().unwrap();
     let key = seen.key.clone();
     script.seen.push(seen);
+    if script.listing_keys.contains(&key) {
+        return Reply::text(&[]);
+    }
     let refusal = |reply: &Reply| matches!(reply, Reply::Status { .. } | Reply::Redirect { .. });
     if let Some(queue) = script.queued.get_mut(&key) {
         if queue.front().is_some_and(refusal) {

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Breakage, CompletionError, Failure, Interruption, NoKey, NoKeyReason};
 use crate::provider::{ProviderEndpoint, Usage};
 use crate::record::{AttemptOutcome, AttemptRecord};
+use crate::verify::Verdict;
 use crate::{CompletionEvent, CompletionService};
 
 /// How one attempt ended, as the attempt saw it.
@@ -359,16 +360,42 @@ impl CompletionService {
                 return Driven { end: Ok(output), ..driven };
             }
             let (outcome, status, lesson) = match &ended {
-                Ended::Refused(failure) => {
-                    let lesson = match (failure.pool_kind(), provider_level) {
-                        (Some(kind), false) => Lesson::Refusal { status: failure.status, kind },
-                        _ => Lesson::Nothing,
-                    };
-                    (ledger_outcome(failure), Some(failure.status), lesson)
-                }
+                Ended::Refused(failure) => match (failure.pool_kind(), &key_id) {
+                    (Some(FailureKind::AuthRejected), Some(key)) => {
+                        // A 401/403 may be the request's: the key is disabled only if it is
+                        // refused again when asked the cheapest question.
+                        let secret = settlement.credential().secret();
+                        let refused_at = self.clock.now();
+                        match self.verify(plan.target.endpoint, key, secret, refused_at).await {
+                            Verdict::KeyRejected => (
+                                AttemptOutcome::AuthRejected,
+                                Some(failure.status),
+                                Lesson::Refusal { status: failure.status, kind: FailureKind::AuthRejected },
+                            ),
+                            Verdict::KeyFine => (AttemptOutcome::ProviderError, Some(failure.status), Lesson::Nothing),
+                            // Neither shown: the key rests instead of being disabled, and the
+                            // request moves on.
+                            Verdict::Unknown => (
+                                AttemptOutcome::AuthRejected,
+                                Some(failure.status),
+                                Lesson::Refusal { status: failure.status, kind: UNVERIFIED_REFUSAL },
+                            ),
+                        }
+                    }
+                    (Some(kind), Some(_)) => (
+                        ledger_outcome(failure),
+                        Some(failure.status),
+                        Lesson::Refusal { status: failure.status, kind },
+                    ),
+                    _ => (ledger_outcome(failure), Some(failure.status), Lesson::Nothing),
+                },
                 Ended::Again(failure) => (ledger_outcome(failure), Some(failure.status), Lesson::Nothing),
                 Ended::Broken(_) => (AttemptOutcome::TransportError, None, Lesson::Nothing),
                 Ended::Cancelled | Ended::Answered(_) => (AttemptOutcome::Stopped, None, Lesson::Nothing),
+            };
+            let taught = match lesson {
+                Lesson::Refusal { kind, .. } => Some(kind),
+                _ => None,
             };
             let reported = settlement.settle(outcome, status, usage, first_token_ms, lesson);
             let pool_outcome = match reported {
@@ -387,7 +414,7 @@ impl CompletionService {
                         on_event(CompletionEvent::Failover {
                             key_label: label,
                             status: failure.status,
-                            reason: failure.pool_kind().expect("the pool acted on it"),
+                            reason: taught.expect("the pool was told of the refusal it acted on"),
                             message: failure.message.clone(),
                         });
                         driven.last_refusal = Some(failure);
@@ -515,6 +542,11 @@ impl CompletionService {
         Ok(outcome)
     }
 }
+
+/// What a 401/403 does to a key that could be neither shown bad nor fine: it rests, as after a
+/// rate limit without an announced wait, rather than being disabled on one request's word.
+const UNVERIFIED_REFUSAL: FailureKind =
+    FailureKind::RateLimited { retry_after: None, announced: Announced { requests: None, tokens: None } };
 
 /// How an attempt's refusal goes into the ledger.
 fn ledger_outcome(failure: &Failure) -> AttemptOutcome {

@@ -17,6 +17,7 @@ pub mod redact;
 mod service;
 mod sse;
 mod stream;
+mod verify;
 mod wait;
 
 pub use error::{Breakage, CompletionError, Failure, Interruption, NoKey, NoKeyReason};

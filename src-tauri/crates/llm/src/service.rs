@@ -21,6 +21,7 @@ use crate::provider_clock::ProviderClocks;
 use crate::record::{AttemptOutcome, AttemptRecord};
 use crate::redact::Redactor;
 use crate::stream::{read_error_body, AttemptEnd, AttemptReport, Deadlines, Exchange, REDIRECT_REFUSED};
+use crate::verify::Verifications;
 use crate::wait::Waiter;
 use crate::ProviderKind;
 
@@ -142,6 +143,8 @@ pub struct CompletionService {
     pub(crate) deadlines: Deadlines,
     /// Each provider's redactor, kept until its keys change.
     pub(crate) redactors: Arc<Mutex<HashMap<ProviderId, CachedRedactor>>>,
+    /// The verifications of refused keys, one in flight per key.
+    pub(crate) verifications: Arc<Verifications>,
 }
 
 fn install_crypto_provider() {
@@ -179,6 +182,7 @@ impl CompletionService {
             provider_clocks: Arc::default(),
             deadlines: Deadlines::default(),
             redactors: Arc::default(),
+            verifications: Arc::default(),
         }
     }
 
@@ -295,7 +299,18 @@ impl CompletionService {
                 })
             }
         };
+        self.fetch_models(endpoint, key.as_ref()).await
+    }
+
+    /// [`CompletionService::list_models`] with `key` already resolved. Each page is read to at
+    /// most [`MAX_MODEL_LIST`] bytes, and a model listed twice is kept once.
+    pub(crate) async fn fetch_models(
+        &self,
+        endpoint: &ProviderEndpoint,
+        key: Option<&Secret>,
+    ) -> Result<Vec<String>, ModelsFailure> {
         let mut models: Vec<String> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
         let mut after: Option<String> = None;
         for _ in 0..MAX_MODEL_PAGES {
             let mut url = reqwest::Url::parse(&endpoint.models_url()).map_err(|_| ModelsFailure {
@@ -310,7 +325,7 @@ impl CompletionService {
                 }
             }
             let request = self.http.get(url);
-            let request = match &key {
+            let request = match key {
                 Some(key) => endpoint.authorize(request, key),
                 None => endpoint.unauthorized(request),
             };
@@ -328,26 +343,25 @@ impl CompletionService {
             }
             if !response.status().is_success() {
                 let body = read_error_body(response, self.deadlines.idle, &*self.waiter).await;
-                let body = match &key {
-                    Some(key) => self.redactor(endpoint, key).redact(&body),
-                    None => body,
+                let message = match key {
+                    // Decoded words may hold a key written with escapes: masked again.
+                    Some(key) => self.redactor(endpoint, key).redact(&error_message(&body)),
+                    None => error_message(&body),
                 };
-                return Err(ModelsFailure {
-                    status: Some(status),
-                    problem: ProbeProblem::Refused,
-                    message: error_message(&body),
-                });
+                return Err(ModelsFailure { status: Some(status), problem: ProbeProblem::Refused, message });
             }
             let unreadable = || ModelsFailure {
                 status: Some(status),
                 problem: ProbeProblem::Unreadable,
                 message: "the provider's answer is not a list of models".into(),
             };
-            let body = response.bytes().await.map_err(|_| unreadable())?;
+            let body = crate::stream::read_whole(response, MAX_MODEL_LIST, self.deadlines.idle, &*self.waiter)
+                .await
+                .map_err(|_| unreadable())?;
             let page: Value = serde_json::from_slice(&body).map_err(|_| unreadable())?;
             let ids = page["data"].as_array().or_else(|| page["models"].as_array()).ok_or_else(unreadable)?;
             for id in ids.iter().filter_map(|m| m["id"].as_str().or_else(|| m["name"].as_str())) {
-                if !models.iter().any(|known| known == id) {
+                if seen.insert(id.to_owned()) {
                     models.push(id.to_owned());
                 }
             }
@@ -359,6 +373,9 @@ impl CompletionService {
         Ok(models)
     }
 }
+
+/// The most of one page of a model list that is read: far more than any provider's list.
+pub const MAX_MODEL_LIST: usize = 8 * 1024 * 1024;
 
 /// Anthropic pages its model list; more than this many pages is not a real list.
 const MAX_MODEL_PAGES: usize = 20;

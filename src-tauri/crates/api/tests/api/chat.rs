@@ -62,7 +62,9 @@ async fn failover_is_reported_and_a_revoked_key_is_disabled_in_settings() {
     let provider = fake_provider(&h, &fake, "openai", &["a", "b"]);
     let chat = new_chat(&h, &provider);
     h.events.take();
-    fake.script("key-a", [Reply::status(401)]);
+    // Revoked: refused whatever it asks, its model list included (which the pool asks before
+    // disabling it).
+    fake.always("key-a", Reply::status(401));
 
     let (message, events) = h.send(&chat, Some("hi"), |_| {}).await.unwrap();
     assert_eq!(message["keyLabel"], "b", "the reply came from b");

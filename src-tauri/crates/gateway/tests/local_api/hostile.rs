@@ -64,3 +64,27 @@ async fn a_key_written_with_json_escapes_never_reaches_the_client() {
     assert!(!decoded.contains(&encoded[8..20]), "nor its base64: {decoded}");
     assert!(text.contains("\"content\":\"Hi\""), "the text before it went as it came: {text}");
 }
+
+/// A local API client's request that the provider refuses with 403 while the key still lists its
+/// models (a prompt-injected agent asking for a model the organisation may not use): the refusal
+/// goes back as it came, no other key is tried, and no key is disabled.
+#[tokio::test]
+async fn a_forbidden_request_disables_no_key_and_goes_back_as_it_came() {
+    let api = LocalApi::start(&["a", "b"]).await;
+    for key in ["key-a", "key-b"] {
+        api.fake.always(key, Reply::Status { status: 403, headers: vec![], message: "model not allowed".into() });
+        api.fake.lists_models_for(key);
+    }
+    for round in 0..3 {
+        let answer = api.chat(&chat_body("forbidden-model", false), &[("x-keypool-session", "agent")]).await;
+        assert_eq!(answer.status(), 403, "round {round}: the provider's 403 as it came");
+        let body: Value = answer.json().await.unwrap();
+        assert_eq!(body["error"]["message"], "model not allowed", "round {round}: in its words");
+    }
+    let completions: Vec<String> =
+        api.fake.seen().into_iter().filter(|s| !s.path.ends_with("models")).map(|s| s.key).collect();
+    assert_eq!(completions, ["key-a"; 3], "never failed over to b");
+    api.fake.always("key-a", Reply::text(&["fine"]));
+    let answer = api.chat(&chat_body("allowed-model", false), &[("x-keypool-session", "agent")]).await;
+    assert_eq!(answer.status(), 200, "a's still enabled and answers the next request");
+}

@@ -53,7 +53,8 @@ async fn overloaded_529_cools_like_429() {
 async fn auth_failures_disable_the_key_and_fail_over() {
     for status in [401, 403] {
         let rig = Rig::new(ProviderKind::Openai, &[("a", 1), ("b", 1)]).await;
-        rig.fake.script("key-a", [Reply::status(status)]);
+        // A revoked key is refused whatever it asks, its model list included.
+        rig.fake.always("key-a", Reply::status(status));
         let (outcome, events) = rig.ask("chat").await;
         assert!(finished(&outcome), "{status}: b answers");
         assert_eq!(failovers(&events), [("a".to_string(), status)], "{status}: one failover");
@@ -62,6 +63,67 @@ async fn auth_failures_disable_the_key_and_fail_over() {
         rig.ask("other").await;
         assert_eq!(rig.fake.keys_used().iter().filter(|k| *k == "key-a").count(), 1, "{status}: a is never used again");
     }
+}
+
+/// A 403 (or 401) that belongs to the request, not the key (a model the organisation may not
+/// use, a scope, moderation): the key still lists its models, so it stays enabled, and the
+/// request is not tried on the other keys, which would refuse it the same way.
+#[tokio::test]
+async fn a_refusal_the_key_survives_is_the_requests_and_disables_nothing() {
+    for status in [403, 401] {
+        let rig = Rig::new(ProviderKind::Openai, &[("a", 1), ("b", 1)]).await;
+        rig.fake.script(
+            "key-a",
+            [Reply::Status { status, headers: vec![], message: "this organisation may not use this model".into() }],
+        );
+        let (outcome, events) = rig.ask("chat").await;
+        match error_of(&outcome) {
+            CompletionError::Provider(failure) => {
+                assert_eq!(failure.status, status, "{status}: the provider's refusal goes back");
+                assert_eq!(failure.message, "this organisation may not use this model", "{status}: in its words");
+            }
+            other => panic!("{status}: expected the provider's refusal, got {other:?}"),
+        }
+        assert!(failovers(&events).is_empty(), "{status}: no failover");
+        assert_eq!(rig.fake.keys_used(), ["key-a"], "{status}: b was not tried");
+        assert!(rig.keys.disabled.lock().unwrap().is_empty(), "{status}: nothing disabled");
+        assert_eq!(rig.state_of("a").0, KeyState::Active, "{status}: a stays active");
+        let models = rig.fake.seen().iter().filter(|s| s.path.ends_with("models")).count();
+        assert_eq!(models, 1, "{status}: the key was asked once, for its models");
+    }
+}
+
+/// Many requests refused together with one key: one verification, which all of them share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_refusals_of_one_key_share_one_verification() {
+    let rig = std::sync::Arc::new(Rig::new(ProviderKind::Openai, &[("a", 1)]).await);
+    rig.fake.always("key-a", Reply::status(403));
+    rig.fake.lists_models_for("key-a");
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let rig = rig.clone();
+        tasks.push(tokio::spawn(async move { rig.ask(&format!("chat-{i}")).await.0 }));
+    }
+    for task in tasks {
+        let outcome = task.await.unwrap();
+        assert_eq!(error_of(&outcome).code(), "provider", "each request gets the provider's refusal");
+    }
+    let models = rig.fake.seen().iter().filter(|s| s.path.ends_with("models")).count();
+    assert!(models < 8, "verifications were shared, not one per refusal: {models}");
+    assert_eq!(rig.state_of("a").0, KeyState::Active, "and the key stays");
+}
+
+/// A refused key whose model list cannot say either way (the server lists none) rests instead
+/// of being disabled, and the request moves to another key.
+#[tokio::test]
+async fn a_refusal_that_cannot_be_verified_rests_the_key() {
+    let rig = Rig::new(ProviderKind::Openai, &[("a", 1), ("b", 1)]).await;
+    rig.fake.script("key-a", [Reply::status(401), Reply::status(404)]);
+    let (outcome, events) = rig.ask("chat").await;
+    assert!(finished(&outcome), "b answers: {:?}", outcome.end);
+    assert_eq!(failovers(&events).len(), 1, "a failed over");
+    assert!(rig.keys.disabled.lock().unwrap().is_empty(), "not disabled on an unverified refusal");
+    assert_eq!(rig.state_of("a").0, KeyState::Cooling, "it rests");
 }
 
 #[tokio::test]
@@ -89,6 +151,7 @@ async fn error_event_before_the_first_token_counts_as_the_matching_failure() {
             message: "bad key".into(),
         }],
     );
+    rig.fake.always("key-a", Reply::status(401)); // and refused when asked again
     let (outcome, _) = rig.ask("chat").await;
     assert!(finished(&outcome), "b answers after a's in-stream auth error");
     assert_eq!(rig.state_of("a").0, KeyState::Disabled, "an in-stream auth error disables the key");

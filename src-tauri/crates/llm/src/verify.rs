@@ -1,0 +1,74 @@
+//! Whether a refusal is the key's or the request's. A 401 or 403 may belong to the request (a
+//! model or beta the organisation may not use, a restricted key's scopes, moderation), and one
+//! such request, from a chat or from any local API client, would otherwise disable every key it
+//! fails over to. So before a key is disabled it is asked the cheapest authenticated question (its
+//! model list): refused too, the key is bad; answered, the refusal was the request's.
+//!
+//! At most one verification per key is in flight: concurrent refusals of one key wait for it and
+//! share its verdict.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use keypool::{KeyId, Secret, Timestamp};
+
+use crate::provider::ProviderEndpoint;
+use crate::service::{ModelsFailure, ProbeProblem};
+use crate::CompletionService;
+
+/// What asking the key again showed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// The provider refused the key again: it is revoked, wrong or not allowed.
+    KeyRejected,
+    /// The key answered: the refusal was the request's.
+    KeyFine,
+    /// No answer that says either (the provider lists no models, is down, or limits the key).
+    Unknown,
+}
+
+impl Verdict {
+    /// The verdict a model list's outcome gives.
+    pub(crate) fn of(listed: &Result<Vec<String>, ModelsFailure>) -> Verdict {
+        match listed {
+            Ok(_) | Err(ModelsFailure { problem: ProbeProblem::Unreadable, .. }) => Verdict::KeyFine,
+            Err(ModelsFailure { problem: ProbeProblem::Refused, status: Some(401 | 403), .. }) => Verdict::KeyRejected,
+            Err(_) => Verdict::Unknown,
+        }
+    }
+}
+
+/// One key's last verdict and when it was reached, behind the lock a verification holds.
+type LastVerdict = Arc<tokio::sync::Mutex<Option<(Timestamp, Verdict)>>>;
+
+/// The verifications of every key.
+#[derive(Default)]
+pub(crate) struct Verifications(Mutex<HashMap<KeyId, LastVerdict>>);
+
+impl CompletionService {
+    /// Whether `key` (its resolved value `secret`), refused at `refused_at`, is bad: asks the
+    /// provider for its models with it, unless a verification that ended after the refusal
+    /// already said.
+    pub(crate) async fn verify(
+        &self,
+        endpoint: &ProviderEndpoint,
+        key: &KeyId,
+        secret: &Secret,
+        refused_at: Timestamp,
+    ) -> Verdict {
+        let cell = {
+            let mut cells = self.verifications.0.lock().unwrap_or_else(|e| e.into_inner());
+            cells.entry(key.clone()).or_default().clone()
+        };
+        let mut last = cell.lock().await;
+        if let Some((at, verdict)) = *last {
+            if at >= refused_at {
+                return verdict;
+            }
+        }
+        let verdict = Verdict::of(&self.fetch_models(endpoint, Some(secret)).await);
+        tracing::info!(provider = %endpoint.id, %key, ?verdict, "a refused key was asked again");
+        *last = Some((self.clock.now(), verdict));
+        verdict
+    }
+}
