@@ -112,6 +112,11 @@ impl UserLimits {
 
 const MINUTE: Duration = Duration::from_secs(60);
 
+/// The most scopes (models) a key keeps budgets for. Past it, the scopes with nothing left to
+/// say (windows refilled, nothing in flight) go first, then those refilling soonest: a client
+/// that asks for a new model name with every request cannot grow a key's state without end.
+pub const MAX_SCOPES_PER_KEY: usize = 64;
+
 /// Why a key cannot take a request right now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Blocked {
@@ -211,7 +216,7 @@ impl Budgets {
             self.recent.push_back(now);
         }
         if let Some(scope) = demand.scope {
-            let budget = self.scope_mut(scope);
+            let budget = self.scope_at(scope, now);
             budget.reserved_requests += 1;
             budget.reserved_tokens += u64::from(demand.tokens);
         }
@@ -236,9 +241,9 @@ impl Budgets {
         budget.tokens = Window::newest(budget.tokens, announced.tokens);
     }
 
-    /// A refusal said the scope is spent until `until`.
-    pub fn spend(&mut self, scope: &str, until: Timestamp) {
-        let budget = self.scope_mut(scope);
+    /// A refusal at `now` said the scope is spent until `until`.
+    pub fn spend(&mut self, scope: &str, until: Timestamp, now: Timestamp) {
+        let budget = self.scope_at(scope, now);
         budget.spent_until = budget.spent_until.max(Some(until));
     }
 
@@ -252,6 +257,35 @@ impl Budgets {
 
     fn scope(&self, scope: &str) -> Option<&ScopeBudget> {
         self.scopes.iter().find(|b| &*b.scope == scope)
+    }
+
+    /// The budget of `scope`, made room for at `now` if it is new (see [`MAX_SCOPES_PER_KEY`]).
+    fn scope_at(&mut self, scope: &str, now: Timestamp) -> &mut ScopeBudget {
+        if self.scopes.len() >= MAX_SCOPES_PER_KEY && !self.scopes.iter().any(|b| &*b.scope == scope) {
+            self.make_room(now);
+        }
+        self.scope_mut(scope)
+    }
+
+    /// Drops the scopes that have nothing left to say at `now`; if none has, the one with nothing
+    /// in flight that refills soonest.
+    fn make_room(&mut self, now: Timestamp) {
+        let until = |b: &ScopeBudget| {
+            [b.spent_until, b.requests.map(|w| w.reset_at), b.tokens.map(|w| w.reset_at)].into_iter().flatten().max()
+        };
+        self.scopes.retain(|b| b.reserved_requests > 0 || until(b).is_some_and(|at| at > now));
+        if self.scopes.len() >= MAX_SCOPES_PER_KEY {
+            let soonest = self
+                .scopes
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.reserved_requests == 0)
+                .min_by_key(|(_, b)| until(b))
+                .map(|(i, _)| i);
+            if let Some(i) = soonest {
+                self.scopes.swap_remove(i);
+            }
+        }
     }
 
     fn scope_mut(&mut self, scope: &str) -> &mut ScopeBudget {

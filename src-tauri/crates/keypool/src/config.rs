@@ -30,6 +30,9 @@ pub struct PoolConfig {
     /// providers keep a prompt cache): after that its cache is cold and the next request picks
     /// afresh, so idle chats do not pin the load on one key.
     pub binding_idle: Duration,
+    /// The most session bindings kept (default 20 000): past it the least recently used go first,
+    /// so clients that invent a session id per request cannot grow the pool without end.
+    pub max_sessions: usize,
 }
 
 /// The shortest rest after a refusal, whatever was announced: a `retry-after: 0` is no promise.
@@ -46,6 +49,7 @@ impl Default for PoolConfig {
             probe_first: Duration::from_secs(15 * 60),
             probe_cap: Duration::from_secs(6 * 3600),
             binding_idle: Duration::from_secs(60 * 60),
+            max_sessions: 20_000,
         }
     }
 }

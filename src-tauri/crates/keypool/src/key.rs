@@ -170,7 +170,7 @@ impl PoolKey {
                     // The windows say which limit was hit: that model's budget, not the whole key.
                     if let Some(until) = announced.spent_until(0).filter(|&until| until > now) {
                         let until = until.max(now + crate::config::MIN_REST);
-                        health.budgets.spend(scope, until);
+                        health.budgets.spend(scope, until, now);
                         return FailureOutcome::Spent { until };
                     }
                 }

@@ -82,7 +82,7 @@ mod status;
 mod strategy;
 mod time;
 
-pub use budget::{Announced, Demand, UserLimits, Window};
+pub use budget::{Announced, Demand, UserLimits, Window, MAX_SCOPES_PER_KEY};
 pub use config::{PoolConfig, StrategyKind, MIN_REST};
 pub use entry::{KeyEntry, KeyLoader, LoadError};
 pub use error::{BlockedKey, Blocker, PoolError, Unavailability};

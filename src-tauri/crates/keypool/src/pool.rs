@@ -32,7 +32,8 @@ use crate::{
 /// may pass readings a few microseconds apart; the effect is bounded by that skew (a cooldown
 /// ended by a later reading stays ended for an earlier one).
 ///
-/// Session bindings live until [`KeyPool::release_session`].
+/// Session bindings live until [`KeyPool::release_session`], until a sweep finds them idle past
+/// [`PoolConfig::binding_idle`], or until [`PoolConfig::max_sessions`] newer ones push them out.
 pub struct KeyPool {
     config: PoolConfig,
     loader: Arc<dyn KeyLoader>,
@@ -91,6 +92,10 @@ struct State {
     providers: Vec<ProviderState>,
     slots: IdMap<ProviderId, usize>,
     sessions: IdMap<SessionId, Binding>,
+    /// Sessions in the order they were bound, each with its last use when queued: the eviction
+    /// order once there are too many (an entry whose session was used since goes to the back
+    /// again, one used never is evicted; a clock-style approximation of least recently used).
+    session_order: std::collections::VecDeque<(SessionId, Timestamp)>,
     /// Which provider slot a key belongs to, for the reports that name only a key.
     owners: IdMap<KeyId, usize>,
 }
@@ -177,9 +182,11 @@ impl KeyPool {
         let handout = {
             let mut state = self.state.lock();
             let slot = self.ready_slot(&mut state, req.provider)?;
-            state
+            let handout = state
                 .hand_out(slot, req, self.binding_idle(), now)
-                .map_err(|reason| PoolError::NoAvailableKey { provider: req.provider.clone(), reason })?
+                .map_err(|reason| PoolError::NoAvailableKey { provider: req.provider.clone(), reason })?;
+            state.evict_sessions(self.config.max_sessions);
+            handout
         };
         self.resolve(handout, now)
     }
@@ -239,6 +246,11 @@ impl KeyPool {
         }
     }
 
+    /// How many sessions are bound now (for diagnostics and measurements).
+    pub fn session_count(&self) -> usize {
+        self.state.lock().sessions.len()
+    }
+
     /// Forgets the session's binding (the chat was deleted, or its binding expired).
     pub fn release_session(&self, session: &SessionId) {
         self.state.lock().sessions.remove(session);
@@ -261,6 +273,10 @@ impl KeyPool {
     /// with a 30 s sweep meant the backoff rarely grew past 60 s.
     pub fn sweep(&self, now: Timestamp) {
         let mut state = self.state.lock();
+        let idle = self.binding_idle();
+        state.sessions.retain(|_, binding| now.saturating_duration_since(binding.last_used) <= idle);
+        let State { sessions, session_order, .. } = &mut *state;
+        session_order.retain(|(session, _)| sessions.contains_key(session));
         for ps in &mut state.providers {
             let mut changed = false;
             for key in &mut ps.keys {
@@ -406,6 +422,30 @@ impl State {
         slot
     }
 
+    /// Unbinds the least recently used sessions until at most `max` are bound. Amortized O(1) per
+    /// binding: each queue entry is looked at once per trip to the front.
+    fn evict_sessions(&mut self, max: usize) {
+        // Entries of sessions released meanwhile are dropped once they are half the queue.
+        if self.session_order.len() > 2 * self.sessions.len() + 64 {
+            let sessions = &self.sessions;
+            self.session_order.retain(|(session, _)| sessions.contains_key(session));
+        }
+        while self.sessions.len() > max {
+            let Some((session, queued_at)) = self.session_order.pop_front() else { return };
+            match self.sessions.get(&session) {
+                // Used since it was queued: it goes to the back with its last use.
+                Some(binding) if binding.last_used > queued_at => {
+                    let last_used = binding.last_used;
+                    self.session_order.push_back((session, last_used));
+                }
+                Some(_) => {
+                    self.sessions.remove(&session);
+                }
+                None => {} // released meanwhile
+            }
+        }
+    }
+
     fn provider_of(&mut self, key: &KeyId) -> Option<&mut ProviderState> {
         let &slot = self.owners.get(key)?;
         Some(&mut self.providers[slot])
@@ -468,6 +508,7 @@ impl State {
             (Some(b), _) => *b = fresh,
             (None, Some(session)) => {
                 self.sessions.insert(session.clone(), fresh);
+                self.session_order.push_back((session.clone(), now));
             }
             (None, None) => {}
         }

@@ -66,19 +66,45 @@ pub struct AttemptRecord {
 impl AttemptRecord {
     /// The record of an attempt as far as it is known before the key is chosen and the request
     /// sent; the failover loop fills in the rest.
+    /// Model and source are cut to [`MAX_RECORDED_TEXT`] bytes: they come from clients.
     pub(crate) fn draft(provider: ProviderId, model: &str, session: &SessionId, source: &str) -> Self {
         AttemptRecord {
             at: Timestamp::EPOCH,
             provider,
             key: None,
-            model: model.to_owned(),
+            model: bounded(model),
             session: session.clone(),
-            source: source.to_owned(),
+            source: bounded(source),
             outcome: AttemptOutcome::Ok,
             status: None,
             first_token_ms: None,
             latency_ms: 0,
             usage: None,
         }
+    }
+}
+
+/// The most of a client's text (a model name, a user agent) that the ledger keeps, in bytes.
+pub const MAX_RECORDED_TEXT: usize = 256;
+
+fn bounded(text: &str) -> String {
+    let mut end = text.len().min(MAX_RECORDED_TEXT);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_clients_name_is_recorded_bounded() {
+        let long = "é".repeat(300);
+        let record = AttemptRecord::draft(ProviderId::from("p"), &long, &SessionId::from("s"), &long);
+        assert!(record.model.len() <= MAX_RECORDED_TEXT && record.source.len() <= MAX_RECORDED_TEXT, "both cut");
+        assert!(record.model.chars().all(|c| c == 'é'), "at a character's boundary");
+        assert_eq!(AttemptRecord::draft(ProviderId::from("p"), "gpt", &SessionId::from("s"), "chat").model, "gpt");
     }
 }

@@ -23,7 +23,11 @@ async fn a_stream_that_never_ends_an_event_ends_with_an_error_event() {
         "the client is told why, in its dialect: {}",
         &text[text.len().saturating_sub(300)..]
     );
-    assert!(api.fake.flooded() < 8 * 1024 * 1024, "reading stopped after about 1 MiB: {} bytes", api.fake.flooded());
+    assert!(
+        api.fake.flooded() < 24 * 1024 * 1024,
+        "reading stopped after about 1 MiB (the rest filled socket buffers), not at 50 MB: {} bytes",
+        api.fake.flooded()
+    );
 }
 
 #[tokio::test]

@@ -2,6 +2,7 @@
 
 mod affinity;
 mod auth;
+mod bounds;
 mod cache;
 mod concurrency;
 mod cooldown;

@@ -18,8 +18,8 @@ async fn a_stream_that_never_ends_an_event_is_cut_off_after_a_mebibyte() {
         );
         assert_eq!(rig.fake.keys_used(), ["key-a"], "{kind:?}: the request's fault, not the key's: no failover");
         assert!(
-            rig.fake.flooded() < 8 * 1024 * 1024,
-            "{kind:?}: the service stopped reading after about 1 MiB; the provider sent {} bytes",
+            rig.fake.flooded() < 24 * 1024 * 1024,
+            "{kind:?}: the service stopped reading after about 1 MiB (the rest of what it sent filled socket buffers); the provider sent {} bytes",
             rig.fake.flooded()
         );
         assert_eq!(rig.state_of("a").0, KeyState::Active, "{kind:?}: the pool is untouched");
