@@ -110,7 +110,7 @@ impl CompletionService {
     ) -> Result<reqwest::Response, reqwest::Error> {
         let builder = request
             .endpoint
-            .authorize(self.http.post(url), credential.secret())
+            .authorize(self.client(url).post(url), credential.secret())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(request.body.clone());
         let mut upstream = builder.build()?;
@@ -121,7 +121,7 @@ impl CompletionService {
                 upstream.headers_mut().insert(name, value);
             }
         }
-        self.http.execute(upstream).await
+        self.client(url).execute(upstream).await
     }
 }
 

@@ -9,6 +9,7 @@
 mod error;
 mod failover;
 mod forward;
+mod http;
 pub mod provider;
 mod provider_clock;
 mod rate_limit;
@@ -22,6 +23,7 @@ mod wait;
 
 pub use error::{Breakage, CompletionError, Failure, Interruption, NoKey, NoKeyReason};
 pub use forward::{retry_after_of, ForwardRequest, Forwarded, UpstreamPath};
+pub use http::{ProxyChoice, ProxyError};
 pub use provider::{ChatMessage, ProviderEndpoint, ProviderKind, Role, Usage};
 pub use provider_clock::{ClockOffset, ClockSkew, MAX_CLOCK_OFFSET};
 pub use rate_limit::{announced_limits, announced_wait, provider_instant};

@@ -1,7 +1,6 @@
 //! The completion service: pooled keys, failover, cooldowns, auth disabling.
 
 use std::sync::{Arc, Once};
-use std::time::Duration;
 
 use keypool::{
     Clock, DisableReason, FailureKind, KeyId, KeyPool, ProviderId, Secret, SecretResolver, SessionId, Timestamp,
@@ -11,10 +10,11 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 
 use crate::error::{Breakage, CompletionError, Failure};
 use crate::failover::{Attempt, Credential, Ended, Lesson, Plan, Settlement, Stop, Target, Tried};
+use crate::http::{HttpClients, ProxyChoice, ProxyError};
 use crate::provider::Usage;
 use crate::provider::{error_message, ChatMessage, ProviderEndpoint};
 use crate::provider_clock::ProviderClocks;
@@ -126,7 +126,8 @@ pub trait Recorder: Send + Sync {
 /// Sends chat completions with pooled keys. Cheap to clone; share one per app.
 #[derive(Clone)]
 pub struct CompletionService {
-    pub(crate) http: reqwest::Client,
+    /// The HTTP clients, rebuilt when the user chooses another proxy.
+    pub(crate) http: Arc<RwLock<HttpClients>>,
     pub(crate) pool: Arc<KeyPool>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) resolver: Arc<dyn SecretResolver>,
@@ -164,14 +165,9 @@ impl CompletionService {
         waiter: Arc<dyn Waiter>,
     ) -> Self {
         install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .redirect(same_origin_redirects())
-            .connect_timeout(Duration::from_secs(15))
-            .user_agent(concat!("Keypool/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .expect("the HTTP client configuration is static and valid");
+        let http = HttpClients::build(&ProxyChoice::None).expect("no proxy is always usable");
         CompletionService {
-            http,
+            http: Arc::new(RwLock::new(http)),
             pool,
             clock,
             resolver,
@@ -184,6 +180,19 @@ impl CompletionService {
             redactors: Arc::default(),
             verifications: Arc::default(),
         }
+    }
+
+    /// Sends provider requests over `https` through `proxy` from now on (none by default; never
+    /// for loopback hosts, and never for plain `http`). On an error nothing changes.
+    pub fn set_proxy(&self, proxy: &ProxyChoice) -> Result<(), ProxyError> {
+        let clients = HttpClients::build(proxy)?;
+        *self.http.write().unwrap_or_else(|e| e.into_inner()) = clients;
+        Ok(())
+    }
+
+    /// The HTTP client for a request to `url`.
+    pub(crate) fn client(&self, url: &str) -> reqwest::Client {
+        self.http.read().unwrap_or_else(|e| e.into_inner()).for_url(url).clone()
     }
 
     /// The same service with other deadlines for the provider's answers.
@@ -255,7 +264,7 @@ impl CompletionService {
         let messages = [ChatMessage { role: crate::Role::User, content: "Hi".into() }];
         let body = endpoint.completion_body(model, &messages, 1, false);
         let request = endpoint
-            .authorize(self.http.post(endpoint.completion_url()), &key)
+            .authorize(self.client(&endpoint.base_url).post(endpoint.completion_url()), &key)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body.to_string());
         matches!(request.send().await, Ok(response) if response.status().is_success())
@@ -324,7 +333,7 @@ impl CompletionService {
                     url.query_pairs_mut().append_pair("after_id", after);
                 }
             }
-            let request = self.http.get(url);
+            let request = self.client(url.as_str()).get(url);
             let request = match key {
                 Some(key) => endpoint.authorize(request, key),
                 None => endpoint.unauthorized(request),
@@ -438,21 +447,6 @@ pub(crate) struct CachedRedactor {
     redactor: Arc<Redactor>,
 }
 
-/// Follows a redirect only to the same scheme, host and port: a key is never sent to an origin
-/// the user did not choose. A redirect elsewhere is answered as the 3xx itself.
-fn same_origin_redirects() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let same_origin = attempt.previous().last().is_some_and(|from| from.origin() == attempt.url().origin());
-        if !same_origin {
-            attempt.stop()
-        } else if attempt.previous().len() > 5 {
-            attempt.error("too many redirects")
-        } else {
-            attempt.follow()
-        }
-    })
-}
-
 /// Whether a refusal is a server saying it does not know `stream_options`.
 fn rejects_stream_options(failure: &Failure) -> bool {
     failure.status == 400 && failure.message.contains("stream_options")
@@ -513,7 +507,7 @@ impl Attempt for ChatAttempt<'_> {
         .expect("a JSON value always serializes");
         let redact = |text: &str| service.redactor(&request.endpoint, credential.secret()).redact(text);
         let exchange = Exchange {
-            http: &service.http,
+            http: &service.client(&request.endpoint.base_url),
             endpoint: &request.endpoint,
             key: credential.secret(),
             body: &body,

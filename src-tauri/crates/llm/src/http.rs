@@ -1,0 +1,197 @@
+//! The HTTP clients provider requests go out on. Keys go out in cleartext only within this
+//! machine or the user's own network, and never through a proxy the user did not choose:
+//!
+//! * `https` URLs use the proxy the user chose ([`ProxyChoice`]: none by default, the system's
+//!   from `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`, or a URL), never for loopback hosts.
+//! * `http` URLs never use a proxy, and connect only to loopback and private addresses: a name
+//!   is resolved and the connection refused when it leads anywhere else, so a name that resolves
+//!   elsewhere on another network gets nothing. (The base URL's rule, checked when a provider is
+//!   saved, already keeps literal public addresses out.)
+//!
+//! Both follow redirects only within the origin (see [`same_origin_redirects`]).
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+/// Which proxy provider requests over `https` go through.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ProxyChoice {
+    /// None: straight to the provider, whatever the environment says.
+    #[default]
+    None,
+    /// The system's, from `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` (and `NO_PROXY`).
+    System,
+    /// This one (`http://` or `https://` with a host).
+    Url(String),
+}
+
+/// A proxy that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the proxy address is not usable: {0}")]
+pub struct ProxyError(pub String);
+
+/// Hosts a proxy is never used for.
+const LOOPBACK: &str = "localhost,127.0.0.0/8,::1";
+
+/// The clients, one per scheme.
+#[derive(Clone)]
+pub(crate) struct HttpClients {
+    secure: reqwest::Client,
+    plain: reqwest::Client,
+}
+
+impl HttpClients {
+    pub(crate) fn build(proxy: &ProxyChoice) -> Result<HttpClients, ProxyError> {
+        let secure = proxies(proxy)?
+            .into_iter()
+            .fold(base().no_proxy(), reqwest::ClientBuilder::proxy)
+            .build()
+            .map_err(|error| ProxyError(error.to_string()))?;
+        let plain = base()
+            .no_proxy()
+            .dns_resolver(LocalOnly)
+            .build()
+            .expect("the HTTP client configuration is static and valid");
+        Ok(HttpClients { secure, plain })
+    }
+
+    /// The client for a request to `url`.
+    pub(crate) fn for_url(&self, url: &str) -> &reqwest::Client {
+        if url.get(..7).is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://")) {
+            &self.plain
+        } else {
+            &self.secure
+        }
+    }
+}
+
+fn base() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .redirect(same_origin_redirects())
+        .connect_timeout(Duration::from_secs(15))
+        .user_agent(concat!("Keypool/", env!("CARGO_PKG_VERSION")))
+}
+
+/// The proxies of `choice`, each skipping loopback hosts.
+fn proxies(choice: &ProxyChoice) -> Result<Vec<reqwest::Proxy>, ProxyError> {
+    let skip = |extra: Option<String>| {
+        let list = extra.map_or_else(|| LOOPBACK.to_owned(), |extra| format!("{LOOPBACK},{extra}"));
+        reqwest::NoProxy::from_string(&list)
+    };
+    let proxy = |make: fn(&str) -> reqwest::Result<reqwest::Proxy>, url: &str, extra: Option<String>| {
+        make(url).map(|p| p.no_proxy(skip(extra))).map_err(|error| ProxyError(error.to_string()))
+    };
+    match choice {
+        ProxyChoice::None => Ok(Vec::new()),
+        ProxyChoice::Url(url) => {
+            let parsed = reqwest::Url::parse(url).map_err(|error| ProxyError(error.to_string()))?;
+            if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
+                return Err(ProxyError(format!("{url} is not an http(s) proxy with a host")));
+            }
+            Ok(vec![proxy(|u| reqwest::Proxy::all(u), url, None)?])
+        }
+        ProxyChoice::System => {
+            let env =
+                |names: [&str; 2]| names.iter().find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()));
+            let no_proxy = env(["NO_PROXY", "no_proxy"]);
+            let mut found = Vec::new();
+            if let Some(url) = env(["HTTPS_PROXY", "https_proxy"]) {
+                found.push(proxy(|u| reqwest::Proxy::https(u), &url, no_proxy.clone())?);
+            }
+            if let Some(url) = env(["ALL_PROXY", "all_proxy"]) {
+                found.push(proxy(|u| reqwest::Proxy::all(u), &url, no_proxy.clone())?);
+            }
+            Ok(found)
+        }
+    }
+}
+
+/// Resolves a name only to loopback and private addresses: a plain-http request never leaves
+/// this machine or the user's network, whatever the name resolves to elsewhere.
+struct LocalOnly;
+
+impl Resolve for LocalOnly {
+    fn resolve(&self, name: Name) -> Resolving {
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let local: Vec<SocketAddr> = found.iter().copied().filter(|addr| is_local_address(addr.ip())).collect();
+            if local.is_empty() {
+                tracing::warn!(%host, "a plain-http provider resolves outside this network; nothing was sent");
+                return Err(format!("{host} resolves to no address of this machine or a private network").into());
+            }
+            Ok(Box::new(local.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// Loopback, private (RFC 1918, unique local) and link-local addresses.
+pub(crate) fn is_local_address(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(ip) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        IpAddr::V6(ip) => {
+            ip.is_loopback()
+                || ip.is_unique_local()
+                || ip.is_unicast_link_local()
+                || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback() || v4.is_private() || v4.is_link_local())
+        }
+    }
+}
+
+/// Follows a redirect only to the same scheme, host and port: a key is never sent to an origin
+/// the user did not choose. A redirect elsewhere is answered as the 3xx itself.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt.previous().last().is_some_and(|from| from.origin() == attempt.url().origin());
+        if !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > 5 {
+            attempt.error("too many redirects")
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_and_private_addresses_are_local() {
+        for local in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.20.0.5",
+            "192.168.1.20",
+            "169.254.1.1",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:192.168.0.1",
+        ] {
+            assert!(is_local_address(local.parse().unwrap()), "{local} is this machine or a private network");
+        }
+        for public in ["8.8.8.8", "172.32.0.1", "2001:db8::1", "::ffff:8.8.8.8", "100.64.0.1"] {
+            assert!(!is_local_address(public.parse().unwrap()), "{public} is not");
+        }
+    }
+
+    #[test]
+    fn plain_http_and_https_go_on_different_clients() {
+        let clients = HttpClients::build(&ProxyChoice::None).unwrap();
+        assert!(std::ptr::eq(clients.for_url("http://10.0.0.5/v1"), &clients.plain), "plain http");
+        assert!(std::ptr::eq(clients.for_url("HTTP://host/v1"), &clients.plain), "in any case");
+        assert!(std::ptr::eq(clients.for_url("https://api.openai.com/v1"), &clients.secure), "https");
+    }
+
+    #[test]
+    fn a_proxy_url_must_be_a_proxy() {
+        assert!(HttpClients::build(&ProxyChoice::Url("http://proxy.lan:3128".into())).is_ok(), "http proxy");
+        assert!(HttpClients::build(&ProxyChoice::Url("https://proxy.corp.example".into())).is_ok(), "https proxy");
+        assert!(HttpClients::build(&ProxyChoice::Url("ftp://proxy".into())).is_err(), "not a proxy scheme");
+        assert!(HttpClients::build(&ProxyChoice::Url("not a url".into())).is_err(), "not a URL");
+    }
+}
