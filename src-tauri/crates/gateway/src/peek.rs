@@ -123,4 +123,30 @@ mod tests {
             "every other member byte for byte, in order"
         );
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(
+            std::env::var("KEYPOOL_FUZZ_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(500)
+        ))]
+
+        /// Whatever a client sends, peeking at it never panics, and rewriting its model keeps it
+        /// one JSON object with every other member as it was.
+        #[test]
+        fn any_body_is_peeked_safely(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..1024),
+            json in "\\{(\"[a-z]{1,6}\":(\"\\PC{0,12}\"|[0-9]{1,4}|true|null|\\[\\]|\\{\\}),){0,6}\"model\":\"\\PC{0,12}\"\\}",
+            model in "\\PC{0,40}",
+        ) {
+            for body in [bytes.as_slice(), json.as_bytes()] {
+                if let Ok(peek) = serde_json::from_slice::<Peek>(body) {
+                    let _ = peek.conversation(Dialect::OpenAi);
+                    let _ = peek.conversation(Dialect::Anthropic);
+                }
+                if let Some(out) = with_model(body, &model) {
+                    let value: serde_json::Value = serde_json::from_slice(&out).expect("still JSON");
+                    proptest::prop_assert_eq!(value["model"].as_str(), Some(model.as_str()));
+                }
+            }
+        }
+    }
 }

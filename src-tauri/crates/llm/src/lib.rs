@@ -9,6 +9,8 @@
 mod error;
 mod failover;
 mod forward;
+#[cfg(test)]
+mod fuzz;
 mod http;
 pub mod provider;
 mod provider_clock;
