@@ -13,6 +13,10 @@ pub struct Failure {
     pub announced: Announced,
     /// The provider said the account is out of credit.
     pub out_of_credit: bool,
+    /// What the error's details say the refusal means to the pool, when they say more than its
+    /// status does (Gemini's `error.details`: the quota hit, an invalid key answered with a 400,
+    /// an overloaded model); `None`: its status says it.
+    pub meaning: Option<FailureKind>,
 }
 
 impl Failure {
@@ -24,6 +28,7 @@ impl Failure {
             retry_after: None,
             announced: Announced::default(),
             out_of_credit: false,
+            meaning: None,
         }
     }
 
@@ -33,9 +38,9 @@ impl Failure {
         if self.out_of_credit {
             return Some(FailureKind::QuotaExhausted);
         }
-        match FailureKind::of_status(self.status, self.retry_after)? {
-            FailureKind::RateLimited { retry_after, .. } => {
-                Some(FailureKind::RateLimited { retry_after, announced: self.announced })
+        match self.meaning.or_else(|| FailureKind::of_status(self.status, self.retry_after))? {
+            FailureKind::RateLimited { retry_after, quota, .. } => {
+                Some(FailureKind::RateLimited { retry_after, announced: self.announced, quota })
             }
             kind => Some(kind),
         }
@@ -101,6 +106,12 @@ pub enum Breakage {
     EndedEarly,
     #[error("the stream broke")]
     Stream,
+    /// The provider's filter blocked the prompt (Gemini's `promptFeedback.blockReason`).
+    #[error("the provider blocked the prompt (safety filter)")]
+    PromptBlocked,
+    /// The provider's filter stopped the reply (Gemini's `finishReason: SAFETY` and the like).
+    #[error("the provider's safety filter stopped the reply")]
+    ReplyBlocked,
 }
 
 /// What cut a reply off after text was shown.

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Breakage, CompletionError, Failure};
 use crate::failover::{Attempt, Credential, Ended, Lesson, Plan, Settlement, Stop, Target, Tried};
-use crate::provider::{error_message, out_of_credit, parse_stream_event, ProviderEndpoint, StreamPiece, Usage};
+use crate::provider::{refusal_of, stream_pieces, ProviderEndpoint, StreamPiece, Usage};
 use crate::rate_limit::{announced_limits, announced_wait};
 use crate::record::AttemptOutcome;
 use crate::stream::{breakage, read_error_body, REDIRECT_REFUSED};
@@ -30,6 +30,13 @@ pub enum UpstreamPath {
     Messages,
     /// Anthropic `v1/messages/count_tokens`.
     CountTokens,
+    /// Gemini `v1beta/models/{model}:generateContent`.
+    GenerateContent,
+    /// Gemini `v1beta/models/{model}:streamGenerateContent`, as SSE (`alt=sse`) or as one JSON
+    /// array streamed as it is written.
+    StreamGenerateContent { sse: bool },
+    /// Gemini `v1beta/models/{model}:countTokens`.
+    CountGeminiTokens,
 }
 
 /// A client's request, to forward as it is.
@@ -43,7 +50,9 @@ pub struct ForwardRequest {
     pub session: SessionId,
     /// The body, sent upstream byte for byte.
     pub body: Bytes,
-    /// The client asked for a stream (`"stream": true`).
+    /// The answer is a stream of SSE events (`"stream": true`, Gemini's `alt=sse`), read event by
+    /// event for its usage; otherwise it is read whole (a Gemini JSON-array stream included,
+    /// still passed on as it comes).
     pub stream: bool,
     /// Request headers passed upstream as the client sent them (`anthropic-version`,
     /// `anthropic-beta`, `openai-beta`); the key is Keypool's.
@@ -81,7 +90,7 @@ impl CompletionService {
         let plan = Plan::new(self, target, &scope, tokens, &request.model, &request.source);
         let mut attempt = RelayAttempt {
             service: self,
-            url: upstream_url(&request.endpoint, request.path),
+            url: upstream_url(&request.endpoint, request.path, &request.model),
             request: &request,
             refusal: None,
         };
@@ -126,10 +135,14 @@ impl CompletionService {
     }
 }
 
-fn upstream_url(endpoint: &ProviderEndpoint, path: UpstreamPath) -> String {
+fn upstream_url(endpoint: &ProviderEndpoint, path: UpstreamPath, model: &str) -> String {
     match path {
-        UpstreamPath::ChatCompletions | UpstreamPath::Messages => endpoint.completion_url(),
-        UpstreamPath::CountTokens => format!("{}/count_tokens", endpoint.completion_url()),
+        UpstreamPath::ChatCompletions | UpstreamPath::Messages => endpoint.completion_url(model, false),
+        UpstreamPath::CountTokens => format!("{}/count_tokens", endpoint.completion_url(model, false)),
+        UpstreamPath::GenerateContent => endpoint.completion_url(model, false),
+        UpstreamPath::StreamGenerateContent { sse: true } => endpoint.completion_url(model, true),
+        UpstreamPath::StreamGenerateContent { sse: false } => endpoint.model_method_url(model, "streamGenerateContent"),
+        UpstreamPath::CountGeminiTokens => endpoint.model_method_url(model, "countTokens"),
     }
 }
 
@@ -214,14 +227,19 @@ impl Relay {
                     data.push_str(value.trim_start());
                 }
             }
-            match parse_stream_event(self.kind, &name, &data) {
-                StreamPiece::Text(_) if observed.first_token_ms.is_none() => {
-                    observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
+            for piece in stream_pieces(self.kind, &name, &data) {
+                match piece {
+                    StreamPiece::Text(_) if observed.first_token_ms.is_none() => {
+                        observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
+                    }
+                    StreamPiece::Usage(usage) => observed.usage = Some(usage),
+                    StreamPiece::OutputTokens(output) => {
+                        observed.usage.get_or_insert_with(Usage::default).output = output
+                    }
+                    // A blocked reply is a complete answer to pass on: the client reads why.
+                    StreamPiece::Done | StreamPiece::Broken(_) => observed.done = true,
+                    _ => {}
                 }
-                StreamPiece::Usage(usage) => observed.usage = Some(usage),
-                StreamPiece::OutputTokens(output) => observed.usage.get_or_insert_with(Usage::default).output = output,
-                StreamPiece::Done => observed.done = true,
-                _ => {}
             }
         }
     }
@@ -267,6 +285,14 @@ fn error_event(kind: ProviderKind, stream: bool, broke: Breakage) -> Bytes {
             let body = serde_json::json!({ "type": "error", "error": { "type": "api_error", "message": message } });
             if stream {
                 format!("event: error\ndata: {body}\n\n")
+            } else {
+                body.to_string()
+            }
+        }
+        ProviderKind::Gemini => {
+            let body = serde_json::json!({ "error": { "code": 502, "message": message, "status": "UNAVAILABLE" } });
+            if stream {
+                format!("data: {body}\n\n")
             } else {
                 body.to_string()
             }
@@ -354,13 +380,7 @@ impl Attempt for RelayAttempt<'_> {
             let retry_after = announced_wait(response.headers(), now, skew);
             let body =
                 service.redactor(&request.endpoint, credential.secret()).redact(&read_error_body(response).await);
-            let failure = Failure {
-                status,
-                message: error_message(&body),
-                retry_after,
-                announced,
-                out_of_credit: out_of_credit(status, &body),
-            };
+            let failure = refusal_of(kind, status, &body, retry_after, announced);
             self.refusal = Some(Refusal { status, headers, body });
             Ended::Refused(failure)
         } else {

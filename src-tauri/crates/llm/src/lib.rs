@@ -9,6 +9,7 @@
 mod error;
 mod failover;
 mod forward;
+mod gemini;
 pub mod provider;
 mod provider_clock;
 mod rate_limit;

@@ -32,7 +32,7 @@ pub struct CompletionRequest {
     pub endpoint: ProviderEndpoint,
     pub model: String,
     pub messages: Vec<ChatMessage>,
-    /// Required by Anthropic; ignored by OpenAI-compatible providers.
+    /// Required by Anthropic; ignored by OpenAI-compatible providers and Gemini.
     pub max_tokens: u32,
     /// Stream the reply (SSE) or take it whole.
     pub stream: bool,
@@ -241,7 +241,7 @@ impl CompletionService {
         let messages = [ChatMessage { role: crate::Role::User, content: "Hi".into() }];
         let body = endpoint.completion_body(model, &messages, 1, false);
         let request = endpoint
-            .authorize(self.http.post(endpoint.completion_url()), &key)
+            .authorize(self.http.post(endpoint.completion_url(model, false)), &key)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body.to_string());
         matches!(request.send().await, Ok(response) if response.status().is_success())
@@ -269,7 +269,8 @@ impl CompletionService {
     }
 
     /// The models `endpoint` lists (OpenAI-compatible `GET models`, Anthropic `GET v1/models`,
-    /// following its pages), asked with `key`, or with no key at all (local servers).
+    /// Gemini `GET v1beta/models` (only those that generate content, without `models/`),
+    /// following their pages), asked with `key`, or with no key at all (local servers).
     pub async fn list_models(
         &self,
         endpoint: &ProviderEndpoint,
@@ -293,10 +294,15 @@ impl CompletionService {
                 problem: ProbeProblem::Unreachable(Breakage::Request),
                 message: Breakage::Request.to_string(),
             })?;
-            if endpoint.kind == ProviderKind::Anthropic {
-                url.query_pairs_mut().append_pair("limit", "1000");
+            let (size, cursor) = match endpoint.kind {
+                ProviderKind::Anthropic => (Some("limit"), "after_id"),
+                ProviderKind::Gemini => (Some("pageSize"), "pageToken"),
+                ProviderKind::Openai => (None, ""),
+            };
+            if let Some(size) = size {
+                url.query_pairs_mut().append_pair(size, "1000");
                 if let Some(after) = &after {
-                    url.query_pairs_mut().append_pair("after_id", after);
+                    url.query_pairs_mut().append_pair(cursor, after);
                 }
             }
             let request = self.http.get(url);
@@ -335,22 +341,34 @@ impl CompletionService {
             };
             let body = response.bytes().await.map_err(|_| unreadable())?;
             let page: Value = serde_json::from_slice(&body).map_err(|_| unreadable())?;
-            let ids = page["data"].as_array().or_else(|| page["models"].as_array()).ok_or_else(unreadable)?;
-            for id in ids.iter().filter_map(|m| m["id"].as_str().or_else(|| m["name"].as_str())) {
-                if !models.iter().any(|known| known == id) {
-                    models.push(id.to_owned());
+            let (ids, next) = match endpoint.kind {
+                ProviderKind::Gemini => crate::gemini::models_page(&page).ok_or_else(unreadable)?,
+                ProviderKind::Openai | ProviderKind::Anthropic => {
+                    let listed =
+                        page["data"].as_array().or_else(|| page["models"].as_array()).ok_or_else(unreadable)?;
+                    let ids = listed.iter().filter_map(|m| m["id"].as_str().or_else(|| m["name"].as_str()));
+                    let next = match (page["has_more"].as_bool(), page["last_id"].as_str()) {
+                        (Some(true), Some(last)) if endpoint.kind == ProviderKind::Anthropic => Some(last.to_owned()),
+                        _ => None,
+                    };
+                    (ids.map(str::to_owned).collect(), next)
+                }
+            };
+            for id in ids {
+                if !models.contains(&id) {
+                    models.push(id);
                 }
             }
-            match (page["has_more"].as_bool(), page["last_id"].as_str()) {
-                (Some(true), Some(last)) if endpoint.kind == ProviderKind::Anthropic => after = Some(last.to_owned()),
-                _ => break,
+            match next {
+                Some(next) => after = Some(next),
+                None => break,
             }
         }
         Ok(models)
     }
 }
 
-/// Anthropic pages its model list; more than this many pages is not a real list.
+/// Anthropic and Gemini page their model lists; more than this many pages is not a real list.
 const MAX_MODEL_PAGES: usize = 20;
 
 /// Why a model list could not be read.
@@ -402,6 +420,10 @@ fn rejects_stream_options(failure: &Failure) -> bool {
 /// each model class (the Opus models share one limit, the Sonnet models another, the Haiku
 /// models a third).
 pub fn scope_of(kind: ProviderKind, model: &str) -> String {
+    if kind == ProviderKind::Gemini {
+        // Gemini's quotas are per model; `models/x` and `x` are one model.
+        return model.strip_prefix("models/").unwrap_or(model).to_owned();
+    }
     if kind == ProviderKind::Anthropic {
         let lower = model.to_ascii_lowercase();
         if let Some(class) = ["opus", "sonnet", "haiku"].into_iter().find(|class| lower.contains(class)) {
@@ -456,6 +478,7 @@ impl Attempt for ChatAttempt<'_> {
             http: &service.http,
             endpoint: &request.endpoint,
             key: credential.secret(),
+            model: &request.model,
             body: &body,
             stream: request.stream,
             clock: &*service.clock,
