@@ -74,8 +74,9 @@ async fn a_per_day_quota_is_used_up_until_los_angeles_midnight_without_a_probe()
     let rig = gemini(&[("a", 1)]).await;
     rig.fake.script("key-a", [quota(PER_DAY_QUOTA, Some("0s"))]);
     let (outcome, _) = rig.ask("chat").await;
-    let CompletionError::NoAvailableKey(NoKey { why: NoKeyReason::Blocked(Unavailability::Blocked { keys, .. }), .. }) =
-        error_of(&outcome)
+    let CompletionError::NoAvailableKey(NoKey {
+        why: NoKeyReason::Blocked(Unavailability::Blocked { keys, .. }), ..
+    }) = error_of(&outcome)
     else {
         panic!("the only key's day is used up: {:?}", outcome.end);
     };
@@ -162,7 +163,8 @@ async fn a_stream_that_ends_without_a_finish_reason_is_cut_off() {
 #[tokio::test]
 async fn an_error_inside_the_stream_is_the_refusal_it_names() {
     let rig = gemini(&[("a", 1), ("b", 1)]).await;
-    let error = Reply::StreamError { chunks_before: vec![], error_type: "rate_limit_error".into(), message: "slow".into() };
+    let error =
+        Reply::StreamError { chunks_before: vec![], error_type: "rate_limit_error".into(), message: "slow".into() };
     rig.fake.script("key-a", [error]);
     let (outcome, events) = rig.ask("chat").await;
     assert!(finished(&outcome), "b answers: {:?}", outcome.end);
