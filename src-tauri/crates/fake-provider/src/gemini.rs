@@ -56,13 +56,13 @@ pub(crate) fn key_of(headers: &HeaderMap, uri: &Uri) -> String {
         .unwrap_or_default()
 }
 
-/// Admits a request of `key` for `model` against its project's quotas, or answers the 429
-/// Google would.
-pub(crate) fn admit(shared: &Shared, key: &str, model: &str) -> Result<(), Response> {
+/// Admits a request of `key` for `model` against its project's quotas (`None`), or answers the
+/// 429 Google would.
+pub(crate) fn admit(shared: &Shared, key: &str, model: &str) -> Option<Response> {
     let now = shared.provider_now();
     let mut script = shared.script.lock().unwrap();
     let project = script.projects.get(key).cloned().unwrap_or_else(|| key.to_owned());
-    let Some(limit) = script.project_limits.get(&project).copied() else { return Ok(()) };
+    let limit = script.project_limits.get(&project).copied()?;
     let day_ends = || keypool::pacific_day_end(keypool::Timestamp::from_millis(now)).as_millis();
     let usage = script.project_usage.entry((project, model.to_owned())).or_insert_with(|| ProjectUse {
         started: now,
@@ -88,11 +88,11 @@ pub(crate) fn admit(shared: &Shared, key: &str, model: &str) -> Result<(), Respo
     };
     if let Some((quota_id, delay)) = refused {
         script.refused += 1;
-        return Err(quota_refused(quota_id, Some(&delay), model));
+        return Some(quota_refused(quota_id, Some(&delay), model));
     }
     usage.used += 1;
     usage.day_used += 1;
-    Ok(())
+    None
 }
 
 /// Google's canonical status name for an HTTP status.
@@ -273,17 +273,7 @@ pub(crate) fn refusal(reply: Reply, key: &str, model: &str) -> Response {
 /// and an embedding model that does not, in pages.
 pub(crate) async fn models(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap) -> Response {
     let key = key_of(&headers, &uri);
-    let seen = Seen {
-        key: key.clone(),
-        path: "/v1beta/models".into(),
-        stream: false,
-        model: String::new(),
-        messages: 0,
-        system: None,
-        last_user: String::new(),
-        body: String::new(),
-        anthropic_version: None,
-    };
+    let seen = Seen::listing(&key, "/v1beta/models");
     match next_refusal_or_listing(&shared, seen) {
         Reply::Redirect { status, to } => return redirect(status, &to, &uri),
         reply @ (Reply::Status { .. } | Reply::QuotaRefused { .. } | Reply::InvalidKey) => {

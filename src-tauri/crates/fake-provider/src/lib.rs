@@ -138,6 +138,23 @@ pub struct Seen {
     pub anthropic_version: Option<String>,
 }
 
+impl Seen {
+    /// A request for a list (of models), with no body to read.
+    pub(crate) fn listing(key: &str, path: &str) -> Seen {
+        Seen {
+            key: key.to_owned(),
+            path: path.to_owned(),
+            stream: false,
+            model: String::new(),
+            messages: 0,
+            system: None,
+            last_user: String::new(),
+            body: String::new(),
+            anthropic_version: None,
+        }
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Script {
     queued: HashMap<String, VecDeque<Reply>>,
@@ -432,17 +449,7 @@ async fn count_tokens(State(shared): State<Arc<Shared>>, headers: HeaderMap, raw
 
 async fn models(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap) -> Response {
     let key = key_of(&headers);
-    let seen = Seen {
-        key: key.clone(),
-        path: "/v1/models".into(),
-        stream: false,
-        model: String::new(),
-        messages: 0,
-        system: None,
-        last_user: String::new(),
-        body: String::new(),
-        anthropic_version: None,
-    };
+    let seen = Seen::listing(&key, "/v1/models");
     match next_refusal_or_listing(&shared, seen) {
         Reply::Status { status, headers, message } => {
             error_response(Dialect::Openai, status, &headers, &with_key(&message, &key))
@@ -587,7 +594,7 @@ async fn complete_gemini(shared: Arc<Shared>, target: gemini::Target, uri: Uri, 
     let gemini::Target { key, model, streamed: how } = target;
     let method = if how.is_some() { "streamGenerateContent" } else { "generateContent" };
     let seen = gemini::seen(key.clone(), &model, method, how.is_some(), &body, &raw);
-    if let Err(refused) = gemini::admit(&shared, &key, &model) {
+    if let Some(refused) = gemini::admit(&shared, &key, &model) {
         shared.script.lock().unwrap().seen.push(seen);
         return refused;
     }
@@ -1023,15 +1030,15 @@ async fn control_limit(State(shared): State<Arc<Shared>>, Json(request): Json<Li
     StatusCode::NO_CONTENT
 }
 
-#[derive(Deserialize)]
-struct ProjectRequest {
-    key: String,
-    project: String,
-}
-
-async fn control_project(State(shared): State<Arc<Shared>>, Json(request): Json<ProjectRequest>) -> StatusCode {
-    shared.script.lock().unwrap().projects.insert(request.key, request.project);
-    StatusCode::NO_CONTENT
+/// `{key, project}`: the key belongs to the project.
+async fn control_project(State(shared): State<Arc<Shared>>, Json(request): Json<Value>) -> StatusCode {
+    match (request["key"].as_str(), request["project"].as_str()) {
+        (Some(key), Some(project)) => {
+            shared.script.lock().unwrap().projects.insert(key.to_owned(), project.to_owned());
+            StatusCode::NO_CONTENT
+        }
+        _ => StatusCode::BAD_REQUEST,
+    }
 }
 
 #[derive(Deserialize)]

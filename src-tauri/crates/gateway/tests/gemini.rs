@@ -171,14 +171,12 @@ async fn count_tokens_and_the_model_list_speak_gemini() {
     assert_eq!(status, 200, "{body}");
     assert!(json(&body)["totalTokens"].as_u64().is_some(), "Google's count: {body}");
     assert_eq!(rig.fake.seen()[0].path, "/v1beta/models/fake-model:countTokens", "relayed to the model's method");
-    let listed =
-        rig.http.get(format!("{}/v1beta/models", rig.base)).header("x-goog-api-key", TOKEN).send().await.unwrap();
-    let models = json(&listed.text().await.unwrap());
-    assert_eq!(models["models"][0]["name"], "models/fake-model", "Google's list format: {models}");
-    assert!(
-        models["models"][0]["supportedGenerationMethods"].as_array().unwrap().iter().any(|m| m == "generateContent"),
-        "a client filtering by method keeps it"
-    );
+    let listed = rig.http.get(format!("{}/v1beta/models", rig.base)).header("x-goog-api-key", TOKEN);
+    let models = json(&listed.send().await.unwrap().text().await.unwrap());
+    let model = &models["models"][0];
+    assert_eq!(model["name"], "models/fake-model", "Google's list format: {models}");
+    let methods = model["supportedGenerationMethods"].as_array().unwrap();
+    assert!(methods.iter().any(|m| m == "generateContent"), "a client filtering by method keeps it");
 }
 
 #[tokio::test]

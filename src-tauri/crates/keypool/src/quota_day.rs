@@ -37,45 +37,29 @@ mod tests {
 
     #[test]
     fn the_pacific_day_ends_at_local_midnight_in_winter_and_summer() {
-        assert_eq!(
-            pacific_day_end(utc("2026-01-15T20:00:00Z")),
-            utc("2026-01-16T08:00:00Z"),
-            "winter: Pacific Standard Time is UTC-8"
-        );
-        assert_eq!(
-            pacific_day_end(utc("2026-07-15T20:00:00Z")),
-            utc("2026-07-16T07:00:00Z"),
-            "summer: Pacific Daylight Time is UTC-7"
-        );
-        assert_eq!(
-            pacific_day_end(utc("2026-07-16T06:59:59.999Z")),
-            utc("2026-07-16T07:00:00Z"),
-            "a millisecond before midnight, the day ends a millisecond later"
-        );
-        assert_eq!(
-            pacific_day_end(utc("2026-07-16T07:00:00Z")),
-            utc("2026-07-17T07:00:00Z"),
-            "at midnight the day has just begun"
-        );
+        let cases = [
+            ("2026-01-15T20:00:00Z", "2026-01-16T08:00:00Z", "winter: Pacific Standard Time is UTC-8"),
+            ("2026-07-15T20:00:00Z", "2026-07-16T07:00:00Z", "summer: Pacific Daylight Time is UTC-7"),
+            ("2026-07-16T06:59:59.999Z", "2026-07-16T07:00:00Z", "a millisecond before midnight"),
+            ("2026-07-16T07:00:00Z", "2026-07-17T07:00:00Z", "at midnight the day has just begun"),
+        ];
+        for (now, end, why) in cases {
+            assert_eq!(pacific_day_end(utc(now)), utc(end), "{why}");
+        }
     }
 
     #[test]
     fn the_days_of_the_clock_changes_are_23_and_25_hours_long() {
-        // 2026-03-08: clocks go forward at 02:00 PST; the day is 23 hours long.
-        let spring_start = utc("2026-03-08T08:00:00Z");
-        assert_eq!(pacific_day_end(spring_start), utc("2026-03-09T07:00:00Z"), "the spring day ends at PDT midnight");
-        assert_eq!(
-            pacific_day_end(spring_start).as_millis() - spring_start.as_millis(),
-            23 * 3600 * 1000,
-            "the day the clocks go forward has 23 hours"
-        );
-        // 2026-11-01: clocks go back at 02:00 PDT; the day is 25 hours long.
-        let autumn_start = utc("2026-11-01T07:00:00Z");
-        assert_eq!(pacific_day_end(autumn_start), utc("2026-11-02T08:00:00Z"), "the autumn day ends at PST midnight");
-        assert_eq!(
-            pacific_day_end(autumn_start).as_millis() - autumn_start.as_millis(),
-            25 * 3600 * 1000,
-            "the day the clocks go back has 25 hours"
-        );
+        let days = [
+            // 2026-03-08: clocks go forward at 02:00 PST; the day ends at PDT midnight.
+            ("2026-03-08T08:00:00Z", "2026-03-09T07:00:00Z", 23, "the day the clocks go forward"),
+            // 2026-11-01: clocks go back at 02:00 PDT; the day ends at PST midnight.
+            ("2026-11-01T07:00:00Z", "2026-11-02T08:00:00Z", 25, "the day the clocks go back"),
+        ];
+        for (start, end, hours, why) in days {
+            let (start, end) = (utc(start), utc(end));
+            assert_eq!(pacific_day_end(start), end, "{why} ends at local midnight");
+            assert_eq!(end.as_millis() - start.as_millis(), hours * 3600 * 1000, "{why} has {hours} hours");
+        }
     }
 }

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use keypool::{Announced, FailureKind, PoolError, Unavailability};
+use keypool::{Announced, FailureKind, PoolError, Quota, Unavailability};
 
 /// A provider's refusal of one attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,7 +16,17 @@ pub struct Failure {
     /// What the error's details say the refusal means to the pool, when they say more than its
     /// status does (Gemini's `error.details`: the quota hit, an invalid key answered with a 400,
     /// an overloaded model); `None`: its status says it.
-    pub meaning: Option<FailureKind>,
+    pub meaning: Option<Meaning>,
+}
+
+/// What a refusal's details say it means to the pool, whatever its status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Meaning {
+    /// A rate limit (with [`Failure::retry_after`] and [`Failure::announced`]), naming which quota
+    /// of the request's scope it hit, if it does.
+    RateLimit(Option<Quota>),
+    /// The key is not valid or not allowed.
+    KeyRefused,
 }
 
 impl Failure {
@@ -38,11 +48,16 @@ impl Failure {
         if self.out_of_credit {
             return Some(FailureKind::QuotaExhausted);
         }
-        match self.meaning.or_else(|| FailureKind::of_status(self.status, self.retry_after))? {
-            FailureKind::RateLimited { retry_after, quota, .. } => {
-                Some(FailureKind::RateLimited { retry_after, announced: self.announced, quota })
-            }
-            kind => Some(kind),
+        let (retry_after, announced) = (self.retry_after, self.announced);
+        match self.meaning {
+            Some(Meaning::RateLimit(quota)) => Some(FailureKind::RateLimited { retry_after, announced, quota }),
+            Some(Meaning::KeyRefused) => Some(FailureKind::AuthRejected),
+            None => match FailureKind::of_status(self.status, retry_after)? {
+                FailureKind::RateLimited { retry_after, quota, .. } => {
+                    Some(FailureKind::RateLimited { retry_after, announced, quota })
+                }
+                kind => Some(kind),
+            },
         }
     }
 }

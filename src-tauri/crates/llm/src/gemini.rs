@@ -10,10 +10,10 @@
 
 use std::time::Duration;
 
-use keypool::{Announced, FailureKind, Quota};
+use keypool::Quota;
 use serde_json::{json, Value};
 
-use crate::error::{Breakage, Failure};
+use crate::error::{Breakage, Failure, Meaning};
 use crate::provider::{error_message, ChatMessage, Role, StreamPiece, Usage};
 
 /// The path of a model's method under the base URL: `v1beta/models/{model}:{method}`, the model
@@ -158,10 +158,10 @@ pub(crate) fn refusal(status: u16, body: &str, retry_after: Option<Duration>) ->
             } else {
                 None
             };
-            Some(FailureKind::RateLimited { retry_after, announced: Announced::default(), quota })
+            Some(Meaning::RateLimit(quota))
         }
-        400 if reason == Some("API_KEY_INVALID") => Some(FailureKind::AuthRejected),
-        500 | 503 => Some(FailureKind::RateLimited { retry_after, announced: Announced::default(), quota: None }),
+        400 if reason == Some("API_KEY_INVALID") => Some(Meaning::KeyRefused),
+        500 | 503 => Some(Meaning::RateLimit(None)),
         _ => None,
     };
     Failure { retry_after, meaning, ..Failure::new(status, error_message(body)) }
@@ -193,6 +193,8 @@ pub(crate) fn models_page(page: &Value) -> Option<(Vec<String>, Option<String>)>
 
 #[cfg(test)]
 mod tests {
+    use keypool::{Announced, FailureKind};
+
     use super::*;
 
     /// A 429 as Google sends it, naming `quota_id` and `delay`.
@@ -211,27 +213,21 @@ mod tests {
 
     #[test]
     fn each_refusal_means_what_the_table_says() {
-        let minute = refusal(429, &quota_429("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "37s"), None);
-        assert_eq!(
-            minute.pool_kind(),
-            Some(FailureKind::RateLimited {
-                retry_after: Some(Duration::from_secs(37)),
+        let per_minute = [
+            ("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "37s", 37_000, "requests: RetryInfo's delay"),
+            ("GenerateContentInputTokensPerModelPerMinute-FreeTier", "2.500s", 2_500, "input tokens, fractions read"),
+        ];
+        for (quota_id, delay, ms, why) in per_minute {
+            let minute = refusal(429, &quota_429(quota_id, delay), None);
+            let retry_after = Some(Duration::from_millis(ms));
+            let rest = FailureKind::RateLimited {
+                retry_after,
                 announced: Announced::default(),
-                quota: Some(Quota::PerMinute)
-            }),
-            "a per-minute quota rests the model for RetryInfo's delay"
-        );
-        assert!(!minute.out_of_credit, "the billing words of a 429 never mean out of credit");
-        let tokens = refusal(429, &quota_429("GenerateContentInputTokensPerModelPerMinute-FreeTier", "2.500s"), None);
-        assert_eq!(
-            tokens.pool_kind(),
-            Some(FailureKind::RateLimited {
-                retry_after: Some(Duration::from_millis(2500)),
-                announced: Announced::default(),
-                quota: Some(Quota::PerMinute)
-            }),
-            "input tokens per minute is a per-minute quota too, fractions read"
-        );
+                quota: Some(Quota::PerMinute),
+            };
+            assert_eq!(minute.pool_kind(), Some(rest), "a per-minute quota rests the model: {why}");
+            assert!(!minute.out_of_credit, "the billing words of a 429 never mean out of credit");
+        }
         let day = refusal(429, &quota_429("GenerateRequestsPerDayPerProjectPerModel-FreeTier", "0s"), None);
         assert!(
             matches!(day.pool_kind(), Some(FailureKind::RateLimited { quota: Some(Quota::PerDay), .. })),

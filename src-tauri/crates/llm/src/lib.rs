@@ -19,7 +19,7 @@ mod service;
 mod stream;
 mod wait;
 
-pub use error::{Breakage, CompletionError, Failure, Interruption, NoKey, NoKeyReason};
+pub use error::{Breakage, CompletionError, Failure, Interruption, Meaning, NoKey, NoKeyReason};
 pub use forward::{retry_after_of, ForwardRequest, Forwarded, UpstreamPath};
 pub use provider::{ChatMessage, ProviderEndpoint, ProviderKind, Role, Usage};
 pub use provider_clock::{ClockOffset, ClockSkew, MAX_CLOCK_OFFSET};

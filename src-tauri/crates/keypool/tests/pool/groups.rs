@@ -92,13 +92,24 @@ fn a_days_quota_used_up_on_one_key_is_used_up_on_its_group() {
     assert!(reason.to_string().contains("used up the day's quota"), "and the message says so: {reason}");
 }
 
+impl Fixture {
+    /// `key` answered that one request of gpt-4o is left, for 10 s.
+    fn one_left_on(&self, key: &str) {
+        self.pool.status(&self.openai, self.now()).expect("keys load");
+        let window = Window { limit: Some(5), remaining: 1, reset_at: T0 + secs(10) };
+        self.pool.report_answer(&KeyId::from(key), Some(GPT), &Announced { requests: Some(window), tokens: None });
+    }
+
+    /// The requests in flight counted against `key`'s group's gpt-4o budget.
+    fn reserved_on(&self, key: &str) -> Option<u32> {
+        self.status_of(key).budgets.iter().find(|b| b.scope == GPT).map(|b| b.reserved_requests)
+    }
+}
+
 #[test]
 fn announced_budgets_and_reservations_are_the_groups() {
     let f = grouped();
-    f.pool.status(&f.openai, f.now()).expect("keys load");
-    let one_left =
-        Announced { requests: Some(Window { limit: Some(5), remaining: 1, reset_at: T0 + secs(10) }), tokens: None };
-    f.pool.report_answer(&KeyId::from("A"), Some(GPT), &one_left);
+    f.one_left_on("A");
     assert_eq!(
         f.status_of("B").budgets.iter().find(|b| b.scope == GPT).and_then(|b| b.requests).map(|w| w.remaining),
         Some(1),
@@ -108,11 +119,7 @@ fn announced_budgets_and_reservations_are_the_groups() {
     assert_ne!(first.key_id.as_str(), "C", "the first pick is the group's (A)");
     let second = f.scoped(GPT).expect("C has a budget of its own");
     assert_eq!(second.key_id.as_str(), "C", "the group's last request is reserved, by either of its keys");
-    assert_eq!(
-        f.status_of("B").budgets.iter().find(|b| b.scope == GPT).map(|b| b.reserved_requests),
-        Some(1),
-        "B's status counts the request in flight on A"
-    );
+    assert_eq!(f.reserved_on("B"), Some(1), "B's status counts the request in flight on A");
     let not_c = [KeyId::from("C")];
     let group_only = || {
         let demand = Demand { scope: Some(GPT), tokens: 1 };
@@ -126,10 +133,7 @@ fn announced_budgets_and_reservations_are_the_groups() {
 #[test]
 fn a_reservation_made_before_a_key_changed_group_is_given_back_to_that_group() {
     let f = grouped();
-    f.pool.status(&f.openai, f.now()).expect("keys load");
-    let one_left =
-        Announced { requests: Some(Window { limit: Some(5), remaining: 1, reset_at: T0 + secs(10) }), tokens: None };
-    f.pool.report_answer(&KeyId::from("B"), Some(GPT), &one_left);
+    f.one_left_on("B");
     let on_a = f.scoped(GPT).expect("A takes the group's last request");
     assert_eq!(on_a.key_id.as_str(), "A");
     // The user moves A to a project of its own while its request is in flight.
@@ -139,17 +143,9 @@ fn a_reservation_made_before_a_key_changed_group_is_given_back_to_that_group() {
     f.store.insert(moved);
     f.pool.invalidate(&f.openai);
     assert_eq!(f.status_of("A").quota_group.as_deref(), Some("project-2"), "the reload moved A");
-    assert_eq!(
-        f.status_of("B").budgets.iter().find(|b| b.scope == GPT).map(|b| b.reserved_requests),
-        Some(1),
-        "project-1 still counts the request A took from it"
-    );
+    assert_eq!(f.reserved_on("B"), Some(1), "project-1 still counts the request A took from it");
     drop(on_a);
-    assert_eq!(
-        f.status_of("B").budgets.iter().find(|b| b.scope == GPT).map(|b| b.reserved_requests),
-        Some(0),
-        "when it ends, the reservation goes back to project-1, not lost and not held forever"
-    );
+    assert_eq!(f.reserved_on("B"), Some(0), "when it ends, the reservation goes back to project-1, not held forever");
 }
 
 #[test]
