@@ -184,10 +184,11 @@ impl ProviderState {
     /// as of `now`.
     pub fn can_serve(&mut self, pos: usize, exclude: &[KeyId], demand: &Demand<'_>, now: Timestamp) -> bool {
         self.refresh(now);
+        // As in `pick`: with nothing that can refuse a request, the group is not even looked at.
         self.keys.get(pos).is_some_and(|key| {
             key.available
                 && !exclude.contains(&key.id)
-                && key.admits(&self.groups[key.group].health, demand, now).is_ok()
+                && (self.budgets_idle || key.admits(&self.groups[key.group].health, demand, now).is_ok())
         })
     }
 
