@@ -2,9 +2,11 @@
 //! service over a temporary store holding the given keys.
 //!
 //! ```text
-//! cargo run --release --bin keypool-bench -- --base-url URL --kind openai|anthropic \
-//!     --keys KEY:WEIGHT,KEY:WEIGHT,... --requests N [--concurrency C] [--stream] [--same-session]
+//! cargo run --release --bin keypool-bench -- --base-url URL --kind openai|anthropic|gemini \
+//!     --keys KEY:WEIGHT[:GROUP],... --requests N [--concurrency C] [--stream] [--same-session]
 //! ```
+//! A `GROUP` puts the key in that quota group (keys of one Google Cloud project, one OpenAI
+//! organization).
 //! Prints one line: `ok=N failed=N attempts=N refused=N wall_s=S per_req_ms=M`, where attempts
 //! counts HTTP requests sent upstream, refused those that did not give the answer, and
 //! per_req_ms is the median latency of one request.
@@ -27,6 +29,7 @@ use keypool_store::providers::NewProvider;
 enum Kind {
     Openai,
     Anthropic,
+    Gemini,
 }
 
 #[derive(Parser)]
@@ -37,9 +40,10 @@ struct Args {
     base_url: String,
     #[arg(long, value_enum)]
     kind: Kind,
-    /// Comma-separated KEY:WEIGHT pairs (weight 1–100; `$NAME` reads the environment).
+    /// Comma-separated KEY:WEIGHT or KEY:WEIGHT:GROUP (weight 1–100; `$NAME` reads the
+    /// environment; GROUP: the key's quota group).
     #[arg(long, value_delimiter = ',', required = true, value_parser = parse_key)]
-    keys: Vec<(String, u32)>,
+    keys: Vec<BenchKey>,
     #[arg(long)]
     requests: u32,
     #[arg(long, default_value_t = 1)]
@@ -61,25 +65,41 @@ struct Args {
     no_ledger: bool,
 }
 
-/// A `KEY:WEIGHT` pair that is not one.
+/// One key to bench: its value, its weight, its quota group.
+#[derive(Clone, Debug)]
+struct BenchKey {
+    key: String,
+    weight: u32,
+    group: Option<String>,
+}
+
+/// A `KEY:WEIGHT[:GROUP]` that is not one.
 #[derive(Debug)]
 struct BadKey;
 
 impl std::fmt::Display for BadKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("expected KEY:WEIGHT, with a key and a weight from 1 to 100")
+        f.write_str("expected KEY:WEIGHT or KEY:WEIGHT:GROUP, with a key and a weight from 1 to 100")
     }
 }
 
 impl std::error::Error for BadKey {}
 
-fn parse_key(pair: &str) -> Result<(String, u32), BadKey> {
-    let (key, weight) = pair.rsplit_once(':').ok_or(BadKey)?;
-    let weight: u32 = weight.parse().map_err(|_| BadKey)?;
+/// Keys may hold `:` themselves: the weight is the last field that is a number, a group (which
+/// is not one) may follow it.
+fn parse_key(text: &str) -> Result<BenchKey, BadKey> {
+    let (rest, last) = text.rsplit_once(':').ok_or(BadKey)?;
+    let (key, weight, group) = match last.parse::<u32>() {
+        Ok(weight) => (rest, weight, None),
+        Err(_) => {
+            let (key, weight) = rest.rsplit_once(':').ok_or(BadKey)?;
+            (key, weight.parse().map_err(|_| BadKey)?, Some(last.trim().to_owned()).filter(|g| !g.is_empty()))
+        }
+    };
     if !(1..=100).contains(&weight) || key.trim().is_empty() {
         return Err(BadKey);
     }
-    Ok((key.trim().to_owned(), weight))
+    Ok(BenchKey { key: key.trim().to_owned(), weight, group })
 }
 
 #[tokio::main]
@@ -89,6 +109,7 @@ async fn main() {
     let kind = match args.kind {
         Kind::Openai => ProviderKind::Openai,
         Kind::Anthropic => ProviderKind::Anthropic,
+        Kind::Gemini => ProviderKind::Gemini,
     };
 
     let dir = std::env::temp_dir().join(format!("keypool-bench-{}", uuid::Uuid::new_v4()));
@@ -112,18 +133,27 @@ async fn main() {
         })
         .expect("the provider is stored");
     let keys_service = context.keys().expect("the temporary store opens");
-    for (i, (key, weight)) in keys.iter().enumerate() {
-        keys_service
+    // Quota groups are written to the store directly until the key service takes them.
+    let store = keypool_store::Database::open(&dir).expect("the temporary store opens");
+    for (i, bench_key) in keys.iter().enumerate() {
+        let row = keys_service
             .add(NewKey {
                 provider_id: provider.id.clone(),
                 label: Some(format!("key{}", i + 1)),
-                api_key: Secret::new(key.as_str()),
+                api_key: Secret::new(bench_key.key.as_str()),
                 enabled: true,
-                weight: *weight,
+                weight: bench_key.weight,
                 limits: keypool::UserLimits::default(),
             })
             .expect("the key is stored");
+        if let Some(group) = &bench_key.group {
+            let conn = store.lock().expect("the store is not poisoned");
+            keypool_store::api_keys::set_quota_group(&conn, &row.id, Some(group), row.updated_at)
+                .expect("the group is stored");
+        }
     }
+    drop(store);
+    keys_service.pool().invalidate(&keypool::ProviderId::new(provider.id.as_str()));
     let service = context.completions().expect("the temporary store opens").clone();
     let endpoint = ProviderEndpoint {
         id: keypool::ProviderId::new(provider.id.as_str()),
@@ -132,7 +162,7 @@ async fn main() {
         base_url: args.base_url.clone(),
         provider_key: None,
     };
-    let direct_key = Secret::new(keys[0].0.as_str());
+    let direct_key = Secret::new(keys[0].key.as_str());
     let http = reqwest::Client::new();
 
     let semaphore = Arc::new(tokio::sync::Semaphore::new(args.concurrency.max(1) as usize));
@@ -195,7 +225,7 @@ async fn send_direct(http: &reqwest::Client, request: &CompletionRequest, key: &
     let endpoint = &request.endpoint;
     let body = endpoint.completion_body(&request.model, &request.messages, request.max_tokens, request.stream);
     let response = endpoint
-        .authorize(http.post(endpoint.completion_url()), key)
+        .authorize(http.post(endpoint.completion_url(&request.model, request.stream)), key)
         .header("content-type", "application/json")
         .body(body.to_string())
         .send()

@@ -1,11 +1,14 @@
-//! A fake LLM provider on loopback, speaking both OpenAI's Chat Completions and Anthropic's
-//! Messages API, whose answers are scripted per API key.
+//! A fake LLM provider on loopback, speaking OpenAI's Chat Completions, Anthropic's Messages API
+//! and Google Gemini's API ([`gemini`]), whose answers are scripted per API key.
 //!
 //! Each key has a queue of [`Reply`]s (used once each) and an optional standing reply (used when
 //! the queue is empty); keys with neither get a short default text. Every request is logged.
 //! Tests drive it in-process; the end-to-end suite runs the binary and scripts it over HTTP
 //! (`POST /__fake/script`, `POST /__fake/release`, `GET /__fake/requests`, `POST /__fake/reset`,
-//! `POST /__fake/models` with a JSON list of model ids).
+//! `POST /__fake/models` with a JSON list of model ids, `POST /__fake/project` `{key, project}`,
+//! `POST /__fake/project-limit` `{project, requests, windowMs, perDay?}`).
+
+pub mod gemini;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::convert::Infallible;
@@ -76,6 +79,26 @@ pub enum Reply {
     /// HTTP 200 and then `bytes` of one event that never ends (`data: xxxx…`), as a broken or
     /// hostile server might stream; taken whole, a body of that many bytes.
     Flood { bytes: u64 },
+    /// A 429 naming a quota: in Gemini's words a `QuotaFailure` with `quota_id` (e.g.
+    /// [`gemini::PER_MINUTE_QUOTA`]) and a `RetryInfo` with `retry_delay` (`"37s"`) when given;
+    /// the other dialects' plain rate limit.
+    QuotaRefused {
+        quota_id: String,
+        #[serde(default)]
+        retry_delay: Option<String>,
+    },
+    /// The key is not valid: Gemini's 400 with `ErrorInfo.reason: API_KEY_INVALID`, the others' 401.
+    InvalidKey,
+    /// Gemini: these pieces, then the safety filter blocks the prompt (`prompt`, as
+    /// `promptFeedback.blockReason`) or the reply (`finishReason: SAFETY`).
+    Blocked {
+        #[serde(default)]
+        chunks_before: Vec<String>,
+        #[serde(default)]
+        prompt: bool,
+    },
+    /// These pieces, then the stream ends without saying the reply is complete.
+    Unfinished { chunks: Vec<String> },
 }
 
 impl Reply {
@@ -121,25 +144,47 @@ pub struct Seen {
     pub anthropic_version: Option<String>,
 }
 
+impl Seen {
+    /// A request for a list (of models), with no body to read.
+    pub(crate) fn listing(key: &str, path: &str) -> Seen {
+        Seen {
+            key: key.to_owned(),
+            path: path.to_owned(),
+            stream: false,
+            model: String::new(),
+            messages: 0,
+            system: None,
+            last_user: String::new(),
+            body: String::new(),
+            anthropic_version: None,
+        }
+    }
+}
+
 #[derive(Default)]
-struct Script {
+pub(crate) struct Script {
     queued: HashMap<String, VecDeque<Reply>>,
     standing: HashMap<String, Reply>,
-    seen: Vec<Seen>,
+    pub(crate) seen: Vec<Seen>,
     released: HashSet<String>,
     limits: HashMap<String, RateLimit>,
     windows: HashMap<(String, String), Window>,
     /// Requests refused by a rate limit, for benchmarks.
-    refused: u64,
+    pub(crate) refused: u64,
     reject_stream_options: bool,
     /// What `GET models` lists; `None`: the one `fake-model`.
-    models: Option<Vec<String>>,
+    pub(crate) models: Option<Vec<String>>,
     /// Bytes of floods sent so far (what the client read before it hung up, and a little more).
     flooded: u64,
     /// Keys whose model list is answered whatever is scripted: their refusals are the requests'.
     listing_keys: HashSet<String>,
     /// How the provider's clock and its announced instants look.
     provider_clock: ProviderClock,
+    /// Gemini: the project of each key (a key not listed is a project of its own).
+    pub(crate) projects: HashMap<String, String>,
+    /// Gemini: each project's quotas, per model.
+    pub(crate) project_limits: HashMap<String, gemini::ProjectLimit>,
+    pub(crate) project_usage: HashMap<(String, String), gemini::ProjectUse>,
 }
 
 /// The provider's own clock as its answers show it: its `date` header, the instants of
@@ -161,8 +206,8 @@ pub struct ProviderClock {
     pub early_resets_ms: u64,
 }
 
-struct Shared {
-    script: Mutex<Script>,
+pub(crate) struct Shared {
+    pub(crate) script: Mutex<Script>,
     gate_opened: Notify,
     /// Milliseconds since the Unix epoch, as the rate windows see time.
     clock: Clock,
@@ -170,7 +215,7 @@ struct Shared {
 
 impl Shared {
     /// The provider's time: the fake's clock moved by the provider clock's offset.
-    fn provider_now(&self) -> i64 {
+    pub(crate) fn provider_now(&self) -> i64 {
         let offset = self.script.lock().unwrap().provider_clock.offset_ms;
         (self.clock)().saturating_add(offset)
     }
@@ -210,9 +255,10 @@ pub struct FakeProvider {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Dialect {
+pub(crate) enum Dialect {
     Openai,
     Anthropic,
+    Gemini,
 }
 
 impl FakeProvider {
@@ -239,6 +285,10 @@ impl FakeProvider {
             .route("/v1/messages/count_tokens", post(count_tokens))
             .route("/v1/models", get(models))
             .route("/models", get(models))
+            .route("/v1beta/models", get(gemini::models))
+            .route("/v1beta/models/{action}", post(gemini::action))
+            .route("/__fake/project", post(control_project))
+            .route("/__fake/project-limit", post(control_project_limit))
             .route("/__fake/script", post(control_script))
             .route("/__fake/release", post(control_release))
             .route("/__fake/requests", get(control_requests))
@@ -281,6 +331,17 @@ impl FakeProvider {
     /// left on every answer; over the limit, a 429 in the dialect's words and headers.
     pub fn limit(&self, key: &str, limit: RateLimit) {
         self.shared.script.lock().unwrap().limits.insert(key.to_owned(), limit);
+    }
+
+    /// Gemini: `key` belongs to `project`, whose quotas it shares with the project's other keys.
+    pub fn project(&self, key: &str, project: &str) {
+        self.shared.script.lock().unwrap().projects.insert(key.to_owned(), project.to_owned());
+    }
+
+    /// Gemini: enforces `limit` on every key of `project` together (each model its own quotas);
+    /// over it, Google's 429 naming the per-minute or the per-day quota.
+    pub fn project_limit(&self, project: &str, limit: gemini::ProjectLimit) {
+        self.shared.script.lock().unwrap().project_limits.insert(project.to_owned(), limit);
     }
 
     /// Refuses requests that carry `stream_options`, as some OpenAI-compatible servers do.
@@ -349,14 +410,16 @@ fn key_of(headers: &HeaderMap) -> String {
 
 /// The reply for a request that is not a completion (model lists, token counts): a queued
 /// refusal is used up, queued replies meant for completions are left for them.
-fn next_refusal_or_listing(shared: &Shared, seen: Seen) -> Reply {
+pub(crate) fn next_refusal_or_listing(shared: &Shared, seen: Seen) -> Reply {
     let mut script = shared.script.lock().unwrap();
     let key = seen.key.clone();
     script.seen.push(seen);
     if script.listing_keys.contains(&key) {
         return Reply::text(&[]);
     }
-    let refusal = |reply: &Reply| matches!(reply, Reply::Status { .. } | Reply::Redirect { .. });
+    let refusal = |reply: &Reply| {
+        matches!(reply, Reply::Status { .. } | Reply::Redirect { .. } | Reply::QuotaRefused { .. } | Reply::InvalidKey)
+    };
     if let Some(queue) = script.queued.get_mut(&key) {
         if queue.front().is_some_and(refusal) {
             return queue.pop_front().expect("a front was seen");
@@ -376,11 +439,11 @@ fn next_reply(shared: &Shared, seen: Seen) -> Reply {
 }
 
 async fn openai(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, raw: Bytes) -> Response {
-    complete(shared, Dialect::Openai, uri, headers, raw).await
+    complete(shared, Dialect::Openai, None, uri, headers, raw).await
 }
 
 async fn anthropic(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, raw: Bytes) -> Response {
-    complete(shared, Dialect::Anthropic, uri, headers, raw).await
+    complete(shared, Dialect::Anthropic, None, uri, headers, raw).await
 }
 
 /// Anthropic's token count: a rough count of the body's characters, as `{ input_tokens }`.
@@ -410,17 +473,7 @@ async fn count_tokens(State(shared): State<Arc<Shared>>, headers: HeaderMap, raw
 
 async fn models(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap) -> Response {
     let key = key_of(&headers);
-    let seen = Seen {
-        key: key.clone(),
-        path: "/v1/models".into(),
-        stream: false,
-        model: String::new(),
-        messages: 0,
-        system: None,
-        last_user: String::new(),
-        body: String::new(),
-        anthropic_version: None,
-    };
+    let seen = Seen::listing(&key, "/v1/models");
     match next_refusal_or_listing(&shared, seen) {
         Reply::Status { status, headers, message } => {
             error_response(Dialect::Openai, status, &headers, &with_key(&message, &key))
@@ -459,7 +512,7 @@ fn anthropic_models_page(models: &[String], query: &str) -> Value {
 }
 
 /// `message` with the key the request carried written into it where the script asks.
-fn with_key(message: &str, key: &str) -> String {
+pub(crate) fn with_key(message: &str, key: &str) -> String {
     let encoded: String = key
         .bytes()
         .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
@@ -492,7 +545,7 @@ fn raw_escapes(json: &str) -> String {
     out
 }
 
-fn redirect(status: u16, to: &str, uri: &Uri) -> Response {
+pub(crate) fn redirect(status: u16, to: &str, uri: &Uri) -> Response {
     let location = format!("{}{}", to.trim_end_matches('/'), uri.path_and_query().map_or("/", |p| p.as_str()));
     Response::builder()
         .status(StatusCode::from_u16(status).unwrap_or(StatusCode::TEMPORARY_REDIRECT))
@@ -501,15 +554,27 @@ fn redirect(status: u16, to: &str, uri: &Uri) -> Response {
         .expect("static response parts")
 }
 
-async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: HeaderMap, raw: Bytes) -> Response {
+/// A completion in `dialect`; `gemini` says where a Gemini request goes (its model and key are
+/// not in its body).
+pub(crate) async fn complete(
+    shared: Arc<Shared>,
+    dialect: Dialect,
+    gemini: Option<gemini::Target>,
+    uri: Uri,
+    headers: HeaderMap,
+    raw: Bytes,
+) -> Response {
     let Ok(body) = serde_json::from_slice::<Value>(&raw) else {
         return (StatusCode::BAD_REQUEST, "the body is not JSON").into_response();
     };
+    if let Some(target) = gemini {
+        return complete_gemini(shared, target, uri, body, raw).await;
+    }
     let stream = body["stream"].as_bool().unwrap_or(false);
     let key = key_of(&headers);
     let path = match dialect {
         Dialect::Openai => "/v1/chat/completions",
-        Dialect::Anthropic => "/v1/messages",
+        Dialect::Anthropic | Dialect::Gemini => "/v1/messages",
     };
     let seen = Seen {
         key: key.clone(),
@@ -551,6 +616,8 @@ async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: Head
         }
         Reply::Redirect { status, to } => return redirect(status, &to, &uri),
         Reply::QuotaExceeded => return quota_exceeded(dialect),
+        Reply::QuotaRefused { .. } => return error_response(dialect, 429, &[], "Rate limit reached"),
+        Reply::InvalidKey => return error_response(dialect, 401, &[], "invalid API key"),
         Reply::StreamError { chunks_before, error_type, message } => {
             Reply::StreamError { chunks_before, error_type, message: with_key(&message, &key) }
         }
@@ -563,27 +630,94 @@ async fn complete(shared: Arc<Shared>, dialect: Dialect, uri: Uri, headers: Head
         }
         return response;
     }
-    let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(16);
-    let (abort_tx, abort_rx) = mpsc::channel::<()>(1);
     let include_usage = body["stream_options"]["include_usage"].as_bool().unwrap_or(false);
-    tokio::spawn(play(shared, dialect, reply, include_usage, tx, abort_tx));
-    let body = futures_util::stream::unfold((rx, abort_rx), |(mut rx, mut abort_rx)| async move {
-        tokio::select! {
-            biased;
-            item = rx.recv() => item.map(|chunk| (chunk.map_err(|never| -> std::io::Error { match never {} }), (rx, abort_rx))),
-            Some(()) = abort_rx.recv() => Some((Err(std::io::Error::other("dropped by script")), (rx, abort_rx))),
-        }
-    });
-    let mut response = Response::builder()
-        .status(StatusCode::OK)
-        .header("content-type", "text/event-stream")
-        .header("cache-control", "no-cache")
-        .body(Body::from_stream(body))
-        .expect("static response parts");
+    let mut response = streamed(shared, dialect, reply, include_usage, Framing::AsSent);
     if let Some(announced) = window {
         announce(&mut response, dialect, announced, clock);
     }
     response
+}
+
+/// A Gemini completion: its project's quotas, then the scripted reply in Google's shapes.
+async fn complete_gemini(shared: Arc<Shared>, target: gemini::Target, uri: Uri, body: Value, raw: Bytes) -> Response {
+    let gemini::Target { key, model, streamed: how } = target;
+    let method = if how.is_some() { "streamGenerateContent" } else { "generateContent" };
+    let seen = gemini::seen(key.clone(), &model, method, how.is_some(), &body, &raw);
+    if let Some(refused) = gemini::admit(&shared, &key, &model) {
+        shared.script.lock().unwrap().seen.push(seen);
+        return refused;
+    }
+    let reply = match next_reply(&shared, seen) {
+        reply @ (Reply::Status { .. } | Reply::QuotaRefused { .. } | Reply::InvalidKey) => {
+            return gemini::refusal(reply, &key, &model)
+        }
+        Reply::Redirect { status, to } => return redirect(status, &to, &uri),
+        Reply::QuotaExceeded => return quota_exceeded(Dialect::Gemini),
+        Reply::StreamError { chunks_before, error_type, message } => {
+            Reply::StreamError { chunks_before, error_type, message: with_key(&message, &key) }
+        }
+        other => other,
+    };
+    match how {
+        None => whole_reply(Dialect::Gemini, reply),
+        Some(gemini::Streamed::Sse) => streamed(shared, Dialect::Gemini, reply, true, Framing::Sse),
+        Some(gemini::Streamed::Array) => streamed(shared, Dialect::Gemini, reply, true, Framing::JsonArray),
+    }
+}
+
+/// How the pieces `play` sends are written into the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// As `play` made them (OpenAI's and Anthropic's SSE events).
+    AsSent,
+    /// Each piece (a JSON value) one SSE `data:` event.
+    Sse,
+    /// The pieces as the elements of one JSON array, closed when the reply ends (not when the
+    /// connection drops).
+    JsonArray,
+}
+
+/// A streamed reply: `play` in a task, its pieces framed into the body as they come.
+fn streamed(shared: Arc<Shared>, dialect: Dialect, reply: Reply, include_usage: bool, framing: Framing) -> Response {
+    let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(16);
+    let (abort_tx, abort_rx) = mpsc::channel::<()>(1);
+    tokio::spawn(play(shared, dialect, reply, include_usage, tx, abort_tx));
+    // The state: the receivers, whether a piece was written, whether the body is complete.
+    let body = futures_util::stream::unfold(
+        (rx, abort_rx, false, false),
+        move |(mut rx, mut abort_rx, started, ended)| async move {
+            if ended {
+                return None;
+            }
+            tokio::select! {
+                biased;
+                item = rx.recv() => match item {
+                    Some(Ok(piece)) => {
+                        let framed = match framing {
+                            Framing::AsSent => piece,
+                            Framing::Sse => Bytes::from([b"data: ".as_slice(), &piece, b"\r\n\r\n"].concat()),
+                            Framing::JsonArray => Bytes::from([if started { b",\r\n".as_slice() } else { b"[" }, &piece].concat()),
+                        };
+                        Some((Ok(framed), (rx, abort_rx, true, false)))
+                    }
+                    Some(Err(never)) => match never {},
+                    None if framing == Framing::JsonArray => {
+                        let close: &'static [u8] = if started { b"]" } else { b"[]" };
+                        Some((Ok(Bytes::from_static(close)), (rx, abort_rx, started, true)))
+                    }
+                    None => None,
+                },
+                Some(()) = abort_rx.recv() => Some((Err(std::io::Error::other("dropped by script")), (rx, abort_rx, started, true))),
+            }
+        },
+    );
+    let content_type = if framing == Framing::JsonArray { "application/json" } else { "text/event-stream" };
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", content_type)
+        .header("cache-control", "no-cache")
+        .body(Body::from_stream(body))
+        .expect("static response parts")
 }
 
 fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
@@ -593,11 +727,21 @@ fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
         Reply::StreamError { error_type, message, .. } => {
             return error_response(dialect, status_for(&error_type), &[], &message);
         }
+        Reply::Blocked { prompt, .. } if dialect == Dialect::Gemini => {
+            return Json(gemini::blocked(prompt)).into_response();
+        }
+        Reply::Unfinished { chunks } if dialect == Dialect::Gemini => {
+            return Json(gemini::chunk(&chunks.concat())).into_response();
+        }
         Reply::Drop { .. }
         | Reply::Hold { .. }
         | Reply::Status { .. }
         | Reply::Redirect { .. }
-        | Reply::QuotaExceeded => {
+        | Reply::QuotaExceeded
+        | Reply::QuotaRefused { .. }
+        | Reply::InvalidKey
+        | Reply::Blocked { .. }
+        | Reply::Unfinished { .. } => {
             return (StatusCode::INTERNAL_SERVER_ERROR, "unsupported without streaming").into_response();
         }
     };
@@ -613,6 +757,7 @@ fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
             "content": [{ "type": "text", "text": text }], "stop_reason": "end_turn", "usage": anthropic_usage(output)
         }))
         .into_response(),
+        Dialect::Gemini => Json(gemini::whole(&text, output)).into_response(),
     }
 }
 
@@ -626,10 +771,11 @@ fn status_for(error_type: &str) -> u16 {
     }
 }
 
-fn error_response(dialect: Dialect, status: u16, headers: &[(String, String)], message: &str) -> Response {
+pub(crate) fn error_response(dialect: Dialect, status: u16, headers: &[(String, String)], message: &str) -> Response {
     let body = match dialect {
         Dialect::Openai => json!({ "error": { "message": message, "type": "fake_error", "code": status } }),
         Dialect::Anthropic => json!({ "type": "error", "error": { "type": "fake_error", "message": message } }),
+        Dialect::Gemini => gemini::error_body(status, message),
     };
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = raw_escapes(&body.to_string());
@@ -642,11 +788,13 @@ fn error_response(dialect: Dialect, status: u16, headers: &[(String, String)], m
     response
 }
 
+/// One event of `dialect`'s stream; a Gemini event is its bare JSON, framed by [`Framing`].
 fn event(dialect: Dialect, name: &str, data: Value) -> Bytes {
     let data = raw_escapes(&data.to_string());
     match dialect {
         Dialect::Openai => Bytes::from(format!("data: {data}\n\n")),
         Dialect::Anthropic => Bytes::from(format!("event: {name}\ndata: {data}\n\n")),
+        Dialect::Gemini => Bytes::from(data.to_string()),
     }
 }
 
@@ -658,6 +806,7 @@ fn text_event(dialect: Dialect, text: &str) -> Bytes {
             "content_block_delta",
             json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": text } }),
         ),
+        Dialect::Gemini => event(dialect, "", gemini::chunk(text)),
     }
 }
 
@@ -698,6 +847,7 @@ fn done_events(dialect: Dialect, output: usize, include_usage: bool) -> Vec<Byte
             ),
             event(dialect, "message_stop", json!({ "type": "message_stop" })),
         ],
+        Dialect::Gemini => vec![event(dialect, "", gemini::finish(output))],
     }
 }
 
@@ -746,6 +896,7 @@ async fn play(
             let error = match dialect {
                 Dialect::Openai => json!({ "error": { "message": message, "type": error_type, "code": null } }),
                 Dialect::Anthropic => json!({ "type": "error", "error": { "type": error_type, "message": message } }),
+                Dialect::Gemini => gemini::error_body(status_for(&error_type), &message),
             };
             send(event(dialect, "error", error)).await;
         }
@@ -790,7 +941,24 @@ async fn play(
                 shared.script.lock().unwrap().flooded += chunk.len() as u64;
             }
         }
-        Reply::Status { .. } | Reply::Redirect { .. } | Reply::QuotaExceeded => {
+        Reply::Blocked { chunks_before, prompt } => {
+            for bytes in texts(&chunks_before) {
+                send(bytes).await;
+            }
+            if dialect == Dialect::Gemini {
+                send(event(dialect, "", gemini::blocked(prompt))).await;
+            }
+        }
+        Reply::Unfinished { chunks } => {
+            for bytes in texts(&chunks) {
+                send(bytes).await;
+            }
+        }
+        Reply::Status { .. }
+        | Reply::Redirect { .. }
+        | Reply::QuotaExceeded
+        | Reply::QuotaRefused { .. }
+        | Reply::InvalidKey => {
             unreachable!("answered before streaming")
         }
     }
@@ -838,6 +1006,7 @@ fn announce(response: &mut Response, dialect: Dialect, a: Announced, clock: Prov
             ("x-ratelimit-remaining-requests", a.remaining.to_string()),
             ("x-ratelimit-reset-requests", format!("{wait_ms}ms")),
         ],
+        Dialect::Gemini => Vec::new(),
         Dialect::Anthropic => vec![
             ("anthropic-ratelimit-requests-limit", a.limit.to_string()),
             ("anthropic-ratelimit-requests-remaining", a.remaining.to_string()),
@@ -853,6 +1022,12 @@ fn announce(response: &mut Response, dialect: Dialect, a: Announced, clock: Prov
 
 fn quota_exceeded(dialect: Dialect) -> Response {
     let (status, body) = match dialect {
+        // Gemini has no "out of credit" answer: its 429 says "billing" even for a rate limit.
+        Dialect::Gemini => (
+            StatusCode::TOO_MANY_REQUESTS,
+            json!({ "error": { "code": 429, "status": "RESOURCE_EXHAUSTED",
+            "message": "You exceeded your current quota, please check your plan and billing details." } }),
+        ),
         Dialect::Openai => (
             StatusCode::TOO_MANY_REQUESTS,
             json!({ "error": {
@@ -874,7 +1049,7 @@ fn rate_limited(dialect: Dialect, a: Announced, clock: ProviderClock) -> Respons
     let body = match dialect {
         Dialect::Openai => json!({ "error": {
             "message": "Rate limit reached for requests", "type": "requests", "param": null, "code": "rate_limit_exceeded" } }),
-        Dialect::Anthropic => json!({ "type": "error", "error": {
+        Dialect::Anthropic | Dialect::Gemini => json!({ "type": "error", "error": {
             "type": "rate_limit_error", "message": "This request would exceed the rate limit for your organization." } }),
     };
     let mut response = (StatusCode::TOO_MANY_REQUESTS, Json(body)).into_response();
@@ -918,6 +1093,32 @@ struct LimitRequest {
 
 async fn control_limit(State(shared): State<Arc<Shared>>, Json(request): Json<LimitRequest>) -> StatusCode {
     shared.script.lock().unwrap().limits.insert(request.key, request.limit);
+    StatusCode::NO_CONTENT
+}
+
+/// `{key, project}`: the key belongs to the project.
+async fn control_project(State(shared): State<Arc<Shared>>, Json(request): Json<Value>) -> StatusCode {
+    match (request["key"].as_str(), request["project"].as_str()) {
+        (Some(key), Some(project)) => {
+            shared.script.lock().unwrap().projects.insert(key.to_owned(), project.to_owned());
+            StatusCode::NO_CONTENT
+        }
+        _ => StatusCode::BAD_REQUEST,
+    }
+}
+
+#[derive(Deserialize)]
+struct ProjectLimitRequest {
+    project: String,
+    #[serde(flatten)]
+    limit: gemini::ProjectLimit,
+}
+
+async fn control_project_limit(
+    State(shared): State<Arc<Shared>>,
+    Json(request): Json<ProjectLimitRequest>,
+) -> StatusCode {
+    shared.script.lock().unwrap().project_limits.insert(request.project, request.limit);
     StatusCode::NO_CONTENT
 }
 

@@ -1,4 +1,4 @@
-//! The two API dialects a client may speak, and how each says what went wrong.
+//! The API dialects a client may speak, and how each says what went wrong.
 
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -10,6 +10,8 @@ use serde_json::json;
 pub enum Dialect {
     OpenAi,
     Anthropic,
+    /// Google Gemini's native API (`/v1beta/models/…`).
+    Gemini,
 }
 
 /// What went wrong, as both dialects name it.
@@ -58,6 +60,19 @@ impl Problem {
         }
     }
 
+    /// Google's `error.status` for it (the canonical gRPC code names).
+    fn google_status(self) -> &'static str {
+        match self {
+            Problem::BadRequest | Problem::TooLarge | Problem::Misdirected => "INVALID_ARGUMENT",
+            Problem::Unauthorized => "UNAUTHENTICATED",
+            Problem::Forbidden => "PERMISSION_DENIED",
+            Problem::NotFound => "NOT_FOUND",
+            Problem::RateLimited => "RESOURCE_EXHAUSTED",
+            Problem::Upstream | Problem::Unavailable => "UNAVAILABLE",
+            Problem::Internal => "INTERNAL",
+        }
+    }
+
     /// OpenAI's `error.type` and `error.code` for it.
     fn openai_type_and_code(self) -> (&'static str, Option<&'static str>) {
         match self {
@@ -84,6 +99,8 @@ pub fn error(dialect: Dialect, problem: Problem, message: impl Into<String>, ret
             let (kind, code) = problem.openai_type_and_code();
             json!({ "error": { "message": message, "type": kind, "param": null, "code": code } })
         }
+        Dialect::Gemini => json!({ "error": {
+            "code": problem.status().as_u16(), "message": message, "status": problem.google_status() } }),
     };
     let mut response = (problem.status(), [("content-type", "application/json")], body.to_string()).into_response();
     if let Some(seconds) = retry_after {
@@ -122,6 +139,16 @@ pub fn model_list(dialect: Dialect, models: &[ListedModel]) -> Response {
                 "first_id": models.first().map(|m| &m.id),
                 "last_id": models.last().map(|m| &m.id),
             })
+        }
+        Dialect::Gemini => {
+            let models: Vec<_> = models
+                .iter()
+                .map(|m| {
+                    json!({ "name": format!("models/{}", m.id), "displayName": m.id,
+                    "supportedGenerationMethods": ["generateContent", "streamGenerateContent", "countTokens"] })
+                })
+                .collect();
+            json!({ "models": models })
         }
     };
     ([("content-type", "application/json")], body.to_string()).into_response()

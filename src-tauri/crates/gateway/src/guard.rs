@@ -1,5 +1,5 @@
-//! Who may use the endpoint: a client with the local token (Bearer or `x-api-key`), not a web
-//! page (a request with an `Origin`). Wrong tokens in a row lock token failures out for a while.
+//! Who may use the endpoint: a client with the local token (Bearer, `x-api-key`,
+//! `x-goog-api-key` or Gemini's `?key=`), not a web page (a request with an `Origin`). Wrong tokens in a row lock token failures out for a while.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -77,7 +77,8 @@ impl Guard {
         self.allowed_hosts.lock().unwrap_or_else(|e| e.into_inner()).contains(&name)
     }
 
-    pub fn check(&self, headers: &HeaderMap) -> Result<(), Denied> {
+    /// Whether a request with `headers` and the URL `query` may be served.
+    pub fn check(&self, headers: &HeaderMap, query: Option<&str>) -> Result<(), Denied> {
         if !self.host_allowed(headers) {
             return Err(Denied::Host);
         }
@@ -86,7 +87,7 @@ impl Guard {
         }
         let now = self.clock.now();
         let expected = *self.hash.lock().unwrap_or_else(|e| e.into_inner());
-        if tokens_of(headers).any(|given| same(&token_hash(given), &expected)) {
+        if tokens_of(headers).chain(query_key(query)).any(|given| same(&token_hash(&given), &expected)) {
             return Ok(());
         }
         let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
@@ -107,15 +108,46 @@ impl Guard {
     }
 }
 
-/// The tokens a request offers: `Authorization: Bearer T` (OpenAI SDKs; the scheme in any
-/// case) and `x-api-key: T` (Anthropic SDKs).
-fn tokens_of(headers: &HeaderMap) -> impl Iterator<Item = &str> {
+/// The token of a `?key=T` query (Google's SDKs and tools may send it so), percent-decoded.
+fn query_key(query: Option<&str>) -> Option<String> {
+    let (_, value) = query?.split('&').filter_map(|pair| pair.split_once('=')).find(|(name, _)| *name == "key")?;
+    let value = value.replace('+', " ");
+    Some(percent_decode(&value))
+}
+
+/// `%XX` escapes decoded; anything that is not one kept as written.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| text.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The tokens a request's headers offer: `Authorization: Bearer T` (OpenAI SDKs; the scheme in
+/// any case), `x-api-key: T` (Anthropic SDKs) and `x-goog-api-key: T` (Google's).
+fn tokens_of(headers: &HeaderMap) -> impl Iterator<Item = String> + '_ {
     let bearer = headers.get("authorization").and_then(|v| v.to_str().ok()).and_then(|value| {
         let (scheme, token) = value.trim().split_once(' ')?;
         scheme.eq_ignore_ascii_case("bearer").then_some(token.trim())
     });
-    let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok()).map(str::trim);
-    bearer.into_iter().chain(api_key)
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    bearer.into_iter().chain(header("x-api-key")).chain(header("x-goog-api-key")).map(str::to_owned)
 }
 
 /// A `Host` header's name, lower case, without its port or a final dot: `Example.COM.:443` is
@@ -156,15 +188,36 @@ mod tests {
     #[test]
     fn the_token_in_either_header_passes_and_a_web_page_never_does() {
         let guard = Guard::new(token_hash("kp-secret"), Arc::new(ManualClock::new(Timestamp::EPOCH)));
-        assert_eq!(guard.check(&headers(&[("authorization", "Bearer kp-secret")])), Ok(()));
-        assert_eq!(guard.check(&headers(&[("x-api-key", "kp-secret")])), Ok(()));
-        assert_eq!(guard.check(&headers(&[("authorization", "bearer kp-secret")])), Ok(()), "the scheme in any case");
+        assert_eq!(guard.check_headers(&headers(&[("authorization", "Bearer kp-secret")])), Ok(()));
+        assert_eq!(guard.check_headers(&headers(&[("x-api-key", "kp-secret")])), Ok(()));
+        assert_eq!(
+            guard.check_headers(&headers(&[("authorization", "bearer kp-secret")])),
+            Ok(()),
+            "the scheme in any case"
+        );
         let both = headers(&[("authorization", "Basic dXNlcg=="), ("x-api-key", "kp-secret")]);
-        assert_eq!(guard.check(&both), Ok(()), "another Authorization does not hide x-api-key");
-        assert_eq!(guard.check(&headers(&[("x-api-key", "kp-other")])), Err(Denied::Token));
-        assert_eq!(guard.check(&headers(&[])), Err(Denied::Token), "no token");
+        assert_eq!(guard.check_headers(&both), Ok(()), "another Authorization does not hide x-api-key");
+        assert_eq!(guard.check_headers(&headers(&[("x-api-key", "kp-other")])), Err(Denied::Token));
+        assert_eq!(guard.check_headers(&headers(&[])), Err(Denied::Token), "no token");
         let page = headers(&[("x-api-key", "kp-secret"), ("origin", "https://evil.example")]);
-        assert_eq!(guard.check(&page), Err(Denied::Origin), "even with the token");
+        assert_eq!(guard.check_headers(&page), Err(Denied::Origin), "even with the token");
+    }
+
+    impl Guard {
+        fn check_headers(&self, headers: &HeaderMap) -> Result<(), Denied> {
+            self.check(headers, None)
+        }
+    }
+
+    #[test]
+    fn googles_header_and_key_query_pass_too() {
+        let guard = Guard::new(token_hash("kp-se/cret"), Arc::new(ManualClock::new(Timestamp::EPOCH)));
+        assert_eq!(guard.check_headers(&headers(&[("x-goog-api-key", "kp-se/cret")])), Ok(()), "Google's header");
+        assert_eq!(guard.check(&headers(&[]), Some("alt=sse&key=kp-se%2Fcret")), Ok(()), "?key=, percent-decoded");
+        assert_eq!(guard.check(&headers(&[]), Some("key=kp-other")), Err(Denied::Token), "a wrong ?key=");
+        assert_eq!(guard.check(&headers(&[]), Some("alt=sse")), Err(Denied::Token), "no key in the query");
+        let page = headers(&[("origin", "https://evil.example")]);
+        assert_eq!(guard.check(&page, Some("key=kp-se%2Fcret")), Err(Denied::Origin), "a web page never passes");
     }
 
     #[test]
@@ -178,15 +231,15 @@ mod tests {
         };
         for host in ["127.0.0.1:4141", "localhost:4141", "LOCALHOST", "localhost.", "[::1]:4141", "127.9.9.9", "[::1]"]
         {
-            assert_eq!(guard.check(&with_host(host)), Ok(()), "{host} is this machine");
+            assert_eq!(guard.check(&with_host(host), None), Ok(()), "{host} is this machine");
         }
         for host in ["evil.example:4141", "localhost.evil.example", "10.0.0.5:4141", "[fe80::1]", "127.0.0.1.evil"] {
-            assert_eq!(guard.check(&with_host(host)), Err(Denied::Host), "{host} is not, even with the token");
+            assert_eq!(guard.check(&with_host(host), None), Err(Denied::Host), "{host} is not, even with the token");
         }
-        assert_eq!(guard.check(&HeaderMap::new()), Err(Denied::Host), "no Host at all");
+        assert_eq!(guard.check(&HeaderMap::new(), None), Err(Denied::Host), "no Host at all");
         guard.allow_hosts(["Keypool.Team.Example".to_owned()]);
-        assert_eq!(guard.check(&with_host("keypool.team.example:443")), Ok(()), "an allowed host, in any case");
-        assert_eq!(guard.check(&with_host("other.team.example")), Err(Denied::Host), "only that one");
+        assert_eq!(guard.check(&with_host("keypool.team.example:443"), None), Ok(()), "an allowed host, in any case");
+        assert_eq!(guard.check(&with_host("other.team.example"), None), Err(Denied::Host), "only that one");
     }
 
     #[test]
@@ -195,13 +248,13 @@ mod tests {
         let guard = Guard::new(token_hash("kp-secret"), clock.clone());
         let wrong = headers(&[("x-api-key", "guess")]);
         for _ in 0..MAX_FAILURES {
-            assert_eq!(guard.check(&wrong), Err(Denied::Token));
+            assert_eq!(guard.check_headers(&wrong), Err(Denied::Token));
         }
-        assert_eq!(guard.check(&wrong), Err(Denied::LockedOut(LOCKOUT.as_secs())), "one too many");
-        assert_eq!(guard.check(&headers(&[("x-api-key", "kp-secret")])), Ok(()), "the owner still gets in");
+        assert_eq!(guard.check_headers(&wrong), Err(Denied::LockedOut(LOCKOUT.as_secs())), "one too many");
+        assert_eq!(guard.check_headers(&headers(&[("x-api-key", "kp-secret")])), Ok(()), "the owner still gets in");
         clock.advance(LOCKOUT - Duration::from_secs(10));
-        assert_eq!(guard.check(&wrong), Err(Denied::LockedOut(10)), "still locked, and says how long");
+        assert_eq!(guard.check_headers(&wrong), Err(Denied::LockedOut(10)), "still locked, and says how long");
         clock.advance(Duration::from_secs(10));
-        assert_eq!(guard.check(&wrong), Err(Denied::Token), "checked again after the lockout");
+        assert_eq!(guard.check_headers(&wrong), Err(Denied::Token), "checked again after the lockout");
     }
 }

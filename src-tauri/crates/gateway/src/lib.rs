@@ -1,4 +1,4 @@
-//! Keypool's local API: an OpenAI- and Anthropic-compatible endpoint on loopback, so the tools
+//! Keypool's local API: an OpenAI-, Anthropic- and Gemini-compatible endpoint on loopback, so the tools
 //! people already use (SDKs, coding agents, scripts) get the pool: its affinity, its rate-limit
 //! awareness, its failover and its ledger.
 //!
@@ -7,11 +7,15 @@
 //!   `provider/model` prefix is dropped from `model`), the answer streams back as it came.
 //! - `GET /v1/models`: the models of every provider, in Anthropic's format when the request has
 //!   an `anthropic-version` header, in OpenAI's otherwise.
+//! - Gemini (see [`gemini`]): `POST /v1beta/models/{model}:generateContent`,
+//!   `:streamGenerateContent` (with or without `alt=sse`), `:countTokens`, `GET /v1beta/models`;
+//!   the token also in `x-goog-api-key` or `?key=`, errors in Google's shape.
 //!
 //! Invariants: it listens on 127.0.0.1 and ::1 only; every request needs the local token and
 //! none may come from a web page; a body is at most [`MAX_BODY`].
 
 mod dialect;
+mod gemini;
 mod guard;
 mod peek;
 
@@ -157,6 +161,8 @@ impl Gateway {
             .route("/v1/messages", post(messages))
             .route("/v1/messages/count_tokens", post(count_tokens))
             .route("/v1/models", get(models))
+            .route("/v1beta/models", get(gemini::models))
+            .route("/v1beta/models/{action}", post(gemini::action))
             .fallback(not_found)
             .with_state(shared.clone());
         let shutdown = Shutdown::default();
@@ -254,7 +260,7 @@ async fn count_tokens(State(shared): State<Arc<Shared>>, request: Request) -> Re
 async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     let _in_flight = InFlight::new(&shared);
     let dialect = if headers.contains_key("anthropic-version") { Dialect::Anthropic } else { Dialect::OpenAi };
-    if let Err(denied) = shared.guard.check(&headers) {
+    if let Err(denied) = shared.guard.check(&headers, None) {
         return failed(&shared, refusal(dialect, denied));
     }
     model_list(dialect, &shared.routes.models(dialect))
@@ -262,9 +268,14 @@ async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respon
 
 async fn not_found(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let _in_flight = InFlight::new(&shared);
-    let dialect =
-        if request.headers().contains_key("anthropic-version") { Dialect::Anthropic } else { Dialect::OpenAi };
-    if let Err(denied) = shared.guard.check(request.headers()) {
+    let gemini = request.uri().path().starts_with("/v1beta/");
+    let dialect = match (gemini, request.headers().contains_key("anthropic-version")) {
+        (true, _) => Dialect::Gemini,
+        (false, true) => Dialect::Anthropic,
+        (false, false) => Dialect::OpenAi,
+    };
+    let query = gemini.then(|| request.uri().query()).flatten();
+    if let Err(denied) = shared.guard.check(request.headers(), query) {
         return failed(&shared, refusal(dialect, denied));
     }
     let message = format!("{} {} is not served here", request.method(), request.uri().path());
@@ -295,7 +306,7 @@ fn refusal(dialect: Dialect, denied: Denied) -> Response {
 async fn forward(shared: Arc<Shared>, dialect: Dialect, path: UpstreamPath, request: Request) -> Response {
     let in_flight = InFlight::new(&shared);
     let (parts, body) = request.into_parts();
-    if let Err(denied) = shared.guard.check(&parts.headers) {
+    if let Err(denied) = shared.guard.check(&parts.headers, None) {
         return failed(&shared, refusal(dialect, denied));
     }
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
@@ -309,18 +320,9 @@ async fn forward(shared: Arc<Shared>, dialect: Dialect, path: UpstreamPath, requ
             return failed(&shared, error(dialect, Problem::BadRequest, message, None));
         }
     };
-    if peek.model.len() > MAX_MODEL_BYTES {
-        let message = format!("the model name is longer than {MAX_MODEL_BYTES} bytes");
-        return failed(&shared, error(dialect, Problem::BadRequest, message, None));
-    }
-    let given_session = parts.headers.get("x-keypool-session").map(|v| v.to_str().map(str::to_owned));
-    let given_session = match given_session {
-        Some(Ok(session)) if session.len() <= MAX_SESSION_BYTES => Some(session),
-        Some(_) => {
-            let message = format!("x-keypool-session must be text of at most {MAX_SESSION_BYTES} bytes");
-            return failed(&shared, error(dialect, Problem::BadRequest, message, None));
-        }
-        None => None,
+    let given_session = match bounded(&peek.model, &parts.headers) {
+        Ok(session) => session,
+        Err(message) => return failed(&shared, error(dialect, Problem::BadRequest, message, None)),
     };
     let route = match shared.routes.route(dialect, &peek.model) {
         Ok(route) => route,
@@ -333,12 +335,13 @@ async fn forward(shared: Arc<Shared>, dialect: Dialect, path: UpstreamPath, requ
             let other = match dialect {
                 Dialect::OpenAi => "the Anthropic Messages API (/v1/messages)",
                 Dialect::Anthropic => "the OpenAI Chat Completions API (/v1/chat/completions)",
+                Dialect::Gemini => "the OpenAI or the Anthropic API",
             };
             let message = format!("the model `{}` is served by {provider}, through {other}", peek.model);
             return failed(&shared, error(dialect, Problem::BadRequest, message, None));
         }
     };
-    let session = given_session.map(|s| format!("api:session:{s}")).unwrap_or_else(|| peek.conversation(dialect));
+    let session = given_session.unwrap_or_else(|| peek.conversation(dialect));
     let stream = peek.stream;
     let body = if route.model == peek.model {
         bytes.clone()
@@ -348,15 +351,52 @@ async fn forward(shared: Arc<Shared>, dialect: Dialect, path: UpstreamPath, requ
             None => return failed(&shared, error(dialect, Problem::BadRequest, "the body is not a JSON object", None)),
         }
     };
-    let source = parts
-        .headers
+    let upstream = Upstream { route, path, session, body, stream };
+    pass(shared, dialect, in_flight, &parts.headers, upstream).await
+}
+
+/// Checks what a client controls that the pool keeps: the model name (at most
+/// [`MAX_MODEL_BYTES`]) and the conversation it names itself (`x-keypool-session`, text of at
+/// most [`MAX_SESSION_BYTES`]), which it answers, if given. `Err`: why the request is refused.
+fn bounded(model: &str, headers: &HeaderMap) -> Result<Option<String>, String> {
+    if model.len() > MAX_MODEL_BYTES {
+        return Err(format!("the model name is longer than {MAX_MODEL_BYTES} bytes"));
+    }
+    match headers.get("x-keypool-session").map(|v| v.to_str()) {
+        None => Ok(None),
+        Some(Ok(session)) if session.len() <= MAX_SESSION_BYTES => Ok(Some(format!("api:session:{session}"))),
+        Some(_) => Err(format!("x-keypool-session must be text of at most {MAX_SESSION_BYTES} bytes")),
+    }
+}
+
+/// A request on its way upstream, routed and read.
+struct Upstream {
+    route: Route,
+    path: UpstreamPath,
+    session: String,
+    body: bytes::Bytes,
+    /// The answer is SSE (see [`ForwardRequest::stream`]).
+    stream: bool,
+}
+
+/// Forwards a routed request through the pool and passes the answer back as it comes, or says
+/// in `dialect` why no key could answer.
+async fn pass(
+    shared: Arc<Shared>,
+    dialect: Dialect,
+    in_flight: InFlight,
+    headers: &HeaderMap,
+    upstream: Upstream,
+) -> Response {
+    let Upstream { route, path, session, body, stream } = upstream;
+    let source = headers
         .get("user-agent")
         .and_then(|v| v.to_str().ok())
         .map(|ua| ua.chars().take(200).collect())
         .unwrap_or_else(|| "local API".to_owned());
-    let headers = PASSED_REQUEST_HEADERS
+    let passed = PASSED_REQUEST_HEADERS
         .iter()
-        .filter_map(|name| Some(((*name).to_owned(), parts.headers.get(*name)?.to_str().ok()?.to_owned())))
+        .filter_map(|name| Some(((*name).to_owned(), headers.get(*name)?.to_str().ok()?.to_owned())))
         .collect();
     let request = ForwardRequest {
         endpoint: route.endpoint,
@@ -365,7 +405,7 @@ async fn forward(shared: Arc<Shared>, dialect: Dialect, path: UpstreamPath, requ
         session: SessionId::new(session),
         body,
         stream,
-        headers,
+        headers: passed,
         source,
     };
     let now = shared.completions.clock().now();

@@ -32,7 +32,8 @@ impl Peek<'_> {
     /// hashed. Every later turn of one conversation starts the same way, so it keeps its key.
     pub fn conversation(&self, dialect: Dialect) -> String {
         let system = match dialect {
-            Dialect::Anthropic => self.system.map(RawValue::get),
+            // Gemini bodies are read by `gemini::Peek`; this reads the other dialects'.
+            Dialect::Anthropic | Dialect::Gemini => self.system.map(RawValue::get),
             Dialect::OpenAi => self
                 .messages
                 .iter()

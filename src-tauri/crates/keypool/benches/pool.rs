@@ -38,6 +38,7 @@ fn pool(n: usize) -> (KeyPool, ProviderId) {
             created_at: NOW,
             limits: UserLimits::default(),
             sealed: false,
+            quota_group: None,
         })
         .collect();
     let store = Arc::new(Store(keys));

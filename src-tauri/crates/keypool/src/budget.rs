@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::rest::Rest;
 use crate::Timestamp;
 
 /// One window a provider announced: how much of a unit (requests or tokens) is left, of how
@@ -124,9 +125,14 @@ pub(crate) enum Blocked {
     Until(Timestamp),
     /// Every slot is taken by requests in flight; free when one of them ends.
     Busy,
+    /// The scope rests after refusals that named its per-minute quota, until then.
+    Resting(Timestamp),
+    /// The scope's quota for the day is used up, until then.
+    ForTheDay(Timestamp),
 }
 
-/// The budgets of one scope of one key.
+/// The budgets of one scope of a quota group: what the provider announced, what its refusals
+/// said, and what the requests in flight will spend.
 #[derive(Clone, Debug)]
 pub(crate) struct ScopeBudget {
     pub scope: Arc<str>,
@@ -134,6 +140,10 @@ pub(crate) struct ScopeBudget {
     pub tokens: Option<Window>,
     /// Spent by a refusal that said so (a 429 with the windows at 0), until then.
     pub spent_until: Option<Timestamp>,
+    /// Resting after refusals of this scope's per-minute quota (its own backoff ladder).
+    pub rest: Rest,
+    /// The scope's quota for the day is used up until then (the end of the quota's day).
+    pub day_until: Option<Timestamp>,
     pub reserved_requests: u32,
     pub reserved_tokens: u64,
 }
@@ -145,6 +155,8 @@ impl ScopeBudget {
             requests: None,
             tokens: None,
             spent_until: None,
+            rest: Rest::default(),
+            day_until: None,
             reserved_requests: 0,
             reserved_tokens: 0,
         }
@@ -152,6 +164,12 @@ impl ScopeBudget {
 
     /// Whether a request of `tokens` fits, after the reservations of the requests in flight.
     fn admits(&self, tokens: u64, now: Timestamp) -> Result<(), Blocked> {
+        if let Some(until) = self.day_until.filter(|&until| until > now) {
+            return Err(Blocked::ForTheDay(until));
+        }
+        if let Some(until) = self.rest.until(now) {
+            return Err(Blocked::Resting(until));
+        }
         if let Some(until) = self.spent_until.filter(|&until| until > now) {
             return Err(Blocked::Until(until));
         }
@@ -171,50 +189,28 @@ impl ScopeBudget {
     }
 }
 
-/// A key's budgets, reservations and user limits: everything admission looks at besides health.
+/// A quota group's budgets, scope by scope: every key of the group draws on them, so the
+/// requests in flight on any of its keys count against what the group has left.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Budgets {
+pub(crate) struct Scopes {
     scopes: Vec<ScopeBudget>,
-    in_flight: u32,
-    /// Hand-outs of the last minute; kept only while an rpm limit is set.
-    recent: VecDeque<Timestamp>,
 }
 
-impl Budgets {
-    /// Whether anything here can refuse a request: the hot path skips the checks otherwise.
-    pub fn is_idle(&self, limits: &UserLimits) -> bool {
-        self.scopes.is_empty() && limits.is_empty()
+impl Scopes {
+    /// Nothing here can refuse a request: the hot path skips the checks.
+    pub fn is_empty(&self) -> bool {
+        self.scopes.is_empty()
     }
 
-    pub fn admits(&self, limits: &UserLimits, demand: &Demand<'_>, now: Timestamp) -> Result<(), Blocked> {
-        if limits.max_concurrent.is_some_and(|max| self.in_flight >= max) {
-            return Err(Blocked::Busy);
-        }
-        if let Some(rpm) = limits.rpm {
-            let window_start = now - MINUTE;
-            let recent: Vec<&Timestamp> = self.recent.iter().filter(|&&at| at > window_start).collect();
-            if recent.len() >= rpm as usize {
-                // Free when the oldest hand-out of the minute leaves it.
-                let oldest = recent.len() - rpm as usize;
-                return Err(Blocked::Until(*recent[oldest] + MINUTE));
-            }
-        }
+    pub fn admits(&self, demand: &Demand<'_>, now: Timestamp) -> Result<(), Blocked> {
         match demand.scope.and_then(|scope| self.scope(scope)) {
             Some(budget) => budget.admits(u64::from(demand.tokens), now),
             None => Ok(()),
         }
     }
 
-    /// Counts a hand-out: a reservation in its scope, a request in flight, a minute's use.
-    pub fn reserve(&mut self, limits: &UserLimits, demand: &Demand<'_>, now: Timestamp) {
-        self.in_flight += 1;
-        if limits.rpm.is_some() {
-            let window_start = now - MINUTE;
-            while self.recent.front().is_some_and(|&at| at <= window_start) {
-                self.recent.pop_front();
-            }
-            self.recent.push_back(now);
-        }
+    /// Counts a hand-out's reservation at `now` in its scope.
+    pub fn reserve(&mut self, demand: &Demand<'_>, now: Timestamp) {
         if let Some(scope) = demand.scope {
             let budget = self.scope_at(scope, now);
             budget.reserved_requests += 1;
@@ -224,7 +220,6 @@ impl Budgets {
 
     /// Ends a hand-out's reservation (the request is over, however it ended).
     pub fn release(&mut self, scope: Option<&str>, tokens: u32) {
-        self.in_flight = self.in_flight.saturating_sub(1);
         if let Some(budget) = scope.and_then(|scope| self.scopes.iter_mut().find(|b| &*b.scope == scope)) {
             budget.reserved_requests = budget.reserved_requests.saturating_sub(1);
             budget.reserved_tokens = budget.reserved_tokens.saturating_sub(u64::from(tokens));
@@ -251,8 +246,8 @@ impl Budgets {
         &self.scopes
     }
 
-    pub fn in_flight(&self) -> u32 {
-        self.in_flight
+    pub fn scopes_mut(&mut self) -> &mut [ScopeBudget] {
+        &mut self.scopes
     }
 
     fn scope(&self, scope: &str) -> Option<&ScopeBudget> {
@@ -260,7 +255,7 @@ impl Budgets {
     }
 
     /// The budget of `scope`, made room for at `now` if it is new (see [`MAX_SCOPES_PER_KEY`]).
-    fn scope_at(&mut self, scope: &str, now: Timestamp) -> &mut ScopeBudget {
+    pub fn scope_at(&mut self, scope: &str, now: Timestamp) -> &mut ScopeBudget {
         if self.scopes.len() >= MAX_SCOPES_PER_KEY && !self.scopes.iter().any(|b| &*b.scope == scope) {
             self.make_room(now);
         }
@@ -271,7 +266,16 @@ impl Budgets {
     /// in flight that refills soonest.
     fn make_room(&mut self, now: Timestamp) {
         let until = |b: &ScopeBudget| {
-            [b.spent_until, b.requests.map(|w| w.reset_at), b.tokens.map(|w| w.reset_at)].into_iter().flatten().max()
+            [
+                b.spent_until,
+                b.requests.map(|w| w.reset_at),
+                b.tokens.map(|w| w.reset_at),
+                b.rest.until(now),
+                b.day_until,
+            ]
+            .into_iter()
+            .flatten()
+            .max()
         };
         self.scopes.retain(|b| b.reserved_requests > 0 || until(b).is_some_and(|at| at > now));
         if self.scopes.len() >= MAX_SCOPES_PER_KEY {
@@ -299,6 +303,53 @@ impl Budgets {
     }
 }
 
+/// One key's own load, which the user's limits bound: its requests in flight and its hand-outs
+/// of the last minute. Per key, whatever its group: the user set the limits on the key.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct KeyLoad {
+    in_flight: u32,
+    /// Hand-outs of the last minute; kept only while an rpm limit is set.
+    recent: VecDeque<Timestamp>,
+}
+
+impl KeyLoad {
+    pub fn admits(&self, limits: &UserLimits, now: Timestamp) -> Result<(), Blocked> {
+        if limits.max_concurrent.is_some_and(|max| self.in_flight >= max) {
+            return Err(Blocked::Busy);
+        }
+        if let Some(rpm) = limits.rpm {
+            let window_start = now - MINUTE;
+            let recent: Vec<&Timestamp> = self.recent.iter().filter(|&&at| at > window_start).collect();
+            if recent.len() >= rpm as usize {
+                // Free when the oldest hand-out of the minute leaves it.
+                let oldest = recent.len() - rpm as usize;
+                return Err(Blocked::Until(*recent[oldest] + MINUTE));
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts a hand-out: a request in flight, a minute's use.
+    pub fn reserve(&mut self, limits: &UserLimits, now: Timestamp) {
+        self.in_flight += 1;
+        if limits.rpm.is_some() {
+            let window_start = now - MINUTE;
+            while self.recent.front().is_some_and(|&at| at <= window_start) {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(now);
+        }
+    }
+
+    pub fn release(&mut self) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+    }
+
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,32 +366,30 @@ mod tests {
 
     #[test]
     fn reservations_count_against_what_is_left() {
-        let mut b = Budgets::default();
-        let limits = UserLimits::default();
+        let mut b = Scopes::default();
         b.record("gpt", &Announced { requests: Some(window(2, 2000)), tokens: None });
-        assert_eq!(b.admits(&limits, &demand("gpt"), T0), Ok(()), "two left, none in flight");
-        b.reserve(&limits, &demand("gpt"), T0);
-        assert_eq!(b.admits(&limits, &demand("gpt"), T0), Ok(()), "one left after the reservation");
-        b.reserve(&limits, &demand("gpt"), T0);
+        assert_eq!(b.admits(&demand("gpt"), T0), Ok(()), "two left, none in flight");
+        b.reserve(&demand("gpt"), T0);
+        assert_eq!(b.admits(&demand("gpt"), T0), Ok(()), "one left after the reservation");
+        b.reserve(&demand("gpt"), T0);
         assert_eq!(
-            b.admits(&limits, &demand("gpt"), T0),
+            b.admits(&demand("gpt"), T0),
             Err(Blocked::Until(Timestamp::from_millis(T0.as_millis() + 2000))),
             "both taken by requests in flight: free at the reset"
         );
-        assert_eq!(b.admits(&limits, &demand("other-model"), T0), Ok(()), "another model's window is its own");
+        assert_eq!(b.admits(&demand("other-model"), T0), Ok(()), "another model's window is its own");
         assert_eq!(
-            b.admits(&limits, &demand("gpt"), Timestamp::from_millis(T0.as_millis() + 2000)),
+            b.admits(&demand("gpt"), Timestamp::from_millis(T0.as_millis() + 2000)),
             Ok(()),
             "after the reset the window is full again"
         );
         b.release(Some("gpt"), 10);
-        assert_eq!(b.admits(&limits, &demand("gpt"), T0), Ok(()), "a finished request gives its reservation back");
+        assert_eq!(b.admits(&demand("gpt"), T0), Ok(()), "a finished request gives its reservation back");
     }
 
     #[test]
     fn a_late_answer_from_the_same_window_does_not_raise_what_is_left() {
-        let mut b = Budgets::default();
-        let limits = UserLimits::default();
+        let mut b = Scopes::default();
         b.record("m", &Announced { requests: Some(window(2, 2000)), tokens: None });
         b.record("m", &Announced { requests: Some(window(3, 2010)), tokens: None });
         assert_eq!(b.scopes()[0].requests.map(|w| w.remaining), Some(2), "3 left is an older answer of this window");
@@ -348,13 +397,12 @@ mod tests {
         assert_eq!(b.scopes()[0].requests.map(|w| w.remaining), Some(4), "a later reset is a new, fuller window");
         b.record("m", &Announced { requests: Some(window(1, 4000)), tokens: None });
         assert_eq!(b.scopes()[0].requests.map(|w| w.remaining), Some(1), "within a window what is left shrinks");
-        assert!(b.admits(&limits, &demand("m"), T0).is_ok(), "one left");
+        assert!(b.admits(&demand("m"), T0).is_ok(), "one left");
     }
 
     #[test]
     fn a_late_answer_from_the_window_before_does_not_make_the_new_one_look_full() {
-        let mut b = Budgets::default();
-        let limits = UserLimits::default();
+        let mut b = Scopes::default();
         let later = |ms: i64| Timestamp::from_millis(T0.as_millis() + ms);
         // The window that ended at +2 s, then answers of the new one (ends at +4.5 s): 1 left.
         b.record("m", &Announced { requests: Some(window(0, 2000)), tokens: None });
@@ -362,9 +410,9 @@ mod tests {
         // A request of the old window answered only now, at +2.5 s.
         b.record("m", &Announced { requests: Some(window(0, 2000)), tokens: None });
         assert_eq!(b.scopes()[0].requests.map(|w| w.reset_at), Some(later(4500)), "the new window is kept");
-        b.reserve(&limits, &demand("m"), later(2500));
+        b.reserve(&demand("m"), later(2500));
         assert_eq!(
-            b.admits(&limits, &demand("m"), later(2500)),
+            b.admits(&demand("m"), later(2500)),
             Err(Blocked::Until(later(4500))),
             "its one request is taken: not a full window of 5"
         );
@@ -372,31 +420,29 @@ mod tests {
 
     #[test]
     fn token_windows_need_room_for_the_estimate() {
-        let mut b = Budgets::default();
-        let limits = UserLimits::default();
+        let mut b = Scopes::default();
         let tokens =
             Window { limit: Some(1000), remaining: 15, reset_at: Timestamp::from_millis(T0.as_millis() + 500) };
         b.record("m", &Announced { requests: None, tokens: Some(tokens) });
-        assert_eq!(b.admits(&limits, &Demand { scope: Some("m"), tokens: 10 }, T0), Ok(()), "10 of 15 fit");
-        assert!(b.admits(&limits, &Demand { scope: Some("m"), tokens: 20 }, T0).is_err(), "20 do not");
+        assert_eq!(b.admits(&Demand { scope: Some("m"), tokens: 10 }, T0), Ok(()), "10 of 15 fit");
+        assert!(b.admits(&Demand { scope: Some("m"), tokens: 20 }, T0).is_err(), "20 do not");
     }
 
     #[test]
     fn user_limits_hold_without_announcements() {
-        let mut b = Budgets::default();
+        let mut load = KeyLoad::default();
         let limits = UserLimits { rpm: Some(2), max_concurrent: Some(1) };
-        let none = Demand::default();
-        b.reserve(&limits, &none, T0);
-        assert_eq!(b.admits(&limits, &none, T0), Err(Blocked::Busy), "one in flight is the maximum");
-        b.release(None, 0);
-        b.reserve(&limits, &none, T0 + Duration::from_secs(1));
-        b.release(None, 0);
+        load.reserve(&limits, T0);
+        assert_eq!(load.admits(&limits, T0), Err(Blocked::Busy), "one in flight is the maximum");
+        load.release();
+        load.reserve(&limits, T0 + Duration::from_secs(1));
+        load.release();
         assert_eq!(
-            b.admits(&limits, &none, T0 + Duration::from_secs(2)),
+            load.admits(&limits, T0 + Duration::from_secs(2)),
             Err(Blocked::Until(T0 + MINUTE)),
             "two this minute: free when the first leaves the minute"
         );
-        assert_eq!(b.admits(&limits, &none, T0 + MINUTE), Ok(()), "a minute later there is room again");
+        assert_eq!(load.admits(&limits, T0 + MINUTE), Ok(()), "a minute later there is room again");
     }
 
     #[test]

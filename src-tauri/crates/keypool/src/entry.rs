@@ -29,6 +29,10 @@ pub struct KeyEntry {
     /// The key's value could not be read (it is kept in a keychain that is not reachable): the
     /// key is never selected, and shows as unavailable, until a reload reads it.
     pub sealed: bool,
+    /// The quota group the key shares its provider's rate limits with (a Gemini key's Google
+    /// Cloud project, an OpenAI key's organization): keys of one group rest together and draw
+    /// on one budget per model. `None` or blank: the key is a group of its own.
+    pub quota_group: Option<String>,
 }
 
 /// Reads a provider's keys from the store.

@@ -93,6 +93,12 @@ pub enum Blocker {
     },
     /// Its value cannot be read now: it is kept in a keychain that is not reachable.
     Unavailable,
+    /// Its quota group's quota for this request's model is used up for the day, until then
+    /// (the end of the quota's day); it comes back by itself.
+    UsedUpForTheDay {
+        /// When the day's quota is whole again.
+        until: Timestamp,
+    },
     /// Out of credit; it is tried again in the background at `next_probe_at`.
     Exhausted {
         /// When the next probe runs.
@@ -119,7 +125,9 @@ impl Unavailability {
         keys.iter()
             .filter(|k| !k.tried)
             .filter_map(|k| match k.why {
-                Blocker::Cooling { until } | Blocker::Spent { until } => Some(until),
+                Blocker::Cooling { until } | Blocker::Spent { until } | Blocker::UsedUpForTheDay { until } => {
+                    Some(until)
+                }
                 _ => None,
             })
             .min()
@@ -137,6 +145,13 @@ impl fmt::Display for Unavailability {
         let off: Vec<&str> =
             keys.iter().filter(|k| matches!(k.why, Blocker::Disabled { .. })).map(|k| k.name.as_str()).collect();
         let exhausted = count(|b| matches!(b, Blocker::Exhausted { .. }));
+        let day_ends: Vec<Timestamp> = keys
+            .iter()
+            .filter_map(|k| match k.why {
+                Blocker::UsedUpForTheDay { until } => Some(until),
+                _ => None,
+            })
+            .collect();
         let tried = count(|b| matches!(b, Blocker::Tried));
         let mut parts = Vec::new();
         if resting > 0 {
@@ -145,6 +160,9 @@ impl fmt::Display for Unavailability {
         }
         if !off.is_empty() {
             parts.push(format!("{} disabled (enable or fix: {})", off.len(), off.join(", ")));
+        }
+        if let Some(first) = day_ends.iter().min() {
+            parts.push(format!("{} used up the day's quota for this model (until {first})", day_ends.len()));
         }
         if exhausted > 0 {
             parts.push(format!("{exhausted} out of credit"));

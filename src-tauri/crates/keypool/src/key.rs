@@ -8,14 +8,17 @@
 //!     │        out of credit (402, insufficient_quota)
 //!     └─ probe ok ── Exhausted ◀──────────────────── Active|Cooling
 //! ```
-//! `enabled = false` in the store is Disabled whatever the rest says. Besides its state, a key
-//! has budgets (what the provider announced it has left, per model) that admit or refuse each
+//! `enabled = false` in the store is Disabled whatever the rest says. Cooling belongs to the
+//! key's quota group ([`crate::group`]): a key cools when its group does. Besides its state, a
+//! key draws on its group's budgets (what the provider announced the group has left, per model;
+//! a model resting or used up for the day) and its own user limits, which admit or refuse each
 //! request without changing the state.
 
 use std::sync::Arc;
 
-use crate::budget::{Announced, Blocked, Budgets, Demand, UserLimits};
+use crate::budget::{Blocked, Demand, KeyLoad, UserLimits};
 use crate::error::Blocker;
+use crate::group::{GroupHealth, RateLimit};
 use crate::status::BudgetStatus;
 use crate::{DisableReason, Failure, FailureKind, FailureOutcome, KeyEntry, KeyError, KeyId, KeyState, KeyStatus};
 use crate::{PoolConfig, Secret, Timestamp};
@@ -34,7 +37,12 @@ pub(crate) struct PoolKey {
     pub sealed: bool,
     pub weight: u32,
     pub limits: UserLimits,
-    /// Enabled, not refused, not exhausted, not cooling, as of the provider's last rebuild.
+    /// The quota group as the user named it (`None`: the key is a group of its own).
+    pub quota_group: Option<Arc<str>>,
+    /// The position of the key's group in the provider's groups, valid until the next install.
+    pub group: usize,
+    /// Enabled, not refused, not exhausted, its group not cooling, as of the provider's last
+    /// rebuild.
     pub available: bool,
     pub health: Health,
 }
@@ -42,11 +50,6 @@ pub(crate) struct PoolKey {
 /// What the pool learned about a key at run time; carried across reloads.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Health {
-    cooling_until: Option<Timestamp>,
-    consecutive_errors: u32,
-    /// When the current step of the backoff began: the refusal that started the current rest.
-    /// Requests sent before it were in flight together with the one refused then.
-    rest_began_at: Option<Timestamp>,
     last_error: Option<KeyError>,
     last_error_at: Option<Timestamp>,
     last_used_at: Option<Timestamp>,
@@ -56,7 +59,8 @@ pub(crate) struct Health {
     /// records the disable, and until a load shows the store did (or the user enables it again).
     refused: bool,
     exhausted: Option<Exhaustion>,
-    pub budgets: Budgets,
+    /// Its requests in flight and of the last minute, for the user's limits.
+    load: KeyLoad,
 }
 
 /// An out-of-credit key: when it is probed next, and how many probes failed so far.
@@ -67,7 +71,7 @@ struct Exhaustion {
 }
 
 impl PoolKey {
-    pub fn new(entry: KeyEntry, mut health: Health) -> PoolKey {
+    pub fn new(entry: KeyEntry, group: usize, mut health: Health) -> PoolKey {
         if !entry.enabled {
             // The store has recorded the disable (or the user switched the key off): it is the truth now.
             health.refused = false;
@@ -82,27 +86,25 @@ impl PoolKey {
             sealed: entry.sealed,
             weight: entry.weight.clamp(1, 100),
             limits: entry.limits,
+            quota_group: entry.quota_group.as_deref().map(str::trim).filter(|g| !g.is_empty()).map(Arc::from),
+            group,
             available: false,
             health,
         }
     }
 
-    /// Enabled, readable, not refused and not out of credit: available unless cooling.
+    /// Enabled, readable, not refused and not out of credit: available unless its group cools.
     pub fn usable(&self) -> bool {
         self.enabled && !self.sealed && !self.health.refused && self.health.exhausted.is_none()
     }
 
-    /// The end of a cooldown still running at `now`.
-    pub fn cooling_until(&self, now: Timestamp) -> Option<Timestamp> {
-        self.health.cooling_until.filter(|&until| until > now)
-    }
-
-    /// Whether the key's budgets and the user's limits admit `demand` at `now`.
-    pub fn admits(&self, demand: &Demand<'_>, now: Timestamp) -> Result<(), Blocked> {
-        if self.health.budgets.is_idle(&self.limits) {
+    /// Whether the key's own limits and its group's budgets admit `demand` at `now`.
+    pub fn admits(&self, group: &GroupHealth, demand: &Demand<'_>, now: Timestamp) -> Result<(), Blocked> {
+        if self.limits.is_empty() && group.scopes.is_empty() {
             return Ok(());
         }
-        self.health.budgets.admits(&self.limits, demand, now)
+        self.health.load.admits(&self.limits, now)?;
+        group.scopes.admits(demand, now)
     }
 
     /// Whether a hand-out must reserve anything: a user limit, or a scope whose windows the
@@ -114,7 +116,7 @@ impl PoolKey {
 
     /// What stops the key from serving `demand` at `now`, if anything; `tried`: this request
     /// already used it (said only when nothing else stops it, which says more).
-    pub fn blocker(&self, demand: &Demand<'_>, tried: bool, now: Timestamp) -> Option<Blocker> {
+    pub fn blocker(&self, group: &GroupHealth, demand: &Demand<'_>, tried: bool, now: Timestamp) -> Option<Blocker> {
         if !self.enabled || self.health.refused {
             let status = match self.health.last_error {
                 Some(KeyError::AuthRejected { status }) => Some(status),
@@ -128,68 +130,47 @@ impl PoolKey {
         if let Some(exhausted) = self.health.exhausted {
             return Some(Blocker::Exhausted { next_probe_at: exhausted.next_probe_at });
         }
-        if let Some(until) = self.cooling_until(now) {
+        if let Some(until) = group.rest.until(now) {
             return Some(Blocker::Cooling { until });
         }
-        match self.admits(demand, now) {
+        match self.admits(group, demand, now) {
             Err(Blocked::Busy) => Some(Blocker::Busy),
             Err(Blocked::Until(until)) => Some(Blocker::Spent { until }),
+            Err(Blocked::Resting(until)) => Some(Blocker::Cooling { until }),
+            Err(Blocked::ForTheDay(until)) => Some(Blocker::UsedUpForTheDay { until }),
             Ok(()) => tried.then_some(Blocker::Tried),
         }
     }
 
-    pub fn record_hand_out(&mut self, demand: &Demand<'_>, reserve: bool, now: Timestamp) {
+    /// Counts a hand-out; `reserve`: the request reserves the key's load and its group's scope
+    /// until its lease ends.
+    pub fn record_hand_out(&mut self, group: &mut GroupHealth, demand: &Demand<'_>, reserve: bool, now: Timestamp) {
         self.health.request_count += 1;
         self.health.last_used_at = Some(now);
         if reserve {
-            self.health.budgets.reserve(&self.limits, demand, now);
+            self.health.load.reserve(&self.limits, now);
+            group.scopes.reserve(demand, now);
         }
     }
 
-    /// An answer ends the cooldown and the streak and brings the windows it announced.
-    /// Returns whether availability may have changed.
-    pub fn record_answer(&mut self, scope: Option<&str>, announced: &Announced) -> bool {
-        self.health.consecutive_errors = 0;
-        self.health.rest_began_at = None;
-        if let Some(scope) = scope {
-            self.health.budgets.record(scope, announced);
-        }
-        self.health.cooling_until.take().is_some()
-    }
-
-    pub fn record_failure(&mut self, failure: &Failure<'_>, config: &PoolConfig, now: Timestamp) -> FailureOutcome {
+    /// A refusal of the key: a rate limit rests its group (or the group's scope), an auth
+    /// rejection or an empty account stops the key alone.
+    pub fn record_failure(
+        &mut self,
+        failure: &Failure<'_>,
+        group: &mut GroupHealth,
+        config: &PoolConfig,
+        now: Timestamp,
+    ) -> FailureOutcome {
         let Failure { kind, status, scope, sent_at, .. } = *failure;
         let health = &mut self.health;
         health.failure_count += 1;
         health.last_error_at = Some(now);
         match kind {
-            FailureKind::RateLimited { retry_after, announced } => {
+            FailureKind::RateLimited { retry_after, announced, quota } => {
                 health.last_error = Some(KeyError::RateLimited { status });
-                if let Some(scope) = scope {
-                    health.budgets.record(scope, &announced);
-                    // The windows say which limit was hit: that model's budget, not the whole key.
-                    if let Some(until) = announced.spent_until(0).filter(|&until| until > now) {
-                        let until = until.max(now + crate::config::MIN_REST);
-                        health.budgets.spend(scope, until, now);
-                        return FailureOutcome::Spent { until };
-                    }
-                }
-                // Five requests of one burst refused together are one rate limit, not five in a
-                // row: a refusal of a request sent before the current rest began does not climb
-                // the ladder (it would rest the key far past what the provider asked, and every
-                // request waiting for it would give up). A later deadline it announces still wins.
-                // Sent at the very instant the rest began is sent before it: a resting key is not
-                // handed out, and a rest lasts at least MIN_REST.
-                let same_burst = sent_at.zip(health.rest_began_at).is_some_and(|(sent, began)| sent <= began);
-                if !same_burst {
-                    health.consecutive_errors = health.consecutive_errors.saturating_add(1);
-                    health.rest_began_at = Some(now);
-                }
-                let rest = config.cooldown_for(health.consecutive_errors, retry_after);
-                // Never shorten a running cooldown (an announced short wait after a long backoff).
-                let until = health.cooling_until.max(Some(now + rest)).unwrap_or(now + rest);
-                health.cooling_until = Some(until);
-                FailureOutcome::Cooled { until }
+                let limit = RateLimit { scope, retry_after, announced, quota, sent_at };
+                group.rate_limited(limit, crate::pacific_day_end, config, now)
             }
             FailureKind::AuthRejected => {
                 health.last_error = Some(KeyError::AuthRejected { status });
@@ -224,7 +205,6 @@ impl PoolKey {
         let Some(exhausted) = self.health.exhausted else { return false };
         if usable {
             self.health.exhausted = None;
-            self.health.consecutive_errors = 0;
             return true;
         }
         let probes = exhausted.probes + 1;
@@ -238,24 +218,9 @@ impl PoolKey {
         self.health.last_error_at = Some(now);
     }
 
-    pub fn release(&mut self, scope: Option<&str>, tokens: u32) {
-        self.health.budgets.release(scope, tokens);
-    }
-
-    /// Ends an expired cooldown; returns whether there was one.
-    pub fn expire_cooldown(&mut self, now: Timestamp) -> bool {
-        let expired = self.health.cooling_until.is_some_and(|until| until <= now);
-        if expired {
-            self.health.cooling_until = None;
-        }
-        expired
-    }
-
-    /// A user action: the cooldown ends and the streak with it.
-    pub fn reset_cooldown(&mut self) {
-        self.health.cooling_until = None;
-        self.health.consecutive_errors = 0;
-        self.health.rest_began_at = None;
+    /// Ends a hand-out's reservation of the key's load (its group's scope is released apart).
+    pub fn release(&mut self) {
+        self.health.load.release();
     }
 
     /// The user vouched for the key; returns whether it was refused.
@@ -263,9 +228,9 @@ impl PoolKey {
         std::mem::take(&mut self.health.refused)
     }
 
-    pub fn status(&self, now: Timestamp) -> KeyStatus {
+    pub fn status(&self, group: &GroupHealth, now: Timestamp) -> KeyStatus {
         let h = &self.health;
-        let cooling_until = self.cooling_until(now);
+        let cooling_until = group.rest.until(now);
         let state = if !self.enabled || h.refused {
             KeyState::Disabled
         } else if self.sealed {
@@ -282,16 +247,17 @@ impl PoolKey {
             key_id: self.id.clone(),
             label: self.label.as_deref().map(str::to_owned),
             weight: self.weight,
+            quota_group: self.quota_group.as_deref().map(str::to_owned),
             state,
             cooling_until,
-            consecutive_errors: h.consecutive_errors,
+            consecutive_errors: group.rest.streak(),
             last_error: h.last_error.clone(),
             last_error_at: h.last_error_at,
             last_used_at: h.last_used_at,
             request_count: h.request_count,
             failure_count: h.failure_count,
-            budgets: h
-                .budgets
+            budgets: group
+                .scopes
                 .scopes()
                 .iter()
                 .map(|b| BudgetStatus {
@@ -299,9 +265,11 @@ impl PoolKey {
                     requests: current(b.requests),
                     tokens: current(b.tokens),
                     reserved_requests: b.reserved_requests,
+                    cooling_until: b.rest.until(now),
+                    used_up_until: b.day_until.filter(|&until| until > now),
                 })
                 .collect(),
-            in_flight: h.budgets.in_flight(),
+            in_flight: h.load.in_flight(),
             next_probe_at: h.exhausted.map(|e| e.next_probe_at),
         }
     }

@@ -13,12 +13,17 @@
 //!   `weight_i` consecutive slots of a cycle and walks it with a counter whose first value is
 //!   slot 0 (weights 3,1,2 give A A A B C C A …). [`SmoothWeightedRoundRobin`] (nginx's) is the
 //!   alternative, chosen in [`PoolConfig::strategy`].
+//! * **Quota groups**: keys the provider counts together (one Google Cloud project's Gemini
+//!   keys, one OpenAI organization's) name the same [`KeyEntry::quota_group`]; they share one
+//!   rate-limit state: a refusal on one rests the whole group, and announced budgets and their
+//!   reservations are the group's. A key with no group is a group of its own.
 //! * **Affinity**: a chat session keeps the key it was first given, so the provider's prompt
 //!   cache stays warm, and is re-bound by a new selection only when that key stops being
 //!   available, is excluded by the request, or the session moves to another provider.
-//! * **Reports**: [`KeyPool::report_failure`] with a rate limit rests the key for
-//!   `min(base · 2^(n−1), cap)` (n = failures in a row) or the announced wait; an auth rejection
-//!   refuses the key at once. Either way it answers a [`FailureOutcome`] (cooled until T,
+//! * **Reports**: [`KeyPool::report_failure`] with a rate limit rests the key's group for
+//!   `min(base · 2^(n−1), cap)` (n = failures in a row) or the announced wait, or only the
+//!   request's model when the refusal names its quota: per minute for the announced wait, per day
+//!   until the quota's day ends ([`pacific_day_end`]); an auth rejection refuses the key at once. Either way it answers a [`FailureOutcome`] (cooled until T,
 //!   disabled for reason R, unchanged) and the caller acts: persists a disable, tells the user,
 //!   selects again for the retry. [`KeyPool::report_success`] clears the key's backoff.
 //! * **Secrets** are a [`Secret`] that prints `<redacted>`; `$NAME` values are resolved from the
@@ -44,6 +49,7 @@
 //!             id: KeyId::from(id), provider_id: provider.clone(), label: None,
 //!             api_key: Secret::from(format!("sk-{id}")), enabled: true, weight: 1,
 //!             sort_order: 0, created_at: Timestamp::EPOCH, limits: UserLimits::default(), sealed: false,
+//!             quota_group: None,
 //!         }).collect())
 //!     }
 //! }
@@ -54,7 +60,7 @@
 //!
 //! let first = pool.select(SelectionRequest::new(&openai).for_session(&chat), now)?;
 //! assert_eq!(first.key_id.as_str(), "a", "the first selection takes slot 0");
-//! let kind = FailureKind::RateLimited { retry_after: None, announced: Announced::default() };
+//! let kind = FailureKind::RateLimited { retry_after: None, announced: Announced::default(), quota: None };
 //! let refused = Failure { provider: &openai, key: &first.key_id, status: 429, kind, scope: None, sent_at: Some(now) };
 //! let outcome = pool.report_failure(refused, now)?;
 //! assert_eq!(outcome, FailureOutcome::Cooled { until: now + std::time::Duration::from_secs(60) });
@@ -71,12 +77,15 @@ mod budget;
 mod config;
 mod entry;
 mod error;
+mod group;
 mod hash;
 mod ids;
 mod key;
 mod pool;
 mod provider;
+mod quota_day;
 mod request;
+mod rest;
 mod secret;
 mod status;
 mod strategy;
@@ -88,7 +97,8 @@ pub use entry::{KeyEntry, KeyLoader, LoadError};
 pub use error::{BlockedKey, Blocker, PoolError, Unavailability};
 pub use ids::{KeyId, ProviderId, SessionId};
 pub use pool::{KeyPool, Lease};
-pub use request::{DisableReason, Failure, FailureKind, FailureOutcome, Selection, SelectionRequest};
+pub use quota_day::pacific_day_end;
+pub use request::{DisableReason, Failure, FailureKind, FailureOutcome, Quota, Selection, SelectionRequest};
 pub use secret::{preview, EnvResolver, MapResolver, ResolveError, Secret, SecretResolver};
 pub use status::{BudgetStatus, KeyError, KeyState, KeyStatus};
 pub use strategy::{SelectionStrategy, SmoothWeightedRoundRobin, WeightedRoundRobin};

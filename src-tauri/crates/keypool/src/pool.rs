@@ -8,6 +8,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::budget::{Announced, Demand};
 use crate::error::KeyName;
+use crate::group::GroupId;
 use crate::hash::IdMap;
 use crate::provider::ProviderState;
 use crate::{
@@ -62,6 +63,8 @@ struct Held {
     state: std::sync::Weak<Mutex<State>>,
     provider: usize,
     key: KeyId,
+    /// The group the reservation was made in.
+    group: GroupId,
     scope: Option<Arc<str>>,
     tokens: u32,
 }
@@ -77,10 +80,7 @@ impl Drop for Lease {
         let Some(held) = self.held.take() else { return };
         let Some(state) = held.state.upgrade() else { return };
         let mut state = state.lock();
-        let ps = &mut state.providers[held.provider];
-        if let Some(key) = ps.key_mut(&held.key) {
-            key.release(held.scope.as_deref(), held.tokens);
-        }
+        state.providers[held.provider].release(&held.key, &held.group, held.scope.as_deref(), held.tokens);
     }
 }
 
@@ -191,12 +191,13 @@ impl KeyPool {
         self.resolve(handout, now)
     }
 
-    /// The request with `key` was answered: its cooldown and consecutive-failure count are
-    /// cleared, and the windows the answer `announced` for `scope` become what the key has left.
+    /// The request with `key` was answered: its group's cooldown and consecutive-failure count
+    /// (and `scope`'s) are cleared, and the windows the answer `announced` for `scope` become what
+    /// the group has left.
     pub fn report_answer(&self, key: &KeyId, scope: Option<&str>, announced: &Announced) {
         let mut state = self.state.lock();
         if let Some(ps) = state.provider_of(key) {
-            let changed = ps.key_mut(key).is_some_and(|k| k.record_answer(scope, announced));
+            let changed = ps.key_and_group_mut(key).is_some_and(|(_, group)| group.answered(scope, announced));
             if changed || !announced.is_empty() {
                 ps.touch();
             }
@@ -214,10 +215,10 @@ impl KeyPool {
         let mut state = self.state.lock();
         let slot = self.ready_slot(&mut state, failure.provider)?;
         let ps = &mut state.providers[slot];
-        let Some(key) = ps.key_mut(failure.key) else {
+        let Some((key, group)) = ps.key_and_group_mut(failure.key) else {
             return Ok(FailureOutcome::Unchanged);
         };
-        let outcome = key.record_failure(&failure, &self.config, now);
+        let outcome = key.record_failure(&failure, group, &self.config, now);
         ps.touch();
         Ok(outcome)
     }
@@ -265,7 +266,7 @@ impl KeyPool {
         }
     }
 
-    /// Ends the cooldowns that have expired by `now`.
+    /// Ends the cooldowns (groups' and scopes') and daily quotas that have expired by `now`.
     ///
     /// The consecutive-failure count is kept (only a success clears it), so a key that is
     /// rate-limited again right after resting backs off longer: that is what makes the
@@ -278,22 +279,19 @@ impl KeyPool {
         let State { sessions, session_order, .. } = &mut *state;
         session_order.retain(|(session, _)| sessions.contains_key(session));
         for ps in &mut state.providers {
-            let mut changed = false;
-            for key in &mut ps.keys {
-                changed |= key.expire_cooldown(now);
-            }
-            if changed {
+            if ps.expire(now) {
                 ps.touch();
             }
         }
     }
 
-    /// Ends `key`'s cooldown and clears its consecutive failures (a user action).
+    /// Ends the cooldown of `key`'s group, of each of its scopes and their daily quotas, and
+    /// clears the consecutive failures (a user action; every key of the group serves again).
     pub fn reset_cooldown(&self, key: &KeyId) {
         let mut state = self.state.lock();
         if let Some(ps) = state.provider_of(key) {
-            if let Some(k) = ps.key_mut(key) {
-                k.reset_cooldown();
+            if let Some((_, group)) = ps.key_and_group_mut(key) {
+                group.reset();
                 ps.touch();
             }
         }
@@ -339,7 +337,8 @@ impl KeyPool {
     pub fn status(&self, provider: &ProviderId, now: Timestamp) -> Result<Vec<KeyStatus>, PoolError> {
         let mut state = self.state.lock();
         let slot = self.ready_slot(&mut state, provider)?;
-        Ok(state.providers[slot].keys.iter().map(|key| key.status(now)).collect())
+        let ps = &state.providers[slot];
+        Ok(ps.keys.iter().map(|key| key.status(&ps.groups[key.group].health, now)).collect())
     }
 
     /// The slot of `provider`, its keys loaded and current: loads them (unlocked) if needed, or
@@ -525,14 +524,16 @@ fn hand_out(
     now: Timestamp,
     rebound: bool,
 ) -> Handout {
-    let key = &mut ps.keys[pos];
-    let reserve = key.needs_lease(demand);
-    key.record_hand_out(demand, reserve, now);
+    let reserve = ps.keys[pos].needs_lease(demand);
+    ps.record_hand_out(pos, demand, reserve, now);
+    let group = reserve.then(|| ps.group_id(pos).clone());
+    let key = &ps.keys[pos];
     let lease = Lease {
-        held: reserve.then(|| Held {
+        held: group.map(|group| Held {
             state: leases.clone(),
             provider: slot,
             key: key.id.clone(),
+            group,
             scope: demand.scope.map(Arc::from),
             tokens: demand.tokens,
         }),

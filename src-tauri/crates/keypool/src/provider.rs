@@ -1,8 +1,9 @@
-//! One provider's keys: the cached list in display order, the available subset the strategy
-//! walks, and the reasons nothing is available.
+//! One provider's keys: the cached list in display order, their quota groups, the available
+//! subset the strategy walks, and the reasons nothing is available.
 
 use crate::budget::Demand;
 use crate::error::{BlockedKey, Blocker};
+use crate::group::{GroupHealth, GroupId, QuotaGroup};
 use crate::hash::IdMap;
 use crate::key::{Health, PoolKey};
 use crate::{KeyEntry, KeyId, PoolConfig, ProviderId, SelectionStrategy, Timestamp, Unavailability};
@@ -26,6 +27,10 @@ pub(crate) struct ProviderState {
     /// a reload: the new list takes over each surviving key's health.
     pub keys: Vec<PoolKey>,
     pub index: IdMap<KeyId, usize>,
+    /// The keys' quota groups; each key's `group` is a position here. Kept, like the keys, across
+    /// reloads: a group's health survives by its [`GroupId`].
+    pub groups: Vec<QuotaGroup>,
+    group_index: IdMap<GroupId, usize>,
     /// Positions of the available keys, in order: what the strategy's positions refer to.
     available: Vec<usize>,
     /// When `available` must be recomputed: the earliest cooldown expiry among usable keys,
@@ -50,6 +55,8 @@ impl ProviderState {
             epoch: 0,
             keys: Vec::new(),
             index: IdMap::default(),
+            groups: Vec::new(),
+            group_index: IdMap::default(),
             available: Vec::new(),
             rebuild_at: TS_MIN,
             strategy: config.strategy.build(),
@@ -72,8 +79,49 @@ impl ProviderState {
         Some(&mut self.keys[pos])
     }
 
-    /// Replaces the keys with a fresh load, carrying each surviving key's health over. Returns the
-    /// ids that are gone.
+    /// A key and its group, both to change.
+    pub fn key_and_group_mut(&mut self, id: &KeyId) -> Option<(&mut PoolKey, &mut GroupHealth)> {
+        let &pos = self.index.get(id)?;
+        let key = &mut self.keys[pos];
+        let group = key.group;
+        Some((key, &mut self.groups[group].health))
+    }
+
+    /// Ends a hand-out's reservation: the key's load and its group's scope. The group is found by
+    /// its id, so a reservation made before a reload that moved the key to another group is given
+    /// back where it was made.
+    pub fn release(&mut self, key: &KeyId, group: &GroupId, scope: Option<&str>, tokens: u32) {
+        if let Some(key) = self.key_mut(key) {
+            key.release();
+        }
+        if let Some(&pos) = self.group_index.get(group) {
+            self.groups[pos].health.scopes.release(scope, tokens);
+        }
+    }
+
+    /// Counts a hand-out of the key at `pos` (and its reservation, when `reserve`).
+    pub fn record_hand_out(&mut self, pos: usize, demand: &Demand<'_>, reserve: bool, now: Timestamp) {
+        let key = &mut self.keys[pos];
+        let group = key.group;
+        key.record_hand_out(&mut self.groups[group].health, demand, reserve, now);
+    }
+
+    /// The id of the group of the key at `pos`.
+    pub fn group_id(&self, pos: usize) -> &GroupId {
+        &self.groups[self.keys[pos].group].id
+    }
+
+    /// Ends the rests that are over by `now`; returns whether availability may have changed.
+    pub fn expire(&mut self, now: Timestamp) -> bool {
+        let mut changed = false;
+        for group in &mut self.groups {
+            changed |= group.health.expire(now);
+        }
+        changed
+    }
+
+    /// Replaces the keys with a fresh load, carrying each surviving key's health and each
+    /// surviving group's health over. Returns the ids that are gone.
     pub fn install(&mut self, mut entries: Vec<KeyEntry>) -> Vec<KeyId> {
         entries.retain(|e| {
             let ours = e.provider_id == self.id;
@@ -84,6 +132,9 @@ impl ProviderState {
         });
         entries.sort_by(|a, b| (a.sort_order, a.created_at, &a.id).cmp(&(b.sort_order, b.created_at, &b.id)));
 
+        let mut old_groups: IdMap<GroupId, GroupHealth> =
+            std::mem::take(&mut self.groups).into_iter().map(|group| (group.id, group.health)).collect();
+        self.group_index.clear();
         let old_index = std::mem::take(&mut self.index);
         let mut old_health: Vec<Option<Health>> =
             std::mem::take(&mut self.keys).into_iter().map(|key| Some(key.health)).collect();
@@ -94,8 +145,18 @@ impl ProviderState {
                 continue;
             }
             let health = old_index.get(&entry.id).and_then(|&pos| old_health[pos].take()).unwrap_or_default();
+            let id = GroupId::of(&entry.id, entry.quota_group.as_deref());
+            let group = match self.group_index.get(&id) {
+                Some(&group) => group,
+                None => {
+                    let health = old_groups.remove(&id).unwrap_or_default();
+                    self.group_index.insert(id.clone(), self.groups.len());
+                    self.groups.push(QuotaGroup { id, health });
+                    self.groups.len() - 1
+                }
+            };
             self.index.insert(entry.id.clone(), self.keys.len());
-            self.keys.push(PoolKey::new(entry, health));
+            self.keys.push(PoolKey::new(entry, group, health));
         }
         self.loaded_at = Some(self.generation);
         self.epoch += 1;
@@ -107,13 +168,13 @@ impl ProviderState {
     /// whose budgets admit `demand`, recomputing the available set first if it may have changed.
     pub fn pick(&mut self, exclude: &[KeyId], demand: &Demand<'_>, now: Timestamp) -> Option<usize> {
         self.refresh(now);
-        let (keys, available) = (&self.keys, &self.available);
+        let (keys, groups, available) = (&self.keys, &self.groups, &self.available);
         let picked = if exclude.is_empty() && self.budgets_idle {
             self.strategy.pick(&|_| true)
         } else {
             self.strategy.pick(&|i| {
                 let key = &keys[available[i]];
-                !exclude.contains(&key.id) && key.admits(demand, now).is_ok()
+                !exclude.contains(&key.id) && key.admits(&groups[key.group].health, demand, now).is_ok()
             })
         };
         picked.map(|i| self.available[i])
@@ -123,9 +184,12 @@ impl ProviderState {
     /// as of `now`.
     pub fn can_serve(&mut self, pos: usize, exclude: &[KeyId], demand: &Demand<'_>, now: Timestamp) -> bool {
         self.refresh(now);
-        self.keys
-            .get(pos)
-            .is_some_and(|key| key.available && !exclude.contains(&key.id) && key.admits(demand, now).is_ok())
+        // As in `pick`: with nothing that can refuse a request, the group is not even looked at.
+        self.keys.get(pos).is_some_and(|key| {
+            key.available
+                && !exclude.contains(&key.id)
+                && (self.budgets_idle || key.admits(&self.groups[key.group].health, demand, now).is_ok())
+        })
     }
 
     fn refresh(&mut self, now: Timestamp) {
@@ -135,15 +199,16 @@ impl ProviderState {
     }
 
     /// Recomputes the available set and the strategy's view of it. O(n); runs only after a
-    /// change or when a cooldown expires.
+    /// change or when a group's cooldown expires.
     fn rebuild(&mut self, now: Timestamp) {
         self.available.clear();
         self.weights.clear();
         self.rebuild_at = TS_MAX;
         self.budgets_idle = true;
         for (pos, key) in self.keys.iter_mut().enumerate() {
-            self.budgets_idle &= key.health.budgets.is_idle(&key.limits);
-            let cooling_until = key.cooling_until(now);
+            let group = &self.groups[key.group].health;
+            self.budgets_idle &= key.limits.is_empty() && group.scopes.is_empty();
+            let cooling_until = group.rest.until(now);
             key.available = key.usable() && cooling_until.is_none();
             if key.available {
                 self.available.push(pos);
@@ -170,7 +235,7 @@ impl ProviderState {
                     id: key.id.clone(),
                     name: key.name.to_string(),
                     // A key that could serve but was not picked lost only to the request's exclusions.
-                    why: key.blocker(demand, tried, now).unwrap_or(Blocker::Tried),
+                    why: key.blocker(&self.groups[key.group].health, demand, tried, now).unwrap_or(Blocker::Tried),
                     tried,
                 }
             })
@@ -178,7 +243,9 @@ impl ProviderState {
         let first_free_at = keys
             .iter()
             .filter_map(|k| match k.why {
-                Blocker::Cooling { until } | Blocker::Spent { until } => Some(until),
+                Blocker::Cooling { until } | Blocker::Spent { until } | Blocker::UsedUpForTheDay { until } => {
+                    Some(until)
+                }
                 _ => None,
             })
             .min();

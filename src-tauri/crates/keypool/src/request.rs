@@ -91,16 +91,31 @@ pub struct Failure<'a> {
     pub sent_at: Option<Timestamp>,
 }
 
+/// A quota of the request's scope that a refusal names as the one it hit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Quota {
+    /// A per-minute quota (Gemini's `...PerMinute...` quota ids): the scope rests for the
+    /// announced wait, or up its own backoff ladder.
+    PerMinute,
+    /// A per-day quota (Gemini's `...PerDay...`): the scope is used up until the quota's day ends
+    /// (midnight Pacific time, see [`crate::pacific_day_end`]), whatever wait was announced, and
+    /// comes back by itself then.
+    PerDay,
+}
+
 /// The refusals the pool acts on. Every other answer is the request's business, not the key's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailureKind {
-    /// Too many requests (429) or the provider is overloaded (529): rest the key, or only its
-    /// budget for the request's model when `announced` shows that budget spent.
+    /// Too many requests (429) or the provider is overloaded (529): rest the key's quota group,
+    /// or only the request's scope when the refusal says which of its limits was hit (`quota`,
+    /// or `announced` windows showing that budget spent).
     RateLimited {
-        /// The wait the provider announced (`Retry-After` and the like), if any.
+        /// The wait the provider announced (`Retry-After`, Gemini's `RetryInfo`), if any.
         retry_after: Option<Duration>,
         /// The windows the refusal announced, if any.
         announced: Announced,
+        /// Which of the scope's quotas the refusal names (Gemini's `QuotaFailure`), if it does.
+        quota: Option<Quota>,
     },
     /// The key is revoked, wrong or not allowed (401, 403): refuse it for good.
     AuthRejected,
@@ -114,7 +129,7 @@ impl FailureKind {
     /// rejections, 402 out of credit; `None` for everything else.
     pub fn of_status(status: u16, retry_after: Option<Duration>) -> Option<FailureKind> {
         match status {
-            429 | 529 => Some(FailureKind::RateLimited { retry_after, announced: Announced::default() }),
+            429 | 529 => Some(FailureKind::RateLimited { retry_after, announced: Announced::default(), quota: None }),
             401 | 403 => Some(FailureKind::AuthRejected),
             402 => Some(FailureKind::QuotaExhausted),
             _ => None,
@@ -127,7 +142,8 @@ impl FailureKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[must_use = "a disable must be persisted by the caller"]
 pub enum FailureOutcome {
-    /// The key rests until `until` (the backoff, or the announced wait bounded by the cap).
+    /// The key's quota group rests until `until` (the backoff, or the announced wait bounded by
+    /// the cap): no key of the group serves until then.
     Cooled {
         /// When the key is available again.
         until: Timestamp,
@@ -136,6 +152,18 @@ pub enum FailureOutcome {
     /// still use the key.
     Spent {
         /// When the scope's windows refill.
+        until: Timestamp,
+    },
+    /// Only the request's scope rests (its per-minute quota was hit), until `until`, on every
+    /// key of the group; other models still use them.
+    ScopeCooled {
+        /// When the scope is available again.
+        until: Timestamp,
+    },
+    /// The request's scope has used up its quota for the day on every key of the group, until
+    /// the quota's day ends; other models still use the keys.
+    UsedUpForTheDay {
+        /// When the day's quota is whole again.
         until: Timestamp,
     },
     /// The key is out of credit: out of rotation, probed again in the background at `probe_at`.

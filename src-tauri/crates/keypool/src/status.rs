@@ -64,11 +64,14 @@ pub struct KeyStatus {
     pub label: Option<String>,
     /// Its weight as the pool uses it (clamped to 1–100).
     pub weight: u32,
-    /// Active, cooling or disabled, as of the `now` passed to [`crate::KeyPool::status`].
+    /// The quota group it shares rate limits with, as the user named it (`None`: its own).
+    pub quota_group: Option<String>,
+    /// Active, cooling or disabled, as of the `now` passed to [`crate::KeyPool::status`]. Cooling
+    /// is its quota group's: every key of a group cools together.
     pub state: KeyState,
     /// When a running cooldown ends; `None` when not cooling.
     pub cooling_until: Option<Timestamp>,
-    /// Rate limits in a row since the last success (drives the backoff).
+    /// Rate limits in a row since the last success (drives the backoff), its group's.
     pub consecutive_errors: u32,
     /// The most recent failure.
     pub last_error: Option<KeyError>,
@@ -80,7 +83,8 @@ pub struct KeyStatus {
     pub request_count: u64,
     /// How many failures (429/529/401/403/402) were reported for it.
     pub failure_count: u64,
-    /// What the provider last announced the key has left, per scope (model or model class).
+    /// What the provider last announced the key's group has left, per scope (model or model
+    /// class), and which scopes rest or are used up for the day.
     pub budgets: Vec<BudgetStatus>,
     /// Requests using the key right now.
     pub in_flight: u32,
@@ -88,7 +92,8 @@ pub struct KeyStatus {
     pub next_probe_at: Option<Timestamp>,
 }
 
-/// The windows of one scope of a key, as last announced, with what requests in flight reserve.
+/// The windows of one scope of a key's group, as last announced, with what requests in flight
+/// reserve and whether the scope rests or is used up for the day.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BudgetStatus {
     /// The model or model class the windows apply to.
@@ -97,6 +102,10 @@ pub struct BudgetStatus {
     pub requests: Option<Window>,
     /// Tokens, likewise.
     pub tokens: Option<Window>,
-    /// Requests in flight counted against the windows.
+    /// Requests in flight counted against the windows (on every key of the group).
     pub reserved_requests: u32,
+    /// The scope rests after refusals of its per-minute quota, until then.
+    pub cooling_until: Option<Timestamp>,
+    /// The scope's quota for the day is used up, until then (when the quota's day ends).
+    pub used_up_until: Option<Timestamp>,
 }

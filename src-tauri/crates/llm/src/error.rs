@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use keypool::{Announced, FailureKind, PoolError, Unavailability};
+use keypool::{Announced, FailureKind, PoolError, Quota, Unavailability};
 
 /// A provider's refusal of one attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +13,20 @@ pub struct Failure {
     pub announced: Announced,
     /// The provider said the account is out of credit.
     pub out_of_credit: bool,
+    /// What the error's details say the refusal means to the pool, when they say more than its
+    /// status does (Gemini's `error.details`: the quota hit, an invalid key answered with a 400,
+    /// an overloaded model); `None`: its status says it.
+    pub meaning: Option<Meaning>,
+}
+
+/// What a refusal's details say it means to the pool, whatever its status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Meaning {
+    /// A rate limit (with [`Failure::retry_after`] and [`Failure::announced`]), naming which quota
+    /// of the request's scope it hit, if it does.
+    RateLimit(Option<Quota>),
+    /// The key is not valid or not allowed.
+    KeyRefused,
 }
 
 impl Failure {
@@ -24,6 +38,7 @@ impl Failure {
             retry_after: None,
             announced: Announced::default(),
             out_of_credit: false,
+            meaning: None,
         }
     }
 
@@ -33,11 +48,16 @@ impl Failure {
         if self.out_of_credit {
             return Some(FailureKind::QuotaExhausted);
         }
-        match FailureKind::of_status(self.status, self.retry_after)? {
-            FailureKind::RateLimited { retry_after, .. } => {
-                Some(FailureKind::RateLimited { retry_after, announced: self.announced })
-            }
-            kind => Some(kind),
+        let (retry_after, announced) = (self.retry_after, self.announced);
+        match self.meaning {
+            Some(Meaning::RateLimit(quota)) => Some(FailureKind::RateLimited { retry_after, announced, quota }),
+            Some(Meaning::KeyRefused) => Some(FailureKind::AuthRejected),
+            None => match FailureKind::of_status(self.status, retry_after)? {
+                FailureKind::RateLimited { retry_after, quota, .. } => {
+                    Some(FailureKind::RateLimited { retry_after, announced, quota })
+                }
+                kind => Some(kind),
+            },
         }
     }
 }
@@ -104,6 +124,12 @@ pub enum Breakage {
     /// The answer (or one event of a stream) is larger than Keypool reads.
     #[error("the provider's answer is too large")]
     TooLarge,
+    /// The provider's filter blocked the prompt (Gemini's `promptFeedback.blockReason`).
+    #[error("the provider blocked the prompt (safety filter)")]
+    PromptBlocked,
+    /// The provider's filter stopped the reply (Gemini's `finishReason: SAFETY` and the like).
+    #[error("the provider's safety filter stopped the reply")]
+    ReplyBlocked,
 }
 
 /// What cut a reply off after text was shown.

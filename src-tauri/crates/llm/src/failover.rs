@@ -212,7 +212,8 @@ impl<A> Ended<A> {
 ///
 /// * A refusal the pool acted on moves the request to another key, unless text was shown. The
 ///   refused key stays a candidate when it only rests until a known time ([`FailureOutcome::Cooled`],
-///   [`FailureOutcome::Spent`]): a request that may wait that long tries it again, so a one-key
+///   [`FailureOutcome::Spent`], [`FailureOutcome::ScopeCooled`], and [`FailureOutcome::UsedUpForTheDay`],
+///   whose end the request will hardly wait for but whose blocker then says why): a request that may wait that long tries it again, so a one-key
 ///   pool loses no reply to a 429. A key disabled or out of credit is out for the request.
 /// * Anything else that goes wrong ends the request: retrying a 400 on another key fails the same
 ///   way, and after text was shown a retry would repeat it.
@@ -232,9 +233,12 @@ pub(crate) fn decide(situation: Situation<'_>) -> Step {
             })),
             End::Refused(failure) => match outcome {
                 None => Step::GiveUp(GiveUp::Refused(failure.clone())),
-                Some(FailureOutcome::Cooled { .. } | FailureOutcome::Spent { .. }) => {
-                    Step::Retry { exclude: false, failover: true }
-                }
+                Some(
+                    FailureOutcome::Cooled { .. }
+                    | FailureOutcome::Spent { .. }
+                    | FailureOutcome::ScopeCooled { .. }
+                    | FailureOutcome::UsedUpForTheDay { .. },
+                ) => Step::Retry { exclude: false, failover: true },
                 Some(_) => Step::Retry { exclude: true, failover: true },
             },
         },
@@ -537,6 +541,12 @@ impl CompletionService {
             FailureOutcome::Spent { until } => {
                 tracing::debug!(%provider, %key, scope, %until, "the key's budget for the model is spent")
             }
+            FailureOutcome::ScopeCooled { until } => {
+                tracing::debug!(%provider, %key, scope, %until, "the model's per-minute quota rests on the key's group")
+            }
+            FailureOutcome::UsedUpForTheDay { until } => {
+                tracing::info!(%provider, %key, scope, %until, "the model's quota for the day is used up on the key's group")
+            }
             FailureOutcome::Cooled { .. } | FailureOutcome::Unchanged => {}
         }
         Ok(outcome)
@@ -546,7 +556,7 @@ impl CompletionService {
 /// What a 401/403 does to a key that could be neither shown bad nor fine: it rests, as after a
 /// rate limit without an announced wait, rather than being disabled on one request's word.
 const UNVERIFIED_REFUSAL: FailureKind =
-    FailureKind::RateLimited { retry_after: None, announced: Announced { requests: None, tokens: None } };
+    FailureKind::RateLimited { retry_after: None, announced: Announced { requests: None, tokens: None }, quota: None };
 
 /// How an attempt's refusal goes into the ledger.
 fn ledger_outcome(failure: &Failure) -> AttemptOutcome {
@@ -642,6 +652,8 @@ mod tests {
             (End::Again, false, None, Step::Retry { exclude: false, failover: false }, "ask again at once, same key, no failover said"),
             (End::Refused(&r429), false, cooled, retry(false), "a cooled key stays a candidate: wait it out if allowed"),
             (End::Refused(&r429), false, spent, retry(false), "so does one whose model budget is spent"),
+            (End::Refused(&r429), false, Some(FailureOutcome::ScopeCooled { until: at(37) }), retry(false), "or whose model rests a minute"),
+            (End::Refused(&r429), false, Some(FailureOutcome::UsedUpForTheDay { until: at(9 * 3600) }), retry(false), "or whose model's day is used up: its blocker says so"),
             (End::Refused(&r401), false, disabled, retry(true), "a disabled key is out for the request"),
             (End::Refused(&r402), false, exhausted, retry(true), "so is one out of credit"),
             (End::Refused(&r401), false, Some(FailureOutcome::Unchanged), retry(true), "a key already refused is out too"),

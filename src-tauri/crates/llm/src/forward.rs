@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Breakage, CompletionError, Failure};
 use crate::failover::{Attempt, Credential, Ended, Lesson, Plan, Settlement, Stop, Target, Tried};
-use crate::provider::{error_message, out_of_credit, parse_stream_event, ProviderEndpoint, StreamPiece, Usage};
+use crate::provider::{refusal_of, stream_pieces, ProviderEndpoint, StreamPiece, Usage};
 use crate::rate_limit::{announced_limits, announced_wait};
 use crate::record::AttemptOutcome;
 use crate::sse::{Decoder, Event};
@@ -31,6 +31,13 @@ pub enum UpstreamPath {
     Messages,
     /// Anthropic `v1/messages/count_tokens`.
     CountTokens,
+    /// Gemini `v1beta/models/{model}:generateContent`.
+    GenerateContent,
+    /// Gemini `v1beta/models/{model}:streamGenerateContent`, as SSE (`alt=sse`) or as one JSON
+    /// array streamed as it is written.
+    StreamGenerateContent { sse: bool },
+    /// Gemini `v1beta/models/{model}:countTokens`.
+    CountGeminiTokens,
 }
 
 /// A client's request, to forward as it is.
@@ -44,7 +51,9 @@ pub struct ForwardRequest {
     pub session: SessionId,
     /// The body, sent upstream byte for byte.
     pub body: Bytes,
-    /// The client asked for a stream (`"stream": true`).
+    /// The answer is a stream of SSE events (`"stream": true`, Gemini's `alt=sse`), read event by
+    /// event for its usage; otherwise it is read whole (a Gemini JSON-array stream included,
+    /// still passed on as it comes).
     pub stream: bool,
     /// Request headers passed upstream as the client sent them (`anthropic-version`,
     /// `anthropic-beta`, `openai-beta`); the key is Keypool's.
@@ -79,7 +88,7 @@ impl CompletionService {
         let plan = Plan::new(self, target, &scope, tokens, &request.model, &request.source);
         let mut attempt = RelayAttempt {
             service: self,
-            url: upstream_url(&request.endpoint, request.path),
+            url: upstream_url(&request.endpoint, request.path, &request.model),
             request: &request,
             refusal: None,
         };
@@ -125,10 +134,14 @@ impl CompletionService {
     }
 }
 
-fn upstream_url(endpoint: &ProviderEndpoint, path: UpstreamPath) -> String {
+fn upstream_url(endpoint: &ProviderEndpoint, path: UpstreamPath, model: &str) -> String {
     match path {
-        UpstreamPath::ChatCompletions | UpstreamPath::Messages => endpoint.completion_url(),
-        UpstreamPath::CountTokens => format!("{}/count_tokens", endpoint.completion_url()),
+        UpstreamPath::ChatCompletions | UpstreamPath::Messages => endpoint.completion_url(model, false),
+        UpstreamPath::CountTokens => format!("{}/count_tokens", endpoint.completion_url(model, false)),
+        UpstreamPath::GenerateContent => endpoint.completion_url(model, false),
+        UpstreamPath::StreamGenerateContent { sse: true } => endpoint.completion_url(model, true),
+        UpstreamPath::StreamGenerateContent { sse: false } => endpoint.model_method_url(model, "streamGenerateContent"),
+        UpstreamPath::CountGeminiTokens => endpoint.model_method_url(model, "countTokens"),
     }
 }
 
@@ -150,8 +163,23 @@ struct Observed {
 
 /// An upstream answer whose headers said it is one: read whole already, or a stream to relay.
 enum Answer {
-    Whole { status: u16, headers: Vec<(String, String)>, body: Bytes },
-    Stream { status: u16, headers: Vec<(String, String)>, upstream: BoxStream<'static, reqwest::Result<Bytes>> },
+    Whole {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Bytes,
+    },
+    Stream {
+        status: u16,
+        headers: Vec<(String, String)>,
+        upstream: BoxStream<'static, reqwest::Result<Bytes>>,
+    },
+    /// Passed on piece by piece as it comes, and read whole (up to [`MAX_WHOLE_ANSWER`]) for its
+    /// usage: Gemini's stream written as one JSON array.
+    Passed {
+        status: u16,
+        headers: Vec<(String, String)>,
+        upstream: BoxStream<'static, reqwest::Result<Bytes>>,
+    },
 }
 
 /// The upstream answer on its way to the client: a whole answer in one piece; a stream event by
@@ -161,6 +189,9 @@ struct Relay {
     endpoint: ProviderEndpoint,
     whole: Option<Bytes>,
     upstream: Option<BoxStream<'static, reqwest::Result<Bytes>>>,
+    /// What was passed on so far of an answer relayed as it comes, unparsed (its usage is read at
+    /// the end); `None` for a stream of events.
+    passed: Option<Vec<u8>>,
     events: Decoder,
     observed: Observed,
     /// The windows the answer announced, for the pool once the answer is complete.
@@ -189,6 +220,9 @@ impl Relay {
                 self.observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
                 self.end(AttemptOutcome::Ok);
                 return Some(body);
+            }
+            if self.passed.is_some() {
+                return self.pass_through().await;
             }
             let mut out = Vec::new();
             loop {
@@ -235,28 +269,64 @@ impl Relay {
         }
     }
 
+    /// The next piece of an answer relayed as it comes: at most [`MAX_WHOLE_ANSWER`] of it, within
+    /// the idle deadline; at its end, its usage.
+    async fn pass_through(&mut self) -> Option<Bytes> {
+        let upstream = self.upstream.as_mut()?;
+        let idle = self.service.deadlines.idle;
+        let chunk = tokio::select! {
+            chunk = upstream.next() => Some(chunk),
+            _ = self.service.waiter.after(idle) => None,
+        };
+        let passed = self.passed.as_mut()?;
+        match chunk {
+            Some(Some(Ok(bytes))) if passed.len() + bytes.len() <= MAX_WHOLE_ANSWER => {
+                if self.observed.first_token_ms.is_none() {
+                    self.observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
+                }
+                passed.extend_from_slice(&bytes);
+                Some(bytes)
+            }
+            Some(Some(Ok(_))) => Some(self.break_off(Vec::new(), Breakage::TooLarge)),
+            Some(None) => {
+                self.observed.usage = serde_json::from_slice::<Value>(passed)
+                    .ok()
+                    .and_then(|value| Usage::of_reply(self.endpoint.kind, &value));
+                self.end(AttemptOutcome::Ok);
+                None
+            }
+            Some(Some(Err(error))) => Some(self.break_off(Vec::new(), breakage(&error))),
+            None => Some(self.break_off(Vec::new(), Breakage::Timeout)),
+        }
+    }
+
     /// Passes `event` on to `out`, learning from it on the way: the first text, the usage, the end.
     fn pass(&mut self, event: Event, out: &mut Vec<u8>) {
         let kind = self.endpoint.kind;
-        match parse_stream_event(kind, &event.name, &event.data) {
-            StreamPiece::Text(_) if self.observed.first_token_ms.is_none() => {
-                self.observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
-            }
-            StreamPiece::Usage(usage) => self.observed.usage = Some(usage),
-            StreamPiece::OutputTokens(output) => self.observed.usage.get_or_insert_with(Usage::default).output = output,
-            StreamPiece::Done => self.observed.done = true,
-            StreamPiece::Error { .. } => {
-                // An error inside a 200 stream may repeat a key, in any of its forms.
-                if let Some(settlement) = &self.settlement {
-                    let redactor = self.service.redactor(&self.endpoint, settlement.credential().secret());
-                    let data = redactor.redact_json(&event.data);
-                    if data != event.data {
-                        out.extend_from_slice(&sse_event(kind, &event.name, &data));
-                        return;
-                    }
+        let mut rewrite = false;
+        for piece in stream_pieces(kind, &event.name, &event.data) {
+            match piece {
+                StreamPiece::Text(_) if self.observed.first_token_ms.is_none() => {
+                    self.observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
                 }
+                StreamPiece::Usage(usage) => self.observed.usage = Some(usage),
+                StreamPiece::OutputTokens(output) => {
+                    self.observed.usage.get_or_insert_with(Usage::default).output = output
+                }
+                // A blocked reply is a complete answer to pass on: the client reads why.
+                StreamPiece::Done | StreamPiece::Broken(_) => self.observed.done = true,
+                // An error inside a 200 stream may repeat a key, in any of its forms.
+                StreamPiece::Error(_) => rewrite = true,
+                _ => {}
             }
-            _ => {}
+        }
+        if let (true, Some(settlement)) = (rewrite, &self.settlement) {
+            let redactor = self.service.redactor(&self.endpoint, settlement.credential().secret());
+            let data = redactor.redact_json(&event.data);
+            if data != event.data {
+                out.extend_from_slice(&sse_event(kind, &event.name, &data));
+                return;
+            }
         }
         out.extend_from_slice(&event.raw);
     }
@@ -265,7 +335,8 @@ impl Relay {
     /// (bytes already went out, so that is how the client learns it).
     fn break_off(&mut self, mut out: Vec<u8>, broke: Breakage) -> Bytes {
         self.end(AttemptOutcome::TransportError);
-        out.extend_from_slice(&error_event(self.endpoint.kind, true, broke));
+        // Events get an error event; an answer passed on unparsed gets the error as JSON.
+        out.extend_from_slice(&error_event(self.endpoint.kind, self.passed.is_none(), broke));
         Bytes::from(out)
     }
 
@@ -301,6 +372,14 @@ fn error_event(kind: ProviderKind, stream: bool, broke: Breakage) -> Bytes {
             let body = serde_json::json!({ "type": "error", "error": { "type": "api_error", "message": message } });
             if stream {
                 format!("event: error\ndata: {body}\n\n")
+            } else {
+                body.to_string()
+            }
+        }
+        ProviderKind::Gemini => {
+            let body = serde_json::json!({ "error": { "code": 502, "message": message, "status": "UNAVAILABLE" } });
+            if stream {
+                format!("data: {body}\n\n")
             } else {
                 body.to_string()
             }
@@ -388,29 +467,31 @@ impl Attempt for RelayAttempt<'_> {
             let retry_after = announced_wait(response.headers(), now, skew);
             let redactor = service.redactor(&request.endpoint, credential.secret());
             let body = redactor.redact_json(&read_error_body(response, deadlines.idle, waiter).await);
-            let failure = Failure {
-                status,
-                message: redactor.redact(&error_message(&body)),
-                retry_after,
-                announced,
-                out_of_credit: out_of_credit(status, &body),
-            };
+            let refusal = refusal_of(kind, status, &body, retry_after, announced);
+            // Redacted again once decoded: a key written with JSON escapes is plain only now.
+            let failure = Failure { message: redactor.redact(&refusal.message), ..refusal };
             self.refusal = Some(Refusal { status, headers, body });
             Ended::Refused(failure)
+        } else if request.path == (UpstreamPath::StreamGenerateContent { sse: false }) {
+            // Gemini's stream as one JSON array: passed on as it is written, read for its usage.
+            Ended::Answered(Answer::Passed { status, headers, upstream: response.bytes_stream().boxed() })
         } else if !request.stream {
             match read_whole(response, MAX_WHOLE_ANSWER, deadlines.idle, waiter).await {
                 Err(broke) => Ended::Broken(broke),
-                Ok(body) => match parse_stream_event(kind, "", &String::from_utf8_lossy(&body)) {
-                    // A 200 that carries an error (some gateways answer so) is the refusal it names.
-                    StreamPiece::Error { status: named, message, out_of_credit } => {
-                        let redactor = service.redactor(&request.endpoint, credential.secret());
-                        let body = redactor.redact_json(&String::from_utf8_lossy(&body));
-                        self.refusal = Some(Refusal { status, headers, body });
-                        let message = redactor.redact(&message);
-                        Ended::Refused(Failure { out_of_credit, announced, ..Failure::new(named, message) })
+                Ok(body) => {
+                    let pieces = stream_pieces(kind, "", &String::from_utf8_lossy(&body));
+                    match pieces.into_iter().find(|piece| matches!(piece, StreamPiece::Error(_))) {
+                        // A 200 that carries an error (some gateways answer so) is the refusal it names.
+                        Some(StreamPiece::Error(failure)) => {
+                            let redactor = service.redactor(&request.endpoint, credential.secret());
+                            let body = redactor.redact_json(&String::from_utf8_lossy(&body));
+                            self.refusal = Some(Refusal { status, headers, body });
+                            let message = redactor.redact(&failure.message);
+                            Ended::Refused(Failure { message, announced, ..failure })
+                        }
+                        _ => Ended::Answered(Answer::Whole { status, headers, body: Bytes::from(body) }),
                     }
-                    _ => Ended::Answered(Answer::Whole { status, headers, body: Bytes::from(body) }),
-                },
+                }
             }
         } else {
             Ended::Answered(Answer::Stream { status, headers, upstream: response.bytes_stream().boxed() })
@@ -419,15 +500,17 @@ impl Attempt for RelayAttempt<'_> {
     }
 
     fn answered(&mut self, answer: Answer, settlement: Settlement, tried: Tried<()>) -> Forwarded {
-        let (status, headers, whole, upstream) = match answer {
-            Answer::Whole { status, headers, body } => (status, headers, Some(body), None),
-            Answer::Stream { status, headers, upstream } => (status, headers, None, Some(upstream)),
+        let (status, headers, whole, upstream, passing) = match answer {
+            Answer::Whole { status, headers, body } => (status, headers, Some(body), None, false),
+            Answer::Stream { status, headers, upstream } => (status, headers, None, Some(upstream), false),
+            Answer::Passed { status, headers, upstream } => (status, headers, None, Some(upstream), true),
         };
         let relay = Relay {
             service: self.service.clone(),
             endpoint: self.request.endpoint.clone(),
             whole,
             upstream,
+            passed: passing.then(Vec::new),
             events: Decoder::default(),
             observed: Observed::default(),
             announced: tried.announced,

@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 use serde_json::Value;
 
-use crate::provider::{error_message, out_of_credit, parse_stream_event, ProviderKind, StreamPiece, Usage};
+use crate::provider::{error_message, refusal_of, stream_pieces, ProviderKind, StreamPiece, Usage};
 use crate::redact::Redactor;
 use crate::sse::Decoder;
 
@@ -14,7 +14,7 @@ fn cases() -> u32 {
     std::env::var("KEYPOOL_FUZZ_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(500)
 }
 
-const KINDS: [ProviderKind; 2] = [ProviderKind::Openai, ProviderKind::Anthropic];
+const KINDS: [ProviderKind; 3] = [ProviderKind::Openai, ProviderKind::Anthropic, ProviderKind::Gemini];
 
 /// JSON a few levels deep whose member names are the ones the readers look for, so that the
 /// cases reach past the first `match` of each reader.
@@ -68,10 +68,12 @@ proptest! {
         provider_json().prop_map(|v| v.to_string()),
     ]) {
         for kind in KINDS {
-            match parse_stream_event(kind, &name, &data) {
-                StreamPiece::Text(text) => prop_assert!(text.len() <= data.len()),
-                StreamPiece::Error { message, .. } => prop_assert!(message.len() <= data.len().max(40)),
-                _ => {}
+            for piece in stream_pieces(kind, &name, &data) {
+                match piece {
+                    StreamPiece::Text(text) => prop_assert!(text.len() <= data.len()),
+                    StreamPiece::Error(failure) => prop_assert!(failure.message.chars().count() <= data.len().max(300)),
+                    _ => {}
+                }
             }
         }
     }
@@ -83,14 +85,17 @@ proptest! {
             let _ = Usage::of_reply(kind, &body);
         }
         prop_assert!(error_message(&text).chars().count() <= 300, "one line of at most 300 characters");
-        let _ = out_of_credit(status, &text);
+        for kind in KINDS {
+            let refusal = refusal_of(kind, status, &text, None, keypool::Announced::default());
+            prop_assert!(refusal.message.chars().count() <= 300.max(text.len()));
+        }
     }
 
     #[test]
     fn bytes_that_are_not_even_text(bytes in prop::collection::vec(any::<u8>(), 0..2048), cut in 0usize..2048) {
         let text = String::from_utf8_lossy(&bytes);
         for kind in KINDS {
-            let _ = parse_stream_event(kind, "", &text);
+            let _ = stream_pieces(kind, "", &text);
         }
         prop_assert!(error_message(&text).chars().count() <= 300);
         let mut decoder = Decoder::with_limit(1024);
@@ -100,7 +105,7 @@ proptest! {
             while let Ok(Some(event)) = decoder.next_event() {
                 prop_assert!(event.raw.len() <= 1024);
                 for kind in KINDS {
-                    let _ = parse_stream_event(kind, &event.name, &event.data);
+                    let _ = stream_pieces(kind, &event.name, &event.data);
                 }
             }
         }

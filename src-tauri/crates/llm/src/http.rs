@@ -44,6 +44,7 @@ pub(crate) struct HttpClients {
 
 impl HttpClients {
     pub(crate) fn build(proxy: &ProxyChoice) -> Result<HttpClients, ProxyError> {
+        install_crypto_provider();
         let secure = proxies(proxy)?
             .into_iter()
             .fold(base().no_proxy(), reqwest::ClientBuilder::proxy)
@@ -65,6 +66,14 @@ impl HttpClients {
             &self.secure
         }
     }
+}
+
+fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Another part of the process may have installed one already; either is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
 }
 
 fn base() -> reqwest::ClientBuilder {

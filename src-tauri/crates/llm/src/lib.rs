@@ -11,6 +11,7 @@ mod failover;
 mod forward;
 #[cfg(test)]
 mod fuzz;
+mod gemini;
 mod http;
 pub mod provider;
 mod provider_clock;
@@ -23,7 +24,7 @@ mod stream;
 mod verify;
 mod wait;
 
-pub use error::{Breakage, CompletionError, Failure, Interruption, NoKey, NoKeyReason};
+pub use error::{Breakage, CompletionError, Failure, Interruption, Meaning, NoKey, NoKeyReason};
 pub use forward::{retry_after_of, ForwardRequest, Forwarded, UpstreamPath};
 pub use http::{ProxyChoice, ProxyError};
 pub use provider::{ChatMessage, ProviderEndpoint, ProviderKind, Role, Usage};

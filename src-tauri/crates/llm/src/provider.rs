@@ -1,7 +1,9 @@
-//! The two provider kinds: how a request is addressed, authenticated and shaped, and how a reply
+//! The provider kinds: how a request is addressed, authenticated and shaped, and how a reply
 //! (whole or streamed) is read.
 
 use keypool::{ProviderId, Secret};
+
+use crate::error::{Breakage, Failure};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -13,6 +15,8 @@ pub enum ProviderKind {
     Openai,
     /// Anthropic's Messages API.
     Anthropic,
+    /// Google Gemini's native API (`generateContent`); the base URL is the host root.
+    Gemini,
 }
 
 impl ProviderKind {
@@ -20,6 +24,7 @@ impl ProviderKind {
         match kind {
             "openai" => Some(ProviderKind::Openai),
             "anthropic" => Some(ProviderKind::Anthropic),
+            "gemini" => Some(ProviderKind::Gemini),
             _ => None,
         }
     }
@@ -28,6 +33,7 @@ impl ProviderKind {
         match self {
             ProviderKind::Openai => "openai",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Gemini => "gemini",
         }
     }
 }
@@ -39,7 +45,8 @@ pub struct ProviderEndpoint {
     /// The name people know it by, for messages (ids of added providers are UUIDs).
     pub name: String,
     pub kind: ProviderKind,
-    /// e.g. `https://api.openai.com/v1` or `https://api.anthropic.com`.
+    /// e.g. `https://api.openai.com/v1`, `https://api.anthropic.com` or
+    /// `https://generativelanguage.googleapis.com` (Gemini: the host root, `v1beta/…` is added).
     pub base_url: String,
     /// Used only while the provider's pool has no entries at all.
     pub provider_key: Option<Secret>,
@@ -67,11 +74,20 @@ fn join(base: &str, path: &str) -> String {
 }
 
 impl ProviderEndpoint {
-    pub fn completion_url(&self) -> String {
+    /// Where a reply of `model` is asked for, whole or streamed: one endpoint for OpenAI and
+    /// Anthropic, a path per model and method for Gemini (`:generateContent`,
+    /// `:streamGenerateContent?alt=sse`).
+    pub fn completion_url(&self, model: &str, stream: bool) -> String {
         match self.kind {
             ProviderKind::Openai => join(&self.base_url, "chat/completions"),
             ProviderKind::Anthropic => join(&self.base_url, "v1/messages"),
+            ProviderKind::Gemini => join(&self.base_url, &crate::gemini::generate_path(model, stream)),
         }
+    }
+
+    /// Where one of `model`'s methods is (Gemini: `v1beta/models/{model}:{method}`).
+    pub(crate) fn model_method_url(&self, model: &str, method: &str) -> String {
+        join(&self.base_url, &crate::gemini::model_path(model, method))
     }
 
     /// The cheapest authenticated request: listing models.
@@ -79,10 +95,10 @@ impl ProviderEndpoint {
         match self.kind {
             ProviderKind::Openai => join(&self.base_url, "models"),
             ProviderKind::Anthropic => join(&self.base_url, "v1/models"),
+            ProviderKind::Gemini => join(&self.base_url, "v1beta/models"),
         }
     }
 
-    /// Adds the key the way this kind expects it.
     /// Adds the key the way this kind expects it, as a sensitive header (kept out of debug
     /// output, and never re-sent on a redirect to another origin: the client follows none).
     pub fn authorize(&self, request: reqwest::RequestBuilder, key: &Secret) -> reqwest::RequestBuilder {
@@ -96,13 +112,21 @@ impl ProviderEndpoint {
                 // A key that cannot be a header value is refused by the provider as missing.
                 Err(_) => request.header("anthropic-version", ANTHROPIC_VERSION),
             },
+            // In a header, never in the URL (`?key=`): URLs end up in logs and proxies.
+            ProviderKind::Gemini => match reqwest::header::HeaderValue::from_str(key.expose()) {
+                Ok(mut value) => {
+                    value.set_sensitive(true);
+                    request.header("x-goog-api-key", value)
+                }
+                Err(_) => request,
+            },
         }
     }
 
     /// A request with no key, the way this kind still expects its version header.
     pub fn unauthorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         match self.kind {
-            ProviderKind::Openai => request,
+            ProviderKind::Openai | ProviderKind::Gemini => request,
             ProviderKind::Anthropic => request.header("anthropic-version", ANTHROPIC_VERSION),
         }
     }
@@ -136,6 +160,7 @@ impl ProviderEndpoint {
                 }
                 body
             }
+            ProviderKind::Gemini => crate::gemini::body(messages),
         }
     }
 
@@ -151,6 +176,15 @@ impl ProviderEndpoint {
                     .filter_map(|block| block["text"].as_str())
                     .collect(),
             ),
+            ProviderKind::Gemini => crate::gemini::text_of(body),
+        }
+    }
+
+    /// How a whole reply ends when it is not a reply: blocked by the provider's filter (Gemini).
+    pub(crate) fn blocked(&self, body: &Value) -> Option<Breakage> {
+        match (self.kind, crate::gemini::ending_of(body)) {
+            (ProviderKind::Gemini, Some(StreamPiece::Broken(broke))) => Some(broke),
+            _ => None,
         }
     }
 }
@@ -191,6 +225,7 @@ impl Usage {
         match kind {
             ProviderKind::Openai => Usage::of_openai(&body["usage"]),
             ProviderKind::Anthropic => Usage::of_anthropic(&body["usage"]),
+            ProviderKind::Gemini => crate::gemini::usage_of_reply(body),
         }
     }
 }
@@ -201,14 +236,11 @@ pub(crate) enum StreamPiece {
     Text(String),
     /// The reply is complete.
     Done,
-    /// The provider reported an error inside the stream; `status` is the HTTP status it
-    /// corresponds to (e.g. 529 for Anthropic's `overloaded_error`).
-    Error {
-        status: u16,
-        message: String,
-        /// The error says the account is out of credit (not a rate limit).
-        out_of_credit: bool,
-    },
+    /// The provider reported an error inside the stream: the refusal it stands for, its status
+    /// the HTTP status it corresponds to (e.g. 529 for Anthropic's `overloaded_error`).
+    Error(Failure),
+    /// The reply ended as no reply (Gemini: a prompt or reply blocked by its filter).
+    Broken(Breakage),
     /// What the reply used so far: OpenAI's last chunk (the whole usage), Anthropic's
     /// `message_start` (the input side) and `message_delta` (the output count, cumulative).
     Usage(Usage),
@@ -218,8 +250,39 @@ pub(crate) enum StreamPiece {
     Nothing,
 }
 
-/// Reads one SSE event (`event:` name and `data:` payload) of `kind`'s stream.
-pub(crate) fn parse_stream_event(kind: ProviderKind, event: &str, data: &str) -> StreamPiece {
+/// Every piece of one SSE event (`event:` name and `data:` payload) of `kind`'s stream, in
+/// order: a Gemini event carries its text, its usage and its end at once.
+pub(crate) fn stream_pieces(kind: ProviderKind, event: &str, data: &str) -> Vec<StreamPiece> {
+    match kind {
+        ProviderKind::Gemini => crate::gemini::stream_pieces(data),
+        _ => vec![parse_stream_event(kind, event, data)],
+    }
+}
+
+/// What a refusal (`status`, its error `body`, the wait and the windows its headers announced)
+/// means, in `kind`'s words.
+pub(crate) fn refusal_of(
+    kind: ProviderKind,
+    status: u16,
+    body: &str,
+    retry_after: Option<std::time::Duration>,
+    announced: keypool::Announced,
+) -> Failure {
+    match kind {
+        ProviderKind::Gemini => Failure { announced, ..crate::gemini::refusal(status, body, retry_after) },
+        ProviderKind::Openai | ProviderKind::Anthropic => Failure {
+            status,
+            message: error_message(body),
+            retry_after,
+            announced,
+            out_of_credit: out_of_credit(status, body),
+            meaning: None,
+        },
+    }
+}
+
+/// Reads one SSE event of an OpenAI or Anthropic stream (Gemini's: [`stream_pieces`]).
+fn parse_stream_event(kind: ProviderKind, event: &str, data: &str) -> StreamPiece {
     if data.trim() == "[DONE]" {
         return StreamPiece::Done;
     }
@@ -231,7 +294,7 @@ pub(crate) fn parse_stream_event(kind: ProviderKind, event: &str, data: &str) ->
         let message = error["message"].as_str().unwrap_or("the provider reported an error").to_owned();
         let status = status_of_error(error);
         let out_of_credit = says_out_of_credit(error, &message);
-        return StreamPiece::Error { status, message, out_of_credit };
+        return StreamPiece::Error(Failure { out_of_credit, ..Failure::new(status, message) });
     }
     match kind {
         ProviderKind::Openai => match value["choices"][0]["delta"]["content"].as_str() {
@@ -255,6 +318,7 @@ pub(crate) fn parse_stream_event(kind: ProviderKind, event: &str, data: &str) ->
             "message_stop" => StreamPiece::Done,
             _ => StreamPiece::Nothing,
         },
+        ProviderKind::Gemini => crate::gemini::stream_pieces(data).into_iter().next().unwrap_or(StreamPiece::Nothing),
     }
 }
 
@@ -318,11 +382,7 @@ mod tests {
     fn anthropic_overloaded_error_in_stream_is_529() {
         let data = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
         let piece = parse_stream_event(ProviderKind::Anthropic, "error", data);
-        assert_eq!(
-            piece,
-            StreamPiece::Error { status: 529, message: "Overloaded".into(), out_of_credit: false },
-            "overloaded is 529"
-        );
+        assert_eq!(piece, StreamPiece::Error(Failure::new(529, "Overloaded")), "overloaded is 529");
     }
 
     #[test]
@@ -343,7 +403,7 @@ mod tests {
         let data = r#"{"error":{"message":"slow down","type":"rate_limit_exceeded","code":null}}"#;
         assert_eq!(
             parse_stream_event(ProviderKind::Openai, "", data),
-            StreamPiece::Error { status: 429, message: "slow down".into(), out_of_credit: false },
+            StreamPiece::Error(Failure::new(429, "slow down")),
             "a rate-limit error object counts as a 429"
         );
     }
@@ -387,7 +447,7 @@ mod tests {
         let data = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":null}}"#;
         assert_eq!(
             parse_stream_event(ProviderKind::Openai, "", data),
-            StreamPiece::Error { status: 429, message: "You exceeded your current quota".into(), out_of_credit: true },
+            StreamPiece::Error(Failure { out_of_credit: true, ..Failure::new(429, "You exceeded your current quota") }),
             "inside a stream too"
         );
     }
@@ -408,6 +468,6 @@ mod tests {
         let body = endpoint.completion_body("claude", &messages, 64, true);
         assert_eq!(body["system"], "be brief", "the system prompt is a top-level field");
         assert_eq!(body["messages"].as_array().unwrap().len(), 1, "only turns remain in messages");
-        assert_eq!(endpoint.completion_url(), "http://x/v1/messages", "the base URL is joined cleanly");
+        assert_eq!(endpoint.completion_url("claude", true), "http://x/v1/messages", "the base URL is joined cleanly");
     }
 }

@@ -27,7 +27,7 @@ pub fn announced_limits(kind: ProviderKind, headers: &HeaderMap, now: Timestamp,
     let window = |limit: &str, remaining: &str, reset: &str| -> Option<Window> {
         let reset_at = match kind {
             ProviderKind::Openai => now + parse_go_duration(text(reset)?)?,
-            ProviderKind::Anthropic => provider_instant(text(reset)?, skew)?.max(now),
+            ProviderKind::Anthropic | ProviderKind::Gemini => provider_instant(text(reset)?, skew)?.max(now),
         };
         let reset_at = reset_at.min(now + MAX_RESET_AHEAD);
         Some(Window { limit: count(limit), remaining: count(remaining)?, reset_at })
@@ -41,6 +41,8 @@ pub fn announced_limits(kind: ProviderKind, headers: &HeaderMap, now: Timestamp,
             ),
             tokens: window("x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
         },
+        // Gemini announces no windows: its refusals say what was hit (see `gemini`).
+        ProviderKind::Gemini => Announced::default(),
         ProviderKind::Anthropic => Announced {
             requests: window(
                 "anthropic-ratelimit-requests-limit",

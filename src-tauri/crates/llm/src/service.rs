@@ -1,6 +1,6 @@
 //! The completion service: pooled keys, failover, cooldowns, auth disabling.
 
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 
 use keypool::{
     Clock, DisableReason, FailureKind, KeyId, KeyPool, ProviderId, Secret, SecretResolver, SessionId, Timestamp,
@@ -16,7 +16,7 @@ use crate::error::{Breakage, CompletionError, Failure};
 use crate::failover::{Attempt, Credential, Ended, Lesson, Plan, Settlement, Stop, Target, Tried};
 use crate::http::{HttpClients, ProxyChoice, ProxyError};
 use crate::provider::Usage;
-use crate::provider::{error_message, ChatMessage, ProviderEndpoint};
+use crate::provider::{refusal_of, ChatMessage, ProviderEndpoint};
 use crate::provider_clock::ProviderClocks;
 use crate::record::{AttemptOutcome, AttemptRecord};
 use crate::redact::Redactor;
@@ -33,7 +33,7 @@ pub struct CompletionRequest {
     pub endpoint: ProviderEndpoint,
     pub model: String,
     pub messages: Vec<ChatMessage>,
-    /// Required by Anthropic; ignored by OpenAI-compatible providers.
+    /// Required by Anthropic; ignored by OpenAI-compatible providers and Gemini.
     pub max_tokens: u32,
     /// Stream the reply (SSE) or take it whole.
     pub stream: bool,
@@ -148,14 +148,6 @@ pub struct CompletionService {
     pub(crate) verifications: Arc<Verifications>,
 }
 
-fn install_crypto_provider() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // Another part of the process may have installed one already; either is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
-
 impl CompletionService {
     pub fn new(
         pool: Arc<KeyPool>,
@@ -164,7 +156,6 @@ impl CompletionService {
         recorder: Arc<dyn Recorder>,
         waiter: Arc<dyn Waiter>,
     ) -> Self {
-        install_crypto_provider();
         let http = HttpClients::build(&ProxyChoice::None).expect("no proxy is always usable");
         CompletionService {
             http: Arc::new(RwLock::new(http)),
@@ -264,7 +255,7 @@ impl CompletionService {
         let messages = [ChatMessage { role: crate::Role::User, content: "Hi".into() }];
         let body = endpoint.completion_body(model, &messages, 1, false);
         let request = endpoint
-            .authorize(self.client(&endpoint.base_url).post(endpoint.completion_url()), &key)
+            .authorize(self.client(&endpoint.base_url).post(endpoint.completion_url(model, false)), &key)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body.to_string());
         matches!(request.send().await, Ok(response) if response.status().is_success())
@@ -292,7 +283,8 @@ impl CompletionService {
     }
 
     /// The models `endpoint` lists (OpenAI-compatible `GET models`, Anthropic `GET v1/models`,
-    /// following its pages), asked with `key`, or with no key at all (local servers).
+    /// Gemini `GET v1beta/models` (only those that generate content, without `models/`),
+    /// following their pages), asked with `key`, or with no key at all (local servers).
     pub async fn list_models(
         &self,
         endpoint: &ProviderEndpoint,
@@ -302,6 +294,7 @@ impl CompletionService {
             Ok(key) => key,
             Err(error) => {
                 return Err(ModelsFailure {
+                    key_refused: false,
                     status: None,
                     problem: ProbeProblem::EnvUnset { var: error.var().to_owned() },
                     message: format!("environment variable {} has no usable value", error.var()),
@@ -323,14 +316,20 @@ impl CompletionService {
         let mut after: Option<String> = None;
         for _ in 0..MAX_MODEL_PAGES {
             let mut url = reqwest::Url::parse(&endpoint.models_url()).map_err(|_| ModelsFailure {
+                key_refused: false,
                 status: None,
                 problem: ProbeProblem::Unreachable(Breakage::Request),
                 message: Breakage::Request.to_string(),
             })?;
-            if endpoint.kind == ProviderKind::Anthropic {
-                url.query_pairs_mut().append_pair("limit", "1000");
+            let (size, cursor) = match endpoint.kind {
+                ProviderKind::Anthropic => (Some("limit"), "after_id"),
+                ProviderKind::Gemini => (Some("pageSize"), "pageToken"),
+                ProviderKind::Openai => (None, ""),
+            };
+            if let Some(size) = size {
+                url.query_pairs_mut().append_pair(size, "1000");
                 if let Some(after) = &after {
-                    url.query_pairs_mut().append_pair("after_id", after);
+                    url.query_pairs_mut().append_pair(cursor, after);
                 }
             }
             let request = self.client(url.as_str()).get(url);
@@ -340,7 +339,12 @@ impl CompletionService {
             };
             let response = request.send().await.map_err(|error| {
                 let kind = crate::stream::breakage(&error);
-                ModelsFailure { status: None, problem: ProbeProblem::Unreachable(kind), message: kind.to_string() }
+                ModelsFailure {
+                    status: None,
+                    problem: ProbeProblem::Unreachable(kind),
+                    message: kind.to_string(),
+                    key_refused: false,
+                }
             })?;
             let status = response.status().as_u16();
             if response.status().is_redirection() {
@@ -348,35 +352,56 @@ impl CompletionService {
                     status: Some(status),
                     problem: ProbeProblem::Redirected,
                     message: REDIRECT_REFUSED.into(),
+                    key_refused: false,
                 });
             }
             if !response.status().is_success() {
                 let body = read_error_body(response, self.deadlines.idle, &*self.waiter).await;
+                let refusal = refusal_of(endpoint.kind, status, &body, None, keypool::Announced::default());
+                let key_refused = refusal.pool_kind() == Some(FailureKind::AuthRejected);
                 let message = match key {
                     // Decoded words may hold a key written with escapes: masked again.
-                    Some(key) => self.redactor(endpoint, key).redact(&error_message(&body)),
-                    None => error_message(&body),
+                    Some(key) => self.redactor(endpoint, key).redact(&refusal.message),
+                    None => refusal.message,
                 };
-                return Err(ModelsFailure { status: Some(status), problem: ProbeProblem::Refused, message });
+                return Err(ModelsFailure {
+                    status: Some(status),
+                    problem: ProbeProblem::Refused,
+                    message,
+                    key_refused,
+                });
             }
             let unreadable = || ModelsFailure {
                 status: Some(status),
                 problem: ProbeProblem::Unreadable,
                 message: "the provider's answer is not a list of models".into(),
+                key_refused: false,
             };
             let body = crate::stream::read_whole(response, MAX_MODEL_LIST, self.deadlines.idle, &*self.waiter)
                 .await
                 .map_err(|_| unreadable())?;
             let page: Value = serde_json::from_slice(&body).map_err(|_| unreadable())?;
-            let ids = page["data"].as_array().or_else(|| page["models"].as_array()).ok_or_else(unreadable)?;
-            for id in ids.iter().filter_map(|m| m["id"].as_str().or_else(|| m["name"].as_str())) {
-                if seen.insert(id.to_owned()) {
-                    models.push(id.to_owned());
+            let (ids, next) = match endpoint.kind {
+                ProviderKind::Gemini => crate::gemini::models_page(&page).ok_or_else(unreadable)?,
+                ProviderKind::Openai | ProviderKind::Anthropic => {
+                    let listed =
+                        page["data"].as_array().or_else(|| page["models"].as_array()).ok_or_else(unreadable)?;
+                    let ids = listed.iter().filter_map(|m| m["id"].as_str().or_else(|| m["name"].as_str()));
+                    let next = match (page["has_more"].as_bool(), page["last_id"].as_str()) {
+                        (Some(true), Some(last)) if endpoint.kind == ProviderKind::Anthropic => Some(last.to_owned()),
+                        _ => None,
+                    };
+                    (ids.map(str::to_owned).collect(), next)
+                }
+            };
+            for id in ids {
+                if seen.insert(id.clone()) {
+                    models.push(id);
                 }
             }
-            match (page["has_more"].as_bool(), page["last_id"].as_str()) {
-                (Some(true), Some(last)) if endpoint.kind == ProviderKind::Anthropic => after = Some(last.to_owned()),
-                _ => break,
+            match next {
+                Some(next) => after = Some(next),
+                None => break,
             }
         }
         Ok(models)
@@ -386,7 +411,7 @@ impl CompletionService {
 /// The most of one page of a model list that is read: far more than any provider's list.
 pub const MAX_MODEL_LIST: usize = 8 * 1024 * 1024;
 
-/// Anthropic pages its model list; more than this many pages is not a real list.
+/// Anthropic and Gemini page their model lists; more than this many pages is not a real list.
 const MAX_MODEL_PAGES: usize = 20;
 
 /// Why a model list could not be read.
@@ -397,6 +422,8 @@ pub struct ModelsFailure {
     pub problem: ProbeProblem,
     /// The provider's words on a refusal; otherwise the English for `problem`.
     pub message: String,
+    /// The refusal says the key itself is refused (401, 403, Gemini's `API_KEY_INVALID`).
+    pub key_refused: bool,
 }
 
 impl CompletionService {
@@ -456,6 +483,10 @@ fn rejects_stream_options(failure: &Failure) -> bool {
 /// each model class (the Opus models share one limit, the Sonnet models another, the Haiku
 /// models a third).
 pub fn scope_of(kind: ProviderKind, model: &str) -> String {
+    if kind == ProviderKind::Gemini {
+        // Gemini's quotas are per model; `models/x` and `x` are one model.
+        return model.strip_prefix("models/").unwrap_or(model).to_owned();
+    }
     if kind == ProviderKind::Anthropic {
         let lower = model.to_ascii_lowercase();
         if let Some(class) = ["opus", "sonnet", "haiku"].into_iter().find(|class| lower.contains(class)) {
@@ -510,6 +541,7 @@ impl Attempt for ChatAttempt<'_> {
             http: &service.client(&request.endpoint.base_url),
             endpoint: &request.endpoint,
             key: credential.secret(),
+            model: &request.model,
             body: &body,
             stream: request.stream,
             clock: &*service.clock,

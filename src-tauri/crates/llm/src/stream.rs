@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use keypool::Announced;
 
 use crate::error::{Breakage, Failure};
-use crate::provider::{error_message, out_of_credit, parse_stream_event, ProviderEndpoint, StreamPiece, Usage};
+use crate::provider::{refusal_of, stream_pieces, ProviderEndpoint, StreamPiece, Usage};
 use crate::provider_clock::ProviderClocks;
 use crate::rate_limit::{announced_limits, announced_wait};
 use crate::sse::Decoder;
@@ -39,6 +39,8 @@ pub(crate) struct Exchange<'a> {
     pub http: &'a reqwest::Client,
     pub endpoint: &'a ProviderEndpoint,
     pub key: &'a Secret,
+    /// The model asked for (Gemini addresses each model by its own path).
+    pub model: &'a str,
     pub body: &'a [u8],
     pub stream: bool,
     /// Read when the answer's headers arrive: relative resets count from then, as the
@@ -143,7 +145,7 @@ impl Exchange<'_> {
         let sent = self.clock.now();
         let request = self
             .endpoint
-            .authorize(self.http.post(self.endpoint.completion_url()), self.key)
+            .authorize(self.http.post(self.endpoint.completion_url(self.model, self.stream)), self.key)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(self.body.to_vec());
         let response = tokio::select! {
@@ -170,14 +172,9 @@ impl Exchange<'_> {
                 _ = cancel.cancelled() => return AttemptEnd::Cancelled,
             };
             let body = (self.redact)(&body);
-            return AttemptEnd::Refused(Failure {
-                status: status.as_u16(),
-                // Redacted again once decoded: a key written with JSON escapes is plain only now.
-                message: (self.redact)(&error_message(&body)),
-                retry_after,
-                announced: report.announced,
-                out_of_credit: out_of_credit(status.as_u16(), &body),
-            });
+            let refusal = refusal_of(self.endpoint.kind, status.as_u16(), &body, retry_after, report.announced);
+            // Redacted again once decoded: a key written with JSON escapes is plain only now.
+            return AttemptEnd::Refused(Failure { message: (self.redact)(&refusal.message), ..refusal });
         }
 
         if !self.stream {
@@ -196,13 +193,14 @@ impl Exchange<'_> {
                 Ok(value) => value,
                 Err(_) => return AttemptEnd::Broken(Breakage::NotJson),
             };
-            if let StreamPiece::Error { status, message, out_of_credit } =
-                parse_stream_event(self.endpoint.kind, "", &value.to_string())
-            {
-                let message = (self.redact)(&message);
-                return AttemptEnd::Refused(Failure { out_of_credit, ..Failure::new(status, message) });
+            let pieces = stream_pieces(self.endpoint.kind, "", &value.to_string());
+            if let Some(StreamPiece::Error(failure)) = pieces.into_iter().find(|p| matches!(p, StreamPiece::Error(_))) {
+                return AttemptEnd::Refused(Failure { message: (self.redact)(&failure.message), ..failure });
             }
             report.usage = Usage::of_reply(self.endpoint.kind, &value);
+            if let Some(broke) = self.endpoint.blocked(&value) {
+                return AttemptEnd::Broken(broke);
+            }
             return match self.endpoint.reply_text(&value) {
                 Some(reply) => {
                     report.first_token = Some(started.elapsed());
@@ -240,22 +238,24 @@ impl Exchange<'_> {
                     return AttemptEnd::Broken(Breakage::TooLarge);
                 }
             };
-            match parse_stream_event(self.endpoint.kind, &event.name, &event.data) {
-                StreamPiece::Text(piece) => {
-                    report.first_token.get_or_insert_with(|| started.elapsed());
-                    text.push_str(&piece);
-                    on_text(&piece);
+            for piece in stream_pieces(self.endpoint.kind, &event.name, &event.data) {
+                match piece {
+                    StreamPiece::Text(piece) => {
+                        report.first_token.get_or_insert_with(|| started.elapsed());
+                        text.push_str(&piece);
+                        on_text(&piece);
+                    }
+                    StreamPiece::Usage(usage) => report.usage = Some(usage),
+                    StreamPiece::OutputTokens(output) => {
+                        report.usage.get_or_insert_with(Usage::default).output = output;
+                    }
+                    StreamPiece::Done => return AttemptEnd::Finished,
+                    StreamPiece::Broken(broke) => return AttemptEnd::Broken(broke),
+                    StreamPiece::Error(failure) => {
+                        return AttemptEnd::Refused(Failure { message: (self.redact)(&failure.message), ..failure });
+                    }
+                    StreamPiece::Nothing => {}
                 }
-                StreamPiece::Usage(usage) => report.usage = Some(usage),
-                StreamPiece::OutputTokens(output) => {
-                    report.usage.get_or_insert_with(Usage::default).output = output;
-                }
-                StreamPiece::Done => return AttemptEnd::Finished,
-                StreamPiece::Error { status, message, out_of_credit } => {
-                    let message = (self.redact)(&message);
-                    return AttemptEnd::Refused(Failure { out_of_credit, ..Failure::new(status, message) });
-                }
-                StreamPiece::Nothing => {}
             }
         }
     }

@@ -32,7 +32,7 @@ impl Verdict {
     pub(crate) fn of(listed: &Result<Vec<String>, ModelsFailure>) -> Verdict {
         match listed {
             Ok(_) | Err(ModelsFailure { problem: ProbeProblem::Unreadable, .. }) => Verdict::KeyFine,
-            Err(ModelsFailure { problem: ProbeProblem::Refused, status: Some(401 | 403), .. }) => Verdict::KeyRejected,
+            Err(ModelsFailure { key_refused: true, .. }) => Verdict::KeyRejected,
             Err(_) => Verdict::Unknown,
         }
     }

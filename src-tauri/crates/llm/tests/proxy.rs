@@ -31,6 +31,7 @@ impl KeyLoader for OneKey {
             created_at: Timestamp::EPOCH,
             limits: UserLimits::default(),
             sealed: false,
+            quota_group: None,
         }])
     }
 }

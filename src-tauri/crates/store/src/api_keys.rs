@@ -26,6 +26,8 @@ pub struct ApiKeyRow {
     pub rpm_limit: Option<u32>,
     /// At most this many requests at once (`None`: no limit).
     pub max_concurrent: Option<u32>,
+    /// The quota group the key shares its provider's rate limits with (`None`: its own).
+    pub quota_group: Option<String>,
 }
 
 /// A key to add. `sort_order` is chosen by [`insert_api_key`]: after the provider's last key.
@@ -39,6 +41,8 @@ pub struct NewApiKey {
     pub weight: u32,
     pub rpm_limit: Option<u32>,
     pub max_concurrent: Option<u32>,
+    /// Trimmed, 1 to 64 characters (the caller validates; the table refuses anything else).
+    pub quota_group: Option<String>,
 }
 
 /// The fields to change; `None` leaves a field as it is. `label: Some(None)` removes the label.
@@ -51,7 +55,7 @@ pub struct ApiKeyPatch {
 }
 
 const COLUMNS: &str = "id, provider_id, label, api_key, enabled, weight, sort_order, \
-                       disabled_reason, disabled_at, created_at, updated_at, rpm_limit, max_concurrent, storage, preview";
+                       disabled_reason, disabled_at, created_at, updated_at, rpm_limit, max_concurrent, storage, preview, quota_group";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ApiKeyRow> {
     Ok(ApiKeyRow {
@@ -68,6 +72,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ApiKeyRow> {
         updated_at: row.get(10)?,
         rpm_limit: row.get(11)?,
         max_concurrent: row.get(12)?,
+        quota_group: row.get(15)?,
     })
 }
 
@@ -108,10 +113,10 @@ pub fn insert_api_key(conn: &Connection, new: &NewApiKey, now: i64) -> rusqlite:
     conn.execute(
         "INSERT INTO llm_provider_api_keys \
            (id, provider_id, label, api_key, enabled, weight, sort_order, created_at, updated_at, rpm_limit, \
-            max_concurrent, storage, preview) \
+            max_concurrent, storage, preview, quota_group) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
            (SELECT COALESCE(MAX(sort_order) + 1, 0) FROM llm_provider_api_keys WHERE provider_id = ?2), \
-           ?7, ?7, ?8, ?9, ?10, ?11)",
+           ?7, ?7, ?8, ?9, ?10, ?11, ?12)",
         params![
             new.id,
             new.provider_id,
@@ -123,7 +128,8 @@ pub fn insert_api_key(conn: &Connection, new: &NewApiKey, now: i64) -> rusqlite:
             new.rpm_limit,
             new.max_concurrent,
             new.api_key.columns().0,
-            text(new.api_key.columns().2)
+            text(new.api_key.columns().2),
+            new.quota_group
         ],
     )?;
     get_api_key(conn, &new.id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)
@@ -178,6 +184,24 @@ pub fn set_limits(
     let changed = conn.execute(
         "UPDATE llm_provider_api_keys SET rpm_limit = ?2, max_concurrent = ?3, updated_at = ?4 WHERE id = ?1",
         params![id, rpm_limit, max_concurrent, now],
+    )?;
+    if changed == 0 {
+        return Ok(None);
+    }
+    get_api_key(conn, id)
+}
+
+/// Puts a key in the quota group `group` (`None`: a group of its own). `None` when there is no
+/// such key.
+pub fn set_quota_group(
+    conn: &Connection,
+    id: &str,
+    group: Option<&str>,
+    now: i64,
+) -> rusqlite::Result<Option<ApiKeyRow>> {
+    let changed = conn.execute(
+        "UPDATE llm_provider_api_keys SET quota_group = ?2, updated_at = ?3 WHERE id = ?1",
+        params![id, group, now],
     )?;
     if changed == 0 {
         return Ok(None);

@@ -112,7 +112,8 @@ impl Database {
 
         conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
             .map_err(|source| classify(&path, source))?;
-        conn.pragma_update(None, "foreign_keys", true).map_err(sqlite)?;
+        // Off while migrating (SQLite as bundled turns them on by default): see below.
+        conn.pragma_update(None, "foreign_keys", false).map_err(sqlite)?;
         // FULL: a write is acknowledged only once the WAL is on disk, so it survives a power loss.
         conn.pragma_update(None, "synchronous", "FULL").map_err(sqlite)?;
         // Deleted content (a replaced or deleted key) is overwritten, not left in free pages.
@@ -132,6 +133,10 @@ impl Database {
             let backup = copy_aside(&path, "failed-upgrade");
             return Err(OpenError::Migration { path, source: Box::new(source), backup });
         }
+        // On only after the migrations: a migration that rebuilds a table (SQLite's way to change a
+        // constraint) drops the old one, which with foreign keys on would cascade to every row that
+        // refers to it.
+        conn.pragma_update(None, "foreign_keys", true).map_err(sqlite)?;
         tracing::info!(path = %path.display(), schema = SCHEMA_VERSION, "database opened");
         Ok(Database { conn: Mutex::new(conn), path })
     }

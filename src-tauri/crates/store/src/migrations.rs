@@ -14,6 +14,8 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0006_usage_ledger.sql"),
     include_str!("../migrations/0007_conversation_tools.sql"),
     include_str!("../migrations/0008_keychain.sql"),
+    include_str!("../migrations/0009_key_quota_group.sql"),
+    include_str!("../migrations/0010_gemini_provider_kind.sql"),
 ];
 
 /// The schema version this build writes and understands.
@@ -50,7 +52,11 @@ mod upgrade_tests {
     }
 
     fn rows(db: &Database, sql: &str) -> Vec<String> {
-        let conn = db.lock().unwrap();
+        rows_of(&db.lock().unwrap(), sql)
+    }
+
+    /// Every row of `sql`, its values written out and joined by `|`.
+    fn rows_of(conn: &Connection, sql: &str) -> Vec<String> {
         let mut stmt = conn.prepare(sql).unwrap();
         let columns = stmt.column_count();
         let mut out = Vec::new();
@@ -102,22 +108,10 @@ mod upgrade_tests {
               ('k2', 'openai', NULL, '$ENV_KEY', 0, 100, 1, 'HTTP 401', 12, 13, 14),
               ('k3', 'gw', 'gw key', 'sk-three', 1, 1, 0, NULL, NULL, 15, 16);";
         let dir = database_at(2, fill);
-        let before = {
-            let conn = Connection::open(dir.path().join(DATABASE_FILE_NAME)).unwrap();
-            let mut stmt = conn.prepare("SELECT * FROM llm_provider_api_keys ORDER BY id").unwrap();
-            let columns = stmt.column_count();
-            let mut rows = stmt.query([]).unwrap();
-            let mut out = Vec::new();
-            while let Some(row) = rows.next().unwrap() {
-                out.push(
-                    (0..columns)
-                        .map(|i| format!("{:?}", row.get::<_, rusqlite::types::Value>(i).unwrap()))
-                        .collect::<Vec<_>>()
-                        .join("|"),
-                );
-            }
-            out
-        };
+        let before = rows_of(
+            &Connection::open(dir.path().join(DATABASE_FILE_NAME)).unwrap(),
+            "SELECT * FROM llm_provider_api_keys ORDER BY id",
+        );
         let db = Database::open(dir.path()).expect("a v2 database upgrades");
         let v2_columns = "id, provider_id, label, api_key, enabled, weight, sort_order, disabled_reason, disabled_at, \
                           created_at, updated_at";
@@ -135,6 +129,76 @@ mod upgrade_tests {
             "a user's provider is kept, with no models yet"
         );
         assert!(dir.path().join(format!("{DATABASE_FILE_NAME}.v2.bak")).is_file(), "a pre-upgrade copy exists");
+    }
+
+    #[test]
+    fn upgrade_from_v8_keeps_every_key_and_puts_each_in_a_group_of_its_own() {
+        let fill = "
+            INSERT INTO llm_provider_api_keys
+              (id, provider_id, label, storage, api_key, preview, enabled, weight, sort_order, created_at, updated_at,
+               rpm_limit, max_concurrent)
+            VALUES
+              ('k1', 'openai', 'prod', 'database', 'sk-one', NULL, 1, 3, 0, 10, 11, 60, NULL),
+              ('k2', 'openai', NULL, 'keychain', NULL, 'sk-…wxyz', 0, 1, 1, 12, 13, NULL, 2);";
+        let dir = database_at(8, fill);
+        let columns = "id, provider_id, label, storage, api_key, preview, enabled, weight, sort_order, created_at, \
+                       updated_at, rpm_limit, max_concurrent";
+        let select = format!("SELECT {columns} FROM llm_provider_api_keys ORDER BY id");
+        let before = rows_of(&Connection::open(dir.path().join(DATABASE_FILE_NAME)).unwrap(), &select);
+        let db = Database::open(dir.path()).expect("a v8 database upgrades");
+        let after = rows(&db, &select);
+        assert_eq!(after, before, "every key field is kept");
+        assert_eq!(
+            rows(&db, "SELECT quota_group FROM llm_provider_api_keys ORDER BY id"),
+            ["Null", "Null"],
+            "keys from before have no quota group: each is a group of its own"
+        );
+    }
+
+    #[test]
+    fn upgrade_from_v9_keeps_providers_keys_and_chats_and_accepts_gemini() {
+        let fill = "
+            INSERT INTO providers (id, name, kind, base_url, api_key, builtin, sort_order, created_at, updated_at,
+                                   models, default_model, system_prompt, api_key_storage, api_key_preview)
+              VALUES ('gw', 'Gateway', 'openai', 'https://gw/v1', NULL, 0, 9, 1, 2, '[\"m\"]', 'm', 'be brief',
+                      'keychain', 'sk-…abcd');
+            INSERT INTO llm_provider_api_keys (id, provider_id, api_key, created_at, updated_at, quota_group)
+              VALUES ('k1', 'gw', 'sk-one', 10, 11, 'project-1'), ('k2', 'openai', 'sk-two', 12, 13, NULL);
+            INSERT INTO chats (id, title, provider_id, model, created_at, updated_at) VALUES ('c1', 'hi', 'gw', 'm', 1, 1);";
+        let dir = database_at(9, fill);
+        let providers = "SELECT * FROM providers ORDER BY id";
+        let keys = "SELECT * FROM llm_provider_api_keys ORDER BY id";
+        let chats = "SELECT id, provider_id FROM chats ORDER BY id";
+        let before = {
+            let conn = Connection::open(dir.path().join(DATABASE_FILE_NAME)).unwrap();
+            [rows_of(&conn, providers), rows_of(&conn, keys), rows_of(&conn, chats)]
+        };
+        let db = Database::open(dir.path()).expect("a v9 database upgrades");
+        let after = [rows(&db, providers), rows(&db, keys), rows(&db, chats)];
+        assert_eq!(after, before, "every provider, key and chat is kept as it was: no cascade on the rebuild");
+        let conn = db.lock().unwrap();
+        conn.execute(
+            "INSERT INTO providers (id, name, kind, base_url, created_at, updated_at) \
+             VALUES ('g', 'Gemini', 'gemini', 'https://generativelanguage.googleapis.com', 1, 1)",
+            [],
+        )
+        .expect("a Gemini provider is accepted");
+        assert!(
+            conn.execute(
+                "INSERT INTO providers (id, name, kind, base_url, created_at, updated_at) VALUES ('x', 'X', 'mystery', 'u', 1, 1)",
+                [],
+            )
+            .is_err(),
+            "an unknown kind is still refused"
+        );
+        let fk: bool = conn.pragma_query_value(None, "foreign_keys", |r| r.get(0)).unwrap();
+        assert!(fk, "foreign keys are on once the migrations ran");
+        conn.execute("DELETE FROM providers WHERE id = 'gw'", []).unwrap();
+        assert_eq!(
+            rows_of(&conn, "SELECT id FROM llm_provider_api_keys ORDER BY id"),
+            ["Text(\"k2\")"],
+            "the keys still refer to the rebuilt table: deleting a provider deletes its keys"
+        );
     }
 
     #[test]

@@ -81,6 +81,7 @@ fn entry_of(row: ApiKeyRow, vault: &Vault) -> KeyEntry {
         sort_order: row.sort_order,
         created_at: Timestamp::from_millis(row.created_at),
         limits: UserLimits { rpm: row.rpm_limit, max_concurrent: row.max_concurrent },
+        quota_group: row.quota_group,
     }
 }
 
@@ -123,6 +124,7 @@ impl Keys {
                 weight: new.weight,
                 rpm_limit: new.limits.rpm,
                 max_concurrent: new.limits.max_concurrent,
+                quota_group: None,
             };
             let row = api_keys::insert_api_key(tx, &new_key, now)?;
             Ok(Changed { provider_id: new.provider_id, value: row })

@@ -191,6 +191,7 @@ fn dialect_of(kind: ProviderKind) -> Dialect {
     match kind {
         ProviderKind::Openai => Dialect::OpenAi,
         ProviderKind::Anthropic => Dialect::Anthropic,
+        ProviderKind::Gemini => Dialect::Gemini,
     }
 }
 

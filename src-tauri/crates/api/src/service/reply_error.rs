@@ -115,6 +115,9 @@ impl From<Breakage> for BreakageKind {
             Breakage::EndedEarly => BreakageKind::EndedEarly,
             Breakage::Stream => BreakageKind::Stream,
             Breakage::TooLarge => BreakageKind::TooLarge,
+            // Until the UI has words of its own for a safety block (phase 2 of issue 21): a reply
+            // that held no text, which is what the user sees.
+            Breakage::PromptBlocked | Breakage::ReplyBlocked => BreakageKind::NoText,
         }
     }
 }
@@ -174,6 +177,9 @@ fn blocked(provider: String, reason: &Unavailability, last: Option<LastAnswer>) 
                 Blocker::Tried => (BlockedState::Tried, None, None),
                 Blocker::Cooling { until } => (BlockedState::Cooling, Some(until.as_millis()), None),
                 Blocker::Spent { until } => (BlockedState::Spent, Some(until.as_millis()), None),
+                // Until the UI says "daily quota used up until …" (phase 2 of issue 21): a budget
+                // spent until then, which it is.
+                Blocker::UsedUpForTheDay { until } => (BlockedState::Spent, Some(until.as_millis()), None),
                 Blocker::Busy => (BlockedState::Busy, None, None),
                 Blocker::Disabled { status } => (BlockedState::Disabled, None, status),
                 Blocker::Exhausted { next_probe_at } => {

@@ -426,7 +426,11 @@ mod pool_status {
             provider: &provider,
             key: &first.key_id,
             status: 429,
-            kind: keypool::FailureKind::RateLimited { retry_after: None, announced: keypool::Announced::default() },
+            kind: keypool::FailureKind::RateLimited {
+                retry_after: None,
+                announced: keypool::Announced::default(),
+                quota: None,
+            },
             scope: None,
             sent_at: None,
         };

@@ -42,6 +42,7 @@ fn main() {
             created_at: start,
             limits: UserLimits::default(),
             sealed: false,
+            quota_group: None,
         })
         .collect();
     let pool = KeyPool::new(PoolConfig::default(), Arc::new(Keys(keys)), Arc::new(EnvResolver));

@@ -2,5 +2,6 @@
 //! a hostile provider can and cannot do to it.
 
 mod bounds;
+mod gemini;
 mod hostile;
 mod support;

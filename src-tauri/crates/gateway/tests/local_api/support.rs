@@ -39,32 +39,58 @@ impl Recorder for Keys {
     }
 }
 
-struct OneProvider(ProviderEndpoint);
+/// One provider, served in its kind's dialect: every model, or only those listed.
+struct OneProvider {
+    endpoint: ProviderEndpoint,
+    models: Option<Vec<String>>,
+}
+
+impl OneProvider {
+    fn dialect(&self) -> Dialect {
+        match self.endpoint.kind {
+            ProviderKind::Openai => Dialect::OpenAi,
+            ProviderKind::Anthropic => Dialect::Anthropic,
+            ProviderKind::Gemini => Dialect::Gemini,
+        }
+    }
+}
 
 impl Routes for OneProvider {
     fn route(&self, dialect: Dialect, model: &str) -> Result<Route, Unrouted> {
-        match dialect {
-            Dialect::OpenAi => Ok(Route { endpoint: self.0.clone(), model: model.to_owned() }),
-            _ => Err(Unrouted::Unknown),
+        let served = self.models.as_ref().is_none_or(|models| models.iter().any(|m| m == model));
+        match (served, dialect == self.dialect()) {
+            (true, true) => Ok(Route { endpoint: self.endpoint.clone(), model: model.to_owned() }),
+            (true, false) => Err(Unrouted::OtherDialect { provider: self.endpoint.name.clone() }),
+            (false, _) => Err(Unrouted::Unknown),
         }
     }
 
-    fn models(&self, _: Dialect) -> Vec<ListedModel> {
-        Vec::new()
+    fn models(&self, dialect: Dialect) -> Vec<ListedModel> {
+        let listed = self.models.iter().flatten().filter(|_| dialect == self.dialect());
+        listed.map(|id| ListedModel { id: id.clone(), provider: self.endpoint.name.clone(), dialect }).collect()
     }
 }
 
 pub struct LocalApi {
     pub fake: FakeProvider,
     pub gateway: Gateway,
+    keys: Arc<Keys>,
     http: reqwest::Client,
 }
 
 impl LocalApi {
-    /// The local API over a pool holding `key-<label>` for each label.
+    /// The local API over an OpenAI-compatible provider serving every model, whose pool holds
+    /// `key-<label>` for each label.
     pub async fn start(labels: &[&str]) -> LocalApi {
+        LocalApi::of_kind(ProviderKind::Openai, None, labels).await
+    }
+
+    /// The same over a provider of `kind` serving `models` (every model when `None`), the fake
+    /// provider's quota windows on the service's manual clock.
+    pub async fn of_kind(kind: ProviderKind, models: Option<&[&str]>, labels: &[&str]) -> LocalApi {
         let clock = Arc::new(ManualClock::new(START));
-        let fake = FakeProvider::start().await;
+        let fake_clock = clock.clone();
+        let fake = FakeProvider::start_with_clock(Arc::new(move || fake_clock.now().as_millis())).await;
         let keys = Arc::new(Keys::default());
         for (i, label) in labels.iter().enumerate() {
             keys.entries.lock().unwrap().push(KeyEntry {
@@ -78,11 +104,13 @@ impl LocalApi {
                 created_at: START,
                 limits: UserLimits::default(),
                 sealed: false,
+                quota_group: None,
             });
         }
         let resolver = Arc::new(MapResolver::new());
         let pool = Arc::new(KeyPool::new(PoolConfig::default(), keys.clone(), resolver.clone()));
         let as_clock: Arc<dyn Clock> = clock.clone();
+        let keys_for_records = keys.clone();
         let service = CompletionService::new(
             pool.clone(),
             as_clock.clone(),
@@ -90,17 +118,43 @@ impl LocalApi {
             keys,
             Arc::new(SimulatedTime::new(clock.clone())),
         );
-        let endpoint = ProviderEndpoint {
-            id: ProviderId::new("p"),
-            name: "Fake".into(),
-            kind: ProviderKind::Openai,
-            base_url: format!("{}/v1", fake.url()),
-            provider_key: None,
+        let base_url = match kind {
+            ProviderKind::Openai => format!("{}/v1", fake.url()),
+            ProviderKind::Anthropic | ProviderKind::Gemini => fake.url(),
         };
-        let gateway = Gateway::start(0, token_hash(TOKEN), Arc::new(OneProvider(endpoint)), service, as_clock)
-            .await
-            .expect("a free port");
-        LocalApi { fake, gateway, http: reqwest::Client::new() }
+        let endpoint =
+            ProviderEndpoint { id: ProviderId::new("p"), name: "Fake".into(), kind, base_url, provider_key: None };
+        let models = models.map(|models| models.iter().map(|m| (*m).to_owned()).collect());
+        let routes = Arc::new(OneProvider { endpoint, models });
+        let gateway = Gateway::start(0, token_hash(TOKEN), routes, service, as_clock).await.expect("a free port");
+        LocalApi { fake, gateway, keys: keys_for_records, http: reqwest::Client::new() }
+    }
+
+    /// Every attempt the service recorded for the ledger.
+    pub fn attempts(&self) -> Vec<AttemptRecord> {
+        self.keys.attempts.lock().unwrap().clone()
+    }
+
+    /// `POST path` with `body` as it is, and `headers`: the status, the body, its `retry-after`.
+    pub async fn post_raw(&self, path: &str, body: &str, headers: &[(&str, &str)]) -> (u16, String, Option<String>) {
+        let mut request =
+            self.http.post(self.url(path)).header("content-type", "application/json").body(body.to_owned());
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.expect("the local API answers");
+        let status = response.status().as_u16();
+        let retry_after = response.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        (status, response.text().await.expect("a body"), retry_after)
+    }
+
+    /// `GET path` with `headers`: the body as JSON.
+    pub async fn get_json(&self, path: &str, headers: &[(&str, &str)]) -> Value {
+        let mut request = self.http.get(self.url(path));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send().await.expect("the local API answers").json().await.expect("JSON")
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -105,7 +105,8 @@ fn token_windows_need_room_for_the_estimated_input() {
 fn a_per_model_429_spends_that_model_and_keeps_the_ladder_for_the_rest() {
     let f = Fixture::new(&[1, 1]);
     let a = KeyId::from("A");
-    let spent = FailureKind::RateLimited { retry_after: Some(secs(3)), announced: requests_left(0, secs(3)) };
+    let spent =
+        FailureKind::RateLimited { retry_after: Some(secs(3)), announced: requests_left(0, secs(3)), quota: None };
     let failure = Failure { provider: &f.openai, key: &a, status: 429, kind: spent, scope: Some(GPT), sent_at: None };
     assert_eq!(
         f.pool.report_failure(failure, f.now()).unwrap(),
@@ -116,7 +117,7 @@ fn a_per_model_429_spends_that_model_and_keeps_the_ladder_for_the_rest() {
     assert_eq!(f.status_of("A").consecutive_errors, 0, "and it did not climb the ladder");
     assert_eq!(id(&f.select_for("gpt-4.1", 1).unwrap()), "A", "another model still uses it");
 
-    let plain = FailureKind::RateLimited { retry_after: None, announced: Announced::default() };
+    let plain = FailureKind::RateLimited { retry_after: None, announced: Announced::default(), quota: None };
     let failure = Failure { provider: &f.openai, key: &a, status: 429, kind: plain, scope: Some(GPT), sent_at: None };
     assert_eq!(
         f.pool.report_failure(failure, f.now()).unwrap(),

@@ -121,6 +121,7 @@ pub fn entry(provider: &str, id: &str, weight: u32, sort_order: i64) -> KeyEntry
         created_at: T0,
         limits: UserLimits::default(),
         sealed: false,
+        quota_group: None,
     }
 }
 

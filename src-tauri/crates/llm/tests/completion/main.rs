@@ -6,6 +6,7 @@ mod affinity;
 mod cancel;
 mod env_keys;
 mod failover;
+mod gemini;
 mod hostile;
 mod limits;
 mod no_available_key;

@@ -111,6 +111,7 @@ impl Rig {
                 created_at: START,
                 limits: UserLimits::default(),
                 sealed: false,
+                quota_group: None,
             });
         }
         let resolver = Arc::new(env);
@@ -123,7 +124,7 @@ impl Rig {
     pub fn request(&self, session: &str, stream: bool) -> CompletionRequest {
         let base_url = match self.kind {
             ProviderKind::Openai => format!("{}/v1", self.fake.url()),
-            ProviderKind::Anthropic => self.fake.url(),
+            ProviderKind::Anthropic | ProviderKind::Gemini => self.fake.url(),
         };
         CompletionRequest {
             session: SessionId::new(session),
@@ -172,6 +173,14 @@ impl Rig {
     pub fn set_limits(&self, label: &str, limits: UserLimits) {
         for entry in self.keys.entries.lock().unwrap().iter_mut().filter(|e| e.label.as_deref() == Some(label)) {
             entry.limits = limits;
+        }
+        self.service.pool().invalidate(&ProviderId::new("p"));
+    }
+
+    /// Puts the key labelled `label` in quota group `group`, as a write through the store would.
+    pub fn set_group(&self, label: &str, group: &str) {
+        for entry in self.keys.entries.lock().unwrap().iter_mut().filter(|e| e.label.as_deref() == Some(label)) {
+            entry.quota_group = Some(group.to_owned());
         }
         self.service.pool().invalidate(&ProviderId::new("p"));
     }

@@ -1,0 +1,138 @@
+//! Quota groups: keys whose provider counts their requests together (a Google Cloud project's
+//! Gemini keys, an OpenAI organization's keys) share one rate-limit state, so one refusal rests
+//! the whole group instead of costing one refused request per key of it.
+//!
+//! A group holds what the provider's limits taught: the rest after rate limits that named no
+//! model (all models), and per scope (model or model class) the announced windows, the
+//! reservations of the requests in flight on any of its keys, a per-minute quota's rest and a
+//! daily quota's end. What belongs to one key stays on the key: whether it is refused or out of
+//! credit, the user's limits and its statistics. A key with no group is a group of its own.
+
+use std::sync::Arc;
+
+use crate::budget::{Announced, Scopes};
+use crate::request::Quota;
+use crate::rest::Rest;
+use crate::{FailureOutcome, KeyId, PoolConfig, Timestamp};
+
+/// Who a group is, stable across reloads: its name, or the key alone in it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum GroupId {
+    /// The group the user named (the key's `quota_group`).
+    Named(Arc<str>),
+    /// A key with no group.
+    Own(KeyId),
+}
+
+impl GroupId {
+    /// The group of a key with `quota_group` (blank: its own).
+    pub fn of(key: &KeyId, quota_group: Option<&str>) -> GroupId {
+        match quota_group.map(str::trim).filter(|g| !g.is_empty()) {
+            Some(name) => GroupId::Named(Arc::from(name)),
+            None => GroupId::Own(key.clone()),
+        }
+    }
+}
+
+/// What the pool learned about a group at run time; carried across reloads by its [`GroupId`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GroupHealth {
+    /// Resting after rate limits that named no scope's quota: no key of the group serves.
+    pub rest: Rest,
+    pub scopes: Scopes,
+}
+
+/// One group of a provider's keys.
+pub(crate) struct QuotaGroup {
+    pub id: GroupId,
+    pub health: GroupHealth,
+}
+
+/// What a rate limit names: its scope, the wait it announced, the windows it announced, which of
+/// the scope's quotas it hit, and when the refused request was sent.
+pub(crate) struct RateLimit<'a> {
+    pub scope: Option<&'a str>,
+    pub retry_after: Option<std::time::Duration>,
+    pub announced: Announced,
+    pub quota: Option<Quota>,
+    pub sent_at: Option<Timestamp>,
+}
+
+impl GroupHealth {
+    /// An answer for `scope`: the group's rest and the scope's end with their streaks, and the
+    /// windows it announced become what the group has left. A daily quota stays used up: an
+    /// answer to a request sent before the refusal says nothing about the day. Returns whether
+    /// availability may have changed.
+    pub fn answered(&mut self, scope: Option<&str>, announced: &Announced) -> bool {
+        let mut changed = self.rest.answered();
+        if let Some(scope) = scope {
+            self.scopes.record(scope, announced);
+            if let Some(budget) = self.scopes.scopes_mut().iter_mut().find(|b| &*b.scope == scope) {
+                changed |= budget.rest.answered();
+            }
+        }
+        changed
+    }
+
+    /// A rate limit refused a request of the group: what rests, and until when.
+    ///
+    /// * A quota per day of the request's scope: the scope is used up until the quota's day
+    ///   ends (`day_end`), whatever wait was announced (Gemini says `0s`); it comes back then by
+    ///   itself.
+    /// * A quota per minute of the scope: only the scope rests, for the announced wait, on its
+    ///   own ladder when none was announced.
+    /// * Windows that show the scope spent: the scope waits for their reset.
+    /// * Anything else: the whole group rests, on the group's ladder.
+    pub fn rate_limited(
+        &mut self,
+        limit: RateLimit<'_>,
+        day_end: impl FnOnce(Timestamp) -> Timestamp,
+        config: &PoolConfig,
+        now: Timestamp,
+    ) -> FailureOutcome {
+        let RateLimit { scope, retry_after, announced, quota, sent_at } = limit;
+        if let Some(scope) = scope {
+            self.scopes.record(scope, &announced);
+            match quota {
+                Some(Quota::PerDay) => {
+                    let until = day_end(now);
+                    let budget = self.scopes.scope_at(scope, now);
+                    budget.day_until = budget.day_until.max(Some(until));
+                    return FailureOutcome::UsedUpForTheDay { until };
+                }
+                Some(Quota::PerMinute) => {
+                    let until = self.scopes.scope_at(scope, now).rest.refused(retry_after, sent_at, config, now);
+                    return FailureOutcome::ScopeCooled { until };
+                }
+                None => {}
+            }
+            // The windows say which limit was hit: that scope's budget, not the whole group.
+            if let Some(until) = announced.spent_until(0).filter(|&until| until > now) {
+                let until = until.max(now + crate::config::MIN_REST);
+                self.scopes.spend(scope, until, now);
+                return FailureOutcome::Spent { until };
+            }
+        }
+        FailureOutcome::Cooled { until: self.rest.refused(retry_after, sent_at, config, now) }
+    }
+
+    /// Ends the rests that are over by `now`; returns whether the group's own rest ended.
+    pub fn expire(&mut self, now: Timestamp) -> bool {
+        for budget in self.scopes.scopes_mut() {
+            budget.rest.expire(now);
+            if budget.day_until.is_some_and(|until| until <= now) {
+                budget.day_until = None;
+            }
+        }
+        self.rest.expire(now)
+    }
+
+    /// A user action: every rest ends, and every daily quota is believed whole again.
+    pub fn reset(&mut self) {
+        self.rest.reset();
+        for budget in self.scopes.scopes_mut() {
+            budget.rest.reset();
+            budget.day_until = None;
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! Google Gemini's native API (`generativelanguage.googleapis.com`): how a request is addressed
+//! and shaped, how its answers (whole, streamed as SSE, or streamed as one JSON array) are read,
+//! and what its refusals mean to the pool.
+//!
+//! Gemini sends no rate-limit headers; its refusals say what they mean in the JSON error body:
+//! `error.status` and `error.details[]` (`google.rpc.QuotaFailure` names the quota hit, per
+//! minute or per day; `google.rpc.RetryInfo` the wait; `google.rpc.ErrorInfo` an invalid key).
+//! Its 429 message mentions "billing" even for a per-minute limit: that text never means "out of
+//! credit" here.
+
+use std::time::Duration;
+
+use keypool::Quota;
+use serde_json::{json, Value};
+
+use crate::error::{Breakage, Failure, Meaning};
+use crate::provider::{error_message, ChatMessage, Role, StreamPiece, Usage};
+
+/// The path of a model's method under the base URL: `v1beta/models/{model}:{method}`, the model
+/// percent-encoded as one path segment, a `models/` prefix dropped.
+pub(crate) fn model_path(model: &str, method: &str) -> String {
+    let model = model.strip_prefix("models/").unwrap_or(model);
+    let segment = percent_encoding::utf8_percent_encode(model, SEGMENT);
+    format!("v1beta/models/{segment}:{method}")
+}
+
+/// What may not stand as itself in one path segment.
+const SEGMENT: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// The path of a reply: `:generateContent`, or streamed as SSE `:streamGenerateContent?alt=sse`.
+pub(crate) fn generate_path(model: &str, stream: bool) -> String {
+    if stream {
+        format!("{}?alt=sse", model_path(model, "streamGenerateContent"))
+    } else {
+        model_path(model, "generateContent")
+    }
+}
+
+/// The request body: the system prompt as `systemInstruction`, the turns as `contents` with the
+/// roles `user` and `model`. No `maxOutputTokens`: a thinking model spends its thoughts from it,
+/// and a low bound would cut replies short.
+pub(crate) fn body(messages: &[ChatMessage]) -> Value {
+    let system: Vec<&str> = messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.as_str()).collect();
+    let contents: Vec<Value> = messages
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .map(|m| {
+            let role = if m.role == Role::Assistant { "model" } else { "user" };
+            json!({ "role": role, "parts": [{ "text": m.content }] })
+        })
+        .collect();
+    let mut body = json!({ "contents": contents });
+    if !system.is_empty() {
+        body["systemInstruction"] = json!({ "parts": [{ "text": system.join("\n\n") }] });
+    }
+    body
+}
+
+/// The text of a GenerateContentResponse: its first candidate's parts, thoughts left out.
+pub(crate) fn text_of(response: &Value) -> Option<String> {
+    let parts = response["candidates"][0]["content"]["parts"].as_array()?;
+    Some(parts.iter().filter(|p| p["thought"] != true).filter_map(|p| p["text"].as_str()).collect())
+}
+
+/// `usageMetadata`: the prompt counts its cached tokens (`promptTokenCount` includes
+/// `cachedContentTokenCount`); the output is the candidates' tokens plus the thoughts'.
+pub(crate) fn usage_of(response: &Value) -> Option<Usage> {
+    let usage = &response["usageMetadata"];
+    Some(Usage {
+        input: usage["promptTokenCount"].as_u64()?,
+        cached: usage["cachedContentTokenCount"].as_u64().unwrap_or(0),
+        output: usage["candidatesTokenCount"].as_u64().unwrap_or(0) + usage["thoughtsTokenCount"].as_u64().unwrap_or(0),
+    })
+}
+
+/// The usage of a whole answer: one GenerateContentResponse, or the JSON array a stream without
+/// `alt=sse` is (its last element that reports one: the counts are cumulative).
+pub(crate) fn usage_of_reply(body: &Value) -> Option<Usage> {
+    match body.as_array() {
+        Some(responses) => responses.iter().rev().find_map(usage_of),
+        None => usage_of(body),
+    }
+}
+
+/// Finish reasons that mean the reply was stopped by a filter, not finished.
+const BLOCKED: [&str; 6] = ["SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"];
+
+/// How a GenerateContentResponse ends the reply, if it does: blocked (the prompt by
+/// `promptFeedback.blockReason`, the reply by a filter's `finishReason`), or finished.
+pub(crate) fn ending_of(response: &Value) -> Option<StreamPiece> {
+    if response["promptFeedback"]["blockReason"].is_string() {
+        return Some(StreamPiece::Broken(Breakage::PromptBlocked));
+    }
+    let reason = response["candidates"][0]["finishReason"].as_str()?;
+    if BLOCKED.contains(&reason) {
+        Some(StreamPiece::Broken(Breakage::ReplyBlocked))
+    } else {
+        Some(StreamPiece::Done)
+    }
+}
+
+/// The pieces of one streamed GenerateContentResponse (an SSE event's data), in order: an error
+/// object ends the attempt as the refusal it describes; else its text, its usage so far, and its
+/// end if it has one.
+pub(crate) fn stream_pieces(data: &str) -> Vec<StreamPiece> {
+    let Ok(response) = serde_json::from_str::<Value>(data) else { return vec![StreamPiece::Nothing] };
+    if response.get("error").is_some_and(|e| !e.is_null()) {
+        let status = response["error"]["code"].as_u64().and_then(|c| u16::try_from(c).ok()).unwrap_or(500);
+        return vec![StreamPiece::Error(refusal(status, data, None))];
+    }
+    let mut pieces = Vec::with_capacity(3);
+    if let Some(text) = text_of(&response).filter(|t| !t.is_empty()) {
+        pieces.push(StreamPiece::Text(text));
+    }
+    if let Some(usage) = usage_of(&response) {
+        pieces.push(StreamPiece::Usage(usage));
+    }
+    pieces.extend(ending_of(&response));
+    pieces
+}
+
+/// What a Gemini refusal (`status`, its error `body`) means, as a [`Failure`]:
+///
+/// | answer | meaning |
+/// |---|---|
+/// | 429 naming a per-minute quota | the model rests for `RetryInfo.retryDelay` (the ladder without one) |
+/// | 429 naming a per-day quota | the model is used up for the day, whatever the delay |
+/// | 429 naming no quota | a rate limit, with the ladder |
+/// | 400 `ErrorInfo.reason: API_KEY_INVALID` | the key is refused, as a 401 |
+/// | any other 400 | the request's fault: no pool action |
+/// | 403 | the key is refused |
+/// | 500, 503 | overloaded, as Anthropic's 529: a brief rest and failover |
+///
+/// `retry_after` is the wait its headers announced, if any; `RetryInfo` wins over it.
+pub(crate) fn refusal(status: u16, body: &str, retry_after: Option<Duration>) -> Failure {
+    let error: Value = serde_json::from_str::<Value>(body).map(|v| v["error"].clone()).unwrap_or(Value::Null);
+    let details: &[Value] = error["details"].as_array().map_or(&[], Vec::as_slice);
+    let of_type = |name: &'static str| {
+        details.iter().filter(move |d| {
+            d["@type"].as_str().and_then(|t| t.strip_suffix(name)).is_some_and(|rest| rest.ends_with("google.rpc."))
+        })
+    };
+    let retry_after =
+        of_type("RetryInfo").find_map(|d| d["retryDelay"].as_str().and_then(protobuf_duration)).or(retry_after);
+    let quota_ids: Vec<&str> = of_type("QuotaFailure")
+        .flat_map(|d| d["violations"].as_array().map_or(&[][..], Vec::as_slice))
+        .filter_map(|v| v["quotaId"].as_str())
+        .collect();
+    let reason = of_type("ErrorInfo").find_map(|d| d["reason"].as_str());
+    let meaning = match status {
+        429 => {
+            // A day's quota outlasts a minute's: when both are named, the day decides.
+            let quota = if quota_ids.iter().any(|id| id.contains("PerDay")) {
+                Some(Quota::PerDay)
+            } else if quota_ids.iter().any(|id| id.contains("PerMinute")) {
+                Some(Quota::PerMinute)
+            } else {
+                None
+            };
+            Some(Meaning::RateLimit(quota))
+        }
+        400 if reason == Some("API_KEY_INVALID") => Some(Meaning::KeyRefused),
+        500 | 503 => Some(Meaning::RateLimit(None)),
+        _ => None,
+    };
+    Failure { retry_after, meaning, ..Failure::new(status, error_message(body)) }
+}
+
+/// A protobuf `Duration` in JSON: seconds with an `s`, e.g. `"37s"`, `"37.800s"`, `"0s"`.
+fn protobuf_duration(text: &str) -> Option<Duration> {
+    let seconds: f64 = text.trim().strip_suffix('s')?.parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+}
+
+/// The models of one page of `GET v1beta/models` that can generate content, without their
+/// `models/` prefix, and the next page's token.
+pub(crate) fn models_page(page: &Value) -> Option<(Vec<String>, Option<String>)> {
+    let models = page["models"].as_array()?;
+    let ids = models
+        .iter()
+        .filter(|m| {
+            m["supportedGenerationMethods"]
+                .as_array()
+                .is_some_and(|methods| methods.iter().any(|method| method == "generateContent"))
+        })
+        .filter_map(|m| m["name"].as_str())
+        .map(|name| name.strip_prefix("models/").unwrap_or(name).to_owned())
+        .collect();
+    let next = page["nextPageToken"].as_str().filter(|t| !t.is_empty()).map(str::to_owned);
+    Some((ids, next))
+}
+
+#[cfg(test)]
+mod tests {
+    use keypool::{Announced, FailureKind};
+
+    use super::*;
+
+    /// A 429 as Google sends it, naming `quota_id` and `delay`.
+    fn quota_429(quota_id: &str, delay: &str) -> String {
+        json!({ "error": { "code": 429, "status": "RESOURCE_EXHAUSTED",
+            "message": "You exceeded your current quota, please check your plan and billing details. Please retry in 37.8s.",
+            "details": [
+                { "@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
+                    "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                    "quotaId": quota_id,
+                    "quotaDimensions": { "location": "global", "model": "gemini-2.0-flash" }, "quotaValue": "15" }] },
+                { "@type": "type.googleapis.com/google.rpc.Help", "links": [] },
+                { "@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay }] } })
+        .to_string()
+    }
+
+    #[test]
+    fn each_refusal_means_what_the_table_says() {
+        let per_minute = [
+            ("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "37s", 37_000, "requests: RetryInfo's delay"),
+            ("GenerateContentInputTokensPerModelPerMinute-FreeTier", "2.500s", 2_500, "input tokens, fractions read"),
+        ];
+        for (quota_id, delay, ms, why) in per_minute {
+            let minute = refusal(429, &quota_429(quota_id, delay), None);
+            let retry_after = Some(Duration::from_millis(ms));
+            let rest = FailureKind::RateLimited {
+                retry_after,
+                announced: Announced::default(),
+                quota: Some(Quota::PerMinute),
+            };
+            assert_eq!(minute.pool_kind(), Some(rest), "a per-minute quota rests the model: {why}");
+            assert!(!minute.out_of_credit, "the billing words of a 429 never mean out of credit");
+        }
+        let day = refusal(429, &quota_429("GenerateRequestsPerDayPerProjectPerModel-FreeTier", "0s"), None);
+        assert!(
+            matches!(day.pool_kind(), Some(FailureKind::RateLimited { quota: Some(Quota::PerDay), .. })),
+            "a per-day quota, whatever its 0s delay"
+        );
+        let bare = r#"{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}"#;
+        assert_eq!(
+            refusal(429, bare, None).pool_kind(),
+            Some(FailureKind::RateLimited { retry_after: None, announced: Announced::default(), quota: None }),
+            "no QuotaFailure: a rate limit on the ladder"
+        );
+        let invalid = r#"{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT",
+            "details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com"}]}}"#;
+        let invalid = refusal(400, invalid, None);
+        assert_eq!(invalid.pool_kind(), Some(FailureKind::AuthRejected), "an invalid key is refused like a 401");
+        assert_eq!(invalid.message, "API key not valid. Please pass a valid API key.", "in Google's words");
+        let bad = r#"{"error":{"code":400,"message":"Invalid JSON payload received.","status":"INVALID_ARGUMENT"}}"#;
+        assert_eq!(refusal(400, bad, None).pool_kind(), None, "any other 400 is the request's fault");
+        let denied = r#"{"error":{"code":403,"message":"Permission denied","status":"PERMISSION_DENIED"}}"#;
+        assert_eq!(refusal(403, denied, None).pool_kind(), Some(FailureKind::AuthRejected), "403 as for the others");
+        for status in [500, 503] {
+            let overloaded = r#"{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}"#;
+            assert!(
+                matches!(
+                    refusal(status, overloaded, None).pool_kind(),
+                    Some(FailureKind::RateLimited { quota: None, .. })
+                ),
+                "{status} rests the key briefly, as Anthropic's 529"
+            );
+        }
+        assert_eq!(refusal(404, "not json", None).pool_kind(), None, "a 404 is nothing to the pool");
+    }
+
+    #[test]
+    fn a_stream_event_carries_text_usage_and_its_end_at_once() {
+        let last = r#"{"candidates":[{"content":{"parts":[{"text":"lo"}],"role":"model"},"finishReason":"STOP"}],
+            "usageMetadata":{"promptTokenCount":11,"cachedContentTokenCount":5,"candidatesTokenCount":2,"thoughtsTokenCount":3}}"#;
+        assert_eq!(
+            stream_pieces(last),
+            [
+                StreamPiece::Text("lo".into()),
+                StreamPiece::Usage(Usage { input: 11, cached: 5, output: 5 }),
+                StreamPiece::Done
+            ],
+            "output counts the thoughts; the prompt includes the cached tokens"
+        );
+        let thought = r#"{"candidates":[{"content":{"parts":[{"text":"hmm","thought":true},{"text":"Hi"}]}}]}"#;
+        assert_eq!(stream_pieces(thought), [StreamPiece::Text("Hi".into())], "thoughts are not the reply");
+        let blocked = r#"{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":4}}"#;
+        assert_eq!(
+            stream_pieces(blocked),
+            [
+                StreamPiece::Usage(Usage { input: 4, cached: 0, output: 0 }),
+                StreamPiece::Broken(Breakage::PromptBlocked)
+            ],
+            "a blocked prompt ends the attempt as blocked"
+        );
+        let stopped = r#"{"candidates":[{"content":{"parts":[{"text":"par"}]},"finishReason":"SAFETY"}]}"#;
+        assert_eq!(
+            stream_pieces(stopped),
+            [StreamPiece::Text("par".into()), StreamPiece::Broken(Breakage::ReplyBlocked)],
+            "a reply stopped by the safety filter ends as blocked, its text so far kept"
+        );
+        let error = quota_429("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "7s");
+        let pieces = stream_pieces(&error);
+        let [StreamPiece::Error(failure)] = pieces.as_slice() else {
+            panic!("an error object is one refusal: {pieces:?}");
+        };
+        assert_eq!(failure.status, 429, "its code is its status");
+        assert!(matches!(failure.pool_kind(), Some(FailureKind::RateLimited { quota: Some(Quota::PerMinute), .. })));
+    }
+
+    #[test]
+    fn requests_are_addressed_and_shaped_as_google_documents() {
+        assert_eq!(generate_path("gemini-2.0-flash", false), "v1beta/models/gemini-2.0-flash:generateContent");
+        assert_eq!(
+            generate_path("models/gemini-2.0-flash", true),
+            "v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse",
+            "a models/ prefix is dropped; streams ask for SSE"
+        );
+        assert_eq!(model_path("a/b?c", "countTokens"), "v1beta/models/a%2Fb%3Fc:countTokens", "one path segment");
+        let messages = [
+            ChatMessage { role: Role::System, content: "be brief".into() },
+            ChatMessage { role: Role::User, content: "hi".into() },
+            ChatMessage { role: Role::Assistant, content: "hello".into() },
+        ];
+        assert_eq!(
+            body(&messages),
+            json!({ "systemInstruction": { "parts": [{ "text": "be brief" }] },
+                    "contents": [{ "role": "user", "parts": [{ "text": "hi" }] },
+                                 { "role": "model", "parts": [{ "text": "hello" }] }] }),
+            "the system prompt apart, the assistant as `model`"
+        );
+    }
+
+    #[test]
+    fn model_pages_keep_only_models_that_generate_content() {
+        let page = json!({ "models": [
+            { "name": "models/gemini-2.0-flash", "supportedGenerationMethods": ["generateContent", "countTokens"] },
+            { "name": "models/text-embedding-004", "supportedGenerationMethods": ["embedContent"] }],
+            "nextPageToken": "p2" });
+        assert_eq!(
+            models_page(&page),
+            Some((vec!["gemini-2.0-flash".into()], Some("p2".into()))),
+            "embedders left out"
+        );
+        let last = json!({ "models": [], "nextPageToken": "" });
+        assert_eq!(models_page(&last), Some((vec![], None)), "an empty token is the last page");
+    }
+}
