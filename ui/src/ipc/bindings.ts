@@ -205,6 +205,9 @@ export type ExportUsageArgs = { providerId?: string, from?: number, to?: number,
  */
 export type FailoverReason = "rate_limited" | "auth_rejected" | "quota_exhausted";
 
+/**
+ * The id of the thing a command acts on.
+ */
 export type IdArgs = { id: string, };
 
 /**
@@ -478,6 +481,9 @@ systemPrompt: string | null,
  */
 keyCount: number, createdAt: number, updatedAt: number, };
 
+/**
+ * The provider a command reads.
+ */
 export type ProviderArgs = { providerId: string, };
 
 /**

@@ -4,8 +4,7 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use super::issues::{Issue, IssueCode, IssueParams};
-use super::KeychainStatusDto;
-use super::ProbeProblemDto;
+use super::problems::{KeychainStatusDto, ProbeProblemDto};
 use crate::service::{Conflict, KeychainState, ServiceError};
 
 /// The fixed set of error codes the UI may match on.
@@ -145,32 +144,9 @@ impl From<ServiceError> for IpcError {
     }
 }
 
-/// `provider_id` → `providerId`; `ids[2]` stays `ids[2]`.
-pub(crate) fn camel_case_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    let mut upper = false;
-    for c in path.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn paths_become_camel_case() {
-        assert_eq!(camel_case_path("provider_id"), "providerId", "snake_case fields map to camelCase");
-        assert_eq!(camel_case_path("ids[2]"), "ids[2]", "indexes are kept");
-    }
 
     #[test]
     fn codes_parse_from_their_wire_names() {

@@ -14,8 +14,6 @@ use ts_rs::TS;
 use crate::service::{english, FieldError};
 pub use crate::service::{IssueCode, IssueParams};
 
-use super::error::camel_case_path;
-
 /// One problem with one argument: `path` is camelCase as the UI sent it (e.g. `weight`), empty
 /// for a problem with the arguments as a whole. The UI words `code` with `params`; `message` is
 /// the English fallback.
@@ -143,9 +141,32 @@ impl I18n for Coded {
     }
 }
 
+/// `provider_id` → `providerId`; `ids[2]` stays `ids[2]`.
+pub(super) fn camel_case_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut upper = false;
+    for c in path.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_become_camel_case() {
+        assert_eq!(camel_case_path("provider_id"), "providerId", "snake_case fields map to camelCase");
+        assert_eq!(camel_case_path("ids[2]"), "ids[2]", "indexes are kept");
+    }
 
     #[test]
     fn coded_rule_messages_read_back_as_codes_with_params() {

@@ -1,27 +1,16 @@
 //! Command arguments, exactly as the UI sends them: camelCase, no unknown fields, no coercion,
-//! no `null` for optional fields. Each type says its rules (garde) where it is declared, and
-//! converts into the service's input with a `From` impl beside it.
-
-mod chat;
-mod llm_config;
-mod local_api;
-mod rules;
-mod settings;
-mod usage;
+//! no `null` for optional fields. Each type says its rules (garde) where it is declared, beside
+//! its command, and converts into the service's input with a `From` impl beside it; here are the
+//! parsing all of them share and the arguments several commands take.
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
 use ts_rs::TS;
 
-pub use chat::*;
-pub use llm_config::*;
-pub use local_api::*;
-pub use settings::*;
-pub use usage::*;
-
-use super::error::{camel_case_path, IpcError};
-use super::issues::{Coded, Issue, IssueCode, IssueParams};
+use super::error::IpcError;
+use super::issues::{camel_case_path, Coded, Issue, IssueCode, IssueParams};
+use super::rules::not_blank;
 
 /// The arguments of a command: parsed strictly, then checked field by field (garde), then as a
 /// whole. Handlers receive them checked and never validate again.
@@ -54,6 +43,26 @@ pub fn parse<A: CommandArgs>(payload: Value) -> Result<A, IpcError> {
 pub struct NoArgs {}
 
 impl CommandArgs for NoArgs {}
+
+/// The id of the thing a command acts on.
+#[derive(Debug, Deserialize, garde::Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct IdArgs {
+    #[garde(custom(not_blank))]
+    pub id: String,
+}
+
+impl CommandArgs for IdArgs {}
+
+/// The provider a command reads.
+#[derive(Debug, Deserialize, garde::Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProviderArgs {
+    #[garde(custom(not_blank))]
+    pub provider_id: String,
+}
+
+impl CommandArgs for ProviderArgs {}
 
 /// Deserializes command arguments with no coercion: unknown fields, wrong types and a
 /// non-object payload are validation errors whose issue names the offending field.

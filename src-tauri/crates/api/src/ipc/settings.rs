@@ -1,12 +1,13 @@
-//! The arguments of the `settings:*` commands.
+//! `settings:*`: the app's preferences.
 
 use garde::Validate;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::CommandArgs;
-use crate::ipc::error::IpcError;
-use crate::service::{SettingsPatch, MAX_WAIT_LIMIT_SECONDS};
+use super::args::{CommandArgs, NoArgs};
+use super::error::IpcError;
+use crate::service::{AppSettings, SettingsPatch, MAX_WAIT_LIMIT_SECONDS};
+use crate::AppContext;
 
 /// The preferences to change; at least one.
 #[derive(Debug, Deserialize, Validate, TS)]
@@ -45,4 +46,35 @@ impl From<UpdateSettingsArgs> for SettingsPatch {
             usage_retention_days: a.usage_retention_days,
         }
     }
+}
+
+/// The app's preferences.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Settings")]
+pub struct SettingsDto {
+    /// How long a chat may wait for a key to free up when all are spent or resting (seconds).
+    pub max_wait_seconds: u32,
+    /// How long a chat keeps its key without a message (minutes).
+    pub binding_idle_minutes: u32,
+    /// How long usage history is kept (days).
+    pub usage_retention_days: u32,
+}
+
+impl From<AppSettings> for SettingsDto {
+    fn from(s: AppSettings) -> Self {
+        SettingsDto {
+            max_wait_seconds: s.max_wait_seconds,
+            binding_idle_minutes: s.binding_idle_minutes,
+            usage_retention_days: s.usage_retention_days,
+        }
+    }
+}
+
+pub(super) fn get(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<SettingsDto, IpcError> {
+    Ok(ctx.settings()?.get()?.into())
+}
+
+pub(super) fn update(ctx: &AppContext, args: UpdateSettingsArgs) -> Result<SettingsDto, IpcError> {
+    Ok(ctx.settings()?.update(args.into())?.into())
 }

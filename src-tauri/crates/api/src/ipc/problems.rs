@@ -1,21 +1,11 @@
-//! `app:getStatus`.
+//! Why something could not be done, in the words several domains share: where API keys are
+//! kept and why not the keychain, and why asking a provider failed.
 
+use keypool_llm::ProbeProblem;
 use serde::Serialize;
 use ts_rs::TS;
 
-use crate::context::{AppContext, DatabaseState};
-use crate::service::{KeychainProblem, KeychainState};
-
-#[derive(Debug, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct AppStatus {
-    pub version: String,
-    pub data_dir: String,
-    pub log_dir: String,
-    pub database: DatabaseStatus,
-    /// Where API keys are kept at rest; `null` while the database is not open.
-    pub keychain: Option<KeychainStatusDto>,
-}
+use crate::service::{BreakageKind, KeychainProblem, KeychainState};
 
 /// Whether API keys go to the operating system's keychain, and if not, why: the UI shows a
 /// notice in the user's language from `reason`; `detail` is the system's own words.
@@ -58,34 +48,34 @@ impl From<&KeychainState> for KeychainStatusDto {
     }
 }
 
-#[derive(Debug, Serialize, TS)]
-#[serde(tag = "state", rename_all = "camelCase")]
-pub enum DatabaseStatus {
-    Ready {
-        path: String,
-    },
-    /// `kind` is stable (`not_a_database`, `too_new`, …); `message` names the file and what to do.
-    Failed {
-        kind: String,
-        message: String,
-        path: String,
-    },
+/// Why asking a provider (a key test, a model list) failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[ts(rename = "ProbeProblem")]
+pub enum ProbeProblemDto {
+    /// The key is `$var`, which has no usable value.
+    EnvUnset { var: String },
+    /// The provider redirected to another host; no key was sent there.
+    Redirected,
+    /// The provider refused (see `status` and its words in `message`).
+    Refused,
+    /// No answer came.
+    Unreachable { breakage: BreakageKind },
+    /// An answer came, but not a list of models.
+    Unreadable,
+    /// The key is accepted but still out of credit.
+    OutOfCredit,
 }
 
-impl From<&AppContext> for AppStatus {
-    fn from(ctx: &AppContext) -> Self {
-        let database = match ctx.database() {
-            DatabaseState::Ready { path } => DatabaseStatus::Ready { path: path.display().to_string() },
-            DatabaseState::Failed { kind, message, path } => {
-                DatabaseStatus::Failed { kind: kind.to_owned(), message, path: path.display().to_string() }
-            }
-        };
-        AppStatus {
-            keychain: ctx.vault().ok().map(|vault| KeychainStatusDto::from(&vault.state())),
-            version: ctx.version().to_owned(),
-            data_dir: ctx.dirs().data_dir.display().to_string(),
-            log_dir: ctx.dirs().log_dir.display().to_string(),
-            database,
+impl From<ProbeProblem> for ProbeProblemDto {
+    fn from(problem: ProbeProblem) -> Self {
+        match problem {
+            ProbeProblem::EnvUnset { var } => ProbeProblemDto::EnvUnset { var },
+            ProbeProblem::Redirected => ProbeProblemDto::Redirected,
+            ProbeProblem::Refused => ProbeProblemDto::Refused,
+            ProbeProblem::Unreachable(breakage) => ProbeProblemDto::Unreachable { breakage: breakage.into() },
+            ProbeProblem::Unreadable => ProbeProblemDto::Unreadable,
+            ProbeProblem::OutOfCredit => ProbeProblemDto::OutOfCredit,
         }
     }
 }

@@ -9,20 +9,21 @@
 //! Kinds: `sync` handlers touch only the database and run on a blocking thread; `async` ones do
 //! network I/O; `stream` ones also send events through a channel the page passes as `onEvent`.
 
-mod app;
-mod chat;
-mod llm_config;
-mod local_api;
-mod settings;
-mod usage;
-
 use serde::Serialize;
 use serde_json::Value;
 
-use super::args::parse;
-use super::bindings::TypeSet;
-use super::{dto::*, IpcError};
-use crate::ipc::args::*;
+use super::args::{parse, IdArgs, NoArgs, ProviderArgs};
+use super::typescript::TypeSet;
+use super::{app, chat, keys, local_api, providers, settings, usage};
+use super::{
+    AddApiKeyArgs, AddProviderArgs, ApiKeyDto, AppStatus, ChatDto, ChatEvent, ChatIdArgs, ConfigureLocalApiArgs,
+    CreateChatArgs, DeletedDto, DeletedProviderDto, ExportResult, ExportUsageArgs, IpcError, KeyTestResult,
+    ListModelsArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto, MessageDto, ModelArgs, ModelArgsEcho,
+    ModelListDto, PoolStatusDto, PriceDto, ProviderDto, PurgeUsageArgs, Purged, ReorderApiKeysArgs, SearchChatsArgs,
+    SearchResultDto, SendArgs, SeriesDto, SetKeyLimitsArgs, SetPriceArgs, SettingsDto, StoppedDto, ToggleApiKeyArgs,
+    UpdateApiKeyArgs, UpdateChatArgs, UpdateProviderArgs, UpdateSettingsArgs, UsageSeriesArgs, UsageSummaryArgs,
+    UsageSummaryDto,
+};
 use crate::AppContext;
 
 /// How a command runs.
@@ -138,21 +139,21 @@ macro_rules! commands {
 
 commands! {
     sync   "app:getStatus"             (NoArgs)             -> AppStatus               => app::status;
-    sync   "llmConfig:getProviders"    (NoArgs)             -> Vec<ProviderDto>        => llm_config::providers;
-    sync   "llmConfig:addProvider"     (AddProviderArgs)    -> ProviderDto             => llm_config::add_provider;
-    sync   "llmConfig:updateProvider"  (UpdateProviderArgs) -> ProviderDto             => llm_config::update_provider;
-    sync   "llmConfig:deleteProvider"  (IdArgs)             -> DeletedProviderDto      => llm_config::delete_provider;
-    sync   "llmConfig:getApiKeys"      (ProviderArgs)       -> Vec<ApiKeyDto>          => llm_config::api_keys;
-    sync   "llmConfig:addApiKey"       (AddApiKeyArgs)      -> ApiKeyDto               => llm_config::add_api_key;
-    sync   "llmConfig:updateApiKey"    (UpdateApiKeyArgs)   -> ApiKeyDto               => llm_config::update_api_key;
-    sync   "llmConfig:setKeyLimits"    (SetKeyLimitsArgs)   -> ApiKeyDto               => llm_config::set_key_limits;
-    sync   "llmConfig:deleteApiKey"    (IdArgs)             -> DeletedDto              => llm_config::delete_api_key;
-    sync   "llmConfig:toggleApiKey"    (ToggleApiKeyArgs)   -> ApiKeyDto               => llm_config::toggle_api_key;
-    sync   "llmConfig:reorderApiKeys"  (ReorderApiKeysArgs) -> Vec<ApiKeyDto>          => llm_config::reorder_api_keys;
-    sync   "llmConfig:getPoolStatus"   (ProviderArgs)       -> PoolStatusDto           => llm_config::pool_status;
-    sync   "llmConfig:resetCooldown"   (IdArgs)             -> DeletedDto              => llm_config::reset_cooldown;
-    async  "llmConfig:testApiKey"      (IdArgs)             -> KeyTestResult           => llm_config::test_api_key;
-    async  "llmConfig:listModels"      (ListModelsArgs)     -> ModelListDto            => llm_config::list_models;
+    sync   "llmConfig:getProviders"    (NoArgs)             -> Vec<ProviderDto>        => providers::list;
+    sync   "llmConfig:addProvider"     (AddProviderArgs)    -> ProviderDto             => providers::add;
+    sync   "llmConfig:updateProvider"  (UpdateProviderArgs) -> ProviderDto             => providers::update;
+    sync   "llmConfig:deleteProvider"  (IdArgs)             -> DeletedProviderDto      => providers::delete;
+    sync   "llmConfig:getApiKeys"      (ProviderArgs)       -> Vec<ApiKeyDto>          => keys::list;
+    sync   "llmConfig:addApiKey"       (AddApiKeyArgs)      -> ApiKeyDto               => keys::add;
+    sync   "llmConfig:updateApiKey"    (UpdateApiKeyArgs)   -> ApiKeyDto               => keys::update;
+    sync   "llmConfig:setKeyLimits"    (SetKeyLimitsArgs)   -> ApiKeyDto               => keys::set_limits;
+    sync   "llmConfig:deleteApiKey"    (IdArgs)             -> DeletedDto              => keys::delete;
+    sync   "llmConfig:toggleApiKey"    (ToggleApiKeyArgs)   -> ApiKeyDto               => keys::toggle;
+    sync   "llmConfig:reorderApiKeys"  (ReorderApiKeysArgs) -> Vec<ApiKeyDto>          => keys::reorder;
+    sync   "llmConfig:getPoolStatus"   (ProviderArgs)       -> PoolStatusDto           => keys::pool_status;
+    sync   "llmConfig:resetCooldown"   (IdArgs)             -> DeletedDto              => keys::reset_cooldown;
+    async  "llmConfig:testApiKey"      (IdArgs)             -> KeyTestResult           => keys::test;
+    async  "llmConfig:listModels"      (ListModelsArgs)     -> ModelListDto            => providers::models;
     sync   "localApi:getStatus"        (NoArgs)             -> LocalApiStatusDto       => local_api::status;
     async  "localApi:configure"        (ConfigureLocalApiArgs) -> LocalApiConfiguredDto => local_api::configure;
     sync   "localApi:regenerateToken"  (NoArgs)             -> LocalApiTokenDto        => local_api::regenerate_token;

@@ -1,13 +1,161 @@
-//! What the `chat:*` commands return and what `chat_send` streams.
+//! `chat:*`: conversations and their messages, and `chat_send`, which streams a reply.
 
+use garde::Validate;
 use keypool::FailureKind;
 use keypool_llm::CompletionEvent;
-use keypool_store::chats::{self, ChatRow, MessageRow};
-use serde::Serialize;
+use keypool_store::chats::{self, ChatPatch, ChatRow, MessageRow};
+use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::ipc::error::ErrorCode;
-use crate::service::{ChatProgress, ReplyError, SearchResult};
+use super::args::{CommandArgs, IdArgs, NoArgs};
+use super::error::{ErrorCode, IpcError};
+use super::issues::{IssueCode, IssueParams};
+use super::keys::DeletedDto;
+use super::rules::not_blank;
+use super::usage::ExportResult;
+use crate::service::{ChatProgress, NewChat, ReplyError, SearchResult, Turn};
+use crate::AppContext;
+
+type Result<T, E = IpcError> = std::result::Result<T, E>;
+
+pub(crate) const MAX_MESSAGE_CHARS: usize = 200_000;
+pub(crate) const MAX_SYSTEM_PROMPT_CHARS: usize = 50_000;
+
+/// The model defaults to the provider's default.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct CreateChatArgs {
+    #[garde(custom(not_blank))]
+    pub provider_id: String,
+    #[serde(default)]
+    #[garde(inner(length(chars, min = 1, max = 200), custom(not_blank)))]
+    pub model: Option<String>,
+    #[serde(default)]
+    #[garde(inner(length(chars, min = 1, max = 200), custom(not_blank)))]
+    pub title: Option<String>,
+    /// Defaults to the provider's; `""`: none.
+    #[serde(default)]
+    #[garde(inner(length(chars, max = MAX_SYSTEM_PROMPT_CHARS)))]
+    pub system_prompt: Option<String>,
+}
+
+impl CommandArgs for CreateChatArgs {}
+
+impl From<CreateChatArgs> for NewChat {
+    fn from(a: CreateChatArgs) -> Self {
+        NewChat { model: a.model.map(trimmed), title: a.title.map(trimmed), system_prompt: a.system_prompt }
+    }
+}
+
+/// At least one field to change.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct UpdateChatArgs {
+    #[garde(custom(not_blank))]
+    pub id: String,
+    #[serde(default)]
+    #[garde(inner(length(chars, min = 1, max = 200), custom(not_blank)))]
+    pub title: Option<String>,
+    #[serde(default)]
+    #[garde(inner(custom(not_blank)))]
+    pub provider_id: Option<String>,
+    #[serde(default)]
+    #[garde(inner(length(chars, min = 1, max = 200), custom(not_blank)))]
+    pub model: Option<String>,
+    /// `""` removes the system prompt.
+    #[serde(default)]
+    #[garde(inner(length(chars, max = MAX_SYSTEM_PROMPT_CHARS)))]
+    pub system_prompt: Option<String>,
+}
+
+impl CommandArgs for UpdateChatArgs {
+    fn check_whole(&self) -> Result<(), IpcError> {
+        if self.title.is_none() && self.provider_id.is_none() && self.model.is_none() && self.system_prompt.is_none() {
+            return Err(IpcError::nothing_to_change(&["title", "providerId", "model", "systemPrompt"]));
+        }
+        Ok(())
+    }
+}
+
+impl From<UpdateChatArgs> for ChatPatch {
+    fn from(a: UpdateChatArgs) -> Self {
+        ChatPatch {
+            title: a.title.map(trimmed),
+            provider_id: a.provider_id,
+            model: a.model.map(trimmed),
+            system_prompt: a.system_prompt.map(|p| Some(p).filter(|p| !p.trim().is_empty())),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ChatIdArgs {
+    #[garde(custom(not_blank))]
+    pub chat_id: String,
+}
+
+impl CommandArgs for ChatIdArgs {}
+
+/// `chat_send`'s arguments besides its channel (`onEvent`).
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SendArgs {
+    #[garde(dive)]
+    pub request: SendRequest,
+}
+
+impl CommandArgs for SendArgs {
+    fn check_whole(&self) -> Result<(), IpcError> {
+        if self.request.edit == Some(true) && self.request.content.is_none() {
+            return Err(IpcError::issue("request.content", IssueCode::Required, IssueParams::default()));
+        }
+        Ok(())
+    }
+}
+
+/// With `content`, a new user message; with `content` and `edit: true`, the last user message
+/// rewritten (everything after it is dropped); without `content`, the last user message answered
+/// again, replacing the replies after it (retry a failed reply, regenerate a good one).
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct SendRequest {
+    #[garde(custom(not_blank))]
+    pub chat_id: String,
+    #[serde(default)]
+    #[garde(inner(length(chars, max = MAX_MESSAGE_CHARS), custom(not_blank)))]
+    pub content: Option<String>,
+    #[serde(default)]
+    #[garde(skip)]
+    pub edit: Option<bool>,
+}
+
+impl SendRequest {
+    pub(crate) fn turn(self) -> Turn {
+        match (self.content, self.edit.unwrap_or(false)) {
+            (Some(content), true) => Turn::Edit(content),
+            (Some(content), false) => Turn::Ask(content),
+            (None, _) => Turn::AnswerAgain,
+        }
+    }
+}
+
+/// `chat:search`.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SearchChatsArgs {
+    #[garde(length(chars, min = 1, max = 200), custom(not_blank))]
+    pub query: String,
+}
+
+impl CommandArgs for SearchChatsArgs {}
+
+pub(crate) fn trimmed(s: String) -> String {
+    s.trim().to_owned()
+}
 
 /// A conversation with one provider and model.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -255,4 +403,60 @@ impl From<SearchResult> for SearchResultDto {
             message_count: result.message_count,
         }
     }
+}
+
+pub(super) fn list(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<ChatDto>> {
+    Ok(ctx.chats()?.list()?.into_iter().map(ChatDto::from).collect())
+}
+
+pub(super) fn create(ctx: &AppContext, args: CreateChatArgs) -> Result<ChatDto> {
+    let provider_id = args.provider_id.clone();
+    Ok(ctx.chats()?.create(&provider_id, args.into())?.into())
+}
+
+pub(super) fn update(ctx: &AppContext, args: UpdateChatArgs) -> Result<ChatDto> {
+    let id = args.id.clone();
+    Ok(ctx.chats()?.update(&id, args.into())?.into())
+}
+
+/// Stops a running reply and releases the chat's key.
+pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedDto> {
+    ctx.chats()?.delete(&id)?;
+    Ok(DeletedDto { id })
+}
+
+pub(super) fn close(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedDto> {
+    ctx.chats()?.close(&id)?;
+    Ok(DeletedDto { id })
+}
+
+pub(super) fn messages(ctx: &AppContext, ChatIdArgs { chat_id }: ChatIdArgs) -> Result<Vec<MessageDto>> {
+    Ok(ctx.chats()?.messages(&chat_id)?.into_iter().map(MessageDto::from).collect())
+}
+
+pub(super) fn stop(ctx: &AppContext, ChatIdArgs { chat_id }: ChatIdArgs) -> Result<StoppedDto> {
+    let stopped = ctx.chats()?.stop(&chat_id)?;
+    Ok(StoppedDto { chat_id, stopped })
+}
+
+pub(super) fn search(ctx: &AppContext, SearchChatsArgs { query }: SearchChatsArgs) -> Result<Vec<SearchResultDto>> {
+    Ok(ctx.chats()?.search(&query)?.into_iter().map(SearchResultDto::from).collect())
+}
+
+pub(super) async fn export_markdown(ctx: &AppContext, ChatIdArgs { chat_id }: ChatIdArgs) -> Result<ExportResult> {
+    Ok(ctx.chats()?.export_markdown(&chat_id).await?.into())
+}
+
+/// Sends a message (or edits the last one, or answers it again) and streams the reply's events;
+/// `finished`, with the reply as saved, is always the last.
+pub(super) async fn send(
+    ctx: &AppContext,
+    args: SendArgs,
+    emit: &mut (dyn FnMut(ChatEvent) + Send),
+) -> Result<MessageDto> {
+    let chat_id = args.request.chat_id.clone();
+    let reply = ctx.chats()?.send(&chat_id, args.request.turn(), &mut |progress| emit(progress.into())).await?;
+    let message = MessageDto::from(reply);
+    emit(ChatEvent::Finished { message: message.clone() });
+    Ok(message)
 }

@@ -4,8 +4,7 @@ use keypool::Secret;
 use serde::{Deserialize, Deserializer};
 use ts_rs::TS;
 
-use crate::ipc::issues::{coded, coded_with};
-use crate::ipc::IssueCode;
+use super::issues::{coded, coded_with, IssueCode};
 
 fn broken(code: IssueCode) -> garde::Error {
     garde::Error::new(coded(code))
