@@ -32,5 +32,5 @@ pub use local_api::*;
 pub use problems::*;
 pub use providers::*;
 pub use settings::*;
-pub use table::{command, dispatch, dispatch_async, dispatch_stream, Command, Kind, COMMANDS};
+pub use table::{command, Answer, Command, Emit, Kind, Pending, Run, COMMANDS};
 pub use usage::*;

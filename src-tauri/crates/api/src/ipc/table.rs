@@ -2,12 +2,15 @@
 //!
 //! A row names the command as the UI invokes it, how it runs, its arguments, its result (and,
 //! for a streaming command, the events it streams), and its handler. Everything else comes from
-//! the table: the names the shell serves and the permission files must grant ([`COMMANDS`]), the
-//! dispatch of each kind ([`dispatch`], [`dispatch_async`], [`dispatch_stream`]), argument
-//! parsing and validation before the handler runs, and the TypeScript the UI calls them with.
+//! the table: the names the shell serves and the permission files must grant ([`COMMANDS`]), how
+//! each one runs ([`Run`]: argument parsing and validation, the handler, the JSON answer), and
+//! the TypeScript the UI calls them with.
 //!
 //! Kinds: `sync` handlers touch only the database and run on a blocking thread; `async` ones do
 //! network I/O; `stream` ones also send events through a channel the page passes as `onEvent`.
+
+use std::future::Future;
+use std::pin::Pin;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -26,7 +29,28 @@ use super::{
 };
 use crate::AppContext;
 
-/// How a command runs.
+/// What a command answers: its result as JSON, or the one error.
+pub type Answer = Result<Value, IpcError>;
+/// An answer still being worked out.
+pub type Pending<'a> = Pin<Box<dyn Future<Output = Answer> + Send + 'a>>;
+/// Where a streaming command sends its events, as JSON.
+pub type Emit<'a> = &'a mut (dyn FnMut(Value) + Send);
+
+/// How a command runs, with what runs it: the one way from a name and a JSON payload to an
+/// answer. Each kind carries its own runner, so a caller that matches on it serves every command
+/// it finds; there is no name it could look up and then fail to run.
+#[derive(Clone, Copy)]
+pub enum Run {
+    /// Touches only the database (synchronous SQLite): run it on a blocking thread.
+    Blocking(fn(&AppContext, Value) -> Answer),
+    /// Does network I/O: await it on the runtime.
+    Async(for<'a> fn(&'a AppContext, Value) -> Pending<'a>),
+    /// Does network I/O and sends events (through the channel the page passes as `onEvent`,
+    /// which the caller takes out of the payload first).
+    Stream(for<'a> fn(&'a AppContext, Value, Emit<'a>) -> Pending<'a>),
+}
+
+/// How a command runs, without what runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Sync,
@@ -35,52 +59,35 @@ pub enum Kind {
 }
 
 /// One row of the table, as the shell needs it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Command {
     pub name: &'static str,
-    pub kind: Kind,
+    pub run: Run,
+}
+
+impl Command {
+    pub fn kind(&self) -> Kind {
+        match self.run {
+            Run::Blocking(_) => Kind::Sync,
+            Run::Async(_) => Kind::Async,
+            Run::Stream(_) => Kind::Stream,
+        }
+    }
+}
+
+impl std::fmt::Debug for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Command").field("name", &self.name).field("kind", &self.kind()).finish()
+    }
 }
 
 macro_rules! commands {
     ($( $kind:ident $name:literal ($args:ty) -> $result:ty $(, $event:ty)? => $handler:path; )*) => {
         /// Every command, in the table's order.
-        pub const COMMANDS: &[Command] = &[$( Command { name: $name, kind: commands!(@kind $kind) } ),*];
-
-        /// Runs the `sync` command `name`; `None` when no sync command has that name.
-        pub fn dispatch(ctx: &AppContext, name: &str, payload: Value) -> Option<Result<Value, IpcError>> {
-            let result = match name {
-                $( $name => commands!(@sync $kind ctx payload ($args) $handler), )*
-                _ => None,
-            }?;
-            Some(logged(name, result))
-        }
-
-        /// Runs the `async` command `name`; `None` when no async command has that name.
-        pub async fn dispatch_async(ctx: &AppContext, name: &str, payload: Value) -> Option<Result<Value, IpcError>> {
-            let result = match name {
-                $( $name => commands!(@async $kind ctx payload ($args) $handler), )*
-                _ => None,
-            }?;
-            Some(logged(name, result))
-        }
-
-        /// Runs the `stream` command `name`, handing each event to `emit` as JSON; `None` when no
-        /// streaming command has that name.
-        pub async fn dispatch_stream(
-            ctx: &AppContext,
-            name: &str,
-            payload: Value,
-            emit: &mut (dyn FnMut(Value) + Send),
-        ) -> Option<Result<Value, IpcError>> {
-            let result = match name {
-                $( $name => commands!(@stream $kind ctx payload emit ($args) $handler, $($event)?), )*
-                _ => None,
-            }?;
-            Some(logged(name, result))
-        }
+        pub const COMMANDS: &[Command] = &[$( Command { name: $name, run: commands!(@run $kind $name $handler $(, $event)?) } ),*];
 
         /// Declares every argument, result and event type of the table.
-        pub(crate) fn declare_types(types: &mut TypeSet) {
+        pub(super) fn declare_types(types: &mut TypeSet) {
             $(
                 types.add::<$args>();
                 types.add::<$result>();
@@ -89,7 +96,7 @@ macro_rules! commands {
         }
 
         /// The `Commands` map of the TypeScript bindings: each name to its arguments, result and events.
-        pub(crate) fn typescript(types: &TypeSet) -> String {
+        pub(super) fn typescript(types: &TypeSet) -> String {
             let mut rows = String::new();
             $(
                 rows.push_str(&format!(
@@ -105,33 +112,34 @@ macro_rules! commands {
         }
     };
 
-    (@kind sync) => { Kind::Sync };
-    (@kind async) => { Kind::Async };
-    (@kind stream) => { Kind::Stream };
-
-    (@sync sync $ctx:ident $payload:ident ($args:ty) $handler:path) => {
-        Some(parse::<$args>($payload).and_then(|args| $handler($ctx, args)).and_then(encode))
+    // Each runner parses and validates the payload as the handler's arguments, runs the handler
+    // and answers its result as JSON (the error logged by the command's name).
+    (@run sync $name:literal $handler:path) => {
+        Run::Blocking(|ctx, payload| answer($name, parse(payload).and_then(|args| $handler(ctx, args))))
     };
-    (@sync $other:ident $($rest:tt)*) => { None };
-
-    (@async async $ctx:ident $payload:ident ($args:ty) $handler:path) => {
-        Some(match parse::<$args>($payload) {
-            Ok(args) => $handler($ctx, args).await.and_then(encode),
-            Err(error) => Err(error),
+    (@run async $name:literal $handler:path) => {
+        Run::Async(|ctx, payload| {
+            Box::pin(async move {
+                let result = match parse(payload) {
+                    Ok(args) => $handler(ctx, args).await,
+                    Err(error) => Err(error),
+                };
+                answer($name, result)
+            })
         })
     };
-    (@async $other:ident $($rest:tt)*) => { None };
-
-    (@stream stream $ctx:ident $payload:ident $emit:ident ($args:ty) $handler:path, $event:ty) => {
-        Some(match parse::<$args>($payload) {
-            Ok(args) => {
-                let mut typed = |event: $event| $emit(serde_json::to_value(event).unwrap_or(Value::Null));
-                $handler($ctx, args, &mut typed).await.and_then(encode)
-            }
-            Err(error) => Err(error),
+    (@run stream $name:literal $handler:path, $event:ty) => {
+        Run::Stream(|ctx, payload, emit| {
+            Box::pin(async move {
+                let mut typed = |event: $event| emit(serde_json::to_value(event).unwrap_or(Value::Null));
+                let result = match parse(payload) {
+                    Ok(args) => $handler(ctx, args, &mut typed).await,
+                    Err(error) => Err(error),
+                };
+                answer($name, result)
+            })
         })
     };
-    (@stream $other:ident $($rest:tt)*) => { None };
 
     (@event_ts $types:ident $event:ty) => { format!("; event: {}", $types.name::<$event>()) };
     (@event_ts $types:ident) => { String::new() };
@@ -179,17 +187,17 @@ commands! {
 }
 
 /// The row for `name`, if it is a command.
-pub fn command(name: &str) -> Option<Command> {
-    COMMANDS.iter().find(|command| command.name == name).copied()
+pub fn command(name: &str) -> Option<&'static Command> {
+    COMMANDS.iter().find(|command| command.name == name)
 }
 
-fn encode(value: impl Serialize) -> Result<Value, IpcError> {
-    serde_json::to_value(value).map_err(|e| IpcError::internal(format!("cannot encode result: {e}")))
-}
-
-fn logged(name: &str, result: Result<Value, IpcError>) -> Result<Value, IpcError> {
-    if let Err(error) = &result {
+/// A handler's result as the command's answer; a failure is logged with the command's name.
+fn answer(name: &str, result: Result<impl Serialize, IpcError>) -> Answer {
+    let answer = result.and_then(|value| {
+        serde_json::to_value(value).map_err(|e| IpcError::internal(format!("cannot encode result: {e}")))
+    });
+    if let Err(error) = &answer {
         tracing::debug!(command = name, code = ?error.code, message = %error.message, "command failed");
     }
-    result
+    answer
 }
