@@ -122,6 +122,11 @@ providerId: string | null, model: string,
 systemPrompt: string | null, createdAt: number, updatedAt: number, };
 
 /**
+ * What closing a chat answers: the chat, which stays as it was.
+ */
+export type ChatClosed = { id: string, };
+
+/**
  * The events of one `chat_send`, in order: `userMessage` (unless retrying), then per attempt
  * `keySelected` and possibly `failover`, `delta`s, and always one `finished` last.
  */
@@ -157,6 +162,11 @@ export type ConfigureLocalApiArgs = { enabled: boolean, port?: number, };
 export type Conflict = "duplicate_key" | "reply_in_progress";
 
 /**
+ * What ending a key's cooldown answers: the key, selectable again (unless it is off).
+ */
+export type CooldownReset = { id: string, };
+
+/**
  * The model defaults to the provider's default.
  */
 export type CreateChatArgs = { providerId: string, model?: string, title?: string, 
@@ -168,9 +178,14 @@ systemPrompt?: string, };
 export type DatabaseStatus = { "state": "ready", path: string, } | { "state": "failed", kind: string, message: string, path: string, };
 
 /**
- * What a delete answers: the id that is gone.
+ * What deleting a chat answers: the chat that is gone, with its messages.
  */
-export type Deleted = { id: string, };
+export type DeletedChat = { id: string, };
+
+/**
+ * What deleting a key answers: the key that is gone.
+ */
+export type DeletedKey = { id: string, };
 
 /**
  * What a price delete answers: the model whose price is gone.
@@ -700,11 +715,11 @@ export type Commands = {
   "llmConfig:addApiKey": { kind: "sync"; args: AddApiKeyArgs; result: ApiKey };
   "llmConfig:updateApiKey": { kind: "sync"; args: UpdateApiKeyArgs; result: ApiKey };
   "llmConfig:setKeyLimits": { kind: "sync"; args: SetKeyLimitsArgs; result: ApiKey };
-  "llmConfig:deleteApiKey": { kind: "sync"; args: IdArgs; result: Deleted };
+  "llmConfig:deleteApiKey": { kind: "sync"; args: IdArgs; result: DeletedKey };
   "llmConfig:toggleApiKey": { kind: "sync"; args: ToggleApiKeyArgs; result: ApiKey };
   "llmConfig:reorderApiKeys": { kind: "sync"; args: ReorderApiKeysArgs; result: Array<ApiKey> };
   "llmConfig:getPoolStatus": { kind: "sync"; args: ProviderArgs; result: PoolStatus };
-  "llmConfig:resetCooldown": { kind: "sync"; args: IdArgs; result: Deleted };
+  "llmConfig:resetCooldown": { kind: "sync"; args: IdArgs; result: CooldownReset };
   "llmConfig:testApiKey": { kind: "async"; args: IdArgs; result: KeyTestResult };
   "llmConfig:listModels": { kind: "async"; args: ListModelsArgs; result: ModelList };
   "localApi:getStatus": { kind: "sync"; args: NoArgs; result: LocalApiStatus };
@@ -722,8 +737,8 @@ export type Commands = {
   "chat:list": { kind: "sync"; args: NoArgs; result: Array<Chat> };
   "chat:create": { kind: "sync"; args: CreateChatArgs; result: Chat };
   "chat:update": { kind: "sync"; args: UpdateChatArgs; result: Chat };
-  "chat:delete": { kind: "sync"; args: IdArgs; result: Deleted };
-  "chat:close": { kind: "sync"; args: IdArgs; result: Deleted };
+  "chat:delete": { kind: "sync"; args: IdArgs; result: DeletedChat };
+  "chat:close": { kind: "sync"; args: IdArgs; result: ChatClosed };
   "chat:getMessages": { kind: "sync"; args: ChatIdArgs; result: Array<Message> };
   "chat:stop": { kind: "sync"; args: ChatIdArgs; result: Stopped };
   "chat:search": { kind: "sync"; args: SearchChatsArgs; result: Array<ChatSearchResult> };

@@ -10,7 +10,6 @@ use ts_rs::TS;
 use super::args::{CommandArgs, IdArgs, NoArgs};
 use super::error::{ErrorCode, IpcError};
 use super::issues::{IssueCode, IssueParams};
-use super::keys::DeletedDto;
 use super::rules::not_blank;
 use super::usage::ExportResult;
 use crate::service::{ChatProgress, NewChat, ReplyError, SearchResult, Turn};
@@ -354,6 +353,18 @@ impl From<ChatProgress> for ChatEvent {
     }
 }
 
+/// What deleting a chat answers: the chat that is gone, with its messages.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct DeletedChat {
+    pub id: String,
+}
+
+/// What closing a chat answers: the chat, which stays as it was.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ChatClosed {
+    pub id: String,
+}
+
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "Stopped")]
@@ -420,14 +431,15 @@ pub(super) fn update(ctx: &AppContext, args: UpdateChatArgs) -> Result<ChatDto> 
 }
 
 /// Stops a running reply and releases the chat's key.
-pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedDto> {
+pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedChat> {
     ctx.chats()?.delete(&id)?;
-    Ok(DeletedDto { id })
+    Ok(DeletedChat { id })
 }
 
-pub(super) fn close(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedDto> {
+/// Deletes nothing: the chat keeps its key (see `Chats::close`).
+pub(super) fn close(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<ChatClosed> {
     ctx.chats()?.close(&id)?;
-    Ok(DeletedDto { id })
+    Ok(ChatClosed { id })
 }
 
 pub(super) fn messages(ctx: &AppContext, ChatIdArgs { chat_id }: ChatIdArgs) -> Result<Vec<MessageDto>> {

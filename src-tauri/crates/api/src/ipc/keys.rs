@@ -201,10 +201,15 @@ impl From<ApiKeyRow> for ApiKeyDto {
     }
 }
 
-/// What a delete answers: the id that is gone.
+/// What deleting a key answers: the key that is gone.
 #[derive(Debug, Clone, Serialize, TS)]
-#[ts(rename = "Deleted")]
-pub struct DeletedDto {
+pub struct DeletedKey {
+    pub id: String,
+}
+
+/// What ending a key's cooldown answers: the key, selectable again (unless it is off).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct CooldownReset {
     pub id: String,
 }
 
@@ -422,9 +427,9 @@ pub(super) fn set_limits(ctx: &AppContext, args: SetKeyLimitsArgs) -> Result<Api
     Ok(ctx.keys()?.set_limits(&args.id, (&args).into())?.into())
 }
 
-pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedDto> {
+pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedKey> {
     ctx.keys()?.delete(&id)?;
-    Ok(DeletedDto { id })
+    Ok(DeletedKey { id })
 }
 
 pub(super) fn toggle(ctx: &AppContext, args: ToggleApiKeyArgs) -> Result<ApiKeyDto> {
@@ -440,9 +445,9 @@ pub(super) fn pool_status(ctx: &AppContext, ProviderArgs { provider_id }: Provid
     Ok(PoolStatusDto::new(provider_id, view))
 }
 
-pub(super) fn reset_cooldown(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedDto> {
+pub(super) fn reset_cooldown(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<CooldownReset> {
     ctx.keys()?.reset_cooldown(&id)?;
-    Ok(DeletedDto { id })
+    Ok(CooldownReset { id })
 }
 
 pub(super) async fn test(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<KeyTestResult> {

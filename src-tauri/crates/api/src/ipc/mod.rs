@@ -1,7 +1,7 @@
 //! The transport: the IPC contract as the web UI sees it, one file per domain. A domain's file
 //! holds its commands' arguments (parsed strictly, validated where they are declared), their
 //! results and their handlers side by side; each handler is one call into a service. Beside
-//! them: the command table ([`table`]), the one serializable error and its issues, the events,
+//! them: the command table (`table.rs`), the one serializable error and its issues, the events,
 //! and the TypeScript generated from all of them.
 
 mod app;

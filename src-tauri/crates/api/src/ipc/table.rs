@@ -19,13 +19,13 @@ use super::args::{parse, IdArgs, NoArgs, ProviderArgs};
 use super::typescript::TypeSet;
 use super::{app, chat, keys, local_api, providers, settings, usage};
 use super::{
-    AddApiKeyArgs, AddProviderArgs, ApiKeyDto, AppStatus, ChatDto, ChatEvent, ChatIdArgs, ConfigureLocalApiArgs,
-    CreateChatArgs, DeletedDto, DeletedProviderDto, ExportResult, ExportUsageArgs, IpcError, KeyTestResult,
-    ListModelsArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto, MessageDto, ModelArgs, ModelArgsEcho,
-    ModelListDto, PoolStatusDto, PriceDto, ProviderDto, PurgeUsageArgs, Purged, ReorderApiKeysArgs, SearchChatsArgs,
-    SearchResultDto, SendArgs, SeriesDto, SetKeyLimitsArgs, SetPriceArgs, SettingsDto, StoppedDto, ToggleApiKeyArgs,
-    UpdateApiKeyArgs, UpdateChatArgs, UpdateProviderArgs, UpdateSettingsArgs, UsageSeriesArgs, UsageSummaryArgs,
-    UsageSummaryDto,
+    AddApiKeyArgs, AddProviderArgs, ApiKeyDto, AppStatus, ChatClosed, ChatDto, ChatEvent, ChatIdArgs,
+    ConfigureLocalApiArgs, CooldownReset, CreateChatArgs, DeletedChat, DeletedKey, DeletedPrice, DeletedProviderDto,
+    ExportResult, ExportUsageArgs, IpcError, KeyTestResult, ListModelsArgs, LocalApiConfiguredDto, LocalApiStatusDto,
+    LocalApiTokenDto, MessageDto, ModelArgs, ModelListDto, PoolStatusDto, PriceDto, ProviderDto, PurgeUsageArgs,
+    Purged, ReorderApiKeysArgs, SearchChatsArgs, SearchResultDto, SendArgs, SeriesDto, SetKeyLimitsArgs, SetPriceArgs,
+    SettingsDto, StoppedDto, ToggleApiKeyArgs, UpdateApiKeyArgs, UpdateChatArgs, UpdateProviderArgs,
+    UpdateSettingsArgs, UsageSeriesArgs, UsageSummaryArgs, UsageSummaryDto,
 };
 use crate::AppContext;
 
@@ -155,11 +155,11 @@ commands! {
     sync   "llmConfig:addApiKey"       (AddApiKeyArgs)      -> ApiKeyDto               => keys::add;
     sync   "llmConfig:updateApiKey"    (UpdateApiKeyArgs)   -> ApiKeyDto               => keys::update;
     sync   "llmConfig:setKeyLimits"    (SetKeyLimitsArgs)   -> ApiKeyDto               => keys::set_limits;
-    sync   "llmConfig:deleteApiKey"    (IdArgs)             -> DeletedDto              => keys::delete;
+    sync   "llmConfig:deleteApiKey"    (IdArgs)             -> DeletedKey              => keys::delete;
     sync   "llmConfig:toggleApiKey"    (ToggleApiKeyArgs)   -> ApiKeyDto               => keys::toggle;
     sync   "llmConfig:reorderApiKeys"  (ReorderApiKeysArgs) -> Vec<ApiKeyDto>          => keys::reorder;
     sync   "llmConfig:getPoolStatus"   (ProviderArgs)       -> PoolStatusDto           => keys::pool_status;
-    sync   "llmConfig:resetCooldown"   (IdArgs)             -> DeletedDto              => keys::reset_cooldown;
+    sync   "llmConfig:resetCooldown"   (IdArgs)             -> CooldownReset           => keys::reset_cooldown;
     async  "llmConfig:testApiKey"      (IdArgs)             -> KeyTestResult           => keys::test;
     async  "llmConfig:listModels"      (ListModelsArgs)     -> ModelListDto            => providers::models;
     sync   "localApi:getStatus"        (NoArgs)             -> LocalApiStatusDto       => local_api::status;
@@ -172,13 +172,13 @@ commands! {
     async  "usage:exportCsv"           (ExportUsageArgs)    -> ExportResult            => usage::export_csv;
     sync   "usage:getPrices"           (NoArgs)             -> Vec<PriceDto>           => usage::prices;
     sync   "usage:setPrice"            (SetPriceArgs)       -> PriceDto                => usage::set_price;
-    sync   "usage:deletePrice"         (ModelArgs)          -> ModelArgsEcho           => usage::delete_price;
+    sync   "usage:deletePrice"         (ModelArgs)          -> DeletedPrice            => usage::delete_price;
     sync   "usage:purge"               (PurgeUsageArgs)     -> Purged                  => usage::purge;
     sync   "chat:list"                 (NoArgs)             -> Vec<ChatDto>            => chat::list;
     sync   "chat:create"               (CreateChatArgs)     -> ChatDto                 => chat::create;
     sync   "chat:update"               (UpdateChatArgs)     -> ChatDto                 => chat::update;
-    sync   "chat:delete"               (IdArgs)             -> DeletedDto              => chat::delete;
-    sync   "chat:close"                (IdArgs)             -> DeletedDto              => chat::close;
+    sync   "chat:delete"               (IdArgs)             -> DeletedChat             => chat::delete;
+    sync   "chat:close"                (IdArgs)             -> ChatClosed              => chat::close;
     sync   "chat:getMessages"          (ChatIdArgs)         -> Vec<MessageDto>         => chat::messages;
     sync   "chat:stop"                 (ChatIdArgs)         -> StoppedDto              => chat::stop;
     sync   "chat:search"               (SearchChatsArgs)    -> Vec<SearchResultDto>    => chat::search;

@@ -350,8 +350,7 @@ pub struct Purged {
 /// What a price delete answers: the model whose price is gone.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
-#[ts(rename = "DeletedPrice")]
-pub struct ModelArgsEcho {
+pub struct DeletedPrice {
     pub model: String,
 }
 
@@ -383,9 +382,9 @@ pub(super) fn set_price(ctx: &AppContext, a: SetPriceArgs) -> Result<PriceDto> {
     Ok(ctx.usage()?.set_price(price)?.into())
 }
 
-pub(super) fn delete_price(ctx: &AppContext, ModelArgs { model }: ModelArgs) -> Result<ModelArgsEcho> {
+pub(super) fn delete_price(ctx: &AppContext, ModelArgs { model }: ModelArgs) -> Result<DeletedPrice> {
     ctx.usage()?.delete_price(&model)?;
-    Ok(ModelArgsEcho { model })
+    Ok(DeletedPrice { model })
 }
 
 pub(super) fn purge(ctx: &AppContext, a: PurgeUsageArgs) -> Result<Purged> {
