@@ -127,7 +127,7 @@ systemPrompt: string | null, createdAt: number, updatedAt: number, };
 export type ChatClosed = { id: string, };
 
 /**
- * The events of one `chat_send`, in order: `userMessage` (unless retrying), then per attempt
+ * The events of one `chat:send`, in order: `userMessage` (unless retrying), then per attempt
  * `keySelected` and possibly `failover`, `delta`s, and always one `finished` last.
  */
 export type ChatEvent = { "type": "userMessage", message: Message, } | { "type": "keySelected", keyLabel: string, providerLevel: boolean, rebound: boolean, attempt: number, } | { "type": "failover", keyLabel: string, status: number, reason: FailoverReason, message: string, } | { "type": "delta", text: string, } | { "type": "waiting", until: number | null, deadline: number, now: number, seconds: number, } | { "type": "finished", message: Message, };
@@ -548,7 +548,7 @@ export type SearchChatsArgs = { query: string, };
 export type SearchSnippet = { messageId: string, before: string, matched: string, after: string, };
 
 /**
- * `chat_send`'s arguments besides its channel (`onEvent`).
+ * `chat:send`'s arguments besides its channel (`onEvent`).
  */
 export type SendArgs = { request: SendRequest, };
 
@@ -743,7 +743,7 @@ export type Commands = {
   "chat:stop": { kind: "sync"; args: ChatIdArgs; result: Stopped };
   "chat:search": { kind: "sync"; args: SearchChatsArgs; result: Array<ChatSearchResult> };
   "chat:exportMarkdown": { kind: "async"; args: ChatIdArgs; result: ExportResult };
-  "chat_send": { kind: "stream"; args: SendArgs; result: Message; event: ChatEvent };
+  "chat:send": { kind: "stream"; args: SendArgs; result: Message; event: ChatEvent };
 };
 
 export type Events = {

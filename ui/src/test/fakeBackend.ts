@@ -236,7 +236,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     return structuredClone(chat);
   }
 
-  async function send({ request, onEvent: channel }: HandlerArgs<'chat_send'>): Promise<Message> {
+  async function send({ request, onEvent: channel }: HandlerArgs<'chat:send'>): Promise<Message> {
     const { chatId, content, edit = false } = request;
     const chat = findChat(chatId);
     if (chat.providerId === null) throw backendError('validation', "chatId: this chat's provider was deleted", [{ path: 'chatId', code: 'provider_deleted', message: "this chat's provider was deleted: choose another provider for it" }]);
@@ -401,7 +401,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       stop?.();
       return { chatId, stopped: Boolean(stop) };
     },
-    chat_send: send,
+    'chat:send': send,
     'app:getStatus': () => appStatus,
     'llmConfig:getProviders': () => providers.map((p) => ({ ...p, keyCount: byProvider(p.id).length })),
     'llmConfig:getApiKeys': ({ providerId }) => byProvider(providerId).map(publicKey),
@@ -579,7 +579,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       const handler = handlers[command as keyof Commands] as ((args: Record<string, unknown>) => unknown) | undefined;
       if (!handler) throw backendError('internal', `unknown command ${command}`);
       const result = handler(args);
-      // Only chat_send answers later; the others answer as before, without an extra tick.
+      // Only chat:send answers later; the others answer as before, without an extra tick.
       return structuredClone(result instanceof Promise ? await result : result);
     },
     async listen(event: string, handler: Listener) {

@@ -1,4 +1,4 @@
-//! `chat:*`: conversations and their messages, and `chat_send`, which streams a reply.
+//! `chat:*`: conversations and their messages, and `chat:send`, which streams a reply.
 
 use garde::Validate;
 use keypool::FailureKind;
@@ -98,7 +98,7 @@ pub struct ChatIdArgs {
 
 impl CommandArgs for ChatIdArgs {}
 
-/// `chat_send`'s arguments besides its channel (`onEvent`).
+/// `chat:send`'s arguments besides its channel (`onEvent`).
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SendArgs {
@@ -280,7 +280,7 @@ pub enum FailoverReason {
     QuotaExhausted,
 }
 
-/// The events of one `chat_send`, in order: `userMessage` (unless retrying), then per attempt
+/// The events of one `chat:send`, in order: `userMessage` (unless retrying), then per attempt
 /// `keySelected` and possibly `failover`, `delta`s, and always one `finished` last.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]

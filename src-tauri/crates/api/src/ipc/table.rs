@@ -183,7 +183,7 @@ commands! {
     sync   "chat:stop"                 (ChatIdArgs)         -> StoppedDto              => chat::stop;
     sync   "chat:search"               (SearchChatsArgs)    -> Vec<SearchResultDto>    => chat::search;
     async  "chat:exportMarkdown"       (ChatIdArgs)         -> ExportResult            => chat::export_markdown;
-    stream "chat_send"                 (SendArgs)           -> MessageDto, ChatEvent   => chat::send;
+    stream "chat:send"                 (SendArgs)           -> MessageDto, ChatEvent   => chat::send;
 }
 
 /// The row for `name`, if it is a command.

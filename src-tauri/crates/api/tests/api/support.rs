@@ -143,7 +143,7 @@ impl Harness {
         self.transcript.lock().unwrap().push(recorded);
     }
 
-    /// Sends a chat message through `chat_send`, as the page does; returns the final message and
+    /// Sends a chat message through `chat:send`, as the page does; returns the final message and
     /// every event, all recorded in the transcript.
     pub async fn send(
         &self,
@@ -158,15 +158,15 @@ impl Harness {
         self.send_request(request, on).await
     }
 
-    /// `chat_send` with `request` as given (`chatId`, `content`, `edit`).
+    /// `chat:send` with `request` as given (`chatId`, `content`, `edit`).
     pub async fn send_request(
         &self,
         request: Value,
         mut on: impl FnMut(&Value) + Send,
     ) -> Result<(Value, Vec<Value>), IpcError> {
         let mut events = Vec::new();
-        let Some(Run::Stream(run)) = ipc::command("chat_send").map(|row| row.run) else {
-            panic!("chat_send must be a stream command")
+        let Some(Run::Stream(run)) = ipc::command("chat:send").map(|row| row.run) else {
+            panic!("chat:send must be a stream command")
         };
         let result = run(&self.ctx, serde_json::json!({ "request": request }), &mut |event| {
             on(&event);
