@@ -1,11 +1,12 @@
 //! Why something could not be done, in the words several domains share: where API keys are
-//! kept and why not the keychain, and why asking a provider failed.
+//! kept and why not the keychain, why asking a provider failed, how a connection broke, what a
+//! request collides with.
 
 use keypool_llm::ProbeProblem;
 use serde::Serialize;
 use ts_rs::TS;
 
-use crate::service::{BreakageKind, KeychainProblem, KeychainState};
+use crate::service::{self, KeychainProblem, KeychainState};
 
 /// Whether API keys go to the operating system's keychain, and if not, why: the UI shows a
 /// notice in the user's language from `reason`; `detail` is the system's own words.
@@ -73,9 +74,61 @@ impl From<ProbeProblem> for ProbeProblemDto {
             ProbeProblem::EnvUnset { var } => ProbeProblemDto::EnvUnset { var },
             ProbeProblem::Redirected => ProbeProblemDto::Redirected,
             ProbeProblem::Refused => ProbeProblemDto::Refused,
-            ProbeProblem::Unreachable(breakage) => ProbeProblemDto::Unreachable { breakage: breakage.into() },
+            ProbeProblem::Unreachable(breakage) => {
+                ProbeProblemDto::Unreachable { breakage: service::BreakageKind::from(breakage).into() }
+            }
             ProbeProblem::Unreadable => ProbeProblemDto::Unreadable,
             ProbeProblem::OutOfCredit => ProbeProblemDto::OutOfCredit,
+        }
+    }
+}
+
+/// How a connection or a reply broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakageKind {
+    Connect,
+    Timeout,
+    Body,
+    Request,
+    NotJson,
+    NoText,
+    EndedEarly,
+    Stream,
+}
+
+impl From<service::BreakageKind> for BreakageKind {
+    fn from(breakage: service::BreakageKind) -> Self {
+        use service::BreakageKind as Broke;
+        match breakage {
+            Broke::Connect => BreakageKind::Connect,
+            Broke::Timeout => BreakageKind::Timeout,
+            Broke::Body => BreakageKind::Body,
+            Broke::Request => BreakageKind::Request,
+            Broke::NotJson => BreakageKind::NotJson,
+            Broke::NoText => BreakageKind::NoText,
+            Broke::EndedEarly => BreakageKind::EndedEarly,
+            Broke::Stream => BreakageKind::Stream,
+        }
+    }
+}
+
+/// What a request collides with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(rename = "Conflict")]
+pub enum ConflictDto {
+    /// The key is already in the provider's pool.
+    DuplicateKey,
+    /// The chat is writing a reply; stop it or wait.
+    ReplyInProgress,
+}
+
+impl From<service::Conflict> for ConflictDto {
+    fn from(conflict: service::Conflict) -> Self {
+        match conflict {
+            service::Conflict::DuplicateKey => ConflictDto::DuplicateKey,
+            service::Conflict::ReplyInProgress => ConflictDto::ReplyInProgress,
         }
     }
 }

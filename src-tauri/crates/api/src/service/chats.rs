@@ -14,7 +14,7 @@ use super::providers::{endpoint_of, provider_not_found};
 use super::reply_error::ReplyError;
 use super::usage::SaveDialog;
 use super::Vault;
-use super::{Conflict, IssueCode, Result, ServiceError};
+use super::{Conflict, Result, Rule, ServiceError};
 
 /// What happens while a reply is written, in order: the user's message as saved (unless
 /// retrying), then the completion's events. The reply as saved is what [`Chats::send`] returns.
@@ -169,7 +169,7 @@ impl Chats {
         let model = match model.or_else(|| provider.default_model.clone()).or_else(|| provider.models.first().cloned())
         {
             Some(model) => model,
-            None => return Err(ServiceError::invalid("model", IssueCode::NoModels)),
+            None => return Err(ServiceError::invalid("model", Rule::NoModels)),
         };
         let now = self.now();
         let row = ChatRow {
@@ -286,7 +286,7 @@ impl Chats {
             let mut conn = self.db.lock()?;
             let chat = chats::get_chat(&conn, chat_id)?.ok_or_else(|| chat_not_found(chat_id))?;
             let provider_id =
-                chat.provider_id.clone().ok_or_else(|| ServiceError::invalid("chat_id", IssueCode::ProviderDeleted))?;
+                chat.provider_id.clone().ok_or_else(|| ServiceError::invalid("chat_id", Rule::ProviderDeleted))?;
             let provider =
                 providers::get_provider(&conn, &provider_id)?.ok_or_else(|| provider_not_found(&provider_id))?;
             {
@@ -371,7 +371,7 @@ impl Chats {
         let user_message = match turn {
             Turn::Edit(content) => {
                 let edited = chats::edit_last_question(&tx, &chat.id, &content)?;
-                Some(edited.ok_or_else(|| ServiceError::invalid("content", IssueCode::NothingToAnswer))?)
+                Some(edited.ok_or_else(|| ServiceError::invalid("content", Rule::NothingToAnswer))?)
             }
             Turn::Ask(content) => {
                 let row = MessageRow {
@@ -402,7 +402,7 @@ impl Chats {
         };
         let history = chats::list_messages(&tx, &chat.id)?;
         if history.last().is_none_or(|m| m.role != Role::User) {
-            return Err(ServiceError::invalid("content", IssueCode::NothingToAnswer));
+            return Err(ServiceError::invalid("content", Rule::NothingToAnswer));
         }
         tx.commit()?;
         let system = chat

@@ -15,7 +15,7 @@ use super::providers::{endpoint_of, require_provider};
 use super::vault::key_account;
 use super::write_path::{Changed, WritePath};
 use super::Vault;
-use super::{Conflict, IssueCode, IssueParams, Result, ServiceError};
+use super::{Conflict, Result, Rule, ServiceError};
 
 /// A key to add, validated and normalized by the caller.
 pub struct NewKey {
@@ -226,11 +226,7 @@ impl Keys {
                 api_keys::list_api_keys(tx, provider_id)?.into_iter().map(|row| row.id).collect();
             let given: HashSet<&String> = ids.iter().collect();
             if given.len() != ids.len() || ids.len() != existing.len() || !ids.iter().all(|id| existing.contains(id)) {
-                return Err(ServiceError::invalid_with(
-                    "ids",
-                    IssueCode::IdsMismatch,
-                    IssueParams { count: Some(existing.len() as i64), ..Default::default() },
-                ));
+                return Err(ServiceError::invalid("ids", Rule::IdsMismatch { count: existing.len() }));
             }
             api_keys::reorder_api_keys(tx, provider_id, ids, now)?;
             Ok(Changed { provider_id: provider_id.to_owned(), value: api_keys::list_api_keys(tx, provider_id)? })

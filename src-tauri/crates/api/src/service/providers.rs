@@ -11,7 +11,7 @@ use keypool_store::{api_keys, Database, StoredKey};
 use super::vault::{key_account, provider_account};
 use super::write_path::{Changed, WritePath};
 use super::Vault;
-use super::{IssueCode, IssueParams, Result, ServiceError};
+use super::{Result, Rule, ServiceError};
 
 pub struct Providers {
     db: Arc<Database>,
@@ -211,7 +211,7 @@ fn same_origin(a: &str, b: &str) -> bool {
 fn check_default_model(default_model: Option<&str>, models: &[String]) -> Result<()> {
     match default_model {
         Some(model) if !models.is_empty() && !models.iter().any(|m| m == model) => {
-            Err(ServiceError::invalid("default_model", IssueCode::NotAModel))
+            Err(ServiceError::invalid("default_model", Rule::NotAModel))
         }
         _ => Ok(()),
     }
@@ -220,13 +220,8 @@ fn check_default_model(default_model: Option<&str>, models: &[String]) -> Result
 /// How to reach a stored provider; its own key read from where it is kept (a key the keychain
 /// cannot give now is left out, and said in the log).
 pub(crate) fn endpoint_of(provider: &ProviderRow, vault: &Vault) -> Result<ProviderEndpoint> {
-    let kind = ProviderKind::parse(&provider.kind).ok_or_else(|| {
-        ServiceError::invalid_with(
-            "kind",
-            IssueCode::Invalid,
-            IssueParams { reason: Some(format!("unknown provider kind {}", provider.kind)), ..Default::default() },
-        )
-    })?;
+    let kind = ProviderKind::parse(&provider.kind)
+        .ok_or_else(|| ServiceError::invalid("kind", Rule::UnknownKind(provider.kind.clone())))?;
     Ok(ProviderEndpoint {
         id: ProviderId::new(provider.id.as_str()),
         name: provider.name.clone(),

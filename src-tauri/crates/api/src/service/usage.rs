@@ -12,7 +12,7 @@ use keypool_store::usage::{self, Histogram, Price, Totals, HOUR_MS};
 use keypool_store::{api_keys, providers, Database};
 
 use super::ledger::Ledger;
-use super::{IssueCode, Result, ServiceError};
+use super::{Result, Rule, ServiceError};
 
 pub const DAY_MS: i64 = 24 * HOUR_MS;
 /// The range a summary covers when the caller names none.
@@ -115,7 +115,7 @@ impl Usage {
         let to = to.unwrap_or_else(|| self.clock.now().as_millis() + 1);
         let from = from.unwrap_or(to - DEFAULT_RANGE_MS);
         if from >= to {
-            return Err(ServiceError::invalid("from", IssueCode::RangeOrder));
+            return Err(ServiceError::invalid("from", Rule::RangeOrder));
         }
         Ok((from, to))
     }
