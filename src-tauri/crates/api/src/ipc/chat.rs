@@ -3,7 +3,6 @@
 use garde::Validate;
 use keypool::FailureKind;
 use keypool_llm::CompletionEvent;
-use keypool_store::chats::{self, ChatPatch, ChatRow, MessageRow};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -13,7 +12,7 @@ use super::issues::{IssueCode, IssueParams};
 use super::problems::BreakageKind;
 use super::rules::not_blank;
 use super::usage::ExportResult;
-use crate::service::{self, ChatProgress, NewChat, SearchResult, Turn};
+use crate::service::{self, Chat, ChatPatch, ChatProgress, Message, NewChat, SearchResult, Turn};
 use crate::AppContext;
 
 type Result<T, E = IpcError> = std::result::Result<T, E>;
@@ -173,17 +172,10 @@ pub struct ChatDto {
     pub updated_at: i64,
 }
 
-impl From<ChatRow> for ChatDto {
-    fn from(row: ChatRow) -> Self {
-        ChatDto {
-            id: row.id,
-            title: row.title,
-            provider_id: row.provider_id,
-            model: row.model,
-            system_prompt: row.system_prompt,
-            created_at: row.created_at,
-            updated_at: row.updated_at,
-        }
+impl From<Chat> for ChatDto {
+    fn from(chat: Chat) -> Self {
+        let Chat { id, title, provider_id, model, system_prompt, created_at, updated_at } = chat;
+        ChatDto { id, title, provider_id, model, system_prompt, created_at, updated_at }
     }
 }
 
@@ -241,29 +233,28 @@ pub struct MessageUsageDto {
     pub output_tokens: u64,
 }
 
-impl From<MessageRow> for MessageDto {
-    fn from(row: MessageRow) -> Self {
+impl From<Message> for MessageDto {
+    fn from(message: Message) -> Self {
         MessageDto {
-            id: row.id,
-            chat_id: row.chat_id,
-            role: match row.role {
-                chats::Role::User => Role::User,
-                chats::Role::Assistant => Role::Assistant,
+            id: message.id,
+            chat_id: message.chat_id,
+            role: match message.role {
+                service::Role::User => Role::User,
+                service::Role::Assistant => Role::Assistant,
             },
-            content: row.content,
-            status: match row.status {
-                chats::MessageStatus::Complete => MessageStatus::Complete,
-                chats::MessageStatus::Stopped => MessageStatus::Stopped,
-                chats::MessageStatus::Error => MessageStatus::Error,
+            content: message.content,
+            status: match message.status {
+                service::MessageStatus::Complete => MessageStatus::Complete,
+                service::MessageStatus::Stopped => MessageStatus::Stopped,
+                service::MessageStatus::Error => MessageStatus::Error,
             },
-            error_details: service::ReplyError::stored(row.error_details.as_deref(), row.error.as_deref())
-                .map(Into::into),
-            error: row.error,
-            error_code: row.error_code.as_deref().map(ErrorCode::parse),
-            key_label: row.key_label,
-            provider_key: row.provider_key,
-            created_at: row.created_at,
-            usage: row.usage.map(|u| MessageUsageDto {
+            error: message.error,
+            error_code: message.error_code.as_deref().map(ErrorCode::parse),
+            error_details: message.error_details.map(ReplyError::from),
+            key_label: message.key_label,
+            provider_key: message.provider_key,
+            created_at: message.created_at,
+            usage: message.usage.map(|u| MessageUsageDto {
                 input_tokens: u.input,
                 cached_tokens: u.cached,
                 output_tokens: u.output,

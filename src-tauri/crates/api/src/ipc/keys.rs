@@ -4,8 +4,6 @@
 use garde::Validate;
 use keypool::{KeyError, UserLimits};
 use keypool_llm::ProbeResult;
-use keypool_store::api_keys::{ApiKeyPatch, ApiKeyRow};
-use keypool_store::StoredKey;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -13,7 +11,7 @@ use super::args::{CommandArgs, IdArgs, ProviderArgs};
 use super::error::IpcError;
 use super::problems::ProbeProblemDto;
 use super::rules::{key_arg_rule, normalize_label, not_blank, optional_key_arg_rule, KeyArg};
-use crate::service::{NewKey, PoolStatus as PoolView};
+use crate::service::{ApiKey, KeyPatch, NewKey, PoolStatus as PoolView};
 use crate::AppContext;
 
 type Result<T, E = IpcError> = std::result::Result<T, E>;
@@ -120,11 +118,11 @@ impl CommandArgs for UpdateApiKeyArgs {
     }
 }
 
-impl From<UpdateApiKeyArgs> for ApiKeyPatch {
+impl From<UpdateApiKeyArgs> for KeyPatch {
     fn from(a: UpdateApiKeyArgs) -> Self {
-        ApiKeyPatch {
+        KeyPatch {
             label: a.label.map(|l| normalize_label(Some(l))),
-            api_key: a.api_key.map(|k| StoredKey::Database(k.trimmed())),
+            api_key: a.api_key.map(|k| k.trimmed()),
             enabled: a.enabled,
             weight: a.weight,
         }
@@ -180,23 +178,23 @@ pub struct ApiKeyDto {
     pub max_concurrent: Option<u32>,
 }
 
-impl From<ApiKeyRow> for ApiKeyDto {
-    fn from(row: ApiKeyRow) -> Self {
+impl From<ApiKey> for ApiKeyDto {
+    fn from(key: ApiKey) -> Self {
         ApiKeyDto {
-            api_key_preview: row.api_key.preview(),
-            is_env_ref: row.api_key.env_var().is_some(),
-            id: row.id,
-            provider_id: row.provider_id,
-            label: row.label,
-            enabled: row.enabled,
-            weight: row.weight,
-            sort_order: row.sort_order,
-            disabled_reason: row.disabled_reason,
-            disabled_at: row.disabled_at,
-            created_at: row.created_at,
-            updated_at: row.updated_at,
-            rpm_limit: row.rpm_limit,
-            max_concurrent: row.max_concurrent,
+            id: key.id,
+            provider_id: key.provider_id,
+            label: key.label,
+            api_key_preview: key.preview,
+            is_env_ref: key.is_env_ref,
+            enabled: key.enabled,
+            weight: key.weight,
+            sort_order: key.sort_order,
+            disabled_reason: key.disabled_reason,
+            disabled_at: key.disabled_at,
+            created_at: key.created_at,
+            updated_at: key.updated_at,
+            rpm_limit: key.limits.rpm,
+            max_concurrent: key.limits.max_concurrent,
         }
     }
 }

@@ -1,8 +1,6 @@
 //! `llmConfig:*` of providers: where a pool's keys are sent, and the models they offer.
 
 use garde::Validate;
-use keypool_store::providers::{NewProvider, ProviderPatch, ProviderRow};
-use keypool_store::StoredKey;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -10,7 +8,7 @@ use super::args::{CommandArgs, IdArgs, NoArgs};
 use super::chat::MAX_SYSTEM_PROMPT_CHARS;
 use super::error::IpcError;
 use super::rules::{base_url_rule, not_blank, optional_key_arg_rule, removable_key_arg_rule, KeyArg};
-use crate::service::ModelList;
+use crate::service::{ModelList, NewProvider, Provider, ProviderPatch};
 use crate::AppContext;
 
 #[derive(Debug, Deserialize, Validate, TS)]
@@ -44,11 +42,10 @@ impl CommandArgs for AddProviderArgs {}
 impl From<AddProviderArgs> for NewProvider {
     fn from(a: AddProviderArgs) -> Self {
         NewProvider {
-            id: String::new(),
             name: a.name.trim().to_owned(),
-            kind: a.kind.as_str().to_owned(),
+            kind: a.kind.into(),
             base_url: a.base_url.trim().to_owned(),
-            api_key: a.api_key.map(|k| StoredKey::Database(k.trimmed())),
+            api_key: a.api_key.map(|k| k.trimmed()),
             models: a.models.unwrap_or_default().into_iter().map(|m| m.trim().to_owned()).collect(),
             default_model: a.default_model.map(|m| m.trim().to_owned()),
             system_prompt: a.system_prompt.filter(|p| !p.trim().is_empty()),
@@ -116,9 +113,9 @@ impl From<UpdateProviderArgs> for ProviderPatch {
     fn from(a: UpdateProviderArgs) -> Self {
         ProviderPatch {
             name: a.name.map(|n| n.trim().to_owned()),
-            kind: a.kind.map(|k| k.as_str().to_owned()),
+            kind: a.kind.map(Into::into),
             base_url: a.base_url.map(|u| u.trim().to_owned()),
-            api_key: a.api_key.map(|k| Some(k.trimmed()).filter(|k| !k.expose().is_empty()).map(StoredKey::Database)),
+            api_key: a.api_key.map(|k| Some(k.trimmed()).filter(|k| !k.expose().is_empty())),
             models: a.models.map(|m| m.into_iter().map(|m| m.trim().to_owned()).collect()),
             default_model: a.default_model.map(|m| Some(m.trim().to_owned()).filter(|m| !m.is_empty())),
             system_prompt: a.system_prompt.map(|p| Some(p).filter(|p| !p.trim().is_empty())),
@@ -150,20 +147,20 @@ pub enum ProviderKind {
     Anthropic,
 }
 
-impl ProviderKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Openai => "openai",
-            ProviderKind::Anthropic => "anthropic",
+impl From<ProviderKind> for keypool_llm::ProviderKind {
+    fn from(kind: ProviderKind) -> Self {
+        match kind {
+            ProviderKind::Openai => keypool_llm::ProviderKind::Openai,
+            ProviderKind::Anthropic => keypool_llm::ProviderKind::Anthropic,
         }
     }
+}
 
-    /// The kind a stored provider has (the store's CHECK admits only these two).
-    fn of_row(kind: &str) -> Self {
-        if kind == ProviderKind::Anthropic.as_str() {
-            ProviderKind::Anthropic
-        } else {
-            ProviderKind::Openai
+impl From<keypool_llm::ProviderKind> for ProviderKind {
+    fn from(kind: keypool_llm::ProviderKind) -> Self {
+        match kind {
+            keypool_llm::ProviderKind::Openai => ProviderKind::Openai,
+            keypool_llm::ProviderKind::Anthropic => ProviderKind::Anthropic,
         }
     }
 }
@@ -193,22 +190,22 @@ pub struct ProviderDto {
     pub updated_at: i64,
 }
 
-impl From<ProviderRow> for ProviderDto {
-    fn from(row: ProviderRow) -> Self {
+impl From<Provider> for ProviderDto {
+    fn from(provider: Provider) -> Self {
         ProviderDto {
-            api_key_preview: row.api_key.as_ref().map(|k| k.preview()),
-            kind: ProviderKind::of_row(&row.kind),
-            id: row.id,
-            name: row.name,
-            base_url: row.base_url,
-            builtin: row.builtin,
-            sort_order: row.sort_order,
-            models: row.models,
-            default_model: row.default_model,
-            system_prompt: row.system_prompt,
-            key_count: row.key_count,
-            created_at: row.created_at,
-            updated_at: row.updated_at,
+            id: provider.id,
+            name: provider.name,
+            kind: provider.kind.into(),
+            base_url: provider.base_url,
+            api_key_preview: provider.api_key_preview,
+            builtin: provider.builtin,
+            sort_order: provider.sort_order,
+            models: provider.models,
+            default_model: provider.default_model,
+            system_prompt: provider.system_prompt,
+            key_count: provider.key_count,
+            created_at: provider.created_at,
+            updated_at: provider.updated_at,
         }
     }
 }

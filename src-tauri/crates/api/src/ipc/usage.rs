@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 
 use garde::Validate;
-use keypool_store::usage::{Price, Totals};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -11,7 +10,7 @@ use super::args::{CommandArgs, NoArgs};
 use super::error::IpcError;
 use super::issues::{IssueCode, IssueParams};
 use super::rules::not_blank;
-use crate::service::{Bucket, KeySpend, Point, Spend, Summary};
+use crate::service::{Bucket, KeySpend, NewPrice, Point, Price, Spend, Summary, Totals};
 use crate::AppContext;
 
 type Result<T, E = IpcError> = std::result::Result<T, E>;
@@ -134,6 +133,17 @@ pub struct SetPriceArgs {
 }
 
 impl CommandArgs for SetPriceArgs {}
+
+impl From<SetPriceArgs> for NewPrice {
+    fn from(a: SetPriceArgs) -> Self {
+        NewPrice {
+            model: a.model.trim().to_owned(),
+            input_per_million: a.input_per_million,
+            cached_per_million: a.cached_input_per_million,
+            output_per_million: a.output_per_million,
+        }
+    }
+}
 
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -372,14 +382,7 @@ pub(super) fn prices(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<PriceDto
 }
 
 pub(super) fn set_price(ctx: &AppContext, a: SetPriceArgs) -> Result<PriceDto> {
-    let price = Price {
-        model: a.model.trim().to_owned(),
-        input_per_million: a.input_per_million,
-        cached_per_million: a.cached_input_per_million,
-        output_per_million: a.output_per_million,
-        updated_at: 0,
-    };
-    Ok(ctx.usage()?.set_price(price)?.into())
+    Ok(ctx.usage()?.set_price(a.into())?.into())
 }
 
 pub(super) fn delete_price(ctx: &AppContext, ModelArgs { model }: ModelArgs) -> Result<DeletedPrice> {

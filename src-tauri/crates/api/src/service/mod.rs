@@ -20,18 +20,23 @@ mod write_path;
 use keypool::PoolError;
 use keypool_store::StoreError;
 
-pub use chats::{ChatProgress, Chats, NewChat, SearchResult, Snippet, Turn, NEW_CHAT_TITLE};
+pub use chats::{
+    Chat, ChatPatch, ChatProgress, Chats, Message, MessageStatus, NewChat, Role, SearchResult, Snippet, Turn,
+    NEW_CHAT_TITLE,
+};
 pub use events::{EventSink, NoEvents};
 pub(crate) use keys::StoreLoader;
-pub use keys::{Keys, NewKey, PoolStatus};
+pub use keys::{ApiKey, KeyPatch, Keys, NewKey, PoolStatus};
 pub use ledger::Ledger;
 pub use local_api::{LocalApi, LocalApiStatus, DEFAULT_PORT};
 pub use problem::{FieldError, Rule};
-pub use providers::{ModelList, Providers};
+pub use providers::{ModelList, NewProvider, Provider, ProviderPatch, Providers};
 pub(crate) use records::Records;
 pub use reply_error::{BlockedKeyInfo, BlockedState, BreakageKind, LastAnswer, ReplyError};
 pub use settings::{AppSettings, Settings, SettingsPatch, DEFAULT_RETENTION_DAYS, MAX_WAIT_LIMIT_SECONDS};
-pub use usage::{Bucket, KeySpend, NoSaveDialog, Point, SaveDialog, Spend, Summary, Usage, DAY_MS};
+pub use usage::{
+    Bucket, KeySpend, NewPrice, NoSaveDialog, Point, Price, SaveDialog, Spend, Summary, Totals, Usage, DAY_MS,
+};
 pub use vault::{KeychainProblem, KeychainState, Migrated, Vault};
 pub(crate) use write_path::WritePath;
 

@@ -17,9 +17,8 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use keypool::Secret;
 use keypool_api::ipc::{self, Run};
-use keypool_api::service::{NewKey, NoEvents};
+use keypool_api::service::{NewKey, NewProvider, NoEvents};
 use keypool_api::{AppContext, Dirs, Wiring};
-use keypool_store::providers::NewProvider;
 use serde_json::json;
 
 #[derive(Parser)]
@@ -129,9 +128,8 @@ async fn start_keypool(args: &Args, dir: &std::path::Path) -> (AppContext, Strin
         .providers()
         .unwrap()
         .add(NewProvider {
-            id: String::new(),
             name: "upstream".into(),
-            kind: "openai".into(),
+            kind: keypool_llm::ProviderKind::Openai,
             base_url: args.upstream.clone(),
             api_key: None,
             models: vec![args.model.clone()],
