@@ -11,16 +11,16 @@ apiKey: KeyArg,
  */
 enabled?: boolean, 
 /**
- * 1–100, default 1.
+ * Within `LIMITS.weight`, its default when absent.
  */
 weight?: number, 
 /**
- * At most this many requests per minute, 1–100 000, for providers that announce no limits;
- * absent: no limit.
+ * At most this many requests per minute (`LIMITS.rpmLimit`), for providers that announce no
+ * limits; absent: no limit.
  */
 rpmLimit?: number, 
 /**
- * At most this many requests at once, 1–1 000; absent: no limit.
+ * At most this many requests at once (`LIMITS.maxConcurrent`); absent: no limit.
  */
 maxConcurrent?: number, };
 
@@ -43,7 +43,7 @@ export type ApiKey = { id: string, providerId: string, label: string | null,
  */
 apiKeyPreview: string, isEnvRef: boolean, enabled: boolean, 
 /**
- * 1–100.
+ * Within `LIMITS.weight`.
  */
 weight: number, sortOrder: number, 
 /**
@@ -152,7 +152,7 @@ snippet: SearchSnippet | null,
 messageCount: number, };
 
 /**
- * Turns the local API on or off; `port` (1024–65535) changes where it listens.
+ * Turns the local API on or off; `port` (within `LIMITS.port`) changes where it listens.
  */
 export type ConfigureLocalApiArgs = { enabled: boolean, port?: number, };
 
@@ -212,8 +212,6 @@ export type ErrorDetails = { "kind": "hostChange", from: string, to: string, key
  * Where the CSV went: `path` is null when the user cancelled the save dialog.
  */
 export type ExportResult = { path: string | null, rows: number, };
-
-export type ExportUsageArgs = { providerId?: string, from?: number, to?: number, };
 
 /**
  * Why a key was refused and the reply moved to the next one.
@@ -568,11 +566,11 @@ export type SendRequest = { chatId: string, content?: string, edit?: boolean, };
  */
 export type SetKeyLimitsArgs = { id: string, 
 /**
- * 1–100 000 requests per minute; absent: no limit.
+ * Requests per minute (`LIMITS.rpmLimit`); absent: no limit.
  */
 rpmLimit?: number, 
 /**
- * 1–1 000 requests at once; absent: no limit.
+ * Requests at once (`LIMITS.maxConcurrent`); absent: no limit.
  */
 maxConcurrent?: number, };
 
@@ -648,19 +646,19 @@ systemPrompt?: string,
 confirmHostChange?: boolean, };
 
 /**
- * The preferences to change; at least one.
+ * The preferences to change; at least one, each within its `LIMITS`.
  */
 export type UpdateSettingsArgs = { 
 /**
- * How long a chat may wait for a key to free up when all are spent or resting: 0–120 s.
+ * How long a chat may wait for a key to free up when all are spent or resting, in seconds.
  */
 maxWaitSeconds?: number, 
 /**
- * How long a chat keeps its key without a message: 1–1 440 minutes.
+ * How long a chat keeps its key without a message, in minutes.
  */
 bindingIdleMinutes?: number, 
 /**
- * How long usage history is kept: 1–3 650 days.
+ * How long usage history is kept, in days.
  */
 usageRetentionDays?: number, };
 
@@ -669,6 +667,13 @@ usageRetentionDays?: number, };
  * in a way the pool moved on from (rate limited, auth rejected, out of credit).
  */
 export type UsagePoint = { at: number, providerId: string, keyId: string, requests: number, failures: number, rateLimited: number, failovers: number, inputTokens: number, cachedTokens: number, outputTokens: number, };
+
+/**
+ * The usage of one provider (or all) over a range of time, in milliseconds since the epoch;
+ * `to` defaults to now, `from` to 30 days before `to`. What `usage:getSummary` sums and
+ * `usage:exportCsv` writes.
+ */
+export type UsageRangeArgs = { providerId?: string, from?: number, to?: number, };
 
 export type UsageSeries = { from: number, to: number, points: Array<UsagePoint>, };
 
@@ -695,12 +700,6 @@ keys: Array<KeyUsage>,
 unpricedModels: Array<string>, };
 
 /**
- * A range of time, in milliseconds since the epoch; `to` defaults to now, `from` to 30 days
- * before `to`.
- */
-export type UsageSummaryArgs = { providerId?: string, from?: number, to?: number, };
-
-/**
  * Sums of attempts. `requests`: attempts sent; `failures`: all but the answered and the
  * stopped; `inputTokens` counts cached ones too. `cost` (US dollars) covers the models with a
  * price, null when none has one; `costComplete` says whether every model that spent tokens has a price.
@@ -708,6 +707,30 @@ export type UsageSummaryArgs = { providerId?: string, from?: number, to?: number
 export type UsageTotals = { requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
 
 export type Window = { remaining: number, limit: number | null, resetAt: number, };
+
+/**
+ * The bounds of the commands' arguments (src-tauri/crates/api/src/ipc/limits.rs).
+ */
+export const LIMITS = {
+  apiKey: { maxChars: 4096 },
+  keyLabel: { maxChars: 100 },
+  weight: { min: 1, max: 100, default: 1 },
+  rpmLimit: { min: 1, max: 100000 },
+  maxConcurrent: { min: 1, max: 1000 },
+  providerName: { maxChars: 60 },
+  models: { maxItems: 100 },
+  modelName: { maxChars: 200 },
+  chatTitle: { maxChars: 200 },
+  systemPrompt: { maxChars: 50000 },
+  message: { maxChars: 200000 },
+  searchQuery: { maxChars: 200 },
+  maxWaitSeconds: { min: 0, max: 120 },
+  bindingIdleMinutes: { min: 1, max: 1440 },
+  usageRetentionDays: { min: 1, max: 3650 },
+  price: { min: 0.0, max: 100000.0 },
+  seriesBuckets: { maxItems: 10000 },
+  port: { min: 1024, max: 65535, default: 4141 },
+} as const;
 
 export type Commands = {
   "app:getStatus": { kind: "sync"; args: NoArgs; result: AppStatus };
@@ -731,9 +754,9 @@ export type Commands = {
   "localApi:regenerateToken": { kind: "sync"; args: NoArgs; result: LocalApiToken };
   "settings:get": { kind: "sync"; args: NoArgs; result: Settings };
   "settings:update": { kind: "sync"; args: UpdateSettingsArgs; result: Settings };
-  "usage:getSummary": { kind: "sync"; args: UsageSummaryArgs; result: UsageSummary };
+  "usage:getSummary": { kind: "sync"; args: UsageRangeArgs; result: UsageSummary };
   "usage:getSeries": { kind: "sync"; args: UsageSeriesArgs; result: UsageSeries };
-  "usage:exportCsv": { kind: "async"; args: ExportUsageArgs; result: ExportResult };
+  "usage:exportCsv": { kind: "async"; args: UsageRangeArgs; result: ExportResult };
   "usage:getPrices": { kind: "sync"; args: NoArgs; result: Array<Price> };
   "usage:setPrice": { kind: "sync"; args: SetPriceArgs; result: Price };
   "usage:deletePrice": { kind: "sync"; args: ModelArgs; result: DeletedPrice };

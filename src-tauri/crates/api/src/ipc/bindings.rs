@@ -5,7 +5,7 @@
 //! A test regenerates the file and fails on any difference; `npm run bindings` rewrites it.
 
 use super::typescript::TypeSet;
-use super::{events, table, IpcError};
+use super::{events, limits, table, IpcError};
 
 /// Where the bindings live, relative to this crate.
 pub const BINDINGS_PATH: &str = "../../../ui/src/ipc/bindings.ts";
@@ -24,6 +24,8 @@ pub fn generate() -> String {
         out.push_str(declaration);
         out.push_str("\n\n");
     }
+    out.push_str(&limits::typescript());
+    out.push('\n');
     out.push_str(&table::typescript(&types));
     out.push('\n');
     out.push_str(&events::typescript(&types));

@@ -9,6 +9,7 @@ use ts_rs::TS;
 use super::args::{CommandArgs, IdArgs, NoArgs};
 use super::error::{ErrorCode, IpcError};
 use super::issues::{IssueCode, IssueParams};
+use super::limits::LIMITS;
 use super::problems::BreakageKind;
 use super::rules::not_blank;
 use super::usage::ExportResult;
@@ -16,9 +17,6 @@ use crate::service::{self, Chat, ChatPatch, ChatProgress, Message, NewChat, Sear
 use crate::AppContext;
 
 type Result<T, E = IpcError> = std::result::Result<T, E>;
-
-pub(crate) const MAX_MESSAGE_CHARS: usize = 200_000;
-pub(crate) const MAX_SYSTEM_PROMPT_CHARS: usize = 50_000;
 
 /// The model defaults to the provider's default.
 #[derive(Debug, Deserialize, Validate, TS)]
@@ -28,14 +26,14 @@ pub struct CreateChatArgs {
     #[garde(custom(not_blank))]
     pub provider_id: String,
     #[serde(default)]
-    #[garde(inner(length(chars, min = 1, max = 200), custom(not_blank)))]
+    #[garde(inner(length(chars, min = 1, max = LIMITS.model_name.max_chars), custom(not_blank)))]
     pub model: Option<String>,
     #[serde(default)]
-    #[garde(inner(length(chars, min = 1, max = 200), custom(not_blank)))]
+    #[garde(inner(length(chars, min = 1, max = LIMITS.chat_title.max_chars), custom(not_blank)))]
     pub title: Option<String>,
     /// Defaults to the provider's; `""`: none.
     #[serde(default)]
-    #[garde(inner(length(chars, max = MAX_SYSTEM_PROMPT_CHARS)))]
+    #[garde(inner(length(chars, max = LIMITS.system_prompt.max_chars)))]
     pub system_prompt: Option<String>,
 }
 
@@ -55,17 +53,17 @@ pub struct UpdateChatArgs {
     #[garde(custom(not_blank))]
     pub id: String,
     #[serde(default)]
-    #[garde(inner(length(chars, min = 1, max = 200), custom(not_blank)))]
+    #[garde(inner(length(chars, min = 1, max = LIMITS.chat_title.max_chars), custom(not_blank)))]
     pub title: Option<String>,
     #[serde(default)]
     #[garde(inner(custom(not_blank)))]
     pub provider_id: Option<String>,
     #[serde(default)]
-    #[garde(inner(length(chars, min = 1, max = 200), custom(not_blank)))]
+    #[garde(inner(length(chars, min = 1, max = LIMITS.model_name.max_chars), custom(not_blank)))]
     pub model: Option<String>,
     /// `""` removes the system prompt.
     #[serde(default)]
-    #[garde(inner(length(chars, max = MAX_SYSTEM_PROMPT_CHARS)))]
+    #[garde(inner(length(chars, max = LIMITS.system_prompt.max_chars)))]
     pub system_prompt: Option<String>,
 }
 
@@ -125,7 +123,7 @@ pub struct SendRequest {
     #[garde(custom(not_blank))]
     pub chat_id: String,
     #[serde(default)]
-    #[garde(inner(length(chars, max = MAX_MESSAGE_CHARS), custom(not_blank)))]
+    #[garde(inner(length(chars, max = LIMITS.message.max_chars), custom(not_blank)))]
     pub content: Option<String>,
     #[serde(default)]
     #[garde(skip)]
@@ -146,7 +144,7 @@ impl SendRequest {
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SearchChatsArgs {
-    #[garde(length(chars, min = 1, max = 200), custom(not_blank))]
+    #[garde(length(chars, min = 1, max = LIMITS.search_query.max_chars), custom(not_blank))]
     pub query: String,
 }
 

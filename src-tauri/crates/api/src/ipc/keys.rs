@@ -9,6 +9,7 @@ use ts_rs::TS;
 
 use super::args::{CommandArgs, IdArgs, ProviderArgs};
 use super::error::IpcError;
+use super::limits::LIMITS;
 use super::problems::ProbeProblemDto;
 use super::rules::{key_arg_rule, normalize_label, not_blank, optional_key_arg_rule, KeyArg};
 use crate::service::{ApiKey, KeyPatch, NewKey, PoolStatus as PoolView};
@@ -23,7 +24,7 @@ pub struct AddApiKeyArgs {
     #[garde(custom(not_blank))]
     pub provider_id: String,
     #[serde(default)]
-    #[garde(length(chars, max = 100))]
+    #[garde(length(chars, max = LIMITS.key_label.max_chars))]
     pub label: Option<String>,
     /// The key itself, or `$NAME` for the environment variable NAME.
     #[garde(custom(key_arg_rule))]
@@ -32,18 +33,18 @@ pub struct AddApiKeyArgs {
     #[serde(default)]
     #[garde(skip)]
     pub enabled: Option<bool>,
-    /// 1–100, default 1.
+    /// Within `LIMITS.weight`, its default when absent.
     #[serde(default)]
-    #[garde(range(min = 1, max = 100))]
+    #[garde(range(min = LIMITS.weight.min, max = LIMITS.weight.max))]
     pub weight: Option<u32>,
-    /// At most this many requests per minute, 1–100 000, for providers that announce no limits;
-    /// absent: no limit.
+    /// At most this many requests per minute (`LIMITS.rpmLimit`), for providers that announce no
+    /// limits; absent: no limit.
     #[serde(default)]
-    #[garde(range(min = 1, max = 100_000))]
+    #[garde(range(min = LIMITS.rpm_limit.min, max = LIMITS.rpm_limit.max))]
     pub rpm_limit: Option<u32>,
-    /// At most this many requests at once, 1–1 000; absent: no limit.
+    /// At most this many requests at once (`LIMITS.maxConcurrent`); absent: no limit.
     #[serde(default)]
-    #[garde(range(min = 1, max = 1_000))]
+    #[garde(range(min = LIMITS.max_concurrent.min, max = LIMITS.max_concurrent.max))]
     pub max_concurrent: Option<u32>,
 }
 
@@ -56,7 +57,7 @@ impl From<AddApiKeyArgs> for NewKey {
             label: normalize_label(a.label),
             api_key: a.api_key.trimmed(),
             enabled: a.enabled.unwrap_or(true),
-            weight: a.weight.unwrap_or(1),
+            weight: a.weight.unwrap_or(LIMITS.weight.default),
             limits: UserLimits { rpm: a.rpm_limit, max_concurrent: a.max_concurrent },
         }
     }
@@ -69,13 +70,13 @@ impl From<AddApiKeyArgs> for NewKey {
 pub struct SetKeyLimitsArgs {
     #[garde(custom(not_blank))]
     pub id: String,
-    /// 1–100 000 requests per minute; absent: no limit.
+    /// Requests per minute (`LIMITS.rpmLimit`); absent: no limit.
     #[serde(default)]
-    #[garde(range(min = 1, max = 100_000))]
+    #[garde(range(min = LIMITS.rpm_limit.min, max = LIMITS.rpm_limit.max))]
     pub rpm_limit: Option<u32>,
-    /// 1–1 000 requests at once; absent: no limit.
+    /// Requests at once (`LIMITS.maxConcurrent`); absent: no limit.
     #[serde(default)]
-    #[garde(range(min = 1, max = 1_000))]
+    #[garde(range(min = LIMITS.max_concurrent.min, max = LIMITS.max_concurrent.max))]
     pub max_concurrent: Option<u32>,
 }
 
@@ -96,7 +97,7 @@ pub struct UpdateApiKeyArgs {
     pub id: String,
     /// An empty label removes the label.
     #[serde(default)]
-    #[garde(length(chars, max = 100))]
+    #[garde(length(chars, max = LIMITS.key_label.max_chars))]
     pub label: Option<String>,
     #[serde(default)]
     #[garde(custom(optional_key_arg_rule))]
@@ -105,7 +106,7 @@ pub struct UpdateApiKeyArgs {
     #[garde(skip)]
     pub enabled: Option<bool>,
     #[serde(default)]
-    #[garde(range(min = 1, max = 100))]
+    #[garde(range(min = LIMITS.weight.min, max = LIMITS.weight.max))]
     pub weight: Option<u32>,
 }
 
@@ -164,7 +165,7 @@ pub struct ApiKeyDto {
     pub api_key_preview: String,
     pub is_env_ref: bool,
     pub enabled: bool,
-    /// 1–100.
+    /// Within `LIMITS.weight`.
     pub weight: u32,
     pub sort_order: i64,
     /// Why the backend switched the key off, e.g. `HTTP 401`; null when the user did.

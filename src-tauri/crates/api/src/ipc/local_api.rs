@@ -7,10 +7,11 @@ use ts_rs::TS;
 
 use super::args::{CommandArgs, NoArgs};
 use super::error::IpcError;
+use super::limits::LIMITS;
 use crate::service::LocalApiStatus;
 use crate::AppContext;
 
-/// Turns the local API on or off; `port` (1024–65535) changes where it listens.
+/// Turns the local API on or off; `port` (within `LIMITS.port`) changes where it listens.
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
@@ -18,7 +19,7 @@ pub struct ConfigureLocalApiArgs {
     #[garde(skip)]
     pub enabled: bool,
     #[serde(default)]
-    #[garde(inner(range(min = 1024, max = 65535)))]
+    #[garde(inner(range(min = LIMITS.port.min, max = LIMITS.port.max)))]
     pub port: Option<u16>,
 }
 

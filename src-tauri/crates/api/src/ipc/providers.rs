@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::args::{CommandArgs, IdArgs, NoArgs};
-use super::chat::MAX_SYSTEM_PROMPT_CHARS;
 use super::error::IpcError;
+use super::limits::LIMITS;
 use super::rules::{base_url_rule, not_blank, optional_key_arg_rule, removable_key_arg_rule, KeyArg};
 use crate::service::{ModelList, NewProvider, Provider, ProviderPatch};
 use crate::AppContext;
@@ -15,7 +15,7 @@ use crate::AppContext;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct AddProviderArgs {
-    #[garde(length(chars, min = 1, max = 60), custom(not_blank))]
+    #[garde(length(chars, min = 1, max = LIMITS.provider_name.max_chars), custom(not_blank))]
     pub name: String,
     #[garde(skip)]
     pub kind: ProviderKind,
@@ -25,15 +25,18 @@ pub struct AddProviderArgs {
     #[garde(custom(optional_key_arg_rule))]
     pub api_key: Option<KeyArg>,
     #[serde(default)]
-    #[garde(length(max = 100), inner(inner(length(chars, max = 200), custom(not_blank))))]
+    #[garde(
+        length(max = LIMITS.models.max_items),
+        inner(inner(length(chars, max = LIMITS.model_name.max_chars), custom(not_blank)))
+    )]
     pub models: Option<Vec<String>>,
     /// One of `models` (when it lists any).
     #[serde(default)]
-    #[garde(inner(length(chars, max = 200), custom(not_blank)))]
+    #[garde(inner(length(chars, max = LIMITS.model_name.max_chars), custom(not_blank)))]
     pub default_model: Option<String>,
     /// The system prompt new chats with this provider start with.
     #[serde(default)]
-    #[garde(inner(length(chars, max = MAX_SYSTEM_PROMPT_CHARS)))]
+    #[garde(inner(length(chars, max = LIMITS.system_prompt.max_chars)))]
     pub system_prompt: Option<String>,
 }
 
@@ -61,7 +64,7 @@ pub struct UpdateProviderArgs {
     #[garde(custom(not_blank))]
     pub id: String,
     #[serde(default)]
-    #[garde(inner(length(chars, min = 1, max = 60), custom(not_blank)))]
+    #[garde(inner(length(chars, min = 1, max = LIMITS.provider_name.max_chars), custom(not_blank)))]
     pub name: Option<String>,
     #[serde(default)]
     #[garde(skip)]
@@ -74,15 +77,18 @@ pub struct UpdateProviderArgs {
     #[garde(custom(removable_key_arg_rule))]
     pub api_key: Option<KeyArg>,
     #[serde(default)]
-    #[garde(length(max = 100), inner(inner(length(chars, max = 200), custom(not_blank))))]
+    #[garde(
+        length(max = LIMITS.models.max_items),
+        inner(inner(length(chars, max = LIMITS.model_name.max_chars), custom(not_blank)))
+    )]
     pub models: Option<Vec<String>>,
     /// `""` clears the default model.
     #[serde(default)]
-    #[garde(inner(length(chars, max = 200)))]
+    #[garde(inner(length(chars, max = LIMITS.model_name.max_chars)))]
     pub default_model: Option<String>,
     /// `""` removes the default system prompt.
     #[serde(default)]
-    #[garde(inner(length(chars, max = MAX_SYSTEM_PROMPT_CHARS)))]
+    #[garde(inner(length(chars, max = LIMITS.system_prompt.max_chars)))]
     pub system_prompt: Option<String>,
     /// Required (`true`) to move `baseUrl` to another scheme, host or port while the provider
     /// holds keys: they would be sent to the new host. Without it that change is a `validation`

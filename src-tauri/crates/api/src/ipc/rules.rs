@@ -5,6 +5,7 @@ use serde::{Deserialize, Deserializer};
 use ts_rs::TS;
 
 use super::issues::{coded, coded_with, IssueCode};
+use super::limits::LIMITS;
 
 fn broken(code: IssueCode) -> garde::Error {
     garde::Error::new(coded(code))
@@ -17,9 +18,6 @@ pub(crate) fn not_blank(value: &str, _: &()) -> garde::Result {
     Ok(())
 }
 
-/// The longest key we accept; real keys are far shorter, this only stops pasted garbage.
-pub(crate) const MAX_API_KEY_CHARS: usize = 4096;
-
 /// A key is one token (no spaces or line breaks inside), or `$NAME` naming an environment
 /// variable.
 pub(crate) fn api_key_rule(value: &str, _: &()) -> garde::Result {
@@ -27,8 +25,8 @@ pub(crate) fn api_key_rule(value: &str, _: &()) -> garde::Result {
     if key.is_empty() {
         return Err(broken(IssueCode::Blank));
     }
-    if key.chars().count() > MAX_API_KEY_CHARS {
-        return Err(garde::Error::new(coded_with(IssueCode::TooLong, &[("max", &MAX_API_KEY_CHARS)])));
+    if key.chars().count() > LIMITS.api_key.max_chars {
+        return Err(garde::Error::new(coded_with(IssueCode::TooLong, &[("max", &LIMITS.api_key.max_chars)])));
     }
     if key.chars().any(char::is_whitespace) {
         return Err(broken(IssueCode::KeyHasSpaces));

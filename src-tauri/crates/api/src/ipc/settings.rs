@@ -6,25 +6,26 @@ use ts_rs::TS;
 
 use super::args::{CommandArgs, NoArgs};
 use super::error::IpcError;
-use crate::service::{AppSettings, SettingsPatch, MAX_WAIT_LIMIT_SECONDS};
+use super::limits::LIMITS;
+use crate::service::{AppSettings, SettingsPatch};
 use crate::AppContext;
 
-/// The preferences to change; at least one.
+/// The preferences to change; at least one, each within its `LIMITS`.
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct UpdateSettingsArgs {
-    /// How long a chat may wait for a key to free up when all are spent or resting: 0–120 s.
+    /// How long a chat may wait for a key to free up when all are spent or resting, in seconds.
     #[serde(default)]
-    #[garde(range(min = 0, max = MAX_WAIT_LIMIT_SECONDS))]
+    #[garde(range(min = LIMITS.max_wait_seconds.min, max = LIMITS.max_wait_seconds.max))]
     pub max_wait_seconds: Option<u32>,
-    /// How long a chat keeps its key without a message: 1–1 440 minutes.
+    /// How long a chat keeps its key without a message, in minutes.
     #[serde(default)]
-    #[garde(range(min = 1, max = 1_440))]
+    #[garde(range(min = LIMITS.binding_idle_minutes.min, max = LIMITS.binding_idle_minutes.max))]
     pub binding_idle_minutes: Option<u32>,
-    /// How long usage history is kept: 1–3 650 days.
+    /// How long usage history is kept, in days.
     #[serde(default)]
-    #[garde(range(min = 1, max = 3_650))]
+    #[garde(range(min = LIMITS.usage_retention_days.min, max = LIMITS.usage_retention_days.max))]
     pub usage_retention_days: Option<u32>,
 }
 

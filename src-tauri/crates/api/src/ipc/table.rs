@@ -21,11 +21,11 @@ use super::{app, chat, keys, local_api, providers, settings, usage};
 use super::{
     AddApiKeyArgs, AddProviderArgs, ApiKeyDto, AppStatus, ChatClosed, ChatDto, ChatEvent, ChatIdArgs,
     ConfigureLocalApiArgs, CooldownReset, CreateChatArgs, DeletedChat, DeletedKey, DeletedPrice, DeletedProviderDto,
-    ExportResult, ExportUsageArgs, IpcError, KeyTestResult, ListModelsArgs, LocalApiConfiguredDto, LocalApiStatusDto,
-    LocalApiTokenDto, MessageDto, ModelArgs, ModelListDto, PoolStatusDto, PriceDto, ProviderDto, PurgeUsageArgs,
-    Purged, ReorderApiKeysArgs, SearchChatsArgs, SearchResultDto, SendArgs, SeriesDto, SetKeyLimitsArgs, SetPriceArgs,
+    ExportResult, IpcError, KeyTestResult, ListModelsArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto,
+    MessageDto, ModelArgs, ModelListDto, PoolStatusDto, PriceDto, ProviderDto, PurgeUsageArgs, Purged,
+    ReorderApiKeysArgs, SearchChatsArgs, SearchResultDto, SendArgs, SeriesDto, SetKeyLimitsArgs, SetPriceArgs,
     SettingsDto, StoppedDto, ToggleApiKeyArgs, UpdateApiKeyArgs, UpdateChatArgs, UpdateProviderArgs,
-    UpdateSettingsArgs, UsageSeriesArgs, UsageSummaryArgs, UsageSummaryDto,
+    UpdateSettingsArgs, UsageRangeArgs, UsageSeriesArgs, UsageSummaryDto,
 };
 use crate::AppContext;
 
@@ -167,9 +167,9 @@ commands! {
     sync   "localApi:regenerateToken"  (NoArgs)             -> LocalApiTokenDto        => local_api::regenerate_token;
     sync   "settings:get"              (NoArgs)             -> SettingsDto             => settings::get;
     sync   "settings:update"           (UpdateSettingsArgs) -> SettingsDto             => settings::update;
-    sync   "usage:getSummary"          (UsageSummaryArgs)   -> UsageSummaryDto         => usage::summary;
+    sync   "usage:getSummary"          (UsageRangeArgs)     -> UsageSummaryDto         => usage::summary;
     sync   "usage:getSeries"           (UsageSeriesArgs)    -> SeriesDto               => usage::series;
-    async  "usage:exportCsv"           (ExportUsageArgs)    -> ExportResult            => usage::export_csv;
+    async  "usage:exportCsv"           (UsageRangeArgs)     -> ExportResult            => usage::export_csv;
     sync   "usage:getPrices"           (NoArgs)             -> Vec<PriceDto>           => usage::prices;
     sync   "usage:setPrice"            (SetPriceArgs)       -> PriceDto                => usage::set_price;
     sync   "usage:deletePrice"         (ModelArgs)          -> DeletedPrice            => usage::delete_price;

@@ -9,21 +9,20 @@ use ts_rs::TS;
 use super::args::{CommandArgs, NoArgs};
 use super::error::IpcError;
 use super::issues::{IssueCode, IssueParams};
+use super::limits::LIMITS;
 use super::rules::not_blank;
 use crate::service::{Bucket, KeySpend, NewPrice, Point, Price, Spend, Summary, Totals};
 use crate::AppContext;
 
 type Result<T, E = IpcError> = std::result::Result<T, E>;
 
-/// The most buckets one series may hold.
-const MAX_BUCKETS: i64 = 10_000;
-
-/// A range of time, in milliseconds since the epoch; `to` defaults to now, `from` to 30 days
-/// before `to`.
+/// The usage of one provider (or all) over a range of time, in milliseconds since the epoch;
+/// `to` defaults to now, `from` to 30 days before `to`. What `usage:getSummary` sums and
+/// `usage:exportCsv` writes.
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
-pub struct UsageSummaryArgs {
+pub struct UsageRangeArgs {
     #[serde(default)]
     #[garde(inner(custom(not_blank)))]
     pub provider_id: Option<String>,
@@ -35,7 +34,7 @@ pub struct UsageSummaryArgs {
     pub to: Option<i64>,
 }
 
-impl CommandArgs for UsageSummaryArgs {
+impl CommandArgs for UsageRangeArgs {
     fn check_whole(&self) -> Result<(), IpcError> {
         check_range(self.from, self.to)
     }
@@ -84,35 +83,15 @@ impl CommandArgs for UsageSeriesArgs {
     fn check_whole(&self) -> Result<(), IpcError> {
         check_range(Some(self.from), Some(self.to))?;
         let buckets = (self.to - self.from) / Bucket::from(self.bucket).millis();
-        if buckets > MAX_BUCKETS {
+        let max = LIMITS.series_buckets.max_items as i64;
+        if buckets > max {
             return Err(IpcError::issue(
                 "to",
                 IssueCode::TooManyBuckets,
-                IssueParams { max: Some(MAX_BUCKETS), ..Default::default() },
+                IssueParams { max: Some(max), ..Default::default() },
             ));
         }
         Ok(())
-    }
-}
-
-#[derive(Debug, Deserialize, Validate, TS)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[ts(optional_fields)]
-pub struct ExportUsageArgs {
-    #[serde(default)]
-    #[garde(inner(custom(not_blank)))]
-    pub provider_id: Option<String>,
-    #[serde(default)]
-    #[garde(inner(range(min = 0)))]
-    pub from: Option<i64>,
-    #[serde(default)]
-    #[garde(inner(range(min = 0)))]
-    pub to: Option<i64>,
-}
-
-impl CommandArgs for ExportUsageArgs {
-    fn check_whole(&self) -> Result<(), IpcError> {
-        check_range(self.from, self.to)
     }
 }
 
@@ -121,14 +100,14 @@ impl CommandArgs for ExportUsageArgs {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct SetPriceArgs {
-    #[garde(length(chars, min = 1, max = 200), custom(not_blank))]
+    #[garde(length(chars, min = 1, max = LIMITS.model_name.max_chars), custom(not_blank))]
     pub model: String,
-    #[garde(range(min = 0.0, max = 100_000.0))]
+    #[garde(range(min = LIMITS.price.min, max = LIMITS.price.max))]
     pub input_per_million: f64,
     #[serde(default)]
-    #[garde(inner(range(min = 0.0, max = 100_000.0)))]
+    #[garde(inner(range(min = LIMITS.price.min, max = LIMITS.price.max)))]
     pub cached_input_per_million: Option<f64>,
-    #[garde(range(min = 0.0, max = 100_000.0))]
+    #[garde(range(min = LIMITS.price.min, max = LIMITS.price.max))]
     pub output_per_million: f64,
 }
 
@@ -364,7 +343,7 @@ pub struct DeletedPrice {
     pub model: String,
 }
 
-pub(super) fn summary(ctx: &AppContext, a: UsageSummaryArgs) -> Result<UsageSummaryDto> {
+pub(super) fn summary(ctx: &AppContext, a: UsageRangeArgs) -> Result<UsageSummaryDto> {
     Ok(ctx.usage()?.summary(a.provider_id.as_deref(), a.from, a.to)?.into())
 }
 
@@ -373,7 +352,7 @@ pub(super) fn series(ctx: &AppContext, a: UsageSeriesArgs) -> Result<SeriesDto> 
     Ok(SeriesDto { from: a.from, to: a.to, points: points.into_iter().map(Into::into).collect() })
 }
 
-pub(super) async fn export_csv(ctx: &AppContext, a: ExportUsageArgs) -> Result<ExportResult> {
+pub(super) async fn export_csv(ctx: &AppContext, a: UsageRangeArgs) -> Result<ExportResult> {
     Ok(ctx.usage()?.export_csv(a.provider_id.as_deref(), a.from, a.to).await?.into())
 }
 
