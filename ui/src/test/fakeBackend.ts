@@ -16,6 +16,7 @@ import type {
   Provider,
   Settings,
 } from '../ipc/bindings';
+import { LIMITS } from '../ipc/bindings';
 import type { ArgsOf, EventOf, ResultOf, StreamCommand } from '../ipc/client';
 import { createFakeLedger } from './fakeLedger';
 
@@ -97,7 +98,7 @@ function checkBaseUrl(baseUrl: string | undefined) {
 }
 
 /** The backend's range rule for an integer argument, with its issue at the field. */
-function checkRange(path: string, value: number | undefined, min: number, max: number) {
+function checkRange(path: string, value: number | undefined, { min, max }: { min: number; max: number }) {
   if (value === undefined) return;
   const issue: Issue | null = !Number.isInteger(value)
     ? { path, code: 'wrong_type', params: { expected: 'integer' }, message: 'must be an integer' }
@@ -109,10 +110,10 @@ function checkRange(path: string, value: number | undefined, min: number, max: n
   if (issue) throw backendError('validation', `${path}: ${issue.message}`, [issue]);
 }
 
-/** A key's user limits: 1–100 000 requests per minute, 1–1 000 at once, or absent. */
+/** A key's user limits, within their bounds or absent. */
 function checkLimits({ rpmLimit, maxConcurrent }: { rpmLimit?: number; maxConcurrent?: number }) {
-  checkRange('rpmLimit', rpmLimit, 1, 100_000);
-  checkRange('maxConcurrent', maxConcurrent, 1, 1_000);
+  checkRange('rpmLimit', rpmLimit, LIMITS.rpmLimit);
+  checkRange('maxConcurrent', maxConcurrent, LIMITS.maxConcurrent);
 }
 
 export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
@@ -143,7 +144,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   const opened: string[] = [];
   let settings: Settings = { maxWaitSeconds: 20, bindingIdleMinutes: 60, usageRetentionDays: 180 };
   /** The local API: its status, the ports other programs hold, and every token handed out. */
-  let localApi: LocalApiStatus = { enabled: false, running: false, address: null, port: 4141, requests: 0, inFlight: 0, failed: 0, error: null };
+  let localApi: LocalApiStatus = { enabled: false, running: false, address: null, port: LIMITS.port.default, requests: 0, inFlight: 0, failed: 0, error: null };
   const busyPorts = new Set<number>();
   const localTokens: string[] = [];
   const newLocalToken = () => {
@@ -432,7 +433,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       }
       const key = add(providerId, apiKey.trim(), {
         label: label ?? null,
-        weight: weight ?? 1,
+        weight: weight ?? LIMITS.weight.default,
         enabled: enabled ?? true,
         rpmLimit: rpmLimit ?? null,
         maxConcurrent: maxConcurrent ?? null,
@@ -481,9 +482,9 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     'settings:get': () => settings,
     'settings:update': (changes) => {
       if (Object.keys(changes).length === 0) throw backendError('validation', 'nothing to change', [{ path: '', code: 'nothing_to_change', params: { fields: ['maxWaitSeconds', 'bindingIdleMinutes', 'usageRetentionDays'] }, message: 'nothing to change' }]);
-      checkRange('maxWaitSeconds', changes.maxWaitSeconds, 0, 120);
-      checkRange('bindingIdleMinutes', changes.bindingIdleMinutes, 1, 1_440);
-      checkRange('usageRetentionDays', changes.usageRetentionDays, 1, 3_650);
+      checkRange('maxWaitSeconds', changes.maxWaitSeconds, LIMITS.maxWaitSeconds);
+      checkRange('bindingIdleMinutes', changes.bindingIdleMinutes, LIMITS.bindingIdleMinutes);
+      checkRange('usageRetentionDays', changes.usageRetentionDays, LIMITS.usageRetentionDays);
       settings = { ...settings, ...changes };
       return settings;
     },
@@ -491,7 +492,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     // Like the backend: the port and the choice are kept; a token only on the first enable; a
     // (re)start on a port another program holds is reported, not fatal; counts start at zero.
     'localApi:configure': ({ enabled, port }) => {
-      checkRange('port', port, 1024, 65_535);
+      checkRange('port', port, LIMITS.port);
       const at = port ?? localApi.port;
       const token = enabled && localTokens.length === 0 ? newLocalToken() : undefined;
       const busy = enabled && busyPorts.has(at);

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { MessageKey } from '../../../i18n';
-import type { AddProviderArgs, Provider, ProviderKind } from '../../../ipc/bindings';
+import { type AddProviderArgs, LIMITS, type Provider, type ProviderKind } from '../../../ipc/bindings';
 import type { ProviderChanges } from '../../../ipc/llmConfig';
 import { apiKeySchema } from '../api-keys/schema';
-import { MAX_SYSTEM_PROMPT_CHARS } from '../../../components/SystemPromptField';
+import { systemPromptTooLong } from '../../../components/SystemPromptField';
 import { isHttpUrl, plainHttpIsLocal } from './baseUrl';
 
 /*
@@ -12,9 +12,6 @@ import { isHttpUrl, plainHttpIsLocal } from './baseUrl';
  * the default model among the models), and turned into exactly the fields
  * `llmConfig:addProvider` / `updateProvider` take. Pure.
  */
-
-export const MAX_NAME_CHARS = 60;
-
 
 export interface ProviderForm {
   name: string;
@@ -77,7 +74,7 @@ function check(form: ProviderForm): { errors: FormErrors; models: string[] } {
   const errors: FormErrors = {};
   const name = form.name.trim();
   if (name === '') errors.name = 'error.nameRequired';
-  else if ([...name].length > MAX_NAME_CHARS) errors.name = 'error.nameTooLong';
+  else if ([...name].length > LIMITS.providerName.maxChars) errors.name = 'error.nameTooLong';
   const baseUrl = baseUrlSchema.safeParse(form.baseUrl);
   if (!baseUrl.success) errors.baseUrl = baseUrl.error.issues[0].message as MessageKey;
   if (form.apiKey.trim() !== '') {
@@ -87,7 +84,7 @@ function check(form: ProviderForm): { errors: FormErrors; models: string[] } {
   const models = parseModels(form.models);
   const defaultModel = form.defaultModel.trim();
   if (defaultModel && !models.includes(defaultModel)) errors.defaultModel = 'error.defaultModelNotListed';
-  if ([...form.systemPrompt].length > MAX_SYSTEM_PROMPT_CHARS) errors.systemPrompt = 'error.systemPromptTooLong';
+  if (systemPromptTooLong(form.systemPrompt)) errors.systemPrompt = 'error.systemPromptTooLong';
   return { errors, models };
 }
 
