@@ -1,4 +1,4 @@
-import { plainHttpIsLocal, sameOrigin } from '../features/settings/providers/baseUrl';
+import { sameOrigin } from '../features/settings/providers/baseUrl';
 import type {
   ApiKey,
   AppStatus,
@@ -19,6 +19,7 @@ import type {
 import { LIMITS } from '../ipc/bindings';
 import type { ArgsOf, EventOf, ResultOf, StreamCommand } from '../ipc/client';
 import { createFakeLedger } from './fakeLedger';
+import { transcript } from './transcripts';
 
 /**
  * An in-memory stand-in for the Rust backend, behind the mocked `invoke` and `listen`: it keeps
@@ -87,15 +88,55 @@ function backendError(code: ErrorCode, message: string, issues?: Issue[], detail
   return { code, message, ...(issues ? { issues } : {}), ...(details ? { details } : {}) };
 }
 
-const PLAIN_HTTP =
-  'plain http:// would send your API keys unencrypted over the internet: use https://, or http:// only to this machine or a private network (e.g. http://127.0.0.1:11434/v1)';
+/**
+ * The backend's verdicts on base URLs, as it gave them (the `base-urls` transcript): the fake has
+ * no URL rule of its own. A URL it has no verdict for is accepted when it is `https` with a host
+ * (https goes anywhere); any other is a mistake of the test, which must add it to the scenario.
+ */
+const URL_VERDICTS = new Map(
+  transcript('base-urls').steps.map((step) => [String(step.args.baseUrl), step.error ?? null] as const),
+);
 
-/** The backend's base URL rule: plain http only to this machine or a local network (the UI's mirror of `is_local`). */
 function checkBaseUrl(baseUrl: string | undefined) {
-  if (baseUrl !== undefined && !plainHttpIsLocal(baseUrl)) {
-    throw backendError('validation', `baseUrl: ${PLAIN_HTTP}`, [{ path: 'baseUrl', code: 'http_not_local', message: PLAIN_HTTP }]);
+  if (baseUrl === undefined) return;
+  const verdict = URL_VERDICTS.get(baseUrl.trim());
+  if (verdict) throw verdict;
+  if (verdict === null) return;
+  let url: URL | null = null;
+  try {
+    url = new URL(baseUrl.trim());
+  } catch {}
+  if (url?.protocol !== 'https:' || url.hostname === '') {
+    throw new Error(`the fake backend has no verdict on the base URL ${JSON.stringify(baseUrl)}: add it to base_urls in src-tauri/crates/api/tests/api/transcripts.rs`);
   }
 }
+
+/** A field of the arguments is text of at most `max` characters (the backend counts characters). */
+function checkLength(path: string, value: string | undefined, max: number) {
+  if (value !== undefined && [...value].length > max) {
+    throw backendError('validation', `${path}: must be at most ${max} characters long`, [{ path, code: 'too_long', params: { max }, message: `must be at most ${max} characters long` }]);
+  }
+}
+
+/** An update that changes nothing: the backend wants at least one of `fields`. */
+function checkSomething(args: Record<string, unknown>, fields: string[]) {
+  if (!fields.some((field) => args[field] !== undefined)) {
+    throw backendError('validation', 'nothing to change', [{ path: '', code: 'nothing_to_change', params: { fields }, message: 'nothing to change' }]);
+  }
+}
+
+/** The provider named by an id does not exist. */
+const providerNotFound = (id: string) => backendError('not_found', `provider "${id}" does not exist`, undefined, { kind: 'notFound', what: 'provider' });
+
+/** A default model must be one of the provider's models, when it lists any. */
+function checkDefaultModel(defaultModel: string | undefined, models: string[]) {
+  if (defaultModel && models.length > 0 && !models.includes(defaultModel)) {
+    throw backendError('validation', "defaultModel: must be one of the provider's models", [{ path: 'defaultModel', code: 'not_a_model', message: "must be one of the provider's models" }]);
+  }
+}
+
+/** A label as the backend keeps it: trimmed, none when empty. */
+const labelOf = (label: string | undefined) => (label?.trim() ? label.trim() : null);
 
 /** The backend's range rule for an integer argument, with its issue at the field. */
 function checkRange(path: string, value: number | undefined, { min, max }: { min: number; max: number }) {
@@ -116,8 +157,14 @@ function checkLimits({ rpmLimit, maxConcurrent }: { rpmLimit?: number; maxConcur
   checkRange('maxConcurrent', maxConcurrent, LIMITS.maxConcurrent);
 }
 
-export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
-  const providers: Provider[] = [
+/** What the fake starts from, besides its defaults. */
+export interface FakeStart {
+  /** The providers it holds at first (their times become the fake's clock), instead of its two. */
+  providers?: readonly Provider[];
+}
+
+export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: FakeStart = {}) {
+  const providers: Provider[] = start.providers?.map((p) => ({ ...p, createdAt: now, updatedAt: now })) ?? [
     provider('openai', 'OpenAI', { apiKeyPreview: 'sk-…prov', sortOrder: 0, models: ['gpt-4o-mini', 'gpt-4o'], defaultModel: 'gpt-4o-mini' }),
     provider('anthropic', 'Anthropic', { kind: 'anthropic', sortOrder: 1, models: ['claude-sonnet-4-5', 'claude-haiku-4-5'], defaultModel: 'claude-sonnet-4-5' }),
   ];
@@ -280,23 +327,31 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   }
 
   const handlers: Handlers = {
-    'llmConfig:addProvider': ({ apiKey, defaultModel, systemPrompt, ...fields }) => {
-      checkBaseUrl(fields.baseUrl);
-      const created = provider(`prov-${nextId++}`, fields.name, {
+    'llmConfig:addProvider': ({ apiKey, defaultModel, systemPrompt, name, baseUrl, models, ...fields }) => {
+      checkLength('name', name.trim(), LIMITS.providerName.maxChars);
+      checkBaseUrl(baseUrl);
+      const listed = (models ?? []).map((m) => m.trim());
+      checkDefaultModel(defaultModel?.trim(), listed);
+      const created = provider(`prov-${nextId++}`, name.trim(), {
         ...fields,
+        baseUrl: baseUrl.trim(),
+        models: listed,
         builtin: false,
         sortOrder: providers.length,
-        apiKeyPreview: apiKey ? preview(apiKey) : null,
-        defaultModel: defaultModel ?? null,
+        apiKeyPreview: apiKey ? preview(apiKey.trim()) : null,
+        defaultModel: defaultModel?.trim() ?? null,
         systemPrompt: systemPrompt?.trim() ? systemPrompt : null,
+        createdAt: clock,
+        updatedAt: clock,
       });
       providers.push(created);
       emit(created.id);
       return { ...created, keyCount: 0 };
     },
     'llmConfig:updateProvider': ({ id, apiKey, defaultModel, systemPrompt, confirmHostChange, ...changes }) => {
+      checkSomething({ apiKey, defaultModel, systemPrompt, ...changes }, ['name', 'kind', 'baseUrl', 'apiKey', 'models', 'defaultModel', 'systemPrompt']);
       const found = providers.find((p) => p.id === id);
-      if (!found) throw backendError('not_found', `no provider ${id}`);
+      if (!found) throw providerNotFound(id);
       checkBaseUrl(changes.baseUrl);
       // Keys go to a new origin only when the update says the user agreed (the backend's rule).
       if (changes.baseUrl !== undefined && !sameOrigin(changes.baseUrl, found.baseUrl) && !confirmHostChange) {
@@ -322,7 +377,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     },
     'llmConfig:deleteProvider': ({ id }) => {
       const index = providers.findIndex((p) => p.id === id);
-      if (index < 0) throw backendError('not_found', `no provider ${id}`);
+      if (index < 0) throw providerNotFound(id);
       providers.splice(index, 1);
       const doomed = byProvider(id);
       for (const key of doomed) keys.splice(keys.indexOf(key), 1);
@@ -335,7 +390,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       return keyTests.get(id) ?? { ok: true, status: 200, problem: null, message: 'ok', latencyMs: 42 };
     },
     'llmConfig:listModels': async ({ providerId, refresh }) => {
-      if (!providers.some((p) => p.id === providerId)) throw backendError('not_found', `provider "${providerId}" does not exist`, undefined, { kind: 'notFound', what: 'provider' });
+      if (!providers.some((p) => p.id === providerId)) throw providerNotFound(providerId);
       const script = modelLists.get(providerId);
       if (script && 'error' in script) throw script.error;
       const cached = modelCache.get(providerId);
@@ -347,14 +402,19 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     },
     'chat:list': () => [...chats].sort((a, b) => b.updatedAt - a.updatedAt),
     'chat:create': ({ providerId, model, title, systemPrompt }) => {
+      checkLength('title', title?.trim(), LIMITS.chatTitle.maxChars);
       const p = providers.find((x) => x.id === providerId);
-      if (!p) throw backendError('not_found', `provider "${providerId}" does not exist`, undefined, { kind: 'notFound', what: 'provider' });
+      if (!p) throw providerNotFound(providerId);
       const prompt = systemPrompt === undefined ? p.systemPrompt : systemPrompt.trim() === '' ? null : systemPrompt;
-      return addChat({ providerId: p.id, model: model ?? p.defaultModel ?? p.models[0], title: title ?? 'New chat', systemPrompt: prompt });
+      return addChat({ providerId: p.id, model: model?.trim() ?? p.defaultModel ?? p.models[0], title: title?.trim() ?? 'New chat', systemPrompt: prompt });
     },
-    'chat:update': ({ id, systemPrompt, ...changes }) => {
+    'chat:update': ({ id, systemPrompt, title, model, ...changes }) => {
+      checkSomething({ systemPrompt, title, model, ...changes }, ['title', 'providerId', 'model', 'systemPrompt']);
+      checkLength('title', title?.trim(), LIMITS.chatTitle.maxChars);
       const chat = findChat(id);
       Object.assign(chat, changes, { updatedAt: ++clock });
+      if (title !== undefined) chat.title = title.trim();
+      if (model !== undefined) chat.model = model.trim();
       if (systemPrompt !== undefined) chat.systemPrompt = systemPrompt.trim() === '' ? null : systemPrompt;
       return chat;
     },
@@ -427,12 +487,13 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       })),
     }),
     'llmConfig:addApiKey': ({ providerId, apiKey, label, weight, enabled, rpmLimit, maxConcurrent }) => {
+      checkRange('weight', weight, LIMITS.weight);
       checkLimits({ rpmLimit, maxConcurrent });
       if (keys.some((k) => k.providerId === providerId && k.secret === apiKey.trim())) {
         throw backendError('conflict', 'this key is already in the pool', undefined, { kind: 'conflict', conflict: 'duplicate_key' });
       }
       const key = add(providerId, apiKey.trim(), {
-        label: label ?? null,
+        label: labelOf(label),
         weight: weight ?? LIMITS.weight.default,
         enabled: enabled ?? true,
         rpmLimit: rpmLimit ?? null,
@@ -442,9 +503,11 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       return key;
     },
     'llmConfig:updateApiKey': ({ id, apiKey, label, ...changes }) => {
+      checkSomething({ apiKey, label, ...changes }, ['label', 'apiKey', 'enabled', 'weight']);
+      checkRange('weight', changes.weight, LIMITS.weight);
       const key = find(id);
       Object.assign(key, changes, { updatedAt: clock });
-      if (label !== undefined) key.label = label === '' ? null : label;
+      if (label !== undefined) key.label = labelOf(label);
       if (apiKey !== undefined) Object.assign(key, { secret: apiKey.trim(), apiKeyPreview: preview(apiKey.trim()), isEnvRef: apiKey.startsWith('$') });
       emit(key.providerId);
       return publicKey(key);
