@@ -300,7 +300,6 @@ export const en = {
   'key.enableLabel': 'Enable {name}',
   'error.nameRequired': 'Enter a name.',
   'error.nameTooLong': 'A name is at most {max} characters.',
-  'error.baseUrl': 'Enter an http:// or https:// URL.',
   'error.baseUrlPlainHttp': 'Plain http:// would send your API keys unencrypted over the internet. Use https://, or http:// only to this machine or a private network (e.g. http://127.0.0.1:11434/v1).',
   'error.defaultModelNotListed': 'The default model must be one of the models.',
   'error.systemPromptTooLong': 'A system prompt is at most {max} characters.',

@@ -286,7 +286,6 @@ export const ja: Dictionary = {
   'key.enableLabel': '{name} を有効にする',
   'error.nameRequired': '名前を入力してください。',
   'error.nameTooLong': '名前は {max} 文字までです。',
-  'error.baseUrl': 'http:// または https:// で始まる URL を入力してください。',
   'error.baseUrlPlainHttp': '暗号化なしの http:// では、API キーが暗号化されないままインターネットを流れます。https:// を使ってください。http:// はこのコンピューターかプライベートネットワーク（例: http://127.0.0.1:11434/v1）だけに使えます。',
   'error.defaultModelNotListed': 'デフォルトのモデルは一覧のモデルのいずれかにしてください。',
 

@@ -286,7 +286,6 @@ export const ru: Dictionary = {
   'key.enableLabel': 'Включить {name}',
   'error.nameRequired': 'Введите название.',
   'error.nameTooLong': 'Название — не длиннее {max} символов.',
-  'error.baseUrl': 'Введите адрес, начинающийся с http:// или https://.',
   'error.baseUrlPlainHttp': 'По http:// без шифрования ваши API-ключи пойдут через интернет открытым текстом. Используйте https://, а http:// — только для этого компьютера или частной сети (например, http://127.0.0.1:11434/v1).',
   'error.defaultModelNotListed': 'Модель по умолчанию должна быть в списке моделей.',
 

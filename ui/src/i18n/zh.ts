@@ -283,7 +283,6 @@ export const zh: Dictionary = {
   'key.enableLabel': '启用 {name}',
   'error.nameRequired': '请输入名称。',
   'error.nameTooLong': '名称最多 {max} 个字符。',
-  'error.baseUrl': '请输入 http:// 或 https:// 开头的 URL。',
   'error.baseUrlPlainHttp': '明文 http:// 会让你的 API Key 未经加密地在互联网上传输。请使用 https://；http:// 仅可用于本机或私有网络（例如 http://127.0.0.1:11434/v1）。',
   'error.defaultModelNotListed': '默认模型必须是所列模型之一。',
 

@@ -1,4 +1,4 @@
-import { sameOrigin } from '../features/settings/providers/baseUrl';
+import { sameOrigin } from '../features/settings/providers/hostChange';
 import type {
   ApiKey,
   AppStatus,

@@ -1,14 +1,39 @@
 import type { ApiKey, Provider } from '../../../ipc/bindings';
 import { IpcError } from '../../../ipc/client';
 import type { ProviderChanges } from '../../../ipc/llmConfig';
-import { sameOrigin } from './baseUrl';
 
 /*
  * Moving a provider's base URL to another origin (scheme, host or port) while it holds keys sends
  * those keys to the new host. The backend refuses such an update unless it carries
  * `confirmHostChange: true`, and answers which keys would go (`details.kind === 'hostChange'`).
  * The UI asks first when it can tell, and asks from the backend's answer when it could not. Pure.
+ *
+ * Whether a URL may be a base URL at all is the backend's rule alone: the form shows its answer.
  */
+
+/** The URL, or null when it does not parse. */
+function parse(text: string): URL | null {
+  try {
+    return new URL(text.trim());
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether two base URLs share scheme, host and port (the URL standard's origin, which the
+ * backend compares too; an unparsable one shares nothing). Only for asking early: when the
+ * backend finds another origin the UI did not, its refusal asks the same question.
+ */
+export function sameOrigin(a: string, b: string): boolean {
+  const [x, y] = [parse(a), parse(b)];
+  return x !== null && y !== null && x.origin === y.origin;
+}
+
+/** The host (with a port when it has one) a base URL points at, for saying where keys go. */
+export function hostOf(text: string): string {
+  return parse(text)?.host || text.trim();
+}
 
 /** A key that would be sent to the new host, as the dialog names it. */
 export type SentKey =
