@@ -1,6 +1,6 @@
 import type { MessageKey } from '../../i18n';
 import { LIMITS, type Settings } from '../../ipc/bindings';
-import { wholeNumberFromText } from './api-keys/schema';
+import { wholeNumberFromText } from '../../forms/parsers';
 
 /** A setting the backend keeps (`settings:get` / `settings:update`): all are whole numbers. */
 export type BackendSetting = keyof Settings;

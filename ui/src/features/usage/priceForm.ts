@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { MessageKey } from '../../i18n';
 import { LIMITS, type SetPriceArgs } from '../../ipc/bindings';
 import type { FieldErrors, Parsed } from '../../forms/fieldErrors';
+import { refusal } from '../../forms/parsers';
 
 /*
  * The price form's rules, those of `SetPriceArgs` in the backend: a model name, not blank, of at
@@ -14,8 +15,6 @@ export const PRICE_FIELDS = ['model', 'inputPerMillion', 'cachedInputPerMillion'
 export type PriceField = (typeof PRICE_FIELDS)[number];
 export type PriceForm = Record<PriceField, string>;
 
-const msg = (key: MessageKey) => ({ error: key });
-
 /**
  * A price as typed: digits with at most one decimal separator, a point or a comma (`2.5`, `2,5`,
  * `.5`), since many languages write the decimal comma. Anything else (`1e3`, `-1`, `$2`) is not a number.
@@ -25,8 +24,8 @@ export function priceFromText(text: string): number {
   return /^(\d+([.,]\d*)?|[.,]\d+)$/.test(trimmed) ? Number(trimmed.replace(',', '.')) : Number.NaN;
 }
 
-const dollars = z.number(msg('usagePage.priceRange')).min(LIMITS.price.min, msg('usagePage.priceRange')).max(LIMITS.price.max, msg('usagePage.priceRange'));
-const price = z.string().trim().min(1, msg('usagePage.priceRequired')).transform(priceFromText).pipe(dollars);
+const dollars = z.number(refusal('usagePage.priceRange')).min(LIMITS.price.min, refusal('usagePage.priceRange')).max(LIMITS.price.max, refusal('usagePage.priceRange'));
+const price = z.string().trim().min(1, refusal('usagePage.priceRequired')).transform(priceFromText).pipe(dollars);
 /** Empty: none (the input price applies). */
 const optionalPrice = z
   .string()
@@ -37,8 +36,8 @@ export const priceFormSchema = z.object({
   model: z
     .string()
     .trim()
-    .min(1, msg('usagePage.modelRequired'))
-    .refine((model) => [...model].length <= LIMITS.modelName.maxChars, msg('usagePage.modelTooLong')),
+    .min(1, refusal('usagePage.modelRequired'))
+    .refine((model) => [...model].length <= LIMITS.modelName.maxChars, refusal('usagePage.modelTooLong')),
   inputPerMillion: price,
   cachedInputPerMillion: optionalPrice,
   outputPerMillion: price,

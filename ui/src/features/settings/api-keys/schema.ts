@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { MessageKey } from '../../../i18n';
 import { LIMITS } from '../../../ipc/bindings';
 import type { FieldErrors, Parsed } from '../../../forms/fieldErrors';
+import { apiKeySchema, refusal, wholeNumberFromText } from '../../../forms/parsers';
 
 /*
  * The backend's argument rules (README, "IPC commands"), checked before a round trip with the
@@ -9,33 +10,14 @@ import type { FieldErrors, Parsed } from '../../../forms/fieldErrors';
  * authority and its issues are shown at the same fields.
  */
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-const msg = (key: MessageKey) => ({ error: key });
-
-/** One token of at most `LIMITS.apiKey` characters, or `$NAME` naming an environment variable. Trimmed. */
-export const apiKeySchema = z
-  .string()
-  .trim()
-  .min(1, msg('error.apiKeyRequired'))
-  .max(LIMITS.apiKey.maxChars, msg('error.apiKeyTooLong'))
-  .refine((key) => !/\s/.test(key), msg('error.apiKeySpaces'))
-  .refine((key) => !key.startsWith('$') || ENV_NAME.test(key.slice(1)), msg('error.envName'));
-
 /** Trimmed; empty means no label. */
-export const labelSchema = z.string().trim().max(LIMITS.keyLabel.maxChars, msg('error.labelTooLong'));
+export const labelSchema = z.string().trim().max(LIMITS.keyLabel.maxChars, refusal('error.labelTooLong'));
 
 export const weightSchema = z
-  .number(msg('error.weightRange'))
-  .int(msg('error.weightRange'))
-  .min(LIMITS.weight.min, msg('error.weightRange'))
-  .max(LIMITS.weight.max, msg('error.weightRange'));
-
-/** What a number field holds: only plain digits become a number (no `1e2`, no `1.5`). */
-export function wholeNumberFromText(text: string): number {
-  const trimmed = text.trim();
-  return /^\d+$/.test(trimmed) ? Number(trimmed) : Number.NaN;
-}
+  .number(refusal('error.weightRange'))
+  .int(refusal('error.weightRange'))
+  .min(LIMITS.weight.min, refusal('error.weightRange'))
+  .max(LIMITS.weight.max, refusal('error.weightRange'));
 
 /** ArrowUp/ArrowDown on a weight field: the next weight within its bounds, or null for other keys. */
 export function stepWeight(text: string, key: string): string | null {
@@ -52,7 +34,7 @@ function limitText(bounds: { min: number; max: number }, error: MessageKey) {
     .string()
     .default('')
     .transform((text) => (text.trim() === '' ? undefined : wholeNumberFromText(text)))
-    .pipe(z.number(msg(error)).int(msg(error)).min(bounds.min, msg(error)).max(bounds.max, msg(error)).optional());
+    .pipe(z.number(refusal(error)).int(refusal(error)).min(bounds.min, refusal(error)).max(bounds.max, refusal(error)).optional());
 }
 
 /** A key's limits as typed: requests per minute and requests at once, each optional. */

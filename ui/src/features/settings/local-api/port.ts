@@ -1,5 +1,5 @@
 import { type Issue, LIMITS } from '../../../ipc/bindings';
-import { wholeNumberFromText } from '../api-keys/schema';
+import { wholeNumberFromText } from '../../../forms/parsers';
 
 /**
  * A port as typed: plain digits within the backend's `LIMITS.port` (no privileged ports). A

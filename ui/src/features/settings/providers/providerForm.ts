@@ -1,7 +1,7 @@
 import type { MessageKey } from '../../../i18n';
 import { type AddProviderArgs, LIMITS, type Provider, type ProviderKind } from '../../../ipc/bindings';
 import type { ProviderChanges } from '../../../ipc/llmConfig';
-import { apiKeySchema } from '../api-keys/schema';
+import { apiKeySchema } from '../../../forms/parsers';
 import { systemPromptTooLong } from '../../../components/SystemPromptField';
 
 /*
