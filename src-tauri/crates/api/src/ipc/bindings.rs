@@ -4,8 +4,9 @@
 //!
 //! A test regenerates the file and fails on any difference; `npm run bindings` rewrites it.
 
+use super::error::IpcError;
 use super::typescript::TypeSet;
-use super::{events, limits, table, IpcError};
+use super::{events, limits, table};
 
 /// Where the bindings live, relative to this crate.
 pub const BINDINGS_PATH: &str = "../../../ui/src/ipc/bindings.ts";

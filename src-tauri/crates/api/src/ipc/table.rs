@@ -15,18 +15,28 @@ use std::pin::Pin;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::app::AppStatus;
 use super::args::{parse, IdArgs, NoArgs, ProviderArgs};
-use super::typescript::TypeSet;
-use super::{app, chat, keys, local_api, providers, settings, usage};
-use super::{
-    AddApiKeyArgs, AddProviderArgs, ApiKeyDto, AppStatus, ChatClosed, ChatDto, ChatEvent, ChatIdArgs,
-    ConfigureLocalApiArgs, CooldownReset, CreateChatArgs, DeletedChat, DeletedKey, DeletedPrice, DeletedProviderDto,
-    ExportResult, IpcError, KeyTestResult, ListModelsArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto,
-    MessageDto, ModelArgs, ModelListDto, PoolStatusDto, PriceDto, ProviderDto, PurgeUsageArgs, Purged,
-    ReorderApiKeysArgs, SearchChatsArgs, SearchResultDto, SendArgs, SeriesDto, SetKeyLimitsArgs, SetPriceArgs,
-    SettingsDto, StoppedDto, ToggleApiKeyArgs, UpdateApiKeyArgs, UpdateChatArgs, UpdateProviderArgs,
-    UpdateSettingsArgs, UsageRangeArgs, UsageSeriesArgs, UsageSummaryDto,
+use super::chat::{
+    ChatClosed, ChatDto, ChatEvent, ChatIdArgs, CreateChatArgs, DeletedChat, MessageDto, SearchChatsArgs,
+    SearchResultDto, SendArgs, StoppedDto, UpdateChatArgs,
 };
+use super::error::IpcError;
+use super::keys::{
+    AddApiKeyArgs, ApiKeyDto, CooldownReset, DeletedKey, KeyTestResult, PoolStatusDto, ReorderApiKeysArgs,
+    SetKeyLimitsArgs, ToggleApiKeyArgs, UpdateApiKeyArgs,
+};
+use super::local_api::{ConfigureLocalApiArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto};
+use super::providers::{
+    AddProviderArgs, DeletedProviderDto, ListModelsArgs, ModelListDto, ProviderDto, UpdateProviderArgs,
+};
+use super::settings::{SettingsDto, UpdateSettingsArgs};
+use super::typescript::TypeSet;
+use super::usage::{
+    DeletedPrice, ExportResult, ModelArgs, PriceDto, PurgeUsageArgs, Purged, SeriesDto, SetPriceArgs, UsageRangeArgs,
+    UsageSeriesArgs, UsageSummaryDto,
+};
+use super::{app, chat, keys, local_api, providers, settings, usage};
 use crate::AppContext;
 
 /// What a command answers: its result as JSON, or the one error.
