@@ -51,11 +51,15 @@ export interface HostMove {
 }
 
 /**
- * Whether `changes` move `provider` to another origin while keys would go with it: pool keys,
- * or the provider-level key it keeps or gets in the same update (the backend's rule).
+ * Whether `changes` move `provider` to another origin while keys would go with it (pool keys,
+ * or the provider-level key it keeps or gets in the same update), as far as the UI can tell
+ * before asking the backend. Only an `https` URL is judged here: the backend's base URL rule
+ * lets every one through, so the question is the only one left. A plain `http` URL goes to the
+ * backend first, which may refuse it outright, and otherwise asks through its refusal.
  */
 export function movesKeys(provider: Provider, changes: ProviderChanges): changes is ProviderChanges & { baseUrl: string } {
-  if (changes.baseUrl === undefined || sameOrigin(changes.baseUrl, provider.baseUrl)) return false;
+  if (changes.baseUrl === undefined || parse(changes.baseUrl)?.protocol !== 'https:') return false;
+  if (sameOrigin(changes.baseUrl, provider.baseUrl)) return false;
   return provider.keyCount > 0 || providerKeyAfter(provider, changes) !== null;
 }
 

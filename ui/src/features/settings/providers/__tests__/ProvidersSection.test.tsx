@@ -306,6 +306,17 @@ describe('moving a provider’s keys to another host', () => {
       .getAllByRole('listitem')
       .map((item) => item.textContent);
 
+  it('asks nothing about plain http to a public host: the backend refuses it, and says why at the field', async () => {
+    const user = renderSection();
+    await screen.findByText('sk-…2222');
+    const field = await editBaseUrl(user, 'http://api.example.com');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    expect(await screen.findByTestId('provider-baseurl-error')).toHaveTextContent(/unencrypted over the internet/);
+    expect(screen.queryByRole('alertdialog'), 'no question about keys the backend would not send anyway').not.toBeInTheDocument();
+    expect(field, 'focus goes to the field').toHaveFocus();
+    expect(backend.providers()[0].baseUrl, 'nothing was saved').toBe('https://openai.example/v1');
+  });
+
   it('asks before the first send, naming the host and the keys; Cancel saves nothing and keeps the form', async () => {
     const user = renderSection();
     await screen.findByText('sk-…2222');

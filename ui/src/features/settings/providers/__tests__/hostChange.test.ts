@@ -24,6 +24,7 @@ describe('moving a provider to another host', () => {
     expect(movesKeys(withPool, { baseUrl: 'https://gw.example/openai/v1' }), 'the same origin').toBe(false);
     expect(movesKeys(withPool, { name: 'Renamed' }), 'the URL is not changed').toBe(false);
     expect(movesKeys(withProviderKey, { ...elsewhere, apiKey: '' }), 'the only key is removed in the same edit').toBe(false);
+    expect(movesKeys(withPool, { baseUrl: 'http://10.0.0.2/v1' }), 'plain http: the backend judges it first, and asks through its refusal').toBe(false);
   });
 
   it('names the pool’s keys by label, else preview, and the provider-level key', () => {
