@@ -18,12 +18,13 @@
 //!   its code, issues and details, which are compared.
 //!
 //! A scenario starts from the providers the backend starts with, written as `given.providers`:
-//! the replay gives the fake the same ones.
+//! the replay gives the fake the same ones. Scenarios probe bounds at `LIMITS`, so a changed
+//! bound changes the transcript rather than breaking the scenario.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
-use keypool_api::ipc::{self, IpcError, Kind};
+use keypool_api::ipc::{self, IpcError, Kind, LIMITS};
 use serde_json::{json, Map, Value};
 
 use crate::support::Harness;
@@ -235,12 +236,21 @@ fn keys() {
         json!({ "providerId": "openai", "apiKey": "  sk-transcript-AAAA0001  ", "label": " prod " }),
     );
     t.err("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": "sk-transcript-AAAA0001" }));
-    t.err("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": "sk-transcript-BBBB0002", "weight": 101 }));
-    t.err("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": "sk-transcript-BBBB0002", "weight": 0 }));
-    t.err("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": "sk-transcript-BBBB0002", "rpmLimit": 0 }));
     t.err(
         "llmConfig:addApiKey",
-        json!({ "providerId": "openai", "apiKey": "sk-transcript-BBBB0002", "maxConcurrent": 1001 }),
+        json!({ "providerId": "openai", "apiKey": "sk-transcript-BBBB0002", "weight": LIMITS.weight.max + 1 }),
+    );
+    t.err(
+        "llmConfig:addApiKey",
+        json!({ "providerId": "openai", "apiKey": "sk-transcript-BBBB0002", "weight": LIMITS.weight.min - 1 }),
+    );
+    t.err(
+        "llmConfig:addApiKey",
+        json!({ "providerId": "openai", "apiKey": "sk-transcript-BBBB0002", "rpmLimit": LIMITS.rpm_limit.min - 1 }),
+    );
+    t.err(
+        "llmConfig:addApiKey",
+        json!({ "providerId": "openai", "apiKey": "sk-transcript-BBBB0002", "maxConcurrent": LIMITS.max_concurrent.max + 1 }),
     );
     let second = t.ok(
         "llmConfig:addApiKey",
@@ -248,12 +258,12 @@ fn keys() {
     );
     let (first, second) = (id(&first), id(&second));
     t.ok("llmConfig:updateApiKey", json!({ "id": first, "label": "  " }));
-    t.ok("llmConfig:updateApiKey", json!({ "id": first, "weight": 100 }));
+    t.ok("llmConfig:updateApiKey", json!({ "id": first, "weight": LIMITS.weight.max }));
     t.err("llmConfig:updateApiKey", json!({ "id": first }));
-    t.err("llmConfig:updateApiKey", json!({ "id": first, "weight": 101 }));
+    t.err("llmConfig:updateApiKey", json!({ "id": first, "weight": LIMITS.weight.max + 1 }));
     t.ok("llmConfig:toggleApiKey", json!({ "id": second, "enabled": true }));
     t.ok("llmConfig:setKeyLimits", json!({ "id": first, "maxConcurrent": 2 }));
-    t.err("llmConfig:setKeyLimits", json!({ "id": first, "rpmLimit": 100_001 }));
+    t.err("llmConfig:setKeyLimits", json!({ "id": first, "rpmLimit": LIMITS.rpm_limit.max + 1 }));
     t.ok("llmConfig:reorderApiKeys", json!({ "providerId": "openai", "ids": [second, first] }));
     t.ok("llmConfig:resetCooldown", json!({ "id": first }));
     t.ok("llmConfig:deleteApiKey", json!({ "id": first }));
@@ -271,7 +281,7 @@ fn providers() {
         json!({ "name": "  Gateway  ", "kind": "openai", "baseUrl": " https://gateway.example/v1 ",
                 "models": ["gpt-x", " gpt-y "], "defaultModel": "gpt-y", "systemPrompt": "Be brief." }),
     );
-    t.err("llmConfig:addProvider", json!({ "name": "x".repeat(61), "kind": "openai", "baseUrl": "https://a.example" }));
+    t.err("llmConfig:addProvider", json!({ "name": "x".repeat(LIMITS.provider_name.max_chars + 1), "kind": "openai", "baseUrl": "https://a.example" }));
     t.err(
         "llmConfig:addProvider",
         json!({ "name": "Bad default", "kind": "openai", "baseUrl": "https://a.example", "models": ["a"], "defaultModel": "b" }),
@@ -329,7 +339,7 @@ fn chats() {
     let chat = id(&chat);
     t.ok("chat:update", json!({ "id": chat, "title": "  Plans  ", "systemPrompt": "   " }));
     t.err("chat:update", json!({ "id": chat }));
-    t.err("chat:update", json!({ "id": chat, "title": "t".repeat(201) }));
+    t.err("chat:update", json!({ "id": chat, "title": "t".repeat(LIMITS.chat_title.max_chars + 1) }));
     t.ok("chat:getMessages", json!({ "chatId": chat }));
     t.ok("chat:stop", json!({ "chatId": chat }));
     t.ok("chat:close", json!({ "id": chat }));
@@ -344,9 +354,9 @@ fn settings() {
     t.ok("settings:get", json!({}));
     t.ok("settings:update", json!({ "maxWaitSeconds": 0, "usageRetentionDays": 30 }));
     t.err("settings:update", json!({}));
-    t.err("settings:update", json!({ "maxWaitSeconds": 121 }));
-    t.err("settings:update", json!({ "bindingIdleMinutes": 0 }));
-    t.err("settings:update", json!({ "usageRetentionDays": 3651 }));
+    t.err("settings:update", json!({ "maxWaitSeconds": LIMITS.max_wait_seconds.max + 1 }));
+    t.err("settings:update", json!({ "bindingIdleMinutes": LIMITS.binding_idle_minutes.min - 1 }));
+    t.err("settings:update", json!({ "usageRetentionDays": LIMITS.usage_retention_days.max + 1 }));
     t.ok("settings:get", json!({}));
     t.finish();
 }
@@ -356,12 +366,18 @@ fn usage() {
     let mut t = Transcript::new("usage", "prices and the usage ledger's rules: set, refuse, delete, ranges");
     t.ok("usage:getPrices", json!({}));
     t.ok("usage:setPrice", json!({ "model": " gpt-4o ", "inputPerMillion": 2.5, "outputPerMillion": 10 }));
-    t.err("usage:setPrice", json!({ "model": "gpt-4o", "inputPerMillion": 100_000.5, "outputPerMillion": -1 }));
+    t.err(
+        "usage:setPrice",
+        json!({ "model": "gpt-4o", "inputPerMillion": LIMITS.price.max + 0.5, "outputPerMillion": -1 }),
+    );
     t.ok("usage:getPrices", json!({}));
     t.ok("usage:deletePrice", json!({ "model": "gpt-4o" }));
     t.err("usage:deletePrice", json!({ "model": "gpt-4o" }));
     t.err("usage:getSummary", json!({ "from": 2000, "to": 1000 }));
-    t.err("usage:getSeries", json!({ "bucket": "hour", "from": 0, "to": 3_600_000_i64 * 10_001 }));
+    t.err(
+        "usage:getSeries",
+        json!({ "bucket": "hour", "from": 0, "to": 3_600_000 * (LIMITS.series_buckets.max_items as i64 + 1) }),
+    );
     t.finish();
 }
 
@@ -369,9 +385,9 @@ fn usage() {
 fn local_api() {
     let mut t = Transcript::new("local-api", "the local API's settings while it is off: the port and its bounds");
     t.ok("localApi:getStatus", json!({}));
-    t.err("localApi:configure", json!({ "enabled": false, "port": 1023 }));
-    t.err("localApi:configure", json!({ "enabled": false, "port": 65536 }));
-    t.ok("localApi:configure", json!({ "enabled": false, "port": 65535 }));
+    t.err("localApi:configure", json!({ "enabled": false, "port": LIMITS.port.min - 1 }));
+    t.err("localApi:configure", json!({ "enabled": false, "port": u32::from(LIMITS.port.max) + 1 }));
+    t.ok("localApi:configure", json!({ "enabled": false, "port": LIMITS.port.max }));
     t.ok("localApi:getStatus", json!({}));
     t.finish();
 }
