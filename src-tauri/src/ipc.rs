@@ -1,10 +1,10 @@
 //! The invoke handler. Every command comes from keypool-api's command table: this closure looks
-//! the name up, takes the JSON payload, runs the command as its kind says (`sync` on a blocking
+//! the name up, takes the JSON payload, runs the command as its row says (`sync` on a blocking
 //! thread, since the store is synchronous SQLite; `async` and `stream` on the runtime) and
 //! resolves or rejects the promise with `{ code, message, issues? }`. A `stream` command's
 //! events go through the `tauri::ipc::Channel` the page passes as `onEvent`.
 
-use keypool_api::ipc::{self, IpcError, Kind};
+use keypool_api::ipc::{self, IpcError, Run};
 use keypool_api::AppContext;
 use serde_json::Value;
 use tauri::ipc::{Channel, Invoke, InvokeBody, InvokeError, JavaScriptChannelId};
@@ -15,8 +15,7 @@ const CHANNEL_ARG: &str = "onEvent";
 
 pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'static {
     move |invoke: Invoke<R>| {
-        let name = invoke.message.command().to_owned();
-        let Some(command) = ipc::command(&name) else {
+        let Some(command) = ipc::command(invoke.message.command()) else {
             return false; // Tauri answers "command not found"
         };
         let payload = match invoke.message.payload() {
@@ -26,24 +25,17 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         let webview = invoke.message.webview();
         let app = webview.app_handle().clone();
         let reject = |error: IpcError| InvokeError(serde_json::to_value(error).unwrap_or_default());
-        match command.kind {
-            Kind::Sync => invoke.resolver.respond_async(async move {
-                tauri::async_runtime::spawn_blocking(move || {
-                    let ctx = app.state::<AppContext>();
-                    ipc::dispatch(&ctx, &name, payload).unwrap_or_else(|| Err(not_served(&name)))
-                })
-                .await
-                .unwrap_or_else(|_| Err(IpcError::internal("the command panicked")))
-                .map_err(reject)
-            }),
-            Kind::Async => invoke.resolver.respond_async(async move {
-                let ctx = app.state::<AppContext>();
-                ipc::dispatch_async(&ctx, &name, payload)
+        match command.run {
+            Run::Blocking(run) => invoke.resolver.respond_async(async move {
+                tauri::async_runtime::spawn_blocking(move || run(&app.state::<AppContext>(), payload))
                     .await
-                    .unwrap_or_else(|| Err(not_served(&name)))
+                    .unwrap_or_else(|_| Err(IpcError::internal("the command panicked")))
                     .map_err(reject)
             }),
-            Kind::Stream => invoke.resolver.respond_async(async move {
+            Run::Async(run) => invoke
+                .resolver
+                .respond_async(async move { run(&app.state::<AppContext>(), payload).await.map_err(reject) }),
+            Run::Stream(run) => invoke.resolver.respond_async(async move {
                 let (payload, channel) = take_channel(payload)?;
                 let channel: Channel<Value> = channel.channel_on(webview);
                 let mut emit = |event: Value| {
@@ -51,11 +43,7 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
                         tracing::debug!(%error, "the page stopped listening to a stream");
                     }
                 };
-                let ctx = app.state::<AppContext>();
-                ipc::dispatch_stream(&ctx, &name, payload, &mut emit)
-                    .await
-                    .unwrap_or_else(|| Err(not_served(&name)))
-                    .map_err(reject)
+                run(&app.state::<AppContext>(), payload, &mut emit).await.map_err(reject)
             }),
         }
         true
@@ -75,10 +63,6 @@ fn take_channel(mut payload: Value) -> Result<(Value, JavaScriptChannelId), Invo
     let channel = payload.as_object_mut().and_then(|args| args.remove(CHANNEL_ARG)).ok_or_else(missing)?;
     let channel = serde_json::from_value(channel).map_err(|_| missing())?;
     Ok((payload, channel))
-}
-
-fn not_served(name: &str) -> IpcError {
-    IpcError::internal(format!("command {name} is not served"))
 }
 
 #[cfg(test)]

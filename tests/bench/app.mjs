@@ -142,7 +142,7 @@ const answer = (i) =>
   '- a cooling key drops out until its cooldown ends\n- the chat keeps its key while it can, so the prompt cache stays warm\n\n' +
   '```rust\nlet share = weight as f64 / total as f64;\n```\n\nWhen the cooling key returns, the shares are as before.';
 
-/** Sends `turns` questions to `chatId` through chat_send, as the composer does, from the page. */
+/** Sends `turns` questions to `chatId` through chat:send, as the composer does, from the page. */
 async function fillChat(app, chatId, turns, first) {
   const result = await app.driver.executeAsyncScript(
     `const [chatId, turns, first, questions, done] = arguments;
@@ -150,7 +150,7 @@ async function fillChat(app, chatId, turns, first) {
      (async () => {
        for (let i = 0; i < turns; i += 1) {
          const channel = ipc.transformCallback(() => {});
-         const reply = await ipc.invoke('chat_send', { request: { chatId, content: questions[i] }, onEvent: '__CHANNEL__:' + channel });
+         const reply = await ipc.invoke('chat:send', { request: { chatId, content: questions[i] }, onEvent: '__CHANNEL__:' + channel });
          ipc.unregisterCallback?.(channel);
          if (reply.status !== 'complete') throw new Error('reply ' + (first + i) + ': ' + JSON.stringify(reply));
        }
@@ -285,7 +285,7 @@ async function main() {
     await app.find('chat-item');
 
     console.log(`\nSwitching to ${chatLabel}: click in the chat list → its last message painted`);
-    console.log(`  (the chat was written in ${fillSeconds.toFixed(1)} s: ${TURNS} replies through chat_send and the fake provider)`);
+    console.log(`  (the chat was written in ${fillSeconds.toFixed(1)} s: ${TURNS} replies through chat:send and the fake provider)`);
     const again = [];
     for (let i = 0; i < SWITCHES; i += 1) again.push(await switchChat(app, chats.short, chats.long));
     await app.stop();

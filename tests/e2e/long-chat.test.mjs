@@ -34,7 +34,7 @@ describe('a long chat', () => {
        (async () => {
          for (let i = 1; i <= turns; i += 1) {
            const content = i === 3 ? 'Question 3: what about a zeppelin?' : 'Question ' + i + '?';
-           await ipc.invoke('chat_send', { request: { chatId, content }, onEvent: '__CHANNEL__:' + ipc.transformCallback(() => {}) });
+           await ipc.invoke('chat:send', { request: { chatId, content }, onEvent: '__CHANNEL__:' + ipc.transformCallback(() => {}) });
          }
        })().then(() => done(true), (e) => done(String(e?.message ?? JSON.stringify(e))));`,
       chat.value.id,

@@ -5,7 +5,7 @@ import { StartupProblem } from './shell/StartupProblem';
 import { useAppStatus } from './shell/useAppStatus';
 import { errorText } from './i18n/problems';
 import { preferences } from './preferences';
-import type { Route } from './shell/route';
+import type { Route } from './route';
 
 export function App() {
   return (

@@ -2,7 +2,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { preferences } from './preferences';
-import { applyTheme } from './shell/useTheme';
+import { applyTheme } from './useTheme';
 import './styles.css';
 
 applyTheme(preferences.theme());

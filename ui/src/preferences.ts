@@ -1,5 +1,5 @@
 import { LOCALES, type Locale } from './i18n';
-import { initialRoute, type Route, routeFromString, routeToString } from './shell/route';
+import { initialRoute, type Route, routeFromString, routeToString } from './route';
 
 /** What the user chose in Settings → General; `system` follows the OS. */
 export type LanguagePreference = Locale | 'system';

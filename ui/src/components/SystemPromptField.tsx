@@ -1,9 +1,12 @@
 import { Field } from './Field';
 import { useI18n } from '../i18n/I18nProvider';
 import { formatNumber } from '../i18n/problems';
+import { LIMITS } from '../ipc/bindings';
 
-/** The backend's limit on a system prompt. */
-export const MAX_SYSTEM_PROMPT_CHARS = 50_000;
+/** Whether a system prompt is longer than the backend takes. */
+export function systemPromptTooLong(text: string): boolean {
+  return [...text].length > LIMITS.systemPrompt.maxChars;
+}
 
 interface Props {
   value: string;
@@ -16,7 +19,7 @@ interface Props {
 /** A system prompt: sent first with every request of the chat; empty for none. */
 export function SystemPromptField({ value, onChange, hint, error, testId }: Props) {
   const { t } = useI18n();
-  const tooLong = [...value].length > MAX_SYSTEM_PROMPT_CHARS;
+  const tooLong = systemPromptTooLong(value);
   return (
     <Field
       label={
@@ -25,7 +28,7 @@ export function SystemPromptField({ value, onChange, hint, error, testId }: Prop
         </>
       }
       hint={hint ?? t('systemPrompt.hint')}
-      error={error ?? (tooLong ? t('issue.tooLong', { max: formatNumber(t, MAX_SYSTEM_PROMPT_CHARS) }) : undefined)}
+      error={error ?? (tooLong ? t('issue.tooLong', { max: formatNumber(t, LIMITS.systemPrompt.maxChars) }) : undefined)}
       testId={testId}
     >
       {({ id, describedBy, invalid }) => (

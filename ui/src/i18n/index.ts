@@ -1,3 +1,4 @@
+import { boundVars } from './bounds';
 import { en, type Dictionary, type MessageKey } from './en';
 import { ja } from './ja';
 import { ru } from './ru';
@@ -29,9 +30,12 @@ export function detectLocale(preferred: readonly string[]): Locale {
 
 export type Vars = Record<string, string | number>;
 
-/** Looks a message up and fills `{name}` placeholders; an unknown placeholder stays visible. */
+/**
+ * Looks a message up and fills `{name}` placeholders; an unknown placeholder stays visible. A
+ * message about a bound of the backend's gets the bound's numbers (`bounds.ts`).
+ */
 export function translate(locale: Locale, key: MessageKey, vars?: Vars): string {
   const template = DICTIONARIES[locale][key];
-  if (!vars) return template;
-  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in vars ? String(vars[name]) : whole));
+  const filled = { ...boundVars(key, INTL_TAGS[locale]), ...vars };
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in filled ? String(filled[name]) : whole));
 }

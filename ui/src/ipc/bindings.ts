@@ -11,16 +11,16 @@ apiKey: KeyArg,
  */
 enabled?: boolean, 
 /**
- * 1–100, default 1.
+ * Within `LIMITS.weight`, its default when absent.
  */
 weight?: number, 
 /**
- * At most this many requests per minute, 1–100 000, for providers that announce no limits;
- * absent: no limit.
+ * At most this many requests per minute (`LIMITS.rpmLimit`), for providers that announce no
+ * limits; absent: no limit.
  */
 rpmLimit?: number, 
 /**
- * At most this many requests at once, 1–1 000; absent: no limit.
+ * At most this many requests at once (`LIMITS.maxConcurrent`); absent: no limit.
  */
 maxConcurrent?: number, };
 
@@ -43,7 +43,7 @@ export type ApiKey = { id: string, providerId: string, label: string | null,
  */
 apiKeyPreview: string, isEnvRef: boolean, enabled: boolean, 
 /**
- * 1–100.
+ * Within `LIMITS.weight`.
  */
 weight: number, sortOrder: number, 
 /**
@@ -122,7 +122,12 @@ providerId: string | null, model: string,
 systemPrompt: string | null, createdAt: number, updatedAt: number, };
 
 /**
- * The events of one `chat_send`, in order: `userMessage` (unless retrying), then per attempt
+ * What closing a chat answers: the chat, which stays as it was.
+ */
+export type ChatClosed = { id: string, };
+
+/**
+ * The events of one `chat:send`, in order: `userMessage` (unless retrying), then per attempt
  * `keySelected` and possibly `failover`, `delta`s, and always one `finished` last.
  */
 export type ChatEvent = { "type": "userMessage", message: Message, } | { "type": "keySelected", keyLabel: string, providerLevel: boolean, rebound: boolean, attempt: number, } | { "type": "failover", keyLabel: string, status: number, reason: FailoverReason, message: string, } | { "type": "delta", text: string, } | { "type": "waiting", until: number | null, deadline: number, now: number, seconds: number, } | { "type": "finished", message: Message, };
@@ -147,7 +152,7 @@ snippet: SearchSnippet | null,
 messageCount: number, };
 
 /**
- * Turns the local API on or off; `port` (1024–65535) changes where it listens.
+ * Turns the local API on or off; `port` (within `LIMITS.port`) changes where it listens.
  */
 export type ConfigureLocalApiArgs = { enabled: boolean, port?: number, };
 
@@ -155,6 +160,11 @@ export type ConfigureLocalApiArgs = { enabled: boolean, port?: number, };
  * What a request collides with.
  */
 export type Conflict = "duplicate_key" | "reply_in_progress";
+
+/**
+ * What ending a key's cooldown answers: the key, selectable again (unless it is off).
+ */
+export type CooldownReset = { id: string, };
 
 /**
  * The model defaults to the provider's default.
@@ -168,9 +178,14 @@ systemPrompt?: string, };
 export type DatabaseStatus = { "state": "ready", path: string, } | { "state": "failed", kind: string, message: string, path: string, };
 
 /**
- * What a delete answers: the id that is gone.
+ * What deleting a chat answers: the chat that is gone, with its messages.
  */
-export type Deleted = { id: string, };
+export type DeletedChat = { id: string, };
+
+/**
+ * What deleting a key answers: the key that is gone.
+ */
+export type DeletedKey = { id: string, };
 
 /**
  * What a price delete answers: the model whose price is gone.
@@ -198,13 +213,14 @@ export type ErrorDetails = { "kind": "hostChange", from: string, to: string, key
  */
 export type ExportResult = { path: string | null, rows: number, };
 
-export type ExportUsageArgs = { providerId?: string, from?: number, to?: number, };
-
 /**
  * Why a key was refused and the reply moved to the next one.
  */
 export type FailoverReason = "rate_limited" | "auth_rejected" | "quota_exhausted";
 
+/**
+ * The id of the thing a command acts on.
+ */
 export type IdArgs = { id: string, };
 
 /**
@@ -478,6 +494,9 @@ systemPrompt: string | null,
  */
 keyCount: number, createdAt: number, updatedAt: number, };
 
+/**
+ * The provider a command reads.
+ */
 export type ProviderArgs = { providerId: string, };
 
 /**
@@ -490,7 +509,7 @@ export type ProviderChanged = { providerId: string, };
  * How a provider speaks: OpenAI's Chat Completions (and every compatible server), or
  * Anthropic's Messages API.
  */
-export type ProviderKind = "openai" | "anthropic";
+export type ProviderKind = "openai" | "anthropic" | "gemini";
 
 /**
  * Deletes the usage history before `before` (rounded down to the hour); all of it without.
@@ -508,6 +527,10 @@ attempts: number, };
  */
 export type ReorderApiKeysArgs = { providerId: string, ids: Array<string>, };
 
+/**
+ * Why a reply failed, with what the UI needs to word it in the user's language, with local
+ * times and countdowns.
+ */
 export type ReplyError = { "kind": "noKeys", provider: string, } | { "kind": "providerKeyUnresolved", provider: string, var: string, } | { "kind": "allBlocked", provider: string, keys: Array<BlockedKeyInfo>, firstFreeAt: number | null, last: LastAnswer | null, } | { "kind": "keyUnresolved", key: string, var: string, } | { "kind": "refused", status: number, message: string, } | { "kind": "redirected", status: number, } | { "kind": "unreachable", breakage: BreakageKind, } | { "kind": "interrupted", breakage?: BreakageKind, status?: number, message?: string, } | { "kind": "storage" } | { "kind": "other", message: string, };
 
 /**
@@ -527,7 +550,7 @@ export type SearchChatsArgs = { query: string, };
 export type SearchSnippet = { messageId: string, before: string, matched: string, after: string, };
 
 /**
- * `chat_send`'s arguments besides its channel (`onEvent`).
+ * `chat:send`'s arguments besides its channel (`onEvent`).
  */
 export type SendArgs = { request: SendRequest, };
 
@@ -543,11 +566,11 @@ export type SendRequest = { chatId: string, content?: string, edit?: boolean, };
  */
 export type SetKeyLimitsArgs = { id: string, 
 /**
- * 1–100 000 requests per minute; absent: no limit.
+ * Requests per minute (`LIMITS.rpmLimit`); absent: no limit.
  */
 rpmLimit?: number, 
 /**
- * 1–1 000 requests at once; absent: no limit.
+ * Requests at once (`LIMITS.maxConcurrent`); absent: no limit.
  */
 maxConcurrent?: number, };
 
@@ -623,19 +646,19 @@ systemPrompt?: string,
 confirmHostChange?: boolean, };
 
 /**
- * The preferences to change; at least one.
+ * The preferences to change; at least one, each within its `LIMITS`.
  */
 export type UpdateSettingsArgs = { 
 /**
- * How long a chat may wait for a key to free up when all are spent or resting: 0–120 s.
+ * How long a chat may wait for a key to free up when all are spent or resting, in seconds.
  */
 maxWaitSeconds?: number, 
 /**
- * How long a chat keeps its key without a message: 1–1 440 minutes.
+ * How long a chat keeps its key without a message, in minutes.
  */
 bindingIdleMinutes?: number, 
 /**
- * How long usage history is kept: 1–3 650 days.
+ * How long usage history is kept, in days.
  */
 usageRetentionDays?: number, };
 
@@ -644,6 +667,13 @@ usageRetentionDays?: number, };
  * in a way the pool moved on from (rate limited, auth rejected, out of credit).
  */
 export type UsagePoint = { at: number, providerId: string, keyId: string, requests: number, failures: number, rateLimited: number, failovers: number, inputTokens: number, cachedTokens: number, outputTokens: number, };
+
+/**
+ * The usage of one provider (or all) over a range of time, in milliseconds since the epoch;
+ * `to` defaults to now, `from` to 30 days before `to`. What `usage:getSummary` sums and
+ * `usage:exportCsv` writes.
+ */
+export type UsageRangeArgs = { providerId?: string, from?: number, to?: number, };
 
 export type UsageSeries = { from: number, to: number, points: Array<UsagePoint>, };
 
@@ -670,12 +700,6 @@ keys: Array<KeyUsage>,
 unpricedModels: Array<string>, };
 
 /**
- * A range of time, in milliseconds since the epoch; `to` defaults to now, `from` to 30 days
- * before `to`.
- */
-export type UsageSummaryArgs = { providerId?: string, from?: number, to?: number, };
-
-/**
  * Sums of attempts. `requests`: attempts sent; `failures`: all but the answered and the
  * stopped; `inputTokens` counts cached ones too. `cost` (US dollars) covers the models with a
  * price, null when none has one; `costComplete` says whether every model that spent tokens has a price.
@@ -683,6 +707,30 @@ export type UsageSummaryArgs = { providerId?: string, from?: number, to?: number
 export type UsageTotals = { requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
 
 export type Window = { remaining: number, limit: number | null, resetAt: number, };
+
+/**
+ * The bounds of the commands' arguments (src-tauri/crates/api/src/ipc/limits.rs).
+ */
+export const LIMITS = {
+  apiKey: { maxChars: 4096 },
+  keyLabel: { maxChars: 100 },
+  weight: { min: 1, max: 100, default: 1 },
+  rpmLimit: { min: 1, max: 100000 },
+  maxConcurrent: { min: 1, max: 1000 },
+  providerName: { maxChars: 60 },
+  models: { maxItems: 100 },
+  modelName: { maxChars: 200 },
+  chatTitle: { maxChars: 200 },
+  systemPrompt: { maxChars: 50000 },
+  message: { maxChars: 200000 },
+  searchQuery: { maxChars: 200 },
+  maxWaitSeconds: { min: 0, max: 120 },
+  bindingIdleMinutes: { min: 1, max: 1440 },
+  usageRetentionDays: { min: 1, max: 3650 },
+  price: { min: 0.0, max: 100000.0 },
+  seriesBuckets: { maxItems: 10000 },
+  port: { min: 1024, max: 65535, default: 4141 },
+} as const;
 
 export type Commands = {
   "app:getStatus": { kind: "sync"; args: NoArgs; result: AppStatus };
@@ -694,11 +742,11 @@ export type Commands = {
   "llmConfig:addApiKey": { kind: "sync"; args: AddApiKeyArgs; result: ApiKey };
   "llmConfig:updateApiKey": { kind: "sync"; args: UpdateApiKeyArgs; result: ApiKey };
   "llmConfig:setKeyLimits": { kind: "sync"; args: SetKeyLimitsArgs; result: ApiKey };
-  "llmConfig:deleteApiKey": { kind: "sync"; args: IdArgs; result: Deleted };
+  "llmConfig:deleteApiKey": { kind: "sync"; args: IdArgs; result: DeletedKey };
   "llmConfig:toggleApiKey": { kind: "sync"; args: ToggleApiKeyArgs; result: ApiKey };
   "llmConfig:reorderApiKeys": { kind: "sync"; args: ReorderApiKeysArgs; result: Array<ApiKey> };
   "llmConfig:getPoolStatus": { kind: "sync"; args: ProviderArgs; result: PoolStatus };
-  "llmConfig:resetCooldown": { kind: "sync"; args: IdArgs; result: Deleted };
+  "llmConfig:resetCooldown": { kind: "sync"; args: IdArgs; result: CooldownReset };
   "llmConfig:testApiKey": { kind: "async"; args: IdArgs; result: KeyTestResult };
   "llmConfig:listModels": { kind: "async"; args: ListModelsArgs; result: ModelList };
   "localApi:getStatus": { kind: "sync"; args: NoArgs; result: LocalApiStatus };
@@ -706,9 +754,9 @@ export type Commands = {
   "localApi:regenerateToken": { kind: "sync"; args: NoArgs; result: LocalApiToken };
   "settings:get": { kind: "sync"; args: NoArgs; result: Settings };
   "settings:update": { kind: "sync"; args: UpdateSettingsArgs; result: Settings };
-  "usage:getSummary": { kind: "sync"; args: UsageSummaryArgs; result: UsageSummary };
+  "usage:getSummary": { kind: "sync"; args: UsageRangeArgs; result: UsageSummary };
   "usage:getSeries": { kind: "sync"; args: UsageSeriesArgs; result: UsageSeries };
-  "usage:exportCsv": { kind: "async"; args: ExportUsageArgs; result: ExportResult };
+  "usage:exportCsv": { kind: "async"; args: UsageRangeArgs; result: ExportResult };
   "usage:getPrices": { kind: "sync"; args: NoArgs; result: Array<Price> };
   "usage:setPrice": { kind: "sync"; args: SetPriceArgs; result: Price };
   "usage:deletePrice": { kind: "sync"; args: ModelArgs; result: DeletedPrice };
@@ -716,13 +764,13 @@ export type Commands = {
   "chat:list": { kind: "sync"; args: NoArgs; result: Array<Chat> };
   "chat:create": { kind: "sync"; args: CreateChatArgs; result: Chat };
   "chat:update": { kind: "sync"; args: UpdateChatArgs; result: Chat };
-  "chat:delete": { kind: "sync"; args: IdArgs; result: Deleted };
-  "chat:close": { kind: "sync"; args: IdArgs; result: Deleted };
+  "chat:delete": { kind: "sync"; args: IdArgs; result: DeletedChat };
+  "chat:close": { kind: "sync"; args: IdArgs; result: ChatClosed };
   "chat:getMessages": { kind: "sync"; args: ChatIdArgs; result: Array<Message> };
   "chat:stop": { kind: "sync"; args: ChatIdArgs; result: Stopped };
   "chat:search": { kind: "sync"; args: SearchChatsArgs; result: Array<ChatSearchResult> };
   "chat:exportMarkdown": { kind: "async"; args: ChatIdArgs; result: ExportResult };
-  "chat_send": { kind: "stream"; args: SendArgs; result: Message; event: ChatEvent };
+  "chat:send": { kind: "stream"; args: SendArgs; result: Message; event: ChatEvent };
 };
 
 export type Events = {

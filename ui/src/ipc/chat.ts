@@ -20,5 +20,5 @@ export const chatApi = {
    * one again, and streams the reply's events to `onEvent`. Resolves with the
    * assistant message as saved; a failed reply resolves too, as a message with `status: 'error'`.
    */
-  send: (request: SendRequest, onEvent: (event: ChatEvent) => void) => stream('chat_send', { request: defined(request) }, onEvent),
+  send: (request: SendRequest, onEvent: (event: ChatEvent) => void) => stream('chat:send', { request: defined(request) }, onEvent),
 };

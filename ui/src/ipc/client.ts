@@ -8,7 +8,7 @@ import type { Commands, ErrorCode, ErrorDetails, Events, IpcError as IpcErrorSha
  * a contract change is a type error here and in every caller.
  */
 
-/** Commands that stream events through a Channel besides answering (`chat_send`). */
+/** Commands that stream events through a Channel besides answering (`chat:send`). */
 export type StreamCommand = { [C in keyof Commands]: Commands[C] extends { kind: 'stream' } ? C : never }[keyof Commands];
 /** Commands that answer once; called with {@link call}. */
 export type CallCommand = Exclude<keyof Commands, StreamCommand>;

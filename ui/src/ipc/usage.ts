@@ -1,13 +1,13 @@
-import type { ExportUsageArgs, SetPriceArgs, UsageSeriesArgs, UsageSummaryArgs } from './bindings';
+import type { SetPriceArgs, UsageRangeArgs, UsageSeriesArgs } from './bindings';
 import { call, defined } from './client';
 
 export const usageApi = {
   /** Totals, costs and latencies per key over `[from, to)`, for one provider or all. */
-  getSummary: (args: UsageSummaryArgs) => call('usage:getSummary', defined(args)),
+  getSummary: (range: UsageRangeArgs) => call('usage:getSummary', defined(range)),
   /** Totals per bucket and key; buckets start at `from` rounded down to the hour. */
   getSeries: (args: UsageSeriesArgs) => call('usage:getSeries', defined(args)),
   /** Asks where to save (a native dialog), then writes the attempts of the range; `path` null: cancelled. */
-  exportCsv: (range: ExportUsageArgs) => call('usage:exportCsv', defined(range)),
+  exportCsv: (range: UsageRangeArgs) => call('usage:exportCsv', defined(range)),
   getPrices: () => call('usage:getPrices'),
   /** Adds or replaces the model's price; a cached input price left out is the input price. */
   setPrice: (price: SetPriceArgs) => call('usage:setPrice', defined(price)),

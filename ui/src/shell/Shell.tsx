@@ -5,7 +5,7 @@ import type { MessageKey } from '../i18n';
 import type { AppStatus } from '../ipc/bindings';
 import { ChatPage } from '../features/chat/ChatPage';
 import { SettingsPage } from '../features/settings/SettingsPage';
-import type { Route } from './route';
+import type { Route } from '../route';
 
 // Loaded when first opened: the Usage page brings the chart library, which the chat (the page
 // the app opens on) does not need in its first load.

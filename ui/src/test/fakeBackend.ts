@@ -1,4 +1,4 @@
-import { plainHttpIsLocal, sameOrigin } from '../features/settings/providers/baseUrl';
+import { sameOrigin } from '../features/settings/providers/hostChange';
 import type {
   ApiKey,
   AppStatus,
@@ -16,8 +16,10 @@ import type {
   Provider,
   Settings,
 } from '../ipc/bindings';
+import { LIMITS } from '../ipc/bindings';
 import type { ArgsOf, EventOf, ResultOf, StreamCommand } from '../ipc/client';
 import { createFakeLedger } from './fakeLedger';
+import { transcript } from './transcripts';
 
 /**
  * An in-memory stand-in for the Rust backend, behind the mocked `invoke` and `listen`: it keeps
@@ -86,18 +88,58 @@ function backendError(code: ErrorCode, message: string, issues?: Issue[], detail
   return { code, message, ...(issues ? { issues } : {}), ...(details ? { details } : {}) };
 }
 
-const PLAIN_HTTP =
-  'plain http:// would send your API keys unencrypted over the internet: use https://, or http:// only to this machine or a private network (e.g. http://127.0.0.1:11434/v1)';
+/**
+ * The backend's verdicts on base URLs, as it gave them (the `base-urls` transcript): the fake has
+ * no URL rule of its own. A URL it has no verdict for is accepted when it is `https` with a host
+ * (https goes anywhere); any other is a mistake of the test, which must add it to the scenario.
+ */
+const URL_VERDICTS = new Map(
+  transcript('base-urls').steps.map((step) => [String(step.args.baseUrl), step.error ?? null] as const),
+);
 
-/** The backend's base URL rule: plain http only to this machine or a local network (the UI's mirror of `is_local`). */
 function checkBaseUrl(baseUrl: string | undefined) {
-  if (baseUrl !== undefined && !plainHttpIsLocal(baseUrl)) {
-    throw backendError('validation', `baseUrl: ${PLAIN_HTTP}`, [{ path: 'baseUrl', code: 'http_not_local', message: PLAIN_HTTP }]);
+  if (baseUrl === undefined) return;
+  const verdict = URL_VERDICTS.get(baseUrl.trim());
+  if (verdict) throw verdict;
+  if (verdict === null) return;
+  let url: URL | null = null;
+  try {
+    url = new URL(baseUrl.trim());
+  } catch {}
+  if (url?.protocol !== 'https:' || url.hostname === '') {
+    throw new Error(`the fake backend has no verdict on the base URL ${JSON.stringify(baseUrl)}: add it to base_urls in src-tauri/crates/api/tests/api/transcripts.rs`);
   }
 }
 
+/** A field of the arguments is text of at most `max` characters (the backend counts characters). */
+function checkLength(path: string, value: string | undefined, max: number) {
+  if (value !== undefined && [...value].length > max) {
+    throw backendError('validation', `${path}: must be at most ${max} characters long`, [{ path, code: 'too_long', params: { max }, message: `must be at most ${max} characters long` }]);
+  }
+}
+
+/** An update that changes nothing: the backend wants at least one of `fields`. */
+function checkSomething(args: Record<string, unknown>, fields: string[]) {
+  if (!fields.some((field) => args[field] !== undefined)) {
+    throw backendError('validation', 'nothing to change', [{ path: '', code: 'nothing_to_change', params: { fields }, message: 'nothing to change' }]);
+  }
+}
+
+/** The provider named by an id does not exist. */
+const providerNotFound = (id: string) => backendError('not_found', `provider "${id}" does not exist`, undefined, { kind: 'notFound', what: 'provider' });
+
+/** A default model must be one of the provider's models, when it lists any. */
+function checkDefaultModel(defaultModel: string | undefined, models: string[]) {
+  if (defaultModel && models.length > 0 && !models.includes(defaultModel)) {
+    throw backendError('validation', "defaultModel: must be one of the provider's models", [{ path: 'defaultModel', code: 'not_a_model', message: "must be one of the provider's models" }]);
+  }
+}
+
+/** A label as the backend keeps it: trimmed, none when empty. */
+const labelOf = (label: string | undefined) => (label?.trim() ? label.trim() : null);
+
 /** The backend's range rule for an integer argument, with its issue at the field. */
-function checkRange(path: string, value: number | undefined, min: number, max: number) {
+function checkRange(path: string, value: number | undefined, { min, max }: { min: number; max: number }) {
   if (value === undefined) return;
   const issue: Issue | null = !Number.isInteger(value)
     ? { path, code: 'wrong_type', params: { expected: 'integer' }, message: 'must be an integer' }
@@ -109,14 +151,20 @@ function checkRange(path: string, value: number | undefined, min: number, max: n
   if (issue) throw backendError('validation', `${path}: ${issue.message}`, [issue]);
 }
 
-/** A key's user limits: 1–100 000 requests per minute, 1–1 000 at once, or absent. */
+/** A key's user limits, within their bounds or absent. */
 function checkLimits({ rpmLimit, maxConcurrent }: { rpmLimit?: number; maxConcurrent?: number }) {
-  checkRange('rpmLimit', rpmLimit, 1, 100_000);
-  checkRange('maxConcurrent', maxConcurrent, 1, 1_000);
+  checkRange('rpmLimit', rpmLimit, LIMITS.rpmLimit);
+  checkRange('maxConcurrent', maxConcurrent, LIMITS.maxConcurrent);
 }
 
-export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
-  const providers: Provider[] = [
+/** What the fake starts from, besides its defaults. */
+export interface FakeStart {
+  /** The providers it holds at first (their times become the fake's clock), instead of its two. */
+  providers?: readonly Provider[];
+}
+
+export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: FakeStart = {}) {
+  const providers: Provider[] = start.providers?.map((p) => ({ ...p, createdAt: now, updatedAt: now })) ?? [
     provider('openai', 'OpenAI', { apiKeyPreview: 'sk-…prov', sortOrder: 0, models: ['gpt-4o-mini', 'gpt-4o'], defaultModel: 'gpt-4o-mini' }),
     provider('anthropic', 'Anthropic', { kind: 'anthropic', sortOrder: 1, models: ['claude-sonnet-4-5', 'claude-haiku-4-5'], defaultModel: 'claude-sonnet-4-5' }),
   ];
@@ -143,7 +191,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   const opened: string[] = [];
   let settings: Settings = { maxWaitSeconds: 20, bindingIdleMinutes: 60, usageRetentionDays: 180 };
   /** The local API: its status, the ports other programs hold, and every token handed out. */
-  let localApi: LocalApiStatus = { enabled: false, running: false, address: null, port: 4141, requests: 0, inFlight: 0, failed: 0, error: null };
+  let localApi: LocalApiStatus = { enabled: false, running: false, address: null, port: LIMITS.port.default, requests: 0, inFlight: 0, failed: 0, error: null };
   const busyPorts = new Set<number>();
   const localTokens: string[] = [];
   const newLocalToken = () => {
@@ -236,7 +284,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     return structuredClone(chat);
   }
 
-  async function send({ request, onEvent: channel }: HandlerArgs<'chat_send'>): Promise<Message> {
+  async function send({ request, onEvent: channel }: HandlerArgs<'chat:send'>): Promise<Message> {
     const { chatId, content, edit = false } = request;
     const chat = findChat(chatId);
     if (chat.providerId === null) throw backendError('validation', "chatId: this chat's provider was deleted", [{ path: 'chatId', code: 'provider_deleted', message: "this chat's provider was deleted: choose another provider for it" }]);
@@ -279,23 +327,31 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
   }
 
   const handlers: Handlers = {
-    'llmConfig:addProvider': ({ apiKey, defaultModel, systemPrompt, ...fields }) => {
-      checkBaseUrl(fields.baseUrl);
-      const created = provider(`prov-${nextId++}`, fields.name, {
+    'llmConfig:addProvider': ({ apiKey, defaultModel, systemPrompt, name, baseUrl, models, ...fields }) => {
+      checkLength('name', name.trim(), LIMITS.providerName.maxChars);
+      checkBaseUrl(baseUrl);
+      const listed = (models ?? []).map((m) => m.trim());
+      checkDefaultModel(defaultModel?.trim(), listed);
+      const created = provider(`prov-${nextId++}`, name.trim(), {
         ...fields,
+        baseUrl: baseUrl.trim(),
+        models: listed,
         builtin: false,
         sortOrder: providers.length,
-        apiKeyPreview: apiKey ? preview(apiKey) : null,
-        defaultModel: defaultModel ?? null,
+        apiKeyPreview: apiKey ? preview(apiKey.trim()) : null,
+        defaultModel: defaultModel?.trim() ?? null,
         systemPrompt: systemPrompt?.trim() ? systemPrompt : null,
+        createdAt: clock,
+        updatedAt: clock,
       });
       providers.push(created);
       emit(created.id);
       return { ...created, keyCount: 0 };
     },
     'llmConfig:updateProvider': ({ id, apiKey, defaultModel, systemPrompt, confirmHostChange, ...changes }) => {
+      checkSomething({ apiKey, defaultModel, systemPrompt, ...changes }, ['name', 'kind', 'baseUrl', 'apiKey', 'models', 'defaultModel', 'systemPrompt']);
       const found = providers.find((p) => p.id === id);
-      if (!found) throw backendError('not_found', `no provider ${id}`);
+      if (!found) throw providerNotFound(id);
       checkBaseUrl(changes.baseUrl);
       // Keys go to a new origin only when the update says the user agreed (the backend's rule).
       if (changes.baseUrl !== undefined && !sameOrigin(changes.baseUrl, found.baseUrl) && !confirmHostChange) {
@@ -321,7 +377,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     },
     'llmConfig:deleteProvider': ({ id }) => {
       const index = providers.findIndex((p) => p.id === id);
-      if (index < 0) throw backendError('not_found', `no provider ${id}`);
+      if (index < 0) throw providerNotFound(id);
       providers.splice(index, 1);
       const doomed = byProvider(id);
       for (const key of doomed) keys.splice(keys.indexOf(key), 1);
@@ -334,7 +390,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       return keyTests.get(id) ?? { ok: true, status: 200, problem: null, message: 'ok', latencyMs: 42 };
     },
     'llmConfig:listModels': async ({ providerId, refresh }) => {
-      if (!providers.some((p) => p.id === providerId)) throw backendError('not_found', `provider "${providerId}" does not exist`, undefined, { kind: 'notFound', what: 'provider' });
+      if (!providers.some((p) => p.id === providerId)) throw providerNotFound(providerId);
       const script = modelLists.get(providerId);
       if (script && 'error' in script) throw script.error;
       const cached = modelCache.get(providerId);
@@ -346,14 +402,19 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     },
     'chat:list': () => [...chats].sort((a, b) => b.updatedAt - a.updatedAt),
     'chat:create': ({ providerId, model, title, systemPrompt }) => {
+      checkLength('title', title?.trim(), LIMITS.chatTitle.maxChars);
       const p = providers.find((x) => x.id === providerId);
-      if (!p) throw backendError('not_found', `provider "${providerId}" does not exist`, undefined, { kind: 'notFound', what: 'provider' });
+      if (!p) throw providerNotFound(providerId);
       const prompt = systemPrompt === undefined ? p.systemPrompt : systemPrompt.trim() === '' ? null : systemPrompt;
-      return addChat({ providerId: p.id, model: model ?? p.defaultModel ?? p.models[0], title: title ?? 'New chat', systemPrompt: prompt });
+      return addChat({ providerId: p.id, model: model?.trim() ?? p.defaultModel ?? p.models[0], title: title?.trim() ?? 'New chat', systemPrompt: prompt });
     },
-    'chat:update': ({ id, systemPrompt, ...changes }) => {
+    'chat:update': ({ id, systemPrompt, title, model, ...changes }) => {
+      checkSomething({ systemPrompt, title, model, ...changes }, ['title', 'providerId', 'model', 'systemPrompt']);
+      checkLength('title', title?.trim(), LIMITS.chatTitle.maxChars);
       const chat = findChat(id);
       Object.assign(chat, changes, { updatedAt: ++clock });
+      if (title !== undefined) chat.title = title.trim();
+      if (model !== undefined) chat.model = model.trim();
       if (systemPrompt !== undefined) chat.systemPrompt = systemPrompt.trim() === '' ? null : systemPrompt;
       return chat;
     },
@@ -401,7 +462,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       stop?.();
       return { chatId, stopped: Boolean(stop) };
     },
-    chat_send: send,
+    'chat:send': send,
     'app:getStatus': () => appStatus,
     'llmConfig:getProviders': () => providers.map((p) => ({ ...p, keyCount: byProvider(p.id).length })),
     'llmConfig:getApiKeys': ({ providerId }) => byProvider(providerId).map(publicKey),
@@ -426,13 +487,14 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       })),
     }),
     'llmConfig:addApiKey': ({ providerId, apiKey, label, weight, enabled, rpmLimit, maxConcurrent }) => {
+      checkRange('weight', weight, LIMITS.weight);
       checkLimits({ rpmLimit, maxConcurrent });
       if (keys.some((k) => k.providerId === providerId && k.secret === apiKey.trim())) {
         throw backendError('conflict', 'this key is already in the pool', undefined, { kind: 'conflict', conflict: 'duplicate_key' });
       }
       const key = add(providerId, apiKey.trim(), {
-        label: label ?? null,
-        weight: weight ?? 1,
+        label: labelOf(label),
+        weight: weight ?? LIMITS.weight.default,
         enabled: enabled ?? true,
         rpmLimit: rpmLimit ?? null,
         maxConcurrent: maxConcurrent ?? null,
@@ -441,9 +503,11 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       return key;
     },
     'llmConfig:updateApiKey': ({ id, apiKey, label, ...changes }) => {
+      checkSomething({ apiKey, label, ...changes }, ['label', 'apiKey', 'enabled', 'weight']);
+      checkRange('weight', changes.weight, LIMITS.weight);
       const key = find(id);
       Object.assign(key, changes, { updatedAt: clock });
-      if (label !== undefined) key.label = label === '' ? null : label;
+      if (label !== undefined) key.label = labelOf(label);
       if (apiKey !== undefined) Object.assign(key, { secret: apiKey.trim(), apiKeyPreview: preview(apiKey.trim()), isEnvRef: apiKey.startsWith('$') });
       emit(key.providerId);
       return publicKey(key);
@@ -481,9 +545,9 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     'settings:get': () => settings,
     'settings:update': (changes) => {
       if (Object.keys(changes).length === 0) throw backendError('validation', 'nothing to change', [{ path: '', code: 'nothing_to_change', params: { fields: ['maxWaitSeconds', 'bindingIdleMinutes', 'usageRetentionDays'] }, message: 'nothing to change' }]);
-      checkRange('maxWaitSeconds', changes.maxWaitSeconds, 0, 120);
-      checkRange('bindingIdleMinutes', changes.bindingIdleMinutes, 1, 1_440);
-      checkRange('usageRetentionDays', changes.usageRetentionDays, 1, 3_650);
+      checkRange('maxWaitSeconds', changes.maxWaitSeconds, LIMITS.maxWaitSeconds);
+      checkRange('bindingIdleMinutes', changes.bindingIdleMinutes, LIMITS.bindingIdleMinutes);
+      checkRange('usageRetentionDays', changes.usageRetentionDays, LIMITS.usageRetentionDays);
       settings = { ...settings, ...changes };
       return settings;
     },
@@ -491,7 +555,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
     // Like the backend: the port and the choice are kept; a token only on the first enable; a
     // (re)start on a port another program holds is reported, not fatal; counts start at zero.
     'localApi:configure': ({ enabled, port }) => {
-      checkRange('port', port, 1024, 65_535);
+      checkRange('port', port, LIMITS.port);
       const at = port ?? localApi.port;
       const token = enabled && localTokens.length === 0 ? newLocalToken() : undefined;
       const busy = enabled && busyPorts.has(at);
@@ -579,7 +643,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10)) {
       const handler = handlers[command as keyof Commands] as ((args: Record<string, unknown>) => unknown) | undefined;
       if (!handler) throw backendError('internal', `unknown command ${command}`);
       const result = handler(args);
-      // Only chat_send answers later; the others answer as before, without an extra tick.
+      // Only chat:send answers later; the others answer as before, without an extra tick.
       return structuredClone(result instanceof Promise ? await result : result);
     },
     async listen(event: string, handler: Listener) {

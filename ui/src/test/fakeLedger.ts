@@ -1,4 +1,4 @@
-import type { ErrorCode, ErrorDetails, IpcError, Issue, KeyUsage, Price, UsagePoint, UsageTotals } from '../ipc/bindings';
+import { type ErrorCode, type ErrorDetails, type IpcError, type Issue, type KeyUsage, LIMITS, type Price, type UsagePoint, type UsageTotals } from '../ipc/bindings';
 import type { Handlers } from './fakeBackend';
 
 /*
@@ -29,7 +29,6 @@ export function attempt(at: number, providerId: string, keyId: string, extra: Pa
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const MAX_BUCKETS = 10_000;
 
 type BackendError = (code: ErrorCode, message: string, issues?: Issue[], details?: ErrorDetails) => IpcError;
 type Rule = { kind: 'string'; max?: number } | { kind: 'time' } | { kind: 'dollars' } | { kind: 'bucket' };
@@ -59,8 +58,8 @@ function checkArgs(fail: BackendError, args: Record<string, unknown>, rules: Rec
         break;
       case 'dollars':
         if (typeof value !== 'number' || !Number.isFinite(value)) issues.push(wrong('number'));
-        else if (value < 0) issues.push({ path: field, code: 'too_small', params: { min: 0 }, message: 'must be at least 0' });
-        else if (value > 100_000) issues.push({ path: field, code: 'too_large', params: { max: 100_000 }, message: 'must be at most 100000' });
+        else if (value < LIMITS.price.min) issues.push({ path: field, code: 'too_small', params: { min: LIMITS.price.min }, message: `must be at least ${LIMITS.price.min}` });
+        else if (value > LIMITS.price.max) issues.push({ path: field, code: 'too_large', params: { max: LIMITS.price.max }, message: `must be at most ${LIMITS.price.max}` });
         break;
       case 'bucket':
         if (value !== 'hour' && value !== 'day') issues.push({ path: field, code: 'invalid', message: 'hour or day' });
@@ -165,8 +164,8 @@ export function createFakeLedger({ fail, keyLabel, now }: Options) {
       checkArgs(fail, args, { providerId: { kind: 'string' }, keyId: { kind: 'string' }, bucket: { kind: 'bucket' }, from: { kind: 'time' }, to: { kind: 'time' } }, ['bucket', 'from', 'to']);
       checkOrder(fail, args.from, args.to);
       const size = args.bucket === 'hour' ? HOUR : DAY;
-      if ((args.to - args.from) / size > MAX_BUCKETS) {
-        throw fail('validation', 'to: too many buckets', [{ path: 'to', code: 'too_many_buckets', params: { max: MAX_BUCKETS }, message: 'too many buckets' }]);
+      if ((args.to - args.from) / size > LIMITS.seriesBuckets.maxItems) {
+        throw fail('validation', 'to: too many buckets', [{ path: 'to', code: 'too_many_buckets', params: { max: LIMITS.seriesBuckets.maxItems }, message: 'too many buckets' }]);
       }
       const start = Math.floor(args.from / HOUR) * HOUR;
       const points = new Map<string, UsagePoint & ReturnType<typeof zero>>();
@@ -199,7 +198,7 @@ export function createFakeLedger({ fail, keyLabel, now }: Options) {
     },
     'usage:setPrice': (args) => {
       const rules: Record<string, Rule> = {
-        model: { kind: 'string', max: 200 },
+        model: { kind: 'string', max: LIMITS.modelName.maxChars },
         inputPerMillion: { kind: 'dollars' },
         cachedInputPerMillion: { kind: 'dollars' },
         outputPerMillion: { kind: 'dollars' },

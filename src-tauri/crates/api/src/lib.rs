@@ -9,9 +9,9 @@
 //!          └▶ keypool-llm, keypool-store, keypool (the pool)
 //! ```
 //!
-//! The Tauri shell forwards each invoke here as a name and a JSON payload
-//! ([`ipc::dispatch`] and its async and streaming siblings), which parse the payload strictly,
-//! validate it, call one service function and map the result (or the one serializable
+//! The Tauri shell looks each invoke's name up in the command table ([`ipc::command`]); the row
+//! says how the command runs ([`ipc::Run`]) and runs it: it parses the JSON payload strictly,
+//! validates it, calls one service function and maps the result (or the one serializable
 //! [`ipc::IpcError`]) back to JSON.
 
 mod clock;

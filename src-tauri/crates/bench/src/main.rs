@@ -18,12 +18,11 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
 use keypool::{Secret, SessionId};
-use keypool_api::service::{NewKey, NoEvents};
+use keypool_api::service::{NewKey, NewProvider, NoEvents};
 use keypool_api::{AppContext, Dirs, Wiring};
 use keypool_llm::{
     CancellationToken, ChatMessage, CompletionRequest, ProviderEndpoint, ProviderKind, Role, StopReason,
 };
-use keypool_store::providers::NewProvider;
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Kind {
@@ -121,9 +120,8 @@ async fn main() {
         .providers()
         .and_then(|providers| {
             providers.add(NewProvider {
-                id: String::new(),
                 name: "bench".into(),
-                kind: kind.as_str().into(),
+                kind,
                 base_url: args.base_url.clone(),
                 api_key: None,
                 models: vec![args.model.clone()],

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { Icon } from '../../components/Icon';
 import { useI18n } from '../../i18n/I18nProvider';
-import type { Chat } from '../../ipc/bindings';
+import { type Chat, LIMITS } from '../../ipc/bindings';
 import { errorText, fieldError } from '../../i18n/problems';
 
 interface Props {
@@ -89,7 +89,7 @@ function RenameField({ chat, onSave, onDone }: { chat: Chat; onSave: (title: str
       onDone();
       return;
     }
-    if (title.length > 200) {
+    if ([...title].length > LIMITS.chatTitle.maxChars) {
       setError(t('chat.titleTooLong'));
       return;
     }

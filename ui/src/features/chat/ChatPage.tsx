@@ -4,7 +4,7 @@ import { useI18n } from '../../i18n/I18nProvider';
 import { errorText } from '../../i18n/problems';
 import type { Chat, Provider } from '../../ipc/bindings';
 import { chatApi } from '../../ipc/chat';
-import { useProviders } from '../settings/providers/useProviders';
+import { useProviders } from '../../hooks/useProviders';
 import { ChatList } from './ChatList';
 import { ChooseProvider } from './ChooseProvider';
 import { Composer } from './Composer';
@@ -41,7 +41,7 @@ interface Problem {
 export function ChatPage({ onOpenSettings = () => {} }: Props) {
   const { t } = useI18n();
   const { state: chatsState, actions } = useChats();
-  const { state: providersState } = useProviders();
+  const { providers } = useProviders();
   const conversations = useConversations(useCallback(() => void actions.reload(), [actions]));
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [mode, setMode] = useState<Mode>({ kind: 'idle' });
@@ -53,7 +53,6 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
   const scroller = useRef<MessageScrollerHandle>(null);
 
   const chats = chatsState.kind === 'loaded' ? chatsState.chats : [];
-  const providers = providersState.kind === 'loaded' ? providersState.providers : [];
   const selected = chats.find((c) => c.id === selectedId) ?? null;
   const conversation = conversations.conversation(selected?.id ?? null);
   const search = useChatSearch(query, chatsState);

@@ -4,7 +4,7 @@ import { FormActions } from '../../components/FormActions';
 import { useI18n } from '../../i18n/I18nProvider';
 import { errorText, fieldError } from '../../i18n/problems';
 import type { Chat } from '../../ipc/bindings';
-import { MAX_SYSTEM_PROMPT_CHARS, SystemPromptField } from '../../components/SystemPromptField';
+import { SystemPromptField, systemPromptTooLong } from '../../components/SystemPromptField';
 
 interface Props {
   chat: Chat;
@@ -22,7 +22,7 @@ export function SystemPromptDialog({ chat, onSave, onClose }: Props) {
 
   async function submit(event: FormEvent) {
     event.preventDefault();
-    if (busy || [...text].length > MAX_SYSTEM_PROMPT_CHARS) return;
+    if (busy || systemPromptTooLong(text)) return;
     const next = text.trim();
     if (next === (chat.systemPrompt ?? '')) {
       onClose();

@@ -2,7 +2,7 @@ import { useId } from 'react';
 import { LOCALE_NAMES, LOCALES } from '../../i18n';
 import { useI18n } from '../../i18n/I18nProvider';
 import type { LanguagePreference, ThemePreference } from '../../preferences';
-import { useTheme } from '../../shell/useTheme';
+import { useTheme } from '../../useTheme';
 import { BackendSettingFields } from './BackendSettingFields';
 import { UsageHistoryPurge } from './UsageHistoryPurge';
 import { useAppSettings } from './useAppSettings';

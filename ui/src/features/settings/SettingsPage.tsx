@@ -1,7 +1,7 @@
 import { useI18n } from '../../i18n/I18nProvider';
 import type { MessageKey } from '../../i18n';
 import type { AppStatus } from '../../ipc/bindings';
-import type { SettingsSection } from '../../shell/route';
+import type { SettingsSection } from '../../route';
 import { GeneralSection } from './GeneralSection';
 import { KeychainNotice } from './KeychainNotice';
 import { LocalApiSection } from './local-api/LocalApiSection';

@@ -1,6 +1,6 @@
 import type { MessageKey } from '../../i18n';
-import type { Settings } from '../../ipc/bindings';
-import { wholeNumberFromText } from './api-keys/schema';
+import { LIMITS, type Settings } from '../../ipc/bindings';
+import { wholeNumberFromText } from '../../forms/parsers';
 
 /** A setting the backend keeps (`settings:get` / `settings:update`): all are whole numbers. */
 export type BackendSetting = keyof Settings;
@@ -9,7 +9,7 @@ export interface SettingSpec {
   label: MessageKey;
   unit: MessageKey;
   hint: MessageKey;
-  /** The backend's range (`UpdateSettingsArgs`). */
+  /** The backend's range (`LIMITS`). */
   min: number;
   max: number;
   /** The range in words, shown when a typed value falls outside it. */
@@ -23,8 +23,7 @@ export const SETTING_SPECS: Record<BackendSetting, SettingSpec> = {
     label: 'general.maxWait',
     unit: 'general.seconds',
     hint: 'general.maxWaitHint',
-    min: 0,
-    max: 120,
+    ...LIMITS.maxWaitSeconds,
     rangeError: 'error.maxWaitRange',
     testId: 'max-wait',
   },
@@ -32,8 +31,7 @@ export const SETTING_SPECS: Record<BackendSetting, SettingSpec> = {
     label: 'general.bindingIdle',
     unit: 'general.minutes',
     hint: 'general.bindingIdleHint',
-    min: 1,
-    max: 1_440,
+    ...LIMITS.bindingIdleMinutes,
     rangeError: 'error.bindingIdleRange',
     testId: 'binding-idle',
   },
@@ -41,8 +39,7 @@ export const SETTING_SPECS: Record<BackendSetting, SettingSpec> = {
     label: 'general.usageRetention',
     unit: 'general.days',
     hint: 'general.usageRetentionHint',
-    min: 1,
-    max: 3_650,
+    ...LIMITS.usageRetentionDays,
     rangeError: 'error.usageRetentionRange',
     testId: 'usage-retention',
   },

@@ -11,7 +11,7 @@ import { UsageFilters } from './UsageFilters';
 import { DEFAULT_RANGE, type RangeChoice, rangeOf, type UsageRange } from './usageRange';
 import { usePrices, useUsage } from './useUsage';
 import './usage.css';
-import { useProviderList } from '../../hooks/useProviderList';
+import { useProviders } from '../../hooks/useProviders';
 
 interface Props {
   /** The UI's clock, which decides where the user's days begin; tests pass a fixed one. */
@@ -35,7 +35,7 @@ export function UsagePage({ now = Date.now }: Props) {
   const range = useMemo(() => rangeOf(choice, now()), [choice, now, asOf]);
   const usage = useUsage(range, providerId);
   const prices = usePrices();
-  const providers = useProviderList();
+  const { providers } = useProviders();
 
   const providerName = useCallback((id: string) => providers.find((p) => p.id === id)?.name ?? id, [providers]);
   const summaryKeys = usage.state.kind === 'loaded' ? usage.state.data.summary.keys : undefined;

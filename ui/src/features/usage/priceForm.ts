@@ -1,23 +1,19 @@
 import { z } from 'zod';
 import type { MessageKey } from '../../i18n';
-import type { SetPriceArgs } from '../../ipc/bindings';
+import { LIMITS, type SetPriceArgs } from '../../ipc/bindings';
 import type { FieldErrors, Parsed } from '../../forms/fieldErrors';
+import { refusal } from '../../forms/parsers';
 
 /*
- * The price form's rules, mirroring `SetPriceArgs` in the backend (src-tauri/crates/api/src/ipc/
- * args/usage.rs): a model name of 1–200 characters, not blank; prices in US dollars per million
- * tokens from 0 to 100 000; the cached input price optional (absent: the input price). Messages
- * are i18n keys; the backend stays the authority and its issues are shown at the same fields.
+ * The price form's rules, those of `SetPriceArgs` in the backend: a model name, not blank, of at
+ * most `LIMITS.modelName` characters; prices in US dollars per million tokens within
+ * `LIMITS.price`; the cached input price optional (absent: the input price). Messages are i18n
+ * keys; the backend stays the authority and its issues are shown at the same fields.
  */
-
-export const MAX_MODEL_CHARS = 200;
-export const MAX_PRICE = 100_000;
 
 export const PRICE_FIELDS = ['model', 'inputPerMillion', 'cachedInputPerMillion', 'outputPerMillion'] as const;
 export type PriceField = (typeof PRICE_FIELDS)[number];
 export type PriceForm = Record<PriceField, string>;
-
-const msg = (key: MessageKey) => ({ error: key });
 
 /**
  * A price as typed: digits with at most one decimal separator, a point or a comma (`2.5`, `2,5`,
@@ -28,8 +24,8 @@ export function priceFromText(text: string): number {
   return /^(\d+([.,]\d*)?|[.,]\d+)$/.test(trimmed) ? Number(trimmed.replace(',', '.')) : Number.NaN;
 }
 
-const dollars = z.number(msg('usagePage.priceRange')).min(0, msg('usagePage.priceRange')).max(MAX_PRICE, msg('usagePage.priceRange'));
-const price = z.string().trim().min(1, msg('usagePage.priceRequired')).transform(priceFromText).pipe(dollars);
+const dollars = z.number(refusal('usagePage.priceRange')).min(LIMITS.price.min, refusal('usagePage.priceRange')).max(LIMITS.price.max, refusal('usagePage.priceRange'));
+const price = z.string().trim().min(1, refusal('usagePage.priceRequired')).transform(priceFromText).pipe(dollars);
 /** Empty: none (the input price applies). */
 const optionalPrice = z
   .string()
@@ -40,8 +36,8 @@ export const priceFormSchema = z.object({
   model: z
     .string()
     .trim()
-    .min(1, msg('usagePage.modelRequired'))
-    .refine((model) => [...model].length <= MAX_MODEL_CHARS, msg('usagePage.modelTooLong')),
+    .min(1, refusal('usagePage.modelRequired'))
+    .refine((model) => [...model].length <= LIMITS.modelName.maxChars, refusal('usagePage.modelTooLong')),
   inputPerMillion: price,
   cachedInputPerMillion: optionalPrice,
   outputPerMillion: price,

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DICTIONARIES, detectLocale, LOCALES, translate } from '..';
-import { en } from '../en';
+import { LIMITS } from '../../ipc/bindings';
+import { BOUNDS } from '../bounds';
+import { en, type MessageKey } from '../en';
 
 describe('i18n', () => {
   it('follows the first OS language it has, else English', () => {
@@ -23,6 +25,19 @@ describe('i18n', () => {
         const text = DICTIONARIES[locale][key];
         expect(text, `${locale} ${key}`).toBeTruthy();
         expect(placeholders(text), `${locale} ${key} keeps the placeholders`).toEqual(placeholders(en[key]));
+      }
+    }
+  });
+
+  it('states the backend’s bounds from LIMITS, in every language', () => {
+    expect(translate('en', 'error.weightRange')).toBe(`The weight is a whole number from ${LIMITS.weight.min} to ${LIMITS.weight.max}.`);
+    expect(translate('en', 'error.rpmRange'), 'counts as the language writes them').toContain('100,000');
+    expect(translate('ru', 'localApi.portRange'), 'ports as plain digits').toBe(`Выберите порт от ${LIMITS.port.min} до ${LIMITS.port.max}.`);
+    for (const [key, bound] of Object.entries(BOUNDS) as [MessageKey, object][]) {
+      for (const locale of LOCALES) {
+        for (const name of Object.keys(bound)) {
+          expect(DICTIONARIES[locale][key], `${locale} ${key} takes {${name}} from LIMITS`).toContain(`{${name}}`);
+        }
       }
     }
   });

@@ -52,8 +52,8 @@ describe('the IPC client', () => {
       return message;
     });
     const events: ChatEvent[] = [];
-    const answer = await stream('chat_send', { request: { chatId: 'chat-1', content: 'Hello' } }, (event) => events.push(event));
-    expect(invoke).toHaveBeenCalledWith('chat_send', expect.objectContaining({ request: { chatId: 'chat-1', content: 'Hello' } }));
+    const answer = await stream('chat:send', { request: { chatId: 'chat-1', content: 'Hello' } }, (event) => events.push(event));
+    expect(invoke).toHaveBeenCalledWith('chat:send', expect.objectContaining({ request: { chatId: 'chat-1', content: 'Hello' } }));
     expect(events).toEqual([{ type: 'delta', text: 'Hi' }]);
     expect(answer).toEqual(message);
   });
@@ -88,7 +88,7 @@ describe('the IPC client', () => {
       // @ts-expect-error a field the command does not take
       void call('llmConfig:deleteApiKey', { id: 'key-1', force: true });
       // @ts-expect-error a streaming command is not called with `call`
-      void call('chat_send', { request: { chatId: 'chat-1' } });
+      void call('chat:send', { request: { chatId: 'chat-1' } });
       // @ts-expect-error no such event
       listen('llmConfig:renamed', () => {});
     };

@@ -4,70 +4,30 @@
 //!
 //! A test regenerates the file and fails on any difference; `npm run bindings` rewrites it.
 
-use std::collections::BTreeMap;
-
-use ts_rs::{Config, TypeVisitor, TS};
-
-use super::{commands, events, IpcError};
+use super::error::IpcError;
+use super::typescript::TypeSet;
+use super::{events, limits, table};
 
 /// Where the bindings live, relative to this crate.
 pub const BINDINGS_PATH: &str = "../../../ui/src/ipc/bindings.ts";
 
-/// The declarations of a set of types and of everything they mention, by TypeScript name.
-pub struct TypeSet {
-    cfg: Config,
-    declarations: BTreeMap<String, String>,
-}
-
-impl TypeSet {
-    fn new() -> Self {
-        // Times and counters are integers far below 2^53: plain numbers, not bigints.
-        TypeSet { cfg: Config::new().with_large_int("number"), declarations: BTreeMap::new() }
-    }
-
-    /// Adds `T`'s declaration (if it has one of its own) and those of the types it mentions.
-    pub fn add<T: TS + 'static + ?Sized>(&mut self) {
-        if T::output_path().is_some() {
-            let name = T::ident(&self.cfg);
-            if self.declarations.contains_key(&name) {
-                return;
-            }
-            let docs = T::docs().unwrap_or_default();
-            self.declarations.insert(name, format!("{docs}export {}", T::decl(&self.cfg)));
-        }
-        T::visit_dependencies(&mut Visit(self));
-        T::visit_generics(&mut Visit(self));
-    }
-
-    /// `T` as TypeScript spells it where it is used.
-    pub fn name<T: TS + 'static + ?Sized>(&self) -> String {
-        T::name(&self.cfg)
-    }
-}
-
-struct Visit<'a>(&'a mut TypeSet);
-
-impl TypeVisitor for Visit<'_> {
-    fn visit<T: TS + 'static + ?Sized>(&mut self) {
-        self.0.add::<T>();
-    }
-}
-
 /// The whole generated file.
 pub fn generate() -> String {
     let mut types = TypeSet::new();
-    commands::declare_types(&mut types);
+    table::declare_types(&mut types);
     events::declare_types(&mut types);
     types.add::<IpcError>();
     let mut out = String::from(
         "// Generated from the Rust types of keypool-api (src-tauri/crates/api/src/ipc/bindings.rs).\n\
          // Do not edit by hand: `npm run bindings` rewrites it, and a test fails when it is stale.\n\n",
     );
-    for declaration in types.declarations.values() {
+    for declaration in types.declarations() {
         out.push_str(declaration);
         out.push_str("\n\n");
     }
-    out.push_str(&commands::typescript(&types));
+    out.push_str(&limits::typescript());
+    out.push('\n');
+    out.push_str(&table::typescript(&types));
     out.push('\n');
     out.push_str(&events::typescript(&types));
     out

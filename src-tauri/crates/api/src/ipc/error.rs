@@ -4,9 +4,8 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use super::issues::{Issue, IssueCode, IssueParams};
-use super::KeychainStatusDto;
-use super::ProbeProblemDto;
-use crate::service::{Conflict, KeychainState, ServiceError};
+use super::problems::{ConflictDto, KeychainStatusDto, ProbeProblemDto};
+use crate::service::{KeychainState, ServiceError};
 
 /// The fixed set of error codes the UI may match on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, TS)]
@@ -55,7 +54,7 @@ pub enum ErrorDetails {
     /// The thing an id named does not exist: `what` is `chat`, `provider`, `API key`, ….
     NotFound { what: String },
     /// The request collides with the state: `conflict` says how.
-    Conflict { conflict: Conflict },
+    Conflict { conflict: ConflictDto },
     /// A key's value is kept in the keychain, which cannot be read now.
     Keychain { keychain: KeychainStatusDto },
     /// The provider did not answer as asked: `status` when it answered, its words in `message`.
@@ -104,9 +103,8 @@ impl From<ServiceError> for IpcError {
             ServiceError::Unavailable(_) => IpcError::new(ErrorCode::Storage, error.to_string()),
             ServiceError::NotFound { what, .. } => IpcError::new(ErrorCode::NotFound, error.to_string())
                 .with(ErrorDetails::NotFound { what: what.to_owned() }),
-            ServiceError::Conflict(conflict) => {
-                IpcError::new(ErrorCode::Conflict, error.to_string()).with(ErrorDetails::Conflict { conflict })
-            }
+            ServiceError::Conflict(conflict) => IpcError::new(ErrorCode::Conflict, error.to_string())
+                .with(ErrorDetails::Conflict { conflict: conflict.into() }),
             ServiceError::Keychain(ref failure) => {
                 let keychain = KeychainStatusDto::from(&KeychainState::Unavailable(failure.clone().into()));
                 IpcError::new(ErrorCode::Storage, error.to_string()).with(ErrorDetails::Keychain { keychain })
@@ -145,32 +143,9 @@ impl From<ServiceError> for IpcError {
     }
 }
 
-/// `provider_id` → `providerId`; `ids[2]` stays `ids[2]`.
-pub(crate) fn camel_case_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    let mut upper = false;
-    for c in path.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn paths_become_camel_case() {
-        assert_eq!(camel_case_path("provider_id"), "providerId", "snake_case fields map to camelCase");
-        assert_eq!(camel_case_path("ids[2]"), "ids[2]", "indexes are kept");
-    }
 
     #[test]
     fn codes_parse_from_their_wire_names() {

@@ -1,16 +1,26 @@
 //! The events the backend emits to the UI, by name, with their payloads.
 
-use super::bindings::TypeSet;
-use super::ProviderChanged;
+use serde::Serialize;
+use ts_rs::TS;
+
+use super::typescript::TypeSet;
 
 /// Emitted after every write to a provider's keys; the UI reloads that provider's list.
 pub const LLM_CONFIG_CHANGED: &str = "llmConfig:changed";
 
-pub(crate) fn declare_types(types: &mut TypeSet) {
+/// The payload of `llmConfig:changed`, emitted after every write to a provider's keys (by a
+/// command, or by the pool disabling a key the provider rejected).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderChanged {
+    pub provider_id: String,
+}
+
+pub(super) fn declare_types(types: &mut TypeSet) {
     types.add::<ProviderChanged>();
 }
 
 /// The `Events` map of the TypeScript bindings: each event name to its payload.
-pub(crate) fn typescript(types: &TypeSet) -> String {
+pub(super) fn typescript(types: &TypeSet) -> String {
     format!("export type Events = {{\n  {LLM_CONFIG_CHANGED:?}: {};\n}};\n", types.name::<ProviderChanged>())
 }

@@ -1,17 +1,38 @@
-//! The transport: the IPC contract as the web UI sees it. The command table, strict argument
-//! parsing and validation, the DTOs, the events, the one serializable error, and the TypeScript
-//! generated from all of them. Handlers are one call into a service each.
+//! The transport: the IPC contract as the web UI sees it, one file per domain. A domain's file
+//! holds its commands' arguments (parsed strictly, validated where they are declared), their
+//! results and their handlers side by side; each handler is one call into a service. Beside
+//! them: the command table (`table.rs`), the one serializable error and its issues, the events,
+//! and the TypeScript generated from all of them.
 
+mod app;
 mod args;
 pub mod bindings;
-pub mod commands;
-mod dto;
+mod chat;
 mod error;
 pub mod events;
 mod issues;
+mod keys;
+mod limits;
+mod local_api;
+mod problems;
+mod providers;
+mod rules;
+mod settings;
+mod table;
+mod typescript;
+mod usage;
 
-pub use args::*;
-pub use commands::{command, dispatch, dispatch_async, dispatch_stream, Command, Kind, COMMANDS};
-pub use dto::*;
+pub use app::*;
+pub use args::{parse, CommandArgs, IdArgs, NoArgs, ProviderArgs};
+pub use chat::*;
 pub use error::{ErrorCode, ErrorDetails, IpcError};
+pub use events::ProviderChanged;
 pub use issues::{Issue, IssueCode, IssueParams};
+pub use keys::*;
+pub use limits::LIMITS;
+pub use local_api::*;
+pub use problems::*;
+pub use providers::*;
+pub use settings::*;
+pub use table::{command, Answer, Command, Emit, Kind, Pending, Run, COMMANDS};
+pub use usage::*;

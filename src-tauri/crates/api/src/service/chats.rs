@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use keypool::{Clock, KeyId, SessionId};
-use keypool_llm::{CancellationToken, ChatMessage, CompletionEvent, CompletionRequest, CompletionService, StopReason};
-use keypool_store::chats::{self, ChatPatch, ChatRow, MessageRow, MessageStatus, MessageUsage, Role};
+use keypool_llm::{
+    CancellationToken, ChatMessage, CompletionEvent, CompletionRequest, CompletionService, StopReason, Usage,
+};
+use keypool_store::chats::{self, ChatRow, MessageRow, MessageUsage};
 use keypool_store::providers::{self, ProviderRow};
 use keypool_store::Database;
 
@@ -14,13 +16,124 @@ use super::providers::{endpoint_of, provider_not_found};
 use super::reply_error::ReplyError;
 use super::usage::SaveDialog;
 use super::Vault;
-use super::{Conflict, IssueCode, Result, ServiceError};
+use super::{Conflict, Result, Rule, ServiceError};
+
+/// A conversation with one provider and model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chat {
+    pub id: String,
+    pub title: String,
+    /// `None` when the chat's provider was deleted: another must be chosen before sending.
+    pub provider_id: Option<String>,
+    pub model: String,
+    /// Sent first, as the system message.
+    pub system_prompt: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl From<ChatRow> for Chat {
+    fn from(row: ChatRow) -> Self {
+        Chat {
+            id: row.id,
+            title: row.title,
+            provider_id: row.provider_id,
+            model: row.model,
+            system_prompt: row.system_prompt,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
+}
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// How a message ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageStatus {
+    Complete,
+    /// Stopped by the user; the text so far stands.
+    Stopped,
+    /// Failed; `error`, `error_code` and `error_details` say why.
+    Error,
+}
+
+/// A message as saved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub id: String,
+    pub chat_id: String,
+    pub role: Role,
+    pub content: String,
+    pub status: MessageStatus,
+    /// Why the reply failed, in English.
+    pub error: Option<String>,
+    /// The failure's code (`no_available_key`, `provider`, …).
+    pub error_code: Option<String>,
+    /// Why the reply failed, as a code with parameters.
+    pub error_details: Option<ReplyError>,
+    /// Which key answered: its label or its masked preview.
+    pub key_label: Option<String>,
+    /// Answered with the provider-level key (the pool was empty).
+    pub provider_key: bool,
+    pub created_at: i64,
+    /// What the reply used, as the provider reported it.
+    pub usage: Option<Usage>,
+}
+
+impl From<MessageRow> for Message {
+    fn from(row: MessageRow) -> Self {
+        Message {
+            role: match row.role {
+                chats::Role::User => Role::User,
+                chats::Role::Assistant => Role::Assistant,
+            },
+            status: match row.status {
+                chats::MessageStatus::Complete => MessageStatus::Complete,
+                chats::MessageStatus::Stopped => MessageStatus::Stopped,
+                chats::MessageStatus::Error => MessageStatus::Error,
+            },
+            error_details: ReplyError::stored(row.error_details.as_deref(), row.error.as_deref()),
+            id: row.id,
+            chat_id: row.chat_id,
+            content: row.content,
+            error: row.error,
+            error_code: row.error_code,
+            key_label: row.key_label,
+            provider_key: row.provider_key,
+            created_at: row.created_at,
+            usage: row.usage.map(|u| Usage { input: u.input, cached: u.cached, output: u.output }),
+        }
+    }
+}
+
+/// What to change in a chat; `None` keeps a field.
+#[derive(Debug, Clone, Default)]
+pub struct ChatPatch {
+    pub title: Option<String>,
+    pub provider_id: Option<String>,
+    pub model: Option<String>,
+    /// `Some(None)` removes the system prompt.
+    pub system_prompt: Option<Option<String>>,
+}
+
+impl From<ChatPatch> for chats::ChatPatch {
+    fn from(patch: ChatPatch) -> Self {
+        let ChatPatch { title, provider_id, model, system_prompt } = patch;
+        chats::ChatPatch { title, provider_id, model, system_prompt }
+    }
+}
 
 /// What happens while a reply is written, in order: the user's message as saved (unless
 /// retrying), then the completion's events. The reply as saved is what [`Chats::send`] returns.
 #[derive(Debug, Clone)]
 pub enum ChatProgress {
-    UserMessage(MessageRow),
+    UserMessage(Message),
     Completion(CompletionEvent),
 }
 
@@ -48,7 +161,7 @@ pub struct NewChat {
 /// A chat that matches a search.
 #[derive(Debug, Clone)]
 pub struct SearchResult {
-    pub chat: ChatRow,
+    pub chat: Chat,
     pub in_title: bool,
     /// The first matching message, cut around the match.
     pub snippet: Option<Snippet>,
@@ -156,20 +269,20 @@ impl Chats {
     }
 
     /// Most recently active first.
-    pub fn list(&self) -> Result<Vec<ChatRow>> {
-        Ok(chats::list_chats(&*self.db.lock()?)?)
+    pub fn list(&self) -> Result<Vec<Chat>> {
+        Ok(chats::list_chats(&*self.db.lock()?)?.into_iter().map(Chat::from).collect())
     }
 
     /// A new chat with `provider_id`; the model defaults to the provider's default, then its
     /// first; the system prompt to the provider's default.
-    pub fn create(&self, provider_id: &str, new: NewChat) -> Result<ChatRow> {
+    pub fn create(&self, provider_id: &str, new: NewChat) -> Result<Chat> {
         let NewChat { model, title, system_prompt } = new;
         let conn = self.db.lock()?;
         let provider = providers::get_provider(&conn, provider_id)?.ok_or_else(|| provider_not_found(provider_id))?;
         let model = match model.or_else(|| provider.default_model.clone()).or_else(|| provider.models.first().cloned())
         {
             Some(model) => model,
-            None => return Err(ServiceError::invalid("model", IssueCode::NoModels)),
+            None => return Err(ServiceError::invalid("model", Rule::NoModels)),
         };
         let now = self.now();
         let row = ChatRow {
@@ -187,17 +300,18 @@ impl Chats {
             },
         };
         chats::insert_chat(&conn, &row)?;
-        Ok(row)
+        Ok(Chat::from(row))
     }
 
-    pub fn update(&self, id: &str, patch: ChatPatch) -> Result<ChatRow> {
+    pub fn update(&self, id: &str, patch: ChatPatch) -> Result<Chat> {
         let conn = self.db.lock()?;
         if let Some(provider_id) = &patch.provider_id {
             if !providers::provider_exists(&conn, provider_id)? {
                 return Err(provider_not_found(provider_id));
             }
         }
-        chats::update_chat(&conn, id, &patch, self.now())?.ok_or_else(|| chat_not_found(id))
+        let row = chats::update_chat(&conn, id, &patch.into(), self.now())?.ok_or_else(|| chat_not_found(id))?;
+        Ok(Chat::from(row))
     }
 
     /// Deletes a chat and its messages; stops its reply and releases its key.
@@ -219,10 +333,10 @@ impl Chats {
     }
 
     /// A chat's messages in order.
-    pub fn messages(&self, chat_id: &str) -> Result<Vec<MessageRow>> {
+    pub fn messages(&self, chat_id: &str) -> Result<Vec<Message>> {
         let conn = self.db.lock()?;
         chats::get_chat(&conn, chat_id)?.ok_or_else(|| chat_not_found(chat_id))?;
-        Ok(chats::list_messages(&conn, chat_id)?)
+        Ok(chats::list_messages(&conn, chat_id)?.into_iter().map(Message::from).collect())
     }
 
     /// Chats whose title or messages contain `query` (any case, any script), most recently
@@ -234,7 +348,8 @@ impl Chats {
         for hit in hits {
             let Some(chat) = chats::get_chat(&conn, &hit.chat_id)? else { continue };
             let snippet = hit.message.map(|(message_id, text)| Snippet::around(message_id, &text, query.trim()));
-            results.push(SearchResult { chat, in_title: hit.in_title, snippet, message_count: hit.message_count });
+            let (in_title, message_count) = (hit.in_title, hit.message_count);
+            results.push(SearchResult { chat: Chat::from(chat), in_title, snippet, message_count });
         }
         Ok(results)
     }
@@ -280,13 +395,13 @@ impl Chats {
         chat_id: &str,
         turn: Turn,
         sink: &mut (dyn FnMut(ChatProgress) + Send),
-    ) -> Result<MessageRow> {
+    ) -> Result<Message> {
         let cancel = CancellationToken::new();
         let (request, user_message) = {
             let mut conn = self.db.lock()?;
             let chat = chats::get_chat(&conn, chat_id)?.ok_or_else(|| chat_not_found(chat_id))?;
             let provider_id =
-                chat.provider_id.clone().ok_or_else(|| ServiceError::invalid("chat_id", IssueCode::ProviderDeleted))?;
+                chat.provider_id.clone().ok_or_else(|| ServiceError::invalid("chat_id", Rule::ProviderDeleted))?;
             let provider =
                 providers::get_provider(&conn, &provider_id)?.ok_or_else(|| provider_not_found(&provider_id))?;
             {
@@ -304,16 +419,16 @@ impl Chats {
         };
         let _running = RunningGuard { chats: self, chat_id: chat_id.to_owned() };
         if let Some(message) = user_message {
-            sink(ChatProgress::UserMessage(message));
+            sink(ChatProgress::UserMessage(Message::from(message)));
         }
 
         let outcome =
             self.completions.complete(&request, &mut |event| sink(ChatProgress::Completion(event)), &cancel).await;
         let (status, error, error_code, error_details) = match &outcome.end {
-            StopReason::Finished => (MessageStatus::Complete, None, None, None),
-            StopReason::Cancelled => (MessageStatus::Stopped, None, None, None),
+            StopReason::Finished => (chats::MessageStatus::Complete, None, None, None),
+            StopReason::Cancelled => (chats::MessageStatus::Stopped, None, None, None),
             StopReason::Failed(error) => (
-                MessageStatus::Error,
+                chats::MessageStatus::Error,
                 Some(error.to_string()),
                 Some(error.code().to_owned()),
                 Some(ReplyError::from(error).to_stored()),
@@ -332,7 +447,7 @@ impl Chats {
         let reply = MessageRow {
             id: uuid::Uuid::new_v4().to_string(),
             chat_id: chat_id.to_owned(),
-            role: Role::Assistant,
+            role: chats::Role::Assistant,
             content: outcome.text,
             status,
             error,
@@ -354,7 +469,7 @@ impl Chats {
                 }
             }
         }
-        Ok(reply)
+        Ok(Message::from(reply))
     }
 
     /// Saves the user's message (or edits the last one, or clears the replies to answer it
@@ -371,15 +486,15 @@ impl Chats {
         let user_message = match turn {
             Turn::Edit(content) => {
                 let edited = chats::edit_last_question(&tx, &chat.id, &content)?;
-                Some(edited.ok_or_else(|| ServiceError::invalid("content", IssueCode::NothingToAnswer))?)
+                Some(edited.ok_or_else(|| ServiceError::invalid("content", Rule::NothingToAnswer))?)
             }
             Turn::Ask(content) => {
                 let row = MessageRow {
                     id: uuid::Uuid::new_v4().to_string(),
                     chat_id: chat.id.clone(),
-                    role: Role::User,
+                    role: chats::Role::User,
                     content: content.clone(),
-                    status: MessageStatus::Complete,
+                    status: chats::MessageStatus::Complete,
                     error: None,
                     error_code: None,
                     error_details: None,
@@ -390,7 +505,7 @@ impl Chats {
                 };
                 chats::insert_message(&tx, &row)?;
                 if chat.title == NEW_CHAT_TITLE {
-                    let patch = ChatPatch { title: Some(title_from(&content)), ..ChatPatch::default() };
+                    let patch = chats::ChatPatch { title: Some(title_from(&content)), ..Default::default() };
                     chats::update_chat(&tx, &chat.id, &patch, now)?;
                 }
                 Some(row)
@@ -401,8 +516,8 @@ impl Chats {
             }
         };
         let history = chats::list_messages(&tx, &chat.id)?;
-        if history.last().is_none_or(|m| m.role != Role::User) {
-            return Err(ServiceError::invalid("content", IssueCode::NothingToAnswer));
+        if history.last().is_none_or(|m| m.role != chats::Role::User) {
+            return Err(ServiceError::invalid("content", Rule::NothingToAnswer));
         }
         tx.commit()?;
         let system = chat
@@ -411,11 +526,13 @@ impl Chats {
             .map(|prompt| ChatMessage { role: keypool_llm::Role::System, content: prompt.clone() });
         let history = history
             .into_iter()
-            .filter(|m| m.role == Role::User || (m.status != MessageStatus::Error && !m.content.is_empty()))
+            .filter(|m| {
+                m.role == chats::Role::User || (m.status != chats::MessageStatus::Error && !m.content.is_empty())
+            })
             .map(|m| ChatMessage {
                 role: match m.role {
-                    Role::User => keypool_llm::Role::User,
-                    Role::Assistant => keypool_llm::Role::Assistant,
+                    chats::Role::User => keypool_llm::Role::User,
+                    chats::Role::Assistant => keypool_llm::Role::Assistant,
                 },
                 content: m.content,
             });
@@ -478,13 +595,13 @@ fn markdown_of(chat: &ChatRow, messages: &[MessageRow]) -> String {
     }
     for message in messages {
         let heading = match message.role {
-            Role::User => "## User",
-            Role::Assistant => "## Assistant",
+            chats::Role::User => "## User",
+            chats::Role::Assistant => "## Assistant",
         };
         out.push_str(heading);
         out.push_str("\n\n");
         out.push_str(message.content.trim_end());
-        if message.status == MessageStatus::Stopped {
+        if message.status == chats::MessageStatus::Stopped {
             out.push_str("\n\n_(stopped)_");
         }
         if let Some(error) = &message.error {

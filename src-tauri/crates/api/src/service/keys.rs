@@ -9,13 +9,13 @@ use keypool::{
 };
 use keypool_llm::{CompletionService, ProbeProblem, ProbeResult};
 use keypool_store::api_keys::{self, ApiKeyPatch, ApiKeyRow, NewApiKey};
-use keypool_store::{providers, Database, StoredKey};
+use keypool_store::{providers, Database};
 
 use super::providers::{endpoint_of, require_provider};
 use super::vault::key_account;
 use super::write_path::{Changed, WritePath};
 use super::Vault;
-use super::{Conflict, IssueCode, IssueParams, Result, ServiceError};
+use super::{Conflict, Result, Rule, ServiceError};
 
 /// A key to add, validated and normalized by the caller.
 pub struct NewKey {
@@ -25,6 +25,58 @@ pub struct NewKey {
     pub enabled: bool,
     pub weight: u32,
     pub limits: UserLimits,
+}
+
+/// A pool key as the services show it: its value never, only a masked preview.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    pub id: String,
+    pub provider_id: String,
+    pub label: Option<String>,
+    /// `sk-…9f3a`, or a `$NAME` reference as written.
+    pub preview: String,
+    /// The key is a `$NAME` reference to an environment variable.
+    pub is_env_ref: bool,
+    pub enabled: bool,
+    pub weight: u32,
+    pub sort_order: i64,
+    /// Why the pool switched the key off (`HTTP 401`); `None` when the user did, or it is on.
+    pub disabled_reason: Option<String>,
+    pub disabled_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub limits: UserLimits,
+}
+
+impl From<ApiKeyRow> for ApiKey {
+    fn from(row: ApiKeyRow) -> Self {
+        ApiKey {
+            preview: row.api_key.preview(),
+            is_env_ref: row.api_key.env_var().is_some(),
+            id: row.id,
+            provider_id: row.provider_id,
+            label: row.label,
+            enabled: row.enabled,
+            weight: row.weight,
+            sort_order: row.sort_order,
+            disabled_reason: row.disabled_reason,
+            disabled_at: row.disabled_at,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            limits: UserLimits { rpm: row.rpm_limit, max_concurrent: row.max_concurrent },
+        }
+    }
+}
+
+/// What to change in a key; `None` keeps a field.
+#[derive(Debug, Clone, Default)]
+pub struct KeyPatch {
+    /// `Some(None)` removes the label.
+    pub label: Option<Option<String>>,
+    /// A new value (or `$NAME`), kept where the vault decides.
+    pub api_key: Option<Secret>,
+    pub enabled: Option<bool>,
+    pub weight: Option<u32>,
 }
 
 /// The pool's view of a provider's keys, at the service clock's `now`.
@@ -100,14 +152,14 @@ impl Keys {
     }
 
     /// A provider's keys in display order.
-    pub fn list(&self, provider_id: &str) -> Result<Vec<ApiKeyRow>> {
+    pub fn list(&self, provider_id: &str) -> Result<Vec<ApiKey>> {
         let conn = self.db.lock()?;
         require_provider(&conn, provider_id)?;
-        Ok(api_keys::list_api_keys(&conn, provider_id)?)
+        Ok(api_keys::list_api_keys(&conn, provider_id)?.into_iter().map(ApiKey::from).collect())
     }
 
     /// Adds a key; its value goes to the keychain when one is reachable.
-    pub fn add(&self, new: NewKey) -> Result<ApiKeyRow> {
+    pub fn add(&self, new: NewKey) -> Result<ApiKey> {
         let now = self.clock.now().as_millis();
         let id = uuid::Uuid::new_v4().to_string();
         let vault = &self.writes.vault;
@@ -127,7 +179,7 @@ impl Keys {
                 quota_group: None,
             };
             let row = api_keys::insert_api_key(tx, &new_key, now)?;
-            Ok(Changed { provider_id: new.provider_id, value: row })
+            Ok(Changed { provider_id: new.provider_id, value: ApiKey::from(row) })
         });
         if added.is_err() {
             vault.forget(&key_account(&id));
@@ -164,9 +216,9 @@ impl Keys {
     }
 
     /// Applies `patch`; enabling a key clears why it was disabled and lifts the pool's refusal.
-    /// A new value given as [`StoredKey::Database`] is kept where the vault decides (the
-    /// keychain entry is overwritten, or removed when the new value is a `$NAME`).
-    pub fn update(&self, id: &str, mut patch: ApiKeyPatch) -> Result<ApiKeyRow> {
+    /// A new value is kept where the vault decides (the keychain entry is overwritten, or
+    /// removed when the new value is a `$NAME`).
+    pub fn update(&self, id: &str, patch: KeyPatch) -> Result<ApiKey> {
         let now = self.clock.now().as_millis();
         let enabling = patch.enabled == Some(true);
         let replaces_secret = patch.api_key.is_some();
@@ -175,11 +227,13 @@ impl Keys {
         let row = self.writes.apply(|tx| {
             let current = require_key(tx, id)?;
             was_in_keychain = current.api_key.in_keychain();
-            if let Some(StoredKey::Database(secret)) = &patch.api_key {
+            let mut stored =
+                ApiKeyPatch { label: patch.label, api_key: None, enabled: patch.enabled, weight: patch.weight };
+            if let Some(secret) = &patch.api_key {
                 self.refuse_duplicate(tx, &current.provider_id, secret, Some(id))?;
-                patch.api_key = Some(vault.keep(&key_account(id), secret));
+                stored.api_key = Some(vault.keep(&key_account(id), secret));
             }
-            let row = api_keys::update_api_key(tx, id, &patch, now)?.ok_or_else(|| key_not_found(id))?;
+            let row = api_keys::update_api_key(tx, id, &stored, now)?.ok_or_else(|| key_not_found(id))?;
             Ok(Changed { provider_id: row.provider_id.clone(), value: row })
         })?;
         if replaces_secret {
@@ -191,20 +245,20 @@ impl Keys {
         if enabling {
             self.pool.clear_auth_block(&KeyId::new(id));
         }
-        Ok(row)
+        Ok(ApiKey::from(row))
     }
 
-    pub fn set_enabled(&self, id: &str, enabled: bool) -> Result<ApiKeyRow> {
-        self.update(id, ApiKeyPatch { enabled: Some(enabled), ..ApiKeyPatch::default() })
+    pub fn set_enabled(&self, id: &str, enabled: bool) -> Result<ApiKey> {
+        self.update(id, KeyPatch { enabled: Some(enabled), ..KeyPatch::default() })
     }
 
     /// Sets the user's limits of a key, replacing both (`None`: no limit).
-    pub fn set_limits(&self, id: &str, limits: UserLimits) -> Result<ApiKeyRow> {
+    pub fn set_limits(&self, id: &str, limits: UserLimits) -> Result<ApiKey> {
         let now = self.clock.now().as_millis();
         self.writes.apply(|tx| {
             let row = api_keys::set_limits(tx, id, limits.rpm, limits.max_concurrent, now)?
                 .ok_or_else(|| key_not_found(id))?;
-            Ok(Changed { provider_id: row.provider_id.clone(), value: row })
+            Ok(Changed { provider_id: row.provider_id.clone(), value: ApiKey::from(row) })
         })
     }
 
@@ -220,7 +274,7 @@ impl Keys {
     }
 
     /// Sets the display (and cycle) order: `ids` must list each of the provider's keys once.
-    pub fn reorder(&self, provider_id: &str, ids: &[String]) -> Result<Vec<ApiKeyRow>> {
+    pub fn reorder(&self, provider_id: &str, ids: &[String]) -> Result<Vec<ApiKey>> {
         let now = self.clock.now().as_millis();
         self.writes.apply(|tx| {
             require_provider(tx, provider_id)?;
@@ -228,14 +282,11 @@ impl Keys {
                 api_keys::list_api_keys(tx, provider_id)?.into_iter().map(|row| row.id).collect();
             let given: HashSet<&String> = ids.iter().collect();
             if given.len() != ids.len() || ids.len() != existing.len() || !ids.iter().all(|id| existing.contains(id)) {
-                return Err(ServiceError::invalid_with(
-                    "ids",
-                    IssueCode::IdsMismatch,
-                    IssueParams { count: Some(existing.len() as i64), ..Default::default() },
-                ));
+                return Err(ServiceError::invalid("ids", Rule::IdsMismatch { count: existing.len() }));
             }
             api_keys::reorder_api_keys(tx, provider_id, ids, now)?;
-            Ok(Changed { provider_id: provider_id.to_owned(), value: api_keys::list_api_keys(tx, provider_id)? })
+            let keys = api_keys::list_api_keys(tx, provider_id)?.into_iter().map(ApiKey::from).collect();
+            Ok(Changed { provider_id: provider_id.to_owned(), value: keys })
         })
     }
 

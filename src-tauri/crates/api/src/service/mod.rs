@@ -20,25 +20,28 @@ mod write_path;
 use keypool::PoolError;
 use keypool_store::StoreError;
 
-pub use chats::{ChatProgress, Chats, NewChat, SearchResult, Snippet, Turn, NEW_CHAT_TITLE};
+pub use chats::{
+    Chat, ChatPatch, ChatProgress, Chats, Message, MessageStatus, NewChat, Role, SearchResult, Snippet, Turn,
+    NEW_CHAT_TITLE,
+};
 pub use events::{EventSink, NoEvents};
 pub(crate) use keys::StoreLoader;
-pub use keys::{Keys, NewKey, PoolStatus};
+pub use keys::{ApiKey, KeyPatch, Keys, NewKey, PoolStatus};
 pub use ledger::Ledger;
 pub use local_api::{LocalApi, LocalApiStatus, DEFAULT_PORT};
-pub(crate) use problem::english;
-pub use problem::{FieldError, IssueCode, IssueParams};
-pub use providers::{ModelList, Providers};
+pub use problem::{FieldError, Rule};
+pub use providers::{ModelList, NewProvider, Provider, ProviderPatch, Providers};
 pub(crate) use records::Records;
 pub use reply_error::{BlockedKeyInfo, BlockedState, BreakageKind, LastAnswer, ReplyError};
 pub use settings::{AppSettings, Settings, SettingsPatch, DEFAULT_RETENTION_DAYS, MAX_WAIT_LIMIT_SECONDS};
-pub use usage::{Bucket, KeySpend, NoSaveDialog, Point, SaveDialog, Spend, Summary, Usage, DAY_MS};
+pub use usage::{
+    Bucket, KeySpend, NewPrice, NoSaveDialog, Point, Price, SaveDialog, Spend, Summary, Totals, Usage, DAY_MS,
+};
 pub use vault::{KeychainProblem, KeychainState, Migrated, Vault};
 pub(crate) use write_path::WritePath;
 
 /// What a request collides with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS, thiserror::Error)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Conflict {
     /// The key is already in the provider's pool.
     #[error("this API key is already in the provider's pool")]
@@ -82,18 +85,13 @@ impl ServiceError {
         ServiceError::NotFound { what, id: id.to_owned() }
     }
 
-    pub(crate) fn invalid(field: &str, code: IssueCode) -> Self {
-        ServiceError::Invalid(vec![FieldError::new(field, code)])
+    pub(crate) fn invalid(field: &str, rule: Rule) -> Self {
+        ServiceError::Invalid(vec![FieldError::new(field, rule)])
     }
 
     /// A file the user chose could not be written.
     pub(crate) fn cannot_write(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
-        let reason = Some(format!("{}: {error}", path.display()));
-        ServiceError::invalid_with("path", IssueCode::CannotWrite, IssueParams { reason, ..Default::default() })
-    }
-
-    pub(crate) fn invalid_with(field: &str, code: IssueCode, params: IssueParams) -> Self {
-        ServiceError::Invalid(vec![FieldError::new(field, code).with(params)])
+        ServiceError::invalid("path", Rule::CannotWrite { reason: format!("{}: {error}", path.display()) })
     }
 }
 

@@ -5,13 +5,13 @@ use std::sync::{Arc, Mutex};
 
 use keypool::{Clock, KeyState, ProviderId, Secret};
 use keypool_llm::{CompletionService, ModelsFailure, ProbeProblem, ProviderEndpoint, ProviderKind};
-use keypool_store::providers::{self, NewProvider, ProviderPatch, ProviderRow};
+use keypool_store::providers::{self, ProviderRow};
 use keypool_store::{api_keys, Database, StoredKey};
 
 use super::vault::{key_account, provider_account};
 use super::write_path::{Changed, WritePath};
 use super::Vault;
-use super::{IssueCode, IssueParams, Result, ServiceError};
+use super::{Result, Rule, ServiceError};
 
 pub struct Providers {
     db: Arc<Database>,
@@ -20,6 +20,76 @@ pub struct Providers {
     completions: CompletionService,
     /// The model lists fetched so far, by provider, with the address they came from.
     models: Mutex<HashMap<String, (String, ModelList)>>,
+}
+
+/// A provider as the services show it; its own key only as a masked preview.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provider {
+    /// `openai`, `anthropic`, `local` for the built-in ones, a UUID for the others.
+    pub id: String,
+    pub name: String,
+    pub kind: ProviderKind,
+    pub base_url: String,
+    /// The provider-level key, masked; used while the pool is empty.
+    pub api_key_preview: Option<String>,
+    pub builtin: bool,
+    pub sort_order: i64,
+    /// The models offered when starting a chat with this provider.
+    pub models: Vec<String>,
+    pub default_model: Option<String>,
+    /// The system prompt new chats with this provider start with.
+    pub system_prompt: Option<String>,
+    /// How many keys the pool holds.
+    pub key_count: u32,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl From<ProviderRow> for Provider {
+    fn from(row: ProviderRow) -> Self {
+        Provider {
+            api_key_preview: row.api_key.as_ref().map(StoredKey::preview),
+            // The store's CHECK admits only the kinds this build knows.
+            kind: ProviderKind::parse(&row.kind).unwrap_or(ProviderKind::Openai),
+            id: row.id,
+            name: row.name,
+            base_url: row.base_url,
+            builtin: row.builtin,
+            sort_order: row.sort_order,
+            models: row.models,
+            default_model: row.default_model,
+            system_prompt: row.system_prompt,
+            key_count: row.key_count,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
+}
+
+/// A provider to add, validated and normalized by the caller.
+#[derive(Debug, Clone)]
+pub struct NewProvider {
+    pub name: String,
+    pub kind: ProviderKind,
+    pub base_url: String,
+    /// Its own key (or `$NAME`), used while the pool is empty; kept where the vault decides.
+    pub api_key: Option<Secret>,
+    pub models: Vec<String>,
+    /// One of `models`, when it lists any.
+    pub default_model: Option<String>,
+    pub system_prompt: Option<String>,
+}
+
+/// What to change in a provider; `None` keeps a field, `Some(None)` removes an optional one.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderPatch {
+    pub name: Option<String>,
+    pub kind: Option<ProviderKind>,
+    pub base_url: Option<String>,
+    pub api_key: Option<Option<Secret>>,
+    pub models: Option<Vec<String>>,
+    pub default_model: Option<Option<String>>,
+    pub system_prompt: Option<Option<String>>,
 }
 
 /// The models a provider's endpoint lists.
@@ -95,8 +165,8 @@ impl Providers {
     }
 
     /// Every provider in display order, with how many keys its pool holds.
-    pub fn list(&self) -> Result<Vec<ProviderRow>> {
-        Ok(providers::list_providers(&*self.db.lock()?)?)
+    pub fn list(&self) -> Result<Vec<Provider>> {
+        Ok(providers::list_providers(&*self.db.lock()?)?.into_iter().map(Provider::from).collect())
     }
 
     /// How to reach the provider `id`.
@@ -105,19 +175,25 @@ impl Providers {
         endpoint_of(&row, &self.writes.vault)
     }
 
-    /// Adds a provider under a new id (`new.id` is ignored); its own key goes to the keychain
-    /// when one is reachable.
-    pub fn add(&self, mut new: NewProvider) -> Result<ProviderRow> {
+    /// Adds a provider under a new id; its own key goes to the keychain when one is reachable.
+    pub fn add(&self, new: NewProvider) -> Result<Provider> {
         let now = self.clock.now().as_millis();
-        new.id = uuid::Uuid::new_v4().to_string();
         check_default_model(new.default_model.as_deref(), &new.models)?;
-        let account = provider_account(&new.id);
-        if let Some(StoredKey::Database(secret)) = &new.api_key {
-            new.api_key = Some(self.writes.vault.keep(&account, secret));
-        }
+        let id = uuid::Uuid::new_v4().to_string();
+        let account = provider_account(&id);
+        let stored = providers::NewProvider {
+            api_key: new.api_key.as_ref().map(|secret| self.writes.vault.keep(&account, secret)),
+            id,
+            name: new.name,
+            kind: new.kind.as_str().to_owned(),
+            base_url: new.base_url,
+            models: new.models,
+            default_model: new.default_model,
+            system_prompt: new.system_prompt,
+        };
         let added = self.writes.apply(|tx| {
-            let row = providers::insert_provider(tx, &new, now)?;
-            Ok(Changed { provider_id: row.id.clone(), value: row })
+            let row = providers::insert_provider(tx, &stored, now)?;
+            Ok(Changed { provider_id: row.id.clone(), value: Provider::from(row) })
         });
         if added.is_err() {
             self.writes.vault.forget(&account);
@@ -127,8 +203,17 @@ impl Providers {
 
     /// Applies `patch`. Moving the base URL to another origin (scheme, host or port) while the
     /// provider holds keys needs `confirm_host_change`: the keys would be sent to the new host.
-    pub fn update(&self, id: &str, mut patch: ProviderPatch, confirm_host_change: bool) -> Result<ProviderRow> {
+    pub fn update(&self, id: &str, patch: ProviderPatch, confirm_host_change: bool) -> Result<Provider> {
         let now = self.clock.now().as_millis();
+        let mut patch = providers::ProviderPatch {
+            name: patch.name,
+            kind: patch.kind.map(|kind| kind.as_str().to_owned()),
+            base_url: patch.base_url,
+            api_key: patch.api_key.map(|key| key.map(StoredKey::Database)),
+            models: patch.models,
+            default_model: patch.default_model,
+            system_prompt: patch.system_prompt,
+        };
         let replaces_secret = patch.api_key.is_some();
         let vault = &self.writes.vault;
         let row = self.writes.apply(|tx| {
@@ -168,7 +253,7 @@ impl Providers {
             }
             self.writes.forget_removed_secrets();
         }
-        Ok(row)
+        Ok(Provider::from(row))
     }
 
     /// Deletes a provider with its pool keys (their count is returned); its chats stay, detached.
@@ -211,7 +296,7 @@ fn same_origin(a: &str, b: &str) -> bool {
 fn check_default_model(default_model: Option<&str>, models: &[String]) -> Result<()> {
     match default_model {
         Some(model) if !models.is_empty() && !models.iter().any(|m| m == model) => {
-            Err(ServiceError::invalid("default_model", IssueCode::NotAModel))
+            Err(ServiceError::invalid("default_model", Rule::NotAModel))
         }
         _ => Ok(()),
     }
@@ -220,13 +305,8 @@ fn check_default_model(default_model: Option<&str>, models: &[String]) -> Result
 /// How to reach a stored provider; its own key read from where it is kept (a key the keychain
 /// cannot give now is left out, and said in the log).
 pub(crate) fn endpoint_of(provider: &ProviderRow, vault: &Vault) -> Result<ProviderEndpoint> {
-    let kind = ProviderKind::parse(&provider.kind).ok_or_else(|| {
-        ServiceError::invalid_with(
-            "kind",
-            IssueCode::Invalid,
-            IssueParams { reason: Some(format!("unknown provider kind {}", provider.kind)), ..Default::default() },
-        )
-    })?;
+    let kind = ProviderKind::parse(&provider.kind)
+        .ok_or_else(|| ServiceError::invalid("kind", Rule::UnknownKind(provider.kind.clone())))?;
     Ok(ProviderEndpoint {
         id: ProviderId::new(provider.id.as_str()),
         name: provider.name.clone(),

@@ -6,9 +6,8 @@
 use keypool::{Blocker, PoolError, Unavailability};
 use keypool_llm::{Breakage, CompletionError, Interruption, NoKey, NoKeyReason};
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum ReplyError {
     /// The provider has no keys in its pool and no key of its own.
@@ -30,13 +29,10 @@ pub enum ReplyError {
     /// The reply broke off after text was shown; the text so far stands. Either how the
     /// connection broke, or the provider's refusal (`status`, `message`).
     Interrupted {
-        #[ts(optional)]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         breakage: Option<BreakageKind>,
-        #[ts(optional)]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         status: Option<u16>,
-        #[ts(optional)]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
@@ -47,7 +43,7 @@ pub enum ReplyError {
 }
 
 /// One key that could not serve the reply.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BlockedKeyInfo {
     /// Its label, or its masked preview (`$NAME` as written).
@@ -61,7 +57,7 @@ pub struct BlockedKeyInfo {
     pub tried: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockedState {
     /// This reply tried it and it failed.
@@ -81,14 +77,14 @@ pub enum BlockedState {
 }
 
 /// The last refusal of a request: status and the provider's words (keys masked).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LastAnswer {
     pub status: u16,
     pub message: String,
 }
 
 /// How a connection or a reply broke.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BreakageKind {
     Connect,

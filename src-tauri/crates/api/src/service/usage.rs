@@ -8,11 +8,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use keypool::Clock;
-use keypool_store::usage::{self, Histogram, Price, Totals, HOUR_MS};
+use keypool_store::usage::{self, Histogram, HOUR_MS};
 use keypool_store::{api_keys, providers, Database};
 
 use super::ledger::Ledger;
-use super::{IssueCode, Result, ServiceError};
+use super::{Result, Rule, ServiceError};
 
 pub const DAY_MS: i64 = 24 * HOUR_MS;
 /// The range a summary covers when the caller names none.
@@ -33,6 +33,27 @@ impl SaveDialog for NoSaveDialog {
     }
 }
 
+/// Sums of attempts. `failures`: all but the answered and the stopped; `failovers`: refusals
+/// the pool moved on from; `input_tokens` counts the cached ones too.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub requests: u64,
+    pub failures: u64,
+    pub rate_limited: u64,
+    pub failovers: u64,
+    pub input_tokens: u64,
+    pub cached_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl From<usage::Totals> for Totals {
+    fn from(t: usage::Totals) -> Self {
+        let usage::Totals { requests, failures, rate_limited, failovers, input_tokens, cached_tokens, output_tokens } =
+            t;
+        Totals { requests, failures, rate_limited, failovers, input_tokens, cached_tokens, output_tokens }
+    }
+}
+
 /// Totals with their cost, where prices are known.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Spend {
@@ -41,6 +62,52 @@ pub struct Spend {
     pub cost: Option<f64>,
     /// Every model used has a price, so `cost` is the whole cost.
     pub cost_complete: bool,
+}
+
+/// A [`Spend`] being summed, over the store's totals.
+#[derive(Default)]
+struct Tally {
+    totals: usage::Totals,
+    cost: Option<f64>,
+    cost_complete: bool,
+}
+
+impl Tally {
+    fn new() -> Self {
+        Tally { cost_complete: true, ..Tally::default() }
+    }
+
+    fn spend(self) -> Spend {
+        Spend { totals: self.totals.into(), cost: self.cost, cost_complete: self.cost_complete }
+    }
+}
+
+/// A model's price, in US dollars per million tokens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Price {
+    pub model: String,
+    pub input_per_million: f64,
+    /// `None`: cached input costs what input costs.
+    pub cached_per_million: Option<f64>,
+    pub output_per_million: f64,
+    pub updated_at: i64,
+}
+
+impl From<usage::Price> for Price {
+    fn from(p: usage::Price) -> Self {
+        let usage::Price { model, input_per_million, cached_per_million, output_per_million, updated_at } = p;
+        Price { model, input_per_million, cached_per_million, output_per_million, updated_at }
+    }
+}
+
+/// A price to set, validated and normalized by the caller.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewPrice {
+    pub model: String,
+    pub input_per_million: f64,
+    /// `None`: cached input costs what input costs.
+    pub cached_per_million: Option<f64>,
+    pub output_per_million: f64,
 }
 
 /// One key's spend, with its latencies.
@@ -115,7 +182,7 @@ impl Usage {
         let to = to.unwrap_or_else(|| self.clock.now().as_millis() + 1);
         let from = from.unwrap_or(to - DEFAULT_RANGE_MS);
         if from >= to {
-            return Err(ServiceError::invalid("from", IssueCode::RangeOrder));
+            return Err(ServiceError::invalid("from", Rule::RangeOrder));
         }
         Ok((from, to))
     }
@@ -126,9 +193,10 @@ impl Usage {
         self.ledger.flush();
         let conn = self.db.lock()?;
         let groups = usage::groups(&conn, provider, from, to)?;
-        let prices: HashMap<String, Price> = usage::prices(&conn)?.into_iter().map(|p| (p.model.clone(), p)).collect();
-        let mut keys: HashMap<(String, String), (Spend, Histogram)> = HashMap::new();
-        let mut total = Spend { cost_complete: true, ..Spend::default() };
+        let prices: HashMap<String, usage::Price> =
+            usage::prices(&conn)?.into_iter().map(|p| (p.model.clone(), p)).collect();
+        let mut keys: HashMap<(String, String), (Tally, Histogram)> = HashMap::new();
+        let mut total = Tally::new();
         let mut unpriced_models = BTreeSet::new();
         for ((provider_id, key_id, model), group) in &groups {
             let spent = group.totals.input_tokens + group.totals.output_tokens > 0;
@@ -138,7 +206,7 @@ impl Usage {
             }
             let entry = keys
                 .entry((provider_id.clone(), key_id.clone()))
-                .or_insert_with(|| (Spend { cost_complete: true, ..Spend::default() }, Histogram::default()));
+                .or_insert_with(|| (Tally::new(), Histogram::default()));
             for spend in [&mut entry.0, &mut total] {
                 spend.totals.add(&group.totals);
                 match cost {
@@ -151,7 +219,7 @@ impl Usage {
             entry.1.merge(&group.latencies);
         }
         let mut out = Vec::with_capacity(keys.len());
-        for ((provider_id, key_id), (spend, latencies)) in keys {
+        for ((provider_id, key_id), (tally, latencies)) in keys {
             let label = match key_id.as_str() {
                 "" => None,
                 id => api_keys::get_api_key(&conn, id)?.map(|k| k.label.unwrap_or_else(|| k.api_key.preview())),
@@ -160,7 +228,7 @@ impl Usage {
                 provider_id,
                 key_id,
                 label,
-                spend,
+                spend: tally.spend(),
                 p50_latency_ms: latencies.percentile(0.5),
                 p95_latency_ms: latencies.percentile(0.95),
             });
@@ -169,7 +237,8 @@ impl Usage {
         if groups.is_empty() {
             total.cost_complete = false;
         }
-        Ok(Summary { from, to, total, keys: out, unpriced_models: unpriced_models.into_iter().collect() })
+        let unpriced_models = unpriced_models.into_iter().collect();
+        Ok(Summary { from, to, total: total.spend(), keys: out, unpriced_models })
     }
 
     /// Totals per bucket and key over `[from, to)`, the buckets starting at `from` (rounded down
@@ -187,7 +256,7 @@ impl Usage {
         let rows = usage::series(&*self.db.lock()?, provider, key, bucket.millis(), from, to)?;
         Ok(rows
             .into_iter()
-            .map(|(at, provider_id, key_id, totals)| Point { at, provider_id, key_id, totals })
+            .map(|(at, provider_id, key_id, totals)| Point { at, provider_id, key_id, totals: totals.into() })
             .collect())
     }
 
@@ -224,13 +293,15 @@ impl Usage {
     }
 
     pub fn prices(&self) -> Result<Vec<Price>> {
-        Ok(usage::prices(&*self.db.lock()?)?)
+        Ok(usage::prices(&*self.db.lock()?)?.into_iter().map(Price::from).collect())
     }
 
-    pub fn set_price(&self, mut price: Price) -> Result<Price> {
-        price.updated_at = self.clock.now().as_millis();
+    pub fn set_price(&self, new: NewPrice) -> Result<Price> {
+        let NewPrice { model, input_per_million, cached_per_million, output_per_million } = new;
+        let updated_at = self.clock.now().as_millis();
+        let price = usage::Price { model, input_per_million, cached_per_million, output_per_million, updated_at };
         usage::set_price(&*self.db.lock()?, &price)?;
-        Ok(price)
+        Ok(price.into())
     }
 
     pub fn delete_price(&self, model: &str) -> Result<()> {
@@ -251,7 +322,7 @@ impl Usage {
 
 /// What `totals` of one model cost at `price`: cached input at its own price (or the input
 /// price), the rest of the input at the input price, the output at the output price.
-fn cost_of(totals: &Totals, price: &Price) -> f64 {
+fn cost_of(totals: &usage::Totals, price: &usage::Price) -> f64 {
     let fresh = totals.input_tokens.saturating_sub(totals.cached_tokens) as f64;
     let cached = totals.cached_tokens as f64;
     let output = totals.output_tokens as f64;

@@ -91,7 +91,7 @@ fn every_command_survives_arbitrary_json() {
     let key_id = key["id"].as_str().unwrap().to_owned();
     h.ok("chat:create", json!({ "providerId": "openai" }));
     let commands: Vec<&str> =
-        keypool_api::ipc::COMMANDS.iter().filter(|c| c.kind == Kind::Sync).map(|c| c.name).collect();
+        keypool_api::ipc::COMMANDS.iter().filter(|c| c.kind() == Kind::Sync).map(|c| c.name).collect();
 
     for command in commands {
         let mut runner =

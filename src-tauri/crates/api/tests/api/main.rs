@@ -14,4 +14,5 @@ mod local_api;
 mod providers;
 mod secrets_in_logs;
 mod support;
+mod transcripts;
 mod usage;

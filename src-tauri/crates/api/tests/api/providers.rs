@@ -44,7 +44,7 @@ fn bad_provider_input_is_rejected_and_writes_nothing() {
     let before = h.snapshot();
     let cases = [
         (json!({ "name": "", "kind": "openai", "baseUrl": "https://x" }), "name"),
-        (json!({ "name": "x", "kind": "gemini", "baseUrl": "https://x" }), "kind"),
+        (json!({ "name": "x", "kind": "cohere", "baseUrl": "https://x" }), "kind"),
         (json!({ "name": "x", "kind": "openai", "baseUrl": "ftp://x" }), "baseUrl"),
         (json!({ "name": "x", "kind": "openai", "baseUrl": "not a url" }), "baseUrl"),
         (json!({ "name": "x", "kind": "openai", "baseUrl": "https://x", "models": ["ok", " "] }), "models[1]"),

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use keypool::{ManualClock, MapResolver, PoolConfig, Timestamp};
-use keypool_api::ipc::{dispatch, dispatch_async, dispatch_stream, IpcError};
+use keypool_api::ipc::{self, IpcError, Run};
 use keypool_api::service::{EventSink, KeychainProblem};
 use keypool_api::{AppContext, Dirs, Wiring};
 use keypool_keychain::Keychain;
@@ -121,14 +121,16 @@ impl Harness {
     }
 
     pub fn call(&self, command: &str, args: Value) -> Result<Value, IpcError> {
-        let result = dispatch(&self.ctx, command, args).unwrap_or_else(|| panic!("{command} must be served"));
+        let result = dispatch(&self.ctx, command, args).unwrap_or_else(|| panic!("{command} must be a sync command"));
         self.record(&result);
         result
     }
 
     pub async fn call_async(&self, command: &str, args: Value) -> Result<Value, IpcError> {
-        let result =
-            dispatch_async(&self.ctx, command, args).await.unwrap_or_else(|| panic!("{command} must be served"));
+        let Some(Run::Async(run)) = ipc::command(command).map(|row| row.run) else {
+            panic!("{command} must be an async command")
+        };
+        let result = run(&self.ctx, args).await;
         self.record(&result);
         result
     }
@@ -141,7 +143,7 @@ impl Harness {
         self.transcript.lock().unwrap().push(recorded);
     }
 
-    /// Sends a chat message through `chat_send`, as the page does; returns the final message and
+    /// Sends a chat message through `chat:send`, as the page does; returns the final message and
     /// every event, all recorded in the transcript.
     pub async fn send(
         &self,
@@ -156,19 +158,21 @@ impl Harness {
         self.send_request(request, on).await
     }
 
-    /// `chat_send` with `request` as given (`chatId`, `content`, `edit`).
+    /// `chat:send` with `request` as given (`chatId`, `content`, `edit`).
     pub async fn send_request(
         &self,
         request: Value,
         mut on: impl FnMut(&Value) + Send,
     ) -> Result<(Value, Vec<Value>), IpcError> {
         let mut events = Vec::new();
-        let result = dispatch_stream(&self.ctx, "chat_send", serde_json::json!({ "request": request }), &mut |event| {
+        let Some(Run::Stream(run)) = ipc::command("chat:send").map(|row| row.run) else {
+            panic!("chat:send must be a stream command")
+        };
+        let result = run(&self.ctx, serde_json::json!({ "request": request }), &mut |event| {
             on(&event);
             events.push(event);
         })
-        .await
-        .expect("chat_send is served");
+        .await;
         for event in &events {
             self.transcript.lock().unwrap().push(event.to_string());
         }
@@ -212,6 +216,15 @@ impl Harness {
 
     pub fn transcript_text(&self) -> String {
         self.transcript.lock().unwrap().join("\n")
+    }
+}
+
+/// Runs the sync command `command` as the shell would, on this thread; `None` when no sync
+/// command has that name.
+pub fn dispatch(ctx: &AppContext, command: &str, args: Value) -> Option<Result<Value, IpcError>> {
+    match ipc::command(command)?.run {
+        Run::Blocking(run) => Some(run(ctx, args)),
+        Run::Async(_) | Run::Stream(_) => None,
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use keypool_api::ipc::dispatch;
+use keypool_api::ipc::{self, Run};
 use keypool_api::service::NoEvents;
 use keypool_api::{AppContext, Dirs, Wiring};
 use keypool_store::usage::{self, AttemptRow};
@@ -92,11 +92,14 @@ fn main() {
 
 /// `command` with `args` through the command layer, `runs` times: the timing and the last answer.
 fn time_command(ctx: &AppContext, runs: usize, command: &str, args: serde_json::Value) -> (Timing, serde_json::Value) {
+    let Some(Run::Blocking(run)) = ipc::command(command).map(|row| row.run) else {
+        panic!("{command} is a sync command")
+    };
     let mut answer = serde_json::Value::Null;
     let mut times: Vec<Duration> = (0..runs.max(1))
         .map(|_| {
             let started = Instant::now();
-            answer = dispatch(ctx, command, args.clone()).expect("served").expect("answers");
+            answer = run(ctx, args.clone()).expect("answers");
             started.elapsed()
         })
         .collect();

@@ -16,10 +16,9 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use keypool::Secret;
-use keypool_api::ipc::dispatch_async;
-use keypool_api::service::{NewKey, NoEvents};
+use keypool_api::ipc::{self, Run};
+use keypool_api::service::{NewKey, NewProvider, NoEvents};
 use keypool_api::{AppContext, Dirs, Wiring};
-use keypool_store::providers::NewProvider;
 use serde_json::json;
 
 #[derive(Parser)]
@@ -129,9 +128,8 @@ async fn start_keypool(args: &Args, dir: &std::path::Path) -> (AppContext, Strin
         .providers()
         .unwrap()
         .add(NewProvider {
-            id: String::new(),
             name: "upstream".into(),
-            kind: "openai".into(),
+            kind: keypool_llm::ProviderKind::Openai,
             base_url: args.upstream.clone(),
             api_key: None,
             models: vec![args.model.clone()],
@@ -154,10 +152,10 @@ async fn start_keypool(args: &Args, dir: &std::path::Path) -> (AppContext, Strin
             .unwrap();
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let configured = dispatch_async(&context, "localApi:configure", json!({ "enabled": true, "port": port }))
-        .await
-        .expect("served")
-        .expect("the local API starts");
+    let Some(Run::Async(configure)) = ipc::command("localApi:configure").map(|row| row.run) else {
+        panic!("localApi:configure is an async command")
+    };
+    let configured = configure(&context, json!({ "enabled": true, "port": port })).await.expect("the local API starts");
     let token = configured["token"].as_str().unwrap().to_owned();
     (context, format!("http://127.0.0.1:{port}/v1"), token)
 }

@@ -27,7 +27,7 @@ function renderPage(onOpenSettings = vi.fn()) {
 }
 
 const composer = () => screen.getByRole('textbox', { name: 'Message' });
-const sends = () => backend.callsOf('chat_send').map((args) => args.request);
+const sends = () => backend.callsOf('chat:send').map((args) => args.request);
 
 describe('the chat page', () => {
   beforeEach(() => {
@@ -248,7 +248,7 @@ describe('the chat page', () => {
 
   it('keeps the text and says why when a send is refused', async () => {
     backend.addChat();
-    backend.rejectNext('chat_send', { code: 'conflict', message: 'a reply is already being written in this chat', details: { kind: 'conflict', conflict: 'reply_in_progress' } });
+    backend.rejectNext('chat:send', { code: 'conflict', message: 'a reply is already being written in this chat', details: { kind: 'conflict', conflict: 'reply_in_progress' } });
     const user = renderPage();
     await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Q{Enter}');
     expect(await screen.findByTestId('chat-problem')).toHaveTextContent('Could not send: A reply is already being written in this chat: wait for it, or stop it.');

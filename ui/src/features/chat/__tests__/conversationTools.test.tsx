@@ -25,7 +25,7 @@ function renderPage() {
   return user;
 }
 
-const sends = () => backend.callsOf('chat_send').map((args) => args.request);
+const sends = () => backend.callsOf('chat:send').map((args) => args.request);
 const replies = () => screen.queryAllByTestId('message').filter((m) => m.dataset.role === 'assistant');
 
 /** A chat with one question and its answer. */

@@ -1,36 +1,42 @@
 import { describe, expect, it } from 'vitest';
+import { LIMITS } from '../../../ipc/bindings';
 import { parseSetting, SETTING_SPECS, stepSetting } from '../backendSettings';
 
 const maxWait = SETTING_SPECS.maxWaitSeconds;
 const parseMaxWait = (text: string) => parseSetting(maxWait, text);
 const stepMaxWait = (text: string, key: string) => stepSetting(maxWait, text, key);
 
-describe('the longest wait for a free key mirrors the backend rule (0–120 s)', () => {
+const { min, max } = LIMITS.maxWaitSeconds;
+
+describe('the longest wait for a free key follows the backend’s bounds', () => {
   it.each([
-    ['0', 0],
+    [String(min), min],
     ['20', 20],
-    [' 120 ', 120],
+    [` ${max} `, max],
   ])('accepts %j', (text, value) => {
     expect(parseMaxWait(text)).toEqual({ ok: true, value });
   });
 
-  it.each(['', '121', '-1', '1.5', '1e2', 'ten', '20s'])('rejects %j (no coercion)', (text) => {
+  it.each(['', String(max + 1), '-1', '1.5', '1e2', 'ten', '20s'])('rejects %j (no coercion)', (text) => {
     expect(parseMaxWait(text)).toEqual({ ok: false, error: 'error.maxWaitRange' });
   });
 
-  it('steps with the arrow keys within 0–120', () => {
+  it('steps with the arrow keys within the bounds', () => {
     expect(stepMaxWait('20', 'ArrowUp')).toBe('21');
-    expect(stepMaxWait('0', 'ArrowDown')).toBe('0');
-    expect(stepMaxWait('120', 'ArrowUp')).toBe('120');
-    expect(stepMaxWait('', 'ArrowUp')).toBe('1');
+    expect(stepMaxWait(String(min), 'ArrowDown')).toBe(String(min));
+    expect(stepMaxWait(String(max), 'ArrowUp')).toBe(String(max));
+    expect(stepMaxWait('', 'ArrowUp')).toBe(String(min + 1));
     expect(stepMaxWait('20', 'Tab')).toBeNull();
   });
 });
 
-describe('the other backend settings mirror their backend ranges', () => {
+/** A setting's lowest and highest values, and the ones just beyond, as typed. */
+const edges = ({ min, max }: { min: number; max: number }) => [String(min), String(max), String(min - 1), String(max + 1)] as const;
+
+describe('the other backend settings follow their backend bounds', () => {
   it.each([
-    ['bindingIdleMinutes', '1', '1440', '0', '1441', 'error.bindingIdleRange'],
-    ['usageRetentionDays', '1', '3650', '0', '3651', 'error.usageRetentionRange'],
+    ['bindingIdleMinutes', ...edges(LIMITS.bindingIdleMinutes), 'error.bindingIdleRange'],
+    ['usageRetentionDays', ...edges(LIMITS.usageRetentionDays), 'error.usageRetentionRange'],
   ] as const)('%s: %s and %s are accepted, %s and %s are not', (setting, low, high, below, above, error) => {
     const spec = SETTING_SPECS[setting];
     expect(parseSetting(spec, low)).toEqual({ ok: true, value: Number(low) });

@@ -1,72 +1,46 @@
 import { z } from 'zod';
 import type { MessageKey } from '../../../i18n';
+import { LIMITS } from '../../../ipc/bindings';
 import type { FieldErrors, Parsed } from '../../../forms/fieldErrors';
+import { apiKeySchema, refusal, wholeNumberFromText } from '../../../forms/parsers';
 
 /*
- * The backend's argument rules (README, "IPC commands"), mirrored so most mistakes are caught
- * before a round trip. Messages are i18n keys; the backend stays the authority and its issues are
- * shown at the same fields.
+ * The backend's argument rules (README, "IPC commands"), checked before a round trip with the
+ * bounds the backend declares (`LIMITS`). Messages are i18n keys; the backend stays the
+ * authority and its issues are shown at the same fields.
  */
 
-export const MAX_API_KEY_CHARS = 4096;
-export const MAX_LABEL_CHARS = 100;
-export const MIN_WEIGHT = 1;
-export const MAX_WEIGHT = 100;
-export const DEFAULT_WEIGHT = 1;
-/** A key's own limits, for providers that announce none (absent: no limit). */
-export const MAX_RPM_LIMIT = 100_000;
-export const MAX_CONCURRENT_LIMIT = 1_000;
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-const msg = (key: MessageKey) => ({ error: key });
-
-/** One token, at most 4096 characters, or `$NAME` naming an environment variable. Trimmed. */
-export const apiKeySchema = z
-  .string()
-  .trim()
-  .min(1, msg('error.apiKeyRequired'))
-  .max(MAX_API_KEY_CHARS, msg('error.apiKeyTooLong'))
-  .refine((key) => !/\s/.test(key), msg('error.apiKeySpaces'))
-  .refine((key) => !key.startsWith('$') || ENV_NAME.test(key.slice(1)), msg('error.envName'));
-
 /** Trimmed; empty means no label. */
-export const labelSchema = z.string().trim().max(MAX_LABEL_CHARS, msg('error.labelTooLong'));
+export const labelSchema = z.string().trim().max(LIMITS.keyLabel.maxChars, refusal('error.labelTooLong'));
 
 export const weightSchema = z
-  .number(msg('error.weightRange'))
-  .int(msg('error.weightRange'))
-  .min(MIN_WEIGHT, msg('error.weightRange'))
-  .max(MAX_WEIGHT, msg('error.weightRange'));
+  .number(refusal('error.weightRange'))
+  .int(refusal('error.weightRange'))
+  .min(LIMITS.weight.min, refusal('error.weightRange'))
+  .max(LIMITS.weight.max, refusal('error.weightRange'));
 
-/** What a number field holds: only plain digits become a number (no `1e2`, no `1.5`). */
-export function wholeNumberFromText(text: string): number {
-  const trimmed = text.trim();
-  return /^\d+$/.test(trimmed) ? Number(trimmed) : Number.NaN;
-}
-
-/** ArrowUp/ArrowDown on a weight field: the next weight within 1–100, or null for other keys. */
+/** ArrowUp/ArrowDown on a weight field: the next weight within its bounds, or null for other keys. */
 export function stepWeight(text: string, key: string): string | null {
   if (key !== 'ArrowUp' && key !== 'ArrowDown') return null;
+  const { min, max } = LIMITS.weight;
   const current = wholeNumberFromText(text);
-  const base = Number.isNaN(current) ? DEFAULT_WEIGHT : current;
-  const next = Math.min(MAX_WEIGHT, Math.max(MIN_WEIGHT, base + (key === 'ArrowUp' ? 1 : -1)));
-  return String(next);
+  const base = Number.isNaN(current) ? LIMITS.weight.default : current;
+  return String(Math.min(max, Math.max(min, base + (key === 'ArrowUp' ? 1 : -1))));
 }
 
-/** A user limit as typed: empty (or left out) means none; else a whole number from 1 to `max`. */
-function limitText(max: number, error: MessageKey) {
+/** A user limit as typed: empty (or left out) means none; else a whole number within `bounds`. */
+function limitText(bounds: { min: number; max: number }, error: MessageKey) {
   return z
     .string()
     .default('')
     .transform((text) => (text.trim() === '' ? undefined : wholeNumberFromText(text)))
-    .pipe(z.number(msg(error)).int(msg(error)).min(1, msg(error)).max(max, msg(error)).optional());
+    .pipe(z.number(refusal(error)).int(refusal(error)).min(bounds.min, refusal(error)).max(bounds.max, refusal(error)).optional());
 }
 
 /** A key's limits as typed: requests per minute and requests at once, each optional. */
 export const limitsFormSchema = z.object({
-  rpmLimit: limitText(MAX_RPM_LIMIT, 'error.rpmRange'),
-  maxConcurrent: limitText(MAX_CONCURRENT_LIMIT, 'error.concurrentRange'),
+  rpmLimit: limitText(LIMITS.rpmLimit, 'error.rpmRange'),
+  maxConcurrent: limitText(LIMITS.maxConcurrent, 'error.concurrentRange'),
 });
 
 export type LimitsForm = z.input<typeof limitsFormSchema>;
@@ -82,7 +56,7 @@ export const addKeyFormSchema = z.object({
   label: labelSchema,
   weight: z
     .string()
-    .transform((text) => (text.trim() === '' ? DEFAULT_WEIGHT : wholeNumberFromText(text)))
+    .transform((text) => (text.trim() === '' ? LIMITS.weight.default : wholeNumberFromText(text)))
     .pipe(weightSchema),
   ...limitsFormSchema.shape,
 });

@@ -9,7 +9,7 @@ import { SnippetTabs } from './SnippetTabs';
 import { exampleModel, snippets } from './snippets';
 import { TokenDialog, type TokenDialogMode } from './TokenDialog';
 import { useLocalApi } from './useLocalApi';
-import { useProviderList } from '../../../hooks/useProviderList';
+import { useProviders } from '../../../hooks/useProviders';
 
 /** Why the endpoint is enabled but not running, in words. */
 export function startProblemText(t: Translate, problem: LocalApiProblem): string {
@@ -39,7 +39,7 @@ export function LocalApiSection() {
   const [dialog, setDialog] = useState<TokenDialogMode | null>(null);
   const [switching, setSwitching] = useState<boolean | null>(null);
   const [problem, setProblem] = useState<string>();
-  const providers = useProviderList();
+  const { providers } = useProviders();
 
   async function configure(enabled: boolean, port?: number) {
     const token = await api.configure(enabled, port);

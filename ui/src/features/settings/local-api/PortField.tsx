@@ -5,7 +5,7 @@ import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText, issueText, type Translate } from '../../../i18n/problems';
 import type { Issue } from '../../../ipc/bindings';
 import { IpcError } from '../../../ipc/client';
-import { MAX_PORT, MIN_PORT, parsePort } from './port';
+import { parsePort } from './port';
 
 interface Props {
   /** The port the backend keeps. */
@@ -18,7 +18,7 @@ interface Props {
 /** A port issue in words: a range for the range codes (ports are written without digit grouping). */
 function portIssueText(t: Translate, issue: Issue): string {
   if (issue.code === 'too_small' || issue.code === 'too_large' || issue.code === 'wrong_type') {
-    return t('localApi.portRange', { min: MIN_PORT, max: MAX_PORT });
+    return t('localApi.portRange');
   }
   return issueText(t, issue);
 }

@@ -1,8 +1,7 @@
 import { useId, useRef } from 'react';
 import { Dialog } from '../../../components/Dialog';
 import { useI18n } from '../../../i18n/I18nProvider';
-import { hostOf } from './baseUrl';
-import type { HostMove, SentKey } from './hostChange';
+import { type HostMove, hostOf, type SentKey } from './hostChange';
 
 interface Props {
   move: HostMove;

@@ -12,7 +12,7 @@ import { HostChangeDialog } from './HostChangeDialog';
 import { hostMoveOf, hostMoveOfError, movesKeys, type HostMove } from './hostChange';
 import { toChanges, toNewProvider, type FormErrors, type ProviderForm } from './providerForm';
 import { ProviderFormFields } from './ProviderFormFields';
-import { useProviders } from './useProviders';
+import { useProviders } from '../../../hooks/useProviders';
 import { errorText } from '../../../i18n/problems';
 
 type Mode = { kind: 'view' } | { kind: 'add' } | { kind: 'edit' } | { kind: 'delete' };
@@ -21,13 +21,12 @@ type Mode = { kind: 'view' } | { kind: 'add' } | { kind: 'edit' } | { kind: 'del
 export function ProvidersSection() {
   const { t } = useI18n();
   const titleId = useId();
-  const { state, reload } = useProviders();
+  const { state, providers, reload } = useProviders();
   const [chosen, setChosen] = useState<string | null>(null);
   const [mode, setMode] = useState<Mode>({ kind: 'view' });
   const [announcement, setAnnouncement] = useState('');
   const hostChange = useConfirmation<HostMove>();
 
-  const providers = state.kind === 'loaded' ? state.providers : [];
   const provider = providers.find((p) => p.id === chosen) ?? providers[0];
 
   const translated = (errors: FormErrors) => worded(errors, t);

@@ -1,14 +1,39 @@
 import type { ApiKey, Provider } from '../../../ipc/bindings';
 import { IpcError } from '../../../ipc/client';
 import type { ProviderChanges } from '../../../ipc/llmConfig';
-import { sameOrigin } from './baseUrl';
 
 /*
  * Moving a provider's base URL to another origin (scheme, host or port) while it holds keys sends
  * those keys to the new host. The backend refuses such an update unless it carries
  * `confirmHostChange: true`, and answers which keys would go (`details.kind === 'hostChange'`).
  * The UI asks first when it can tell, and asks from the backend's answer when it could not. Pure.
+ *
+ * Whether a URL may be a base URL at all is the backend's rule alone: the form shows its answer.
  */
+
+/** The URL, or null when it does not parse. */
+function parse(text: string): URL | null {
+  try {
+    return new URL(text.trim());
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether two base URLs share scheme, host and port (the URL standard's origin, which the
+ * backend compares too; an unparsable one shares nothing). Only for asking early: when the
+ * backend finds another origin the UI did not, its refusal asks the same question.
+ */
+export function sameOrigin(a: string, b: string): boolean {
+  const [x, y] = [parse(a), parse(b)];
+  return x !== null && y !== null && x.origin === y.origin;
+}
+
+/** The host (with a port when it has one) a base URL points at, for saying where keys go. */
+export function hostOf(text: string): string {
+  return parse(text)?.host || text.trim();
+}
 
 /** A key that would be sent to the new host, as the dialog names it. */
 export type SentKey =
@@ -26,11 +51,15 @@ export interface HostMove {
 }
 
 /**
- * Whether `changes` move `provider` to another origin while keys would go with it: pool keys,
- * or the provider-level key it keeps or gets in the same update (the backend's rule).
+ * Whether `changes` move `provider` to another origin while keys would go with it (pool keys,
+ * or the provider-level key it keeps or gets in the same update), as far as the UI can tell
+ * before asking the backend. Only an `https` URL is judged here: the backend's base URL rule
+ * lets every one through, so the question is the only one left. A plain `http` URL goes to the
+ * backend first, which may refuse it outright, and otherwise asks through its refusal.
  */
 export function movesKeys(provider: Provider, changes: ProviderChanges): changes is ProviderChanges & { baseUrl: string } {
-  if (changes.baseUrl === undefined || sameOrigin(changes.baseUrl, provider.baseUrl)) return false;
+  if (changes.baseUrl === undefined || parse(changes.baseUrl)?.protocol !== 'https:') return false;
+  if (sameOrigin(changes.baseUrl, provider.baseUrl)) return false;
   return provider.keyCount > 0 || providerKeyAfter(provider, changes) !== null;
 }
 

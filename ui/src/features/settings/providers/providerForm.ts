@@ -1,20 +1,16 @@
-import { z } from 'zod';
 import type { MessageKey } from '../../../i18n';
-import type { AddProviderArgs, Provider, ProviderKind } from '../../../ipc/bindings';
+import { type AddProviderArgs, LIMITS, type Provider, type ProviderKind } from '../../../ipc/bindings';
 import type { ProviderChanges } from '../../../ipc/llmConfig';
-import { apiKeySchema } from '../api-keys/schema';
-import { MAX_SYSTEM_PROMPT_CHARS } from '../../../components/SystemPromptField';
-import { isHttpUrl, plainHttpIsLocal } from './baseUrl';
+import { apiKeySchema } from '../../../forms/parsers';
+import { systemPromptTooLong } from '../../../components/SystemPromptField';
 
 /*
- * The provider form: what is typed, checked against the backend's rules (README: name 1–60
- * characters, an https URL or a plain http one to this machine or a local network, key rules,
- * the default model among the models), and turned into exactly the fields
- * `llmConfig:addProvider` / `updateProvider` take. Pure.
+ * The provider form: what is typed, checked against the backend's rules that need no more than
+ * the form (a name within `LIMITS.providerName`, the key rules, the default model among the
+ * models, the system prompt's length), and turned into exactly the fields `llmConfig:addProvider`
+ * / `updateProvider` take. The base URL is the backend's to judge (https anywhere, plain http only
+ * to this machine or a local network): its issue is shown at the field. Pure.
  */
-
-export const MAX_NAME_CHARS = 60;
-
 
 export interface ProviderForm {
   name: string;
@@ -61,25 +57,13 @@ export function parseModels(text: string): string[] {
   return [...seen];
 }
 
-/**
- * An https URL with a host; plain http only to this machine or a local network, because keys
- * would otherwise cross the internet unencrypted (the backend's `base_url_rule`). Trimmed.
- */
-export const baseUrlSchema = z
-  .string()
-  .trim()
-  .refine(isHttpUrl, { error: 'error.baseUrl' satisfies MessageKey, abort: true })
-  .refine(plainHttpIsLocal, { error: 'error.baseUrlPlainHttp' satisfies MessageKey });
-
 export type FormErrors = Partial<Record<FormField, MessageKey>>;
 
 function check(form: ProviderForm): { errors: FormErrors; models: string[] } {
   const errors: FormErrors = {};
   const name = form.name.trim();
   if (name === '') errors.name = 'error.nameRequired';
-  else if ([...name].length > MAX_NAME_CHARS) errors.name = 'error.nameTooLong';
-  const baseUrl = baseUrlSchema.safeParse(form.baseUrl);
-  if (!baseUrl.success) errors.baseUrl = baseUrl.error.issues[0].message as MessageKey;
+  else if ([...name].length > LIMITS.providerName.maxChars) errors.name = 'error.nameTooLong';
   if (form.apiKey.trim() !== '') {
     const key = apiKeySchema.safeParse(form.apiKey);
     if (!key.success) errors.apiKey = key.error.issues[0].message as MessageKey;
@@ -87,7 +71,7 @@ function check(form: ProviderForm): { errors: FormErrors; models: string[] } {
   const models = parseModels(form.models);
   const defaultModel = form.defaultModel.trim();
   if (defaultModel && !models.includes(defaultModel)) errors.defaultModel = 'error.defaultModelNotListed';
-  if ([...form.systemPrompt].length > MAX_SYSTEM_PROMPT_CHARS) errors.systemPrompt = 'error.systemPromptTooLong';
+  if (systemPromptTooLong(form.systemPrompt)) errors.systemPrompt = 'error.systemPromptTooLong';
   return { errors, models };
 }
 

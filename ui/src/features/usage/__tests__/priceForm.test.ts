@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { LIMITS } from '../../../ipc/bindings';
 import { parsePriceForm, priceFromText, priceText } from '../priceForm';
 
 const form = (fields: Partial<Record<'model' | 'inputPerMillion' | 'cachedInputPerMillion' | 'outputPerMillion', string>>) => ({
@@ -24,14 +25,14 @@ describe('the price form', () => {
       ok: true,
       value: { model: 'gpt-4o', inputPerMillion: 2.5, cachedInputPerMillion: 1.25, outputPerMillion: 10 },
     });
-    expect(parsePriceForm(form({ inputPerMillion: '0', outputPerMillion: '100000' })), 'free and the maximum are prices').toMatchObject({ ok: true });
+    expect(parsePriceForm(form({ inputPerMillion: String(LIMITS.price.min), outputPerMillion: String(LIMITS.price.max) })), 'free and the maximum are prices').toMatchObject({ ok: true });
   });
 
-  it('mirrors the backend’s rules: a model of 1–200 characters, prices from 0 to 100 000', () => {
+  it('checks the backend’s rules, with the bounds it declares: a model name, not blank, and prices', () => {
     expect(parsePriceForm(form({ model: '   ' }))).toEqual({ ok: false, errors: { model: 'usagePage.modelRequired' } });
-    expect(parsePriceForm(form({ model: 'm'.repeat(201) }))).toEqual({ ok: false, errors: { model: 'usagePage.modelTooLong' } });
-    expect(parsePriceForm(form({ model: '模'.repeat(200) })), 'characters, not bytes').toMatchObject({ ok: true });
-    expect(parsePriceForm(form({ inputPerMillion: '', outputPerMillion: '100000.01', cachedInputPerMillion: 'free' }))).toEqual({
+    expect(parsePriceForm(form({ model: 'm'.repeat(LIMITS.modelName.maxChars + 1) }))).toEqual({ ok: false, errors: { model: 'usagePage.modelTooLong' } });
+    expect(parsePriceForm(form({ model: '模'.repeat(LIMITS.modelName.maxChars) })), 'characters, not bytes').toMatchObject({ ok: true });
+    expect(parsePriceForm(form({ inputPerMillion: '', outputPerMillion: `${LIMITS.price.max}.01`, cachedInputPerMillion: 'free' }))).toEqual({
       ok: false,
       errors: { inputPerMillion: 'usagePage.priceRequired', outputPerMillion: 'usagePage.priceRange', cachedInputPerMillion: 'usagePage.priceRange' },
     });

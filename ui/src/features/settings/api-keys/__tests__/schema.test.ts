@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { LIMITS } from '../../../../ipc/bindings';
 import { limitsText, parseAddKeyForm, parseLimitsForm, parsePastedKeys, parseWeight, stepWeight } from '../schema';
 
-describe('the add form mirrors the backend rules', () => {
+/** A whole number as a form field holds it. */
+const text = (n: number) => String(n);
+const { weight: WEIGHT, rpmLimit: RPM, maxConcurrent: CONCURRENT } = LIMITS;
+
+describe('the add form checks the backend’s rules, with the bounds it declares', () => {
   it('accepts a key with the defaults and drops an empty label', () => {
     expect(parseAddKeyForm({ apiKey: '  sk-abc123  ', label: '  ', weight: '' })).toEqual({
       ok: true,
@@ -10,9 +15,9 @@ describe('the add form mirrors the backend rules', () => {
   });
 
   it('accepts a $NAME reference and a trimmed label', () => {
-    expect(parseAddKeyForm({ apiKey: '$OPENAI_API_KEY', label: ' prod ', weight: '100' })).toEqual({
+    expect(parseAddKeyForm({ apiKey: '$OPENAI_API_KEY', label: ' prod ', weight: text(WEIGHT.max) })).toEqual({
       ok: true,
-      value: { apiKey: '$OPENAI_API_KEY', label: 'prod', weight: 100 },
+      value: { apiKey: '$OPENAI_API_KEY', label: 'prod', weight: WEIGHT.max },
     });
   });
 
@@ -24,39 +29,39 @@ describe('the add form mirrors the backend rules', () => {
     ['$', 'error.envName'],
     ['$1ABC', 'error.envName'],
     ['$OPENAI-KEY', 'error.envName'],
-    ['x'.repeat(4097), 'error.apiKeyTooLong'],
+    ['x'.repeat(LIMITS.apiKey.maxChars + 1), 'error.apiKeyTooLong'],
   ])('rejects the key %j at the apiKey field', (apiKey, error) => {
     expect(parseAddKeyForm({ apiKey, label: '', weight: '1' })).toEqual({ ok: false, errors: { apiKey: error } });
   });
 
-  it.each(['0', '101', '1.5', '-1', 'abc', '1e2', '3 4'])('rejects the weight %j like the backend (no coercion)', (weight) => {
+  it.each([text(WEIGHT.min - 1), text(WEIGHT.max + 1), '1.5', '-1', 'abc', '1e2', '3 4'])('rejects the weight %j like the backend (no coercion)', (weight) => {
     expect(parseAddKeyForm({ apiKey: 'sk-1', label: '', weight })).toEqual({ ok: false, errors: { weight: 'error.weightRange' } });
   });
 
-  it('rejects a label over 100 characters', () => {
-    const result = parseAddKeyForm({ apiKey: 'sk-1', label: 'l'.repeat(101), weight: '1' });
+  it('rejects a label over its most characters', () => {
+    const result = parseAddKeyForm({ apiKey: 'sk-1', label: 'l'.repeat(LIMITS.keyLabel.maxChars + 1), weight: '1' });
     expect(result).toEqual({ ok: false, errors: { label: 'error.labelTooLong' } });
   });
 
   it('reports every field at once', () => {
-    const result = parseAddKeyForm({ apiKey: '', label: 'l'.repeat(101), weight: '0' });
+    const result = parseAddKeyForm({ apiKey: '', label: 'l'.repeat(LIMITS.keyLabel.maxChars + 1), weight: text(WEIGHT.min - 1) });
     expect(result.ok ? {} : Object.keys(result.errors).sort()).toEqual(['apiKey', 'label', 'weight']);
   });
 });
 
-describe('a key’s own limits mirror the backend rules', () => {
+describe('a key’s own limits follow the backend’s rules and bounds', () => {
   it('sends only the limits that are set; empty means none', () => {
     expect(parseLimitsForm({ rpmLimit: '', maxConcurrent: '  ' })).toEqual({ ok: true, value: {} });
     expect(parseLimitsForm({ rpmLimit: ' 60 ', maxConcurrent: '' })).toEqual({ ok: true, value: { rpmLimit: 60 } });
-    expect(parseLimitsForm({ rpmLimit: '100000', maxConcurrent: '1000' })).toEqual({ ok: true, value: { rpmLimit: 100_000, maxConcurrent: 1000 } });
-    expect(parseLimitsForm({ rpmLimit: '1', maxConcurrent: '1' })).toEqual({ ok: true, value: { rpmLimit: 1, maxConcurrent: 1 } });
+    expect(parseLimitsForm({ rpmLimit: text(RPM.max), maxConcurrent: text(CONCURRENT.max) })).toEqual({ ok: true, value: { rpmLimit: RPM.max, maxConcurrent: CONCURRENT.max } });
+    expect(parseLimitsForm({ rpmLimit: text(RPM.min), maxConcurrent: text(CONCURRENT.min) })).toEqual({ ok: true, value: { rpmLimit: RPM.min, maxConcurrent: CONCURRENT.min } });
   });
 
-  it.each(['0', '100001', '1.5', '-3', '1e3', 'sixty', '60 rpm'])('rejects %j requests per minute (1–100 000, no coercion)', (rpmLimit) => {
+  it.each([text(RPM.min - 1), text(RPM.max + 1), '1.5', '-3', '1e3', 'sixty', '60 rpm'])('rejects %j requests per minute (no coercion)', (rpmLimit) => {
     expect(parseLimitsForm({ rpmLimit, maxConcurrent: '' })).toEqual({ ok: false, errors: { rpmLimit: 'error.rpmRange' } });
   });
 
-  it.each(['0', '1001', '2.5', 'x'])('rejects %j requests at once (1–1 000)', (maxConcurrent) => {
+  it.each([text(CONCURRENT.min - 1), text(CONCURRENT.max + 1), '2.5', 'x'])('rejects %j requests at once', (maxConcurrent) => {
     expect(parseLimitsForm({ rpmLimit: '', maxConcurrent })).toEqual({ ok: false, errors: { maxConcurrent: 'error.concurrentRange' } });
   });
 
@@ -77,16 +82,16 @@ describe('a key’s own limits mirror the backend rules', () => {
 });
 
 describe('weights edited in place', () => {
-  it('parses whole numbers 1–100 only', () => {
+  it('parses whole numbers within the weight’s bounds only', () => {
     expect(parseWeight('7')).toEqual({ ok: true, value: 7 });
-    expect(parseWeight('0')).toEqual({ ok: false, error: 'error.weightRange' });
+    expect(parseWeight(text(WEIGHT.min - 1))).toEqual({ ok: false, error: 'error.weightRange' });
     expect(parseWeight('')).toEqual({ ok: false, error: 'error.weightRange' });
   });
 
-  it('steps with the arrow keys within 1–100', () => {
+  it('steps with the arrow keys within the weight’s bounds', () => {
     expect(stepWeight('5', 'ArrowUp')).toBe('6');
-    expect(stepWeight('1', 'ArrowDown')).toBe('1');
-    expect(stepWeight('100', 'ArrowUp')).toBe('100');
+    expect(stepWeight(text(WEIGHT.min), 'ArrowDown')).toBe(text(WEIGHT.min));
+    expect(stepWeight(text(WEIGHT.max), 'ArrowUp')).toBe(text(WEIGHT.max));
     expect(stepWeight('5', 'a')).toBeNull();
   });
 });

@@ -142,27 +142,33 @@ describe('provider settings', () => {
     expect(screen.getByLabelText('Base URL'), 'focus goes to the first field in error').toHaveFocus();
   });
 
-  it('checks a provider before sending it and adds a valid one, then shows it', async () => {
+  it('checks a provider before sending it, shows the backend’s verdict on its URL, and adds a valid one, then shows it', async () => {
     const user = renderSection();
     await user.click(await screen.findByRole('button', { name: 'Add provider' }));
     const dialog = screen.getByRole('dialog', { name: 'Add a provider' });
     await user.type(within(dialog).getByLabelText('Base URL'), 'not a url');
     await user.click(within(dialog).getByRole('button', { name: 'Add provider' }));
     expect(within(dialog).getByTestId('provider-name-error')).toHaveTextContent('Enter a name.');
-    expect(within(dialog).getByTestId('provider-baseurl-error')).toHaveTextContent('Enter an http:// or https:// URL.');
     expect(backend.callsOf('llmConfig:addProvider'), 'nothing was sent').toEqual([]);
 
     await user.type(within(dialog).getByLabelText('Name'), 'Claude proxy');
     await user.selectOptions(within(dialog).getByLabelText('Kind'), 'anthropic');
+    await user.click(within(dialog).getByRole('button', { name: 'Add provider' }));
+    expect(await within(dialog).findByTestId('provider-baseurl-error'), 'the backend judges URLs').toHaveTextContent(
+      'Enter a URL such as https://api.openai.com/v1.',
+    );
     await user.clear(within(dialog).getByLabelText('Base URL'));
     await user.type(within(dialog).getByLabelText('Base URL'), 'https://proxy.example');
     await user.type(within(dialog).getByLabelText('Models'), 'claude-a{Enter}claude-b');
     await user.click(within(dialog).getByRole('button', { name: 'Add provider' }));
 
     await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
-    expect(backend.callsOf('llmConfig:addProvider')).toEqual([
-      { name: 'Claude proxy', kind: 'anthropic', baseUrl: 'https://proxy.example', models: ['claude-a', 'claude-b'] },
-    ]);
+    expect(backend.callsOf('llmConfig:addProvider').at(-1)).toEqual({
+      name: 'Claude proxy',
+      kind: 'anthropic',
+      baseUrl: 'https://proxy.example',
+      models: ['claude-a', 'claude-b'],
+    });
     expect(await screen.findByRole('heading', { name: 'Claude proxy' }), 'the new provider is shown').toBeInTheDocument();
     expect(screen.getByTestId('pool-empty')).toBeInTheDocument();
   });
@@ -237,7 +243,7 @@ describe('the base URL’s plain http rule', () => {
 
   const PLAIN_HTTP = /^Plain http:\/\/ would send your API keys unencrypted over the internet\. Use https:\/\//;
 
-  it('says why at the field when editing, focuses it, and sends nothing', async () => {
+  it('says why at the field when editing, focuses it, and saves nothing', async () => {
     const user = renderSection();
     await user.click(await screen.findByRole('button', { name: /^Anthropic/ })); // no keys: no host-change question
     await user.click(await screen.findByRole('button', { name: 'Edit' }));
@@ -249,7 +255,7 @@ describe('the base URL’s plain http rule', () => {
     expect(url, 'the field is marked invalid and described by the message').toHaveAttribute('aria-invalid', 'true');
     expect(url).toHaveAccessibleDescription(PLAIN_HTTP);
     expect(url, 'focus goes to it').toHaveFocus();
-    expect(backend.callsOf('llmConfig:updateProvider'), 'nothing was sent').toEqual([]);
+    expect(backend.providers().find((p) => p.id === 'anthropic')?.baseUrl, 'the backend refused it: nothing was saved').toBe('https://anthropic.example/v1');
 
     await user.clear(url);
     await user.type(url, 'http://192.168.1.9:8000/v1');
@@ -264,8 +270,8 @@ describe('the base URL’s plain http rule', () => {
     await user.type(within(dialog).getByLabelText('Name'), 'Gateway');
     await user.type(within(dialog).getByLabelText('Base URL'), 'http://api.example.com');
     await user.click(within(dialog).getByRole('button', { name: 'Add provider' }));
-    expect(within(dialog).getByTestId('provider-baseurl-error')).toHaveTextContent(PLAIN_HTTP);
-    expect(backend.callsOf('llmConfig:addProvider'), 'nothing was sent').toEqual([]);
+    expect(await within(dialog).findByTestId('provider-baseurl-error')).toHaveTextContent(PLAIN_HTTP);
+    expect(backend.providers().some((p) => p.name === 'Gateway'), 'the backend refused it: nothing was saved').toBe(false);
   });
 
   it('is the fake backend’s rule too, as it is the real one’s', async () => {
@@ -299,6 +305,17 @@ describe('moving a provider’s keys to another host', () => {
     within(within(dialog).getByRole('list', { name: `Keys that will be sent to ${host}` }))
       .getAllByRole('listitem')
       .map((item) => item.textContent);
+
+  it('asks nothing about plain http to a public host: the backend refuses it, and says why at the field', async () => {
+    const user = renderSection();
+    await screen.findByText('sk-…2222');
+    const field = await editBaseUrl(user, 'http://api.example.com');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    expect(await screen.findByTestId('provider-baseurl-error')).toHaveTextContent(/unencrypted over the internet/);
+    expect(screen.queryByRole('alertdialog'), 'no question about keys the backend would not send anyway').not.toBeInTheDocument();
+    expect(field, 'focus goes to the field').toHaveFocus();
+    expect(backend.providers()[0].baseUrl, 'nothing was saved').toBe('https://openai.example/v1');
+  });
 
   it('asks before the first send, naming the host and the keys; Cancel saves nothing and keeps the form', async () => {
     const user = renderSection();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { IpcError } from '../../../../ipc/client';
 import { provider } from '../../../../test/fakeBackend';
-import { hostMoveOf, hostMoveOfError, movesKeys } from '../hostChange';
+import { hostMoveOf, hostMoveOfError, hostOf, movesKeys, sameOrigin } from '../hostChange';
 
 /** A pool key as the move names it: by label, else by masked preview. */
 const key = (label: string | null, apiKeyPreview: string) => ({ label, apiKeyPreview });
@@ -24,6 +24,7 @@ describe('moving a provider to another host', () => {
     expect(movesKeys(withPool, { baseUrl: 'https://gw.example/openai/v1' }), 'the same origin').toBe(false);
     expect(movesKeys(withPool, { name: 'Renamed' }), 'the URL is not changed').toBe(false);
     expect(movesKeys(withProviderKey, { ...elsewhere, apiKey: '' }), 'the only key is removed in the same edit').toBe(false);
+    expect(movesKeys(withPool, { baseUrl: 'http://10.0.0.2/v1' }), 'plain http: the backend judges it first, and asks through its refusal').toBe(false);
   });
 
   it('names the pool’s keys by label, else preview, and the provider-level key', () => {
@@ -58,5 +59,21 @@ describe('moving a provider to another host', () => {
     });
     expect(hostMoveOfError(new IpcError('validation', 'baseUrl: bad', [{ path: 'baseUrl', code: 'bad_url', message: 'bad' }]))).toBeNull();
     expect(hostMoveOfError(new Error('boom'))).toBeNull();
+  });
+});
+
+describe('origins', () => {
+  it('are scheme, host and port; the path and a default port do not count', () => {
+    expect(sameOrigin('https://gw.example/v1', 'https://gw.example/openai/v1'), 'another path').toBe(true);
+    expect(sameOrigin('https://gw.example/v1', 'https://GW.example:443/v1'), 'the default port, another case').toBe(true);
+    expect(sameOrigin('https://gw.example/v1', 'https://gw.example:8443/v1'), 'another port').toBe(false);
+    expect(sameOrigin('https://gw.example/v1', 'http://gw.example/v1'), 'another scheme').toBe(false);
+    expect(sameOrigin('https://gw.example/v1', 'https://evil.example/v1'), 'another host').toBe(false);
+    expect(sameOrigin('https://gw.example/v1', 'not a url'), 'an unparsable URL shares nothing').toBe(false);
+  });
+
+  it('name the host a key would go to, with its port', () => {
+    expect(hostOf('https://evil.example/v1')).toBe('evil.example');
+    expect(hostOf('http://127.0.0.1:9/v1')).toBe('127.0.0.1:9');
   });
 });

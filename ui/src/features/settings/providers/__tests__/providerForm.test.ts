@@ -12,25 +12,21 @@ describe('provider form', () => {
     expect(result).toEqual({ ok: true, value: { name: 'Fake', kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1' } });
   });
 
-  it('checks the name, the URL, the key and that the default model is listed', () => {
+  it('checks the name, the key and that the default model is listed', () => {
     const result = toNewProvider({ ...emptyForm(), name: ' ', baseUrl: 'ftp://x', apiKey: 'a b', models: 'a', defaultModel: 'b' });
     expect(result).toEqual({
       ok: false,
-      errors: { name: 'error.nameRequired', baseUrl: 'error.baseUrl', apiKey: 'error.apiKeySpaces', defaultModel: 'error.defaultModelNotListed' },
+      errors: { name: 'error.nameRequired', apiKey: 'error.apiKeySpaces', defaultModel: 'error.defaultModelNotListed' },
     });
   });
 
-  it('refuses plain http to a public host in both forms, before anything is sent', () => {
-    const plain = { ...emptyForm(), name: 'Gateway', baseUrl: 'http://api.example.com/v1' };
-    expect(toNewProvider(plain)).toEqual({ ok: false, errors: { baseUrl: 'error.baseUrlPlainHttp' } });
+  it('leaves the base URL to the backend’s rule: sent as typed, trimmed, in both forms', () => {
+    const plain = { ...emptyForm(), name: 'Gateway', baseUrl: ' http://api.example.com/v1 ' };
+    expect(toNewProvider(plain)).toEqual({ ok: true, value: { name: 'Gateway', kind: 'openai', baseUrl: 'http://api.example.com/v1' } });
     const stored = provider('p', 'P');
     expect(toChanges({ ...formOf(stored), baseUrl: 'http://api.example.com/v1' }, stored)).toEqual({
-      ok: false,
-      errors: { baseUrl: 'error.baseUrlPlainHttp' },
-    });
-    expect(toChanges({ ...formOf(stored), baseUrl: 'http://192.168.1.9:8000/v1' }, stored), 'a private network is fine').toEqual({
       ok: true,
-      value: { baseUrl: 'http://192.168.1.9:8000/v1' },
+      value: { baseUrl: 'http://api.example.com/v1' },
     });
   });
 

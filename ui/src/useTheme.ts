@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { preferences, type ThemePreference } from '../preferences';
+import { preferences, type ThemePreference } from './preferences';
 
 /**
  * The colour theme: the OS's (prefers-color-scheme) unless the user picked one. An override is

@@ -1,27 +1,16 @@
 //! Command arguments, exactly as the UI sends them: camelCase, no unknown fields, no coercion,
-//! no `null` for optional fields. Each type says its rules (garde) where it is declared, and
-//! converts into the service's input with a `From` impl beside it.
-
-mod chat;
-mod llm_config;
-mod local_api;
-mod rules;
-mod settings;
-mod usage;
+//! no `null` for optional fields. Each type says its rules (garde) where it is declared, beside
+//! its command, and converts into the service's input with a `From` impl beside it; here are the
+//! parsing all of them share and the arguments several commands take.
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
 use ts_rs::TS;
 
-pub use chat::*;
-pub use llm_config::*;
-pub use local_api::*;
-pub use settings::*;
-pub use usage::*;
-
-use super::error::{camel_case_path, IpcError};
-use super::issues::{Coded, Issue, IssueCode, IssueParams};
+use super::error::IpcError;
+use super::issues::{camel_case_path, Coded, Issue, IssueCode, IssueParams};
+use super::rules::not_blank;
 
 /// The arguments of a command: parsed strictly, then checked field by field (garde), then as a
 /// whole. Handlers receive them checked and never validate again.
@@ -55,6 +44,26 @@ pub struct NoArgs {}
 
 impl CommandArgs for NoArgs {}
 
+/// The id of the thing a command acts on.
+#[derive(Debug, Deserialize, garde::Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct IdArgs {
+    #[garde(custom(not_blank))]
+    pub id: String,
+}
+
+impl CommandArgs for IdArgs {}
+
+/// The provider a command reads.
+#[derive(Debug, Deserialize, garde::Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProviderArgs {
+    #[garde(custom(not_blank))]
+    pub provider_id: String,
+}
+
+impl CommandArgs for ProviderArgs {}
+
 /// Deserializes command arguments with no coercion: unknown fields, wrong types and a
 /// non-object payload are validation errors whose issue names the offending field.
 fn parse_strict<A: DeserializeOwned>(payload: Value) -> Result<A, IpcError> {
@@ -80,6 +89,9 @@ fn parse_strict<A: DeserializeOwned>(payload: Value) -> Result<A, IpcError> {
         }
         if quoted_after(&message, "unknown field `").is_some() {
             return IpcError::issue(path, IssueCode::UnknownField, IssueParams::default());
+        }
+        if let Some((code, params)) = beyond_its_type(&message) {
+            return IpcError::issue(path, code, params);
         }
         match type_mismatch(&message) {
             Some((expected, got)) => {
@@ -131,6 +143,32 @@ fn type_mismatch(message: &str) -> Option<(String, String)> {
     Some((expected.to_owned(), got.to_owned()))
 }
 
+/// serde's "invalid value: integer `65536`, expected u16": a whole number beyond what the
+/// field's type holds is too large (or too small) by that type's bound, like one beyond a
+/// field's own bound.
+fn beyond_its_type(message: &str) -> Option<(IssueCode, IssueParams)> {
+    let rest = message.strip_prefix("invalid value: integer `")?;
+    let (number, expected) = rest.split_once("`, expected ")?;
+    let number: i128 = number.parse().ok()?;
+    let (min, max): (i128, i128) = match expected {
+        "u8" => (0, u8::MAX.into()),
+        "u16" => (0, u16::MAX.into()),
+        "u32" => (0, u32::MAX.into()),
+        "u64" => (0, u64::MAX.into()),
+        "i32" => (i32::MIN.into(), i32::MAX.into()),
+        "i64" => (i64::MIN.into(), i64::MAX.into()),
+        _ => return None,
+    };
+    let bound = |n: i128| i64::try_from(n).ok();
+    if number < min {
+        Some((IssueCode::TooSmall, IssueParams { min: bound(min), ..Default::default() }))
+    } else if number > max {
+        Some((IssueCode::TooLarge, IssueParams { max: bound(max), ..Default::default() }))
+    } else {
+        None
+    }
+}
+
 fn strip_position(message: &str) -> String {
     match message.find(" at line ") {
         Some(i) => message[..i].to_owned(),
@@ -146,5 +184,19 @@ fn json_type(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_number_beyond_its_type_is_too_large_or_too_small_not_a_wrong_type() {
+        let too_large = beyond_its_type("invalid value: integer `65536`, expected u16");
+        assert_eq!(too_large, Some((IssueCode::TooLarge, IssueParams { max: Some(65535), ..Default::default() })));
+        let too_small = beyond_its_type("invalid value: integer `-1`, expected u32");
+        assert_eq!(too_small, Some((IssueCode::TooSmall, IssueParams { min: Some(0), ..Default::default() })));
+        assert_eq!(beyond_its_type("invalid type: string \"3\", expected u32"), None, "a string stays a wrong type");
     }
 }

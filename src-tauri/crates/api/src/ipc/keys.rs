@@ -1,14 +1,157 @@
-//! What the `llmConfig:*` commands return, and the `llmConfig:changed` event.
+//! `llmConfig:*` of a provider's key pool: the keys as stored (add, change, toggle, order,
+//! limits, delete), the pool's live view of them, ending a cooldown, and testing one key.
 
-use keypool::KeyError;
-use keypool_llm::{ProbeProblem, ProbeResult};
-use keypool_store::api_keys::ApiKeyRow;
-use keypool_store::providers::ProviderRow;
+use garde::Validate;
+use keypool::{KeyError, UserLimits};
+use keypool_llm::ProbeResult;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::service::PoolStatus as PoolView;
-use crate::service::{BreakageKind, ModelList};
+use super::args::{CommandArgs, IdArgs, ProviderArgs};
+use super::error::IpcError;
+use super::limits::LIMITS;
+use super::problems::ProbeProblemDto;
+use super::rules::{key_arg_rule, normalize_label, not_blank, optional_key_arg_rule, KeyArg};
+use crate::service::{ApiKey, KeyPatch, NewKey, PoolStatus as PoolView};
+use crate::AppContext;
+
+type Result<T, E = IpcError> = std::result::Result<T, E>;
+
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct AddApiKeyArgs {
+    #[garde(custom(not_blank))]
+    pub provider_id: String,
+    #[serde(default)]
+    #[garde(length(chars, max = LIMITS.key_label.max_chars))]
+    pub label: Option<String>,
+    /// The key itself, or `$NAME` for the environment variable NAME.
+    #[garde(custom(key_arg_rule))]
+    pub api_key: KeyArg,
+    /// Default true.
+    #[serde(default)]
+    #[garde(skip)]
+    pub enabled: Option<bool>,
+    /// Within `LIMITS.weight`, its default when absent.
+    #[serde(default)]
+    #[garde(range(min = LIMITS.weight.min, max = LIMITS.weight.max))]
+    pub weight: Option<u32>,
+    /// At most this many requests per minute (`LIMITS.rpmLimit`), for providers that announce no
+    /// limits; absent: no limit.
+    #[serde(default)]
+    #[garde(range(min = LIMITS.rpm_limit.min, max = LIMITS.rpm_limit.max))]
+    pub rpm_limit: Option<u32>,
+    /// At most this many requests at once (`LIMITS.maxConcurrent`); absent: no limit.
+    #[serde(default)]
+    #[garde(range(min = LIMITS.max_concurrent.min, max = LIMITS.max_concurrent.max))]
+    pub max_concurrent: Option<u32>,
+}
+
+impl CommandArgs for AddApiKeyArgs {}
+
+impl From<AddApiKeyArgs> for NewKey {
+    fn from(a: AddApiKeyArgs) -> Self {
+        NewKey {
+            provider_id: a.provider_id,
+            label: normalize_label(a.label),
+            api_key: a.api_key.trimmed(),
+            enabled: a.enabled.unwrap_or(true),
+            weight: a.weight.unwrap_or(LIMITS.weight.default),
+            limits: UserLimits { rpm: a.rpm_limit, max_concurrent: a.max_concurrent },
+        }
+    }
+}
+
+/// The user's limits of a key, both replaced: an absent one is removed.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct SetKeyLimitsArgs {
+    #[garde(custom(not_blank))]
+    pub id: String,
+    /// Requests per minute (`LIMITS.rpmLimit`); absent: no limit.
+    #[serde(default)]
+    #[garde(range(min = LIMITS.rpm_limit.min, max = LIMITS.rpm_limit.max))]
+    pub rpm_limit: Option<u32>,
+    /// Requests at once (`LIMITS.maxConcurrent`); absent: no limit.
+    #[serde(default)]
+    #[garde(range(min = LIMITS.max_concurrent.min, max = LIMITS.max_concurrent.max))]
+    pub max_concurrent: Option<u32>,
+}
+
+impl CommandArgs for SetKeyLimitsArgs {}
+
+impl From<&SetKeyLimitsArgs> for UserLimits {
+    fn from(a: &SetKeyLimitsArgs) -> Self {
+        UserLimits { rpm: a.rpm_limit, max_concurrent: a.max_concurrent }
+    }
+}
+
+/// At least one field to change.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct UpdateApiKeyArgs {
+    #[garde(custom(not_blank))]
+    pub id: String,
+    /// An empty label removes the label.
+    #[serde(default)]
+    #[garde(length(chars, max = LIMITS.key_label.max_chars))]
+    pub label: Option<String>,
+    #[serde(default)]
+    #[garde(custom(optional_key_arg_rule))]
+    pub api_key: Option<KeyArg>,
+    #[serde(default)]
+    #[garde(skip)]
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    #[garde(range(min = LIMITS.weight.min, max = LIMITS.weight.max))]
+    pub weight: Option<u32>,
+}
+
+impl CommandArgs for UpdateApiKeyArgs {
+    fn check_whole(&self) -> Result<(), IpcError> {
+        if self.label.is_none() && self.api_key.is_none() && self.enabled.is_none() && self.weight.is_none() {
+            return Err(IpcError::nothing_to_change(&["label", "apiKey", "enabled", "weight"]));
+        }
+        Ok(())
+    }
+}
+
+impl From<UpdateApiKeyArgs> for KeyPatch {
+    fn from(a: UpdateApiKeyArgs) -> Self {
+        KeyPatch {
+            label: a.label.map(|l| normalize_label(Some(l))),
+            api_key: a.api_key.map(|k| k.trimmed()),
+            enabled: a.enabled,
+            weight: a.weight,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToggleApiKeyArgs {
+    #[garde(custom(not_blank))]
+    pub id: String,
+    #[garde(skip)]
+    pub enabled: bool,
+}
+
+impl CommandArgs for ToggleApiKeyArgs {}
+
+/// Each of the provider's key ids once, in the new order.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReorderApiKeysArgs {
+    #[garde(custom(not_blank))]
+    pub provider_id: String,
+    #[garde(inner(custom(not_blank)))]
+    pub ids: Vec<String>,
+}
+
+impl CommandArgs for ReorderApiKeysArgs {}
 
 /// A pool entry as stored. The secret never comes back: only `apiKeyPreview`.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -22,7 +165,7 @@ pub struct ApiKeyDto {
     pub api_key_preview: String,
     pub is_env_ref: bool,
     pub enabled: bool,
-    /// 1–100.
+    /// Within `LIMITS.weight`.
     pub weight: u32,
     pub sort_order: i64,
     /// Why the backend switched the key off, e.g. `HTTP 401`; null when the user did.
@@ -36,31 +179,36 @@ pub struct ApiKeyDto {
     pub max_concurrent: Option<u32>,
 }
 
-impl From<ApiKeyRow> for ApiKeyDto {
-    fn from(row: ApiKeyRow) -> Self {
+impl From<ApiKey> for ApiKeyDto {
+    fn from(key: ApiKey) -> Self {
         ApiKeyDto {
-            api_key_preview: row.api_key.preview(),
-            is_env_ref: row.api_key.env_var().is_some(),
-            id: row.id,
-            provider_id: row.provider_id,
-            label: row.label,
-            enabled: row.enabled,
-            weight: row.weight,
-            sort_order: row.sort_order,
-            disabled_reason: row.disabled_reason,
-            disabled_at: row.disabled_at,
-            created_at: row.created_at,
-            updated_at: row.updated_at,
-            rpm_limit: row.rpm_limit,
-            max_concurrent: row.max_concurrent,
+            id: key.id,
+            provider_id: key.provider_id,
+            label: key.label,
+            api_key_preview: key.preview,
+            is_env_ref: key.is_env_ref,
+            enabled: key.enabled,
+            weight: key.weight,
+            sort_order: key.sort_order,
+            disabled_reason: key.disabled_reason,
+            disabled_at: key.disabled_at,
+            created_at: key.created_at,
+            updated_at: key.updated_at,
+            rpm_limit: key.limits.rpm,
+            max_concurrent: key.limits.max_concurrent,
         }
     }
 }
 
-/// What a delete answers: the id that is gone.
+/// What deleting a key answers: the key that is gone.
 #[derive(Debug, Clone, Serialize, TS)]
-#[ts(rename = "Deleted")]
-pub struct DeletedDto {
+pub struct DeletedKey {
+    pub id: String,
+}
+
+/// What ending a key's cooldown answers: the key, selectable again (unless it is off).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct CooldownReset {
     pub id: String,
 }
 
@@ -234,87 +382,6 @@ impl From<keypool::KeyStatus> for KeyStatusDto {
     }
 }
 
-/// How a provider speaks: OpenAI's Chat Completions (and every compatible server), or
-/// Anthropic's Messages API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    Openai,
-    Anthropic,
-}
-
-impl ProviderKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Openai => "openai",
-            ProviderKind::Anthropic => "anthropic",
-        }
-    }
-
-    /// The kind a stored provider has (the store's CHECK admits only these two).
-    fn of_row(kind: &str) -> Self {
-        if kind == ProviderKind::Anthropic.as_str() {
-            ProviderKind::Anthropic
-        } else {
-            ProviderKind::Openai
-        }
-    }
-}
-
-/// A provider as the UI sees it; its own key only as a preview.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "Provider")]
-pub struct ProviderDto {
-    /// `openai`, `anthropic`, `local` for the built-in ones, a UUID for the others.
-    pub id: String,
-    pub name: String,
-    pub kind: ProviderKind,
-    pub base_url: String,
-    /// The provider-level key, masked; used while the pool is empty.
-    pub api_key_preview: Option<String>,
-    pub builtin: bool,
-    pub sort_order: i64,
-    /// The models offered when starting a chat with this provider.
-    pub models: Vec<String>,
-    pub default_model: Option<String>,
-    /// The system prompt new chats with this provider start with.
-    pub system_prompt: Option<String>,
-    /// How many keys the pool holds; while 0, the provider-level key is used.
-    pub key_count: u32,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
-
-impl From<ProviderRow> for ProviderDto {
-    fn from(row: ProviderRow) -> Self {
-        ProviderDto {
-            api_key_preview: row.api_key.as_ref().map(|k| k.preview()),
-            kind: ProviderKind::of_row(&row.kind),
-            id: row.id,
-            name: row.name,
-            base_url: row.base_url,
-            builtin: row.builtin,
-            sort_order: row.sort_order,
-            models: row.models,
-            default_model: row.default_model,
-            system_prompt: row.system_prompt,
-            key_count: row.key_count,
-            created_at: row.created_at,
-            updated_at: row.updated_at,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "DeletedProvider")]
-pub struct DeletedProviderDto {
-    pub id: String,
-    /// How many pool keys were deleted with the provider.
-    pub deleted_keys: u32,
-}
-
 /// What testing one key against its provider found (the provider's model list, fetched with
 /// that key).
 #[derive(Debug, Clone, Serialize, TS)]
@@ -342,60 +409,46 @@ impl From<ProbeResult> for KeyTestResult {
     }
 }
 
-/// Why asking a provider (a key test, a model list) failed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
-#[ts(rename = "ProbeProblem")]
-pub enum ProbeProblemDto {
-    /// The key is `$var`, which has no usable value.
-    EnvUnset { var: String },
-    /// The provider redirected to another host; no key was sent there.
-    Redirected,
-    /// The provider refused (see `status` and its words in `message`).
-    Refused,
-    /// No answer came.
-    Unreachable { breakage: BreakageKind },
-    /// An answer came, but not a list of models.
-    Unreadable,
-    /// The key is accepted but still out of credit.
-    OutOfCredit,
+pub(super) fn list(ctx: &AppContext, args: ProviderArgs) -> Result<Vec<ApiKeyDto>> {
+    Ok(ctx.keys()?.list(&args.provider_id)?.into_iter().map(ApiKeyDto::from).collect())
 }
 
-impl From<ProbeProblem> for ProbeProblemDto {
-    fn from(problem: ProbeProblem) -> Self {
-        match problem {
-            ProbeProblem::EnvUnset { var } => ProbeProblemDto::EnvUnset { var },
-            ProbeProblem::Redirected => ProbeProblemDto::Redirected,
-            ProbeProblem::Refused => ProbeProblemDto::Refused,
-            ProbeProblem::Unreachable(breakage) => ProbeProblemDto::Unreachable { breakage: breakage.into() },
-            ProbeProblem::Unreadable => ProbeProblemDto::Unreadable,
-            ProbeProblem::OutOfCredit => ProbeProblemDto::OutOfCredit,
-        }
-    }
+pub(super) fn add(ctx: &AppContext, args: AddApiKeyArgs) -> Result<ApiKeyDto> {
+    Ok(ctx.keys()?.add(args.into())?.into())
 }
 
-/// The models a provider's models endpoint lists.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "ModelList")]
-pub struct ModelListDto {
-    pub models: Vec<String>,
-    /// When they were fetched (milliseconds since the epoch).
-    pub fetched_at: i64,
-    /// Answered from the list fetched before (pass `refresh: true` to ask again).
-    pub cached: bool,
+pub(super) fn update(ctx: &AppContext, args: UpdateApiKeyArgs) -> Result<ApiKeyDto> {
+    let id = args.id.clone();
+    Ok(ctx.keys()?.update(&id, args.into())?.into())
 }
 
-impl From<ModelList> for ModelListDto {
-    fn from(list: ModelList) -> Self {
-        ModelListDto { models: list.models, fetched_at: list.fetched_at, cached: list.cached }
-    }
+pub(super) fn set_limits(ctx: &AppContext, args: SetKeyLimitsArgs) -> Result<ApiKeyDto> {
+    Ok(ctx.keys()?.set_limits(&args.id, (&args).into())?.into())
 }
 
-/// The payload of `llmConfig:changed`, emitted after every write to a provider's keys (by a
-/// command, or by the pool disabling a key the provider rejected).
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ProviderChanged {
-    pub provider_id: String,
+pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedKey> {
+    ctx.keys()?.delete(&id)?;
+    Ok(DeletedKey { id })
+}
+
+pub(super) fn toggle(ctx: &AppContext, args: ToggleApiKeyArgs) -> Result<ApiKeyDto> {
+    Ok(ctx.keys()?.set_enabled(&args.id, args.enabled)?.into())
+}
+
+pub(super) fn reorder(ctx: &AppContext, args: ReorderApiKeysArgs) -> Result<Vec<ApiKeyDto>> {
+    Ok(ctx.keys()?.reorder(&args.provider_id, &args.ids)?.into_iter().map(ApiKeyDto::from).collect())
+}
+
+pub(super) fn pool_status(ctx: &AppContext, ProviderArgs { provider_id }: ProviderArgs) -> Result<PoolStatusDto> {
+    let view = ctx.keys()?.pool_status(&provider_id)?;
+    Ok(PoolStatusDto::new(provider_id, view))
+}
+
+pub(super) fn reset_cooldown(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<CooldownReset> {
+    ctx.keys()?.reset_cooldown(&id)?;
+    Ok(CooldownReset { id })
+}
+
+pub(super) async fn test(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<KeyTestResult> {
+    Ok(ctx.keys()?.test(&id).await?.into())
 }

@@ -1,10 +1,29 @@
-//! What the `localApi:*` commands return.
+//! `localApi:*`: the local OpenAI- and Anthropic-compatible endpoint.
 
+use garde::Validate;
 use keypool_gateway::StartError;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::args::{CommandArgs, NoArgs};
+use super::error::IpcError;
+use super::limits::LIMITS;
 use crate::service::LocalApiStatus;
+use crate::AppContext;
+
+/// Turns the local API on or off; `port` (within `LIMITS.port`) changes where it listens.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct ConfigureLocalApiArgs {
+    #[garde(skip)]
+    pub enabled: bool,
+    #[serde(default)]
+    #[garde(inner(range(min = LIMITS.port.min, max = LIMITS.port.max)))]
+    pub port: Option<u16>,
+}
+
+impl CommandArgs for ConfigureLocalApiArgs {}
 
 /// The local API: whether it is on and up, where, and what it served since it started.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -71,4 +90,20 @@ pub struct LocalApiConfiguredDto {
 #[ts(rename = "LocalApiToken")]
 pub struct LocalApiTokenDto {
     pub token: String,
+}
+
+pub(super) fn status(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<LocalApiStatusDto, IpcError> {
+    Ok(ctx.local_api()?.status()?.into())
+}
+
+pub(super) async fn configure(
+    ctx: &AppContext,
+    args: ConfigureLocalApiArgs,
+) -> Result<LocalApiConfiguredDto, IpcError> {
+    let (status, token) = ctx.local_api()?.configure(args.enabled, args.port).await?;
+    Ok(LocalApiConfiguredDto { status: status.into(), token })
+}
+
+pub(super) fn regenerate_token(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<LocalApiTokenDto, IpcError> {
+    Ok(LocalApiTokenDto { token: ctx.local_api()?.regenerate_token()? })
 }

@@ -4,8 +4,8 @@ use keypool::Secret;
 use serde::{Deserialize, Deserializer};
 use ts_rs::TS;
 
-use crate::ipc::issues::{coded, coded_with};
-use crate::ipc::IssueCode;
+use super::issues::{coded, coded_with, IssueCode};
+use super::limits::LIMITS;
 
 fn broken(code: IssueCode) -> garde::Error {
     garde::Error::new(coded(code))
@@ -18,9 +18,6 @@ pub(crate) fn not_blank(value: &str, _: &()) -> garde::Result {
     Ok(())
 }
 
-/// The longest key we accept; real keys are far shorter, this only stops pasted garbage.
-pub(crate) const MAX_API_KEY_CHARS: usize = 4096;
-
 /// A key is one token (no spaces or line breaks inside), or `$NAME` naming an environment
 /// variable.
 pub(crate) fn api_key_rule(value: &str, _: &()) -> garde::Result {
@@ -28,8 +25,8 @@ pub(crate) fn api_key_rule(value: &str, _: &()) -> garde::Result {
     if key.is_empty() {
         return Err(broken(IssueCode::Blank));
     }
-    if key.chars().count() > MAX_API_KEY_CHARS {
-        return Err(garde::Error::new(coded_with(IssueCode::TooLong, &[("max", &MAX_API_KEY_CHARS)])));
+    if key.chars().count() > LIMITS.api_key.max_chars {
+        return Err(garde::Error::new(coded_with(IssueCode::TooLong, &[("max", &LIMITS.api_key.max_chars)])));
     }
     if key.chars().any(char::is_whitespace) {
         return Err(broken(IssueCode::KeyHasSpaces));
@@ -145,24 +142,53 @@ mod tests {
     fn plain_http_only_to_this_machine_or_a_private_network() {
         for local in [
             "http://127.0.0.1:11434/v1",
+            "http://127.8.9.10",
             "http://localhost:8080",
+            "http://LOCALHOST:8080",
+            "http://api.localhost/v1",
             "http://[::1]:4000",
             "http://10.1.2.3/v1",
+            "http://172.16.0.1",
             "http://172.20.0.5",
+            "http://172.31.255.255",
             "http://192.168.1.20:1234/v1",
             "http://169.254.1.1",
             "http://[fd00::1]/v1",
+            "http://[fc00::1]",
+            "http://[fe80::1]",
+            "http://[febf::1]",
+            "http://[::ffff:127.0.0.1]",
+            "http://[::ffff:192.168.0.7]:8000",
             "http://ollama:11434",
             "http://gpu-box.local/v1",
+            "http://gpu-box.local./v1",
+            "http://printer.lan",
+            "http://svc.internal:9000",
             "http://llm.home.arpa",
+            "  http://127.0.0.1:9/v1  ",
         ] {
             assert!(base_url_rule(local, &()).is_ok(), "{local} stays on this machine or the local network");
         }
-        for public in ["http://api.openai.com/v1", "http://8.8.8.8", "http://[2001:db8::1]", "http://172.32.0.1"] {
+        for public in [
+            "http://api.openai.com/v1",
+            "http://8.8.8.8",
+            "http://[2001:db8::1]",
+            "http://172.32.0.1",
+            "http://172.15.0.1",
+            "http://192.169.0.1",
+            "http://[fec0::1]",
+            "http://[::ffff:8.8.8.8]",
+            "http://[::2]",
+            "http://localhost.example.com",
+            "http://local.example",
+        ] {
             let error = base_url_rule(public, &()).expect_err(public).to_string();
             assert_eq!(error, "http_not_local", "{public}: says why");
         }
         assert!(base_url_rule("https://api.openai.com/v1", &()).is_ok(), "https goes anywhere");
+        assert!(base_url_rule("https://8.8.8.8/v1", &()).is_ok(), "https to an address too");
         assert!(base_url_rule("ftp://example.com", &()).is_err(), "other schemes are refused");
+        assert!(base_url_rule("not a url", &()).is_err(), "and what is not a URL");
+        assert!(base_url_rule("", &()).is_err(), "and nothing");
     }
 }

@@ -1,0 +1,588 @@
+//! `chat:*`: conversations and their messages, and `chat:send`, which streams a reply.
+
+use garde::Validate;
+use keypool::FailureKind;
+use keypool_llm::CompletionEvent;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::args::{CommandArgs, IdArgs, NoArgs};
+use super::error::{ErrorCode, IpcError};
+use super::issues::{IssueCode, IssueParams};
+use super::limits::LIMITS;
+use super::problems::BreakageKind;
+use super::rules::not_blank;
+use super::usage::ExportResult;
+use crate::service::{self, Chat, ChatPatch, ChatProgress, Message, NewChat, SearchResult, Turn};
+use crate::AppContext;
+
+type Result<T, E = IpcError> = std::result::Result<T, E>;
+
+/// The model defaults to the provider's default.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct CreateChatArgs {
+    #[garde(custom(not_blank))]
+    pub provider_id: String,
+    #[serde(default)]
+    #[garde(inner(length(chars, min = 1, max = LIMITS.model_name.max_chars), custom(not_blank)))]
+    pub model: Option<String>,
+    #[serde(default)]
+    #[garde(inner(length(chars, min = 1, max = LIMITS.chat_title.max_chars), custom(not_blank)))]
+    pub title: Option<String>,
+    /// Defaults to the provider's; `""`: none.
+    #[serde(default)]
+    #[garde(inner(length(chars, max = LIMITS.system_prompt.max_chars)))]
+    pub system_prompt: Option<String>,
+}
+
+impl CommandArgs for CreateChatArgs {}
+
+impl From<CreateChatArgs> for NewChat {
+    fn from(a: CreateChatArgs) -> Self {
+        NewChat { model: a.model.map(trimmed), title: a.title.map(trimmed), system_prompt: a.system_prompt }
+    }
+}
+
+/// At least one field to change.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct UpdateChatArgs {
+    #[garde(custom(not_blank))]
+    pub id: String,
+    #[serde(default)]
+    #[garde(inner(length(chars, min = 1, max = LIMITS.chat_title.max_chars), custom(not_blank)))]
+    pub title: Option<String>,
+    #[serde(default)]
+    #[garde(inner(custom(not_blank)))]
+    pub provider_id: Option<String>,
+    #[serde(default)]
+    #[garde(inner(length(chars, min = 1, max = LIMITS.model_name.max_chars), custom(not_blank)))]
+    pub model: Option<String>,
+    /// `""` removes the system prompt.
+    #[serde(default)]
+    #[garde(inner(length(chars, max = LIMITS.system_prompt.max_chars)))]
+    pub system_prompt: Option<String>,
+}
+
+impl CommandArgs for UpdateChatArgs {
+    fn check_whole(&self) -> Result<(), IpcError> {
+        if self.title.is_none() && self.provider_id.is_none() && self.model.is_none() && self.system_prompt.is_none() {
+            return Err(IpcError::nothing_to_change(&["title", "providerId", "model", "systemPrompt"]));
+        }
+        Ok(())
+    }
+}
+
+impl From<UpdateChatArgs> for ChatPatch {
+    fn from(a: UpdateChatArgs) -> Self {
+        ChatPatch {
+            title: a.title.map(trimmed),
+            provider_id: a.provider_id,
+            model: a.model.map(trimmed),
+            system_prompt: a.system_prompt.map(|p| Some(p).filter(|p| !p.trim().is_empty())),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ChatIdArgs {
+    #[garde(custom(not_blank))]
+    pub chat_id: String,
+}
+
+impl CommandArgs for ChatIdArgs {}
+
+/// `chat:send`'s arguments besides its channel (`onEvent`).
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SendArgs {
+    #[garde(dive)]
+    pub request: SendRequest,
+}
+
+impl CommandArgs for SendArgs {
+    fn check_whole(&self) -> Result<(), IpcError> {
+        if self.request.edit == Some(true) && self.request.content.is_none() {
+            return Err(IpcError::issue("request.content", IssueCode::Required, IssueParams::default()));
+        }
+        Ok(())
+    }
+}
+
+/// With `content`, a new user message; with `content` and `edit: true`, the last user message
+/// rewritten (everything after it is dropped); without `content`, the last user message answered
+/// again, replacing the replies after it (retry a failed reply, regenerate a good one).
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct SendRequest {
+    #[garde(custom(not_blank))]
+    pub chat_id: String,
+    #[serde(default)]
+    #[garde(inner(length(chars, max = LIMITS.message.max_chars), custom(not_blank)))]
+    pub content: Option<String>,
+    #[serde(default)]
+    #[garde(skip)]
+    pub edit: Option<bool>,
+}
+
+impl SendRequest {
+    pub(crate) fn turn(self) -> Turn {
+        match (self.content, self.edit.unwrap_or(false)) {
+            (Some(content), true) => Turn::Edit(content),
+            (Some(content), false) => Turn::Ask(content),
+            (None, _) => Turn::AnswerAgain,
+        }
+    }
+}
+
+/// `chat:search`.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SearchChatsArgs {
+    #[garde(length(chars, min = 1, max = LIMITS.search_query.max_chars), custom(not_blank))]
+    pub query: String,
+}
+
+impl CommandArgs for SearchChatsArgs {}
+
+pub(crate) fn trimmed(s: String) -> String {
+    s.trim().to_owned()
+}
+
+/// A conversation with one provider and model.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Chat")]
+pub struct ChatDto {
+    pub id: String,
+    pub title: String,
+    /// `null` when the chat's provider was deleted: pick another before sending.
+    pub provider_id: Option<String>,
+    pub model: String,
+    /// Sent first, as the system message; null: none.
+    pub system_prompt: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl From<Chat> for ChatDto {
+    fn from(chat: Chat) -> Self {
+        let Chat { id, title, provider_id, model, system_prompt, created_at, updated_at } = chat;
+        ChatDto { id, title, provider_id, model, system_prompt, created_at, updated_at }
+    }
+}
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// How a message ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageStatus {
+    Complete,
+    /// Stopped by the user; the text so far stands.
+    Stopped,
+    /// Failed; `error` and `errorCode` say why.
+    Error,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Message")]
+pub struct MessageDto {
+    pub id: String,
+    pub chat_id: String,
+    pub role: Role,
+    pub content: String,
+    pub status: MessageStatus,
+    /// Why the reply failed, in English (the fallback); set when `status` is `error`.
+    pub error: Option<String>,
+    /// The error's code (`no_available_key`, `provider`, …) when `status` is `error`.
+    pub error_code: Option<ErrorCode>,
+    /// Why the reply failed, with what the UI needs to word it; set when `status` is `error`.
+    pub error_details: Option<ReplyError>,
+    /// Which key answered: its label or its masked preview; `null` when none could.
+    pub key_label: Option<String>,
+    /// Answered with the provider-level key (the pool was empty).
+    pub provider_key: bool,
+    pub created_at: i64,
+    /// What the reply used, as the provider reported it; null when it reported nothing.
+    pub usage: Option<MessageUsageDto>,
+}
+
+/// The tokens of one reply: `inputTokens` counts every prompt token, `cachedTokens` those read
+/// from the provider's prompt cache ("cached 5 of 11 input tokens").
+#[derive(Debug, Clone, Copy, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "MessageUsage")]
+pub struct MessageUsageDto {
+    pub input_tokens: u64,
+    pub cached_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl From<Message> for MessageDto {
+    fn from(message: Message) -> Self {
+        MessageDto {
+            id: message.id,
+            chat_id: message.chat_id,
+            role: match message.role {
+                service::Role::User => Role::User,
+                service::Role::Assistant => Role::Assistant,
+            },
+            content: message.content,
+            status: match message.status {
+                service::MessageStatus::Complete => MessageStatus::Complete,
+                service::MessageStatus::Stopped => MessageStatus::Stopped,
+                service::MessageStatus::Error => MessageStatus::Error,
+            },
+            error: message.error,
+            error_code: message.error_code.as_deref().map(ErrorCode::parse),
+            error_details: message.error_details.map(ReplyError::from),
+            key_label: message.key_label,
+            provider_key: message.provider_key,
+            created_at: message.created_at,
+            usage: message.usage.map(|u| MessageUsageDto {
+                input_tokens: u.input,
+                cached_tokens: u.cached,
+                output_tokens: u.output,
+            }),
+        }
+    }
+}
+
+/// Why a reply failed, with what the UI needs to word it in the user's language, with local
+/// times and countdowns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum ReplyError {
+    /// The provider has no keys in its pool and no key of its own.
+    NoKeys { provider: String },
+    /// The pool is empty and the provider's own key is `$var`, which has no usable value.
+    ProviderKeyUnresolved { provider: String, var: String },
+    /// Every key is blocked: why, key by key. `firstFreeAt`: when one frees up by itself
+    /// (milliseconds since the epoch), if one will. `last`: the last refusal of this request.
+    AllBlocked { provider: String, keys: Vec<BlockedKey>, first_free_at: Option<i64>, last: Option<LastAnswer> },
+    /// A key is `$var`, which has no usable value (`key`: its name as written).
+    KeyUnresolved { key: String, var: String },
+    /// The provider refused the request for a reason another key cannot fix (`message`: its
+    /// own words, keys masked).
+    Refused { status: u16, message: String },
+    /// The provider redirected to another host; Keypool sent no key there.
+    Redirected { status: u16 },
+    /// No answer came.
+    Unreachable { breakage: BreakageKind },
+    /// The reply broke off after text was shown; the text so far stands. Either how the
+    /// connection broke, or the provider's refusal (`status`, `message`).
+    Interrupted {
+        #[ts(optional)]
+        #[serde(skip_serializing_if = "Option::is_none")]
+        breakage: Option<BreakageKind>,
+        #[ts(optional)]
+        #[serde(skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        #[ts(optional)]
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// The pool's keys could not be read from the database.
+    Storage,
+    /// Saved before errors were structured: the English as it was saved.
+    Other { message: String },
+}
+
+/// One key that could not serve the reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "BlockedKeyInfo")]
+pub struct BlockedKey {
+    /// Its label, or its masked preview (`$NAME` as written).
+    pub name: String,
+    pub state: BlockedState,
+    /// When a cooling or spent key frees up, when an exhausted one is checked again.
+    pub until: Option<i64>,
+    /// The HTTP status that disabled it, when that is why it is off.
+    pub status: Option<u16>,
+    /// This reply already tried it.
+    pub tried: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockedState {
+    /// This reply tried it and it failed.
+    Tried,
+    /// Resting after rate limits.
+    Cooling,
+    /// Its budget for the model is used up until the window refills.
+    Spent,
+    /// As many of its requests are in flight as it may have at once.
+    Busy,
+    /// Switched off by hand, or by the provider's refusal (`status`).
+    Disabled,
+    /// Out of credit; checked again in the background.
+    Exhausted,
+    /// Kept in the keychain, which is not reachable now.
+    Unavailable,
+}
+
+/// The last refusal of a request: status and the provider's words (keys masked).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct LastAnswer {
+    pub status: u16,
+    pub message: String,
+}
+
+impl From<service::ReplyError> for ReplyError {
+    fn from(error: service::ReplyError) -> Self {
+        use service::ReplyError as Failed;
+        match error {
+            Failed::NoKeys { provider } => ReplyError::NoKeys { provider },
+            Failed::ProviderKeyUnresolved { provider, var } => ReplyError::ProviderKeyUnresolved { provider, var },
+            Failed::AllBlocked { provider, keys, first_free_at, last } => ReplyError::AllBlocked {
+                provider,
+                keys: keys.into_iter().map(BlockedKey::from).collect(),
+                first_free_at,
+                last: last.map(|service::LastAnswer { status, message }| LastAnswer { status, message }),
+            },
+            Failed::KeyUnresolved { key, var } => ReplyError::KeyUnresolved { key, var },
+            Failed::Refused { status, message } => ReplyError::Refused { status, message },
+            Failed::Redirected { status } => ReplyError::Redirected { status },
+            Failed::Unreachable { breakage } => ReplyError::Unreachable { breakage: breakage.into() },
+            Failed::Interrupted { breakage, status, message } => {
+                ReplyError::Interrupted { breakage: breakage.map(Into::into), status, message }
+            }
+            Failed::Storage => ReplyError::Storage,
+            Failed::Other { message } => ReplyError::Other { message },
+        }
+    }
+}
+
+impl From<service::BlockedKeyInfo> for BlockedKey {
+    fn from(key: service::BlockedKeyInfo) -> Self {
+        use service::BlockedState as Blocked;
+        let state = match key.state {
+            Blocked::Tried => BlockedState::Tried,
+            Blocked::Cooling => BlockedState::Cooling,
+            Blocked::Spent => BlockedState::Spent,
+            Blocked::Busy => BlockedState::Busy,
+            Blocked::Disabled => BlockedState::Disabled,
+            Blocked::Exhausted => BlockedState::Exhausted,
+            Blocked::Unavailable => BlockedState::Unavailable,
+        };
+        BlockedKey { name: key.name, state, until: key.until, status: key.status, tried: key.tried }
+    }
+}
+
+/// Why a key was refused and the reply moved to the next one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum FailoverReason {
+    RateLimited,
+    AuthRejected,
+    /// Out of credit: the key leaves rotation until a background probe finds it usable.
+    QuotaExhausted,
+}
+
+/// The events of one `chat:send`, in order: `userMessage` (unless retrying), then per attempt
+/// `keySelected` and possibly `failover`, `delta`s, and always one `finished` last.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum ChatEvent {
+    UserMessage {
+        message: MessageDto,
+    },
+    /// `rebound`: the chat moved to another key than the one it had; the prompt cache starts cold.
+    KeySelected {
+        key_label: String,
+        provider_level: bool,
+        rebound: bool,
+        attempt: u32,
+    },
+    Failover {
+        key_label: String,
+        status: u16,
+        reason: FailoverReason,
+        message: String,
+    },
+    Delta {
+        text: String,
+    },
+    /// Every key is spent, cooling or busy: the reply waits for one to free up (it can be
+    /// stopped meanwhile). `until`: when a key frees up by itself; null when it waits for a
+    /// request in flight to end. Never past `deadline` (the pool's max wait). `now` is the
+    /// backend's clock, for the countdown; `seconds` the wait left, rounded up.
+    Waiting {
+        until: Option<i64>,
+        deadline: i64,
+        now: i64,
+        seconds: u32,
+    },
+    /// The assistant's message as saved: complete, stopped, or failed with its error.
+    Finished {
+        message: MessageDto,
+    },
+}
+
+impl From<ChatProgress> for ChatEvent {
+    fn from(progress: ChatProgress) -> Self {
+        match progress {
+            ChatProgress::UserMessage(row) => ChatEvent::UserMessage { message: row.into() },
+            ChatProgress::Completion(CompletionEvent::KeySelected {
+                key_label,
+                provider_level,
+                rebound,
+                attempt,
+                ..
+            }) => ChatEvent::KeySelected { key_label, provider_level, rebound, attempt },
+            ChatProgress::Completion(CompletionEvent::Failover { key_label, status, reason, message }) => {
+                let reason = match reason {
+                    FailureKind::AuthRejected => FailoverReason::AuthRejected,
+                    FailureKind::RateLimited { .. } => FailoverReason::RateLimited,
+                    FailureKind::QuotaExhausted => FailoverReason::QuotaExhausted,
+                };
+                ChatEvent::Failover { key_label, status, reason, message }
+            }
+            ChatProgress::Completion(CompletionEvent::Delta { text }) => ChatEvent::Delta { text },
+            ChatProgress::Completion(CompletionEvent::Waiting { until, deadline, now }) => {
+                let seconds = until.unwrap_or(deadline).saturating_duration_since(now).as_millis().div_ceil(1000);
+                ChatEvent::Waiting {
+                    until: until.map(|t| t.as_millis()),
+                    deadline: deadline.as_millis(),
+                    now: now.as_millis(),
+                    seconds: u32::try_from(seconds).unwrap_or(u32::MAX),
+                }
+            }
+        }
+    }
+}
+
+/// What deleting a chat answers: the chat that is gone, with its messages.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct DeletedChat {
+    pub id: String,
+}
+
+/// What closing a chat answers: the chat, which stays as it was.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ChatClosed {
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Stopped")]
+pub struct StoppedDto {
+    pub chat_id: String,
+    /// Whether a reply was being written (and is now stopped).
+    pub stopped: bool,
+}
+
+/// A chat that matches a search: where, and the first matching message cut around the match.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "ChatSearchResult")]
+pub struct SearchResultDto {
+    pub chat: ChatDto,
+    /// The query is in the title.
+    pub in_title: bool,
+    /// The first matching message; null when only the title matches.
+    pub snippet: Option<SnippetDto>,
+    /// How many of the chat's messages match.
+    pub message_count: u32,
+}
+
+/// `before` + `matched` + `after` is a piece of one message on one line; `matched` is the
+/// query as the message writes it (for highlighting).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "SearchSnippet")]
+pub struct SnippetDto {
+    pub message_id: String,
+    pub before: String,
+    pub matched: String,
+    pub after: String,
+}
+
+impl From<SearchResult> for SearchResultDto {
+    fn from(result: SearchResult) -> Self {
+        SearchResultDto {
+            chat: result.chat.into(),
+            in_title: result.in_title,
+            snippet: result.snippet.map(|s| SnippetDto {
+                message_id: s.message_id,
+                before: s.before,
+                matched: s.matched,
+                after: s.after,
+            }),
+            message_count: result.message_count,
+        }
+    }
+}
+
+pub(super) fn list(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<ChatDto>> {
+    Ok(ctx.chats()?.list()?.into_iter().map(ChatDto::from).collect())
+}
+
+pub(super) fn create(ctx: &AppContext, args: CreateChatArgs) -> Result<ChatDto> {
+    let provider_id = args.provider_id.clone();
+    Ok(ctx.chats()?.create(&provider_id, args.into())?.into())
+}
+
+pub(super) fn update(ctx: &AppContext, args: UpdateChatArgs) -> Result<ChatDto> {
+    let id = args.id.clone();
+    Ok(ctx.chats()?.update(&id, args.into())?.into())
+}
+
+/// Stops a running reply and releases the chat's key.
+pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedChat> {
+    ctx.chats()?.delete(&id)?;
+    Ok(DeletedChat { id })
+}
+
+/// Deletes nothing: the chat keeps its key (see `Chats::close`).
+pub(super) fn close(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<ChatClosed> {
+    ctx.chats()?.close(&id)?;
+    Ok(ChatClosed { id })
+}
+
+pub(super) fn messages(ctx: &AppContext, ChatIdArgs { chat_id }: ChatIdArgs) -> Result<Vec<MessageDto>> {
+    Ok(ctx.chats()?.messages(&chat_id)?.into_iter().map(MessageDto::from).collect())
+}
+
+pub(super) fn stop(ctx: &AppContext, ChatIdArgs { chat_id }: ChatIdArgs) -> Result<StoppedDto> {
+    let stopped = ctx.chats()?.stop(&chat_id)?;
+    Ok(StoppedDto { chat_id, stopped })
+}
+
+pub(super) fn search(ctx: &AppContext, SearchChatsArgs { query }: SearchChatsArgs) -> Result<Vec<SearchResultDto>> {
+    Ok(ctx.chats()?.search(&query)?.into_iter().map(SearchResultDto::from).collect())
+}
+
+pub(super) async fn export_markdown(ctx: &AppContext, ChatIdArgs { chat_id }: ChatIdArgs) -> Result<ExportResult> {
+    Ok(ctx.chats()?.export_markdown(&chat_id).await?.into())
+}
+
+/// Sends a message (or edits the last one, or answers it again) and streams the reply's events;
+/// `finished`, with the reply as saved, is always the last.
+pub(super) async fn send(
+    ctx: &AppContext,
+    args: SendArgs,
+    emit: &mut (dyn FnMut(ChatEvent) + Send),
+) -> Result<MessageDto> {
+    let chat_id = args.request.chat_id.clone();
+    let reply = ctx.chats()?.send(&chat_id, args.request.turn(), &mut |progress| emit(progress.into())).await?;
+    let message = MessageDto::from(reply);
+    emit(ChatEvent::Finished { message: message.clone() });
+    Ok(message)
+}

@@ -1,0 +1,130 @@
+//! The bounds of the commands' arguments, each named once. The arguments' garde rules read them
+//! here; the UI reads the same values as `LIMITS` in the generated bindings, so a form can say
+//! what is wrong before a round trip (the backend stays the authority).
+
+use serde::Serialize;
+
+use crate::service::{DEFAULT_PORT, MAX_WAIT_LIMIT_SECONDS};
+
+/// At most this many characters.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Text {
+    pub max_chars: usize,
+}
+
+/// At most this many items.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Items {
+    pub max_items: usize,
+}
+
+/// From `min` to `max`, both included.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Range<T> {
+    pub min: T,
+    pub max: T,
+}
+
+/// From `min` to `max`, both included, and `default` when none is given.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Defaulted<T> {
+    pub min: T,
+    pub max: T,
+    pub default: T,
+}
+
+/// Every bound, by what it bounds.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// An API key or a `$NAME` reference: real keys are far shorter, this only stops pasted
+    /// garbage.
+    pub api_key: Text,
+    /// A key's label.
+    pub key_label: Text,
+    /// A key's weight in the rotation.
+    pub weight: Defaulted<u32>,
+    /// The user's limit of a key's requests per minute, for providers that announce none.
+    pub rpm_limit: Range<u32>,
+    /// The user's limit of a key's requests at once.
+    pub max_concurrent: Range<u32>,
+    /// A provider's name.
+    pub provider_name: Text,
+    /// The models a provider lists.
+    pub models: Items,
+    /// A model's name: one of a provider's models, its default, a chat's, a priced one.
+    pub model_name: Text,
+    /// A chat's title.
+    pub chat_title: Text,
+    /// A system prompt: a provider's default, a chat's.
+    pub system_prompt: Text,
+    /// A message sent in a chat.
+    pub message: Text,
+    /// What a chat search looks for.
+    pub search_query: Text,
+    /// How long a reply may wait for a key to free up, in seconds.
+    pub max_wait_seconds: Range<u32>,
+    /// How long a chat keeps its key without a message, in minutes.
+    pub binding_idle_minutes: Range<u32>,
+    /// How long usage history is kept, in days.
+    pub usage_retention_days: Range<u32>,
+    /// A price, in US dollars per million tokens.
+    pub price: Range<f64>,
+    /// The buckets of one usage series.
+    pub series_buckets: Items,
+    /// The local API's port: no privileged ports.
+    pub port: Defaulted<u16>,
+}
+
+pub const LIMITS: Limits = Limits {
+    api_key: Text { max_chars: 4096 },
+    key_label: Text { max_chars: 100 },
+    weight: Defaulted { min: 1, max: 100, default: 1 },
+    rpm_limit: Range { min: 1, max: 100_000 },
+    max_concurrent: Range { min: 1, max: 1_000 },
+    provider_name: Text { max_chars: 60 },
+    models: Items { max_items: 100 },
+    model_name: Text { max_chars: 200 },
+    chat_title: Text { max_chars: 200 },
+    system_prompt: Text { max_chars: 50_000 },
+    message: Text { max_chars: 200_000 },
+    search_query: Text { max_chars: 200 },
+    max_wait_seconds: Range { min: 0, max: MAX_WAIT_LIMIT_SECONDS },
+    binding_idle_minutes: Range { min: 1, max: 1_440 },
+    usage_retention_days: Range { min: 1, max: 3_650 },
+    price: Range { min: 0.0, max: 100_000.0 },
+    series_buckets: Items { max_items: 10_000 },
+    port: Defaulted { min: 1024, max: 65535, default: DEFAULT_PORT },
+};
+
+/// `LIMITS` as the TypeScript bindings declare it: a constant object, one bound a line in the
+/// order declared here, its values literal types.
+pub(super) fn typescript() -> String {
+    // Compact JSON keeps the fields' order. Every value is a number, so the only strings are
+    // names, which TypeScript takes unquoted.
+    let json = serde_json::to_string(&LIMITS).expect("the limits serialize");
+    let mut object = String::new();
+    let mut depth = 0;
+    for c in json.chars() {
+        match c {
+            '{' => {
+                depth += 1;
+                object.push_str(if depth == 1 { "{\n  " } else { "{ " });
+            }
+            '}' => {
+                depth -= 1;
+                object.push_str(if depth == 0 { ",\n}" } else { " }" });
+            }
+            ',' => object.push_str(if depth == 1 { ",\n  " } else { ", " }),
+            ':' => object.push_str(": "),
+            '"' => {}
+            c => object.push(c),
+        }
+    }
+    format!(
+        "/**\n * The bounds of the commands' arguments (src-tauri/crates/api/src/ipc/limits.rs).\n */\n\
+         export const LIMITS = {object} as const;\n"
+    )
+}

@@ -1,0 +1,271 @@
+//! `llmConfig:*` of providers: where a pool's keys are sent, and the models they offer.
+
+use garde::Validate;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::args::{CommandArgs, IdArgs, NoArgs};
+use super::error::IpcError;
+use super::limits::LIMITS;
+use super::rules::{base_url_rule, not_blank, optional_key_arg_rule, removable_key_arg_rule, KeyArg};
+use crate::service::{ModelList, NewProvider, Provider, ProviderPatch};
+use crate::AppContext;
+
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct AddProviderArgs {
+    #[garde(length(chars, min = 1, max = LIMITS.provider_name.max_chars), custom(not_blank))]
+    pub name: String,
+    #[garde(skip)]
+    pub kind: ProviderKind,
+    #[garde(custom(base_url_rule))]
+    pub base_url: String,
+    #[serde(default)]
+    #[garde(custom(optional_key_arg_rule))]
+    pub api_key: Option<KeyArg>,
+    #[serde(default)]
+    #[garde(
+        length(max = LIMITS.models.max_items),
+        inner(inner(length(chars, max = LIMITS.model_name.max_chars), custom(not_blank)))
+    )]
+    pub models: Option<Vec<String>>,
+    /// One of `models` (when it lists any).
+    #[serde(default)]
+    #[garde(inner(length(chars, max = LIMITS.model_name.max_chars), custom(not_blank)))]
+    pub default_model: Option<String>,
+    /// The system prompt new chats with this provider start with.
+    #[serde(default)]
+    #[garde(inner(length(chars, max = LIMITS.system_prompt.max_chars)))]
+    pub system_prompt: Option<String>,
+}
+
+impl CommandArgs for AddProviderArgs {}
+
+impl From<AddProviderArgs> for NewProvider {
+    fn from(a: AddProviderArgs) -> Self {
+        NewProvider {
+            name: a.name.trim().to_owned(),
+            kind: a.kind.into(),
+            base_url: a.base_url.trim().to_owned(),
+            api_key: a.api_key.map(|k| k.trimmed()),
+            models: a.models.unwrap_or_default().into_iter().map(|m| m.trim().to_owned()).collect(),
+            default_model: a.default_model.map(|m| m.trim().to_owned()),
+            system_prompt: a.system_prompt.filter(|p| !p.trim().is_empty()),
+        }
+    }
+}
+
+/// At least one field to change.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct UpdateProviderArgs {
+    #[garde(custom(not_blank))]
+    pub id: String,
+    #[serde(default)]
+    #[garde(inner(length(chars, min = 1, max = LIMITS.provider_name.max_chars), custom(not_blank)))]
+    pub name: Option<String>,
+    #[serde(default)]
+    #[garde(skip)]
+    pub kind: Option<ProviderKind>,
+    #[serde(default)]
+    #[garde(inner(custom(base_url_rule)))]
+    pub base_url: Option<String>,
+    /// `""` removes the provider-level key.
+    #[serde(default)]
+    #[garde(custom(removable_key_arg_rule))]
+    pub api_key: Option<KeyArg>,
+    #[serde(default)]
+    #[garde(
+        length(max = LIMITS.models.max_items),
+        inner(inner(length(chars, max = LIMITS.model_name.max_chars), custom(not_blank)))
+    )]
+    pub models: Option<Vec<String>>,
+    /// `""` clears the default model.
+    #[serde(default)]
+    #[garde(inner(length(chars, max = LIMITS.model_name.max_chars)))]
+    pub default_model: Option<String>,
+    /// `""` removes the default system prompt.
+    #[serde(default)]
+    #[garde(inner(length(chars, max = LIMITS.system_prompt.max_chars)))]
+    pub system_prompt: Option<String>,
+    /// Required (`true`) to move `baseUrl` to another scheme, host or port while the provider
+    /// holds keys: they would be sent to the new host. Without it that change is a `validation`
+    /// error whose `details` name the keys.
+    #[serde(default)]
+    #[garde(skip)]
+    pub confirm_host_change: Option<bool>,
+}
+
+impl CommandArgs for UpdateProviderArgs {
+    fn check_whole(&self) -> Result<(), IpcError> {
+        let nothing = self.name.is_none()
+            && self.kind.is_none()
+            && self.base_url.is_none()
+            && self.api_key.is_none()
+            && self.models.is_none()
+            && self.default_model.is_none()
+            && self.system_prompt.is_none();
+        if nothing {
+            let fields = ["name", "kind", "baseUrl", "apiKey", "models", "defaultModel", "systemPrompt"];
+            return Err(IpcError::nothing_to_change(&fields));
+        }
+        Ok(())
+    }
+}
+
+impl From<UpdateProviderArgs> for ProviderPatch {
+    fn from(a: UpdateProviderArgs) -> Self {
+        ProviderPatch {
+            name: a.name.map(|n| n.trim().to_owned()),
+            kind: a.kind.map(Into::into),
+            base_url: a.base_url.map(|u| u.trim().to_owned()),
+            api_key: a.api_key.map(|k| Some(k.trimmed()).filter(|k| !k.expose().is_empty())),
+            models: a.models.map(|m| m.into_iter().map(|m| m.trim().to_owned()).collect()),
+            default_model: a.default_model.map(|m| Some(m.trim().to_owned()).filter(|m| !m.is_empty())),
+            system_prompt: a.system_prompt.map(|p| Some(p).filter(|p| !p.trim().is_empty())),
+        }
+    }
+}
+
+/// `llmConfig:listModels`: the models the provider's models endpoint lists.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct ListModelsArgs {
+    #[garde(custom(not_blank))]
+    pub provider_id: String,
+    /// Ask the provider again rather than answer from what was fetched before.
+    #[serde(default)]
+    #[garde(skip)]
+    pub refresh: Option<bool>,
+}
+
+impl CommandArgs for ListModelsArgs {}
+
+/// How a provider speaks: OpenAI's Chat Completions (and every compatible server), or
+/// Anthropic's Messages API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    Openai,
+    Anthropic,
+    Gemini,
+}
+
+impl From<ProviderKind> for keypool_llm::ProviderKind {
+    fn from(kind: ProviderKind) -> Self {
+        match kind {
+            ProviderKind::Openai => keypool_llm::ProviderKind::Openai,
+            ProviderKind::Anthropic => keypool_llm::ProviderKind::Anthropic,
+            ProviderKind::Gemini => keypool_llm::ProviderKind::Gemini,
+        }
+    }
+}
+
+impl From<keypool_llm::ProviderKind> for ProviderKind {
+    fn from(kind: keypool_llm::ProviderKind) -> Self {
+        match kind {
+            keypool_llm::ProviderKind::Openai => ProviderKind::Openai,
+            keypool_llm::ProviderKind::Anthropic => ProviderKind::Anthropic,
+            keypool_llm::ProviderKind::Gemini => ProviderKind::Gemini,
+        }
+    }
+}
+
+/// A provider as the UI sees it; its own key only as a preview.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Provider")]
+pub struct ProviderDto {
+    /// `openai`, `anthropic`, `local` for the built-in ones, a UUID for the others.
+    pub id: String,
+    pub name: String,
+    pub kind: ProviderKind,
+    pub base_url: String,
+    /// The provider-level key, masked; used while the pool is empty.
+    pub api_key_preview: Option<String>,
+    pub builtin: bool,
+    pub sort_order: i64,
+    /// The models offered when starting a chat with this provider.
+    pub models: Vec<String>,
+    pub default_model: Option<String>,
+    /// The system prompt new chats with this provider start with.
+    pub system_prompt: Option<String>,
+    /// How many keys the pool holds; while 0, the provider-level key is used.
+    pub key_count: u32,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl From<Provider> for ProviderDto {
+    fn from(provider: Provider) -> Self {
+        ProviderDto {
+            id: provider.id,
+            name: provider.name,
+            kind: provider.kind.into(),
+            base_url: provider.base_url,
+            api_key_preview: provider.api_key_preview,
+            builtin: provider.builtin,
+            sort_order: provider.sort_order,
+            models: provider.models,
+            default_model: provider.default_model,
+            system_prompt: provider.system_prompt,
+            key_count: provider.key_count,
+            created_at: provider.created_at,
+            updated_at: provider.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "DeletedProvider")]
+pub struct DeletedProviderDto {
+    pub id: String,
+    /// How many pool keys were deleted with the provider.
+    pub deleted_keys: u32,
+}
+
+/// The models a provider's models endpoint lists.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "ModelList")]
+pub struct ModelListDto {
+    pub models: Vec<String>,
+    /// When they were fetched (milliseconds since the epoch).
+    pub fetched_at: i64,
+    /// Answered from the list fetched before (pass `refresh: true` to ask again).
+    pub cached: bool,
+}
+
+impl From<ModelList> for ModelListDto {
+    fn from(list: ModelList) -> Self {
+        ModelListDto { models: list.models, fetched_at: list.fetched_at, cached: list.cached }
+    }
+}
+
+type Result<T, E = IpcError> = std::result::Result<T, E>;
+
+pub(super) fn list(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<ProviderDto>> {
+    Ok(ctx.providers()?.list()?.into_iter().map(ProviderDto::from).collect())
+}
+
+pub(super) fn add(ctx: &AppContext, args: AddProviderArgs) -> Result<ProviderDto> {
+    Ok(ctx.providers()?.add(args.into())?.into())
+}
+
+pub(super) fn update(ctx: &AppContext, args: UpdateProviderArgs) -> Result<ProviderDto> {
+    let (id, confirmed) = (args.id.clone(), args.confirm_host_change.unwrap_or(false));
+    Ok(ctx.providers()?.update(&id, args.into(), confirmed)?.into())
+}
+
+pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedProviderDto> {
+    let deleted_keys = ctx.providers()?.delete(&id)?;
+    Ok(DeletedProviderDto { id, deleted_keys })
+}
+
+pub(super) async fn models(ctx: &AppContext, args: ListModelsArgs) -> Result<ModelListDto> {
+    Ok(ctx.providers()?.models(&args.provider_id, args.refresh.unwrap_or(false)).await?.into())
+}
