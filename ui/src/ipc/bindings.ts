@@ -751,7 +751,7 @@ export type Commands = {
   "llmConfig:listModels": { kind: "async"; args: ListModelsArgs; result: ModelList };
   "localApi:getStatus": { kind: "sync"; args: NoArgs; result: LocalApiStatus };
   "localApi:configure": { kind: "async"; args: ConfigureLocalApiArgs; result: LocalApiConfigured };
-  "localApi:regenerateToken": { kind: "sync"; args: NoArgs; result: LocalApiToken };
+  "localApi:regenerateToken": { kind: "async"; args: NoArgs; result: LocalApiToken };
   "settings:get": { kind: "sync"; args: NoArgs; result: Settings };
   "settings:update": { kind: "sync"; args: UpdateSettingsArgs; result: Settings };
   "usage:getSummary": { kind: "sync"; args: UsageRangeArgs; result: UsageSummary };
