@@ -243,11 +243,12 @@ pub fn reorder_api_keys(conn: &Connection, provider_id: &str, ids: &[String], no
 /// The literal keys (not `$NAME` references) still stored in the database, every provider's:
 /// what moves to the keychain.
 pub fn literal_keys_in_database(conn: &Connection) -> rusqlite::Result<Vec<(String, Secret)>> {
-    let mut stmt = conn.prepare(
-        "SELECT id, api_key FROM llm_provider_api_keys WHERE storage = 'database' AND api_key NOT LIKE '$%' ORDER BY id",
-    )?;
+    let mut stmt =
+        conn.prepare("SELECT id, api_key FROM llm_provider_api_keys WHERE storage = 'database' ORDER BY id")?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, Secret::new(r.get::<_, String>(1)?))))?;
-    rows.collect()
+    let rows: Vec<(String, Secret)> = rows.collect::<rusqlite::Result<_>>()?;
+    // A literal key that starts with `$` is a literal key: only a well-formed `$NAME` is not.
+    Ok(rows.into_iter().filter(|(_, secret)| secret.env_var().is_none()).collect())
 }
 
 /// The keys a scrubbed backup marks as kept in the keychain ([`crate::KEYCHAIN_MARKER`]).
@@ -276,8 +277,8 @@ pub fn all_key_ids(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 }
 
 /// The keys whose value (or `$NAME`) the database itself holds.
-pub fn ids_stored_in_database(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT id FROM llm_provider_api_keys WHERE storage = 'database'")?;
-    let rows = stmt.query_map([], |r| r.get(0))?;
+pub fn stored_in_database(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare("SELECT id, api_key FROM llm_provider_api_keys WHERE storage = 'database'")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     rows.collect()
 }
