@@ -600,7 +600,7 @@ export const en = {
   'usagePage.deletePriceConfirm': 'Delete price',
   'usagePage.deletePriceFailed': 'Could not delete the price: {message}',
   'usagePage.modelRequired': 'Enter the model’s name.',
-  'usagePage.modelTooLong': 'At most {max} characters.',
+  'usagePage.modelTooLong': 'Too long: at most {max} bytes (as many ASCII characters, fewer in other scripts).',
   'usagePage.priceRequired': 'Enter a price (0 for free).',
   'usagePage.priceRange': 'A number from {min} to {max}, such as 2.50.',
 } as const;

@@ -587,7 +587,7 @@ export const ja: Dictionary = {
   'usagePage.deletePriceConfirm': '価格を削除',
   'usagePage.deletePriceFailed': '価格を削除できませんでした：{message}',
   'usagePage.modelRequired': 'モデル名を入力してください。',
-  'usagePage.modelTooLong': '{max} 文字以内で入力してください。',
+  'usagePage.modelTooLong': '長すぎます: 最大 {max} バイトです（日本語の文字はそれより少なく数えます）。',
   'usagePage.priceRequired': '価格を入力してください（無料なら 0）。',
   'usagePage.priceRange': '{min} から {max} までの数値（例：2.50）。',
 };

@@ -587,7 +587,7 @@ export const ru: Dictionary = {
   'usagePage.deletePriceConfirm': 'Удалить цену',
   'usagePage.deletePriceFailed': 'Не удалось удалить цену: {message}',
   'usagePage.modelRequired': 'Введите название модели.',
-  'usagePage.modelTooLong': 'Не больше {max} символов.',
+  'usagePage.modelTooLong': 'Слишком длинно: не больше {max} байт (столько латинских символов, кириллицы — меньше).',
   'usagePage.priceRequired': 'Введите цену (0, если бесплатно).',
   'usagePage.priceRange': 'Число от {min} до {max}, например 2,50.',
 };

@@ -584,7 +584,7 @@ export const zh: Dictionary = {
   'usagePage.deletePriceConfirm': '删除价格',
   'usagePage.deletePriceFailed': '无法删除价格：{message}',
   'usagePage.modelRequired': '请输入模型名称。',
-  'usagePage.modelTooLong': '最多 {max} 个字符。',
+  'usagePage.modelTooLong': '太长了：最多 {max} 字节（中文字符占得更多）。',
   'usagePage.priceRequired': '请输入价格（免费填 0）。',
   'usagePage.priceRange': '{min} 到 {max} 之间的数字，例如 2.50。',
 };

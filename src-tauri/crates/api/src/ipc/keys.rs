@@ -21,7 +21,7 @@ type Result<T, E = IpcError> = std::result::Result<T, E>;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct AddApiKeyArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub provider_id: String,
     #[serde(default)]
     #[garde(length(chars, max = LIMITS.key_label.max_chars))]
@@ -68,7 +68,7 @@ impl From<AddApiKeyArgs> for NewKey {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct SetKeyLimitsArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub id: String,
     /// Requests per minute (`LIMITS.rpmLimit`); absent: no limit.
     #[serde(default)]
@@ -93,7 +93,7 @@ impl From<&SetKeyLimitsArgs> for UserLimits {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct UpdateApiKeyArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub id: String,
     /// An empty label removes the label.
     #[serde(default)]
@@ -133,7 +133,7 @@ impl From<UpdateApiKeyArgs> for KeyPatch {
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ToggleApiKeyArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub id: String,
     #[garde(skip)]
     pub enabled: bool,
@@ -145,7 +145,7 @@ impl CommandArgs for ToggleApiKeyArgs {}
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ReorderApiKeysArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub provider_id: String,
     #[garde(inner(custom(not_blank)))]
     pub ids: Vec<String>,

@@ -13,6 +13,13 @@ pub struct Text {
     pub max_chars: usize,
 }
 
+/// At most this many bytes (UTF-8): for what the pool and the ledger keep as given.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bytes {
+    pub max_bytes: usize,
+}
+
 /// At most this many items.
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -54,8 +61,11 @@ pub struct Limits {
     pub provider_name: Text,
     /// The models a provider lists.
     pub models: Items,
-    /// A model's name: one of a provider's models, its default, a chat's, a priced one.
-    pub model_name: Text,
+    /// A model's name: one of a provider's models, its default, a chat's, a priced one. In
+    /// bytes, as the local API bounds it: the pool keeps a budget per model.
+    pub model_name: Bytes,
+    /// An id a command names (a key's, a provider's, a chat's: a session of the pool).
+    pub id: Bytes,
     /// A chat's title.
     pub chat_title: Text,
     /// A system prompt: a provider's default, a chat's.
@@ -86,7 +96,8 @@ pub const LIMITS: Limits = Limits {
     max_concurrent: Range { min: 1, max: 1_000 },
     provider_name: Text { max_chars: 60 },
     models: Items { max_items: 100 },
-    model_name: Text { max_chars: 200 },
+    model_name: Bytes { max_bytes: keypool_gateway::MAX_MODEL_BYTES },
+    id: Bytes { max_bytes: keypool_gateway::MAX_SESSION_BYTES },
     chat_title: Text { max_chars: 200 },
     system_prompt: Text { max_chars: 50_000 },
     message: Text { max_chars: 200_000 },

@@ -27,12 +27,12 @@ pub struct AddProviderArgs {
     #[serde(default)]
     #[garde(
         length(max = LIMITS.models.max_items),
-        inner(inner(length(chars, max = LIMITS.model_name.max_chars), custom(not_blank)))
+        inner(inner(length(bytes, max = LIMITS.model_name.max_bytes), custom(not_blank)))
     )]
     pub models: Option<Vec<String>>,
     /// One of `models` (when it lists any).
     #[serde(default)]
-    #[garde(inner(length(chars, max = LIMITS.model_name.max_chars), custom(not_blank)))]
+    #[garde(inner(length(bytes, max = LIMITS.model_name.max_bytes), custom(not_blank)))]
     pub default_model: Option<String>,
     /// The system prompt new chats with this provider start with.
     #[serde(default)]
@@ -61,7 +61,7 @@ impl From<AddProviderArgs> for NewProvider {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct UpdateProviderArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub id: String,
     #[serde(default)]
     #[garde(inner(length(chars, min = 1, max = LIMITS.provider_name.max_chars), custom(not_blank)))]
@@ -79,12 +79,12 @@ pub struct UpdateProviderArgs {
     #[serde(default)]
     #[garde(
         length(max = LIMITS.models.max_items),
-        inner(inner(length(chars, max = LIMITS.model_name.max_chars), custom(not_blank)))
+        inner(inner(length(bytes, max = LIMITS.model_name.max_bytes), custom(not_blank)))
     )]
     pub models: Option<Vec<String>>,
     /// `""` clears the default model.
     #[serde(default)]
-    #[garde(inner(length(chars, max = LIMITS.model_name.max_chars)))]
+    #[garde(inner(length(bytes, max = LIMITS.model_name.max_bytes)))]
     pub default_model: Option<String>,
     /// `""` removes the default system prompt.
     #[serde(default)]
@@ -134,7 +134,7 @@ impl From<UpdateProviderArgs> for ProviderPatch {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct ListModelsArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub provider_id: String,
     /// Ask the provider again rather than answer from what was fetched before.
     #[serde(default)]
