@@ -261,6 +261,8 @@ export const en = {
   'provider.name': 'Name',
   'provider.kind': 'Kind',
   'provider.baseUrlHint': 'OpenAI-compatible: the URL before /chat/completions, e.g. https://api.openai.com/v1. Anthropic: https://api.anthropic.com.',
+  'provider.onMyNetwork': 'This host is on my own network',
+  'provider.onMyNetworkWarning': 'Keypool will send your API keys to it unencrypted (plain http). Choose this only for a server at home or in your office, never for one on the internet.',
   'provider.apiKeyHint': 'Used only while the pool is empty. $NAME reads the environment variable NAME.',
   'provider.apiKeyKeep': 'Saved as {preview}. Leave empty to keep it; type a new key to replace it.',
   'provider.removeKey': 'Remove',
@@ -301,6 +303,7 @@ export const en = {
   'error.nameRequired': 'Enter a name.',
   'error.nameTooLong': 'A name is at most {max} characters.',
   'error.baseUrlPlainHttp': 'Plain http:// would send your API keys unencrypted over the internet. Use https://, or http:// only to this machine or a private network (e.g. http://127.0.0.1:11434/v1).',
+  'error.plainHttpNeedsConsent': 'This address is plain http:// to another machine: confirm below that it is on your own network, or use https://.',
   'error.defaultModelNotListed': 'The default model must be one of the models.',
   'error.systemPromptTooLong': 'A system prompt is at most {max} characters.',
 

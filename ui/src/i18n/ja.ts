@@ -249,6 +249,8 @@ export const ja: Dictionary = {
   'provider.name': '名前',
   'provider.kind': '種類',
   'provider.baseUrlHint': 'OpenAI 互換：/chat/completions の前までの URL（例：https://api.openai.com/v1）。Anthropic：https://api.anthropic.com。',
+  'provider.onMyNetwork': 'このホストは自分のネットワーク内にある',
+  'provider.onMyNetworkWarning': 'Keypool は API キーを暗号化せずに（平文の http で）このホストへ送ります。自宅やオフィスのサーバーにだけ選び、インターネット上のサーバーには選ばないでください。',
   'provider.apiKeyHint': 'プールが空のときだけ使われます。$NAME で環境変数 NAME を読み込みます。',
   'provider.apiKeyKeep': '{preview} として保存済み。空欄なら維持し、新しいキーを入力すると置き換えます。',
   'provider.removeKey': '削除',
@@ -287,6 +289,7 @@ export const ja: Dictionary = {
   'error.nameRequired': '名前を入力してください。',
   'error.nameTooLong': '名前は {max} 文字までです。',
   'error.baseUrlPlainHttp': '暗号化なしの http:// では、API キーが暗号化されないままインターネットを流れます。https:// を使ってください。http:// はこのコンピューターかプライベートネットワーク（例: http://127.0.0.1:11434/v1）だけに使えます。',
+  'error.plainHttpNeedsConsent': 'このアドレスは別のマシンへの平文の http:// です。自分のネットワーク内にあることを下で確認するか、https:// を使ってください。',
   'error.defaultModelNotListed': 'デフォルトのモデルは一覧のモデルのいずれかにしてください。',
 
   'common.cancel': 'キャンセル',

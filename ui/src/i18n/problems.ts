@@ -30,6 +30,7 @@ const ISSUE_KEYS: Record<IssueCode, MessageKey> = {
   bad_url: 'issue.badUrl',
   not_https: 'issue.notHttps',
   http_not_local: 'error.baseUrlPlainHttp',
+  plain_http_needs_consent: 'error.plainHttpNeedsConsent',
   no_host: 'issue.noHost',
   not_a_model: 'error.defaultModelNotListed',
   ids_mismatch: 'issue.idsMismatch',

@@ -249,6 +249,8 @@ export const ru: Dictionary = {
   'provider.name': 'Название',
   'provider.kind': 'Тип',
   'provider.baseUrlHint': 'OpenAI-совместимый: адрес до /chat/completions, например https://api.openai.com/v1. Anthropic: https://api.anthropic.com.',
+  'provider.onMyNetwork': 'Этот сервер в моей собственной сети',
+  'provider.onMyNetworkWarning': 'Keypool будет отправлять ему ваши API-ключи без шифрования (обычный http). Выбирайте это только для сервера дома или в офисе, никогда — для сервера в интернете.',
   'provider.apiKeyHint': 'Используется, только пока пул пуст. $NAME читает переменную окружения NAME.',
   'provider.apiKeyKeep': 'Сохранён как {preview}. Оставьте пустым, чтобы сохранить; введите новый ключ, чтобы заменить.',
   'provider.removeKey': 'Убрать',
@@ -287,6 +289,7 @@ export const ru: Dictionary = {
   'error.nameRequired': 'Введите название.',
   'error.nameTooLong': 'Название — не длиннее {max} символов.',
   'error.baseUrlPlainHttp': 'По http:// без шифрования ваши API-ключи пойдут через интернет открытым текстом. Используйте https://, а http:// — только для этого компьютера или частной сети (например, http://127.0.0.1:11434/v1).',
+  'error.plainHttpNeedsConsent': 'Это адрес http:// без шифрования на другой компьютер: подтвердите ниже, что он в вашей собственной сети, или используйте https://.',
   'error.defaultModelNotListed': 'Модель по умолчанию должна быть в списке моделей.',
 
   'common.cancel': 'Отмена',

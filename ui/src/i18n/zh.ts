@@ -246,6 +246,8 @@ export const zh: Dictionary = {
   'provider.name': '名称',
   'provider.kind': '类型',
   'provider.baseUrlHint': 'OpenAI 兼容：/chat/completions 之前的 URL，例如 https://api.openai.com/v1。Anthropic：https://api.anthropic.com。',
+  'provider.onMyNetwork': '该主机在我自己的网络中',
+  'provider.onMyNetworkWarning': 'Keypool 会以未加密的方式（明文 http）把你的 API 密钥发送给它。仅对家中或办公室的服务器选择此项，切勿用于互联网上的服务器。',
   'provider.apiKeyHint': '仅在 Key 池为空时使用。$NAME 表示读取环境变量 NAME。',
   'provider.apiKeyKeep': '已保存为 {preview}。留空则保留；输入新 Key 则替换。',
   'provider.removeKey': '移除',
@@ -284,6 +286,7 @@ export const zh: Dictionary = {
   'error.nameRequired': '请输入名称。',
   'error.nameTooLong': '名称最多 {max} 个字符。',
   'error.baseUrlPlainHttp': '明文 http:// 会让你的 API Key 未经加密地在互联网上传输。请使用 https://；http:// 仅可用于本机或私有网络（例如 http://127.0.0.1:11434/v1）。',
+  'error.plainHttpNeedsConsent': '此地址是通往另一台机器的明文 http://：请在下方确认它在你自己的网络中，或改用 https://。',
   'error.defaultModelNotListed': '默认模型必须是所列模型之一。',
 
   'common.cancel': '取消',

@@ -32,7 +32,13 @@ defaultModel?: string,
 /**
  * The system prompt new chats with this provider start with.
  */
-systemPrompt?: string, };
+systemPrompt?: string, 
+/**
+ * `true`: the base URL's host is on the user's own network. Required for plain `http` to
+ * any host but this machine (the keys travel unencrypted); without it, a `validation` error
+ * at `onMyNetwork` (`plain_http_needs_consent`).
+ */
+onMyNetwork?: boolean, };
 
 /**
  * A pool entry as stored. The secret never comes back: only `apiKeyPreview`.
@@ -241,7 +247,7 @@ export type Issue = { path: string, code: IssueCode, params?: IssueParams, messa
 /**
  * What is wrong with one argument.
  */
-export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "invalid";
+export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "invalid";
 
 /**
  * The numbers and words an issue's wording needs.
@@ -643,7 +649,11 @@ systemPrompt?: string,
  * holds keys: they would be sent to the new host. Without it that change is a `validation`
  * error whose `details` name the keys.
  */
-confirmHostChange?: boolean, };
+confirmHostChange?: boolean, 
+/**
+ * As in [`AddProviderArgs::on_my_network`], for a new `baseUrl`.
+ */
+onMyNetwork?: boolean, };
 
 /**
  * The preferences to change; at least one, each within its `LIMITS`.

@@ -93,13 +93,14 @@ function backendError(code: ErrorCode, message: string, issues?: Issue[], detail
  * no URL rule of its own. A URL it has no verdict for is accepted when it is `https` with a host
  * (https goes anywhere); any other is a mistake of the test, which must add it to the scenario.
  */
+const verdictKey = (baseUrl: string, onMyNetwork: unknown) => `${baseUrl.trim()}${onMyNetwork === true ? ' (on my network)' : ''}`;
 const URL_VERDICTS = new Map(
-  transcript('base-urls').steps.map((step) => [String(step.args.baseUrl), step.error ?? null] as const),
+  transcript('base-urls').steps.map((step) => [verdictKey(String(step.args.baseUrl), step.args.onMyNetwork), step.error ?? null] as const),
 );
 
-function checkBaseUrl(baseUrl: string | undefined) {
+function checkBaseUrl(baseUrl: string | undefined, onMyNetwork?: unknown) {
   if (baseUrl === undefined) return;
-  const verdict = URL_VERDICTS.get(baseUrl.trim());
+  const verdict = URL_VERDICTS.get(verdictKey(baseUrl, onMyNetwork));
   if (verdict) throw verdict;
   if (verdict === null) return;
   let url: URL | null = null;
@@ -327,9 +328,9 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
   }
 
   const handlers: Handlers = {
-    'llmConfig:addProvider': ({ apiKey, defaultModel, systemPrompt, name, baseUrl, models, ...fields }) => {
+    'llmConfig:addProvider': ({ apiKey, defaultModel, systemPrompt, name, baseUrl, models, onMyNetwork, ...fields }) => {
       checkLength('name', name.trim(), LIMITS.providerName.maxChars);
-      checkBaseUrl(baseUrl);
+      checkBaseUrl(baseUrl, onMyNetwork);
       const listed = (models ?? []).map((m) => m.trim());
       checkDefaultModel(defaultModel?.trim(), listed);
       const created = provider(`prov-${nextId++}`, name.trim(), {
@@ -348,11 +349,11 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       emit(created.id);
       return { ...created, keyCount: 0 };
     },
-    'llmConfig:updateProvider': ({ id, apiKey, defaultModel, systemPrompt, confirmHostChange, ...changes }) => {
+    'llmConfig:updateProvider': ({ id, apiKey, defaultModel, systemPrompt, confirmHostChange, onMyNetwork, ...changes }) => {
       checkSomething({ apiKey, defaultModel, systemPrompt, ...changes }, ['name', 'kind', 'baseUrl', 'apiKey', 'models', 'defaultModel', 'systemPrompt']);
       const found = providers.find((p) => p.id === id);
       if (!found) throw providerNotFound(id);
-      checkBaseUrl(changes.baseUrl);
+      checkBaseUrl(changes.baseUrl !== undefined && changes.baseUrl.trim() !== found.baseUrl ? changes.baseUrl : undefined, onMyNetwork);
       // Keys go to a new origin only when the update says the user agreed (the backend's rule).
       if (changes.baseUrl !== undefined && !sameOrigin(changes.baseUrl, found.baseUrl) && !confirmHostChange) {
         const providerKey = apiKey === undefined ? found.apiKeyPreview : apiKey === '' ? null : preview(apiKey.trim());

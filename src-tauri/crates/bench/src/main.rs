@@ -127,6 +127,7 @@ async fn main() {
                 models: vec![args.model.clone()],
                 default_model: Some(args.model.clone()),
                 system_prompt: None,
+                on_my_network: false,
             })
         })
         .expect("the provider is stored");

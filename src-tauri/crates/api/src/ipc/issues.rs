@@ -48,6 +48,9 @@ pub enum IssueCode {
     NotHttps,
     /// Plain http to a host that is not this machine or a private network.
     HttpNotLocal,
+    /// Plain http to a host on a local network, without `onMyNetwork: true`: the keys would
+    /// travel to it unencrypted, which the user must choose.
+    PlainHttpNeedsConsent,
     /// A URL without a host.
     NoHost,
     /// A default model that is not among the provider's models.
@@ -169,6 +172,7 @@ impl From<FieldError> for Issue {
         let none = IssueParams::default;
         let (code, params) = match error.rule {
             Rule::NotAModel => (IssueCode::NotAModel, none()),
+            Rule::PlainHttpNeedsConsent => (IssueCode::PlainHttpNeedsConsent, none()),
             Rule::UnknownKind(kind) => {
                 (IssueCode::Invalid, IssueParams { reason: Some(format!("unknown provider kind {kind}")), ..none() })
             }
@@ -301,6 +305,9 @@ fn english(code: IssueCode, p: &IssueParams) -> String {
                                     or http:// only to this machine or a private network (e.g. http://127.0.0.1:11434/v1)"
             .into(),
         IssueCode::NoHost => "must name a host, such as https://api.openai.com/v1".into(),
+        IssueCode::PlainHttpNeedsConsent => "plain http:// to another machine sends your API keys to it unencrypted: \
+                                             confirm that the host is on your own network (onMyNetwork: true), or use https://"
+            .into(),
         IssueCode::NotAModel => "must be one of the provider's models".into(),
         IssueCode::IdsMismatch => format!("must list each of the provider's {} keys exactly once", n(p.count)),
         IssueCode::NothingToChange => match &p.fields {

@@ -38,6 +38,12 @@ pub struct AddProviderArgs {
     #[serde(default)]
     #[garde(inner(length(chars, max = LIMITS.system_prompt.max_chars)))]
     pub system_prompt: Option<String>,
+    /// `true`: the base URL's host is on the user's own network. Required for plain `http` to
+    /// any host but this machine (the keys travel unencrypted); without it, a `validation` error
+    /// at `onMyNetwork` (`plain_http_needs_consent`).
+    #[serde(default)]
+    #[garde(skip)]
+    pub on_my_network: Option<bool>,
 }
 
 impl CommandArgs for AddProviderArgs {}
@@ -52,6 +58,7 @@ impl From<AddProviderArgs> for NewProvider {
             models: a.models.unwrap_or_default().into_iter().map(|m| m.trim().to_owned()).collect(),
             default_model: a.default_model.map(|m| m.trim().to_owned()),
             system_prompt: a.system_prompt.filter(|p| !p.trim().is_empty()),
+            on_my_network: a.on_my_network.unwrap_or(false),
         }
     }
 }
@@ -96,6 +103,10 @@ pub struct UpdateProviderArgs {
     #[serde(default)]
     #[garde(skip)]
     pub confirm_host_change: Option<bool>,
+    /// As in [`AddProviderArgs::on_my_network`], for a new `baseUrl`.
+    #[serde(default)]
+    #[garde(skip)]
+    pub on_my_network: Option<bool>,
 }
 
 impl CommandArgs for UpdateProviderArgs {
@@ -125,6 +136,7 @@ impl From<UpdateProviderArgs> for ProviderPatch {
             models: a.models.map(|m| m.into_iter().map(|m| m.trim().to_owned()).collect()),
             default_model: a.default_model.map(|m| Some(m.trim().to_owned()).filter(|m| !m.is_empty())),
             system_prompt: a.system_prompt.map(|p| Some(p).filter(|p| !p.trim().is_empty())),
+            on_my_network: a.on_my_network.unwrap_or(false),
         }
     }
 }

@@ -21,6 +21,9 @@ pub enum Rule {
     RangeOrder,
     /// A file the user chose could not be written (`reason`: the path and the system's words).
     CannotWrite { reason: String },
+    /// Plain `http` to a host beyond this machine, without the user saying it is on their own
+    /// network: the keys would travel unencrypted.
+    PlainHttpNeedsConsent,
 }
 
 /// One rule broken by one input field, named as the service's input names it (snake_case);

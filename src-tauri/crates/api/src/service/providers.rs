@@ -78,6 +78,9 @@ pub struct NewProvider {
     /// One of `models`, when it lists any.
     pub default_model: Option<String>,
     pub system_prompt: Option<String>,
+    /// The user said the base URL's host is on their own network: needed for plain `http` to
+    /// any host but this machine (see [`needs_network_consent`]).
+    pub on_my_network: bool,
 }
 
 /// What to change in a provider; `None` keeps a field, `Some(None)` removes an optional one.
@@ -90,6 +93,30 @@ pub struct ProviderPatch {
     pub models: Option<Vec<String>>,
     pub default_model: Option<Option<String>>,
     pub system_prompt: Option<Option<String>>,
+    /// As in [`NewProvider::on_my_network`], for a new base URL.
+    pub on_my_network: bool,
+}
+
+/// Whether keys sent to `base_url` travel unencrypted beyond this machine: plain `http` to a
+/// host other than loopback (a LAN server, `*.local`, a single-label name, a private address).
+/// The user must say the host is on their own network; the HTTP client then connects only to
+/// loopback and private addresses (see keypool-llm's `LocalOnly` resolver).
+pub fn needs_network_consent(base_url: &str) -> bool {
+    let Ok(url) = url::Url::parse(base_url.trim()) else { return false };
+    let loopback = match url.host() {
+        Some(url::Host::Domain(name)) => name.trim_end_matches('.').eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => true,
+    };
+    url.scheme() == "http" && !loopback
+}
+
+fn require_network_consent(base_url: &str, consent: bool) -> Result<()> {
+    if needs_network_consent(base_url) && !consent {
+        return Err(ServiceError::invalid("on_my_network", Rule::PlainHttpNeedsConsent));
+    }
+    Ok(())
 }
 
 /// The models a provider's endpoint lists.
@@ -179,6 +206,7 @@ impl Providers {
     pub fn add(&self, new: NewProvider) -> Result<Provider> {
         let now = self.clock.now().as_millis();
         check_default_model(new.default_model.as_deref(), &new.models)?;
+        require_network_consent(&new.base_url, new.on_my_network)?;
         let id = uuid::Uuid::new_v4().to_string();
         let account = provider_account(&id);
         let stored = providers::NewProvider {
@@ -205,6 +233,7 @@ impl Providers {
     /// provider holds keys needs `confirm_host_change`: the keys would be sent to the new host.
     pub fn update(&self, id: &str, patch: ProviderPatch, confirm_host_change: bool) -> Result<Provider> {
         let now = self.clock.now().as_millis();
+        let consent = patch.on_my_network;
         let mut patch = providers::ProviderPatch {
             name: patch.name,
             kind: patch.kind.map(|kind| kind.as_str().to_owned()),
@@ -218,6 +247,10 @@ impl Providers {
         let vault = &self.writes.vault;
         let row = self.writes.apply(|tx| {
             let current = providers::get_provider(tx, id)?.ok_or_else(|| provider_not_found(id))?;
+            // The address the user already confirmed needs no second word; a new one does.
+            if let Some(base_url) = patch.base_url.as_deref().filter(|url| url.trim() != current.base_url.trim()) {
+                require_network_consent(base_url, consent)?;
+            }
             if let Some(base_url) = patch.base_url.as_deref().filter(|url| !same_origin(url, &current.base_url)) {
                 let provider_key = patch.api_key.clone().unwrap_or(current.api_key.clone());
                 let mut keys: Vec<String> = api_keys::list_api_keys(tx, id)?

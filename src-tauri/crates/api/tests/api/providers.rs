@@ -83,8 +83,30 @@ fn plain_http_is_refused_unless_the_host_is_local() {
         assert_eq!(err.code, ErrorCode::Validation, "{base_url}: refused on update too");
     }
     assert_eq!(h.snapshot(), before, "nothing was written");
-    for base_url in ["http://127.0.0.1:11434/v1", "http://192.168.1.9:8000/v1", "http://ollama:11434/v1"] {
-        h.ok("llmConfig:addProvider", json!({ "name": "lan", "kind": "openai", "baseUrl": base_url }));
+    for base_url in ["http://127.0.0.1:11434/v1", "http://localhost:8080", "http://[::1]:4000"] {
+        h.ok("llmConfig:addProvider", json!({ "name": "here", "kind": "openai", "baseUrl": base_url }));
+    }
+    // Another machine on the network: the keys would travel to it unencrypted, so only with the
+    // user's word that the host is theirs.
+    for base_url in ["http://192.168.1.9:8000/v1", "http://ollama:11434/v1", "http://gpu-box.local/v1"] {
+        let before = h.snapshot();
+        let err = h.err("llmConfig:addProvider", json!({ "name": "lan", "kind": "openai", "baseUrl": base_url }));
+        let issues = err.issues.unwrap_or_default();
+        assert_eq!(issues[0].path, "onMyNetwork", "{base_url}: the question is asked: {issues:?}");
+        assert_eq!(h.snapshot(), before, "{base_url}: nothing written without the answer");
+        let lan = h.ok(
+            "llmConfig:addProvider",
+            json!({ "name": "lan", "kind": "openai", "baseUrl": base_url, "onMyNetwork": true }),
+        );
+        let id = lan["id"].as_str().unwrap();
+        h.ok("llmConfig:updateProvider", json!({ "id": id, "name": "renamed" }));
+        h.ok("llmConfig:updateProvider", json!({ "id": id, "baseUrl": base_url }));
+        let moved = h.err("llmConfig:updateProvider", json!({ "id": id, "baseUrl": "http://10.0.0.7/v1" }));
+        assert_eq!(
+            moved.issues.unwrap_or_default()[0].path,
+            "onMyNetwork",
+            "{base_url}: a new address is asked about again"
+        );
     }
 }
 

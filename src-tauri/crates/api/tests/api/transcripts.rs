@@ -307,7 +307,7 @@ fn providers() {
 fn base_urls() {
     let mut t = Transcript::new(
         "base-urls",
-        "the base URL rule: https anywhere, plain http only to this machine or a local network",
+        "the base URL rule: https anywhere, plain http to this machine, or to a local network the user says is theirs",
     );
     for url in [
         "https://proxy.example",
@@ -317,10 +317,16 @@ fn base_urls() {
         "http://api.example.com/v1",
         "http://8.8.8.8/v1",
         "http://192.168.1.9:8000/v1",
+        "http://gpu-box.local/v1",
         "http://127.0.0.1:11434/v1",
         "http://localhost:8080",
     ] {
         let args = json!({ "name": "URL", "kind": "openai", "baseUrl": url });
+        let _ = t.run("llmConfig:addProvider", args);
+    }
+    // Plain http to a host on the network needs the user's word that it is theirs.
+    for url in ["http://192.168.1.9:8000/v1", "http://gpu-box.local/v1"] {
+        let args = json!({ "name": "LAN", "kind": "openai", "baseUrl": url, "onMyNetwork": true });
         let _ = t.run("llmConfig:addProvider", args);
     }
     t.finish();

@@ -135,6 +135,7 @@ async fn start_keypool(args: &Args, dir: &std::path::Path) -> (AppContext, Strin
             models: vec![args.model.clone()],
             default_model: Some(args.model.clone()),
             system_prompt: None,
+            on_my_network: false,
         })
         .unwrap();
     for key in &args.keys {

@@ -1,4 +1,4 @@
-import { useRef, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Field } from '../../../components/Field';
 import { FormActions } from '../../../components/FormActions';
 import { useI18n } from '../../../i18n/I18nProvider';
@@ -34,12 +34,19 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
     name: useRef<HTMLInputElement>(null),
     kind: useRef<HTMLSelectElement>(null),
     baseUrl: useRef<HTMLInputElement>(null),
+    onMyNetwork: useRef<HTMLInputElement>(null),
     apiKey: useRef<HTMLInputElement>(null),
     models: useRef<HTMLTextAreaElement>(null),
     defaultModel: useRef<HTMLSelectElement>(null),
     systemPrompt: useRef<HTMLDivElement>(null),
   };
   const models = parseModels(form.models);
+  // Asked for by the backend once (plain http to another machine), then kept in view; focus
+  // goes to it once it is there.
+  const [askedNetwork, setAskedNetwork] = useState(false);
+  useEffect(() => {
+    if (askedNetwork) refs.onMyNetwork.current?.focus();
+  }, [askedNetwork, refs.onMyNetwork]);
 
   function update<K extends keyof ProviderForm>(field: K, value: ProviderForm[K]) {
     setForm((f) => ({ ...f, [field]: value }));
@@ -48,6 +55,7 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
 
   function show(placed: Partial<Record<FormField, string>>) {
     setErrors(placed);
+    if (placed.onMyNetwork) setAskedNetwork(true);
     const first = FORM_FIELDS.find((f) => placed[f]);
     const target = first ? refs[first].current : null;
     // The system prompt's ref is its wrapper: focus the text area inside.
@@ -141,6 +149,22 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
           />
         )}
       </Field>
+      {askedNetwork && (
+        <Field label={t('provider.onMyNetwork')} hint={t('provider.onMyNetworkWarning')} error={errors.onMyNetwork} testId="provider-onmynetwork">
+          {({ id, describedBy, invalid }) => (
+            <input
+              ref={refs.onMyNetwork}
+              id={id}
+              type="checkbox"
+              aria-invalid={invalid || undefined}
+              aria-describedby={describedBy}
+              checked={form.onMyNetwork}
+              onChange={(e) => update('onMyNetwork', e.target.checked)}
+              data-testid="provider-onmynetwork-input"
+            />
+          )}
+        </Field>
+      )}
       <Field
         label={
           <>
