@@ -63,6 +63,13 @@ export const en = {
   'general.usagePurgeFailed': 'Could not delete the usage history: {message}',
   'general.saving': 'Saving…',
   'general.saved': 'Saved.',
+  'general.proxy': 'Proxy',
+  'general.proxy.none': 'None: straight to the provider',
+  'general.proxy.system': 'The system’s (HTTPS_PROXY, ALL_PROXY)',
+  'general.proxy.url': 'This address',
+  'general.proxy.address': 'Proxy address',
+  'general.proxyHint': 'For provider requests over https. Never used for this machine, and never for plain http.',
+  'error.badProxy': 'Not a proxy address: give one such as http://proxy.example:3128.',
   'general.settingsLoading': 'Loading…',
   'general.settingsLoadFailed': 'Could not load the settings: {message}',
 

@@ -54,6 +54,13 @@ export const ja: Dictionary = {
   'general.usagePurgeFailed': '使用履歴を削除できませんでした：{message}',
   'general.saving': '保存中…',
   'general.saved': '保存しました。',
+  'general.proxy': 'プロキシ',
+  'general.proxy.none': '使わない: プロバイダーへ直接',
+  'general.proxy.system': 'システムの設定（HTTPS_PROXY、ALL_PROXY）',
+  'general.proxy.url': 'このアドレス',
+  'general.proxy.address': 'プロキシのアドレス',
+  'general.proxyHint': 'https でのプロバイダーへのリクエストに使います。このコンピューター宛てと平文の http には使いません。',
+  'error.badProxy': 'プロキシのアドレスではありません。http://proxy.example:3128 のように入力してください。',
   'general.settingsLoading': '読み込み中…',
   'general.settingsLoadFailed': '設定を読み込めませんでした：{message}',
 

@@ -31,6 +31,7 @@ const ISSUE_KEYS: Record<IssueCode, MessageKey> = {
   not_https: 'issue.notHttps',
   http_not_local: 'error.baseUrlPlainHttp',
   plain_http_needs_consent: 'error.plainHttpNeedsConsent',
+  bad_proxy: 'error.badProxy',
   no_host: 'issue.noHost',
   not_a_model: 'error.defaultModelNotListed',
   ids_mismatch: 'issue.idsMismatch',

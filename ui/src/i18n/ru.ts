@@ -54,6 +54,13 @@ export const ru: Dictionary = {
   'general.usagePurgeFailed': 'Не удалось удалить историю использования: {message}',
   'general.saving': 'Сохранение…',
   'general.saved': 'Сохранено.',
+  'general.proxy': 'Прокси',
+  'general.proxy.none': 'Нет: напрямую к провайдеру',
+  'general.proxy.system': 'Системный (HTTPS_PROXY, ALL_PROXY)',
+  'general.proxy.url': 'Этот адрес',
+  'general.proxy.address': 'Адрес прокси',
+  'general.proxyHint': 'Для запросов к провайдерам по https. Никогда — для этого компьютера и для обычного http.',
+  'error.badProxy': 'Это не адрес прокси: укажите, например, http://proxy.example:3128.',
   'general.settingsLoading': 'Загрузка…',
   'general.settingsLoadFailed': 'Не удалось загрузить настройки: {message}',
 

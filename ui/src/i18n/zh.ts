@@ -53,6 +53,13 @@ export const zh: Dictionary = {
   'general.usagePurgeFailed': '无法删除用量记录：{message}',
   'general.saving': '正在保存…',
   'general.saved': '已保存。',
+  'general.proxy': '代理',
+  'general.proxy.none': '不使用：直接连接提供商',
+  'general.proxy.system': '系统代理（HTTPS_PROXY、ALL_PROXY）',
+  'general.proxy.url': '此地址',
+  'general.proxy.address': '代理地址',
+  'general.proxyHint': '用于通过 https 发往提供商的请求。本机地址和明文 http 从不经过代理。',
+  'error.badProxy': '不是代理地址：请填写类似 http://proxy.example:3128 的地址。',
   'general.settingsLoading': '正在加载…',
   'general.settingsLoadFailed': '无法加载设置：{message}',
 

@@ -247,7 +247,7 @@ export type Issue = { path: string, code: IssueCode, params?: IssueParams, messa
 /**
  * What is wrong with one argument.
  */
-export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "invalid";
+export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "invalid";
 
 /**
  * The numbers and words an issue's wording needs.
@@ -517,6 +517,18 @@ export type ProviderChanged = { providerId: string, };
  */
 export type ProviderKind = "openai" | "anthropic" | "gemini";
 
+export type ProxyMode = "none" | "system" | "url";
+
+/**
+ * Which proxy provider requests over https go through (never for this machine): `none` (the
+ * default), `system` (its `HTTPS_PROXY`/`ALL_PROXY`), or `url` with the address in `url`.
+ */
+export type ProxySetting = { mode: ProxyMode, 
+/**
+ * The proxy's address, with `mode: "url"` (and only then).
+ */
+url?: string, };
+
 /**
  * Deletes the usage history before `before` (rounded down to the hour); all of it without.
  */
@@ -600,7 +612,11 @@ bindingIdleMinutes: number,
 /**
  * How long usage history is kept (days).
  */
-usageRetentionDays: number, };
+usageRetentionDays: number, 
+/**
+ * Which proxy provider requests go through.
+ */
+proxy: ProxySetting, };
 
 export type Stopped = { chatId: string, 
 /**
@@ -670,7 +686,11 @@ bindingIdleMinutes?: number,
 /**
  * How long usage history is kept, in days.
  */
-usageRetentionDays?: number, };
+usageRetentionDays?: number, 
+/**
+ * Which proxy provider requests go through.
+ */
+proxy?: ProxySetting, };
 
 /**
  * One bucket of one key's attempts; `at` is the bucket's start. `failovers`: attempts refused
@@ -740,6 +760,7 @@ export const LIMITS = {
   usageRetentionDays: { min: 1, max: 3650 },
   price: { min: 0.0, max: 100000.0 },
   seriesBuckets: { maxItems: 10000 },
+  proxyUrl: { maxChars: 2048 },
   port: { min: 1024, max: 65535, default: 4141 },
 } as const;
 

@@ -14,6 +14,7 @@ import type {
   LocalApiStatus,
   Message,
   Provider,
+  ProxySetting,
   Settings,
 } from '../ipc/bindings';
 import { LIMITS } from '../ipc/bindings';
@@ -112,6 +113,26 @@ function checkBaseUrl(baseUrl: string | undefined, onMyNetwork?: unknown) {
   }
 }
 
+/**
+ * The backend's verdicts on proxies, as it gave them (the `settings` transcript): an address it
+ * has no verdict for is accepted when it is http(s) with a host.
+ */
+const PROXY_VERDICTS = new Map(
+  transcript('settings')
+    .steps.filter((step) => step.args.proxy !== undefined)
+    .map((step) => [JSON.stringify(step.args.proxy), step.error ?? null] as const),
+);
+
+function checkProxy(proxy: ProxySetting | undefined) {
+  if (proxy === undefined) return;
+  const verdict = PROXY_VERDICTS.get(JSON.stringify(proxy));
+  if (verdict) throw verdict;
+  if (verdict === null || proxy.mode !== 'url') return;
+  if (!/^https?:\/\/[^/\s]+/.test(proxy.url ?? '')) {
+    throw new Error(`the fake backend has no verdict on the proxy ${JSON.stringify(proxy)}: add it to settings in src-tauri/crates/api/tests/api/transcripts.rs`);
+  }
+}
+
 /** A field of the arguments is text of at most `max` characters (the backend counts characters). */
 function checkLength(path: string, value: string | undefined, max: number) {
   if (value !== undefined && [...value].length > max) {
@@ -190,7 +211,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
   let exportAnswer: { path: string | null } | { error: IpcError } | null = null;
   /** URLs handed to the opener plugin (the system browser). */
   const opened: string[] = [];
-  let settings: Settings = { maxWaitSeconds: 20, bindingIdleMinutes: 60, usageRetentionDays: 180 };
+  let settings: Settings = { maxWaitSeconds: 20, bindingIdleMinutes: 60, usageRetentionDays: 180, proxy: { mode: 'none' } };
   /** The local API: its status, the ports other programs hold, and every token handed out. */
   let localApi: LocalApiStatus = { enabled: false, running: false, address: null, port: LIMITS.port.default, requests: 0, inFlight: 0, failed: 0, error: null };
   const busyPorts = new Set<number>();
@@ -545,7 +566,8 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     },
     'settings:get': () => settings,
     'settings:update': (changes) => {
-      if (Object.keys(changes).length === 0) throw backendError('validation', 'nothing to change', [{ path: '', code: 'nothing_to_change', params: { fields: ['maxWaitSeconds', 'bindingIdleMinutes', 'usageRetentionDays'] }, message: 'nothing to change' }]);
+      if (Object.keys(changes).length === 0) throw backendError('validation', 'nothing to change', [{ path: '', code: 'nothing_to_change', params: { fields: ['maxWaitSeconds', 'bindingIdleMinutes', 'usageRetentionDays', 'proxy'] }, message: 'nothing to change' }]);
+      checkProxy(changes.proxy);
       checkRange('maxWaitSeconds', changes.maxWaitSeconds, LIMITS.maxWaitSeconds);
       checkRange('bindingIdleMinutes', changes.bindingIdleMinutes, LIMITS.bindingIdleMinutes);
       checkRange('usageRetentionDays', changes.usageRetentionDays, LIMITS.usageRetentionDays);

@@ -221,7 +221,7 @@ impl Services {
         Services {
             keys: Keys::new(db.clone(), writes.clone(), clock.clone(), completions.clone()),
             providers: Providers::new(db.clone(), writes.clone(), clock.clone(), completions.clone()),
-            settings: Arc::new(Settings::open(db.clone(), pool, clock.clone())),
+            settings: Arc::new(Settings::open(db.clone(), pool, completions.clone(), clock.clone())),
             usage: Arc::new(Usage::new(db.clone(), ledger, clock.clone(), save_dialog.clone())),
             local_api: LocalApi::new(db.clone(), clock.clone(), completions.clone(), writes.clone(), vault.clone()),
             chats: Chats::new(db, completions.clone(), clock.clone(), save_dialog, vault.clone()),

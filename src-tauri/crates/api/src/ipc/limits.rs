@@ -84,6 +84,8 @@ pub struct Limits {
     pub price: Range<f64>,
     /// The buckets of one usage series.
     pub series_buckets: Items,
+    /// A proxy's address.
+    pub proxy_url: Text,
     /// The local API's port: no privileged ports.
     pub port: Defaulted<u16>,
 }
@@ -107,6 +109,7 @@ pub const LIMITS: Limits = Limits {
     usage_retention_days: Range { min: 1, max: 3_650 },
     price: Range { min: 0.0, max: 100_000.0 },
     series_buckets: Items { max_items: 10_000 },
+    proxy_url: Text { max_chars: 2048 },
     port: Defaulted { min: 1024, max: 65535, default: DEFAULT_PORT },
 };
 

@@ -363,6 +363,10 @@ fn settings() {
     t.err("settings:update", json!({ "maxWaitSeconds": LIMITS.max_wait_seconds.max + 1 }));
     t.err("settings:update", json!({ "bindingIdleMinutes": LIMITS.binding_idle_minutes.min - 1 }));
     t.err("settings:update", json!({ "usageRetentionDays": LIMITS.usage_retention_days.max + 1 }));
+    t.ok("settings:update", json!({ "proxy": { "mode": "url", "url": "http://proxy.example:3128" } }));
+    t.err("settings:update", json!({ "proxy": { "mode": "url", "url": "ftp://proxy.example" } }));
+    t.err("settings:update", json!({ "proxy": { "mode": "url" } }));
+    t.ok("settings:update", json!({ "proxy": { "mode": "system" } }));
     t.ok("settings:get", json!({}));
     t.finish();
 }
