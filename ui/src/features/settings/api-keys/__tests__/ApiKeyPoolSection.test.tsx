@@ -397,8 +397,8 @@ describe('API Key Pool section', () => {
     backend.add('openai', 'sk-fresh-0002', { label: 'fresh', sortOrder: 1 });
     const off = backend.add('openai', 'sk-off-0003', { label: 'off', sortOrder: 2, enabled: false });
     const window = { remaining: 4, limit: 5, resetAt: backendNow + 45_000 };
-    backend.setLive(busy.id, { budgets: [{ scope: 'gpt-4o-mini', requests: window, tokens: null, reservedRequests: 1 }], inFlight: 1 });
-    backend.setLive(off.id, { budgets: [{ scope: 'gpt-4o-mini', requests: window, tokens: null, reservedRequests: 0 }] });
+    backend.setLive(busy.id, { budgets: [{ scope: 'gpt-4o-mini', requests: window, tokens: null, reservedRequests: 1, coolingUntil: null, usedUpUntil: null }], inFlight: 1 });
+    backend.setLive(off.id, { budgets: [{ scope: 'gpt-4o-mini', requests: window, tokens: null, reservedRequests: 0, coolingUntil: null, usedUpUntil: null }] });
     renderSection();
     await screen.findByText('busy');
     expect(within(row('busy')).getByTestId('key-budget-line'), 'the request in flight is counted').toHaveTextContent('3/5 req · resets in 45 s');
