@@ -8,7 +8,7 @@ import { LimitFields } from './LimitFields';
 import { parseAddKeyForm, stepWeight, type AddKeyForm, type NewKey } from './schema';
 import { useFieldForm } from '../../../forms/useFieldForm';
 
-const FIELDS = ['apiKey', 'label', 'weight', 'rpmLimit', 'maxConcurrent'] as const;
+const FIELDS = ['apiKey', 'label', 'weight', 'quotaGroup', 'rpmLimit', 'maxConcurrent'] as const;
 
 interface Props {
   /** Resolves once the new key is in the list; rejects with the backend's error. */
@@ -17,7 +17,7 @@ interface Props {
   returnFocus?: () => HTMLElement | null | undefined;
 }
 
-const EMPTY: Required<AddKeyForm> = { apiKey: '', label: '', weight: '1', rpmLimit: '', maxConcurrent: '' };
+const EMPTY: Required<AddKeyForm> = { apiKey: '', label: '', weight: '1', quotaGroup: '', rpmLimit: '', maxConcurrent: '' };
 
 /**
  * The Add key form. The secret lives only in this dialog's state while it is typed, and is wiped
@@ -32,6 +32,7 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
     apiKey: keyInput,
     label: useRef<HTMLInputElement>(null),
     weight: useRef<HTMLInputElement>(null),
+    quotaGroup: useRef<HTMLInputElement>(null),
     rpmLimit: useRef<HTMLInputElement>(null),
     maxConcurrent: useRef<HTMLInputElement>(null),
   };
@@ -142,6 +143,32 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
             )}
           </Field>
         </div>
+        <Field
+          label={
+            <>
+              {t('add.quotaGroup')} <span className="field__optional">({t('add.optional')})</span>
+            </>
+          }
+          hint={t('add.quotaGroupHint')}
+          error={errors.quotaGroup}
+          testId="add-key-quota-group"
+        >
+          {({ id, describedBy, invalid }) => (
+            <input
+              ref={inputs.quotaGroup}
+              id={id}
+              className="input"
+              autoComplete="off"
+              spellCheck={false}
+              placeholder={t('add.quotaGroupPlaceholder')}
+              aria-invalid={invalid || undefined}
+              aria-describedby={describedBy}
+              value={form.quotaGroup}
+              onChange={(e) => update('quotaGroup', e.target.value)}
+              data-testid="add-key-quota-group-input"
+            />
+          )}
+        </Field>
         <fieldset className="fieldset" aria-describedby={limitsHintId} data-testid="add-key-limits">
           <legend className="fieldset__legend">
             {t('limits.legend')} <span className="field__optional">({t('add.optional')})</span>
