@@ -5,6 +5,7 @@ import { Field } from '../../../components/Field';
 import { Icon } from '../../../components/Icon';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { LimitFields } from './LimitFields';
+import { QuotaGroupField } from './QuotaGroupField';
 import { parseAddKeyForm, stepWeight, type AddKeyForm, type NewKey } from './schema';
 import { useFieldForm } from '../../../forms/useFieldForm';
 
@@ -143,32 +144,14 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
             )}
           </Field>
         </div>
-        <Field
-          label={
-            <>
-              {t('add.quotaGroup')} <span className="field__optional">({t('add.optional')})</span>
-            </>
-          }
+        <QuotaGroupField
+          value={form.quotaGroup}
+          onChange={(value) => update('quotaGroup', value)}
           hint={t('add.quotaGroupHint')}
           error={errors.quotaGroup}
+          inputRef={inputs.quotaGroup}
           testId="add-key-quota-group"
-        >
-          {({ id, describedBy, invalid }) => (
-            <input
-              ref={inputs.quotaGroup}
-              id={id}
-              className="input"
-              autoComplete="off"
-              spellCheck={false}
-              placeholder={t('add.quotaGroupPlaceholder')}
-              aria-invalid={invalid || undefined}
-              aria-describedby={describedBy}
-              value={form.quotaGroup}
-              onChange={(e) => update('quotaGroup', e.target.value)}
-              data-testid="add-key-quota-group-input"
-            />
-          )}
-        </Field>
+        />
         <fieldset className="fieldset" aria-describedby={limitsHintId} data-testid="add-key-limits">
           <legend className="fieldset__legend">
             {t('limits.legend')} <span className="field__optional">({t('add.optional')})</span>

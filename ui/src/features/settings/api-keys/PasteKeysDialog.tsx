@@ -4,6 +4,7 @@ import { FormActions } from '../../../components/FormActions';
 import { Field } from '../../../components/Field';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText as errorWords, fieldError } from '../../../i18n/problems';
+import { QuotaGroupField } from './QuotaGroupField';
 import { parsePastedKeys, parseQuotaGroup, parseWeight, stepWeight } from './schema';
 
 interface Props {
@@ -134,34 +135,16 @@ export function PasteKeysDialog({ onAdd, onClose, returnFocus }: Props) {
               />
             )}
           </Field>
-          <Field
-            label={
-              <>
-                {t('add.quotaGroup')} <span className="field__optional">({t('add.optional')})</span>
-              </>
-            }
+          <QuotaGroupField
+            value={quotaGroup}
+            onChange={(value) => {
+              setQuotaGroup(value);
+              setQuotaGroupError(undefined);
+            }}
             hint={t('bulk.quotaGroupHint')}
             error={quotaGroupError}
             testId="paste-keys-quota-group"
-          >
-            {({ id, describedBy, invalid }) => (
-              <input
-                id={id}
-                className="input"
-                autoComplete="off"
-                spellCheck={false}
-                placeholder={t('add.quotaGroupPlaceholder')}
-                aria-invalid={invalid || undefined}
-                aria-describedby={describedBy}
-                value={quotaGroup}
-                onChange={(e) => {
-                  setQuotaGroup(e.target.value);
-                  setQuotaGroupError(undefined);
-                }}
-                data-testid="paste-keys-quota-group-input"
-              />
-            )}
-          </Field>
+          />
           <p className="muted paste-count" aria-live="polite">
             {t('bulk.count', { count: lines.length })}
           </p>
