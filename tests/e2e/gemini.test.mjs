@@ -14,7 +14,6 @@ import { GoogleGenAI } from '@google/genai';
 import { By, freePort, launchApp, startFakeProvider } from './harness.mjs';
 import { assertAccessible, assistantMessages, click, fresh, gone, keyRow, selectByText, send, textOf, waitFor } from './steps.mjs';
 
-const WAIT = 15_000;
 const TIME_ZONE = 'Europe/Berlin';
 const MODEL = 'gemini-fake';
 const KEY_A = 'AIza-fake-GEMINI-AAAAAAAA-0001';
