@@ -22,7 +22,12 @@ rpmLimit?: number,
 /**
  * At most this many requests at once (`LIMITS.maxConcurrent`); absent: no limit.
  */
-maxConcurrent?: number, };
+maxConcurrent?: number, 
+/**
+ * The quota group the key shares its provider's limits with (e.g. its Google Cloud project),
+ * at most `LIMITS.quotaGroup`; absent or blank: a group of its own.
+ */
+quotaGroup?: string, };
 
 export type AddProviderArgs = { name: string, kind: ProviderKind, baseUrl: string, apiKey?: KeyArg, models?: Array<string>, 
 /**
@@ -63,7 +68,11 @@ rpmLimit: number | null,
 /**
  * The user's limit of requests at once; null: none.
  */
-maxConcurrent: number | null, };
+maxConcurrent: number | null, 
+/**
+ * The quota group it shares its provider's limits with; null: a group of its own.
+ */
+quotaGroup: string | null, };
 
 export type AppStatus = { version: string, dataDir: string, logDir: string, database: DatabaseStatus, 
 /**
@@ -80,7 +89,7 @@ export type BlockedKeyInfo = {
  */
 name: string, state: BlockedState, 
 /**
- * When a cooling or spent key frees up, when an exhausted one is checked again.
+ * When a cooling, spent or used-up key frees up, when an exhausted one is checked again.
  */
 until: number | null, 
 /**
@@ -92,12 +101,12 @@ status: number | null,
  */
 tried: boolean, };
 
-export type BlockedState = "tried" | "cooling" | "spent" | "busy" | "disabled" | "exhausted" | "unavailable";
+export type BlockedState = "tried" | "cooling" | "spent" | "used_up" | "busy" | "disabled" | "exhausted" | "unavailable";
 
 /**
  * How a connection or a reply broke.
  */
-export type BreakageKind = "connect" | "timeout" | "body" | "request" | "not_json" | "no_text" | "ended_early" | "stream" | "too_large";
+export type BreakageKind = "connect" | "timeout" | "body" | "request" | "not_json" | "no_text" | "ended_early" | "stream" | "too_large" | "prompt_blocked" | "reply_blocked";
 
 /**
  * The size of a series' buckets.
@@ -105,14 +114,24 @@ export type BreakageKind = "connect" | "timeout" | "body" | "request" | "not_jso
 export type BucketArg = "hour" | "day";
 
 /**
- * What a key has left for one model (or model class), as last announced: e.g. 3 of 5 requests
- * until `resetAt`. A window already reset, or never announced, is null.
+ * What a key (its quota group) has left for one model (or model class), as last announced:
+ * e.g. 3 of 5 requests until `resetAt`. A window already reset, or never announced, is null.
  */
 export type Budget = { scope: string, requests: Window | null, tokens: Window | null, 
 /**
  * Requests in flight counted against the windows.
  */
-reservedRequests: number, };
+reservedRequests: number, 
+/**
+ * The model rests after refusals of its per-minute quota, until then; the key's other
+ * models serve meanwhile.
+ */
+coolingUntil: number | null, 
+/**
+ * The model's quota for the day is used up, until then (when the provider's day ends,
+ * midnight in Los Angeles for Gemini); back by itself then.
+ */
+usedUpUntil: number | null, };
 
 /**
  * A conversation with one provider and model.
@@ -284,7 +303,16 @@ export type KeyState = "active" | "cooling" | "disabled" | "exhausted" | "unavai
 /**
  * A key's state and statistics (since the app started).
  */
-export type KeyStatus = { id: string, label: string | null, state: KeyState, coolingUntil: number | null, consecutiveErrors: number, lastError: LastError | null, lastUsedAt: number | null, requestCount: number, failureCount: number, 
+export type KeyStatus = { id: string, label: string | null, 
+/**
+ * The quota group it shares cooling, budgets and used-up days with; null: its own.
+ */
+quotaGroup: string | null, 
+/**
+ * Of the key as a whole (its group's rest after a rate limit that named no model); a
+ * model resting alone is in `budgets`.
+ */
+state: KeyState, coolingUntil: number | null, consecutiveErrors: number, lastError: LastError | null, lastUsedAt: number | null, requestCount: number, failureCount: number, 
 /**
  * What the provider last announced the key has left, per model (or model class).
  */
@@ -480,7 +508,7 @@ export type ProbeProblem = { "kind": "envUnset", var: string, } | { "kind": "red
  */
 export type Provider = { 
 /**
- * `openai`, `anthropic`, `local` for the built-in ones, a UUID for the others.
+ * `openai`, `anthropic`, `gemini`, `local` for the built-in ones, a UUID for the others.
  */
 id: string, name: string, kind: ProviderKind, baseUrl: string, 
 /**
@@ -512,8 +540,8 @@ export type ProviderArgs = { providerId: string, };
 export type ProviderChanged = { providerId: string, };
 
 /**
- * How a provider speaks: OpenAI's Chat Completions (and every compatible server), or
- * Anthropic's Messages API.
+ * How a provider speaks: OpenAI's Chat Completions (and every compatible server), Anthropic's
+ * Messages API, or Google Gemini's `generateContent` (base URL: the host root).
  */
 export type ProviderKind = "openai" | "anthropic" | "gemini";
 
@@ -633,7 +661,11 @@ export type UpdateApiKeyArgs = { id: string,
 /**
  * An empty label removes the label.
  */
-label?: string, apiKey?: KeyArg, enabled?: boolean, weight?: number, };
+label?: string, apiKey?: KeyArg, enabled?: boolean, weight?: number, 
+/**
+ * The key's quota group (`LIMITS.quotaGroup`); `""` puts it in a group of its own.
+ */
+quotaGroup?: string, };
 
 /**
  * At least one field to change.
@@ -744,6 +776,7 @@ export type Window = { remaining: number, limit: number | null, resetAt: number,
 export const LIMITS = {
   apiKey: { maxChars: 4096 },
   keyLabel: { maxChars: 100 },
+  quotaGroup: { maxChars: 64 },
   weight: { min: 1, max: 100, default: 1 },
   rpmLimit: { min: 1, max: 100000 },
   maxConcurrent: { min: 1, max: 1000 },

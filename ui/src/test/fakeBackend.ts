@@ -157,7 +157,7 @@ function checkDefaultModel(defaultModel: string | undefined, models: string[]) {
   }
 }
 
-/** A label as the backend keeps it: trimmed, none when empty. */
+/** A label (or a quota group) as the backend keeps it: trimmed, none when empty. */
 const labelOf = (label: string | undefined) => (label?.trim() ? label.trim() : null);
 
 /** The backend's range rule for an integer argument, with its issue at the field. */
@@ -265,6 +265,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       updatedAt: clock,
       rpmLimit: null,
       maxConcurrent: null,
+      quotaGroup: null,
       secret,
       ...extra,
     };
@@ -494,6 +495,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       keys: byProvider(providerId).map((k) => ({
         id: k.id,
         label: k.label,
+        quotaGroup: k.quotaGroup,
         state: k.enabled ? 'active' : 'disabled',
         coolingUntil: null,
         consecutiveErrors: 0,
@@ -508,7 +510,8 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
         ...live.get(k.id),
       })),
     }),
-    'llmConfig:addApiKey': ({ providerId, apiKey, label, weight, enabled, rpmLimit, maxConcurrent }) => {
+    'llmConfig:addApiKey': ({ providerId, apiKey, label, weight, enabled, rpmLimit, maxConcurrent, quotaGroup }) => {
+      checkLength('quotaGroup', quotaGroup, LIMITS.quotaGroup.maxChars);
       checkRange('weight', weight, LIMITS.weight);
       checkLimits({ rpmLimit, maxConcurrent });
       if (keys.some((k) => k.providerId === providerId && k.secret === apiKey.trim())) {
@@ -520,16 +523,19 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
         enabled: enabled ?? true,
         rpmLimit: rpmLimit ?? null,
         maxConcurrent: maxConcurrent ?? null,
+        quotaGroup: labelOf(quotaGroup),
       });
       emit(providerId);
       return key;
     },
-    'llmConfig:updateApiKey': ({ id, apiKey, label, ...changes }) => {
-      checkSomething({ apiKey, label, ...changes }, ['label', 'apiKey', 'enabled', 'weight']);
+    'llmConfig:updateApiKey': ({ id, apiKey, label, quotaGroup, ...changes }) => {
+      checkSomething({ apiKey, label, quotaGroup, ...changes }, ['label', 'apiKey', 'enabled', 'weight', 'quotaGroup']);
+      checkLength('quotaGroup', quotaGroup, LIMITS.quotaGroup.maxChars);
       checkRange('weight', changes.weight, LIMITS.weight);
       const key = find(id);
       Object.assign(key, changes, { updatedAt: clock });
       if (label !== undefined) key.label = labelOf(label);
+      if (quotaGroup !== undefined) key.quotaGroup = labelOf(quotaGroup);
       if (apiKey !== undefined) Object.assign(key, { secret: apiKey.trim(), apiKeyPreview: preview(apiKey.trim()), isEnvRef: apiKey.startsWith('$') });
       emit(key.providerId);
       return publicKey(key);

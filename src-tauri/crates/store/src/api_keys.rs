@@ -52,6 +52,8 @@ pub struct ApiKeyPatch {
     pub api_key: Option<StoredKey>,
     pub enabled: Option<bool>,
     pub weight: Option<u32>,
+    /// `Some(None)` puts the key in a group of its own; a group is trimmed, 1 to 64 characters.
+    pub quota_group: Option<Option<String>>,
 }
 
 const COLUMNS: &str = "id, provider_id, label, api_key, enabled, weight, sort_order, \
@@ -152,6 +154,7 @@ pub fn update_api_key(
            weight = COALESCE(?6, weight), \
            disabled_reason = CASE WHEN ?5 = 1 THEN NULL ELSE disabled_reason END, \
            disabled_at = CASE WHEN ?5 = 1 THEN NULL ELSE disabled_at END, \
+           quota_group = CASE WHEN ?11 THEN ?12 ELSE quota_group END, \
            updated_at = ?7 \
          WHERE id = ?1",
         params![
@@ -164,7 +167,9 @@ pub fn update_api_key(
             now,
             patch.api_key.is_some(),
             patch.api_key.as_ref().map(|k| k.columns().0),
-            text(patch.api_key.as_ref().and_then(|k| k.columns().2))
+            text(patch.api_key.as_ref().and_then(|k| k.columns().2)),
+            patch.quota_group.is_some(),
+            patch.quota_group.clone().flatten()
         ],
     )?;
     if changed == 0 {

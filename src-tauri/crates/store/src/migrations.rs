@@ -16,6 +16,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0008_keychain.sql"),
     include_str!("../migrations/0009_key_quota_group.sql"),
     include_str!("../migrations/0010_gemini_provider_kind.sql"),
+    include_str!("../migrations/0011_gemini_builtin_provider.sql"),
 ];
 
 /// The schema version this build writes and understands.
@@ -82,7 +83,11 @@ mod upgrade_tests {
             ["Text(\"language\")|Text(\"ja\")|Integer(5)"],
             "settings kept"
         );
-        assert_eq!(rows(&db, "SELECT id FROM providers ORDER BY sort_order").len(), 3, "built-ins are added");
+        assert_eq!(
+            rows(&db, "SELECT id FROM providers ORDER BY sort_order"),
+            ["Text(\"openai\")", "Text(\"anthropic\")", "Text(\"gemini\")", "Text(\"local\")"],
+            "the built-ins are added, Google Gemini after Anthropic"
+        );
         let copy = dir.path().join(format!("{DATABASE_FILE_NAME}.v1.bak"));
         assert!(copy.is_file(), "a pre-upgrade copy exists");
         #[cfg(unix)]
@@ -125,8 +130,8 @@ mod upgrade_tests {
         );
         assert_eq!(
             gw,
-            ["Text(\"Gateway\")|Text(\"https://gw/v1\")|Text(\"sk-provider\")|Integer(9)|Text(\"[]\")|Null"],
-            "a user's provider is kept, with no models yet"
+            ["Text(\"Gateway\")|Text(\"https://gw/v1\")|Text(\"sk-provider\")|Integer(10)|Text(\"[]\")|Null"],
+            "a user's provider is kept, with no models yet, one place down: Google Gemini came in after Anthropic"
         );
         assert!(dir.path().join(format!("{DATABASE_FILE_NAME}.v2.bak")).is_file(), "a pre-upgrade copy exists");
     }
@@ -166,7 +171,10 @@ mod upgrade_tests {
               VALUES ('k1', 'gw', 'sk-one', 10, 11, 'project-1'), ('k2', 'openai', 'sk-two', 12, 13, NULL);
             INSERT INTO chats (id, title, provider_id, model, created_at, updated_at) VALUES ('c1', 'hi', 'gw', 'm', 1, 1);";
         let dir = database_at(9, fill);
-        let providers = "SELECT * FROM providers ORDER BY id";
+        // Every column but the order, which the next migration moves (its own test checks it).
+        let providers = "SELECT id, name, kind, base_url, api_key, builtin, created_at, updated_at, models, \
+                         default_model, system_prompt, api_key_storage, api_key_preview \
+                         FROM providers WHERE id <> 'gemini' ORDER BY id";
         let keys = "SELECT * FROM llm_provider_api_keys ORDER BY id";
         let chats = "SELECT id, provider_id FROM chats ORDER BY id";
         let before = {
@@ -199,6 +207,67 @@ mod upgrade_tests {
             ["Text(\"k2\")"],
             "the keys still refer to the rebuilt table: deleting a provider deletes its keys"
         );
+    }
+
+    #[test]
+    fn upgrade_from_v10_adds_google_gemini_after_anthropic_and_keeps_everything_else() {
+        let fill = "
+            INSERT INTO providers (id, name, kind, base_url, api_key, builtin, sort_order, created_at, updated_at,
+                                   models, default_model, system_prompt, api_key_storage, api_key_preview)
+              VALUES ('gw', 'Gateway', 'openai', 'https://gw/v1', 'sk-provider', 0, 3, 1, 2, '[\"m\"]', 'm',
+                      'be brief', 'database', NULL),
+                     ('gw2', 'Second', 'anthropic', 'https://gw2', NULL, 0, 4, 3, 4, '[]', NULL, NULL,
+                      'database', NULL);
+            INSERT INTO llm_provider_api_keys (id, provider_id, api_key, created_at, updated_at, quota_group)
+              VALUES ('k1', 'gw', 'sk-one', 10, 11, 'project-1'), ('k2', 'local', 'sk-two', 12, 13, NULL);
+            INSERT INTO chats (id, title, provider_id, model, created_at, updated_at) VALUES ('c1', 'hi', 'gw', 'm', 1, 1);";
+        let dir = database_at(10, fill);
+        let columns = "id, name, kind, base_url, api_key, builtin, created_at, updated_at, models, default_model, \
+                       system_prompt, api_key_storage, api_key_preview";
+        let providers = format!("SELECT {columns} FROM providers WHERE id <> 'gemini' ORDER BY id");
+        let keys = "SELECT * FROM llm_provider_api_keys ORDER BY id";
+        let chats = "SELECT * FROM chats ORDER BY id";
+        let before = {
+            let conn = Connection::open(dir.path().join(DATABASE_FILE_NAME)).unwrap();
+            [rows_of(&conn, &providers), rows_of(&conn, keys), rows_of(&conn, chats)]
+        };
+        let db = Database::open(dir.path()).expect("a v10 database upgrades");
+        let after = [rows(&db, &providers), rows(&db, keys), rows(&db, chats)];
+        assert_eq!(after, before, "every provider, key and chat is kept as it was");
+        assert_eq!(
+            rows(&db, "SELECT id, sort_order FROM providers ORDER BY sort_order, id"),
+            [
+                "Text(\"openai\")|Integer(0)",
+                "Text(\"anthropic\")|Integer(1)",
+                "Text(\"gemini\")|Integer(2)",
+                "Text(\"local\")|Integer(3)",
+                "Text(\"gw\")|Integer(4)",
+                "Text(\"gw2\")|Integer(5)",
+            ],
+            "Google Gemini comes after Anthropic; the others keep their order among themselves"
+        );
+        assert_eq!(
+            rows(
+                &db,
+                "SELECT name, kind, base_url, builtin, api_key, default_model FROM providers WHERE id = 'gemini'"
+            ),
+            ["Text(\"Google Gemini\")|Text(\"gemini\")|Text(\"https://generativelanguage.googleapis.com\")|\
+              Integer(1)|Null|Text(\"gemini-2.5-flash\")"],
+            "the built-in provider, at the host root, with no key"
+        );
+        assert!(dir.path().join(format!("{DATABASE_FILE_NAME}.v10.bak")).is_file(), "a pre-upgrade copy exists");
+    }
+
+    #[test]
+    fn upgrade_from_v10_keeps_a_provider_that_holds_the_id_gemini_already() {
+        let fill = "
+            INSERT INTO providers (id, name, kind, base_url, builtin, sort_order, created_at, updated_at)
+              VALUES ('gemini', 'My proxy', 'gemini', 'https://proxy.example', 0, 7, 1, 2);";
+        let dir = database_at(10, fill);
+        let all = "SELECT * FROM providers ORDER BY id";
+        let before = rows_of(&Connection::open(dir.path().join(DATABASE_FILE_NAME)).unwrap(), all);
+        let db = Database::open(dir.path()).expect("a v10 database upgrades");
+        assert_eq!(rows(&db, all), before, "nothing is replaced or moved: the user's provider stays as it was");
     }
 
     #[test]

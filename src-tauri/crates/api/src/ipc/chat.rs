@@ -309,7 +309,7 @@ pub struct BlockedKey {
     /// Its label, or its masked preview (`$NAME` as written).
     pub name: String,
     pub state: BlockedState,
-    /// When a cooling or spent key frees up, when an exhausted one is checked again.
+    /// When a cooling, spent or used-up key frees up, when an exhausted one is checked again.
     pub until: Option<i64>,
     /// The HTTP status that disabled it, when that is why it is off.
     pub status: Option<u16>,
@@ -326,6 +326,9 @@ pub enum BlockedState {
     Cooling,
     /// Its budget for the model is used up until the window refills.
     Spent,
+    /// The model's quota for the day is used up, until `until` (when the provider's day ends,
+    /// midnight in Los Angeles for Gemini); back by itself then.
+    UsedUp,
     /// As many of its requests are in flight as it may have at once.
     Busy,
     /// Switched off by hand, or by the provider's refusal (`status`).
@@ -375,6 +378,7 @@ impl From<service::BlockedKeyInfo> for BlockedKey {
             Blocked::Tried => BlockedState::Tried,
             Blocked::Cooling => BlockedState::Cooling,
             Blocked::Spent => BlockedState::Spent,
+            Blocked::UsedUp => BlockedState::UsedUp,
             Blocked::Busy => BlockedState::Busy,
             Blocked::Disabled => BlockedState::Disabled,
             Blocked::Exhausted => BlockedState::Exhausted,

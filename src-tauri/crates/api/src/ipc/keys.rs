@@ -11,7 +11,7 @@ use super::args::{CommandArgs, IdArgs, ProviderArgs};
 use super::error::IpcError;
 use super::limits::LIMITS;
 use super::problems::ProbeProblemDto;
-use super::rules::{key_arg_rule, normalize_label, not_blank, optional_key_arg_rule, KeyArg};
+use super::rules::{key_arg_rule, not_blank, optional_key_arg_rule, trimmed_or_none, KeyArg};
 use crate::service::{ApiKey, KeyPatch, NewKey, PoolStatus as PoolView};
 use crate::AppContext;
 
@@ -46,6 +46,11 @@ pub struct AddApiKeyArgs {
     #[serde(default)]
     #[garde(range(min = LIMITS.max_concurrent.min, max = LIMITS.max_concurrent.max))]
     pub max_concurrent: Option<u32>,
+    /// The quota group the key shares its provider's limits with (e.g. its Google Cloud project),
+    /// at most `LIMITS.quotaGroup`; absent or blank: a group of its own.
+    #[serde(default)]
+    #[garde(length(chars, max = LIMITS.quota_group.max_chars))]
+    pub quota_group: Option<String>,
 }
 
 impl CommandArgs for AddApiKeyArgs {}
@@ -54,11 +59,12 @@ impl From<AddApiKeyArgs> for NewKey {
     fn from(a: AddApiKeyArgs) -> Self {
         NewKey {
             provider_id: a.provider_id,
-            label: normalize_label(a.label),
+            label: trimmed_or_none(a.label),
             api_key: a.api_key.trimmed(),
             enabled: a.enabled.unwrap_or(true),
             weight: a.weight.unwrap_or(LIMITS.weight.default),
             limits: UserLimits { rpm: a.rpm_limit, max_concurrent: a.max_concurrent },
+            quota_group: trimmed_or_none(a.quota_group),
         }
     }
 }
@@ -108,12 +114,21 @@ pub struct UpdateApiKeyArgs {
     #[serde(default)]
     #[garde(range(min = LIMITS.weight.min, max = LIMITS.weight.max))]
     pub weight: Option<u32>,
+    /// The key's quota group (`LIMITS.quotaGroup`); `""` puts it in a group of its own.
+    #[serde(default)]
+    #[garde(length(chars, max = LIMITS.quota_group.max_chars))]
+    pub quota_group: Option<String>,
 }
 
 impl CommandArgs for UpdateApiKeyArgs {
     fn check_whole(&self) -> Result<(), IpcError> {
-        if self.label.is_none() && self.api_key.is_none() && self.enabled.is_none() && self.weight.is_none() {
-            return Err(IpcError::nothing_to_change(&["label", "apiKey", "enabled", "weight"]));
+        let nothing = self.label.is_none()
+            && self.api_key.is_none()
+            && self.enabled.is_none()
+            && self.weight.is_none()
+            && self.quota_group.is_none();
+        if nothing {
+            return Err(IpcError::nothing_to_change(&["label", "apiKey", "enabled", "weight", "quotaGroup"]));
         }
         Ok(())
     }
@@ -122,10 +137,11 @@ impl CommandArgs for UpdateApiKeyArgs {
 impl From<UpdateApiKeyArgs> for KeyPatch {
     fn from(a: UpdateApiKeyArgs) -> Self {
         KeyPatch {
-            label: a.label.map(|l| normalize_label(Some(l))),
+            label: a.label.map(|l| trimmed_or_none(Some(l))),
             api_key: a.api_key.map(|k| k.trimmed()),
             enabled: a.enabled,
             weight: a.weight,
+            quota_group: a.quota_group.map(|g| trimmed_or_none(Some(g))),
         }
     }
 }
@@ -177,6 +193,8 @@ pub struct ApiKeyDto {
     pub rpm_limit: Option<u32>,
     /// The user's limit of requests at once; null: none.
     pub max_concurrent: Option<u32>,
+    /// The quota group it shares its provider's limits with; null: a group of its own.
+    pub quota_group: Option<String>,
 }
 
 impl From<ApiKey> for ApiKeyDto {
@@ -196,6 +214,7 @@ impl From<ApiKey> for ApiKeyDto {
             updated_at: key.updated_at,
             rpm_limit: key.limits.rpm,
             max_concurrent: key.limits.max_concurrent,
+            quota_group: key.quota_group,
         }
     }
 }
@@ -270,6 +289,10 @@ impl From<keypool::KeyState> for KeyState {
 pub struct KeyStatusDto {
     pub id: String,
     pub label: Option<String>,
+    /// The quota group it shares cooling, budgets and used-up days with; null: its own.
+    pub quota_group: Option<String>,
+    /// Of the key as a whole (its group's rest after a rate limit that named no model); a
+    /// model resting alone is in `budgets`.
     pub state: KeyState,
     pub cooling_until: Option<i64>,
     pub consecutive_errors: u32,
@@ -288,8 +311,8 @@ pub struct KeyStatusDto {
     pub unset_var: Option<String>,
 }
 
-/// What a key has left for one model (or model class), as last announced: e.g. 3 of 5 requests
-/// until `resetAt`. A window already reset, or never announced, is null.
+/// What a key (its quota group) has left for one model (or model class), as last announced:
+/// e.g. 3 of 5 requests until `resetAt`. A window already reset, or never announced, is null.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "Budget")]
@@ -299,6 +322,12 @@ pub struct BudgetDto {
     pub tokens: Option<WindowDto>,
     /// Requests in flight counted against the windows.
     pub reserved_requests: u32,
+    /// The model rests after refusals of its per-minute quota, until then; the key's other
+    /// models serve meanwhile.
+    pub cooling_until: Option<i64>,
+    /// The model's quota for the day is used up, until then (when the provider's day ends,
+    /// midnight in Los Angeles for Gemini); back by itself then.
+    pub used_up_until: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, TS)]
@@ -358,6 +387,7 @@ impl From<keypool::KeyStatus> for KeyStatusDto {
         KeyStatusDto {
             id: status.key_id.as_str().to_owned(),
             label: status.label,
+            quota_group: status.quota_group,
             state: status.state.into(),
             cooling_until: status.cooling_until.map(|t| t.as_millis()),
             consecutive_errors: status.consecutive_errors,
@@ -373,6 +403,8 @@ impl From<keypool::KeyStatus> for KeyStatusDto {
                     requests: b.requests.map(Into::into),
                     tokens: b.tokens.map(Into::into),
                     reserved_requests: b.reserved_requests,
+                    cooling_until: b.cooling_until.map(|t| t.as_millis()),
+                    used_up_until: b.used_up_until.map(|t| t.as_millis()),
                 })
                 .collect(),
             in_flight: status.in_flight,

@@ -51,6 +51,9 @@ pub struct Limits {
     pub api_key: Text,
     /// A key's label.
     pub key_label: Text,
+    /// A key's quota group (a Google Cloud project's id, an OpenAI organization's), as the
+    /// store keeps it.
+    pub quota_group: Text,
     /// A key's weight in the rotation.
     pub weight: Defaulted<u32>,
     /// The user's limit of a key's requests per minute, for providers that announce none.
@@ -93,6 +96,7 @@ pub struct Limits {
 pub const LIMITS: Limits = Limits {
     api_key: Text { max_chars: 4096 },
     key_label: Text { max_chars: 100 },
+    quota_group: Text { max_chars: 64 },
     weight: Defaulted { min: 1, max: 100, default: 1 },
     rpm_limit: Range { min: 1, max: 100_000 },
     max_concurrent: Range { min: 1, max: 1_000 },

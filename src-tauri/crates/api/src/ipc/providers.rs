@@ -156,8 +156,8 @@ pub struct ListModelsArgs {
 
 impl CommandArgs for ListModelsArgs {}
 
-/// How a provider speaks: OpenAI's Chat Completions (and every compatible server), or
-/// Anthropic's Messages API.
+/// How a provider speaks: OpenAI's Chat Completions (and every compatible server), Anthropic's
+/// Messages API, or Google Gemini's `generateContent` (base URL: the host root).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
@@ -191,7 +191,7 @@ impl From<keypool_llm::ProviderKind> for ProviderKind {
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "Provider")]
 pub struct ProviderDto {
-    /// `openai`, `anthropic`, `local` for the built-in ones, a UUID for the others.
+    /// `openai`, `anthropic`, `gemini`, `local` for the built-in ones, a UUID for the others.
     pub id: String,
     pub name: String,
     pub kind: ProviderKind,

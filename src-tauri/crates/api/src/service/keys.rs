@@ -25,6 +25,8 @@ pub struct NewKey {
     pub enabled: bool,
     pub weight: u32,
     pub limits: UserLimits,
+    /// Trimmed, not empty; `None`: a group of its own.
+    pub quota_group: Option<String>,
 }
 
 /// A pool key as the services show it: its value never, only a masked preview.
@@ -46,6 +48,8 @@ pub struct ApiKey {
     pub created_at: i64,
     pub updated_at: i64,
     pub limits: UserLimits,
+    /// The quota group it shares its provider's limits with; `None`: a group of its own.
+    pub quota_group: Option<String>,
 }
 
 impl From<ApiKeyRow> for ApiKey {
@@ -64,6 +68,7 @@ impl From<ApiKeyRow> for ApiKey {
             created_at: row.created_at,
             updated_at: row.updated_at,
             limits: UserLimits { rpm: row.rpm_limit, max_concurrent: row.max_concurrent },
+            quota_group: row.quota_group,
         }
     }
 }
@@ -77,6 +82,8 @@ pub struct KeyPatch {
     pub api_key: Option<Secret>,
     pub enabled: Option<bool>,
     pub weight: Option<u32>,
+    /// `Some(None)` puts the key in a group of its own.
+    pub quota_group: Option<Option<String>>,
 }
 
 /// The pool's view of a provider's keys, at the service clock's `now`.
@@ -176,7 +183,7 @@ impl Keys {
                 weight: new.weight,
                 rpm_limit: new.limits.rpm,
                 max_concurrent: new.limits.max_concurrent,
-                quota_group: None,
+                quota_group: new.quota_group,
             };
             let row = api_keys::insert_api_key(tx, &new_key, now)?;
             Ok(Changed { provider_id: new.provider_id, value: ApiKey::from(row) })
@@ -227,8 +234,13 @@ impl Keys {
         let row = self.writes.apply(|tx| {
             let current = require_key(tx, id)?;
             was_in_keychain = current.api_key.in_keychain();
-            let mut stored =
-                ApiKeyPatch { label: patch.label, api_key: None, enabled: patch.enabled, weight: patch.weight };
+            let mut stored = ApiKeyPatch {
+                label: patch.label,
+                api_key: None,
+                enabled: patch.enabled,
+                weight: patch.weight,
+                quota_group: patch.quota_group,
+            };
             if let Some(secret) = &patch.api_key {
                 self.refuse_duplicate(tx, &current.provider_id, secret, Some(id))?;
                 stored.api_key = Some(vault.keep(&key_account(id), secret));

@@ -25,7 +25,7 @@ pub struct Providers {
 /// A provider as the services show it; its own key only as a masked preview.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Provider {
-    /// `openai`, `anthropic`, `local` for the built-in ones, a UUID for the others.
+    /// `openai`, `anthropic`, `gemini`, `local` for the built-in ones, a UUID for the others.
     pub id: String,
     pub name: String,
     pub kind: ProviderKind,

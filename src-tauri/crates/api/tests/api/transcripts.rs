@@ -228,8 +228,10 @@ fn every_transcript_is_a_scenario_of_this_file() {
 
 #[test]
 fn keys() {
-    let mut t =
-        Transcript::new("keys", "a provider's keys: add (trimmed, defaults, limits), refuse, change, order, delete");
+    let mut t = Transcript::new(
+        "keys",
+        "a provider's keys: add (trimmed, defaults, limits, quota groups), refuse, change, order, delete",
+    );
     t.ok("llmConfig:getApiKeys", json!({ "providerId": "openai" }));
     let first = t.ok(
         "llmConfig:addApiKey",
@@ -252,11 +254,26 @@ fn keys() {
         "llmConfig:addApiKey",
         json!({ "providerId": "openai", "apiKey": "sk-transcript-BBBB0002", "maxConcurrent": LIMITS.max_concurrent.max + 1 }),
     );
+    t.err(
+        "llmConfig:addApiKey",
+        json!({ "providerId": "openai", "apiKey": "sk-transcript-BBBB0002",
+                "quotaGroup": "p".repeat(LIMITS.quota_group.max_chars + 1) }),
+    );
+    let grouped = t.ok(
+        "llmConfig:addApiKey",
+        json!({ "providerId": "openai", "apiKey": "sk-transcript-EEEE0005", "quotaGroup": "  org-acme  " }),
+    );
+    let (first, grouped) = (id(&first), id(&grouped));
+    t.ok("llmConfig:updateApiKey", json!({ "id": first, "quotaGroup": "org-acme" }));
+    t.ok("llmConfig:updateApiKey", json!({ "id": grouped, "quotaGroup": " " }));
+    t.err("llmConfig:updateApiKey", json!({ "id": first, "quotaGroup": "p".repeat(LIMITS.quota_group.max_chars + 1) }));
+    t.ok("llmConfig:getPoolStatus", json!({ "providerId": "openai" }));
+    t.ok("llmConfig:deleteApiKey", json!({ "id": grouped }));
     let second = t.ok(
         "llmConfig:addApiKey",
         json!({ "providerId": "openai", "apiKey": "$TEAM_KEY", "weight": 3, "rpmLimit": 60, "enabled": false }),
     );
-    let (first, second) = (id(&first), id(&second));
+    let second = id(&second);
     t.ok("llmConfig:updateApiKey", json!({ "id": first, "label": "  " }));
     t.ok("llmConfig:updateApiKey", json!({ "id": first, "weight": LIMITS.weight.max }));
     t.err("llmConfig:updateApiKey", json!({ "id": first }));
@@ -287,6 +304,13 @@ fn providers() {
         json!({ "name": "Bad default", "kind": "openai", "baseUrl": "https://a.example", "models": ["a"], "defaultModel": "b" }),
     );
     let provider = id(&added);
+    let gemini = t.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "Gemini proxy", "kind": "gemini", "baseUrl": "https://gemini-proxy.example",
+                "models": ["gemini-2.5-flash"] }),
+    );
+    t.ok("llmConfig:updateProvider", json!({ "id": id(&gemini), "kind": "openai" }));
+    t.ok("llmConfig:deleteProvider", json!({ "id": id(&gemini) }));
     t.ok("llmConfig:addApiKey", json!({ "providerId": provider, "apiKey": "sk-transcript-CCCC0003", "label": "gw" }));
     t.err("llmConfig:updateProvider", json!({ "id": provider }));
     t.ok("llmConfig:updateProvider", json!({ "id": provider, "baseUrl": "https://gateway.example/openai/v1" }));

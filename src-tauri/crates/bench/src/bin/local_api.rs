@@ -160,6 +160,7 @@ async fn start_keypool(args: &Args, dir: &std::path::Path) -> (AppContext, Strin
                 enabled: true,
                 weight: 1,
                 limits: Default::default(),
+                quota_group: None,
             })
             .unwrap();
     }

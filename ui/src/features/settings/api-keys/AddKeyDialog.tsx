@@ -5,10 +5,11 @@ import { Field } from '../../../components/Field';
 import { Icon } from '../../../components/Icon';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { LimitFields } from './LimitFields';
+import { QuotaGroupField } from './QuotaGroupField';
 import { parseAddKeyForm, stepWeight, type AddKeyForm, type NewKey } from './schema';
 import { useFieldForm } from '../../../forms/useFieldForm';
 
-const FIELDS = ['apiKey', 'label', 'weight', 'rpmLimit', 'maxConcurrent'] as const;
+const FIELDS = ['apiKey', 'label', 'weight', 'quotaGroup', 'rpmLimit', 'maxConcurrent'] as const;
 
 interface Props {
   /** Resolves once the new key is in the list; rejects with the backend's error. */
@@ -17,7 +18,7 @@ interface Props {
   returnFocus?: () => HTMLElement | null | undefined;
 }
 
-const EMPTY: Required<AddKeyForm> = { apiKey: '', label: '', weight: '1', rpmLimit: '', maxConcurrent: '' };
+const EMPTY: Required<AddKeyForm> = { apiKey: '', label: '', weight: '1', quotaGroup: '', rpmLimit: '', maxConcurrent: '' };
 
 /**
  * The Add key form. The secret lives only in this dialog's state while it is typed, and is wiped
@@ -32,6 +33,7 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
     apiKey: keyInput,
     label: useRef<HTMLInputElement>(null),
     weight: useRef<HTMLInputElement>(null),
+    quotaGroup: useRef<HTMLInputElement>(null),
     rpmLimit: useRef<HTMLInputElement>(null),
     maxConcurrent: useRef<HTMLInputElement>(null),
   };
@@ -142,6 +144,14 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
             )}
           </Field>
         </div>
+        <QuotaGroupField
+          value={form.quotaGroup}
+          onChange={(value) => update('quotaGroup', value)}
+          hint={t('add.quotaGroupHint')}
+          error={errors.quotaGroup}
+          inputRef={inputs.quotaGroup}
+          testId="add-key-quota-group"
+        />
         <fieldset className="fieldset" aria-describedby={limitsHintId} data-testid="add-key-limits">
           <legend className="fieldset__legend">
             {t('limits.legend')} <span className="field__optional">({t('add.optional')})</span>

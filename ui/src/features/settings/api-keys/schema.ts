@@ -13,6 +13,9 @@ import { apiKeySchema, refusal, wholeNumberFromText } from '../../../forms/parse
 /** Trimmed; empty means no label. */
 export const labelSchema = z.string().trim().max(LIMITS.keyLabel.maxChars, refusal('error.labelTooLong'));
 
+/** Trimmed; empty means a group of its own. */
+export const quotaGroupSchema = z.string().trim().max(LIMITS.quotaGroup.maxChars, refusal('error.quotaGroupTooLong'));
+
 export const weightSchema = z
   .number(refusal('error.weightRange'))
   .int(refusal('error.weightRange'))
@@ -54,6 +57,7 @@ export interface Limits {
 export const addKeyFormSchema = z.object({
   apiKey: apiKeySchema,
   label: labelSchema,
+  quotaGroup: quotaGroupSchema.default(''),
   weight: z
     .string()
     .transform((text) => (text.trim() === '' ? LIMITS.weight.default : wholeNumberFromText(text)))
@@ -63,7 +67,7 @@ export const addKeyFormSchema = z.object({
 
 export type AddKeyForm = z.input<typeof addKeyFormSchema>;
 /** What the add form sends, besides the provider. */
-export type NewKey = { apiKey: string; label?: string; weight: number } & Limits;
+export type NewKey = { apiKey: string; label?: string; weight: number; quotaGroup?: string } & Limits;
 
 /** First message per field, as i18n keys. */
 function fieldErrors<F extends string>(error: z.ZodError): FieldErrors<F> {
@@ -84,8 +88,8 @@ function setLimits({ rpmLimit, maxConcurrent }: Limits): Limits {
 export function parseAddKeyForm(form: AddKeyForm): Parsed<NewKey, keyof AddKeyForm> {
   const result = addKeyFormSchema.safeParse(form);
   if (!result.success) return { ok: false, errors: fieldErrors(result.error) };
-  const { apiKey, label, weight, ...limits } = result.data;
-  return { ok: true, value: { apiKey, weight, ...(label ? { label } : {}), ...setLimits(limits) } };
+  const { apiKey, label, weight, quotaGroup, ...limits } = result.data;
+  return { ok: true, value: { apiKey, weight, ...(label ? { label } : {}), ...(quotaGroup ? { quotaGroup } : {}), ...setLimits(limits) } };
 }
 
 /** The limits form, checked and normalised into what `llmConfig:setKeyLimits` takes besides the id. */
@@ -97,6 +101,12 @@ export function parseLimitsForm(form: LimitsForm): Parsed<Limits, keyof LimitsFo
 /** A key's stored limits as the form shows them: empty for none. */
 export function limitsText(key: { rpmLimit: number | null; maxConcurrent: number | null }): Required<LimitsForm> {
   return { rpmLimit: key.rpmLimit === null ? '' : String(key.rpmLimit), maxConcurrent: key.maxConcurrent === null ? '' : String(key.maxConcurrent) };
+}
+
+/** A quota group as typed for pasted keys: trimmed, empty for none. */
+export function parseQuotaGroup(text: string): { ok: true; value: string } | { ok: false; error: MessageKey } {
+  const result = quotaGroupSchema.safeParse(text);
+  return result.success ? { ok: true, value: result.data } : { ok: false, error: result.error.issues[0].message as MessageKey };
 }
 
 export function parseWeight(text: string): { ok: true; value: number } | { ok: false; error: MessageKey } {

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Field } from '../../../components/Field';
 import { FormActions } from '../../../components/FormActions';
 import { useI18n } from '../../../i18n/I18nProvider';
-import type { Provider } from '../../../ipc/bindings';
+import type { Provider, ProviderKind } from '../../../ipc/bindings';
 import { IpcError } from '../../../ipc/client';
 import { errorText, issueText } from '../../../i18n/problems';
 import { SystemPromptField } from '../../../components/SystemPromptField';
@@ -18,6 +18,13 @@ interface Props {
   submitLabel: string;
   testId: string;
 }
+
+/** What a base URL of each kind looks like: OpenAI's before /chat/completions, the others' host root. */
+const BASE_URL_EXAMPLES: Record<ProviderKind, string> = {
+  openai: 'https://api.openai.com/v1',
+  anthropic: 'https://api.anthropic.com',
+  gemini: 'https://generativelanguage.googleapis.com',
+};
 
 /**
  * The provider's fields: name, kind, base URL, the provider-level key (a password field; empty
@@ -127,6 +134,7 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
             >
               <option value="openai">{t('providers.kind.openai')}</option>
               <option value="anthropic">{t('providers.kind.anthropic')}</option>
+              <option value="gemini">{t('providers.kind.gemini')}</option>
             </select>
           )}
         </Field>
@@ -140,7 +148,7 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
             inputMode="url"
             spellCheck={false}
             autoCapitalize="off"
-            placeholder={form.kind === 'anthropic' ? 'https://api.anthropic.com' : 'https://api.openai.com/v1'}
+            placeholder={BASE_URL_EXAMPLES[form.kind]}
             aria-invalid={invalid || undefined}
             aria-describedby={describedBy}
             value={form.baseUrl}

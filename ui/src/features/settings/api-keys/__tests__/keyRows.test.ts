@@ -4,11 +4,11 @@ import { httpStatusOf, keyRows, moved } from '../keyRows';
 
 const key = (id: string, extra: Partial<ApiKey> = {}): ApiKey => ({
   id, providerId: 'openai', label: null, apiKeyPreview: 'sk-…0000', isEnvRef: false, enabled: true, weight: 1,
-  sortOrder: 0, disabledReason: null, disabledAt: null, createdAt: 0, updatedAt: 0, rpmLimit: null, maxConcurrent: null, ...extra,
+  sortOrder: 0, disabledReason: null, disabledAt: null, createdAt: 0, updatedAt: 0, rpmLimit: null, maxConcurrent: null, quotaGroup: null, ...extra,
 });
 
 const live = (id: string, extra: Partial<KeyStatus> = {}): KeyStatus => ({
-  id, label: null, state: 'active', coolingUntil: null, consecutiveErrors: 0, lastError: null, lastUsedAt: null,
+  id, label: null, quotaGroup: null, state: 'active', coolingUntil: null, consecutiveErrors: 0, lastError: null, lastUsedAt: null,
   requestCount: 0, failureCount: 0, budgets: [], inFlight: 0, nextProbeAt: null, unsetVar: null, ...extra,
 });
 

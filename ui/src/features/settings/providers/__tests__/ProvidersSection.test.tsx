@@ -173,6 +173,25 @@ describe('provider settings', () => {
     expect(screen.getByTestId('pool-empty')).toBeInTheDocument();
   });
 
+  it('adds a Google Gemini provider at the host root, and names its kind', async () => {
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Add provider' }));
+    const dialog = screen.getByRole('dialog', { name: 'Add a provider' });
+    await user.type(within(dialog).getByLabelText('Name'), 'Gemini proxy');
+    await user.selectOptions(within(dialog).getByLabelText('Kind'), 'Google Gemini');
+    const baseUrl = within(dialog).getByLabelText('Base URL');
+    expect(baseUrl, 'the example is the host root').toHaveAttribute('placeholder', 'https://generativelanguage.googleapis.com');
+    expect(baseUrl).toHaveAccessibleDescription(/Google Gemini: the host root, https:\/\/generativelanguage\.googleapis\.com \(Keypool adds \/v1beta\/…\)/);
+    await user.type(baseUrl, 'https://proxy.example');
+    await user.type(within(dialog).getByLabelText('Models'), 'gemini-2.5-flash');
+    await user.click(within(dialog).getByRole('button', { name: 'Add provider' }));
+
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:addProvider').at(-1)).toEqual({ name: 'Gemini proxy', kind: 'gemini', baseUrl: 'https://proxy.example', models: ['gemini-2.5-flash'] });
+    expect(await screen.findByRole('heading', { name: 'Gemini proxy' })).toBeInTheDocument();
+    expect(screen.getByTestId('provider-settings'), 'its kind, in words').toHaveTextContent('Google Gemini');
+  });
+
   it('deletes a provider after saying how many keys go with it', async () => {
     backend.add('openai', 'sk-one-0001');
     backend.add('openai', 'sk-two-0002');
