@@ -1,7 +1,9 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
+import { preloadMarkdown } from './features/chat/markdown/LazyMarkdown';
 import { preferences } from './preferences';
+import { preloadPages } from './shell/Shell';
 import { applyTheme } from './useTheme';
 import './styles.css';
 
@@ -15,3 +17,9 @@ createRoot(root).render(
     <App />
   </StrictMode>,
 );
+
+// What is not on the first screen loads once it is up, so a chat's replies rarely wait for it.
+window.setTimeout(() => {
+  void preloadMarkdown();
+  preloadPages();
+}, 0);
