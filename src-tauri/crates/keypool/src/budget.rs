@@ -123,7 +123,8 @@ pub const MAX_SCOPES_PER_KEY: usize = 64;
 pub(crate) enum Blocked {
     /// Free again at this time (a window refills, the minute of an rpm limit rolls over).
     Until(Timestamp),
-    /// Every slot is taken by requests in flight; free when one of them ends.
+    /// Every slot (or what a refilled window holds) is taken by requests in flight; free when
+    /// one of them ends.
     Busy,
     /// The scope rests after refusals that named its per-minute quota, until then.
     Resting(Timestamp),
@@ -198,16 +199,21 @@ impl ScopeBudget {
         }
         // The team's requests in flight spend the same windows as this member's.
         let (remote_requests, remote_tokens) = self.remote.at(now);
+        // Taken by requests in flight: free at the reset if it is ahead; past it, when one ends.
+        let taken = |window: &Window| match window.reset_at > now {
+            true => Blocked::Until(window.reset_at),
+            false => Blocked::Busy,
+        };
         if let Some(window) = self.requests {
             if window.left(now) <= u64::from(self.reserved_requests).saturating_add(remote_requests) {
-                return Err(Blocked::Until(window.reset_at.max(now)));
+                return Err(taken(&window));
             }
         }
         if let Some(window) = self.tokens {
             // A request larger than the whole window is judged against the window, not refused forever.
             let needed = tokens.min(window.limit.unwrap_or(u64::MAX));
             if window.left(now) < self.reserved_tokens.saturating_add(remote_tokens).saturating_add(needed) {
-                return Err(Blocked::Until(window.reset_at.max(now)));
+                return Err(taken(&window));
             }
         }
         Ok(())

@@ -137,15 +137,15 @@ impl GroupHealth {
         }
     }
 
-    /// What the group keeps for `scope` and still holds at `now`, as a team shares it.
+    /// What the group keeps for `scope` at `now`, as a team shares it: the windows as last
+    /// announced, and the deadlines still ahead.
     pub fn facts(&self, scope: &str, now: Timestamp) -> Option<ScopeFacts> {
         let budget = self.scopes.find(scope)?;
-        let current = |w: Option<crate::Window>| w.filter(|w| w.reset_at > now);
         let later = |at: Option<Timestamp>| at.filter(|&at| at > now);
         Some(ScopeFacts {
             scope: budget.scope.clone(),
-            requests: current(budget.requests),
-            tokens: current(budget.tokens),
+            requests: budget.requests,
+            tokens: budget.tokens,
             spent_until: later(budget.spent_until),
             resting: budget.rest.shared(now),
             used_up_until: later(budget.day_until),

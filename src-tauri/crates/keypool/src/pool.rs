@@ -345,6 +345,13 @@ impl KeyPool {
         Ok(ps.keys.iter().map(|key| key.status(&ps.groups[key.group].health, now)).collect())
     }
 
+    /// Loads `provider`'s keys if they are not cached, as a selection would first: for a layer
+    /// that must see them (and merge what it knows of them) before the first selection.
+    pub fn load(&self, provider: &ProviderId) -> Result<(), PoolError> {
+        let mut state = self.state.lock();
+        self.ready_slot(&mut state, provider).map(|_| ())
+    }
+
     /// The key `session` is bound to at `now`, if its binding is live (not idle past
     /// [`KeyPool::binding_idle`]).
     pub fn bound_key(&self, session: &SessionId, now: Timestamp) -> Option<KeyId> {

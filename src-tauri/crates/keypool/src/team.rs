@@ -47,7 +47,7 @@ pub struct Resting {
 }
 
 /// What the pool knows about a key and one scope (model) of its quota group at a given `now`:
-/// what a member tells the others after a lesson. Only what is still in force is said.
+/// what a member tells the others after a lesson. Deadlines are said only while they are ahead.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyFacts {
     /// The provider the key belongs to.
@@ -69,7 +69,8 @@ pub struct KeyFacts {
 pub struct ScopeFacts {
     /// The model or model class.
     pub scope: Arc<str>,
-    /// The requests window last announced, while it has not refilled.
+    /// The requests window last announced. Once its reset has passed it still says the
+    /// window's size, which admission goes by until the next announcement.
     pub requests: Option<Window>,
     /// The tokens window, likewise.
     pub tokens: Option<Window>,

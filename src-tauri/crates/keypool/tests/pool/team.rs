@@ -113,6 +113,23 @@ fn other_members_reservations_lapse_unless_told_again() {
 const REMOTE_HOLD_FOR_TEST: Duration = keypool::team::REMOTE_HOLD;
 
 #[test]
+fn a_refilled_window_the_team_holds_in_flight_waits_for_a_request_to_end_not_for_time() {
+    let f = Fixture::new(&[1]);
+    let windows = Announced { requests: Some(window(3, T0 + secs(1))), tokens: None };
+    let _ = f.merge("A", RemoteFact::Windows { scope: GPT, announced: windows });
+    let _ = f.merge("A", RemoteFact::Reserved { scope: GPT, requests: 5, tokens: 0 });
+    f.advance(secs(2));
+    match f.for_model(GPT) {
+        Err(PoolError::NoAvailableKey { reason: Unavailability::Blocked { keys, .. }, .. }) => assert_eq!(
+            keys[0].why,
+            Blocker::Busy,
+            "the window refilled to its 5, all held by requests in flight: free when one ends, not at a time already past"
+        ),
+        other => panic!("the team's requests in flight fill the refilled window: {other:?}"),
+    }
+}
+
+#[test]
 fn remote_windows_and_spent_scopes_are_bounded_like_announced_ones() {
     let f = Fixture::new(&[1]);
     let stale = Announced { requests: Some(window(0, T0 - secs(1))), tokens: None };
@@ -187,7 +204,7 @@ fn facts_of_keys_not_loaded_are_not_merged() {
 }
 
 #[test]
-fn facts_say_what_is_still_in_force() {
+fn facts_say_the_deadlines_still_ahead_and_the_windows_kept() {
     let f = Fixture::new(&[1]);
     f.pool.status(&f.openai, f.now()).expect("keys load");
     let a = KeyId::from("A");
@@ -202,7 +219,8 @@ fn facts_say_what_is_still_in_force() {
     assert_eq!(scope.requests, Some(window(3, T0 + secs(5))), "the window announced");
     f.advance(secs(20));
     let later = f.pool.facts(&a, Some("other"), f.now()).unwrap();
-    assert_eq!((later.resting, later.scope.unwrap().requests), (None, None), "over and refilled: nothing to say");
+    assert_eq!(later.resting, None, "a rest that is over is not said");
+    assert_eq!(later.scope.unwrap().requests, Some(window(3, T0 + secs(5))), "a refilled window still says its size");
 }
 
 #[test]
