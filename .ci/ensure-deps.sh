@@ -16,6 +16,8 @@ SYSTEM_PACKAGES=(
   python3
   # The release bundles' tests: rpm reads the .rpm, desktop-file-validate checks the desktop entry.
   rpm desktop-file-utils
+  # The team pool's tests start a redis-server of their own (never a system service).
+  redis-server
 )
 
 missing=()
