@@ -194,6 +194,17 @@ impl Keys {
         Ok(row)
     }
 
+    /// Puts the key in the quota group `group` (keys of one account that share its limits), or
+    /// in none.
+    pub fn set_quota_group(&self, id: &str, group: Option<&str>) -> Result<ApiKeyRow> {
+        let now = self.clock.now().as_millis();
+        self.writes.apply(|tx| {
+            let row =
+                api_keys::set_quota_group(tx, id, group, now)?.ok_or_else(|| ServiceError::not_found("key", id))?;
+            Ok(Changed { provider_id: row.provider_id.clone(), value: row })
+        })
+    }
+
     pub fn set_enabled(&self, id: &str, enabled: bool) -> Result<ApiKeyRow> {
         self.update(id, ApiKeyPatch { enabled: Some(enabled), ..ApiKeyPatch::default() })
     }
