@@ -377,4 +377,7 @@ fn take(shared: &Shared, payload: &[u8]) {
     let directory = shared.directory();
     shared.apply(&directory, &target, &fields);
     shared.seen.lock().last_change = Some(now);
+    // Names only: the Redis key is made of identities, and the values are not logged.
+    let names: Vec<&str> = fields.iter().map(|(field, _)| field.as_str()).collect();
+    tracing::debug!(redis_key = %message.k, fields = ?names, "team: applied another member's change");
 }
