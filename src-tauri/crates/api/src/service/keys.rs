@@ -189,7 +189,8 @@ impl Keys {
             self.writes.forget_removed_secrets();
         }
         if enabling {
-            self.pool.clear_auth_block(&KeyId::new(id));
+            // The pool lifts its refusal, and so does every member of a team.
+            self.completions.key_enabled(&KeyId::new(id));
         }
         Ok(row)
     }
@@ -291,7 +292,7 @@ impl Keys {
         if let (true, true, Some(model)) = (probe.ok, exhausted, model) {
             let usable = self.completions.probe_credit(&endpoint, &key, &model).await;
             tracing::info!(key = %key_id, usable, "checked an out-of-credit key by hand");
-            self.pool.report_probe(&key_id, usable, self.clock.now());
+            self.completions.probed(&key_id, usable);
             self.writes.events.llm_config_changed(&provider.id);
             if !usable {
                 return Ok(ProbeResult {
@@ -326,7 +327,7 @@ impl Keys {
             for (key, raw) in due {
                 let usable = self.completions.probe_credit(&endpoint, &raw, &model).await;
                 tracing::info!(%key, provider = %id, usable, "probed an out-of-credit key");
-                self.pool.report_probe(&key, usable, self.clock.now());
+                self.completions.probed(&key, usable);
                 returned |= usable;
             }
             if returned {

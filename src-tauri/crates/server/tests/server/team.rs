@@ -93,3 +93,24 @@ async fn with_redis_gone_both_serve_and_say_disconnected_then_join_again() {
         assert_eq!(server.healthy().await["team"], "connected", "and joins again once Redis is back");
     }
 }
+
+#[tokio::test]
+async fn a_key_rejected_on_one_server_is_disabled_on_the_other() {
+    let p = pair(&["x", "y"]).await;
+    assert_eq!(p.b.ask("warm").await.0, 200, "B serves");
+    // Revoked: completions and the model list (A's verification) are refused.
+    p.fake.always(&key("x"), Reply::status(401));
+    let with_x = |p: &Pair| p.fake.keys_used().iter().filter(|k| **k == key("x")).count();
+    let mut turn = 0;
+    while !p.a.log().contains("API key disabled after the provider rejected it") {
+        assert!(turn < 4, "A's rotation reaches x and disables it within a few requests:\n{}", p.a.log());
+        assert_eq!(p.a.ask(&format!("a-{turn}")).await.0, 200, "A fails over and answers");
+        turn += 1;
+    }
+    p.b.logged("another member's provider rejected the key; disabling it").await;
+    let x_before = with_x(&p);
+    for i in 0..4 {
+        assert_eq!(p.b.ask(&format!("b-{i}")).await.0, 200, "B serves on y");
+    }
+    assert_eq!(with_x(&p), x_before, "B never tried the key A found revoked");
+}
