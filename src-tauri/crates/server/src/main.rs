@@ -153,6 +153,13 @@ async fn run(serve: Serve) -> Result<(), String> {
     let context = AppContext::headless(env!("CARGO_PKG_VERSION"), dirs, team)
         .map_err(|e| format!("the store in {} cannot be opened: {e}", data_dir.display()))?;
     let context = Arc::new(context);
+    if serve.redis.is_some() && context.team_state() == keypool_team::TeamState::Off {
+        // The name or the URL was refused (the reason is logged above, without the URL).
+        return Err(
+            "the team cannot be joined: a team name is 1 to 64 of A-Z a-z 0-9 . _ -, the URL redis:// or rediss://"
+                .into(),
+        );
+    }
     if let (Some(config), Some(path)) = (&config, &serve.config) {
         let applied = config::apply(&context, config, path, &data_dir).map_err(|e| e.to_string())?;
         tracing::info!(?applied, config = %path.display(), "config applied");

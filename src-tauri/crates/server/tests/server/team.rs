@@ -114,3 +114,16 @@ async fn a_key_rejected_on_one_server_is_disabled_on_the_other() {
     }
     assert_eq!(with_x(&p), x_before, "B never tried the key A found revoked");
 }
+
+#[tokio::test]
+async fn a_team_that_cannot_be_joined_stops_the_start() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("team.secret");
+    std::fs::write(&secret, TeamSecret::generate().to_hex()).unwrap();
+    let team =
+        ["--redis", "redis://127.0.0.1:1", "--team", "no spaces{}", "--team-secret-file", secret.to_str().unwrap()];
+    let server = Server::start(dir.path(), &config(&fake.url(), &["x"]), &team);
+    assert_eq!(server.exited().await, Some(1), "a bad team name stops the start rather than serving alone");
+    assert!(server.log().contains("the team cannot be joined"), "and says why:\n{}", server.log());
+}
