@@ -18,6 +18,8 @@ SYSTEM_PACKAGES=(
   rpm desktop-file-utils
   # npm run bench:local-api: nginx is the upstream and the reference proxy, wrk the load.
   nginx-light wrk
+  # The team pool's tests start a redis-server of their own (never a system service).
+  redis-server
 )
 
 missing=()

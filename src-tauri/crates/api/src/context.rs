@@ -43,6 +43,9 @@ pub struct Wiring {
     /// Where key values are kept at rest: the OS keychain in the app, none (the database) in
     /// tools, a double in tests.
     pub keychain: Result<Arc<dyn Keychain>, KeychainProblem>,
+    /// The team whose members share the pool's state through Redis (none: the pool is this
+    /// process's own). Joined on the current Tokio runtime when the services are made.
+    pub team: Option<keypool_team::TeamConfig>,
 }
 
 impl Wiring {
@@ -59,6 +62,7 @@ impl Wiring {
             save_dialog: Arc::new(NoSaveDialog),
             ledger: true,
             keychain: Err(KeychainProblem::NotConfigured),
+            team: None,
         }
     }
 }
@@ -95,6 +99,7 @@ struct Services {
     clock: Arc<dyn Clock>,
     vault: Arc<Vault>,
     local_api: LocalApi,
+    team: Option<Arc<keypool_team::Team>>,
 }
 
 impl AppContext {
@@ -127,6 +132,36 @@ impl AppContext {
             }));
         }
         context
+    }
+
+    /// A server's context: the store in `dirs.data_dir` (key values in the database: a server
+    /// has no keychain), `team` joined when given, and the background work started. Must run
+    /// on the Tokio runtime that is to serve.
+    pub fn headless(
+        version: impl Into<String>,
+        dirs: Dirs,
+        team: Option<keypool_team::TeamConfig>,
+    ) -> Result<Self, OpenError> {
+        let database = Database::open(&dirs.data_dir)?;
+        let wiring = Wiring { team, ..Wiring::production(Arc::new(crate::service::NoEvents)) };
+        let mut context = Self::with_wiring(version, dirs, Ok(database), wiring);
+        if let Ok(services) = &context.services {
+            context._background = Some(background(Background {
+                keys: services.keys.clone(),
+                usage: services.usage.clone(),
+                settings: services.settings.clone(),
+                clock: services.clock.clone(),
+            }));
+        }
+        Ok(context)
+    }
+
+    /// How this member stands with its team; `off` without one.
+    pub fn team_state(&self) -> keypool_team::TeamState {
+        match self.services.as_ref().ok().and_then(|s| s.team.as_ref()) {
+            Some(team) => team.status().state,
+            None => keypool_team::TeamState::Off,
+        }
     }
 
     /// The context over an already opened (or failed) database, wired as the caller says.
@@ -199,7 +234,7 @@ impl AppContext {
 
 impl Services {
     fn new(db: Arc<Database>, wiring: Wiring) -> Self {
-        let Wiring { events, clock, waiter, resolver, pool, save_dialog, ledger, keychain } = wiring;
+        let Wiring { events, clock, waiter, resolver, pool, save_dialog, ledger, keychain, team } = wiring;
         let vault = Arc::new(Vault::new(keychain));
         match vault.migrate(&db) {
             Ok(migrated) if migrated != Migrated::default() => tracing::info!(?migrated, "keychain migration"),
@@ -217,7 +252,20 @@ impl Services {
         });
         let ledger = if ledger { Ledger::start(db.clone()) } else { Ledger::off() };
         let records = Arc::new(Records { writes: writes.clone(), ledger: ledger.clone() });
-        let completions = CompletionService::new(pool.clone(), clock.clone(), resolver, records, waiter);
+        let mut completions =
+            CompletionService::new(pool.clone(), clock.clone(), resolver.clone(), records.clone(), waiter);
+        let team = team.and_then(|config| {
+            match keypool_team::Team::start(config, pool.clone(), resolver, clock.clone(), records) {
+                Ok(team) => {
+                    completions = completions.clone().with_team(team.clone());
+                    Some(team)
+                }
+                Err(error) => {
+                    tracing::error!(%error, "the team cannot be joined; the pool is this process's own");
+                    None
+                }
+            }
+        });
         Services {
             keys: Keys::new(db.clone(), writes.clone(), clock.clone(), completions.clone()),
             providers: Providers::new(db.clone(), writes.clone(), clock.clone(), completions.clone()),
@@ -228,6 +276,7 @@ impl Services {
             completions,
             clock,
             vault,
+            team,
         }
     }
 }

@@ -38,6 +38,9 @@ pub struct Guard {
     hash: Mutex<[u8; 32]>,
     /// Host names served besides loopback ones (lower case, without a port).
     allowed_hosts: Mutex<Vec<String>>,
+    /// The address a server listens on, as a `Host` names it (kept apart from the allowed hosts,
+    /// which a reload replaces).
+    listen_host: Mutex<Option<String>>,
     failures: Mutex<Failures>,
     clock: Arc<dyn Clock>,
 }
@@ -50,7 +53,13 @@ struct Failures {
 
 impl Guard {
     pub fn new(hash: [u8; 32], clock: Arc<dyn Clock>) -> Guard {
-        Guard { hash: Mutex::new(hash), allowed_hosts: Mutex::default(), failures: Mutex::default(), clock }
+        Guard {
+            hash: Mutex::new(hash),
+            allowed_hosts: Mutex::default(),
+            listen_host: Mutex::default(),
+            failures: Mutex::default(),
+            clock,
+        }
     }
 
     pub fn set_hash(&self, hash: [u8; 32]) {
@@ -63,12 +72,29 @@ impl Guard {
         *self.allowed_hosts.lock().unwrap_or_else(|e| e.into_inner()) = hosts;
     }
 
+    /// Serves the address the endpoint listens on too (`10.0.0.5`, `[fd00::1]`), unless it is
+    /// the unspecified address (`0.0.0.0`, `::`), which names no host.
+    pub fn listening_on(&self, address: std::net::SocketAddr) {
+        if address.ip().is_unspecified() {
+            return;
+        }
+        let name = match address.ip() {
+            std::net::IpAddr::V4(ip) => ip.to_string(),
+            std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+        };
+        *self.listen_host.lock().unwrap_or_else(|e| e.into_inner()) = Some(name);
+    }
+
     /// Whether the request's `Host` (its name, without the port) is served: `localhost`, a
-    /// loopback address (127.0.0.0/8, `[::1]`), or an allowed host. No `Host`: not served.
+    /// loopback address (127.0.0.0/8, `[::1]`), the address listened on, or an allowed host. No
+    /// `Host`: not served.
     pub fn host_allowed(&self, headers: &HeaderMap) -> bool {
         let Some(host) = headers.get("host").and_then(|v| v.to_str().ok()) else { return false };
         let name = host_name(host);
         if name == "localhost" {
+            return true;
+        }
+        if self.listen_host.lock().unwrap_or_else(|e| e.into_inner()).as_deref() == Some(name.as_str()) {
             return true;
         }
         if let Ok(ip) = name.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>() {
@@ -240,6 +266,15 @@ mod tests {
         guard.allow_hosts(["Keypool.Team.Example".to_owned()]);
         assert_eq!(guard.check(&with_host("keypool.team.example:443"), None), Ok(()), "an allowed host, in any case");
         assert_eq!(guard.check(&with_host("other.team.example"), None), Err(Denied::Host), "only that one");
+        guard.listening_on("10.0.0.5:4141".parse().unwrap());
+        assert_eq!(guard.check(&with_host("10.0.0.5:4141"), None), Ok(()), "the address a server listens on");
+        assert_eq!(guard.check(&with_host("10.0.0.6"), None), Err(Denied::Host), "not its neighbour");
+        guard.listening_on("0.0.0.0:4141".parse().unwrap());
+        assert_eq!(
+            guard.check(&with_host("0.0.0.0"), None),
+            Err(Denied::Host),
+            "the unspecified address names no host"
+        );
     }
 
     #[test]

@@ -13,8 +13,13 @@
 //!   and the same under `/v1/` (Google's stable version, which `@google/genai` calls by default);
 //!   the token also in `x-goog-api-key` or `?key=`, errors in Google's shape.
 //!
-//! Invariants: it listens on 127.0.0.1 and ::1 only; every request needs the local token and
-//! none may come from a web page; a body is at most [`MAX_BODY`].
+//! - `GET /healthz` (only where a [`Serving::health`] is given, as by `keypool-server`): no token,
+//!   `{"status":"ok","team":…}`.
+//!
+//! Invariants: the app's endpoint listens on 127.0.0.1 and ::1 only ([`Gateway::start`]); a
+//! server's listens where it is told ([`Gateway::start_at`]). Every request but `/healthz` needs
+//! the local token, none may come from a web page, and every one must name this machine (or an
+//! allowed host) in `Host`; a body is at most [`MAX_BODY`].
 
 mod dialect;
 mod gemini;
@@ -28,7 +33,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::HeaderMap;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use axum::Router;
@@ -112,6 +117,22 @@ pub enum StartError {
     PortInUse(u16),
     #[error("could not listen on 127.0.0.1:{port}: {reason}")]
     Bind { port: u16, reason: String },
+    /// A server's address ([`Gateway::start_at`]) could not be listened on.
+    #[error("could not listen on {address}: {reason}")]
+    Listen { address: SocketAddr, reason: String },
+}
+
+/// The team's state as `/healthz` says it: `off`, `connected` or `disconnected`.
+pub type Health = Arc<dyn Fn() -> &'static str + Send + Sync>;
+
+/// How a server serves, beyond the app's endpoint.
+#[derive(Clone, Default)]
+pub struct Serving {
+    /// Answers `GET /healthz` (without the token) with the team's state from this.
+    pub health: Option<Health>,
+    /// Logs one line per request at info level: method, path (never the query, which may hold a
+    /// Gemini client's token), status and time.
+    pub log_requests: bool,
 }
 
 struct Shared {
@@ -127,6 +148,8 @@ pub struct Gateway {
     port: u16,
     addresses: Vec<SocketAddr>,
     shutdown: Shutdown,
+    /// The listeners' serving tasks, which end once their connections have.
+    served: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Gateway {
@@ -152,6 +175,39 @@ impl Gateway {
             Ok(v6) => listeners.push(v6),
             Err(error) => tracing::info!(%error, port, "the local API listens on IPv4 only"),
         }
+        let gateway = Gateway::serve(listeners, token_hash, routes, completions, clock, Serving::default());
+        tracing::info!(port = gateway.port, "the local API listens on loopback");
+        Ok(gateway)
+    }
+
+    /// Listens on `address` (any interface; the caller warns about one beyond loopback) and
+    /// serves as `serving` says, until [`Gateway::shut_down`] or drop. `address` is also a
+    /// `Host` the endpoint answers to.
+    pub async fn start_at(
+        address: SocketAddr,
+        token_hash: [u8; 32],
+        routes: Arc<dyn Routes>,
+        completions: CompletionService,
+        clock: Arc<dyn Clock>,
+        serving: Serving,
+    ) -> Result<Gateway, StartError> {
+        let listen_error = |error: std::io::Error| StartError::Listen { address, reason: error.to_string() };
+        let listener = tokio::net::TcpListener::bind(address).await.map_err(listen_error)?;
+        let bound = listener.local_addr().map_err(listen_error)?;
+        let gateway = Gateway::serve(vec![listener], token_hash, routes, completions, clock, serving);
+        gateway.shared.guard.listening_on(bound);
+        Ok(gateway)
+    }
+
+    fn serve(
+        listeners: Vec<tokio::net::TcpListener>,
+        token_hash: [u8; 32],
+        routes: Arc<dyn Routes>,
+        completions: CompletionService,
+        clock: Arc<dyn Clock>,
+        serving: Serving,
+    ) -> Gateway {
+        let port = listeners.first().and_then(|l| l.local_addr().ok()).map_or(0, |a| a.port());
         let shared = Arc::new(Shared {
             routes,
             completions,
@@ -166,10 +222,24 @@ impl Gateway {
             .route("/v1/models/{action}", post(gemini::action))
             .route("/v1beta/models", get(gemini::models))
             .route("/v1beta/models/{action}", post(gemini::action))
-            .fallback(not_found)
-            .with_state(shared.clone());
+            .fallback(not_found);
+        let app = match serving.health {
+            Some(health) => app.route(
+                "/healthz",
+                get(move |State(shared): State<Arc<Shared>>, headers: HeaderMap| {
+                    healthz(shared, health.clone(), headers)
+                }),
+            ),
+            None => app,
+        };
+        let app = app.with_state(shared.clone());
+        let app = match serving.log_requests {
+            true => app.layer(axum::middleware::from_fn(log_request)),
+            false => app,
+        };
         let shutdown = Shutdown::default();
         let mut addresses = Vec::new();
+        let mut served = Vec::new();
         for listener in listeners {
             addresses.extend(listener.local_addr().ok());
             let app = app.clone();
@@ -179,15 +249,22 @@ impl Gateway {
             let listener = listener.tap_io(|stream| {
                 let _ = stream.set_nodelay(true);
             });
-            tokio::spawn(async move {
+            served.push(tokio::spawn(async move {
                 let served = axum::serve(listener, app).with_graceful_shutdown(stopped).await;
                 if let Err(error) = served {
                     tracing::error!(%error, "the local API stopped serving");
                 }
-            });
+            }));
         }
-        tracing::info!(port, "the local API listens on loopback");
-        Ok(Gateway { shared, port, addresses, shutdown })
+        Gateway { shared, port, addresses, shutdown, served }
+    }
+
+    /// Stops accepting, and waits up to `grace` for the requests in flight (streams included) to
+    /// finish. Whether they all did.
+    pub async fn shut_down(mut self, grace: std::time::Duration) -> bool {
+        self.shutdown.trigger();
+        let served = std::mem::take(&mut self.served);
+        tokio::time::timeout(grace, futures_util::future::join_all(served)).await.is_ok()
     }
 
     pub fn port(&self) -> u16 {
@@ -296,6 +373,25 @@ async fn not_found(State(shared): State<Arc<Shared>>, request: Request) -> Respo
     }
     let message = format!("{} {} is not served here", request.method(), request.uri().path());
     failed(&shared, error(dialect, Problem::NotFound, message, None))
+}
+
+/// `GET /healthz`: the team's state, to this machine's names (and the allowed hosts) only.
+async fn healthz(shared: Arc<Shared>, health: Health, headers: HeaderMap) -> Response {
+    if !shared.guard.host_allowed(&headers) {
+        return refusal(Dialect::OpenAi, Denied::Host);
+    }
+    let body = serde_json::json!({ "status": "ok", "team": health() }).to_string();
+    ([(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// One info line per request: method, path without the query, status, milliseconds.
+async fn log_request(request: Request, next: axum::middleware::Next) -> Response {
+    let (method, path) = (request.method().clone(), request.uri().path().to_owned());
+    let started = std::time::Instant::now();
+    let response = next.run(request).await;
+    let ms = started.elapsed().as_millis();
+    tracing::info!(%method, %path, status = response.status().as_u16(), ms, "request");
+    response
 }
 
 fn failed(shared: &Shared, response: Response) -> Response {

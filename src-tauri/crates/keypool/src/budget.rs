@@ -123,7 +123,8 @@ pub const MAX_SCOPES_PER_KEY: usize = 64;
 pub(crate) enum Blocked {
     /// Free again at this time (a window refills, the minute of an rpm limit rolls over).
     Until(Timestamp),
-    /// Every slot is taken by requests in flight; free when one of them ends.
+    /// Every slot (or what a refilled window holds) is taken by requests in flight; free when
+    /// one of them ends.
     Busy,
     /// The scope rests after refusals that named its per-minute quota, until then.
     Resting(Timestamp),
@@ -146,6 +147,28 @@ pub(crate) struct ScopeBudget {
     pub day_until: Option<Timestamp>,
     pub reserved_requests: u32,
     pub reserved_tokens: u64,
+    /// What the other members of a team hold in flight on the scope, until it is told again.
+    pub remote: RemoteHold,
+}
+
+/// Requests (and their estimated tokens) other members of a team hold in flight on a scope, as
+/// last told, believed until `until` ([`crate::team::REMOTE_HOLD`] after the telling).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RemoteHold {
+    pub requests: u32,
+    pub tokens: u64,
+    pub until: Timestamp,
+}
+
+impl RemoteHold {
+    /// What is held at `now`: nothing once the telling is too old.
+    fn at(&self, now: Timestamp) -> (u64, u64) {
+        if self.until > now {
+            (u64::from(self.requests), self.tokens)
+        } else {
+            (0, 0)
+        }
+    }
 }
 
 impl ScopeBudget {
@@ -159,6 +182,7 @@ impl ScopeBudget {
             day_until: None,
             reserved_requests: 0,
             reserved_tokens: 0,
+            remote: RemoteHold::default(),
         }
     }
 
@@ -173,16 +197,23 @@ impl ScopeBudget {
         if let Some(until) = self.spent_until.filter(|&until| until > now) {
             return Err(Blocked::Until(until));
         }
+        // The team's requests in flight spend the same windows as this member's.
+        let (remote_requests, remote_tokens) = self.remote.at(now);
+        // Taken by requests in flight: free at the reset if it is ahead; past it, when one ends.
+        let taken = |window: &Window| match window.reset_at > now {
+            true => Blocked::Until(window.reset_at),
+            false => Blocked::Busy,
+        };
         if let Some(window) = self.requests {
-            if window.left(now) <= u64::from(self.reserved_requests) {
-                return Err(Blocked::Until(window.reset_at.max(now)));
+            if window.left(now) <= u64::from(self.reserved_requests).saturating_add(remote_requests) {
+                return Err(taken(&window));
             }
         }
         if let Some(window) = self.tokens {
             // A request larger than the whole window is judged against the window, not refused forever.
             let needed = tokens.min(window.limit.unwrap_or(u64::MAX));
-            if window.left(now) < self.reserved_tokens.saturating_add(needed) {
-                return Err(Blocked::Until(window.reset_at.max(now)));
+            if window.left(now) < self.reserved_tokens.saturating_add(remote_tokens).saturating_add(needed) {
+                return Err(taken(&window));
             }
         }
         Ok(())
@@ -246,6 +277,11 @@ impl Scopes {
         &self.scopes
     }
 
+    /// The budget of `scope`, if the group keeps one.
+    pub fn find(&self, scope: &str) -> Option<&ScopeBudget> {
+        self.scope(scope)
+    }
+
     pub fn scopes_mut(&mut self) -> &mut [ScopeBudget] {
         &mut self.scopes
     }
@@ -272,6 +308,7 @@ impl Scopes {
                 b.tokens.map(|w| w.reset_at),
                 b.rest.until(now),
                 b.day_until,
+                (b.remote.requests > 0).then_some(b.remote.until),
             ]
             .into_iter()
             .flatten()

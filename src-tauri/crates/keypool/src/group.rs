@@ -10,9 +10,10 @@
 
 use std::sync::Arc;
 
-use crate::budget::{Announced, Scopes};
+use crate::budget::{Announced, RemoteHold, Scopes};
 use crate::request::Quota;
 use crate::rest::Rest;
+use crate::team::{bounded, bounded_window, RemoteFact, ScopeFacts, MAX_REMOTE_RESERVED, MAX_TOKENS_PER_REQUEST};
 use crate::{FailureOutcome, KeyId, PoolConfig, Timestamp};
 
 /// Who a group is, stable across reloads: its name, or the key alone in it.
@@ -133,6 +134,83 @@ impl GroupHealth {
         for budget in self.scopes.scopes_mut() {
             budget.rest.reset();
             budget.day_until = None;
+        }
+    }
+
+    /// What the group keeps for `scope` at `now`, as a team shares it: the windows as last
+    /// announced, and the deadlines still ahead.
+    pub fn facts(&self, scope: &str, now: Timestamp) -> Option<ScopeFacts> {
+        let budget = self.scopes.find(scope)?;
+        let later = |at: Option<Timestamp>| at.filter(|&at| at > now);
+        Some(ScopeFacts {
+            scope: budget.scope.clone(),
+            requests: budget.requests,
+            tokens: budget.tokens,
+            spent_until: later(budget.spent_until),
+            resting: budget.rest.shared(now),
+            used_up_until: later(budget.day_until),
+        })
+    }
+
+    /// Merges what another member learned about the group, within this pool's bounds (see
+    /// [`crate::team`]); returns whether anything changed. Facts about the key alone are the
+    /// key's ([`crate::key::PoolKey::merge`]) and change nothing here.
+    pub fn merge(&mut self, fact: RemoteFact<'_>, config: &PoolConfig, now: Timestamp) -> bool {
+        let cap = config.cooldown_cap;
+        match fact {
+            RemoteFact::Resting(resting) => self.rest.merge(resting, cap, now),
+            RemoteFact::ScopeResting { scope, resting } => {
+                self.scopes.scope_at(scope, now).rest.merge(resting, cap, now)
+            }
+            RemoteFact::Windows { scope, announced } => {
+                let announced = Announced {
+                    requests: bounded_window(announced.requests, cap, now),
+                    tokens: bounded_window(announced.tokens, cap, now),
+                };
+                if announced.is_empty() {
+                    return false;
+                }
+                let before = self.scopes.find(scope).map(|b| (b.requests, b.tokens));
+                // Made room for first: remote scopes are bounded like the pool's own.
+                self.scopes.scope_at(scope, now);
+                self.scopes.record(scope, &announced);
+                self.scopes.find(scope).map(|b| (b.requests, b.tokens)) != before
+            }
+            RemoteFact::Spent { scope, until } => {
+                let Some(until) = bounded(until, cap, now) else { return false };
+                let budget = self.scopes.scope_at(scope, now);
+                let later = budget.spent_until.is_none_or(|own| own < until);
+                if later {
+                    budget.spent_until = Some(until);
+                }
+                later
+            }
+            RemoteFact::UsedUpForTheDay { scope, until } => {
+                let day_end = crate::pacific_day_end(now);
+                let Some(until) = bounded(until, day_end.saturating_duration_since(now), now) else { return false };
+                let budget = self.scopes.scope_at(scope, now);
+                let later = budget.day_until.is_none_or(|own| own < until);
+                if later {
+                    budget.day_until = Some(until);
+                }
+                later
+            }
+            RemoteFact::Reserved { scope, requests, tokens } => {
+                let requests = u32::try_from(requests).unwrap_or(u32::MAX).min(MAX_REMOTE_RESERVED);
+                let tokens = tokens.min(u64::from(requests) * MAX_TOKENS_PER_REQUEST);
+                if requests == 0 && self.scopes.find(scope).is_none() {
+                    return false;
+                }
+                let held = RemoteHold { requests, tokens, until: now + crate::team::REMOTE_HOLD };
+                let budget = self.scopes.scope_at(scope, now);
+                let changed = (budget.remote.requests, budget.remote.tokens) != (requests, tokens);
+                budget.remote = held;
+                changed
+            }
+            RemoteFact::OutOfCredit { .. }
+            | RemoteFact::Replenished
+            | RemoteFact::Disabled { .. }
+            | RemoteFact::Enabled => false,
         }
     }
 }

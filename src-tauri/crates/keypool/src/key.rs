@@ -20,6 +20,7 @@ use crate::budget::{Blocked, Demand, KeyLoad, UserLimits};
 use crate::error::Blocker;
 use crate::group::{GroupHealth, RateLimit};
 use crate::status::BudgetStatus;
+use crate::team::{KeyFacts, Merged, RemoteFact, MAX_REMOTE_STREAK};
 use crate::{DisableReason, Failure, FailureKind, FailureOutcome, KeyEntry, KeyError, KeyId, KeyState, KeyStatus};
 use crate::{PoolConfig, Secret, Timestamp};
 
@@ -226,6 +227,83 @@ impl PoolKey {
     /// The user vouched for the key; returns whether it was refused.
     pub fn lift_refusal(&mut self) -> bool {
         std::mem::take(&mut self.health.refused)
+    }
+
+    /// What the pool knows about the key and `scope` of its group at `now`, for a team.
+    pub fn facts(
+        &self,
+        provider: &crate::ProviderId,
+        group: &GroupHealth,
+        scope: Option<&str>,
+        now: Timestamp,
+    ) -> KeyFacts {
+        let refused = match (self.health.refused, &self.health.last_error) {
+            (true, Some(KeyError::AuthRejected { status })) => Some(DisableReason::AuthRejected { status: *status }),
+            _ => None,
+        };
+        KeyFacts {
+            provider: provider.clone(),
+            quota_group: self.quota_group.clone(),
+            resting: group.rest.shared(now),
+            scope: scope.and_then(|scope| group.facts(scope, now)),
+            out_of_credit: self.health.exhausted.map(|e| (e.next_probe_at, e.probes)),
+            refused,
+        }
+    }
+
+    /// Merges what another member learned about the key (or its group), within this pool's
+    /// bounds (see [`crate::team`]).
+    pub fn merge(
+        &mut self,
+        fact: RemoteFact<'_>,
+        group: &mut GroupHealth,
+        config: &PoolConfig,
+        now: Timestamp,
+    ) -> Merged {
+        let health = &mut self.health;
+        match fact {
+            RemoteFact::OutOfCredit { probe_at, probes } => {
+                if !self.enabled {
+                    return Merged::Unchanged;
+                }
+                // Due no later than this pool would probe after the ladder's longest step.
+                let probe_at = probe_at.min(now + config.probe_cap);
+                let probes = probes.min(MAX_REMOTE_STREAK);
+                match &mut health.exhausted {
+                    Some(own) if own.next_probe_at >= probe_at => return Merged::Unchanged,
+                    Some(own) => {
+                        own.next_probe_at = probe_at;
+                        own.probes = own.probes.max(probes);
+                    }
+                    None => health.exhausted = Some(Exhaustion { next_probe_at: probe_at, probes }),
+                }
+                Merged::Changed
+            }
+            RemoteFact::Replenished => match health.exhausted.take() {
+                Some(_) => Merged::Changed,
+                None => Merged::Unchanged,
+            },
+            RemoteFact::Disabled { reason: DisableReason::AuthRejected { status } } => {
+                if !matches!(status, 401 | 403) || !self.enabled || health.refused {
+                    return Merged::Unchanged;
+                }
+                health.refused = true;
+                health.last_error = Some(KeyError::AuthRejected { status });
+                health.last_error_at = Some(now);
+                Merged::Disabled { reason: DisableReason::AuthRejected { status } }
+            }
+            RemoteFact::Enabled => {
+                if std::mem::take(&mut health.refused) || !self.enabled {
+                    Merged::Enabled
+                } else {
+                    Merged::Unchanged
+                }
+            }
+            fact => match group.merge(fact, config, now) {
+                true => Merged::Changed,
+                false => Merged::Unchanged,
+            },
+        }
     }
 
     pub fn status(&self, group: &GroupHealth, now: Timestamp) -> KeyStatus {

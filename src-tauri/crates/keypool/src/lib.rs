@@ -26,6 +26,11 @@
 //!   until the quota's day ends ([`pacific_day_end`]); an auth rejection refuses the key at once. Either way it answers a [`FailureOutcome`] (cooled until T,
 //!   disabled for reason R, unchanged) and the caller acts: persists a disable, tells the user,
 //!   selects again for the retry. [`KeyPool::report_success`] clears the key's backoff.
+//! * **Teams**: pools of several members (desktops, server replicas) share what they learn
+//!   through a layer above the pool: [`KeyPool::facts`] reads out what the pool knows about a key
+//!   after a lesson, [`KeyPool::merge`] takes what another member learned ([`RemoteFact`]), bounded
+//!   by this pool's own caps ([`team`]), and [`KeyPool::merge_binding`] moves a session to the
+//!   key another member bound it to.
 //! * **Secrets** are a [`Secret`] that prints `<redacted>`; `$NAME` values are resolved from the
 //!   environment at use by a [`SecretResolver`]; [`preview`] masks a key for display.
 //!
@@ -89,6 +94,7 @@ mod rest;
 mod secret;
 mod status;
 mod strategy;
+pub mod team;
 mod time;
 
 pub use budget::{Announced, Demand, UserLimits, Window, MAX_SCOPES_PER_KEY};
@@ -102,6 +108,7 @@ pub use request::{DisableReason, Failure, FailureKind, FailureOutcome, Quota, Se
 pub use secret::{preview, EnvResolver, MapResolver, ResolveError, Secret, SecretResolver};
 pub use status::{BudgetStatus, KeyError, KeyState, KeyStatus};
 pub use strategy::{SelectionStrategy, SmoothWeightedRoundRobin, WeightedRoundRobin};
+pub use team::{KeyFacts, LoadedKey, Merged, RemoteFact, Resting, ScopeFacts};
 pub use time::{Clock, ManualClock, Timestamp};
 
 // The pool is shared across threads and async tasks behind an `Arc`.

@@ -11,6 +11,7 @@ use crate::error::KeyName;
 use crate::group::GroupId;
 use crate::hash::IdMap;
 use crate::provider::ProviderState;
+use crate::team::{KeyFacts, LoadedKey, Merged, RemoteFact};
 use crate::{
     Failure, FailureOutcome, KeyEntry, KeyId, KeyLoader, KeyStatus, PoolConfig, PoolError, ProviderId, Secret,
     SecretResolver, Selection, SelectionRequest, SessionId, Timestamp, Unavailability,
@@ -47,6 +48,8 @@ pub struct KeyPool {
     max_wait_ms: std::sync::atomic::AtomicU64,
     /// [`PoolConfig::binding_idle`], as the user last set it.
     binding_idle_ms: std::sync::atomic::AtomicU64,
+    /// Loads installed so far (any provider): see [`KeyPool::loads`].
+    loads: std::sync::atomic::AtomicU64,
 }
 
 /// A selection's reservation of its key's budgets (one request of its model's windows, its
@@ -132,7 +135,8 @@ impl KeyPool {
             std::sync::atomic::AtomicU64::new(u64::try_from(config.max_wait.as_millis()).unwrap_or(u64::MAX));
         let binding_idle_ms =
             std::sync::atomic::AtomicU64::new(u64::try_from(config.binding_idle.as_millis()).unwrap_or(u64::MAX));
-        KeyPool { config, loader, resolver, state, loaded: Condvar::new(), max_wait_ms, binding_idle_ms }
+        let loads = std::sync::atomic::AtomicU64::new(0);
+        KeyPool { config, loader, resolver, state, loaded: Condvar::new(), max_wait_ms, binding_idle_ms, loads }
     }
 
     /// The configuration the pool was built with.
@@ -341,6 +345,94 @@ impl KeyPool {
         Ok(ps.keys.iter().map(|key| key.status(&ps.groups[key.group].health, now)).collect())
     }
 
+    /// Loads `provider`'s keys if they are not cached, as a selection would first: for a layer
+    /// that must see them (and merge what it knows of them) before the first selection.
+    pub fn load(&self, provider: &ProviderId) -> Result<(), PoolError> {
+        let mut state = self.state.lock();
+        self.ready_slot(&mut state, provider).map(|_| ())
+    }
+
+    /// The key `session` is bound to at `now`, if its binding is live (not idle past
+    /// [`KeyPool::binding_idle`]).
+    pub fn bound_key(&self, session: &SessionId, now: Timestamp) -> Option<KeyId> {
+        let state = self.state.lock();
+        let binding = state.sessions.get(session)?;
+        (now.saturating_duration_since(binding.last_used) <= self.binding_idle()).then(|| binding.key.clone())
+    }
+
+    /// Another member of the team bound `session` to `key` at `now`: this pool's binding follows
+    /// (made if the session had none), so the conversation stays on one key whichever member
+    /// serves it. Returns whether the binding changed; nothing changes for a key the pool has not
+    /// loaded.
+    pub fn merge_binding(&self, session: &SessionId, key: &KeyId, now: Timestamp) -> bool {
+        let mut state = self.state.lock();
+        let Some(&slot) = state.owners.get(key) else { return false };
+        let ps = &state.providers[slot];
+        let Some(&pos) = ps.index.get(key) else { return false };
+        let fresh = Binding { provider: slot, key: ps.keys[pos].id.clone(), pos, epoch: ps.epoch, last_used: now };
+        match state.sessions.get_mut(session) {
+            Some(binding) if binding.provider == slot && binding.key == *key => {
+                binding.last_used = binding.last_used.max(now);
+                return false;
+            }
+            Some(binding) => *binding = fresh,
+            None => {
+                state.sessions.insert(session.clone(), fresh);
+                state.session_order.push_back((session.clone(), now));
+                state.evict_sessions(self.config.max_sessions);
+            }
+        }
+        true
+    }
+
+    /// What the pool knows about `key` and `scope` of its quota group at `now`, for the other
+    /// members of a team; `None` for a key it has not loaded.
+    pub fn facts(&self, key: &KeyId, scope: Option<&str>, now: Timestamp) -> Option<KeyFacts> {
+        let mut state = self.state.lock();
+        let ps = state.provider_of(key)?;
+        let &pos = ps.index.get(key)?;
+        let key = &ps.keys[pos];
+        Some(key.facts(&ps.id, &ps.groups[key.group].health, scope, now))
+    }
+
+    /// Merges what another member of the team learned about `key` (or its quota group) at `now`,
+    /// bounded by this pool's own rules ([`crate::team`]). A key the pool has not loaded is not
+    /// changed. The caller persists a [`Merged::Disabled`] as it would a
+    /// [`FailureOutcome::Disabled`].
+    pub fn merge(&self, key: &KeyId, fact: RemoteFact<'_>, now: Timestamp) -> Merged {
+        let mut state = self.state.lock();
+        let Some(ps) = state.provider_of(key) else { return Merged::Unchanged };
+        let Some((pool_key, group)) = ps.key_and_group_mut(key) else { return Merged::Unchanged };
+        let merged = pool_key.merge(fact, group, &self.config, now);
+        if merged != Merged::Unchanged {
+            ps.touch();
+        }
+        merged
+    }
+
+    /// Every key of the providers loaded so far, for the layer that names keys to a team.
+    pub fn loaded_keys(&self) -> Vec<LoadedKey> {
+        let state = self.state.lock();
+        let loaded = state.providers.iter().filter(|ps| ps.loaded_at.is_some());
+        loaded
+            .flat_map(|ps| {
+                ps.keys.iter().map(|key| LoadedKey {
+                    provider: ps.id.clone(),
+                    key: key.id.clone(),
+                    secret: key.secret.clone(),
+                    quota_group: key.quota_group.clone(),
+                    sealed: key.sealed,
+                })
+            })
+            .collect()
+    }
+
+    /// How many loads (of any provider) were installed so far: when it moves,
+    /// [`KeyPool::loaded_keys`] may say something new.
+    pub fn loads(&self) -> u64 {
+        self.loads.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// The slot of `provider`, its keys loaded and current: loads them (unlocked) if needed, or
     /// waits for a load of the same provider already in flight.
     fn ready_slot(&self, state: &mut MutexGuard<'_, State>, provider: &ProviderId) -> Result<usize, PoolError> {
@@ -363,7 +455,10 @@ impl KeyPool {
             match loaded {
                 Err(panicked) => panic::resume_unwind(panicked),
                 Ok(Err(source)) => return Err(PoolError::Load { provider: provider.clone(), source }),
-                Ok(Ok(entries)) if state.providers[slot].generation == generation => state.install(slot, entries),
+                Ok(Ok(entries)) if state.providers[slot].generation == generation => {
+                    state.install(slot, entries);
+                    self.loads.fetch_add(1, std::sync::atomic::Ordering::Release);
+                }
                 // Invalidated while loading: what we read may predate the write. Load again.
                 Ok(Ok(_)) => {}
             }

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::team::{bounded, Resting, MAX_REMOTE_STREAK};
 use crate::{PoolConfig, Timestamp};
 
 /// Resting after rate limits: until when, how many refusals in a row, and when the current step
@@ -76,5 +77,25 @@ impl Rest {
     /// A user action: the rest ends and the streak with it.
     pub fn reset(&mut self) {
         *self = Rest::default();
+    }
+
+    /// The rest running at `now`, as a team shares it.
+    pub fn shared(&self, now: Timestamp) -> Option<Resting> {
+        self.until(now).map(|until| Resting { until, streak: self.streak, began_at: self.began_at })
+    }
+
+    /// Another member's rest: taken when it ends later than this one (bounded by `cap` from
+    /// `now`), with the longer streak and the later start of its step, so the refusals of requests
+    /// already in flight when it began do not climb the ladder here either. Returns whether it was
+    /// taken.
+    pub fn merge(&mut self, remote: Resting, cap: Duration, now: Timestamp) -> bool {
+        let Some(until) = bounded(remote.until, cap, now) else { return false };
+        if self.until.is_some_and(|own| own >= until) {
+            return false;
+        }
+        self.until = Some(until);
+        self.streak = self.streak.max(remote.streak.min(MAX_REMOTE_STREAK));
+        self.began_at = self.began_at.max(remote.began_at.map(|began| began.min(now)));
+        true
     }
 }

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Breakage, CompletionError, Failure, Interruption, NoKey, NoKeyReason};
 use crate::provider::{ProviderEndpoint, Usage};
 use crate::record::{AttemptOutcome, AttemptRecord};
+use crate::team::{Admission, HandOut, Taught, TeamHold};
 use crate::verify::Verdict;
 use crate::{CompletionEvent, CompletionService};
 
@@ -256,6 +257,8 @@ pub(crate) fn decide(situation: Situation<'_>) -> Step {
 pub(crate) struct Settlement {
     service: CompletionService,
     credential: Credential,
+    /// The attempt's share in the team's requests in flight, ended with the credential's.
+    hold: TeamHold,
     record: AttemptRecord,
     scope: String,
     started: tokio::time::Instant,
@@ -281,11 +284,12 @@ impl Settlement {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// Ends the attempt: tells the pool `lesson` while the attempt still holds its reservation,
-    /// records the attempt for the ledger (`outcome`, `status`, `usage`, `first_token_ms`), ends
-    /// the reservation, and wakes the requests waiting for a key. Released first, a request
-    /// selecting in between would go on what was known before (a window thought full, a key not
-    /// yet known refused). Answers what the pool did about a refusal.
+    /// Ends the attempt: tells the pool `lesson` while the attempt still holds its reservation
+    /// (and the team what the pool learned, before the team hears the request ended), records the
+    /// attempt for the ledger (`outcome`, `status`, `usage`, `first_token_ms`), ends the
+    /// reservation, and wakes the requests waiting for a key. Released first, a request selecting
+    /// in between would go on what was known before (a window thought full, a key not yet known
+    /// refused). Answers what the pool did about a refusal.
     pub(crate) fn settle(
         self,
         outcome: AttemptOutcome,
@@ -295,20 +299,28 @@ impl Settlement {
         lesson: Lesson<'_>,
     ) -> Option<Result<FailureOutcome, PoolError>> {
         let latency_ms = self.elapsed_ms();
-        let Settlement { service, credential, record, scope, .. } = self;
+        let Settlement { service, credential, hold, record, scope, .. } = self;
         let key = record.key.clone();
         let reported = match (lesson, &key) {
             (Lesson::Answer(announced), Some(key)) => {
                 service.pool.report_answer(key, Some(&scope), announced);
+                if let Some(team) = &service.team {
+                    team.taught(&record.provider, key, &scope, Taught::Answer(announced));
+                }
                 None
             }
             (Lesson::Refusal { status, kind }, Some(key)) => {
-                Some(service.report(&record.provider, key, status, kind, &scope, record.at))
+                let reported = service.report(&record.provider, key, status, kind, &scope, record.at);
+                if let (Some(team), Ok(outcome)) = (&service.team, &reported) {
+                    team.taught(&record.provider, key, &scope, Taught::Refusal(*outcome));
+                }
+                Some(reported)
             }
             _ => None,
         };
         service.recorder.attempt(AttemptRecord { outcome, status, usage, first_token_ms, latency_ms, ..record });
         drop(credential);
+        drop(hold);
         service.freed.notify_waiters();
         reported
     }
@@ -329,10 +341,13 @@ impl CompletionService {
     ) -> Driven<A::Output> {
         let mut tried: Vec<KeyId> = Vec::new();
         let mut driven = Driven { end: Err(Stop::Cancelled), attempts: 0, last_key: None, last_refusal: None };
+        let team_key = self.team_binding(&plan.target).await;
+        let preferred = team_key.as_ref().or(plan.target.preferred_key);
         loop {
-            let acquired = self.acquire(plan, &mut tried, driven.last_refusal.as_ref(), on_event, cancel).await;
-            let credential = match acquired {
-                Ok(credential) => credential,
+            let acquired =
+                self.acquire(plan, preferred, &mut tried, driven.last_refusal.as_ref(), on_event, cancel).await;
+            let (credential, hold) = match acquired {
+                Ok(acquired) => acquired,
                 Err(stop) => return Driven { end: Err(stop), ..driven },
             };
             driven.attempts += 1;
@@ -352,6 +367,7 @@ impl CompletionService {
             let settlement = Settlement {
                 service: self.clone(),
                 credential,
+                hold,
                 record: AttemptRecord { at: self.clock.now(), key: key_id.clone(), ..plan.record.clone() },
                 scope: plan.demand.scope.unwrap_or_default().to_owned(),
                 started: tokio::time::Instant::now(),
@@ -436,24 +452,48 @@ impl CompletionService {
         }
     }
 
-    /// The key for the next attempt, skipping `tried` ones (and adding those it finds unusable).
-    /// When every key is spent, cooling or busy, [`decide`] says whether to wait (telling
-    /// `on_event`) or to give up, naming `last_refusal` when there was one.
+    /// The key the team has the request's session bound to, when this member has no live
+    /// binding for it: the conversation goes on where another member served it.
+    async fn team_binding(&self, target: &Target<'_>) -> Option<KeyId> {
+        let team = self.team.as_ref()?;
+        let provider = &target.endpoint.id;
+        // Loaded first, so the link can merge what the team knows of the keys before they are
+        // chosen among (a load error is the selection's to report).
+        let _ = self.pool.load(provider);
+        let bound = self.pool.bound_key(target.session, self.clock.now());
+        let team_key = team.binding(provider, target.session, bound.as_ref()).await;
+        team_key.filter(|_| bound.is_none())
+    }
+
+    /// The key for the next attempt (going back to `preferred` when the session has no live
+    /// binding), skipping `tried` ones (and adding those it finds unusable), with its share in the
+    /// team's requests in flight. When every key is spent, cooling or busy, [`decide`] says
+    /// whether to wait (telling `on_event`) or to give up, naming `last_refusal` when there was
+    /// one.
     async fn acquire(
         &self,
         plan: &Plan<'_>,
+        preferred: Option<&KeyId>,
         tried: &mut Vec<KeyId>,
         last_refusal: Option<&Failure>,
         on_event: &mut (dyn FnMut(CompletionEvent) + Send),
         cancel: &CancellationToken,
-    ) -> Result<Credential, Stop> {
+    ) -> Result<(Credential, TeamHold), Stop> {
+        let mut team_refusals = 0;
         loop {
             // Armed before the pool is asked, so a request ending meanwhile is not missed.
             let freed = self.freed.notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
-            let why = match self.choose(&plan.target, plan.demand, tried) {
-                Ok(credential) => return Ok(credential),
+            let bound_before = match &self.team {
+                Some(_) => self.pool.bound_key(plan.target.session, self.clock.now()),
+                None => None,
+            };
+            let why = match self.choose(&plan.target, plan.demand, tried, preferred) {
+                Ok(credential) => match self.admit(plan, credential, bound_before.as_ref(), &mut team_refusals).await {
+                    Some(admitted) => return Ok(admitted),
+                    None => continue,
+                },
                 Err(Choice::Skip(key)) => {
                     tried.push(key);
                     continue;
@@ -483,15 +523,51 @@ impl CompletionService {
         }
     }
 
+    /// Tells the team a pooled key was handed out, and whether its traffic leaves room for the
+    /// attempt: `None` when it does not (the team told the pool so; select again), at most
+    /// [`MAX_TEAM_REFUSALS`] times per request, after which the member decides alone.
+    async fn admit(
+        &self,
+        plan: &Plan<'_>,
+        credential: Credential,
+        bound_before: Option<&KeyId>,
+        team_refusals: &mut u32,
+    ) -> Option<(Credential, TeamHold)> {
+        let (Some(team), Credential::Pooled(selection)) = (&self.team, &credential) else {
+            return Some((credential, TeamHold::none()));
+        };
+        let hand_out = HandOut {
+            provider: &plan.target.endpoint.id,
+            key: &selection.key_id,
+            session: plan.target.session,
+            bound_before,
+            scope: plan.demand.scope.unwrap_or_default(),
+            tokens: plan.demand.tokens,
+        };
+        let (admission, hold) = team.hand_out(hand_out).await;
+        if admission == Admission::Full && *team_refusals < MAX_TEAM_REFUSALS {
+            *team_refusals += 1;
+            tracing::debug!(provider = %plan.target.endpoint.id, key = %selection.key_id, "the team's requests in flight fill the key's window; selecting again");
+            return None;
+        }
+        Some((credential, hold))
+    }
+
     /// The key for the next attempt: the session's pooled key, or the provider-level key while
     /// the pool is empty.
-    fn choose(&self, target: &Target<'_>, demand: Demand<'_>, tried: &[KeyId]) -> Result<Credential, Choice> {
+    fn choose(
+        &self,
+        target: &Target<'_>,
+        demand: Demand<'_>,
+        tried: &[KeyId],
+        preferred: Option<&KeyId>,
+    ) -> Result<Credential, Choice> {
         let provider = &target.endpoint.id;
         let wanted = SelectionRequest::new(provider)
             .for_session(target.session)
             .excluding(tried)
             .needing(demand)
-            .preferring(target.preferred_key);
+            .preferring(preferred);
         match self.pool.select(wanted, self.clock.now()) {
             Ok(selection) => Ok(Credential::Pooled(selection)),
             Err(PoolError::NoAvailableKey { reason: Unavailability::NoKeys, .. }) => {
@@ -552,6 +628,11 @@ impl CompletionService {
         Ok(outcome)
     }
 }
+
+/// How many times one request selects again because the team's requests in flight filled the
+/// key's window; past it the member goes on what it knows (the pool already counts the team's
+/// requests, so a second refusal is a race with the team's latest news, not a state).
+const MAX_TEAM_REFUSALS: u32 = 4;
 
 /// What a 401/403 does to a key that could be neither shown bad nor fine: it rests, as after a
 /// rate limit without an announced wait, rather than being disabled on one request's word.

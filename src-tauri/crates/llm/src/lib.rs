@@ -21,6 +21,7 @@ pub mod redact;
 mod service;
 mod sse;
 mod stream;
+pub mod team;
 mod verify;
 mod wait;
 
@@ -36,5 +37,6 @@ pub use service::{
     ProbeProblem, ProbeResult, Recorder, StopReason,
 };
 pub use stream::{Deadlines, MAX_WHOLE_ANSWER};
+pub use team::{Admission, HandOut, Taught, TeamFuture, TeamHold, TeamLink, Wake};
 pub use tokio_util::sync::CancellationToken;
 pub use wait::{RealTime, SimulatedTime, Wait, Waiter};

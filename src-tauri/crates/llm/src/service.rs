@@ -21,6 +21,7 @@ use crate::provider_clock::ProviderClocks;
 use crate::record::{AttemptOutcome, AttemptRecord};
 use crate::redact::Redactor;
 use crate::stream::{read_error_body, AttemptEnd, AttemptReport, Deadlines, Exchange, REDIRECT_REFUSED};
+use crate::team::TeamLink;
 use crate::verify::Verifications;
 use crate::wait::Waiter;
 use crate::ProviderKind;
@@ -121,6 +122,13 @@ pub trait Recorder: Send + Sync {
     /// An upstream attempt ended, for the usage ledger. Called on the request's task: an
     /// implementation must hand the record off, not write it there.
     fn attempt(&self, record: AttemptRecord);
+
+    /// Another member of the team enabled `key` again after a provider's rejection: enable it in
+    /// the store if the store disabled it because the provider rejected it (a key the user
+    /// switched off stays off). Only a team link calls it; without a team there is nothing to do.
+    fn key_enabled(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
+        let _ = (provider, key, at);
+    }
 }
 
 /// Sends chat completions with pooled keys. Cheap to clone; share one per app.
@@ -146,6 +154,8 @@ pub struct CompletionService {
     pub(crate) redactors: Arc<Mutex<HashMap<ProviderId, CachedRedactor>>>,
     /// The verifications of refused keys, one in flight per key.
     pub(crate) verifications: Arc<Verifications>,
+    /// The other members of a team, when the pool is shared (none by default).
+    pub(crate) team: Option<Arc<dyn TeamLink>>,
 }
 
 impl CompletionService {
@@ -170,6 +180,39 @@ impl CompletionService {
             deadlines: Deadlines::default(),
             redactors: Arc::default(),
             verifications: Arc::default(),
+            team: None,
+        }
+    }
+
+    /// The same service sharing its pool's state with a team through `team`, which it tells what
+    /// the pool learns and hands out; `team` wakes the service's waiting requests when it frees
+    /// room.
+    pub fn with_team(self, team: Arc<dyn TeamLink>) -> Self {
+        let freed = self.freed.clone();
+        team.attach(Arc::new(move || freed.notify_waiters()));
+        CompletionService { team: Some(team), ..self }
+    }
+
+    /// The team link, when the pool is shared.
+    pub fn team(&self) -> Option<&Arc<dyn TeamLink>> {
+        self.team.as_ref()
+    }
+
+    /// The user enabled `key` again: the pool lifts a provider's rejection of it, and so does
+    /// every member of the team.
+    pub fn key_enabled(&self, key: &KeyId) {
+        self.pool.clear_auth_block(key);
+        if let Some(team) = &self.team {
+            team.key_enabled(key);
+        }
+    }
+
+    /// A background probe of the out-of-credit `key` answered: the pool (and the team) return it
+    /// to rotation when `usable`, or probe it again later.
+    pub fn probed(&self, key: &KeyId, usable: bool) {
+        self.pool.report_probe(key, usable, self.clock.now());
+        if let Some(team) = &self.team {
+            team.probed(key, usable);
         }
     }
 

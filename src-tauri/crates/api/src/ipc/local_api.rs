@@ -66,6 +66,8 @@ impl From<LocalApiStatus> for LocalApiStatusDto {
             error: status.error.map(|error| match error {
                 StartError::PortInUse(port) => LocalApiProblem::PortInUse { port },
                 StartError::Bind { port, reason } => LocalApiProblem::Bind { port, reason },
+                // Only a server listens on an address of its own; the app's endpoint is loopback.
+                StartError::Listen { address, reason } => LocalApiProblem::Bind { port: address.port(), reason },
             }),
         }
     }

@@ -203,8 +203,23 @@ impl Keys {
         secret: &Secret,
         except: Option<&str>,
     ) -> Result<()> {
-        if api_keys::find_duplicate(conn, provider_id, secret, except)?.is_some() {
-            return Err(ServiceError::Conflict(Conflict::DuplicateKey));
+        match self.holder_of(conn, provider_id, secret, except)? {
+            Some(_) => Err(ServiceError::Conflict(Conflict::DuplicateKey)),
+            None => Ok(()),
+        }
+    }
+
+    /// The key of `provider_id` (other than `except`) that holds `secret`, by its id: compared in
+    /// the database, and with the values of the keys kept in the keychain.
+    fn holder_of(
+        &self,
+        conn: &keypool_store::rusqlite::Connection,
+        provider_id: &str,
+        secret: &Secret,
+        except: Option<&str>,
+    ) -> Result<Option<String>> {
+        if let Some(id) = api_keys::find_duplicate(conn, provider_id, secret, except)? {
+            return Ok(Some(id));
         }
         for row in api_keys::list_api_keys(conn, provider_id)? {
             if !row.api_key.in_keychain() || Some(row.id.as_str()) == except {
@@ -216,10 +231,21 @@ impl Keys {
                 .reveal(&key_account(&row.id), &row.api_key)
                 .is_ok_and(|v| v.expose() == secret.expose());
             if same {
-                return Err(ServiceError::Conflict(Conflict::DuplicateKey));
+                return Ok(Some(row.id));
             }
         }
-        Ok(())
+        Ok(None)
+    }
+
+    /// The key of `provider_id` that holds `secret`, if one does (a server's config file names
+    /// its keys by value).
+    pub fn find_by_value(&self, provider_id: &str, secret: &Secret) -> Result<Option<ApiKey>> {
+        let conn = self.db.lock()?;
+        require_provider(&conn, provider_id)?;
+        match self.holder_of(&conn, provider_id, secret, None)? {
+            Some(id) => Ok(Some(ApiKey::from(require_key(&conn, &id)?))),
+            None => Ok(None),
+        }
     }
 
     /// Applies `patch`; enabling a key clears why it was disabled and lifts the pool's refusal.
@@ -255,8 +281,20 @@ impl Keys {
             self.writes.forget_removed_secrets();
         }
         if enabling {
-            self.pool.clear_auth_block(&KeyId::new(id));
+            // The pool lifts its refusal, and so does every member of a team.
+            self.completions.key_enabled(&KeyId::new(id));
         }
+        Ok(ApiKey::from(row))
+    }
+
+    /// Puts the key in the quota group `group` (keys of one account that share its limits), or
+    /// in none.
+    pub fn set_quota_group(&self, id: &str, group: Option<&str>) -> Result<ApiKey> {
+        let now = self.clock.now().as_millis();
+        let row = self.writes.apply(|tx| {
+            let row = api_keys::set_quota_group(tx, id, group, now)?.ok_or_else(|| key_not_found(id))?;
+            Ok(Changed { provider_id: row.provider_id.clone(), value: row })
+        })?;
         Ok(ApiKey::from(row))
     }
 
@@ -343,7 +381,7 @@ impl Keys {
         if let (true, true, Some(model)) = (probe.ok, exhausted, model) {
             let usable = self.completions.probe_credit(&endpoint, &key, &model).await;
             tracing::info!(key = %key_id, usable, "checked an out-of-credit key by hand");
-            self.pool.report_probe(&key_id, usable, self.clock.now());
+            self.completions.probed(&key_id, usable);
             self.writes.events.llm_config_changed(&provider.id);
             if !usable {
                 return Ok(ProbeResult {
@@ -378,7 +416,7 @@ impl Keys {
             for (key, raw) in due {
                 let usable = self.completions.probe_credit(&endpoint, &raw, &model).await;
                 tracing::info!(%key, provider = %id, usable, "probed an out-of-credit key");
-                self.pool.report_probe(&key, usable, self.clock.now());
+                self.completions.probed(&key, usable);
                 returned |= usable;
             }
             if returned {

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use keypool::Clock;
-use keypool_gateway::{token_hash, Dialect, Gateway, ListedModel, Route, Routes, StartError, Stats, Unrouted};
+use keypool_gateway::{token_hash, Dialect, Gateway, ListedModel, Route, Routes, Serving, StartError, Stats, Unrouted};
 use keypool_llm::{CompletionService, ProviderEndpoint, ProviderKind};
 use keypool_store::{providers, settings, Database};
 
@@ -145,6 +145,20 @@ impl LocalApi {
         let token = format!("kp-local-{}", random.iter().map(|b| format!("{b:02x}")).collect::<String>());
         self.store(TOKEN_HASH, hex(&token_hash(&token)))?;
         Ok(token)
+    }
+
+    /// Serves the providers and keys of the store at `address` with `token`, as a server does
+    /// (the app's settings of the endpoint, on or off, port and token, are not used): the caller
+    /// owns the returned endpoint.
+    pub async fn serve_at(
+        &self,
+        address: std::net::SocketAddr,
+        token: &str,
+        serving: Serving,
+    ) -> std::result::Result<Gateway, StartError> {
+        let routes: Arc<dyn Routes> = self.routes.clone();
+        let hash = token_hash(token);
+        Gateway::start_at(address, hash, routes, self.completions.clone(), self.clock.clone(), serving).await
     }
 
     async fn start(&self) -> Result<()> {

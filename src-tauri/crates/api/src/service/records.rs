@@ -19,6 +19,10 @@ impl Recorder for Records {
         self.writes.disable_key(provider, key, reason, at);
     }
 
+    fn key_enabled(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
+        self.writes.enable_rejected_key(provider, key, at);
+    }
+
     fn attempt(&self, record: AttemptRecord) {
         self.ledger.record(&record);
     }

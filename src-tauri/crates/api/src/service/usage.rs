@@ -312,6 +312,11 @@ impl Usage {
     }
 
     /// Deletes the usage history before `before` (rounded down to the hour), or all of it.
+    /// Waits until every attempt recorded so far is in the database (before a server exits).
+    pub fn flush(&self) {
+        self.ledger.flush();
+    }
+
     pub fn purge(&self, before: Option<i64>) -> Result<usize> {
         self.ledger.flush();
         let before = before.unwrap_or(i64::MAX - HOUR_MS);

@@ -66,6 +66,27 @@ impl WritePath {
         }
     }
 
+    /// Another member of the team enabled `key` again: enabled here too if the store disabled
+    /// it because a provider rejected it (`HTTP …`); a key the user switched off stays off.
+    pub(crate) fn enable_rejected_key(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
+        let written = self.apply(|tx| {
+            let row = api_keys::get_api_key(tx, key.as_str())?;
+            let rejected = row.is_some_and(|row| {
+                !row.enabled && row.disabled_reason.as_deref().is_some_and(|r| r.starts_with("HTTP "))
+            });
+            if rejected {
+                let patch = api_keys::ApiKeyPatch { enabled: Some(true), ..Default::default() };
+                api_keys::update_api_key(tx, key.as_str(), &patch, at.as_millis())?;
+            }
+            Ok(Changed { provider_id: provider.as_str().to_owned(), value: rejected })
+        });
+        match written {
+            Ok(true) => tracing::info!(%key, %provider, "API key enabled again by another member of the team"),
+            Ok(false) => {}
+            Err(error) => tracing::error!(%key, %provider, %error, "could not record the key as enabled again"),
+        }
+    }
+
     /// After a write that removed or replaced a secret: no copy of the old value is left in the
     /// database file or its WAL.
     /// After a key was removed or replaced: the WAL is emptied and the backup copies beside the

@@ -259,6 +259,7 @@ pub fn context_with(
             save_dialog: saves,
             ledger: true,
             keychain,
+            team: None,
         },
     )
 }

@@ -14,3 +14,4 @@ mod quotas;
 mod selection;
 mod status;
 mod support;
+mod team;

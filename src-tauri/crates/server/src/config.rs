@@ -1,0 +1,277 @@
+//! The server's config file: the providers and keys it serves, applied at every start (and on
+//! SIGHUP) into the data dir's store.
+//!
+//! Providers are matched by name, keys by their value (a `$NAME` reference is its own value: it
+//! is read from the environment when used, as in the app). A key the file no longer lists is
+//! removed if the file had added it; keys added otherwise (by another tool on the same store)
+//! are left alone. Which keys the file added is kept beside the store in
+//! [`ADDED_FILE`]: their ids, never their values.
+//!
+//! A bad file (a syntax error, an unknown field, a bad kind, weight 0, two providers of one
+//! name) is refused as a whole with a message naming its line, before anything is written.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use keypool::{Secret, UserLimits};
+use keypool_api::service::{KeyPatch, NewKey, NewProvider, ProviderPatch};
+use keypool_api::AppContext;
+use keypool_llm::ProviderKind;
+use serde::Deserialize;
+use toml::Spanned;
+
+/// The ids of the keys the config file added, in the data dir.
+pub const ADDED_FILE: &str = "server-config-keys.json";
+
+/// Why the config file was not applied. The message names the file and the line; it never
+/// holds a key's value.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: cannot be read: {reason}")]
+    Unreadable { path: PathBuf, reason: String },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("{path}: could not be applied to the store: {reason}")]
+    Store { path: PathBuf, reason: String },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub providers: Vec<ProviderConfig>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    pub name: Spanned<String>,
+    pub kind: Kind,
+    pub base_url: String,
+    #[serde(default)]
+    pub models: Vec<String>,
+    #[serde(default)]
+    pub keys: Vec<KeyConfig>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Openai,
+    Anthropic,
+    Gemini,
+}
+
+impl Kind {
+    fn provider_kind(self) -> ProviderKind {
+        match self {
+            Kind::Openai => ProviderKind::Openai,
+            Kind::Anthropic => ProviderKind::Anthropic,
+            Kind::Gemini => ProviderKind::Gemini,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyConfig {
+    /// The key, or `$NAME` to read it from the environment when used.
+    pub key: String,
+    pub label: Option<String>,
+    #[serde(default = "one")]
+    pub weight: Spanned<u32>,
+    pub quota_group: Option<String>,
+}
+
+impl std::fmt::Debug for KeyConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyConfig").field("label", &self.label).finish_non_exhaustive()
+    }
+}
+
+fn one() -> Spanned<u32> {
+    Spanned::new(0..0, 1)
+}
+
+/// The line (1-based) of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// Reads and checks the file at `path`; nothing is written.
+pub fn read(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| ConfigError::Unreadable { path: path.to_owned(), reason: error.to_string() })?;
+    let invalid = |message: String| ConfigError::Invalid { path: path.to_owned(), message };
+    // toml's message names the line and column, and quotes the line: a key's value could be on
+    // it, so only the first line of the message (where and what) is kept.
+    let config: Config = toml::from_str(&text).map_err(|error| {
+        let line = error.span().map(|span| line_of(&text, span.start));
+        let what = error.message().to_owned();
+        invalid(match line {
+            Some(line) => format!("line {line}: {what}"),
+            None => what,
+        })
+    })?;
+    let mut names = HashSet::new();
+    for provider in &config.providers {
+        let line = line_of(&text, provider.name.span().start);
+        let name = provider.name.get_ref().trim();
+        if name.is_empty() {
+            return Err(invalid(format!("line {line}: a provider needs a name")));
+        }
+        if !names.insert(name.to_ascii_lowercase()) {
+            return Err(invalid(format!("line {line}: a second provider named {name:?}")));
+        }
+        let mut values = HashSet::new();
+        for key in &provider.keys {
+            let line = line_of(&text, key.weight.span().start);
+            if *key.weight.get_ref() == 0 {
+                return Err(invalid(format!("line {line}: a key's weight is 1 or more")));
+            }
+            if key.key.trim().is_empty() {
+                return Err(invalid(format!("provider {name:?}: a key is empty")));
+            }
+            if !values.insert(key.key.trim()) {
+                return Err(invalid(format!("provider {name:?}: a key is listed twice")));
+            }
+        }
+    }
+    Ok(config)
+}
+
+/// A service error as a line: an invalid argument names its fields and why (the field errors
+/// carry codes and parameters, never a key's value).
+fn described(error: &keypool_api::service::ServiceError) -> String {
+    match error {
+        keypool_api::service::ServiceError::Invalid(fields) => {
+            let each: Vec<String> = fields.iter().map(|f| format!("{}: {:?}", f.field, f.rule)).collect();
+            format!("{error} ({})", each.join("; "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// What applying the file changed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    pub providers_added: usize,
+    pub keys_added: usize,
+    pub keys_removed: usize,
+}
+
+/// Applies `config` (read from `path`) to the store of `context`, in `data_dir`.
+pub fn apply(context: &AppContext, config: &Config, path: &Path, data_dir: &Path) -> Result<Applied, ConfigError> {
+    let failed = |reason: String| ConfigError::Store { path: path.to_owned(), reason };
+    let providers = context.providers().map_err(|e| failed(e.to_string()))?;
+    let keys = context.keys().map_err(|e| failed(e.to_string()))?;
+    let added_path = data_dir.join(ADDED_FILE);
+    let before: Vec<String> =
+        std::fs::read(&added_path).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default();
+    let mut added: Vec<String> = Vec::new();
+    let mut applied = Applied::default();
+    let existing = providers.list().map_err(|e| failed(e.to_string()))?;
+    for wanted in &config.providers {
+        let name = wanted.name.get_ref().trim();
+        let found = existing.iter().find(|p| p.name.eq_ignore_ascii_case(name));
+        let provider = match found {
+            Some(row) => {
+                let same = row.kind == wanted.kind.provider_kind()
+                    && row.base_url == wanted.base_url
+                    && (wanted.models.is_empty() || row.models == wanted.models);
+                if same {
+                    row.clone()
+                } else {
+                    let patch = ProviderPatch {
+                        kind: Some(wanted.kind.provider_kind()),
+                        base_url: Some(wanted.base_url.clone()),
+                        models: (!wanted.models.is_empty()).then(|| wanted.models.clone()),
+                        // A default model the file's list no longer has gives way to its first.
+                        default_model: row
+                            .default_model
+                            .as_ref()
+                            .filter(|m| !wanted.models.is_empty() && !wanted.models.contains(m))
+                            .map(|_| wanted.models.first().cloned()),
+                        // The operator's file names the host: that is the confirmation.
+                        on_my_network: true,
+                        ..ProviderPatch::default()
+                    };
+                    // The operator's file names the host: that is the confirmation.
+                    providers
+                        .update(&row.id, patch, true)
+                        .map_err(|e| failed(format!("provider {name:?}: {}", described(&e))))?
+                }
+            }
+            None => {
+                let new = NewProvider {
+                    name: name.to_owned(),
+                    kind: wanted.kind.provider_kind(),
+                    base_url: wanted.base_url.clone(),
+                    api_key: None,
+                    models: wanted.models.clone(),
+                    default_model: None,
+                    system_prompt: None,
+                    // As for an update: the operator's file names the host.
+                    on_my_network: true,
+                };
+                applied.providers_added += 1;
+                providers.add(new).map_err(|e| failed(format!("provider {name:?}: {}", described(&e))))?
+            }
+        };
+        let rows = keys.list(&provider.id).map_err(|e| failed(e.to_string()))?;
+        for key in &wanted.keys {
+            let value = key.key.trim();
+            let holder = keys.find_by_value(&provider.id, &Secret::new(value)).map_err(|e| failed(e.to_string()))?;
+            let matched = holder.and_then(|held| rows.iter().find(|row| row.id == held.id));
+            let id = match matched {
+                Some(row) => {
+                    let patch = KeyPatch {
+                        label: Some(key.label.clone()),
+                        weight: Some(*key.weight.get_ref()),
+                        ..KeyPatch::default()
+                    };
+                    if row.label != key.label || row.weight != *key.weight.get_ref() {
+                        keys.update(&row.id, patch)
+                            .map_err(|e| failed(format!("provider {name:?}: {}", described(&e))))?;
+                    }
+                    row.id.clone()
+                }
+                None => {
+                    let new = NewKey {
+                        provider_id: provider.id.clone(),
+                        label: key.label.clone(),
+                        api_key: Secret::new(value),
+                        enabled: true,
+                        weight: *key.weight.get_ref(),
+                        limits: UserLimits::default(),
+                        quota_group: None,
+                    };
+                    applied.keys_added += 1;
+                    let row = keys.add(new).map_err(|e| failed(format!("provider {name:?}: {}", described(&e))))?;
+                    added.push(row.id.clone());
+                    row.id
+                }
+            };
+            if matched.is_some() && before.contains(&id) {
+                added.push(id.clone());
+            }
+            let group = key.quota_group.as_deref().map(str::trim).filter(|g| !g.is_empty());
+            let current = rows.iter().find(|row| row.id == id).and_then(|row| row.quota_group.as_deref());
+            if matched.is_none() || current != group {
+                keys.set_quota_group(&id, group)
+                    .map_err(|e| failed(format!("provider {name:?}: {}", described(&e))))?;
+            }
+        }
+    }
+    for id in before.iter().filter(|id| !added.contains(id)) {
+        match keys.delete(id) {
+            Ok(()) => applied.keys_removed += 1,
+            // Removed meanwhile by someone else: nothing left to do.
+            Err(keypool_api::service::ServiceError::NotFound { .. }) => {}
+            Err(error) => return Err(failed(error.to_string())),
+        }
+    }
+    let json = serde_json::to_vec(&added).expect("ids serialize");
+    std::fs::write(&added_path, json).map_err(|e| failed(format!("{}: {e}", added_path.display())))?;
+    Ok(applied)
+}

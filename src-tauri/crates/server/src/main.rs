@@ -1,0 +1,227 @@
+//! `keypool-server`: Keypool's pool and local API (OpenAI, Anthropic and Gemini dialects)
+//! without a window, for a headless server; optionally one member of a team sharing the pool's
+//! state through Redis with the other replicas and desktops.
+//!
+//! ```text
+//! keypool-server serve --data-dir DIR [--listen ADDR:PORT] [--config FILE] [--token-file FILE]
+//!                      [--allowed-host NAME]... [--redis URL --team NAME --team-secret-file FILE]
+//! keypool-server token --data-dir DIR [--regenerate]
+//! ```
+//!
+//! Invariants: no log line holds a key, the token, the team secret or the Redis URL (which may
+//! hold a password); a bad config file stops the start before the store is opened.
+
+mod config;
+mod token;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use keypool_api::{AppContext, Dirs};
+use keypool_gateway::Serving;
+use keypool_team::{TeamConfig, TeamSecret};
+
+/// How long requests in flight may take to finish after SIGINT/SIGTERM.
+const GRACE: Duration = Duration::from_secs(30);
+
+#[derive(Parser)]
+#[command(name = "keypool-server", version, about = "Keypool's key pool and local API, headless")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serves the local API until SIGINT or SIGTERM; SIGHUP re-reads the config file.
+    Serve(Serve),
+    /// Prints the stored token (making one if there is none), or replaces it.
+    Token {
+        #[arg(long)]
+        data_dir: PathBuf,
+        /// Makes a new token; the old one stops working at the server's next start.
+        #[arg(long)]
+        regenerate: bool,
+    },
+}
+
+#[derive(Args)]
+struct Serve {
+    /// Where the store (SQLite), the token and the usage ledger live.
+    #[arg(long)]
+    data_dir: PathBuf,
+    /// The address to listen on; one beyond loopback is logged as a warning.
+    #[arg(long, default_value = "127.0.0.1:4141")]
+    listen: SocketAddr,
+    /// The providers and keys to serve (TOML), applied at every start and on SIGHUP.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The token is this file's content; made (mode 0600) if the file does not exist.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    /// A Host name to answer to besides loopback names and the --listen address (repeatable).
+    #[arg(long = "allowed-host")]
+    allowed_hosts: Vec<String>,
+    /// The team's Redis: redis://… or rediss://… (TLS).
+    #[arg(long, requires = "team")]
+    redis: Option<String>,
+    /// The team's name.
+    #[arg(long, requires = "redis")]
+    team: Option<String>,
+    /// The team secret (64 hex digits); KEYPOOL_TEAM_SECRET otherwise.
+    #[arg(long, requires = "redis")]
+    team_secret_file: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).init();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Token { data_dir, regenerate } => token_command(&data_dir, regenerate),
+        Command::Serve(serve) => {
+            let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+                Ok(runtime) => runtime,
+                Err(error) => {
+                    eprintln!("keypool-server: no async runtime: {error}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match runtime.block_on(run(serve)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(message) => {
+                    tracing::error!("{message}");
+                    eprintln!("keypool-server: {message}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+fn token_command(data_dir: &Path, regenerate: bool) -> ExitCode {
+    let made = std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()));
+    let path = data_dir.join(token::STORED_FILE);
+    let token = made.and_then(|()| {
+        if regenerate {
+            let token = token::generate();
+            token::write(&path, &token).map(|()| token).map_err(|e| e.to_string())
+        } else {
+            token::read_or_make(&path).map(|(token, _)| token).map_err(|e| e.to_string())
+        }
+    });
+    match token {
+        Ok(token) => {
+            println!("{token}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("keypool-server: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The team to join, from the flags and the environment.
+fn team_config(serve: &Serve) -> Result<Option<TeamConfig>, String> {
+    let (Some(url), Some(team)) = (&serve.redis, &serve.team) else { return Ok(None) };
+    let text = match &serve.team_secret_file {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?,
+        None => std::env::var("KEYPOOL_TEAM_SECRET")
+            .map_err(|_| "--redis needs the team secret: --team-secret-file FILE or KEYPOOL_TEAM_SECRET".to_owned())?,
+    };
+    let secret = TeamSecret::parse(text.trim()).map_err(|e| format!("the team secret: {e}"))?;
+    Ok(Some(TeamConfig::new(url.clone(), team.clone(), secret)))
+}
+
+async fn run(serve: Serve) -> Result<(), String> {
+    // Checked before anything is opened or written: a bad file changes nothing.
+    let config = serve.config.as_deref().map(config::read).transpose().map_err(|e| e.to_string())?;
+    let team = team_config(&serve)?;
+    let data_dir = serve.data_dir.clone();
+    std::fs::create_dir_all(&data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
+    if let Ok(privacy) = keypool_api::files::private_dir(&data_dir) {
+        keypool_api::files::log_privacy(&data_dir, privacy);
+    }
+    let dirs = Dirs { data_dir: data_dir.clone(), log_dir: data_dir.join("logs") };
+    let context = AppContext::headless(env!("CARGO_PKG_VERSION"), dirs, team)
+        .map_err(|e| format!("the store in {} cannot be opened: {e}", data_dir.display()))?;
+    let context = Arc::new(context);
+    if serve.redis.is_some() && context.team_state() == keypool_team::TeamState::Off {
+        // The name or the URL was refused (the reason is logged above, without the URL).
+        return Err(
+            "the team cannot be joined: a team name is 1 to 64 of A-Z a-z 0-9 . _ -, the URL redis:// or rediss://"
+                .into(),
+        );
+    }
+    if let (Some(config), Some(path)) = (&config, &serve.config) {
+        let applied = config::apply(&context, config, path, &data_dir).map_err(|e| e.to_string())?;
+        tracing::info!(?applied, config = %path.display(), "config applied");
+    }
+    let token_path = serve.token_file.clone().unwrap_or_else(|| data_dir.join(token::STORED_FILE));
+    let (token, new) = token::read_or_make(&token_path).map_err(|e| e.to_string())?;
+    if new {
+        tracing::info!(file = %token_path.display(), "a new token was written (mode 0600)");
+    }
+    if !serve.listen.ip().is_loopback() {
+        tracing::warn!(
+            address = %serve.listen,
+            "listening beyond loopback on {}: anyone who can reach it may try the token; put TLS in front (a reverse proxy)",
+            serve.listen
+        );
+    }
+    let health_context = context.clone();
+    let serving = Serving { health: Some(Arc::new(move || health_context.team_state().as_str())), log_requests: true };
+    let local_api = context.local_api().map_err(|e| e.to_string())?;
+    let gateway = local_api.serve_at(serve.listen, &token, serving).await.map_err(|e| e.to_string())?;
+    gateway.allow_hosts(serve.allowed_hosts.iter().cloned());
+    tracing::info!(address = %serve.listen, team = context.team_state().as_str(), "keypool-server serves");
+    wait_for_stop(&context, &serve, &data_dir).await?;
+    tracing::info!("stopping: no new requests; waiting up to 30 s for those in flight");
+    if !gateway.shut_down(GRACE).await {
+        tracing::warn!("requests still in flight after 30 s were cut off");
+    }
+    if let Ok(usage) = context.usage() {
+        usage.flush();
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Until SIGINT or SIGTERM; re-applies the config file on every SIGHUP (a bad file is logged
+/// and changes nothing).
+#[cfg(unix)]
+async fn wait_for_stop(context: &AppContext, serve: &Serve, data_dir: &Path) -> Result<(), String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let listen = |kind| signal(kind).map_err(|e| format!("cannot listen for signals: {e}"));
+    let (mut hangup, mut terminate, mut interrupt) =
+        (listen(SignalKind::hangup())?, listen(SignalKind::terminate())?, listen(SignalKind::interrupt())?);
+    loop {
+        tokio::select! {
+            _ = hangup.recv() => reload(context, serve, data_dir),
+            _ = terminate.recv() => return Ok(()),
+            _ = interrupt.recv() => return Ok(()),
+        }
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_stop(_: &AppContext, _: &Serve, _: &Path) -> Result<(), String> {
+    tokio::signal::ctrl_c().await.map_err(|e| format!("cannot listen for Ctrl-C: {e}"))
+}
+
+fn reload(context: &AppContext, serve: &Serve, data_dir: &Path) {
+    let Some(path) = &serve.config else {
+        return tracing::info!("SIGHUP: no config file to re-read");
+    };
+    match config::read(path).and_then(|config| config::apply(context, &config, path, data_dir)) {
+        Ok(applied) => tracing::info!(?applied, "SIGHUP: config applied"),
+        Err(error) => tracing::error!(%error, "SIGHUP: the config file was not applied; nothing changed"),
+    }
+}

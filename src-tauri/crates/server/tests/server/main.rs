@@ -1,0 +1,6 @@
+//! `keypool-server` as a process: the fake provider upstream, a data dir per server, and (for
+//! the team) a redis-server of the test's own.
+
+mod serve;
+mod support;
+mod team;

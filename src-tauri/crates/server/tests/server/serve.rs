@@ -1,0 +1,145 @@
+//! One server: it serves through the pool, guards its door, reloads on SIGHUP, refuses a bad
+//! config before touching anything, and stops gracefully.
+
+use crate::support::*;
+
+#[tokio::test]
+async fn serves_chat_through_the_pool_and_answers_healthz_without_the_token() {
+    let fake = FakeProvider::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(tmp.path(), &config(&fake.url(), &["a"]), &[]);
+    let health = server.healthy().await;
+    assert_eq!(health, json!({ "status": "ok", "team": "off" }), "healthy, no team, and no token needed");
+    let (status, body) = server.ask("hello").await;
+    assert_eq!(status, 200, "the config's key answers through the pool: {body}");
+    assert_eq!(fake.keys_used(), vec![key("a")], "upstream saw the key the config declared");
+    let client = client();
+    let no_token = client.get(server.url("/v1/models")).send().await.unwrap();
+    assert_eq!(no_token.status().as_u16(), 401, "the API itself needs the token");
+    let rebound = client.get(server.url("/healthz")).header("host", "evil.example").send().await.unwrap();
+    assert_eq!(rebound.status().as_u16(), 421, "a Host that is not this server's gets 421, even on /healthz");
+    server.logged("path=/v1/chat/completions status=200").await;
+    let log = server.log();
+    assert!(!log.contains(&key("a")[..12]), "no run of the key in the log:\n{log}");
+    assert!(!log.contains(&server.token()[9..21]), "nor of the token:\n{log}");
+}
+
+#[tokio::test]
+async fn sigterm_lets_the_request_in_flight_finish_then_exits() {
+    let fake = FakeProvider::start().await;
+    fake.script(
+        &key("a"),
+        [Reply::Hold { chunks_before: vec![], gate: "gate".into(), chunks_after: vec!["late".into()] }],
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(tmp.path(), &config(&fake.url(), &["a"]), &[]);
+    server.healthy().await;
+    let in_flight = {
+        let (url, token) = (server.url("/v1/chat/completions"), server.token());
+        tokio::spawn(async move {
+            let body = json!({ "model": MODEL, "stream": true, "messages": [{ "role": "user", "content": "slow" }] });
+            let response = client().post(url).bearer_auth(token).json(&body).send().await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        })
+    };
+    until("the request is upstream", || !fake.keys_used().is_empty()).await;
+    server.signal("TERM");
+    server.logged("stopping").await;
+    assert!(server.running(), "the server waits for the request in flight");
+    fake.release("gate");
+    let (status, body) = in_flight.await.unwrap();
+    assert_eq!(status, 200, "the request in flight was answered");
+    assert!(body.contains("late"), "to its end: {body}");
+    assert_eq!(server.exited().await, Some(0), "then the server exits cleanly:\n{}", server.log());
+}
+
+/// Every file of `dir` and its bytes.
+fn snapshot(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
+#[tokio::test]
+async fn a_bad_config_stops_the_start_naming_the_line_and_changes_nothing() {
+    let fake = FakeProvider::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let first = Server::start(tmp.path(), &config(&fake.url(), &["a"]), &[]);
+    first.healthy().await;
+    first.signal("TERM");
+    assert_eq!(first.exited().await, Some(0), "the first run stops cleanly");
+    let before = snapshot(&first.dir);
+    let cases = [
+        // Appended after the key's label, on line 9: part of the key's table.
+        ("weight = 0", 9, "weight"),
+        ("bogus = 1", 9, "unknown field `bogus`"),
+        ("kind = \"mistral\"", 3, "unknown variant `mistral`"),
+    ];
+    for (change, line, what) in cases {
+        let mut text = config(&fake.url(), &["a"]);
+        if change.starts_with("kind") {
+            text = text.replace("kind = \"openai\"", change);
+        } else {
+            text.push_str(change);
+            text.push('\n');
+        }
+        let bad = Server::start(tmp.path(), &text, &[]);
+        assert_eq!(bad.exited().await, Some(1), "{change}: the start stops");
+        let log = bad.log();
+        assert!(log.contains(&format!("line {line}: ")), "{change}: the message names line {line}:\n{log}");
+        assert!(log.contains(what), "{change}: and says what is wrong:\n{log}");
+        assert_eq!(snapshot(&first.dir), before, "{change}: nothing in the data dir changed");
+    }
+    let provider =
+        |name: &str| format!("[[providers]]\nname = \"{name}\"\nkind = \"openai\"\nbase_url = \"{}/v1\"\n", fake.url());
+    // Lines 1 to 4, then the second provider's name on line 6.
+    let twice = format!("{}{}", provider("fake"), provider("FAKE"));
+    let bad = Server::start(tmp.path(), &twice, &[]);
+    assert_eq!(bad.exited().await, Some(1), "two providers of one name stop the start");
+    assert!(bad.log().contains("line 6: a second provider named \"FAKE\""), "named, with its line:\n{}", bad.log());
+}
+
+#[tokio::test]
+async fn sighup_reapplies_the_config_removing_the_keys_it_no_longer_lists() {
+    let fake = FakeProvider::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(tmp.path(), &config(&fake.url(), &["a", "b"]), &[]);
+    server.healthy().await;
+    for i in 0..4 {
+        assert_eq!(server.ask(&format!("before-{i}")).await.0, 200, "served");
+    }
+    let used: std::collections::HashSet<String> = fake.keys_used().into_iter().collect();
+    assert_eq!(used.len(), 2, "both keys of the file are in rotation");
+    server.rewrite(&format!("{}weight = 0\n", config(&fake.url(), &["a"])));
+    server.signal("HUP");
+    server.logged("SIGHUP: the config file was not applied").await;
+    assert_eq!(server.ask("after-bad").await.0, 200, "a bad file on SIGHUP changes nothing; the server serves on");
+    server.rewrite(&config(&fake.url(), &["a"]));
+    server.signal("HUP");
+    server.logged("SIGHUP: config applied").await;
+    let before = fake.keys_used().len();
+    for i in 0..4 {
+        assert_eq!(server.ask(&format!("after-{i}")).await.0, 200, "served");
+    }
+    let after: Vec<String> = fake.keys_used().split_off(before);
+    assert!(after.iter().all(|k| *k == key("a")), "the key the file dropped is gone from rotation: {after:?}");
+}
+
+#[tokio::test]
+async fn listening_beyond_loopback_is_warned_about_naming_the_address() {
+    let fake = FakeProvider::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let server =
+        Server::start_listening(tmp.path(), &config(&fake.url(), &["a"]), &format!("0.0.0.0:{port}"), port, &[]);
+    server.healthy().await;
+    let log = server.log();
+    assert!(
+        log.contains("WARN") && log.contains(&format!("listening beyond loopback on 0.0.0.0:{port}")),
+        "warned:\n{log}"
+    );
+}

@@ -1,0 +1,309 @@
+//! What the other members said, applied to this member's pool: from the channel, from the read
+//! after a (re)connect, and again for keys the pool loads later.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use keypool::{Announced, DisableReason, KeyId, Merged, RemoteFact, Timestamp};
+
+use crate::directory::{Arrived, Directory};
+use crate::layout::{field, Fact, Target};
+use crate::member::Shared;
+use crate::secret::TeamSecret;
+
+/// A member counts as there when it was heard from this recently.
+pub(crate) const LIVE: Duration = Duration::from_secs(60);
+
+/// The most targets the mirror remembers fields of (a team's keys, groups and scopes).
+const MAX_TARGETS: usize = 100_000;
+
+/// What this member knows the team holds: every field last heard, by target (to apply to keys
+/// the pool loads later), the other members' requests in flight, and when each member was last
+/// heard from.
+#[derive(Debug, Default)]
+pub(crate) struct Mirror {
+    fields: HashMap<Target, HashMap<String, String>>,
+    /// The `at` of the last rejection or enable, and of the last credit state, applied per key
+    /// identity: each is acted on once (they reach the store).
+    auth_at: HashMap<String, (i64, Fact)>,
+    credit_at: HashMap<String, (i64, Fact)>,
+    /// Per scope target (group, scope): each member's requests in flight.
+    reserved: HashMap<(String, String), HashMap<String, InFlight>>,
+    heard: HashMap<String, Timestamp>,
+    /// The scopes this member asked for, by identity (a scope's name is the same for every group).
+    scope_names: HashMap<String, String>,
+}
+
+/// A member's requests in flight on a scope, as it last told them: `(seq, requests, tokens)`.
+type InFlight = (u64, u64, u64);
+
+impl Mirror {
+    fn remember(&mut self, target: &Target, name: &str, value: &str) {
+        if self.fields.len() >= MAX_TARGETS && !self.fields.contains_key(target) {
+            return;
+        }
+        self.fields.entry(target.clone()).or_default().insert(name.to_owned(), value.to_owned());
+    }
+
+    /// `member` was heard from at `now`.
+    pub fn heard(&mut self, member: &str, now: Timestamp) {
+        if self.heard.len() >= 10_000 && !self.heard.contains_key(member) {
+            self.heard.retain(|_, at| now.saturating_duration_since(*at) < LIVE);
+        }
+        self.heard.insert(member.to_owned(), now);
+    }
+
+    fn live(&self, member: &str, now: Timestamp) -> bool {
+        self.heard.get(member).is_some_and(|&at| now.saturating_duration_since(at) < LIVE)
+    }
+
+    /// The other members' requests (and tokens) in flight on a scope, counting the live ones.
+    fn others(&self, scope: &(String, String), me: &str, now: Timestamp) -> (u64, u64) {
+        let Some(members) = self.reserved.get(scope) else { return (0, 0) };
+        members
+            .iter()
+            .filter(|(member, _)| member.as_str() != me && self.live(member, now))
+            .fold((0, 0), |(r, t), (_, &(_, requests, tokens))| (r.saturating_add(requests), t.saturating_add(tokens)))
+    }
+
+    /// The scope's name: as this member asked for it, or as another member wrote it (its seal
+    /// checked).
+    fn scope_name(&self, group: &str, scope_id: &str, secret: &TeamSecret) -> Option<String> {
+        if let Some(name) = self.scope_names.get(scope_id) {
+            return Some(name.clone());
+        }
+        let target = Target::Scope(group.to_owned(), scope_id.to_owned());
+        let stored = self.fields.get(&target)?.get(field::SCOPE)?;
+        match Fact::read(field::SCOPE, secret.open(&target.suffix(), field::SCOPE, stored)?) {
+            Some(Fact::Scope(scope)) => Some(scope),
+            _ => None,
+        }
+    }
+
+    /// This member asked for `scope`, whose identity is `scope_id`.
+    pub fn name_scope(&mut self, scope_id: &str, scope: &str) {
+        if self.scope_names.len() >= MAX_TARGETS {
+            self.scope_names.clear();
+        }
+        self.scope_names.insert(scope_id.to_owned(), scope.to_owned());
+    }
+
+    /// This member itself wrote `key`'s `auth` (or credit) state stamped `at`: an older one read
+    /// back later is not acted on.
+    pub fn told(&mut self, key: &str, auth: bool, fact: Fact, at: i64) {
+        let seen = if auth { &mut self.auth_at } else { &mut self.credit_at };
+        if seen.get(key).is_none_or(|(last, _)| *last <= at) {
+            seen.insert(key.to_owned(), (at, fact));
+        }
+    }
+
+    /// Every scope target with members' requests in flight.
+    pub fn reserved_scopes(&self) -> Vec<(String, String)> {
+        self.reserved.keys().cloned().collect()
+    }
+}
+
+impl Shared {
+    /// Applies the fields of `target` another member wrote (or the read back found), as stored
+    /// (sealed), as of now: a field whose MAC is wrong is ignored. Returns whether the pool changed.
+    pub fn apply(&self, directory: &Directory, target: &Target, fields: &[(String, String)]) -> bool {
+        let now = self.clock.now();
+        let suffix = target.suffix();
+        let mut opened = Vec::with_capacity(fields.len());
+        for (name, stored) in fields {
+            let Some(value) = self.secret.open(&suffix, name, stored) else { continue };
+            if !matches!(target, Target::Binding(_)) {
+                self.mirror.lock().remember(target, name, stored);
+            }
+            if let Some(fact) = Fact::read(name, value) {
+                opened.push(fact);
+            }
+        }
+        let changed = match target {
+            Target::Key(key) => {
+                opened.into_iter().fold(false, |changed, fact| changed | self.apply_key(directory, key, fact, now))
+            }
+            Target::Group(group) => opened.into_iter().fold(false, |changed, fact| match fact {
+                Fact::Rest(resting) => changed | self.merge_group(directory, group, RemoteFact::Resting(resting), now),
+                _ => changed,
+            }),
+            Target::Scope(group, scope_id) => self.apply_scope(directory, group, scope_id, opened, now),
+            Target::Binding(session) => opened.into_iter().fold(false, |changed, fact| match fact {
+                Fact::Bound(key) => changed | self.apply_binding(directory, session, &key, now),
+                _ => changed,
+            }),
+        };
+        if changed {
+            self.wake();
+        }
+        changed
+    }
+
+    /// What the team said before of keys and groups that just arrived in the directory.
+    pub fn apply_arrived(&self, directory: &Directory, arrived: &Arrived) {
+        let known: Vec<(Target, Vec<(String, String)>)> = {
+            let mirror = self.mirror.lock();
+            mirror
+                .fields
+                .iter()
+                .filter(|(target, _)| match target {
+                    Target::Key(key) => arrived.keys.contains(key),
+                    Target::Group(group) | Target::Scope(group, _) => arrived.groups.contains(group),
+                    Target::Binding(_) => false,
+                })
+                .map(|(target, fields)| (target.clone(), fields.iter().map(|(n, v)| (n.clone(), v.clone())).collect()))
+                .collect()
+        };
+        for (target, fields) in known {
+            // Rejections and credit were acted on by identity: keys new to it are told again.
+            if let Target::Key(key) = &target {
+                let mut mirror = self.mirror.lock();
+                mirror.auth_at.remove(key);
+                mirror.credit_at.remove(key);
+            }
+            self.apply(directory, &target, &fields);
+        }
+        let scopes: Vec<(String, String)> = self
+            .mirror
+            .lock()
+            .reserved_scopes()
+            .into_iter()
+            .filter(|(group, _)| arrived.groups.contains(group))
+            .collect();
+        for (group, scope_id) in scopes {
+            self.merge_reserved(directory, &group, &scope_id, self.clock.now());
+        }
+    }
+
+    fn apply_key(&self, directory: &Directory, key: &str, fact: Fact, now: Timestamp) -> bool {
+        let keys = directory.keys(key);
+        let told = fact.clone();
+        match fact {
+            Fact::Auth { at, rejected } => {
+                if !self.newer(key, &told, at, true) {
+                    return false;
+                }
+                let fact = match rejected {
+                    Some(status) => RemoteFact::Disabled { reason: DisableReason::AuthRejected { status } },
+                    None => RemoteFact::Enabled,
+                };
+                let mut changed = false;
+                for local in keys {
+                    changed |= self.merge_key(directory, local, fact, now);
+                }
+                changed
+            }
+            Fact::Credit { at, out } => {
+                if !self.newer(key, &told, at, false) {
+                    return false;
+                }
+                let fact = match out {
+                    Some((probe_at, probes)) => RemoteFact::OutOfCredit { probe_at, probes },
+                    None => RemoteFact::Replenished,
+                };
+                keys.iter().fold(false, |changed, local| changed | self.merge_key(directory, local, fact, now))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether a rejection/enable (`auth`) or credit state stamped `at` is newer than the last
+    /// one acted on for `key`, remembering it if so. A key this member loads later is told the
+    /// latest state again when it arrives ([`Shared::apply_arrived`]).
+    fn newer(&self, key: &str, fact: &Fact, at: i64, auth: bool) -> bool {
+        let mut mirror = self.mirror.lock();
+        let seen = if auth { &mut mirror.auth_at } else { &mut mirror.credit_at };
+        // On a tie of the stamps, another state is news (Redis kept the later write); the same
+        // state is not.
+        if seen.get(key).is_some_and(|(last, known)| *last > at || (*last == at && known == fact)) {
+            return false;
+        }
+        seen.insert(key.to_owned(), (at, fact.clone()));
+        true
+    }
+
+    /// Merges a fact about one of this member's keys; persists a disable or an enable it causes.
+    fn merge_key(&self, directory: &Directory, key: &KeyId, fact: RemoteFact<'_>, now: Timestamp) -> bool {
+        let merged = self.pool.merge(key, fact, now);
+        let provider = directory.ids(key).map(|ids| ids.provider.clone());
+        match (merged, provider) {
+            (Merged::Disabled { reason }, Some(provider)) => {
+                tracing::warn!(%provider, %key, %reason, "team: another member's provider rejected the key; disabling it");
+                self.recorder.key_disabled(&provider, key, reason, now);
+            }
+            (Merged::Enabled, Some(provider)) => {
+                tracing::info!(%provider, %key, "team: another member enabled the key again");
+                self.recorder.key_enabled(&provider, key, now);
+            }
+            _ => {}
+        }
+        merged != Merged::Unchanged
+    }
+
+    /// Merges a fact about a group into every key of this member in it (each provider's group
+    /// takes it once; the others find it no news).
+    fn merge_group(&self, directory: &Directory, group: &str, fact: RemoteFact<'_>, now: Timestamp) -> bool {
+        directory.group(group).iter().fold(false, |changed, key| changed | self.merge_key(directory, key, fact, now))
+    }
+
+    fn apply_scope(
+        &self,
+        directory: &Directory,
+        group: &str,
+        scope_id: &str,
+        opened: Vec<Fact>,
+        now: Timestamp,
+    ) -> bool {
+        let mut facts = Vec::new();
+        for fact in opened {
+            match fact {
+                Fact::Reserved { member, seq, requests, tokens } => {
+                    if member != self.member {
+                        let mut mirror = self.mirror.lock();
+                        let members = mirror.reserved.entry((group.to_owned(), scope_id.to_owned())).or_default();
+                        if members.get(&member).is_none_or(|&(known, _, _)| known < seq) {
+                            members.insert(member.clone(), (seq, requests, tokens));
+                        }
+                        mirror.heard(&member, now);
+                    }
+                }
+                Fact::Scope(_) => {}
+                fact => facts.push(fact),
+            }
+        }
+        let Some(scope) = self.mirror.lock().scope_name(group, scope_id, &self.secret) else { return false };
+        let mut changed = false;
+        for fact in facts {
+            let remote = match fact {
+                Fact::Window { tokens: false, window } => {
+                    RemoteFact::Windows { scope: &scope, announced: Announced { requests: Some(window), tokens: None } }
+                }
+                Fact::Window { tokens: true, window } => {
+                    RemoteFact::Windows { scope: &scope, announced: Announced { requests: None, tokens: Some(window) } }
+                }
+                Fact::Spent(until) => RemoteFact::Spent { scope: &scope, until },
+                Fact::Day(until) => RemoteFact::UsedUpForTheDay { scope: &scope, until },
+                Fact::Rest(resting) => RemoteFact::ScopeResting { scope: &scope, resting },
+                _ => continue,
+            };
+            changed |= self.merge_group(directory, group, remote, now);
+        }
+        changed | self.merge_reserved(directory, group, scope_id, now)
+    }
+
+    /// Tells the pool what the other live members hold in flight on a scope.
+    pub fn merge_reserved(&self, directory: &Directory, group: &str, scope_id: &str, now: Timestamp) -> bool {
+        let (scope, (requests, tokens)) = {
+            let mirror = self.mirror.lock();
+            let Some(scope) = mirror.scope_name(group, scope_id, &self.secret) else { return false };
+            (scope, mirror.others(&(group.to_owned(), scope_id.to_owned()), &self.member, now))
+        };
+        self.merge_group(directory, group, RemoteFact::Reserved { scope: &scope, requests, tokens }, now)
+    }
+
+    fn apply_binding(&self, directory: &Directory, session: &str, key: &str, now: Timestamp) -> bool {
+        let Some((session, provider)) = self.sessions.lock().get(session) else { return false };
+        let local = directory.keys(key).iter().find(|k| directory.ids(k).is_some_and(|ids| ids.provider == provider));
+        local.is_some_and(|local| self.pool.merge_binding(&session, local, now))
+    }
+}

@@ -1,0 +1,397 @@
+//! One member of a team: its connection, what it knows of the others, its own requests in flight,
+//! and the tasks that keep it in step.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use keypool::{Clock, KeyPool, ProviderId, SecretResolver, SessionId, Timestamp};
+use keypool_llm::{Recorder, Wake};
+use parking_lot::{Mutex, RwLock};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use tokio::sync::{mpsc, Notify};
+use tokio_util::sync::CancellationToken;
+
+use crate::apply::Mirror;
+use crate::directory::Directory;
+use crate::layout::{Names, Op, Target};
+use crate::secret::TeamSecret;
+use crate::{TeamConfig, TeamError, TeamState, TeamStatus};
+
+/// A member's link to its team: what the completion service is given as its
+/// [`keypool_llm::TeamLink`]. Dropping it (or [`Team::stop`]) ends its tasks.
+pub struct Team {
+    pub(crate) shared: Arc<Shared>,
+    stop: CancellationToken,
+}
+
+/// What the member's tasks and its request path share.
+pub(crate) struct Shared {
+    pub names: Names,
+    /// This member's id in the team: random for every start.
+    pub member: String,
+    pub secret: TeamSecret,
+    pub pool: Arc<KeyPool>,
+    pub resolver: Arc<dyn SecretResolver>,
+    pub clock: Arc<dyn Clock>,
+    pub recorder: Arc<dyn Recorder>,
+    pub wake: Mutex<Option<Wake>>,
+    pub conn: ConnectionManager,
+    pub request_timeout: Duration,
+    pub heartbeat: Duration,
+    /// Redis answered the last time it was asked, and the member's state was merged since the
+    /// last (re)connect. While false the request path does not ask it.
+    pub connected: AtomicBool,
+    /// The connection broke: the supervisor reconnects at once.
+    pub lost: Notify,
+    pub stopped: AtomicBool,
+    pub seen: Mutex<Seen>,
+    pub directory: RwLock<Directory>,
+    pub own: Mutex<Own>,
+    pub mirror: Mutex<Mirror>,
+    pub sessions: Mutex<Sessions>,
+    /// Identities of scopes asked for, kept (a MAC per request is cheap, but not free).
+    pub scope_ids: Mutex<HashMap<Arc<str>, String>>,
+    pub writes: mpsc::UnboundedSender<Write>,
+    /// Writes queued and not yet taken by the writer.
+    pub queued: AtomicUsize,
+    /// Facts that could not be written while Redis was away, written again on reconnect.
+    pub backlog: Mutex<VecDeque<Write>>,
+}
+
+/// What the heartbeat and the channel said of the others.
+#[derive(Debug, Default)]
+pub(crate) struct Seen {
+    pub members: usize,
+    pub last_change: Option<Timestamp>,
+    pub connects: u64,
+}
+
+/// A write for the writer task.
+#[derive(Debug, Clone)]
+pub(crate) enum Write {
+    /// Fields merged into a hash by the `MERGE` script, which lives `ttl` without writes.
+    Merge { target: Target, fields: Vec<(&'static str, Op, String)>, ttl: Duration },
+    /// This member's requests in flight on a scope changed: written as they are when written.
+    Reserved { group: String, scope: String },
+    /// A conversation's binding, refreshed.
+    Bind { session: String, key: String },
+}
+
+/// This member's requests in flight, per scope of a group, as the team has been told them.
+#[derive(Debug, Default)]
+pub(crate) struct Own {
+    seq: u64,
+    scopes: HashMap<(String, String), OwnScope>,
+}
+
+#[derive(Debug)]
+pub(crate) struct OwnScope {
+    pub scope: Arc<str>,
+    /// Bumped with every change, so the team keeps the latest whatever order writes arrive in.
+    pub seq: u64,
+    pub requests: u64,
+    pub tokens: u64,
+    /// The team has been told of this scope's count (it had a window): changes are written
+    /// until a zero is.
+    pub published: bool,
+}
+
+impl Own {
+    /// One more request in flight on `(group, scope_id)`: its new count and sequence number.
+    pub fn reserve(&mut self, group: &str, scope_id: &str, scope: &str, tokens: u64) -> (u64, u64, u64) {
+        self.seq += 1;
+        let entry = self.scopes.entry((group.to_owned(), scope_id.to_owned())).or_insert_with(|| OwnScope {
+            scope: Arc::from(scope),
+            seq: 0,
+            requests: 0,
+            tokens: 0,
+            published: false,
+        });
+        entry.seq = self.seq;
+        entry.requests += 1;
+        entry.tokens = entry.tokens.saturating_add(tokens);
+        (entry.seq, entry.requests, entry.tokens)
+    }
+
+    /// A request on `(group, scope_id)` ended: whether the team must be told.
+    pub fn release(&mut self, group: &str, scope_id: &str, tokens: u64) -> bool {
+        self.seq += 1;
+        let key = (group.to_owned(), scope_id.to_owned());
+        let Some(entry) = self.scopes.get_mut(&key) else { return false };
+        entry.seq = self.seq;
+        entry.requests = entry.requests.saturating_sub(1);
+        entry.tokens = entry.tokens.saturating_sub(tokens);
+        let tell = entry.published;
+        if entry.requests == 0 && !tell {
+            self.scopes.remove(&key);
+        }
+        tell
+    }
+
+    /// The team now knows the count of `(group, scope_id)`.
+    pub fn published(&mut self, group: &str, scope_id: &str) {
+        if let Some(entry) = self.scopes.get_mut(&(group.to_owned(), scope_id.to_owned())) {
+            entry.published = true;
+        }
+    }
+
+    /// Whether the team has been told of `(group, scope_id)`'s count.
+    pub fn is_published(&self, group: &str, scope_id: &str) -> bool {
+        self.scopes.get(&(group.to_owned(), scope_id.to_owned())).is_some_and(|s| s.published)
+    }
+
+    /// What to write for `(group, scope_id)` now: `(scope, seq, requests, tokens)`. A zero once
+    /// taken is forgotten (the team is being told so).
+    pub fn take(&mut self, group: &str, scope_id: &str) -> Option<(Arc<str>, u64, u64, u64)> {
+        let key = (group.to_owned(), scope_id.to_owned());
+        let entry = self.scopes.get(&key)?;
+        let taken = (entry.scope.clone(), entry.seq, entry.requests, entry.tokens);
+        if entry.requests == 0 {
+            self.scopes.remove(&key);
+        }
+        Some(taken)
+    }
+
+    /// Every scope with requests in flight the team knows of, to write again after a reconnect.
+    pub fn published_scopes(&self) -> Vec<(String, String)> {
+        self.scopes.iter().filter(|(_, s)| s.published).map(|(k, _)| k.clone()).collect()
+    }
+}
+
+/// The conversations this member served: their identities back to their ids (a binding message
+/// names only the identity), and when each binding was last written.
+#[derive(Debug, Default)]
+pub(crate) struct Sessions {
+    by_identity: HashMap<String, (SessionId, ProviderId, Option<Timestamp>)>,
+    order: VecDeque<String>,
+}
+
+/// The most conversations remembered; past it the oldest are forgotten (their bindings are then
+/// only read back when they come again).
+const MAX_SESSIONS: usize = 20_000;
+
+impl Sessions {
+    /// Remembers `session` (of `provider`) by its `identity`.
+    pub fn remember(&mut self, identity: &str, session: &SessionId, provider: &ProviderId) {
+        if self.by_identity.contains_key(identity) {
+            return;
+        }
+        self.by_identity.insert(identity.to_owned(), (session.clone(), provider.clone(), None));
+        self.order.push_back(identity.to_owned());
+        while self.order.len() > MAX_SESSIONS {
+            if let Some(old) = self.order.pop_front() {
+                self.by_identity.remove(&old);
+            }
+        }
+    }
+
+    pub fn get(&self, identity: &str) -> Option<(SessionId, ProviderId)> {
+        self.by_identity.get(identity).map(|(s, p, _)| (s.clone(), p.clone()))
+    }
+
+    /// Whether the binding of `identity` is due to be written again at `now` (never written, or
+    /// last written `every` ago); marks it written when it is.
+    pub fn due(&mut self, identity: &str, every: Duration, now: Timestamp) -> bool {
+        let Some((_, _, written)) = self.by_identity.get_mut(identity) else { return true };
+        let due = written.is_none_or(|at| now.saturating_duration_since(at) >= every);
+        if due {
+            *written = Some(now);
+        }
+        due
+    }
+}
+
+/// Only what can sit inside `{keypool:…}` without ending the hash tag or breaking a SCAN pattern.
+fn valid_team(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
+/// The client for `url`, speaking RESP3 (pushes for the channel) with Nagle off (small writes
+/// would wait ~40 ms for acknowledgements otherwise).
+fn client(url: &str) -> Result<redis::Client, TeamError> {
+    let scheme_ok = url.starts_with("redis://") || url.starts_with("rediss://");
+    if !scheme_ok {
+        return Err(TeamError::BadUrl { reason: "the scheme is neither redis nor rediss".into() });
+    }
+    let info = redis::IntoConnectionInfo::into_connection_info(url)
+        .map_err(|_| TeamError::BadUrl { reason: "it cannot be read as a Redis address".into() })?;
+    let redis_settings = info.redis_settings().clone().set_protocol(redis::ProtocolVersion::RESP3);
+    let tcp = info.tcp_settings().clone().set_nodelay(true);
+    let info = info.set_redis_settings(redis_settings).set_tcp_settings(tcp);
+    redis::Client::open(info).map_err(|_| TeamError::BadUrl { reason: "the client refused it".into() })
+}
+
+impl Team {
+    /// Joins the team `config` names with `pool` (whose keys `resolver` reads), on `clock`;
+    /// `recorder` persists what other members decided (a disable, an enable). Starts the member's
+    /// tasks on the current tokio runtime and returns at once: the connection is made in the
+    /// background, and until it is the member decides alone.
+    pub fn start(
+        config: TeamConfig,
+        pool: Arc<KeyPool>,
+        resolver: Arc<dyn SecretResolver>,
+        clock: Arc<dyn Clock>,
+        recorder: Arc<dyn Recorder>,
+    ) -> Result<Arc<Team>, TeamError> {
+        if !valid_team(&config.team) {
+            return Err(TeamError::BadName);
+        }
+        let client = client(&config.url)?;
+        let (pushes, pushed) = mpsc::unbounded_channel();
+        let manager = ConnectionManagerConfig::new()
+            .set_push_sender(pushes)
+            .set_automatic_resubscription()
+            .set_connection_timeout(Some(Duration::from_secs(2)))
+            .set_response_timeout(Some(Duration::from_secs(5)))
+            .set_number_of_retries(1)
+            .set_min_delay(Duration::from_millis(50))
+            .set_max_delay(Duration::from_millis(200));
+        let conn = ConnectionManager::new_lazy_with_config(client, manager)
+            .map_err(|_| TeamError::BadUrl { reason: "the client refused it".into() })?;
+        let (writes, queue) = mpsc::unbounded_channel();
+        let mut member = [0u8; 8];
+        getrandom::fill(&mut member).expect("the operating system provides randomness");
+        let shared = Arc::new(Shared {
+            names: Names::new(&config.team),
+            member: member.iter().map(|b| format!("{b:02x}")).collect(),
+            secret: config.secret,
+            pool,
+            resolver,
+            clock,
+            recorder,
+            wake: Mutex::new(None),
+            conn,
+            request_timeout: config.request_timeout,
+            heartbeat: config.heartbeat,
+            connected: AtomicBool::new(false),
+            lost: Notify::new(),
+            stopped: AtomicBool::new(false),
+            seen: Mutex::default(),
+            directory: RwLock::default(),
+            own: Mutex::default(),
+            mirror: Mutex::default(),
+            sessions: Mutex::default(),
+            scope_ids: Mutex::default(),
+            writes,
+            queued: AtomicUsize::new(0),
+            backlog: Mutex::default(),
+        });
+        let stop = CancellationToken::new();
+        tokio::spawn(crate::sync::supervise(shared.clone(), stop.clone()));
+        tokio::spawn(crate::sync::write(shared.clone(), queue, stop.clone()));
+        tokio::spawn(crate::sync::receive(shared.clone(), pushed, stop.clone()));
+        tracing::info!(team = %config.team, member = %shared.member, "team: joining");
+        Ok(Arc::new(Team { shared, stop }))
+    }
+
+    /// How the member stands with its team.
+    pub fn status(&self) -> TeamStatus {
+        let shared = &self.shared;
+        let seen = shared.seen.lock();
+        let state = if shared.stopped.load(Ordering::Acquire) {
+            TeamState::Off
+        } else if shared.connected.load(Ordering::Acquire) {
+            TeamState::Connected
+        } else {
+            TeamState::Disconnected
+        };
+        let members = if state == TeamState::Connected { seen.members.max(1) } else { 0 };
+        TeamStatus { state, members, last_change: seen.last_change, connects: seen.connects }
+    }
+
+    /// This member's id in the team (random per start; for diagnostics).
+    pub fn member(&self) -> &str {
+        &self.shared.member
+    }
+
+    /// Leaves the team: the member's tasks end and it decides alone from now on.
+    pub fn stop(&self) {
+        self.shared.stopped.store(true, Ordering::Release);
+        self.shared.connected.store(false, Ordering::Release);
+        self.stop.cancel();
+    }
+}
+
+impl Drop for Team {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Shared {
+    pub fn is_connected(&self) -> bool {
+        self.connected.load(Ordering::Acquire)
+    }
+
+    /// Redis did not answer: the request path stops asking it, and the supervisor reconnects.
+    pub fn lose_connection(&self) {
+        if self.connected.swap(false, Ordering::AcqRel) {
+            tracing::warn!(member = %self.member, "team: Redis is not reachable; deciding alone until it is back");
+        }
+        self.lost.notify_one();
+    }
+
+    /// Queues `write` for the writer (dropped when far too many are waiting: the team is then
+    /// told again after the next reconnect, or by the next lesson).
+    pub fn queue(&self, write: Write) {
+        if self.queued.load(Ordering::Relaxed) >= MAX_QUEUED {
+            return;
+        }
+        self.queued.fetch_add(1, Ordering::Relaxed);
+        if self.writes.send(write).is_err() {
+            self.queued.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Wakes the service's requests waiting for a key.
+    pub fn wake(&self) {
+        if let Some(wake) = self.wake.lock().as_ref() {
+            wake();
+        }
+    }
+
+    /// The identity of `scope`.
+    pub fn scope_id(&self, scope: &str) -> String {
+        let mut ids = self.scope_ids.lock();
+        if let Some(id) = ids.get(scope) {
+            return id.clone();
+        }
+        let id = self.secret.scope_identity(scope);
+        if ids.len() >= 4096 {
+            ids.clear();
+        }
+        ids.insert(Arc::from(scope), id.clone());
+        drop(ids);
+        self.mirror.lock().name_scope(&id, scope);
+        id
+    }
+
+    /// The directory, rebuilt first if the pool loaded since; what the team said before of keys
+    /// new to it is applied then.
+    pub fn directory(&self) -> parking_lot::RwLockReadGuard<'_, Directory> {
+        {
+            let directory = self.directory.read();
+            if !directory.stale(&self.pool) {
+                return directory;
+            }
+        }
+        let arrived = {
+            let mut directory = self.directory.write();
+            if !directory.stale(&self.pool) {
+                None
+            } else {
+                Some(directory.rebuild(&self.pool, &*self.resolver, &self.secret))
+            }
+        };
+        let directory = self.directory.read();
+        if let Some(arrived) = arrived {
+            self.apply_arrived(&directory, &arrived);
+        }
+        directory
+    }
+}
+
+/// The most writes waiting for the writer.
+const MAX_QUEUED: usize = 100_000;

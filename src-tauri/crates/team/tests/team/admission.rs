@@ -1,0 +1,78 @@
+//! Admission counts the whole team's traffic: a burst through both members at twice what a key's
+//! window has left is never refused, and a member waits for a window the other spent, where
+//! without the team it is refused.
+
+use std::sync::Arc;
+
+use crate::support::*;
+
+/// The key's window: 4 requests per 2 s (on the rig's clock).
+const WINDOW: RateLimit = RateLimit { requests: 4, window_ms: 2_000 };
+
+/// 8 conversations at once, 4 through A and 4 through B: how many were answered and how many
+/// requests the provider refused.
+async fn burst(rig: Arc<Rig>) -> (usize, u64) {
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let rig = rig.clone();
+            tokio::spawn(async move {
+                let member = if i % 2 == 0 { &rig.a } else { &rig.b };
+                rig.ask(member, &format!("burst-{i}")).await.0
+            })
+        })
+        .collect();
+    let mut answered = 0;
+    for task in tasks {
+        if task.await.expect("the request's task ends") == 200 {
+            answered += 1;
+        }
+    }
+    (answered, rig.fake.refused())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_burst_through_both_members_at_twice_the_window_is_never_refused() {
+    let rig = Arc::new(Rig::start(&["x"]).await);
+    assert_eq!(rig.ask(&rig.b, "b-warm").await.0, 200, "B serves first");
+    rig.fake.limit(&key("x"), WINDOW);
+    assert_eq!(rig.ask(&rig.a, "announce").await.0, 200, "A's first request announces the window");
+    until("B knows the window A's first answer announced", || {
+        rig.b.status("x", rig.now()).budgets.iter().any(|b| b.requests.is_some())
+    })
+    .await;
+    let (answered, refused) = burst(rig.clone()).await;
+    assert_eq!(answered, 8, "every request of the burst is answered");
+    assert_eq!(refused, 0, "and the provider refused none: each member counted the other's requests in flight");
+    assert!(rig.now() > START, "the burst waited for the window to refill (in simulated time)");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_team_a_member_sends_into_the_window_the_other_spent() {
+    let rig = Rig::alone(&["x"]).await;
+    rig.fake.limit(&key("x"), WINDOW);
+    for i in 0..4 {
+        assert_eq!(rig.ask(&rig.a, &format!("a-{i}")).await.0, 200, "A spends the window");
+    }
+    assert_eq!(rig.fake.refused(), 0, "A knew what it had left");
+    assert_eq!(rig.ask(&rig.b, "b").await.0, 200, "B's request is answered in the end");
+    assert!(rig.fake.refused() > 0, "but B, knowing nothing of what A spent, was refused first");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_team_a_member_waits_for_the_window_the_other_spent() {
+    let rig = Rig::start(&["x"]).await;
+    assert_eq!(rig.ask(&rig.b, "b-warm").await.0, 200, "B serves first");
+    rig.fake.limit(&key("x"), WINDOW);
+    for i in 0..4 {
+        assert_eq!(rig.ask(&rig.a, &format!("a-{i}")).await.0, 200, "A spends the window");
+    }
+    until("B knows the window is spent", || {
+        let status = rig.b.status("x", rig.now());
+        status.budgets.iter().any(|b| b.requests.is_some_and(|w| w.remaining == 0))
+    })
+    .await;
+    let before = rig.now();
+    assert_eq!(rig.ask(&rig.b, "b").await.0, 200, "B's request is answered");
+    assert_eq!(rig.fake.refused(), 0, "without being refused: B waited for the window A spent");
+    assert!(rig.now() > before, "B waited for the reset (in simulated time)");
+}
