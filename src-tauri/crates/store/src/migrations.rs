@@ -17,6 +17,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0009_key_quota_group.sql"),
     include_str!("../migrations/0010_gemini_provider_kind.sql"),
     include_str!("../migrations/0011_gemini_builtin_provider.sql"),
+    include_str!("../migrations/0012_attachments.sql"),
 ];
 
 /// The schema version this build writes and understands.
