@@ -138,11 +138,13 @@ export function Composer({ streaming, stopping, disabled, onSend, onStop }: Prop
         </div>
       )}
       {problems.length > 0 && (
-        <ul className="composer__problems" role="alert" data-testid="composer-problems">
-          {problems.map((problem) => (
-            <li key={problem}>{problem}</li>
-          ))}
-        </ul>
+        <div role="alert" data-testid="composer-problems">
+          <ul className="composer__problems">
+            {problems.map((problem) => (
+              <li key={problem}>{problem}</li>
+            ))}
+          </ul>
+        </div>
       )}
       <div className="composer__row">
         <input
