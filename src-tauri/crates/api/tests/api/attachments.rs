@@ -249,3 +249,41 @@ async fn attachments_survive_a_restart_are_exported_beside_the_markdown_and_go_w
     let err = h.err("chat:attachmentData", json!({ "id": shot["id"] }));
     assert_eq!(err.code, ErrorCode::NotFound, "and forgotten");
 }
+
+#[test]
+fn no_image_bytes_reach_the_logs_or_the_ledger() {
+    let picture = jpeg(3000, 200);
+    let ((sent, ledger), logs) = crate::support::traced(|runtime| {
+        runtime.block_on(async {
+            let h = Harness::new();
+            let fake = FakeProvider::start().await;
+            let provider = fake_provider(&h, &fake, "gemini", &["main"]);
+            let chat = new_chat(&h, &provider);
+            let attached = attach(&h, "wide.jpg", &picture);
+            h.send_request(ask_with(&chat, "what?", &[&attached]), |_| {}).await.unwrap();
+            // Regenerated: the image goes a second time.
+            h.send_request(json!({ "chatId": chat }), |_| {}).await.unwrap();
+            let body: Value = serde_json::from_str(&fake.seen().pop().unwrap().body).unwrap();
+            let data = body["contents"][0]["parts"][0]["inlineData"]["data"].as_str().unwrap().to_owned();
+            // The ledger writes behind the replies; a summary reads what it wrote.
+            let summary = h.ok("usage:getSummary", json!({}));
+            assert_eq!(summary["totals"]["requests"], 2, "both requests are in the ledger: {summary}");
+            let conn = keypool_store::rusqlite::Connection::open(h.dir.path().join(keypool_store::DATABASE_FILE_NAME))
+                .unwrap();
+            let mut stmt = conn.prepare("SELECT * FROM usage_attempts").unwrap();
+            let columns = stmt.column_count();
+            let mut texts = Vec::new();
+            let mut rows = stmt.query([]).unwrap();
+            while let Some(row) = rows.next().unwrap() {
+                texts.extend((0..columns).filter_map(|i| row.get::<_, String>(i).ok()));
+            }
+            (data[..64].to_owned(), texts)
+        })
+    });
+    let original = b64(&picture)[..64].to_owned();
+    assert_eq!(sent.len(), 64, "the image was sent");
+    for (what, needle) in [("the copy sent", &sent), ("the original", &original)] {
+        assert!(!logs.contains(needle.as_str()), "{what}'s base64 is in no log line");
+        assert!(ledger.iter().all(|text| !text.contains(needle.as_str())), "{what}'s base64 is not in the ledger");
+    }
+}
