@@ -137,7 +137,7 @@ describe('images and text files in the real window', () => {
 
     const request = (await completions(fake)).at(-1);
     assert.deepEqual(
-      request.images.map((i) => [i.shape, i.mediaType, i.bytes, i.head]),
+      request.images.map((i) => [i.shape, i.media_type, i.bytes, i.head]),
       [['image', 'image/png', picture.length, '89504e470d0a1a0a']],
       'the provider got the PNG whole, in an image block with a base64 source',
     );

@@ -11,8 +11,8 @@ use serde_json::Value;
 use crate::Dialect;
 
 /// One image the fake received, decoded.
+/// Its fields are snake_case on the wire, as [`crate::Seen`]'s are.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
 pub struct SeenImage {
     /// The part's shape as it arrived: `image_url`, `image` or `inlineData`.
     pub shape: String,
