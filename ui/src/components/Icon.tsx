@@ -23,6 +23,8 @@ const PATHS = {
   regenerate: 'M4 12a8 8 0 0 1 13.7-5.7L20 8.5M20 4v4.5h-4.5M20 12a8 8 0 0 1-13.7 5.7L4 15.5M4 20v-4.5h4.5',
   prompt: 'M4 5h16v14H4zM8 10l2.5 2L8 14M12.5 14H16',
   usage: 'M4 20h16M7 16v-5M12 16V6M17 16v-8',
+  attach: 'M16.5 7.5 9 15a2 2 0 0 0 2.8 2.8l7.8-7.8a4 4 0 0 0-5.7-5.7L6 12.2a6 6 0 0 0 8.5 8.5l6-6',
+  file: 'M6 3h8l4 4v14H6zM14 3v4h4M9 12h6M9 16h6',
 } as const;
 
 export type IconName = keyof typeof PATHS;

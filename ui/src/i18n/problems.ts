@@ -42,6 +42,9 @@ const ISSUE_KEYS: Record<IssueCode, MessageKey> = {
   range_order: 'issue.rangeOrder',
   too_many_buckets: 'issue.tooManyBuckets',
   cannot_write: 'issue.cannotWrite',
+  unsupported_file: 'issue.unsupportedFile',
+  file_too_large: 'issue.fileTooLarge',
+  image_unreadable: 'issue.imageUnreadable',
   host_change: 'issue.hostChange',
   invalid: 'issue.invalid',
 };
@@ -60,6 +63,11 @@ const TYPE_KEYS: Record<string, MessageKey> = {
 /** A number as the UI's language writes it (`100,000`, `100 000`). */
 export function formatNumber(t: Translate, n: number): string {
   return formatCount(n, t('intl.tag'));
+}
+
+/** Bytes as megabytes, as the UI's language writes numbers (`20`, `1`, `0.5`). */
+export function formatMegabytes(t: Translate, bytes: number): string {
+  return new Intl.NumberFormat(t('intl.tag'), { maximumFractionDigits: 1 }).format(bytes / (1024 * 1024));
 }
 
 /** One issue, without naming its field (for showing at the field). */
@@ -83,6 +91,10 @@ export function issueText(t: Translate, issue: Issue): string {
       return params.max === undefined ? t('issue.invalid') : t(key, { max: formatNumber(t, params.max) });
     case 'cannot_write':
       return params.reason ? t('issue.cannotWriteBecause', { reason: params.reason }) : t(key);
+    case 'file_too_large':
+      return params.max === undefined ? t('issue.invalid') : t(key, { max: formatMegabytes(t, params.max) });
+    case 'image_unreadable':
+      return params.reason ? t('issue.imageUnreadableBecause', { reason: params.reason }) : t(key);
     case 'invalid':
       // The reason is the system's own words (e.g. from a library); better than nothing.
       return params.reason ? t('issue.invalidBecause', { reason: params.reason }) : t(key);
@@ -110,6 +122,8 @@ const FIELD_KEYS: Record<string, MessageKey> = {
   providerId: 'chat.provider',
   content: 'chat.composerLabel',
   'request.content': 'chat.composerLabel',
+  'request.attachments': 'attach.listLabel',
+  data: 'attach.file',
   maxWaitSeconds: 'general.maxWait',
   bindingIdleMinutes: 'general.bindingIdle',
   usageRetentionDays: 'general.usageRetention',
@@ -291,6 +305,8 @@ export function replyErrorText(t: Translate, error: ReplyError, clock: Clock): s
       return t('reply.keyUnresolved', { key: error.key, name: error.var });
     case 'refused':
       return t('reply.refused', { status: error.status }) + quoted(t, error.message);
+    case 'imagesRefused':
+      return t('reply.imagesRefused', { status: error.status }) + quoted(t, error.message);
     case 'redirected':
       return t('reply.redirected', { status: error.status });
     case 'unreachable':

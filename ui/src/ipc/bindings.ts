@@ -81,6 +81,52 @@ export type AppStatus = { version: string, dataDir: string, logDir: string, data
 keychain: KeychainStatus | null, };
 
 /**
+ * `chat:attach`: a file the user attached, its bytes in base64. An image (PNG, JPEG, WebP, GIF;
+ * the type is read from the bytes) of at most `LIMITS.imageFile`, or UTF-8 text of at most
+ * `LIMITS.textFile`.
+ */
+export type AttachArgs = { name: string, data: string, };
+
+/**
+ * An image or a text file attached to a message.
+ */
+export type Attachment = { 
+/**
+ * Its content id: what `chat:send` and `chat:attachmentData` take.
+ */
+id: string, name: string, kind: AttachmentKind, 
+/**
+ * Read from the bytes: `image/png`, `image/jpeg`, `image/webp`, `image/gif` or `text/plain`.
+ */
+mediaType: string, 
+/**
+ * Bytes.
+ */
+size: number, 
+/**
+ * Images: pixels.
+ */
+width: number | null, height: number | null, };
+
+/**
+ * An attachment's bytes, base64, with their media type (for a `data:` URL).
+ */
+export type AttachmentData = { mediaType: string, data: string, };
+
+/**
+ * `chat:attachmentData`: an attachment's bytes, the original or (`thumbnail: true`, images) its
+ * thumbnail.
+ */
+export type AttachmentDataArgs = { id: string, thumbnail?: boolean, };
+
+export type AttachmentKind = "image" | "text";
+
+/**
+ * An attachment named in a message: the `id` `chat:attach` answered, the name to show.
+ */
+export type AttachmentRef = { id: string, name: string, };
+
+/**
  * One key that could not serve the reply.
  */
 export type BlockedKeyInfo = { 
@@ -266,7 +312,7 @@ export type Issue = { path: string, code: IssueCode, params?: IssueParams, messa
 /**
  * What is wrong with one argument.
  */
-export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "invalid";
+export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "invalid";
 
 /**
  * The numbers and words an issue's wording needs.
@@ -453,7 +499,11 @@ providerKey: boolean, createdAt: number,
 /**
  * What the reply used, as the provider reported it; null when it reported nothing.
  */
-usage: MessageUsage | null, };
+usage: MessageUsage | null, 
+/**
+ * Images and text files sent with a user message, in order.
+ */
+attachments: Array<Attachment>, };
 
 /**
  * How a message ended.
@@ -577,7 +627,7 @@ export type ReorderApiKeysArgs = { providerId: string, ids: Array<string>, };
  * Why a reply failed, with what the UI needs to word it in the user's language, with local
  * times and countdowns.
  */
-export type ReplyError = { "kind": "noKeys", provider: string, } | { "kind": "providerKeyUnresolved", provider: string, var: string, } | { "kind": "allBlocked", provider: string, keys: Array<BlockedKeyInfo>, firstFreeAt: number | null, last: LastAnswer | null, } | { "kind": "keyUnresolved", key: string, var: string, } | { "kind": "refused", status: number, message: string, } | { "kind": "redirected", status: number, } | { "kind": "unreachable", breakage: BreakageKind, } | { "kind": "interrupted", breakage?: BreakageKind, status?: number, message?: string, } | { "kind": "storage" } | { "kind": "other", message: string, };
+export type ReplyError = { "kind": "noKeys", provider: string, } | { "kind": "providerKeyUnresolved", provider: string, var: string, } | { "kind": "allBlocked", provider: string, keys: Array<BlockedKeyInfo>, firstFreeAt: number | null, last: LastAnswer | null, } | { "kind": "keyUnresolved", key: string, var: string, } | { "kind": "refused", status: number, message: string, } | { "kind": "imagesRefused", status: number, message: string, } | { "kind": "redirected", status: number, } | { "kind": "unreachable", breakage: BreakageKind, } | { "kind": "interrupted", breakage?: BreakageKind, status?: number, message?: string, } | { "kind": "storage" } | { "kind": "other", message: string, };
 
 /**
  * Who wrote a message.
@@ -605,7 +655,12 @@ export type SendArgs = { request: SendRequest, };
  * rewritten (everything after it is dropped); without `content`, the last user message answered
  * again, replacing the replies after it (retry a failed reply, regenerate a good one).
  */
-export type SendRequest = { chatId: string, content?: string, edit?: boolean, };
+export type SendRequest = { chatId: string, content?: string, edit?: boolean, 
+/**
+ * Files attached with `chat:attach`, in order. A new message may be attachments alone
+ * (no `content`); an edit without `attachments` keeps the message's.
+ */
+attachments?: Array<AttachmentRef>, };
 
 /**
  * The user's limits of a key, both replaced: an absent one is removed.
@@ -787,6 +842,11 @@ export const LIMITS = {
   chatTitle: { maxChars: 200 },
   systemPrompt: { maxChars: 50000 },
   message: { maxChars: 200000 },
+  attachments: { maxItems: 10 },
+  imageFile: { maxBytes: 20971520 },
+  textFile: { maxBytes: 1048576 },
+  attachmentName: { maxChars: 255 },
+  attachmentData: { maxBytes: 27962028 },
   searchQuery: { maxChars: 200 },
   maxWaitSeconds: { min: 0, max: 120 },
   bindingIdleMinutes: { min: 1, max: 1440 },
@@ -834,6 +894,8 @@ export type Commands = {
   "chat:getMessages": { kind: "sync"; args: ChatIdArgs; result: Array<Message> };
   "chat:stop": { kind: "sync"; args: ChatIdArgs; result: Stopped };
   "chat:search": { kind: "sync"; args: SearchChatsArgs; result: Array<ChatSearchResult> };
+  "chat:attach": { kind: "sync"; args: AttachArgs; result: Attachment };
+  "chat:attachmentData": { kind: "sync"; args: AttachmentDataArgs; result: AttachmentData };
   "chat:exportMarkdown": { kind: "async"; args: ChatIdArgs; result: ExportResult };
   "chat:send": { kind: "stream"; args: SendArgs; result: Message; event: ChatEvent };
 };

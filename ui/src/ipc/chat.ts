@@ -13,6 +13,10 @@ export const chatApi = {
   stop: (chatId: string) => call('chat:stop', { chatId }),
   /** Chats whose title or messages hold `query` (any case), with the first matching message cut around it. */
   search: (query: string) => call('chat:search', { query }),
+  /** Checks and stores a file for a message to send (`data`: its bytes, base64); answers what it is. */
+  attach: (name: string, data: string) => call('chat:attach', { name, data }),
+  /** An attachment's bytes (base64) with their media type: the original, or an image's thumbnail. */
+  attachmentData: (id: string, thumbnail: boolean) => call('chat:attachmentData', { id, thumbnail }),
   /** Asks where to save (a native dialog) and writes the chat as Markdown; `path: null` when cancelled. */
   exportMarkdown: (chatId: string) => call('chat:exportMarkdown', { chatId }),
   /**

@@ -1,5 +1,6 @@
 import { sameOrigin } from '../features/settings/providers/hostChange';
 import type {
+  Attachment,
   ApiKey,
   AppStatus,
   Chat,
@@ -203,6 +204,30 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
   const stops = new Map<string, () => void>();
   const keyTests = new Map<string, KeyTestResult>();
   let sendHandler: SendHandler = defaultReply;
+  const attachments: Attachment[] = [];
+  /** What `chat:attach` answers: by default the file as an image (by its name) or text; a test may refuse. */
+  let attachScript: ((name: string, data: string) => Attachment | { error: IpcError }) | null = null;
+  function attachmentById(id: string): Attachment {
+    const found = attachments.find((a) => a.id === id);
+    if (!found) throw backendError('not_found', `attachment "${id}" does not exist`, undefined, { kind: 'notFound', what: 'attachment' });
+    return structuredClone(found);
+  }
+  function attachHandler(name: string, data: string): Attachment {
+    const scripted = attachScript?.(name, data);
+    if (scripted && 'error' in scripted) throw scripted.error;
+    const image = /\.(png|jpe?g|webp|gif)$/i.test(name);
+    const attachment: Attachment = scripted ?? {
+      id: `att-${nextId++}`,
+      name,
+      kind: image ? 'image' : 'text',
+      mediaType: image ? 'image/png' : 'text/plain',
+      size: Math.floor((data.length * 3) / 4),
+      width: image ? 64 : null,
+      height: image ? 48 : null,
+    };
+    attachments.push(attachment);
+    return structuredClone(attachment);
+  }
   /** What `llmConfig:listModels` answers per provider: models (after `gate`), or a rejection. */
   const modelLists = new Map<string, { models: string[]; gate?: Promise<void> } | { error: IpcError }>();
   const modelCache = new Map<string, { models: string[]; fetchedAt: number; cached: boolean }>();
@@ -293,6 +318,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       providerKey: false,
       createdAt: clock,
       usage: null,
+      attachments: [],
       ...fields,
     };
     messages.push(message);
@@ -309,6 +335,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
 
   async function send({ request, onEvent: channel }: HandlerArgs<'chat:send'>): Promise<Message> {
     const { chatId, content, edit = false } = request;
+    const attached = (request.attachments ?? []).map(({ id, name }) => ({ ...attachmentById(id), name }));
     const chat = findChat(chatId);
     if (chat.providerId === null) throw backendError('validation', "chatId: this chat's provider was deleted", [{ path: 'chatId', code: 'provider_deleted', message: "this chat's provider was deleted: choose another provider for it" }]);
     if (stops.has(chatId)) throw backendError('conflict', 'a reply is already being written in this chat', undefined, { kind: 'conflict', conflict: 'reply_in_progress' });
@@ -320,7 +347,8 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       const from = question ? messages.indexOf(question) + 1 : 0;
       for (let i = messages.length - 1; i >= from; i -= 1) if (messages[i].chatId === chatId) messages.splice(i, 1);
     };
-    if ((content === undefined || edit) && !lastQuestion()) {
+    const asking = content !== undefined || attached.length > 0;
+    if ((!asking || edit) && !lastQuestion()) {
       throw backendError('validation', 'content: there is no message to answer: write one', [{ path: 'content', code: 'nothing_to_answer', message: 'there is no message to answer: write one' }]);
     }
     let stop!: () => void;
@@ -328,16 +356,16 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     stops.set(chatId, stop);
     const emit = (event: ChatEvent) => channel.onmessage(structuredClone(event));
     try {
-      if (content === undefined) {
+      if (!asking) {
         dropAfterLastQuestion();
       } else if (edit) {
         const question = lastQuestion() as Message;
-        question.content = content;
+        question.content = content ?? question.content;
         dropAfterLastQuestion();
         emit({ type: 'userMessage', message: question });
       } else {
-        const user = saveMessage(chatId, { role: 'user', content });
-        if (chat.title === 'New chat') chat.title = content.split('\n')[0].slice(0, 48);
+        const user = saveMessage(chatId, { role: 'user', content: content ?? '', attachments: attached });
+        if (chat.title === 'New chat' && content) chat.title = content.split('\n')[0].slice(0, 48);
         emit({ type: 'userMessage', message: user });
       }
       const reply = await sendHandler({ chatId, content, edit, emit, stopped });
@@ -486,6 +514,11 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       return { chatId, stopped: Boolean(stop) };
     },
     'chat:send': send,
+    'chat:attach': ({ name, data }) => attachHandler(name, data),
+    'chat:attachmentData': ({ id, thumbnail }) => {
+      const found = attachmentById(id);
+      return { mediaType: found.mediaType, data: thumbnail ? `thumb-${id}` : `full-${id}` };
+    },
     'app:getStatus': () => appStatus,
     'llmConfig:getProviders': () => providers.map((p) => ({ ...p, keyCount: byProvider(p.id).length })),
     'llmConfig:getApiKeys': ({ providerId }) => byProvider(providerId).map(publicKey),
@@ -625,6 +658,10 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     messages: (chatId: string) => messages.filter((m) => m.chatId === chatId),
     /** How the next replies are written: events and the saved assistant message. */
     onSend: (handler: SendHandler) => (sendHandler = handler),
+    /** Scripts `chat:attach`: an attachment to answer, or an error to refuse with. */
+    onAttach: (handler: (name: string, data: string) => Attachment | { error: IpcError }) => (attachScript = handler),
+    /** Every file attached so far. */
+    attachments: () => structuredClone(attachments),
     setKeyTest: (id: string, result: KeyTestResult) => keyTests.set(id, result),
     /** What the provider's models endpoint answers next (a list, after `gate` if given, or a rejection). */
     setModels: (providerId: string, answer: { models: string[]; gate?: Promise<void> } | { error: IpcError }) => {

@@ -13,8 +13,8 @@ use tokio_util::sync::DropGuard;
 use keypool_keychain::{Keychain, OsKeychain};
 
 use crate::service::{
-    Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Migrated, NoSaveDialog, Providers, Records, SaveDialog,
-    ServiceError, Settings, StoreLoader, Usage, Vault, WritePath, DAY_MS,
+    Attachments, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Migrated, NoSaveDialog, Providers, Records,
+    SaveDialog, ServiceError, Settings, StoreLoader, Usage, Vault, WritePath, DAY_MS,
 };
 use crate::SystemClock;
 
@@ -251,6 +251,7 @@ impl Services {
             generation: Default::default(),
         });
         let ledger = if ledger { Ledger::start(db.clone()) } else { Ledger::off() };
+        let attachments = Arc::new(Attachments::open(db.clone(), clock.now().as_millis()));
         let records = Arc::new(Records { writes: writes.clone(), ledger: ledger.clone() });
         let mut completions =
             CompletionService::new(pool.clone(), clock.clone(), resolver.clone(), records.clone(), waiter);
@@ -272,7 +273,7 @@ impl Services {
             settings: Arc::new(Settings::open(db.clone(), pool, completions.clone(), clock.clone())),
             usage: Arc::new(Usage::new(db.clone(), ledger, clock.clone(), save_dialog.clone())),
             local_api: LocalApi::new(db.clone(), clock.clone(), completions.clone(), writes.clone(), vault.clone()),
-            chats: Chats::new(db, completions.clone(), clock.clone(), save_dialog, vault.clone()),
+            chats: Chats::new(db, completions.clone(), clock.clone(), save_dialog, vault.clone(), attachments),
             completions,
             clock,
             vault,

@@ -10,6 +10,10 @@
 //! Prints one line: `ok=N failed=N attempts=N refused=N wall_s=S per_req_ms=M`, where attempts
 //! counts HTTP requests sent upstream, refused those that did not give the answer, and
 //! per_req_ms is the median latency of one request.
+//! `--image PATH` attaches that image (or text file) to every request, as a chat does: it is
+//! checked and prepared once (a copy scaled to 2048 px when larger, a thumbnail) and the line
+//! starts with `image_prepare_ms=M` (the median of 7 preparations of it; files already stored
+//! are not written again, so this is decoding, scaling and encoding) and `image_sent_bytes=N`.
 //! `--direct` sends the same requests straight to the endpoint with the first key, bypassing
 //! the pool and the service, to measure what they add.
 
@@ -62,6 +66,9 @@ struct Args {
     /// Do not record attempts in the usage ledger (to measure what recording costs).
     #[arg(long)]
     no_ledger: bool,
+    /// Attach this image (PNG, JPEG, WebP, GIF) or text file to every request.
+    #[arg(long)]
+    image: Option<std::path::PathBuf>,
 }
 
 /// One key to bench: its value, its weight, its quota group.
@@ -146,6 +153,32 @@ async fn main() {
             .expect("the key is stored");
     }
     let service = context.completions().expect("the temporary store opens").clone();
+    let (attachment, image_line) = match &args.image {
+        Some(path) => {
+            let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let chats = context.chats().expect("the temporary store opens");
+            let mut times = Vec::new();
+            let mut info = None;
+            for _ in 0..7 {
+                let began = Instant::now();
+                info =
+                    Some(chats.attach(&name, &bytes).unwrap_or_else(|e| panic!("{} is refused: {e}", path.display())));
+                times.push(began.elapsed());
+            }
+            times.sort();
+            let info = info.expect("attached");
+            let sent = chats.attachments().to_send_by_id(&info.id, &name).expect("the attachment reads back");
+            let sent_bytes = match &sent {
+                keypool_llm::Attachment::Image { data, .. } => data.len(),
+                keypool_llm::Attachment::Text { text, .. } => text.len(),
+            };
+            let line =
+                format!("image_prepare_ms={:.1} image_sent_bytes={sent_bytes} ", times[3].as_secs_f64() * 1000.0);
+            (Some(sent), line)
+        }
+        None => (None, String::new()),
+    };
     let endpoint = ProviderEndpoint {
         id: keypool::ProviderId::new(provider.id.as_str()),
         name: provider.name.clone(),
@@ -165,7 +198,10 @@ async fn main() {
             session: SessionId::new(if args.same_session { "bench".to_owned() } else { format!("bench-{i}") }),
             endpoint: endpoint.clone(),
             model: args.model.clone(),
-            messages: vec![ChatMessage { role: Role::User, content: "Say hello.".into() }],
+            messages: vec![ChatMessage {
+                attachments: attachment.iter().cloned().collect(),
+                ..ChatMessage::new(Role::User, "Say hello.")
+            }],
             max_tokens: 64,
             stream: args.stream,
             source: "keypool-bench".into(),
@@ -205,7 +241,7 @@ async fn main() {
     let median = latencies.get(latencies.len() / 2).copied().unwrap_or_default();
     let _ = std::fs::remove_dir_all(&dir);
     println!(
-        "ok={ok} failed={failed} attempts={attempts} refused={refused} wall_s={:.3} per_req_ms={:.3}",
+        "{image_line}ok={ok} failed={failed} attempts={attempts} refused={refused} wall_s={:.3} per_req_ms={:.3}",
         wall.as_secs_f64(),
         median.as_secs_f64() * 1000.0
     );

@@ -183,13 +183,25 @@ pub(crate) fn whole(text: &str, output: usize) -> Value {
             "usageMetadata": usage(output), "modelVersion": "fake" })
 }
 
-/// What the fake saw of a Gemini request.
-pub(crate) fn seen(key: String, model: &str, method: &str, stream: bool, body: &Value, raw: &[u8]) -> Seen {
+/// What the fake saw of a Gemini request, or why its parts are not in Gemini's shape.
+pub(crate) fn seen(
+    key: String,
+    model: &str,
+    method: &str,
+    stream: bool,
+    body: &Value,
+    raw: &[u8],
+) -> Result<Seen, String> {
     let contents = body["contents"].as_array();
     let text_of = |parts: &Value| {
         parts.as_array().map(|parts| parts.iter().filter_map(|p| p["text"].as_str()).collect::<String>())
     };
-    Seen {
+    let user_turns = contents.into_iter().flatten().filter(|t| t["role"].as_str().is_none_or(|r| r == "user"));
+    let mut images = Vec::new();
+    for turn in user_turns {
+        images.extend(crate::content::read(crate::Dialect::Gemini, &turn["parts"])?.images);
+    }
+    Ok(Seen {
         key,
         path: format!("/v1beta/models/{model}:{method}"),
         stream,
@@ -202,7 +214,8 @@ pub(crate) fn seen(key: String, model: &str, method: &str, stream: bool, body: &
             .unwrap_or_default(),
         body: String::from_utf8_lossy(raw).into_owned(),
         anthropic_version: None,
-    }
+        images,
+    })
 }
 
 /// How a Gemini reply is streamed.
@@ -238,7 +251,12 @@ pub(crate) async fn action(
         }
         "countTokens" => {
             let body = serde_json::from_slice::<Value>(&raw).unwrap_or(Value::Null);
-            let seen = seen(key.clone(), &model, method, false, &body, &raw);
+            let seen = match seen(key.clone(), &model, method, false, &body, &raw) {
+                Ok(seen) => seen,
+                Err(message) => {
+                    return refusal(Reply::Status { status: 400, headers: Vec::new(), message }, &key, &model)
+                }
+            };
             match next_refusal_or_listing(&shared, seen) {
                 reply @ (Reply::Status { .. } | Reply::QuotaRefused { .. } | Reply::InvalidKey) => {
                     refusal(reply, &key, &model)

@@ -5,10 +5,14 @@
 //! the queue is empty); keys with neither get a short default text. Every request is logged.
 //! Tests drive it in-process; the end-to-end suite runs the binary and scripts it over HTTP
 //! (`POST /__fake/script`, `POST /__fake/release`, `GET /__fake/requests`, `POST /__fake/reset`,
-//! `POST /__fake/models` with a JSON list of model ids, `POST /__fake/project` `{key, project}`,
+//! `POST /__fake/models` with a JSON list of model ids, `POST /__fake/text-only` with the models
+//! that take no images, `POST /__fake/project` `{key, project}`,
 //! `POST /__fake/project-limit` `{project, requests, windowMs, perDay?}`).
 
+mod content;
 pub mod gemini;
+
+pub use content::SeenImage;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::convert::Infallible;
@@ -142,6 +146,9 @@ pub struct Seen {
     /// The `anthropic-version` header it carried.
     #[serde(default)]
     pub anthropic_version: Option<String>,
+    /// The images of every user turn, in order, read in the dialect's shape.
+    #[serde(default)]
+    pub images: Vec<SeenImage>,
 }
 
 impl Seen {
@@ -157,6 +164,7 @@ impl Seen {
             last_user: String::new(),
             body: String::new(),
             anthropic_version: None,
+            images: Vec::new(),
         }
     }
 }
@@ -172,6 +180,8 @@ pub(crate) struct Script {
     /// Requests refused by a rate limit, for benchmarks.
     pub(crate) refused: u64,
     reject_stream_options: bool,
+    /// Models that take no images: a request with one is refused with a 400.
+    pub(crate) text_only: HashSet<String>,
     /// What `GET models` lists; `None`: the one `fake-model`.
     pub(crate) models: Option<Vec<String>>,
     /// Bytes of floods sent so far (what the client read before it hung up, and a little more).
@@ -296,6 +306,7 @@ impl FakeProvider {
             .route("/__fake/limit", post(control_limit))
             .route("/__fake/refused", get(control_refused))
             .route("/__fake/models", post(control_models))
+            .route("/__fake/text-only", post(control_text_only))
             .route("/__fake/clock", post(control_clock))
             .layer(axum::middleware::map_response_with_state(shared.clone(), with_date))
             .with_state(shared.clone());
@@ -342,6 +353,11 @@ impl FakeProvider {
     /// over it, Google's 429 naming the per-minute or the per-day quota.
     pub fn project_limit(&self, project: &str, limit: gemini::ProjectLimit) {
         self.shared.script.lock().unwrap().project_limits.insert(project.to_owned(), limit);
+    }
+
+    /// Refuses requests with images to these models (400), as models that take no images do.
+    pub fn text_only(&self, models: &[&str]) {
+        self.shared.script.lock().unwrap().text_only = models.iter().map(|m| m.to_string()).collect();
     }
 
     /// Refuses requests that carry `stream_options`, as some OpenAI-compatible servers do.
@@ -462,6 +478,7 @@ async fn count_tokens(State(shared): State<Arc<Shared>>, headers: HeaderMap, raw
         last_user: String::new(),
         body: String::from_utf8_lossy(&raw).into_owned(),
         anthropic_version: headers.get("anthropic-version").and_then(|v| v.to_str().ok()).map(str::to_owned),
+        images: Vec::new(),
     };
     match next_refusal_or_listing(&shared, seen) {
         Reply::Status { status, headers, message } => {
@@ -576,25 +593,31 @@ pub(crate) async fn complete(
         Dialect::Openai => "/v1/chat/completions",
         Dialect::Anthropic | Dialect::Gemini => "/v1/messages",
     };
+    let turns = body["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let read: Result<Vec<content::Read>, String> =
+        turns.iter().filter(|t| t["role"] == "user").map(|t| content::read(dialect, &t["content"])).collect();
+    let read = match read {
+        Ok(read) => read,
+        Err(problem) => return error_response(dialect, 400, &[], &problem),
+    };
     let seen = Seen {
         key: key.clone(),
         path: path.to_owned(),
         stream,
         model: body["model"].as_str().unwrap_or_default().to_owned(),
-        messages: body["messages"].as_array().map_or(0, Vec::len),
+        messages: turns.len(),
         system: body["system"].as_str().map(str::to_owned).or_else(|| {
             let first = &body["messages"][0];
             (first["role"] == "system").then(|| first["content"].as_str().unwrap_or_default().to_owned())
         }),
-        last_user: body["messages"]
-            .as_array()
-            .and_then(|turns| turns.iter().rev().find(|t| t["role"] == "user"))
-            .and_then(|turn| turn["content"].as_str())
-            .unwrap_or_default()
-            .to_owned(),
+        last_user: read.last().map(|r| r.text.clone()).unwrap_or_default(),
         body: String::from_utf8_lossy(&raw).into_owned(),
         anthropic_version: headers.get("anthropic-version").and_then(|v| v.to_str().ok()).map(str::to_owned),
+        images: read.into_iter().flat_map(|r| r.images).collect(),
     };
+    if let Some(refused) = refuse_images(&shared, dialect, &seen) {
+        return refused;
+    }
     if body.get("stream_options").is_some() && shared.script.lock().unwrap().reject_stream_options {
         shared.script.lock().unwrap().seen.push(seen);
         let error = json!({ "error": { "message": "Unrecognized request argument supplied: stream_options",
@@ -642,7 +665,15 @@ pub(crate) async fn complete(
 async fn complete_gemini(shared: Arc<Shared>, target: gemini::Target, uri: Uri, body: Value, raw: Bytes) -> Response {
     let gemini::Target { key, model, streamed: how } = target;
     let method = if how.is_some() { "streamGenerateContent" } else { "generateContent" };
-    let seen = gemini::seen(key.clone(), &model, method, how.is_some(), &body, &raw);
+    let seen = match gemini::seen(key.clone(), &model, method, how.is_some(), &body, &raw) {
+        Ok(seen) => seen,
+        Err(problem) => {
+            return gemini::refusal(Reply::Status { status: 400, headers: Vec::new(), message: problem }, &key, &model)
+        }
+    };
+    if let Some(refused) = refuse_images(&shared, Dialect::Gemini, &seen) {
+        return refused;
+    }
     if let Some(refused) = gemini::admit(&shared, &key, &model) {
         shared.script.lock().unwrap().seen.push(seen);
         return refused;
@@ -663,6 +694,22 @@ async fn complete_gemini(shared: Arc<Shared>, target: gemini::Target, uri: Uri, 
         Some(gemini::Streamed::Sse) => streamed(shared, Dialect::Gemini, reply, true, Framing::Sse),
         Some(gemini::Streamed::Array) => streamed(shared, Dialect::Gemini, reply, true, Framing::JsonArray),
     }
+}
+
+/// A model that takes no images refuses a request with one (logged, so tests see it was sent).
+fn refuse_images(shared: &Shared, dialect: Dialect, seen: &Seen) -> Option<Response> {
+    let mut script = shared.script.lock().unwrap();
+    if seen.images.is_empty() || !script.text_only.contains(&seen.model) {
+        return None;
+    }
+    script.seen.push(seen.clone());
+    let message = content::no_images_message(dialect, &seen.model);
+    Some(match dialect {
+        Dialect::Gemini => {
+            gemini::refusal(Reply::Status { status: 400, headers: Vec::new(), message }, &seen.key, &seen.model)
+        }
+        _ => error_response(dialect, 400, &[], &message),
+    })
 }
 
 /// How the pieces `play` sends are written into the body.
@@ -1124,6 +1171,11 @@ async fn control_project_limit(
 
 async fn control_models(State(shared): State<Arc<Shared>>, Json(models): Json<Vec<String>>) -> StatusCode {
     shared.script.lock().unwrap().models = Some(models);
+    StatusCode::NO_CONTENT
+}
+
+async fn control_text_only(State(shared): State<Arc<Shared>>, Json(models): Json<Vec<String>>) -> StatusCode {
+    shared.script.lock().unwrap().text_only = models.into_iter().collect();
     StatusCode::NO_CONTENT
 }
 

@@ -47,7 +47,7 @@ pub(crate) fn body(messages: &[ChatMessage]) -> Value {
         .filter(|m| m.role != Role::System)
         .map(|m| {
             let role = if m.role == Role::Assistant { "model" } else { "user" };
-            json!({ "role": role, "parts": [{ "text": m.content }] })
+            json!({ "role": role, "parts": crate::parts::content(crate::ProviderKind::Gemini, m) })
         })
         .collect();
     let mut body = json!({ "contents": contents });
@@ -310,9 +310,9 @@ mod tests {
         );
         assert_eq!(model_path("a/b?c", "countTokens"), "v1beta/models/a%2Fb%3Fc:countTokens", "one path segment");
         let messages = [
-            ChatMessage { role: Role::System, content: "be brief".into() },
-            ChatMessage { role: Role::User, content: "hi".into() },
-            ChatMessage { role: Role::Assistant, content: "hello".into() },
+            ChatMessage::new(Role::System, "be brief"),
+            ChatMessage::new(Role::User, "hi"),
+            ChatMessage::new(Role::Assistant, "hello"),
         ];
         assert_eq!(
             body(&messages),

@@ -4,6 +4,7 @@
 use keypool::{ProviderId, Secret};
 
 use crate::error::{Breakage, Failure};
+use crate::parts::{self, Attachment};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -60,10 +61,25 @@ pub enum Role {
     Assistant,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One turn of a conversation: its text, and (user turns) what is attached to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChatMessage {
     pub role: Role,
     pub content: String,
+    /// Images and text files sent with the text, in the order they were attached.
+    pub attachments: Vec<Attachment>,
+}
+
+impl ChatMessage {
+    /// A turn of text alone.
+    pub fn new(role: Role, content: impl Into<String>) -> ChatMessage {
+        ChatMessage { role, content: content.into(), attachments: Vec::new() }
+    }
+
+    /// Whether any attachment is an image (a model that takes none refuses the request).
+    pub fn has_images(&self) -> bool {
+        self.attachments.iter().any(Attachment::is_image)
+    }
 }
 
 /// The Anthropic API version this client speaks.
@@ -145,15 +161,21 @@ impl ProviderEndpoint {
         stream: bool,
         stream_usage: bool,
     ) -> Value {
+        let turns_of = |messages: &mut dyn Iterator<Item = &ChatMessage>| -> Vec<Value> {
+            messages.map(|m| parts::turn(self.kind, m)).collect()
+        };
         match self.kind {
             ProviderKind::Openai if stream && stream_usage => json!({
-                "model": model, "messages": messages, "stream": true, "stream_options": { "include_usage": true }
+                "model": model, "messages": turns_of(&mut messages.iter()), "stream": true,
+                "stream_options": { "include_usage": true }
             }),
-            ProviderKind::Openai => json!({ "model": model, "messages": messages, "stream": stream }),
+            ProviderKind::Openai => {
+                json!({ "model": model, "messages": turns_of(&mut messages.iter()), "stream": stream })
+            }
             ProviderKind::Anthropic => {
                 let system: Vec<&str> =
                     messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.as_str()).collect();
-                let turns: Vec<&ChatMessage> = messages.iter().filter(|m| m.role != Role::System).collect();
+                let turns = turns_of(&mut messages.iter().filter(|m| m.role != Role::System));
                 let mut body = json!({ "model": model, "max_tokens": max_tokens, "messages": turns, "stream": stream });
                 if !system.is_empty() {
                     body["system"] = Value::String(system.join("\n\n"));
@@ -461,10 +483,7 @@ mod tests {
             base_url: "http://x/".into(),
             provider_key: None,
         };
-        let messages = [
-            ChatMessage { role: Role::System, content: "be brief".into() },
-            ChatMessage { role: Role::User, content: "hi".into() },
-        ];
+        let messages = [ChatMessage::new(Role::System, "be brief"), ChatMessage::new(Role::User, "hi")];
         let body = endpoint.completion_body("claude", &messages, 64, true);
         assert_eq!(body["system"], "be brief", "the system prompt is a top-level field");
         assert_eq!(body["messages"].as_array().unwrap().len(), 1, "only turns remain in messages");

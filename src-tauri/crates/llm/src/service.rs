@@ -300,7 +300,7 @@ impl CompletionService {
     /// nothing to the pool.
     pub async fn probe_credit(&self, endpoint: &ProviderEndpoint, key: &Secret, model: &str) -> bool {
         let Ok(key) = self.resolver.resolve(key) else { return false };
-        let messages = [ChatMessage { role: crate::Role::User, content: "Hi".into() }];
+        let messages = [ChatMessage::new(crate::Role::User, "Hi")];
         let body = endpoint.completion_body(model, &messages, 1, false);
         let request = endpoint
             .authorize(self.client(&endpoint.base_url).post(endpoint.completion_url(model, false)), &key)

@@ -69,7 +69,7 @@ fn request(base_url: String) -> CompletionRequest {
             provider_key: None,
         },
         model: "m".into(),
-        messages: vec![ChatMessage { role: Role::User, content: "hi".into() }],
+        messages: vec![ChatMessage::new(Role::User, "hi")],
         max_tokens: 16,
         stream: true,
         source: "chat".into(),

@@ -7,6 +7,7 @@
 //! place).
 
 pub mod api_keys;
+pub mod attachments;
 pub mod backups;
 pub mod chats;
 mod database;

@@ -17,6 +17,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0009_key_quota_group.sql"),
     include_str!("../migrations/0010_gemini_provider_kind.sql"),
     include_str!("../migrations/0011_gemini_builtin_provider.sql"),
+    include_str!("../migrations/0012_attachments.sql"),
 ];
 
 /// The schema version this build writes and understands.
@@ -268,6 +269,38 @@ mod upgrade_tests {
         let before = rows_of(&Connection::open(dir.path().join(DATABASE_FILE_NAME)).unwrap(), all);
         let db = Database::open(dir.path()).expect("a v10 database upgrades");
         assert_eq!(rows(&db, all), before, "nothing is replaced or moved: the user's provider stays as it was");
+    }
+
+    #[test]
+    fn upgrade_from_v11_keeps_messages_and_links_attachments_to_them() {
+        let fill = "
+            INSERT INTO chats (id, title, provider_id, model, created_at, updated_at) VALUES ('c', 'T', 'openai', 'm', 1, 2);
+            INSERT INTO messages (id, chat_id, role, content, created_at) VALUES ('m1', 'c', 'user', 'hi', 3);";
+        let dir = database_at(11, fill);
+        let db = Database::open(dir.path()).expect("a v11 database upgrades");
+        assert_eq!(rows(&db, "SELECT id, content FROM messages"), ["Text(\"m1\")|Text(\"hi\")"], "messages are kept");
+        let conn = db.lock().unwrap();
+        let row = crate::attachments::AttachmentRow {
+            sha256: "a".repeat(64),
+            kind: crate::attachments::AttachmentKind::Text,
+            media_type: "text/plain".into(),
+            size: 2,
+            width: None,
+            height: None,
+            send: None,
+            thumbnail: None,
+            created_at: 4,
+        };
+        crate::attachments::insert(&conn, &row).unwrap();
+        crate::attachments::link(&conn, "m1", &[("a".repeat(64), "n.txt".into())]).unwrap();
+        let linked = crate::attachments::of_chat(&conn, "c").unwrap();
+        assert_eq!(linked["m1"][0].name, "n.txt", "an old message can carry an attachment");
+        conn.execute("DELETE FROM chats WHERE id = 'c'", []).unwrap();
+        assert_eq!(
+            crate::attachments::forget_unused(&conn, &["a".repeat(64)]).unwrap().len(),
+            1,
+            "deleting the chat unlinks it (the link cascades), so the file is unused"
+        );
     }
 
     #[test]

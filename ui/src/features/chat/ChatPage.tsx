@@ -223,7 +223,7 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
                 streaming={streaming !== null}
                 stopping={streaming?.stopping ?? false}
                 disabled={selected.providerId === null}
-                onSend={(content) => send({ turn: 'ask', content })}
+                onSend={(content, attachments) => send({ turn: 'ask', content, attachments })}
                 onStop={stop}
               />
             </>

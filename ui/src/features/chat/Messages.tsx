@@ -8,6 +8,7 @@ import { errorText, formatNumber, replyErrorDeadlines, replyErrorNeedsSettings, 
 import type { Message, MessageUsage } from '../../ipc/bindings';
 import { IpcError } from '../../ipc/client';
 import { answeredByProviderKey, editable, regenerable, type Conversation, type Notice, type Waiting } from './conversation';
+import { AttachmentList } from './AttachmentViews';
 import { Markdown } from './markdown/LazyMarkdown';
 
 interface Props {
@@ -131,9 +132,12 @@ function UserMessage({ message, editable, onEdit }: { message: Message; editable
         <MessageEditor initial={message.content} onCancel={() => setEditing(false)} onSave={async (content) => (await onEdit(content)) && setEditing(false)} />
       ) : (
         <>
-          <div className="message__content" data-testid="message-content">
-            {message.content}
-          </div>
+          <AttachmentList attachments={message.attachments} testId="message-attachments" />
+          {message.content && (
+            <div className="message__content" data-testid="message-content">
+              {message.content}
+            </div>
+          )}
           {editable && (
             <div className="message__meta message__meta--end">
               <CopyButton text={() => message.content} label={t('chat.copyMessage')} className="button button--small button--quiet" testId="user-message-copy" />

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useReducer, useRef } from 'react';
-import type { ChatEvent, Message } from '../../ipc/bindings';
+import type { Attachment, ChatEvent, Message, SendRequest } from '../../ipc/bindings';
 import { chatApi } from '../../ipc/chat';
 import { IpcError } from '../../ipc/client';
 import { conversationReducer, emptyConversation, type Conversation, type ConversationAction, type Turn } from './conversation';
@@ -11,7 +11,16 @@ function reducer(state: State, { chatId, action }: { chatId: string; action: Con
 }
 
 /** What a send carries: a new message, an edit of the last one, or nothing (answer it again). */
-export type Outgoing = { turn: 'ask' | 'edit'; content: string } | { turn: 'again' };
+export type Outgoing = { turn: 'ask'; content: string; attachments?: Attachment[] } | { turn: 'edit'; content: string } | { turn: 'again' };
+
+/** The `chat:send` request of an outgoing turn: attachments by id and name; a message of attachments alone has no text. */
+function requestOf(chatId: string, outgoing: Outgoing): SendRequest {
+  if (outgoing.turn === 'again') return { chatId };
+  if (outgoing.turn === 'edit') return { chatId, content: outgoing.content, edit: true };
+  const attachments = (outgoing.attachments ?? []).map(({ id, name }) => ({ id, name }));
+  const content = outgoing.content.trim() === '' ? undefined : outgoing.content;
+  return attachments.length > 0 ? { chatId, content, attachments } : { chatId, content };
+}
 
 /** The next frame, or a timer where there are no frames (a hidden window, tests without them). */
 const nextFrame: (run: () => void) => void = (run) =>
@@ -73,8 +82,7 @@ export function useConversations(onActivity: () => void) {
     async (chatId: string, outgoing: Outgoing): Promise<Message> => {
       const turn: Turn = outgoing.turn;
       dispatch({ chatId, action: { type: 'sending', turn } });
-      const request =
-        outgoing.turn === 'again' ? { chatId } : outgoing.turn === 'edit' ? { chatId, content: outgoing.content, edit: true } : { chatId, content: outgoing.content };
+      const request = requestOf(chatId, outgoing);
       try {
         const message = await chatApi.send(request, (event) => {
           receive(chatId, event);

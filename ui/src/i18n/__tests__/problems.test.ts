@@ -46,13 +46,18 @@ const ISSUES: IssueCase[] = [
   ['too_many_buckets', { max: 2000 }, 'issue.tooManyBuckets', (l) => ({ max: number(l, 2000) }), 'Too long a range (at most 2,000 points): choose a shorter range or larger steps.'],
   ['cannot_write', { reason: 'Permission denied (os error 13)' }, 'issue.cannotWriteBecause', () => ({ reason: 'Permission denied (os error 13)' }), 'The file could not be written (Permission denied (os error 13)).'],
   ['cannot_write', undefined, 'issue.cannotWrite', () => undefined, 'The file could not be written.'],
+  ['unsupported_file', undefined, 'issue.unsupportedFile', () => undefined, 'This is neither an image Keypool takes (PNG, JPEG, WebP, GIF) nor a UTF-8 text file.'],
+  ['file_too_large', { max: 20_971_520 }, 'issue.fileTooLarge', () => ({ max: '20' }), 'The file is larger than 20 MB.'],
+  ['file_too_large', { max: 524_288 }, 'issue.fileTooLarge', (l) => ({ max: new Intl.NumberFormat(translate(l, 'intl.tag')).format(0.5) }), 'The file is larger than 0.5 MB.'],
+  ['image_unreadable', { reason: 'unexpected end of file' }, 'issue.imageUnreadableBecause', () => ({ reason: 'unexpected end of file' }), 'The image cannot be read (unexpected end of file).'],
+  ['image_unreadable', undefined, 'issue.imageUnreadable', () => undefined, 'The image cannot be read.'],
   ['host_change', undefined, 'issue.hostChange', () => undefined, 'This would send the provider’s keys to another host: confirm it first.'],
   ['invalid', undefined, 'issue.invalid', () => undefined, 'This value is not valid.'],
 ];
 
 describe('issues, worded from their code in every language', () => {
   it('covers every issue code the backend has', () => {
-    const codes: IssueCode[] = ['required', 'not_null', 'wrong_type', 'unknown_field', 'not_an_object', 'blank', 'too_short', 'too_long', 'too_small', 'too_large', 'key_has_spaces', 'bad_env_name', 'bad_url', 'not_https', 'http_not_local', 'no_host', 'not_a_model', 'ids_mismatch', 'nothing_to_change', 'provider_deleted', 'nothing_to_answer', 'no_models', 'range_order', 'too_many_buckets', 'cannot_write', 'host_change', 'invalid'];
+    const codes: IssueCode[] = ['required', 'not_null', 'wrong_type', 'unknown_field', 'not_an_object', 'blank', 'too_short', 'too_long', 'too_small', 'too_large', 'key_has_spaces', 'bad_env_name', 'bad_url', 'not_https', 'http_not_local', 'no_host', 'not_a_model', 'ids_mismatch', 'nothing_to_change', 'provider_deleted', 'nothing_to_answer', 'no_models', 'range_order', 'too_many_buckets', 'cannot_write', 'unsupported_file', 'file_too_large', 'image_unreadable', 'host_change', 'invalid'];
     expect(new Set(ISSUES.map(([code]) => code))).toEqual(new Set(codes));
   });
 
@@ -239,6 +244,7 @@ describe('failed replies, worded from their kind, with countdowns and local time
     ['providerKeyUnresolved', { kind: 'providerKeyUnresolved', provider: 'Fake', var: 'FAKE_KEY' }, 'The pool of Fake is empty and its provider-level key reads the environment variable FAKE_KEY, which is not set.'],
     ['keyUnresolved', { kind: 'keyUnresolved', key: 'prod', var: 'PROD_KEY' }, 'prod reads the environment variable PROD_KEY, which is not set.'],
     ['refused', { kind: 'refused', status: 400, message: 'model not found' }, 'The provider refused the request (HTTP 400). The provider said: “model not found”'],
+    ['imagesRefused', { kind: 'imagesRefused', status: 400, message: 'Invalid content type.' }, 'The model refused the request with images (HTTP 400): it probably does not take images. Choose a model that does, or send the message without them. The key was not affected. The provider said: “Invalid content type.”'],
     ['redirected', { kind: 'redirected', status: 301 }, 'The provider redirected the request to another address (HTTP 301); Keypool sent no key there.'],
     ['unreachable', { kind: 'unreachable', breakage: 'timeout' }, 'The provider did not answer in time.'],
     ['interrupted by the connection', { kind: 'interrupted', breakage: 'ended_early' }, 'The reply broke off; the text so far is kept. The provider’s answer ended before it was complete.'],

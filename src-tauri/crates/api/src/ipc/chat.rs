@@ -13,7 +13,9 @@ use super::limits::LIMITS;
 use super::problems::BreakageKind;
 use super::rules::not_blank;
 use super::usage::ExportResult;
-use crate::service::{self, Chat, ChatPatch, ChatProgress, Message, NewChat, SearchResult, Turn};
+use crate::service::{
+    self, AttachmentInfo, AttachmentRef, Chat, ChatPatch, ChatProgress, Message, NewChat, SearchResult, Turn, Variant,
+};
 use crate::AppContext;
 
 type Result<T, E = IpcError> = std::result::Result<T, E>;
@@ -128,16 +130,115 @@ pub struct SendRequest {
     #[serde(default)]
     #[garde(skip)]
     pub edit: Option<bool>,
+    /// Files attached with `chat:attach`, in order. A new message may be attachments alone
+    /// (no `content`); an edit without `attachments` keeps the message's.
+    #[serde(default)]
+    #[garde(length(max = LIMITS.attachments.max_items), dive)]
+    pub attachments: Option<Vec<AttachmentRefArgs>>,
+}
+
+/// An attachment named in a message: the `id` `chat:attach` answered, the name to show.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(rename = "AttachmentRef")]
+pub struct AttachmentRefArgs {
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
+    pub id: String,
+    #[garde(length(chars, max = LIMITS.attachment_name.max_chars))]
+    pub name: String,
 }
 
 impl SendRequest {
     pub(crate) fn turn(self) -> Turn {
-        match (self.content, self.edit.unwrap_or(false)) {
-            (Some(content), true) => Turn::Edit(content),
-            (Some(content), false) => Turn::Ask(content),
-            (None, _) => Turn::AnswerAgain,
+        let refs = |list: Vec<AttachmentRefArgs>| -> Vec<AttachmentRef> {
+            list.into_iter().map(|a| AttachmentRef { id: a.id, name: a.name }).collect()
+        };
+        match (self.content, self.edit.unwrap_or(false), self.attachments) {
+            (Some(content), true, attachments) => Turn::Edit(content, attachments.map(refs)),
+            (Some(content), false, attachments) => Turn::Ask(content, attachments.map(refs).unwrap_or_default()),
+            (None, false, Some(attachments)) if !attachments.is_empty() => Turn::Ask(String::new(), refs(attachments)),
+            (None, _, _) => Turn::AnswerAgain,
         }
     }
+}
+
+/// `chat:attach`: a file the user attached, its bytes in base64. An image (PNG, JPEG, WebP, GIF;
+/// the type is read from the bytes) of at most `LIMITS.imageFile`, or UTF-8 text of at most
+/// `LIMITS.textFile`.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AttachArgs {
+    #[garde(length(chars, max = LIMITS.attachment_name.max_chars))]
+    pub name: String,
+    #[garde(length(bytes, max = LIMITS.attachment_data.max_bytes))]
+    pub data: String,
+}
+
+impl CommandArgs for AttachArgs {}
+
+/// `chat:attachmentData`: an attachment's bytes, the original or (`thumbnail: true`, images) its
+/// thumbnail.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct AttachmentDataArgs {
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
+    pub id: String,
+    #[serde(default)]
+    #[garde(skip)]
+    pub thumbnail: Option<bool>,
+}
+
+impl CommandArgs for AttachmentDataArgs {}
+
+/// An image or a text file attached to a message.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Attachment")]
+pub struct AttachmentDto {
+    /// Its content id: what `chat:send` and `chat:attachmentData` take.
+    pub id: String,
+    pub name: String,
+    pub kind: AttachmentKind,
+    /// Read from the bytes: `image/png`, `image/jpeg`, `image/webp`, `image/gif` or `text/plain`.
+    pub media_type: String,
+    /// Bytes.
+    pub size: u64,
+    /// Images: pixels.
+    pub width: Option<u32>,
+    pub height: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum AttachmentKind {
+    Image,
+    Text,
+}
+
+impl From<AttachmentInfo> for AttachmentDto {
+    fn from(a: AttachmentInfo) -> Self {
+        AttachmentDto {
+            id: a.id,
+            name: a.name,
+            kind: match a.kind {
+                keypool_store::attachments::AttachmentKind::Image => AttachmentKind::Image,
+                keypool_store::attachments::AttachmentKind::Text => AttachmentKind::Text,
+            },
+            media_type: a.media_type,
+            size: a.size,
+            width: a.width,
+            height: a.height,
+        }
+    }
+}
+
+/// An attachment's bytes, base64, with their media type (for a `data:` URL).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachmentData {
+    pub media_type: String,
+    pub data: String,
 }
 
 /// `chat:search`.
@@ -218,6 +319,8 @@ pub struct MessageDto {
     pub created_at: i64,
     /// What the reply used, as the provider reported it; null when it reported nothing.
     pub usage: Option<MessageUsageDto>,
+    /// Images and text files sent with a user message, in order.
+    pub attachments: Vec<AttachmentDto>,
 }
 
 /// The tokens of one reply: `inputTokens` counts every prompt token, `cachedTokens` those read
@@ -257,6 +360,7 @@ impl From<Message> for MessageDto {
                 cached_tokens: u.cached,
                 output_tokens: u.output,
             }),
+            attachments: message.attachments.into_iter().map(AttachmentDto::from).collect(),
         }
     }
 }
@@ -278,6 +382,9 @@ pub enum ReplyError {
     /// The provider refused the request for a reason another key cannot fix (`message`: its
     /// own words, keys masked).
     Refused { status: u16, message: String },
+    /// The provider refused a request that carried images (a 400): most likely the model takes
+    /// no images. The pool was left as it was.
+    ImagesRefused { status: u16, message: String },
     /// The provider redirected to another host; Keypool sent no key there.
     Redirected { status: u16 },
     /// No answer came.
@@ -360,6 +467,7 @@ impl From<service::ReplyError> for ReplyError {
             },
             Failed::KeyUnresolved { key, var } => ReplyError::KeyUnresolved { key, var },
             Failed::Refused { status, message } => ReplyError::Refused { status, message },
+            Failed::ImagesRefused { status, message } => ReplyError::ImagesRefused { status, message },
             Failed::Redirected { status } => ReplyError::Redirected { status },
             Failed::Unreachable { breakage } => ReplyError::Unreachable { breakage: breakage.into() },
             Failed::Interrupted { breakage, status, message } => {
@@ -571,6 +679,25 @@ pub(super) fn stop(ctx: &AppContext, ChatIdArgs { chat_id }: ChatIdArgs) -> Resu
 
 pub(super) fn search(ctx: &AppContext, SearchChatsArgs { query }: SearchChatsArgs) -> Result<Vec<SearchResultDto>> {
     Ok(ctx.chats()?.search(&query)?.into_iter().map(SearchResultDto::from).collect())
+}
+
+pub(super) fn attach(ctx: &AppContext, AttachArgs { name, data }: AttachArgs) -> Result<AttachmentDto> {
+    use base64::Engine;
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(data.as_bytes()) else {
+        let reason = Some("is not base64".to_owned());
+        return Err(IpcError::issue("data", IssueCode::Invalid, IssueParams { reason, ..IssueParams::default() }));
+    };
+    Ok(ctx.chats()?.attach(&name, &bytes)?.into())
+}
+
+pub(super) fn attachment_data(
+    ctx: &AppContext,
+    AttachmentDataArgs { id, thumbnail }: AttachmentDataArgs,
+) -> Result<AttachmentData> {
+    use base64::Engine;
+    let variant = if thumbnail.unwrap_or(false) { Variant::Thumbnail } else { Variant::Original };
+    let (media_type, bytes) = ctx.chats()?.attachments().read(&id, variant)?;
+    Ok(AttachmentData { media_type, data: base64::engine::general_purpose::STANDARD.encode(bytes) })
 }
 
 pub(super) async fn export_markdown(ctx: &AppContext, ChatIdArgs { chat_id }: ChatIdArgs) -> Result<ExportResult> {

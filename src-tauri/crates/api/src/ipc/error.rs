@@ -125,6 +125,10 @@ impl From<ServiceError> for IpcError {
                 };
                 IpcError { details: Some(Box::new(details)), ..IpcError::validation(vec![issue]) }
             }
+            ServiceError::Files(ref e) => {
+                tracing::error!(error = %e, "attachment file failure");
+                IpcError::new(ErrorCode::Storage, error.to_string())
+            }
             ServiceError::Store(e) => {
                 tracing::error!(error = %e, "storage failure");
                 IpcError::new(ErrorCode::Storage, format!("the database failed: {e}"))

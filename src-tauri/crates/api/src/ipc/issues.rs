@@ -75,6 +75,12 @@ pub enum IssueCode {
     CannotWrite,
     /// The base URL would move to another host while the provider holds keys (see `details`).
     HostChange,
+    /// An attached file that is neither a PNG, JPEG, WebP or GIF image nor UTF-8 text.
+    UnsupportedFile,
+    /// An attached file over `max` bytes.
+    FileTooLarge,
+    /// An image that cannot be decoded, or is too large to (`reason`).
+    ImageUnreadable,
     /// Any other problem; the message says which.
     Invalid,
 }
@@ -187,6 +193,16 @@ impl From<FieldError> for Issue {
             Rule::NoModels => (IssueCode::NoModels, none()),
             Rule::RangeOrder => (IssueCode::RangeOrder, none()),
             Rule::CannotWrite { reason } => (IssueCode::CannotWrite, IssueParams { reason: Some(reason), ..none() }),
+            Rule::UnsupportedFile => (IssueCode::UnsupportedFile, none()),
+            Rule::FileTooLarge { max } => {
+                (IssueCode::FileTooLarge, IssueParams { max: i64::try_from(max).ok(), ..none() })
+            }
+            Rule::ImageUnreadable { reason } => {
+                (IssueCode::ImageUnreadable, IssueParams { reason: Some(reason), ..none() })
+            }
+            Rule::TooManyAttachments { max } => {
+                (IssueCode::TooLong, IssueParams { max: i64::try_from(max).ok(), ..none() })
+            }
         };
         Issue::new(camel_case_path(&error.field), code, params)
     }
@@ -327,6 +343,11 @@ fn english(code: IssueCode, p: &IssueParams) -> String {
         }
         IssueCode::HostChange => "changing the host would send the provider's keys there: confirm the change".into(),
         IssueCode::CannotWrite => format!("could not be written: {}", p.reason.as_deref().unwrap_or("unknown error")),
+        IssueCode::UnsupportedFile => "is neither a PNG, JPEG, WebP or GIF image nor a UTF-8 text file".into(),
+        IssueCode::FileTooLarge => format!("is larger than {} bytes", p.max.unwrap_or_default()),
+        IssueCode::ImageUnreadable => {
+            format!("is an image that cannot be read: {}", p.reason.as_deref().unwrap_or("unknown error"))
+        }
         IssueCode::Invalid => p.reason.clone().unwrap_or_else(|| "is invalid".into()),
     }
 }

@@ -75,6 +75,16 @@ pub struct Limits {
     pub system_prompt: Text,
     /// A message sent in a chat.
     pub message: Text,
+    /// The attachments of one message.
+    pub attachments: Items,
+    /// An attached image.
+    pub image_file: Bytes,
+    /// An attached text file.
+    pub text_file: Bytes,
+    /// An attachment's file name.
+    pub attachment_name: Text,
+    /// An attached file as `chat:attach` takes it (base64 of the largest image).
+    pub attachment_data: Bytes,
     /// What a chat search looks for.
     pub search_query: Text,
     /// How long a reply may wait for a key to free up, in seconds.
@@ -107,6 +117,12 @@ pub const LIMITS: Limits = Limits {
     chat_title: Text { max_chars: 200 },
     system_prompt: Text { max_chars: 50_000 },
     message: Text { max_chars: 200_000 },
+    attachments: Items { max_items: crate::service::MAX_ATTACHMENTS },
+    image_file: Bytes { max_bytes: crate::service::MAX_IMAGE_BYTES },
+    text_file: Bytes { max_bytes: crate::service::MAX_TEXT_BYTES },
+    attachment_name: Text { max_chars: 255 },
+    // Base64 of the largest image.
+    attachment_data: Bytes { max_bytes: crate::service::MAX_IMAGE_BYTES.div_ceil(3) * 4 },
     search_query: Text { max_chars: 200 },
     max_wait_seconds: Range { min: 0, max: MAX_WAIT_LIMIT_SECONDS },
     binding_idle_minutes: Range { min: 1, max: 1_440 },

@@ -18,8 +18,8 @@ use serde_json::Value;
 use super::app::AppStatus;
 use super::args::{parse, IdArgs, NoArgs, ProviderArgs};
 use super::chat::{
-    ChatClosed, ChatDto, ChatEvent, ChatIdArgs, CreateChatArgs, DeletedChat, MessageDto, SearchChatsArgs,
-    SearchResultDto, SendArgs, StoppedDto, UpdateChatArgs,
+    AttachArgs, AttachmentData, AttachmentDataArgs, AttachmentDto, ChatClosed, ChatDto, ChatEvent, ChatIdArgs,
+    CreateChatArgs, DeletedChat, MessageDto, SearchChatsArgs, SearchResultDto, SendArgs, StoppedDto, UpdateChatArgs,
 };
 use super::error::IpcError;
 use super::keys::{
@@ -192,6 +192,8 @@ commands! {
     sync   "chat:getMessages"          (ChatIdArgs)         -> Vec<MessageDto>         => chat::messages;
     sync   "chat:stop"                 (ChatIdArgs)         -> StoppedDto              => chat::stop;
     sync   "chat:search"               (SearchChatsArgs)    -> Vec<SearchResultDto>    => chat::search;
+    sync   "chat:attach"               (AttachArgs)         -> AttachmentDto           => chat::attach;
+    sync   "chat:attachmentData"       (AttachmentDataArgs) -> AttachmentData          => chat::attachment_data;
     async  "chat:exportMarkdown"       (ChatIdArgs)         -> ExportResult            => chat::export_markdown;
     stream "chat:send"                 (SendArgs)           -> MessageDto, ChatEvent   => chat::send;
 }

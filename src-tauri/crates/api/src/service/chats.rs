@@ -8,10 +8,12 @@ use keypool::{Clock, KeyId, SessionId};
 use keypool_llm::{
     CancellationToken, ChatMessage, CompletionEvent, CompletionRequest, CompletionService, StopReason, Usage,
 };
+use keypool_store::attachments::{self as attachment_rows, LinkedAttachment};
 use keypool_store::chats::{self, ChatRow, MessageRow, MessageUsage};
 use keypool_store::providers::{self, ProviderRow};
 use keypool_store::Database;
 
+use super::attachments::{AttachmentInfo, Attachments};
 use super::providers::{endpoint_of, provider_not_found};
 use super::reply_error::ReplyError;
 use super::usage::SaveDialog;
@@ -84,11 +86,20 @@ pub struct Message {
     pub created_at: i64,
     /// What the reply used, as the provider reported it.
     pub usage: Option<Usage>,
+    /// Images and text files sent with a user message, in order.
+    pub attachments: Vec<AttachmentInfo>,
+}
+
+impl Message {
+    fn with_attachments(row: MessageRow, linked: Vec<LinkedAttachment>) -> Message {
+        Message { attachments: linked.into_iter().map(AttachmentInfo::from).collect(), ..Message::from(row) }
+    }
 }
 
 impl From<MessageRow> for Message {
     fn from(row: MessageRow) -> Self {
         Message {
+            attachments: Vec::new(),
             role: match row.role {
                 chats::Role::User => Role::User,
                 chats::Role::Assistant => Role::Assistant,
@@ -137,13 +148,22 @@ pub enum ChatProgress {
     Completion(CompletionEvent),
 }
 
+/// An attachment named in a message to send: its content id (from [`Attachments::add`]) and
+/// the name to show and send it under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttachmentRef {
+    pub id: String,
+    pub name: String,
+}
+
 /// What a send does with the conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Turn {
-    /// Adds a user message and answers it.
-    Ask(String),
-    /// Replaces the text of the last user message, drops everything after it, and answers it.
-    Edit(String),
+    /// Adds a user message with these attachments and answers it.
+    Ask(String, Vec<AttachmentRef>),
+    /// Replaces the text of the last user message (and its attachments, when given; else it
+    /// keeps them), drops everything after it, and answers it.
+    Edit(String, Option<Vec<AttachmentRef>>),
     /// Drops the replies after the last user message (failed or not) and answers it again:
     /// retry and regenerate.
     AnswerAgain,
@@ -228,6 +248,7 @@ const MAX_REPLY_TOKENS: u32 = 4096;
 
 pub struct Chats {
     db: Arc<Database>,
+    attachments: Arc<Attachments>,
     completions: CompletionService,
     clock: Arc<dyn Clock>,
     save_dialog: Arc<dyn SaveDialog>,
@@ -256,8 +277,18 @@ impl Chats {
         clock: Arc<dyn Clock>,
         save_dialog: Arc<dyn SaveDialog>,
         vault: Arc<Vault>,
+        attachments: Arc<Attachments>,
     ) -> Self {
-        Chats { db, completions, clock, save_dialog, vault, running: Mutex::new(HashMap::new()) }
+        Chats { db, attachments, completions, clock, save_dialog, vault, running: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn attachments(&self) -> &Attachments {
+        &self.attachments
+    }
+
+    /// Checks and stores a file attached in the composer, for a message to send.
+    pub fn attach(&self, name: &str, bytes: &[u8]) -> Result<AttachmentInfo> {
+        self.attachments.add(name, bytes, self.now())
     }
 
     pub fn completions(&self) -> &CompletionService {
@@ -314,11 +345,22 @@ impl Chats {
         Ok(Chat::from(row))
     }
 
-    /// Deletes a chat and its messages; stops its reply and releases its key.
+    /// Deletes a chat and its messages, and the attachment files no other message uses; stops
+    /// its reply and releases its key.
     pub fn delete(&self, id: &str) -> Result<()> {
-        if !chats::delete_chat(&*self.db.lock()?, id)? {
-            return Err(chat_not_found(id));
-        }
+        let unused = {
+            let mut conn = self.db.lock()?;
+            let tx = conn.transaction()?;
+            let used = attachment_rows::used_by_chat(&tx, id)?;
+            if !chats::delete_chat(&tx, id)? {
+                return Err(chat_not_found(id));
+            }
+            let unused = attachment_rows::forget_unused(&tx, &used)?;
+            tx.commit()?;
+            unused
+        };
+        // Only once no row names them: a crash before this leaves files, never a dangling row.
+        self.attachments.remove_files(&unused);
         self.stop_running(id);
         self.completions.pool().release_session(&SessionId::new(id));
         Ok(())
@@ -336,7 +378,14 @@ impl Chats {
     pub fn messages(&self, chat_id: &str) -> Result<Vec<Message>> {
         let conn = self.db.lock()?;
         chats::get_chat(&conn, chat_id)?.ok_or_else(|| chat_not_found(chat_id))?;
-        Ok(chats::list_messages(&conn, chat_id)?.into_iter().map(Message::from).collect())
+        let mut attachments = attachment_rows::of_chat(&conn, chat_id)?;
+        Ok(chats::list_messages(&conn, chat_id)?
+            .into_iter()
+            .map(|row| {
+                let linked = attachments.remove(&row.id).unwrap_or_default();
+                Message::with_attachments(row, linked)
+            })
+            .collect())
     }
 
     /// Chats whose title or messages contain `query` (any case, any script), most recently
@@ -354,18 +403,33 @@ impl Chats {
         Ok(results)
     }
 
-    /// Saves the chat as Markdown where the user chooses; `None` when they cancelled.
+    /// Saves the chat as Markdown where the user chooses, each attachment as a file beside it
+    /// (`{name}-{n}-{attachment}`) that the Markdown links to; `None` when they cancelled.
     pub async fn export_markdown(&self, chat_id: &str) -> Result<Option<(PathBuf, usize)>> {
-        let (chat, messages) = {
+        let (chat, messages, mut linked) = {
             let conn = self.db.lock()?;
             let chat = chats::get_chat(&conn, chat_id)?.ok_or_else(|| chat_not_found(chat_id))?;
             let messages = chats::list_messages(&conn, chat_id)?;
-            (chat, messages)
+            (chat, messages, attachment_rows::of_chat(&conn, chat_id)?)
         };
         let Some(path) = self.save_dialog.choose(&format!("{}.md", file_name_of(&chat.title))).await else {
             return Ok(None);
         };
-        std::fs::write(&path, markdown_of(&chat, &messages))
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "chat".into());
+        let mut beside: HashMap<String, Vec<(String, bool)>> = HashMap::new();
+        let mut count = 0;
+        for message in &messages {
+            for attachment in linked.remove(&message.id).unwrap_or_default() {
+                count += 1;
+                let file_name = format!("{stem}-{count}-{}", file_name_of(&attachment.name));
+                let target = path.with_file_name(&file_name);
+                let bytes = self.attachments.files().read(&attachment.file.sha256).map_err(ServiceError::Files)?;
+                std::fs::write(&target, bytes).map_err(|error| ServiceError::cannot_write(&target, error))?;
+                let is_image = attachment.file.kind == attachment_rows::AttachmentKind::Image;
+                beside.entry(message.id.clone()).or_default().push((file_name, is_image));
+            }
+        }
+        std::fs::write(&path, markdown_of(&chat, &messages, &beside))
             .map_err(|error| ServiceError::cannot_write(&path, error))?;
         Ok(Some((path, messages.len())))
     }
@@ -397,7 +461,8 @@ impl Chats {
         sink: &mut (dyn FnMut(ChatProgress) + Send),
     ) -> Result<Message> {
         let cancel = CancellationToken::new();
-        let (request, user_message) = {
+        let turn = self.checked(turn)?;
+        let (mut request, user_message, pending) = {
             let mut conn = self.db.lock()?;
             let chat = chats::get_chat(&conn, chat_id)?.ok_or_else(|| chat_not_found(chat_id))?;
             let provider_id =
@@ -418,8 +483,21 @@ impl Chats {
             prepared?
         };
         let _running = RunningGuard { chats: self, chat_id: chat_id.to_owned() };
+        // The files are read with the database unlocked.
+        let mut user_attachments = Vec::new();
+        for (index, linked) in pending {
+            let mut sent = Vec::with_capacity(linked.len());
+            for one in &linked {
+                sent.push(self.attachments.to_send(one)?);
+            }
+            request.messages[index].attachments = sent;
+            if index + 1 == request.messages.len() {
+                user_attachments = linked;
+            }
+        }
+        let carries_images = request.messages.iter().any(ChatMessage::has_images);
         if let Some(message) = user_message {
-            sink(ChatProgress::UserMessage(Message::from(message)));
+            sink(ChatProgress::UserMessage(Message::with_attachments(message, user_attachments)));
         }
 
         let outcome =
@@ -431,7 +509,7 @@ impl Chats {
                 chats::MessageStatus::Error,
                 Some(error.to_string()),
                 Some(error.code().to_owned()),
-                Some(ReplyError::from(error).to_stored()),
+                Some(ReplyError::of_request(error, carries_images).to_stored()),
             ),
         };
         if let Some(error) = &error {
@@ -480,15 +558,19 @@ impl Chats {
         chat: &ChatRow,
         provider: &ProviderRow,
         turn: Turn,
-    ) -> Result<(CompletionRequest, Option<MessageRow>)> {
+    ) -> Result<(CompletionRequest, Option<MessageRow>, Pending)> {
         let tx = conn.transaction()?;
         let now = self.now();
         let user_message = match turn {
-            Turn::Edit(content) => {
+            Turn::Edit(content, attachments) => {
                 let edited = chats::edit_last_question(&tx, &chat.id, &content)?;
-                Some(edited.ok_or_else(|| ServiceError::invalid("content", Rule::NothingToAnswer))?)
+                let edited = edited.ok_or_else(|| ServiceError::invalid("content", Rule::NothingToAnswer))?;
+                if let Some(attachments) = attachments {
+                    attachment_rows::link(&tx, &edited.id, &pairs(&attachments))?;
+                }
+                Some(edited)
             }
-            Turn::Ask(content) => {
+            Turn::Ask(content, attachments) => {
                 let row = MessageRow {
                     id: uuid::Uuid::new_v4().to_string(),
                     chat_id: chat.id.clone(),
@@ -504,7 +586,8 @@ impl Chats {
                     usage: None,
                 };
                 chats::insert_message(&tx, &row)?;
-                if chat.title == NEW_CHAT_TITLE {
+                attachment_rows::link(&tx, &row.id, &pairs(&attachments))?;
+                if chat.title == NEW_CHAT_TITLE && !content.trim().is_empty() {
                     let patch = chats::ChatPatch { title: Some(title_from(&content)), ..Default::default() };
                     chats::update_chat(&tx, &chat.id, &patch, now)?;
                 }
@@ -519,24 +602,25 @@ impl Chats {
         if history.last().is_none_or(|m| m.role != chats::Role::User) {
             return Err(ServiceError::invalid("content", Rule::NothingToAnswer));
         }
+        let mut linked = attachment_rows::of_chat(&tx, &chat.id)?;
         tx.commit()?;
-        let system = chat
-            .system_prompt
-            .iter()
-            .map(|prompt| ChatMessage { role: keypool_llm::Role::System, content: prompt.clone() });
-        let history = history
-            .into_iter()
-            .filter(|m| {
-                m.role == chats::Role::User || (m.status != chats::MessageStatus::Error && !m.content.is_empty())
-            })
-            .map(|m| ChatMessage {
-                role: match m.role {
-                    chats::Role::User => keypool_llm::Role::User,
-                    chats::Role::Assistant => keypool_llm::Role::Assistant,
-                },
-                content: m.content,
-            });
-        let messages = system.chain(history).collect();
+        let system =
+            chat.system_prompt.iter().map(|prompt| ChatMessage::new(keypool_llm::Role::System, prompt.clone()));
+        let history = history.into_iter().filter(|m| {
+            m.role == chats::Role::User || (m.status != chats::MessageStatus::Error && !m.content.is_empty())
+        });
+        let mut messages: Vec<ChatMessage> = system.collect();
+        let mut pending = Vec::new();
+        for m in history {
+            if let Some(attached) = linked.remove(&m.id).filter(|a| !a.is_empty()) {
+                pending.push((messages.len(), attached));
+            }
+            let role = match m.role {
+                chats::Role::User => keypool_llm::Role::User,
+                chats::Role::Assistant => keypool_llm::Role::Assistant,
+            };
+            messages.push(ChatMessage::new(role, m.content));
+        }
         // The key the chat had, unless it sat idle longer than a prompt cache lives.
         let idle = self.completions.pool().binding_idle();
         let remembered = chat
@@ -554,8 +638,34 @@ impl Chats {
             source: "chat".into(),
             preferred_key: remembered,
         };
-        Ok((request, user_message))
+        Ok((request, user_message, pending))
     }
+
+    /// `turn` with its attachments checked (each attached before, at most ten), before the
+    /// database is locked for the send.
+    fn checked(&self, turn: Turn) -> Result<Turn> {
+        let check = |attachments: Vec<AttachmentRef>| -> Result<Vec<AttachmentRef>> {
+            let pairs: Vec<(String, String)> = attachments.into_iter().map(|a| (a.id, a.name)).collect();
+            Ok(self.attachments.check(&pairs)?.into_iter().map(|(id, name)| AttachmentRef { id, name }).collect())
+        };
+        Ok(match turn {
+            Turn::Ask(content, attachments) => {
+                if content.trim().is_empty() && attachments.is_empty() {
+                    return Err(ServiceError::invalid("content", Rule::NothingToAnswer));
+                }
+                Turn::Ask(content, check(attachments)?)
+            }
+            Turn::Edit(content, Some(attachments)) => Turn::Edit(content, Some(check(attachments)?)),
+            other => other,
+        })
+    }
+}
+
+/// The attachments of the turns to send, by their index in the request's messages, not yet read.
+type Pending = Vec<(usize, Vec<LinkedAttachment>)>;
+
+fn pairs(attachments: &[AttachmentRef]) -> Vec<(String, String)> {
+    attachments.iter().map(|a| (a.id.clone(), a.name.clone())).collect()
 }
 
 /// A file name from a chat's title: no path separators or characters file systems refuse.
@@ -570,8 +680,9 @@ fn file_name_of(title: &str) -> String {
     }
 }
 
-/// A chat as Markdown: its title, model and system prompt, then each message under its role.
-fn markdown_of(chat: &ChatRow, messages: &[MessageRow]) -> String {
+/// A chat as Markdown: its title, model and system prompt, then each message under its role,
+/// with links to its attachments' files (`beside`, by message id: file name, whether an image).
+fn markdown_of(chat: &ChatRow, messages: &[MessageRow], beside: &HashMap<String, Vec<(String, bool)>>) -> String {
     let mut out = format!(
         "# {}
 
@@ -601,6 +712,10 @@ fn markdown_of(chat: &ChatRow, messages: &[MessageRow]) -> String {
         out.push_str(heading);
         out.push_str("\n\n");
         out.push_str(message.content.trim_end());
+        for (file_name, is_image) in beside.get(&message.id).into_iter().flatten() {
+            let bang = if *is_image { "!" } else { "" };
+            out.push_str(&format!("\n\n{bang}[{file_name}](<{file_name}>)"));
+        }
         if message.status == chats::MessageStatus::Stopped {
             out.push_str("\n\n_(stopped)_");
         }

@@ -3,6 +3,7 @@
 //! statuses, the completion service's events), never the transport: nothing here knows about
 //! IPC, JSON shapes or Tauri.
 
+mod attachments;
 mod chats;
 mod events;
 mod keys;
@@ -20,9 +21,12 @@ mod write_path;
 use keypool::PoolError;
 use keypool_store::StoreError;
 
+pub use attachments::{
+    AttachmentInfo, Attachments, Variant, MAX_ATTACHMENTS, MAX_IMAGE_BYTES, MAX_TEXT_BYTES, SEND_LONG_SIDE,
+};
 pub use chats::{
-    Chat, ChatPatch, ChatProgress, Chats, Message, MessageStatus, NewChat, Role, SearchResult, Snippet, Turn,
-    NEW_CHAT_TITLE,
+    AttachmentRef, Chat, ChatPatch, ChatProgress, Chats, Message, MessageStatus, NewChat, Role, SearchResult, Snippet,
+    Turn, NEW_CHAT_TITLE,
 };
 pub use events::{EventSink, NoEvents};
 pub(crate) use keys::StoreLoader;
@@ -75,6 +79,9 @@ pub enum ServiceError {
     /// A key's value is kept in a keychain that cannot be read now.
     #[error(transparent)]
     Keychain(keypool_keychain::KeychainError),
+    /// An attachment's file could not be written or read in the data directory.
+    #[error("an attachment file could not be stored or read: {0}")]
+    Files(std::io::Error),
     /// The provider did not answer as asked (listing models).
     #[error("the provider answered: {}", .0.message)]
     Upstream(keypool_llm::ModelsFailure),

@@ -26,6 +26,15 @@ pub enum Rule {
     PlainHttpNeedsConsent,
     /// A proxy that cannot be used (`reason`: why, in the HTTP client's words).
     BadProxy { reason: String },
+    /// An attached file that is neither an image Keypool takes (PNG, JPEG, WebP, GIF) nor
+    /// UTF-8 text.
+    UnsupportedFile,
+    /// An attached file over `max` bytes (20 MB for an image, 1 MB for text).
+    FileTooLarge { max: usize },
+    /// An image whose bytes cannot be decoded, or that is too large to (`reason`).
+    ImageUnreadable { reason: String },
+    /// More than `max` attachments on one message.
+    TooManyAttachments { max: usize },
 }
 
 /// One rule broken by one input field, named as the service's input names it (snake_case);

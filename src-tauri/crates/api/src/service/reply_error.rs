@@ -22,6 +22,9 @@ pub enum ReplyError {
     /// The provider refused the request for a reason another key cannot fix (`message`: its
     /// own words, keys masked).
     Refused { status: u16, message: String },
+    /// The provider refused a request that carried images (a 400): most likely the model takes
+    /// no images. Like any refusal of the request itself, it changed nothing in the pool.
+    ImagesRefused { status: u16, message: String },
     /// The provider redirected to another host; Keypool sent no key there.
     Redirected { status: u16 },
     /// No answer came.
@@ -120,6 +123,17 @@ impl From<Breakage> for BreakageKind {
             Breakage::TooLarge => BreakageKind::TooLarge,
             Breakage::PromptBlocked => BreakageKind::PromptBlocked,
             Breakage::ReplyBlocked => BreakageKind::ReplyBlocked,
+        }
+    }
+}
+
+impl ReplyError {
+    /// Why a request failed, knowing whether it carried images: a 400 to one that did is worded
+    /// as the model not taking them.
+    pub fn of_request(error: &CompletionError, carried_images: bool) -> ReplyError {
+        match (ReplyError::from(error), carried_images) {
+            (ReplyError::Refused { status: 400, message }, true) => ReplyError::ImagesRefused { status: 400, message },
+            (other, _) => other,
         }
     }
 }

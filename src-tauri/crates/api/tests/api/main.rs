@@ -1,6 +1,7 @@
 //! The IPC layer, end to end below Tauri: JSON in, JSON out, a real SQLite file underneath.
 
 mod app_status;
+mod attachments;
 mod chat;
 mod conversation;
 mod crash;

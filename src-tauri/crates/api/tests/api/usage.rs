@@ -67,7 +67,7 @@ async fn exact_totals_after_a_scripted_run_for_both_kinds_streamed_and_whole() {
                     session: SessionId::new(format!("s{i}")),
                     endpoint: endpoint.clone(),
                     model: "m".into(),
-                    messages: vec![ChatMessage { role: Role::User, content: "hello".into() }],
+                    messages: vec![ChatMessage::new(Role::User, "hello")],
                     max_tokens: 64,
                     stream,
                     source: "test".into(),

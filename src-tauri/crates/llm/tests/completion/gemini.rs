@@ -23,9 +23,9 @@ async fn gemini(keys: &[(&str, u32)]) -> Rig {
 async fn a_gemini_chat_streams_and_reports_its_usage_with_the_thoughts() {
     let rig = gemini(&[("a", 1)]).await;
     let mut request = rig.request("chat", true);
-    request.messages.insert(0, ChatMessage { role: Role::System, content: "be brief".into() });
-    request.messages.push(ChatMessage { role: Role::Assistant, content: "hi!".into() });
-    request.messages.push(ChatMessage { role: Role::User, content: "again".into() });
+    request.messages.insert(0, ChatMessage::new(Role::System, "be brief"));
+    request.messages.push(ChatMessage::new(Role::Assistant, "hi!"));
+    request.messages.push(ChatMessage::new(Role::User, "again"));
     let (outcome, events) = rig.ask_with(request, &CancellationToken::new(), |_, _| {}).await;
     assert!(finished(&outcome), "the stream ends with a finishReason: {:?}", outcome.end);
     assert_eq!(outcome.text, "Hello from the fake provider.", "every piece of text");

@@ -136,7 +136,7 @@ impl Rig {
                 provider_key: self.provider_key.clone(),
             },
             model: "fake-model".into(),
-            messages: vec![ChatMessage { role: Role::User, content: "hello".into() }],
+            messages: vec![ChatMessage::new(Role::User, "hello")],
             max_tokens: 256,
             stream,
             source: "chat".into(),

@@ -21,6 +21,7 @@ const message = (i: number): Message => ({
   providerKey: false,
   createdAt: i,
   usage: null,
+  attachments: [],
 });
 const conversationOf = (length: number): Conversation => ({
   ...emptyConversation,

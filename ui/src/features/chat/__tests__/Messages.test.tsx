@@ -68,6 +68,7 @@ describe('what a reply cost', () => {
         providerKey: false,
         createdAt: 1,
         usage,
+        attachments: [],
       },
     ],
   });

@@ -18,6 +18,7 @@ const message = (fields: Partial<Message>): Message => ({
   providerKey: false,
   createdAt: 0,
   usage: null,
+  attachments: [],
   ...fields,
 });
 

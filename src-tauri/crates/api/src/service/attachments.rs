@@ -1,0 +1,337 @@
+//! Attachments: images (PNG, JPEG, WebP, GIF) and plain-text files a user sends with a message.
+//!
+//! A file is checked and stored when it is attached, before any message refers to it: its type
+//! is read from its bytes (never from its name), an image is decoded within [`image::Limits`]
+//! (so a small file that claims a huge picture is refused, not allocated), text must be UTF-8.
+//! An image gets a copy to send (the long side at most [`SEND_LONG_SIDE`] px, small enough for
+//! every provider) and a thumbnail; the original is kept as it came. Every file is stored by
+//! its content ([`FileStore`]), so the same screenshot attached twice is kept once.
+
+use std::io::Cursor;
+use std::sync::Arc;
+
+use image::imageops::FilterType;
+use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+use keypool_llm::Attachment;
+use keypool_store::attachments::{self as rows, AttachmentKind, AttachmentRow, FileStore, LinkedAttachment};
+use keypool_store::Database;
+
+use super::{Result, Rule, ServiceError};
+
+/// At most this many attachments per message.
+pub const MAX_ATTACHMENTS: usize = 10;
+/// An image file of at most this many bytes.
+pub const MAX_IMAGE_BYTES: usize = 20 * 1024 * 1024;
+/// A text file of at most this many bytes.
+pub const MAX_TEXT_BYTES: usize = 1024 * 1024;
+/// The long side of the copy sent to providers, in pixels: what OpenAI, Anthropic and Gemini all
+/// take without scaling it down themselves (Anthropic advises at most 1568; they scale, we do not
+/// need to send more).
+pub const SEND_LONG_SIDE: u32 = 2048;
+/// An image sent as it came must also be at most this large (Anthropic takes 5 MB per image, of
+/// base64; this leaves room for the encoding).
+const SEND_MAX_BYTES: usize = 3_700_000;
+/// The long side of a thumbnail: sharp at twice the transcript's size.
+pub const THUMBNAIL_LONG_SIDE: u32 = 320;
+/// How long an attachment never sent is kept (it may still be in a composer).
+const UNSENT_KEPT_MS: i64 = super::DAY_MS;
+/// Decoding refuses pictures wider or taller than this, or needing more memory than
+/// [`MAX_DECODE_BYTES`]: a few kilobytes can claim gigapixels.
+const MAX_SIDE: u32 = 16_384;
+const MAX_DECODE_BYTES: u64 = 512 * 1024 * 1024;
+
+/// A stored attachment, as the UI shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttachmentInfo {
+    /// Its content id (SHA-256 of the original).
+    pub id: String,
+    pub name: String,
+    pub kind: AttachmentKind,
+    pub media_type: String,
+    pub size: u64,
+    pub width: Option<u32>,
+    pub height: Option<u32>,
+}
+
+impl AttachmentInfo {
+    pub(crate) fn of(name: String, row: &AttachmentRow) -> AttachmentInfo {
+        AttachmentInfo {
+            id: row.sha256.clone(),
+            name,
+            kind: row.kind,
+            media_type: row.media_type.clone(),
+            size: row.size,
+            width: row.width,
+            height: row.height,
+        }
+    }
+}
+
+impl From<LinkedAttachment> for AttachmentInfo {
+    fn from(linked: LinkedAttachment) -> Self {
+        AttachmentInfo::of(linked.name, &linked.file)
+    }
+}
+
+/// Which of an attachment's files to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    Original,
+    Thumbnail,
+}
+
+/// The four image formats a chat takes, sniffed from the first bytes.
+fn image_format(bytes: &[u8]) -> Option<ImageFormat> {
+    match image::guess_format(bytes) {
+        Ok(format @ (ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::WebP | ImageFormat::Gif)) => Some(format),
+        _ => None,
+    }
+}
+
+fn decode(bytes: &[u8], format: ImageFormat) -> std::result::Result<DynamicImage, image::ImageError> {
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(MAX_SIDE);
+    limits.max_image_height = Some(MAX_SIDE);
+    limits.max_alloc = Some(MAX_DECODE_BYTES);
+    reader.limits(limits);
+    reader.decode()
+}
+
+/// `image` at most `long_side` px on its long side, encoded: PNG when it has transparency, else
+/// JPEG (quality 85).
+pub fn scaled(image: &DynamicImage, long_side: u32) -> std::result::Result<(Vec<u8>, &'static str), image::ImageError> {
+    let fitted = if image.width().max(image.height()) > long_side {
+        image.resize(long_side, long_side, FilterType::Triangle)
+    } else {
+        image.clone()
+    };
+    let mut out = Cursor::new(Vec::new());
+    if fitted.color().has_alpha() {
+        fitted.write_to(&mut out, ImageFormat::Png)?;
+        Ok((out.into_inner(), "image/png"))
+    } else {
+        let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85);
+        fitted.to_rgb8().write_with_encoder(encoder)?;
+        Ok((out.into_inner(), "image/jpeg"))
+    }
+}
+
+fn media_type_of(format: ImageFormat) -> &'static str {
+    match format {
+        ImageFormat::Png => "image/png",
+        ImageFormat::Jpeg => "image/jpeg",
+        ImageFormat::WebP => "image/webp",
+        _ => "image/gif",
+    }
+}
+
+/// A name to show and send: one line, no path, at most 255 characters; `file` when nothing is left.
+fn clean_name(name: &str) -> String {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or_default();
+    let cleaned: String = base.chars().filter(|c| !c.is_control()).take(255).collect();
+    match cleaned.trim() {
+        "" => "file".to_owned(),
+        trimmed => trimmed.to_owned(),
+    }
+}
+
+/// Attaching, reading back, sending and forgetting attachments.
+pub struct Attachments {
+    db: Arc<Database>,
+    files: FileStore,
+}
+
+impl Attachments {
+    /// The attachments beside `db`, in its directory; forgets those attached more than a day
+    /// before `now` and never sent (a composer closed with them).
+    pub(crate) fn open(db: Arc<Database>, now: i64) -> Self {
+        let data_dir = db.path().parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+        let files = FileStore::open(&data_dir).unwrap_or_else(|error| {
+            tracing::error!(%error, "the attachments directory could not be opened");
+            FileStore::at(&data_dir)
+        });
+        let attachments = Attachments { db, files };
+        if let Err(error) = attachments.forget_unsent(now - UNSENT_KEPT_MS) {
+            tracing::warn!(%error, "unsent attachments could not be forgotten");
+        }
+        attachments
+    }
+
+    pub fn files(&self) -> &FileStore {
+        &self.files
+    }
+
+    /// Checks and stores a file the user attached; `now` is when (milliseconds since the epoch).
+    /// Nothing is stored when it is refused.
+    pub fn add(&self, name: &str, bytes: &[u8], now: i64) -> Result<AttachmentInfo> {
+        let name = clean_name(name);
+        let row = match image_format(bytes) {
+            Some(format) => self.store_image(bytes, format, now)?,
+            None => self.store_text(bytes, now)?,
+        };
+        rows::insert(&*self.db.lock()?, &row)?;
+        Ok(AttachmentInfo::of(name, &row))
+    }
+
+    fn store_image(&self, bytes: &[u8], format: ImageFormat, now: i64) -> Result<AttachmentRow> {
+        if bytes.len() > MAX_IMAGE_BYTES {
+            return Err(ServiceError::invalid("data", Rule::FileTooLarge { max: MAX_IMAGE_BYTES }));
+        }
+        let unreadable = |error: image::ImageError| {
+            ServiceError::invalid("data", Rule::ImageUnreadable { reason: error.to_string() })
+        };
+        let image = decode(bytes, format).map_err(unreadable)?;
+        let (width, height) = (image.width(), image.height());
+        let media_type = media_type_of(format);
+        let original = self.files.put(bytes).map_err(ServiceError::Files)?;
+        let long_side = width.max(height);
+        let send = if long_side <= SEND_LONG_SIDE && bytes.len() <= SEND_MAX_BYTES {
+            (original.clone(), media_type.to_owned())
+        } else {
+            let (data, media_type) = scaled(&image, SEND_LONG_SIDE).map_err(unreadable)?;
+            (self.files.put(&data).map_err(ServiceError::Files)?, media_type.to_owned())
+        };
+        let thumbnail = if long_side <= THUMBNAIL_LONG_SIDE {
+            (original.clone(), media_type.to_owned())
+        } else {
+            let (data, media_type) = scaled(&image, THUMBNAIL_LONG_SIDE).map_err(unreadable)?;
+            (self.files.put(&data).map_err(ServiceError::Files)?, media_type.to_owned())
+        };
+        Ok(AttachmentRow {
+            sha256: original,
+            kind: AttachmentKind::Image,
+            media_type: media_type.to_owned(),
+            size: bytes.len() as u64,
+            width: Some(width),
+            height: Some(height),
+            send: Some(send),
+            thumbnail: Some(thumbnail),
+            created_at: now,
+        })
+    }
+
+    fn store_text(&self, bytes: &[u8], now: i64) -> Result<AttachmentRow> {
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return Err(ServiceError::invalid("data", Rule::UnsupportedFile));
+        };
+        // NUL does not occur in text: a binary format that happens to be valid UTF-8.
+        if text.contains('\0') {
+            return Err(ServiceError::invalid("data", Rule::UnsupportedFile));
+        }
+        if bytes.len() > MAX_TEXT_BYTES {
+            return Err(ServiceError::invalid("data", Rule::FileTooLarge { max: MAX_TEXT_BYTES }));
+        }
+        Ok(AttachmentRow {
+            sha256: self.files.put(bytes).map_err(ServiceError::Files)?,
+            kind: AttachmentKind::Text,
+            media_type: "text/plain".to_owned(),
+            size: bytes.len() as u64,
+            width: None,
+            height: None,
+            send: None,
+            thumbnail: None,
+            created_at: now,
+        })
+    }
+
+    /// The bytes of one of an attachment's files, with their media type.
+    pub fn read(&self, id: &str, variant: Variant) -> Result<(String, Vec<u8>)> {
+        let row = self.row(id)?;
+        let (file, media_type) = match (variant, &row.thumbnail) {
+            (Variant::Thumbnail, Some((file, media_type))) => (file.clone(), media_type.clone()),
+            _ => (row.sha256.clone(), row.media_type.clone()),
+        };
+        Ok((media_type, self.files.read(&file).map_err(ServiceError::Files)?))
+    }
+
+    fn row(&self, id: &str) -> Result<AttachmentRow> {
+        if !rows::is_content_id(id) {
+            return Err(ServiceError::not_found("attachment", id));
+        }
+        rows::get(&*self.db.lock()?, id)?.ok_or_else(|| ServiceError::not_found("attachment", id))
+    }
+
+    /// Checks the attachments of a message to send (`(id, name)`, in order): each must have
+    /// been attached, and there may be at most [`MAX_ATTACHMENTS`].
+    pub(crate) fn check(&self, attachments: &[(String, String)]) -> Result<Vec<(String, String)>> {
+        if attachments.len() > MAX_ATTACHMENTS {
+            return Err(ServiceError::invalid("attachments", Rule::TooManyAttachments { max: MAX_ATTACHMENTS }));
+        }
+        attachments.iter().map(|(id, name)| self.row(id).map(|row| (row.sha256, clean_name(name)))).collect()
+    }
+
+    /// An attachment as a provider receives it: the copy to send of an image, the text of a file.
+    pub(crate) fn to_send(&self, linked: &LinkedAttachment) -> Result<Attachment> {
+        Ok(match (&linked.file.kind, &linked.file.send) {
+            (AttachmentKind::Image, send) => {
+                let (file, media_type) =
+                    send.clone().unwrap_or_else(|| (linked.file.sha256.clone(), linked.file.media_type.clone()));
+                let data = self.files.read(&file).map_err(ServiceError::Files)?;
+                Attachment::Image { media_type, data: Arc::from(data) }
+            }
+            (AttachmentKind::Text, _) => {
+                let bytes = self.files.read(&linked.file.sha256).map_err(ServiceError::Files)?;
+                Attachment::Text { name: linked.name.clone(), text: String::from_utf8_lossy(&bytes).into_owned() }
+            }
+        })
+    }
+
+    /// Attachment `id` as a provider receives it, under `name` (for tools that drive the
+    /// completion service directly: benches).
+    pub fn to_send_by_id(&self, id: &str, name: &str) -> Result<Attachment> {
+        self.to_send(&LinkedAttachment { name: name.to_owned(), file: self.row(id)? })
+    }
+
+    /// Deletes the files of `unused` rows (already removed from the database) that no remaining
+    /// row needs. A file that cannot be removed stays, unreferenced, and is logged.
+    pub(crate) fn remove_files(&self, unused: &[AttachmentRow]) {
+        for row in unused {
+            for id in row.file_ids() {
+                let in_use = match self.db.lock() {
+                    Ok(conn) => rows::file_in_use(&conn, id).unwrap_or(true),
+                    Err(_) => true,
+                };
+                if !in_use {
+                    if let Err(error) = self.files.remove(id) {
+                        tracing::warn!(file = id, %error, "an unused attachment file could not be removed");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Forgets attachments attached before `before` and never sent, with their files.
+    pub fn forget_unsent(&self, before: i64) -> Result<usize> {
+        let unused = {
+            let mut conn = self.db.lock()?;
+            let tx = conn.transaction()?;
+            let candidates = rows::unlinked_before(&tx, before)?;
+            let unused = rows::forget_unused(&tx, &candidates)?;
+            tx.commit()?;
+            unused
+        };
+        self.remove_files(&unused);
+        Ok(unused.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_lose_paths_and_control_characters() {
+        assert_eq!(clean_name("../../etc/passwd"), "passwd", "no path");
+        assert_eq!(clean_name("C:\\shots\\a\nb.png"), "ab.png", "no Windows path, no line break");
+        assert_eq!(clean_name("  "), "file", "something to show");
+    }
+
+    #[test]
+    fn only_the_four_formats_are_images() {
+        assert_eq!(image_format(b"\x89PNG\r\n\x1a\n...."), Some(ImageFormat::Png), "PNG's signature");
+        assert_eq!(image_format(b"GIF89a...."), Some(ImageFormat::Gif), "GIF's");
+        assert_eq!(image_format(b"BM........"), None, "a BMP is not taken");
+        assert_eq!(image_format(b"hello, world"), None, "text is not an image");
+    }
+}
