@@ -37,4 +37,5 @@ pub use service::{
 };
 pub use stream::{Deadlines, MAX_WHOLE_ANSWER};
 pub use tokio_util::sync::CancellationToken;
+pub use verify::KeyTest;
 pub use wait::{RealTime, SimulatedTime, Wait, Waiter};

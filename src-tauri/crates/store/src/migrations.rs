@@ -16,6 +16,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0008_keychain.sql"),
     include_str!("../migrations/0009_key_quota_group.sql"),
     include_str!("../migrations/0010_gemini_provider_kind.sql"),
+    include_str!("../migrations/0011_current_builtin_models.sql"),
 ];
 
 /// The schema version this build writes and understands.
@@ -166,7 +167,11 @@ mod upgrade_tests {
               VALUES ('k1', 'gw', 'sk-one', 10, 11, 'project-1'), ('k2', 'openai', 'sk-two', 12, 13, NULL);
             INSERT INTO chats (id, title, provider_id, model, created_at, updated_at) VALUES ('c1', 'hi', 'gw', 'm', 1, 1);";
         let dir = database_at(9, fill);
-        let providers = "SELECT * FROM providers ORDER BY id";
+        // Every column (the built-ins' model lists move on in 0011, see its own test).
+        let providers = "SELECT id, name, kind, base_url, api_key, builtin, sort_order, created_at, updated_at, \
+                         system_prompt, api_key_storage, api_key_preview, \
+                         CASE builtin WHEN 0 THEN models END, CASE builtin WHEN 0 THEN default_model END \
+                         FROM providers ORDER BY id";
         let keys = "SELECT * FROM llm_provider_api_keys ORDER BY id";
         let chats = "SELECT id, provider_id FROM chats ORDER BY id";
         let before = {
@@ -198,6 +203,24 @@ mod upgrade_tests {
             rows_of(&conn, "SELECT id FROM llm_provider_api_keys ORDER BY id"),
             ["Text(\"k2\")"],
             "the keys still refer to the rebuilt table: deleting a provider deletes its keys"
+        );
+    }
+
+    #[test]
+    fn upgrade_from_v10_offers_current_models_unless_the_user_changed_the_list() {
+        // Anthropic's list was edited by the user; OpenAI's is the one 0003 wrote.
+        let fill = "UPDATE providers SET models = '[\"claude-sonnet-4-5\",\"my-model\"]' WHERE id = 'anthropic';";
+        let dir = database_at(10, fill);
+        let db = Database::open(dir.path()).expect("a v10 database upgrades");
+        let models = "SELECT id, models, default_model FROM providers ORDER BY sort_order";
+        assert_eq!(
+            rows(&db, models),
+            [
+                "Text(\"openai\")|Text(\"[\\\"gpt-5-mini\\\",\\\"gpt-5\\\",\\\"gpt-4.1\\\"]\")|Text(\"gpt-5-mini\")",
+                "Text(\"anthropic\")|Text(\"[\\\"claude-sonnet-4-5\\\",\\\"my-model\\\"]\")|Text(\"claude-sonnet-4-5\")",
+                "Text(\"local\")|Text(\"[\\\"llama3.2\\\"]\")|Text(\"llama3.2\")",
+            ],
+            "the untouched list moves to current models; an edited one stays as the user left it"
         );
     }
 

@@ -70,6 +70,8 @@ pub enum IssueCode {
     CannotWrite,
     /// The base URL would move to another host while the provider holds keys (see `details`).
     HostChange,
+    /// Another provider already has this name (any case).
+    NameTaken,
     /// Any other problem; the message says which.
     Invalid,
 }
@@ -180,6 +182,7 @@ impl From<FieldError> for Issue {
             Rule::NoModels => (IssueCode::NoModels, none()),
             Rule::RangeOrder => (IssueCode::RangeOrder, none()),
             Rule::CannotWrite { reason } => (IssueCode::CannotWrite, IssueParams { reason: Some(reason), ..none() }),
+            Rule::NameTaken => (IssueCode::NameTaken, none()),
         };
         Issue::new(camel_case_path(&error.field), code, params)
     }
@@ -315,6 +318,7 @@ fn english(code: IssueCode, p: &IssueParams) -> String {
             format!("the range holds more than {} buckets: choose larger buckets or a shorter range", n(p.max))
         }
         IssueCode::HostChange => "changing the host would send the provider's keys there: confirm the change".into(),
+        IssueCode::NameTaken => "another provider already has this name: choose another".into(),
         IssueCode::CannotWrite => format!("could not be written: {}", p.reason.as_deref().unwrap_or("unknown error")),
         IssueCode::Invalid => p.reason.clone().unwrap_or_else(|| "is invalid".into()),
     }

@@ -88,6 +88,21 @@ impl From<&SetKeyLimitsArgs> for UserLimits {
     }
 }
 
+/// A key's own limits, both replaced: an absent one is removed.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct KeyLimitsArg {
+    /// Requests per minute (`LIMITS.rpmLimit`); absent: no limit.
+    #[serde(default)]
+    #[garde(range(min = LIMITS.rpm_limit.min, max = LIMITS.rpm_limit.max))]
+    pub rpm_limit: Option<u32>,
+    /// Requests at once (`LIMITS.maxConcurrent`); absent: no limit.
+    #[serde(default)]
+    #[garde(range(min = LIMITS.max_concurrent.min, max = LIMITS.max_concurrent.max))]
+    pub max_concurrent: Option<u32>,
+}
+
 /// At least one field to change.
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -108,12 +123,28 @@ pub struct UpdateApiKeyArgs {
     #[serde(default)]
     #[garde(range(min = LIMITS.weight.min, max = LIMITS.weight.max))]
     pub weight: Option<u32>,
+    /// Both of the key's own limits, replaced (as `llmConfig:setKeyLimits` does).
+    #[serde(default)]
+    #[garde(dive)]
+    pub limits: Option<KeyLimitsArg>,
+    /// The quota group the key shares its provider's limits with (`LIMITS.quotaGroup`, trimmed);
+    /// `""` makes it a group of its own.
+    #[serde(default)]
+    #[garde(inner(length(chars, max = LIMITS.quota_group.max_chars)))]
+    pub quota_group: Option<String>,
 }
 
 impl CommandArgs for UpdateApiKeyArgs {
     fn check_whole(&self) -> Result<(), IpcError> {
-        if self.label.is_none() && self.api_key.is_none() && self.enabled.is_none() && self.weight.is_none() {
-            return Err(IpcError::nothing_to_change(&["label", "apiKey", "enabled", "weight"]));
+        let nothing = self.label.is_none()
+            && self.api_key.is_none()
+            && self.enabled.is_none()
+            && self.weight.is_none()
+            && self.limits.is_none()
+            && self.quota_group.is_none();
+        if nothing {
+            let fields = ["label", "apiKey", "enabled", "weight", "limits", "quotaGroup"];
+            return Err(IpcError::nothing_to_change(&fields));
         }
         Ok(())
     }
@@ -126,6 +157,8 @@ impl From<UpdateApiKeyArgs> for KeyPatch {
             api_key: a.api_key.map(|k| k.trimmed()),
             enabled: a.enabled,
             weight: a.weight,
+            limits: a.limits.map(|l| UserLimits { rpm: l.rpm_limit, max_concurrent: l.max_concurrent }),
+            quota_group: a.quota_group.map(|g| Some(g.trim().to_owned()).filter(|g| !g.is_empty())),
         }
     }
 }
@@ -177,6 +210,8 @@ pub struct ApiKeyDto {
     pub rpm_limit: Option<u32>,
     /// The user's limit of requests at once; null: none.
     pub max_concurrent: Option<u32>,
+    /// The quota group it shares its provider's limits with; null: a group of its own.
+    pub quota_group: Option<String>,
 }
 
 impl From<ApiKey> for ApiKeyDto {
@@ -196,6 +231,7 @@ impl From<ApiKey> for ApiKeyDto {
             updated_at: key.updated_at,
             rpm_limit: key.limits.rpm,
             max_concurrent: key.limits.max_concurrent,
+            quota_group: key.quota_group,
         }
     }
 }

@@ -44,6 +44,8 @@ pub struct Limits {
     pub api_key: Text,
     /// A key's label.
     pub key_label: Text,
+    /// A key's quota group (the store's CHECK holds the same bound).
+    pub quota_group: Text,
     /// A key's weight in the rotation.
     pub weight: Defaulted<u32>,
     /// The user's limit of a key's requests per minute, for providers that announce none.
@@ -76,11 +78,14 @@ pub struct Limits {
     pub series_buckets: Items,
     /// The local API's port: no privileged ports.
     pub port: Defaulted<u16>,
+    /// An id the UI keeps for later (the provider last shown): real ones are far shorter.
+    pub id: Text,
 }
 
 pub const LIMITS: Limits = Limits {
     api_key: Text { max_chars: 4096 },
     key_label: Text { max_chars: 100 },
+    quota_group: Text { max_chars: 64 },
     weight: Defaulted { min: 1, max: 100, default: 1 },
     rpm_limit: Range { min: 1, max: 100_000 },
     max_concurrent: Range { min: 1, max: 1_000 },
@@ -97,6 +102,7 @@ pub const LIMITS: Limits = Limits {
     price: Range { min: 0.0, max: 100_000.0 },
     series_buckets: Items { max_items: 10_000 },
     port: Defaulted { min: 1024, max: 65535, default: DEFAULT_PORT },
+    id: Text { max_chars: 200 },
 };
 
 /// `LIMITS` as the TypeScript bindings declare it: a constant object, one bound a line in the

@@ -36,7 +36,8 @@ const TRANSCRIPTS_DIR: &str = "../../../ui/src/test/transcripts";
 const TIMES: &[&str] = &["createdAt", "updatedAt", "disabledAt", "fetchedAt", "now"];
 
 /// Every scenario, by the name of its transcript.
-const SCENARIOS: &[&str] = &["keys", "providers", "base-urls", "chats", "settings", "usage", "local-api"];
+const SCENARIOS: &[&str] =
+    &["keys", "providers", "base-urls", "chats", "settings", "usage", "local-api", "preferences"];
 
 /// A scenario being recorded.
 struct Transcript {
@@ -261,6 +262,17 @@ fn keys() {
     t.ok("llmConfig:updateApiKey", json!({ "id": first, "weight": LIMITS.weight.max }));
     t.err("llmConfig:updateApiKey", json!({ "id": first }));
     t.err("llmConfig:updateApiKey", json!({ "id": first, "weight": LIMITS.weight.max + 1 }));
+    t.ok(
+        "llmConfig:updateApiKey",
+        json!({ "id": first, "label": "edited", "weight": 2, "apiKey": "sk-transcript-EEEE0005",
+                "limits": { "rpmLimit": 30 }, "quotaGroup": " org-1 " }),
+    );
+    t.err(
+        "llmConfig:updateApiKey",
+        json!({ "id": first, "label": "not kept", "limits": { "maxConcurrent": LIMITS.max_concurrent.max + 1 } }),
+    );
+    t.err("llmConfig:updateApiKey", json!({ "id": first, "quotaGroup": "g".repeat(LIMITS.quota_group.max_chars + 1) }));
+    t.ok("llmConfig:updateApiKey", json!({ "id": first, "limits": {}, "quotaGroup": "" }));
     t.ok("llmConfig:toggleApiKey", json!({ "id": second, "enabled": true }));
     t.ok("llmConfig:setKeyLimits", json!({ "id": first, "maxConcurrent": 2 }));
     t.err("llmConfig:setKeyLimits", json!({ "id": first, "rpmLimit": LIMITS.rpm_limit.max + 1 }));
@@ -286,6 +298,8 @@ fn providers() {
         "llmConfig:addProvider",
         json!({ "name": "Bad default", "kind": "openai", "baseUrl": "https://a.example", "models": ["a"], "defaultModel": "b" }),
     );
+    t.err("llmConfig:addProvider", json!({ "name": "gateway", "kind": "anthropic", "baseUrl": "https://b.example" }));
+    t.err("llmConfig:updateProvider", json!({ "id": "anthropic", "name": "OPENAI" }));
     let provider = id(&added);
     t.ok("llmConfig:addApiKey", json!({ "providerId": provider, "apiKey": "sk-transcript-CCCC0003", "label": "gw" }));
     t.err("llmConfig:updateProvider", json!({ "id": provider }));
@@ -309,7 +323,7 @@ fn base_urls() {
         "base-urls",
         "the base URL rule: https anywhere, plain http only to this machine or a local network",
     );
-    for url in [
+    for (i, url) in [
         "https://proxy.example",
         "not a url",
         "ftp://files.example",
@@ -319,8 +333,12 @@ fn base_urls() {
         "http://192.168.1.9:8000/v1",
         "http://127.0.0.1:11434/v1",
         "http://localhost:8080",
-    ] {
-        let args = json!({ "name": "URL", "kind": "openai", "baseUrl": url });
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // Each its own name: a name two providers share is refused before the URL is judged.
+        let args = json!({ "name": format!("URL {i}"), "kind": "openai", "baseUrl": url });
         let _ = t.run("llmConfig:addProvider", args);
     }
     t.finish();
@@ -389,6 +407,19 @@ fn local_api() {
     t.err("localApi:configure", json!({ "enabled": false, "port": u32::from(LIMITS.port.max) + 1 }));
     t.ok("localApi:configure", json!({ "enabled": false, "port": LIMITS.port.max }));
     t.ok("localApi:getStatus", json!({}));
+    t.finish();
+}
+
+#[test]
+fn preferences() {
+    let mut t = Transcript::new("preferences", "the UI's preferences in the data directory: none yet, keep, refuse");
+    t.ok("app:getPreferences", json!({}));
+    t.ok("app:setPreferences", json!({ "theme": "dark", "language": "ja" }));
+    t.ok("app:setPreferences", json!({ "page": "settings/providers", "provider": "anthropic" }));
+    t.err("app:setPreferences", json!({}));
+    t.err("app:setPreferences", json!({ "theme": "sepia" }));
+    t.err("app:setPreferences", json!({ "provider": "p".repeat(LIMITS.id.max_chars + 1) }));
+    t.ok("app:getPreferences", json!({}));
     t.finish();
 }
 
