@@ -32,6 +32,7 @@ export const BOUNDS: Partial<Record<MessageKey, Bound>> = {
   'error.concurrentRange': range(LIMITS.maxConcurrent),
   'error.apiKeyTooLong': chars(LIMITS.apiKey),
   'error.labelTooLong': chars(LIMITS.keyLabel),
+  'error.quotaGroupTooLong': chars(LIMITS.quotaGroup),
   'error.nameTooLong': chars(LIMITS.providerName),
   'error.systemPromptTooLong': chars(LIMITS.systemPrompt),
   'chat.titleTooLong': chars(LIMITS.chatTitle),

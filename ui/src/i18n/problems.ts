@@ -41,6 +41,7 @@ const ISSUE_KEYS: Record<IssueCode, MessageKey> = {
   too_many_buckets: 'issue.tooManyBuckets',
   cannot_write: 'issue.cannotWrite',
   host_change: 'issue.hostChange',
+  name_taken: 'error.nameTaken',
   invalid: 'issue.invalid',
 };
 

@@ -56,7 +56,7 @@ describe('the chat page', () => {
     backend.addChat();
     const step = gate();
     backend.onSend(async ({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'prod', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'prod', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       emit({ type: 'delta', text: 'Hel' });
       await step.opened;
       emit({ type: 'delta', text: 'lo!' });
@@ -96,7 +96,7 @@ describe('the chat page', () => {
   it('stops a reply with the Stop button and keeps the text written so far', async () => {
     backend.addChat();
     backend.onSend(async ({ emit, stopped }) => {
-      emit({ type: 'keySelected', keyLabel: 'prod', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'prod', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       emit({ type: 'delta', text: 'The first half' });
       await stopped;
       return { content: 'The first half', status: 'stopped', keyLabel: 'prod' };
@@ -116,9 +116,9 @@ describe('the chat page', () => {
   it('says quietly when a key was rate-limited and the reply moved to another key', async () => {
     backend.addChat();
     backend.onSend(({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'key A', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'key A', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       emit({ type: 'failover', keyLabel: 'key A', status: 429, reason: 'rate_limited', message: 'slow down' });
-      emit({ type: 'keySelected', keyLabel: 'key B', providerLevel: false, rebound: true, attempt: 2 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'key B', providerLevel: false, keyless: false, rebound: true, attempt: 2 });
       emit({ type: 'delta', text: 'Answer' });
       return { content: 'Answer', keyLabel: 'key B' };
     });
@@ -135,9 +135,9 @@ describe('the chat page', () => {
   it('says a key is out of credit and the reply moved to another key', async () => {
     backend.addChat();
     backend.onSend(({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'key A', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'key A', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       emit({ type: 'failover', keyLabel: 'key A', status: 402, reason: 'quota_exhausted', message: 'insufficient_quota' });
-      emit({ type: 'keySelected', keyLabel: 'key B', providerLevel: false, rebound: true, attempt: 2 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'key B', providerLevel: false, keyless: false, rebound: true, attempt: 2 });
       return { content: 'Answer', keyLabel: 'key B' };
     });
     const user = renderPage();
@@ -175,7 +175,7 @@ describe('the chat page', () => {
     backend.onSend(async ({ emit }) => {
       emit({ type: 'waiting', until: null, deadline: backendNow + 20_000, now: backendNow, seconds: 20 });
       await freed.opened;
-      emit({ type: 'keySelected', keyLabel: 'key A', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'key A', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       emit({ type: 'delta', text: 'Finally' });
       return { content: 'Finally', keyLabel: 'key A' };
     });
@@ -193,7 +193,7 @@ describe('the chat page', () => {
   it('says when the chat moved to another key and its prompt cache starts cold', async () => {
     backend.addChat();
     backend.onSend(({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'spare', providerLevel: false, rebound: true, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'spare', providerLevel: false, keyless: false, rebound: true, attempt: 1 });
       return { content: 'Hi', keyLabel: 'spare' };
     });
     const user = renderPage();
@@ -204,7 +204,7 @@ describe('the chat page', () => {
   it('names the provider-level key when it answered', async () => {
     backend.addChat();
     backend.onSend(({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'provider key', providerLevel: true, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'provider key', providerLevel: true, keyless: false, rebound: false, attempt: 1 });
       return { content: 'Hi', keyLabel: 'provider key', providerKey: true };
     });
     const user = renderPage();
@@ -215,7 +215,7 @@ describe('the chat page', () => {
   it('shows a failed reply in place, links to the key settings, and retries it', async () => {
     backend.addChat();
     backend.onSend(({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'only', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'only', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       emit({ type: 'failover', keyLabel: 'only', status: 401, reason: 'auth_rejected', message: 'invalid key' });
       return {
         status: 'error',
@@ -237,7 +237,7 @@ describe('the chat page', () => {
     expect(openSettings).toHaveBeenCalled();
 
     backend.onSend(({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'fixed', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'fixed', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       return { content: 'Now it works', keyLabel: 'fixed' };
     });
     await user.click(within(error).getByRole('button', { name: 'Retry' }));

@@ -32,7 +32,7 @@ describe('conversation reducer', () => {
     state = fold(
       state,
       ev({ type: 'userMessage', message: user }),
-      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'A', providerLevel: false, keyless: false, rebound: false, attempt: 1 }),
       ev({ type: 'delta', text: 'Hel' }),
       ev({ type: 'delta', text: 'lo' }),
     );
@@ -58,9 +58,9 @@ describe('conversation reducer', () => {
     const state = fold(
       emptyConversation,
       { type: 'sending', turn: 'ask' },
-      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'A', providerLevel: false, keyless: false, rebound: false, attempt: 1 }),
       ev({ type: 'failover', keyLabel: 'A', status: 429, reason: 'rate_limited', message: 'slow down' }),
-      ev({ type: 'keySelected', keyLabel: 'B', providerLevel: false, rebound: true, attempt: 2 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'B', providerLevel: false, keyless: false, rebound: true, attempt: 2 }),
       ev({ type: 'delta', text: 'ok' }),
       ev({ type: 'finished', message: reply }),
     );
@@ -73,7 +73,7 @@ describe('conversation reducer', () => {
     const state = fold(
       emptyConversation,
       { type: 'sending', turn: 'ask' },
-      ev({ type: 'keySelected', keyLabel: 'C', providerLevel: false, rebound: true, attempt: 1 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'C', providerLevel: false, keyless: false, rebound: true, attempt: 1 }),
     );
     expect(state.streaming?.notices).toEqual([{ kind: 'rebound', keyLabel: 'C' }]);
   });
@@ -82,7 +82,7 @@ describe('conversation reducer', () => {
     const state = fold(
       emptyConversation,
       { type: 'sending', turn: 'ask' },
-      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'A', providerLevel: false, keyless: false, rebound: false, attempt: 1 }),
       ev({ type: 'failover', keyLabel: 'A', status: 401, reason: 'auth_rejected', message: 'bad key' }),
       ev({ type: 'finished', message: message({ id: 'a1', status: 'error', error: 'no key left', errorCode: 'no_available_key' }) }),
     );
@@ -149,14 +149,14 @@ describe('conversation reducer', () => {
     let state = fold(
       emptyConversation,
       { type: 'sending', turn: 'ask' },
-      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'A', providerLevel: false, keyless: false, rebound: false, attempt: 1 }),
       ev({ type: 'failover', keyLabel: 'A', status: 429, reason: 'rate_limited', message: 'slow down' }),
       // the backend's clock says 101 000 when the UI's says 1 000: the UI is 100 s behind
       ev({ type: 'waiting', until: 105_000, deadline: 121_000, now: 101_000, seconds: 4 }, 1_000),
     );
     expect(state.streaming?.waiting, 'the times stay the backend’s; the offset converts them').toEqual({ until: 105_000, deadline: 121_000, offset: 100_000 });
 
-    state = fold(state, ev({ type: 'keySelected', keyLabel: 'B', providerLevel: false, rebound: true, attempt: 2 }), ev({ type: 'delta', text: 'ok' }));
+    state = fold(state, ev({ type: 'keySelected', keyId: null, keyLabel: 'B', providerLevel: false, keyless: false, rebound: true, attempt: 2 }), ev({ type: 'delta', text: 'ok' }));
     expect(state.streaming?.waiting, 'the next attempt ends the wait').toBeNull();
     expect(state.streaming?.keyLabel).toBe('B');
     expect(state.streaming?.notices, 'the failover names the key that took over after the wait').toEqual([
@@ -197,9 +197,9 @@ describe('conversation reducer', () => {
     const state = fold(
       emptyConversation,
       { type: 'sending', turn: 'ask' },
-      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'A', providerLevel: false, keyless: false, rebound: false, attempt: 1 }),
       ev({ type: 'failover', keyLabel: 'A', status: 402, reason: 'quota_exhausted', message: 'insufficient_quota' }),
-      ev({ type: 'keySelected', keyLabel: 'B', providerLevel: false, rebound: true, attempt: 2 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'B', providerLevel: false, keyless: false, rebound: true, attempt: 2 }),
     );
     expect(state.streaming?.notices).toEqual([
       { kind: 'failover', keyLabel: 'A', status: 402, reason: 'quota_exhausted', message: 'insufficient_quota', nextKeyLabel: 'B' },
@@ -210,7 +210,7 @@ describe('conversation reducer', () => {
     const streamed = fold(
       emptyConversation,
       { type: 'sending', turn: 'ask' },
-      ev({ type: 'keySelected', keyLabel: 'provider key', providerLevel: true, rebound: false, attempt: 1 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'provider key', providerLevel: true, keyless: false, rebound: false, attempt: 1 }),
       ev({ type: 'finished', message: message({ id: 'a1', keyLabel: 'provider key', providerKey: true }) }),
     );
     expect(answeredByProviderKey(streamed.messages[0])).toBe(true);

@@ -71,6 +71,16 @@ function rowState(key: ApiKey, live: KeyStatus | undefined): RowState {
   return { kind: 'active' };
 }
 
+/**
+ * The status a key was refused with when the provider refused the key itself (`401`, `403`: it
+ * may have been revoked), so switching it back on is asked about first; null for any other.
+ */
+export function revokedStatusOf(key: ApiKey): string | null {
+  if (key.enabled || key.disabledReason === null) return null;
+  const status = httpStatusOf(key.disabledReason);
+  return status === '401' || status === '403' ? status : null;
+}
+
 /** `HTTP 401` → `401`; anything else is not an HTTP status. */
 export function httpStatusOf(reason: string): string | null {
   return /^HTTP (\d{3})$/.exec(reason.trim())?.[1] ?? null;

@@ -4,7 +4,7 @@ import { httpStatusOf, keyRows, moved } from '../keyRows';
 
 const key = (id: string, extra: Partial<ApiKey> = {}): ApiKey => ({
   id, providerId: 'openai', label: null, apiKeyPreview: 'sk-…0000', isEnvRef: false, enabled: true, weight: 1,
-  sortOrder: 0, disabledReason: null, disabledAt: null, createdAt: 0, updatedAt: 0, rpmLimit: null, maxConcurrent: null, ...extra,
+  sortOrder: 0, disabledReason: null, disabledAt: null, createdAt: 0, updatedAt: 0, rpmLimit: null, maxConcurrent: null, quotaGroup: null, ...extra,
 });
 
 const live = (id: string, extra: Partial<KeyStatus> = {}): KeyStatus => ({
