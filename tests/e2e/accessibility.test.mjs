@@ -6,21 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, until } from './harness.mjs';
-import { click, fresh, gone, textOf } from './steps.mjs';
+import { assertAccessible, click, fresh, gone, textOf } from './steps.mjs';
 
 const WAIT = 15_000;
 /** The window's size as tauri.conf.json opens it. */
 const DEFAULT_WINDOW = { width: 1100, height: 720 };
 const UNSET = 'KEYPOOL_E2E_SURELY_UNSET_VARIABLE';
-
-async function assertAccessible(app, what, selector) {
-  const violations = await app.axe(selector);
-  assert.deepEqual(
-    violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => `${n.target}: ${n.summary}`).join(' | ')}`),
-    [],
-    `${what} passes WCAG 2.1 A/AA`,
-  );
-}
 
 /** Language and theme as Settings → General keeps them (localStorage), then a reload. */
 async function usePreferences(app, { language, theme }) {
@@ -89,11 +80,11 @@ describe('accessibility of the real window', () => {
         await (await app.find(dialog)).sendKeys(Key.ESCAPE);
         await gone(app, dialog);
       }
-      await click(app, 'key-limits-edit');
-      await app.find('key-limits-dialog');
-      await assertAccessible(app, `the limits dialog (${theme})`, '[data-testid="key-limits-dialog"]');
-      await (await app.find('key-limits-dialog')).sendKeys(Key.ESCAPE);
-      await gone(app, 'key-limits-dialog');
+      await click(app, 'key-edit');
+      await app.find('edit-key-dialog');
+      await assertAccessible(app, `the key edit dialog (${theme})`, '[data-testid="edit-key-dialog"]');
+      await (await app.find('edit-key-dialog')).sendKeys(Key.ESCAPE);
+      await gone(app, 'edit-key-dialog');
 
       await click(app, 'provider-edit');
       await click(app, 'provider-models-list');

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { By, launchApp, startFakeProvider, tempDataDir } from './harness.mjs';
-import { assistantMessages, click, fresh, gone, retype, selectByText, send, textOf, waitFor } from './steps.mjs';
+import { assistantMessages, click, fresh, gone, keyRow, retype, selectByText, send, textOf, waitFor } from './steps.mjs';
 
 const WAIT = 15_000;
 const KEY_A = 'sk-fake-AAAAAAAAAAAA-0001';
@@ -15,24 +15,6 @@ const KEY_B = 'sk-fake-BBBBBBBBBBBB-0002';
 /** The text of every element with this test id, read afresh if the page re-renders meanwhile. */
 function textsOf(app, testId) {
   return fresh(async () => Promise.all((await app.driver.findElements(By.css(`[data-testid="${testId}"]`))).map(textOf)));
-}
-
-async function keyRow(app, label) {
-  let found;
-  await app.driver.wait(async () => {
-    for (const row of await app.driver.findElements(By.css('[data-testid="key-row"]'))) {
-      try {
-        if ((await textOf(await row.findElement(By.css('[data-testid="key-label"]')))) === label) {
-          found = row;
-          return true;
-        }
-      } catch {
-        // re-rendered: look again
-      }
-    }
-    return false;
-  }, WAIT, `a key row labelled ${label}`);
-  return found;
 }
 
 async function addKey(app, apiKey, label) {

@@ -1,6 +1,7 @@
 // The steps the end-to-end tests take in the real window, once: finding again what React
 // re-rendered, waiting for a condition (never for time), typing over a field, sending a message
 // and reading the replies.
+import assert from 'node:assert/strict';
 import { Key } from 'selenium-webdriver';
 import { By } from './harness.mjs';
 
@@ -87,4 +88,37 @@ export async function assistantMessages(app) {
     const items = await app.driver.findElements(By.css('[data-testid="message"][data-role="assistant"]'));
     return Promise.all(items.map(async (item) => ({ text: await textOf(item), status: await item.getAttribute('data-status') })));
   });
+}
+
+/** axe-core finds nothing on the page (or in `selector`); the violations are named when it does. */
+export async function assertAccessible(app, what, selector) {
+  const violations = await app.axe(selector);
+  assert.deepEqual(
+    violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => `${n.target}: ${n.summary}`).join(' | ')}`),
+    [],
+    `${what} passes WCAG 2.1 A/AA`,
+  );
+}
+
+/** The key table's row of the key labelled `label`, once there is one. */
+export async function keyRow(app, label) {
+  let found;
+  await app.driver.wait(
+    async () => {
+      for (const row of await app.driver.findElements(By.css('[data-testid="key-row"]'))) {
+        try {
+          if ((await textOf(await row.findElement(By.css('[data-testid="key-label"]')))) === label) {
+            found = row;
+            return true;
+          }
+        } catch {
+          // re-rendered: look again
+        }
+      }
+      return false;
+    },
+    WAIT,
+    `a key row labelled ${label}`,
+  );
+  return found;
 }

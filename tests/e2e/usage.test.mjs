@@ -11,23 +11,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, startFakeProvider, tempDataDir } from './harness.mjs';
-import { assistantMessages, click, fresh, gone, send, textOf, waitFor } from './steps.mjs';
+import { assertAccessible, assistantMessages, click, fresh, gone, send, textOf, waitFor } from './steps.mjs';
 
 const KEY = 'sk-fake-USAGE-PAGE-0001';
 const REPLIES = 3;
 /** Each reply comes in two pieces: two output tokens. */
 const REPLY_CHUNKS = ['Noted', '.'];
 const CHARTS = ['usage-chart-tokens', 'usage-chart-activity', 'usage-chart-cache'];
-
-/** axe-core finds nothing on the page (or in `selector`); the violations are named when it does. */
-async function assertAccessible(app, what, selector) {
-  const violations = await app.axe(selector);
-  assert.deepEqual(
-    violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => `${n.target}: ${n.summary}`).join(' | ')}`),
-    [],
-    `${what} passes WCAG 2.1 A/AA`,
-  );
-}
 
 /** The theme as Settings → General keeps it (localStorage), then a reload: the app reopens on Usage. */
 async function useTheme(app, theme) {

@@ -10,6 +10,7 @@ interface Bound {
 }
 
 const chars = ({ maxChars }: { maxChars: number }): Bound => ({ max: maxChars });
+const bytes = ({ maxBytes }: { maxBytes: number }): Bound => ({ max: maxBytes });
 const range = ({ min, max }: { min: number; max: number }): Bound => ({ min, max });
 
 /**
@@ -36,7 +37,7 @@ export const BOUNDS: Partial<Record<MessageKey, Bound>> = {
   'error.nameTooLong': chars(LIMITS.providerName),
   'error.systemPromptTooLong': chars(LIMITS.systemPrompt),
   'chat.titleTooLong': chars(LIMITS.chatTitle),
-  'usagePage.modelTooLong': chars(LIMITS.modelName),
+  'usagePage.modelTooLong': bytes(LIMITS.modelName),
   'usagePage.priceRange': range(LIMITS.price),
   'localApi.portHint': LIMITS.port,
   'localApi.portRange': range(LIMITS.port),

@@ -30,6 +30,8 @@ const ISSUE_KEYS: Record<IssueCode, MessageKey> = {
   bad_url: 'issue.badUrl',
   not_https: 'issue.notHttps',
   http_not_local: 'error.baseUrlPlainHttp',
+  plain_http_needs_consent: 'error.plainHttpNeedsConsent',
+  bad_proxy: 'error.badProxy',
   no_host: 'issue.noHost',
   not_a_model: 'error.defaultModelNotListed',
   ids_mismatch: 'issue.idsMismatch',
@@ -97,6 +99,7 @@ const FIELD_KEYS: Record<string, MessageKey> = {
   baseUrl: 'provider.baseUrl',
   apiKey: 'add.apiKey',
   label: 'add.label',
+  quotaGroup: 'add.quotaGroup',
   weight: 'add.weight',
   rpmLimit: 'limits.rpm',
   maxConcurrent: 'limits.concurrent',
@@ -139,6 +142,8 @@ export function breakageText(t: Translate, breakage: BreakageKind): string {
     ended_early: 'breakage.endedEarly',
     too_large: 'breakage.tooLarge',
     stream: 'breakage.stream',
+    prompt_blocked: 'breakage.promptBlocked',
+    reply_blocked: 'breakage.replyBlocked',
   };
   return t(keys[breakage] ?? 'breakage.stream');
 }
@@ -252,6 +257,10 @@ export function blockedKeyText(t: Translate, key: BlockedKeyInfo, clock: Clock):
     case 'spent':
       if (left === null) return t('blocked.spentNoTime', { name });
       return left > 0 ? t('blocked.spent', { name, time: formatCountdown(left) }) : t('blocked.freeNow', { name });
+    case 'used_up':
+      // The day's end, as a time of day in the user's zone: hours away, a countdown says less.
+      if (key.until === null) return t('blocked.usedUpNoTime', { name });
+      return left !== null && left > 0 ? t('blocked.usedUp', { name, time: at }) : t('blocked.freeNow', { name });
     case 'busy':
       return t('blocked.busy', { name });
     case 'disabled':
@@ -309,7 +318,7 @@ export function replyErrorText(t: Translate, error: ReplyError, clock: Clock): s
 /** The times a reply error counts down to, so its wording is redrawn as they pass. */
 export function replyErrorDeadlines(error: ReplyError): number[] {
   if (error.kind !== 'allBlocked') return [];
-  return error.keys.flatMap((key) => (key.until !== null && (key.state === 'cooling' || key.state === 'spent') ? [key.until] : []));
+  return error.keys.flatMap((key) => (key.until !== null && (key.state === 'cooling' || key.state === 'spent' || key.state === 'used_up') ? [key.until] : []));
 }
 
 /** Whether the reply error is about keys, so Settings → Providers is where to fix it. */

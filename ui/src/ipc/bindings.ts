@@ -22,7 +22,12 @@ rpmLimit?: number,
 /**
  * At most this many requests at once (`LIMITS.maxConcurrent`); absent: no limit.
  */
-maxConcurrent?: number, };
+maxConcurrent?: number, 
+/**
+ * The quota group the key shares its provider's limits with (e.g. its Google Cloud project),
+ * at most `LIMITS.quotaGroup`; absent or blank: a group of its own.
+ */
+quotaGroup?: string, };
 
 export type AddProviderArgs = { name: string, kind: ProviderKind, baseUrl: string, apiKey?: KeyArg, models?: Array<string>, 
 /**
@@ -32,7 +37,13 @@ defaultModel?: string,
 /**
  * The system prompt new chats with this provider start with.
  */
-systemPrompt?: string, };
+systemPrompt?: string, 
+/**
+ * `true`: the base URL's host is on the user's own network. Required for plain `http` to
+ * any host but this machine (the keys travel unencrypted); without it, a `validation` error
+ * at `onMyNetwork` (`plain_http_needs_consent`).
+ */
+onMyNetwork?: boolean, };
 
 /**
  * A pool entry as stored. The secret never comes back: only `apiKeyPreview`.
@@ -78,7 +89,7 @@ export type BlockedKeyInfo = {
  */
 name: string, state: BlockedState, 
 /**
- * When a cooling or spent key frees up, when an exhausted one is checked again.
+ * When a cooling, spent or used-up key frees up, when an exhausted one is checked again.
  */
 until: number | null, 
 /**
@@ -90,12 +101,12 @@ status: number | null,
  */
 tried: boolean, };
 
-export type BlockedState = "tried" | "cooling" | "spent" | "busy" | "disabled" | "exhausted" | "unavailable";
+export type BlockedState = "tried" | "cooling" | "spent" | "used_up" | "busy" | "disabled" | "exhausted" | "unavailable";
 
 /**
  * How a connection or a reply broke.
  */
-export type BreakageKind = "connect" | "timeout" | "body" | "request" | "not_json" | "no_text" | "ended_early" | "stream" | "too_large";
+export type BreakageKind = "connect" | "timeout" | "body" | "request" | "not_json" | "no_text" | "ended_early" | "stream" | "too_large" | "prompt_blocked" | "reply_blocked";
 
 /**
  * The size of a series' buckets.
@@ -103,14 +114,24 @@ export type BreakageKind = "connect" | "timeout" | "body" | "request" | "not_jso
 export type BucketArg = "hour" | "day";
 
 /**
- * What a key has left for one model (or model class), as last announced: e.g. 3 of 5 requests
- * until `resetAt`. A window already reset, or never announced, is null.
+ * What a key (its quota group) has left for one model (or model class), as last announced:
+ * e.g. 3 of 5 requests until `resetAt`. A window already reset, or never announced, is null.
  */
 export type Budget = { scope: string, requests: Window | null, tokens: Window | null, 
 /**
  * Requests in flight counted against the windows.
  */
-reservedRequests: number, };
+reservedRequests: number, 
+/**
+ * The model rests after refusals of its per-minute quota, until then; the key's other
+ * models serve meanwhile.
+ */
+coolingUntil: number | null, 
+/**
+ * The model's quota for the day is used up, until then (when the provider's day ends,
+ * midnight in Los Angeles for Gemini); back by itself then.
+ */
+usedUpUntil: number | null, };
 
 /**
  * A conversation with one provider and model.
@@ -250,7 +271,7 @@ export type Issue = { path: string, code: IssueCode, params?: IssueParams, messa
 /**
  * What is wrong with one argument.
  */
-export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "name_taken" | "invalid";
+export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "name_taken" | "invalid";
 
 /**
  * The numbers and words an issue's wording needs.
@@ -300,7 +321,16 @@ export type KeyState = "active" | "cooling" | "disabled" | "exhausted" | "unavai
 /**
  * A key's state and statistics (since the app started).
  */
-export type KeyStatus = { id: string, label: string | null, state: KeyState, coolingUntil: number | null, consecutiveErrors: number, lastError: LastError | null, lastUsedAt: number | null, requestCount: number, failureCount: number, 
+export type KeyStatus = { id: string, label: string | null, 
+/**
+ * The quota group it shares cooling, budgets and used-up days with; null: its own.
+ */
+quotaGroup: string | null, 
+/**
+ * Of the key as a whole (its group's rest after a rate limit that named no model); a
+ * model resting alone is in `budgets`.
+ */
+state: KeyState, coolingUntil: number | null, consecutiveErrors: number, lastError: LastError | null, lastUsedAt: number | null, requestCount: number, failureCount: number, 
 /**
  * What the provider last announced the key has left, per model (or model class).
  */
@@ -383,7 +413,11 @@ refresh?: boolean, };
  * provider: the base URL is checked as `addProvider` checks it, redirects stay within its
  * origin, the provider's words come back with the key masked; nothing is saved or kept.
  */
-export type ListModelsForArgs = { kind: ProviderKind, baseUrl: string, apiKey?: KeyArg, };
+export type ListModelsForArgs = { kind: ProviderKind, baseUrl: string, apiKey?: KeyArg, 
+/**
+ * As in [`AddProviderArgs::on_my_network`]: a key goes to that host unencrypted too.
+ */
+onMyNetwork?: boolean, };
 
 /**
  * The status after `localApi:configure`; `token` only the first time the endpoint is enabled
@@ -538,7 +572,7 @@ export type ProbeProblem = { "kind": "envUnset", var: string, } | { "kind": "red
  */
 export type Provider = { 
 /**
- * `openai`, `anthropic`, `local` for the built-in ones, a UUID for the others.
+ * `openai`, `anthropic`, `gemini`, `local` for the built-in ones, a UUID for the others.
  */
 id: string, name: string, kind: ProviderKind, baseUrl: string, 
 /**
@@ -581,10 +615,22 @@ export type ProviderArgs = { providerId: string, };
 export type ProviderChanged = { providerId: string, };
 
 /**
- * How a provider speaks: OpenAI's Chat Completions (and every compatible server), or
- * Anthropic's Messages API.
+ * How a provider speaks: OpenAI's Chat Completions (and every compatible server), Anthropic's
+ * Messages API, or Google Gemini's `generateContent` (base URL: the host root).
  */
 export type ProviderKind = "openai" | "anthropic" | "gemini";
+
+export type ProxyMode = "none" | "system" | "url";
+
+/**
+ * Which proxy provider requests over https go through (never for this machine): `none` (the
+ * default), `system` (its `HTTPS_PROXY`/`ALL_PROXY`), or `url` with the address in `url`.
+ */
+export type ProxySetting = { mode: ProxyMode, 
+/**
+ * The proxy's address, with `mode: "url"` (and only then).
+ */
+url?: string, };
 
 /**
  * Deletes the usage history before `before` (rounded down to the hour); all of it without.
@@ -663,7 +709,7 @@ maxConcurrent?: number, };
  */
 export type SetPreferencesArgs = { theme?: ThemeChoice, language?: LanguageChoice, page?: PageChoice, 
 /**
- * A provider's id (`LIMITS.id`).
+ * A provider's id (`LIMITS.id`, in bytes).
  */
 provider?: string, };
 
@@ -687,7 +733,11 @@ bindingIdleMinutes: number,
 /**
  * How long usage history is kept (days).
  */
-usageRetentionDays: number, };
+usageRetentionDays: number, 
+/**
+ * Which proxy provider requests go through.
+ */
+proxy: ProxySetting, };
 
 export type Stopped = { chatId: string, 
 /**
@@ -715,8 +765,7 @@ label?: string, apiKey?: KeyArg, enabled?: boolean, weight?: number,
  */
 limits?: KeyLimitsArg, 
 /**
- * The quota group the key shares its provider's limits with (`LIMITS.quotaGroup`, trimmed);
- * `""` makes it a group of its own.
+ * The key's quota group (`LIMITS.quotaGroup`, trimmed); `""` puts it in a group of its own.
  */
 quotaGroup?: string, };
 
@@ -750,7 +799,11 @@ systemPrompt?: string,
  * holds keys: they would be sent to the new host. Without it that change is a `validation`
  * error whose `details` name the keys.
  */
-confirmHostChange?: boolean, };
+confirmHostChange?: boolean, 
+/**
+ * As in [`AddProviderArgs::on_my_network`], for a new `baseUrl`.
+ */
+onMyNetwork?: boolean, };
 
 /**
  * The preferences to change; at least one, each within its `LIMITS`.
@@ -767,7 +820,11 @@ bindingIdleMinutes?: number,
 /**
  * How long usage history is kept, in days.
  */
-usageRetentionDays?: number, };
+usageRetentionDays?: number, 
+/**
+ * Which proxy provider requests go through.
+ */
+proxy?: ProxySetting, };
 
 /**
  * One bucket of one key's attempts; `at` is the bucket's start. `failovers`: attempts refused
@@ -831,7 +888,8 @@ export const LIMITS = {
   maxConcurrent: { min: 1, max: 1000 },
   providerName: { maxChars: 60 },
   models: { maxItems: 100 },
-  modelName: { maxChars: 200 },
+  modelName: { maxBytes: 256 },
+  id: { maxBytes: 256 },
   chatTitle: { maxChars: 200 },
   systemPrompt: { maxChars: 50000 },
   message: { maxChars: 200000 },
@@ -841,8 +899,8 @@ export const LIMITS = {
   usageRetentionDays: { min: 1, max: 3650 },
   price: { min: 0.0, max: 100000.0 },
   seriesBuckets: { maxItems: 10000 },
+  proxyUrl: { maxChars: 2048 },
   port: { min: 1024, max: 65535, default: 4141 },
-  id: { maxChars: 200 },
 } as const;
 
 export type Commands = {
@@ -867,7 +925,7 @@ export type Commands = {
   "llmConfig:listModelsFor": { kind: "async"; args: ListModelsForArgs; result: ModelList };
   "localApi:getStatus": { kind: "sync"; args: NoArgs; result: LocalApiStatus };
   "localApi:configure": { kind: "async"; args: ConfigureLocalApiArgs; result: LocalApiConfigured };
-  "localApi:regenerateToken": { kind: "sync"; args: NoArgs; result: LocalApiToken };
+  "localApi:regenerateToken": { kind: "async"; args: NoArgs; result: LocalApiToken };
   "settings:get": { kind: "sync"; args: NoArgs; result: Settings };
   "settings:update": { kind: "sync"; args: UpdateSettingsArgs; result: Settings };
   "usage:getSummary": { kind: "sync"; args: UsageRangeArgs; result: UsageSummary };

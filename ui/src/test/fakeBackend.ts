@@ -16,6 +16,7 @@ import type {
   Preferences,
   Provider,
   ServedModel,
+  ProxySetting,
   Settings,
 } from '../ipc/bindings';
 import { LIMITS } from '../ipc/bindings';
@@ -95,8 +96,9 @@ function backendError(code: ErrorCode, message: string, issues?: Issue[], detail
  * no URL rule of its own. A URL it has no verdict for is accepted when it is `https` with a host
  * (https goes anywhere); any other is a mistake of the test, which must add it to the scenario.
  */
+const verdictKey = (baseUrl: string, onMyNetwork: unknown) => `${baseUrl.trim()}${onMyNetwork === true ? ' (on my network)' : ''}`;
 const URL_VERDICTS = new Map(
-  transcript('base-urls').steps.map((step) => [String(step.args.baseUrl), step.error ?? null] as const),
+  transcript('base-urls').steps.map((step) => [verdictKey(String(step.args.baseUrl), step.args.onMyNetwork), step.error ?? null] as const),
 );
 
 /**
@@ -108,9 +110,9 @@ const LOCAL_URLS = new Set(
 );
 const isLocalUrl = (baseUrl: string) => LOCAL_URLS.has(baseUrl.trim());
 
-function checkBaseUrl(baseUrl: string | undefined) {
+function checkBaseUrl(baseUrl: string | undefined, onMyNetwork?: unknown) {
   if (baseUrl === undefined) return;
-  const verdict = URL_VERDICTS.get(baseUrl.trim());
+  const verdict = URL_VERDICTS.get(verdictKey(baseUrl, onMyNetwork));
   if (verdict) throw verdict;
   if (verdict === null) return;
   let url: URL | null = null;
@@ -122,9 +124,37 @@ function checkBaseUrl(baseUrl: string | undefined) {
   }
 }
 
+/**
+ * The backend's verdicts on proxies, as it gave them (the `settings` transcript): an address it
+ * has no verdict for is accepted when it is http(s) with a host.
+ */
+const PROXY_VERDICTS = new Map(
+  transcript('settings')
+    .steps.filter((step) => step.args.proxy !== undefined)
+    .map((step) => [JSON.stringify(step.args.proxy), step.error ?? null] as const),
+);
+
+function checkProxy(proxy: ProxySetting | undefined) {
+  if (proxy === undefined) return;
+  const verdict = PROXY_VERDICTS.get(JSON.stringify(proxy));
+  if (verdict) throw verdict;
+  if (verdict === null || proxy.mode !== 'url') return;
+  if (!/^https?:\/\/[^/\s]+/.test(proxy.url ?? '')) {
+    throw new Error(`the fake backend has no verdict on the proxy ${JSON.stringify(proxy)}: add it to settings in src-tauri/crates/api/tests/api/transcripts.rs`);
+  }
+}
+
 /** A field of the arguments is text of at most `max` characters (the backend counts characters). */
 function checkLength(path: string, value: string | undefined, max: number) {
   if (value !== undefined && [...value].length > max) {
+    throw backendError('validation', `${path}: must be at most ${max} characters long`, [{ path, code: 'too_long', params: { max }, message: `must be at most ${max} characters long` }]);
+  }
+}
+
+/** A field of the arguments is text of at most `max` bytes in UTF-8 (an id, a model's name). */
+function checkBytes(path: string, value: string | undefined, max: number) {
+  if (value !== undefined && new TextEncoder().encode(value).length > max) {
+    // The backend words a byte bound as it words a character bound.
     throw backendError('validation', `${path}: must be at most ${max} characters long`, [{ path, code: 'too_long', params: { max }, message: `must be at most ${max} characters long` }]);
   }
 }
@@ -156,7 +186,7 @@ function checkNameFree(providers: readonly Provider[], name: string, except?: st
   }
 }
 
-/** A label as the backend keeps it: trimmed, none when empty. */
+/** A label (or a quota group) as the backend keeps it: trimmed, none when empty. */
 const labelOf = (label: string | undefined) => (label?.trim() ? label.trim() : null);
 
 /** The backend's range rule for an integer argument, with its issue at the field. */
@@ -210,7 +240,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
   let exportAnswer: { path: string | null } | { error: IpcError } | null = null;
   /** URLs handed to the opener plugin (the system browser). */
   const opened: string[] = [];
-  let settings: Settings = { maxWaitSeconds: 20, bindingIdleMinutes: 60, usageRetentionDays: 180 };
+  let settings: Settings = { maxWaitSeconds: 20, bindingIdleMinutes: 60, usageRetentionDays: 180, proxy: { mode: 'none' } };
   /** The local API: its status, the ports other programs hold, and every token handed out. */
   let localApi: Omit<LocalApiStatus, 'served'> = { enabled: false, running: false, address: null, port: LIMITS.port.default, requests: 0, inFlight: 0, failed: 0, error: null };
   /** The UI's preferences in the data directory (`app:getPreferences`). */
@@ -373,9 +403,9 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
   }
 
   const handlers: Handlers = {
-    'llmConfig:addProvider': ({ apiKey, defaultModel, systemPrompt, name, baseUrl, models, ...fields }) => {
+    'llmConfig:addProvider': ({ apiKey, defaultModel, systemPrompt, name, baseUrl, models, onMyNetwork, ...fields }) => {
       checkLength('name', name.trim(), LIMITS.providerName.maxChars);
-      checkBaseUrl(baseUrl);
+      checkBaseUrl(baseUrl, onMyNetwork);
       checkNameFree(providers, name);
       const listed = (models ?? []).map((m) => m.trim());
       checkDefaultModel(defaultModel?.trim(), listed);
@@ -395,11 +425,11 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       emit(created.id);
       return shown(created);
     },
-    'llmConfig:updateProvider': ({ id, apiKey, defaultModel, systemPrompt, confirmHostChange, ...changes }) => {
+    'llmConfig:updateProvider': ({ id, apiKey, defaultModel, systemPrompt, confirmHostChange, onMyNetwork, ...changes }) => {
       checkSomething({ apiKey, defaultModel, systemPrompt, ...changes }, ['name', 'kind', 'baseUrl', 'apiKey', 'models', 'defaultModel', 'systemPrompt']);
       const found = providers.find((p) => p.id === id);
       if (!found) throw providerNotFound(id);
-      checkBaseUrl(changes.baseUrl);
+      checkBaseUrl(changes.baseUrl !== undefined && changes.baseUrl.trim() !== found.baseUrl ? changes.baseUrl : undefined, onMyNetwork);
       if (changes.name !== undefined) checkNameFree(providers, changes.name, id);
       // Keys go to a new origin only when the update says the user agreed (the backend's rule).
       if (changes.baseUrl !== undefined && !sameOrigin(changes.baseUrl, found.baseUrl) && !confirmHostChange) {
@@ -465,7 +495,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
           throw backendError('validation', `${field}: ${message}`, [{ path: field, code: 'wrong_type', params: { expected, got: `\`${String(value)}\`` }, message }]);
         }
       }
-      checkLength('provider', changes.provider, LIMITS.id.maxChars);
+      checkBytes('provider', changes.provider, LIMITS.id.maxBytes);
       preferences = { ...preferences, ...changes, ...(changes.provider !== undefined ? { provider: changes.provider.trim() } : {}) };
       return preferences;
     },
@@ -552,6 +582,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       keys: byProvider(providerId).map((k) => ({
         id: k.id,
         label: k.label,
+        quotaGroup: k.quotaGroup,
         state: k.enabled ? 'active' : 'disabled',
         coolingUntil: null,
         consecutiveErrors: 0,
@@ -566,7 +597,8 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
         ...live.get(k.id),
       })),
     }),
-    'llmConfig:addApiKey': ({ providerId, apiKey, label, weight, enabled, rpmLimit, maxConcurrent }) => {
+    'llmConfig:addApiKey': ({ providerId, apiKey, label, weight, enabled, rpmLimit, maxConcurrent, quotaGroup }) => {
+      checkLength('quotaGroup', quotaGroup, LIMITS.quotaGroup.maxChars);
       checkRange('weight', weight, LIMITS.weight);
       checkLimits({ rpmLimit, maxConcurrent });
       if (keys.some((k) => k.providerId === providerId && k.secret === apiKey.trim())) {
@@ -578,6 +610,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
         enabled: enabled ?? true,
         rpmLimit: rpmLimit ?? null,
         maxConcurrent: maxConcurrent ?? null,
+        quotaGroup: labelOf(quotaGroup),
       });
       emit(providerId);
       return key;
@@ -596,8 +629,8 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       }
       Object.assign(key, changes, { updatedAt: clock });
       if (limits) Object.assign(key, { rpmLimit: limits.rpmLimit ?? null, maxConcurrent: limits.maxConcurrent ?? null });
-      if (quotaGroup !== undefined) key.quotaGroup = quotaGroup.trim() === '' ? null : quotaGroup.trim();
       if (label !== undefined) key.label = labelOf(label);
+      if (quotaGroup !== undefined) key.quotaGroup = labelOf(quotaGroup);
       if (apiKey !== undefined) Object.assign(key, { secret: apiKey.trim(), apiKeyPreview: preview(apiKey.trim()), isEnvRef: apiKey.startsWith('$') });
       emit(key.providerId);
       return publicKey(key);
@@ -634,7 +667,8 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     },
     'settings:get': () => settings,
     'settings:update': (changes) => {
-      if (Object.keys(changes).length === 0) throw backendError('validation', 'nothing to change', [{ path: '', code: 'nothing_to_change', params: { fields: ['maxWaitSeconds', 'bindingIdleMinutes', 'usageRetentionDays'] }, message: 'nothing to change' }]);
+      if (Object.keys(changes).length === 0) throw backendError('validation', 'nothing to change', [{ path: '', code: 'nothing_to_change', params: { fields: ['maxWaitSeconds', 'bindingIdleMinutes', 'usageRetentionDays', 'proxy'] }, message: 'nothing to change' }]);
+      checkProxy(changes.proxy);
       checkRange('maxWaitSeconds', changes.maxWaitSeconds, LIMITS.maxWaitSeconds);
       checkRange('bindingIdleMinutes', changes.bindingIdleMinutes, LIMITS.bindingIdleMinutes);
       checkRange('usageRetentionDays', changes.usageRetentionDays, LIMITS.usageRetentionDays);

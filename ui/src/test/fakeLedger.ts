@@ -31,7 +31,7 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 type BackendError = (code: ErrorCode, message: string, issues?: Issue[], details?: ErrorDetails) => IpcError;
-type Rule = { kind: 'string'; max?: number } | { kind: 'time' } | { kind: 'dollars' } | { kind: 'bucket' };
+type Rule = { kind: 'string'; max?: number; maxBytes?: number } | { kind: 'time' } | { kind: 'dollars' } | { kind: 'bucket' };
 
 /** The backend's strict parsing: unknown fields, missing ones and wrong types are issues at their paths. */
 function checkArgs(fail: BackendError, args: Record<string, unknown>, rules: Record<string, Rule>, required: readonly string[] = []) {
@@ -51,6 +51,7 @@ function checkArgs(fail: BackendError, args: Record<string, unknown>, rules: Rec
         if (typeof value !== 'string') issues.push(wrong('string'));
         else if (value.trim() === '') issues.push({ path: field, code: 'blank', message: 'must not be blank' });
         else if (rule.max !== undefined && [...value].length > rule.max) issues.push({ path: field, code: 'too_long', params: { max: rule.max }, message: `at most ${rule.max} characters` });
+        else if (rule.maxBytes !== undefined && new TextEncoder().encode(value).length > rule.maxBytes) issues.push({ path: field, code: 'too_long', params: { max: rule.maxBytes }, message: `at most ${rule.maxBytes} bytes` });
         break;
       case 'time':
         if (!Number.isInteger(value)) issues.push(wrong('integer'));
@@ -199,7 +200,7 @@ export function createFakeLedger({ fail, keyLabel, now }: Options) {
     },
     'usage:setPrice': (args) => {
       const rules: Record<string, Rule> = {
-        model: { kind: 'string', max: LIMITS.modelName.maxChars },
+        model: { kind: 'string', maxBytes: LIMITS.modelName.maxBytes },
         inputPerMillion: { kind: 'dollars' },
         cachedInputPerMillion: { kind: 'dollars' },
         outputPerMillion: { kind: 'dollars' },

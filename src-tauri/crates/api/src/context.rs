@@ -230,7 +230,7 @@ impl Services {
         Services {
             keys: Keys::new(db.clone(), writes.clone(), clock.clone(), completions.clone()),
             providers: providers.clone(),
-            settings: Arc::new(Settings::open(db.clone(), pool, clock.clone())),
+            settings: Arc::new(Settings::open(db.clone(), pool, completions.clone(), clock.clone())),
             usage: Arc::new(Usage::new(db.clone(), ledger, clock.clone(), save_dialog.clone())),
             local_api: LocalApi::new(
                 db.clone(),

@@ -127,14 +127,13 @@ async fn main() {
                 models: vec![args.model.clone()],
                 default_model: Some(args.model.clone()),
                 system_prompt: None,
+                on_my_network: false,
             })
         })
         .expect("the provider is stored");
     let keys_service = context.keys().expect("the temporary store opens");
-    // Quota groups are written to the store directly until the key service takes them.
-    let store = keypool_store::Database::open(&dir).expect("the temporary store opens");
     for (i, bench_key) in keys.iter().enumerate() {
-        let row = keys_service
+        keys_service
             .add(NewKey {
                 provider_id: provider.id.clone(),
                 label: Some(format!("key{}", i + 1)),
@@ -142,16 +141,10 @@ async fn main() {
                 enabled: true,
                 weight: bench_key.weight,
                 limits: keypool::UserLimits::default(),
+                quota_group: bench_key.group.clone(),
             })
             .expect("the key is stored");
-        if let Some(group) = &bench_key.group {
-            let conn = store.lock().expect("the store is not poisoned");
-            keypool_store::api_keys::set_quota_group(&conn, &row.id, Some(group), row.updated_at)
-                .expect("the group is stored");
-        }
     }
-    drop(store);
-    keys_service.pool().invalidate(&keypool::ProviderId::new(provider.id.as_str()));
     let service = context.completions().expect("the temporary store opens").clone();
     let endpoint = ProviderEndpoint {
         id: keypool::ProviderId::new(provider.id.as_str()),

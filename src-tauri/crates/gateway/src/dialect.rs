@@ -5,12 +5,12 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 /// Which provider API a request speaks, by the path it called (and for `GET /v1/models`, by
-/// its `anthropic-version` header).
+/// its `anthropic-version` header or Google's way of sending the token).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
     OpenAi,
     Anthropic,
-    /// Google Gemini's native API (`/v1beta/models/…`).
+    /// Google Gemini's native API (`/v1beta/models/…`, or `/v1/models/…` as `@google/genai` calls it).
     Gemini,
 }
 

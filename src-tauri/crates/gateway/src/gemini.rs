@@ -1,9 +1,11 @@
 //! The local API's Gemini dialect, so Google's SDKs and tools (`@google/genai` with
 //! `httpOptions.baseUrl`) use the pool: `POST /v1beta/models/{model}:generateContent`,
 //! `:streamGenerateContent` (SSE with `alt=sse`, one JSON array streamed without), `:countTokens`,
-//! and `GET /v1beta/models`. The token comes in `x-goog-api-key` (or any header the other
-//! dialects take) or `?key=`; the model is in the path, the body goes upstream as it came, and
-//! errors are in Google's shape.
+//! and `GET /v1beta/models`; the same under `/v1/`, Google's stable version, which
+//! `@google/genai` calls unless told `apiVersion` (upstream they go to `v1beta`, which serves
+//! every `v1` request). The token comes in `x-goog-api-key` (or any header the other dialects
+//! take) or `?key=`; the model is in the path, the body goes upstream as it came, and errors are
+//! in Google's shape.
 
 use std::sync::Arc;
 
@@ -26,7 +28,7 @@ pub(crate) async fn models(State(shared): State<Arc<Shared>>, request: Request) 
     model_list(Dialect::Gemini, &shared.routes.models(Dialect::Gemini))
 }
 
-/// `POST /v1beta/models/{model}:{method}`.
+/// `POST /v1beta/models/{model}:{method}` (or `/v1/models/…`).
 pub(crate) async fn action(
     State(shared): State<Arc<Shared>>,
     Path(action): Path<String>,
@@ -40,7 +42,7 @@ pub(crate) async fn action(
     }
     let sse = query.is_some_and(|q| q.split('&').any(|pair| pair == "alt=sse"));
     let Some((model, path, stream)) = method_of(&action, sse) else {
-        let message = format!("POST /v1beta/models/{action} is not served here");
+        let message = format!("POST {} is not served here", parts.uri.path());
         return failed(&shared, error(Dialect::Gemini, Problem::NotFound, message, None));
     };
     let given_session = match bounded(model, &parts.headers) {

@@ -6,9 +6,11 @@
 //!   `POST /v1/messages/count_tokens` (Anthropic): the body goes upstream as it came (only a
 //!   `provider/model` prefix is dropped from `model`), the answer streams back as it came.
 //! - `GET /v1/models`: the models of every provider, in Anthropic's format when the request has
-//!   an `anthropic-version` header, in OpenAI's otherwise.
+//!   an `anthropic-version` header, in Google's when it authenticates Google's way
+//!   (`x-goog-api-key` or `?key=`), in OpenAI's otherwise.
 //! - Gemini (see [`gemini`]): `POST /v1beta/models/{model}:generateContent`,
-//!   `:streamGenerateContent` (with or without `alt=sse`), `:countTokens`, `GET /v1beta/models`;
+//!   `:streamGenerateContent` (with or without `alt=sse`), `:countTokens`, `GET /v1beta/models`,
+//!   and the same under `/v1/` (Google's stable version, which `@google/genai` calls by default);
 //!   the token also in `x-goog-api-key` or `?key=`, errors in Google's shape.
 //!
 //! Invariants: it listens on 127.0.0.1 and ::1 only; every request needs the local token and
@@ -181,6 +183,7 @@ impl Gateway {
             .route("/v1/messages", post(messages))
             .route("/v1/messages/count_tokens", post(count_tokens))
             .route("/v1/models", get(models))
+            .route("/v1/models/{action}", post(gemini::action))
             .route("/v1beta/models", get(gemini::models))
             .route("/v1beta/models/{action}", post(gemini::action))
             .fallback(not_found)
@@ -277,24 +280,37 @@ async fn count_tokens(State(shared): State<Arc<Shared>>, request: Request) -> Re
     forward(shared, Dialect::Anthropic, UpstreamPath::CountTokens, request).await
 }
 
-async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+async fn models(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let _in_flight = InFlight::new(&shared);
-    let dialect = if headers.contains_key("anthropic-version") { Dialect::Anthropic } else { Dialect::OpenAi };
-    if let Err(denied) = shared.guard.check(&headers, None) {
+    let dialect = dialect_of(request.headers(), request.uri());
+    let query = (dialect == Dialect::Gemini).then(|| request.uri().query()).flatten();
+    if let Err(denied) = shared.guard.check(request.headers(), query) {
         return failed(&shared, refusal(dialect, denied));
     }
     model_list(dialect, &shared.routes.models(dialect))
 }
 
+/// The dialect of a request whose path several dialects share (`/v1/models`, a path not
+/// served): Gemini under `/v1beta/`, or when it authenticates Google's way (`x-goog-api-key`,
+/// `?key=`); Anthropic with an `anthropic-version` header; OpenAI otherwise.
+fn dialect_of(headers: &HeaderMap, uri: &axum::http::Uri) -> Dialect {
+    let googles_key = headers.contains_key("x-goog-api-key")
+        || uri.query().is_some_and(|q| q.split('&').any(|pair| pair.starts_with("key=")));
+    if uri.path().starts_with("/v1beta/") {
+        Dialect::Gemini
+    } else if headers.contains_key("anthropic-version") {
+        Dialect::Anthropic
+    } else if googles_key {
+        Dialect::Gemini
+    } else {
+        Dialect::OpenAi
+    }
+}
+
 async fn not_found(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let _in_flight = InFlight::new(&shared);
-    let gemini = request.uri().path().starts_with("/v1beta/");
-    let dialect = match (gemini, request.headers().contains_key("anthropic-version")) {
-        (true, _) => Dialect::Gemini,
-        (false, true) => Dialect::Anthropic,
-        (false, false) => Dialect::OpenAi,
-    };
-    let query = gemini.then(|| request.uri().query()).flatten();
+    let dialect = dialect_of(request.headers(), request.uri());
+    let query = (dialect == Dialect::Gemini).then(|| request.uri().query()).flatten();
     if let Err(denied) = shared.guard.check(request.headers(), query) {
         return failed(&shared, refusal(dialect, denied));
     }

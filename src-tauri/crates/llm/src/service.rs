@@ -208,6 +208,11 @@ impl CompletionService {
         Ok(())
     }
 
+    /// Whether `proxy` can be used, without using it.
+    pub fn check_proxy(&self, proxy: &ProxyChoice) -> Result<(), ProxyError> {
+        HttpClients::build(proxy).map(drop)
+    }
+
     /// The HTTP client for a request to `url`.
     pub(crate) fn client(&self, url: &str) -> reqwest::Client {
         self.http.read().unwrap_or_else(|e| e.into_inner()).for_url(url).clone()

@@ -52,6 +52,8 @@ pub struct ApiKeyPatch {
     pub api_key: Option<StoredKey>,
     pub enabled: Option<bool>,
     pub weight: Option<u32>,
+    /// `Some(None)` puts the key in a group of its own; a group is trimmed, 1 to 64 characters.
+    pub quota_group: Option<Option<String>>,
 }
 
 const COLUMNS: &str = "id, provider_id, label, api_key, enabled, weight, sort_order, \
@@ -152,6 +154,7 @@ pub fn update_api_key(
            weight = COALESCE(?6, weight), \
            disabled_reason = CASE WHEN ?5 = 1 THEN NULL ELSE disabled_reason END, \
            disabled_at = CASE WHEN ?5 = 1 THEN NULL ELSE disabled_at END, \
+           quota_group = CASE WHEN ?11 THEN ?12 ELSE quota_group END, \
            updated_at = ?7 \
          WHERE id = ?1",
         params![
@@ -164,7 +167,9 @@ pub fn update_api_key(
             now,
             patch.api_key.is_some(),
             patch.api_key.as_ref().map(|k| k.columns().0),
-            text(patch.api_key.as_ref().and_then(|k| k.columns().2))
+            text(patch.api_key.as_ref().and_then(|k| k.columns().2)),
+            patch.quota_group.is_some(),
+            patch.quota_group.clone().flatten()
         ],
     )?;
     if changed == 0 {
@@ -243,11 +248,12 @@ pub fn reorder_api_keys(conn: &Connection, provider_id: &str, ids: &[String], no
 /// The literal keys (not `$NAME` references) still stored in the database, every provider's:
 /// what moves to the keychain.
 pub fn literal_keys_in_database(conn: &Connection) -> rusqlite::Result<Vec<(String, Secret)>> {
-    let mut stmt = conn.prepare(
-        "SELECT id, api_key FROM llm_provider_api_keys WHERE storage = 'database' AND api_key NOT LIKE '$%' ORDER BY id",
-    )?;
+    let mut stmt =
+        conn.prepare("SELECT id, api_key FROM llm_provider_api_keys WHERE storage = 'database' ORDER BY id")?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, Secret::new(r.get::<_, String>(1)?))))?;
-    rows.collect()
+    let rows: Vec<(String, Secret)> = rows.collect::<rusqlite::Result<_>>()?;
+    // A literal key that starts with `$` is a literal key: only a well-formed `$NAME` is not.
+    Ok(rows.into_iter().filter(|(_, secret)| secret.env_var().is_none()).collect())
 }
 
 /// The keys a scrubbed backup marks as kept in the keychain ([`crate::KEYCHAIN_MARKER`]).
@@ -276,8 +282,8 @@ pub fn all_key_ids(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 }
 
 /// The keys whose value (or `$NAME`) the database itself holds.
-pub fn ids_stored_in_database(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT id FROM llm_provider_api_keys WHERE storage = 'database'")?;
-    let rows = stmt.query_map([], |r| r.get(0))?;
+pub fn stored_in_database(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare("SELECT id, api_key FROM llm_provider_api_keys WHERE storage = 'database'")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     rows.collect()
 }

@@ -1,7 +1,7 @@
 //! The copies opening keeps beside the database (`keypool.sqlite3.<tag>.bak`): once keys move
 //! to the keychain, the copies must not keep them either.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
@@ -25,14 +25,20 @@ pub fn list(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// Replaces, in the backup at `path`, every literal key that the live database no longer keeps
-/// in plain text (`plain_keys`: the pool keys it does; `plain_providers`: the providers whose
-/// own key it does). A schema that knows the keychain gets the key marked as kept there; an
-/// older one gets [`KEYCHAIN_MARKER`], a `$NAME` nothing sets, so an older Keypool skips the
-/// key. The file is then rebuilt (VACUUM) so the old pages are gone, and no journal is written
-/// beside it. Returns how many values were replaced; a file that is not a Keypool database is
-/// left alone (`Ok(0)`).
-pub fn scrub(path: &Path, plain_keys: &HashSet<String>, plain_providers: &HashSet<String>) -> rusqlite::Result<usize> {
+/// Replaces, in the backup at `path`, every literal key that the live database does not keep in
+/// plain text as it is there: moved to the keychain, deleted, or replaced by another value
+/// (`plain_keys`: the pool keys the live database keeps, by id, with their values;
+/// `plain_providers`: the providers' own keys). A literal key is any value that is not a
+/// well-formed `$NAME` reference, whatever it starts with. A schema that knows the keychain gets
+/// the key marked as kept there; an older one gets [`KEYCHAIN_MARKER`], a `$NAME` nothing sets, so
+/// an older Keypool skips the key. The file is then rebuilt (VACUUM) so the old pages are gone,
+/// and no journal is written beside it. Returns how many values were replaced; a file that is
+/// not a Keypool database is left alone (`Ok(0)`).
+pub fn scrub(
+    path: &Path,
+    plain_keys: &HashMap<String, String>,
+    plain_providers: &HashMap<String, String>,
+) -> rusqlite::Result<usize> {
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     if conn.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0)).ok().as_deref() != Some("ok") {
         return Ok(0);
@@ -42,8 +48,8 @@ pub fn scrub(path: &Path, plain_keys: &HashSet<String>, plain_providers: &HashSe
     let mut replaced = 0;
     if has_column(&conn, "llm_provider_api_keys", "api_key")? {
         let keychain_aware = has_column(&conn, "llm_provider_api_keys", "storage")?;
-        let rows = literal_rows(&conn, "SELECT id, api_key FROM llm_provider_api_keys WHERE api_key NOT LIKE '$%'")?;
-        for (id, value) in rows.into_iter().filter(|(id, _)| !plain_keys.contains(id)) {
+        let rows = literal_rows(&conn, "SELECT id, api_key FROM llm_provider_api_keys WHERE api_key IS NOT NULL")?;
+        for (id, value) in rows.into_iter().filter(|(id, value)| plain_keys.get(id) != Some(value)) {
             if keychain_aware {
                 conn.execute(
                     "UPDATE llm_provider_api_keys SET storage = 'keychain', api_key = NULL, preview = ?2 WHERE id = ?1",
@@ -60,11 +66,8 @@ pub fn scrub(path: &Path, plain_keys: &HashSet<String>, plain_providers: &HashSe
     }
     if has_column(&conn, "providers", "api_key")? {
         let keychain_aware = has_column(&conn, "providers", "api_key_storage")?;
-        let rows = literal_rows(
-            &conn,
-            "SELECT id, api_key FROM providers WHERE api_key IS NOT NULL AND api_key NOT LIKE '$%'",
-        )?;
-        for (id, value) in rows.into_iter().filter(|(id, _)| !plain_providers.contains(id)) {
+        let rows = literal_rows(&conn, "SELECT id, api_key FROM providers WHERE api_key IS NOT NULL")?;
+        for (id, value) in rows.into_iter().filter(|(id, value)| plain_providers.get(id) != Some(value)) {
             if keychain_aware {
                 conn.execute(
                     "UPDATE providers SET api_key_storage = 'keychain', api_key = NULL, api_key_preview = ?2 WHERE id = ?1",
@@ -89,10 +92,12 @@ fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<
     conn.query_row("SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)", [table, column], |r| r.get(0))
 }
 
+/// The `(id, value)` rows `sql` selects whose value is a literal key, not a `$NAME` reference.
 fn literal_rows(conn: &Connection, sql: &str) -> rusqlite::Result<Vec<(String, String)>> {
     let mut stmt = conn.prepare(sql)?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    rows.collect()
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+    let rows: Vec<(String, String)> = rows.collect::<rusqlite::Result<_>>()?;
+    Ok(rows.into_iter().filter(|(_, value)| keypool::Secret::from(value.as_str()).env_var().is_none()).collect())
 }
 
 #[cfg(test)]
@@ -120,8 +125,8 @@ mod tests {
     fn an_older_backup_gets_a_reference_nothing_sets_and_no_value_remains() {
         let dir = tempfile::tempdir().unwrap();
         let path = database_at(dir.path(), 7);
-        let still_plain = HashSet::from(["k3".to_owned()]);
-        let replaced = scrub(&path, &still_plain, &HashSet::new()).unwrap();
+        let still_plain = HashMap::from([("k3".to_owned(), "sk-still-plain-in-db".to_owned())]);
+        let replaced = scrub(&path, &still_plain, &HashMap::new()).unwrap();
         assert_eq!(replaced, 2, "the pool key and the provider key, not the reference nor the key still in the db");
         let bytes = std::fs::read(&path).unwrap();
         assert!(!bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()), "no copy of the value is left in the file");
@@ -137,11 +142,22 @@ mod tests {
     }
 
     #[test]
+    fn a_key_the_live_database_holds_with_another_value_is_cleared() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = database_at(dir.path(), 7);
+        let rotated = HashMap::from([("k3".to_owned(), "sk-the-new-value".to_owned())]);
+        scrub(&path, &rotated, &HashMap::new()).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let old = b"sk-still-plain-in-db";
+        assert!(!bytes.windows(old.len()).any(|w| w == old), "the value before the rotation is gone");
+    }
+
+    #[test]
     fn a_file_that_is_not_a_database_is_left_alone() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(format!("{DATABASE_FILE_NAME}.damaged.bak"));
         std::fs::write(&path, b"not a database at all").unwrap();
-        let _ = scrub(&path, &HashSet::new(), &HashSet::new());
+        let _ = scrub(&path, &HashMap::new(), &HashMap::new());
         assert_eq!(std::fs::read(&path).unwrap(), b"not a database at all", "untouched");
     }
 }

@@ -16,7 +16,8 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0008_keychain.sql"),
     include_str!("../migrations/0009_key_quota_group.sql"),
     include_str!("../migrations/0010_gemini_provider_kind.sql"),
-    include_str!("../migrations/0011_current_builtin_models.sql"),
+    include_str!("../migrations/0011_gemini_builtin_provider.sql"),
+    include_str!("../migrations/0012_current_builtin_models.sql"),
 ];
 
 /// The schema version this build writes and understands.
@@ -83,7 +84,11 @@ mod upgrade_tests {
             ["Text(\"language\")|Text(\"ja\")|Integer(5)"],
             "settings kept"
         );
-        assert_eq!(rows(&db, "SELECT id FROM providers ORDER BY sort_order").len(), 3, "built-ins are added");
+        assert_eq!(
+            rows(&db, "SELECT id FROM providers ORDER BY sort_order"),
+            ["Text(\"openai\")", "Text(\"anthropic\")", "Text(\"gemini\")", "Text(\"local\")"],
+            "the built-ins are added, Google Gemini after Anthropic"
+        );
         let copy = dir.path().join(format!("{DATABASE_FILE_NAME}.v1.bak"));
         assert!(copy.is_file(), "a pre-upgrade copy exists");
         #[cfg(unix)]
@@ -126,8 +131,8 @@ mod upgrade_tests {
         );
         assert_eq!(
             gw,
-            ["Text(\"Gateway\")|Text(\"https://gw/v1\")|Text(\"sk-provider\")|Integer(9)|Text(\"[]\")|Null"],
-            "a user's provider is kept, with no models yet"
+            ["Text(\"Gateway\")|Text(\"https://gw/v1\")|Text(\"sk-provider\")|Integer(10)|Text(\"[]\")|Null"],
+            "a user's provider is kept, with no models yet, one place down: Google Gemini came in after Anthropic"
         );
         assert!(dir.path().join(format!("{DATABASE_FILE_NAME}.v2.bak")).is_file(), "a pre-upgrade copy exists");
     }
@@ -167,11 +172,12 @@ mod upgrade_tests {
               VALUES ('k1', 'gw', 'sk-one', 10, 11, 'project-1'), ('k2', 'openai', 'sk-two', 12, 13, NULL);
             INSERT INTO chats (id, title, provider_id, model, created_at, updated_at) VALUES ('c1', 'hi', 'gw', 'm', 1, 1);";
         let dir = database_at(9, fill);
-        // Every column (the built-ins' model lists move on in 0011, see its own test).
-        let providers = "SELECT id, name, kind, base_url, api_key, builtin, sort_order, created_at, updated_at, \
+        // Every column but the order, which 0011 moves, and the built-ins' model lists, which
+        // 0012 moves on (their own tests check both).
+        let providers = "SELECT id, name, kind, base_url, api_key, builtin, created_at, updated_at, \
                          system_prompt, api_key_storage, api_key_preview, \
                          CASE builtin WHEN 0 THEN models END, CASE builtin WHEN 0 THEN default_model END \
-                         FROM providers ORDER BY id";
+                         FROM providers WHERE id <> 'gemini' ORDER BY id";
         let keys = "SELECT * FROM llm_provider_api_keys ORDER BY id";
         let chats = "SELECT id, provider_id FROM chats ORDER BY id";
         let before = {
@@ -207,17 +213,84 @@ mod upgrade_tests {
     }
 
     #[test]
-    fn upgrade_from_v10_offers_current_models_unless_the_user_changed_the_list() {
+    fn upgrade_from_v10_adds_google_gemini_after_anthropic_and_keeps_everything_else() {
+        let fill = "
+            INSERT INTO providers (id, name, kind, base_url, api_key, builtin, sort_order, created_at, updated_at,
+                                   models, default_model, system_prompt, api_key_storage, api_key_preview)
+              VALUES ('gw', 'Gateway', 'openai', 'https://gw/v1', 'sk-provider', 0, 3, 1, 2, '[\"m\"]', 'm',
+                      'be brief', 'database', NULL),
+                     ('gw2', 'Second', 'anthropic', 'https://gw2', NULL, 0, 4, 3, 4, '[]', NULL, NULL,
+                      'database', NULL);
+            INSERT INTO llm_provider_api_keys (id, provider_id, api_key, created_at, updated_at, quota_group)
+              VALUES ('k1', 'gw', 'sk-one', 10, 11, 'project-1'), ('k2', 'local', 'sk-two', 12, 13, NULL);
+            INSERT INTO chats (id, title, provider_id, model, created_at, updated_at) VALUES ('c1', 'hi', 'gw', 'm', 1, 1);";
+        let dir = database_at(10, fill);
+        // The built-ins' model lists move on in 0012 (its own test checks them).
+        let columns = "id, name, kind, base_url, api_key, builtin, created_at, updated_at, \
+                       CASE builtin WHEN 0 THEN models END, CASE builtin WHEN 0 THEN default_model END, \
+                       system_prompt, api_key_storage, api_key_preview";
+        let providers = format!("SELECT {columns} FROM providers WHERE id <> 'gemini' ORDER BY id");
+        let keys = "SELECT * FROM llm_provider_api_keys ORDER BY id";
+        let chats = "SELECT * FROM chats ORDER BY id";
+        let before = {
+            let conn = Connection::open(dir.path().join(DATABASE_FILE_NAME)).unwrap();
+            [rows_of(&conn, &providers), rows_of(&conn, keys), rows_of(&conn, chats)]
+        };
+        let db = Database::open(dir.path()).expect("a v10 database upgrades");
+        let after = [rows(&db, &providers), rows(&db, keys), rows(&db, chats)];
+        assert_eq!(after, before, "every provider, key and chat is kept as it was");
+        assert_eq!(
+            rows(&db, "SELECT id, sort_order FROM providers ORDER BY sort_order, id"),
+            [
+                "Text(\"openai\")|Integer(0)",
+                "Text(\"anthropic\")|Integer(1)",
+                "Text(\"gemini\")|Integer(2)",
+                "Text(\"local\")|Integer(3)",
+                "Text(\"gw\")|Integer(4)",
+                "Text(\"gw2\")|Integer(5)",
+            ],
+            "Google Gemini comes after Anthropic; the others keep their order among themselves"
+        );
+        assert_eq!(
+            rows(
+                &db,
+                "SELECT name, kind, base_url, builtin, api_key, default_model FROM providers WHERE id = 'gemini'"
+            ),
+            ["Text(\"Google Gemini\")|Text(\"gemini\")|Text(\"https://generativelanguage.googleapis.com\")|\
+              Integer(1)|Null|Text(\"gemini-2.5-flash\")"],
+            "the built-in provider, at the host root, with no key"
+        );
+        assert!(dir.path().join(format!("{DATABASE_FILE_NAME}.v10.bak")).is_file(), "a pre-upgrade copy exists");
+    }
+
+    #[test]
+    fn upgrade_from_v10_keeps_a_provider_that_holds_the_id_gemini_already() {
+        let fill = "
+            INSERT INTO providers (id, name, kind, base_url, builtin, sort_order, created_at, updated_at)
+              VALUES ('gemini', 'My proxy', 'gemini', 'https://proxy.example', 0, 7, 1, 2);";
+        let dir = database_at(10, fill);
+        // Every column but the built-ins' model lists, which 0012 moves on (its own test checks them).
+        let all = "SELECT id, name, kind, base_url, api_key, builtin, sort_order, created_at, updated_at, \
+                   CASE builtin WHEN 0 THEN models END, CASE builtin WHEN 0 THEN default_model END, \
+                   system_prompt, api_key_storage, api_key_preview FROM providers ORDER BY id";
+        let before = rows_of(&Connection::open(dir.path().join(DATABASE_FILE_NAME)).unwrap(), all);
+        let db = Database::open(dir.path()).expect("a v10 database upgrades");
+        assert_eq!(rows(&db, all), before, "nothing is replaced or moved: the user's provider stays as it was");
+    }
+
+    #[test]
+    fn upgrade_from_v11_offers_current_models_unless_the_user_changed_the_list() {
         // Anthropic's list was edited by the user; OpenAI's is the one 0003 wrote.
         let fill = "UPDATE providers SET models = '[\"claude-sonnet-4-5\",\"my-model\"]' WHERE id = 'anthropic';";
-        let dir = database_at(10, fill);
-        let db = Database::open(dir.path()).expect("a v10 database upgrades");
+        let dir = database_at(11, fill);
+        let db = Database::open(dir.path()).expect("a v11 database upgrades");
         let models = "SELECT id, models, default_model FROM providers ORDER BY sort_order";
         assert_eq!(
             rows(&db, models),
             [
                 "Text(\"openai\")|Text(\"[\\\"gpt-5-mini\\\",\\\"gpt-5\\\",\\\"gpt-4.1\\\"]\")|Text(\"gpt-5-mini\")",
                 "Text(\"anthropic\")|Text(\"[\\\"claude-sonnet-4-5\\\",\\\"my-model\\\"]\")|Text(\"claude-sonnet-4-5\")",
+                "Text(\"gemini\")|Text(\"[\\\"gemini-2.5-flash\\\",\\\"gemini-2.5-pro\\\",\\\"gemini-2.5-flash-lite\\\"]\")|Text(\"gemini-2.5-flash\")",
                 "Text(\"local\")|Text(\"[\\\"llama3.2\\\"]\")|Text(\"llama3.2\")",
             ],
             "the untouched list moves to current models; an edited one stays as the user left it"

@@ -173,11 +173,12 @@ pub fn delete_provider(conn: &Connection, id: &str) -> rusqlite::Result<Option<u
 /// Provider-level literal keys still stored in the database: what moves to the keychain.
 pub fn literal_keys_in_database(conn: &Connection) -> rusqlite::Result<Vec<(String, Secret)>> {
     let mut stmt = conn.prepare(
-        "SELECT id, api_key FROM providers WHERE api_key_storage = 'database' AND api_key IS NOT NULL \
-         AND api_key NOT LIKE '$%' ORDER BY id",
+        "SELECT id, api_key FROM providers WHERE api_key_storage = 'database' AND api_key IS NOT NULL ORDER BY id",
     )?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, Secret::new(r.get::<_, String>(1)?))))?;
-    rows.collect()
+    let rows: Vec<(String, Secret)> = rows.collect::<rusqlite::Result<_>>()?;
+    // A literal key that starts with `$` is a literal key: only a well-formed `$NAME` is not.
+    Ok(rows.into_iter().filter(|(_, secret)| secret.env_var().is_none()).collect())
 }
 
 /// The providers whose key a scrubbed backup marks as kept in the keychain.
@@ -205,9 +206,9 @@ pub fn ids_with_key_in_keychain(conn: &Connection) -> rusqlite::Result<Vec<Strin
 }
 
 /// The providers whose own key (or `$NAME`) the database itself holds.
-pub fn ids_with_key_in_database(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+pub fn keys_in_database(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
     let mut stmt =
-        conn.prepare("SELECT id FROM providers WHERE api_key_storage = 'database' AND api_key IS NOT NULL")?;
-    let rows = stmt.query_map([], |r| r.get(0))?;
+        conn.prepare("SELECT id, api_key FROM providers WHERE api_key_storage = 'database' AND api_key IS NOT NULL")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     rows.collect()
 }

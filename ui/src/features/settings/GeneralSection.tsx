@@ -4,13 +4,15 @@ import { useI18n } from '../../i18n/I18nProvider';
 import type { LanguagePreference, ThemePreference } from '../../preferences';
 import { useTheme } from '../../useTheme';
 import { BackendSettingFields } from './BackendSettingFields';
+import { ProxyField } from './ProxyField';
 import { UsageHistoryPurge } from './UsageHistoryPurge';
 import { useAppSettings } from './useAppSettings';
 
 /**
  * Settings → General: the UI language and the colour theme, both "same as the system" by
  * default (kept by the web view); how long a reply waits for a free key, how long an idle chat
- * keeps its key, and how long usage history is kept (kept by the backend); deleting that history.
+ * keeps its key, how long usage history is kept and the proxy for provider requests (kept by the
+ * backend); deleting that history.
  */
 export function GeneralSection() {
   const { t, preference, setPreference, systemLocale } = useI18n();
@@ -51,6 +53,7 @@ export function GeneralSection() {
           <option value="dark">{t('general.themeDark')}</option>
         </select>
         <BackendSettingFields load={settings.state} onSave={settings.update} onRetry={settings.reload} />
+        {settings.state.kind === 'loaded' && <ProxyField stored={settings.state.settings.proxy} onSave={settings.update} />}
         <UsageHistoryPurge />
       </div>
     </div>

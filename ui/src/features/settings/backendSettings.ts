@@ -2,8 +2,8 @@ import type { MessageKey } from '../../i18n';
 import { LIMITS, type Settings } from '../../ipc/bindings';
 import { wholeNumberFromText } from '../../forms/parsers';
 
-/** A setting the backend keeps (`settings:get` / `settings:update`): all are whole numbers. */
-export type BackendSetting = keyof Settings;
+/** A setting the backend keeps (`settings:get` / `settings:update`) that is a whole number. */
+export type BackendSetting = { [K in keyof Settings]: Settings[K] extends number ? K : never }[keyof Settings];
 
 export interface SettingSpec {
   label: MessageKey;

@@ -6,7 +6,7 @@ import { refusal } from '../../forms/parsers';
 
 /*
  * The price form's rules, those of `SetPriceArgs` in the backend: a model name, not blank, of at
- * most `LIMITS.modelName` characters; prices in US dollars per million tokens within
+ * most `LIMITS.modelName` bytes (UTF-8); prices in US dollars per million tokens within
  * `LIMITS.price`; the cached input price optional (absent: the input price). Messages are i18n
  * keys; the backend stays the authority and its issues are shown at the same fields.
  */
@@ -37,7 +37,7 @@ export const priceFormSchema = z.object({
     .string()
     .trim()
     .min(1, refusal('usagePage.modelRequired'))
-    .refine((model) => [...model].length <= LIMITS.modelName.maxChars, refusal('usagePage.modelTooLong')),
+    .refine((model) => new TextEncoder().encode(model).length <= LIMITS.modelName.maxBytes, refusal('usagePage.modelTooLong')),
   inputPerMillion: price,
   cachedInputPerMillion: optionalPrice,
   outputPerMillion: price,

@@ -113,7 +113,7 @@ describe('errors, worded from code and details in every language', () => {
   });
 
   it('words every way a connection can break', () => {
-    const kinds: BreakageKind[] = ['connect', 'timeout', 'body', 'request', 'not_json', 'no_text', 'ended_early', 'stream', 'too_large'];
+    const kinds: BreakageKind[] = ['connect', 'timeout', 'body', 'request', 'not_json', 'no_text', 'ended_early', 'stream', 'too_large', 'prompt_blocked', 'reply_blocked'];
     for (const locale of LOCALES) {
       const texts = kinds.map((breakage) => probeText(tOf(locale), { kind: 'unreachable', breakage }, null, ENGLISH));
       expect(new Set(texts).size, `${locale}: each breakage has its own words`).toBe(kinds.length);
@@ -187,6 +187,50 @@ describe('failed replies, worded from their kind, with countdowns and local time
       for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) expect(text, `${locale} names ${name}`).toMatch(new RegExp(`(^|[：: ;；、])${name}[ :：]`));
       expect(text, `${locale}: local times`).toContain(at(locale, NOW + 3_600_000));
     }
+  });
+
+  it('says a model whose day is used up is so until the day ends, in local time, in every language', () => {
+    const dayEnd = NOW + 14 * 3_600_000;
+    const error: ReplyError = {
+      kind: 'allBlocked',
+      provider: 'Google Gemini',
+      keys: [
+        { name: 'a', state: 'used_up', until: dayEnd, status: null, tried: true },
+        { name: 'b', state: 'used_up', until: null, status: null, tried: false },
+      ],
+      firstFreeAt: dayEnd,
+      last: null,
+    };
+    expect(replyErrorText(tOf('en'), error, clock('en'))).toBe(`All keys are busy: a: daily quota used up until ${at('en', dayEnd)}; b: daily quota used up.`);
+    const words: Record<Locale, string> = {
+      en: 'daily quota used up until',
+      ru: 'дневная квота исчерпана до',
+      ja: '1日のクォータを使い切りました',
+      zh: '每日配额已用完',
+    };
+    for (const locale of LOCALES) {
+      const text = replyErrorText(tOf(locale), error, clock(locale));
+      expect(text, locale).toContain(words[locale]);
+      expect(text, `${locale}: the day's end as a local time, not a countdown`).toContain(at(locale, dayEnd));
+      expect(text, `${locale}: not a spent window`).not.toContain(translate(locale, 'blocked.spentNoTime', { name: 'a' }));
+    }
+    const tomorrow = { now: dayEnd, intlTag: 'en' };
+    expect(replyErrorText(tOf('en'), error, tomorrow), 'a new day: free again').toMatch(/^All keys are busy: a is free again; b/);
+  });
+
+  it('says a safety block is the provider’s filter, not an answer without text', () => {
+    for (const locale of LOCALES) {
+      const t = tOf(locale);
+      const prompt = replyErrorText(t, { kind: 'unreachable', breakage: 'prompt_blocked' }, clock(locale));
+      const reply = replyErrorText(t, { kind: 'interrupted', breakage: 'reply_blocked' }, clock(locale));
+      const noText = replyErrorText(t, { kind: 'unreachable', breakage: 'no_text' }, clock(locale));
+      expect(prompt, locale).toBe(translate(locale, 'breakage.promptBlocked'));
+      expect(reply, locale).toBe(`${translate(locale, 'reply.interrupted')} ${translate(locale, 'breakage.replyBlocked')}`);
+      expect(new Set([prompt, noText]).size, `${locale}: its own words`).toBe(2);
+    }
+    expect(replyErrorText(tOf('en'), { kind: 'unreachable', breakage: 'prompt_blocked' }, clock('en'))).toBe(
+      'The provider’s safety filter blocked the prompt: no reply was written.',
+    );
   });
 
   /** [kind, the error, the English words]; each must be worded in every language from its own key. */

@@ -124,9 +124,9 @@ pub struct SetPreferencesArgs {
     #[serde(default)]
     #[garde(skip)]
     pub page: Option<PageChoice>,
-    /// A provider's id (`LIMITS.id`).
+    /// A provider's id (`LIMITS.id`, in bytes).
     #[serde(default)]
-    #[garde(inner(length(chars, max = LIMITS.id.max_chars), custom(not_blank)))]
+    #[garde(inner(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank)))]
     pub provider: Option<String>,
 }
 

@@ -10,6 +10,7 @@ use ts_rs::TS;
 
 use super::error::IpcError;
 use super::issues::{camel_case_path, Coded, Issue, IssueCode, IssueParams};
+use super::limits::LIMITS;
 use super::rules::not_blank;
 
 /// The arguments of a command: parsed strictly, then checked field by field (garde), then as a
@@ -48,7 +49,7 @@ impl CommandArgs for NoArgs {}
 #[derive(Debug, Deserialize, garde::Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct IdArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub id: String,
 }
 
@@ -58,7 +59,7 @@ impl CommandArgs for IdArgs {}
 #[derive(Debug, Deserialize, garde::Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ProviderArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub provider_id: String,
 }
 

@@ -23,10 +23,10 @@ type Result<T, E = IpcError> = std::result::Result<T, E>;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct CreateChatArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub provider_id: String,
     #[serde(default)]
-    #[garde(inner(length(chars, min = 1, max = LIMITS.model_name.max_chars), custom(not_blank)))]
+    #[garde(inner(length(bytes, min = 1, max = LIMITS.model_name.max_bytes), custom(not_blank)))]
     pub model: Option<String>,
     #[serde(default)]
     #[garde(inner(length(chars, min = 1, max = LIMITS.chat_title.max_chars), custom(not_blank)))]
@@ -50,7 +50,7 @@ impl From<CreateChatArgs> for NewChat {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct UpdateChatArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub id: String,
     #[serde(default)]
     #[garde(inner(length(chars, min = 1, max = LIMITS.chat_title.max_chars), custom(not_blank)))]
@@ -59,7 +59,7 @@ pub struct UpdateChatArgs {
     #[garde(inner(custom(not_blank)))]
     pub provider_id: Option<String>,
     #[serde(default)]
-    #[garde(inner(length(chars, min = 1, max = LIMITS.model_name.max_chars), custom(not_blank)))]
+    #[garde(inner(length(bytes, min = 1, max = LIMITS.model_name.max_bytes), custom(not_blank)))]
     pub model: Option<String>,
     /// `""` removes the system prompt.
     #[serde(default)]
@@ -90,7 +90,7 @@ impl From<UpdateChatArgs> for ChatPatch {
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ChatIdArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub chat_id: String,
 }
 
@@ -120,7 +120,7 @@ impl CommandArgs for SendArgs {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct SendRequest {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub chat_id: String,
     #[serde(default)]
     #[garde(inner(length(chars, max = LIMITS.message.max_chars), custom(not_blank)))]
@@ -309,7 +309,7 @@ pub struct BlockedKey {
     /// Its label, or its masked preview (`$NAME` as written).
     pub name: String,
     pub state: BlockedState,
-    /// When a cooling or spent key frees up, when an exhausted one is checked again.
+    /// When a cooling, spent or used-up key frees up, when an exhausted one is checked again.
     pub until: Option<i64>,
     /// The HTTP status that disabled it, when that is why it is off.
     pub status: Option<u16>,
@@ -326,6 +326,9 @@ pub enum BlockedState {
     Cooling,
     /// Its budget for the model is used up until the window refills.
     Spent,
+    /// The model's quota for the day is used up, until `until` (when the provider's day ends,
+    /// midnight in Los Angeles for Gemini); back by itself then.
+    UsedUp,
     /// As many of its requests are in flight as it may have at once.
     Busy,
     /// Switched off by hand, or by the provider's refusal (`status`).
@@ -375,6 +378,7 @@ impl From<service::BlockedKeyInfo> for BlockedKey {
             Blocked::Tried => BlockedState::Tried,
             Blocked::Cooling => BlockedState::Cooling,
             Blocked::Spent => BlockedState::Spent,
+            Blocked::UsedUp => BlockedState::UsedUp,
             Blocked::Busy => BlockedState::Busy,
             Blocked::Disabled => BlockedState::Disabled,
             Blocked::Exhausted => BlockedState::Exhausted,

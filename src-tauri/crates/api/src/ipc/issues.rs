@@ -48,6 +48,11 @@ pub enum IssueCode {
     NotHttps,
     /// Plain http to a host that is not this machine or a private network.
     HttpNotLocal,
+    /// Plain http to a host on a local network, without `onMyNetwork: true`: the keys would
+    /// travel to it unencrypted, which the user must choose.
+    PlainHttpNeedsConsent,
+    /// A proxy address that cannot be used (`reason`).
+    BadProxy,
     /// A URL without a host.
     NoHost,
     /// A default model that is not among the provider's models.
@@ -171,6 +176,8 @@ impl From<FieldError> for Issue {
         let none = IssueParams::default;
         let (code, params) = match error.rule {
             Rule::NotAModel => (IssueCode::NotAModel, none()),
+            Rule::PlainHttpNeedsConsent => (IssueCode::PlainHttpNeedsConsent, none()),
+            Rule::BadProxy { reason } => (IssueCode::BadProxy, IssueParams { reason: Some(reason), ..none() }),
             Rule::UnknownKind(kind) => {
                 (IssueCode::Invalid, IssueParams { reason: Some(format!("unknown provider kind {kind}")), ..none() })
             }
@@ -304,6 +311,10 @@ fn english(code: IssueCode, p: &IssueParams) -> String {
                                     or http:// only to this machine or a private network (e.g. http://127.0.0.1:11434/v1)"
             .into(),
         IssueCode::NoHost => "must name a host, such as https://api.openai.com/v1".into(),
+        IssueCode::BadProxy => "must be a proxy address such as http://proxy.example:3128".into(),
+        IssueCode::PlainHttpNeedsConsent => "plain http:// to another machine sends your API keys to it unencrypted: \
+                                             confirm that the host is on your own network (onMyNetwork: true), or use https://"
+            .into(),
         IssueCode::NotAModel => "must be one of the provider's models".into(),
         IssueCode::IdsMismatch => format!("must list each of the provider's {} keys exactly once", n(p.count)),
         IssueCode::NothingToChange => match &p.fields {

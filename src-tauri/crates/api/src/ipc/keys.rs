@@ -11,7 +11,7 @@ use super::args::{CommandArgs, IdArgs, ProviderArgs};
 use super::error::IpcError;
 use super::limits::LIMITS;
 use super::problems::ProbeProblemDto;
-use super::rules::{key_arg_rule, normalize_label, not_blank, optional_key_arg_rule, KeyArg};
+use super::rules::{key_arg_rule, not_blank, optional_key_arg_rule, trimmed_or_none, KeyArg};
 use crate::service::{ApiKey, KeyPatch, NewKey, PoolStatus as PoolView};
 use crate::AppContext;
 
@@ -21,7 +21,7 @@ type Result<T, E = IpcError> = std::result::Result<T, E>;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct AddApiKeyArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub provider_id: String,
     #[serde(default)]
     #[garde(length(chars, max = LIMITS.key_label.max_chars))]
@@ -46,6 +46,11 @@ pub struct AddApiKeyArgs {
     #[serde(default)]
     #[garde(range(min = LIMITS.max_concurrent.min, max = LIMITS.max_concurrent.max))]
     pub max_concurrent: Option<u32>,
+    /// The quota group the key shares its provider's limits with (e.g. its Google Cloud project),
+    /// at most `LIMITS.quotaGroup`; absent or blank: a group of its own.
+    #[serde(default)]
+    #[garde(length(chars, max = LIMITS.quota_group.max_chars))]
+    pub quota_group: Option<String>,
 }
 
 impl CommandArgs for AddApiKeyArgs {}
@@ -54,11 +59,12 @@ impl From<AddApiKeyArgs> for NewKey {
     fn from(a: AddApiKeyArgs) -> Self {
         NewKey {
             provider_id: a.provider_id,
-            label: normalize_label(a.label),
+            label: trimmed_or_none(a.label),
             api_key: a.api_key.trimmed(),
             enabled: a.enabled.unwrap_or(true),
             weight: a.weight.unwrap_or(LIMITS.weight.default),
             limits: UserLimits { rpm: a.rpm_limit, max_concurrent: a.max_concurrent },
+            quota_group: trimmed_or_none(a.quota_group),
         }
     }
 }
@@ -68,7 +74,7 @@ impl From<AddApiKeyArgs> for NewKey {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct SetKeyLimitsArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub id: String,
     /// Requests per minute (`LIMITS.rpmLimit`); absent: no limit.
     #[serde(default)]
@@ -108,7 +114,7 @@ pub struct KeyLimitsArg {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct UpdateApiKeyArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub id: String,
     /// An empty label removes the label.
     #[serde(default)]
@@ -127,10 +133,9 @@ pub struct UpdateApiKeyArgs {
     #[serde(default)]
     #[garde(dive)]
     pub limits: Option<KeyLimitsArg>,
-    /// The quota group the key shares its provider's limits with (`LIMITS.quotaGroup`, trimmed);
-    /// `""` makes it a group of its own.
+    /// The key's quota group (`LIMITS.quotaGroup`, trimmed); `""` puts it in a group of its own.
     #[serde(default)]
-    #[garde(inner(length(chars, max = LIMITS.quota_group.max_chars)))]
+    #[garde(length(chars, max = LIMITS.quota_group.max_chars))]
     pub quota_group: Option<String>,
 }
 
@@ -153,12 +158,12 @@ impl CommandArgs for UpdateApiKeyArgs {
 impl From<UpdateApiKeyArgs> for KeyPatch {
     fn from(a: UpdateApiKeyArgs) -> Self {
         KeyPatch {
-            label: a.label.map(|l| normalize_label(Some(l))),
+            label: a.label.map(|l| trimmed_or_none(Some(l))),
             api_key: a.api_key.map(|k| k.trimmed()),
             enabled: a.enabled,
             weight: a.weight,
             limits: a.limits.map(|l| UserLimits { rpm: l.rpm_limit, max_concurrent: l.max_concurrent }),
-            quota_group: a.quota_group.map(|g| Some(g.trim().to_owned()).filter(|g| !g.is_empty())),
+            quota_group: a.quota_group.map(|g| trimmed_or_none(Some(g))),
         }
     }
 }
@@ -166,7 +171,7 @@ impl From<UpdateApiKeyArgs> for KeyPatch {
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ToggleApiKeyArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub id: String,
     #[garde(skip)]
     pub enabled: bool,
@@ -178,7 +183,7 @@ impl CommandArgs for ToggleApiKeyArgs {}
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ReorderApiKeysArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub provider_id: String,
     #[garde(inner(custom(not_blank)))]
     pub ids: Vec<String>,
@@ -306,6 +311,10 @@ impl From<keypool::KeyState> for KeyState {
 pub struct KeyStatusDto {
     pub id: String,
     pub label: Option<String>,
+    /// The quota group it shares cooling, budgets and used-up days with; null: its own.
+    pub quota_group: Option<String>,
+    /// Of the key as a whole (its group's rest after a rate limit that named no model); a
+    /// model resting alone is in `budgets`.
     pub state: KeyState,
     pub cooling_until: Option<i64>,
     pub consecutive_errors: u32,
@@ -324,8 +333,8 @@ pub struct KeyStatusDto {
     pub unset_var: Option<String>,
 }
 
-/// What a key has left for one model (or model class), as last announced: e.g. 3 of 5 requests
-/// until `resetAt`. A window already reset, or never announced, is null.
+/// What a key (its quota group) has left for one model (or model class), as last announced:
+/// e.g. 3 of 5 requests until `resetAt`. A window already reset, or never announced, is null.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "Budget")]
@@ -335,6 +344,12 @@ pub struct BudgetDto {
     pub tokens: Option<WindowDto>,
     /// Requests in flight counted against the windows.
     pub reserved_requests: u32,
+    /// The model rests after refusals of its per-minute quota, until then; the key's other
+    /// models serve meanwhile.
+    pub cooling_until: Option<i64>,
+    /// The model's quota for the day is used up, until then (when the provider's day ends,
+    /// midnight in Los Angeles for Gemini); back by itself then.
+    pub used_up_until: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, TS)]
@@ -394,6 +409,7 @@ impl From<keypool::KeyStatus> for KeyStatusDto {
         KeyStatusDto {
             id: status.key_id.as_str().to_owned(),
             label: status.label,
+            quota_group: status.quota_group,
             state: status.state.into(),
             cooling_until: status.cooling_until.map(|t| t.as_millis()),
             consecutive_errors: status.consecutive_errors,
@@ -409,6 +425,8 @@ impl From<keypool::KeyStatus> for KeyStatusDto {
                     requests: b.requests.map(Into::into),
                     tokens: b.tokens.map(Into::into),
                     reserved_requests: b.reserved_requests,
+                    cooling_until: b.cooling_until.map(|t| t.as_millis()),
+                    used_up_until: b.used_up_until.map(|t| t.as_millis()),
                 })
                 .collect(),
             in_flight: status.in_flight,

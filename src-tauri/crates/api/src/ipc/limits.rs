@@ -13,6 +13,13 @@ pub struct Text {
     pub max_chars: usize,
 }
 
+/// At most this many bytes (UTF-8): for what the pool and the ledger keep as given.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bytes {
+    pub max_bytes: usize,
+}
+
 /// At most this many items.
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -44,7 +51,8 @@ pub struct Limits {
     pub api_key: Text,
     /// A key's label.
     pub key_label: Text,
-    /// A key's quota group (the store's CHECK holds the same bound).
+    /// A key's quota group (a Google Cloud project's id, an OpenAI organization's), as the
+    /// store keeps it.
     pub quota_group: Text,
     /// A key's weight in the rotation.
     pub weight: Defaulted<u32>,
@@ -56,8 +64,11 @@ pub struct Limits {
     pub provider_name: Text,
     /// The models a provider lists.
     pub models: Items,
-    /// A model's name: one of a provider's models, its default, a chat's, a priced one.
-    pub model_name: Text,
+    /// A model's name: one of a provider's models, its default, a chat's, a priced one. In
+    /// bytes, as the local API bounds it: the pool keeps a budget per model.
+    pub model_name: Bytes,
+    /// An id a command names (a key's, a provider's, a chat's: a session of the pool).
+    pub id: Bytes,
     /// A chat's title.
     pub chat_title: Text,
     /// A system prompt: a provider's default, a chat's.
@@ -76,10 +87,10 @@ pub struct Limits {
     pub price: Range<f64>,
     /// The buckets of one usage series.
     pub series_buckets: Items,
+    /// A proxy's address.
+    pub proxy_url: Text,
     /// The local API's port: no privileged ports.
     pub port: Defaulted<u16>,
-    /// An id the UI keeps for later (the provider last shown): real ones are far shorter.
-    pub id: Text,
 }
 
 pub const LIMITS: Limits = Limits {
@@ -91,7 +102,8 @@ pub const LIMITS: Limits = Limits {
     max_concurrent: Range { min: 1, max: 1_000 },
     provider_name: Text { max_chars: 60 },
     models: Items { max_items: 100 },
-    model_name: Text { max_chars: 200 },
+    model_name: Bytes { max_bytes: keypool_gateway::MAX_MODEL_BYTES },
+    id: Bytes { max_bytes: keypool_gateway::MAX_SESSION_BYTES },
     chat_title: Text { max_chars: 200 },
     system_prompt: Text { max_chars: 50_000 },
     message: Text { max_chars: 200_000 },
@@ -101,8 +113,8 @@ pub const LIMITS: Limits = Limits {
     usage_retention_days: Range { min: 1, max: 3_650 },
     price: Range { min: 0.0, max: 100_000.0 },
     series_buckets: Items { max_items: 10_000 },
+    proxy_url: Text { max_chars: 2048 },
     port: Defaulted { min: 1024, max: 65535, default: DEFAULT_PORT },
-    id: Text { max_chars: 200 },
 };
 
 /// `LIMITS` as the TypeScript bindings declare it: a constant object, one bound a line in the

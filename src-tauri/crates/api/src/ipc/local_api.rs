@@ -139,6 +139,6 @@ pub(super) async fn configure(
     Ok(LocalApiConfiguredDto { status: status.into(), token })
 }
 
-pub(super) fn regenerate_token(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<LocalApiTokenDto, IpcError> {
-    Ok(LocalApiTokenDto { token: ctx.local_api()?.regenerate_token()? })
+pub(super) async fn regenerate_token(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<LocalApiTokenDto, IpcError> {
+    Ok(LocalApiTokenDto { token: ctx.local_api()?.regenerate_token().await? })
 }

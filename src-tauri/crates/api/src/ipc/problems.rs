@@ -96,6 +96,10 @@ pub enum BreakageKind {
     EndedEarly,
     Stream,
     TooLarge,
+    /// The provider's safety filter blocked the prompt.
+    PromptBlocked,
+    /// The provider's safety filter stopped the reply.
+    ReplyBlocked,
 }
 
 impl From<service::BreakageKind> for BreakageKind {
@@ -111,6 +115,8 @@ impl From<service::BreakageKind> for BreakageKind {
             Broke::EndedEarly => BreakageKind::EndedEarly,
             Broke::Stream => BreakageKind::Stream,
             Broke::TooLarge => BreakageKind::TooLarge,
+            Broke::PromptBlocked => BreakageKind::PromptBlocked,
+            Broke::ReplyBlocked => BreakageKind::ReplyBlocked,
         }
     }
 }

@@ -27,17 +27,23 @@ pub struct AddProviderArgs {
     #[serde(default)]
     #[garde(
         length(max = LIMITS.models.max_items),
-        inner(inner(length(chars, max = LIMITS.model_name.max_chars), custom(not_blank)))
+        inner(inner(length(bytes, max = LIMITS.model_name.max_bytes), custom(not_blank)))
     )]
     pub models: Option<Vec<String>>,
     /// One of `models` (when it lists any).
     #[serde(default)]
-    #[garde(inner(length(chars, max = LIMITS.model_name.max_chars), custom(not_blank)))]
+    #[garde(inner(length(bytes, max = LIMITS.model_name.max_bytes), custom(not_blank)))]
     pub default_model: Option<String>,
     /// The system prompt new chats with this provider start with.
     #[serde(default)]
     #[garde(inner(length(chars, max = LIMITS.system_prompt.max_chars)))]
     pub system_prompt: Option<String>,
+    /// `true`: the base URL's host is on the user's own network. Required for plain `http` to
+    /// any host but this machine (the keys travel unencrypted); without it, a `validation` error
+    /// at `onMyNetwork` (`plain_http_needs_consent`).
+    #[serde(default)]
+    #[garde(skip)]
+    pub on_my_network: Option<bool>,
 }
 
 impl CommandArgs for AddProviderArgs {}
@@ -52,6 +58,7 @@ impl From<AddProviderArgs> for NewProvider {
             models: a.models.unwrap_or_default().into_iter().map(|m| m.trim().to_owned()).collect(),
             default_model: a.default_model.map(|m| m.trim().to_owned()),
             system_prompt: a.system_prompt.filter(|p| !p.trim().is_empty()),
+            on_my_network: a.on_my_network.unwrap_or(false),
         }
     }
 }
@@ -61,7 +68,7 @@ impl From<AddProviderArgs> for NewProvider {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct UpdateProviderArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub id: String,
     #[serde(default)]
     #[garde(inner(length(chars, min = 1, max = LIMITS.provider_name.max_chars), custom(not_blank)))]
@@ -79,12 +86,12 @@ pub struct UpdateProviderArgs {
     #[serde(default)]
     #[garde(
         length(max = LIMITS.models.max_items),
-        inner(inner(length(chars, max = LIMITS.model_name.max_chars), custom(not_blank)))
+        inner(inner(length(bytes, max = LIMITS.model_name.max_bytes), custom(not_blank)))
     )]
     pub models: Option<Vec<String>>,
     /// `""` clears the default model.
     #[serde(default)]
-    #[garde(inner(length(chars, max = LIMITS.model_name.max_chars)))]
+    #[garde(inner(length(bytes, max = LIMITS.model_name.max_bytes)))]
     pub default_model: Option<String>,
     /// `""` removes the default system prompt.
     #[serde(default)]
@@ -96,6 +103,10 @@ pub struct UpdateProviderArgs {
     #[serde(default)]
     #[garde(skip)]
     pub confirm_host_change: Option<bool>,
+    /// As in [`AddProviderArgs::on_my_network`], for a new `baseUrl`.
+    #[serde(default)]
+    #[garde(skip)]
+    pub on_my_network: Option<bool>,
 }
 
 impl CommandArgs for UpdateProviderArgs {
@@ -125,6 +136,7 @@ impl From<UpdateProviderArgs> for ProviderPatch {
             models: a.models.map(|m| m.into_iter().map(|m| m.trim().to_owned()).collect()),
             default_model: a.default_model.map(|m| Some(m.trim().to_owned()).filter(|m| !m.is_empty())),
             system_prompt: a.system_prompt.map(|p| Some(p).filter(|p| !p.trim().is_empty())),
+            on_my_network: a.on_my_network.unwrap_or(false),
         }
     }
 }
@@ -134,7 +146,7 @@ impl From<UpdateProviderArgs> for ProviderPatch {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct ListModelsArgs {
-    #[garde(custom(not_blank))]
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub provider_id: String,
     /// Ask the provider again rather than answer from what was fetched before.
     #[serde(default)]
@@ -159,12 +171,16 @@ pub struct ListModelsForArgs {
     #[serde(default)]
     #[garde(custom(optional_key_arg_rule))]
     pub api_key: Option<KeyArg>,
+    /// As in [`AddProviderArgs::on_my_network`]: a key goes to that host unencrypted too.
+    #[serde(default)]
+    #[garde(skip)]
+    pub on_my_network: Option<bool>,
 }
 
 impl CommandArgs for ListModelsForArgs {}
 
-/// How a provider speaks: OpenAI's Chat Completions (and every compatible server), or
-/// Anthropic's Messages API.
+/// How a provider speaks: OpenAI's Chat Completions (and every compatible server), Anthropic's
+/// Messages API, or Google Gemini's `generateContent` (base URL: the host root).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
@@ -198,7 +214,7 @@ impl From<keypool_llm::ProviderKind> for ProviderKind {
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "Provider")]
 pub struct ProviderDto {
-    /// `openai`, `anthropic`, `local` for the built-in ones, a UUID for the others.
+    /// `openai`, `anthropic`, `gemini`, `local` for the built-in ones, a UUID for the others.
     pub id: String,
     pub name: String,
     pub kind: ProviderKind,
@@ -300,5 +316,6 @@ pub(super) async fn models(ctx: &AppContext, args: ListModelsArgs) -> Result<Mod
 
 pub(super) async fn models_for(ctx: &AppContext, args: ListModelsForArgs) -> Result<ModelListDto> {
     let api_key = args.api_key.map(|k| k.trimmed());
-    Ok(ctx.providers()?.models_unsaved(args.kind.into(), args.base_url.trim(), api_key).await?.into())
+    let consent = args.on_my_network.unwrap_or(false);
+    Ok(ctx.providers()?.models_unsaved(args.kind.into(), args.base_url.trim(), api_key, consent).await?.into())
 }

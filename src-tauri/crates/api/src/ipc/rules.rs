@@ -93,9 +93,9 @@ impl KeyArg {
     }
 }
 
-/// A label, trimmed; an empty one means "no label".
-pub(crate) fn normalize_label(label: Option<String>) -> Option<String> {
-    label.map(|l| l.trim().to_owned()).filter(|l| !l.is_empty())
+/// Optional text, trimmed; an empty one means none (a key's label, its quota group).
+pub(crate) fn trimmed_or_none(text: Option<String>) -> Option<String> {
+    text.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use ts_rs::TS;
 use super::args::{CommandArgs, NoArgs};
 use super::error::IpcError;
 use super::limits::LIMITS;
-use crate::service::{AppSettings, SettingsPatch};
+use crate::service::{AppSettings, Proxy, SettingsPatch};
 use crate::AppContext;
 
 /// The preferences to change; at least one, each within its `LIMITS`.
@@ -27,15 +27,78 @@ pub struct UpdateSettingsArgs {
     #[serde(default)]
     #[garde(range(min = LIMITS.usage_retention_days.min, max = LIMITS.usage_retention_days.max))]
     pub usage_retention_days: Option<u32>,
+    /// Which proxy provider requests go through.
+    #[serde(default)]
+    #[garde(dive)]
+    pub proxy: Option<ProxyDto>,
 }
 
 impl CommandArgs for UpdateSettingsArgs {
     fn check_whole(&self) -> Result<(), IpcError> {
-        if self.max_wait_seconds.is_none() && self.binding_idle_minutes.is_none() && self.usage_retention_days.is_none()
+        if self.max_wait_seconds.is_none()
+            && self.binding_idle_minutes.is_none()
+            && self.usage_retention_days.is_none()
+            && self.proxy.is_none()
         {
-            return Err(IpcError::nothing_to_change(&["maxWaitSeconds", "bindingIdleMinutes", "usageRetentionDays"]));
+            return Err(IpcError::nothing_to_change(&[
+                "maxWaitSeconds",
+                "bindingIdleMinutes",
+                "usageRetentionDays",
+                "proxy",
+            ]));
         }
-        Ok(())
+        self.proxy.as_ref().map(ProxyDto::proxy).transpose().map(drop)
+    }
+}
+
+/// Which proxy provider requests over https go through (never for this machine): `none` (the
+/// default), `system` (its `HTTPS_PROXY`/`ALL_PROXY`), or `url` with the address in `url`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(rename = "ProxySetting", optional_fields)]
+pub struct ProxyDto {
+    #[garde(skip)]
+    pub mode: ProxyMode,
+    /// The proxy's address, with `mode: "url"` (and only then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[garde(inner(length(chars, min = 1, max = LIMITS.proxy_url.max_chars), custom(super::rules::not_blank)))]
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ProxyMode {
+    None,
+    System,
+    Url,
+}
+
+impl ProxyDto {
+    /// The proxy it names; `Err` when the address is missing for `url` or given for another mode.
+    fn proxy(&self) -> Result<Proxy, IpcError> {
+        let misplaced =
+            || IpcError::issue("proxy.url", super::issues::IssueCode::Required, super::issues::IssueParams::default());
+        match (self.mode, &self.url) {
+            (ProxyMode::None, None) => Ok(Proxy::None),
+            (ProxyMode::System, None) => Ok(Proxy::System),
+            (ProxyMode::Url, Some(url)) => Ok(Proxy::Url(url.trim().to_owned())),
+            (ProxyMode::Url, None) => Err(misplaced()),
+            (_, Some(_)) => Err(IpcError::issue(
+                "proxy.url",
+                super::issues::IssueCode::UnknownField,
+                super::issues::IssueParams::default(),
+            )),
+        }
+    }
+}
+
+impl From<Proxy> for ProxyDto {
+    fn from(proxy: Proxy) -> Self {
+        match proxy {
+            Proxy::None => ProxyDto { mode: ProxyMode::None, url: None },
+            Proxy::System => ProxyDto { mode: ProxyMode::System, url: None },
+            Proxy::Url(url) => ProxyDto { mode: ProxyMode::Url, url: Some(url) },
+        }
     }
 }
 
@@ -45,6 +108,8 @@ impl From<UpdateSettingsArgs> for SettingsPatch {
             max_wait_seconds: a.max_wait_seconds,
             binding_idle_minutes: a.binding_idle_minutes,
             usage_retention_days: a.usage_retention_days,
+            // Checked as a whole before: an address that is missing or misplaced never gets here.
+            proxy: a.proxy.as_ref().and_then(|p| p.proxy().ok()),
         }
     }
 }
@@ -60,6 +125,8 @@ pub struct SettingsDto {
     pub binding_idle_minutes: u32,
     /// How long usage history is kept (days).
     pub usage_retention_days: u32,
+    /// Which proxy provider requests go through.
+    pub proxy: ProxyDto,
 }
 
 impl From<AppSettings> for SettingsDto {
@@ -68,6 +135,7 @@ impl From<AppSettings> for SettingsDto {
             max_wait_seconds: s.max_wait_seconds,
             binding_idle_minutes: s.binding_idle_minutes,
             usage_retention_days: s.usage_retention_days,
+            proxy: s.proxy.into(),
         }
     }
 }

@@ -100,7 +100,7 @@ impl CommandArgs for UsageSeriesArgs {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
 pub struct SetPriceArgs {
-    #[garde(length(chars, min = 1, max = LIMITS.model_name.max_chars), custom(not_blank))]
+    #[garde(length(bytes, min = 1, max = LIMITS.model_name.max_bytes), custom(not_blank))]
     pub model: String,
     #[garde(range(min = LIMITS.price.min, max = LIMITS.price.max))]
     pub input_per_million: f64,

@@ -25,6 +25,8 @@ pub struct NewKey {
     pub enabled: bool,
     pub weight: u32,
     pub limits: UserLimits,
+    /// Trimmed, not empty; `None`: a group of its own.
+    pub quota_group: Option<String>,
 }
 
 /// A pool key as the services show it: its value never, only a masked preview.
@@ -183,7 +185,7 @@ impl Keys {
                 weight: new.weight,
                 rpm_limit: new.limits.rpm,
                 max_concurrent: new.limits.max_concurrent,
-                quota_group: None,
+                quota_group: new.quota_group,
             };
             let row = api_keys::insert_api_key(tx, &new_key, now)?;
             Ok(Changed { provider_id: new.provider_id, value: ApiKey::from(row) })
@@ -234,8 +236,13 @@ impl Keys {
         let row = self.writes.apply(|tx| {
             let current = require_key(tx, id)?;
             was_in_keychain = current.api_key.in_keychain();
-            let mut stored =
-                ApiKeyPatch { label: patch.label, api_key: None, enabled: patch.enabled, weight: patch.weight };
+            let mut stored = ApiKeyPatch {
+                label: patch.label,
+                api_key: None,
+                enabled: patch.enabled,
+                weight: patch.weight,
+                quota_group: patch.quota_group,
+            };
             if let Some(secret) = &patch.api_key {
                 self.refuse_duplicate(tx, &current.provider_id, secret, Some(id))?;
                 stored.api_key = Some(vault.keep(&key_account(id), secret));
@@ -244,9 +251,6 @@ impl Keys {
             if let Some(limits) = patch.limits {
                 row = api_keys::set_limits(tx, id, limits.rpm, limits.max_concurrent, now)?
                     .ok_or_else(|| key_not_found(id))?;
-            }
-            if let Some(group) = &patch.quota_group {
-                row = api_keys::set_quota_group(tx, id, group.as_deref(), now)?.ok_or_else(|| key_not_found(id))?;
             }
             Ok(Changed { provider_id: row.provider_id.clone(), value: row })
         })?;

@@ -46,6 +46,9 @@ pub struct LocalApi {
     routes: Arc<StoreRoutes>,
     running: Mutex<Option<Gateway>>,
     error: Mutex<Option<StartError>>,
+    /// Held by every change of the endpoint's settings (on, off, port, token), so that each sees
+    /// the others whole: a restart that read the old token's hash cannot outlive a regenerate.
+    changing: tokio::sync::Mutex<()>,
 }
 
 impl LocalApi {
@@ -58,7 +61,15 @@ impl LocalApi {
         providers: Arc<Providers>,
     ) -> Self {
         let routes = Arc::new(StoreRoutes { db: db.clone(), vault, writes, providers, snapshot: Mutex::new(None) });
-        LocalApi { db, clock, completions, routes, running: Mutex::new(None), error: Mutex::new(None) }
+        LocalApi {
+            db,
+            clock,
+            completions,
+            routes,
+            running: Mutex::new(None),
+            error: Mutex::new(None),
+            changing: tokio::sync::Mutex::new(()),
+        }
     }
 
     fn stored<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>> {
@@ -96,6 +107,7 @@ impl LocalApi {
     /// first time it is enabled a token is made: it is returned this once. Must run on the
     /// Tokio runtime the endpoint is to serve from.
     pub async fn configure(&self, enabled: bool, port: Option<u16>) -> Result<(LocalApiStatus, Option<String>)> {
+        let _changing = self.changing.lock().await;
         if let Some(port) = port {
             self.store(PORT, port)?;
         }
@@ -103,6 +115,13 @@ impl LocalApi {
         let mut token = None;
         if enabled && self.stored::<String>(TOKEN_HASH)?.is_none() {
             token = Some(self.new_token()?);
+        }
+        // Already serving as asked: it goes on (a restart would drop the clients' connections,
+        // and their kept-alive ones can hold the port past the stop).
+        let wanted = self.stored::<u16>(PORT)?.unwrap_or(DEFAULT_PORT);
+        let serving = self.running.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(Gateway::port);
+        if enabled && token.is_none() && (serving == Some(wanted) || (port.is_none() && serving.is_some())) {
+            return Ok((self.status()?, None));
         }
         self.stop();
         if enabled {
@@ -113,14 +132,17 @@ impl LocalApi {
 
     /// Starts the endpoint if the settings say it is on (at app start).
     pub async fn start_if_enabled(&self) -> Result<()> {
+        let _changing = self.changing.lock().await;
         if self.stored::<bool>(ENABLED)?.unwrap_or(false) {
             self.start().await?;
         }
         Ok(())
     }
 
-    /// A new token; the old one stops working at once. Returned this once.
-    pub fn regenerate_token(&self) -> Result<String> {
+    /// A new token; the old one stops working at once, whatever else changes the endpoint at
+    /// the same time. Returned this once.
+    pub async fn regenerate_token(&self) -> Result<String> {
+        let _changing = self.changing.lock().await;
         let token = self.new_token()?;
         if let Some(gateway) = &*self.running.lock().unwrap_or_else(|e| e.into_inner()) {
             gateway.set_token_hash(token_hash(&token));

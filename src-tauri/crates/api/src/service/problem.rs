@@ -24,6 +24,11 @@ pub enum Rule {
     /// Another provider has this name (compared without regard to case): two would look the
     /// same in every picker.
     NameTaken,
+    /// Plain `http` to a host beyond this machine, without the user saying it is on their own
+    /// network: the keys would travel unencrypted.
+    PlainHttpNeedsConsent,
+    /// A proxy that cannot be used (`reason`: why, in the HTTP client's words).
+    BadProxy { reason: String },
 }
 
 /// One rule broken by one input field, named as the service's input names it (snake_case);

@@ -58,7 +58,7 @@ pub(crate) fn address_of(row: &ProviderRow) -> String {
 /// A provider as the services show it; its own key only as a masked preview.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Provider {
-    /// `openai`, `anthropic`, `local` for the built-in ones, a UUID for the others.
+    /// `openai`, `anthropic`, `gemini`, `local` for the built-in ones, a UUID for the others.
     pub id: String,
     pub name: String,
     pub kind: ProviderKind,
@@ -126,6 +126,9 @@ pub struct NewProvider {
     /// One of `models`, when it lists any.
     pub default_model: Option<String>,
     pub system_prompt: Option<String>,
+    /// The user said the base URL's host is on their own network: needed for plain `http` to
+    /// any host but this machine (see [`needs_network_consent`]).
+    pub on_my_network: bool,
 }
 
 /// What to change in a provider; `None` keeps a field, `Some(None)` removes an optional one.
@@ -138,6 +141,30 @@ pub struct ProviderPatch {
     pub models: Option<Vec<String>>,
     pub default_model: Option<Option<String>>,
     pub system_prompt: Option<Option<String>>,
+    /// As in [`NewProvider::on_my_network`], for a new base URL.
+    pub on_my_network: bool,
+}
+
+/// Whether keys sent to `base_url` travel unencrypted beyond this machine: plain `http` to a
+/// host other than loopback (a LAN server, `*.local`, a single-label name, a private address).
+/// The user must say the host is on their own network; the HTTP client then connects only to
+/// loopback and private addresses (see keypool-llm's `LocalOnly` resolver).
+pub fn needs_network_consent(base_url: &str) -> bool {
+    let Ok(url) = url::Url::parse(base_url.trim()) else { return false };
+    let loopback = match url.host() {
+        Some(url::Host::Domain(name)) => name.trim_end_matches('.').eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => true,
+    };
+    url.scheme() == "http" && !loopback
+}
+
+fn require_network_consent(base_url: &str, consent: bool) -> Result<()> {
+    if needs_network_consent(base_url) && !consent {
+        return Err(ServiceError::invalid("on_my_network", Rule::PlainHttpNeedsConsent));
+    }
+    Ok(())
 }
 
 /// The models a provider's endpoint lists.
@@ -215,13 +242,16 @@ impl Providers {
 
     /// The models a provider that is not saved yet (a form being filled in) lists at `base_url`,
     /// asked with `api_key` or none; nothing is kept. The provider's words come back with the
-    /// key masked, as for a saved provider.
+    /// key masked, as for a saved provider. Plain `http` beyond this machine needs `on_my_network`,
+    /// as saving it would.
     pub async fn models_unsaved(
         &self,
         kind: ProviderKind,
         base_url: &str,
         api_key: Option<Secret>,
+        on_my_network: bool,
     ) -> Result<ModelList> {
+        require_network_consent(base_url, on_my_network)?;
         let endpoint = ProviderEndpoint {
             id: ProviderId::new(""),
             name: String::new(),
@@ -249,6 +279,7 @@ impl Providers {
     pub fn add(&self, new: NewProvider) -> Result<Provider> {
         let now = self.clock.now().as_millis();
         check_default_model(new.default_model.as_deref(), &new.models)?;
+        require_network_consent(&new.base_url, new.on_my_network)?;
         let id = uuid::Uuid::new_v4().to_string();
         let account = provider_account(&id);
         let stored = providers::NewProvider {
@@ -276,6 +307,7 @@ impl Providers {
     /// provider holds keys needs `confirm_host_change`: the keys would be sent to the new host.
     pub fn update(&self, id: &str, patch: ProviderPatch, confirm_host_change: bool) -> Result<Provider> {
         let now = self.clock.now().as_millis();
+        let consent = patch.on_my_network;
         let mut patch = providers::ProviderPatch {
             name: patch.name,
             kind: patch.kind.map(|kind| kind.as_str().to_owned()),
@@ -291,6 +323,10 @@ impl Providers {
             let current = providers::get_provider(tx, id)?.ok_or_else(|| provider_not_found(id))?;
             if let Some(name) = &patch.name {
                 refuse_taken_name(tx, name, Some(id))?;
+            }
+            // The address the user already confirmed needs no second word; a new one does.
+            if let Some(base_url) = patch.base_url.as_deref().filter(|url| url.trim() != current.base_url.trim()) {
+                require_network_consent(base_url, consent)?;
             }
             if let Some(base_url) = patch.base_url.as_deref().filter(|url| !same_origin(url, &current.base_url)) {
                 let provider_key = patch.api_key.clone().unwrap_or(current.api_key.clone());

@@ -49,7 +49,7 @@ pub struct BlockedKeyInfo {
     /// Its label, or its masked preview (`$NAME` as written).
     pub name: String,
     pub state: BlockedState,
-    /// When a cooling or spent key frees up, when an exhausted one is checked again.
+    /// When a cooling, spent or used-up key frees up, when an exhausted one is checked again.
     pub until: Option<i64>,
     /// The HTTP status that disabled it, when that is why it is off.
     pub status: Option<u16>,
@@ -66,6 +66,9 @@ pub enum BlockedState {
     Cooling,
     /// Its budget for the model is used up until the window refills.
     Spent,
+    /// The model's quota for the day is used up (its quota group's), until the provider's day
+    /// ends (midnight in Los Angeles for Gemini); back by itself then.
+    UsedUp,
     /// As many of its requests are in flight as it may have at once.
     Busy,
     /// Switched off by hand, or by the provider's refusal (`status`).
@@ -97,6 +100,10 @@ pub enum BreakageKind {
     Stream,
     /// The answer, or one event of a stream, is larger than Keypool reads.
     TooLarge,
+    /// The provider's safety filter blocked the prompt: no reply was written.
+    PromptBlocked,
+    /// The provider's safety filter stopped the reply.
+    ReplyBlocked,
 }
 
 impl From<Breakage> for BreakageKind {
@@ -111,9 +118,8 @@ impl From<Breakage> for BreakageKind {
             Breakage::EndedEarly => BreakageKind::EndedEarly,
             Breakage::Stream => BreakageKind::Stream,
             Breakage::TooLarge => BreakageKind::TooLarge,
-            // Until the UI has words of its own for a safety block (phase 2 of issue 21): a reply
-            // that held no text, which is what the user sees.
-            Breakage::PromptBlocked | Breakage::ReplyBlocked => BreakageKind::NoText,
+            Breakage::PromptBlocked => BreakageKind::PromptBlocked,
+            Breakage::ReplyBlocked => BreakageKind::ReplyBlocked,
         }
     }
 }
@@ -173,9 +179,7 @@ fn blocked(provider: String, reason: &Unavailability, last: Option<LastAnswer>) 
                 Blocker::Tried => (BlockedState::Tried, None, None),
                 Blocker::Cooling { until } => (BlockedState::Cooling, Some(until.as_millis()), None),
                 Blocker::Spent { until } => (BlockedState::Spent, Some(until.as_millis()), None),
-                // Until the UI says "daily quota used up until …" (phase 2 of issue 21): a budget
-                // spent until then, which it is.
-                Blocker::UsedUpForTheDay { until } => (BlockedState::Spent, Some(until.as_millis()), None),
+                Blocker::UsedUpForTheDay { until } => (BlockedState::UsedUp, Some(until.as_millis()), None),
                 Blocker::Busy => (BlockedState::Busy, None, None),
                 Blocker::Disabled { status } => (BlockedState::Disabled, None, status),
                 Blocker::Exhausted { next_probe_at } => {

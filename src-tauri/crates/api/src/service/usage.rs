@@ -335,6 +335,16 @@ fn cost_of(totals: &usage::Totals, price: &usage::Price) -> f64 {
         / 1_000_000.0
 }
 
+/// `text` as a spreadsheet shows it rather than runs it: a cell starting with `=`, `+`, `-`, `@`,
+/// a tab or a carriage return is a formula to Excel, LibreOffice and Sheets (CSV injection), so
+/// it gets a leading `'`, which they read as "text".
+fn spreadsheet_safe(text: String) -> String {
+    match text.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{text}"),
+        _ => text,
+    }
+}
+
 fn write_csv(
     path: &PathBuf,
     rows: &[usage::AttemptRow],
@@ -359,18 +369,23 @@ fn write_csv(
     ])?;
     let text = |n: Option<u64>| n.map(|n| n.to_string()).unwrap_or_default();
     for row in rows {
+        // Every cell that holds a name someone chose: a provider, a key's label, a model, a
+        // client's user agent.
+        let named = |text: String| spreadsheet_safe(text);
         let time = humantime::format_rfc3339_millis(
             std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(row.at).unwrap_or(0)),
         );
         out.write_record([
             time.to_string(),
-            providers.get(&row.provider_id).cloned().unwrap_or_else(|| row.provider_id.clone()),
-            row.key_id
-                .as_ref()
-                .map_or_else(|| "provider key".to_owned(), |id| names.get(id).cloned().unwrap_or_default()),
-            row.model.clone(),
-            row.chat_id.clone().unwrap_or_default(),
-            row.source.clone(),
+            named(providers.get(&row.provider_id).cloned().unwrap_or_else(|| row.provider_id.clone())),
+            named(
+                row.key_id
+                    .as_ref()
+                    .map_or_else(|| "provider key".to_owned(), |id| names.get(id).cloned().unwrap_or_default()),
+            ),
+            named(row.model.clone()),
+            named(row.chat_id.clone().unwrap_or_default()),
+            named(row.source.clone()),
             row.outcome.to_owned(),
             row.status.map(|s| s.to_string()).unwrap_or_default(),
             text(row.ttft_ms),

@@ -173,10 +173,12 @@ impl Vault {
     /// At startup: moves every literal key still in the database into the keychain (each one
     /// written, read back and compared before its database copy is cleared, in the same
     /// transaction as the flip), takes back keys a restored backup marked as kept there,
-    /// removes left-over entries of deleted keys, and clears the moved values from the backup
-    /// copies beside the database. Does nothing without a keychain.
+    /// removes left-over entries of deleted keys, and clears from the backup copies beside the
+    /// database every value it no longer keeps as it is there. Without a keychain only the last.
     pub fn migrate(&self, db: &Database) -> Result<Migrated> {
-        let Some(keychain) = self.available().cloned() else { return Ok(Migrated::default()) };
+        let Some(keychain) = self.available().cloned() else {
+            return Ok(Migrated { scrubbed: self.scrub_backups(db)?, ..Migrated::default() });
+        };
         let mut migrated = Migrated::default();
         let (pool_keys, provider_keys, marked_keys, marked_providers) = {
             let conn = db.lock()?;
@@ -258,13 +260,15 @@ impl Vault {
         Ok(removed)
     }
 
-    /// Clears from every backup copy the values the live database no longer holds.
-    fn scrub_backups(&self, db: &Database) -> Result<usize> {
-        let (plain_keys, plain_providers): (HashSet<String>, HashSet<String>) = {
+    /// Clears from every backup copy the values the live database does not keep as they are
+    /// there: moved to the keychain, deleted, or replaced (a key that was rotated must not
+    /// survive in a copy, with a keychain or without).
+    pub(crate) fn scrub_backups(&self, db: &Database) -> Result<usize> {
+        let (plain_keys, plain_providers): (HashMap<String, String>, HashMap<String, String>) = {
             let conn = db.lock()?;
             (
-                api_keys::ids_stored_in_database(&conn)?.into_iter().collect(),
-                providers::ids_with_key_in_database(&conn)?.into_iter().collect(),
+                api_keys::stored_in_database(&conn)?.into_iter().collect(),
+                providers::keys_in_database(&conn)?.into_iter().collect(),
             )
         };
         let dir = db.path().parent().unwrap_or(Path::new("."));

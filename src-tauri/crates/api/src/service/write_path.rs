@@ -68,9 +68,14 @@ impl WritePath {
 
     /// After a write that removed or replaced a secret: no copy of the old value is left in the
     /// database file or its WAL.
+    /// After a key was removed or replaced: the WAL is emptied and the backup copies beside the
+    /// database are cleared of it, so its value survives nowhere on disk.
     pub(crate) fn forget_removed_secrets(&self) {
         if let Err(error) = self.db.forget_removed_content() {
             tracing::warn!(%error, "could not checkpoint the WAL after removing a key; old pages stay until the next checkpoint");
+        }
+        if let Err(error) = self.vault.scrub_backups(&self.db) {
+            tracing::warn!(%error, "could not clear a removed key from the backup copies; they are cleared at the next start");
         }
     }
 }

@@ -286,3 +286,54 @@ async fn the_keychain_is_read_once_per_key_not_per_request() {
     h.ok("llmConfig:getPoolStatus", json!({ "providerId": provider }));
     assert_eq!(keychain.reads() - before, 3, "two pool keys and the provider's own, once each, for ten replies");
 }
+
+/// Without a keychain the database holds the keys, and so do the backup copies an upgrade left:
+/// a key deleted or replaced must not survive in them.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_keychain_a_deleted_or_replaced_key_leaves_no_backup_copy() {
+    let fake = FakeProvider::start().await;
+    let h = Harness::new();
+    let (_, ids) = setup(&h, &fake);
+    let db = h.dir.path().join(keypool_store::DATABASE_FILE_NAME);
+    let backup = h.dir.path().join(format!("{}.v7.bak", keypool_store::DATABASE_FILE_NAME));
+    rusqlite::Connection::open(&db).unwrap().execute("VACUUM INTO ?1", [backup.to_string_lossy()]).unwrap();
+    let in_backup = |secret: &str| holds(&std::fs::read(&backup).unwrap(), secret);
+    assert!(in_backup(POOL_A) && in_backup(POOL_B), "the copy holds both keys (the test can fail)");
+
+    h.ok("llmConfig:deleteApiKey", json!({ "id": ids[0] }));
+    assert!(!in_backup(POOL_A), "the deleted key is gone from the backup copy");
+    h.ok("llmConfig:updateApiKey", json!({ "id": ids[1], "apiKey": REPLACED }));
+    assert!(!in_backup(POOL_B), "the replaced value too");
+    assert_no_secret_at_rest(h.dir.path(), &[POOL_A, POOL_B], "after the delete and the rotation");
+    let keys = h.ok("llmConfig:getApiKeys", json!({ "providerId": "openai" }));
+    drop(keys);
+    let conn = rusqlite::Connection::open(&backup).unwrap();
+    let rows: i64 = conn.query_row("SELECT COUNT(*) FROM llm_provider_api_keys", [], |r| r.get(0)).unwrap();
+    assert_eq!(rows, 2, "the copy still opens, its rows still there (their values marked as gone)");
+}
+
+/// A literal key that happens to start with `$` (not a well-formed variable name; the IPC no
+/// longer takes one, but a database written before may hold it) is a key like any other: it
+/// moves to the keychain and leaves no copy behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_literal_key_starting_with_a_dollar_is_kept_like_any_key() {
+    const DOLLAR: &str = "$k-DOLLARDOLLARDOLLARDOLLAR!0005";
+    let fake = FakeProvider::start().await;
+    let h = Harness::new();
+    let (_, ids) = setup(&h, &fake);
+    let db = h.dir.path().join(keypool_store::DATABASE_FILE_NAME);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute("UPDATE llm_provider_api_keys SET api_key = ?1 WHERE id = ?2", [DOLLAR, &ids[0]]).unwrap();
+    drop(conn);
+    let row = json!({ "id": ids[0] });
+    let backup = h.dir.path().join(format!("{}.v7.bak", keypool_store::DATABASE_FILE_NAME));
+    rusqlite::Connection::open(&db).unwrap().execute("VACUUM INTO ?1", [backup.to_string_lossy()]).unwrap();
+    let keychain = MemoryKeychain::new();
+    let h = h.reopen_with(Some(keychain.clone()));
+    assert_no_secret_at_rest(h.dir.path(), &[DOLLAR, POOL_A], "after the migration");
+    assert_eq!(
+        keychain.read(row["id"].as_str().unwrap()).unwrap().map(|s| s.expose().to_owned()).as_deref(),
+        Some(DOLLAR),
+        "it moved into the keychain intact"
+    );
+}

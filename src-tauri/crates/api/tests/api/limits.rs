@@ -78,3 +78,55 @@ async fn pool_status_shows_what_each_key_has_left() {
     assert!(budget["requests"]["resetAt"].as_i64().unwrap() > status["now"].as_i64().unwrap(), "resets later");
     assert_eq!(status["keys"][0]["inFlight"], 0, "nothing in flight");
 }
+
+/// Settings → General → Proxy: none by default; the system's, or an address, from then on and
+/// after a restart; an address that is no proxy is refused and changes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_proxy_is_a_setting_that_provider_requests_follow() {
+    let h = Harness::new();
+    assert_eq!(h.ok("settings:get", json!({}))["proxy"], json!({ "mode": "none" }), "none by default");
+    for bad in [
+        json!({ "mode": "url", "url": "ftp://proxy.example" }),
+        json!({ "mode": "url", "url": "not an address" }),
+        json!({ "mode": "url" }),
+        json!({ "mode": "none", "url": "http://proxy.example:3128" }),
+        json!({ "mode": "sometimes" }),
+    ] {
+        let before = h.snapshot();
+        let err = h.err("settings:update", json!({ "proxy": bad }));
+        assert!(err.issues.unwrap_or_default().iter().any(|i| i.path.starts_with("proxy")), "{bad}: refused at proxy");
+        assert_eq!(h.snapshot(), before, "{bad}: nothing changed");
+    }
+
+    // A listener standing in for the proxy: an https request elsewhere reaches it as a tunnel.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy = format!("http://{}", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let record = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut first = [0u8; 128];
+            let n = std::io::Read::read(&mut &stream, &mut first).unwrap_or(0);
+            record.lock().unwrap().push(String::from_utf8_lossy(&first[..n]).into_owned());
+        }
+    });
+    let updated = h.ok("settings:update", json!({ "proxy": { "mode": "url", "url": proxy } }));
+    assert_eq!(updated["proxy"], json!({ "mode": "url", "url": proxy }), "kept");
+    let provider = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "Far", "kind": "openai", "baseUrl": "https://provider.example/v1", "apiKey": "sk-proxy-00000000000001" }),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let _ = h.call_async("llmConfig:listModels", json!({ "providerId": provider, "refresh": true })).await;
+    assert!(
+        seen.lock().unwrap().iter().any(|first| first.starts_with("CONNECT provider.example:443")),
+        "the request went through the chosen proxy: {:?}",
+        seen.lock().unwrap()
+    );
+    let h = h.reopen();
+    assert_eq!(h.ok("settings:get", json!({}))["proxy"]["mode"], "url", "after a restart too");
+    h.ok("settings:update", json!({ "proxy": { "mode": "system" } }));
+    assert_eq!(h.ok("settings:get", json!({}))["proxy"], json!({ "mode": "system" }));
+}

@@ -44,7 +44,7 @@ mod reading {
     #[test]
     fn builtin_providers_exist_with_empty_pools() {
         let h = Harness::new();
-        for provider in ["openai", "anthropic", "local"] {
+        for provider in ["openai", "anthropic", "gemini", "local"] {
             let keys = h.ok("llmConfig:getApiKeys", json!({ "providerId": provider }));
             assert_eq!(keys, json!([]), "built-in provider {provider} starts with an empty pool");
         }
@@ -77,6 +77,7 @@ mod reading {
             "disabledAt",
             "createdAt",
             "updatedAt",
+            "quotaGroup",
         ] {
             assert!(keys[0].get(field).is_some(), "field {field} is part of the contract, got {fields:?}");
         }
@@ -106,6 +107,7 @@ mod reading {
             vec![
                 ("openai".into(), "openai".into(), "https://api.openai.com/v1".into(), 0),
                 ("anthropic".into(), "anthropic".into(), "https://api.anthropic.com".into(), 1),
+                ("gemini".into(), "gemini".into(), "https://generativelanguage.googleapis.com".into(), 0),
                 ("local".into(), "openai".into(), "http://127.0.0.1:11434/v1".into(), 0),
             ],
             "the built-in providers, in order, with their pool sizes"

@@ -208,7 +208,7 @@ async fn the_token_is_required_and_web_pages_are_refused() {
     assert_eq!(page.status(), 403, "a web page is refused even with the token");
     assert!(fake.seen().is_empty(), "none reached the provider");
 
-    let regenerated = h.ok("localApi:regenerateToken", json!({}));
+    let regenerated = h.call_async("localApi:regenerateToken", json!({})).await.unwrap();
     let new_token = regenerated["token"].as_str().unwrap();
     assert_ne!(new_token, api.token);
     let old = http.post(&url).bearer_auth(&api.token).json(&body).send().await.unwrap();
@@ -223,6 +223,44 @@ async fn the_token_is_required_and_web_pages_are_refused() {
     assert_eq!(status["failed"], 4, "four refused");
     let db = std::fs::read(h.dir.path().join(keypool_store::DATABASE_FILE_NAME)).unwrap();
     assert!(!db.windows(new_token.len()).any(|w| w == new_token.as_bytes()), "the token is not kept, only its hash");
+}
+
+/// A regenerate while the endpoint restarts (configure) must win whatever the interleaving: the
+/// restart must not come back with the token it read before the regenerate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn after_a_regenerate_the_old_token_is_refused_whatever_runs_beside_it() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let api = setup(&h, &fake).await;
+    let http = reqwest::Client::new();
+    let mut old = api.token.clone();
+    for round in 0..20 {
+        // Each round moves the endpoint to another port, so configure restarts it.
+        let port = free_port();
+        // On two threads of their own, truly at once.
+        let runtime = tokio::runtime::Handle::current();
+        let (configured, regenerated) = std::thread::scope(|threads| {
+            let configure = threads.spawn(|| {
+                runtime.block_on(h.call_async("localApi:configure", json!({ "enabled": true, "port": port })))
+            });
+            let regenerate = threads.spawn(|| runtime.block_on(h.call_async("localApi:regenerateToken", json!({}))));
+            (configure.join().unwrap(), regenerate.join().unwrap())
+        });
+        assert_eq!(configured.unwrap()["running"], true, "round {round}: running");
+        let new = regenerated.unwrap()["token"].as_str().unwrap().to_owned();
+        let url = format!("http://127.0.0.1:{port}/v1/models");
+        let with = |token: String| {
+            let request = http.get(&url).bearer_auth(token);
+            async move { request.send().await.unwrap().status().as_u16() }
+        };
+        let refused = with(old.clone()).await;
+        assert!(
+            refused == 401 || refused == 429,
+            "round {round}: the token before the regenerate is refused (or, after many, locked out): {refused}"
+        );
+        assert_eq!(with(new.clone()).await, 200, "round {round}: the new one serves");
+        old = new;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

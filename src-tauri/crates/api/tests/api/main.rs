@@ -4,6 +4,7 @@ mod app_status;
 mod chat;
 mod conversation;
 mod crash;
+mod gemini;
 mod hostile;
 mod keychain;
 mod leaks;

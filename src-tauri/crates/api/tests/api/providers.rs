@@ -83,10 +83,35 @@ fn plain_http_is_refused_unless_the_host_is_local() {
         assert_eq!(err.code, ErrorCode::Validation, "{base_url}: refused on update too");
     }
     assert_eq!(h.snapshot(), before, "nothing was written");
-    for (i, base_url) in
-        ["http://127.0.0.1:11434/v1", "http://192.168.1.9:8000/v1", "http://ollama:11434/v1"].iter().enumerate()
+    // Names are unique (in any case), so each provider of the loop has its own.
+    for (i, base_url) in ["http://127.0.0.1:11434/v1", "http://localhost:8080", "http://[::1]:4000"].iter().enumerate()
     {
-        h.ok("llmConfig:addProvider", json!({ "name": format!("lan {i}"), "kind": "openai", "baseUrl": base_url }));
+        h.ok("llmConfig:addProvider", json!({ "name": format!("here {i}"), "kind": "openai", "baseUrl": base_url }));
+    }
+    // Another machine on the network: the keys would travel to it unencrypted, so only with the
+    // user's word that the host is theirs.
+    for (i, base_url) in
+        ["http://192.168.1.9:8000/v1", "http://ollama:11434/v1", "http://gpu-box.local/v1"].iter().enumerate()
+    {
+        let before = h.snapshot();
+        let err = h
+            .err("llmConfig:addProvider", json!({ "name": format!("lan {i}"), "kind": "openai", "baseUrl": base_url }));
+        let issues = err.issues.unwrap_or_default();
+        assert_eq!(issues[0].path, "onMyNetwork", "{base_url}: the question is asked: {issues:?}");
+        assert_eq!(h.snapshot(), before, "{base_url}: nothing written without the answer");
+        let lan = h.ok(
+            "llmConfig:addProvider",
+            json!({ "name": format!("lan {i}"), "kind": "openai", "baseUrl": base_url, "onMyNetwork": true }),
+        );
+        let id = lan["id"].as_str().unwrap();
+        h.ok("llmConfig:updateProvider", json!({ "id": id, "name": format!("renamed {i}") }));
+        h.ok("llmConfig:updateProvider", json!({ "id": id, "baseUrl": base_url }));
+        let moved = h.err("llmConfig:updateProvider", json!({ "id": id, "baseUrl": "http://10.0.0.7/v1" }));
+        assert_eq!(
+            moved.issues.unwrap_or_default()[0].path,
+            "onMyNetwork",
+            "{base_url}: a new address is asked about again"
+        );
     }
 }
 
@@ -174,7 +199,12 @@ fn providers_say_whether_they_need_a_key_and_can_answer() {
     };
     assert_eq!(
         flags(&providers),
-        [("openai".into(), false, false), ("anthropic".into(), false, false), ("local".into(), true, true)],
+        [
+            ("openai".into(), false, false),
+            ("anthropic".into(), false, false),
+            ("gemini".into(), false, false),
+            ("local".into(), true, true)
+        ],
         "a local server needs no key; a remote one with none cannot answer"
     );
     let key = h.ok("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": "sk-answer-AAAAAAAAAAAA1111" }));
@@ -228,5 +258,14 @@ async fn the_models_of_a_provider_not_saved_yet_are_listed_without_saving_anythi
         .await
         .expect_err("plain http to the internet");
     assert_eq!(err.issues.expect("issues")[0].path, "baseUrl", "refused as addProvider refuses it");
+    let seen = fake.seen().len();
+    let lan = json!({ "kind": "openai", "baseUrl": "http://192.168.1.9:9/v1", "apiKey": "sk-unsaved-AAAA1111" });
+    let err = h.call_async("llmConfig:listModelsFor", lan).await.expect_err("plain http to the network");
+    assert_eq!(
+        err.issues.expect("issues")[0].path,
+        "onMyNetwork",
+        "the key would travel unencrypted: asked first, as addProvider asks"
+    );
+    assert_eq!(fake.seen().len(), seen, "nothing was sent anywhere");
     assert_eq!(h.snapshot(), before, "nothing was saved");
 }

@@ -229,8 +229,10 @@ fn every_transcript_is_a_scenario_of_this_file() {
 
 #[test]
 fn keys() {
-    let mut t =
-        Transcript::new("keys", "a provider's keys: add (trimmed, defaults, limits), refuse, change, order, delete");
+    let mut t = Transcript::new(
+        "keys",
+        "a provider's keys: add (trimmed, defaults, limits, quota groups), refuse, change, order, delete",
+    );
     t.ok("llmConfig:getApiKeys", json!({ "providerId": "openai" }));
     let first = t.ok(
         "llmConfig:addApiKey",
@@ -253,11 +255,26 @@ fn keys() {
         "llmConfig:addApiKey",
         json!({ "providerId": "openai", "apiKey": "sk-transcript-BBBB0002", "maxConcurrent": LIMITS.max_concurrent.max + 1 }),
     );
+    t.err(
+        "llmConfig:addApiKey",
+        json!({ "providerId": "openai", "apiKey": "sk-transcript-BBBB0002",
+                "quotaGroup": "p".repeat(LIMITS.quota_group.max_chars + 1) }),
+    );
+    let grouped = t.ok(
+        "llmConfig:addApiKey",
+        json!({ "providerId": "openai", "apiKey": "sk-transcript-EEEE0005", "quotaGroup": "  org-acme  " }),
+    );
+    let (first, grouped) = (id(&first), id(&grouped));
+    t.ok("llmConfig:updateApiKey", json!({ "id": first, "quotaGroup": "org-acme" }));
+    t.ok("llmConfig:updateApiKey", json!({ "id": grouped, "quotaGroup": " " }));
+    t.err("llmConfig:updateApiKey", json!({ "id": first, "quotaGroup": "p".repeat(LIMITS.quota_group.max_chars + 1) }));
+    t.ok("llmConfig:getPoolStatus", json!({ "providerId": "openai" }));
+    t.ok("llmConfig:deleteApiKey", json!({ "id": grouped }));
     let second = t.ok(
         "llmConfig:addApiKey",
         json!({ "providerId": "openai", "apiKey": "$TEAM_KEY", "weight": 3, "rpmLimit": 60, "enabled": false }),
     );
-    let (first, second) = (id(&first), id(&second));
+    let second = id(&second);
     t.ok("llmConfig:updateApiKey", json!({ "id": first, "label": "  " }));
     t.ok("llmConfig:updateApiKey", json!({ "id": first, "weight": LIMITS.weight.max }));
     t.err("llmConfig:updateApiKey", json!({ "id": first }));
@@ -301,6 +318,13 @@ fn providers() {
     t.err("llmConfig:addProvider", json!({ "name": "gateway", "kind": "anthropic", "baseUrl": "https://b.example" }));
     t.err("llmConfig:updateProvider", json!({ "id": "anthropic", "name": "OPENAI" }));
     let provider = id(&added);
+    let gemini = t.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "Gemini proxy", "kind": "gemini", "baseUrl": "https://gemini-proxy.example",
+                "models": ["gemini-2.5-flash"] }),
+    );
+    t.ok("llmConfig:updateProvider", json!({ "id": id(&gemini), "kind": "openai" }));
+    t.ok("llmConfig:deleteProvider", json!({ "id": id(&gemini) }));
     t.ok("llmConfig:addApiKey", json!({ "providerId": provider, "apiKey": "sk-transcript-CCCC0003", "label": "gw" }));
     t.err("llmConfig:updateProvider", json!({ "id": provider }));
     t.ok("llmConfig:updateProvider", json!({ "id": provider, "baseUrl": "https://gateway.example/openai/v1" }));
@@ -321,7 +345,7 @@ fn providers() {
 fn base_urls() {
     let mut t = Transcript::new(
         "base-urls",
-        "the base URL rule: https anywhere, plain http only to this machine or a local network",
+        "the base URL rule: https anywhere, plain http to this machine, or to a local network the user says is theirs",
     );
     for (i, url) in [
         "https://proxy.example",
@@ -331,6 +355,7 @@ fn base_urls() {
         "http://api.example.com/v1",
         "http://8.8.8.8/v1",
         "http://192.168.1.9:8000/v1",
+        "http://gpu-box.local/v1",
         "http://127.0.0.1:11434/v1",
         "http://localhost:8080",
     ]
@@ -339,6 +364,11 @@ fn base_urls() {
     {
         // Each its own name: a name two providers share is refused before the URL is judged.
         let args = json!({ "name": format!("URL {i}"), "kind": "openai", "baseUrl": url });
+        let _ = t.run("llmConfig:addProvider", args);
+    }
+    // Plain http to a host on the network needs the user's word that it is theirs.
+    for (i, url) in ["http://192.168.1.9:8000/v1", "http://gpu-box.local/v1"].into_iter().enumerate() {
+        let args = json!({ "name": format!("LAN {i}"), "kind": "openai", "baseUrl": url, "onMyNetwork": true });
         let _ = t.run("llmConfig:addProvider", args);
     }
     t.finish();
@@ -375,6 +405,10 @@ fn settings() {
     t.err("settings:update", json!({ "maxWaitSeconds": LIMITS.max_wait_seconds.max + 1 }));
     t.err("settings:update", json!({ "bindingIdleMinutes": LIMITS.binding_idle_minutes.min - 1 }));
     t.err("settings:update", json!({ "usageRetentionDays": LIMITS.usage_retention_days.max + 1 }));
+    t.ok("settings:update", json!({ "proxy": { "mode": "url", "url": "http://proxy.example:3128" } }));
+    t.err("settings:update", json!({ "proxy": { "mode": "url", "url": "ftp://proxy.example" } }));
+    t.err("settings:update", json!({ "proxy": { "mode": "url" } }));
+    t.ok("settings:update", json!({ "proxy": { "mode": "system" } }));
     t.ok("settings:get", json!({}));
     t.finish();
 }
@@ -418,7 +452,7 @@ fn preferences() {
     t.ok("app:setPreferences", json!({ "page": "settings/providers", "provider": "anthropic" }));
     t.err("app:setPreferences", json!({}));
     t.err("app:setPreferences", json!({ "theme": "sepia" }));
-    t.err("app:setPreferences", json!({ "provider": "p".repeat(LIMITS.id.max_chars + 1) }));
+    t.err("app:setPreferences", json!({ "provider": "p".repeat(LIMITS.id.max_bytes + 1) }));
     t.ok("app:getPreferences", json!({}));
     t.finish();
 }

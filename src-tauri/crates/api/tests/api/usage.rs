@@ -225,10 +225,32 @@ async fn export_writes_csv_where_the_user_chooses_and_purge_forgets() {
             assert!(rows.iter().all(|row| row.contains(name)), "{filter}: only {name}: {rows:?}");
         }
     }
+    // A name that a spreadsheet would run as a formula is written as text.
+    let formula = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "=HYPERLINK(\"http://evil.example\")", "kind": "openai", "baseUrl": format!("{}/v1", fake.url()),
+                "models": ["+cmd"], "defaultModel": "+cmd" }),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    h.ok(
+        "llmConfig:addApiKey",
+        json!({ "providerId": formula, "apiKey": "sk-formula-0000000000001", "label": "@SUM(A1)" }),
+    );
+    let formula_chat = h.ok("chat:create", json!({ "providerId": formula }))["id"].as_str().unwrap().to_owned();
+    h.send(&formula_chat, Some("hi"), |_| {}).await.unwrap();
+    h.call_async("usage:exportCsv", json!({ "providerId": formula })).await.unwrap();
+    let row = rows_of(std::fs::read_to_string(&out).unwrap()).remove(0);
+    let cells: Vec<String> = csv_cells(&row);
+    assert_eq!(cells[1], "'=HYPERLINK(\"http://evil.example\")", "the provider's name is text: {row}");
+    assert_eq!(cells[2], "'@SUM(A1)", "so is the key's label: {row}");
+    assert_eq!(cells[3], "'+cmd", "and the model: {row}");
+
     let blank = h.call_async("usage:exportCsv", json!({ "providerId": " " })).await.unwrap_err();
     assert_eq!(blank.code, ErrorCode::Validation, "a blank provider id");
 
-    assert_eq!(h.ok("usage:purge", json!({})), json!({ "attempts": 4 }), "purge forgets the history");
+    assert_eq!(h.ok("usage:purge", json!({})), json!({ "attempts": 5 }), "purge forgets the history");
     assert_eq!(totals(&h.ok("usage:getSummary", json!({})))[0], 0, "nothing left");
 }
 
@@ -252,4 +274,10 @@ async fn a_summary_says_when_its_first_request_was() {
     );
     let later = h.ok("usage:getSummary", json!({ "from": first + 1 }));
     assert_eq!(later["firstAt"], first + HOUR, "within the range asked only");
+}
+
+/// The cells of one CSV line, as a spreadsheet would read them.
+fn csv_cells(line: &str) -> Vec<String> {
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(line.as_bytes());
+    reader.records().next().expect("one record").expect("valid CSV").iter().map(str::to_owned).collect()
 }

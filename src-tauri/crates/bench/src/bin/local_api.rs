@@ -47,6 +47,10 @@ struct Args {
     /// Requests sent first and not measured (connections, caches).
     #[arg(long, default_value_t = 200)]
     warmup: usize,
+    /// Only start Keypool's local API over the upstream and serve until killed, printing
+    /// `url=… token=…` once it listens: for another load generator (wrk).
+    #[arg(long)]
+    serve: bool,
 }
 
 #[tokio::main]
@@ -55,6 +59,13 @@ async fn main() {
     // The HTTP client is built without a default TLS provider (as the app's is); install one.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = std::env::temp_dir().join(format!("keypool-local-api-bench-{}", std::process::id()));
+    if args.serve {
+        let (_context, base, token) = start_keypool(&args, &dir).await;
+        println!("url={} token={token}", base.trim_end_matches("/v1"));
+        let _ = tokio::signal::ctrl_c().await;
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     let (base, token, _context) = match args.through.as_str() {
         "direct" => (args.upstream.clone(), args.keys[0].clone(), None),
         "keypool" => {
@@ -135,6 +146,7 @@ async fn start_keypool(args: &Args, dir: &std::path::Path) -> (AppContext, Strin
             models: vec![args.model.clone()],
             default_model: Some(args.model.clone()),
             system_prompt: None,
+            on_my_network: false,
         })
         .unwrap();
     for key in &args.keys {
@@ -148,6 +160,7 @@ async fn start_keypool(args: &Args, dir: &std::path::Path) -> (AppContext, Strin
                 enabled: true,
                 weight: 1,
                 limits: Default::default(),
+                quota_group: None,
             })
             .unwrap();
     }

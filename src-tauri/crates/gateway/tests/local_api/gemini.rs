@@ -89,6 +89,43 @@ async fn count_tokens_and_the_model_list_speak_gemini() {
 }
 
 #[tokio::test]
+async fn googles_stable_version_v1_is_served_as_v1beta_is() {
+    // `@google/genai` calls `/v1/...` unless told `apiVersion`; the model list shares its path
+    // with OpenAI's and Anthropic's, and Google's way of sending the token says which is meant.
+    let rig = rig().await;
+    let (status, body, _) = rig.post("/v1/models/fake-model:generateContent", true).await;
+    assert_eq!(status, 200, "answered: {body}");
+    assert_eq!(json(&body)["candidates"][0]["content"]["parts"][0]["text"], "Hello from the fake provider.");
+    let (status, body, _) =
+        rig.post(&format!("/v1/models/fake-model:streamGenerateContent?alt=sse&key={TOKEN}"), false).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.starts_with("data: "), "SSE, as asked: {body}");
+    let paths: Vec<String> = rig.fake.seen().into_iter().map(|s| s.path).collect();
+    assert_eq!(
+        paths,
+        ["/v1beta/models/fake-model:generateContent", "/v1beta/models/fake-model:streamGenerateContent"],
+        "upstream they go to v1beta, which serves every v1 request"
+    );
+    let google = rig.get_json("/v1/models", &[("x-goog-api-key", TOKEN)]).await;
+    assert_eq!(google["models"][0]["name"], "models/fake-model", "Google's list for Google's header: {google}");
+    let by_query = rig.get_json(&format!("/v1/models?key={TOKEN}"), &[]).await;
+    assert_eq!(by_query["models"][0]["name"], "models/fake-model", "and for ?key=: {by_query}");
+    let bearer = format!("Bearer {TOKEN}");
+    let openai = rig.get_json("/v1/models", &[("authorization", bearer.as_str())]).await;
+    assert_eq!(
+        openai["data"],
+        json("[]"),
+        "an OpenAI client gets OpenAI's list, of OpenAI-compatible models: {openai}"
+    );
+    let (status, body, _) = rig.post("/v1/models/fake-model:embedContent", true).await;
+    assert_eq!(
+        (status, json(&body)["error"]["status"].as_str()),
+        (404, Some("NOT_FOUND")),
+        "a method not served: {body}"
+    );
+}
+
+#[tokio::test]
 async fn errors_are_in_googles_shape() {
     let rig = rig().await;
     let (status, body, _) = rig.post("/v1beta/models/fake-model:generateContent", false).await;

@@ -158,7 +158,7 @@ describe('Settings → General: how long an idle chat keeps its key, and how lon
     await user.tab();
     await waitFor(() => expect(screen.getByTestId('usage-retention-status')).toHaveTextContent('Saved.'));
     expect(backend.callsOf('settings:update')).toEqual([{ bindingIdleMinutes: 5 }, { usageRetentionDays: 181 }]);
-    expect(backend.settings()).toEqual({ maxWaitSeconds: 20, bindingIdleMinutes: 5, usageRetentionDays: 181 });
+    expect(backend.settings()).toEqual({ maxWaitSeconds: 20, bindingIdleMinutes: 5, usageRetentionDays: 181, proxy: { mode: 'none' } });
   });
 
   it.each([
@@ -207,5 +207,39 @@ describe('Settings → General: deleting the usage history', () => {
     await user.click(screen.getByRole('button', { name: 'Delete all usage history…' }));
     await user.click(screen.getByRole('button', { name: 'Delete history' }));
     expect(await screen.findByRole('alertdialog')).toHaveTextContent('Could not delete the usage history: The database could not be read or written. Details are in the log.');
+  });
+});
+
+describe('Settings → General: the proxy for provider requests', () => {
+  beforeEach(() => {
+    backend = createFakeBackend();
+    localStorage.clear();
+  });
+
+  it('is none by default, and keeps the system’s or an address when chosen', async () => {
+    const user = renderSection();
+    const group = await screen.findByRole('group', { name: 'Proxy' });
+    expect(group, 'explained').toHaveAccessibleDescription(/Never used for this machine/);
+    expect(within(group).getByRole('radio', { name: 'None: straight to the provider' })).toBeChecked();
+    await user.click(within(group).getByRole('radio', { name: 'The system’s (HTTPS_PROXY, ALL_PROXY)' }));
+    await waitFor(() => expect(backend.settings().proxy).toEqual({ mode: 'system' }));
+    await user.click(within(group).getByRole('radio', { name: 'This address' }));
+    const address = within(group).getByRole('textbox', { name: 'Proxy address' });
+    await user.type(address, 'http://proxy.example:3128{Enter}');
+    await waitFor(() => expect(backend.settings().proxy).toEqual({ mode: 'url', url: 'http://proxy.example:3128' }));
+    expect(await within(group).findByRole('status')).toHaveTextContent('Saved.');
+  });
+
+  it('says at the field why an address is refused, and keeps what was stored', async () => {
+    const user = renderSection();
+    const group = await screen.findByRole('group', { name: 'Proxy' });
+    await user.click(within(group).getByRole('radio', { name: 'This address' }));
+    const address = within(group).getByRole('textbox', { name: 'Proxy address' });
+    await user.type(address, 'ftp://proxy.example');
+    await user.tab();
+    expect(await within(group).findByRole('alert')).toHaveTextContent('Not a proxy address');
+    expect(address).toHaveAttribute('aria-invalid', 'true');
+    expect(address).toHaveAccessibleDescription(/Not a proxy address/);
+    expect(backend.settings().proxy, 'nothing changed').toEqual({ mode: 'none' });
   });
 });

@@ -4,10 +4,11 @@ import { FormActions } from '../../../components/FormActions';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { KeyLabelField, KeyLimitsFieldset, KeySecretField, KeyWeightField } from './KeyFields';
 import { LimitFields } from './LimitFields';
+import { QuotaGroupField } from './QuotaGroupField';
 import { parseAddKeyForm, type AddKeyForm, type NewKey } from './schema';
 import { useFieldForm } from '../../../forms/useFieldForm';
 
-const FIELDS = ['apiKey', 'label', 'weight', 'rpmLimit', 'maxConcurrent'] as const;
+const FIELDS = ['apiKey', 'label', 'weight', 'quotaGroup', 'rpmLimit', 'maxConcurrent'] as const;
 
 interface Props {
   /** Resolves once the new key is in the list; rejects with the backend's error. */
@@ -16,7 +17,7 @@ interface Props {
   returnFocus?: () => HTMLElement | null | undefined;
 }
 
-const EMPTY: Required<AddKeyForm> = { apiKey: '', label: '', weight: '1', rpmLimit: '', maxConcurrent: '' };
+const EMPTY: Required<AddKeyForm> = { apiKey: '', label: '', weight: '1', quotaGroup: '', rpmLimit: '', maxConcurrent: '' };
 
 /**
  * The Add key form. The secret lives only in this dialog's state while it is typed, and is wiped
@@ -30,6 +31,7 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
     apiKey: keyInput,
     label: useRef<HTMLInputElement>(null),
     weight: useRef<HTMLInputElement>(null),
+    quotaGroup: useRef<HTMLInputElement>(null),
     rpmLimit: useRef<HTMLInputElement>(null),
     maxConcurrent: useRef<HTMLInputElement>(null),
   };
@@ -70,6 +72,14 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
           <KeyLabelField value={form.label} error={errors.label} onChange={(value) => update('label', value)} inputRef={inputs.label} testId="add-key-label" />
           <KeyWeightField value={form.weight} error={errors.weight} onChange={(value) => update('weight', value)} inputRef={inputs.weight} testId="add-key-weight" />
         </div>
+        <QuotaGroupField
+          value={form.quotaGroup}
+          onChange={(value) => update('quotaGroup', value)}
+          hint={t('add.quotaGroupHint')}
+          error={errors.quotaGroup}
+          inputRef={inputs.quotaGroup}
+          testId="add-key-quota-group"
+        />
         <KeyLimitsFieldset hintId={limitsHintId} testId="add-key-limits">
           <LimitFields values={form} errors={errors} onChange={update} inputs={inputs} testId="add-key" />
         </KeyLimitsFieldset>

@@ -7,7 +7,7 @@ import { AddKeyDialog } from './AddKeyDialog';
 import { DeleteKeyDialog } from './DeleteKeyDialog';
 import { EditKeyDialog } from './EditKeyDialog';
 import { KeyList, keyName } from './KeyList';
-import { type KeyRow, revokedStatusOf } from './keyRows';
+import { filterRows, quotaGroups, reorderShown, revokedStatusOf, type GroupFilter, type KeyRow } from './keyRows';
 import { PasteKeysDialog } from './PasteKeysDialog';
 import { RevokedKeyDialog } from './RevokedKeyDialog';
 import { useKeyTests } from './useKeyTests';
@@ -26,8 +26,10 @@ type Mode =
 
 /** Settings → Providers → a provider → API Key Pool. */
 export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
-  const { t } = useI18n();
+  const { t, intlTag } = useI18n();
   const titleId = useId();
+  const filterId = useId();
+  const [filter, setFilter] = useState<GroupFilter>({ kind: 'all' });
   const { state, actions } = usePool(provider.id);
   const { tests, test } = useKeyTests();
   const [mode, setMode] = useState<Mode>({ kind: 'list' });
@@ -64,6 +66,13 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
   function keysAdded(ids: string[]) {
     if (ids.length > 0) setAdded({ count: ids.length, ids });
   }
+  const groups = quotaGroups(rows, intlTag);
+  const ungrouped = rows.some((r) => r.key.quotaGroup === null);
+  // A group no key names any more (its keys moved or went) shows every key again.
+  const chosen: GroupFilter =
+    (filter.kind === 'group' && !groups.includes(filter.name)) || (filter.kind === 'none' && !ungrouped) ? { kind: 'all' } : filter;
+  const shown = filterRows(rows, chosen);
+  const filterValue = chosen.kind === 'group' ? `group:${chosen.name}` : chosen.kind;
 
   return (
     <section className="pool" aria-labelledby={titleId} data-testid="api-key-pool">
@@ -141,9 +150,37 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           </p>
         </div>
       )}
+      {state.kind === 'loaded' && groups.length > 0 && (
+        <div className="pool__filter" data-testid="pool-group-filter">
+          <label htmlFor={filterId}>{t('add.quotaGroup')}</label>
+          <select
+            id={filterId}
+            className="input select"
+            value={filterValue}
+            onChange={(e) => {
+              const value = e.target.value;
+              setFilter(value.startsWith('group:') ? { kind: 'group', name: value.slice('group:'.length) } : { kind: value === 'none' ? 'none' : 'all' });
+            }}
+            data-testid="pool-group-filter-select"
+          >
+            <option value="all">{t('pool.groupAll')}</option>
+            {groups.map((group) => (
+              <option key={group} value={`group:${group}`}>
+                {group}
+              </option>
+            ))}
+            {ungrouped && <option value="none">{t('pool.groupNone')}</option>}
+          </select>
+          {shown.length !== rows.length && (
+            <span className="muted" role="status" data-testid="pool-filtered">
+              {t('pool.filtered', { shown: shown.length, total: rows.length })}
+            </span>
+          )}
+        </div>
+      )}
       {state.kind === 'loaded' && rows.length > 0 && (
         <KeyList
-          rows={rows}
+          rows={shown}
           offset={state.offset}
           onWeight={(id, weight) => actions.setWeight(id, weight)}
           onToggle={toggle}
@@ -156,8 +193,12 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
             const row = rows.find((r) => r.key.id === movedId);
             if (!row) return;
             const position = ids.indexOf(movedId) + 1;
+            const order = reorderShown(
+              rows.map((r) => r.key.id),
+              ids,
+            );
             attempt(
-              () => actions.reorder(ids),
+              () => actions.reorder(order),
               t('pool.moved', { name: keyName(row, t('key.unlabeled')), position, total: ids.length }),
             );
           }}

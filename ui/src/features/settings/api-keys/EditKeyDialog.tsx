@@ -1,6 +1,5 @@
 import { useId, useRef } from 'react';
 import { Dialog } from '../../../components/Dialog';
-import { Field } from '../../../components/Field';
 import { FormActions } from '../../../components/FormActions';
 import { useFieldForm } from '../../../forms/useFieldForm';
 import { useI18n } from '../../../i18n/I18nProvider';
@@ -8,6 +7,7 @@ import type { ApiKey } from '../../../ipc/bindings';
 import type { ApiKeyChanges } from '../../../ipc/llmConfig';
 import { KeyLabelField, KeyLimitsFieldset, KeySecretField, KeyWeightField } from './KeyFields';
 import { LimitFields } from './LimitFields';
+import { QuotaGroupField } from './QuotaGroupField';
 import { editKeyText, parseEditKeyForm } from './schema';
 
 const FIELDS = ['label', 'weight', 'rpmLimit', 'maxConcurrent', 'quotaGroup', 'apiKey'] as const;
@@ -68,31 +68,14 @@ export function EditKeyDialog({ name, current, onSave, onClose, returnFocus }: P
         <KeyLimitsFieldset hintId={limitsHintId} testId="edit-key-limits">
           <LimitFields values={form} errors={errors} onChange={update} inputs={inputs} testId="edit-key" />
         </KeyLimitsFieldset>
-        <Field
-          label={
-            <>
-              {t('edit.quotaGroup')} <span className="field__optional">({t('add.optional')})</span>
-            </>
-          }
-          hint={t('edit.quotaGroupHint')}
+        <QuotaGroupField
+          value={form.quotaGroup}
+          onChange={(value) => update('quotaGroup', value)}
+          hint={t('add.quotaGroupHint')}
           error={errors.quotaGroup}
+          inputRef={inputs.quotaGroup}
           testId="edit-key-quota-group"
-        >
-          {({ id, describedBy, invalid }) => (
-            <input
-              ref={inputs.quotaGroup}
-              id={id}
-              className="input"
-              autoComplete="off"
-              spellCheck={false}
-              aria-invalid={invalid || undefined}
-              aria-describedby={describedBy}
-              value={form.quotaGroup}
-              onChange={(e) => update('quotaGroup', e.target.value)}
-              data-testid="edit-key-quota-group-input"
-            />
-          )}
-        </Field>
+        />
         <KeySecretField
           label={
             <>

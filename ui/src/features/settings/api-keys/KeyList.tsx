@@ -7,6 +7,7 @@ import { useI18n } from '../../../i18n/I18nProvider';
 import { KeyBudget } from './KeyBudget';
 import { KeyTestResultLine } from './KeyTestResult';
 import { moved, type KeyRow } from './keyRows';
+import { ModelRests } from './ModelRests';
 import type { KeyTest } from './useKeyTests';
 import { StateBadge } from './StateBadge';
 import { WeightEditor } from './WeightEditor';
@@ -177,6 +178,11 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
                       {t('key.envRef')}
                     </span>
                   )}
+                  {key.quotaGroup !== null && (
+                    <span className="tag key-row__tag" title={t('key.quotaGroupHint', { group: key.quotaGroup })} data-testid="key-quota-group">
+                      {t('key.quotaGroup', { group: key.quotaGroup })}
+                    </span>
+                  )}
                 </span>
                 {(key.rpmLimit !== null || key.maxConcurrent !== null) && (
                   <span className="key-row__limits" data-testid="key-limits">
@@ -206,6 +212,7 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
 
               <div className="key-row__state">
                 <StateBadge state={row.state} offset={offset} onCooldownEnd={onCooldownEnd} testId="key-state" />
+                {row.state.kind !== 'disabled' && <ModelRests budgets={row.budgets} offset={offset} name={name} onEnd={onCooldownEnd} />}
                 {row.state.kind !== 'disabled' && <KeyBudget budgets={row.budgets} offset={offset} name={name} />}
                 {row.state.kind === 'cooling' && (
                   <button

@@ -4,11 +4,12 @@ import { FormActions } from '../../../components/FormActions';
 import { Field } from '../../../components/Field';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText as errorWords, fieldError } from '../../../i18n/problems';
-import { parsePastedKeys, parseWeight, stepWeight } from './schema';
+import { QuotaGroupField } from './QuotaGroupField';
+import { parsePastedKeys, parseQuotaGroup, parseWeight, stepWeight } from './schema';
 
 interface Props {
   /** Resolves with the key as stored. */
-  onAdd: (key: { apiKey: string; weight: number }) => Promise<{ id: string }>;
+  onAdd: (key: { apiKey: string; weight: number; quotaGroup?: string }) => Promise<{ id: string }>;
   /** Called with the ids of the keys added when the dialog closes (none: nothing was added). */
   onClose: (added: string[]) => void;
   returnFocus?: () => HTMLElement | null | undefined;
@@ -27,6 +28,8 @@ export function PasteKeysDialog({ onAdd, onClose, returnFocus }: Props) {
   const { t } = useI18n();
   const [text, setText] = useState('');
   const [weight, setWeight] = useState('1');
+  const [quotaGroup, setQuotaGroup] = useState('');
+  const [quotaGroupError, setQuotaGroupError] = useState<string>();
   const [lineErrors, setLineErrors] = useState<LineError[]>([]);
   const [keysError, setKeysError] = useState<string>();
   const [weightError, setWeightError] = useState<string>();
@@ -41,13 +44,15 @@ export function PasteKeysDialog({ onAdd, onClose, returnFocus }: Props) {
     if (saving) return;
     const parsedWeight = parseWeight(weight);
     setWeightError(parsedWeight.ok ? undefined : t(parsedWeight.error));
+    const group = parseQuotaGroup(quotaGroup);
+    setQuotaGroupError(group.ok ? undefined : t(group.error));
     if (lines.length === 0) {
       setKeysError(t('bulk.none'));
       textarea.current?.focus();
       return;
     }
     const invalid = lines.flatMap((l) => (l.error ? [{ line: l.line, message: t(l.error) }] : []));
-    if (invalid.length > 0 || !parsedWeight.ok) {
+    if (invalid.length > 0 || !parsedWeight.ok || !group.ok) {
       setLineErrors(invalid);
       setKeysError(undefined);
       textarea.current?.focus();
@@ -58,7 +63,7 @@ export function PasteKeysDialog({ onAdd, onClose, returnFocus }: Props) {
     const failed: { apiKey: string; message: string }[] = [];
     for (const line of lines) {
       try {
-        ids.push((await onAdd({ apiKey: line.apiKey, weight: parsedWeight.value })).id);
+        ids.push((await onAdd({ apiKey: line.apiKey, weight: parsedWeight.value, ...(group.value ? { quotaGroup: group.value } : {}) })).id);
       } catch (error) {
         const message = fieldError(t, error, 'apiKey') ?? errorWords(t, error);
         failed.push({ apiKey: line.apiKey, message });
@@ -130,6 +135,16 @@ export function PasteKeysDialog({ onAdd, onClose, returnFocus }: Props) {
               />
             )}
           </Field>
+          <QuotaGroupField
+            value={quotaGroup}
+            onChange={(value) => {
+              setQuotaGroup(value);
+              setQuotaGroupError(undefined);
+            }}
+            hint={t('bulk.quotaGroupHint')}
+            error={quotaGroupError}
+            testId="paste-keys-quota-group"
+          />
           <p className="muted paste-count" aria-live="polite">
             {t('bulk.count', { count: lines.length })}
           </p>

@@ -81,9 +81,60 @@ export function revokedStatusOf(key: ApiKey): string | null {
   return status === '401' || status === '403' ? status : null;
 }
 
+/**
+ * A model of a key resting on its own while the key serves its other models: cooling after its
+ * per-minute quota, or used up for the day until the provider's day ends. Its quota group's.
+ */
+export interface ModelRest {
+  scope: string;
+  kind: 'cooling' | 'usedUp';
+  /** When it serves again (backend clock). */
+  until: number;
+}
+
+/** The models that rest at `now` (backend clock), in the pool's order; a used-up day says more than a cooldown. */
+export function modelRests(budgets: readonly Budget[], now: number): ModelRest[] {
+  return budgets.flatMap((budget): ModelRest[] => {
+    if (budget.usedUpUntil !== null && budget.usedUpUntil > now) return [{ scope: budget.scope, kind: 'usedUp', until: budget.usedUpUntil }];
+    if (budget.coolingUntil !== null && budget.coolingUntil > now) return [{ scope: budget.scope, kind: 'cooling', until: budget.coolingUntil }];
+    return [];
+  });
+}
+
 /** `HTTP 401` → `401`; anything else is not an HTTP status. */
 export function httpStatusOf(reason: string): string | null {
   return /^HTTP (\d{3})$/.exec(reason.trim())?.[1] ?? null;
+}
+
+/** Which keys the table shows: every key, the keys of no quota group, or one group's. */
+export type GroupFilter = { kind: 'all' } | { kind: 'none' } | { kind: 'group'; name: string };
+
+/** The quota groups the keys name, each once, sorted as the UI's language sorts. */
+export function quotaGroups(rows: readonly KeyRow[], intlTag: string): string[] {
+  const names = new Set(rows.flatMap((row) => (row.key.quotaGroup === null ? [] : [row.key.quotaGroup])));
+  return [...names].sort(new Intl.Collator(intlTag).compare);
+}
+
+export function filterRows(rows: readonly KeyRow[], filter: GroupFilter): KeyRow[] {
+  switch (filter.kind) {
+    case 'all':
+      return [...rows];
+    case 'none':
+      return rows.filter((row) => row.key.quotaGroup === null);
+    case 'group':
+      return rows.filter((row) => row.key.quotaGroup === filter.name);
+  }
+}
+
+/**
+ * The whole pool's order after the keys shown (a filtered part of it) were reordered: they trade
+ * the places they hold among themselves, every other key keeps its place. `shownOrder` holds the
+ * shown keys' ids in their new order.
+ */
+export function reorderShown(allIds: readonly string[], shownOrder: readonly string[]): string[] {
+  const shown = new Set(shownOrder);
+  let next = 0;
+  return allIds.map((id) => (shown.has(id) ? shownOrder[next++] : id));
 }
 
 /** Moves the item at `from` to `to` (both in range), returning a new array. */

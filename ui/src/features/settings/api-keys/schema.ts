@@ -14,6 +14,9 @@ import { apiKeySchema, refusal, wholeNumberFromText } from '../../../forms/parse
 /** Trimmed; empty means no label. */
 export const labelSchema = z.string().trim().max(LIMITS.keyLabel.maxChars, refusal('error.labelTooLong'));
 
+/** Trimmed; empty means a group of its own. */
+export const quotaGroupSchema = z.string().trim().max(LIMITS.quotaGroup.maxChars, refusal('error.quotaGroupTooLong'));
+
 export const weightSchema = z
   .number(refusal('error.weightRange'))
   .int(refusal('error.weightRange'))
@@ -55,6 +58,7 @@ export interface Limits {
 export const addKeyFormSchema = z.object({
   apiKey: apiKeySchema,
   label: labelSchema,
+  quotaGroup: quotaGroupSchema.default(''),
   weight: z
     .string()
     .transform((text) => (text.trim() === '' ? LIMITS.weight.default : wholeNumberFromText(text)))
@@ -64,10 +68,7 @@ export const addKeyFormSchema = z.object({
 
 export type AddKeyForm = z.input<typeof addKeyFormSchema>;
 /** What the add form sends, besides the provider. */
-export type NewKey = { apiKey: string; label?: string; weight: number } & Limits;
-
-/** Trimmed; empty means the key counts alone. */
-export const quotaGroupSchema = z.string().trim().max(LIMITS.quotaGroup.maxChars, refusal('error.quotaGroupTooLong'));
+export type NewKey = { apiKey: string; label?: string; weight: number; quotaGroup?: string } & Limits;
 
 /** The edit form as typed: a new secret (empty keeps the stored one), label, weight, limits, quota group. */
 export const editKeyFormSchema = z.object({
@@ -124,8 +125,8 @@ function setLimits({ rpmLimit, maxConcurrent }: Limits): Limits {
 export function parseAddKeyForm(form: AddKeyForm): Parsed<NewKey, keyof AddKeyForm> {
   const result = addKeyFormSchema.safeParse(form);
   if (!result.success) return { ok: false, errors: fieldErrors(result.error) };
-  const { apiKey, label, weight, ...limits } = result.data;
-  return { ok: true, value: { apiKey, weight, ...(label ? { label } : {}), ...setLimits(limits) } };
+  const { apiKey, label, weight, quotaGroup, ...limits } = result.data;
+  return { ok: true, value: { apiKey, weight, ...(label ? { label } : {}), ...(quotaGroup ? { quotaGroup } : {}), ...setLimits(limits) } };
 }
 
 /** The limits form, checked and normalised into what `llmConfig:setKeyLimits` takes besides the id. */
@@ -137,6 +138,12 @@ export function parseLimitsForm(form: LimitsForm): Parsed<Limits, keyof LimitsFo
 /** A key's stored limits as the form shows them: empty for none. */
 export function limitsText(key: { rpmLimit: number | null; maxConcurrent: number | null }): Required<LimitsForm> {
   return { rpmLimit: key.rpmLimit === null ? '' : String(key.rpmLimit), maxConcurrent: key.maxConcurrent === null ? '' : String(key.maxConcurrent) };
+}
+
+/** A quota group as typed for pasted keys: trimmed, empty for none. */
+export function parseQuotaGroup(text: string): { ok: true; value: string } | { ok: false; error: MessageKey } {
+  const result = quotaGroupSchema.safeParse(text);
+  return result.success ? { ok: true, value: result.data } : { ok: false, error: result.error.issues[0].message as MessageKey };
 }
 
 export function parseWeight(text: string): { ok: true; value: number } | { ok: false; error: MessageKey } {

@@ -86,6 +86,7 @@ export function LocalApiSection() {
       token: t('localApi.tokenPlaceholder'),
       openaiModel: exampleModel(providers, 'openai', t('localApi.modelPlaceholder')),
       anthropicModel: exampleModel(providers, 'anthropic', t('localApi.modelPlaceholder')),
+      geminiModel: exampleModel(providers, 'gemini', t('localApi.modelPlaceholder')),
     });
     body = (
       <>

@@ -4,7 +4,7 @@
  * The real token never appears here: it is shown once, in its own dialog.
  */
 
-export type SnippetId = 'openaiPython' | 'openaiJs' | 'anthropicPython' | 'anthropicJs' | 'env';
+export type SnippetId = 'openaiPython' | 'openaiJs' | 'anthropicPython' | 'anthropicJs' | 'geminiPython' | 'geminiJs' | 'env';
 
 export interface Snippet {
   id: SnippetId;
@@ -18,23 +18,27 @@ export interface SnippetInputs {
   address: string;
   /** What to write for the token, e.g. `<your token>`. */
   token: string;
-  /** A model an OpenAI-compatible provider lists, and one an Anthropic provider lists. */
+  /** A model an OpenAI-compatible provider lists, one an Anthropic provider lists, one a Gemini provider lists. */
   openaiModel: string;
   anthropicModel: string;
+  geminiModel: string;
 }
 
-export const SNIPPET_IDS: readonly SnippetId[] = ['openaiPython', 'openaiJs', 'anthropicPython', 'anthropicJs', 'env'];
+export const SNIPPET_IDS: readonly SnippetId[] = ['openaiPython', 'openaiJs', 'anthropicPython', 'anthropicJs', 'geminiPython', 'geminiJs', 'env'];
 
 /** A string literal for Python and JavaScript alike (double quotes, escaped as JSON escapes them). */
 const quoted = (text: string) => JSON.stringify(text);
 
-/** OpenAI SDKs take the URL before `/chat/completions`; Anthropic SDKs the one before `/v1/messages`. */
+/**
+ * OpenAI SDKs take the URL before `/chat/completions`; Anthropic SDKs the one before
+ * `/v1/messages`; Google's the host root (they add `/v1beta/models/…`, or `/v1/…`).
+ */
 export function baseUrls(address: string) {
   const root = address.replace(/\/+$/, '');
-  return { openai: `${root}/v1`, anthropic: root };
+  return { openai: `${root}/v1`, anthropic: root, gemini: root };
 }
 
-export function snippets({ address, token, openaiModel, anthropicModel }: SnippetInputs): Snippet[] {
+export function snippets({ address, token, openaiModel, anthropicModel, geminiModel }: SnippetInputs): Snippet[] {
   const urls = baseUrls(address);
   const code: Record<SnippetId, string> = {
     openaiPython: [
@@ -79,11 +83,27 @@ export function snippets({ address, token, openaiModel, anthropicModel }: Snippe
       '});',
       'console.log(reply.content[0].text);',
     ].join('\n'),
+    geminiPython: [
+      'from google import genai',
+      '',
+      `client = genai.Client(api_key=${quoted(token)}, http_options={"base_url": ${quoted(urls.gemini)}})`,
+      `reply = client.models.generate_content(model=${quoted(geminiModel)}, contents="Hello")`,
+      'print(reply.text)',
+    ].join('\n'),
+    geminiJs: [
+      "import { GoogleGenAI } from '@google/genai';",
+      '',
+      `const ai = new GoogleGenAI({ apiKey: ${quoted(token)}, httpOptions: { baseUrl: ${quoted(urls.gemini)} } });`,
+      `const reply = await ai.models.generateContent({ model: ${quoted(geminiModel)}, contents: 'Hello' });`,
+      'console.log(reply.text);',
+    ].join('\n'),
     env: [
       `export OPENAI_BASE_URL=${shellWord(urls.openai)}`,
       `export OPENAI_API_KEY=${shellWord(token)}`,
       `export ANTHROPIC_BASE_URL=${shellWord(urls.anthropic)}`,
       `export ANTHROPIC_API_KEY=${shellWord(token)}`,
+      `export GOOGLE_GEMINI_BASE_URL=${shellWord(urls.gemini)}`,
+      `export GEMINI_API_KEY=${shellWord(token)}`,
     ].join('\n'),
   };
   const language: Record<SnippetId, Snippet['language']> = {
@@ -91,6 +111,8 @@ export function snippets({ address, token, openaiModel, anthropicModel }: Snippe
     openaiJs: 'javascript',
     anthropicPython: 'python',
     anthropicJs: 'javascript',
+    geminiPython: 'python',
+    geminiJs: 'javascript',
     env: 'bash',
   };
   return SNIPPET_IDS.map((id) => ({ id, language: language[id], code: code[id] }));

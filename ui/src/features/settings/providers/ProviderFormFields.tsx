@@ -1,8 +1,8 @@
-import { useRef, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Field } from '../../../components/Field';
 import { FormActions } from '../../../components/FormActions';
 import { useI18n } from '../../../i18n/I18nProvider';
-import type { Provider } from '../../../ipc/bindings';
+import type { Provider, ProviderKind } from '../../../ipc/bindings';
 import { IpcError } from '../../../ipc/client';
 import { errorText, issueText } from '../../../i18n/problems';
 import { SystemPromptField } from '../../../components/SystemPromptField';
@@ -19,6 +19,13 @@ interface Props {
   testId: string;
 }
 
+/** What a base URL of each kind looks like: OpenAI's before /chat/completions, the others' host root. */
+const BASE_URL_EXAMPLES: Record<ProviderKind, string> = {
+  openai: 'https://api.openai.com/v1',
+  anthropic: 'https://api.anthropic.com',
+  gemini: 'https://generativelanguage.googleapis.com',
+};
+
 /**
  * The provider's fields: name, kind, base URL, the provider-level key (a password field; empty
  * keeps the stored one), models and the default model. Errors, the client's or the backend's, at
@@ -34,12 +41,19 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
     name: useRef<HTMLInputElement>(null),
     kind: useRef<HTMLSelectElement>(null),
     baseUrl: useRef<HTMLInputElement>(null),
+    onMyNetwork: useRef<HTMLInputElement>(null),
     apiKey: useRef<HTMLInputElement>(null),
     models: useRef<HTMLTextAreaElement>(null),
     defaultModel: useRef<HTMLSelectElement>(null),
     systemPrompt: useRef<HTMLDivElement>(null),
   };
   const models = parseModels(form.models);
+  // Asked for by the backend once (plain http to another machine), then kept in view; focus
+  // goes to it once it is there.
+  const [askedNetwork, setAskedNetwork] = useState(false);
+  useEffect(() => {
+    if (askedNetwork) refs.onMyNetwork.current?.focus();
+  }, [askedNetwork, refs.onMyNetwork]);
 
   function update<K extends keyof ProviderForm>(field: K, value: ProviderForm[K]) {
     setForm((f) => ({ ...f, [field]: value }));
@@ -48,6 +62,7 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
 
   function show(placed: Partial<Record<FormField, string>>) {
     setErrors(placed);
+    if (placed.onMyNetwork) setAskedNetwork(true);
     const first = FORM_FIELDS.find((f) => placed[f]);
     const target = first ? refs[first].current : null;
     // The system prompt's ref is its wrapper: focus the text area inside.
@@ -119,6 +134,7 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
             >
               <option value="openai">{t('providers.kind.openai')}</option>
               <option value="anthropic">{t('providers.kind.anthropic')}</option>
+              <option value="gemini">{t('providers.kind.gemini')}</option>
             </select>
           )}
         </Field>
@@ -132,7 +148,7 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
             inputMode="url"
             spellCheck={false}
             autoCapitalize="off"
-            placeholder={form.kind === 'anthropic' ? 'https://api.anthropic.com' : 'https://api.openai.com/v1'}
+            placeholder={BASE_URL_EXAMPLES[form.kind]}
             aria-invalid={invalid || undefined}
             aria-describedby={describedBy}
             value={form.baseUrl}
@@ -141,6 +157,22 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
           />
         )}
       </Field>
+      {askedNetwork && (
+        <Field label={t('provider.onMyNetwork')} hint={t('provider.onMyNetworkWarning')} error={errors.onMyNetwork} testId="provider-onmynetwork">
+          {({ id, describedBy, invalid }) => (
+            <input
+              ref={refs.onMyNetwork}
+              id={id}
+              type="checkbox"
+              aria-invalid={invalid || undefined}
+              aria-describedby={describedBy}
+              checked={form.onMyNetwork}
+              onChange={(e) => update('onMyNetwork', e.target.checked)}
+              data-testid="provider-onmynetwork-input"
+            />
+          )}
+        </Field>
+      )}
       <Field
         label={
           <>

@@ -186,7 +186,7 @@ function ProviderSettings({ provider, onEdit, onDelete }: { provider: Provider; 
     <section className="provider-card" aria-label={provider.name} data-testid="provider-settings">
       <div className="provider-card__title">
         <h3>{provider.name}</h3>
-        <span className="tag">{t(provider.kind === 'anthropic' ? 'providers.kind.anthropic' : 'providers.kind.openai')}</span>
+        <span className="tag">{t(`providers.kind.${provider.kind}`)}</span>
         <span className="provider-card__actions">
           <button type="button" className="button" onClick={onEdit} data-testid="provider-edit">
             <Icon name="pencil" size={16} />

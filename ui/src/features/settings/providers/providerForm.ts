@@ -25,13 +25,18 @@ export interface ProviderForm {
   defaultModel: string;
   /** The system prompt new chats with this provider start with; empty for none. */
   systemPrompt: string;
+  /**
+   * The user says the base URL's host is on their own network: the backend asks for it
+   * (`plain_http_needs_consent` at `onMyNetwork`) for plain http to any host but this machine.
+   */
+  onMyNetwork: boolean;
 }
 
-export const FORM_FIELDS = ['name', 'kind', 'baseUrl', 'apiKey', 'models', 'defaultModel', 'systemPrompt'] as const;
+export const FORM_FIELDS = ['name', 'kind', 'baseUrl', 'onMyNetwork', 'apiKey', 'models', 'defaultModel', 'systemPrompt'] as const;
 export type FormField = (typeof FORM_FIELDS)[number];
 
 export function emptyForm(): ProviderForm {
-  return { name: '', kind: 'openai', baseUrl: '', apiKey: '', removeKey: false, models: '', defaultModel: '', systemPrompt: '' };
+  return { name: '', kind: 'openai', baseUrl: '', apiKey: '', removeKey: false, models: '', defaultModel: '', systemPrompt: '', onMyNetwork: false };
 }
 
 export function formOf(provider: Provider): ProviderForm {
@@ -44,6 +49,7 @@ export function formOf(provider: Provider): ProviderForm {
     models: provider.models.join('\n'),
     defaultModel: provider.defaultModel ?? '',
     systemPrompt: provider.systemPrompt ?? '',
+    onMyNetwork: false,
   };
 }
 
@@ -94,6 +100,7 @@ export function toNewProvider(form: ProviderForm): Checked<AddProviderArgs> {
       ...(models.length > 0 ? { models } : {}),
       ...(defaultModel ? { defaultModel } : {}),
       ...(systemPrompt ? { systemPrompt } : {}),
+      ...(form.onMyNetwork ? { onMyNetwork: true } : {}),
     },
   };
 }
@@ -109,7 +116,10 @@ export function toChanges(form: ProviderForm, provider: Provider): Checked<Provi
   const defaultModel = form.defaultModel.trim();
   if (name !== provider.name) changes.name = name;
   if (form.kind !== provider.kind) changes.kind = form.kind;
-  if (baseUrl !== provider.baseUrl) changes.baseUrl = baseUrl;
+  if (baseUrl !== provider.baseUrl) {
+    changes.baseUrl = baseUrl;
+    if (form.onMyNetwork) changes.onMyNetwork = true;
+  }
   if (apiKey) changes.apiKey = apiKey;
   else if (form.removeKey && provider.apiKeyPreview) changes.apiKey = '';
   if (models.join('\n') !== provider.models.join('\n')) changes.models = models;

@@ -30,8 +30,9 @@ describe('the price form', () => {
 
   it('checks the backend’s rules, with the bounds it declares: a model name, not blank, and prices', () => {
     expect(parsePriceForm(form({ model: '   ' }))).toEqual({ ok: false, errors: { model: 'usagePage.modelRequired' } });
-    expect(parsePriceForm(form({ model: 'm'.repeat(LIMITS.modelName.maxChars + 1) }))).toEqual({ ok: false, errors: { model: 'usagePage.modelTooLong' } });
-    expect(parsePriceForm(form({ model: '模'.repeat(LIMITS.modelName.maxChars) })), 'characters, not bytes').toMatchObject({ ok: true });
+    expect(parsePriceForm(form({ model: 'm'.repeat(LIMITS.modelName.maxBytes + 1) }))).toEqual({ ok: false, errors: { model: 'usagePage.modelTooLong' } });
+    expect(parsePriceForm(form({ model: 'm'.repeat(LIMITS.modelName.maxBytes) })), 'at the bound').toMatchObject({ ok: true });
+    expect(parsePriceForm(form({ model: '模'.repeat(LIMITS.modelName.maxBytes / 3 + 1) })), 'bytes, as the backend counts').toMatchObject({ ok: false });
     expect(parsePriceForm(form({ inputPerMillion: '', outputPerMillion: `${LIMITS.price.max}.01`, cachedInputPerMillion: 'free' }))).toEqual({
       ok: false,
       errors: { inputPerMillion: 'usagePage.priceRequired', outputPerMillion: 'usagePage.priceRange', cachedInputPerMillion: 'usagePage.priceRange' },

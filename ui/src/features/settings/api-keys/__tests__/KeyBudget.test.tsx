@@ -23,6 +23,8 @@ const requests = (scope: string, remaining: number, limit: number | null, inMs: 
   requests: { remaining, limit, resetAt: BACKEND_NOW + inMs },
   tokens: null,
   reservedRequests,
+  coolingUntil: null,
+  usedUpUntil: null,
 });
 
 describe('what a key has left', () => {
@@ -40,7 +42,7 @@ describe('what a key has left', () => {
   });
 
   it('shows nothing when no budget is known', () => {
-    renderBudget([{ scope: 'gpt-4o', requests: null, tokens: null, reservedRequests: 0 }]);
+    renderBudget([{ scope: 'gpt-4o', requests: null, tokens: null, reservedRequests: 0, coolingUntil: null, usedUpUntil: null }]);
     expect(screen.queryByTestId('key-budget')).not.toBeInTheDocument();
   });
 
@@ -50,7 +52,7 @@ describe('what a key has left', () => {
   });
 
   it('shows tokens when they are the tighter window, compactly', () => {
-    renderBudget([{ scope: 'm', requests: { remaining: 40, limit: 50, resetAt: BACKEND_NOW + 20_000 }, tokens: { remaining: 12_000, limit: 400_000, resetAt: BACKEND_NOW + 30_000 }, reservedRequests: 0 }]);
+    renderBudget([{ scope: 'm', requests: { remaining: 40, limit: 50, resetAt: BACKEND_NOW + 20_000 }, tokens: { remaining: 12_000, limit: 400_000, resetAt: BACKEND_NOW + 30_000 }, reservedRequests: 0, coolingUntil: null, usedUpUntil: null }]);
     expect(screen.getByTestId('key-budget-line')).toHaveTextContent(/^12K\/400K tokens · resets in 30 s$/);
     expect(screen.getByTestId('key-budget-line'), 'every window is in the tooltip').toHaveAttribute('title', 'm: 12K/400K tokens · resets in 30 s, 40/50 req · resets in 20 s');
   });
@@ -84,7 +86,7 @@ describe('what a key has left', () => {
     renderBudget([requests('a', 3, 5, 1_200)], locale);
     expect(screen.getByTestId('key-budget-line').textContent).toBe(requestsText);
     cleanup();
-    renderBudget([{ scope: 'm', requests: null, tokens: { remaining: 12_000, limit: 400_000, resetAt: BACKEND_NOW + 30_000 }, reservedRequests: 0 }], locale);
+    renderBudget([{ scope: 'm', requests: null, tokens: { remaining: 12_000, limit: 400_000, resetAt: BACKEND_NOW + 30_000 }, reservedRequests: 0, coolingUntil: null, usedUpUntil: null }], locale);
     expect(screen.getByTestId('key-budget-line').textContent?.replace(/\u00a0/g, ' ')).toBe(tokensText);
   });
 });

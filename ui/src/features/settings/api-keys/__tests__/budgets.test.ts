@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Budget } from '../../../../ipc/bindings';
 import { budgetViews, formatAmount, formatSeconds } from '../budgets';
 
-const budget = (scope: string, fields: Partial<Budget> = {}): Budget => ({ scope, requests: null, tokens: null, reservedRequests: 0, ...fields });
+const budget = (scope: string, fields: Partial<Budget> = {}): Budget => ({ scope, requests: null, tokens: null, reservedRequests: 0, coolingUntil: null, usedUpUntil: null, ...fields });
 
 describe('budget views', () => {
   it('counts the requests in flight against what the provider said is left', () => {

@@ -8,7 +8,7 @@ const key = (id: string, extra: Partial<ApiKey> = {}): ApiKey => ({
 });
 
 const live = (id: string, extra: Partial<KeyStatus> = {}): KeyStatus => ({
-  id, label: null, state: 'active', coolingUntil: null, consecutiveErrors: 0, lastError: null, lastUsedAt: null,
+  id, label: null, quotaGroup: null, state: 'active', coolingUntil: null, consecutiveErrors: 0, lastError: null, lastUsedAt: null,
   requestCount: 0, failureCount: 0, budgets: [], inFlight: 0, nextProbeAt: null, unsetVar: null, ...extra,
 });
 

@@ -211,6 +211,8 @@ describe('Settings → Local API', () => {
       'OpenAI SDK · JavaScript',
       'Anthropic SDK · Python',
       'Anthropic SDK · JavaScript',
+      'Google Gen AI SDK · Python',
+      'Google Gen AI SDK · JavaScript',
       'Environment variables',
     ]);
     await user.click(first);
@@ -228,6 +230,8 @@ describe('Settings → Local API', () => {
         "export OPENAI_API_KEY='<your token>'",
         'export ANTHROPIC_BASE_URL=http://127.0.0.1:4141',
         "export ANTHROPIC_API_KEY='<your token>'",
+        'export GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:4141',
+        "export GEMINI_API_KEY='<your token>'",
       ].join('\n'),
     );
     await user.click(within(env).getByRole('button', { name: 'Copy the example: Environment variables' }));

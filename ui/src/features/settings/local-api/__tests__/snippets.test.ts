@@ -4,13 +4,25 @@ import { parsePort } from '../port';
 import { baseUrls, exampleModel, shellWord, snippets } from '../snippets';
 
 describe('local API examples', () => {
-  it('give OpenAI SDKs the address plus /v1 and Anthropic SDKs the address itself', () => {
-    expect(baseUrls('http://127.0.0.1:4141')).toEqual({ openai: 'http://127.0.0.1:4141/v1', anthropic: 'http://127.0.0.1:4141' });
-    expect(baseUrls('http://127.0.0.1:4141/'), 'no double slash').toEqual({ openai: 'http://127.0.0.1:4141/v1', anthropic: 'http://127.0.0.1:4141' });
+  it('give OpenAI SDKs the address plus /v1, Anthropic and Google SDKs the address itself', () => {
+    const expected = { openai: 'http://127.0.0.1:4141/v1', anthropic: 'http://127.0.0.1:4141', gemini: 'http://127.0.0.1:4141' };
+    expect(baseUrls('http://127.0.0.1:4141')).toEqual(expected);
+    expect(baseUrls('http://127.0.0.1:4141/'), 'no double slash').toEqual(expected);
+  });
+
+  it('point Google’s Gen AI SDKs at the host root with the token as their key', () => {
+    const byId = Object.fromEntries(
+      snippets({ address: 'http://127.0.0.1:4141', token: '<t>', openaiModel: 'o', anthropicModel: 'a', geminiModel: 'gemini-2.5-flash' }).map((s) => [s.id, s]),
+    );
+    expect(byId.geminiPython.code).toContain('genai.Client(api_key="<t>", http_options={"base_url": "http://127.0.0.1:4141"})');
+    expect(byId.geminiPython.code).toContain('model="gemini-2.5-flash"');
+    expect(byId.geminiJs.code).toContain('new GoogleGenAI({ apiKey: "<t>", httpOptions: { baseUrl: "http://127.0.0.1:4141" } })');
+    expect(byId.geminiJs.language).toBe('javascript');
+    expect(byId.env.code, 'the variables @google/genai reads').toContain("export GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:4141\nexport GEMINI_API_KEY='<t>'");
   });
 
   it('quote what they are given, so a model with quotes cannot break the code', () => {
-    const [python] = snippets({ address: 'http://127.0.0.1:1', token: '<t>', openaiModel: 'a"b', anthropicModel: 'c' });
+    const [python] = snippets({ address: 'http://127.0.0.1:1', token: '<t>', openaiModel: 'a"b', anthropicModel: 'c', geminiModel: 'g' });
     expect(python.code).toContain('model="a\\"b",');
   });
 

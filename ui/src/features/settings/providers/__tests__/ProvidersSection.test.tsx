@@ -173,6 +173,25 @@ describe('provider settings', () => {
     expect(screen.getByTestId('pool-empty')).toBeInTheDocument();
   });
 
+  it('adds a Google Gemini provider at the host root, and names its kind', async () => {
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Add provider' }));
+    const dialog = screen.getByRole('dialog', { name: 'Add a provider' });
+    await user.type(within(dialog).getByLabelText('Name'), 'Gemini proxy');
+    await user.selectOptions(within(dialog).getByLabelText('Kind'), 'Google Gemini');
+    const baseUrl = within(dialog).getByLabelText('Base URL');
+    expect(baseUrl, 'the example is the host root').toHaveAttribute('placeholder', 'https://generativelanguage.googleapis.com');
+    expect(baseUrl).toHaveAccessibleDescription(/Google Gemini: the host root, https:\/\/generativelanguage\.googleapis\.com \(Keypool adds \/v1beta\/…\)/);
+    await user.type(baseUrl, 'https://proxy.example');
+    await user.type(within(dialog).getByLabelText('Models'), 'gemini-2.5-flash');
+    await user.click(within(dialog).getByRole('button', { name: 'Add provider' }));
+
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:addProvider').at(-1)).toEqual({ name: 'Gemini proxy', kind: 'gemini', baseUrl: 'https://proxy.example', models: ['gemini-2.5-flash'] });
+    expect(await screen.findByRole('heading', { name: 'Gemini proxy' })).toBeInTheDocument();
+    expect(screen.getByTestId('provider-settings'), 'its kind, in words').toHaveTextContent('Google Gemini');
+  });
+
   it('deletes a provider after saying how many keys go with it', async () => {
     backend.add('openai', 'sk-one-0001');
     backend.add('openai', 'sk-two-0002');
@@ -260,7 +279,29 @@ describe('the base URL’s plain http rule', () => {
     await user.clear(url);
     await user.type(url, 'http://192.168.1.9:8000/v1');
     await user.click(screen.getByRole('button', { name: 'Save' }));
+    // Plain http to a machine on the network: only with the user's word that it is theirs.
+    const consent = await screen.findByRole('checkbox', { name: 'This host is on my own network' });
+    expect(consent, 'the question comes with what it means').toHaveAccessibleDescription(/unencrypted/);
+    expect(consent, 'and focus goes to it').toHaveFocus();
+    expect(backend.providers().find((p) => p.id === 'anthropic')?.baseUrl, 'nothing saved before the answer').toBe('https://anthropic.example/v1');
+    await user.click(consent);
+    await user.click(screen.getByRole('button', { name: 'Save' }));
     await waitFor(() => expect(screen.getByTestId('provider-base-url')).toHaveTextContent('http://192.168.1.9:8000/v1'));
+  });
+
+  it('adds a provider on the local network only once the user says the host is theirs', async () => {
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Add provider' }));
+    const dialog = screen.getByRole('dialog', { name: 'Add a provider' });
+    await user.type(within(dialog).getByLabelText('Name'), 'GPU box');
+    await user.type(within(dialog).getByLabelText('Base URL'), 'http://gpu-box.local/v1');
+    expect(within(dialog).queryByRole('checkbox', { name: 'This host is on my own network' }), 'nothing asked before the backend does').toBeNull();
+    await user.click(within(dialog).getByRole('button', { name: 'Add provider' }));
+    const consent = await within(dialog).findByRole('checkbox', { name: 'This host is on my own network' });
+    expect(backend.providers().some((p) => p.name === 'GPU box'), 'not saved without it').toBe(false);
+    await user.click(consent);
+    await user.click(within(dialog).getByRole('button', { name: 'Add provider' }));
+    await waitFor(() => expect(backend.providers().some((p) => p.name === 'GPU box'), 'saved with it').toBe(true));
   });
 
   it('says why at the field when adding', async () => {
