@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatEvent, Message } from '../../../ipc/bindings';
-import { answeredByProviderKey, conversationReducer, editable, emptyConversation, regenerable, retryable, type Conversation, type ConversationAction } from '../conversation';
+import { answeredByProviderKey, conversationReducer, editable, emptyConversation, regenerable, retryable, type Conversation, type ConversationAction, type Notice } from '../conversation';
+import { noticeText } from '../Messages';
+import { translate, type MessageKey } from '../../../i18n';
 import { initialModel } from '../models';
 import { matchingModels, mergedModels } from '../../models/modelOptions';
 import { provider } from '../../../test/fakeBackend';
@@ -20,6 +22,9 @@ const message = (fields: Partial<Message>): Message => ({
   usage: null,
   ...fields,
 });
+
+/** English words, as the page shows them. */
+const t = (key: MessageKey, vars?: Record<string, string | number>) => translate('en', key, vars);
 
 const user = message({ id: 'u1', role: 'user', content: 'Hi' });
 const fold = (state: Conversation, ...actions: ConversationAction[]) => actions.reduce(conversationReducer, state);
@@ -162,6 +167,29 @@ describe('conversation reducer', () => {
     expect(state.streaming?.notices, 'the failover names the key that took over after the wait').toEqual([
       { kind: 'failover', keyLabel: 'A', status: 429, reason: 'rate_limited', message: 'slow down', nextKeyLabel: 'B' },
     ]);
+  });
+
+  it('words a retry on the same key after a wait as a wait, not as a failover to another key', () => {
+    const state = fold(
+      emptyConversation,
+      { type: 'sending', turn: 'ask' },
+      ev({ type: 'keySelected', keyId: 'k1', keyLabel: 'sk-…ted1', providerLevel: false, keyless: false, rebound: false, attempt: 1 }),
+      ev({ type: 'failover', keyLabel: 'sk-…ted1', status: 429, reason: 'rate_limited', message: 'slow down' }),
+      ev({ type: 'waiting', until: 5_000, deadline: 20_000, now: 1_000, seconds: 4 }, 1_000),
+      ev({ type: 'keySelected', keyId: 'k1', keyLabel: 'sk-…ted1', providerLevel: false, keyless: false, rebound: false, attempt: 2 }),
+    );
+    const notice = state.streaming?.notices[0];
+    expect(notice, 'the same key took the reply again: marked as such').toMatchObject({ kind: 'failover', nextKeyLabel: 'sk-…ted1', sameKey: true });
+    expect(noticeText(notice as Notice, t), 'worded as a wait on that key').toBe('sk-…ted1 was rate-limited (429); tried again on it after a wait');
+
+    const moved = fold(
+      emptyConversation,
+      { type: 'sending', turn: 'ask' },
+      ev({ type: 'keySelected', keyId: 'k1', keyLabel: 'A', providerLevel: false, keyless: false, rebound: false, attempt: 1 }),
+      ev({ type: 'failover', keyLabel: 'A', status: 429, reason: 'rate_limited', message: 'slow down' }),
+      ev({ type: 'keySelected', keyId: 'k2', keyLabel: 'B', providerLevel: false, keyless: false, rebound: true, attempt: 2 }),
+    );
+    expect(noticeText(moved.streaming?.notices[0] as Notice, t), 'another key took over: a failover').toBe('A was rate-limited (429), retried on B');
   });
 
   it('waits for a request in flight (no known time), keeps waiting while stopping, and a stopped reply ends it', () => {
