@@ -1,4 +1,4 @@
-import { render, screen, waitFor, within } from '@testing-library/react';
+import { act, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { I18nProvider } from '../../../i18n/I18nProvider';
@@ -50,6 +50,24 @@ describe('the chat page', () => {
     expect(backend.callsOf('chat:create')).toEqual([{ providerId: 'anthropic', model: 'claude-haiku-4-5' }]);
     expect(screen.getByTestId('conversation-model')).toHaveTextContent('Anthropic · claude-haiku-4-5');
     expect(screen.getByTestId('chat-item-title')).toHaveTextContent('New chat');
+  });
+
+  it('preselects the provider last chatted with when its pool can answer, else one that can', async () => {
+    // The latest chat is Anthropic's, whose pool is empty: OpenAI (its own key) can answer.
+    backend.addChat({ providerId: 'openai', updatedAt: 1 });
+    backend.addChat({ providerId: 'anthropic', model: 'claude-sonnet-4-5', updatedAt: 2 });
+    const user = renderPage();
+    await user.click((await screen.findAllByRole('button', { name: 'New chat' }))[0]);
+    let dialog = screen.getByRole('dialog', { name: 'Start a new chat' });
+    expect(within(dialog).getByLabelText('Provider'), 'a provider with no keys is not offered first').toHaveValue('openai');
+    await user.click(within(dialog).getByRole('button', { name: 'Cancel' }));
+
+    // A key added (as Settings adds it): the page hears of the change.
+    await act(() => backend.invoke('llmConfig:addApiKey', { providerId: 'anthropic', apiKey: 'sk-ant-answers-1111' }));
+    await user.click(screen.getAllByRole('button', { name: 'New chat' })[0]);
+    dialog = screen.getByRole('dialog', { name: 'Start a new chat' });
+    await waitFor(() => expect(within(dialog).getByLabelText('Provider'), 'once it can answer, the last one used').toHaveValue('anthropic'));
+    expect(within(dialog).getByLabelText('Model'), 'with its default').toHaveValue('claude-sonnet-4-5');
   });
 
   it('streams the reply in as deltas arrive and says which key answered', async () => {
