@@ -473,8 +473,8 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       }
       return result;
     },
-    'llmConfig:listModelsFor': ({ baseUrl }) => {
-      checkBaseUrl(baseUrl);
+    'llmConfig:listModelsFor': ({ baseUrl, onMyNetwork }) => {
+      checkBaseUrl(baseUrl, onMyNetwork);
       const script = unsavedModelLists.get(baseUrl.trim());
       if (script && 'error' in script) throw script.error;
       return { models: script?.models ?? [], fetchedAt: clock, cached: false };
