@@ -565,6 +565,7 @@ export const en = {
   'localApi.modelPlaceholder': '<model>',
   'localApi.apiOpenai': 'OpenAI-compatible',
   'localApi.apiAnthropic': 'Anthropic',
+  'localApi.apiGemini': 'Google Gemini',
   'localApi.exampleModelsIntro': 'The examples ask for models the pool can answer now:',
   'localApi.exampleModel': '{api}: {model} ({provider})',
   'localApi.noModelNoKey': '{api}: no provider can answer yet. Add a key to one in Settings → Providers, and the examples will ask for one of its models.',

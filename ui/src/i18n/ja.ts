@@ -550,6 +550,7 @@ export const ja: Dictionary = {
   'localApi.modelPlaceholder': '<モデル>',
   'localApi.apiOpenai': 'OpenAI 互換',
   'localApi.apiAnthropic': 'Anthropic',
+  'localApi.apiGemini': 'Google Gemini',
   'localApi.exampleModelsIntro': '例では、プールが今応答できるモデルを指定しています：',
   'localApi.exampleModel': '{api}：{model}（{provider}）',
   'localApi.noModelNoKey': '{api}：まだ応答できるプロバイダーがありません。「設定 → プロバイダー」でキーを追加すると、例でそのモデルを指定します。',

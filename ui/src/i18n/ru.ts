@@ -550,6 +550,7 @@ export const ru: Dictionary = {
   'localApi.modelPlaceholder': '<модель>',
   'localApi.apiOpenai': 'OpenAI-совместимый',
   'localApi.apiAnthropic': 'Anthropic',
+  'localApi.apiGemini': 'Google Gemini',
   'localApi.exampleModelsIntro': 'Примеры запрашивают модели, на которые пул может ответить сейчас:',
   'localApi.exampleModel': '{api}: {model} ({provider})',
   'localApi.noModelNoKey': '{api}: пока ни один провайдер не может ответить. Добавьте ему ключ в «Настройки → Провайдеры», и примеры будут запрашивать одну из его моделей.',

@@ -547,6 +547,7 @@ export const zh: Dictionary = {
   'localApi.modelPlaceholder': '<模型>',
   'localApi.apiOpenai': 'OpenAI 兼容',
   'localApi.apiAnthropic': 'Anthropic',
+  'localApi.apiGemini': 'Google Gemini',
   'localApi.exampleModelsIntro': '示例使用池现在能应答的模型：',
   'localApi.exampleModel': '{api}：{model}（{provider}）',
   'localApi.noModelNoKey': '{api}：还没有能应答的提供商。在“设置 → 提供商”中为其添加 Key，示例就会使用它的某个模型。',
