@@ -37,7 +37,12 @@ describe('App shell', () => {
     expect(await screen.findByTestId('api-key-pool'), 'the first provider opens with its pool').toBeInTheDocument();
 
     await user.click(screen.getByRole('button', { name: 'About' }));
-    expect(screen.getByTestId('about')).toHaveTextContent('/data/logs');
+    const about = screen.getByRole('region', { name: 'Keypool' });
+    expect(within(about).getByRole('heading', { level: 2, name: 'Keypool' }), 'About names the app').toBeInTheDocument();
+    expect(screen.getByTestId('about-version'), 'its version').toHaveTextContent(/\d+\.\d+/);
+    expect(screen.getByTestId('about-data-dir'), 'where its data is').not.toBeEmptyDOMElement();
+    expect(screen.getByTestId('about-licence'), 'and under which licence').toHaveTextContent('MIT');
+    expect(about).toHaveTextContent('/data/logs');
 
     await user.click(screen.getByRole('button', { name: /Chat/ }));
     expect(screen.getByTestId('chat-page')).toBeInTheDocument();
