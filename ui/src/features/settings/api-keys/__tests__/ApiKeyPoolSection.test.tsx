@@ -372,6 +372,7 @@ describe('API Key Pool section', () => {
     await waitFor(() => expect(backend.callsOf('llmConfig:updateApiKey')).toEqual([{ id: 'key-1', weight: 5 }]));
     await waitFor(() => expect(backend.keys()[0].weight).toBe(5));
     expect(weight).toHaveValue('5');
+    expect(screen.getByTestId('key-weight-status'), 'a saved weight says so where it is seen').toHaveTextContent('Saved.');
   });
 
   it('shows a weight rejected by the backend at the weight', async () => {

@@ -139,12 +139,20 @@ describe('Settings → Local API', () => {
     expect(input).toHaveAccessibleDescription(/Port 4141 is in use by another program/);
     expect(screen.queryByTestId('local-api-address')).not.toBeInTheDocument();
 
+    // Another port that is taken: saved, but never "Saved." beside the red "in use".
+    backend.occupyPort(4143);
+    await user.clear(input);
+    await user.type(input, '4143{Enter}');
+    await waitFor(() => expect(screen.getByTestId('local-api-port-error')).toHaveTextContent('Port 4143 is in use'));
+    expect(screen.getByTestId('local-api-port-status'), 'no green word beside the red one').toHaveTextContent(/^$/);
+
     await user.clear(input);
     await user.type(input, '4142{Enter}');
     await waitFor(() => expect(state()).toHaveTextContent('Running'));
     expect(backend.callsOf('localApi:configure').at(-1)).toEqual({ enabled: true, port: 4142 });
     expect(screen.queryByTestId('local-api-port-error')).not.toBeInTheDocument();
     expect(screen.getByTestId('local-api-address')).toHaveTextContent('http://127.0.0.1:4142');
+    expect(screen.getByTestId('local-api-port-status'), 'a port it listens on is saved').toHaveTextContent('Saved.');
   });
 
   it('regenerates the token only after asking: Cancel keeps it, confirming shows the new one once', async () => {
