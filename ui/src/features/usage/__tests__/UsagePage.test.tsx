@@ -133,6 +133,24 @@ describe('Usage page', () => {
     expect(screen.getByTestId('usage-total-cost-note'), 'Anthropic’s model has no price').toHaveTextContent('partly priced');
   });
 
+  it('keeps a long key label whole in a tooltip and beside its colour, in the legend and the table', async () => {
+    const long = 'production key of the data-science team, billing account 7 (do not rotate)';
+    const id = backend.add('openai', 'sk-long-label-1111', { label: long }).id;
+    const other = backend.add('openai', 'sk-other-label-2222', { label: 'short' }).id;
+    backend.usage.setAttempts([attempt(at(0, 9), 'openai', id), attempt(at(0, 10), 'openai', other)]);
+    renderPage();
+    const legend = await screen.findByTestId('usage-chart-tokens-legend');
+    const item = within(legend)
+      .getAllByRole('listitem', { hidden: true })
+      .find((li) => li.textContent?.includes('production key'));
+    expect(item, 'the long label is in the legend').toBeDefined();
+    expect(item, 'its whole in the tooltip (with its provider, as every provider is shown)').toHaveAttribute('title', `OpenAI · ${long}`);
+    expect(item?.querySelector('.usage-legend__swatch')?.getAttribute('style'), 'with its colour beside it').toMatch(/background/);
+    const cell = within(screen.getByTestId('usage-key-table')).getByRole('rowheader', { name: long });
+    expect(cell, 'the key table cuts it to its column, whole in the tooltip').toHaveAttribute('title', long);
+    expect(cell).toHaveClass('usage-table__name');
+  });
+
   it('draws three charts, each a figure with a named image and a table of the same numbers', async () => {
     seedLedger();
     renderPage();
