@@ -6,23 +6,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, until } from './harness.mjs';
-import { assertAccessible, click, fresh, gone, textOf } from './steps.mjs';
+import { assertAccessible, click, fresh, gone, keepPreferences, textOf } from './steps.mjs';
 
 const WAIT = 15_000;
 /** The window's size as tauri.conf.json opens it. */
 const DEFAULT_WINDOW = { width: 1100, height: 720 };
 const UNSET = 'KEYPOOL_E2E_SURELY_UNSET_VARIABLE';
 
-/** Language and theme as Settings → General keeps them (localStorage), then a reload. */
+/** Language and theme as Settings → General keeps them (the data directory), then a reload. */
 async function usePreferences(app, { language, theme }) {
-  await app.driver.executeScript(
-    `if (arguments[0]) localStorage.setItem('keypool.language', arguments[0]);
-     if (arguments[1]) localStorage.setItem('keypool.theme', arguments[1]);`,
-    language ?? null,
-    theme ?? null,
-  );
-  await app.driver.navigate().refresh();
-  await app.find('app-shell');
+  await keepPreferences(app, { ...(language ? { language } : {}), ...(theme ? { theme } : {}) });
 }
 
 /** Settings → Providers → OpenAI, its key pool shown. */

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { GoogleGenAI } from '@google/genai';
 import { By, freePort, launchApp, startFakeProvider } from './harness.mjs';
-import { assertAccessible, assistantMessages, click, fresh, gone, keyRow, selectByText, send, textOf, waitFor } from './steps.mjs';
+import { assertAccessible, assistantMessages, click, fresh, gone, keepPreferences, keyRow, selectByText, send, textOf, waitFor } from './steps.mjs';
 
 const TIME_ZONE = 'Europe/Berlin';
 const MODEL = 'gemini-fake';
@@ -33,9 +33,7 @@ const DEFAULT_REPLY = 'Hello from the fake provider.';
  * to the one shown).
  */
 async function useTheme(app, theme, reopen) {
-  await app.driver.executeScript('localStorage.setItem("keypool.theme", arguments[0]);', theme);
-  await app.driver.navigate().refresh();
-  await app.find('app-shell');
+  await keepPreferences(app, { theme });
   await reopen();
 }
 
