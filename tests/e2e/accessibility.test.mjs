@@ -76,6 +76,7 @@ describe('accessibility of the real window', () => {
       await click(app, 'key-edit');
       await app.find('edit-key-dialog');
       await assertAccessible(app, `the key edit dialog (${theme})`, '[data-testid="edit-key-dialog"]');
+      await app.screenshot(`settings-key-edit-${theme}`);
       await (await app.find('edit-key-dialog')).sendKeys(Key.ESCAPE);
       await gone(app, 'edit-key-dialog');
 
@@ -90,9 +91,30 @@ describe('accessibility of the real window', () => {
       await app.screenshot(`settings-provider-edit-${theme}`);
       await click(app, 'provider-form-cancel');
 
+      // A provider not saved yet lists its models too (here: nothing answers at that address).
+      await click(app, 'add-provider');
+      await app.find('add-provider-dialog');
+      await click(app, 'provider-models-list');
+      await app.driver.wait(
+        async () => (await (await app.find('provider-models-status')).getAttribute('data-state')) !== 'loading',
+        WAIT,
+        'the unsaved provider is asked for its models',
+      );
+      await assertAccessible(app, `the add-provider dialog with its model list (${theme})`, '[data-testid="add-provider-dialog"]');
+      await app.screenshot(`settings-provider-add-models-${theme}`);
+      await (await app.find('add-provider-dialog')).sendKeys(Key.ESCAPE);
+      await gone(app, 'add-provider-dialog');
+
       await click(app, 'settings-general');
       await app.find('general-section');
       await assertAccessible(app, `Settings → General (${theme})`);
+
+      await click(app, 'settings-about');
+      const about = await app.find('about');
+      assert.match(await textOf(await app.find('about-name')), /^Keypool$/, 'About names the app');
+      assert.ok((await textOf(about)).includes('MIT'), 'and its licence');
+      await assertAccessible(app, `Settings → About (${theme})`);
+      await app.screenshot(`settings-about-${theme}`);
     });
   }
 
