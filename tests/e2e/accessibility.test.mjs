@@ -154,6 +154,14 @@ describe('accessibility of the real window', () => {
       assert.ok(layout.tagRight <= layout.weightLeft, `${language}: the tag does not run into the weight column: ${JSON.stringify(layout)}`);
       assert.equal(layout.title, layout.text, `${language}: the whole text is in its tooltip`);
       assert.deepEqual(layout.overflow.filter((px) => px > 0), [], `${language}: no row of the key table runs past the pool: ${JSON.stringify(layout)}`);
+      // A Latin font first (never system-ui, which may be a CJK font with full-width quotes), then
+      // the CJK font of the page's own language: Japanese is not drawn with Chinese glyphs.
+      const fonts = await app.driver.executeScript('return getComputedStyle(document.body).fontFamily');
+      const families = fonts.split(',').map((f) => f.trim().replace(/^["']|["']$/g, ''));
+      assert.ok(!families.includes('system-ui'), `${language}: no system-ui: ${fonts}`);
+      assert.ok(!/CJK/.test(families[0]), `${language}: a Latin font comes first: ${fonts}`);
+      const cjk = families.find((f) => /CJK/.test(f));
+      assert.equal(cjk, language === 'ja' ? 'Noto Sans CJK JP' : 'Noto Sans CJK SC', `${language}: the CJK font of the language: ${fonts}`);
       await app.driver.executeScript("arguments[0].scrollIntoView({ block: 'center' })", tag);
       await app.screenshot(`settings-key-list-${language}`);
     });

@@ -295,7 +295,8 @@ describe('Google Gemini in the real window, and @google/genai through the local 
 
     const models = [];
     for await (const model of await ai.models.list()) models.push(model.name);
-    assert.deepEqual(models, [`models/${MODEL}`], 'the models a Gemini provider with keys serves');
+    // Listed and fetched alike: every model the app would offer for it (issue 28 §4).
+    assert.deepEqual(models, [`models/${MODEL}`, 'models/gemini-fake-pro'], 'the models a Gemini provider with keys serves');
     const beta = new GoogleGenAI({ apiKey: token, httpOptions: { baseUrl: address, apiVersion: 'v1beta' } });
     assert.equal((await beta.models.generateContent(request)).text, DEFAULT_REPLY, 'v1beta is served too');
   });
