@@ -154,6 +154,16 @@ describe('accessibility of the real window', () => {
       assert.ok(layout.tagRight <= layout.weightLeft, `${language}: the tag does not run into the weight column: ${JSON.stringify(layout)}`);
       assert.equal(layout.title, layout.text, `${language}: the whole text is in its tooltip`);
       assert.deepEqual(layout.overflow.filter((px) => px > 0), [], `${language}: no row of the key table runs past the pool: ${JSON.stringify(layout)}`);
+      // Each heading stands over its column (USAGE over the counts, ON over the switch).
+      const columns = await app.driver.executeScript(
+        `const head = [...document.querySelector('.key-table__head').children].map((c) => c.getBoundingClientRect());
+         const row = document.querySelector('[data-testid="key-row"]');
+         const counts = row.querySelector('[data-testid="key-usage"]').getBoundingClientRect();
+         const toggle = row.querySelector('[role="switch"]').getBoundingClientRect();
+         return { usage: [head[4].left, counts.left], on: [head[5].left + head[5].width / 2, toggle.left + toggle.width / 2] };`,
+      );
+      assert.ok(Math.abs(columns.usage[0] - columns.usage[1]) <= 1, `${language}: the usage heading starts where its column does: ${JSON.stringify(columns)}`);
+      assert.ok(Math.abs(columns.on[0] - columns.on[1]) <= 1, `${language}: the on heading is centred over the switch: ${JSON.stringify(columns)}`);
       // A Latin font first (never system-ui, which may be a CJK font with full-width quotes), then
       // the CJK font of the page's own language: Japanese is not drawn with Chinese glyphs.
       const fonts = await app.driver.executeScript('return getComputedStyle(document.body).fontFamily');
