@@ -16,6 +16,8 @@ SYSTEM_PACKAGES=(
   python3
   # The release bundles' tests: rpm reads the .rpm, desktop-file-validate checks the desktop entry.
   rpm desktop-file-utils
+  # npm run bench:local-api: nginx is the upstream and the reference proxy, wrk the load.
+  nginx-light wrk
 )
 
 missing=()

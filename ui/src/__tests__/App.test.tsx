@@ -1,6 +1,6 @@
 import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AppStatus } from '../ipc/bindings';
 import { createFakeBackend, READY, type FakeBackend } from '../test/fakeBackend';
 
@@ -12,6 +12,11 @@ vi.mock('@tauri-apps/api/event', () => ({ listen: (event: string, handler: never
 const { App } = await import('../App');
 
 describe('App shell', () => {
+  // Settings loads on first use; its module is compiled once here, not inside a test's wait.
+  beforeAll(async () => {
+    await import('../features/settings/SettingsPage');
+  });
+
   beforeEach(() => {
     backend = createFakeBackend();
     invoke.mockReset();
@@ -31,7 +36,7 @@ describe('App shell', () => {
 
     expect(await screen.findByRole('heading', { name: 'Chat' })).toBeInTheDocument();
     await user.click(screen.getByRole('button', { name: /Settings/ }));
-    expect(screen.getByRole('heading', { name: 'Settings' })).toBeInTheDocument();
+    expect(await screen.findByRole('heading', { name: 'Settings' }), 'Settings loads on first use').toBeInTheDocument();
     expect(screen.getByTestId('providers-section')).toBeInTheDocument();
     expect(screen.getByRole('button', { name: /Settings/ })).toHaveAttribute('aria-current', 'page');
     expect(await screen.findByTestId('api-key-pool'), 'the first provider opens with its pool').toBeInTheDocument();
@@ -52,7 +57,7 @@ describe('App shell', () => {
     const user = userEvent.setup();
     const { unmount } = render(<App />);
     await user.click(await screen.findByRole('button', { name: /Settings/ }));
-    await user.click(screen.getByRole('button', { name: 'General' }));
+    await user.click(await screen.findByRole('button', { name: 'General' }));
     await user.selectOptions(screen.getByLabelText('Language'), 'zh');
     expect(screen.getByRole('heading', { name: '设置' }), 'the page is in Chinese at once').toBeInTheDocument();
     expect(screen.getByRole('button', { name: /聊天/ }), 'the shell is translated too').toBeInTheDocument();
@@ -66,7 +71,7 @@ describe('App shell', () => {
     const user = userEvent.setup();
     const { unmount } = render(<App />);
     await user.click(await screen.findByRole('button', { name: /Settings/ }));
-    await user.click(screen.getByRole('button', { name: 'General' }));
+    await user.click(await screen.findByRole('button', { name: 'General' }));
     unmount();
 
     render(<App />);
@@ -109,7 +114,7 @@ describe('App shell', () => {
     const user = userEvent.setup();
     render(<App />);
     await user.click(await screen.findByRole('button', { name: /Settings/ }));
-    await user.click(screen.getByRole('button', { name: 'General' }));
+    await user.click(await screen.findByRole('button', { name: 'General' }));
     await user.selectOptions(screen.getByLabelText('Theme'), 'dark');
     expect(document.documentElement.dataset.theme).toBe('dark');
     await user.selectOptions(screen.getByLabelText('Theme'), 'system');

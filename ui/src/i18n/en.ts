@@ -574,6 +574,7 @@ export const en = {
   'usagePage.title': 'Usage',
   'usagePage.intro': 'What each key sent and spent: every request to a provider, from chats and from the local API, with its tokens, the share the prompt cache served, latency and cost.',
   'usagePage.loadingPage': 'Opening Usage…',
+  'settings.loadingPage': 'Opening Settings…',
   'usagePage.loading': 'Loading usage…',
   'usagePage.loadFailed': 'Could not load the usage: {message}',
   'usagePage.range': 'Period',

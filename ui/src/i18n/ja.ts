@@ -559,6 +559,7 @@ export const ja: Dictionary = {
   'usagePage.title': '使用量',
   'usagePage.intro': '各キーが送ったものと費やしたもの：チャットとローカル API からのプロバイダーへのすべてのリクエストを、トークン数、プロンプトキャッシュが賄った割合、レイテンシ、コストとともに表示します。',
   'usagePage.loadingPage': '使用量を開いています…',
+  'settings.loadingPage': '設定を開いています…',
   'usagePage.loading': '使用量を読み込んでいます…',
   'usagePage.loadFailed': '使用量を読み込めませんでした：{message}',
   'usagePage.range': '期間',

@@ -559,6 +559,7 @@ export const ru: Dictionary = {
   'usagePage.title': 'Расход',
   'usagePage.intro': 'Что отправил и потратил каждый ключ: каждый запрос к провайдеру из чатов и локального API — с токенами, долей из кэша промптов, задержкой и стоимостью.',
   'usagePage.loadingPage': 'Открываем расход…',
+  'settings.loadingPage': 'Открываем настройки…',
   'usagePage.loading': 'Загрузка расхода…',
   'usagePage.loadFailed': 'Не удалось загрузить расход: {message}',
   'usagePage.range': 'Период',

@@ -556,6 +556,7 @@ export const zh: Dictionary = {
   'usagePage.title': '用量',
   'usagePage.intro': '每个密钥发送和花费了什么：来自聊天和本地 API 的每一次提供商请求，及其令牌数、提示缓存命中的比例、延迟和费用。',
   'usagePage.loadingPage': '正在打开用量…',
+  'settings.loadingPage': '正在打开设置…',
   'usagePage.loading': '正在加载用量…',
   'usagePage.loadFailed': '无法加载用量：{message}',
   'usagePage.range': '时间段',

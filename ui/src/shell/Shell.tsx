@@ -4,12 +4,21 @@ import { useI18n } from '../i18n/I18nProvider';
 import type { MessageKey } from '../i18n';
 import type { AppStatus } from '../ipc/bindings';
 import { ChatPage } from '../features/chat/ChatPage';
-import { SettingsPage } from '../features/settings/SettingsPage';
 import type { Route } from '../route';
 
 // Loaded when first opened: the Usage page brings the chart library, which the chat (the page
 // the app opens on) does not need in its first load.
 const UsagePage = lazy(() => import('../features/usage/UsagePage').then((module) => ({ default: module.UsagePage })));
+
+// Settings (its forms and their schemas) is not on the first screen either; it loads once the
+// first screen is up (`preloadPages`), so opening it rarely waits.
+const settingsModule = () => import('../features/settings/SettingsPage');
+const SettingsPage = lazy(() => settingsModule().then((module) => ({ default: module.SettingsPage })));
+
+/** Loads the pages the first screen does not show, in the background. */
+export function preloadPages(): void {
+  void settingsModule();
+}
 
 interface Props {
   route: Route;
@@ -65,7 +74,15 @@ export function Shell({ route, onNavigate, status }: Props) {
           </Suspense>
         )}
         {route.page === 'settings' && (
-          <SettingsPage section={route.section} onSection={(section) => onNavigate({ page: 'settings', section })} status={status} />
+          <Suspense
+            fallback={
+              <div className="empty-state" role="status" aria-busy="true" data-testid="settings-loading-page">
+                {t('settings.loadingPage')}
+              </div>
+            }
+          >
+            <SettingsPage section={route.section} onSection={(section) => onNavigate({ page: 'settings', section })} status={status} />
+          </Suspense>
         )}
       </div>
     </div>

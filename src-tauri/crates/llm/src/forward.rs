@@ -167,6 +167,8 @@ enum Answer {
         status: u16,
         headers: Vec<(String, String)>,
         body: Bytes,
+        /// Read from the body when it came.
+        usage: Option<Usage>,
     },
     Stream {
         status: u16,
@@ -211,12 +213,9 @@ impl Relay {
 
     /// The next bytes for the client, `None` once the answer is over.
     async fn next_piece(&mut self) -> Option<Bytes> {
-        let kind = self.endpoint.kind;
         loop {
             self.settlement.as_ref()?;
             if let Some(body) = self.whole.take() {
-                self.observed.usage =
-                    serde_json::from_slice::<Value>(&body).ok().and_then(|value| Usage::of_reply(kind, &value));
                 self.observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
                 self.end(AttemptOutcome::Ok);
                 return Some(body);
@@ -479,7 +478,14 @@ impl Attempt for RelayAttempt<'_> {
             match read_whole(response, MAX_WHOLE_ANSWER, deadlines.idle, waiter).await {
                 Err(broke) => Ended::Broken(broke),
                 Ok(body) => {
-                    let pieces = stream_pieces(kind, "", &String::from_utf8_lossy(&body));
+                    // Parsed once, for an error and for the usage; most answers carry no error.
+                    let reply = serde_json::from_slice::<Value>(&body).ok();
+                    let carries_error = reply.as_ref().is_some_and(|v| v.get("error").is_some_and(|e| !e.is_null()));
+                    let pieces = if carries_error {
+                        stream_pieces(kind, "", &String::from_utf8_lossy(&body))
+                    } else {
+                        Vec::new()
+                    };
                     match pieces.into_iter().find(|piece| matches!(piece, StreamPiece::Error(_))) {
                         // A 200 that carries an error (some gateways answer so) is the refusal it names.
                         Some(StreamPiece::Error(failure)) => {
@@ -489,7 +495,10 @@ impl Attempt for RelayAttempt<'_> {
                             let message = redactor.redact(&failure.message);
                             Ended::Refused(Failure { message, announced, ..failure })
                         }
-                        _ => Ended::Answered(Answer::Whole { status, headers, body: Bytes::from(body) }),
+                        _ => {
+                            let usage = reply.as_ref().and_then(|reply| Usage::of_reply(kind, reply));
+                            Ended::Answered(Answer::Whole { status, headers, body: Bytes::from(body), usage })
+                        }
                     }
                 }
             }
@@ -500,10 +509,10 @@ impl Attempt for RelayAttempt<'_> {
     }
 
     fn answered(&mut self, answer: Answer, settlement: Settlement, tried: Tried<()>) -> Forwarded {
-        let (status, headers, whole, upstream, passing) = match answer {
-            Answer::Whole { status, headers, body } => (status, headers, Some(body), None, false),
-            Answer::Stream { status, headers, upstream } => (status, headers, None, Some(upstream), false),
-            Answer::Passed { status, headers, upstream } => (status, headers, None, Some(upstream), true),
+        let (status, headers, whole, upstream, passing, usage) = match answer {
+            Answer::Whole { status, headers, body, usage } => (status, headers, Some(body), None, false, usage),
+            Answer::Stream { status, headers, upstream } => (status, headers, None, Some(upstream), false, None),
+            Answer::Passed { status, headers, upstream } => (status, headers, None, Some(upstream), true, None),
         };
         let relay = Relay {
             service: self.service.clone(),
@@ -512,7 +521,7 @@ impl Attempt for RelayAttempt<'_> {
             upstream,
             passed: passing.then(Vec::new),
             events: Decoder::default(),
-            observed: Observed::default(),
+            observed: Observed { usage, ..Observed::default() },
             announced: tried.announced,
             settlement: Some(settlement),
         };

@@ -8,7 +8,7 @@ import { errorText, formatNumber, replyErrorDeadlines, replyErrorNeedsSettings, 
 import type { Message, MessageUsage } from '../../ipc/bindings';
 import { IpcError } from '../../ipc/client';
 import { answeredByProviderKey, editable, regenerable, type Conversation, type Notice, type Waiting } from './conversation';
-import { Markdown } from './markdown/Markdown';
+import { Markdown } from './markdown/LazyMarkdown';
 
 interface Props {
   conversation: Conversation;

@@ -1,8 +1,16 @@
-//! The usage ledger's writer: attempts go into a channel on the request's task and are written
+//! The usage ledger's writer: attempts go into a queue on the request's task and are written
 //! in batches by a thread of their own, one transaction per batch, off the hot path.
+//!
+//! The queue wakes the writer only for the first attempt of a batch, a full batch or a flush:
+//! under load a request costs a push under a short lock, never a thread switch.
+//!
+//! What a SIGKILL can lose, at most: the batch being gathered, i.e. the attempts recorded in
+//! the last [`GATHER`] (never more than [`BATCH`] of them), and the batch being written, which
+//! its transaction keeps whole or out. A flush ([`Ledger::flush`], before every read of the
+//! ledger) writes everything recorded before it.
 
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::Arc;
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use keypool_llm::AttemptRecord;
@@ -14,51 +22,85 @@ const BATCH: usize = 512;
 /// How long the writer gathers a batch after its first attempt.
 const GATHER: Duration = Duration::from_millis(50);
 
-enum Message {
-    Attempt(Box<AttemptRow>),
-    /// Answered once everything sent before it is written.
-    Flush(Sender<()>),
-}
-
 /// Hands attempts to the writer thread. Cheap to clone; the thread ends with the last clone.
 #[derive(Clone)]
 pub struct Ledger {
-    sender: Option<Sender<Message>>,
+    queue: Option<Arc<Closing>>,
+}
+
+/// What the recording side and the writer share.
+#[derive(Default)]
+struct Queue {
+    pending: Mutex<Pending>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct Pending {
+    rows: Vec<AttemptRow>,
+    /// Answered once everything recorded before them is written.
+    flushes: Vec<Sender<()>>,
+    /// The writer waits for a first attempt (and only then is woken for one).
+    idle: bool,
+    /// Every [`Ledger`] is gone: the writer writes what is left and ends.
+    closed: bool,
+}
+
+/// The queue as the ledgers hold it: the last one dropped closes it.
+struct Closing(Arc<Queue>);
+
+impl Drop for Closing {
+    fn drop(&mut self) {
+        lock(&self.0).closed = true;
+        self.0.wake.notify_one();
+    }
+}
+
+fn lock(queue: &Queue) -> MutexGuard<'_, Pending> {
+    // A writer that panicked mid-batch leaves rows that are still rows.
+    queue.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Ledger {
     /// A ledger writing into `db` from a thread of its own.
     pub fn start(db: Arc<Database>) -> Ledger {
-        let (sender, receiver) = mpsc::channel();
-        let spawned = std::thread::Builder::new().name("keypool-ledger".into()).spawn(move || write(&db, &receiver));
+        let queue = Arc::new(Queue::default());
+        let writer = queue.clone();
+        let spawned = std::thread::Builder::new().name("keypool-ledger".into()).spawn(move || write(&db, &writer));
         match spawned {
-            Ok(_) => Ledger { sender: Some(sender) },
+            Ok(_) => Ledger { queue: Some(Arc::new(Closing(queue))) },
             Err(error) => {
                 tracing::error!(%error, "could not start the usage ledger; usage is not recorded");
-                Ledger { sender: None }
+                Ledger { queue: None }
             }
         }
     }
 
     /// A ledger that records nothing (benchmarks measure what recording costs against it).
     pub fn off() -> Ledger {
-        Ledger { sender: None }
+        Ledger { queue: None }
     }
 
     pub fn record(&self, attempt: &AttemptRecord) {
-        if let Some(sender) = &self.sender {
-            let _ = sender.send(Message::Attempt(Box::new(row_of(attempt))));
+        let Some(queue) = &self.queue else { return };
+        let row = row_of(attempt);
+        let wake = {
+            let mut pending = lock(&queue.0);
+            pending.rows.push(row);
+            (pending.idle && pending.rows.len() == 1) || pending.rows.len() == BATCH
+        };
+        if wake {
+            queue.0.wake.notify_one();
         }
     }
 
     /// Waits until every attempt recorded so far is in the database.
     pub fn flush(&self) {
-        if let Some(sender) = &self.sender {
-            let (done, written) = mpsc::channel();
-            if sender.send(Message::Flush(done)).is_ok() {
-                let _ = written.recv();
-            }
-        }
+        let Some(queue) = &self.queue else { return };
+        let (done, written) = mpsc::channel();
+        lock(&queue.0).flushes.push(done);
+        queue.0.wake.notify_one();
+        let _ = written.recv();
     }
 }
 
@@ -82,36 +124,24 @@ fn row_of(a: &AttemptRecord) -> AttemptRow {
 }
 
 /// The writer thread: a batch is what arrives within [`GATHER`] of its first attempt, up to
-/// [`BATCH`]; a flush writes what it has and answers.
-fn write(db: &Database, receiver: &Receiver<Message>) {
-    let mut batch: Vec<AttemptRow> = Vec::new();
-    let mut flushes: Vec<Sender<()>> = Vec::new();
-    // When the batch being gathered must be written: GATHER after its first attempt.
-    let mut due = Instant::now();
+/// [`BATCH`]; a flush writes what there is at once and answers.
+fn write(db: &Database, queue: &Queue) {
+    let mut pending = lock(queue);
     loop {
-        let next = if batch.is_empty() {
-            receiver.recv().map_err(|_| RecvTimeoutError::Disconnected)
-        } else {
-            receiver.recv_timeout(due.saturating_duration_since(Instant::now()))
-        };
-        let disconnected = match next {
-            Ok(Message::Attempt(row)) => {
-                if batch.is_empty() {
-                    due = Instant::now() + GATHER;
-                }
-                batch.push(*row);
-                if batch.len() < BATCH && Instant::now() < due {
-                    continue;
-                }
-                false
-            }
-            Ok(Message::Flush(done)) => {
-                flushes.push(done);
-                false
-            }
-            Err(RecvTimeoutError::Timeout) => false,
-            Err(RecvTimeoutError::Disconnected) => true,
-        };
+        while pending.rows.is_empty() && pending.flushes.is_empty() && !pending.closed {
+            pending.idle = true;
+            pending = queue.wake.wait(pending).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        pending.idle = false;
+        let due = Instant::now() + GATHER;
+        while pending.flushes.is_empty() && pending.rows.len() < BATCH && !pending.closed {
+            let Some(left) = due.checked_duration_since(Instant::now()).filter(|left| !left.is_zero()) else { break };
+            pending = queue.wake.wait_timeout(pending, left).unwrap_or_else(std::sync::PoisonError::into_inner).0;
+        }
+        let batch = std::mem::take(&mut pending.rows);
+        let flushes = std::mem::take(&mut pending.flushes);
+        let closed = pending.closed;
+        drop(pending);
         if !batch.is_empty() {
             let written = db
                 .lock()
@@ -120,12 +150,12 @@ fn write(db: &Database, receiver: &Receiver<Message>) {
             if let Err(error) = written {
                 tracing::error!(%error, attempts = batch.len(), "could not write usage to the ledger");
             }
-            batch.clear();
         }
-        for done in flushes.drain(..) {
+        for done in flushes {
             let _ = done.send(());
         }
-        if disconnected {
+        pending = lock(queue);
+        if closed && pending.rows.is_empty() && pending.flushes.is_empty() {
             return;
         }
     }

@@ -108,17 +108,25 @@ fn crash_ledger_child() {
             );
         }
         let mut out = std::io::stdout().lock();
-        for i in 0.. {
+        for i in 1.. {
             let chat = h.ok("chat:create", json!({ "providerId": provider }))["id"].as_str().unwrap().to_owned();
             h.send(&chat, Some(&format!("message {i}")), |_| {}).await.unwrap();
             writeln!(out, "ACK chat {i}").unwrap();
+            // Reading the ledger writes what it gathered first: from here on, SIGKILL loses none
+            // of these `i` attempts.
+            if i % 40 == 0 {
+                h.ok("usage:getSummary", json!({}));
+                writeln!(out, "FLUSHED {i}").unwrap();
+            }
             out.flush().unwrap();
         }
     });
 }
 
 /// The ledger's attempts and hourly totals are written in one transaction: after a SIGKILL in
-/// the middle of a run they still agree, hour by hour, key by key.
+/// the middle of a run they still agree, hour by hour, key by key. What the kill loses is at
+/// most the batch being gathered (the attempts of the last 50 ms): every attempt recorded before
+/// the ledger was last read (a flush) is there.
 #[test]
 fn ledger_is_consistent_after_sigkill() {
     let dir = tempfile::tempdir().unwrap();
@@ -130,17 +138,32 @@ fn ledger_is_consistent_after_sigkill() {
         .spawn()
         .expect("the chatting process starts");
     let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let acked = lines.map_while(Result::ok).filter(|l| l.contains("ACK chat")).take(200).count();
+    let (mut acked, mut flushed) = (0i64, 0i64);
+    for line in lines.map_while(Result::ok) {
+        if line.contains("ACK chat") {
+            acked += 1;
+        } else if let Some(n) = line.split("FLUSHED ").nth(1) {
+            flushed = n.trim().parse::<i64>().expect("FLUSHED <count>");
+        }
+        // Between two flushes, so the kill falls while a batch is being gathered.
+        if acked == 220 {
+            break;
+        }
+    }
     child.kill().expect("SIGKILL the chatting process");
     child.wait().unwrap();
-    assert_eq!(acked, 200, "the process chatted before it was killed");
+    assert_eq!(acked, 220, "the process chatted before it was killed");
+    assert_eq!(flushed, 200, "the process read the ledger after its 200th chat");
 
     let db = Database::open(dir.path()).expect("the database opens after the crash");
     let conn = db.lock().unwrap();
     let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
     assert_eq!(check, "ok", "the file is sound after SIGKILL");
     let attempts: i64 = conn.query_row("SELECT COUNT(*) FROM usage_attempts", [], |r| r.get(0)).unwrap();
-    assert!(attempts > 0, "usage was recorded before the kill");
+    assert!(
+        (flushed..=acked + 1).contains(&attempts),
+        "every attempt recorded before the last flush survives the kill ({attempts} of {acked} chats, {flushed} flushed)"
+    );
     let disagreements: i64 = conn
         .query_row(
             "SELECT COUNT(*) FROM (

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# npm run bench:local-api: what Keypool's local API carries and adds, beside nginx, in one run.
+#
+# The upstream is nginx answering every request with a fixed OpenAI chat completion
+# (upstream.conf); the reference is nginx doing nothing but forwarding to it with kept-alive
+# connections (proxy.conf); Keypool's endpoint (release build, `keypool-local-api-bench --serve`,
+# a temporary store with three keys, the usage ledger on) forwards to the same upstream through
+# its pool. wrk sends the same body to each (chat.lua): at concurrency 64 for throughput, at 1 for
+# latency. All of it shares this machine's cores, so the ratio is the figure that travels.
+# A benchmark, not a test: it prints a table and always succeeds.
+#   DURATION=10 (seconds per throughput run)  LATENCY_DURATION=5  KEYPOOL_BENCH_NO_BUILD=1
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+here=tests/bench/local-api
+duration=${DURATION:-10}
+latency_duration=${LATENCY_DURATION:-5}
+
+bash .ci/ensure-deps.sh > /dev/null
+if [[ -z "${KEYPOOL_BENCH_NO_BUILD:-}" ]]; then
+  cargo build --release --quiet -p keypool-bench --bin keypool-local-api-bench
+fi
+
+dir=$(mktemp -d)
+mkdir -p "$dir/logs" "$dir/temp"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
+  wait 2> /dev/null || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+upstream_port=$(free_port)
+proxy_port=$(free_port)
+sed "s/UPSTREAM_PORT/$upstream_port/" $here/upstream.conf > "$dir/upstream.conf"
+sed "s/UPSTREAM_PORT/$upstream_port/; s/PROXY_PORT/$proxy_port/" $here/proxy.conf > "$dir/proxy.conf"
+nginx -c "$dir/upstream.conf" -p "$dir" -g 'daemon off;' & pids+=($!)
+nginx -c "$dir/proxy.conf" -p "$dir" -g 'daemon off;' & pids+=($!)
+./target/release/keypool-local-api-bench --upstream "http://127.0.0.1:$upstream_port/v1" --keys k1,k2,k3 \
+  --requests 1 --serve > "$dir/keypool.txt" 2>&1 & pids+=($!)
+keypool_pid=$!
+until grep -q 'url=' "$dir/keypool.txt"; do
+  kill -0 "$keypool_pid" 2> /dev/null || { cat "$dir/keypool.txt"; exit 1; }
+  sleep 0.1
+done
+keypool_url=$(sed -n 's/url=\([^ ]*\) .*/\1/p' "$dir/keypool.txt")
+TOKEN=$(sed -n 's/.*token=\(.*\)/\1/p' "$dir/keypool.txt")
+export TOKEN
+until curl -s -o /dev/null "http://127.0.0.1:$upstream_port/" && curl -s -o /dev/null "http://127.0.0.1:$proxy_port/"; do sleep 0.1; done
+
+targets=("direct (nginx upstream)|http://127.0.0.1:$upstream_port"
+  "nginx as a reverse proxy|http://127.0.0.1:$proxy_port"
+  "Keypool local API|$keypool_url")
+
+# wrk's latency ("102.00us", "1.20ms", "1.01s") in milliseconds.
+ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n += 0; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'; }
+
+declare -A rps p50 p99
+for target in "${targets[@]}"; do
+  name=${target%%|*} url=${target#*|}
+  # A warm-up, so every connection pool is full before the counting run.
+  wrk -t2 -c64 -d2s -s $here/chat.lua "$url" > /dev/null
+  rps[$name]=$(wrk -t2 -c64 -d"${duration}s" -s $here/chat.lua "$url" | awk '/Requests\/sec/ { print $2 }')
+  latency=$(wrk -t1 -c1 -d"${latency_duration}s" --latency -s $here/chat.lua "$url")
+  p50[$name]=$(ms "$(echo "$latency" | awk '$1 == "50%" { print $2 }')")
+  p99[$name]=$(ms "$(echo "$latency" | awk '$1 == "99%" { print $2 }')")
+done
+
+direct="direct (nginx upstream)" proxy="nginx as a reverse proxy"
+echo
+echo "Local API, $(nproc) cores shared by wrk, nginx and the proxy; wrk c=64 ${duration} s, c=1 ${latency_duration} s; $(date -u +%F)"
+echo
+echo "| through | requests/s at c=64 | ÷ nginx proxy | p50 at c=1 | over direct | p99 at c=1 |"
+echo "|---|---|---|---|---|---|"
+for target in "${targets[@]}"; do
+  name=${target%%|*}
+  awk -v n="$name" -v r="${rps[$name]}" -v pr="${rps[$proxy]}" -v a="${p50[$name]}" -v d="${p50[$direct]}" -v b="${p99[$name]}" \
+    'BEGIN { printf "| %s | %.0f | %.2f | %.3f ms | %+.3f ms | %.3f ms |\n", n, r, r / pr, a, a - d, b }'
+done
