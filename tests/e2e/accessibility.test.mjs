@@ -6,23 +6,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, until } from './harness.mjs';
-import { assertAccessible, click, fresh, gone, textOf } from './steps.mjs';
+import { assertAccessible, click, fresh, gone, keepPreferences, textOf } from './steps.mjs';
 
 const WAIT = 15_000;
 /** The window's size as tauri.conf.json opens it. */
 const DEFAULT_WINDOW = { width: 1100, height: 720 };
 const UNSET = 'KEYPOOL_E2E_SURELY_UNSET_VARIABLE';
 
-/** Language and theme as Settings → General keeps them (localStorage), then a reload. */
+/** Language and theme as Settings → General keeps them (the data directory), then a reload. */
 async function usePreferences(app, { language, theme }) {
-  await app.driver.executeScript(
-    `if (arguments[0]) localStorage.setItem('keypool.language', arguments[0]);
-     if (arguments[1]) localStorage.setItem('keypool.theme', arguments[1]);`,
-    language ?? null,
-    theme ?? null,
-  );
-  await app.driver.navigate().refresh();
-  await app.find('app-shell');
+  await keepPreferences(app, { ...(language ? { language } : {}), ...(theme ? { theme } : {}) });
 }
 
 /** Settings → Providers → OpenAI, its key pool shown. */
@@ -80,11 +73,12 @@ describe('accessibility of the real window', () => {
         await (await app.find(dialog)).sendKeys(Key.ESCAPE);
         await gone(app, dialog);
       }
-      await click(app, 'key-limits-edit');
-      await app.find('key-limits-dialog');
-      await assertAccessible(app, `the limits dialog (${theme})`, '[data-testid="key-limits-dialog"]');
-      await (await app.find('key-limits-dialog')).sendKeys(Key.ESCAPE);
-      await gone(app, 'key-limits-dialog');
+      await click(app, 'key-edit');
+      await app.find('edit-key-dialog');
+      await assertAccessible(app, `the key edit dialog (${theme})`, '[data-testid="edit-key-dialog"]');
+      await app.screenshot(`settings-key-edit-${theme}`);
+      await (await app.find('edit-key-dialog')).sendKeys(Key.ESCAPE);
+      await gone(app, 'edit-key-dialog');
 
       await click(app, 'provider-edit');
       await click(app, 'provider-models-list');
@@ -97,9 +91,30 @@ describe('accessibility of the real window', () => {
       await app.screenshot(`settings-provider-edit-${theme}`);
       await click(app, 'provider-form-cancel');
 
+      // A provider not saved yet lists its models too (here: nothing answers at that address).
+      await click(app, 'add-provider');
+      await app.find('add-provider-dialog');
+      await click(app, 'provider-models-list');
+      await app.driver.wait(
+        async () => (await (await app.find('provider-models-status')).getAttribute('data-state')) !== 'loading',
+        WAIT,
+        'the unsaved provider is asked for its models',
+      );
+      await assertAccessible(app, `the add-provider dialog with its model list (${theme})`, '[data-testid="add-provider-dialog"]');
+      await app.screenshot(`settings-provider-add-models-${theme}`);
+      await (await app.find('add-provider-dialog')).sendKeys(Key.ESCAPE);
+      await gone(app, 'add-provider-dialog');
+
       await click(app, 'settings-general');
       await app.find('general-section');
       await assertAccessible(app, `Settings → General (${theme})`);
+
+      await click(app, 'settings-about');
+      const about = await app.find('about');
+      assert.match(await textOf(await app.find('about-name')), /^Keypool$/, 'About names the app');
+      assert.ok((await textOf(about)).includes('MIT'), 'and its licence');
+      await assertAccessible(app, `Settings → About (${theme})`);
+      await app.screenshot(`settings-about-${theme}`);
     });
   }
 
@@ -139,6 +154,24 @@ describe('accessibility of the real window', () => {
       assert.ok(layout.tagRight <= layout.weightLeft, `${language}: the tag does not run into the weight column: ${JSON.stringify(layout)}`);
       assert.equal(layout.title, layout.text, `${language}: the whole text is in its tooltip`);
       assert.deepEqual(layout.overflow.filter((px) => px > 0), [], `${language}: no row of the key table runs past the pool: ${JSON.stringify(layout)}`);
+      // Each heading stands over its column (USAGE over the counts, ON over the switch).
+      const columns = await app.driver.executeScript(
+        `const head = [...document.querySelector('.key-table__head').children].map((c) => c.getBoundingClientRect());
+         const row = document.querySelector('[data-testid="key-row"]');
+         const counts = row.querySelector('[data-testid="key-usage"]').getBoundingClientRect();
+         const toggle = row.querySelector('[role="switch"]').getBoundingClientRect();
+         return { usage: [head[4].left, counts.left], on: [head[5].left + head[5].width / 2, toggle.left + toggle.width / 2] };`,
+      );
+      assert.ok(Math.abs(columns.usage[0] - columns.usage[1]) <= 1, `${language}: the usage heading starts where its column does: ${JSON.stringify(columns)}`);
+      assert.ok(Math.abs(columns.on[0] - columns.on[1]) <= 1, `${language}: the on heading is centred over the switch: ${JSON.stringify(columns)}`);
+      // A Latin font first (never system-ui, which may be a CJK font with full-width quotes), then
+      // the CJK font of the page's own language: Japanese is not drawn with Chinese glyphs.
+      const fonts = await app.driver.executeScript('return getComputedStyle(document.body).fontFamily');
+      const families = fonts.split(',').map((f) => f.trim().replace(/^["']|["']$/g, ''));
+      assert.ok(!families.includes('system-ui'), `${language}: no system-ui: ${fonts}`);
+      assert.ok(!/CJK/.test(families[0]), `${language}: a Latin font comes first: ${fonts}`);
+      const cjk = families.find((f) => /CJK/.test(f));
+      assert.equal(cjk, language === 'ja' ? 'Noto Sans CJK JP' : 'Noto Sans CJK SC', `${language}: the CJK font of the language: ${fonts}`);
       await app.driver.executeScript("arguments[0].scrollIntoView({ block: 'center' })", tag);
       await app.screenshot(`settings-key-list-${language}`);
     });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, startFakeProvider, tempDataDir, until } from './harness.mjs';
-import { assistantMessages, click, fresh, gone, retype, selectByText, send, textOf, waitFor } from './steps.mjs';
+import { assistantMessages, click, fresh, gone, keepPreferences, retype, selectByText, send, textOf, waitFor } from './steps.mjs';
 
 const WAIT = 15_000;
 const KEY = 'sk-fake-CONVERSATION-0001';
@@ -56,11 +56,9 @@ function modelOptions(app) {
   return fresh(async () => Promise.all((await app.driver.findElements(By.css('[data-testid="new-chat-model-option"]'))).map(textOf)));
 }
 
-/** Sets the UI theme as Settings → General does (kept in localStorage) and reloads the page. */
+/** Sets the UI theme as Settings → General does (kept in the data directory) and reloads the page. */
 async function useTheme(app, theme) {
-  await app.driver.executeScript('localStorage.setItem("keypool.theme", arguments[0]);', theme);
-  await app.driver.navigate().refresh();
-  await app.find('app-shell');
+  await keepPreferences(app, { theme });
 }
 
 /** axe-core finds nothing on the page (or in `selector`); the violations are named when it does. */

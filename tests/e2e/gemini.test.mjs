@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { GoogleGenAI } from '@google/genai';
 import { By, freePort, launchApp, startFakeProvider } from './harness.mjs';
-import { assertAccessible, assistantMessages, click, fresh, gone, keyRow, selectByText, send, textOf, waitFor } from './steps.mjs';
+import { assertAccessible, assistantMessages, click, fresh, gone, keepPreferences, keyRow, selectByText, send, textOf, waitFor } from './steps.mjs';
 
 const TIME_ZONE = 'Europe/Berlin';
 const MODEL = 'gemini-fake';
@@ -33,9 +33,7 @@ const DEFAULT_REPLY = 'Hello from the fake provider.';
  * to the one shown).
  */
 async function useTheme(app, theme, reopen) {
-  await app.driver.executeScript('localStorage.setItem("keypool.theme", arguments[0]);', theme);
-  await app.driver.navigate().refresh();
-  await app.find('app-shell');
+  await keepPreferences(app, { theme });
   await reopen();
 }
 
@@ -297,7 +295,8 @@ describe('Google Gemini in the real window, and @google/genai through the local 
 
     const models = [];
     for await (const model of await ai.models.list()) models.push(model.name);
-    assert.deepEqual(models, [`models/${MODEL}`], 'the models a Gemini provider with keys serves');
+    // Listed and fetched alike: every model the app would offer for it (issue 28 §4).
+    assert.deepEqual(models, [`models/${MODEL}`, 'models/gemini-fake-pro'], 'the models a Gemini provider with keys serves');
     const beta = new GoogleGenAI({ apiKey: token, httpOptions: { baseUrl: address, apiVersion: 'v1beta' } });
     assert.equal((await beta.models.generateContent(request)).text, DEFAULT_REPLY, 'v1beta is served too');
   });

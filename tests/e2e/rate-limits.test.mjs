@@ -151,13 +151,13 @@ describe('rate limits read from the provider, in the real window', () => {
 
   it('sets key A’s own limits through its dialog, and shows them in the row', async () => {
     await openPool(app, providerId);
-    await click(app, 'key-limits-edit');
-    const dialog = await app.find('key-limits-dialog');
-    await (await dialog.findElement(By.css('[data-testid="key-limits-rpm-input"]'))).sendKeys('120');
-    await (await dialog.findElement(By.css('[data-testid="key-limits-concurrent-input"]'))).sendKeys('1');
+    await click(app, 'key-edit');
+    const dialog = await app.find('edit-key-dialog');
+    await (await dialog.findElement(By.css('[data-testid="edit-key-rpm-input"]'))).sendKeys('120');
+    await (await dialog.findElement(By.css('[data-testid="edit-key-concurrent-input"]'))).sendKeys('1');
     await app.screenshot('settings-key-limits-light');
-    await click(app, 'key-limits-submit');
-    await gone(app, 'key-limits-dialog');
+    await click(app, 'edit-key-submit');
+    await gone(app, 'edit-key-dialog');
     const keys = await app.invoke('llmConfig:getApiKeys', { providerId });
     assert.deepEqual([keys.value[0].rpmLimit, keys.value[0].maxConcurrent], [120, 1], 'the backend keeps both');
     await waitFor(app, () => inKeyRow(app, 'key-limits'), (t) => t === 'Your limits: 120/min · 1 at once', 'the row shows them');

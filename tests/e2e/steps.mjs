@@ -122,3 +122,15 @@ export async function keyRow(app, label) {
   );
   return found;
 }
+
+/**
+ * Keeps UI preferences (theme, language) where Settings → General keeps them: in the profile's
+ * data directory, through the backend. The page reads them before its first render, so a reload
+ * shows them.
+ */
+export async function keepPreferences(app, preferences) {
+  const kept = await app.invoke('app:setPreferences', preferences);
+  assert.ok(kept.ok, `the preferences are kept: ${JSON.stringify(kept)}`);
+  await app.driver.navigate().refresh();
+  await app.find('app-shell');
+}

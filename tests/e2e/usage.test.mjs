@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, startFakeProvider, tempDataDir } from './harness.mjs';
-import { assertAccessible, assistantMessages, click, fresh, gone, send, textOf, waitFor } from './steps.mjs';
+import { assertAccessible, assistantMessages, click, fresh, gone, keepPreferences, send, textOf, waitFor } from './steps.mjs';
 
 const KEY = 'sk-fake-USAGE-PAGE-0001';
 const REPLIES = 3;
@@ -19,10 +19,9 @@ const REPLIES = 3;
 const REPLY_CHUNKS = ['Noted', '.'];
 const CHARTS = ['usage-chart-tokens', 'usage-chart-activity', 'usage-chart-cache'];
 
-/** The theme as Settings → General keeps it (localStorage), then a reload: the app reopens on Usage. */
+/** The theme as Settings → General keeps it (the data directory), then a reload: the app reopens on Usage. */
 async function useTheme(app, theme) {
-  await app.driver.executeScript('localStorage.setItem("keypool.theme", arguments[0]);', theme);
-  await app.driver.navigate().refresh();
+  await keepPreferences(app, { theme });
   await app.find('usage-totals');
 }
 

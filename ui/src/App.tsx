@@ -1,13 +1,33 @@
-import { useCallback, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { I18nProvider, useI18n } from './i18n/I18nProvider';
 import { Shell } from './shell/Shell';
 import { StartupProblem } from './shell/StartupProblem';
 import { useAppStatus } from './shell/useAppStatus';
 import { errorText } from './i18n/problems';
+import { loadPreferences } from './loadPreferences';
 import { preferences } from './preferences';
 import type { Route } from './route';
+import { applyTheme } from './useTheme';
 
+/**
+ * The app, once its preferences are read from the data directory (language, theme, the page it
+ * was left on): until then a blank splash, so nothing is drawn in a language or theme the user
+ * did not choose.
+ */
 export function App() {
+  const [loaded, setLoaded] = useState(false);
+  useEffect(() => {
+    let live = true;
+    void loadPreferences().then(() => {
+      if (!live) return;
+      applyTheme(preferences.theme());
+      setLoaded(true);
+    });
+    return () => {
+      live = false;
+    };
+  }, []);
+  if (!loaded) return <div className="splash" role="status" aria-busy="true" data-testid="app-loading" />;
   return (
     <I18nProvider>
       <AppContent />
@@ -18,7 +38,7 @@ export function App() {
 function AppContent() {
   const { t } = useI18n();
   const status = useAppStatus();
-  // The app reopens on the page it was left on (kept in localStorage, like the language).
+  // The app reopens on the page it was left on (kept in the data directory, like the language).
   const [route, setRoute] = useState<Route>(preferences.route);
   const navigate = useCallback((next: Route) => {
     setRoute(next);

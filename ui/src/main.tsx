@@ -2,12 +2,8 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { preloadMarkdown } from './features/chat/markdown/LazyMarkdown';
-import { preferences } from './preferences';
 import { preloadPages } from './shell/Shell';
-import { applyTheme } from './useTheme';
 import './styles.css';
-
-applyTheme(preferences.theme());
 
 const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root to render into');

@@ -1,4 +1,4 @@
-import { render, screen, within } from '@testing-library/react';
+import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AppStatus } from '../ipc/bindings';
@@ -42,7 +42,12 @@ describe('App shell', () => {
     expect(await screen.findByTestId('api-key-pool'), 'the first provider opens with its pool').toBeInTheDocument();
 
     await user.click(screen.getByRole('button', { name: 'About' }));
-    expect(screen.getByTestId('about')).toHaveTextContent('/data/logs');
+    const about = screen.getByRole('region', { name: 'Keypool' });
+    expect(within(about).getByRole('heading', { level: 2, name: 'Keypool' }), 'About names the app').toBeInTheDocument();
+    expect(screen.getByTestId('about-version'), 'its version').toHaveTextContent(/\d+\.\d+/);
+    expect(screen.getByTestId('about-data-dir'), 'where its data is').not.toBeEmptyDOMElement();
+    expect(screen.getByTestId('about-licence'), 'and under which licence').toHaveTextContent('MIT');
+    expect(about).toHaveTextContent('/data/logs');
 
     await user.click(screen.getByRole('button', { name: /Chat/ }));
     expect(screen.getByTestId('chat-page')).toBeInTheDocument();
@@ -74,10 +79,35 @@ describe('App shell', () => {
     expect(screen.getByRole('button', { name: 'General' })).toHaveAttribute('aria-current', 'page');
   });
 
-  it('opens on Chat when the remembered page is not one it knows', async () => {
+  it('opens on Chat when the page an earlier Keypool remembered is not one it knows', async () => {
     localStorage.setItem('keypool.route', 'settings/nowhere');
     render(<App />);
     expect(await screen.findByTestId('chat-page'), 'an unknown page falls back to Chat').toBeInTheDocument();
+    expect(backend.preferences().page, 'and is not brought over').toBeNull();
+  });
+
+  it('keeps the language, theme and page in the data directory, not in the web view’s storage', async () => {
+    const user = userEvent.setup();
+    render(<App />);
+    await user.click(await screen.findByRole('button', { name: /Settings/ }));
+    await user.click(screen.getByRole('button', { name: 'General' }));
+    await user.selectOptions(screen.getByLabelText('Language'), 'ru');
+    await user.selectOptions(screen.getByLabelText('Тема'), 'dark');
+    await waitFor(() => expect(backend.preferences()).toEqual({ theme: 'dark', language: 'ru', page: 'settings/general', provider: null }));
+    expect(Object.keys(localStorage), 'nothing in the storage every profile shares').toEqual([]);
+  });
+
+  it('brings over, once, what an earlier Keypool kept in the web view’s storage, and never over a choice of this profile', async () => {
+    localStorage.setItem('keypool.language', 'ja');
+    localStorage.setItem('keypool.theme', 'dark');
+    localStorage.setItem('keypool.route', 'usage');
+    backend.setPreferences({ theme: 'light' });
+    render(<App />);
+    expect(await screen.findByRole('button', { name: /設定/ }), 'the language chosen before is kept').toBeInTheDocument();
+    expect(await screen.findByTestId('usage-page'), 'and the page').toBeInTheDocument();
+    expect(backend.preferences(), 'this profile’s own theme stays').toEqual({ theme: 'light', language: 'ja', page: 'usage', provider: null });
+    expect(document.documentElement.dataset.theme).toBe('light');
+    expect(Object.keys(localStorage), 'the old entries are gone: another profile does not take them too').toEqual([]);
   });
 
   it('applies a theme chosen in settings over the OS preference', async () => {

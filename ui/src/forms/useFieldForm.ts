@@ -13,6 +13,8 @@ interface Options<F extends string, V> {
   save: (value: V) => Promise<unknown>;
   /** Where a `conflict` belongs (e.g. the key that is already in the pool). */
   conflictField?: F;
+  /** The backend's path of a field's issues, where it is not the field's name (`limits.rpmLimit`). */
+  issuePaths?: Partial<Record<F, string>>;
 }
 
 /**
@@ -20,7 +22,7 @@ interface Options<F extends string, V> {
  * then the backend's), one above the form when no field is to blame, and the focus moved to the
  * first field in error. Submitting twice while a save runs sends once.
  */
-export function useFieldForm<F extends string, V>({ fields, initial, inputs, parse, save, conflictField }: Options<F, V>) {
+export function useFieldForm<F extends string, V>({ fields, initial, inputs, parse, save, conflictField, issuePaths }: Options<F, V>) {
   const { t } = useI18n();
   const [form, setForm] = useState(initial);
   const [errors, setErrors] = useState<Partial<Record<F, string>>>({});
@@ -51,7 +53,7 @@ export function useFieldForm<F extends string, V>({ fields, initial, inputs, par
     try {
       await save(parsed.value);
     } catch (error) {
-      const placed = placeBackendError(t, error, fields, conflictField);
+      const placed = placeBackendError(t, error, fields, conflictField, issuePaths);
       place(placed.fields);
       setFormError(placed.form);
       setSaving(false);

@@ -1,12 +1,14 @@
 /**
  * The English messages: the reference every other language must match key for key (a missing or
- * extra key in another dictionary is a type error). `{name}` marks an interpolated value.
+ * extra key in another dictionary is a type error). `{name}` marks an interpolated value. A
+ * message that counts something is an object of plural forms (`one`, `other`; Russian adds
+ * `few` and `many`), chosen by `{count}` with `Intl.PluralRules` (see `translate`).
  */
 export const en = {
   /** The BCP 47 tag numbers are formatted with. */
   'intl.tag': 'en',
   'app.starting': 'Starting Keypool',
-  'app.backendUnreachable': "Keypool's backend did not answer",
+  'app.backendUnreachable': 'Keypool’s backend did not answer',
   'app.dataUnavailable': 'Keypool could not open your data',
   'startup.databaseFile': 'Database file:',
   'startup.notModified':
@@ -38,6 +40,9 @@ export const en = {
   'about.version': 'Version',
   'about.data': 'Data',
   'about.logs': 'Logs',
+  'about.tagline': 'A desktop chat client built around a pool of API keys.',
+  'about.licence': 'Licence',
+  'about.licenceText': 'Keypool is free software under the MIT licence.',
 
   'general.language': 'Language',
   'general.languageSystem': 'Same as the system ({language})',
@@ -50,13 +55,13 @@ export const en = {
   'general.maxWaitHint': 'When every key is spent, cooling or busy, a reply waits this long for one to free up, then fails. {min} to {max}; 0 fails at once.',
   'general.bindingIdle': 'Keep an idle chat on its key for',
   'general.minutes': 'minutes',
-  'general.bindingIdleHint': 'A chat stays on one key so the provider\'s prompt cache stays warm; providers keep that cache from a few minutes to an hour. A chat idle longer than this may continue on another key. {min} to {max}.',
+  'general.bindingIdleHint': 'A chat stays on one key so the provider’s prompt cache stays warm; providers keep that cache from a few minutes to an hour. A chat idle longer than this may continue on another key. {min} to {max}.',
   'general.usageRetention': 'Keep usage history for',
   'general.days': 'days',
-  'general.usageRetentionHint': 'Each request\'s record (tokens, latency, outcome) is deleted after this many days. {min} to {max}.',
+  'general.usageRetentionHint': 'Each request’s record (tokens, latency, outcome) is deleted after this many days. {min} to {max}.',
   'general.usageHistory': 'Usage history',
   'general.usagePurge': 'Delete all usage history…',
-  'general.usagePurged': 'Deleted {count} records.',
+  'general.usagePurged': { one: 'Deleted {count} record.', other: 'Deleted {count} records.' },
   'general.usagePurgeTitle': 'Delete all usage history?',
   'general.usagePurgeBody': 'Every record of requests, tokens and latencies goes, for every provider and key; the Usage page starts empty. Chats, keys and prices stay. This cannot be undone.',
   'general.usagePurgeConfirm': 'Delete history',
@@ -86,6 +91,7 @@ export const en = {
   'provider.baseUrl': 'Base URL',
   'provider.providerKey': 'Provider-level key',
   'provider.noProviderKey': 'Not set',
+  'provider.noKeyNeeded': 'None needed: a server on this computer or your network answers without one',
   'provider.providerKeyFallback': 'used only while the pool is empty',
 
   'pool.title': 'API Key Pool',
@@ -102,6 +108,7 @@ export const en = {
   'pool.emptyFallbackSet': 'While the pool is empty, the provider-level key ({preview}) is used.',
   'pool.emptyFallbackUnset':
     'While the pool is empty, the provider-level key is used; this provider has none, so add a key to chat with it.',
+  'pool.emptyLocal': 'No key needed: while the pool is empty, requests to this server go without one, as local servers (Ollama, LM Studio, vLLM) expect. Add keys only if yours asks for them.',
   'pool.colKey': 'Key',
   'pool.groupAll': 'All groups',
   'pool.groupNone': 'No group',
@@ -111,7 +118,7 @@ export const en = {
   'pool.colUsage': 'Usage',
   'pool.colEnabled': 'On',
   'pool.added': 'Key added.',
-  'pool.addedMany': 'Keys added: {count}.',
+  'pool.addedMany': { one: '{count} key added.', other: '{count} keys added.' },
   'pool.deleted': 'Key deleted.',
   'pool.moved': '{name} moved to position {position} of {total}.',
   'pool.actionFailed': 'That did not work: {message}',
@@ -123,6 +130,8 @@ export const en = {
   'key.weightOf': 'Weight of {name}',
   'key.use': 'Use {name}',
   'key.delete': 'Delete',
+  'key.edit': 'Edit',
+  'key.editLabel': 'Edit {name}',
   'key.deleteLabel': 'Delete {name}',
   'key.resetCooldown': 'Reset cooldown',
   'key.resetCooldownLabel': 'Reset the cooldown of {name}',
@@ -152,9 +161,9 @@ export const en = {
   'state.disabledReason': 'Disabled ({reason}) at {time}',
   'state.off': 'Off',
 
-  'usage.todayRequests': 'Today: {count} requests',
+  'usage.todayRequests': { one: 'Today: {count} request', other: 'Today: {count} requests' },
 
-  'usage.todayTokens': '{count} tokens',
+  'usage.todayTokens': { one: '{count} token', other: '{count} tokens' },
   'usage.failures': 'Failures: {count}',
   'usage.lastUsed': 'Last used {when}',
   'usage.never': 'Not used yet',
@@ -178,6 +187,20 @@ export const en = {
   'add.label': 'Label',
   'add.optional': 'optional',
   'add.labelPlaceholder': 'e.g. Production #1',
+  'edit.title': 'Edit {name}',
+  'edit.secret': 'Replace the key',
+  'edit.secretHint': 'Leave empty to keep {preview}. A new key is kept like an added one (in the system keychain when there is one).',
+  'edit.submit': 'Save',
+  'edit.saving': 'Saving…',
+  'edit.saved': '{name} saved.',
+  'revoked.title': 'Turn {name} back on?',
+  'revoked.body': '{provider} refused this key ({status}) at {time}, and Keypool switched it off: it may have been revoked or lost its access. Test it first to see whether the provider accepts it now.',
+  'revoked.test': 'Test the key',
+  'revoked.testing': 'Testing…',
+  'revoked.enableAnyway': 'Turn on anyway',
+  'revoked.enable': 'Turn on',
+  'revoked.accepted': 'The provider accepts the key again.',
+  'revoked.stillRefused': 'Still refused: {reason}',
   'add.weight': 'Weight',
   'add.weightHint': '{min}–{max}, default {default}. A higher weight gets a larger share of requests.',
   'add.quotaGroup': 'Quota group',
@@ -192,12 +215,6 @@ export const en = {
   'limits.concurrent': 'Requests at once',
   'limits.concurrentHint': '{min}–{max}',
   'limits.none': 'No limit',
-  'limits.edit': 'Limits',
-  'limits.editLabel': 'Limits of {name}',
-  'limits.title': 'Limits of {name}',
-  'limits.save': 'Save limits',
-  'limits.saving': 'Saving…',
-  'limits.saved': 'Limits of {name} saved.',
   'limits.summary': 'Your limits: {limits}',
   'limits.rpmShort': '{count}/min',
   'limits.concurrentShort': '{count} at once',
@@ -251,6 +268,7 @@ export const en = {
   'chat.selectingKey': 'Choosing a key…',
   'chat.writing': 'Writing with {key}…',
   'chat.writingProvider': 'Writing with the provider key…',
+  'chat.writingKeyless': 'Writing without a key…',
   'chat.writingShort': 'Writing a reply',
   'chat.stopped': 'Stopped',
   'chat.usage': '{input} tokens in, {output} out',
@@ -259,6 +277,7 @@ export const en = {
   'chat.notice.rebound': 'Moved to {key} — prompt cache reset',
   'chat.notice.rateLimited': '{key} was rate-limited ({status}), retried on {next}',
   'chat.notice.rateLimitedNoNext': '{key} was rate-limited ({status})',
+  'chat.notice.rateLimitedWaited': '{key} was rate-limited ({status}); tried again on it after a wait',
   'chat.notice.authRejected': '{key} was rejected ({status}) and disabled, retried on {next}',
   'chat.notice.authRejectedNoNext': '{key} was rejected ({status}) and disabled',
   'chat.notice.quotaExhausted': '{key} is out of credit ({status}), retried on {next}',
@@ -303,10 +322,10 @@ export const en = {
   'provider.added': '{name} added.',
   'provider.delete': 'Delete provider',
   'provider.deleteTitle': 'Delete {name}?',
-  'provider.deleteBody': '“{name}” and the {count} keys in its pool will be deleted with it. This cannot be undone. Its chats stay, without a provider.',
+  'provider.deleteBody': { one: '“{name}” and the {count} key in its pool will be deleted with it. This cannot be undone. Its chats stay, without a provider.', other: '“{name}” and the {count} keys in its pool will be deleted with it. This cannot be undone. Its chats stay, without a provider.' },
   'provider.deleteBodyNoKeys': '“{name}” will be deleted. This cannot be undone. Its chats stay, without a provider.',
   'provider.deleteConfirm': 'Delete provider',
-  'provider.deleted': '{name} deleted, with {count} keys.',
+  'provider.deleted': { one: '{name} deleted, with {count} key.', other: '{name} deleted, with {count} keys.' },
   'hostChange.title': 'Send your keys to {host}?',
   'hostChange.body': 'The base URL moves from {from} to {to}. From now on Keypool sends the keys below to {host} with every request. Continue only if you trust {host}.',
   'hostChange.keys': 'Keys that will be sent to {host}',
@@ -321,6 +340,7 @@ export const en = {
   'key.enable': 'Enable',
   'key.enableLabel': 'Enable {name}',
   'error.nameRequired': 'Enter a name.',
+  'error.nameTaken': 'Another provider is called that (in any case): choose another name.',
   'error.nameTooLong': 'A name is at most {max} characters.',
   'error.baseUrlPlainHttp': 'Plain http:// would send your API keys unencrypted over the internet. Use https://, or http:// only to this machine or a private network (e.g. http://127.0.0.1:11434/v1).',
   'error.plainHttpNeedsConsent': 'This address is plain http:// to another machine: confirm below that it is on your own network, or use https://.',
@@ -504,11 +524,12 @@ export const en = {
   'models.loading': 'Asking the provider for its models…',
   'models.failed': 'Could not list the provider’s models: {message}',
   'models.noneListed': 'The provider lists no models: type the model’s name.',
-  'models.listed': 'The provider lists {count} models (as of {time}).',
+  'models.listed': { one: 'The provider lists {count} model (as of {time}).', other: 'The provider lists {count} models (as of {time}).' },
   'models.noMatch': 'No listed model matches.',
   'models.fromProvider': 'Models from the provider',
   'models.list': 'List the provider’s models',
   'models.listHint': 'Asks the provider’s models endpoint (at the saved address) which models it offers; tick those to offer here.',
+  'models.listHintUnsaved': 'Asks the provider’s models endpoint (at the address above, with the key above if you gave one) which models it offers; tick those to offer here. Nothing is saved until you add the provider.',
   'models.refreshShort': 'Refresh',
   'models.search': 'Search the models',
   'models.noneListedSettings': 'The provider lists no models: type them in the Models field.',
@@ -550,6 +571,13 @@ export const en = {
   'localApi.notRunningHint': 'These examples work once the endpoint is running.',
   'localApi.tokenPlaceholder': '<your token>',
   'localApi.modelPlaceholder': '<model>',
+  'localApi.apiOpenai': 'OpenAI-compatible',
+  'localApi.apiAnthropic': 'Anthropic',
+  'localApi.apiGemini': 'Google Gemini',
+  'localApi.exampleModelsIntro': 'The examples ask for models the pool can answer now:',
+  'localApi.exampleModel': '{api}: {model} ({provider})',
+  'localApi.noModelNoKey': '{api}: no provider can answer yet. Add a key to one in Settings → Providers, and the examples will ask for one of its models.',
+  'localApi.noModelListed': '{api}: {provider} can answer, but lists no models. Add one to its models in Settings → Providers.',
   'localApi.snippets': 'Examples',
   'localApi.copySnippet': 'Copy the example: {name}',
   'localApi.snippet.openaiPython': 'OpenAI SDK · Python',
@@ -576,7 +604,7 @@ export const en = {
   'usagePage.refresh': 'Refresh',
   'usagePage.export': 'Export CSV',
   'usagePage.exportHint': 'Every request of the period, from every provider, one line each.',
-  'usagePage.exported': 'Saved {rows} requests to {path}.',
+  'usagePage.exported': { one: 'Saved {count} request to {path}.', other: 'Saved {count} requests to {path}.' },
   'usagePage.exportFailed': 'Could not export the usage: {message}',
   'usagePage.emptyTitle': 'No usage in this period',
   'usagePage.emptyBody':
@@ -654,5 +682,16 @@ export const en = {
 } as const;
 
 export type MessageKey = keyof typeof en;
-/** A language's messages: exactly the English keys. */
-export type Dictionary = { readonly [K in MessageKey]: string };
+
+/** A counted message's forms, by plural category (`Intl.PluralRules`); `other` always. */
+export interface PluralForms {
+  readonly zero?: string;
+  readonly one?: string;
+  readonly two?: string;
+  readonly few?: string;
+  readonly many?: string;
+  readonly other: string;
+}
+
+/** A language's messages: exactly the English keys, counted where English counts. */
+export type Dictionary = { readonly [K in MessageKey]: (typeof en)[K] extends string ? string : PluralForms };

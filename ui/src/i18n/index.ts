@@ -1,10 +1,11 @@
 import { boundVars } from './bounds';
-import { en, type Dictionary, type MessageKey } from './en';
+import { formatCount } from './format';
+import { en, type Dictionary, type MessageKey, type PluralForms } from './en';
 import { ja } from './ja';
 import { ru } from './ru';
 import { zh } from './zh';
 
-export type { MessageKey } from './en';
+export type { MessageKey, PluralForms } from './en';
 
 /** The languages of the original design documents. */
 export const LOCALES = ['en', 'zh', 'ja', 'ru'] as const;
@@ -30,12 +31,34 @@ export function detectLocale(preferred: readonly string[]): Locale {
 
 export type Vars = Record<string, string | number>;
 
+const pluralRules = new Map<Locale, Intl.PluralRules>();
+
+/** The form of a counted message for `count`, as the language chooses it (Russian: one, few, many). */
+export function pluralForm(locale: Locale, forms: PluralForms, count: number): string {
+  let rules = pluralRules.get(locale);
+  if (!rules) {
+    rules = new Intl.PluralRules(INTL_TAGS[locale]);
+    pluralRules.set(locale, rules);
+  }
+  return forms[rules.select(count)] ?? forms.other;
+}
+
 /**
  * Looks a message up and fills `{name}` placeholders; an unknown placeholder stays visible. A
- * message about a bound of the backend's gets the bound's numbers (`bounds.ts`).
+ * message about a bound of the backend's gets the bound's numbers (`bounds.ts`). A counted
+ * message takes the form `vars.count` asks for, and writes the count as the language writes
+ * numbers (`1,234`, `1 234`).
  */
 export function translate(locale: Locale, key: MessageKey, vars?: Vars): string {
-  const template = DICTIONARIES[locale][key];
-  const filled = { ...boundVars(key, INTL_TAGS[locale]), ...vars };
+  const message: string | PluralForms = DICTIONARIES[locale][key];
+  const filled: Record<string, string | number> = { ...boundVars(key, INTL_TAGS[locale]), ...vars };
+  let template: string;
+  if (typeof message === 'string') {
+    template = message;
+  } else {
+    const count = Number(vars?.count);
+    template = Number.isFinite(count) ? pluralForm(locale, message, count) : message.other;
+    if (Number.isFinite(count)) filled.count = formatCount(count, INTL_TAGS[locale]);
+  }
   return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in filled ? String(filled[name]) : whole));
 }

@@ -46,6 +46,7 @@ const ISSUE_KEYS: Record<IssueCode, MessageKey> = {
   file_too_large: 'issue.fileTooLarge',
   image_unreadable: 'issue.imageUnreadable',
   host_change: 'issue.hostChange',
+  name_taken: 'error.nameTaken',
   invalid: 'issue.invalid',
 };
 

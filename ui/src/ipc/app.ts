@@ -1,5 +1,10 @@
-import { call } from './client';
+import type { SetPreferencesArgs } from './bindings';
+import { call, defined } from './client';
 
 export const appApi = {
   getStatus: () => call('app:getStatus'),
+  /** The UI's preferences, kept in the data directory (one set per Keypool profile). */
+  getPreferences: () => call('app:getPreferences'),
+  /** Keeps the preferences given; the others stay. */
+  setPreferences: (changes: SetPreferencesArgs) => call('app:setPreferences', defined(changes)),
 };

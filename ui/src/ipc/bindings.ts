@@ -201,7 +201,7 @@ export type ChatClosed = { id: string, };
  * The events of one `chat:send`, in order: `userMessage` (unless retrying), then per attempt
  * `keySelected` and possibly `failover`, `delta`s, and always one `finished` last.
  */
-export type ChatEvent = { "type": "userMessage", message: Message, } | { "type": "keySelected", keyLabel: string, providerLevel: boolean, rebound: boolean, attempt: number, } | { "type": "failover", keyLabel: string, status: number, reason: FailoverReason, message: string, } | { "type": "delta", text: string, } | { "type": "waiting", until: number | null, deadline: number, now: number, seconds: number, } | { "type": "finished", message: Message, };
+export type ChatEvent = { "type": "userMessage", message: Message, } | { "type": "keySelected", keyId: string | null, keyLabel: string, providerLevel: boolean, keyless: boolean, rebound: boolean, attempt: number, } | { "type": "failover", keyLabel: string, status: number, reason: FailoverReason, message: string, } | { "type": "delta", text: string, } | { "type": "waiting", until: number | null, deadline: number, now: number, seconds: number, } | { "type": "finished", message: Message, };
 
 export type ChatIdArgs = { chatId: string, };
 
@@ -221,6 +221,11 @@ snippet: SearchSnippet | null,
  * How many of the chat's messages match.
  */
 messageCount: number, };
+
+/**
+ * The API a local API client speaks.
+ */
+export type ClientApi = "openai" | "anthropic" | "gemini";
 
 /**
  * Turns the local API on or off; `port` (within `LIMITS.port`) changes where it listens.
@@ -312,7 +317,7 @@ export type Issue = { path: string, code: IssueCode, params?: IssueParams, messa
 /**
  * What is wrong with one argument.
  */
-export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "invalid";
+export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "name_taken" | "invalid";
 
 /**
  * The numbers and words an issue's wording needs.
@@ -340,6 +345,19 @@ reason?: string, };
  * [`Secret`]: the arguments that hold one print it as `<redacted>` in any debug output.
  */
 export type KeyArg = string;
+
+/**
+ * A key's own limits, both replaced: an absent one is removed.
+ */
+export type KeyLimitsArg = { 
+/**
+ * Requests per minute (`LIMITS.rpmLimit`); absent: no limit.
+ */
+rpmLimit?: number, 
+/**
+ * Requests at once (`LIMITS.maxConcurrent`); absent: no limit.
+ */
+maxConcurrent?: number, };
 
 /**
  * How a key stands.
@@ -410,6 +428,11 @@ export type KeychainReason = "not_configured" | "unreachable" | "locked" | "fail
 export type KeychainStatus = { "state": "available" } | { "state": "unavailable", reason: KeychainReason, detail?: string, };
 
 /**
+ * The UI's language: the OS's, or one chosen.
+ */
+export type LanguageChoice = "system" | "en" | "zh" | "ja" | "ru";
+
+/**
  * The last refusal of a request: status and the provider's words (keys masked).
  */
 export type LastAnswer = { status: number, message: string, };
@@ -431,6 +454,18 @@ export type ListModelsArgs = { providerId: string,
 refresh?: boolean, };
 
 /**
+ * `llmConfig:listModelsFor`: the models a provider that is not saved yet lists (the Add
+ * provider form), asked at `baseUrl` with `apiKey` or none. The same rules as for a saved
+ * provider: the base URL is checked as `addProvider` checks it, redirects stay within its
+ * origin, the provider's words come back with the key masked; nothing is saved or kept.
+ */
+export type ListModelsForArgs = { kind: ProviderKind, baseUrl: string, apiKey?: KeyArg, 
+/**
+ * As in [`AddProviderArgs::on_my_network`]: a key goes to that host unencrypted too.
+ */
+onMyNetwork?: boolean, };
+
+/**
  * The status after `localApi:configure`; `token` only the first time the endpoint is enabled
  * (it is never shown again: `localApi:regenerateToken` makes a new one).
  */
@@ -446,7 +481,12 @@ requests: number, inFlight: number, failed: number,
 /**
  * Why it is enabled but not running.
  */
-error: LocalApiProblem | null, };
+error: LocalApiProblem | null, 
+/**
+ * The models it can answer for now, by the API a client speaks: those of the providers
+ * whose keys can answer (or that need none), as `GET /v1/models` lists them.
+ */
+served: Array<ServedModel>, };
 
 /**
  * Why the local API could not start.
@@ -468,7 +508,12 @@ requests: number, inFlight: number, failed: number,
 /**
  * Why it is enabled but not running.
  */
-error: LocalApiProblem | null, };
+error: LocalApiProblem | null, 
+/**
+ * The models it can answer for now, by the API a client speaks: those of the providers
+ * whose keys can answer (or that need none), as `GET /v1/models` lists them.
+ */
+served: Array<ServedModel>, };
 
 /**
  * A new local API token, shown this once.
@@ -537,10 +582,29 @@ cached: boolean, };
 export type NoArgs = Record<string, never>;
 
 /**
+ * A page of the app: `chat`, `usage`, or a section of Settings.
+ */
+export type PageChoice = "chat" | "usage" | "settings/providers" | "settings/general" | "settings/localApi" | "settings/about";
+
+/**
  * The pool's view of a provider's keys, with the backend's `now` so the UI can count down
  * cooldowns without trusting its own clock.
  */
 export type PoolStatus = { providerId: string, now: number, keys: Array<KeyStatus>, };
+
+/**
+ * The UI's preferences, kept in the data directory (one set per Keypool profile); null: never
+ * chosen.
+ */
+export type Preferences = { theme: ThemeChoice | null, language: LanguageChoice | null, 
+/**
+ * The page the window was left on.
+ */
+page: PageChoice | null, 
+/**
+ * The provider Settings → Providers showed last (it may have been deleted since).
+ */
+provider: string | null, };
 
 /**
  * A model's price, in US dollars per million tokens; `cachedInputPerMillion` null: the input
@@ -574,9 +638,20 @@ models: Array<string>, defaultModel: string | null,
  */
 systemPrompt: string | null, 
 /**
- * How many keys the pool holds; while 0, the provider-level key is used.
+ * How many keys the pool holds; while 0, the provider-level key is used (or, without one,
+ * no key at all).
  */
-keyCount: number, createdAt: number, updatedAt: number, };
+keyCount: number, 
+/**
+ * Its base URL is on this machine or a private network: a server there commonly needs no
+ * key, and requests go without one while the pool is empty and no provider key is set.
+ */
+local: boolean, 
+/**
+ * A request can be answered as far as the stored keys tell: an enabled pool key, or while
+ * the pool is empty the provider key, or none for a local server. A key may still be resting.
+ */
+answerable: boolean, createdAt: number, updatedAt: number, };
 
 /**
  * The provider a command reads.
@@ -663,6 +738,15 @@ export type SendRequest = { chatId: string, content?: string, edit?: boolean,
 attachments?: Array<AttachmentRef>, };
 
 /**
+ * A model the local API can answer for now.
+ */
+export type ServedModel = { model: string, 
+/**
+ * Its provider's name.
+ */
+provider: string, api: ClientApi, };
+
+/**
  * The user's limits of a key, both replaced: an absent one is removed.
  */
 export type SetKeyLimitsArgs = { id: string, 
@@ -674,6 +758,15 @@ rpmLimit?: number,
  * Requests at once (`LIMITS.maxConcurrent`); absent: no limit.
  */
 maxConcurrent?: number, };
+
+/**
+ * The preferences to change; at least one.
+ */
+export type SetPreferencesArgs = { theme?: ThemeChoice, language?: LanguageChoice, page?: PageChoice, 
+/**
+ * A provider's id (`LIMITS.id`, in bytes).
+ */
+provider?: string, };
 
 /**
  * A model's price in US dollars per million tokens; cached input defaults to the input price.
@@ -707,6 +800,11 @@ export type Stopped = { chatId: string,
  */
 stopped: boolean, };
 
+/**
+ * The colour theme: the OS's, or one chosen.
+ */
+export type ThemeChoice = "system" | "light" | "dark";
+
 export type ToggleApiKeyArgs = { id: string, enabled: boolean, };
 
 /**
@@ -718,7 +816,11 @@ export type UpdateApiKeyArgs = { id: string,
  */
 label?: string, apiKey?: KeyArg, enabled?: boolean, weight?: number, 
 /**
- * The key's quota group (`LIMITS.quotaGroup`); `""` puts it in a group of its own.
+ * Both of the key's own limits, replaced (as `llmConfig:setKeyLimits` does).
+ */
+limits?: KeyLimitsArg, 
+/**
+ * The key's quota group (`LIMITS.quotaGroup`, trimmed); `""` puts it in a group of its own.
  */
 quotaGroup?: string, };
 
@@ -814,7 +916,11 @@ keys: Array<KeyUsage>,
  * The models that spent tokens in the range and have no price, sorted: what a partial
  * cost is missing.
  */
-unpricedModels: Array<string>, };
+unpricedModels: Array<string>, 
+/**
+ * The earliest attempt in the range; null when it holds none.
+ */
+firstAt: number | null, };
 
 /**
  * Sums of attempts. `requests`: attempts sent; `failures`: all but the answered and the
@@ -859,6 +965,8 @@ export const LIMITS = {
 
 export type Commands = {
   "app:getStatus": { kind: "sync"; args: NoArgs; result: AppStatus };
+  "app:getPreferences": { kind: "sync"; args: NoArgs; result: Preferences };
+  "app:setPreferences": { kind: "sync"; args: SetPreferencesArgs; result: Preferences };
   "llmConfig:getProviders": { kind: "sync"; args: NoArgs; result: Array<Provider> };
   "llmConfig:addProvider": { kind: "sync"; args: AddProviderArgs; result: Provider };
   "llmConfig:updateProvider": { kind: "sync"; args: UpdateProviderArgs; result: Provider };
@@ -874,6 +982,7 @@ export type Commands = {
   "llmConfig:resetCooldown": { kind: "sync"; args: IdArgs; result: CooldownReset };
   "llmConfig:testApiKey": { kind: "async"; args: IdArgs; result: KeyTestResult };
   "llmConfig:listModels": { kind: "async"; args: ListModelsArgs; result: ModelList };
+  "llmConfig:listModelsFor": { kind: "async"; args: ListModelsForArgs; result: ModelList };
   "localApi:getStatus": { kind: "sync"; args: NoArgs; result: LocalApiStatus };
   "localApi:configure": { kind: "async"; args: ConfigureLocalApiArgs; result: LocalApiConfigured };
   "localApi:regenerateToken": { kind: "async"; args: NoArgs; result: LocalApiToken };

@@ -1,4 +1,4 @@
-import type { AddApiKeyArgs, AddProviderArgs, SetKeyLimitsArgs, UpdateApiKeyArgs, UpdateProviderArgs } from './bindings';
+import type { AddApiKeyArgs, AddProviderArgs, ListModelsForArgs, SetKeyLimitsArgs, UpdateApiKeyArgs, UpdateProviderArgs } from './bindings';
 import { call, defined } from './client';
 
 /** The fields of an update besides the id: only those to change. */
@@ -27,5 +27,7 @@ export const llmConfigApi = {
   testApiKey: (id: string) => call('llmConfig:testApiKey', { id }),
   /** The models the provider's models endpoint lists; kept by the backend until `refresh`. */
   listModels: (providerId: string, refresh = false) => call('llmConfig:listModels', refresh ? { providerId, refresh } : { providerId }),
+  /** The models a provider not saved yet lists (the Add provider form); nothing is kept. */
+  listModelsFor: (provider: ListModelsForArgs) => call('llmConfig:listModelsFor', defined(provider)),
 };
 

@@ -14,7 +14,9 @@ import type {
   KeyTestResult,
   LocalApiStatus,
   Message,
+  Preferences,
   Provider,
+  ServedModel,
   ProxySetting,
   Settings,
 } from '../ipc/bindings';
@@ -55,7 +57,7 @@ export const READY: AppStatus = {
 };
 
 export function provider(id: string, name: string, extra: Partial<Provider> = {}): Provider {
-  return { id, name, kind: 'openai', baseUrl: `https://${id}.example/v1`, apiKeyPreview: null, builtin: true, sortOrder: 0, models: [], defaultModel: null, systemPrompt: null, keyCount: 0, createdAt: 0, updatedAt: 0, ...extra };
+  return { id, name, kind: 'openai', baseUrl: `https://${id}.example/v1`, apiKeyPreview: null, builtin: true, sortOrder: 0, models: [], defaultModel: null, systemPrompt: null, keyCount: 0, local: false, answerable: false, createdAt: 0, updatedAt: 0, ...extra };
 }
 
 /** What a test's reply script gets: emit events, and learn when chat:stop is called. */
@@ -72,7 +74,7 @@ export type SendHandler = (control: SendControl) => Promise<Partial<Message>> | 
 
 /** A reply from key A in two pieces. */
 export const defaultReply: SendHandler = ({ emit }) => {
-  emit({ type: 'keySelected', keyLabel: 'key A', providerLevel: false, rebound: false, attempt: 1 });
+  emit({ type: 'keySelected', keyId: null, keyLabel: 'key A', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
   emit({ type: 'delta', text: 'Hello' });
   emit({ type: 'delta', text: ' there' });
   return { content: 'Hello there', keyLabel: 'key A' };
@@ -99,6 +101,15 @@ const verdictKey = (baseUrl: string, onMyNetwork: unknown) => `${baseUrl.trim()}
 const URL_VERDICTS = new Map(
   transcript('base-urls').steps.map((step) => [verdictKey(String(step.args.baseUrl), step.args.onMyNetwork), step.error ?? null] as const),
 );
+
+/**
+ * Whether the backend takes a base URL for a local server (which needs no key), as it answered
+ * for the `base-urls` transcript's URLs; any other (`https` to a test's made-up host) is not.
+ */
+const LOCAL_URLS = new Set(
+  transcript('base-urls').steps.flatMap((step) => ((step.answer as Provider | undefined)?.local ? [String(step.args.baseUrl)] : [])),
+);
+const isLocalUrl = (baseUrl: string) => LOCAL_URLS.has(baseUrl.trim());
 
 function checkBaseUrl(baseUrl: string | undefined, onMyNetwork?: unknown) {
   if (baseUrl === undefined) return;
@@ -141,6 +152,14 @@ function checkLength(path: string, value: string | undefined, max: number) {
   }
 }
 
+/** A field of the arguments is text of at most `max` bytes in UTF-8 (an id, a model's name). */
+function checkBytes(path: string, value: string | undefined, max: number) {
+  if (value !== undefined && new TextEncoder().encode(value).length > max) {
+    // The backend words a byte bound as it words a character bound.
+    throw backendError('validation', `${path}: must be at most ${max} characters long`, [{ path, code: 'too_long', params: { max }, message: `must be at most ${max} characters long` }]);
+  }
+}
+
 /** An update that changes nothing: the backend wants at least one of `fields`. */
 function checkSomething(args: Record<string, unknown>, fields: string[]) {
   if (!fields.some((field) => args[field] !== undefined)) {
@@ -155,6 +174,16 @@ const providerNotFound = (id: string) => backendError('not_found', `provider "${
 function checkDefaultModel(defaultModel: string | undefined, models: string[]) {
   if (defaultModel && models.length > 0 && !models.includes(defaultModel)) {
     throw backendError('validation', "defaultModel: must be one of the provider's models", [{ path: 'defaultModel', code: 'not_a_model', message: "must be one of the provider's models" }]);
+  }
+}
+
+/** Another provider (than `except`) has this name, in any case: a field error at the name. */
+function checkNameFree(providers: readonly Provider[], name: string, except?: string) {
+  const wanted = name.trim().toLowerCase();
+  if (providers.some((p) => p.id !== except && p.name.trim().toLowerCase() === wanted)) {
+    throw backendError('validation', 'name: another provider already has this name: choose another', [
+      { path: 'name', code: 'name_taken', message: 'another provider already has this name: choose another' },
+    ]);
   }
 }
 
@@ -238,7 +267,11 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
   const opened: string[] = [];
   let settings: Settings = { maxWaitSeconds: 20, bindingIdleMinutes: 60, usageRetentionDays: 180, proxy: { mode: 'none' } };
   /** The local API: its status, the ports other programs hold, and every token handed out. */
-  let localApi: LocalApiStatus = { enabled: false, running: false, address: null, port: LIMITS.port.default, requests: 0, inFlight: 0, failed: 0, error: null };
+  let localApi: Omit<LocalApiStatus, 'served'> = { enabled: false, running: false, address: null, port: LIMITS.port.default, requests: 0, inFlight: 0, failed: 0, error: null };
+  /** The UI's preferences in the data directory (`app:getPreferences`). */
+  let preferences: Preferences = { theme: null, language: null, page: null, provider: null };
+  /** What `llmConfig:listModelsFor` answers per base URL: models, or a rejection. */
+  const unsavedModelLists = new Map<string, { models: string[] } | { error: IpcError }>();
   const busyPorts = new Set<number>();
   const localTokens: string[] = [];
   const newLocalToken = () => {
@@ -265,6 +298,26 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     if (!key) throw backendError('not_found', `API key "${id}" does not exist`, undefined, { kind: 'notFound', what: 'API key' });
     return key;
   };
+
+  /** A provider as the backend answers it: with its pool's size, whether it is a local server, and whether it can answer. */
+  function shown(p: Provider): Provider {
+    const pool = byProvider(p.id);
+    const local = isLocalUrl(p.baseUrl);
+    const answerable = pool.some((k) => k.enabled) || (pool.length === 0 && (p.apiKeyPreview !== null || local));
+    return { ...p, keyCount: pool.length, local, answerable };
+  }
+
+  /** The models the local API can answer for now: those of the providers that can answer, as the backend routes them. */
+  function served(): ServedModel[] {
+    const out: ServedModel[] = [];
+    for (const api of ['openai', 'anthropic', 'gemini'] as const) {
+      for (const p of providers.map(shown).filter((x) => x.answerable && x.kind === api)) {
+        const offered = [...p.models, ...(p.defaultModel ? [p.defaultModel] : []), ...(modelCache.get(p.id)?.models ?? [])];
+        for (const model of offered) if (!out.some((m) => m.api === api && m.model === model)) out.push({ model, provider: p.name, api });
+      }
+    }
+    return out;
+  }
 
   function emit(providerId: string) {
     if (!emitting) return;
@@ -381,6 +434,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     'llmConfig:addProvider': ({ apiKey, defaultModel, systemPrompt, name, baseUrl, models, onMyNetwork, ...fields }) => {
       checkLength('name', name.trim(), LIMITS.providerName.maxChars);
       checkBaseUrl(baseUrl, onMyNetwork);
+      checkNameFree(providers, name);
       const listed = (models ?? []).map((m) => m.trim());
       checkDefaultModel(defaultModel?.trim(), listed);
       const created = provider(`prov-${nextId++}`, name.trim(), {
@@ -397,13 +451,14 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       });
       providers.push(created);
       emit(created.id);
-      return { ...created, keyCount: 0 };
+      return shown(created);
     },
     'llmConfig:updateProvider': ({ id, apiKey, defaultModel, systemPrompt, confirmHostChange, onMyNetwork, ...changes }) => {
       checkSomething({ apiKey, defaultModel, systemPrompt, ...changes }, ['name', 'kind', 'baseUrl', 'apiKey', 'models', 'defaultModel', 'systemPrompt']);
       const found = providers.find((p) => p.id === id);
       if (!found) throw providerNotFound(id);
       checkBaseUrl(changes.baseUrl !== undefined && changes.baseUrl.trim() !== found.baseUrl ? changes.baseUrl : undefined, onMyNetwork);
+      if (changes.name !== undefined) checkNameFree(providers, changes.name, id);
       // Keys go to a new origin only when the update says the user agreed (the backend's rule).
       if (changes.baseUrl !== undefined && !sameOrigin(changes.baseUrl, found.baseUrl) && !confirmHostChange) {
         const providerKey = apiKey === undefined ? found.apiKeyPreview : apiKey === '' ? null : preview(apiKey.trim());
@@ -424,7 +479,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       if (defaultModel !== undefined) found.defaultModel = defaultModel === '' ? null : defaultModel;
       if (systemPrompt !== undefined) found.systemPrompt = systemPrompt.trim() === '' ? null : systemPrompt;
       emit(found.id);
-      return { ...found, keyCount: byProvider(found.id).length };
+      return shown(found);
     },
     'llmConfig:deleteProvider': ({ id }) => {
       const index = providers.findIndex((p) => p.id === id);
@@ -437,8 +492,40 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       return { id, deletedKeys: doomed.length };
     },
     'llmConfig:testApiKey': ({ id }) => {
-      find(id);
-      return keyTests.get(id) ?? { ok: true, status: 200, problem: null, message: 'ok', latencyMs: 42 };
+      const key = find(id);
+      const result = keyTests.get(id) ?? { ok: true, status: 200, problem: null, message: 'ok', latencyMs: 42 };
+      // Refused as the key's, the key is disabled, as after a chat's confirmed refusal.
+      if (result.problem?.kind === 'refused' && (result.status === 401 || result.status === 403) && key.enabled) {
+        Object.assign(key, { enabled: false, disabledReason: `HTTP ${result.status}`, disabledAt: clock });
+        emit(key.providerId);
+      }
+      return result;
+    },
+    'llmConfig:listModelsFor': ({ baseUrl, onMyNetwork }) => {
+      checkBaseUrl(baseUrl, onMyNetwork);
+      const script = unsavedModelLists.get(baseUrl.trim());
+      if (script && 'error' in script) throw script.error;
+      return { models: script?.models ?? [], fetchedAt: clock, cached: false };
+    },
+    'app:getPreferences': () => preferences,
+    'app:setPreferences': (changes) => {
+      checkSomething(changes, ['theme', 'language', 'page', 'provider']);
+      const choices: Record<string, readonly string[]> = {
+        theme: ['system', 'light', 'dark'],
+        language: ['system', 'en', 'zh', 'ja', 'ru'],
+        page: ['chat', 'usage', 'settings/providers', 'settings/general', 'settings/localApi', 'settings/about'],
+      };
+      for (const [field, allowed] of Object.entries(choices)) {
+        const value = (changes as Record<string, unknown>)[field];
+        if (value !== undefined && !allowed.includes(String(value))) {
+          const expected = `one of ${allowed.map((a) => `\`${a}\``).join(', ')}`;
+          const message = `must be ${expected}, got \`${String(value)}\``;
+          throw backendError('validation', `${field}: ${message}`, [{ path: field, code: 'wrong_type', params: { expected, got: `\`${String(value)}\`` }, message }]);
+        }
+      }
+      checkBytes('provider', changes.provider, LIMITS.id.maxBytes);
+      preferences = { ...preferences, ...changes, ...(changes.provider !== undefined ? { provider: changes.provider.trim() } : {}) };
+      return preferences;
     },
     'llmConfig:listModels': async ({ providerId, refresh }) => {
       if (!providers.some((p) => p.id === providerId)) throw providerNotFound(providerId);
@@ -520,7 +607,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       return { mediaType: found.mediaType, data: thumbnail ? `thumb-${id}` : `full-${id}` };
     },
     'app:getStatus': () => appStatus,
-    'llmConfig:getProviders': () => providers.map((p) => ({ ...p, keyCount: byProvider(p.id).length })),
+    'llmConfig:getProviders': () => providers.map(shown),
     'llmConfig:getApiKeys': ({ providerId }) => byProvider(providerId).map(publicKey),
     'llmConfig:getPoolStatus': ({ providerId }) => ({
       providerId,
@@ -533,7 +620,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
         coolingUntil: null,
         consecutiveErrors: 0,
         lastError: null,
-        lastUsedAt: null,
+        lastUsedAt: ledger.lastAttemptOf(k.id),
         requestCount: 0,
         failureCount: 0,
         budgets: [],
@@ -561,12 +648,20 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       emit(providerId);
       return key;
     },
-    'llmConfig:updateApiKey': ({ id, apiKey, label, quotaGroup, ...changes }) => {
-      checkSomething({ apiKey, label, quotaGroup, ...changes }, ['label', 'apiKey', 'enabled', 'weight', 'quotaGroup']);
-      checkLength('quotaGroup', quotaGroup, LIMITS.quotaGroup.maxChars);
+    'llmConfig:updateApiKey': ({ id, apiKey, label, limits, quotaGroup, ...changes }) => {
+      checkSomething({ apiKey, label, limits, quotaGroup, ...changes }, ['label', 'apiKey', 'enabled', 'weight', 'limits', 'quotaGroup']);
       checkRange('weight', changes.weight, LIMITS.weight);
+      if (limits) {
+        checkRange('limits.rpmLimit', limits.rpmLimit, LIMITS.rpmLimit);
+        checkRange('limits.maxConcurrent', limits.maxConcurrent, LIMITS.maxConcurrent);
+      }
+      checkLength('quotaGroup', quotaGroup, LIMITS.quotaGroup.maxChars);
       const key = find(id);
+      if (apiKey !== undefined && keys.some((k) => k.id !== id && k.providerId === key.providerId && k.secret === apiKey.trim())) {
+        throw backendError('conflict', 'this key is already in the pool', undefined, { kind: 'conflict', conflict: 'duplicate_key' });
+      }
       Object.assign(key, changes, { updatedAt: clock });
+      if (limits) Object.assign(key, { rpmLimit: limits.rpmLimit ?? null, maxConcurrent: limits.maxConcurrent ?? null });
       if (label !== undefined) key.label = labelOf(label);
       if (quotaGroup !== undefined) key.quotaGroup = labelOf(quotaGroup);
       if (apiKey !== undefined) Object.assign(key, { secret: apiKey.trim(), apiKeyPreview: preview(apiKey.trim()), isEnvRef: apiKey.startsWith('$') });
@@ -613,7 +708,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       settings = { ...settings, ...changes };
       return settings;
     },
-    'localApi:getStatus': () => localApi,
+    'localApi:getStatus': () => ({ ...localApi, served: served() }),
     // Like the backend: the port and the choice are kept; a token only on the first enable; a
     // (re)start on a port another program holds is reported, not fatal; counts start at zero.
     'localApi:configure': ({ enabled, port }) => {
@@ -631,7 +726,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
         failed: 0,
         error: busy ? { kind: 'portInUse', port: at } : null,
       };
-      return token === undefined ? { ...localApi } : { ...localApi, token };
+      return token === undefined ? { ...localApi, served: served() } : { ...localApi, served: served(), token };
     },
     'localApi:regenerateToken': () => ({ token: newLocalToken() }),
     ...ledger.handlers,
@@ -676,7 +771,12 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     opened: () => opened,
     /** The local API as the backend has it; `setLocalApi` changes it (e.g. counts going up). */
     localApi: () => localApi,
-    setLocalApi: (changes: Partial<LocalApiStatus>) => (localApi = { ...localApi, ...changes }),
+    setLocalApi: (changes: Partial<Omit<LocalApiStatus, 'served'>>) => (localApi = { ...localApi, ...changes }),
+    /** What the models endpoint at `baseUrl` of a provider not saved yet answers (a list, or a rejection). */
+    setUnsavedModels: (baseUrl: string, answer: { models: string[] } | { error: IpcError }) => unsavedModelLists.set(baseUrl, answer),
+    /** The preferences as kept in the data directory; `setPreferences` stands in for an earlier run's. */
+    preferences: () => preferences,
+    setPreferences: (kept: Partial<Preferences>) => (preferences = { ...preferences, ...kept }),
     /** Another program listens on `port`: starting the local API there fails. */
     occupyPort: (port: number) => busyPorts.add(port),
     /** Every local API token handed out, oldest first. */

@@ -159,7 +159,8 @@ export function createFakeLedger({ fail, keyLabel, now }: Options) {
       }));
       keys.sort((a, b) => b.requests - a.requests || a.keyId.localeCompare(b.keyId));
       const unpricedModels = [...new Set(chosen.filter((a) => a.inputTokens + a.outputTokens > 0 && !prices.has(a.model)).map((a) => a.model))].sort();
-      return { from, to, totals: spend(chosen), keys, unpricedModels };
+      const firstAt = chosen.length > 0 ? Math.min(...chosen.map((a) => a.at)) : null;
+      return { from, to, totals: spend(chosen), keys, unpricedModels, firstAt };
     },
     'usage:getSeries': (args) => {
       checkArgs(fail, args, { providerId: { kind: 'string' }, keyId: { kind: 'string' }, bucket: { kind: 'bucket' }, from: { kind: 'time' }, to: { kind: 'time' } }, ['bucket', 'from', 'to']);
@@ -236,6 +237,11 @@ export function createFakeLedger({ fail, keyLabel, now }: Options) {
     handlers,
     /** The attempts the ledger holds from now on. */
     setAttempts: (list: LedgerAttempt[]) => (attempts = [...list]),
+    /** When the key was last sent upstream, by the ledger (as `getPoolStatus` reports it after a restart). */
+    lastAttemptOf: (keyId: string): number | null => {
+      const at = attempts.filter((a) => a.keyId === keyId).map((a) => a.at);
+      return at.length > 0 ? Math.max(...at) : null;
+    },
     prices: () => [...prices.values()],
     setPrice: (price: Omit<Price, 'updatedAt'>) => prices.set(price.model, { ...price, updatedAt: now() }),
     /** The arguments of the CSV exports (provider and range), in order. */

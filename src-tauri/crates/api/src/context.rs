@@ -13,8 +13,8 @@ use tokio_util::sync::DropGuard;
 use keypool_keychain::{Keychain, OsKeychain};
 
 use crate::service::{
-    Attachments, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Migrated, NoSaveDialog, Providers, Records,
-    SaveDialog, ServiceError, Settings, StoreLoader, Usage, Vault, WritePath, DAY_MS,
+    Attachments, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Migrated, NoSaveDialog, Preferences,
+    Providers, Records, SaveDialog, ServiceError, Settings, StoreLoader, Usage, Vault, WritePath, DAY_MS,
 };
 use crate::SystemClock;
 
@@ -84,6 +84,8 @@ pub enum DatabaseState {
 pub struct AppContext {
     version: String,
     dirs: Dirs,
+    /// Kept beside the database, and there even when the database cannot be opened.
+    preferences: Preferences,
     services: Result<Services, (&'static str, String)>,
     /// Stops the background work (sweeps, probes) when the context goes.
     _background: Option<DropGuard>,
@@ -91,7 +93,7 @@ pub struct AppContext {
 
 struct Services {
     keys: Keys,
-    providers: Providers,
+    providers: Arc<Providers>,
     chats: Chats,
     settings: Arc<Settings>,
     usage: Arc<Usage>,
@@ -173,7 +175,8 @@ impl AppContext {
     ) -> Self {
         let services =
             database.map(|db| Services::new(Arc::new(db), wiring)).map_err(|error| (error.kind(), error.to_string()));
-        AppContext { version: version.into(), dirs, services, _background: None }
+        let preferences = Preferences::open(&dirs.data_dir);
+        AppContext { version: version.into(), dirs, preferences, services, _background: None }
     }
 
     pub fn version(&self) -> &str {
@@ -182,6 +185,11 @@ impl AppContext {
 
     pub fn dirs(&self) -> &Dirs {
         &self.dirs
+    }
+
+    /// The UI's preferences (theme, language, last page and provider).
+    pub fn preferences(&self) -> &Preferences {
+        &self.preferences
     }
 
     pub fn database(&self) -> DatabaseState {
@@ -267,12 +275,20 @@ impl Services {
                 }
             }
         });
+        let providers = Arc::new(Providers::new(db.clone(), writes.clone(), clock.clone(), completions.clone()));
         Services {
             keys: Keys::new(db.clone(), writes.clone(), clock.clone(), completions.clone()),
-            providers: Providers::new(db.clone(), writes.clone(), clock.clone(), completions.clone()),
+            providers: providers.clone(),
             settings: Arc::new(Settings::open(db.clone(), pool, completions.clone(), clock.clone())),
             usage: Arc::new(Usage::new(db.clone(), ledger, clock.clone(), save_dialog.clone())),
-            local_api: LocalApi::new(db.clone(), clock.clone(), completions.clone(), writes.clone(), vault.clone()),
+            local_api: LocalApi::new(
+                db.clone(),
+                clock.clone(),
+                completions.clone(),
+                writes.clone(),
+                vault.clone(),
+                providers,
+            ),
             chats: Chats::new(db, completions.clone(), clock.clone(), save_dialog, vault.clone(), attachments),
             completions,
             clock,

@@ -60,7 +60,7 @@ pub(crate) async fn action(
             return failed(&shared, error(Dialect::Gemini, Problem::BadRequest, message, None));
         }
     };
-    let route = match shared.routes.route(Dialect::Gemini, model) {
+    let route = match shared.route(Dialect::Gemini, model).await {
         Ok(route) => route,
         Err(Unrouted::Unknown) => {
             let message =

@@ -26,7 +26,9 @@ mod gemini;
 mod guard;
 mod peek;
 
+use std::future::Future;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -90,6 +92,13 @@ pub trait Routes: Send + Sync {
     fn route(&self, dialect: Dialect, model: &str) -> Result<Route, Unrouted>;
     /// Every model a client speaking `dialect` may ask for.
     fn models(&self, dialect: Dialect) -> Vec<ListedModel>;
+    /// Asks the providers of `dialect` what they list, when [`Routes::route`] knew no provider of
+    /// a model: a model the app offers may be one its provider lists but nobody has asked for
+    /// since the app started. True when something was learned (worth routing again). By default
+    /// nothing is.
+    fn learn(&self, _dialect: Dialect) -> Pin<Box<dyn Future<Output = bool> + Send + '_>> {
+        Box::pin(std::future::ready(false))
+    }
 }
 
 /// Live counts, for the settings page.
@@ -140,6 +149,17 @@ struct Shared {
     completions: CompletionService,
     guard: Guard,
     counters: Counters,
+}
+
+impl Shared {
+    /// Where `model` goes for `dialect`; a model no provider was known to list is routed again
+    /// once the providers were asked what they list.
+    async fn route(&self, dialect: Dialect, model: &str) -> Result<Route, Unrouted> {
+        match self.routes.route(dialect, model) {
+            Err(Unrouted::Unknown) if self.routes.learn(dialect).await => self.routes.route(dialect, model),
+            routed => routed,
+        }
+    }
 }
 
 /// The running endpoint; stops when dropped.
@@ -436,7 +456,7 @@ async fn forward(shared: Arc<Shared>, dialect: Dialect, path: UpstreamPath, requ
         Ok(session) => session,
         Err(message) => return failed(&shared, error(dialect, Problem::BadRequest, message, None)),
     };
-    let route = match shared.routes.route(dialect, &peek.model) {
+    let route = match shared.route(dialect, &peek.model).await {
         Ok(route) => route,
         Err(Unrouted::Unknown) => {
             let message =

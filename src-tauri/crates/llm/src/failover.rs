@@ -157,6 +157,9 @@ pub(crate) enum GiveUp {
     /// The provider refused the request for a reason no other key cures (a 400, a 500), or the
     /// provider-level key, which has no other to fail over to.
     Refused(Failure),
+    /// A request sent without a key (the pool is empty, the provider has no key of its own) was
+    /// refused for want of one: the provider needs a key after all.
+    NeedsKey(Failure),
     /// No key can take the request within the wait allowed, for this reason.
     NoKey(Unavailability),
 }
@@ -168,6 +171,11 @@ impl GiveUp {
             GiveUp::Unreachable(broke) => CompletionError::Network(broke),
             GiveUp::CutOff(interruption) => CompletionError::Interrupted(interruption),
             GiveUp::Refused(failure) => CompletionError::Provider(failure),
+            GiveUp::NeedsKey(failure) => CompletionError::NoAvailableKey(NoKey {
+                provider: provider.to_owned(),
+                why: NoKeyReason::Empty,
+                last: Some((failure.status, failure.message)),
+            }),
             GiveUp::NoKey(why) => CompletionError::NoAvailableKey(NoKey {
                 provider: provider.to_owned(),
                 why: NoKeyReason::Blocked(why),
@@ -181,8 +189,9 @@ impl GiveUp {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Situation<'a> {
     /// An attempt ended. `outcome`: what the pool did about a refusal it was told of (`None` when
-    /// it was not: an answer, a refusal that is the request's business, the provider-level key).
-    Attempted { end: End<'a>, shown: bool, outcome: Option<FailureOutcome> },
+    /// it was not: an answer, a refusal that is the request's business, the provider-level key,
+    /// no key). `keyless`: the attempt was sent without a key.
+    Attempted { end: End<'a>, shown: bool, outcome: Option<FailureOutcome>, keyless: bool },
     /// No key can take the request now, for `why`; waiting may last until `deadline`.
     NoneLeft { why: &'a Unavailability, now: Timestamp, deadline: Timestamp },
 }
@@ -217,12 +226,13 @@ impl<A> Ended<A> {
 ///   whose end the request will hardly wait for but whose blocker then says why): a request that may wait that long tries it again, so a one-key
 ///   pool loses no reply to a 429. A key disabled or out of credit is out for the request.
 /// * Anything else that goes wrong ends the request: retrying a 400 on another key fails the same
-///   way, and after text was shown a retry would repeat it.
+///   way, and after text was shown a retry would repeat it. A request sent without a key that is
+///   refused as unauthenticated says the provider needs a key.
 /// * With no key free, the request waits for the first one that frees up by itself within the
 ///   deadline, or for a request in flight to end when only those hold the keys; else it gives up.
 pub(crate) fn decide(situation: Situation<'_>) -> Step {
     match situation {
-        Situation::Attempted { end, shown, outcome } => match end {
+        Situation::Attempted { end, shown, outcome, keyless } => match end {
             End::Answered => Step::Done,
             End::Cancelled => Step::Stopped,
             End::Again => Step::Retry { exclude: false, failover: false },
@@ -232,6 +242,9 @@ pub(crate) fn decide(situation: Situation<'_>) -> Step {
                 status: failure.status,
                 message: failure.message.clone(),
             })),
+            End::Refused(failure) if keyless && failure.pool_kind() == Some(FailureKind::AuthRejected) => {
+                Step::GiveUp(GiveUp::NeedsKey(failure.clone()))
+            }
             End::Refused(failure) => match outcome {
                 None => Step::GiveUp(GiveUp::Refused(failure.clone())),
                 Some(
@@ -353,14 +366,19 @@ impl CompletionService {
             driven.attempts += 1;
             let (key_id, provider_level, rebound) = match &credential {
                 Credential::Pooled(s) => (Some(s.key_id.clone()), false, s.rebound),
-                Credential::ProviderLevel(_) => (None, true, false),
+                Credential::ProviderLevel(_) | Credential::None => {
+                    (None, matches!(credential, Credential::ProviderLevel(_)), false)
+                }
             };
+            let keyless = matches!(credential, Credential::None);
             let label = credential.label();
-            driven.last_key = Some((key_id.clone(), label.clone()));
+            // A request sent without a key names none.
+            driven.last_key = (!keyless).then(|| (key_id.clone(), label.clone()));
             on_event(CompletionEvent::KeySelected {
                 key_id: key_id.as_ref().map(ToString::to_string),
                 key_label: label.clone(),
                 provider_level,
+                keyless,
                 rebound,
                 attempt: driven.attempts,
             });
@@ -384,7 +402,7 @@ impl CompletionService {
                     (Some(FailureKind::AuthRejected), Some(key)) => {
                         // A 401/403 may be the request's: the key is disabled only if it is
                         // refused again when asked the cheapest question.
-                        let secret = settlement.credential().secret();
+                        let secret = settlement.credential().secret().expect("a pooled key has a value");
                         let refused_at = self.clock.now();
                         match self.verify(plan.target.endpoint, key, secret, refused_at).await {
                             Verdict::KeyRejected => (
@@ -423,7 +441,7 @@ impl CompletionService {
                 Some(Err(error)) => return Driven { end: Err(Stop::Failed(error.into())), ..driven },
                 None => None,
             };
-            let step = decide(Situation::Attempted { end: ended.end(), shown, outcome: pool_outcome });
+            let step = decide(Situation::Attempted { end: ended.end(), shown, outcome: pool_outcome, keyless });
             match step {
                 Step::Retry { exclude, failover } => {
                     if let (true, Some(key)) = (exclude, &key_id) {
@@ -553,8 +571,8 @@ impl CompletionService {
         Some((credential, hold))
     }
 
-    /// The key for the next attempt: the session's pooled key, or the provider-level key while
-    /// the pool is empty.
+    /// The key for the next attempt: the session's pooled key, the provider-level key while the
+    /// pool is empty, or none at all while the provider has neither (local servers need none).
     fn choose(
         &self,
         target: &Target<'_>,
@@ -583,7 +601,7 @@ impl CompletionService {
                         Ok(secret) => Ok(Credential::ProviderLevel(secret)),
                         Err(error) => Err(no_key(NoKeyReason::ProviderKeyUnresolved { var: error.var().to_owned() })),
                     },
-                    None => Err(no_key(NoKeyReason::Empty)),
+                    None => Ok(Credential::None),
                 }
             }
             Err(PoolError::UnresolvedEnv { key_id, label, var, .. }) => {
@@ -662,13 +680,19 @@ pub(crate) enum Credential {
     Pooled(Selection),
     /// The provider's own key, used only while its pool is empty.
     ProviderLevel(Secret),
+    /// No key: the pool is empty and the provider has no key of its own. Servers on this machine
+    /// or a private network (Ollama, LM Studio, vLLM) answer without one; one that needs a key
+    /// refuses, and the request ends saying so.
+    None,
 }
 
 impl Credential {
-    pub(crate) fn secret(&self) -> &Secret {
+    /// The key's value; `None` for a request sent without one.
+    pub(crate) fn secret(&self) -> Option<&Secret> {
         match self {
-            Credential::Pooled(selection) => &selection.secret,
-            Credential::ProviderLevel(secret) => secret,
+            Credential::Pooled(selection) => Some(&selection.secret),
+            Credential::ProviderLevel(secret) => Some(secret),
+            Credential::None => None,
         }
     }
 
@@ -677,6 +701,7 @@ impl Credential {
         match self {
             Credential::Pooled(selection) => selection.name.to_string(),
             Credential::ProviderLevel(_) => "provider key".to_owned(),
+            Credential::None => "no key".to_owned(),
         }
     }
 }
@@ -746,8 +771,33 @@ mod tests {
             (End::Broken(Breakage::Stream), true, None, Step::GiveUp(GiveUp::CutOff(Interruption::Broken(Breakage::Stream))), "broke off after text"),
         ];
         for (end, shown, outcome, expected, why) in table {
-            assert_eq!(decide(Situation::Attempted { end, shown, outcome }), expected, "{why}");
+            assert_eq!(decide(Situation::Attempted { end, shown, outcome, keyless: false }), expected, "{why}");
         }
+    }
+
+    /// After an attempt sent without a key: a refusal for want of a key says the provider needs
+    /// one; anything else ends the request as it would with the provider-level key.
+    #[test]
+    fn after_an_attempt_without_a_key() {
+        let (r401, r403, r429, r400) = (refusal(401), refusal(403), refusal(429), refusal(400));
+        #[rustfmt::skip]
+        let table: Vec<(End<'_>, bool, Step, &str)> = vec![
+            (End::Answered, false, Step::Done, "a local server answers without a key"),
+            (End::Refused(&r401), false, Step::GiveUp(GiveUp::NeedsKey(r401.clone())), "401: the provider wants a key"),
+            (End::Refused(&r403), false, Step::GiveUp(GiveUp::NeedsKey(r403.clone())), "403 too"),
+            (End::Refused(&r401), true, Step::GiveUp(GiveUp::CutOff(Interruption::Refused { status: 401, message: r401.message.clone() })), "after text it cuts the reply off"),
+            (End::Refused(&r429), false, Step::GiveUp(GiveUp::Refused(r429.clone())), "a rate limit is the provider's answer: no key to fail over to"),
+            (End::Refused(&r400), false, Step::GiveUp(GiveUp::Refused(r400.clone())), "the request's own fault"),
+        ];
+        for (end, shown, expected, why) in table {
+            assert_eq!(decide(Situation::Attempted { end, shown, outcome: None, keyless: true }), expected, "{why}");
+        }
+        let error = GiveUp::NeedsKey(r401.clone()).into_error("Example", None);
+        let CompletionError::NoAvailableKey(no_key) = error else {
+            panic!("a keyless 401 ends with no key: {error:?}")
+        };
+        let expected = NoKey { provider: "Example".into(), why: NoKeyReason::Empty, last: Some((401, r401.message)) };
+        assert_eq!(no_key, expected, "the request ends as one with no keys, naming what the provider said");
     }
 
     /// With no key free: (what stops each key, now, the deadline) → wait or give up.

@@ -119,7 +119,7 @@ impl CompletionService {
     ) -> Result<reqwest::Response, reqwest::Error> {
         let builder = request
             .endpoint
-            .authorize(self.client(url).post(url), credential.secret())
+            .authorize_with(self.client(url).post(url), credential.secret())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(request.body.clone());
         let mut upstream = builder.build()?;

@@ -41,4 +41,5 @@ pub use service::{
 pub use stream::{Deadlines, MAX_WHOLE_ANSWER};
 pub use team::{Admission, HandOut, Taught, TeamFuture, TeamHold, TeamLink, Wake};
 pub use tokio_util::sync::CancellationToken;
+pub use verify::KeyTest;
 pub use wait::{RealTime, SimulatedTime, Wait, Waiter};

@@ -139,6 +139,15 @@ impl ProviderEndpoint {
         }
     }
 
+    /// Adds `key` as [`ProviderEndpoint::authorize`] does, or none as
+    /// [`ProviderEndpoint::unauthorized`] does.
+    pub fn authorize_with(&self, request: reqwest::RequestBuilder, key: Option<&Secret>) -> reqwest::RequestBuilder {
+        match key {
+            Some(key) => self.authorize(request, key),
+            None => self.unauthorized(request),
+        }
+    }
+
     /// A request with no key, the way this kind still expects its version header.
     pub fn unauthorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         match self.kind {

@@ -49,7 +49,15 @@ pub struct CompletionRequest {
 pub enum CompletionEvent {
     /// An attempt is about to be sent with this key. `rebound`: the chat moved to another key
     /// than the one it had (the provider's prompt cache starts cold).
-    KeySelected { key_id: Option<String>, key_label: String, provider_level: bool, rebound: bool, attempt: u32 },
+    /// `keyless`: sent without a key (the pool is empty, the provider has no key of its own).
+    KeySelected {
+        key_id: Option<String>,
+        key_label: String,
+        provider_level: bool,
+        keyless: bool,
+        rebound: bool,
+        attempt: u32,
+    },
     /// The attempt was refused in a way the pool handles; the next key is tried at once.
     Failover { key_label: String, status: u16, reason: FailureKind, message: String },
     /// More text of the reply.
@@ -94,6 +102,25 @@ pub struct ProbeResult {
     /// The provider's words on a refusal; otherwise the English for `problem`.
     pub message: String,
     pub latency_ms: u64,
+}
+
+impl ProbeResult {
+    /// What a model list asked for with a key says of the key.
+    pub(crate) fn of(listed: Result<Vec<String>, ModelsFailure>, latency_ms: u64) -> ProbeResult {
+        match listed {
+            // A server that answers 200 with something else still accepted the key.
+            Ok(_) | Err(ModelsFailure { problem: ProbeProblem::Unreadable, .. }) => {
+                ProbeResult { ok: true, status: Some(200), problem: None, message: "OK".into(), latency_ms }
+            }
+            Err(failure) => ProbeResult {
+                ok: false,
+                status: failure.status,
+                problem: Some(failure.problem),
+                message: failure.message,
+                latency_ms,
+            },
+        }
+    }
 }
 
 /// Why a key test failed.
@@ -314,20 +341,7 @@ impl CompletionService {
     pub async fn probe(&self, endpoint: &ProviderEndpoint, key: &Secret) -> ProbeResult {
         let started = tokio::time::Instant::now();
         let listed = self.list_models(endpoint, Some(key)).await;
-        let latency_ms = started.elapsed().as_millis() as u64;
-        match listed {
-            // A server that answers 200 with something else still accepted the key.
-            Ok(_) | Err(ModelsFailure { problem: ProbeProblem::Unreadable, .. }) => {
-                ProbeResult { ok: true, status: Some(200), problem: None, message: "OK".into(), latency_ms }
-            }
-            Err(failure) => ProbeResult {
-                ok: false,
-                status: failure.status,
-                problem: Some(failure.problem),
-                message: failure.message,
-                latency_ms,
-            },
-        }
+        ProbeResult::of(listed, started.elapsed().as_millis() as u64)
     }
 
     /// The models `endpoint` lists (OpenAI-compatible `GET models`, Anthropic `GET v1/models`,
@@ -338,18 +352,31 @@ impl CompletionService {
         endpoint: &ProviderEndpoint,
         key: Option<&Secret>,
     ) -> Result<Vec<String>, ModelsFailure> {
-        let key = match key.map(|key| self.resolver.resolve(key)).transpose() {
-            Ok(key) => key,
-            Err(error) => {
-                return Err(ModelsFailure {
-                    key_refused: false,
-                    status: None,
-                    problem: ProbeProblem::EnvUnset { var: error.var().to_owned() },
-                    message: format!("environment variable {} has no usable value", error.var()),
-                })
-            }
-        };
+        let key = self.resolved_for_listing(key)?;
         self.fetch_models(endpoint, key.as_ref()).await
+    }
+
+    /// The models a provider that is not saved yet lists (a form being filled in), asked with
+    /// `key` (resolved here when it is a `$NAME`) or none. As [`CompletionService::list_models`]
+    /// does, redirects are followed only within the origin, and the provider's words are
+    /// returned with the key masked; nothing is kept, and no pool is consulted.
+    pub async fn list_models_unsaved(
+        &self,
+        endpoint: &ProviderEndpoint,
+        key: Option<&Secret>,
+    ) -> Result<Vec<String>, ModelsFailure> {
+        let key = self.resolved_for_listing(key)?;
+        self.fetch_models_masking(endpoint, key.as_ref(), Masking::KeyInUse).await
+    }
+
+    /// The value a model list is asked with: `key` with its `$NAME` resolved.
+    fn resolved_for_listing(&self, key: Option<&Secret>) -> Result<Option<Secret>, ModelsFailure> {
+        key.map(|key| self.resolver.resolve(key)).transpose().map_err(|error| ModelsFailure {
+            key_refused: false,
+            status: None,
+            problem: ProbeProblem::EnvUnset { var: error.var().to_owned() },
+            message: format!("environment variable {} has no usable value", error.var()),
+        })
     }
 
     /// [`CompletionService::list_models`] with `key` already resolved. Each page is read to at
@@ -358,6 +385,15 @@ impl CompletionService {
         &self,
         endpoint: &ProviderEndpoint,
         key: Option<&Secret>,
+    ) -> Result<Vec<String>, ModelsFailure> {
+        self.fetch_models_masking(endpoint, key, Masking::Pool).await
+    }
+
+    async fn fetch_models_masking(
+        &self,
+        endpoint: &ProviderEndpoint,
+        key: Option<&Secret>,
+        masking: Masking,
     ) -> Result<Vec<String>, ModelsFailure> {
         let mut models: Vec<String> = Vec::new();
         let mut seen: HashSet<String> = HashSet::new();
@@ -381,10 +417,7 @@ impl CompletionService {
                 }
             }
             let request = self.client(url.as_str()).get(url);
-            let request = match key {
-                Some(key) => endpoint.authorize(request, key),
-                None => endpoint.unauthorized(request),
-            };
+            let request = endpoint.authorize_with(request, key);
             let response = request.send().await.map_err(|error| {
                 let kind = crate::stream::breakage(&error);
                 ModelsFailure {
@@ -407,10 +440,11 @@ impl CompletionService {
                 let body = read_error_body(response, self.deadlines.idle, &*self.waiter).await;
                 let refusal = refusal_of(endpoint.kind, status, &body, None, keypool::Announced::default());
                 let key_refused = refusal.pool_kind() == Some(FailureKind::AuthRejected);
-                let message = match key {
+                let message = match (key, masking) {
                     // Decoded words may hold a key written with escapes: masked again.
-                    Some(key) => self.redactor(endpoint, key).redact(&refusal.message),
-                    None => refusal.message,
+                    (Some(key), Masking::Pool) => self.redactor(endpoint, Some(key)).redact(&refusal.message),
+                    (Some(key), Masking::KeyInUse) => Redactor::new([key]).redact(&refusal.message),
+                    (None, _) => refusal.message,
                 };
                 return Err(ModelsFailure {
                     status: Some(status),
@@ -456,6 +490,15 @@ impl CompletionService {
     }
 }
 
+/// Which keys a model list's refusal is masked of.
+#[derive(Clone, Copy)]
+enum Masking {
+    /// Every key of the endpoint's pool, and its own key (a saved provider).
+    Pool,
+    /// The key the list was asked with (a provider not saved: it has no pool).
+    KeyInUse,
+}
+
 /// The most of one page of a model list that is read: far more than any provider's list.
 pub const MAX_MODEL_LIST: usize = 8 * 1024 * 1024;
 
@@ -480,7 +523,7 @@ impl CompletionService {
     /// there is upstream text to clean, never on the success path; kept per provider and built
     /// again only when its keys (or the provider-level key) changed, since with thousands of keys
     /// building one costs far more than using it.
-    pub(crate) fn redactor(&self, endpoint: &ProviderEndpoint, in_use: &Secret) -> Arc<Redactor> {
+    pub(crate) fn redactor(&self, endpoint: &ProviderEndpoint, in_use: Option<&Secret>) -> Arc<Redactor> {
         let mut cache = self.redactors.lock().unwrap_or_else(|e| e.into_inner());
         let cached = cache.get(&endpoint.id);
         let known = cached.map(|c| c.epoch);
@@ -488,14 +531,14 @@ impl CompletionService {
             Ok(found) => found,
             Err(error) => {
                 tracing::warn!(%error, "the pool's keys could not be read for redaction; masking the key in use only");
-                return Arc::new(Redactor::new([in_use]));
+                return Arc::new(Redactor::new(in_use));
             }
         };
         let provider_key = endpoint.provider_key.clone();
         let same_key =
             |cached: &Option<Secret>| cached.as_ref().map(Secret::expose) == provider_key.as_ref().map(Secret::expose);
         if let (Some(cached), None) = (cached, &stored) {
-            if same_key(&cached.provider_key) && cached.redactor.covers(in_use) {
+            if same_key(&cached.provider_key) && in_use.is_none_or(|key| cached.redactor.covers(key)) {
                 return cached.redactor.clone();
             }
         }
@@ -508,7 +551,8 @@ impl CompletionService {
             .iter()
             .chain(&endpoint.provider_key)
             .filter_map(|raw| self.resolver.resolve(raw).ok().map(|secret| (secret, raw.preview())));
-        let redactor = Arc::new(Redactor::with_names(named.chain([(in_use.clone(), in_use.preview())])));
+        let in_use = in_use.map(|key| (key.clone(), key.preview()));
+        let redactor = Arc::new(Redactor::with_names(named.chain(in_use)));
         cache.insert(endpoint.id.clone(), CachedRedactor { epoch, provider_key, redactor: redactor.clone() });
         redactor
     }

@@ -38,7 +38,8 @@ pub(crate) enum AttemptEnd {
 pub(crate) struct Exchange<'a> {
     pub http: &'a reqwest::Client,
     pub endpoint: &'a ProviderEndpoint,
-    pub key: &'a Secret,
+    /// `None`: sent without a key.
+    pub key: Option<&'a Secret>,
     /// The model asked for (Gemini addresses each model by its own path).
     pub model: &'a str,
     pub body: &'a [u8],
@@ -145,7 +146,7 @@ impl Exchange<'_> {
         let sent = self.clock.now();
         let request = self
             .endpoint
-            .authorize(self.http.post(self.endpoint.completion_url(self.model, self.stream)), self.key)
+            .authorize_with(self.http.post(self.endpoint.completion_url(self.model, self.stream)), self.key)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(self.body.to_vec());
         let response = tokio::select! {

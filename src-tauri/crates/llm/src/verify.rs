@@ -10,10 +10,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use keypool::{KeyId, Secret, Timestamp};
+use keypool::{FailureKind, FailureOutcome, KeyId, Secret, Timestamp};
 
 use crate::provider::ProviderEndpoint;
-use crate::service::{ModelsFailure, ProbeProblem};
+use crate::service::{ModelsFailure, ProbeProblem, ProbeResult};
 use crate::CompletionService;
 
 /// What asking the key again showed.
@@ -38,6 +38,15 @@ impl Verdict {
     }
 }
 
+/// What testing one key by hand found, and what it did to the key.
+#[derive(Debug, Clone)]
+pub struct KeyTest {
+    pub probe: ProbeResult,
+    /// The provider refused the key itself: the pool disabled it, as after a chat's refusal that
+    /// the same question confirmed.
+    pub disabled: bool,
+}
+
 /// One key's last verdict and when it was reached, behind the lock a verification holds.
 type LastVerdict = Arc<tokio::sync::Mutex<Option<(Timestamp, Verdict)>>>;
 
@@ -46,6 +55,40 @@ type LastVerdict = Arc<tokio::sync::Mutex<Option<(Timestamp, Verdict)>>>;
 pub(crate) struct Verifications(Mutex<HashMap<KeyId, LastVerdict>>);
 
 impl CompletionService {
+    /// Tests pool key `key` (its stored value `stored`) of `endpoint` by hand with the question a
+    /// chat's 401/403 is verified with: its model list. So the two agree: a key whose list is
+    /// refused as the key's (401, 403, Gemini's `API_KEY_INVALID`) is disabled, persisted and
+    /// announced as after a chat's confirmed refusal, and the verdict answers the refusals being
+    /// verified meanwhile. Any other answer changes nothing in the pool.
+    pub async fn test_key(&self, endpoint: &ProviderEndpoint, key: &KeyId, stored: &Secret) -> KeyTest {
+        let Ok(secret) = self.resolver.resolve(stored) else {
+            return KeyTest { probe: self.probe(endpoint, stored).await, disabled: false };
+        };
+        let cell = {
+            let mut cells = self.verifications.0.lock().unwrap_or_else(|e| e.into_inner());
+            cells.entry(key.clone()).or_default().clone()
+        };
+        let mut last = cell.lock().await;
+        let started = tokio::time::Instant::now();
+        let listed = self.fetch_models(endpoint, Some(&secret)).await;
+        let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let verdict = Verdict::of(&listed);
+        let now = self.clock.now();
+        *last = Some((now, verdict));
+        drop(last);
+        let mut disabled = false;
+        if let (Verdict::KeyRejected, Err(failure)) = (verdict, &listed) {
+            let status = failure.status.unwrap_or(401);
+            match self.report(&endpoint.id, key, status, FailureKind::AuthRejected, "", now) {
+                Ok(FailureOutcome::Disabled { .. }) => disabled = true,
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%key, %error, "a key refused in a test could not be reported to the pool"),
+            }
+            tracing::info!(provider = %endpoint.id, %key, status, disabled, "a key tested by hand was refused");
+        }
+        KeyTest { probe: ProbeResult::of(listed, latency_ms), disabled }
+    }
+
     /// Whether `key` (its resolved value `secret`), refused at `refused_at`, is bad: asks the
     /// provider for its models with it, unless a verification that ended after the refusal
     /// already said.

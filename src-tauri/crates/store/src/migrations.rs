@@ -18,6 +18,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0010_gemini_provider_kind.sql"),
     include_str!("../migrations/0011_gemini_builtin_provider.sql"),
     include_str!("../migrations/0012_attachments.sql"),
+    include_str!("../migrations/0013_current_builtin_models.sql"),
 ];
 
 /// The schema version this build writes and understands.
@@ -172,9 +173,11 @@ mod upgrade_tests {
               VALUES ('k1', 'gw', 'sk-one', 10, 11, 'project-1'), ('k2', 'openai', 'sk-two', 12, 13, NULL);
             INSERT INTO chats (id, title, provider_id, model, created_at, updated_at) VALUES ('c1', 'hi', 'gw', 'm', 1, 1);";
         let dir = database_at(9, fill);
-        // Every column but the order, which the next migration moves (its own test checks it).
-        let providers = "SELECT id, name, kind, base_url, api_key, builtin, created_at, updated_at, models, \
-                         default_model, system_prompt, api_key_storage, api_key_preview \
+        // Every column but the order, which 0011 moves, and the built-ins' model lists, which
+        // 0013 moves on (their own tests check both).
+        let providers = "SELECT id, name, kind, base_url, api_key, builtin, created_at, updated_at, \
+                         system_prompt, api_key_storage, api_key_preview, \
+                         CASE builtin WHEN 0 THEN models END, CASE builtin WHEN 0 THEN default_model END \
                          FROM providers WHERE id <> 'gemini' ORDER BY id";
         let keys = "SELECT * FROM llm_provider_api_keys ORDER BY id";
         let chats = "SELECT id, provider_id FROM chats ORDER BY id";
@@ -223,7 +226,9 @@ mod upgrade_tests {
               VALUES ('k1', 'gw', 'sk-one', 10, 11, 'project-1'), ('k2', 'local', 'sk-two', 12, 13, NULL);
             INSERT INTO chats (id, title, provider_id, model, created_at, updated_at) VALUES ('c1', 'hi', 'gw', 'm', 1, 1);";
         let dir = database_at(10, fill);
-        let columns = "id, name, kind, base_url, api_key, builtin, created_at, updated_at, models, default_model, \
+        // The built-ins' model lists move on in 0013 (its own test checks them).
+        let columns = "id, name, kind, base_url, api_key, builtin, created_at, updated_at, \
+                       CASE builtin WHEN 0 THEN models END, CASE builtin WHEN 0 THEN default_model END, \
                        system_prompt, api_key_storage, api_key_preview";
         let providers = format!("SELECT {columns} FROM providers WHERE id <> 'gemini' ORDER BY id");
         let keys = "SELECT * FROM llm_provider_api_keys ORDER BY id";
@@ -265,7 +270,10 @@ mod upgrade_tests {
             INSERT INTO providers (id, name, kind, base_url, builtin, sort_order, created_at, updated_at)
               VALUES ('gemini', 'My proxy', 'gemini', 'https://proxy.example', 0, 7, 1, 2);";
         let dir = database_at(10, fill);
-        let all = "SELECT * FROM providers ORDER BY id";
+        // Every column but the built-ins' model lists, which 0013 moves on (its own test checks them).
+        let all = "SELECT id, name, kind, base_url, api_key, builtin, sort_order, created_at, updated_at, \
+                   CASE builtin WHEN 0 THEN models END, CASE builtin WHEN 0 THEN default_model END, \
+                   system_prompt, api_key_storage, api_key_preview FROM providers ORDER BY id";
         let before = rows_of(&Connection::open(dir.path().join(DATABASE_FILE_NAME)).unwrap(), all);
         let db = Database::open(dir.path()).expect("a v10 database upgrades");
         assert_eq!(rows(&db, all), before, "nothing is replaced or moved: the user's provider stays as it was");
@@ -300,6 +308,25 @@ mod upgrade_tests {
             crate::attachments::forget_unused(&conn, &["a".repeat(64)]).unwrap().len(),
             1,
             "deleting the chat unlinks it (the link cascades), so the file is unused"
+        );
+    }
+
+    #[test]
+    fn upgrade_from_v11_offers_current_models_unless_the_user_changed_the_list() {
+        // Anthropic's list was edited by the user; OpenAI's is the one 0003 wrote.
+        let fill = "UPDATE providers SET models = '[\"claude-sonnet-4-5\",\"my-model\"]' WHERE id = 'anthropic';";
+        let dir = database_at(11, fill);
+        let db = Database::open(dir.path()).expect("a v11 database upgrades");
+        let models = "SELECT id, models, default_model FROM providers ORDER BY sort_order";
+        assert_eq!(
+            rows(&db, models),
+            [
+                "Text(\"openai\")|Text(\"[\\\"gpt-5-mini\\\",\\\"gpt-5\\\",\\\"gpt-4.1\\\"]\")|Text(\"gpt-5-mini\")",
+                "Text(\"anthropic\")|Text(\"[\\\"claude-sonnet-4-5\\\",\\\"my-model\\\"]\")|Text(\"claude-sonnet-4-5\")",
+                "Text(\"gemini\")|Text(\"[\\\"gemini-2.5-flash\\\",\\\"gemini-2.5-pro\\\",\\\"gemini-2.5-flash-lite\\\"]\")|Text(\"gemini-2.5-flash\")",
+                "Text(\"local\")|Text(\"[\\\"llama3.2\\\"]\")|Text(\"llama3.2\")",
+            ],
+            "the untouched list moves to current models; an edited one stays as the user left it"
         );
     }
 

@@ -22,6 +22,8 @@ pub struct ProviderRow {
     /// The system prompt new chats with this provider start with.
     pub system_prompt: Option<String>,
     pub key_count: u32,
+    /// How many of its keys are switched on.
+    pub enabled_key_count: u32,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -54,7 +56,8 @@ pub struct ProviderPatch {
 
 const SELECT: &str = "SELECT p.id, p.name, p.kind, p.base_url, p.api_key, p.builtin, p.sort_order, p.models, \
      p.default_model, (SELECT COUNT(*) FROM llm_provider_api_keys k WHERE k.provider_id = p.id), \
-     p.created_at, p.updated_at, p.system_prompt, p.api_key_storage, p.api_key_preview FROM providers p";
+     p.created_at, p.updated_at, p.system_prompt, p.api_key_storage, p.api_key_preview, \
+     (SELECT COUNT(*) FROM llm_provider_api_keys k WHERE k.provider_id = p.id AND k.enabled = 1) FROM providers p";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ProviderRow> {
     let models: String = row.get(7)?;
@@ -74,6 +77,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ProviderRow> {
         models: serde_json::from_str(&models).unwrap_or_default(),
         default_model: row.get(8)?,
         key_count: row.get(9)?,
+        enabled_key_count: row.get(15)?,
         created_at: row.get(10)?,
         updated_at: row.get(11)?,
         system_prompt: row.get(12)?,

@@ -292,6 +292,36 @@ pub fn series(
     rows.collect()
 }
 
+/// When each of `provider`'s pool keys was last sent upstream, by key id (keys never used are
+/// absent). The newest hour of each key comes from the hourly totals, the instant within it
+/// from the attempts of that hour: two indexed reads, however long the history.
+pub fn last_attempts(conn: &Connection, provider: &str) -> rusqlite::Result<HashMap<String, i64>> {
+    let mut hours = conn.prepare_cached(
+        "SELECT key_id, MAX(hour) FROM usage_hourly WHERE provider_id = ?1 AND key_id <> '' GROUP BY key_id",
+    )?;
+    let newest: Vec<(String, i64)> =
+        hours.query_map([provider], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+    let mut within = conn.prepare_cached(
+        "SELECT MAX(at) FROM usage_attempts WHERE at >= ?1 AND at < ?2 AND provider_id = ?3 AND key_id = ?4",
+    )?;
+    let mut last = HashMap::with_capacity(newest.len());
+    for (key, hour) in newest {
+        let at: Option<i64> = within.query_row(params![hour, hour + HOUR_MS, provider, key], |row| row.get(0))?;
+        // The hour's attempts are purged with it; its start is what is known then.
+        last.insert(key, at.unwrap_or(hour));
+    }
+    Ok(last)
+}
+
+/// The earliest attempt in `[from, to)`, of one provider or all.
+pub fn first_attempt(conn: &Connection, provider: Option<&str>, from: i64, to: i64) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT MIN(at) FROM usage_attempts WHERE at >= ?1 AND at < ?2 AND (?3 IS NULL OR provider_id = ?3)",
+        params![from, to, provider],
+        |row| row.get(0),
+    )
+}
+
 /// The attempts in `[from, to)`, oldest first.
 pub fn attempts(conn: &Connection, provider: Option<&str>, from: i64, to: i64) -> rusqlite::Result<Vec<AttemptRow>> {
     let mut stmt = conn.prepare_cached(

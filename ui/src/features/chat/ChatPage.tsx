@@ -234,6 +234,7 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
       {mode.kind === 'new' && (
         <NewChatDialog
           providers={providers}
+          chats={chats}
           onCreate={async (choice) => {
             const chat = await actions.create(choice);
             select(chat.id);

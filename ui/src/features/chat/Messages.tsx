@@ -85,9 +85,11 @@ export function Messages({ conversation, onAnswerAgain, onEdit, onOpenSettings }
             <p className="message__meta" data-testid="streaming-key">
               {streaming.keyLabel === null
                 ? t('chat.selectingKey')
-                : streaming.providerLevel
-                  ? t('chat.writingProvider')
-                  : t('chat.writing', { key: streaming.keyLabel })}
+                : streaming.keyless
+                  ? t('chat.writingKeyless')
+                  : streaming.providerLevel
+                    ? t('chat.writingProvider')
+                    : t('chat.writing', { key: streaming.keyLabel })}
             </p>
           )}
         </li>
@@ -257,6 +259,7 @@ export function noticeText(notice: Notice, t: ReturnType<typeof useI18n>['t']): 
     case 'quota_exhausted':
       return next ? t('chat.notice.quotaExhausted', vars) : t('chat.notice.quotaExhaustedNoNext', vars);
     case 'rate_limited':
+      if (notice.sameKey) return t('chat.notice.rateLimitedWaited', vars);
       return next ? t('chat.notice.rateLimited', vars) : t('chat.notice.rateLimitedNoNext', vars);
   }
 }

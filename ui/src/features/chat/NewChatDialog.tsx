@@ -3,24 +3,27 @@ import { Dialog } from '../../components/Dialog';
 import { FormActions } from '../../components/FormActions';
 import { useI18n } from '../../i18n/I18nProvider';
 import { errorText, fieldError } from '../../i18n/problems';
-import type { CreateChatArgs, Provider } from '../../ipc/bindings';
+import type { Chat, CreateChatArgs, Provider } from '../../ipc/bindings';
 import { ModelPicker } from './ModelPicker';
-import { initialModel } from './models';
+import { initialModel, preferredProvider } from './models';
 import { SystemPromptField } from '../../components/SystemPromptField';
 
 interface Props {
   providers: Provider[];
+  /** The chats so far: the provider of the latest is preselected when it can answer. */
+  chats: readonly Chat[];
   onCreate: (chat: CreateChatArgs) => Promise<unknown>;
   onClose: () => void;
 }
 
 /**
- * Starts a chat: which provider, which model (its default preselected; listed by the provider or
- * typed), and its system prompt (the provider's default, editable).
+ * Starts a chat: which provider (the one last used, or one whose pool can answer: see
+ * `preferredProvider`), which model (its default preselected, else its first; listed by the
+ * provider or typed), and its system prompt (the provider's default, editable).
  */
-export function NewChatDialog({ providers, onCreate, onClose }: Props) {
+export function NewChatDialog({ providers, chats, onCreate, onClose }: Props) {
   const { t } = useI18n();
-  const first = providers[0];
+  const first = preferredProvider(providers, chats);
   const [choice, setChoice] = useState({ providerId: first?.id ?? '', model: initialModel(first) });
   /** The prompt as typed; null while it follows the chosen provider's default. */
   const [prompt, setPrompt] = useState<string | null>(null);

@@ -11,8 +11,11 @@ import type { ChatEvent, FailoverReason, Message } from '../../ipc/bindings';
 export type Notice =
   /** The chat moved to another key (its old one cooled down, was disabled or deleted): the prompt cache starts cold. */
   | { kind: 'rebound'; keyLabel: string }
-  /** A key was refused (rate-limited, rejected, or out of credit) and the reply was retried on `nextKeyLabel`. */
-  | { kind: 'failover'; keyLabel: string; status: number; reason: FailoverReason; message: string; nextKeyLabel: string | null };
+  /**
+   * A key was refused (rate-limited, rejected, or out of credit) and the reply was retried on
+   * `nextKeyLabel`; `sameKey` when that was the same key again, after a wait (not a failover).
+   */
+  | { kind: 'failover'; keyLabel: string; status: number; reason: FailoverReason; message: string; nextKeyLabel: string | null; sameKey?: boolean };
 
 /**
  * Every key is spent, cooling or busy, and the reply waits for one. Times are the backend's;
@@ -31,7 +34,14 @@ export interface Streaming {
   text: string;
   /** The key of the current attempt; null until the first `keySelected`. */
   keyLabel: string | null;
+  /**
+   * The pool key of the current attempt (null: none yet, the provider's own key, or none at
+   * all); after a failover still the refused key's, until the next attempt names its own.
+   */
+  keyId?: string | null;
   providerLevel: boolean;
+  /** The attempt goes without a key (a local server with an empty pool). */
+  keyless?: boolean;
   notices: Notice[];
   /** Set while the reply waits for a free key; the next attempt (`keySelected`) ends it. */
   waiting: Waiting | null;
@@ -123,11 +133,16 @@ function foldEvent(state: Conversation, event: ChatEvent, receivedAt: number): C
       const last = notices[notices.length - 1];
       if (last?.kind === 'failover' && last.nextKeyLabel === null) {
         // The failover notice already says which key took over; the cold cache goes without saying.
-        notices[notices.length - 1] = { ...last, nextKeyLabel: event.keyLabel };
+        // The same pool key again means the reply waited for it, it did not move to another.
+        const sameKey = event.keyId !== null && streaming.keyId === event.keyId;
+        notices[notices.length - 1] = { ...last, nextKeyLabel: event.keyLabel, ...(sameKey ? { sameKey } : {}) };
       } else if (event.rebound) {
         notices.push({ kind: 'rebound', keyLabel: event.keyLabel });
       }
-      return { ...state, streaming: { ...streaming, keyLabel: event.keyLabel, providerLevel: event.providerLevel, notices, waiting: null } };
+      return {
+        ...state,
+        streaming: { ...streaming, keyLabel: event.keyLabel, keyId: event.keyId, providerLevel: event.providerLevel, keyless: event.keyless, notices, waiting: null },
+      };
     }
     case 'failover':
       return {

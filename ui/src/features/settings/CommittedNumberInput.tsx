@@ -15,7 +15,10 @@ interface Props {
   children?: ReactNode;
 }
 
-/** The input of a `useCommittedNumber` field, with its save status beside it ("Saving…", "Saved"). */
+/**
+ * The input of a `useCommittedNumber` field, with its save status beside it ("Saving…", "Saved"):
+ * never "Saved" beside an error (a port saved that the endpoint cannot listen on).
+ */
 export function CommittedNumberInput({ field, id, labelledBy, describedBy, invalid, testId, children }: Props) {
   const { t } = useI18n();
   const { status } = field;
@@ -35,7 +38,7 @@ export function CommittedNumberInput({ field, id, labelledBy, describedBy, inval
       />
       {children}
       <span className="general__status" role="status" data-testid={`${testId}-status`}>
-        {status === 'saving' ? t('general.saving') : status === 'saved' ? t('general.saved') : ''}
+        {status === 'saving' ? t('general.saving') : status === 'saved' && !invalid ? t('general.saved') : ''}
       </span>
     </div>
   );

@@ -52,18 +52,26 @@ export function SettingsPage({ section, onSection, status }: Props) {
           {section === 'general' && <GeneralSection />}
           {section === 'localApi' && <LocalApiSection />}
           {section === 'about' && (
-            <dl className="about" data-testid="about">
-              <dt>{t('about.version')}</dt>
-              <dd>{status.version}</dd>
-              <dt>{t('about.data')}</dt>
-              <dd>
-                <code>{status.dataDir}</code>
-              </dd>
-              <dt>{t('about.logs')}</dt>
-              <dd>
-                <code>{status.logDir}</code>
-              </dd>
-            </dl>
+            <section className="about" aria-labelledby="about-title" data-testid="about">
+              <h2 id="about-title" data-testid="about-name">
+                Keypool
+              </h2>
+              <p className="muted">{t('about.tagline')}</p>
+              <dl className="about__facts">
+                <dt>{t('about.version')}</dt>
+                <dd data-testid="about-version">{status.version}</dd>
+                <dt>{t('about.data')}</dt>
+                <dd>
+                  <code data-testid="about-data-dir">{status.dataDir}</code>
+                </dd>
+                <dt>{t('about.logs')}</dt>
+                <dd>
+                  <code>{status.logDir}</code>
+                </dd>
+                <dt>{t('about.licence')}</dt>
+                <dd data-testid="about-licence">{t('about.licenceText')}</dd>
+              </dl>
+            </section>
           )}
         </div>
       </div>

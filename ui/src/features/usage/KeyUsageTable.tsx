@@ -45,8 +45,10 @@ export function KeyUsageTable({ keys, providerName, titleId }: Props) {
         <tbody>
           {keys.map((key) => (
             <tr key={keyOf(key)} data-testid="usage-key-row">
-              <td>{providerName(key.providerId)}</td>
-              <th scope="row" className={key.label === null ? 'usage-table__key--none' : undefined}>
+              <td className="usage-table__name" title={providerName(key.providerId)}>
+                {providerName(key.providerId)}
+              </td>
+              <th scope="row" className={`usage-table__name${key.label === null ? ' usage-table__key--none' : ''}`} title={keyLabel(t, key)}>
                 {keyLabel(t, key)}
               </th>
               <td className="num">{count(key.requests)}</td>

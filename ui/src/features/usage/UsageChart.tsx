@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { useI18n } from '../../i18n/I18nProvider';
 import type { ChartTheme } from './chartTheme';
-import { type ChartSpec, drawChart } from './charts';
+import { type ChartSpec, colorOf, drawChart } from './charts';
 
 /** A chart's numbers as a table: a header per row (a day, an hour, a provider), then its numbers. */
 export interface ChartTable {
@@ -50,8 +50,11 @@ export function UsageChart({ title, description, spec, theme, table, testId }: P
       </figcaption>
       <div className="usage-chart__body">
         {drawable && (
-          <div className="usage-chart__canvas">
-            <canvas ref={canvas} role="img" aria-label={description} data-testid={`${testId}-canvas`} />
+          <div className="usage-chart__drawing">
+            <div className="usage-chart__canvas">
+              <canvas ref={canvas} role="img" aria-label={description} data-testid={`${testId}-canvas`} />
+            </div>
+            {spec.series.length > 1 && <Legend spec={spec} theme={theme} testId={`${testId}-legend`} />}
           </div>
         )}
         {/* Focusable, so a keyboard can scroll a long table. */}
@@ -64,6 +67,24 @@ export function UsageChart({ title, description, spec, theme, table, testId }: P
   );
 }
 
+/**
+ * The series' names, each beside its colour. In HTML rather than on the canvas, so a long name
+ * (a key's label) is cut to its line with the whole of it in a tooltip, and keeps its swatch.
+ * Hidden from screen readers: the table beside the chart names the series, with their numbers.
+ */
+function Legend({ spec, theme, testId }: { spec: ChartSpec; theme: ChartTheme; testId: string }) {
+  return (
+    <ul className="usage-legend" aria-hidden="true" data-testid={testId}>
+      {spec.series.map((series) => (
+        <li key={series.name} className="usage-legend__item" title={series.name}>
+          <span className="usage-legend__swatch" style={{ background: colorOf(theme, series.tone) }} />
+          <span className="usage-legend__name">{series.name}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function NumbersTable({ caption, columns, rows, empty }: ChartTable & { caption: string }) {
   const [headerColumn, ...numberColumns] = columns;
   return (
@@ -73,7 +94,7 @@ function NumbersTable({ caption, columns, rows, empty }: ChartTable & { caption:
         <tr>
           <th scope="col">{headerColumn.label}</th>
           {numberColumns.map((column) => (
-            <th key={column.key} scope="col" className="num">
+            <th key={column.key} scope="col" className="num usage-table__name" title={column.label}>
               {column.label}
             </th>
           ))}

@@ -34,12 +34,13 @@ export function UsageCharts({ data, providerName, keyName }: Props) {
   const caches = useMemo(() => cacheByProvider(summary.keys), [summary.keys]);
 
   const tokensSpec = useMemo<ChartSpec>(
-    () => ({ type: 'bar', stacked: true, labels, series: tokens.map((s, i) => ({ name: s.name, values: s.values, tone: i })) }),
+    () => ({ type: 'bar', stacked: true, timeline: true, labels, series: tokens.map((s, i) => ({ name: s.name, values: s.values, tone: i })) }),
     [labels, tokens],
   );
   const activitySpec = useMemo<ChartSpec>(
     () => ({
       type: 'line',
+      timeline: true,
       labels,
       series: [
         { name: t('usagePage.requests'), values: sums.requests, tone: 0 },

@@ -1,4 +1,4 @@
-import { useCallback, useId, useMemo, useState } from 'react';
+import { useCallback, useEffect, useId, useMemo, useState } from 'react';
 import { Icon } from '../../components/Icon';
 import { useI18n } from '../../i18n/I18nProvider';
 import { errorText, fieldError } from '../../i18n/problems';
@@ -8,7 +8,7 @@ import { PricesSection } from './PricesSection';
 import { TotalsCards } from './TotalsCards';
 import { UsageCharts } from './UsageCharts';
 import { UsageFilters } from './UsageFilters';
-import { DEFAULT_RANGE, type RangeChoice, rangeOf, type UsageRange } from './usageRange';
+import { DEFAULT_RANGE, openingRange, RANGE_CHOICES, type RangeChoice, rangeOf, type UsageRange } from './usageRange';
 import { usePrices, useUsage } from './useUsage';
 import './usage.css';
 import { useProviders } from '../../hooks/useProviders';
@@ -25,9 +25,45 @@ interface Props {
  */
 export function UsagePage({ now = Date.now }: Props) {
   const { t } = useI18n();
+  const choice = useOpeningRange(now);
+  if (choice === null) {
+    return (
+      <section className="usage-page" aria-label={t('usagePage.title')} data-testid="usage-opening">
+        <p className="muted usage-page__status" role="status" aria-busy="true" data-testid="usage-loading">
+          {t('usagePage.loading')}
+        </p>
+      </section>
+    );
+  }
+  return <UsageView now={now} opening={choice} />;
+}
+
+/**
+ * The period to open on: asked of the ledger once (how far back its requests of the longest
+ * period go, see {@link openingRange}); the default one when it cannot say. Null while asked.
+ */
+function useOpeningRange(now: () => number): RangeChoice | null {
+  const [choice, setChoice] = useState<RangeChoice | null>(null);
+  useEffect(() => {
+    let live = true;
+    const at = now();
+    const { from, to } = rangeOf(RANGE_CHOICES[RANGE_CHOICES.length - 1], at);
+    usageApi.getSummary({ from, to }).then(
+      (summary) => live && setChoice(openingRange(summary.firstAt, at)),
+      () => live && setChoice(DEFAULT_RANGE),
+    );
+    return () => {
+      live = false;
+    };
+  }, [now]);
+  return choice;
+}
+
+function UsageView({ now, opening }: { now: () => number; opening: RangeChoice }) {
+  const { t } = useI18n();
   const titleId = useId();
   const keysTitleId = useId();
-  const [choice, setChoice] = useState<RangeChoice>(DEFAULT_RANGE);
+  const [choice, setChoice] = useState<RangeChoice>(opening);
   const [providerId, setProviderId] = useState<string>();
   // Bumped by Refresh, so "today" is measured again (the page may have stayed open past midnight).
   const [asOf, setAsOf] = useState(0);
@@ -130,7 +166,7 @@ type ExportState = { kind: 'idle' } | { kind: 'saving' } | { kind: 'saved'; path
  * announced; a cancelled dialog says nothing.
  */
 function ExportCsv({ range, providerId }: { range: UsageRange; providerId: string | undefined }) {
-  const { t, intlTag } = useI18n();
+  const { t } = useI18n();
   const [state, setState] = useState<ExportState>({ kind: 'idle' });
 
   async function run() {
@@ -152,7 +188,7 @@ function ExportCsv({ range, providerId }: { range: UsageRange; providerId: strin
         {t('usagePage.export')}
       </button>
       <p className="usage-export__status" role="status" data-testid="usage-export-status">
-        {state.kind === 'saved' ? t('usagePage.exported', { rows: new Intl.NumberFormat(intlTag).format(state.rows), path: state.path }) : ''}
+        {state.kind === 'saved' ? t('usagePage.exported', { count: state.rows, path: state.path }) : ''}
       </p>
       {state.kind === 'failed' && (
         <p className="form-error" role="alert" data-testid="usage-export-error">

@@ -33,9 +33,24 @@ export interface ChartSpec {
   stacked?: boolean;
   /** The values are shares from 0 to 1, shown as percentages. */
   share?: boolean;
+  /** The labels are buckets of time, the last one now (today, this hour): it is always labelled. */
+  timeline?: boolean;
 }
 
-function colorOf(theme: ChartTheme, tone: Tone): string {
+/** At most this many labels under a timeline; the rest go unlabelled, counted back from now. */
+export const TIMELINE_LABELS = 8;
+
+/**
+ * Whether a timeline's bucket `index` of `count` is labelled: every `step`-th counted back from
+ * the last, so the last (today, or this hour) always is and the labels are evenly spaced.
+ */
+export function timelineLabelled(index: number, count: number): boolean {
+  const step = Math.max(1, Math.ceil(count / TIMELINE_LABELS));
+  return (count - 1 - index) % step === 0;
+}
+
+/** A series' colour in `theme`: the canvas's, and the swatch of its legend. */
+export function colorOf(theme: ChartTheme, tone: Tone): string {
   if (tone === 'warning') return theme.warning;
   if (tone === 'danger') return theme.danger;
   return theme.palette[tone % theme.palette.length];
@@ -77,7 +92,15 @@ export function chartConfig(spec: ChartSpec, theme: ChartTheme, intlTag: string)
       scales: {
         x: {
           stacked: spec.stacked,
-          ticks: { color: theme.muted, font, maxRotation: 0, autoSkipPadding: 12 },
+          ticks: spec.timeline
+            ? {
+                color: theme.muted,
+                font,
+                maxRotation: 0,
+                autoSkip: false,
+                callback: (_, index) => (timelineLabelled(index, spec.labels.length) ? spec.labels[index] : ''),
+              }
+            : { color: theme.muted, font, maxRotation: 0, autoSkipPadding: 12 },
           grid: { display: false },
           border: { color: theme.grid },
         },
@@ -91,7 +114,8 @@ export function chartConfig(spec: ChartSpec, theme: ChartTheme, intlTag: string)
         },
       },
       plugins: {
-        legend: { display: spec.series.length > 1, position: 'bottom', labels: { color: theme.text, font, boxWidth: 12, boxHeight: 12 } },
+        // The legend is the page's own (HTML: long names are cut with a tooltip, each with its swatch).
+        legend: { display: false },
         tooltip: {
           titleFont: font,
           bodyFont: font,

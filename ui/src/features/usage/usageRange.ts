@@ -9,6 +9,7 @@ import type { BucketArg } from '../../ipc/bindings';
 export const RANGE_CHOICES = ['today', 'week', 'month', 'quarter'] as const;
 export type RangeChoice = (typeof RANGE_CHOICES)[number];
 
+/** The period shown when the ledger cannot be asked how far back it goes. */
 export const DEFAULT_RANGE: RangeChoice = 'month';
 
 const DAYS: Record<RangeChoice, number> = { today: 1, week: 7, month: 30, quarter: 90 };
@@ -36,6 +37,17 @@ export function rangeOf(choice: RangeChoice, now: number): UsageRange {
     to: new Date(y, m, d + 1).getTime(),
     bucket: choice === 'today' ? 'hour' : 'day',
   };
+}
+
+/**
+ * The period the page opens on: the shortest that holds every request of the longest one
+ * (`firstAt`, the earliest request since the longest period began), so a first day's requests
+ * are spread over today's hours rather than squeezed against the right edge of a month. No
+ * request in that time: today.
+ */
+export function openingRange(firstAt: number | null, now: number): RangeChoice {
+  if (firstAt === null) return 'today';
+  return RANGE_CHOICES.find((choice) => rangeOf(choice, now).from <= firstAt) ?? RANGE_CHOICES[RANGE_CHOICES.length - 1];
 }
 
 /** The buckets of a range, and how the page reads the ledger's series for them. */

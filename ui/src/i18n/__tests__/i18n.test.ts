@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DICTIONARIES, detectLocale, LOCALES, translate } from '..';
+import { DICTIONARIES, detectLocale, INTL_TAGS, LOCALES, type PluralForms, translate } from '..';
 import { LIMITS } from '../../ipc/bindings';
 import { BOUNDS } from '../bounds';
 import { en, type MessageKey } from '../en';
@@ -19,12 +19,55 @@ describe('i18n', () => {
   });
 
   it('has every message in every language, with the same placeholders', () => {
-    const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+    const placeholders = (text: string) => [...new Set([...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]))].sort();
+    const forms = (message: string | PluralForms) => (typeof message === 'string' ? [message] : Object.values(message));
     for (const locale of LOCALES) {
       for (const key of Object.keys(en) as (keyof typeof en)[]) {
-        const text = DICTIONARIES[locale][key];
-        expect(text, `${locale} ${key}`).toBeTruthy();
-        expect(placeholders(text), `${locale} ${key} keeps the placeholders`).toEqual(placeholders(en[key]));
+        const english = placeholders(forms(en[key])[0]);
+        for (const text of forms(DICTIONARIES[locale][key])) {
+          expect(text, `${locale} ${key}`).toBeTruthy();
+          expect(placeholders(text), `${locale} ${key} keeps the placeholders`).toEqual(english);
+        }
+        expect(typeof DICTIONARIES[locale][key], `${locale} ${key} counts where English counts`).toBe(typeof en[key]);
+      }
+    }
+  });
+
+  it('gives every counted message each form its language needs, and chooses it by the count', () => {
+    for (const locale of LOCALES) {
+      const needed = new Intl.PluralRules(INTL_TAGS[locale]).resolvedOptions().pluralCategories;
+      for (const [key, message] of Object.entries(DICTIONARIES[locale])) {
+        if (typeof message === 'string') continue;
+        for (const form of needed) expect(message[form as keyof PluralForms], `${locale} ${key}: the ${form} form`).toBeTruthy();
+      }
+    }
+    expect(translate('en', 'usage.todayRequests', { count: 1 })).toBe('Today: 1 request');
+    expect(translate('en', 'usage.todayRequests', { count: 8 })).toBe('Today: 8 requests');
+    expect(translate('en', 'models.listed', { count: 1, time: '14:02' })).toBe('The provider lists 1 model (as of 14:02).');
+    expect(translate('en', 'usage.todayTokens', { count: 12345 }), 'the count as the language writes numbers').toBe('12,345 tokens');
+    // Russian: one (1, 21), few (2–4, 22), many (5–20, 25, 11–14).
+    const ru = (count: number) => translate('ru', 'usage.todayRequests', { count });
+    expect([1, 21, 2, 4, 22, 5, 11, 14, 25].map(ru)).toEqual([
+      'Сегодня: 1 запрос',
+      'Сегодня: 21 запрос',
+      'Сегодня: 2 запроса',
+      'Сегодня: 4 запроса',
+      'Сегодня: 22 запроса',
+      'Сегодня: 5 запросов',
+      'Сегодня: 11 запросов',
+      'Сегодня: 14 запросов',
+      'Сегодня: 25 запросов',
+    ]);
+    expect(translate('ja', 'pool.addedMany', { count: 1 })).toBe('1 個のキーを追加しました。');
+    expect(translate('zh', 'pool.addedMany', { count: 3 })).toBe('已添加 3 个 Key。');
+  });
+
+  it('writes one apostrophe and quotation style: typographic, never the typewriter’s', () => {
+    for (const locale of LOCALES) {
+      for (const [key, message] of Object.entries(DICTIONARIES[locale])) {
+        for (const text of typeof message === 'string' ? [message] : Object.values(message)) {
+          expect(text, `${locale} ${key}`).not.toMatch(/['"]/);
+        }
       }
     }
   });

@@ -1,12 +1,16 @@
-//! `app:getStatus`: the app's version, directories, database and keychain.
+//! `app:*`: the app's version, directories, database and keychain; the UI's preferences.
 
-use serde::Serialize;
+use garde::Validate;
+use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::args::NoArgs;
+use super::args::{CommandArgs, NoArgs};
 use super::error::IpcError;
+use super::limits::LIMITS;
 use super::problems::KeychainStatusDto;
+use super::rules::not_blank;
 use crate::context::{AppContext, DatabaseState};
+use crate::service::{Language, Page, Theme, UiPreferences};
 
 #[derive(Debug, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -53,4 +57,136 @@ impl From<&AppContext> for AppStatus {
 
 pub(super) fn status(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<AppStatus, IpcError> {
     Ok(AppStatus::from(ctx))
+}
+
+/// The colour theme: the OS's, or one chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ThemeChoice {
+    System,
+    Light,
+    Dark,
+}
+
+/// The UI's language: the OS's, or one chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum LanguageChoice {
+    System,
+    En,
+    Zh,
+    Ja,
+    Ru,
+}
+
+/// A page of the app: `chat`, `usage`, or a section of Settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub enum PageChoice {
+    #[serde(rename = "chat")]
+    Chat,
+    #[serde(rename = "usage")]
+    Usage,
+    #[serde(rename = "settings/providers")]
+    SettingsProviders,
+    #[serde(rename = "settings/general")]
+    SettingsGeneral,
+    #[serde(rename = "settings/localApi")]
+    SettingsLocalApi,
+    #[serde(rename = "settings/about")]
+    SettingsAbout,
+}
+
+/// The UI's preferences, kept in the data directory (one set per Keypool profile); null: never
+/// chosen.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Preferences")]
+pub struct PreferencesDto {
+    pub theme: Option<ThemeChoice>,
+    pub language: Option<LanguageChoice>,
+    /// The page the window was left on.
+    pub page: Option<PageChoice>,
+    /// The provider Settings → Providers showed last (it may have been deleted since).
+    pub provider: Option<String>,
+}
+
+/// The preferences to change; at least one.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct SetPreferencesArgs {
+    #[serde(default)]
+    #[garde(skip)]
+    pub theme: Option<ThemeChoice>,
+    #[serde(default)]
+    #[garde(skip)]
+    pub language: Option<LanguageChoice>,
+    #[serde(default)]
+    #[garde(skip)]
+    pub page: Option<PageChoice>,
+    /// A provider's id (`LIMITS.id`, in bytes).
+    #[serde(default)]
+    #[garde(inner(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank)))]
+    pub provider: Option<String>,
+}
+
+impl CommandArgs for SetPreferencesArgs {
+    fn check_whole(&self) -> Result<(), IpcError> {
+        if self.theme.is_none() && self.language.is_none() && self.page.is_none() && self.provider.is_none() {
+            return Err(IpcError::nothing_to_change(&["theme", "language", "page", "provider"]));
+        }
+        Ok(())
+    }
+}
+
+/// Each variant of the transport's enum is the service's of the same name.
+macro_rules! same_variants {
+    ($dto:ident <=> $service:ident { $($variant:ident),* }) => {
+        impl From<$dto> for $service {
+            fn from(value: $dto) -> Self {
+                match value { $($dto::$variant => $service::$variant),* }
+            }
+        }
+        impl From<$service> for $dto {
+            fn from(value: $service) -> Self {
+                match value { $($service::$variant => $dto::$variant),* }
+            }
+        }
+    };
+}
+
+same_variants!(ThemeChoice <=> Theme { System, Light, Dark });
+same_variants!(LanguageChoice <=> Language { System, En, Zh, Ja, Ru });
+same_variants!(PageChoice <=> Page {
+    Chat, Usage, SettingsProviders, SettingsGeneral, SettingsLocalApi, SettingsAbout
+});
+
+impl From<UiPreferences> for PreferencesDto {
+    fn from(p: UiPreferences) -> Self {
+        PreferencesDto {
+            theme: p.theme.map(Into::into),
+            language: p.language.map(Into::into),
+            page: p.page.map(Into::into),
+            provider: p.provider,
+        }
+    }
+}
+
+impl From<SetPreferencesArgs> for UiPreferences {
+    fn from(a: SetPreferencesArgs) -> Self {
+        UiPreferences {
+            theme: a.theme.map(Into::into),
+            language: a.language.map(Into::into),
+            page: a.page.map(Into::into),
+            provider: a.provider.map(|p| p.trim().to_owned()),
+        }
+    }
+}
+
+pub(super) fn preferences(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<PreferencesDto, IpcError> {
+    Ok(ctx.preferences().get().into())
+}
+
+pub(super) fn set_preferences(ctx: &AppContext, args: SetPreferencesArgs) -> Result<PreferencesDto, IpcError> {
+    Ok(ctx.preferences().update(args.into())?.into())
 }

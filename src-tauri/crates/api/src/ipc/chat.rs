@@ -515,9 +515,14 @@ pub enum ChatEvent {
         message: MessageDto,
     },
     /// `rebound`: the chat moved to another key than the one it had; the prompt cache starts cold.
+    /// `keyless`: the attempt goes without a key (the pool is empty and the provider has no key
+    /// of its own: local servers need none). `keyId`: the pool key's id (null for the provider
+    /// key or none), so the page can tell a retry on the same key from a failover.
     KeySelected {
+        key_id: Option<String>,
         key_label: String,
         provider_level: bool,
+        keyless: bool,
         rebound: bool,
         attempt: u32,
     },
@@ -551,12 +556,13 @@ impl From<ChatProgress> for ChatEvent {
         match progress {
             ChatProgress::UserMessage(row) => ChatEvent::UserMessage { message: row.into() },
             ChatProgress::Completion(CompletionEvent::KeySelected {
+                key_id,
                 key_label,
                 provider_level,
+                keyless,
                 rebound,
                 attempt,
-                ..
-            }) => ChatEvent::KeySelected { key_label, provider_level, rebound, attempt },
+            }) => ChatEvent::KeySelected { key_id, key_label, provider_level, keyless, rebound, attempt },
             ChatProgress::Completion(CompletionEvent::Failover { key_label, status, reason, message }) => {
                 let reason = match reason {
                     FailureKind::AuthRejected => FailoverReason::AuthRejected,

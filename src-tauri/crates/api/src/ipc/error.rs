@@ -100,7 +100,9 @@ impl From<ServiceError> for IpcError {
     fn from(error: ServiceError) -> Self {
         use keypool::PoolError;
         match error {
-            ServiceError::Unavailable(_) => IpcError::new(ErrorCode::Storage, error.to_string()),
+            ServiceError::Unavailable(_) | ServiceError::NotSaved { .. } => {
+                IpcError::new(ErrorCode::Storage, error.to_string())
+            }
             ServiceError::NotFound { what, .. } => IpcError::new(ErrorCode::NotFound, error.to_string())
                 .with(ErrorDetails::NotFound { what: what.to_owned() }),
             ServiceError::Conflict(conflict) => IpcError::new(ErrorCode::Conflict, error.to_string())

@@ -81,6 +81,8 @@ pub enum IssueCode {
     FileTooLarge,
     /// An image that cannot be decoded, or is too large to (`reason`).
     ImageUnreadable,
+    /// Another provider already has this name (any case).
+    NameTaken,
     /// Any other problem; the message says which.
     Invalid,
 }
@@ -203,6 +205,7 @@ impl From<FieldError> for Issue {
             Rule::TooManyAttachments { max } => {
                 (IssueCode::TooLong, IssueParams { max: i64::try_from(max).ok(), ..none() })
             }
+            Rule::NameTaken => (IssueCode::NameTaken, none()),
         };
         Issue::new(camel_case_path(&error.field), code, params)
     }
@@ -342,6 +345,7 @@ fn english(code: IssueCode, p: &IssueParams) -> String {
             format!("the range holds more than {} buckets: choose larger buckets or a shorter range", n(p.max))
         }
         IssueCode::HostChange => "changing the host would send the provider's keys there: confirm the change".into(),
+        IssueCode::NameTaken => "another provider already has this name: choose another".into(),
         IssueCode::CannotWrite => format!("could not be written: {}", p.reason.as_deref().unwrap_or("unknown error")),
         IssueCode::UnsupportedFile => "is neither a PNG, JPEG, WebP or GIF image nor a UTF-8 text file".into(),
         IssueCode::FileTooLarge => format!("is larger than {} bytes", p.max.unwrap_or_default()),

@@ -94,6 +94,21 @@ impl From<&SetKeyLimitsArgs> for UserLimits {
     }
 }
 
+/// A key's own limits, both replaced: an absent one is removed.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct KeyLimitsArg {
+    /// Requests per minute (`LIMITS.rpmLimit`); absent: no limit.
+    #[serde(default)]
+    #[garde(range(min = LIMITS.rpm_limit.min, max = LIMITS.rpm_limit.max))]
+    pub rpm_limit: Option<u32>,
+    /// Requests at once (`LIMITS.maxConcurrent`); absent: no limit.
+    #[serde(default)]
+    #[garde(range(min = LIMITS.max_concurrent.min, max = LIMITS.max_concurrent.max))]
+    pub max_concurrent: Option<u32>,
+}
+
 /// At least one field to change.
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -114,7 +129,11 @@ pub struct UpdateApiKeyArgs {
     #[serde(default)]
     #[garde(range(min = LIMITS.weight.min, max = LIMITS.weight.max))]
     pub weight: Option<u32>,
-    /// The key's quota group (`LIMITS.quotaGroup`); `""` puts it in a group of its own.
+    /// Both of the key's own limits, replaced (as `llmConfig:setKeyLimits` does).
+    #[serde(default)]
+    #[garde(dive)]
+    pub limits: Option<KeyLimitsArg>,
+    /// The key's quota group (`LIMITS.quotaGroup`, trimmed); `""` puts it in a group of its own.
     #[serde(default)]
     #[garde(length(chars, max = LIMITS.quota_group.max_chars))]
     pub quota_group: Option<String>,
@@ -126,9 +145,11 @@ impl CommandArgs for UpdateApiKeyArgs {
             && self.api_key.is_none()
             && self.enabled.is_none()
             && self.weight.is_none()
+            && self.limits.is_none()
             && self.quota_group.is_none();
         if nothing {
-            return Err(IpcError::nothing_to_change(&["label", "apiKey", "enabled", "weight", "quotaGroup"]));
+            let fields = ["label", "apiKey", "enabled", "weight", "limits", "quotaGroup"];
+            return Err(IpcError::nothing_to_change(&fields));
         }
         Ok(())
     }
@@ -141,6 +162,7 @@ impl From<UpdateApiKeyArgs> for KeyPatch {
             api_key: a.api_key.map(|k| k.trimmed()),
             enabled: a.enabled,
             weight: a.weight,
+            limits: a.limits.map(|l| UserLimits { rpm: l.rpm_limit, max_concurrent: l.max_concurrent }),
             quota_group: a.quota_group.map(|g| trimmed_or_none(Some(g))),
         }
     }

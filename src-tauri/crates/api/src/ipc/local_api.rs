@@ -1,7 +1,7 @@
 //! `localApi:*`: the local OpenAI- and Anthropic-compatible endpoint.
 
 use garde::Validate;
-use keypool_gateway::StartError;
+use keypool_gateway::{Dialect, ListedModel, StartError};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -41,6 +41,40 @@ pub struct LocalApiStatusDto {
     pub failed: u64,
     /// Why it is enabled but not running.
     pub error: Option<LocalApiProblem>,
+    /// The models it can answer for now, by the API a client speaks: those of the providers
+    /// whose keys can answer (or that need none), as `GET /v1/models` lists them.
+    pub served: Vec<ServedModelDto>,
+}
+
+/// A model the local API can answer for now.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "ServedModel")]
+pub struct ServedModelDto {
+    pub model: String,
+    /// Its provider's name.
+    pub provider: String,
+    pub api: ClientApi,
+}
+
+/// The API a local API client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientApi {
+    Openai,
+    Anthropic,
+    Gemini,
+}
+
+impl From<ListedModel> for ServedModelDto {
+    fn from(listed: ListedModel) -> Self {
+        let api = match listed.dialect {
+            Dialect::OpenAi => ClientApi::Openai,
+            Dialect::Anthropic => ClientApi::Anthropic,
+            Dialect::Gemini => ClientApi::Gemini,
+        };
+        ServedModelDto { model: listed.id, provider: listed.provider, api }
+    }
 }
 
 /// Why the local API could not start.
@@ -69,6 +103,7 @@ impl From<LocalApiStatus> for LocalApiStatusDto {
                 // Only a server listens on an address of its own; the app's endpoint is loopback.
                 StartError::Listen { address, reason } => LocalApiProblem::Bind { port: address.port(), reason },
             }),
+            served: status.served.into_iter().map(ServedModelDto::from).collect(),
         }
     }
 }

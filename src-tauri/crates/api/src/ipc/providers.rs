@@ -156,6 +156,29 @@ pub struct ListModelsArgs {
 
 impl CommandArgs for ListModelsArgs {}
 
+/// `llmConfig:listModelsFor`: the models a provider that is not saved yet lists (the Add
+/// provider form), asked at `baseUrl` with `apiKey` or none. The same rules as for a saved
+/// provider: the base URL is checked as `addProvider` checks it, redirects stay within its
+/// origin, the provider's words come back with the key masked; nothing is saved or kept.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct ListModelsForArgs {
+    #[garde(skip)]
+    pub kind: ProviderKind,
+    #[garde(custom(base_url_rule))]
+    pub base_url: String,
+    #[serde(default)]
+    #[garde(custom(optional_key_arg_rule))]
+    pub api_key: Option<KeyArg>,
+    /// As in [`AddProviderArgs::on_my_network`]: a key goes to that host unencrypted too.
+    #[serde(default)]
+    #[garde(skip)]
+    pub on_my_network: Option<bool>,
+}
+
+impl CommandArgs for ListModelsForArgs {}
+
 /// How a provider speaks: OpenAI's Chat Completions (and every compatible server), Anthropic's
 /// Messages API, or Google Gemini's `generateContent` (base URL: the host root).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -205,8 +228,15 @@ pub struct ProviderDto {
     pub default_model: Option<String>,
     /// The system prompt new chats with this provider start with.
     pub system_prompt: Option<String>,
-    /// How many keys the pool holds; while 0, the provider-level key is used.
+    /// How many keys the pool holds; while 0, the provider-level key is used (or, without one,
+    /// no key at all).
     pub key_count: u32,
+    /// Its base URL is on this machine or a private network: a server there commonly needs no
+    /// key, and requests go without one while the pool is empty and no provider key is set.
+    pub local: bool,
+    /// A request can be answered as far as the stored keys tell: an enabled pool key, or while
+    /// the pool is empty the provider key, or none for a local server. A key may still be resting.
+    pub answerable: bool,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -225,6 +255,8 @@ impl From<Provider> for ProviderDto {
             default_model: provider.default_model,
             system_prompt: provider.system_prompt,
             key_count: provider.key_count,
+            local: provider.local,
+            answerable: provider.answerable,
             created_at: provider.created_at,
             updated_at: provider.updated_at,
         }
@@ -280,4 +312,10 @@ pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedP
 
 pub(super) async fn models(ctx: &AppContext, args: ListModelsArgs) -> Result<ModelListDto> {
     Ok(ctx.providers()?.models(&args.provider_id, args.refresh.unwrap_or(false)).await?.into())
+}
+
+pub(super) async fn models_for(ctx: &AppContext, args: ListModelsForArgs) -> Result<ModelListDto> {
+    let api_key = args.api_key.map(|k| k.trimmed());
+    let consent = args.on_my_network.unwrap_or(false);
+    Ok(ctx.providers()?.models_unsaved(args.kind.into(), args.base_url.trim(), api_key, consent).await?.into())
 }

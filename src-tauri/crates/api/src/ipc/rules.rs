@@ -6,6 +6,7 @@ use ts_rs::TS;
 
 use super::issues::{coded, coded_with, IssueCode};
 use super::limits::LIMITS;
+use crate::service::is_local;
 
 fn broken(code: IssueCode) -> garde::Error {
     garde::Error::new(coded(code))
@@ -62,27 +63,6 @@ pub(crate) fn base_url_rule(value: &str, _: &()) -> garde::Result {
         },
         Ok(_) => Err(broken(IssueCode::NotHttps)),
         Err(_) => Err(broken(IssueCode::BadUrl)),
-    }
-}
-
-/// Loopback, private-network and link-local addresses, and names that only resolve on a local
-/// network (`localhost`, `*.local`, `*.lan`, `*.internal`, `*.home.arpa`, single-label names).
-pub(crate) fn is_local(host: &url::Host<&str>) -> bool {
-    match host {
-        url::Host::Ipv4(ip) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
-        url::Host::Ipv6(ip) => {
-            ip.is_loopback()
-                || ip.is_unique_local()
-                || ip.is_unicast_link_local()
-                || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback() || v4.is_private() || v4.is_link_local())
-        }
-        url::Host::Domain(name) => {
-            let name = name.trim_end_matches('.').to_ascii_lowercase();
-            !name.contains('.')
-                || ["localhost", "local", "lan", "internal", "home.arpa"]
-                    .iter()
-                    .any(|suffix| name == *suffix || name.ends_with(&format!(".{suffix}")))
-        }
     }
 }
 

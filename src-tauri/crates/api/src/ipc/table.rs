@@ -15,7 +15,7 @@ use std::pin::Pin;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::app::AppStatus;
+use super::app::{AppStatus, PreferencesDto, SetPreferencesArgs};
 use super::args::{parse, IdArgs, NoArgs, ProviderArgs};
 use super::chat::{
     AttachArgs, AttachmentData, AttachmentDataArgs, AttachmentDto, ChatClosed, ChatDto, ChatEvent, ChatIdArgs,
@@ -28,7 +28,8 @@ use super::keys::{
 };
 use super::local_api::{ConfigureLocalApiArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto};
 use super::providers::{
-    AddProviderArgs, DeletedProviderDto, ListModelsArgs, ModelListDto, ProviderDto, UpdateProviderArgs,
+    AddProviderArgs, DeletedProviderDto, ListModelsArgs, ListModelsForArgs, ModelListDto, ProviderDto,
+    UpdateProviderArgs,
 };
 use super::settings::{SettingsDto, UpdateSettingsArgs};
 use super::typescript::TypeSet;
@@ -157,6 +158,8 @@ macro_rules! commands {
 
 commands! {
     sync   "app:getStatus"             (NoArgs)             -> AppStatus               => app::status;
+    sync   "app:getPreferences"        (NoArgs)             -> PreferencesDto          => app::preferences;
+    sync   "app:setPreferences"        (SetPreferencesArgs) -> PreferencesDto          => app::set_preferences;
     sync   "llmConfig:getProviders"    (NoArgs)             -> Vec<ProviderDto>        => providers::list;
     sync   "llmConfig:addProvider"     (AddProviderArgs)    -> ProviderDto             => providers::add;
     sync   "llmConfig:updateProvider"  (UpdateProviderArgs) -> ProviderDto             => providers::update;
@@ -172,6 +175,7 @@ commands! {
     sync   "llmConfig:resetCooldown"   (IdArgs)             -> CooldownReset           => keys::reset_cooldown;
     async  "llmConfig:testApiKey"      (IdArgs)             -> KeyTestResult           => keys::test;
     async  "llmConfig:listModels"      (ListModelsArgs)     -> ModelListDto            => providers::models;
+    async  "llmConfig:listModelsFor"   (ListModelsForArgs)  -> ModelListDto            => providers::models_for;
     sync   "localApi:getStatus"        (NoArgs)             -> LocalApiStatusDto       => local_api::status;
     async  "localApi:configure"        (ConfigureLocalApiArgs) -> LocalApiConfiguredDto => local_api::configure;
     async  "localApi:regenerateToken"  (NoArgs)             -> LocalApiTokenDto        => local_api::regenerate_token;

@@ -227,6 +227,8 @@ pub struct UsageSummaryDto {
     /// The models that spent tokens in the range and have no price, sorted: what a partial
     /// cost is missing.
     pub unpriced_models: Vec<String>,
+    /// The earliest attempt in the range; null when it holds none.
+    pub first_at: Option<i64>,
 }
 
 impl From<Summary> for UsageSummaryDto {
@@ -237,6 +239,7 @@ impl From<Summary> for UsageSummaryDto {
             totals: (&s.total).into(),
             keys: s.keys.iter().map(Into::into).collect(),
             unpriced_models: s.unpriced_models,
+            first_at: s.first_at,
         }
     }
 }

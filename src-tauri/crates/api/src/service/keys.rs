@@ -9,7 +9,7 @@ use keypool::{
 };
 use keypool_llm::{CompletionService, ProbeProblem, ProbeResult};
 use keypool_store::api_keys::{self, ApiKeyPatch, ApiKeyRow, NewApiKey};
-use keypool_store::{providers, Database};
+use keypool_store::{providers, usage, Database};
 
 use super::providers::{endpoint_of, require_provider};
 use super::vault::key_account;
@@ -82,7 +82,9 @@ pub struct KeyPatch {
     pub api_key: Option<Secret>,
     pub enabled: Option<bool>,
     pub weight: Option<u32>,
-    /// `Some(None)` puts the key in a group of its own.
+    /// Both of the user's limits, replaced.
+    pub limits: Option<UserLimits>,
+    /// `Some(None)`: a group of its own.
     pub quota_group: Option<Option<String>>,
 }
 
@@ -248,9 +250,9 @@ impl Keys {
         }
     }
 
-    /// Applies `patch`; enabling a key clears why it was disabled and lifts the pool's refusal.
-    /// A new value is kept where the vault decides (the keychain entry is overwritten, or
-    /// removed when the new value is a `$NAME`).
+    /// Applies `patch` in one transaction; enabling a key clears why it was disabled and lifts
+    /// the pool's refusal. A new value is kept where the vault decides (the keychain entry is
+    /// overwritten, or removed when the new value is a `$NAME`).
     pub fn update(&self, id: &str, patch: KeyPatch) -> Result<ApiKey> {
         let now = self.clock.now().as_millis();
         let enabling = patch.enabled == Some(true);
@@ -271,7 +273,11 @@ impl Keys {
                 self.refuse_duplicate(tx, &current.provider_id, secret, Some(id))?;
                 stored.api_key = Some(vault.keep(&key_account(id), secret));
             }
-            let row = api_keys::update_api_key(tx, id, &stored, now)?.ok_or_else(|| key_not_found(id))?;
+            let mut row = api_keys::update_api_key(tx, id, &stored, now)?.ok_or_else(|| key_not_found(id))?;
+            if let Some(limits) = patch.limits {
+                row = api_keys::set_limits(tx, id, limits.rpm, limits.max_concurrent, now)?
+                    .ok_or_else(|| key_not_found(id))?;
+            }
             Ok(Changed { provider_id: row.provider_id.clone(), value: row })
         })?;
         if replaces_secret {
@@ -340,11 +346,22 @@ impl Keys {
         })
     }
 
+    /// The pool's view of a provider's keys. A key's last use is the later of the pool's (this
+    /// run) and the usage ledger's (every run before), so a restart does not forget it.
     pub fn pool_status(&self, provider_id: &str) -> Result<PoolStatus> {
-        require_provider(&*self.db.lock()?, provider_id)?;
+        let used = {
+            let conn = self.db.lock()?;
+            require_provider(&conn, provider_id)?;
+            usage::last_attempts(&conn, provider_id)?
+        };
         let now = self.clock.now();
         let provider = ProviderId::new(provider_id);
-        let keys = self.pool.status(&provider, now)?;
+        let mut keys = self.pool.status(&provider, now)?;
+        for key in &mut keys {
+            if let Some(at) = used.get(key.key_id.as_str()).map(|at| Timestamp::from_millis(*at)) {
+                key.last_used_at = Some(key.last_used_at.map_or(at, |seen| seen.max(at)));
+            }
+        }
         // Read outside the pool's lock: resolving reads the environment.
         let unset_vars = self.pool.secrets(&provider)?.iter().map(|s| self.completions.unresolved_var(s)).collect();
         Ok(PoolStatus { now, keys, unset_vars })
@@ -358,9 +375,11 @@ impl Keys {
         Ok(())
     }
 
-    /// Probes one pool key against its provider; no chat's binding changes. The pool is told
-    /// only about a key out of credit: the test is then a credit check (a one-token reply, as
-    /// the background probes do), and a key that has credit again returns to rotation now.
+    /// Tests one pool key against its provider; no chat's binding changes. The test moves the
+    /// key as a chat would: refused as the key's, with the question the pool verifies a chat's
+    /// 401/403 with (its model list), it is disabled. Out of credit, the test is a credit check
+    /// (a one-token reply, as the background probes do), and a key that has credit again
+    /// returns to rotation now.
     pub async fn test(&self, id: &str) -> Result<ProbeResult> {
         let (endpoint, key, provider) = {
             let conn = self.db.lock()?;
@@ -370,8 +389,8 @@ impl Keys {
             let value = self.writes.vault.reveal(&key_account(id), &key.api_key).map_err(ServiceError::Keychain)?;
             (endpoint_of(&provider, &self.writes.vault)?, value, provider)
         };
-        let probe = self.completions.probe(&endpoint, &key).await;
         let key_id = KeyId::new(id);
+        let probe = self.completions.test_key(&endpoint, &key_id, &key).await.probe;
         let exhausted = self
             .pool
             .status(&endpoint.id, self.clock.now())?

@@ -5,6 +5,8 @@
 //! The token is shown twice at most: when the endpoint is first enabled and when it is
 //! regenerated. Only its SHA-256 is kept; a lost token is replaced, never recovered.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
@@ -13,8 +15,8 @@ use keypool_gateway::{token_hash, Dialect, Gateway, ListedModel, Route, Routes, 
 use keypool_llm::{CompletionService, ProviderEndpoint, ProviderKind};
 use keypool_store::{providers, settings, Database};
 
-use super::providers::endpoint_of;
-use super::{Result, ServiceError, Vault, WritePath};
+use super::providers::{address_of, answerable, endpoint_of};
+use super::{Providers, Result, ServiceError, Vault, WritePath};
 
 pub use keypool_gateway::DEFAULT_PORT;
 
@@ -33,6 +35,8 @@ pub struct LocalApiStatus {
     pub stats: Stats,
     /// Why it is enabled but not running.
     pub error: Option<StartError>,
+    /// The models it can answer for now, in each dialect (see [`LocalApi::served_models`]).
+    pub served: Vec<ListedModel>,
 }
 
 pub struct LocalApi {
@@ -54,8 +58,9 @@ impl LocalApi {
         completions: CompletionService,
         writes: Arc<WritePath>,
         vault: Arc<Vault>,
+        providers: Arc<Providers>,
     ) -> Self {
-        let routes = Arc::new(StoreRoutes { db: db.clone(), vault, writes, snapshot: Mutex::new(None) });
+        let routes = Arc::new(StoreRoutes { db: db.clone(), vault, writes, providers, snapshot: Mutex::new(None) });
         LocalApi {
             db,
             clock,
@@ -77,6 +82,12 @@ impl LocalApi {
         Ok(settings::set(&*self.db.lock()?, key, &json, self.clock.now().as_millis())?)
     }
 
+    /// The models a client can be answered for now, dialect by dialect, each with its provider:
+    /// what `GET /v1/models` lists, and what an example should ask for.
+    pub fn served_models(&self) -> Vec<ListedModel> {
+        [Dialect::OpenAi, Dialect::Anthropic, Dialect::Gemini].into_iter().flat_map(|d| self.routes.models(d)).collect()
+    }
+
     pub fn status(&self) -> Result<LocalApiStatus> {
         let enabled = self.stored::<bool>(ENABLED)?.unwrap_or(false);
         let port = self.stored::<u16>(PORT)?.unwrap_or(DEFAULT_PORT);
@@ -88,6 +99,7 @@ impl LocalApi {
             address: running.as_ref().map(|g| format!("http://127.0.0.1:{}", g.port())),
             stats: running.as_ref().map(Gateway::stats).unwrap_or_default(),
             error: self.error.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            served: self.served_models(),
         })
     }
 
@@ -204,13 +216,24 @@ fn unhex(text: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
-/// The providers and their models, as routes; read from the database again only after a
-/// write to providers or keys.
+/// The providers and their models, as routes: every model the app itself offers for a
+/// provider (its list, its default, and what its models endpoint was found to list). Read from
+/// the database again only after a write to providers or keys, or after a model list was fetched.
 struct StoreRoutes {
     db: Arc<Database>,
     vault: Arc<Vault>,
     writes: Arc<WritePath>,
-    snapshot: Mutex<Option<(u64, Arc<Vec<Served>>)>>,
+    providers: Arc<Providers>,
+    snapshot: Mutex<Option<Snapshot>>,
+}
+
+/// The providers as last read, with what they were read after.
+struct Snapshot {
+    /// The store's write generation.
+    writes: u64,
+    /// How many model lists had been fetched.
+    lists: u64,
+    served: Arc<Vec<Served>>,
 }
 
 /// A provider as routing sees it.
@@ -218,8 +241,11 @@ struct Served {
     id: String,
     name: String,
     endpoint: ProviderEndpoint,
+    /// Its own list, its default, then what its models endpoint listed; each once.
     models: Vec<String>,
-    /// It has a key to answer with (pooled, or its own).
+    /// Its models endpoint has been asked this run.
+    fetched: bool,
+    /// It can answer now, as far as its stored keys tell (see [`answerable`]).
     usable: bool,
 }
 
@@ -234,10 +260,11 @@ fn dialect_of(kind: ProviderKind) -> Dialect {
 impl StoreRoutes {
     fn served(&self) -> Arc<Vec<Served>> {
         let generation = self.writes.generation.load(Ordering::Acquire);
+        let lists = self.providers.fetched().generation();
         let mut snapshot = self.snapshot.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((at, served)) = &*snapshot {
-            if *at == generation {
-                return served.clone();
+        if let Some(last) = &*snapshot {
+            if last.writes == generation && last.lists == lists {
+                return last.served.clone();
             }
         }
         let rows = match self.db.lock().map_err(ServiceError::from).and_then(|c| Ok(providers::list_providers(&c)?)) {
@@ -251,12 +278,21 @@ impl StoreRoutes {
             .into_iter()
             .filter_map(|row| {
                 let endpoint = endpoint_of(&row, &self.vault).ok()?;
-                let usable = row.key_count > 0 || row.api_key.is_some();
-                Some(Served { id: row.id, name: row.name, models: row.models, endpoint, usable })
+                let usable = answerable(&row);
+                let listed = self.providers.fetched().get(&row.id, &address_of(&row));
+                let fetched = listed.is_some();
+                let mut models = row.models.clone();
+                let offered = row.default_model.iter().chain(listed.iter().flat_map(|list| &list.models));
+                for model in offered {
+                    if !models.contains(model) {
+                        models.push(model.clone());
+                    }
+                }
+                Some(Served { id: row.id, name: row.name, models, fetched, endpoint, usable })
             })
             .collect();
         let served = Arc::new(served);
-        *snapshot = Some((generation, served.clone()));
+        *snapshot = Some(Snapshot { writes: generation, lists, served: served.clone() });
         served
     }
 }
@@ -290,9 +326,32 @@ impl Routes for StoreRoutes {
         }
     }
 
+    /// Asks each provider of `dialect` that can answer, and whose models endpoint was not asked
+    /// yet this run, what it lists (as the New-chat dialog does).
+    fn learn(&self, dialect: Dialect) -> Pin<Box<dyn Future<Output = bool> + Send + '_>> {
+        Box::pin(async move {
+            let unasked: Vec<String> = self
+                .served()
+                .iter()
+                .filter(|p| p.usable && !p.fetched && dialect_of(p.endpoint.kind) == dialect)
+                .map(|p| p.id.clone())
+                .collect();
+            let mut learned = false;
+            for id in unasked {
+                match self.providers.models(&id, false).await {
+                    Ok(list) => learned |= !list.models.is_empty(),
+                    Err(error) => {
+                        tracing::info!(provider = %id, %error, "the local API could not list a provider's models")
+                    }
+                }
+            }
+            learned
+        })
+    }
+
     fn models(&self, dialect: Dialect) -> Vec<ListedModel> {
         let mut listed: Vec<ListedModel> = Vec::new();
-        // Only what can be answered: the models of providers with a key.
+        // Only what can be answered: the models of providers with a key (or needing none).
         for provider in self.served().iter().filter(|p| p.usable && dialect_of(p.endpoint.kind) == dialect) {
             for model in &provider.models {
                 if !listed.iter().any(|m| &m.id == model) {

@@ -9,6 +9,7 @@ mod events;
 mod keys;
 mod ledger;
 mod local_api;
+mod preferences;
 mod problem;
 mod providers;
 mod records;
@@ -33,8 +34,9 @@ pub(crate) use keys::StoreLoader;
 pub use keys::{ApiKey, KeyPatch, Keys, NewKey, PoolStatus};
 pub use ledger::Ledger;
 pub use local_api::{LocalApi, LocalApiStatus, DEFAULT_PORT};
+pub use preferences::{Language, Page, Preferences, Theme, UiPreferences, PREFERENCES_FILE_NAME};
 pub use problem::{FieldError, Rule};
-pub use providers::{ModelList, NewProvider, Provider, ProviderPatch, Providers};
+pub use providers::{is_local, is_local_url, ModelList, NewProvider, Provider, ProviderPatch, Providers};
 pub(crate) use records::Records;
 pub use reply_error::{BlockedKeyInfo, BlockedState, BreakageKind, LastAnswer, ReplyError};
 pub use settings::{AppSettings, Proxy, Settings, SettingsPatch, DEFAULT_RETENTION_DAYS, MAX_WAIT_LIMIT_SECONDS};
@@ -61,6 +63,9 @@ pub enum ServiceError {
     /// The database could not be opened at startup; the app runs without it.
     #[error("the database is not open: {0}")]
     Unavailable(String),
+    /// A file of the app's own (not the database) could not be written.
+    #[error("the {what} could not be saved: {reason}")]
+    NotSaved { what: &'static str, reason: String },
     #[error("{what} {id:?} does not exist")]
     NotFound { what: &'static str, id: String },
     #[error("{0}")]

@@ -21,6 +21,9 @@ pub enum Rule {
     RangeOrder,
     /// A file the user chose could not be written (`reason`: the path and the system's words).
     CannotWrite { reason: String },
+    /// Another provider has this name (compared without regard to case): two would look the
+    /// same in every picker.
+    NameTaken,
     /// Plain `http` to a host beyond this machine, without the user saying it is on their own
     /// network: the keys would travel unencrypted.
     PlainHttpNeedsConsent,

@@ -1,6 +1,7 @@
 //! Providers: where a pool's keys are sent, and how.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use keypool::{Clock, KeyState, ProviderId, Secret};
@@ -18,8 +19,40 @@ pub struct Providers {
     writes: Arc<WritePath>,
     clock: Arc<dyn Clock>,
     completions: CompletionService,
-    /// The model lists fetched so far, by provider, with the address they came from.
-    models: Mutex<HashMap<String, (String, ModelList)>>,
+    /// The model lists fetched so far.
+    fetched: FetchedModels,
+}
+
+/// The model lists fetched this run, by provider, each with the address (kind and base URL) it
+/// came from: a list from another address is not the provider's any more.
+#[derive(Default)]
+pub(crate) struct FetchedModels {
+    lists: Mutex<HashMap<String, (String, ModelList)>>,
+    /// Counts the lists put, so a reader can tell whether what it built from them is current.
+    generation: AtomicU64,
+}
+
+impl FetchedModels {
+    /// What `provider` at `address` was last found to list.
+    pub(crate) fn get(&self, provider: &str, address: &str) -> Option<ModelList> {
+        let lists = self.lists.lock().unwrap_or_else(|e| e.into_inner());
+        lists.get(provider).filter(|(at, _)| at == address).map(|(_, list)| list.clone())
+    }
+
+    fn put(&self, provider: &str, address: String, list: ModelList) {
+        self.lists.lock().unwrap_or_else(|e| e.into_inner()).insert(provider.to_owned(), (address, list));
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// How many lists were put so far.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+}
+
+/// Where a provider's models are listed from: its kind and base URL.
+pub(crate) fn address_of(row: &ProviderRow) -> String {
+    format!("{} {}", row.kind, row.base_url)
 }
 
 /// A provider as the services show it; its own key only as a masked preview.
@@ -41,12 +74,17 @@ pub struct Provider {
     pub system_prompt: Option<String>,
     /// How many keys the pool holds.
     pub key_count: u32,
+    /// Its base URL is on this machine or a private network, where servers commonly need no key.
+    pub local: bool,
+    /// A request can be answered as far as the stored keys tell (see [`answerable`]).
+    pub answerable: bool,
     pub created_at: i64,
     pub updated_at: i64,
 }
 
 impl From<ProviderRow> for Provider {
     fn from(row: ProviderRow) -> Self {
+        let (local, answerable) = (is_local_url(&row.base_url), answerable(&row));
         Provider {
             api_key_preview: row.api_key.as_ref().map(StoredKey::preview),
             // The store's CHECK admits only the kinds this build knows.
@@ -60,10 +98,20 @@ impl From<ProviderRow> for Provider {
             default_model: row.default_model,
             system_prompt: row.system_prompt,
             key_count: row.key_count,
+            local,
+            answerable,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
     }
+}
+
+/// Whether a request to the provider of `row` can be answered, as far as its stored keys tell
+/// (a key may still be resting, or the server down): an enabled pool key, or while the pool is
+/// empty its own key, or no key at all for a server on this machine or a private network.
+/// Remote providers with nothing are sent requests without a key too, but they refuse them.
+pub(crate) fn answerable(row: &ProviderRow) -> bool {
+    row.enabled_key_count > 0 || (row.key_count == 0 && (row.api_key.is_some() || is_local_url(&row.base_url)))
 }
 
 /// A provider to add, validated and normalized by the caller.
@@ -140,7 +188,12 @@ impl Providers {
         clock: Arc<dyn Clock>,
         completions: CompletionService,
     ) -> Self {
-        Providers { db, writes, clock, completions, models: Mutex::new(HashMap::new()) }
+        Providers { db, writes, clock, completions, fetched: FetchedModels::default() }
+    }
+
+    /// The model lists fetched so far, for routing (a model the app offers is one it serves).
+    pub(crate) fn fetched(&self) -> &FetchedModels {
+        &self.fetched
     }
 
     /// The models provider `id` lists at its models endpoint, asked with its first usable keys
@@ -148,12 +201,9 @@ impl Providers {
     /// the provider's address changes.
     pub async fn models(&self, id: &str, refresh: bool) -> Result<ModelList> {
         let row = providers::get_provider(&*self.db.lock()?, id)?.ok_or_else(|| provider_not_found(id))?;
-        let address = format!("{} {}", row.kind, row.base_url);
-        if !refresh {
-            let cache = self.models.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((_, list)) = cache.get(id).filter(|(at, _)| *at == address) {
-                return Ok(ModelList { cached: true, ..list.clone() });
-            }
+        let address = address_of(&row);
+        if let Some(list) = self.fetched.get(id, &address).filter(|_| !refresh) {
+            return Ok(ModelList { cached: true, ..list });
         }
         let endpoint = endpoint_of(&row, &self.writes.vault)?;
         let pool = self.completions.pool();
@@ -177,8 +227,7 @@ impl Providers {
             match self.completions.list_models(&endpoint, key).await {
                 Ok(models) => {
                     let list = ModelList { models, fetched_at: self.clock.now().as_millis(), cached: false };
-                    let mut cache = self.models.lock().unwrap_or_else(|e| e.into_inner());
-                    cache.insert(id.to_owned(), (address, list.clone()));
+                    self.fetched.put(id, address, list.clone());
                     return Ok(list);
                 }
                 // Another key may be accepted; anything else would fail the same way.
@@ -189,6 +238,30 @@ impl Providers {
             }
         }
         Err(ServiceError::Upstream(failure.expect("at least one candidate was asked")))
+    }
+
+    /// The models a provider that is not saved yet (a form being filled in) lists at `base_url`,
+    /// asked with `api_key` or none; nothing is kept. The provider's words come back with the
+    /// key masked, as for a saved provider. Plain `http` beyond this machine needs `on_my_network`,
+    /// as saving it would.
+    pub async fn models_unsaved(
+        &self,
+        kind: ProviderKind,
+        base_url: &str,
+        api_key: Option<Secret>,
+        on_my_network: bool,
+    ) -> Result<ModelList> {
+        require_network_consent(base_url, on_my_network)?;
+        let endpoint = ProviderEndpoint {
+            id: ProviderId::new(""),
+            name: String::new(),
+            kind,
+            base_url: base_url.to_owned(),
+            provider_key: None,
+        };
+        let models =
+            self.completions.list_models_unsaved(&endpoint, api_key.as_ref()).await.map_err(ServiceError::Upstream)?;
+        Ok(ModelList { models, fetched_at: self.clock.now().as_millis(), cached: false })
     }
 
     /// Every provider in display order, with how many keys its pool holds.
@@ -220,6 +293,7 @@ impl Providers {
             system_prompt: new.system_prompt,
         };
         let added = self.writes.apply(|tx| {
+            refuse_taken_name(tx, &stored.name, None)?;
             let row = providers::insert_provider(tx, &stored, now)?;
             Ok(Changed { provider_id: row.id.clone(), value: Provider::from(row) })
         });
@@ -247,6 +321,9 @@ impl Providers {
         let vault = &self.writes.vault;
         let row = self.writes.apply(|tx| {
             let current = providers::get_provider(tx, id)?.ok_or_else(|| provider_not_found(id))?;
+            if let Some(name) = &patch.name {
+                refuse_taken_name(tx, name, Some(id))?;
+            }
             // The address the user already confirmed needs no second word; a new one does.
             if let Some(base_url) = patch.base_url.as_deref().filter(|url| url.trim() != current.base_url.trim()) {
                 require_network_consent(base_url, consent)?;
@@ -315,6 +392,47 @@ pub(crate) fn require_provider(conn: &keypool_store::rusqlite::Connection, provi
 
 pub(crate) fn provider_not_found(id: &str) -> ServiceError {
     ServiceError::not_found("provider", id)
+}
+
+/// Another provider (than `except`) is called `name`, in any case: refused, since the two would
+/// look the same in every picker. Providers saved with such names before this rule stay as they
+/// are until renamed.
+fn refuse_taken_name(conn: &keypool_store::rusqlite::Connection, name: &str, except: Option<&str>) -> Result<()> {
+    let wanted = name.trim().to_lowercase();
+    let taken = providers::list_providers(conn)?
+        .iter()
+        .any(|other| Some(other.id.as_str()) != except && other.name.trim().to_lowercase() == wanted);
+    if taken {
+        return Err(ServiceError::invalid("name", Rule::NameTaken));
+    }
+    Ok(())
+}
+
+/// Whether `base_url` is on this machine or a private network, where servers (Ollama, LM Studio,
+/// vLLM) commonly need no key: requests go without one while the provider has none.
+pub fn is_local_url(base_url: &str) -> bool {
+    url::Url::parse(base_url).ok().is_some_and(|url| url.host().is_some_and(|host| is_local(&host)))
+}
+
+/// Loopback, private-network and link-local addresses, and names that only resolve on a local
+/// network (`localhost`, `*.local`, `*.lan`, `*.internal`, `*.home.arpa`, single-label names).
+pub fn is_local(host: &url::Host<&str>) -> bool {
+    match host {
+        url::Host::Ipv4(ip) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        url::Host::Ipv6(ip) => {
+            ip.is_loopback()
+                || ip.is_unique_local()
+                || ip.is_unicast_link_local()
+                || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback() || v4.is_private() || v4.is_link_local())
+        }
+        url::Host::Domain(name) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            !name.contains('.')
+                || ["localhost", "local", "lan", "internal", "home.arpa"]
+                    .iter()
+                    .any(|suffix| name == *suffix || name.ends_with(&format!(".{suffix}")))
+        }
+    }
 }
 
 /// Whether two base URLs share scheme, host and port (an unparsable one shares nothing).

@@ -132,6 +132,8 @@ pub struct Summary {
     /// The models that spent tokens in the range and have no price, by name: what a partial
     /// cost is missing.
     pub unpriced_models: Vec<String>,
+    /// The earliest attempt in the range, if any: how far back the history goes.
+    pub first_at: Option<i64>,
 }
 
 /// The bucket of a series.
@@ -238,7 +240,8 @@ impl Usage {
             total.cost_complete = false;
         }
         let unpriced_models = unpriced_models.into_iter().collect();
-        Ok(Summary { from, to, total: total.spend(), keys: out, unpriced_models })
+        let first_at = usage::first_attempt(&conn, provider, from, to)?;
+        Ok(Summary { from, to, total: total.spend(), keys: out, unpriced_models, first_at })
     }
 
     /// Totals per bucket and key over `[from, to)`, the buckets starting at `from` (rounded down

@@ -67,3 +67,58 @@ fn non_object_arguments_are_rejected() {
     let encoded = serde_json::to_value(&err).unwrap();
     assert_eq!(encoded["code"], "validation", "the code serializes in snake_case: {encoded}");
 }
+
+#[test]
+fn preferences_are_kept_in_the_data_directory_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path());
+    let none = dispatch(&ctx, "app:getPreferences", json!({})).unwrap().unwrap();
+    assert_eq!(
+        none,
+        json!({ "theme": null, "language": null, "page": null, "provider": null }),
+        "nothing chosen yet: the UI may bring over what the web view kept"
+    );
+    let set = json!({ "theme": "dark", "language": "ru", "page": "settings/localApi", "provider": "anthropic" });
+    let kept = dispatch(&ctx, "app:setPreferences", set.clone()).unwrap().unwrap();
+    assert_eq!(kept, set, "each choice is answered as kept");
+    let changed = dispatch(&ctx, "app:setPreferences", json!({ "page": "usage" })).unwrap().unwrap();
+    assert_eq!(changed["theme"], "dark", "a change of one field keeps the others");
+    drop(ctx);
+    let again = dispatch(&context(dir.path()), "app:getPreferences", json!({})).unwrap().unwrap();
+    assert_eq!(
+        again,
+        json!({ "theme": "dark", "language": "ru", "page": "usage", "provider": "anthropic" }),
+        "read back"
+    );
+    assert!(dir.path().join(keypool_api::service::PREFERENCES_FILE_NAME).is_file(), "in the data directory");
+}
+
+#[test]
+fn preferences_are_there_even_when_the_database_cannot_be_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(keypool_store::DATABASE_FILE_NAME), b"not sqlite at all, no").unwrap();
+    let ctx = context(dir.path());
+    let kept = dispatch(&ctx, "app:setPreferences", json!({ "language": "ja" })).unwrap();
+    assert_eq!(kept.unwrap()["language"], "ja", "the startup problem screen is worded in the user's language");
+}
+
+#[test]
+fn bad_preferences_are_refused_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path());
+    for (args, path) in [
+        (json!({ "theme": "sepia" }), "theme"),
+        (json!({ "language": "fr" }), "language"),
+        (json!({ "page": "settings/secret" }), "page"),
+        (json!({ "provider": "  " }), "provider"),
+        (json!({ "theme": null }), "theme"),
+        (json!({}), ""),
+    ] {
+        let err = dispatch(&ctx, "app:setPreferences", args.clone()).unwrap().expect_err("refused");
+        assert_eq!(err.code, ErrorCode::Validation, "{args}: a validation error");
+        assert_eq!(err.issues.expect("issues")[0].path, path, "{args}: at the field");
+    }
+    let none = dispatch(&ctx, "app:getPreferences", json!({})).unwrap().unwrap();
+    assert_eq!(none["theme"], serde_json::Value::Null, "nothing was kept");
+    assert!(!dir.path().join(keypool_api::service::PREFERENCES_FILE_NAME).exists(), "nothing was written");
+}

@@ -196,7 +196,7 @@ async fn provider_level_key_answers_while_the_pool_is_empty() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn test_api_key_probes_without_moving_chats() {
+async fn test_api_key_probes_without_moving_chats_and_disables_a_refused_key() {
     let h = Harness::new();
     let fake = FakeProvider::start().await;
     let provider = fake_provider(&h, &fake, "openai", &["a", "b"]);
@@ -216,7 +216,8 @@ async fn test_api_key_probes_without_moving_chats() {
         "the refusal: {refused}"
     );
     let keys = h.ok("llmConfig:getApiKeys", json!({ "providerId": provider }));
-    assert_eq!(keys[1]["enabled"], true, "a test never disables a key");
+    assert_eq!(keys[1]["enabled"], false, "refused as the key's, it is disabled, as a chat's refusal would");
+    assert_eq!(keys[1]["disabledReason"], "HTTP 403", "with the status");
 
     h.send(&chat, Some("two"), |_| {}).await.unwrap();
     assert_eq!(fake.keys_used(), ["key-a", "key-a"], "the chat kept its key");

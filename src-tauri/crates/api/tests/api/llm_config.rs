@@ -570,7 +570,7 @@ fn issues_carry_codes_and_parameters_for_the_ui() {
             "llmConfig:updateApiKey",
             json!({ "id": "whatever" }),
             "",
-            json!({ "code": "nothing_to_change", "params": { "fields": ["label", "apiKey", "enabled", "weight", "quotaGroup"] } }),
+            json!({ "code": "nothing_to_change", "params": { "fields": ["label", "apiKey", "enabled", "weight", "limits", "quotaGroup"] } }),
         ),
         (
             "llmConfig:reorderApiKeys",
@@ -588,5 +588,128 @@ fn issues_carry_codes_and_parameters_for_the_ui() {
         assert_eq!(issue["code"], want["code"], "{command} {args}: {issue}");
         assert_eq!(issue.get("params"), want.get("params"), "{command} {args}: the numbers to word it with");
         assert!(!issue["message"].as_str().unwrap().is_empty(), "{command} {args}: an English fallback");
+    }
+}
+
+mod editing {
+    use super::*;
+
+    #[test]
+    fn one_update_changes_label_weight_limits_quota_group_and_secret_together() {
+        let h = Harness::new();
+        let a = id_of(&add(&h, "openai", SECRET_A, "old", 1));
+        h.events.take();
+        let edited = h.ok(
+            "llmConfig:updateApiKey",
+            json!({ "id": a, "label": " Production ", "weight": 7, "apiKey": SECRET_B,
+                    "limits": { "rpmLimit": 60 }, "quotaGroup": " org-1 " }),
+        );
+        assert_eq!(edited["label"], "Production", "the label, trimmed");
+        assert_eq!(edited["weight"], 7, "the weight");
+        assert_eq!(
+            (edited["rpmLimit"].clone(), edited["maxConcurrent"].clone()),
+            (json!(60), Value::Null),
+            "both limits replaced"
+        );
+        assert_eq!(edited["quotaGroup"], "org-1", "the quota group, trimmed");
+        assert_eq!(edited["apiKeyPreview"], "sk-…2222", "the new secret, masked");
+        assert_eq!(h.events.take(), vec!["openai"], "the UI is told once");
+        let pool = h.ctx.keys().unwrap().pool();
+        let secrets = pool.secrets(&ProviderId::new("openai")).unwrap();
+        assert_eq!(secrets[0].expose(), SECRET_B, "the pool sends the new secret from now on");
+
+        let cleared = h.ok("llmConfig:updateApiKey", json!({ "id": a, "limits": {}, "quotaGroup": "" }));
+        assert_eq!((cleared["rpmLimit"].clone(), cleared["quotaGroup"].clone()), (Value::Null, Value::Null), "removed");
+        assert_eq!(cleared["label"], "Production", "what was not given stays");
+    }
+
+    #[test]
+    fn a_bad_field_refuses_the_whole_edit() {
+        let h = Harness::new();
+        let a = id_of(&add(&h, "openai", SECRET_A, "a", 1));
+        add(&h, "openai", SECRET_B, "b", 1);
+        let before = h.snapshot();
+        for (args, path) in [
+            (json!({ "id": a, "label": "x", "limits": { "rpmLimit": 0 } }), "limits.rpmLimit"),
+            (json!({ "id": a, "label": "x", "limits": { "perDay": 3 } }), "limits.perDay"),
+            (json!({ "id": a, "label": "x", "quotaGroup": "g".repeat(65) }), "quotaGroup"),
+            (json!({ "id": a, "label": "x", "apiKey": "two words" }), "apiKey"),
+        ] {
+            let err = h.err("llmConfig:updateApiKey", args.clone());
+            assert_eq!(err.code, ErrorCode::Validation, "{args}");
+            assert_eq!(err.issues.expect("issues")[0].path, path, "{args}: at the field");
+        }
+        let err = h.err("llmConfig:updateApiKey", json!({ "id": a, "label": "x", "apiKey": SECRET_B }));
+        assert_eq!(err.code, ErrorCode::Conflict, "a secret another key holds is a conflict");
+        assert_eq!(h.snapshot(), before, "nothing was written, not even the label");
+    }
+}
+
+mod testing {
+    use super::*;
+    use keypool_fake_provider::{FakeProvider, Reply};
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_test_refused_as_the_key_disables_it_as_a_chat_would() {
+        let h = Harness::new();
+        let fake = FakeProvider::start().await;
+        let provider = crate::support::add_fake_provider(&h, &fake, &["m"]);
+        let a = id_of(&add(&h, &provider, SECRET_A, "a", 1));
+        let b = id_of(&add(&h, &provider, SECRET_B, "b", 1));
+        fake.always(SECRET_A, Reply::status(401));
+        h.events.take();
+
+        let tested = h.call_async("llmConfig:testApiKey", json!({ "id": a })).await.unwrap();
+        assert_eq!((tested["ok"].clone(), tested["status"].clone()), (json!(false), json!(401)), "refused: {tested}");
+        let keys = h.ok("llmConfig:getApiKeys", json!({ "providerId": provider }));
+        assert_eq!(keys[0]["enabled"], false, "the key is switched off, as after a chat's confirmed 401");
+        assert_eq!(keys[0]["disabledReason"], "HTTP 401", "with the reason the toggle will warn about");
+        assert_eq!(h.events.take(), vec![provider.clone()], "the UI is told");
+        let status = h.ok("llmConfig:getPoolStatus", json!({ "providerId": provider }));
+        assert_eq!(status["keys"][0]["state"], "disabled", "and the pool agrees: {status}");
+
+        let fine = h.call_async("llmConfig:testApiKey", json!({ "id": b })).await.unwrap();
+        assert_eq!(fine["ok"], true, "a key that answers is left as it is");
+        let keys = h.ok("llmConfig:getApiKeys", json!({ "providerId": provider }));
+        assert_eq!(keys[1]["enabled"], true, "still on");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_test_that_fails_otherwise_changes_nothing() {
+        let h = Harness::new();
+        let fake = FakeProvider::start().await;
+        let provider = crate::support::add_fake_provider(&h, &fake, &["m"]);
+        let a = id_of(&add(&h, &provider, SECRET_A, "a", 1));
+        fake.always(SECRET_A, Reply::status(500));
+        let tested = h.call_async("llmConfig:testApiKey", json!({ "id": a })).await.unwrap();
+        assert_eq!(tested["ok"], false, "the server failed");
+        let keys = h.ok("llmConfig:getApiKeys", json!({ "providerId": provider }));
+        assert_eq!(keys[0]["enabled"], true, "a server's failure is not the key's: it stays on");
+    }
+}
+
+mod last_use {
+    use super::*;
+    use keypool_fake_provider::FakeProvider;
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_key_used_before_a_restart_says_when() {
+        let h = Harness::new();
+        let fake = FakeProvider::start().await;
+        let provider = crate::support::add_fake_provider(&h, &fake, &["m"]);
+        add(&h, &provider, SECRET_A, "a", 1);
+        let never = h.ok("llmConfig:getPoolStatus", json!({ "providerId": provider }));
+        assert_eq!(never["keys"][0]["lastUsedAt"], Value::Null, "not used yet");
+        let chat = h.ok("chat:create", json!({ "providerId": provider }))["id"].as_str().unwrap().to_owned();
+        h.clock.advance(Duration::from_secs(90));
+        let used_at = keypool::Clock::now(&*h.clock).as_millis();
+        h.send(&chat, Some("hi"), |_| {}).await.unwrap();
+        // The ledger writes on its own thread: summaries wait for it, as the page's reads do.
+        h.ok("usage:getSummary", json!({}));
+
+        let h = h.reopen();
+        let status = h.ok("llmConfig:getPoolStatus", json!({ "providerId": provider }));
+        assert_eq!(status["keys"][0]["lastUsedAt"], used_at, "after a restart the ledger says when: {status}");
+        assert_eq!(status["keys"][0]["requestCount"], 0, "while the pool's own counts start again");
     }
 }

@@ -287,7 +287,13 @@ async fn unknown_models_and_lists_speak_each_dialect() {
     };
     let openai: Value = list(false).await.unwrap().json().await.unwrap();
     assert_eq!(openai["object"], "list");
-    assert_eq!(openai["data"][0]["id"], "gpt-fake");
+    let ids: Vec<&str> = openai["data"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        ["llama3.2", "gpt-fake", "fake-model"],
+        "the built-in local server's model (it needs no key), the fake's own, and what its models endpoint listed \
+         when the unknown model made the local API ask"
+    );
     let anthropic: Value = list(true).await.unwrap().json().await.unwrap();
     assert_eq!(anthropic["data"][0]["id"], "claude-fake");
     assert_eq!(anthropic["data"][0]["type"], "model", "in Anthropic's format");
@@ -332,4 +338,57 @@ async fn a_busy_port_is_reported_not_fatal() {
     assert_eq!((off["enabled"].as_bool(), off["error"].is_null()), (Some(false), true));
     let bad = h.call_async("localApi:configure", json!({ "enabled": true, "port": 80 })).await.unwrap_err();
     assert_eq!(bad.code, keypool_api::ipc::ErrorCode::Validation, "ports below 1024 are refused");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_model_the_app_offers_is_routed_and_the_status_names_what_can_be_answered() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    // Its models endpoint lists two models; its own list is empty, its default is a third.
+    fake.models(&["listed-one", "listed-two"]);
+    let provider = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "lan", "kind": "openai", "baseUrl": format!("{}/v1", fake.url()), "defaultModel": "the-default" }),
+    );
+    let keyless = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "remote", "kind": "anthropic", "baseUrl": "https://anthropic.invalid", "models": ["claude-x"] }),
+    );
+    assert_eq!(
+        (provider["answerable"].clone(), keyless["answerable"].clone()),
+        (json!(true), json!(false)),
+        "loopback needs no key"
+    );
+    let port = free_port();
+    let configured = h.call_async("localApi:configure", json!({ "enabled": true, "port": port })).await.unwrap();
+    let api = Endpoint {
+        base: format!("http://127.0.0.1:{port}"),
+        token: configured["token"].as_str().unwrap().to_owned(),
+        http: reqwest::Client::new(),
+    };
+    assert_eq!(
+        configured["served"],
+        json!([
+            { "model": "llama3.2", "provider": "Local", "api": "openai" },
+            { "model": "the-default", "provider": "lan", "api": "openai" },
+        ]),
+        "only what can be answered now: the local servers need no key, the remote provider has none"
+    );
+
+    let default = api.post("/v1/chat/completions", &chat("the-default", "hi", false), &[]).await;
+    assert_eq!(default.status(), 200, "the provider's default model is routed");
+    // Nobody asked the provider for its list yet: the local API asks it, as the New-chat dialog would.
+    let listed = api.post("/v1/chat/completions", &chat("listed-two", "hi", false), &[]).await;
+    assert_eq!(listed.status(), 200, "a model the provider lists is routed");
+    assert_eq!(fake.seen().last().map(|s| s.model.clone()), Some("listed-two".into()), "and sent upstream");
+    let status = h.ok("localApi:getStatus", json!({}));
+    let served: Vec<&str> = status["served"].as_array().unwrap().iter().map(|m| m["model"].as_str().unwrap()).collect();
+    assert_eq!(
+        served,
+        ["llama3.2", "the-default", "listed-one", "listed-two"],
+        "the status names them all now: {status}"
+    );
+    let unknown = api.post("/v1/chat/completions", &chat("nobody-lists-this", "hi", false), &[]).await;
+    assert_eq!(unknown.status(), 404, "a model nobody offers is still unknown");
+    h.call_async("localApi:configure", json!({ "enabled": false })).await.unwrap();
 }

@@ -1,6 +1,6 @@
 //! Provider commands: add, update, delete; validated like the key commands.
 
-use keypool_api::ipc::ErrorCode;
+use keypool_api::ipc::{ErrorCode, IssueCode};
 use serde_json::{json, Value};
 
 use crate::support::Harness;
@@ -83,23 +83,28 @@ fn plain_http_is_refused_unless_the_host_is_local() {
         assert_eq!(err.code, ErrorCode::Validation, "{base_url}: refused on update too");
     }
     assert_eq!(h.snapshot(), before, "nothing was written");
-    for base_url in ["http://127.0.0.1:11434/v1", "http://localhost:8080", "http://[::1]:4000"] {
-        h.ok("llmConfig:addProvider", json!({ "name": "here", "kind": "openai", "baseUrl": base_url }));
+    // Names are unique (in any case), so each provider of the loop has its own.
+    for (i, base_url) in ["http://127.0.0.1:11434/v1", "http://localhost:8080", "http://[::1]:4000"].iter().enumerate()
+    {
+        h.ok("llmConfig:addProvider", json!({ "name": format!("here {i}"), "kind": "openai", "baseUrl": base_url }));
     }
     // Another machine on the network: the keys would travel to it unencrypted, so only with the
     // user's word that the host is theirs.
-    for base_url in ["http://192.168.1.9:8000/v1", "http://ollama:11434/v1", "http://gpu-box.local/v1"] {
+    for (i, base_url) in
+        ["http://192.168.1.9:8000/v1", "http://ollama:11434/v1", "http://gpu-box.local/v1"].iter().enumerate()
+    {
         let before = h.snapshot();
-        let err = h.err("llmConfig:addProvider", json!({ "name": "lan", "kind": "openai", "baseUrl": base_url }));
+        let err = h
+            .err("llmConfig:addProvider", json!({ "name": format!("lan {i}"), "kind": "openai", "baseUrl": base_url }));
         let issues = err.issues.unwrap_or_default();
         assert_eq!(issues[0].path, "onMyNetwork", "{base_url}: the question is asked: {issues:?}");
         assert_eq!(h.snapshot(), before, "{base_url}: nothing written without the answer");
         let lan = h.ok(
             "llmConfig:addProvider",
-            json!({ "name": "lan", "kind": "openai", "baseUrl": base_url, "onMyNetwork": true }),
+            json!({ "name": format!("lan {i}"), "kind": "openai", "baseUrl": base_url, "onMyNetwork": true }),
         );
         let id = lan["id"].as_str().unwrap();
-        h.ok("llmConfig:updateProvider", json!({ "id": id, "name": "renamed" }));
+        h.ok("llmConfig:updateProvider", json!({ "id": id, "name": format!("renamed {i}") }));
         h.ok("llmConfig:updateProvider", json!({ "id": id, "baseUrl": base_url }));
         let moved = h.err("llmConfig:updateProvider", json!({ "id": id, "baseUrl": "http://10.0.0.7/v1" }));
         assert_eq!(
@@ -145,4 +150,122 @@ fn moving_a_provider_with_keys_to_another_host_needs_confirmation() {
     assert_eq!(moved["baseUrl"], "https://evil.example/v1", "confirmed, the address moves");
     let err = h.err("llmConfig:updateProvider", json!({ "id": id, "confirmHostChange": true }));
     assert_eq!(err.code, ErrorCode::Validation, "a confirmation alone changes nothing");
+}
+
+#[test]
+fn a_name_another_provider_has_is_refused_at_the_name_in_any_case() {
+    let h = Harness::new();
+    let gateway = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "Gateway", "kind": "openai", "baseUrl": "https://gw.example/v1" }),
+    );
+    let before = h.snapshot();
+    for name in ["Gateway", " gateway ", "GATEWAY", "openai", "Local"] {
+        let err =
+            h.err("llmConfig:addProvider", json!({ "name": name, "kind": "openai", "baseUrl": "https://x.example" }));
+        assert_eq!(err.code, ErrorCode::Validation, "{name}: taken");
+        let issue = &err.issues.expect("issues")[0];
+        assert_eq!(
+            (issue.path.as_str(), issue.code),
+            ("name", IssueCode::NameTaken),
+            "{name}: a field error at the name"
+        );
+        let err = h.err("llmConfig:updateProvider", json!({ "id": "anthropic", "name": name }));
+        assert_eq!(err.issues.expect("issues")[0].code, IssueCode::NameTaken, "{name}: renaming to it is refused too");
+    }
+    assert_eq!(h.snapshot(), before, "nothing was written");
+    let renamed = h.ok("llmConfig:updateProvider", json!({ "id": gateway["id"], "name": "gateway" }));
+    assert_eq!(renamed["name"], "gateway", "a provider may change the case of its own name");
+    h.ok("llmConfig:updateProvider", json!({ "id": gateway["id"], "name": "gateway", "models": ["m"] }));
+}
+
+#[test]
+fn providers_say_whether_they_need_a_key_and_can_answer() {
+    let h = Harness::new();
+    let providers = h.ok("llmConfig:getProviders", json!({}));
+    let flags = |providers: &Value| -> Vec<(String, bool, bool)> {
+        providers
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["id"].as_str().unwrap().to_owned(),
+                    p["local"].as_bool().unwrap(),
+                    p["answerable"].as_bool().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        flags(&providers),
+        [
+            ("openai".into(), false, false),
+            ("anthropic".into(), false, false),
+            ("gemini".into(), false, false),
+            ("local".into(), true, true)
+        ],
+        "a local server needs no key; a remote one with none cannot answer"
+    );
+    let key = h.ok("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": "sk-answer-AAAAAAAAAAAA1111" }));
+    h.ok("llmConfig:updateProvider", json!({ "id": "anthropic", "apiKey": "sk-ant-provider-level-2222" }));
+    let providers = h.ok("llmConfig:getProviders", json!({}));
+    assert_eq!(
+        flags(&providers)[..2],
+        [("openai".into(), false, true), ("anthropic".into(), false, true)],
+        "a key, or its own key"
+    );
+    h.ok("llmConfig:toggleApiKey", json!({ "id": key["id"], "enabled": false }));
+    let providers = h.ok("llmConfig:getProviders", json!({}));
+    assert_eq!(flags(&providers)[0], ("openai".into(), false, false), "a pool of keys all off cannot answer");
+}
+
+#[tokio::test]
+async fn the_models_of_a_provider_not_saved_yet_are_listed_without_saving_anything() {
+    use keypool_fake_provider::{FakeProvider, Reply};
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    fake.models(&["m-one", "m-two"]);
+    let before = h.snapshot();
+    let base = format!("{}/v1", fake.url());
+    let listed = h
+        .call_async(
+            "llmConfig:listModelsFor",
+            json!({ "kind": "openai", "baseUrl": base, "apiKey": "sk-unsaved-AAAA1111" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(listed["models"], json!(["m-one", "m-two"]), "the form's provider lists its models: {listed}");
+    assert_eq!(listed["cached"], false, "asked now");
+    assert_eq!(fake.seen().last().map(|s| s.key.clone()), Some("sk-unsaved-AAAA1111".into()), "with the form's key");
+    let keyless = h.call_async("llmConfig:listModelsFor", json!({ "kind": "openai", "baseUrl": base })).await.unwrap();
+    assert_eq!(keyless["models"], json!(["m-one", "m-two"]), "or with none, as a local server is asked");
+    assert_eq!(fake.seen().last().map(|s| s.key.clone()), Some(String::new()), "no key was sent");
+
+    let secret = "sk-echoed-BBBBBBBBBBBBBBBBBBBB2222";
+    let message = format!("Incorrect API key provided: {secret}");
+    fake.always(secret, Reply::Status { status: 401, headers: Vec::new(), message });
+    let refused = h
+        .call_async("llmConfig:listModelsFor", json!({ "kind": "openai", "baseUrl": base, "apiKey": secret }))
+        .await
+        .expect_err("refused");
+    assert_eq!(refused.code, ErrorCode::Provider, "the provider's refusal");
+    let words = serde_json::to_string(&refused).unwrap();
+    assert!(!words.contains(secret), "the key never comes back, not even in the provider's words: {words}");
+
+    let err = h
+        .call_async("llmConfig:listModelsFor", json!({ "kind": "openai", "baseUrl": "http://api.example.com/v1" }))
+        .await
+        .expect_err("plain http to the internet");
+    assert_eq!(err.issues.expect("issues")[0].path, "baseUrl", "refused as addProvider refuses it");
+    let seen = fake.seen().len();
+    let lan = json!({ "kind": "openai", "baseUrl": "http://192.168.1.9:9/v1", "apiKey": "sk-unsaved-AAAA1111" });
+    let err = h.call_async("llmConfig:listModelsFor", lan).await.expect_err("plain http to the network");
+    assert_eq!(
+        err.issues.expect("issues")[0].path,
+        "onMyNetwork",
+        "the key would travel unencrypted: asked first, as addProvider asks"
+    );
+    assert_eq!(fake.seen().len(), seen, "nothing was sent anywhere");
+    assert_eq!(h.snapshot(), before, "nothing was saved");
 }

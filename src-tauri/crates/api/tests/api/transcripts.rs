@@ -36,7 +36,8 @@ const TRANSCRIPTS_DIR: &str = "../../../ui/src/test/transcripts";
 const TIMES: &[&str] = &["createdAt", "updatedAt", "disabledAt", "fetchedAt", "now"];
 
 /// Every scenario, by the name of its transcript.
-const SCENARIOS: &[&str] = &["keys", "providers", "base-urls", "chats", "settings", "usage", "local-api"];
+const SCENARIOS: &[&str] =
+    &["keys", "providers", "base-urls", "chats", "settings", "usage", "local-api", "preferences"];
 
 /// A scenario being recorded.
 struct Transcript {
@@ -278,6 +279,17 @@ fn keys() {
     t.ok("llmConfig:updateApiKey", json!({ "id": first, "weight": LIMITS.weight.max }));
     t.err("llmConfig:updateApiKey", json!({ "id": first }));
     t.err("llmConfig:updateApiKey", json!({ "id": first, "weight": LIMITS.weight.max + 1 }));
+    t.ok(
+        "llmConfig:updateApiKey",
+        json!({ "id": first, "label": "edited", "weight": 2, "apiKey": "sk-transcript-EEEE0005",
+                "limits": { "rpmLimit": 30 }, "quotaGroup": " org-1 " }),
+    );
+    t.err(
+        "llmConfig:updateApiKey",
+        json!({ "id": first, "label": "not kept", "limits": { "maxConcurrent": LIMITS.max_concurrent.max + 1 } }),
+    );
+    t.err("llmConfig:updateApiKey", json!({ "id": first, "quotaGroup": "g".repeat(LIMITS.quota_group.max_chars + 1) }));
+    t.ok("llmConfig:updateApiKey", json!({ "id": first, "limits": {}, "quotaGroup": "" }));
     t.ok("llmConfig:toggleApiKey", json!({ "id": second, "enabled": true }));
     t.ok("llmConfig:setKeyLimits", json!({ "id": first, "maxConcurrent": 2 }));
     t.err("llmConfig:setKeyLimits", json!({ "id": first, "rpmLimit": LIMITS.rpm_limit.max + 1 }));
@@ -303,6 +315,8 @@ fn providers() {
         "llmConfig:addProvider",
         json!({ "name": "Bad default", "kind": "openai", "baseUrl": "https://a.example", "models": ["a"], "defaultModel": "b" }),
     );
+    t.err("llmConfig:addProvider", json!({ "name": "gateway", "kind": "anthropic", "baseUrl": "https://b.example" }));
+    t.err("llmConfig:updateProvider", json!({ "id": "anthropic", "name": "OPENAI" }));
     let provider = id(&added);
     let gemini = t.ok(
         "llmConfig:addProvider",
@@ -333,7 +347,7 @@ fn base_urls() {
         "base-urls",
         "the base URL rule: https anywhere, plain http to this machine, or to a local network the user says is theirs",
     );
-    for url in [
+    for (i, url) in [
         "https://proxy.example",
         "not a url",
         "ftp://files.example",
@@ -344,13 +358,17 @@ fn base_urls() {
         "http://gpu-box.local/v1",
         "http://127.0.0.1:11434/v1",
         "http://localhost:8080",
-    ] {
-        let args = json!({ "name": "URL", "kind": "openai", "baseUrl": url });
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // Each its own name: a name two providers share is refused before the URL is judged.
+        let args = json!({ "name": format!("URL {i}"), "kind": "openai", "baseUrl": url });
         let _ = t.run("llmConfig:addProvider", args);
     }
     // Plain http to a host on the network needs the user's word that it is theirs.
-    for url in ["http://192.168.1.9:8000/v1", "http://gpu-box.local/v1"] {
-        let args = json!({ "name": "LAN", "kind": "openai", "baseUrl": url, "onMyNetwork": true });
+    for (i, url) in ["http://192.168.1.9:8000/v1", "http://gpu-box.local/v1"].into_iter().enumerate() {
+        let args = json!({ "name": format!("LAN {i}"), "kind": "openai", "baseUrl": url, "onMyNetwork": true });
         let _ = t.run("llmConfig:addProvider", args);
     }
     t.finish();
@@ -423,6 +441,19 @@ fn local_api() {
     t.err("localApi:configure", json!({ "enabled": false, "port": u32::from(LIMITS.port.max) + 1 }));
     t.ok("localApi:configure", json!({ "enabled": false, "port": LIMITS.port.max }));
     t.ok("localApi:getStatus", json!({}));
+    t.finish();
+}
+
+#[test]
+fn preferences() {
+    let mut t = Transcript::new("preferences", "the UI's preferences in the data directory: none yet, keep, refuse");
+    t.ok("app:getPreferences", json!({}));
+    t.ok("app:setPreferences", json!({ "theme": "dark", "language": "ja" }));
+    t.ok("app:setPreferences", json!({ "page": "settings/providers", "provider": "anthropic" }));
+    t.err("app:setPreferences", json!({}));
+    t.err("app:setPreferences", json!({ "theme": "sepia" }));
+    t.err("app:setPreferences", json!({ "provider": "p".repeat(LIMITS.id.max_bytes + 1) }));
+    t.ok("app:getPreferences", json!({}));
     t.finish();
 }
 

@@ -254,6 +254,28 @@ async fn export_writes_csv_where_the_user_chooses_and_purge_forgets() {
     assert_eq!(totals(&h.ok("usage:getSummary", json!({})))[0], 0, "nothing left");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_summary_says_when_its_first_request_was() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let provider = fake_provider(&h, &fake, "openai", &[("a", 1)]);
+    let empty = h.ok("usage:getSummary", json!({ "providerId": provider }));
+    assert_eq!(empty["firstAt"], Value::Null, "no history, no first request");
+    let chat = h.ok("chat:create", json!({ "providerId": provider }))["id"].as_str().unwrap().to_owned();
+    h.clock.advance(Duration::from_secs(3 * 3600));
+    let first = START.as_millis() + 3 * HOUR;
+    h.send(&chat, Some("one"), |_| {}).await.unwrap();
+    h.clock.advance(Duration::from_secs(3600));
+    h.send(&chat, Some("two"), |_| {}).await.unwrap();
+    let summary = h.ok("usage:getSummary", json!({ "providerId": provider, "from": 0 }));
+    assert_eq!(
+        summary["firstAt"], first,
+        "the earliest request of the range: the page opens on a period that holds it"
+    );
+    let later = h.ok("usage:getSummary", json!({ "from": first + 1 }));
+    assert_eq!(later["firstAt"], first + HOUR, "within the range asked only");
+}
+
 /// The cells of one CSV line, as a spreadsheet would read them.
 fn csv_cells(line: &str) -> Vec<String> {
     let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(line.as_bytes());

@@ -80,14 +80,18 @@ async fn cooling_and_disabled_mixed_says_both() {
 }
 
 #[tokio::test]
-async fn empty_pool_without_provider_key_says_to_add_one() {
+async fn empty_pool_without_provider_key_says_to_add_one_when_the_provider_wants_a_key() {
     let rig = Rig::new(ProviderKind::Openai, &[]).await;
+    // The request goes without a key (local servers need none); this provider wants one.
+    rig.fake.always("", Reply::status(401));
     let (outcome, _) = rig.ask("chat").await;
+    let error = error_of(&outcome);
     assert!(
-        matches!(error_of(&outcome), CompletionError::NoAvailableKey(NoKey { why: NoKeyReason::Empty, .. })),
-        "explains the empty pool: {:?}",
+        matches!(error, CompletionError::NoAvailableKey(NoKey { why: NoKeyReason::Empty, last: Some((401, _)), .. })),
+        "explains the empty pool, with what the provider said: {:?}",
         outcome.end
     );
-    assert!(error_of(&outcome).to_string().contains("no API keys"), "in the fallback words too");
-    assert_eq!(outcome.attempts, 0, "nothing was sent");
+    assert!(error.to_string().contains("no API keys"), "in the fallback words too: {error}");
+    assert_eq!(outcome.attempts, 1, "one request was sent, without a key");
+    assert_eq!(outcome.key_label, None, "a request without a key names none");
 }

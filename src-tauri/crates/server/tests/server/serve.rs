@@ -53,13 +53,17 @@ async fn sigterm_lets_the_request_in_flight_finish_then_exits() {
     assert_eq!(server.exited().await, Some(0), "then the server exits cleanly:\n{}", server.log());
 }
 
-/// Every file of `dir` and its bytes.
+/// Every file under `dir` (its folders too, e.g. the attachments) and its bytes.
 fn snapshot(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
-        .collect();
+    let mut files = Vec::new();
+    for path in std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()) {
+        if path.is_dir() {
+            files.push((format!("{}/", path.display()), Vec::new()));
+            files.extend(snapshot(&path));
+        } else {
+            files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+        }
+    }
     files.sort();
     files
 }

@@ -1,4 +1,4 @@
-import { render, screen, waitFor, within } from '@testing-library/react';
+import { act, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { I18nProvider } from '../../../i18n/I18nProvider';
@@ -52,11 +52,29 @@ describe('the chat page', () => {
     expect(screen.getByTestId('chat-item-title')).toHaveTextContent('New chat');
   });
 
+  it('preselects the provider last chatted with when its pool can answer, else one that can', async () => {
+    // The latest chat is Anthropic's, whose pool is empty: OpenAI (its own key) can answer.
+    backend.addChat({ providerId: 'openai', updatedAt: 1 });
+    backend.addChat({ providerId: 'anthropic', model: 'claude-sonnet-4-5', updatedAt: 2 });
+    const user = renderPage();
+    await user.click((await screen.findAllByRole('button', { name: 'New chat' }))[0]);
+    let dialog = screen.getByRole('dialog', { name: 'Start a new chat' });
+    expect(within(dialog).getByLabelText('Provider'), 'a provider with no keys is not offered first').toHaveValue('openai');
+    await user.click(within(dialog).getByRole('button', { name: 'Cancel' }));
+
+    // A key added (as Settings adds it): the page hears of the change.
+    await act(() => backend.invoke('llmConfig:addApiKey', { providerId: 'anthropic', apiKey: 'sk-ant-answers-1111' }));
+    await user.click(screen.getAllByRole('button', { name: 'New chat' })[0]);
+    dialog = screen.getByRole('dialog', { name: 'Start a new chat' });
+    await waitFor(() => expect(within(dialog).getByLabelText('Provider'), 'once it can answer, the last one used').toHaveValue('anthropic'));
+    expect(within(dialog).getByLabelText('Model'), 'with its default').toHaveValue('claude-sonnet-4-5');
+  });
+
   it('streams the reply in as deltas arrive and says which key answered', async () => {
     backend.addChat();
     const step = gate();
     backend.onSend(async ({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'prod', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'prod', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       emit({ type: 'delta', text: 'Hel' });
       await step.opened;
       emit({ type: 'delta', text: 'lo!' });
@@ -96,7 +114,7 @@ describe('the chat page', () => {
   it('stops a reply with the Stop button and keeps the text written so far', async () => {
     backend.addChat();
     backend.onSend(async ({ emit, stopped }) => {
-      emit({ type: 'keySelected', keyLabel: 'prod', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'prod', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       emit({ type: 'delta', text: 'The first half' });
       await stopped;
       return { content: 'The first half', status: 'stopped', keyLabel: 'prod' };
@@ -116,9 +134,9 @@ describe('the chat page', () => {
   it('says quietly when a key was rate-limited and the reply moved to another key', async () => {
     backend.addChat();
     backend.onSend(({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'key A', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'key A', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       emit({ type: 'failover', keyLabel: 'key A', status: 429, reason: 'rate_limited', message: 'slow down' });
-      emit({ type: 'keySelected', keyLabel: 'key B', providerLevel: false, rebound: true, attempt: 2 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'key B', providerLevel: false, keyless: false, rebound: true, attempt: 2 });
       emit({ type: 'delta', text: 'Answer' });
       return { content: 'Answer', keyLabel: 'key B' };
     });
@@ -135,9 +153,9 @@ describe('the chat page', () => {
   it('says a key is out of credit and the reply moved to another key', async () => {
     backend.addChat();
     backend.onSend(({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'key A', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'key A', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       emit({ type: 'failover', keyLabel: 'key A', status: 402, reason: 'quota_exhausted', message: 'insufficient_quota' });
-      emit({ type: 'keySelected', keyLabel: 'key B', providerLevel: false, rebound: true, attempt: 2 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'key B', providerLevel: false, keyless: false, rebound: true, attempt: 2 });
       return { content: 'Answer', keyLabel: 'key B' };
     });
     const user = renderPage();
@@ -175,7 +193,7 @@ describe('the chat page', () => {
     backend.onSend(async ({ emit }) => {
       emit({ type: 'waiting', until: null, deadline: backendNow + 20_000, now: backendNow, seconds: 20 });
       await freed.opened;
-      emit({ type: 'keySelected', keyLabel: 'key A', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'key A', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       emit({ type: 'delta', text: 'Finally' });
       return { content: 'Finally', keyLabel: 'key A' };
     });
@@ -193,7 +211,7 @@ describe('the chat page', () => {
   it('says when the chat moved to another key and its prompt cache starts cold', async () => {
     backend.addChat();
     backend.onSend(({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'spare', providerLevel: false, rebound: true, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'spare', providerLevel: false, keyless: false, rebound: true, attempt: 1 });
       return { content: 'Hi', keyLabel: 'spare' };
     });
     const user = renderPage();
@@ -204,7 +222,7 @@ describe('the chat page', () => {
   it('names the provider-level key when it answered', async () => {
     backend.addChat();
     backend.onSend(({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'provider key', providerLevel: true, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'provider key', providerLevel: true, keyless: false, rebound: false, attempt: 1 });
       return { content: 'Hi', keyLabel: 'provider key', providerKey: true };
     });
     const user = renderPage();
@@ -215,7 +233,7 @@ describe('the chat page', () => {
   it('shows a failed reply in place, links to the key settings, and retries it', async () => {
     backend.addChat();
     backend.onSend(({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'only', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'only', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       emit({ type: 'failover', keyLabel: 'only', status: 401, reason: 'auth_rejected', message: 'invalid key' });
       return {
         status: 'error',
@@ -237,7 +255,7 @@ describe('the chat page', () => {
     expect(openSettings).toHaveBeenCalled();
 
     backend.onSend(({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'fixed', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'fixed', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       return { content: 'Now it works', keyLabel: 'fixed' };
     });
     await user.click(within(error).getByRole('button', { name: 'Retry' }));

@@ -50,6 +50,28 @@ describe('waiting and out-of-credit wording', () => {
   });
 });
 
+describe('which key writes', () => {
+  it('says a reply to a server that needs no key goes without one', () => {
+    renderIn('en', streaming({ keyLabel: 'Local', keyless: true }));
+    expect(screen.getByTestId('streaming-key'), 'no key is named: none is used').toHaveTextContent('Writing without a key…');
+  });
+
+  it('names the key writing otherwise', () => {
+    renderIn('en', streaming({ keyLabel: 'prod', keyless: false }));
+    expect(screen.getByTestId('streaming-key'), 'the pool key is named').toHaveTextContent('Writing with prod…');
+  });
+
+  it.each([
+    ['en', 'sk-…ted1 was rate-limited (429); tried again on it after a wait'],
+    ['ru', 'sk-…ted1'],
+  ] as [Locale, string][])('%s: a wait on the same key is not worded as a failover', (locale, words) => {
+    const waited: Notice = { kind: 'failover', keyLabel: 'sk-…ted1', status: 429, reason: 'rate_limited', message: '', nextKeyLabel: 'sk-…ted1', sameKey: true };
+    renderIn(locale, streaming({ notices: [waited] }));
+    expect(screen.getByTestId('chat-notice'), 'the key is named once').toHaveTextContent(words);
+    expect(screen.getByTestId('chat-notice').textContent?.split('sk-…ted1').length, 'and only once: it did not move to itself').toBe(2);
+  });
+});
+
 describe('what a reply cost', () => {
   const reply = (usage: Message['usage']): Conversation => ({
     ...emptyConversation,

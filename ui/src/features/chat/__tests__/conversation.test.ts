@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatEvent, Message } from '../../../ipc/bindings';
-import { answeredByProviderKey, conversationReducer, editable, emptyConversation, regenerable, retryable, type Conversation, type ConversationAction } from '../conversation';
+import { answeredByProviderKey, conversationReducer, editable, emptyConversation, regenerable, retryable, type Conversation, type ConversationAction, type Notice } from '../conversation';
+import { noticeText } from '../Messages';
+import { translate, type MessageKey } from '../../../i18n';
 import { initialModel } from '../models';
 import { matchingModels, mergedModels } from '../../models/modelOptions';
 import { provider } from '../../../test/fakeBackend';
@@ -22,6 +24,9 @@ const message = (fields: Partial<Message>): Message => ({
   ...fields,
 });
 
+/** English words, as the page shows them. */
+const t = (key: MessageKey, vars?: Record<string, string | number>) => translate('en', key, vars);
+
 const user = message({ id: 'u1', role: 'user', content: 'Hi' });
 const fold = (state: Conversation, ...actions: ConversationAction[]) => actions.reduce(conversationReducer, state);
 /** An event as it arrives; `receivedAt` is the UI clock then (it matters only to waiting). */
@@ -33,7 +38,7 @@ describe('conversation reducer', () => {
     state = fold(
       state,
       ev({ type: 'userMessage', message: user }),
-      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'A', providerLevel: false, keyless: false, rebound: false, attempt: 1 }),
       ev({ type: 'delta', text: 'Hel' }),
       ev({ type: 'delta', text: 'lo' }),
     );
@@ -59,9 +64,9 @@ describe('conversation reducer', () => {
     const state = fold(
       emptyConversation,
       { type: 'sending', turn: 'ask' },
-      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'A', providerLevel: false, keyless: false, rebound: false, attempt: 1 }),
       ev({ type: 'failover', keyLabel: 'A', status: 429, reason: 'rate_limited', message: 'slow down' }),
-      ev({ type: 'keySelected', keyLabel: 'B', providerLevel: false, rebound: true, attempt: 2 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'B', providerLevel: false, keyless: false, rebound: true, attempt: 2 }),
       ev({ type: 'delta', text: 'ok' }),
       ev({ type: 'finished', message: reply }),
     );
@@ -74,7 +79,7 @@ describe('conversation reducer', () => {
     const state = fold(
       emptyConversation,
       { type: 'sending', turn: 'ask' },
-      ev({ type: 'keySelected', keyLabel: 'C', providerLevel: false, rebound: true, attempt: 1 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'C', providerLevel: false, keyless: false, rebound: true, attempt: 1 }),
     );
     expect(state.streaming?.notices).toEqual([{ kind: 'rebound', keyLabel: 'C' }]);
   });
@@ -83,7 +88,7 @@ describe('conversation reducer', () => {
     const state = fold(
       emptyConversation,
       { type: 'sending', turn: 'ask' },
-      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'A', providerLevel: false, keyless: false, rebound: false, attempt: 1 }),
       ev({ type: 'failover', keyLabel: 'A', status: 401, reason: 'auth_rejected', message: 'bad key' }),
       ev({ type: 'finished', message: message({ id: 'a1', status: 'error', error: 'no key left', errorCode: 'no_available_key' }) }),
     );
@@ -150,19 +155,42 @@ describe('conversation reducer', () => {
     let state = fold(
       emptyConversation,
       { type: 'sending', turn: 'ask' },
-      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'A', providerLevel: false, keyless: false, rebound: false, attempt: 1 }),
       ev({ type: 'failover', keyLabel: 'A', status: 429, reason: 'rate_limited', message: 'slow down' }),
       // the backend's clock says 101 000 when the UI's says 1 000: the UI is 100 s behind
       ev({ type: 'waiting', until: 105_000, deadline: 121_000, now: 101_000, seconds: 4 }, 1_000),
     );
     expect(state.streaming?.waiting, 'the times stay the backend’s; the offset converts them').toEqual({ until: 105_000, deadline: 121_000, offset: 100_000 });
 
-    state = fold(state, ev({ type: 'keySelected', keyLabel: 'B', providerLevel: false, rebound: true, attempt: 2 }), ev({ type: 'delta', text: 'ok' }));
+    state = fold(state, ev({ type: 'keySelected', keyId: null, keyLabel: 'B', providerLevel: false, keyless: false, rebound: true, attempt: 2 }), ev({ type: 'delta', text: 'ok' }));
     expect(state.streaming?.waiting, 'the next attempt ends the wait').toBeNull();
     expect(state.streaming?.keyLabel).toBe('B');
     expect(state.streaming?.notices, 'the failover names the key that took over after the wait').toEqual([
       { kind: 'failover', keyLabel: 'A', status: 429, reason: 'rate_limited', message: 'slow down', nextKeyLabel: 'B' },
     ]);
+  });
+
+  it('words a retry on the same key after a wait as a wait, not as a failover to another key', () => {
+    const state = fold(
+      emptyConversation,
+      { type: 'sending', turn: 'ask' },
+      ev({ type: 'keySelected', keyId: 'k1', keyLabel: 'sk-…ted1', providerLevel: false, keyless: false, rebound: false, attempt: 1 }),
+      ev({ type: 'failover', keyLabel: 'sk-…ted1', status: 429, reason: 'rate_limited', message: 'slow down' }),
+      ev({ type: 'waiting', until: 5_000, deadline: 20_000, now: 1_000, seconds: 4 }, 1_000),
+      ev({ type: 'keySelected', keyId: 'k1', keyLabel: 'sk-…ted1', providerLevel: false, keyless: false, rebound: false, attempt: 2 }),
+    );
+    const notice = state.streaming?.notices[0];
+    expect(notice, 'the same key took the reply again: marked as such').toMatchObject({ kind: 'failover', nextKeyLabel: 'sk-…ted1', sameKey: true });
+    expect(noticeText(notice as Notice, t), 'worded as a wait on that key').toBe('sk-…ted1 was rate-limited (429); tried again on it after a wait');
+
+    const moved = fold(
+      emptyConversation,
+      { type: 'sending', turn: 'ask' },
+      ev({ type: 'keySelected', keyId: 'k1', keyLabel: 'A', providerLevel: false, keyless: false, rebound: false, attempt: 1 }),
+      ev({ type: 'failover', keyLabel: 'A', status: 429, reason: 'rate_limited', message: 'slow down' }),
+      ev({ type: 'keySelected', keyId: 'k2', keyLabel: 'B', providerLevel: false, keyless: false, rebound: true, attempt: 2 }),
+    );
+    expect(noticeText(moved.streaming?.notices[0] as Notice, t), 'another key took over: a failover').toBe('A was rate-limited (429), retried on B');
   });
 
   it('waits for a request in flight (no known time), keeps waiting while stopping, and a stopped reply ends it', () => {
@@ -198,9 +226,9 @@ describe('conversation reducer', () => {
     const state = fold(
       emptyConversation,
       { type: 'sending', turn: 'ask' },
-      ev({ type: 'keySelected', keyLabel: 'A', providerLevel: false, rebound: false, attempt: 1 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'A', providerLevel: false, keyless: false, rebound: false, attempt: 1 }),
       ev({ type: 'failover', keyLabel: 'A', status: 402, reason: 'quota_exhausted', message: 'insufficient_quota' }),
-      ev({ type: 'keySelected', keyLabel: 'B', providerLevel: false, rebound: true, attempt: 2 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'B', providerLevel: false, keyless: false, rebound: true, attempt: 2 }),
     );
     expect(state.streaming?.notices).toEqual([
       { kind: 'failover', keyLabel: 'A', status: 402, reason: 'quota_exhausted', message: 'insufficient_quota', nextKeyLabel: 'B' },
@@ -211,7 +239,7 @@ describe('conversation reducer', () => {
     const streamed = fold(
       emptyConversation,
       { type: 'sending', turn: 'ask' },
-      ev({ type: 'keySelected', keyLabel: 'provider key', providerLevel: true, rebound: false, attempt: 1 }),
+      ev({ type: 'keySelected', keyId: null, keyLabel: 'provider key', providerLevel: true, keyless: false, rebound: false, attempt: 1 }),
       ev({ type: 'finished', message: message({ id: 'a1', keyLabel: 'provider key', providerKey: true }) }),
     );
     expect(answeredByProviderKey(streamed.messages[0])).toBe(true);

@@ -45,7 +45,7 @@ describe('conversation tools', () => {
   it('edits the last message and sends it again: what followed it is replaced', async () => {
     chatWithHistory();
     backend.onSend(({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'key A', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'key A', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       return { content: 'Then Porto.', keyLabel: 'key A' };
     });
     const user = renderPage();
@@ -82,7 +82,7 @@ describe('conversation tools', () => {
     chatWithHistory();
     const step = gate();
     backend.onSend(async ({ emit }) => {
-      emit({ type: 'keySelected', keyLabel: 'key B', providerLevel: false, rebound: false, attempt: 1 });
+      emit({ type: 'keySelected', keyId: null, keyLabel: 'key B', providerLevel: false, keyless: false, rebound: false, attempt: 1 });
       await step.opened;
       return { content: 'Maybe Porto.', keyLabel: 'key B' };
     });

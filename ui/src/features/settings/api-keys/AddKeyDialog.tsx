@@ -1,12 +1,11 @@
-import { useId, useRef, useState } from 'react';
+import { useId, useRef } from 'react';
 import { Dialog } from '../../../components/Dialog';
 import { FormActions } from '../../../components/FormActions';
-import { Field } from '../../../components/Field';
-import { Icon } from '../../../components/Icon';
 import { useI18n } from '../../../i18n/I18nProvider';
+import { KeyLabelField, KeyLimitsFieldset, KeySecretField, KeyWeightField } from './KeyFields';
 import { LimitFields } from './LimitFields';
 import { QuotaGroupField } from './QuotaGroupField';
-import { parseAddKeyForm, stepWeight, type AddKeyForm, type NewKey } from './schema';
+import { parseAddKeyForm, type AddKeyForm, type NewKey } from './schema';
 import { useFieldForm } from '../../../forms/useFieldForm';
 
 const FIELDS = ['apiKey', 'label', 'weight', 'quotaGroup', 'rpmLimit', 'maxConcurrent'] as const;
@@ -27,7 +26,6 @@ const EMPTY: Required<AddKeyForm> = { apiKey: '', label: '', weight: '1', quotaG
 export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
   const { t } = useI18n();
   const limitsHintId = useId();
-  const [reveal, setReveal] = useState(false);
   const keyInput = useRef<HTMLInputElement>(null);
   const inputs = {
     apiKey: keyInput,
@@ -60,89 +58,19 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
             {formError}
           </p>
         )}
-        <Field
+        <KeySecretField
           label={t('add.apiKey')}
           hint={isEnvRef && !errors.apiKey ? t('add.envRefNote', { name: form.apiKey.trim().slice(1) }) : t('add.apiKeyHint')}
+          value={form.apiKey}
           error={errors.apiKey}
+          onChange={(value) => update('apiKey', value)}
+          inputRef={keyInput}
+          required
           testId="add-key-apikey"
-        >
-          {({ id, describedBy, invalid }) => (
-            <div className="input-with-button">
-              <input
-                ref={keyInput}
-                id={id}
-                className="input input--mono"
-                type={reveal || isEnvRef ? 'text' : 'password'}
-                autoComplete="off"
-                spellCheck={false}
-                autoCapitalize="off"
-                aria-invalid={invalid || undefined}
-                aria-describedby={describedBy}
-                aria-required="true"
-                value={form.apiKey}
-                onChange={(e) => update('apiKey', e.target.value)}
-                data-testid="add-key-apikey-input"
-              />
-              <button
-                type="button"
-                className="icon-button"
-                aria-label={reveal ? t('add.hide') : t('add.show')}
-                aria-pressed={reveal}
-                title={reveal ? t('add.hide') : t('add.show')}
-                onClick={() => setReveal((r) => !r)}
-              >
-                <Icon name={reveal ? 'eyeOff' : 'eye'} size={18} />
-              </button>
-            </div>
-          )}
-        </Field>
+        />
         <div className="field-row">
-          <Field
-            label={
-              <>
-                {t('add.label')} <span className="field__optional">({t('add.optional')})</span>
-              </>
-            }
-            error={errors.label}
-            testId="add-key-label"
-          >
-            {({ id, describedBy, invalid }) => (
-              <input
-                ref={inputs.label}
-                id={id}
-                className="input"
-                placeholder={t('add.labelPlaceholder')}
-                aria-invalid={invalid || undefined}
-                aria-describedby={describedBy}
-                value={form.label}
-                onChange={(e) => update('label', e.target.value)}
-                data-testid="add-key-label-input"
-              />
-            )}
-          </Field>
-          <Field label={t('add.weight')} hint={t('add.weightHint')} error={errors.weight} testId="add-key-weight">
-            {({ id, describedBy, invalid }) => (
-              <input
-                ref={inputs.weight}
-                id={id}
-                className="input input--number"
-                inputMode="numeric"
-                autoComplete="off"
-                aria-invalid={invalid || undefined}
-                aria-describedby={describedBy}
-                value={form.weight}
-                onChange={(e) => update('weight', e.target.value)}
-                onKeyDown={(e) => {
-                  const next = stepWeight(form.weight, e.key);
-                  if (next !== null) {
-                    e.preventDefault();
-                    update('weight', next);
-                  }
-                }}
-                data-testid="add-key-weight-input"
-              />
-            )}
-          </Field>
+          <KeyLabelField value={form.label} error={errors.label} onChange={(value) => update('label', value)} inputRef={inputs.label} testId="add-key-label" />
+          <KeyWeightField value={form.weight} error={errors.weight} onChange={(value) => update('weight', value)} inputRef={inputs.weight} testId="add-key-weight" />
         </div>
         <QuotaGroupField
           value={form.quotaGroup}
@@ -152,15 +80,9 @@ export function AddKeyDialog({ onAdd, onClose, returnFocus }: Props) {
           inputRef={inputs.quotaGroup}
           testId="add-key-quota-group"
         />
-        <fieldset className="fieldset" aria-describedby={limitsHintId} data-testid="add-key-limits">
-          <legend className="fieldset__legend">
-            {t('limits.legend')} <span className="field__optional">({t('add.optional')})</span>
-          </legend>
-          <p className="field__hint" id={limitsHintId}>
-            {t('limits.hint')}
-          </p>
+        <KeyLimitsFieldset hintId={limitsHintId} testId="add-key-limits">
           <LimitFields values={form} errors={errors} onChange={update} inputs={inputs} testId="add-key" />
-        </fieldset>
+        </KeyLimitsFieldset>
         <FormActions onCancel={onClose} busy={saving} label={t('add.submit')} busyLabel={t('add.saving')} testId="add-key-submit" />
       </form>
     </Dialog>

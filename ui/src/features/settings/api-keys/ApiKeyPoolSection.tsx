@@ -2,18 +2,27 @@ import { useId, useRef, useState } from 'react';
 import { Icon } from '../../../components/Icon';
 import { useI18n } from '../../../i18n/I18nProvider';
 import type { Provider } from '../../../ipc/bindings';
+import { llmConfigApi } from '../../../ipc/llmConfig';
 import { AddKeyDialog } from './AddKeyDialog';
 import { DeleteKeyDialog } from './DeleteKeyDialog';
+import { EditKeyDialog } from './EditKeyDialog';
 import { KeyList, keyName } from './KeyList';
-import { filterRows, quotaGroups, reorderShown, type GroupFilter, type KeyRow } from './keyRows';
-import { LimitsDialog } from './LimitsDialog';
+import { filterRows, quotaGroups, reorderShown, revokedStatusOf, type GroupFilter, type KeyRow } from './keyRows';
 import { PasteKeysDialog } from './PasteKeysDialog';
+import { RevokedKeyDialog } from './RevokedKeyDialog';
 import { useKeyTests } from './useKeyTests';
 import { usePool } from './usePool';
 import { errorText } from '../../../i18n/problems';
 
 /** Which dialog is open, if any: each mode carries exactly what it needs. */
-type Mode = { kind: 'list' } | { kind: 'add' } | { kind: 'paste' } | { kind: 'delete'; row: KeyRow } | { kind: 'limits'; row: KeyRow };
+type Mode =
+  | { kind: 'list' }
+  | { kind: 'add' }
+  | { kind: 'paste' }
+  | { kind: 'delete'; row: KeyRow }
+  | { kind: 'edit'; row: KeyRow }
+  /** Switching back on a key the provider refused (`status`): asked first, with a test offered. */
+  | { kind: 'revoked'; row: KeyRow; status: string };
 
 /** Settings → Providers → a provider → API Key Pool. */
 export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
@@ -25,6 +34,8 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
   const { tests, test } = useKeyTests();
   const [mode, setMode] = useState<Mode>({ kind: 'list' });
   const [announcement, setAnnouncement] = useState('');
+  /** What was just added, said where it can be seen (the new rows are scrolled to). */
+  const [added, setAdded] = useState<{ count: number; ids: string[] } | null>(null);
   const [problem, setProblem] = useState<string>();
   const addButton = useRef<HTMLButtonElement>(null);
 
@@ -42,6 +53,19 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
 
   const rows = state.kind === 'loaded' ? state.rows : [];
   const enabled = rows.filter((r) => r.key.enabled).length;
+  const offset = state.kind === 'loaded' ? state.offset : 0;
+
+  /** On goes straight on, except for a key the provider refused: that one is asked about first. */
+  function toggle(id: string, on: boolean) {
+    const row = rows.find((r) => r.key.id === id);
+    const status = on && row ? revokedStatusOf(row.key) : null;
+    if (row && status) setMode({ kind: 'revoked', row, status });
+    else attempt(() => actions.toggle(id, on));
+  }
+
+  function keysAdded(ids: string[]) {
+    if (ids.length > 0) setAdded({ count: ids.length, ids });
+  }
   const groups = quotaGroups(rows, intlTag);
   const ungrouped = rows.some((r) => r.key.quotaGroup === null);
   // A group no key names any more (its keys moved or went) shows every key again.
@@ -87,6 +111,14 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           {problem}
         </p>
       )}
+      <p className={added ? 'pool__notice' : 'visually-hidden'} role="status" data-testid="pool-added">
+        {added && (
+          <>
+            <Icon name="check" size={16} />
+            {t('pool.addedMany', { count: added.count })}
+          </>
+        )}
+      </p>
 
       {state.kind === 'loading' && (
         <p className="muted pool__loading" aria-busy="true">
@@ -109,10 +141,12 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           <h4>{t('pool.emptyTitle')}</h4>
           <p>{t('pool.emptyBody')}</p>
           <p>{t('pool.emptyWeights')}</p>
-          <p className="pool__fallback">
+          <p className="pool__fallback" data-testid="pool-fallback">
             {provider.apiKeyPreview
               ? t('pool.emptyFallbackSet', { preview: provider.apiKeyPreview })
-              : t('pool.emptyFallbackUnset')}
+              : provider.local
+                ? t('pool.emptyLocal')
+                : t('pool.emptyFallbackUnset')}
           </p>
         </div>
       )}
@@ -149,9 +183,11 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           rows={shown}
           offset={state.offset}
           onWeight={(id, weight) => actions.setWeight(id, weight)}
-          onToggle={(id, on) => attempt(() => actions.toggle(id, on))}
+          onToggle={toggle}
+          onEnable={(id) => attempt(() => actions.toggle(id, true))}
           onDelete={(row) => setMode({ kind: 'delete', row })}
-          onLimits={(row) => setMode({ kind: 'limits', row })}
+          onEdit={(row) => setMode({ kind: 'edit', row })}
+          fresh={added?.ids ?? []}
           onResetCooldown={(id) => attempt(() => actions.resetCooldown(id))}
           onReorder={(ids, movedId) => {
             const row = rows.find((r) => r.key.id === movedId);
@@ -176,8 +212,8 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
       {mode.kind === 'add' && (
         <AddKeyDialog
           onAdd={async (key) => {
-            await actions.add(key);
-            setAnnouncement(t('pool.added'));
+            const stored = await actions.add(key);
+            keysAdded([stored.id]);
           }}
           onClose={close}
           returnFocus={toAddButton}
@@ -186,20 +222,33 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
       {mode.kind === 'paste' && (
         <PasteKeysDialog
           onAdd={(key) => actions.add(key)}
-          onClose={(added) => {
-            if (added > 0) setAnnouncement(t('pool.addedMany', { count: added }));
+          onClose={(ids) => {
+            keysAdded(ids);
             close();
           }}
         />
       )}
-      {mode.kind === 'limits' && (
-        <LimitsDialog
+      {mode.kind === 'edit' && (
+        <EditKeyDialog
           name={keyName(mode.row, t('key.unlabeled'))}
           current={mode.row.key}
-          onSave={async (limits) => {
-            await actions.setLimits(mode.row.key.id, limits);
-            setAnnouncement(t('limits.saved', { name: keyName(mode.row, t('key.unlabeled')) }));
+          onSave={async (changes) => {
+            const saved = await actions.update(mode.row.key.id, changes);
+            setAnnouncement(t('edit.saved', { name: saved.label ?? saved.apiKeyPreview }));
           }}
+          onClose={close}
+          returnFocus={toAddButton}
+        />
+      )}
+      {mode.kind === 'revoked' && (
+        <RevokedKeyDialog
+          name={keyName(mode.row, t('key.unlabeled'))}
+          provider={provider.name}
+          status={mode.status}
+          at={mode.row.key.disabledAt}
+          offset={offset}
+          onTest={() => llmConfigApi.testApiKey(mode.row.key.id)}
+          onEnable={() => actions.toggle(mode.row.key.id, true)}
           onClose={close}
           returnFocus={toAddButton}
         />

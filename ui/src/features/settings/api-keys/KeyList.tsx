@@ -17,8 +17,12 @@ interface Props {
   offset: number;
   onWeight: (id: string, weight: number) => Promise<unknown>;
   onToggle: (id: string, enabled: boolean) => void;
+  /** Switches on a disabled key that just tested fine (nothing left to ask). */
+  onEnable: (id: string) => void;
   onDelete: (row: KeyRow) => void;
-  onLimits: (row: KeyRow) => void;
+  onEdit: (row: KeyRow) => void;
+  /** Keys just added: marked, and the first scrolled into view. */
+  fresh: readonly string[];
   onResetCooldown: (id: string) => void;
   onReorder: (ids: string[], movedId: string) => void;
   onCooldownEnd: () => void;
@@ -42,7 +46,7 @@ export function keyName(row: KeyRow, unlabeled: string): string {
  * The pool's keys in sortOrder, one aligned row each. Reordering: drag a row by its handle, or
  * focus the handle and press the arrow keys; focus stays on the moved key's handle.
  */
-export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onLimits, onResetCooldown, onReorder, onCooldownEnd, tests, onTest }: Props) {
+export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, onEdit, fresh, onResetCooldown, onReorder, onCooldownEnd, tests, onTest }: Props) {
   const { t, intlTag } = useI18n();
   const hintId = useId();
   const [drag, setDrag] = useState<Drag | null>(null);
@@ -58,6 +62,12 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onLimits, 
     const lost = document.activeElement === null || document.activeElement === document.body;
     if (refocus && lost) handles.current.get(refocus)?.focus();
   }, [refocus, rows]);
+
+  // Keys just added go below the fold in a long pool: the first of them is brought into view.
+  const firstFresh = fresh.find((id) => rows.some((r) => r.key.id === id));
+  useEffect(() => {
+    if (firstFresh) items.current.get(firstFresh)?.scrollIntoView?.({ block: 'nearest', behavior: 'smooth' });
+  }, [firstFresh]);
 
   const shown = drag ? moved(rows, drag.from, drag.to) : rows;
   const now = Date.now() + offset;
@@ -121,7 +131,7 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onLimits, 
                 if (el) items.current.set(key.id, el);
                 else items.current.delete(key.id);
               }}
-              className={`key-row${drag?.id === key.id ? ' key-row--dragging' : ''}${key.enabled ? '' : ' key-row--off'}`}
+              className={`key-row${drag?.id === key.id ? ' key-row--dragging' : ''}${key.enabled ? '' : ' key-row--off'}${fresh.includes(key.id) ? ' key-row--fresh' : ''}`}
               data-testid="key-row"
               data-key-id={key.id}
             >
@@ -154,11 +164,14 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onLimits, 
               </button>
 
               <div className="key-row__name">
-                <span className={`key-row__label${key.label ? '' : ' key-row__label--none'}`} data-testid="key-label">
+                {/* Cut to the column when long; the whole of it in its tooltip. */}
+                <span className={`key-row__label${key.label ? '' : ' key-row__label--none'}`} title={key.label ?? undefined} data-testid="key-label">
                   {key.label ?? t('key.unlabeled')}
                 </span>
                 <span className="key-row__preview">
-                  <code data-testid="key-preview">{key.apiKeyPreview}</code>
+                  <code title={key.apiKeyPreview} data-testid="key-preview">
+                    {key.apiKeyPreview}
+                  </code>
                   {key.isEnvRef && (
                     // Truncated when the column is narrow (long translations); the whole text in its tooltip.
                     <span className="tag key-row__tag" title={t('key.envRef')} data-testid="key-env-tag">
@@ -218,7 +231,7 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onLimits, 
                     type="button"
                     className="link-button"
                     aria-label={t('key.enableLabel', { name })}
-                    onClick={() => onToggle(key.id, true)}
+                    onClick={() => onEnable(key.id)}
                     data-testid="key-enable"
                   >
                     {t('key.enable')}
@@ -229,8 +242,8 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onLimits, 
               <div className="key-row__usage" data-testid="key-usage">
                 <span className="key-row__counts">
                   <span className="key-row__today" data-testid="key-today">
-                    <span>{t('usage.todayRequests', { count: formatNumber(t, row.today.requests) })}</span>{' '}
-                    <span>{t('usage.todayTokens', { count: formatNumber(t, row.today.tokens) })}</span>
+                    <span>{t('usage.todayRequests', { count: row.today.requests })}</span>{' '}
+                    <span>{t('usage.todayTokens', { count: row.today.tokens })}</span>
                   </span>
                   {row.today.failures > 0 && (
                     <span className="key-row__failures" data-testid="key-today-failures">
@@ -270,12 +283,12 @@ export function KeyList({ rows, offset, onWeight, onToggle, onDelete, onLimits, 
                 <button
                   type="button"
                   className="button button--small"
-                  aria-label={t('limits.editLabel', { name })}
+                  aria-label={t('key.editLabel', { name })}
                   aria-haspopup="dialog"
-                  onClick={() => onLimits(row)}
-                  data-testid="key-limits-edit"
+                  onClick={() => onEdit(row)}
+                  data-testid="key-edit"
                 >
-                  {t('limits.edit')}
+                  {t('key.edit')}
                 </button>
                 <button
                   type="button"

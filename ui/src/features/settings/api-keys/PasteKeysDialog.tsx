@@ -8,9 +8,10 @@ import { QuotaGroupField } from './QuotaGroupField';
 import { parsePastedKeys, parseQuotaGroup, parseWeight, stepWeight } from './schema';
 
 interface Props {
-  onAdd: (key: { apiKey: string; weight: number; quotaGroup?: string }) => Promise<unknown>;
-  /** Called with how many keys were added when the dialog closes after adding some. */
-  onClose: (added: number) => void;
+  /** Resolves with the key as stored. */
+  onAdd: (key: { apiKey: string; weight: number; quotaGroup?: string }) => Promise<{ id: string }>;
+  /** Called with the ids of the keys added when the dialog closes (none: nothing was added). */
+  onClose: (added: string[]) => void;
   returnFocus?: () => HTMLElement | null | undefined;
 }
 
@@ -32,7 +33,7 @@ export function PasteKeysDialog({ onAdd, onClose, returnFocus }: Props) {
   const [lineErrors, setLineErrors] = useState<LineError[]>([]);
   const [keysError, setKeysError] = useState<string>();
   const [weightError, setWeightError] = useState<string>();
-  const [added, setAdded] = useState(0);
+  const [added, setAdded] = useState<string[]>([]);
   const [saving, setSaving] = useState(false);
   const textarea = useRef<HTMLTextAreaElement>(null);
 
@@ -58,27 +59,26 @@ export function PasteKeysDialog({ onAdd, onClose, returnFocus }: Props) {
       return;
     }
     setSaving(true);
-    let count = added;
+    const ids = [...added];
     const failed: { apiKey: string; message: string }[] = [];
     for (const line of lines) {
       try {
-        await onAdd({ apiKey: line.apiKey, weight: parsedWeight.value, ...(group.value ? { quotaGroup: group.value } : {}) });
-        count += 1;
+        ids.push((await onAdd({ apiKey: line.apiKey, weight: parsedWeight.value, ...(group.value ? { quotaGroup: group.value } : {}) })).id);
       } catch (error) {
         const message = fieldError(t, error, 'apiKey') ?? errorWords(t, error);
         failed.push({ apiKey: line.apiKey, message });
       }
     }
-    setAdded(count);
+    setAdded(ids);
     setSaving(false);
     if (failed.length === 0) {
       setText(''); // every secret is stored: drop them
-      onClose(count);
+      onClose(ids);
       return;
     }
     setText(failed.map((f) => f.apiKey).join('\n'));
     setLineErrors(failed.map((f, i) => ({ line: i + 1, message: f.message })));
-    setKeysError(t('bulk.partial', { added: count }));
+    setKeysError(t('bulk.partial', { added: ids.length }));
     textarea.current?.focus();
   }
 

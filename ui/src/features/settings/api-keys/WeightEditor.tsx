@@ -11,7 +11,10 @@ interface Props {
   testId?: string;
 }
 
-/** A weight edited in place, committed as `useCommittedNumber` says; its error shows under it. */
+/**
+ * A weight edited in place, committed as `useCommittedNumber` says; under it, its error (in the
+ * row's flow, so it never covers the row below) or that it was saved.
+ */
 export function WeightEditor({ weight, label, onSave, testId }: Props) {
   const { t } = useI18n();
   const errorId = useId();
@@ -45,6 +48,10 @@ export function WeightEditor({ weight, label, onSave, testId }: Props) {
           {error}
         </p>
       )}
+      {/* Said where it is seen: the saved weight, or nothing while it is edited or wrong. */}
+      <span className="weight-editor__status" role="status" data-testid={testId ? `${testId}-status` : undefined}>
+        {error ? '' : field.status === 'saving' ? t('general.saving') : field.status === 'saved' ? t('general.saved') : ''}
+      </span>
     </div>
   );
 }

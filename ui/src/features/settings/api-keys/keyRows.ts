@@ -72,6 +72,16 @@ function rowState(key: ApiKey, live: KeyStatus | undefined): RowState {
 }
 
 /**
+ * The status a key was refused with when the provider refused the key itself (`401`, `403`: it
+ * may have been revoked), so switching it back on is asked about first; null for any other.
+ */
+export function revokedStatusOf(key: ApiKey): string | null {
+  if (key.enabled || key.disabledReason === null) return null;
+  const status = httpStatusOf(key.disabledReason);
+  return status === '401' || status === '403' ? status : null;
+}
+
+/**
  * A model of a key resting on its own while the key serves its other models: cooling after its
  * per-minute quota, or used up for the day until the provider's day ends. Its quota group's.
  */

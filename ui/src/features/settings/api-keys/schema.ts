@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { MessageKey } from '../../../i18n';
-import { LIMITS } from '../../../ipc/bindings';
+import { type ApiKey, LIMITS } from '../../../ipc/bindings';
+import type { ApiKeyChanges } from '../../../ipc/llmConfig';
 import type { FieldErrors, Parsed } from '../../../forms/fieldErrors';
 import { apiKeySchema, refusal, wholeNumberFromText } from '../../../forms/parsers';
 
@@ -68,6 +69,42 @@ export const addKeyFormSchema = z.object({
 export type AddKeyForm = z.input<typeof addKeyFormSchema>;
 /** What the add form sends, besides the provider. */
 export type NewKey = { apiKey: string; label?: string; weight: number; quotaGroup?: string } & Limits;
+
+/** The edit form as typed: a new secret (empty keeps the stored one), label, weight, limits, quota group. */
+export const editKeyFormSchema = z.object({
+  apiKey: z.string().transform((text) => text.trim()).pipe(z.union([z.literal(''), apiKeySchema])),
+  label: labelSchema,
+  weight: z.string().transform(wholeNumberFromText).pipe(weightSchema),
+  ...limitsFormSchema.shape,
+  quotaGroup: quotaGroupSchema,
+});
+
+export type EditKeyForm = z.input<typeof editKeyFormSchema>;
+
+/** A stored key as the edit form shows it. */
+export function editKeyText(key: ApiKey): Required<EditKeyForm> {
+  return { apiKey: '', label: key.label ?? '', weight: String(key.weight), ...limitsText(key), quotaGroup: key.quotaGroup ?? '' };
+}
+
+/**
+ * The edit form, checked, as the changes `llmConfig:updateApiKey` takes: only what differs from
+ * `key` (a label or quota group emptied is sent as `""`, which removes it; the limits go as a
+ * pair, both replaced). Nothing changed: an empty object.
+ */
+export function parseEditKeyForm(form: EditKeyForm, key: ApiKey): Parsed<ApiKeyChanges, keyof EditKeyForm> {
+  const result = editKeyFormSchema.safeParse(form);
+  if (!result.success) return { ok: false, errors: fieldErrors(result.error) };
+  const { apiKey, label, weight, rpmLimit, maxConcurrent, quotaGroup } = result.data;
+  const changes: ApiKeyChanges = {};
+  if (apiKey !== '') changes.apiKey = apiKey;
+  if (label !== (key.label ?? '')) changes.label = label;
+  if (weight !== key.weight) changes.weight = weight;
+  if ((rpmLimit ?? null) !== key.rpmLimit || (maxConcurrent ?? null) !== key.maxConcurrent) {
+    changes.limits = setLimits({ rpmLimit, maxConcurrent });
+  }
+  if (quotaGroup !== (key.quotaGroup ?? '')) changes.quotaGroup = quotaGroup;
+  return { ok: true, value: changes };
+}
 
 /** First message per field, as i18n keys. */
 function fieldErrors<F extends string>(error: z.ZodError): FieldErrors<F> {

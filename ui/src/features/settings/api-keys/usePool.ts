@@ -2,7 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useLatestLoad } from '../../../hooks/useLatestLoad';
 import type { AddApiKeyArgs, ApiKey, KeyUsage, PoolStatus } from '../../../ipc/bindings';
 import { type IpcError, listen } from '../../../ipc/client';
-import { type KeyLimits, llmConfigApi } from '../../../ipc/llmConfig';
+import { type ApiKeyChanges, llmConfigApi } from '../../../ipc/llmConfig';
 import { usageApi } from '../../../ipc/usage';
 import { clockOffset } from '../../../clock';
 import { keyRows, type KeyRow } from './keyRows';
@@ -153,7 +153,8 @@ export function usePool(providerId: string) {
     () => ({
       add: (key: Omit<AddApiKeyArgs, 'providerId'>) => write(() => llmConfigApi.addApiKey({ providerId, ...key })),
       setWeight: (id: string, weight: number) => withOverride(id, { weight }, () => llmConfigApi.updateApiKey(id, { weight })),
-      setLimits: (id: string, limits: KeyLimits) => write(() => llmConfigApi.setKeyLimits(id, limits)),
+      /** Label, weight, limits, quota group, a new secret: whatever `changes` gives, in one write. */
+      update: (id: string, changes: ApiKeyChanges) => write(() => llmConfigApi.updateApiKey(id, changes)),
       toggle: (id: string, enabled: boolean) => withOverride(id, { enabled }, () => llmConfigApi.toggleApiKey(id, enabled)),
       remove: (id: string) => write(() => llmConfigApi.deleteApiKey(id)),
       reorder: async (ids: string[]) => {

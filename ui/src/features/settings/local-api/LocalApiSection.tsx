@@ -3,13 +3,17 @@ import { CopyButton } from '../../../components/CopyButton';
 import { Switch } from '../../../components/Switch';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText, type Translate } from '../../../i18n/problems';
-import type { LocalApiProblem, LocalApiStatus } from '../../../ipc/bindings';
+import type { ClientApi, LocalApiProblem, LocalApiStatus } from '../../../ipc/bindings';
+import type { MessageKey } from '../../../i18n';
 import { PortField } from './PortField';
 import { SnippetTabs } from './SnippetTabs';
 import { exampleModel, snippets } from './snippets';
 import { TokenDialog, type TokenDialogMode } from './TokenDialog';
 import { useLocalApi } from './useLocalApi';
-import { useProviders } from '../../../hooks/useProviders';
+
+/** The dialects the examples speak, in the order their tabs show them, and their names. */
+const EXAMPLE_APIS: readonly ClientApi[] = ['openai', 'anthropic', 'gemini'];
+const API_NAMES: Record<ClientApi, MessageKey> = { openai: 'localApi.apiOpenai', anthropic: 'localApi.apiAnthropic', gemini: 'localApi.apiGemini' };
 
 /** Why the endpoint is enabled but not running, in words. */
 export function startProblemText(t: Translate, problem: LocalApiProblem): string {
@@ -39,7 +43,6 @@ export function LocalApiSection() {
   const [dialog, setDialog] = useState<TokenDialogMode | null>(null);
   const [switching, setSwitching] = useState<boolean | null>(null);
   const [problem, setProblem] = useState<string>();
-  const { providers } = useProviders();
 
   async function configure(enabled: boolean, port?: number) {
     const token = await api.configure(enabled, port);
@@ -81,12 +84,15 @@ export function LocalApiSection() {
     const state = running ? 'running' : status.enabled ? 'stopped' : 'off';
     const startProblem = status.error ? startProblemText(t, status.error) : undefined;
     const address = addressOf(status);
+    // The examples ask for a model the pool can answer now, or say why there is none yet.
+    const chosen = EXAMPLE_APIS.map((api) => ({ api, served: exampleModel(status.served, api) }));
+    const modelFor = (api: ClientApi) => chosen.find((c) => c.api === api)?.served?.model ?? t('localApi.modelPlaceholder');
     const examples = snippets({
       address,
       token: t('localApi.tokenPlaceholder'),
-      openaiModel: exampleModel(providers, 'openai', t('localApi.modelPlaceholder')),
-      anthropicModel: exampleModel(providers, 'anthropic', t('localApi.modelPlaceholder')),
-      geminiModel: exampleModel(providers, 'gemini', t('localApi.modelPlaceholder')),
+      openaiModel: modelFor('openai'),
+      anthropicModel: modelFor('anthropic'),
+      geminiModel: modelFor('gemini'),
     });
     body = (
       <>
@@ -143,6 +149,18 @@ export function LocalApiSection() {
           <h3 id={`${titleId}-usage`}>{t('localApi.usage')}</h3>
           <p className="field__hint">{t('localApi.usageHint')}</p>
           {!running && <p className="field__hint">{t('localApi.notRunningHint')}</p>}
+          <div className="field__hint" data-testid="local-api-example-models">
+            <p>{t('localApi.exampleModelsIntro')}</p>
+            <ul>
+              {chosen.map(({ api, served }) => (
+                <li key={api} data-testid="local-api-example-model" data-api={api}>
+                  {served
+                    ? t('localApi.exampleModel', { api: t(API_NAMES[api]), model: served.model, provider: served.provider })
+                    : t('localApi.noModelNoKey', { api: t(API_NAMES[api]) })}
+                </li>
+              ))}
+            </ul>
+          </div>
           <SnippetTabs items={examples} />
         </section>
       </>

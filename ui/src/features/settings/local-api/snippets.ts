@@ -1,3 +1,4 @@
+import type { ClientApi, ServedModel } from '../../../ipc/bindings';
 /**
  * Copy-ready examples for pointing the official SDKs (and anything that reads their environment
  * variables) at the local API. Pure: the address, models and the token placeholder are passed in.
@@ -123,7 +124,11 @@ export function shellWord(text: string): string {
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The first model of the first provider of `kind` that lists one; `fallback` when none does. */
-export function exampleModel(providers: readonly { kind: string; models: readonly string[] }[], kind: string, fallback: string): string {
-  return providers.find((p) => p.kind === kind && p.models.length > 0)?.models[0] ?? fallback;
+/**
+ * The model an example in `api`'s dialect asks for: the first the local API can answer for now
+ * (the backend's `served`: a provider with a usable key, or one needing none, and a model it
+ * lists, defaults to or fetched); null when none can be answered yet.
+ */
+export function exampleModel(served: readonly ServedModel[], api: ClientApi): ServedModel | null {
+  return served.find((m) => m.api === api) ?? null;
 }

@@ -7,7 +7,7 @@ import { IpcError } from '../../../ipc/client';
 import { errorText, issueText } from '../../../i18n/problems';
 import { SystemPromptField } from '../../../components/SystemPromptField';
 import { ProviderModelsPanel } from './ProviderModelsPanel';
-import { emptyForm, fieldOfIssue, formOf, FORM_FIELDS, modelIndexOf, parseModels, type FormField, type ProviderForm } from './providerForm';
+import { emptyForm, unsavedModelsArgs, fieldOfIssue, formOf, FORM_FIELDS, modelIndexOf, parseModels, type FormField, type ProviderForm } from './providerForm';
 
 interface Props {
   /** The provider edited; none when adding one. */
@@ -259,13 +259,12 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
           )}
         </Field>
       </div>
-      {provider && (
-        <ProviderModelsPanel
-          providerId={provider.id}
-          chosen={models}
-          onToggle={(model, on) => update('models', (on ? [...models, model] : models.filter((m) => m !== model)).join('\n'))}
-        />
-      )}
+      <ProviderModelsPanel
+        // A new provider is asked at the form's address, with the form's key if one is typed.
+        source={provider ? { providerId: provider.id } : { unsaved: () => unsavedModelsArgs(form) }}
+        chosen={models}
+        onToggle={(model, on) => update('models', (on ? [...models, model] : models.filter((m) => m !== model)).join('\n'))}
+      />
       <div ref={refs.systemPrompt}>
         <SystemPromptField
           value={form.systemPrompt}

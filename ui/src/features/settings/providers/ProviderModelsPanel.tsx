@@ -1,13 +1,21 @@
 import { useId, useMemo, useState } from 'react';
+import type { ListModelsForArgs } from '../../../ipc/bindings';
+import { llmConfigApi } from '../../../ipc/llmConfig';
 import { Icon } from '../../../components/Icon';
 import { formatClockTime } from '../../../i18n/format';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText } from '../../../i18n/problems';
 import { matchingModels } from '../../models/modelOptions';
-import { useModelList } from '../../models/useModelList';
+import { type ModelListLoad, useModelListFrom } from '../../models/useModelList';
+
+/**
+ * Whose models: a saved provider's, or those of the provider the Add form describes (`args` reads
+ * the form as it is when the user asks, so typing does not ask again).
+ */
+export type ModelsSource = { providerId: string } | { unsaved: () => ListModelsForArgs };
 
 interface Props {
-  providerId: string;
+  source: ModelsSource;
   /** The models in the form now. */
   chosen: readonly string[];
   /** Adds (`on`) or removes a model from the form's list. */
@@ -15,17 +23,31 @@ interface Props {
 }
 
 /**
- * The models the provider's models endpoint lists (as the provider is saved), asked on request:
- * searchable, each a checkbox that puts it in the provider's list or takes it out. Models the
- * endpoint does not list are typed in the list field beside it.
+ * The models the provider's models endpoint lists (as the provider is saved, or as the Add form
+ * describes it), asked on request: searchable, each a checkbox that puts it in the provider's
+ * list or takes it out. Models the endpoint does not list are typed in the list field beside it.
  */
-export function ProviderModelsPanel({ providerId, chosen, onToggle }: Props) {
+export function ProviderModelsPanel({ source, chosen, onToggle }: Props) {
   const { t, intlTag } = useI18n();
   const headingId = useId();
   const statusId = useId();
-  const [asked, setAsked] = useState(false);
+  /** The load asked for; a new one (a refresh of an unsaved provider) asks again. */
+  const [load, setLoad] = useState<ModelListLoad | null>(null);
+  const asked = load !== null;
   const [query, setQuery] = useState('');
-  const { state, listed, refresh } = useModelList(asked ? providerId : null);
+  const { state, listed, refresh: refreshSaved } = useModelListFrom(load);
+  const unsaved = 'unsaved' in source;
+  // A saved provider's list is asked by id; an unsaved one's with the form's values at the click.
+  const ask = () => {
+    if ('unsaved' in source) {
+      const args = source.unsaved();
+      setLoad(() => () => llmConfigApi.listModelsFor(args));
+    } else {
+      const { providerId } = source;
+      setLoad(() => (refresh: boolean) => llmConfigApi.listModels(providerId, refresh));
+    }
+  };
+  const refresh = unsaved ? ask : refreshSaved;
   const shown = useMemo(() => matchingModels(listed, query), [listed, query]);
 
   return (
@@ -45,13 +67,13 @@ export function ProviderModelsPanel({ providerId, chosen, onToggle }: Props) {
             {t('models.refreshShort')}
           </button>
         ) : (
-          <button type="button" className="button button--small" onClick={() => setAsked(true)} data-testid="provider-models-list">
+          <button type="button" className="button button--small" onClick={ask} data-testid="provider-models-list">
             <Icon name="refresh" size={14} />
             {t('models.list')}
           </button>
         )}
       </div>
-      {!asked && <p className="field__hint">{t('models.listHint')}</p>}
+      {!asked && <p className="field__hint">{t(unsaved ? 'models.listHintUnsaved' : 'models.listHint')}</p>}
       {asked && (
         <>
           {listed.length > 0 && (

@@ -14,6 +14,7 @@ import { toChanges, toNewProvider, type FormErrors, type ProviderForm } from './
 import { ProviderFormFields } from './ProviderFormFields';
 import { useProviders } from '../../../hooks/useProviders';
 import { errorText } from '../../../i18n/problems';
+import { preferences } from '../../../preferences';
 
 type Mode = { kind: 'view' } | { kind: 'add' } | { kind: 'edit' } | { kind: 'delete' };
 
@@ -22,7 +23,12 @@ export function ProvidersSection() {
   const { t } = useI18n();
   const titleId = useId();
   const { state, providers, reload } = useProviders();
-  const [chosen, setChosen] = useState<string | null>(null);
+  // Opens on the provider shown last (kept with the other preferences), while it exists.
+  const [chosen, setChosenState] = useState<string | null>(preferences.provider);
+  const setChosen = (id: string | null) => {
+    setChosenState(id);
+    if (id !== null) preferences.setProvider(id);
+  };
   const [mode, setMode] = useState<Mode>({ kind: 'view' });
   const [announcement, setAnnouncement] = useState('');
   const hostChange = useConfirmation<HostMove>();
@@ -199,8 +205,19 @@ function ProviderSettings({ provider, onEdit, onDelete }: { provider: Provider; 
         </dd>
         <dt>{t('provider.providerKey')}</dt>
         <dd data-testid="provider-key">
-          {provider.apiKeyPreview ? <code>{provider.apiKeyPreview}</code> : <span className="muted">{t('provider.noProviderKey')}</span>}
-          <span className="muted"> · {t('provider.providerKeyFallback')}</span>
+          {provider.apiKeyPreview ? (
+            <>
+              <code>{provider.apiKeyPreview}</code>
+              <span className="muted"> · {t('provider.providerKeyFallback')}</span>
+            </>
+          ) : provider.local ? (
+            <span className="muted">{t('provider.noKeyNeeded')}</span>
+          ) : (
+            <>
+              <span className="muted">{t('provider.noProviderKey')}</span>
+              <span className="muted"> · {t('provider.providerKeyFallback')}</span>
+            </>
+          )}
         </dd>
         <dt>{t('systemPrompt.label')}</dt>
         <dd data-testid="provider-system-prompt">

@@ -1,5 +1,5 @@
 import type { MessageKey } from '../../../i18n';
-import { type AddProviderArgs, LIMITS, type Provider, type ProviderKind } from '../../../ipc/bindings';
+import { type AddProviderArgs, LIMITS, type ListModelsForArgs, type Provider, type ProviderKind } from '../../../ipc/bindings';
 import type { ProviderChanges } from '../../../ipc/llmConfig';
 import { apiKeySchema } from '../../../forms/parsers';
 import { systemPromptTooLong } from '../../../components/SystemPromptField';
@@ -103,6 +103,15 @@ export function toNewProvider(form: ProviderForm): Checked<AddProviderArgs> {
       ...(form.onMyNetwork ? { onMyNetwork: true } : {}),
     },
   };
+}
+
+/**
+ * What asks a provider not saved yet for its models: the form's kind and address, its key when
+ * one is typed, and the user's word about their network (the backend checks all as on add).
+ */
+export function unsavedModelsArgs(form: ProviderForm): ListModelsForArgs {
+  const apiKey = form.apiKey.trim();
+  return { kind: form.kind, baseUrl: form.baseUrl.trim(), ...(apiKey ? { apiKey } : {}), ...(form.onMyNetwork ? { onMyNetwork: true } : {}) };
 }
 
 /** Only what changed: a new key, `apiKey: ""` to remove it, `defaultModel: ""` / `systemPrompt: ""` to clear them. */

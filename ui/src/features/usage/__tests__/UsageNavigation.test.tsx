@@ -1,4 +1,4 @@
-import { render, screen, within } from '@testing-library/react';
+import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createFakeBackend, type FakeBackend } from '../../../test/fakeBackend';
@@ -25,11 +25,11 @@ describe('the Usage page in the app', () => {
     expect(within(rail).getByRole('button', { name: 'Usage' })).toHaveAttribute('aria-current', 'page');
     expect(await screen.findByRole('heading', { level: 1, name: 'Usage' }), 'loaded on demand').toBeInTheDocument();
     expect(await screen.findByTestId('usage-empty')).toBeInTheDocument();
-    expect(localStorage.getItem('keypool.route')).toBe('usage');
+    await waitFor(() => expect(backend.preferences().page, 'kept in the data directory').toBe('usage'));
   });
 
   it('reopens on Usage when it was left there', async () => {
-    localStorage.setItem('keypool.route', 'usage');
+    backend.setPreferences({ page: 'usage' });
     render(<App />);
     expect(await screen.findByTestId('usage-page')).toBeInTheDocument();
   });

@@ -28,7 +28,7 @@ let keyB: string;
 
 /**
  * The ledger: key A answered three times today and was rate-limited yesterday; key B answered once
- * 10 days ago; Anthropic's own key twice 3 days ago; and key A once 40 days ago, outside 30 days.
+ * 10 days ago; Anthropic's own key twice 3 days ago; and key A once 100 days ago, outside every period.
  */
 function seedLedger() {
   keyA = backend.add('openai', 'sk-aaaaaaaaaaaa1111', { label: 'key A' }).id;
@@ -41,7 +41,7 @@ function seedLedger() {
     attempt(at(10, 8), 'openai', keyB, { inputTokens: 1000, cachedTokens: 0, outputTokens: 200, latencyMs: 2000 }),
     attempt(at(3, 16), 'anthropic', '', { model: 'claude-sonnet-4-5', inputTokens: 200, cachedTokens: 150, outputTokens: 10 }),
     attempt(at(3, 17), 'anthropic', '', { model: 'claude-sonnet-4-5', inputTokens: 200, cachedTokens: 150, outputTokens: 10 }),
-    attempt(at(40, 12), 'openai', keyA),
+    attempt(at(100, 12), 'openai', keyA),
   ]);
 }
 
@@ -69,13 +69,39 @@ describe('Usage page', () => {
     localStorage.clear();
   });
 
-  it('asks for the last 30 of the user’s days by default, whole days in local time', async () => {
+  it('opens on the shortest period that holds the requests of the last 90 days, in whole local days', async () => {
     seedLedger();
     renderPage();
     await screen.findByTestId('usage-totals');
-    expect(backend.callsOf('usage:getSummary')).toEqual([{ from: midnight(-29), to: midnight(1) }]);
+    expect(backend.callsOf('usage:getSummary'), 'how far back the last 90 days go, then the period').toEqual([
+      { from: midnight(-89), to: midnight(1) },
+      { from: midnight(-29), to: midnight(1) },
+    ]);
     expect(backend.callsOf('usage:getSeries')).toEqual([{ bucket: 'day', from: midnight(-29), to: midnight(1) }]);
-    expect(screen.getByRole('radio', { name: 'Last 30 days' })).toBeChecked();
+    expect(screen.getByRole('radio', { name: 'Last 30 days' }), 'the earliest is 10 days ago: 30 days hold it, 7 do not').toBeChecked();
+  });
+
+  it.each([
+    ['a first day', [at(0, 9)], 'Today'],
+    ['three days', [at(0, 9), at(2, 9)], 'Last 7 days'],
+    ['seven weeks', [at(0, 9), at(48, 9)], 'Last 90 days'],
+    ['nothing yet', [], 'Today'],
+  ])('opens on %s of history on the period that holds it', async (_, times, period) => {
+    const key = backend.add('openai', 'sk-aaaaaaaaaaaa1111', { label: 'key A' }).id;
+    backend.usage.setAttempts(times.map((time) => attempt(time, 'openai', key)));
+    renderPage();
+    await waitFor(() => expect(screen.getByRole('radio', { name: period })).toBeChecked());
+  });
+
+  it('labels today on the axis whatever the period, and spaces the other labels evenly back from it', async () => {
+    const { timelineLabelled } = await import('../charts');
+    for (const count of [1, 7, 24, 30, 90]) {
+      expect(timelineLabelled(count - 1, count), `${count} buckets: the last, today, is labelled`).toBe(true);
+      const labelled = Array.from({ length: count }, (_, i) => i).filter((i) => timelineLabelled(i, count));
+      expect(labelled.length, `${count} buckets: at most 8 labels`).toBeLessThanOrEqual(8);
+      const gaps = new Set(labelled.slice(1).map((i, n) => i - labelled[n]));
+      expect(gaps.size, `${count} buckets: evenly spaced`).toBeLessThanOrEqual(1);
+    }
   });
 
   it('shows the period’s totals: requests, failures, 429s, tokens with the cache share', async () => {
@@ -105,6 +131,24 @@ describe('Usage page', () => {
     ]);
     expect(total('cost')).toHaveTextContent('$1.82');
     expect(screen.getByTestId('usage-total-cost-note'), 'Anthropic’s model has no price').toHaveTextContent('partly priced');
+  });
+
+  it('keeps a long key label whole in a tooltip and beside its colour, in the legend and the table', async () => {
+    const long = 'production key of the data-science team, billing account 7 (do not rotate)';
+    const id = backend.add('openai', 'sk-long-label-1111', { label: long }).id;
+    const other = backend.add('openai', 'sk-other-label-2222', { label: 'short' }).id;
+    backend.usage.setAttempts([attempt(at(0, 9), 'openai', id), attempt(at(0, 10), 'openai', other)]);
+    renderPage();
+    const legend = await screen.findByTestId('usage-chart-tokens-legend');
+    const item = within(legend)
+      .getAllByRole('listitem', { hidden: true })
+      .find((li) => li.textContent?.includes('production key'));
+    expect(item, 'the long label is in the legend').toBeDefined();
+    expect(item, 'its whole in the tooltip (with its provider, as every provider is shown)').toHaveAttribute('title', `OpenAI · ${long}`);
+    expect(item?.querySelector('.usage-legend__swatch')?.getAttribute('style'), 'with its colour beside it').toMatch(/background/);
+    const cell = within(screen.getByTestId('usage-key-table')).getByRole('rowheader', { name: long });
+    expect(cell, 'the key table cuts it to its column, whole in the tooltip').toHaveAttribute('title', long);
+    expect(cell).toHaveClass('usage-table__name');
   });
 
   it('draws three charts, each a figure with a named image and a table of the same numbers', async () => {
@@ -157,7 +201,8 @@ describe('Usage page', () => {
     expect(backend.callsOf('usage:getSummary').at(-1)).toEqual({ from: midnight(-6), to: midnight(1) });
 
     await user.click(screen.getByRole('radio', { name: 'Last 90 days' }));
-    await waitFor(() => expect(total('requests')).toHaveTextContent('8'));
+    await waitFor(() => expect(backend.callsOf('usage:getSummary').at(-1)).toEqual({ from: midnight(-89), to: midnight(1) }));
+    await waitFor(() => expect(total('requests'), 'the request of 100 days ago is in none').toHaveTextContent('7'));
     expect(backend.callsOf('usage:getSeries').at(-1)).toEqual({ bucket: 'day', from: midnight(-89), to: midnight(1) });
   });
 
@@ -205,7 +250,8 @@ describe('Usage page', () => {
 
   it('says why the usage could not be read, in words, and reads it again on Retry', async () => {
     seedLedger();
-    backend.rejectNext('usage:getSummary', { code: 'storage', message: 'database is locked' });
+    // The period's read fails (how far back the ledger goes was read: the page knows where to open).
+    backend.rejectNext('usage:getSeries', { code: 'storage', message: 'database is locked' });
     const user = renderPage();
     const problem = await screen.findByTestId('usage-load-error');
     expect(problem).toHaveAttribute('role', 'alert');

@@ -110,7 +110,8 @@ describe('API Key Pool section', () => {
     expect(backend.callsOf('llmConfig:addApiKey')).toEqual([{ providerId: 'openai', apiKey: SECRET, label: 'prod', weight: 3 }]);
     expect(within(row('prod')).getByTestId('key-preview')).toHaveTextContent('sk-…9f3a');
     expect(document.body.innerHTML, 'the full key is nowhere in the page').not.toContain('AAAAAAAAAAAA');
-    expect(screen.getByTestId('pool-announcement')).toHaveTextContent('Key added.');
+    expect(screen.getByTestId('pool-added'), 'said where it is seen').toHaveTextContent('1 key added.');
+    expect(row('prod'), 'the new row is marked').toHaveClass('key-row--fresh');
     await waitFor(() => expect(screen.getByRole('button', { name: 'Add key' }), 'focus goes back to Add key').toHaveFocus());
 
     const again = await openAdd(user);
@@ -192,49 +193,143 @@ describe('API Key Pool section', () => {
     expect(within(dialog).getByLabelText('Requests per minute')).toHaveFocus();
   });
 
-  it('edits a key’s limits in a dialog: an emptied limit is removed, focus goes back to the row', async () => {
+  it('edits a key in one dialog: label, weight, limits and quota group in one write; focus goes back to the row', async () => {
     backend.add('openai', 'sk-limits-0001', { label: 'capped', rpmLimit: 60, maxConcurrent: 2 });
     const user = renderSection();
-    const open = await screen.findByRole('button', { name: 'Limits of capped' });
+    const open = await screen.findByRole('button', { name: 'Edit capped' });
     expect(within(row('capped')).getByTestId('key-limits')).toHaveTextContent('Your limits: 60/min · 2 at once');
     await user.click(open);
-    const dialog = screen.getByRole('dialog', { name: 'Limits of capped' });
-    const rpm = within(dialog).getByLabelText('Requests per minute');
-    expect(rpm, 'the dialog opens on the first limit').toHaveFocus();
-    expect(rpm, 'the stored limits are filled in').toHaveValue('60');
+    const dialog = screen.getByRole('dialog', { name: 'Edit capped' });
+    const label = within(dialog).getByLabelText(/Label/);
+    expect(label, 'the dialog opens on the label').toHaveFocus();
+    expect(label, 'the stored values are filled in').toHaveValue('capped');
+    expect(within(dialog).getByLabelText('Weight')).toHaveValue('1');
+    expect(within(dialog).getByLabelText('Requests per minute')).toHaveValue('60');
     expect(within(dialog).getByLabelText('Requests at once')).toHaveValue('2');
+    expect(within(dialog).getByLabelText(/Replace the key/), 'the secret is not shown, only replaced').toHaveValue('');
+    expect(within(dialog).getByLabelText(/Replace the key/)).toHaveAccessibleDescription(/Leave empty to keep sk-…0001/);
 
-    await user.clear(rpm);
+    await user.clear(label);
+    await user.type(label, 'Production');
+    await user.clear(within(dialog).getByLabelText('Weight'));
+    await user.type(within(dialog).getByLabelText('Weight'), '5');
+    await user.clear(within(dialog).getByLabelText('Requests per minute'));
     await user.clear(within(dialog).getByLabelText('Requests at once'));
-    await user.type(within(dialog).getByLabelText('Requests at once'), '3{Enter}');
+    await user.type(within(dialog).getByLabelText('Requests at once'), '3');
+    await user.type(within(dialog).getByLabelText(/Quota group/), ' org-1 {Enter}');
     await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
-    expect(backend.callsOf('llmConfig:setKeyLimits'), 'both replaced: the emptied one is left out').toEqual([{ id: 'key-1', maxConcurrent: 3 }]);
-    expect(backend.keys()[0]).toMatchObject({ rpmLimit: null, maxConcurrent: 3 });
-    expect(within(row('capped')).getByTestId('key-limits')).toHaveTextContent('Your limits: 3 at once');
-    expect(screen.getByTestId('pool-announcement')).toHaveTextContent('Limits of capped saved.');
-    await waitFor(() => expect(screen.getByRole('button', { name: 'Limits of capped' })).toHaveFocus());
+    expect(backend.callsOf('llmConfig:updateApiKey'), 'one write, only what changed; both limits replaced').toEqual([
+      { id: 'key-1', label: 'Production', weight: 5, limits: { maxConcurrent: 3 }, quotaGroup: 'org-1' },
+    ]);
+    expect(backend.keys()[0]).toMatchObject({ label: 'Production', weight: 5, rpmLimit: null, maxConcurrent: 3, quotaGroup: 'org-1' });
+    expect(within(row('Production')).getByTestId('key-limits')).toHaveTextContent('Your limits: 3 at once');
+    expect(screen.getByTestId('pool-announcement')).toHaveTextContent('Production saved.');
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Edit Production' })).toHaveFocus());
   });
 
-  it('removes every limit of a key, and shows a limit the backend refused at its field', async () => {
+  it('replaces a key’s secret through the edit dialog, keeps no copy of it, and shows a refusal at its field', async () => {
+    backend.add('openai', 'sk-other-0002', { label: 'other' });
+    backend.add('openai', 'sk-old-0001', { label: 'old' });
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Edit old' }));
+    let dialog = screen.getByRole('dialog', { name: 'Edit old' });
+    const secret = within(dialog).getByLabelText(/Replace the key/);
+    expect(secret, 'typed into a password field').toHaveAttribute('type', 'password');
+    await user.type(secret, 'sk-other-0002');
+    await user.click(within(dialog).getByRole('button', { name: 'Save' }));
+    expect(await within(dialog).findByTestId('edit-key-apikey-error'), 'a secret another key holds').toHaveTextContent('already in the provider’s pool');
+    expect(secret).toHaveFocus();
+    await user.keyboard('{Escape}');
+    expect(backend.keys()[1], 'Escape saves nothing').toMatchObject({ apiKeyPreview: 'sk-…0001' });
+
+    await user.click(screen.getByRole('button', { name: 'Edit old' }));
+    dialog = screen.getByRole('dialog', { name: 'Edit old' });
+    expect(within(dialog).getByLabelText(/Replace the key/), 'the form starts again from the stored key').toHaveValue('');
+    await user.type(within(dialog).getByLabelText(/Replace the key/), SECRET);
+    await user.click(within(dialog).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:updateApiKey').at(-1), 'only the secret').toEqual({ id: 'key-2', apiKey: SECRET });
+    expect(within(row('old')).getByTestId('key-preview')).toHaveTextContent('sk-…9f3a');
+    expect(document.body.innerHTML, 'the full key is nowhere in the page').not.toContain('AAAAAAAAAAAA');
+  });
+
+  it('closes the edit dialog without a write when nothing changed, and refuses a limit at its field', async () => {
     backend.add('openai', 'sk-limits-0001', { label: 'capped', rpmLimit: 60 });
     const user = renderSection();
-    await user.click(await screen.findByRole('button', { name: 'Limits of capped' }));
-    let dialog = screen.getByRole('dialog', { name: 'Limits of capped' });
-    await user.type(within(dialog).getByLabelText('Requests at once'), '5');
-    backend.rejectNext('llmConfig:setKeyLimits', { code: 'validation', message: 'maxConcurrent', issues: [{ path: 'maxConcurrent', code: 'too_large', params: { max: 1_000 }, message: 'refused here' }] });
-    await user.click(within(dialog).getByRole('button', { name: 'Save limits' }));
-    expect(await within(dialog).findByTestId('key-limits-concurrent-error')).toHaveTextContent('At most 1,000.');
-    expect(within(dialog).getByLabelText('Requests at once')).toHaveFocus();
-    await user.keyboard('{Escape}');
-    expect(backend.keys()[0], 'Escape saves nothing').toMatchObject({ rpmLimit: 60, maxConcurrent: null });
-
-    await user.click(screen.getByRole('button', { name: 'Limits of capped' }));
-    dialog = screen.getByRole('dialog', { name: 'Limits of capped' });
-    await user.clear(within(dialog).getByLabelText('Requests per minute'));
-    await user.click(within(dialog).getByRole('button', { name: 'Save limits' }));
+    await user.click(await screen.findByRole('button', { name: 'Edit capped' }));
+    let dialog = screen.getByRole('dialog', { name: 'Edit capped' });
+    await user.click(within(dialog).getByRole('button', { name: 'Save' }));
     await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
-    expect(backend.callsOf('llmConfig:setKeyLimits').at(-1)).toEqual({ id: 'key-1' });
-    expect(within(row('capped')).queryByTestId('key-limits'), 'no limits, no line').not.toBeInTheDocument();
+    expect(backend.callsOf('llmConfig:updateApiKey'), 'nothing changed, nothing sent').toEqual([]);
+
+    await user.click(screen.getByRole('button', { name: 'Edit capped' }));
+    dialog = screen.getByRole('dialog', { name: 'Edit capped' });
+    await user.type(within(dialog).getByLabelText('Requests at once'), '5');
+    backend.rejectNext('llmConfig:updateApiKey', { code: 'validation', message: 'limits.maxConcurrent', issues: [{ path: 'limits.maxConcurrent', code: 'too_large', params: { max: 1_000 }, message: 'refused here' }] });
+    await user.click(within(dialog).getByRole('button', { name: 'Save' }));
+    expect(await within(dialog).findByTestId('edit-key-concurrent-error')).toHaveTextContent('At most 1,000.');
+    expect(within(dialog).getByLabelText('Requests at once')).toHaveFocus();
+    await user.clear(within(dialog).getByLabelText(/Quota group/));
+    await user.type(within(dialog).getByLabelText(/Quota group/), 'g'.repeat(65));
+    await user.click(within(dialog).getByRole('button', { name: 'Save' }));
+    expect(within(dialog).getByLabelText(/Quota group/), 'the UI checks the bound first').toHaveAccessibleDescription(/at most 64 characters/);
+  });
+
+  it('asks before turning back on a key the provider refused, offers a test, and turns it on once accepted', async () => {
+    const key = backend.add('openai', 'sk-revoked-0001', { label: 'revoked', enabled: false, disabledReason: 'HTTP 401', disabledAt: backend.now() - 60_000 });
+    backend.setKeyTest(key.id, { ok: false, status: 401, problem: { kind: 'refused' }, message: 'Incorrect API key provided', latencyMs: 30 });
+    const user = renderSection();
+    await user.click(await screen.findByRole('switch', { name: 'Use revoked' }));
+    const dialog = screen.getByRole('alertdialog', { name: 'Turn revoked back on?' });
+    expect(dialog).toHaveAccessibleDescription(/refused this key \(401\) at .*it may have been revoked/);
+    expect(backend.callsOf('llmConfig:toggleApiKey'), 'nothing is switched before the user says').toEqual([]);
+    const test = within(dialog).getByRole('button', { name: 'Test the key' });
+    expect(test, 'testing first is the way offered').toHaveFocus();
+    await user.click(test);
+    expect(await within(dialog).findByText(/^Still refused: The provider refused \(HTTP 401\)\. .*Incorrect API key provided/)).toBeInTheDocument();
+    expect(within(dialog).getByRole('button', { name: 'Turn on anyway' }), 'the user may still turn it on').toBeInTheDocument();
+
+    backend.setKeyTest(key.id, { ok: true, status: 200, problem: null, message: 'OK', latencyMs: 30 });
+    await user.click(within(dialog).getByRole('button', { name: 'Test the key' }));
+    expect(await within(dialog).findByText('The provider accepts the key again.')).toBeInTheDocument();
+    const on = within(dialog).getByRole('button', { name: 'Turn on' });
+    await waitFor(() => expect(on, 'the way on takes the focus').toHaveFocus());
+    await user.click(on);
+    await waitFor(() => expect(screen.queryByRole('alertdialog')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:toggleApiKey')).toEqual([{ id: key.id, enabled: true }]);
+    expect(await within(row('revoked')).findByRole('switch', { name: 'Use revoked' })).toHaveAttribute('aria-checked', 'true');
+  });
+
+  it('turns a key switched off by hand back on without asking', async () => {
+    backend.add('openai', 'sk-off-0001', { label: 'off', enabled: false });
+    const user = renderSection();
+    await user.click(await screen.findByRole('switch', { name: 'Use off' }));
+    await waitFor(() => expect(backend.callsOf('llmConfig:toggleApiKey')).toEqual([{ id: 'key-1', enabled: true }]));
+    expect(screen.queryByRole('alertdialog')).not.toBeInTheDocument();
+  });
+
+  it('says when a key was last used after a restart, from the ledger', async () => {
+    const key = backend.add('openai', 'sk-used-0001', { label: 'used' });
+    backend.usage.setAttempts([attempt(backend.now() - 3 * 3_600_000, 'openai', key.id)]);
+    renderSection();
+    await screen.findByText('used');
+    await waitFor(() => expect(within(row('used')).getByTestId('key-usage')).toHaveTextContent('Last used 3 hours ago'));
+    expect(within(row('used')).getByTestId('key-today')).toHaveTextContent(/Today: [01] requests?/);
+  });
+
+  it('says that a local server needs no key, instead of asking for one', async () => {
+    backend = createFakeBackend(undefined, { providers: [provider('local', 'Local', { baseUrl: 'http://127.0.0.1:11434/v1' })] });
+    renderSection();
+    expect(await screen.findByTestId('pool-fallback')).toHaveTextContent('No key needed: while the pool is empty, requests to this server go without one');
+    expect(screen.getByTestId('provider-key')).toHaveTextContent('None needed');
+  });
+
+  it('cuts a long label to its column and gives the whole of it in a tooltip', async () => {
+    const long = 'A very long label for the production key of the team that shares it with the night shift';
+    backend.add('openai', 'sk-long-0001', { label: long });
+    renderSection();
+    const label = within(await screen.findByTestId('key-row')).getByTestId('key-label');
+    expect(label).toHaveAttribute('title', long);
   });
 
   it('takes a $NAME reference in plain text, with a hint', async () => {
@@ -277,6 +372,7 @@ describe('API Key Pool section', () => {
     await waitFor(() => expect(backend.callsOf('llmConfig:updateApiKey')).toEqual([{ id: 'key-1', weight: 5 }]));
     await waitFor(() => expect(backend.keys()[0].weight).toBe(5));
     expect(weight).toHaveValue('5');
+    expect(screen.getByTestId('key-weight-status'), 'a saved weight says so where it is seen').toHaveTextContent('Saved.');
   });
 
   it('shows a weight rejected by the backend at the weight', async () => {
@@ -443,6 +539,8 @@ describe('API Key Pool section', () => {
   }, 10_000);
 
   it('adds several pasted keys, one per line, after checking every line', async () => {
+    const scrolled = vi.fn();
+    Element.prototype.scrollIntoView = scrolled;
     const user = renderSection();
     await user.click(await screen.findByRole('button', { name: 'Paste several' }));
     const dialog = screen.getByRole('dialog', { name: 'Paste several keys' });
@@ -459,7 +557,10 @@ describe('API Key Pool section', () => {
     await user.click(within(dialog).getByRole('button', { name: 'Add keys' }));
     await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
     expect(backend.keys().map((k) => k.apiKeyPreview)).toEqual(['sk-…0001', 'sk-…0003']);
-    expect(screen.getByTestId('pool-announcement')).toHaveTextContent('Keys added: 2.');
+    expect(screen.getByTestId('pool-added'), 'said where it is seen, not only to screen readers').toHaveTextContent('2 keys added.');
+    expect(screen.getByTestId('pool-added')).not.toHaveClass('visually-hidden');
+    expect(rows().filter((r) => r.classList.contains('key-row--fresh')), 'the new rows are marked').toHaveLength(2);
+    expect(scrolled.mock.contexts, 'and the first of them brought into view').toContain(row('sk-…0001'));
   });
 
   it('keeps pasted lines the backend refused, with the reason', async () => {

@@ -139,12 +139,20 @@ describe('Settings → Local API', () => {
     expect(input).toHaveAccessibleDescription(/Port 4141 is in use by another program/);
     expect(screen.queryByTestId('local-api-address')).not.toBeInTheDocument();
 
+    // Another port that is taken: saved, but never "Saved." beside the red "in use".
+    backend.occupyPort(4143);
+    await user.clear(input);
+    await user.type(input, '4143{Enter}');
+    await waitFor(() => expect(screen.getByTestId('local-api-port-error')).toHaveTextContent('Port 4143 is in use'));
+    expect(screen.getByTestId('local-api-port-status'), 'no green word beside the red one').toHaveTextContent(/^$/);
+
     await user.clear(input);
     await user.type(input, '4142{Enter}');
     await waitFor(() => expect(state()).toHaveTextContent('Running'));
     expect(backend.callsOf('localApi:configure').at(-1)).toEqual({ enabled: true, port: 4142 });
     expect(screen.queryByTestId('local-api-port-error')).not.toBeInTheDocument();
     expect(screen.getByTestId('local-api-address')).toHaveTextContent('http://127.0.0.1:4142');
+    expect(screen.getByTestId('local-api-port-status'), 'a port it listens on is saved').toHaveTextContent('Saved.');
   });
 
   it('regenerates the token only after asking: Cancel keeps it, confirming shows the new one once', async () => {
@@ -201,8 +209,22 @@ describe('Settings → Local API', () => {
     expect(screen.getByTestId('local-api-requests')).toHaveTextContent('12,346');
   });
 
+  it('asks in the examples for a model the pool can answer now, or says why there is none yet', async () => {
+    // OpenAI answers with its own key; Anthropic and Google Gemini have no keys.
+    const user = renderSection();
+    const lines = await screen.findAllByTestId('local-api-example-model');
+    expect(lines.map((l) => l.textContent)).toEqual([
+      'OpenAI-compatible: gpt-4o-mini (OpenAI)',
+      'Anthropic: no provider can answer yet. Add a key to one in Settings → Providers, and the examples will ask for one of its models.',
+      'Google Gemini: no provider can answer yet. Add a key to one in Settings → Providers, and the examples will ask for one of its models.',
+    ]);
+    await user.click(screen.getByRole('tab', { name: 'Anthropic SDK · Python' }));
+    expect(screen.getByRole('tabpanel'), 'no model the pool would refuse (503): the placeholder').toHaveTextContent('model="<model>"');
+  });
+
   it('shows examples for each SDK and the environment, as keyboard-operable tabs with Copy', async () => {
     backend.setLocalApi({ enabled: true, running: true, address: 'http://127.0.0.1:4141' });
+    backend.add('anthropic', 'sk-ant-example-1111');
     const user = renderSection();
     const first = await screen.findByRole('tab', { name: 'OpenAI SDK · Python' });
     expect(first).toHaveAttribute('aria-selected', 'true');
@@ -221,7 +243,7 @@ describe('Settings → Local API', () => {
     expect(screen.getByRole('tabpanel', { name: 'OpenAI SDK · JavaScript' })).toHaveTextContent("baseURL: \"http://127.0.0.1:4141/v1\", apiKey: \"<your token>\"");
     await user.keyboard('{ArrowRight}');
     expect(screen.getByRole('tabpanel')).toHaveTextContent('Anthropic(base_url="http://127.0.0.1:4141", api_key="<your token>")');
-    expect(screen.getByRole('tabpanel'), 'a model the Anthropic provider lists').toHaveTextContent('model="claude-sonnet-4-5"');
+    expect(screen.getByRole('tabpanel'), 'a model the Anthropic provider lists, now that it has a key').toHaveTextContent('model="claude-sonnet-4-5"');
     await user.keyboard('{End}');
     const env = screen.getByRole('tabpanel', { name: 'Environment variables' });
     expect(screen.getByTestId('local-api-snippet-code').textContent).toBe(

@@ -32,15 +32,15 @@ describe('local API examples', () => {
     expect(shellWord("it's")).toBe("'it'\\''s'");
   });
 
-  it('name a model of a provider of the right kind, else the placeholder', () => {
-    const providers = [
-      { kind: 'openai', models: [] },
-      { kind: 'anthropic', models: ['claude-x'] },
-      { kind: 'openai', models: ['gpt-y', 'gpt-z'] },
-    ];
-    expect(exampleModel(providers, 'openai', '<model>')).toBe('gpt-y');
-    expect(exampleModel(providers, 'anthropic', '<model>')).toBe('claude-x');
-    expect(exampleModel([], 'openai', '<model>')).toBe('<model>');
+  it('name a model the local API can answer now in the example’s dialect, else none', () => {
+    const served = [
+      { api: 'anthropic', model: 'claude-x', provider: 'Anthropic' },
+      { api: 'openai', model: 'gpt-y', provider: 'Gateway' },
+      { api: 'openai', model: 'gpt-z', provider: 'Gateway' },
+    ] as const;
+    expect(exampleModel(served, 'openai')?.model, 'the first it serves for OpenAI’s clients').toBe('gpt-y');
+    expect(exampleModel(served, 'anthropic'), 'with its provider').toEqual({ api: 'anthropic', model: 'claude-x', provider: 'Anthropic' });
+    expect(exampleModel(served, 'gemini'), 'none served: none named (the page says why)').toBeNull();
   });
 });
 

@@ -289,6 +289,24 @@ describe('the base URL’s plain http rule', () => {
     await waitFor(() => expect(screen.getByTestId('provider-base-url')).toHaveTextContent('http://192.168.1.9:8000/v1'));
   });
 
+  it('lists the models of a provider being added, with the form’s address and key, and saves those ticked', async () => {
+    backend.setUnsavedModels('https://gw.example/v1', { models: ['gw-large', 'gw-small'] });
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Add provider' }));
+    const dialog = screen.getByRole('dialog', { name: 'Add a provider' });
+    await user.type(within(dialog).getByLabelText('Name'), 'Gateway');
+    await user.type(within(dialog).getByLabelText('Base URL'), 'https://gw.example/v1');
+    await user.type(within(dialog).getByLabelText(/Provider-level key/), 'sk-gw-unsaved-1111');
+    expect(within(dialog).getByTestId('provider-models-panel'), 'the panel says nothing is saved by asking').toHaveTextContent('Nothing is saved until you add the provider');
+    await user.click(within(dialog).getByRole('button', { name: 'List the provider’s models' }));
+    expect(await within(dialog).findByTestId('provider-models-status'), 'the count, in the singular or plural').toHaveTextContent('The provider lists 2 models');
+    expect(backend.callsOf('llmConfig:listModelsFor'), 'asked at the form’s address with its key').toEqual([{ kind: 'openai', baseUrl: 'https://gw.example/v1', apiKey: 'sk-gw-unsaved-1111' }]);
+    expect(backend.providers().some((p) => p.name === 'Gateway'), 'asking saved nothing').toBe(false);
+    await user.click(within(dialog).getByRole('checkbox', { name: 'gw-small' }));
+    await user.click(within(dialog).getByRole('button', { name: 'Add provider' }));
+    await waitFor(() => expect(backend.providers().find((p) => p.name === 'Gateway')?.models, 'the ticked model is the new provider’s').toEqual(['gw-small']));
+  });
+
   it('adds a provider on the local network only once the user says the host is theirs', async () => {
     const user = renderSection();
     await user.click(await screen.findByRole('button', { name: 'Add provider' }));
