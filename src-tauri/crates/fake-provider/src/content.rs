@@ -63,6 +63,8 @@ pub(crate) fn read(dialect: Dialect, content: &Value) -> Result<Read, String> {
                     let (media_type, data) = rest.split_once(";base64,").ok_or("the data: URL is not base64")?;
                     read.images.push(image("image_url", media_type, data)?);
                 }
+                // Documented parts the fake does not read (they still go upstream untouched).
+                Some("input_audio" | "file" | "refusal") => {}
                 other => return Err(format!("unsupported content part type {other:?}")),
             },
             Dialect::Anthropic => match part["type"].as_str() {
@@ -82,6 +84,19 @@ pub(crate) fn read(dialect: Dialect, content: &Value) -> Result<Read, String> {
                     let data = source["data"].as_str().ok_or("image.source without data")?;
                     read.images.push(image("image", media_type, data)?);
                 }
+                // Documented blocks the fake does not read: tool use and results, documents,
+                // thinking, search results.
+                Some(
+                    "tool_use"
+                    | "tool_result"
+                    | "document"
+                    | "thinking"
+                    | "redacted_thinking"
+                    | "search_result"
+                    | "server_tool_use"
+                    | "web_search_tool_result"
+                    | "container_upload",
+                ) => {}
                 other => return Err(format!("unsupported content block type {other:?}")),
             },
             Dialect::Gemini => {
@@ -91,6 +106,11 @@ pub(crate) fn read(dialect: Dialect, content: &Value) -> Result<Read, String> {
                     let media_type = inline["mimeType"].as_str().ok_or("inlineData without mimeType")?;
                     let data = inline["data"].as_str().ok_or("inlineData without data")?;
                     read.images.push(image("inlineData", media_type, data)?);
+                } else if ["functionCall", "functionResponse", "fileData", "executableCode", "codeExecutionResult"]
+                    .iter()
+                    .any(|name| part.get(*name).is_some())
+                {
+                    // Documented parts the fake does not read.
                 } else {
                     return Err(format!("unsupported part {part}"));
                 }
@@ -106,5 +126,30 @@ pub(crate) fn no_images_message(dialect: Dialect, model: &str) -> String {
         Dialect::Openai => format!("Invalid content type. image_url is only supported by certain models ({model})."),
         Dialect::Anthropic => format!("{model} does not support image input."),
         Dialect::Gemini => format!("Model {model} does not support image input."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn documented_blocks_it_does_not_read_pass_and_unknown_ones_are_refused() {
+        let tools = json!([
+            { "type": "tool_result", "tool_use_id": "toolu_1", "content": "a cat" },
+            { "type": "text", "text": "and then?" }
+        ]);
+        let read = read(Dialect::Anthropic, &tools).expect("a tool result is a documented Anthropic block");
+        assert_eq!(read.text, "and then?", "the text beside it is still read");
+        let gemini = json!([{ "functionResponse": { "name": "lookup", "response": {} } }]);
+        assert!(read_ok(Dialect::Gemini, &gemini), "a function response is a documented Gemini part");
+        assert!(!read_ok(Dialect::Anthropic, &json!([{ "type": "picture" }])), "a made-up block is refused");
+        assert!(!read_ok(Dialect::Openai, &json!([{ "type": "image" }])), "Anthropic's shape is refused from OpenAI");
+    }
+
+    fn read_ok(dialect: Dialect, content: &serde_json::Value) -> bool {
+        read(dialect, content).is_ok()
     }
 }
