@@ -77,6 +77,24 @@ struct Serve {
     team_secret_file: Option<PathBuf>,
 }
 
+/// Why the server cannot go on: one line for the operator, logged and printed before it exits
+/// with a failure. The causes (files, the store, the team, signals) are worded where they occur.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Fatal(String);
+
+impl From<String> for Fatal {
+    fn from(message: String) -> Self {
+        Fatal(message)
+    }
+}
+
+impl From<&str> for Fatal {
+    fn from(message: &str) -> Self {
+        Fatal(message.to_owned())
+    }
+}
+
 fn main() -> ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
@@ -129,7 +147,7 @@ fn token_command(data_dir: &Path, regenerate: bool) -> ExitCode {
 }
 
 /// The team to join, from the flags and the environment.
-fn team_config(serve: &Serve) -> Result<Option<TeamConfig>, String> {
+fn team_config(serve: &Serve) -> Result<Option<TeamConfig>, Fatal> {
     let (Some(url), Some(team)) = (&serve.redis, &serve.team) else { return Ok(None) };
     let text = match &serve.team_secret_file {
         Some(path) => std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?,
@@ -140,7 +158,7 @@ fn team_config(serve: &Serve) -> Result<Option<TeamConfig>, String> {
     Ok(Some(TeamConfig::new(url.clone(), team.clone(), secret)))
 }
 
-async fn run(serve: Serve) -> Result<(), String> {
+async fn run(serve: Serve) -> Result<(), Fatal> {
     // Checked before anything is opened or written: a bad file changes nothing.
     let config = serve.config.as_deref().map(config::read).transpose().map_err(|e| e.to_string())?;
     let team = team_config(&serve)?;
@@ -197,7 +215,7 @@ async fn run(serve: Serve) -> Result<(), String> {
 /// Until SIGINT or SIGTERM; re-applies the config file on every SIGHUP (a bad file is logged
 /// and changes nothing).
 #[cfg(unix)]
-async fn wait_for_stop(context: &AppContext, serve: &Serve, data_dir: &Path) -> Result<(), String> {
+async fn wait_for_stop(context: &AppContext, serve: &Serve, data_dir: &Path) -> Result<(), Fatal> {
     use tokio::signal::unix::{signal, SignalKind};
     let listen = |kind| signal(kind).map_err(|e| format!("cannot listen for signals: {e}"));
     let (mut hangup, mut terminate, mut interrupt) =
@@ -212,7 +230,7 @@ async fn wait_for_stop(context: &AppContext, serve: &Serve, data_dir: &Path) -> 
 }
 
 #[cfg(not(unix))]
-async fn wait_for_stop(_: &AppContext, _: &Serve, _: &Path) -> Result<(), String> {
+async fn wait_for_stop(_: &AppContext, _: &Serve, _: &Path) -> Result<(), Fatal> {
     tokio::signal::ctrl_c().await.map_err(|e| format!("cannot listen for Ctrl-C: {e}"))
 }
 

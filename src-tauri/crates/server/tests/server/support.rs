@@ -107,7 +107,8 @@ impl Server {
     /// Waits until `/healthz` answers, and returns its JSON.
     pub async fn healthy(&self) -> serde_json::Value {
         let client = client();
-        for _ in 0..400 {
+        // Up to a minute: a debug build's start on a loaded 2-core machine took over 10 s once.
+        for _ in 0..2400 {
             if let Ok(response) = client.get(self.url("/healthz")).send().await {
                 return response.json().await.expect("/healthz is JSON");
             }
@@ -130,7 +131,7 @@ impl Server {
 
     /// Waits for the process to exit; its status code.
     pub async fn exited(&self) -> Option<i32> {
-        for _ in 0..2000 {
+        for _ in 0..6000 {
             let status = self.child.lock().unwrap().as_mut().expect("the server ran").try_wait().unwrap();
             if let Some(status) = status {
                 return status.code();
@@ -174,7 +175,7 @@ impl Drop for Server {
 
 /// Waits until `done` holds, polling: for something a process does, never for time to pass.
 pub async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..2000 {
+    for _ in 0..6000 {
         if done() {
             return;
         }
