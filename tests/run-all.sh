@@ -24,6 +24,8 @@ suite "Rust tests" cargo test --workspace --locked
 suite "Keychain (Secret Service)" bash tests/keychain.sh
 suite "UI types" npm run --silent typecheck
 suite "UI lints" npm run --silent lint
+# Settings → About's third-party list is what Cargo.lock and package-lock.json ship now.
+suite "Third-party licences" node --test tests/licences/
 suite "UI unit tests" npx vitest run --config ui/vite.config.ts
 # The release .deb and .rpm, then the end-to-end tests against the binary the .deb holds.
 suite "Bundles and end-to-end tests" bash tests/bundle/run.sh
