@@ -1,4 +1,5 @@
 import { useI18n } from '../../i18n/I18nProvider';
+import { AboutSection } from '../about/AboutSection';
 import type { MessageKey } from '../../i18n';
 import type { AppStatus } from '../../ipc/bindings';
 import type { SettingsSection } from '../../route';
@@ -51,28 +52,7 @@ export function SettingsPage({ section, onSection, status }: Props) {
           )}
           {section === 'general' && <GeneralSection />}
           {section === 'localApi' && <LocalApiSection />}
-          {section === 'about' && (
-            <section className="about" aria-labelledby="about-title" data-testid="about">
-              <h2 id="about-title" data-testid="about-name">
-                Keypool
-              </h2>
-              <p className="muted">{t('about.tagline')}</p>
-              <dl className="about__facts">
-                <dt>{t('about.version')}</dt>
-                <dd data-testid="about-version">{status.version}</dd>
-                <dt>{t('about.data')}</dt>
-                <dd>
-                  <code data-testid="about-data-dir">{status.dataDir}</code>
-                </dd>
-                <dt>{t('about.logs')}</dt>
-                <dd>
-                  <code>{status.logDir}</code>
-                </dd>
-                <dt>{t('about.licence')}</dt>
-                <dd data-testid="about-licence">{t('about.licenceText')}</dd>
-              </dl>
-            </section>
-          )}
+          {section === 'about' && <AboutSection status={status} />}
         </div>
       </div>
     </section>

@@ -1,9 +1,9 @@
-import { memo, useMemo, useRef, type MouseEvent, type ReactElement, type ReactNode } from 'react';
+import { memo, useMemo, useRef, type ReactElement, type ReactNode } from 'react';
 import renderMarkdown, { type Components, type ExtraProps } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
+import { BrowserLink } from '../../../components/BrowserLink';
 import { CopyButton } from '../../../components/CopyButton';
 import { useI18n } from '../../../i18n/I18nProvider';
-import { openInBrowser } from '../../../ipc/opener';
 import { extendSplit, tailOf, type Split } from './blocks';
 import { highlighted } from './highlight';
 import { browserUrl, isAutolink } from './links';
@@ -161,7 +161,6 @@ function Pre({ node }: React.JSX.IntrinsicElements['pre'] & ExtraProps, final: b
 }
 
 function Link({ href, children, node }: React.JSX.IntrinsicElements['a'] & ExtraProps) {
-  const { t } = useI18n();
   const url = browserUrl(href);
   if (!url) {
     // Not http(s) (javascript:, file:, a relative path): shown, never followed.
@@ -171,15 +170,11 @@ function Link({ href, children, node }: React.JSX.IntrinsicElements['a'] & Extra
       </span>
     );
   }
-  const open = (event: MouseEvent) => {
-    event.preventDefault();
-    void openInBrowser(url).catch(() => {});
-  };
   return (
     <>
-      <a href={url} className="md-link" title={t('md.opensInBrowser', { url })} onClick={open} onAuxClick={(e) => e.preventDefault()} data-testid="md-link">
+      <BrowserLink url={url} className="md-link" testId="md-link">
         {children}
-      </a>
+      </BrowserLink>
       {!isAutolink(textOf(node), url) && <span className="md-link__target"> ({new URL(url).host})</span>}
     </>
   );
