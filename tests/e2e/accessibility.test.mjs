@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, until } from './harness.mjs';
-import { assertAccessible, click, fresh, gone, keepPreferences, textOf } from './steps.mjs';
+import { assertAccessible, click, fresh, gone, keepPreferences, textOf, waitFor } from './steps.mjs';
 
 const WAIT = 15_000;
 /** The window's size as tauri.conf.json opens it. */
@@ -113,8 +113,25 @@ describe('accessibility of the real window', () => {
       const about = await app.find('about');
       assert.match(await textOf(await app.find('about-name')), /^Keypool$/, 'About names the app');
       assert.ok((await textOf(about)).includes('MIT'), 'and its licence');
+      const filter = await app.find('third-party-filter');
+      assert.match(await textOf(await app.find('third-party-count')), /^\d[\d,]* packages$/, 'the third-party list loads and counts its packages');
       await assertAccessible(app, `Settings → About (${theme})`);
       await app.screenshot(`settings-about-${theme}`);
+
+      // By keyboard: filter, Tab to the matching group (open while filtering), Tab to its
+      // licence's text, Enter to read it.
+      await filter.sendKeys('react-markdown');
+      await waitFor(app, async () => textOf(await app.find('third-party-count')), (text) => text === '1 package matches', 'the filter finds one package');
+      await app.driver.switchTo().activeElement().sendKeys(Key.TAB);
+      const activeText = async () => textOf(await app.driver.switchTo().activeElement());
+      assert.match(await activeText(), /^MIT\b/, 'Tab from the filter reaches the matching group’s summary');
+      await app.driver.switchTo().activeElement().sendKeys(Key.TAB);
+      assert.equal(await activeText(), 'Text of the MIT License', 'then its licence text’s summary');
+      await app.driver.switchTo().activeElement().sendKeys(Key.ENTER);
+      const text = await app.driver.wait(until.elementLocated(By.css('[data-testid="licence-text"] pre')), WAIT, 'Enter opens the licence text');
+      assert.ok((await textOf(text)).includes('Permission is hereby granted'), 'the MIT licence’s text is shown');
+      await assertAccessible(app, `Settings → About, the third-party list filtered and a licence open (${theme})`, '[data-testid="third-party"]');
+      await app.screenshot(`settings-about-licences-${theme}`);
     });
   }
 
