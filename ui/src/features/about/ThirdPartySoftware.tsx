@@ -92,34 +92,41 @@ export function ThirdPartySoftware({ load = loadThirdParty }: Props) {
   );
 }
 
+/**
+ * One licence expression's disclosure. Its packages are put on the page once it opens (by the
+ * user, or by a filter that matched): the whole list is several hundred rows, mostly unread.
+ */
 function GroupDetails({ group, licences, open }: { group: LicenceGroup; licences: Record<string, Licence>; open: boolean }) {
   const { t } = useI18n();
+  const [expanded, setExpanded] = useState(open);
   return (
-    <details className="third-party__group" open={open} data-testid="licence-group">
+    <details className="third-party__group" open={open} onToggle={(e) => setExpanded(e.currentTarget.open)} data-testid="licence-group">
       <summary>
         <span className="third-party__licence">{group.licence}</span>{' '}
         <span className="muted">{t('about.thirdPartyPackages', { count: group.packages.length })}</span>
       </summary>
-      <div className="third-party__group-body">
-        {licenceIds(group.licence).map((id) => (
-          <LicenceText key={id} id={id} licence={licences[id]} />
-        ))}
-        <ul className="third-party__packages">
-          {group.packages.map((p) => (
-            <li key={`${p.kind}:${p.name}@${p.version}`} data-testid="third-party-package">
-              {p.url ? (
-                <BrowserLink url={p.url} className="md-link">
-                  {p.name}
-                </BrowserLink>
-              ) : (
-                <span>{p.name}</span>
-              )}{' '}
-              <span className="third-party__version">{p.version}</span>{' '}
-              <span className="muted">{t(p.kind === 'crate' ? 'about.crate' : 'about.npm')}</span>
-            </li>
+      {(expanded || open) && (
+        <div className="third-party__group-body">
+          {licenceIds(group.licence).map((id) => (
+            <LicenceText key={id} id={id} licence={licences[id]} />
           ))}
-        </ul>
-      </div>
+          <ul className="third-party__packages">
+            {group.packages.map((p) => (
+              <li key={`${p.kind}:${p.name}@${p.version}`} data-testid="third-party-package">
+                {p.url ? (
+                  <BrowserLink url={p.url} className="md-link">
+                    {p.name}
+                  </BrowserLink>
+                ) : (
+                  <span>{p.name}</span>
+                )}{' '}
+                <span className="third-party__version">{p.version}</span>{' '}
+                <span className="muted">{t(p.kind === 'crate' ? 'about.crate' : 'about.npm')}</span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
     </details>
   );
 }
