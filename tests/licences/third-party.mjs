@@ -182,6 +182,16 @@ export function licenceIds(expression) {
     .map((token) => token.replace(/\+$/, ''));
 }
 
+/**
+ * Prose hard-wrapped at 70 to 110 columns joined back into its paragraphs, so the page wraps it to
+ * its own width instead of breaking each line twice: a line of 70 or more characters continues
+ * on the next when that one is neither blank nor indented. Short lines (titles, copyright
+ * lines), indented blocks and blank lines stay as SPDX has them; no word changes.
+ */
+export function reflow(text) {
+  return text.replace(/^(.{70,})\n(?=\S)/gm, '$1 ');
+}
+
 /** What the About page shows, from both lists and the SPDX licence list. */
 export function thirdParty(crates, npm, spdx) {
   const groups = new Map();
@@ -201,7 +211,7 @@ export function thirdParty(crates, npm, spdx) {
   for (const id of ids) {
     const known = spdx[id];
     licences[id] = known
-      ? { name: known.name, url: known.url, text: known.licenseText.replace(/\r\n/g, '\n').trim() }
+      ? { name: known.name, url: known.url, text: reflow(known.licenseText.replace(/\r\n/g, '\n').trim()) }
       : { name: id, url: `https://spdx.org/licenses/${id}.html` };
   }
   return { groups: sortedGroups, licences };

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { generate, normaliseExpression, npmLockPaths, OUTPUT, projectUrl, ROOT, rustPackages, thirdParty } from './third-party.mjs';
+import { generate, normaliseExpression, npmLockPaths, OUTPUT, projectUrl, reflow, ROOT, rustPackages, thirdParty } from './third-party.mjs';
 
 describe('the committed third-party list', () => {
   it('is what the generator makes from Cargo.lock and package-lock.json now', () => {
@@ -117,6 +117,14 @@ describe('licence expressions and links', () => {
     assert.equal(projectUrl('wooorm/lowlight'), 'https://github.com/wooorm/lowlight', 'npm’s owner/repo shorthand');
     assert.equal(projectUrl('git@github.com:x/y.git'), null, 'an scp-style address is not a link');
     assert.equal(projectUrl(undefined), null, 'no field, no link');
+  });
+
+  it('joins hard-wrapped prose into paragraphs and keeps titles, blank lines and indented blocks', () => {
+    const long = 'Permission is hereby granted, free of charge, to any person obtaining a copy';
+    assert.equal(reflow(`MIT License\n\n${long}\nof this software.`), `MIT License\n\n${long} of this software.`, 'a long line runs on into the next');
+    assert.equal(reflow('Apache License\nVersion 2.0'), 'Apache License\nVersion 2.0', 'a short line is a line of its own');
+    assert.equal(reflow(`${long}\n    (a) an indented item`), `${long}\n    (a) an indented item`, 'an indented line starts its own line');
+    assert.equal(reflow(`${long}\n\nNext.`), `${long}\n\nNext.`, 'a blank line ends the paragraph');
   });
 
   it('gives every distinct licence its text once, and an exception its SPDX page', () => {
