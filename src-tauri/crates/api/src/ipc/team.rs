@@ -60,6 +60,7 @@ fn team_secret_rule(value: &Option<String>, _: &()) -> garde::Result {
 /// Where the team stands: `off`, `connecting`, `connected`, or `disconnected` with a reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(rename = "TeamState")]
 pub enum TeamStateDto {
     Off,
     Connecting,
@@ -82,6 +83,7 @@ pub enum TeamReason {
 /// Where the team secret is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(rename = "TeamSecretPlace")]
 pub enum SecretPlaceDto {
     Keychain,
     /// In memory for this run only: there is no keychain, so the team is not joined again at
