@@ -386,6 +386,12 @@ impl Membership {
     }
 }
 
+impl Drop for Membership {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
 /// Tells the UI (`team:changed`) whenever `team`'s state or members change, until `stop`.
 async fn watch(team: Arc<Team>, events: Arc<dyn EventSink>, stop: CancellationToken) {
     let mut last = None;
