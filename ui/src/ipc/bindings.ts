@@ -590,7 +590,7 @@ export type NoArgs = Record<string, never>;
 /**
  * A page of the app: `chat`, `usage`, or a section of Settings.
  */
-export type PageChoice = "chat" | "usage" | "settings/providers" | "settings/general" | "settings/localApi" | "settings/about";
+export type PageChoice = "chat" | "usage" | "settings/providers" | "settings/general" | "settings/localApi" | "settings/team" | "settings/about";
 
 /**
  * The pool's view of a provider's keys, with the backend's `now` so the UI can count down

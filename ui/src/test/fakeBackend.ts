@@ -513,7 +513,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       const choices: Record<string, readonly string[]> = {
         theme: ['system', 'light', 'dark'],
         language: ['system', 'en', 'zh', 'ja', 'ru'],
-        page: ['chat', 'usage', 'settings/providers', 'settings/general', 'settings/localApi', 'settings/about'],
+        page: ['chat', 'usage', 'settings/providers', 'settings/general', 'settings/localApi', 'settings/team', 'settings/about'],
       };
       for (const [field, allowed] of Object.entries(choices)) {
         const value = (changes as Record<string, unknown>)[field];

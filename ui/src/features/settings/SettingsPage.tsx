@@ -6,6 +6,7 @@ import { GeneralSection } from './GeneralSection';
 import { KeychainNotice } from './KeychainNotice';
 import { LocalApiSection } from './local-api/LocalApiSection';
 import { ProvidersSection } from './providers/ProvidersSection';
+import { TeamSection } from './team/TeamSection';
 
 interface Props {
   section: SettingsSection;
@@ -17,6 +18,7 @@ const SECTIONS: { id: SettingsSection; label: MessageKey }[] = [
   { id: 'providers', label: 'settings.providers' },
   { id: 'general', label: 'settings.general' },
   { id: 'localApi', label: 'settings.localApi' },
+  { id: 'team', label: 'settings.team' },
   { id: 'about', label: 'settings.about' },
 ];
 
@@ -51,6 +53,7 @@ export function SettingsPage({ section, onSection, status }: Props) {
           )}
           {section === 'general' && <GeneralSection />}
           {section === 'localApi' && <LocalApiSection />}
+          {section === 'team' && <TeamSection />}
           {section === 'about' && (
             <section className="about" aria-labelledby="about-title" data-testid="about">
               <h2 id="about-title" data-testid="about-name">
