@@ -204,7 +204,11 @@ impl Membership {
     pub fn status(&self) -> Result<TeamView> {
         let redis_url = self.stored::<String>(REDIS_URL)?;
         let team = self.stored::<String>(NAME)?;
-        let (_, password, secret) = self.kept().unwrap_or((None, None, SecretPlace::None));
+        // Never joined: nothing kept to look for (the keychain is not asked at every poll).
+        let (_, password, secret) = match redis_url {
+            Some(_) => self.kept().unwrap_or((None, None, SecretPlace::None)),
+            None => (None, None, SecretPlace::None),
+        };
         let now = self.clock.now();
         let joined = self.joined.lock().unwrap_or_else(|e| e.into_inner());
         let (phase, members, last_change, since) = match joined.as_ref() {
