@@ -1,6 +1,6 @@
 //! Events the backend sends to the UI.
 
-use keypool_api::ipc::events::LLM_CONFIG_CHANGED;
+use keypool_api::ipc::events::{LLM_CONFIG_CHANGED, TEAM_CHANGED};
 use keypool_api::ipc::ProviderChanged;
 use keypool_api::service::EventSink;
 use tauri::{AppHandle, Emitter, Runtime};
@@ -20,6 +20,12 @@ impl<R: Runtime> EventSink for TauriEvents<R> {
         let payload = ProviderChanged { provider_id: provider_id.to_owned() };
         if let Err(error) = self.app.emit(LLM_CONFIG_CHANGED, payload) {
             tracing::warn!(%error, "could not tell the UI that the keys changed");
+        }
+    }
+
+    fn team_changed(&self) {
+        if let Err(error) = self.app.emit(TEAM_CHANGED, ()) {
+            tracing::warn!(%error, "could not tell the UI that the team changed");
         }
     }
 }

@@ -117,7 +117,8 @@ mod security_tests {
                 "allow-chat",
                 "allow-settings",
                 "allow-usage",
-                "allow-local-api"
+                "allow-local-api",
+                "allow-team"
             ],
             "no plugin or core permission beyond listening to events (the page may not emit them)"
         );

@@ -46,6 +46,12 @@ pub fn build<R: Runtime>(builder: Builder<R>) -> Builder<R> {
                     tracing::error!(%error, "the local API could not start");
                 }
             }
+            // The team, if it was on when the app last ran, is joined again.
+            if let Ok(team) = context.team() {
+                if let Err(error) = team.start_if_enabled().await {
+                    tracing::error!(%error, "the team could not be joined at start");
+                }
+            }
         });
 
         // The window is created only now, after the state exists, so no invoke can arrive first.

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
 import { By, launchApp, until } from './harness.mjs';
-import { assertAccessible, click, fresh, gone, keepPreferences, textOf, waitFor } from './steps.mjs';
+import { assertAccessible, click, fresh, gone, keepPreferences, retype, textOf, waitFor } from './steps.mjs';
 
 const WAIT = 15_000;
 /** The window's size as tauri.conf.json opens it. */
@@ -108,6 +108,18 @@ describe('accessibility of the real window', () => {
       await click(app, 'settings-general');
       await app.find('general-section');
       await assertAccessible(app, `Settings → General (${theme})`);
+
+      // Settings → Team, off, and with the form's errors and a generated secret showing.
+      await click(app, 'settings-team');
+      await app.find('team-form');
+      await assertAccessible(app, `Settings → Team (${theme})`);
+      await retype(await app.find('team-redis-url'), 'ftp://nowhere');
+      await click(app, 'team-generate');
+      await app.find('team-generated');
+      await click(app, 'team-connect');
+      await app.find('team-redis-url-field-error');
+      await assertAccessible(app, `Settings → Team with an error and a generated secret (${theme})`);
+      await app.screenshot(`settings-team-errors-${theme}`);
 
       await click(app, 'settings-about');
       const about = await app.find('about');

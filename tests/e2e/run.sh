@@ -9,7 +9,9 @@ if [ -z "${KEYPOOL_APP_BINARY:-}" ]; then
   npx tauri build --debug --no-bundle
   export KEYPOOL_APP_BINARY="$PWD/target/debug/keypool"
 fi
-cargo build -p keypool-fake-provider
+# keypool-server: team.test.mjs joins one to the app's team.
+cargo build -p keypool-fake-provider -p keypool-server
 export KEYPOOL_FAKE_PROVIDER_BINARY="$PWD/target/debug/keypool-fake-provider"
+export KEYPOOL_SERVER_BINARY="$PWD/target/debug/keypool-server"
 mkdir -p tests/artifacts
 xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/*.test.mjs

@@ -4,11 +4,11 @@ export type Route =
   | { page: 'usage' }
   | { page: 'settings'; section: SettingsSection };
 
-export type SettingsSection = 'providers' | 'general' | 'localApi' | 'about';
+export type SettingsSection = 'providers' | 'general' | 'localApi' | 'team' | 'about';
 
 export const initialRoute: Route = { page: 'chat' };
 
-const SECTIONS: readonly SettingsSection[] = ['providers', 'general', 'localApi', 'about'];
+const SECTIONS: readonly SettingsSection[] = ['providers', 'general', 'localApi', 'team', 'about'];
 
 /** A route as one stable string (`chat`, `usage`, `settings/general`, …), the form it is stored in. */
 export function routeToString(route: Route): string {

@@ -56,6 +56,8 @@ export function useFieldForm<F extends string, V>({ fields, initial, inputs, par
       const placed = placeBackendError(t, error, fields, conflictField, issuePaths);
       place(placed.fields);
       setFormError(placed.form);
+    } finally {
+      // A form that stays after saving (Settings → Team) can be sent again.
       setSaving(false);
     }
   }

@@ -47,6 +47,9 @@ const ISSUE_KEYS: Record<IssueCode, MessageKey> = {
   image_unreadable: 'issue.imageUnreadable',
   host_change: 'issue.hostChange',
   name_taken: 'error.nameTaken',
+  bad_redis_url: 'issue.badRedisUrl',
+  bad_team_name: 'issue.badTeamName',
+  bad_team_secret: 'issue.badTeamSecret',
   invalid: 'issue.invalid',
 };
 
@@ -90,6 +93,8 @@ export function issueText(t: Translate, issue: Issue): string {
     case 'too_large':
     case 'too_many_buckets':
       return params.max === undefined ? t('issue.invalid') : t(key, { max: formatNumber(t, params.max) });
+    case 'bad_team_secret':
+      return params.count === undefined ? t('team.secretFormat') : t(key, { count: formatNumber(t, params.count) });
     case 'cannot_write':
       return params.reason ? t('issue.cannotWriteBecause', { reason: params.reason }) : t(key);
     case 'file_too_large':
@@ -129,6 +134,9 @@ const FIELD_KEYS: Record<string, MessageKey> = {
   bindingIdleMinutes: 'general.bindingIdle',
   usageRetentionDays: 'general.usageRetention',
   port: 'localApi.port',
+  redisUrl: 'team.redisUrl',
+  team: 'team.name',
+  secret: 'team.secret',
 };
 
 /** The field an issue is about, in words; the path itself when the UI has no name for it. */

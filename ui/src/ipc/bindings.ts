@@ -238,6 +238,12 @@ export type ConfigureLocalApiArgs = { enabled: boolean, port?: number, };
 export type Conflict = "duplicate_key" | "reply_in_progress";
 
 /**
+ * The team to join: its Redis, its name, and the team secret (64 hex digits; leave it out to
+ * use the one kept from before).
+ */
+export type ConnectTeamArgs = { redisUrl: string, team: string, secret?: string, };
+
+/**
  * What ending a key's cooldown answers: the key, selectable again (unless it is off).
  */
 export type CooldownReset = { id: string, };
@@ -317,7 +323,7 @@ export type Issue = { path: string, code: IssueCode, params?: IssueParams, messa
 /**
  * What is wrong with one argument.
  */
-export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "name_taken" | "invalid";
+export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "invalid";
 
 /**
  * The numbers and words an issue's wording needs.
@@ -584,7 +590,7 @@ export type NoArgs = Record<string, never>;
 /**
  * A page of the app: `chat`, `usage`, or a section of Settings.
  */
-export type PageChoice = "chat" | "usage" | "settings/providers" | "settings/general" | "settings/localApi" | "settings/about";
+export type PageChoice = "chat" | "usage" | "settings/providers" | "settings/general" | "settings/localApi" | "settings/team" | "settings/about";
 
 /**
  * The pool's view of a provider's keys, with the backend's `now` so the UI can count down
@@ -801,6 +807,56 @@ export type Stopped = { chatId: string,
 stopped: boolean, };
 
 /**
+ * Why a team that is on is disconnected.
+ */
+export type TeamReason = "unreachable" | "lost" | "secretMissing";
+
+/**
+ * A new team secret, shown this once: copy it to the other members, then connect with it.
+ * Nothing is kept until `team:connect`.
+ */
+export type TeamSecret = { secret: string, };
+
+/**
+ * Where the team secret is kept.
+ */
+export type TeamSecretPlace = "keychain" | "memory" | "none";
+
+/**
+ * Where the team stands: `off`, `connecting`, `connected`, or `disconnected` with a reason.
+ */
+export type TeamState = "off" | "connecting" | "connected" | "disconnected";
+
+/**
+ * How this app stands with its team. Never holds the secret or the URL's password.
+ */
+export type TeamStatus = { state: TeamState, 
+/**
+ * Why it is disconnected.
+ */
+reason: TeamReason | null, 
+/**
+ * The Redis URL as kept: without its password.
+ */
+redisUrl: string | null, 
+/**
+ * The URL has a password, kept beside the secret.
+ */
+hasPassword: boolean, team: string | null, 
+/**
+ * Members seen in the last minute, this one included (0 unless connected).
+ */
+members: number, 
+/**
+ * When a change from another member was last received (ms since the epoch).
+ */
+lastChangeAt: number | null, 
+/**
+ * When the app last connected or disconnected (ms since the epoch).
+ */
+since: number | null, secret: TeamSecretPlace, };
+
+/**
  * The colour theme: the OS's, or one chosen.
  */
 export type ThemeChoice = "system" | "light" | "dark";
@@ -961,6 +1017,8 @@ export const LIMITS = {
   seriesBuckets: { maxItems: 10000 },
   proxyUrl: { maxChars: 2048 },
   port: { min: 1024, max: 65535, default: 4141 },
+  redisUrl: { maxChars: 2048 },
+  teamName: { maxChars: 64 },
 } as const;
 
 export type Commands = {
@@ -986,6 +1044,10 @@ export type Commands = {
   "localApi:getStatus": { kind: "sync"; args: NoArgs; result: LocalApiStatus };
   "localApi:configure": { kind: "async"; args: ConfigureLocalApiArgs; result: LocalApiConfigured };
   "localApi:regenerateToken": { kind: "async"; args: NoArgs; result: LocalApiToken };
+  "team:getStatus": { kind: "sync"; args: NoArgs; result: TeamStatus };
+  "team:connect": { kind: "async"; args: ConnectTeamArgs; result: TeamStatus };
+  "team:disconnect": { kind: "async"; args: NoArgs; result: TeamStatus };
+  "team:generateSecret": { kind: "sync"; args: NoArgs; result: TeamSecret };
   "settings:get": { kind: "sync"; args: NoArgs; result: Settings };
   "settings:update": { kind: "sync"; args: UpdateSettingsArgs; result: Settings };
   "usage:getSummary": { kind: "sync"; args: UsageRangeArgs; result: UsageSummary };
@@ -1011,4 +1073,5 @@ export type Commands = {
 
 export type Events = {
   "llmConfig:changed": ProviderChanged;
+  "team:changed": null;
 };

@@ -14,6 +14,7 @@ import type {
   KeyTestResult,
   LocalApiStatus,
   Message,
+  TeamStatus,
   Preferences,
   Provider,
   ServedModel,
@@ -272,6 +273,10 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
   let preferences: Preferences = { theme: null, language: null, page: null, provider: null };
   /** What `llmConfig:listModelsFor` answers per base URL: models, or a rejection. */
   const unsavedModelLists = new Map<string, { models: string[] } | { error: IpcError }>();
+  /** The team: its status as `team:getStatus` says it, the secret kept (never answered), the secrets generated. */
+  let team: TeamStatus = { state: 'off', reason: null, redisUrl: null, hasPassword: false, team: null, members: 0, lastChangeAt: null, since: null, secret: 'none' };
+  let teamSecret: string | null = null;
+  const teamSecrets: string[] = [];
   const busyPorts = new Set<number>();
   const localTokens: string[] = [];
   const newLocalToken = () => {
@@ -513,7 +518,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       const choices: Record<string, readonly string[]> = {
         theme: ['system', 'light', 'dark'],
         language: ['system', 'en', 'zh', 'ja', 'ru'],
-        page: ['chat', 'usage', 'settings/providers', 'settings/general', 'settings/localApi', 'settings/about'],
+        page: ['chat', 'usage', 'settings/providers', 'settings/general', 'settings/localApi', 'settings/team', 'settings/about'],
       };
       for (const [field, allowed] of Object.entries(choices)) {
         const value = (changes as Record<string, unknown>)[field];
@@ -729,6 +734,31 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       return token === undefined ? { ...localApi, served: served() } : { ...localApi, served: served(), token };
     },
     'localApi:regenerateToken': () => ({ token: newLocalToken() }),
+    'team:getStatus': () => team,
+    // Like the backend: the URL, the name and the secret are checked (by the team crate's rules)
+    // before anything changes; without a secret the kept one is used; the URL is kept without
+    // its password.
+    'team:connect': ({ redisUrl, team: name, secret }) => {
+      const issue = (path: string, code: Issue['code'], params?: Issue['params']) => backendError('validation', `${path}: ${code}`, [{ path, code, ...(params ? { params } : {}), message: code }]);
+      const url = /^(rediss?:\/\/)(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#]+.*)$/.exec(redisUrl.trim());
+      if (!url) throw issue('redisUrl', 'bad_redis_url');
+      if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw issue('team', 'bad_team_name');
+      if (secret !== undefined && !/^[0-9a-fA-F]{64}$/.test(secret.trim())) throw issue('secret', 'bad_team_secret', { count: secret.trim().length });
+      if (secret === undefined && teamSecret === null) throw issue('secret', 'required');
+      teamSecret = secret?.trim() ?? teamSecret;
+      const bare = `${url[1]}${url[2] ? `${url[2]}@` : ''}${url[4]}`;
+      team = { state: 'connecting', reason: null, redisUrl: bare, hasPassword: Boolean(url[3]), team: name, members: 0, lastChangeAt: null, since: Date.now(), secret: 'keychain' };
+      return team;
+    },
+    'team:disconnect': () => {
+      team = { ...team, state: 'off', reason: null, members: 0, since: Date.now() };
+      return team;
+    },
+    'team:generateSecret': () => {
+      const secret = (teamSecrets.length + 1).toString(16).padStart(2, '0').repeat(32);
+      teamSecrets.push(secret);
+      return { secret };
+    },
     ...ledger.handlers,
   };
 
@@ -777,6 +807,15 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     /** The preferences as kept in the data directory; `setPreferences` stands in for an earlier run's. */
     preferences: () => preferences,
     setPreferences: (kept: Partial<Preferences>) => (preferences = { ...preferences, ...kept }),
+    /** The team as the backend has it; `setTeam` changes it (connected, members, a change received) and emits `team:changed`. */
+    team: () => team,
+    teamSecret: () => teamSecret,
+    setTeam: (changes: Partial<TeamStatus>) => {
+      team = { ...team, ...changes };
+      queueMicrotask(() => {
+        for (const listener of listeners.get('team:changed') ?? []) listener({ event: 'team:changed', payload: null });
+      });
+    },
     /** Another program listens on `port`: starting the local API there fails. */
     occupyPort: (port: number) => busyPorts.add(port),
     /** Every local API token handed out, oldest first. */

@@ -13,8 +13,8 @@ use tokio_util::sync::DropGuard;
 use keypool_keychain::{Keychain, OsKeychain};
 
 use crate::service::{
-    Attachments, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Migrated, NoSaveDialog, Preferences,
-    Providers, Records, SaveDialog, ServiceError, Settings, StoreLoader, Usage, Vault, WritePath, DAY_MS,
+    Attachments, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Membership, Migrated, NoSaveDialog,
+    Preferences, Providers, Records, SaveDialog, ServiceError, Settings, StoreLoader, Usage, Vault, WritePath, DAY_MS,
 };
 use crate::SystemClock;
 
@@ -101,7 +101,7 @@ struct Services {
     clock: Arc<dyn Clock>,
     vault: Arc<Vault>,
     local_api: LocalApi,
-    team: Option<Arc<keypool_team::Team>>,
+    team: Membership,
 }
 
 impl AppContext {
@@ -160,9 +160,9 @@ impl AppContext {
 
     /// How this member stands with its team; `off` without one.
     pub fn team_state(&self) -> keypool_team::TeamState {
-        match self.services.as_ref().ok().and_then(|s| s.team.as_ref()) {
-            Some(team) => team.status().state,
-            None => keypool_team::TeamState::Off,
+        match self.services.as_ref() {
+            Ok(services) => services.team.state(),
+            Err(_) => keypool_team::TeamState::Off,
         }
     }
 
@@ -229,6 +229,11 @@ impl AppContext {
         Ok(&self.services()?.local_api)
     }
 
+    /// The team this app is a member of (Settings → Team).
+    pub fn team(&self) -> Result<&Membership, ServiceError> {
+        Ok(&self.services()?.team)
+    }
+
     /// Where key values are kept at rest.
     pub fn vault(&self) -> Result<&Vault, ServiceError> {
         Ok(&self.services()?.vault)
@@ -254,27 +259,30 @@ impl Services {
         let writes = Arc::new(WritePath {
             db: db.clone(),
             pool: pool.clone(),
-            events,
+            events: events.clone(),
             vault: vault.clone(),
             generation: Default::default(),
         });
         let ledger = if ledger { Ledger::start(db.clone()) } else { Ledger::off() };
         let attachments = Arc::new(Attachments::open(db.clone(), clock.now().as_millis()));
         let records = Arc::new(Records { writes: writes.clone(), ledger: ledger.clone() });
-        let mut completions =
+        let completions =
             CompletionService::new(pool.clone(), clock.clone(), resolver.clone(), records.clone(), waiter);
-        let team = team.and_then(|config| {
-            match keypool_team::Team::start(config, pool.clone(), resolver, clock.clone(), records) {
-                Ok(team) => {
-                    completions = completions.clone().with_team(team.clone());
-                    Some(team)
-                }
-                Err(error) => {
-                    tracing::error!(%error, "the team cannot be joined; the pool is this process's own");
-                    None
-                }
+        let membership = Membership::new(
+            db.clone(),
+            clock.clone(),
+            vault.clone(),
+            completions.clone(),
+            pool.clone(),
+            resolver,
+            records,
+            events,
+        );
+        if let Some(config) = team {
+            if let Err(error) = membership.join_for_this_run(config) {
+                tracing::error!(%error, "the team cannot be joined; the pool is this process's own");
             }
-        });
+        }
         let providers = Arc::new(Providers::new(db.clone(), writes.clone(), clock.clone(), completions.clone()));
         Services {
             keys: Keys::new(db.clone(), writes.clone(), clock.clone(), completions.clone()),
@@ -293,7 +301,7 @@ impl Services {
             completions,
             clock,
             vault,
-            team,
+            team: membership,
         }
     }
 }

@@ -317,14 +317,14 @@ impl Settlement {
         let reported = match (lesson, &key) {
             (Lesson::Answer(announced), Some(key)) => {
                 service.pool.report_answer(key, Some(&scope), announced);
-                if let Some(team) = &service.team {
+                if let Some(team) = service.team() {
                     team.taught(&record.provider, key, &scope, Taught::Answer(announced));
                 }
                 None
             }
             (Lesson::Refusal { status, kind }, Some(key)) => {
                 let reported = service.report(&record.provider, key, status, kind, &scope, record.at);
-                if let (Some(team), Ok(outcome)) = (&service.team, &reported) {
+                if let (Some(team), Ok(outcome)) = (service.team(), &reported) {
                     team.taught(&record.provider, key, &scope, Taught::Refusal(*outcome));
                 }
                 Some(reported)
@@ -473,7 +473,7 @@ impl CompletionService {
     /// The key the team has the request's session bound to, when this member has no live
     /// binding for it: the conversation goes on where another member served it.
     async fn team_binding(&self, target: &Target<'_>) -> Option<KeyId> {
-        let team = self.team.as_ref()?;
+        let team = self.team()?;
         let provider = &target.endpoint.id;
         // Loaded first, so the link can merge what the team knows of the keys before they are
         // chosen among (a load error is the selection's to report).
@@ -503,9 +503,10 @@ impl CompletionService {
             let freed = self.freed.notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
-            let bound_before = match &self.team {
-                Some(_) => self.pool.bound_key(plan.target.session, self.clock.now()),
-                None => None,
+            let bound_before = if self.team.load().is_some() {
+                self.pool.bound_key(plan.target.session, self.clock.now())
+            } else {
+                None
             };
             let why = match self.choose(&plan.target, plan.demand, tried, preferred) {
                 Ok(credential) => match self.admit(plan, credential, bound_before.as_ref(), &mut team_refusals).await {
@@ -551,7 +552,7 @@ impl CompletionService {
         bound_before: Option<&KeyId>,
         team_refusals: &mut u32,
     ) -> Option<(Credential, TeamHold)> {
-        let (Some(team), Credential::Pooled(selection)) = (&self.team, &credential) else {
+        let (Some(team), Credential::Pooled(selection)) = (self.team(), &credential) else {
             return Some((credential, TeamHold::none()));
         };
         let hand_out = HandOut {

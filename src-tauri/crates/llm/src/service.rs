@@ -25,6 +25,7 @@ use crate::team::TeamLink;
 use crate::verify::Verifications;
 use crate::wait::Waiter;
 use crate::ProviderKind;
+use arc_swap::ArcSwapOption;
 
 /// One request for a reply in a chat.
 #[derive(Debug, Clone)]
@@ -181,8 +182,10 @@ pub struct CompletionService {
     pub(crate) redactors: Arc<Mutex<HashMap<ProviderId, CachedRedactor>>>,
     /// The verifications of refused keys, one in flight per key.
     pub(crate) verifications: Arc<Verifications>,
-    /// The other members of a team, when the pool is shared (none by default).
-    pub(crate) team: Option<Arc<dyn TeamLink>>,
+    /// The other members of a team, when the pool is shared (none by default): a slot shared
+    /// by every clone of the service, so joining or leaving a team at runtime reaches every
+    /// service that holds one (see [`CompletionService::set_team`]).
+    pub(crate) team: Arc<ArcSwapOption<Arc<dyn TeamLink>>>,
 }
 
 impl CompletionService {
@@ -207,29 +210,48 @@ impl CompletionService {
             deadlines: Deadlines::default(),
             redactors: Arc::default(),
             verifications: Arc::default(),
-            team: None,
+            team: Arc::default(),
         }
     }
 
-    /// The same service sharing its pool's state with a team through `team`, which it tells what
-    /// the pool learns and hands out; `team` wakes the service's waiting requests when it frees
-    /// room.
+    /// The same service sharing its pool's state with a team through `team` (see
+    /// [`CompletionService::set_team`]).
     pub fn with_team(self, team: Arc<dyn TeamLink>) -> Self {
-        let freed = self.freed.clone();
-        team.attach(Arc::new(move || freed.notify_waiters()));
-        CompletionService { team: Some(team), ..self }
+        self.set_team(Some(team));
+        self
+    }
+
+    /// Shares the pool's state with `team` from now on (none: the pool is this process's own),
+    /// for this service and every clone of it; answers the link it replaces, for the caller to
+    /// stop. The new link is told how to wake the service's waiting requests when it frees room.
+    ///
+    /// Safe under concurrent requests: the slot is swapped atomically, and every use of the
+    /// link on a request's path ([`TeamLink::binding`], [`TeamLink::hand_out`],
+    /// [`TeamLink::taught`]) reads the slot once and is whole on the link it read: a hand-out's
+    /// [`crate::TeamHold`] belongs to the link that issued it and ends its count there whatever
+    /// the slot holds by then, and a lesson told to the new link is as true for it as for the
+    /// old. A request running across a swap therefore mixes at most two links call by call,
+    /// never within one call, and each call is one the member could have made alone (the
+    /// links only ever add what the team knows; deciding without one is always allowed).
+    pub fn set_team(&self, team: Option<Arc<dyn TeamLink>>) -> Option<Arc<dyn TeamLink>> {
+        if let Some(team) = &team {
+            let freed = self.freed.clone();
+            team.attach(Arc::new(move || freed.notify_waiters()));
+        }
+        let old = self.team.swap(team.map(Arc::new));
+        old.map(|old| (*old).clone())
     }
 
     /// The team link, when the pool is shared.
-    pub fn team(&self) -> Option<&Arc<dyn TeamLink>> {
-        self.team.as_ref()
+    pub fn team(&self) -> Option<Arc<dyn TeamLink>> {
+        self.team.load_full().map(|team| (*team).clone())
     }
 
     /// The user enabled `key` again: the pool lifts a provider's rejection of it, and so does
     /// every member of the team.
     pub fn key_enabled(&self, key: &KeyId) {
         self.pool.clear_auth_block(key);
-        if let Some(team) = &self.team {
+        if let Some(team) = self.team() {
             team.key_enabled(key);
         }
     }
@@ -238,7 +260,7 @@ impl CompletionService {
     /// to rotation when `usable`, or probe it again later.
     pub fn probed(&self, key: &KeyId, usable: bool) {
         self.pool.report_probe(key, usable, self.clock.now());
-        if let Some(team) = &self.team {
+        if let Some(team) = self.team() {
             team.probed(key, usable);
         }
     }

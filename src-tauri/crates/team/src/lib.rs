@@ -79,7 +79,7 @@ pub mod test_redis;
 
 use std::time::Duration;
 
-pub use member::Team;
+pub use member::{check_url, valid_team, Team};
 pub use secret::{BadSecret, TeamSecret, SECRET_BYTES};
 
 /// How to reach a team.

@@ -203,8 +203,10 @@ impl Sessions {
     }
 }
 
-/// Only what can sit inside `{keypool:…}` without ending the hash tag or breaking a SCAN pattern.
-fn valid_team(name: &str) -> bool {
+/// Whether `name` can name a team: only what can sit inside `{keypool:…}` without ending the hash
+/// tag or breaking a SCAN pattern (1 to 64 of `A-Z a-z 0-9 . _ -`). The one rule the server and
+/// the app check names by.
+pub fn valid_team(name: &str) -> bool {
     (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
@@ -221,6 +223,13 @@ fn client(url: &str) -> Result<redis::Client, TeamError> {
     let tcp = info.tcp_settings().clone().set_nodelay(true);
     let info = info.set_redis_settings(redis_settings).set_tcp_settings(tcp);
     redis::Client::open(info).map_err(|_| TeamError::BadUrl { reason: "the client refused it".into() })
+}
+
+/// Whether `url` is a Redis URL a member can use (`redis://` or `rediss://`, readable as a Redis
+/// address), without connecting: the one check the server and the app validate URLs by. The
+/// error never holds the URL.
+pub fn check_url(url: &str) -> Result<(), TeamError> {
+    client(url).map(drop)
 }
 
 impl Team {

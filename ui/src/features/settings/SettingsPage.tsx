@@ -7,6 +7,7 @@ import { GeneralSection } from './GeneralSection';
 import { KeychainNotice } from './KeychainNotice';
 import { LocalApiSection } from './local-api/LocalApiSection';
 import { ProvidersSection } from './providers/ProvidersSection';
+import { TeamSection } from './team/TeamSection';
 
 interface Props {
   section: SettingsSection;
@@ -18,6 +19,7 @@ const SECTIONS: { id: SettingsSection; label: MessageKey }[] = [
   { id: 'providers', label: 'settings.providers' },
   { id: 'general', label: 'settings.general' },
   { id: 'localApi', label: 'settings.localApi' },
+  { id: 'team', label: 'settings.team' },
   { id: 'about', label: 'settings.about' },
 ];
 
@@ -52,6 +54,7 @@ export function SettingsPage({ section, onSection, status }: Props) {
           )}
           {section === 'general' && <GeneralSection />}
           {section === 'localApi' && <LocalApiSection />}
+          {section === 'team' && <TeamSection />}
           {section === 'about' && <AboutSection status={status} />}
         </div>
       </div>

@@ -92,6 +92,8 @@ pub enum PageChoice {
     SettingsGeneral,
     #[serde(rename = "settings/localApi")]
     SettingsLocalApi,
+    #[serde(rename = "settings/team")]
+    SettingsTeam,
     #[serde(rename = "settings/about")]
     SettingsAbout,
 }
@@ -158,7 +160,7 @@ macro_rules! same_variants {
 same_variants!(ThemeChoice <=> Theme { System, Light, Dark });
 same_variants!(LanguageChoice <=> Language { System, En, Zh, Ja, Ru });
 same_variants!(PageChoice <=> Page {
-    Chat, Usage, SettingsProviders, SettingsGeneral, SettingsLocalApi, SettingsAbout
+    Chat, Usage, SettingsProviders, SettingsGeneral, SettingsLocalApi, SettingsTeam, SettingsAbout
 });
 
 impl From<UiPreferences> for PreferencesDto {

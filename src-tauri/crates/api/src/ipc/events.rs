@@ -16,11 +16,18 @@ pub struct ProviderChanged {
     pub provider_id: String,
 }
 
+/// Emitted when the team's status changes (connected, disconnected, left, members); the UI
+/// reads `team:getStatus` again. No payload.
+pub const TEAM_CHANGED: &str = "team:changed";
+
 pub(super) fn declare_types(types: &mut TypeSet) {
     types.add::<ProviderChanged>();
 }
 
 /// The `Events` map of the TypeScript bindings: each event name to its payload.
 pub(super) fn typescript(types: &TypeSet) -> String {
-    format!("export type Events = {{\n  {LLM_CONFIG_CHANGED:?}: {};\n}};\n", types.name::<ProviderChanged>())
+    format!(
+        "export type Events = {{\n  {LLM_CONFIG_CHANGED:?}: {};\n  {TEAM_CHANGED:?}: null;\n}};\n",
+        types.name::<ProviderChanged>()
+    )
 }

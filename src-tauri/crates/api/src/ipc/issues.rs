@@ -83,6 +83,12 @@ pub enum IssueCode {
     ImageUnreadable,
     /// Another provider already has this name (any case).
     NameTaken,
+    /// A Redis URL that is not `redis://host:port` or `rediss://host:port`.
+    BadRedisUrl,
+    /// A team name other than 1 to 64 of `A-Z a-z 0-9 . _ -`.
+    BadTeamName,
+    /// A team secret that is not 64 hex digits (`count`: how many characters it had).
+    BadTeamSecret,
     /// Any other problem; the message says which.
     Invalid,
 }
@@ -206,6 +212,12 @@ impl From<FieldError> for Issue {
                 (IssueCode::TooLong, IssueParams { max: i64::try_from(max).ok(), ..none() })
             }
             Rule::NameTaken => (IssueCode::NameTaken, none()),
+            Rule::BadRedisUrl => (IssueCode::BadRedisUrl, none()),
+            Rule::BadTeamName => (IssueCode::BadTeamName, none()),
+            Rule::BadTeamSecret { found } => {
+                (IssueCode::BadTeamSecret, IssueParams { count: i64::try_from(found).ok(), ..none() })
+            }
+            Rule::TeamSecretRequired => (IssueCode::Required, none()),
         };
         Issue::new(camel_case_path(&error.field), code, params)
     }
@@ -351,6 +363,11 @@ fn english(code: IssueCode, p: &IssueParams) -> String {
         IssueCode::FileTooLarge => format!("is larger than {} bytes", p.max.unwrap_or_default()),
         IssueCode::ImageUnreadable => {
             format!("is an image that cannot be read: {}", p.reason.as_deref().unwrap_or("unknown error"))
+        }
+        IssueCode::BadRedisUrl => "must be a Redis URL such as redis://127.0.0.1:6379 or rediss://host:6380".into(),
+        IssueCode::BadTeamName => "must be 1 to 64 letters, digits, dots, dashes or underscores".into(),
+        IssueCode::BadTeamSecret => {
+            format!("must be 64 hex digits (0-9, a-f); this has {} characters", n(p.count))
         }
         IssueCode::Invalid => p.reason.clone().unwrap_or_else(|| "is invalid".into()),
     }

@@ -101,6 +101,10 @@ pub struct Limits {
     pub proxy_url: Text,
     /// The local API's port: no privileged ports.
     pub port: Defaulted<u16>,
+    /// The team's Redis URL.
+    pub redis_url: Text,
+    /// A team's name (the team's own rule: 1 to 64 of `A-Z a-z 0-9 . _ -`).
+    pub team_name: Text,
 }
 
 pub const LIMITS: Limits = Limits {
@@ -131,6 +135,8 @@ pub const LIMITS: Limits = Limits {
     series_buckets: Items { max_items: 10_000 },
     proxy_url: Text { max_chars: 2048 },
     port: Defaulted { min: 1024, max: 65535, default: DEFAULT_PORT },
+    redis_url: Text { max_chars: 2048 },
+    team_name: Text { max_chars: 64 },
 };
 
 /// `LIMITS` as the TypeScript bindings declare it: a constant object, one bound a line in the

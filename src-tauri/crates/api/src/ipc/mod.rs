@@ -19,6 +19,7 @@ mod providers;
 mod rules;
 mod settings;
 mod table;
+mod team;
 mod typescript;
 mod usage;
 
@@ -35,4 +36,5 @@ pub use problems::*;
 pub use providers::*;
 pub use settings::*;
 pub use table::{command, Answer, Command, Emit, Kind, Pending, Run, COMMANDS};
+pub use team::*;
 pub use usage::*;

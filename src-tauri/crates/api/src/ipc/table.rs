@@ -32,12 +32,13 @@ use super::providers::{
     UpdateProviderArgs,
 };
 use super::settings::{SettingsDto, UpdateSettingsArgs};
+use super::team::{ConnectTeamArgs, TeamSecretDto, TeamStatusDto};
 use super::typescript::TypeSet;
 use super::usage::{
     DeletedPrice, ExportResult, ModelArgs, PriceDto, PurgeUsageArgs, Purged, SeriesDto, SetPriceArgs, UsageRangeArgs,
     UsageSeriesArgs, UsageSummaryDto,
 };
-use super::{app, chat, keys, local_api, providers, settings, usage};
+use super::{app, chat, keys, local_api, providers, settings, team, usage};
 use crate::AppContext;
 
 /// What a command answers: its result as JSON, or the one error.
@@ -179,6 +180,10 @@ commands! {
     sync   "localApi:getStatus"        (NoArgs)             -> LocalApiStatusDto       => local_api::status;
     async  "localApi:configure"        (ConfigureLocalApiArgs) -> LocalApiConfiguredDto => local_api::configure;
     async  "localApi:regenerateToken"  (NoArgs)             -> LocalApiTokenDto        => local_api::regenerate_token;
+    sync   "team:getStatus"            (NoArgs)             -> TeamStatusDto           => team::status;
+    async  "team:connect"              (ConnectTeamArgs)    -> TeamStatusDto           => team::connect;
+    async  "team:disconnect"           (NoArgs)             -> TeamStatusDto           => team::disconnect;
+    sync   "team:generateSecret"       (NoArgs)             -> TeamSecretDto           => team::generate_secret;
     sync   "settings:get"              (NoArgs)             -> SettingsDto             => settings::get;
     sync   "settings:update"           (UpdateSettingsArgs) -> SettingsDto             => settings::update;
     sync   "usage:getSummary"          (UsageRangeArgs)     -> UsageSummaryDto         => usage::summary;

@@ -15,6 +15,7 @@ mod providers;
 mod records;
 mod reply_error;
 mod settings;
+mod team;
 mod usage;
 mod vault;
 mod write_path;
@@ -40,6 +41,7 @@ pub use providers::{is_local, is_local_url, ModelList, NewProvider, Provider, Pr
 pub(crate) use records::Records;
 pub use reply_error::{BlockedKeyInfo, BlockedState, BreakageKind, LastAnswer, ReplyError};
 pub use settings::{AppSettings, Proxy, Settings, SettingsPatch, DEFAULT_RETENTION_DAYS, MAX_WAIT_LIMIT_SECONDS};
+pub use team::{Membership, SecretPlace, TeamDown, TeamJoin, TeamPhase, TeamView, CONNECTING_GRACE};
 pub use usage::{
     Bucket, KeySpend, NewPrice, NoSaveDialog, Point, Price, SaveDialog, Spend, Summary, Totals, Usage, DAY_MS,
 };

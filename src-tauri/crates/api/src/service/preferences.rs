@@ -51,6 +51,8 @@ pub enum Page {
     SettingsGeneral,
     #[serde(rename = "settings/localApi")]
     SettingsLocalApi,
+    #[serde(rename = "settings/team")]
+    SettingsTeam,
     #[serde(rename = "settings/about")]
     SettingsAbout,
 }

@@ -38,6 +38,14 @@ pub enum Rule {
     ImageUnreadable { reason: String },
     /// More than `max` attachments on one message.
     TooManyAttachments { max: usize },
+    /// A Redis URL the team cannot use (not `redis://` or `rediss://`, or unreadable).
+    BadRedisUrl,
+    /// A team name other than 1 to 64 of `A-Z a-z 0-9 . _ -`.
+    BadTeamName,
+    /// A team secret that is not 64 hex digits (`found`: how many characters it had).
+    BadTeamSecret { found: usize },
+    /// No team secret was given and none is kept: generate one or paste another member's.
+    TeamSecretRequired,
 }
 
 /// One rule broken by one input field, named as the service's input names it (snake_case);

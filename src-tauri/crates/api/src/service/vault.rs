@@ -71,6 +71,10 @@ pub(crate) fn key_account(id: &str) -> String {
     id.to_owned()
 }
 
+/// The keychain accounts of the team: its secret and the Redis URL's password. Never a key's id
+/// (those are UUIDs), so the left-over sweep keeps them.
+pub(crate) const TEAM_ACCOUNT_PREFIX: &str = "team:";
+
 /// The keychain account of a provider's own key.
 pub(crate) fn provider_account(id: &str) -> String {
     format!("provider:{id}")
@@ -157,6 +161,30 @@ impl Vault {
                 }
             }
         }
+    }
+
+    /// Keeps `secret` for `account` in the keychain only (written, read back and compared):
+    /// for secrets that must never be written to the database (the team's). An error when
+    /// there is no keychain, or it fails.
+    pub fn keep_in_keychain(&self, account: &str, secret: &Secret) -> std::result::Result<(), KeychainError> {
+        let keychain = self
+            .available()
+            .ok_or_else(|| KeychainError::Unreachable("Keypool was started without a keychain".into()))?;
+        self.write_checked(keychain, account, secret).inspect_err(|error| self.lost(error.clone()))
+    }
+
+    /// The secret the keychain keeps for `account` (read once per run); `None` when it keeps
+    /// none or there is no keychain.
+    pub fn read_keychain(&self, account: &str) -> std::result::Result<Option<Secret>, KeychainError> {
+        if let Some(secret) = self.known.lock().unwrap_or_else(|e| e.into_inner()).get(account) {
+            return Ok(Some(secret.clone()));
+        }
+        let Some(keychain) = self.available() else { return Ok(None) };
+        let secret = keychain.read(account)?;
+        if let Some(secret) = &secret {
+            self.remember(account, secret);
+        }
+        Ok(secret)
     }
 
     /// Removes `account`'s value from the keychain (a key deleted, or replaced by one kept in
@@ -248,7 +276,8 @@ impl Vault {
             }
         };
         let mut removed = 0;
-        for account in accounts.into_iter().filter(|a| !live.contains(a)) {
+        let left_over = |a: &String| !live.contains(a) && !a.starts_with(TEAM_ACCOUNT_PREFIX);
+        for account in accounts.into_iter().filter(left_over) {
             match keychain.delete(&account) {
                 Ok(()) => removed += 1,
                 Err(error) => tracing::warn!(%error, account, "could not remove a left-over keychain entry"),

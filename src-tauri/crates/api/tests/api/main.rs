@@ -16,5 +16,6 @@ mod local_api;
 mod providers;
 mod secrets_in_logs;
 mod support;
+mod team;
 mod transcripts;
 mod usage;
