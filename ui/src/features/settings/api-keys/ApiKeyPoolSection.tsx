@@ -8,11 +8,13 @@ import { DeleteKeyDialog } from './DeleteKeyDialog';
 import { EditKeyDialog } from './EditKeyDialog';
 import { KeyList, keyName } from './KeyList';
 import { filterRows, quotaGroups, reorderShown, revokedStatusOf, type GroupFilter, type KeyRow } from './keyRows';
+import { canReorder, keepExisting, nextSort, POOL_ORDER, selectClick, STATE_FILTERS, viewRows, type Sort, type StateFilter } from './keyTable';
 import { PasteKeysDialog } from './PasteKeysDialog';
 import { RevokedKeyDialog } from './RevokedKeyDialog';
 import { useKeyTests } from './useKeyTests';
 import { usePool } from './usePool';
 import { errorText } from '../../../i18n/problems';
+import type { MessageKey } from '../../../i18n';
 
 /** Which dialog is open, if any: each mode carries exactly what it needs. */
 type Mode =
@@ -29,7 +31,13 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
   const { t, intlTag } = useI18n();
   const titleId = useId();
   const filterId = useId();
+  const stateFilterId = useId();
+  const searchId = useId();
   const [filter, setFilter] = useState<GroupFilter>({ kind: 'all' });
+  const [stateFilter, setStateFilter] = useState<StateFilter>('all');
+  const [search, setSearch] = useState('');
+  const [sort, setSort] = useState<Sort>(POOL_ORDER);
+  const [selection, setSelection] = useState<{ ids: ReadonlySet<string>; anchor: string | null }>({ ids: new Set(), anchor: null });
   const { state, actions } = usePool(provider.id);
   const { tests, test } = useKeyTests();
   const [mode, setMode] = useState<Mode>({ kind: 'list' });
@@ -71,7 +79,13 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
   // A group no key names any more (its keys moved or went) shows every key again.
   const chosen: GroupFilter =
     (filter.kind === 'group' && !groups.includes(filter.name)) || (filter.kind === 'none' && !ungrouped) ? { kind: 'all' } : filter;
-  const shown = filterRows(rows, chosen);
+  const view = { state: stateFilter, search, sort };
+  const collator = new Intl.Collator(intlTag);
+  const shown = viewRows(filterRows(rows, chosen), view, collator.compare);
+  const reorderable = canReorder(view);
+  /** Only keys that still exist count as selected (a reload may have removed some). */
+  const selected = keepExisting(selection.ids, rows);
+  const shownIds = shown.map((r) => r.key.id);
   const filterValue = chosen.kind === 'group' ? `group:${chosen.name}` : chosen.kind;
 
   return (
@@ -150,9 +164,41 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           </p>
         </div>
       )}
-      {state.kind === 'loaded' && groups.length > 0 && (
+      {state.kind === 'loaded' && rows.length > 0 && (
+        <div className="pool__filter" data-testid="pool-filters">
+          <label htmlFor={stateFilterId}>{t('table.stateFilter')}</label>
+          <select
+            id={stateFilterId}
+            className="input select"
+            value={stateFilter}
+            onChange={(e) => setStateFilter(e.target.value as StateFilter)}
+            data-testid="pool-state-filter"
+          >
+            <option value="all">{t('table.stateAll')}</option>
+            {STATE_FILTERS.map((kind) => (
+              <option key={kind} value={kind}>
+                {t(`table.state.${kind}`)}
+              </option>
+            ))}
+          </select>
+          <label htmlFor={searchId}>{t('table.search')}</label>
+          <input
+            id={searchId}
+            type="search"
+            className="input pool__search"
+            placeholder={t('table.searchHint')}
+            autoComplete="off"
+            spellCheck={false}
+            value={search}
+            onChange={(e) => setSearch(e.target.value)}
+            data-testid="pool-search"
+          />
+        </div>
+      )}
+      {state.kind === 'loaded' && rows.length > 0 && (
         <div className="pool__filter" data-testid="pool-group-filter">
-          <label htmlFor={filterId}>{t('add.quotaGroup')}</label>
+          {groups.length > 0 && <label htmlFor={filterId}>{t('add.quotaGroup')}</label>}
+          {groups.length > 0 && (
           <select
             id={filterId}
             className="input select"
@@ -171,6 +217,7 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
             ))}
             {ungrouped && <option value="none">{t('pool.groupNone')}</option>}
           </select>
+          )}
           {shown.length !== rows.length && (
             <span className="muted" role="status" data-testid="pool-filtered">
               {t('pool.filtered', { shown: shown.length, total: rows.length })}
@@ -181,6 +228,21 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
       {state.kind === 'loaded' && rows.length > 0 && (
         <KeyList
           rows={shown}
+          sort={sort}
+          onSort={(column) => {
+            const next = nextSort(sort, column);
+            setSort(next);
+            setAnnouncement(
+              next.column === 'order'
+                ? t('table.poolOrder')
+                : t('table.sorted', { column: t(`pool.col${column[0].toUpperCase()}${column.slice(1)}` as MessageKey), direction: t(`table.${next.direction}`) }),
+            );
+          }}
+          selected={selected}
+          onSelect={(id, checked, range) => setSelection({ ids: selectClick(selected, shownIds, selection.anchor, id, checked, range), anchor: id })}
+          onSelectShown={(checked) =>
+            setSelection({ ids: checked ? new Set([...selected, ...shownIds]) : new Set([...selected].filter((id) => !shownIds.includes(id))), anchor: null })
+          }
           offset={state.offset}
           onWeight={(id, weight) => actions.setWeight(id, weight)}
           onToggle={toggle}
@@ -189,7 +251,7 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           onEdit={(row) => setMode({ kind: 'edit', row })}
           fresh={added?.ids ?? []}
           onResetCooldown={(id) => attempt(() => actions.resetCooldown(id))}
-          onReorder={(ids, movedId) => {
+          onReorder={reorderable ? (ids, movedId) => {
             const row = rows.find((r) => r.key.id === movedId);
             if (!row) return;
             const position = ids.indexOf(movedId) + 1;
@@ -201,7 +263,7 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
               () => actions.reorder(order),
               t('pool.moved', { name: keyName(row, t('key.unlabeled')), position, total: ids.length }),
             );
-          }}
+          } : null}
           onCooldownEnd={() => void actions.refreshStatus()}
           tests={tests}
           // A test of an out-of-credit key re-checks its credit and may put it back in rotation.
