@@ -481,6 +481,8 @@ export const en = {
   'issue.providerDeleted': 'The provider of this chat was deleted: choose another one.',
   'issue.nothingToAnswer': 'There is no message to answer: write one.',
   'issue.noModels': 'This provider lists no models: type the model’s name.',
+  'issue.noKeysFound': 'No API key found in this text: paste keys one per line, or a file that holds them.',
+  'issue.keysOfSeveralProviders': 'Choose keys of one provider.',
   'issue.rangeOrder': 'The start must be before the end.',
   'issue.tooManyBuckets': 'Too long a range (at most {max} points): choose a shorter range or larger steps.',
   'issue.cannotWrite': 'The file could not be written.',

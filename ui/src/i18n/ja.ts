@@ -474,6 +474,8 @@ export const ja: Dictionary = {
   'issue.providerDeleted': 'このチャットのプロバイダーは削除されました。別のプロバイダーを選んでください。',
   'issue.nothingToAnswer': '返信するメッセージがありません。メッセージを書いてください。',
   'issue.noModels': 'このプロバイダーにはモデルの一覧がありません。モデル名を入力してください。',
+  'issue.noKeysFound': 'このテキストに API キーが見つかりません。1 行に 1 つずつ貼り付けるか、キーを含むファイルを選んでください。',
+  'issue.keysOfSeveralProviders': '1 つのプロバイダーのキーを選んでください。',
   'issue.rangeOrder': '開始は終了より前にしてください。',
   'issue.tooManyBuckets': '期間が長すぎます（最大 {max} 点）。期間を短くするか、間隔を大きくしてください。',
   'issue.cannotWrite': 'ファイルを書き込めませんでした。',

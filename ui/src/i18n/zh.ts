@@ -471,6 +471,8 @@ export const zh: Dictionary = {
   'issue.providerDeleted': '此对话的提供商已被删除：请选择其他提供商。',
   'issue.nothingToAnswer': '没有需要回复的消息：请先写一条。',
   'issue.noModels': '此提供商没有列出模型：请输入模型名称。',
+  'issue.noKeysFound': '此文本中没有找到 API 密钥：请每行粘贴一个密钥，或选择包含密钥的文件。',
+  'issue.keysOfSeveralProviders': '请选择同一个提供商的密钥。',
   'issue.rangeOrder': '开始时间必须早于结束时间。',
   'issue.tooManyBuckets': '时间范围太长（最多 {max} 个点）：请缩短范围或加大间隔。',
   'issue.cannotWrite': '无法写入文件。',

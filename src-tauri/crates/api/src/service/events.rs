@@ -3,6 +3,10 @@
 /// Tells the UI that a provider's keys changed (the shell emits `llmConfig:changed`).
 pub trait EventSink: Send + Sync {
     fn llm_config_changed(&self, provider_id: &str);
+
+    /// How a bulk import of keys stands (the shell emits `llmConfig:keyImportProgress`): at most
+    /// every 100 ms while it runs, after every batch saved, and once at its end.
+    fn key_import_progress(&self, _progress: &super::ImportProgress) {}
 }
 
 /// For tools that have no UI to tell (benches, a CLI).

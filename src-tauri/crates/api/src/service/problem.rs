@@ -38,6 +38,10 @@ pub enum Rule {
     ImageUnreadable { reason: String },
     /// More than `max` attachments on one message.
     TooManyAttachments { max: usize },
+    /// A text to import keys from holds none.
+    NoKeysFound,
+    /// A bulk change names keys of more than one provider (or none).
+    KeysOfSeveralProviders,
 }
 
 /// One rule broken by one input field, named as the service's input names it (snake_case);
