@@ -1,4 +1,4 @@
-import { useId, useRef, useState } from 'react';
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Icon } from '../../../components/Icon';
 import { useI18n } from '../../../i18n/I18nProvider';
 import type { Provider } from '../../../ipc/bindings';
@@ -9,7 +9,10 @@ import { EditKeyDialog } from './EditKeyDialog';
 import { KeyList, keyName } from './KeyList';
 import { filterRows, quotaGroups, reorderShown, revokedStatusOf, type GroupFilter, type KeyRow } from './keyRows';
 import { canReorder, keepExisting, nextSort, POOL_ORDER, selectClick, STATE_FILTERS, viewRows, type Sort, type StateFilter } from './keyTable';
-import { PasteKeysDialog } from './PasteKeysDialog';
+import { ImportKeysDialog, type KeyImportApi } from './ImportKeysDialog';
+import { BulkBar } from './BulkBar';
+import { ConfirmDeleteDialog } from '../../../components/ConfirmDeleteDialog';
+import { listen } from '../../../ipc/client';
 import { RevokedKeyDialog } from './RevokedKeyDialog';
 import { useKeyTests } from './useKeyTests';
 import { usePool } from './usePool';
@@ -20,7 +23,11 @@ import type { MessageKey } from '../../../i18n';
 type Mode =
   | { kind: 'list' }
   | { kind: 'add' }
-  | { kind: 'paste' }
+  | { kind: 'import' }
+  /** Deleting the selected keys: one confirmation naming the count. */
+  | { kind: 'bulkDelete'; ids: string[] }
+  /** Exporting the selected keys in full: a warning first, then the backend's save dialog. */
+  | { kind: 'exportFull'; ids: string[] }
   | { kind: 'delete'; row: KeyRow }
   | { kind: 'edit'; row: KeyRow }
   /** Switching back on a key the provider refused (`status`): asked first, with a test offered. */
@@ -39,13 +46,28 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
   const [sort, setSort] = useState<Sort>(POOL_ORDER);
   const [selection, setSelection] = useState<{ ids: ReadonlySet<string>; anchor: string | null }>({ ids: new Set(), anchor: null });
   const { state, actions } = usePool(provider.id);
-  const { tests, test } = useKeyTests();
+  const { tests, test, testMany } = useKeyTests();
   const [mode, setMode] = useState<Mode>({ kind: 'list' });
   const [announcement, setAnnouncement] = useState('');
   /** What was just added, said where it can be seen (the new rows are scrolled to). */
   const [added, setAdded] = useState<{ count: number; ids: string[] } | null>(null);
   const [problem, setProblem] = useState<string>();
   const addButton = useRef<HTMLButtonElement>(null);
+  /** The pool's key ids when an import began: the keys after it that are not among them are new. */
+  const beforeImport = useRef<Set<string>>(new Set());
+  /** A bulk action is running (the bar's buttons wait). */
+  const [bulkBusy, setBulkBusy] = useState(false);
+  /** An import ran and the list has been reloaded since: its new keys are to be marked. */
+  const [importDone, setImportDone] = useState(false);
+  const importApi: KeyImportApi = useMemo(
+    () => ({
+      preview: (text) => llmConfigApi.previewKeyImport(provider.id, text),
+      start: (importId, settings) => llmConfigApi.startKeyImport({ importId, ...settings }),
+      cancel: (importId) => llmConfigApi.cancelKeyImport(importId),
+      onProgress: (handler) => listen('llmConfig:keyImportProgress', handler),
+    }),
+    [provider.id],
+  );
 
   const close = () => setMode({ kind: 'list' });
   const toAddButton = () => addButton.current;
@@ -56,6 +78,22 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
     action().then(
       () => done && setAnnouncement(done),
       (error: unknown) => setProblem(t('pool.actionFailed', { message: errorText(t, error) })),
+    );
+  }
+
+  /** Runs a bulk action on the selection; its result is announced, a failure shown above the list. */
+  function bulk<T>(action: () => Promise<T>, done: (result: T) => string) {
+    setProblem(undefined);
+    setBulkBusy(true);
+    action().then(
+      (result) => {
+        setBulkBusy(false);
+        setAnnouncement(done(result));
+      },
+      (error: unknown) => {
+        setBulkBusy(false);
+        setProblem(t('pool.actionFailed', { message: errorText(t, error) }));
+      },
     );
   }
 
@@ -74,6 +112,13 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
   function keysAdded(ids: string[]) {
     if (ids.length > 0) setAdded({ count: ids.length, ids });
   }
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs once the reload after an import has landed; `rows` is read then
+  useEffect(() => {
+    if (!importDone) return;
+    setImportDone(false);
+    keysAdded(rows.filter((r) => !beforeImport.current.has(r.key.id)).map((r) => r.key.id));
+  }, [importDone]);
+
   const groups = quotaGroups(rows, intlTag);
   const ungrouped = rows.some((r) => r.key.quotaGroup === null);
   // A group no key names any more (its keys moved or went) shows every key again.
@@ -100,9 +145,18 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           )}
         </div>
         <div className="pool__actions">
-          <button type="button" className="button" onClick={() => setMode({ kind: 'paste' })} data-testid="paste-keys">
+          <button
+            type="button"
+            className="button"
+            aria-haspopup="dialog"
+            onClick={() => {
+              beforeImport.current = new Set(rows.map((r) => r.key.id));
+              setMode({ kind: 'import' });
+            }}
+            data-testid="import-keys"
+          >
             <Icon name="paste" size={16} />
-            {t('pool.paste')}
+            {t('pool.import')}
           </button>
           <button
             ref={addButton}
@@ -225,6 +279,47 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           )}
         </div>
       )}
+      {state.kind === 'loaded' && selected.size > 0 && (
+        <BulkBar
+          count={selected.size}
+          shownCount={shown.length}
+          busy={bulkBusy}
+          onSelectShown={() => setSelection({ ids: new Set([...selected, ...shownIds]), anchor: null })}
+          onClear={() => setSelection({ ids: new Set(), anchor: null })}
+          onEnable={() => bulk(() => actions.updateMany([...selected], { enabled: true }), (keys) => t('bulkbar.enabled', { count: keys.length }))}
+          onDisable={() => bulk(() => actions.updateMany([...selected], { enabled: false }), (keys) => t('bulkbar.disabled', { count: keys.length }))}
+          onWeight={(weight) => bulk(() => actions.updateMany([...selected], { weight }), (keys) => t('bulkbar.weightSet', { count: keys.length, weight }))}
+          onGroup={(group) =>
+            bulk(
+              () => actions.updateMany([...selected], { quotaGroup: group }),
+              (keys) => (group ? t('bulkbar.groupSet', { count: keys.length, group }) : t('bulkbar.groupCleared', { count: keys.length })),
+            )
+          }
+          onTest={() =>
+            bulk(
+              async () => {
+                const results = await testMany([...selected]);
+                void actions.refreshStatus();
+                return results;
+              },
+              (results) => t('bulkbar.tested', { count: results.length, ok: results.filter((r) => r.ok).length, failed: results.filter((r) => !r.ok).length }),
+            )
+          }
+          onExportCsv={() =>
+            bulk(
+              () => llmConfigApi.exportApiKeys(provider.id, [...selected], false),
+              (exported) => (exported.path === null ? t('bulkbar.exportCancelled') : t('bulkbar.exported', { count: exported.count, path: exported.path })),
+            )
+          }
+          onExportFull={() => setMode({ kind: 'exportFull', ids: [...selected] })}
+          onDelete={() => setMode({ kind: 'bulkDelete', ids: [...selected] })}
+        />
+      )}
+      {state.kind === 'loaded' && rows.length > 0 && shown.length === 0 && (
+        <p className="muted pool__no-match" data-testid="pool-no-match">
+          {t('table.noMatch')}
+        </p>
+      )}
       {state.kind === 'loaded' && rows.length > 0 && (
         <KeyList
           rows={shown}
@@ -281,13 +376,46 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           returnFocus={toAddButton}
         />
       )}
-      {mode.kind === 'paste' && (
-        <PasteKeysDialog
-          onAdd={(key) => actions.add(key)}
-          onClose={(ids) => {
-            keysAdded(ids);
+      {mode.kind === 'import' && (
+        <ImportKeysDialog
+          api={importApi}
+          onClose={(started) => {
+            // The keys now in the pool that were not before: marked, the first scrolled to, counted.
+            if (started) void actions.reload().then(() => setImportDone(true));
             close();
           }}
+          returnFocus={toAddButton}
+        />
+      )}
+      {mode.kind === 'bulkDelete' && (
+        <ConfirmDeleteDialog
+          title={t('bulkDelete.title')}
+          body={t('bulkDelete.body', { count: mode.ids.length })}
+          confirmLabel={t('bulkDelete.confirm', { count: mode.ids.length })}
+          failure={(message) => t('pool.actionFailed', { message })}
+          testId="bulk-delete"
+          onConfirm={async () => {
+            const { deleted } = await actions.removeMany(mode.ids);
+            setSelection({ ids: new Set(), anchor: null });
+            setAnnouncement(t('bulkbar.deleted', { count: deleted }));
+          }}
+          onClose={close}
+          returnFocus={toAddButton}
+        />
+      )}
+      {mode.kind === 'exportFull' && (
+        <ConfirmDeleteDialog
+          title={t('exportFull.title')}
+          body={t('exportFull.body', { count: mode.ids.length })}
+          confirmLabel={t('exportFull.confirm')}
+          failure={(message) => t('pool.actionFailed', { message })}
+          testId="export-full"
+          onConfirm={async () => {
+            const exported = await llmConfigApi.exportApiKeys(provider.id, mode.ids, true);
+            setAnnouncement(exported.path === null ? t('bulkbar.exportCancelled') : t('bulkbar.exported', { count: exported.count, path: exported.path }));
+          }}
+          onClose={close}
+          returnFocus={toAddButton}
         />
       )}
       {mode.kind === 'edit' && (
