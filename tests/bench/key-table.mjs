@@ -1,0 +1,106 @@
+// The 10 000-key table in the real window: the app's memory with 10 000 keys, the time the pool
+// page takes to show them, and the frame times while the table scrolls (requestAnimationFrame
+// deltas in the page, the table's box scrolled on every frame). Not a test: it prints figures.
+//
+//   cargo build -p keypool-fake-provider   # harness.mjs wants it even when unused
+//   KEYPOOL_APP_BINARY=$PWD/target/debug/keypool xvfb-run -a -s "-screen 0 1280x800x24" \
+//     node tests/bench/key-table.mjs
+//
+// Xvfb has no vsync: WebKitGTK paces requestAnimationFrame with its own 60 Hz timer, so a frame
+// is ~16.7 ms when nothing is late; longer deltas are frames the page could not make in time.
+import { launchApp } from '../e2e/harness.mjs';
+import { click } from '../e2e/steps.mjs';
+import { memory, settledMemory } from './memory.mjs';
+
+const KEYS = Number(process.env.KEYPOOL_BENCH_KEYS ?? 10_000);
+const FRAMES = Number(process.env.KEYPOOL_BENCH_FRAMES ?? 600);
+const RUNS = Number(process.env.KEYPOOL_BENCH_RUNS ?? 3);
+
+const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+const line = (label, value) => console.log(`  ${label.padEnd(52)} ${value}`);
+const quantile = (values, q) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+};
+const frames = (deltas) =>
+  `median ${quantile(deltas, 0.5).toFixed(1)} ms, p95 ${quantile(deltas, 0.95).toFixed(1)} ms, p99 ${quantile(deltas, 0.99).toFixed(1)} ms, ` +
+  `max ${Math.max(...deltas).toFixed(1)} ms, >25 ms: ${((100 * deltas.filter((d) => d > 25).length) / deltas.length).toFixed(1)} % (n=${deltas.length})`;
+const printMemory = (label, m) => line(label, `PSS ${mib(m.pss)}, RSS ${mib(m.rss)}  (${m.processes.map((p) => `${p.name} ${mib(p.pss)}`).join(', ')})`);
+
+/** Scrolls the table's box by `step` px each frame for `count` frames (back up at the end); the frame deltas and the most rows drawn at once. */
+function scroll(app, step, count) {
+  return app.driver.executeAsyncScript(
+    `const [step, count, done] = arguments;
+     const box = document.querySelector('[data-testid="key-list-scroll"]');
+     box.scrollTop = 0;
+     const deltas = [];
+     let last = null, frame = 0, direction = 1, drawn = 0;
+     function tick(now) {
+       if (last !== null) deltas.push(now - last);
+       last = now;
+       drawn = Math.max(drawn, box.querySelectorAll('[data-testid="key-row"]').length);
+       if (box.scrollTop + box.clientHeight >= box.scrollHeight - 1) direction = -1;
+       else if (box.scrollTop <= 0) direction = 1;
+       box.scrollTop += direction * step;
+       frame += 1;
+       if (frame <= count) requestAnimationFrame(tick);
+       else done({ deltas, drawn, height: box.scrollHeight });
+     }
+     requestAnimationFrame(tick);`,
+    step,
+    count,
+  );
+}
+
+async function main() {
+  const app = await launchApp();
+  try {
+    await app.find('app-shell');
+    await app.driver.manage().setTimeouts({ script: 600_000 });
+    await app.driver.manage().window().setRect({ width: 1100, height: 720 });
+    const pid = app.processId();
+    console.log(`Key table with ${KEYS} keys: ${process.env.KEYPOOL_APP_BINARY}`);
+    printMemory('memory, started, empty pool', await settledMemory(pid));
+
+    const text = Array.from({ length: KEYS }, (_, i) => `sk-bench-${String(i).padStart(10, '0')}-${(i * 2654435761) % 1e9}`).join('\n');
+    const preview = await app.invoke('llmConfig:previewKeyImport', { providerId: 'openai', text });
+    if (!preview.ok) throw new Error(`preview: ${JSON.stringify(preview.error)}`);
+    const started = Date.now();
+    const start = await app.invoke('llmConfig:startKeyImport', { importId: preview.value.importId, validate: false, keepRejectedDisabled: false, labelPrefix: 'bench' });
+    if (!start.ok) throw new Error(`start: ${JSON.stringify(start.error)}`);
+    for (;;) {
+      const keys = await app.invoke('llmConfig:getApiKeys', { providerId: 'openai' });
+      if (keys.ok && keys.value.length >= KEYS) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    line('import without validation (to getApiKeys holding all)', `${Date.now() - started} ms (polled every 200 ms)`);
+
+    const opened = Date.now();
+    await click(app, 'nav-settings');
+    await click(app, 'settings-providers');
+    await click(app, 'provider-openai');
+    await app.find('key-row');
+    line('Settings → Providers → OpenAI until the first row', `${Date.now() - opened} ms (WebDriver round trips included)`);
+    printMemory(`memory, the pool page showing ${KEYS} keys`, await settledMemory(pid));
+
+    for (const [label, step] of [
+      ['scrolling 40 px a frame (a wheel)', 40],
+      ['scrolling 2 000 px a frame (a fling, ~30 rows)', 2000],
+    ]) {
+      const all = [];
+      let drawn = 0;
+      for (let run = 0; run < RUNS; run++) {
+        const result = await scroll(app, step, FRAMES);
+        all.push(...result.deltas);
+        drawn = Math.max(drawn, result.drawn);
+      }
+      line(`frame times, ${label}`, frames(all));
+      line('  most rows drawn at once', String(drawn));
+    }
+    printMemory('memory, after scrolling', memory(pid));
+  } finally {
+    await app.stop();
+  }
+}
+
+await main();
