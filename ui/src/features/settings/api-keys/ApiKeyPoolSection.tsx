@@ -247,10 +247,6 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
             onChange={(e) => setSearch(e.target.value)}
             data-testid="pool-search"
           />
-        </div>
-      )}
-      {state.kind === 'loaded' && rows.length > 0 && (
-        <div className="pool__filter" data-testid="pool-group-filter">
           {groups.length > 0 && <label htmlFor={filterId}>{t('add.quotaGroup')}</label>}
           {groups.length > 0 && (
           <select
