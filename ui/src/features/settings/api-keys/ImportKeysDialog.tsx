@@ -5,7 +5,9 @@ import { useI18n } from '../../../i18n/I18nProvider';
 import type { MessageKey } from '../../../i18n';
 import { errorText, fieldError, formatNumber } from '../../../i18n/problems';
 import { type KeyImportPreview, type KeyImportProgress, LIMITS } from '../../../ipc/bindings';
-import { IMPORT_PREFIX_MAX, parseImportForm, stepWeight, type ImportForm, type ImportSettings } from './schema';
+import { KeyWeightField } from './KeyFields';
+import { QuotaGroupField } from './QuotaGroupField';
+import { IMPORT_PREFIX_MAX, parseImportForm, type ImportForm, type ImportSettings } from './schema';
 
 /** The import's commands, for one provider (the section binds them to the backend). */
 export interface KeyImportApi {
@@ -233,28 +235,7 @@ export function ImportKeysDialog({ api, onClose, returnFocus }: Props) {
           {preview && preview.found > 0 && <PreviewSummary preview={preview} id={previewId} />}
 
           <div className="import-fields">
-            <Field label={t('add.weight')} hint={t('add.weightHint')} error={errors.weight} testId="import-weight">
-              {({ id, describedBy, invalid }) => (
-                <input
-                  id={id}
-                  className="input input--number"
-                  inputMode="numeric"
-                  autoComplete="off"
-                  aria-invalid={invalid || undefined}
-                  aria-describedby={describedBy}
-                  value={form.weight}
-                  onChange={(e) => setField('weight', e.target.value)}
-                  onKeyDown={(e) => {
-                    const next = stepWeight(form.weight, e.key);
-                    if (next !== null) {
-                      e.preventDefault();
-                      setField('weight', next);
-                    }
-                  }}
-                  data-testid="import-weight-input"
-                />
-              )}
-            </Field>
+            <KeyWeightField value={form.weight} error={errors.weight} onChange={(value) => setField('weight', value)} testId="import-weight" />
             <Field label={t('import.labelPrefix')} hint={t('import.labelPrefixHint')} error={errors.labelPrefix} testId="import-prefix">
               {({ id, describedBy, invalid }) => (
                 <input
@@ -269,20 +250,13 @@ export function ImportKeysDialog({ api, onClose, returnFocus }: Props) {
                 />
               )}
             </Field>
-            <Field label={t('add.quotaGroup')} hint={t('bulk.quotaGroupHint')} error={errors.quotaGroup} testId="import-group">
-              {({ id, describedBy, invalid }) => (
-                <input
-                  id={id}
-                  className="input"
-                  autoComplete="off"
-                  aria-invalid={invalid || undefined}
-                  aria-describedby={describedBy}
-                  value={form.quotaGroup}
-                  onChange={(e) => setField('quotaGroup', e.target.value)}
-                  data-testid="import-group-input"
-                />
-              )}
-            </Field>
+            <QuotaGroupField
+              value={form.quotaGroup}
+              onChange={(value) => setField('quotaGroup', value)}
+              hint={t('bulk.quotaGroupHint')}
+              error={errors.quotaGroup}
+              testId="import-group"
+            />
           </div>
           <CheckField
             label={t('import.validate')}

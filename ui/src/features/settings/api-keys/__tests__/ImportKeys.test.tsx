@@ -106,7 +106,7 @@ describe('importing keys', () => {
     const dialog = await openImport(user);
     await paste(user, dialog, 'sk-import-000000001\nsk-import-000000002\nsk-import-000000003\nsk-import-000000004');
     await user.type(within(dialog).getByLabelText('Label prefix'), 'batch-1');
-    await user.type(within(dialog).getByLabelText('Quota group'), 'proj');
+    await user.type(within(dialog).getByLabelText(/^Quota group/), 'proj');
     await user.click(within(dialog).getByRole('button', { name: 'Import 4 keys' }));
     expect(backend.callsOf('llmConfig:startKeyImport'), 'the settings for all').toEqual([
       { importId: importId(), weight: 1, labelPrefix: 'batch-1', quotaGroup: 'proj', validate: true, keepRejectedDisabled: false },
