@@ -482,7 +482,11 @@ impl Inner {
                     for (at, verdict) in checked {
                         let key = &pending.keys[at];
                         match verdict {
-                            KeyVerdict::RateLimited { retry_after, .. } => retry.push((at, retry_after)),
+                            KeyVerdict::RateLimited { retry_after, .. } => {
+                                // Checked, and checked again later (counted once).
+                                retry.push((at, retry_after));
+                                progress.update(&self.writes, false, |p| p.checked += 1);
+                            }
                             verdict => {
                                 if let Some(saved) = self.tally(verdict, key, options, progress) {
                                     keep.push(saved);
@@ -682,7 +686,7 @@ impl Inner {
         let mut out = vec![header];
         for row in rows {
             let status = statuses.get(&row.id);
-            let state = status.map_or("disabled", |s| state_name(s.state));
+            let state = status.map_or("disabled", |s| s.state.as_str());
             let last_error = match (status.and_then(|s| s.last_error.as_ref()), &row.disabled_reason) {
                 (Some(error), _) => key_error_text(error),
                 (None, Some(reason)) => reason.clone(),
@@ -716,16 +720,6 @@ fn key_error_text(error: &keypool::KeyError) -> String {
         keypool::KeyError::AuthRejected { status } => format!("rejected by the provider (HTTP {status})"),
         keypool::KeyError::QuotaExhausted { status } => format!("out of credit (HTTP {status})"),
         keypool::KeyError::UnresolvedEnv { var } => format!("environment variable {var} is not set"),
-    }
-}
-
-fn state_name(state: keypool::KeyState) -> &'static str {
-    match state {
-        keypool::KeyState::Active => "active",
-        keypool::KeyState::Cooling => "cooling",
-        keypool::KeyState::Disabled => "disabled",
-        keypool::KeyState::Exhausted => "exhausted",
-        keypool::KeyState::Unavailable => "unavailable",
     }
 }
 
