@@ -166,5 +166,26 @@ async fn main() {
             .collect();
         println!("{command} at {} keys: {}", args.keys, Timing::of(times));
     }
+    // The same reads below the command layer: what the store and the pool take, without the
+    // answer's JSON.
+    let keys = store.ctx.keys().unwrap();
+    let times = (0..args.reads.max(1))
+        .map(|_| {
+            let started = Instant::now();
+            let listed = keys.list("openai").unwrap();
+            assert_eq!(listed.len(), args.keys, "the service lists every key");
+            started.elapsed()
+        })
+        .collect();
+    println!("Keys::list (the service, no JSON) at {} keys: {}", args.keys, Timing::of(times));
+    let times = (0..args.reads.max(1))
+        .map(|_| {
+            let started = Instant::now();
+            let status = keys.pool_status("openai").unwrap();
+            assert_eq!(status.keys.len(), args.keys, "the service reads every key's status");
+            started.elapsed()
+        })
+        .collect();
+    println!("Keys::pool_status (the service, no JSON) at {} keys: {}", args.keys, Timing::of(times));
     println!("peak RSS of the bench process: {:.0} MiB", peak_rss_mib());
 }
