@@ -231,38 +231,33 @@ impl BulkKeys {
     /// Stops the import after the batch being saved; what was saved stays. Answers how it
     /// ended (an import already ended answers its end).
     pub async fn cancel(&self, import_id: &str) -> Result<ImportProgress> {
-        let (mut progress, cancel) = {
-            let running = self.inner.running.lock().unwrap_or_else(|e| e.into_inner());
-            let run = running.get(import_id).ok_or_else(|| ServiceError::not_found("key import", import_id))?;
-            (run.progress.clone(), run.cancel.clone())
-        };
+        let cancel = self.with_run(import_id, |run| run.cancel.clone())?;
         cancel.cancel();
-        let ended = progress.wait_for(|p| !p.is_running()).await.map(|p| p.clone());
-        Ok(ended.unwrap_or_else(|_| progress.borrow().clone()))
+        self.finished(import_id).await
     }
 
     /// How import `import_id` stands now.
     pub fn progress(&self, import_id: &str) -> Result<ImportProgress> {
-        let running = self.inner.running.lock().unwrap_or_else(|e| e.into_inner());
-        let run = running.get(import_id).ok_or_else(|| ServiceError::not_found("key import", import_id))?;
-        let progress = run.progress.borrow().clone();
-        Ok(progress)
+        self.with_run(import_id, |run| run.progress.borrow().clone())
     }
 
     /// Waits until import `import_id` has ended, and answers how.
     pub async fn finished(&self, import_id: &str) -> Result<ImportProgress> {
-        let mut progress = {
-            let running = self.inner.running.lock().unwrap_or_else(|e| e.into_inner());
-            running.get(import_id).ok_or_else(|| ServiceError::not_found("key import", import_id))?.progress.clone()
-        };
+        let mut progress = self.watch(import_id)?;
         let ended = progress.wait_for(|p| !p.is_running()).await.map(|p| p.clone());
         Ok(ended.unwrap_or_else(|_| progress.borrow().clone()))
     }
 
     /// A receiver of import `import_id`'s progress, for tests and tools that follow it.
     pub fn watch(&self, import_id: &str) -> Result<watch::Receiver<ImportProgress>> {
+        self.with_run(import_id, |run| run.progress.clone())
+    }
+
+    /// `read` of the started import `import_id`.
+    fn with_run<T>(&self, import_id: &str, read: impl FnOnce(&Running) -> T) -> Result<T> {
         let running = self.inner.running.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(running.get(import_id).ok_or_else(|| ServiceError::not_found("key import", import_id))?.progress.clone())
+        let run = running.get(import_id).ok_or_else(|| ServiceError::not_found("key import", import_id))?;
+        Ok(read(run))
     }
 
     fn take_pending(&self, import_id: &str) -> Result<Pending> {
@@ -469,6 +464,9 @@ impl Inner {
         };
         let mut label_number = 0usize;
         let mut retry: Vec<(usize, Option<Duration>)> = Vec::new();
+        // The pool's values as the run starts, and each key as it is saved: read once, not per
+        // batch (a pool of 10 000 keys).
+        let mut existing = self.existing_values(&pending.provider_id)?;
         for (chunk_index, chunk) in pending.keys.chunks(BATCH).enumerate() {
             if progress.cancelled() {
                 return Ok(());
@@ -482,7 +480,11 @@ impl Inner {
                     for (at, verdict) in checked {
                         let key = &pending.keys[at];
                         match verdict {
-                            KeyVerdict::RateLimited { retry_after, .. } => retry.push((at, retry_after)),
+                            KeyVerdict::RateLimited { retry_after, .. } => {
+                                // Checked, and checked again later (counted once).
+                                retry.push((at, retry_after));
+                                progress.update(&self.writes, false, |p| p.checked += 1);
+                            }
                             verdict => {
                                 if let Some(saved) = self.tally(verdict, key, options, progress) {
                                     keep.push(saved);
@@ -493,7 +495,7 @@ impl Inner {
                     keep
                 }
             };
-            self.save_batch(&pending.provider_id, to_save, options, &mut label_number, progress)?;
+            self.save_batch(&pending.provider_id, to_save, options, &mut label_number, &mut existing, progress)?;
             // Lets a cancel (or the runtime's other work) in between two batches.
             tokio::task::yield_now().await;
         }
@@ -519,7 +521,14 @@ impl Inner {
                 if progress.cancelled() {
                     return Ok(());
                 }
-                self.save_batch(&pending.provider_id, chunk.to_vec(), options, &mut label_number, progress)?;
+                self.save_batch(
+                    &pending.provider_id,
+                    chunk.to_vec(),
+                    options,
+                    &mut label_number,
+                    &mut existing,
+                    progress,
+                )?;
             }
         }
         Ok(())
@@ -581,20 +590,20 @@ impl Inner {
     }
 
     /// Saves one batch in one transaction: the values kept where the vault decides (keychain
-    /// entries written before the transaction, removed again if it fails), a key that is in the
-    /// pool by now counted as a duplicate.
+    /// entries written before the transaction, removed again if it fails), a key in `existing`
+    /// (the pool as the run started, and what it saved) counted as a duplicate.
     fn save_batch(
         &self,
         provider_id: &str,
         batch: Vec<ToSave>,
         options: &ImportOptions,
         label_number: &mut usize,
+        existing: &mut HashSet<String>,
         progress: &mut Progress,
     ) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        let existing = self.existing_values(provider_id)?;
         let (batch, again): (Vec<ToSave>, Vec<ToSave>) =
             batch.into_iter().partition(|(key, _)| !existing.contains(key.expose()));
         let vault = &self.writes.vault;
@@ -625,6 +634,7 @@ impl Inner {
         match saved {
             Ok(added) => {
                 *label_number += added;
+                existing.extend(batch.iter().map(|(key, _)| key.expose().to_owned()));
                 progress.update(&self.writes, true, |p| {
                     p.added += added;
                     p.duplicates += again.len();
@@ -682,7 +692,7 @@ impl Inner {
         let mut out = vec![header];
         for row in rows {
             let status = statuses.get(&row.id);
-            let state = status.map_or("disabled", |s| state_name(s.state));
+            let state = status.map_or("disabled", |s| s.state.as_str());
             let last_error = match (status.and_then(|s| s.last_error.as_ref()), &row.disabled_reason) {
                 (Some(error), _) => key_error_text(error),
                 (None, Some(reason)) => reason.clone(),
@@ -716,16 +726,6 @@ fn key_error_text(error: &keypool::KeyError) -> String {
         keypool::KeyError::AuthRejected { status } => format!("rejected by the provider (HTTP {status})"),
         keypool::KeyError::QuotaExhausted { status } => format!("out of credit (HTTP {status})"),
         keypool::KeyError::UnresolvedEnv { var } => format!("environment variable {var} is not set"),
-    }
-}
-
-fn state_name(state: keypool::KeyState) -> &'static str {
-    match state {
-        keypool::KeyState::Active => "active",
-        keypool::KeyState::Cooling => "cooling",
-        keypool::KeyState::Disabled => "disabled",
-        keypool::KeyState::Exhausted => "exhausted",
-        keypool::KeyState::Unavailable => "unavailable",
     }
 }
 
