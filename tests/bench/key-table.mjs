@@ -101,6 +101,8 @@ async function main() {
     }
     line('import without validation (to getApiKeys holding all)', `${Date.now() - started} ms (polled every 500 ms)`);
 
+    // KEYPOOL_BENCH_SCRIPT: run in the page before the pool opens (to try a change in place).
+    if (process.env.KEYPOOL_BENCH_SCRIPT) await app.driver.executeScript(process.env.KEYPOOL_BENCH_SCRIPT);
     const opened = Date.now();
     await click(app, 'nav-settings');
     await click(app, 'settings-providers');
