@@ -1,8 +1,8 @@
 //! Events the backend sends to the UI.
 
-use keypool_api::ipc::events::{LLM_CONFIG_CHANGED, TEAM_CHANGED};
-use keypool_api::ipc::ProviderChanged;
-use keypool_api::service::EventSink;
+use keypool_api::ipc::events::{KEY_IMPORT_PROGRESS, LLM_CONFIG_CHANGED, TEAM_CHANGED};
+use keypool_api::ipc::{KeyImportProgress, ProviderChanged};
+use keypool_api::service::{EventSink, ImportProgress};
 use tauri::{AppHandle, Emitter, Runtime};
 
 pub struct TauriEvents<R: Runtime> {
@@ -26,6 +26,12 @@ impl<R: Runtime> EventSink for TauriEvents<R> {
     fn team_changed(&self) {
         if let Err(error) = self.app.emit(TEAM_CHANGED, ()) {
             tracing::warn!(%error, "could not tell the UI that the team changed");
+        }
+    }
+
+    fn key_import_progress(&self, progress: &ImportProgress) {
+        if let Err(error) = self.app.emit(KEY_IMPORT_PROGRESS, KeyImportProgress::from(progress)) {
+            tracing::warn!(%error, "could not tell the UI how a key import stands");
         }
     }
 }

@@ -6,8 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { descendantsOf } from '../e2e/desktop.mjs';
 import { launchApp, startFakeProvider, tempDataDir } from '../e2e/harness.mjs';
+import { settledMemory } from './memory.mjs';
 
 const STARTS = Number(process.env.KEYPOOL_BENCH_STARTS ?? 7);
 const SWITCHES = Number(process.env.KEYPOOL_BENCH_SWITCHES ?? 11);
@@ -26,7 +26,6 @@ const ms = (value) => `${Math.round(value)} ms`;
 const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const spread = (values) => `median ${ms(median(values))} (min ${ms(Math.min(...values))}, max ${ms(Math.max(...values))}, n=${values.length})`;
 const line = (label, value) => console.log(`  ${label.padEnd(44)} ${value}`);
-const pause = (millis) => new Promise((resolve) => setTimeout(resolve, millis));
 
 // ---------------------------------------------------------------- sizes
 
@@ -69,37 +68,6 @@ function startedAt(pid, boot) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return boot + (Number(fields[19]) * 1000) / CLOCK_TICKS; // field 22, starttime
-}
-
-function rollup(pid) {
-  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  const kib = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
-  return { name: readFileSync(`/proc/${pid}/comm`, 'utf8').trim(), rss: kib('Rss'), pss: kib('Pss') };
-}
-
-/** The memory of the app and every process under it. */
-function memory(pid) {
-  const processes = [pid, ...descendantsOf(pid)].flatMap((p) => {
-    try {
-      return [rollup(p)];
-    } catch {
-      return []; // ended meanwhile
-    }
-  });
-  const total = (key) => processes.reduce((sum, p) => sum + p[key], 0);
-  return { rss: total('rss'), pss: total('pss'), processes };
-}
-
-/** Memory once it stops moving: sampled every 500 ms until two samples differ by < 1 % (≤ 30 s). */
-async function settledMemory(pid) {
-  let last = memory(pid);
-  for (let i = 0; i < 60; i += 1) {
-    await pause(500);
-    const now = memory(pid);
-    if (Math.abs(now.pss - last.pss) / last.pss < 0.01) return now;
-    last = now;
-  }
-  return last;
 }
 
 function printMemory(label, m) {

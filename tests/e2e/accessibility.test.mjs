@@ -65,7 +65,7 @@ describe('accessibility of the real window', () => {
       await assertAccessible(app, `Settings → Providers with a key pool (${theme})`);
       for (const [open, dialog] of [
         ['add-key', 'add-key-dialog'],
-        ['paste-keys', 'paste-keys-dialog'],
+        ['import-keys', 'import-keys-dialog'],
       ]) {
         await click(app, open);
         await app.find(dialog);
@@ -73,6 +73,36 @@ describe('accessibility of the real window', () => {
         await (await app.find(dialog)).sendKeys(Key.ESCAPE);
         await gone(app, dialog);
       }
+
+      // The import's preview (found, repeated, unread lines), before anything is saved.
+      await click(app, 'import-keys');
+      await (await app.find('import-text-input')).sendKeys(
+        ['sk-e2e-accessible-000001', 'sk-e2e-a11y-new-0000002', 'sk-e2e-a11y-new-0000002', 'name: some-long-value-without-a-key'].join(Key.ENTER),
+      );
+      await click(app, 'import-check');
+      await app.find('import-preview');
+      await assertAccessible(app, `the import preview (${theme})`, '[data-testid="import-keys-dialog"]');
+      await app.screenshot(`settings-import-preview-${theme}`);
+      await (await app.find('import-keys-dialog')).sendKeys(Key.ESCAPE);
+      await gone(app, 'import-keys-dialog');
+
+      // The bulk bar over a selection, and its two confirmations.
+      await click(app, 'key-select-shown');
+      await app.find('bulk-bar');
+      await assertAccessible(app, `the key table with the bulk bar (${theme})`);
+      await app.screenshot(`settings-bulk-bar-${theme}`);
+      for (const [open, dialog] of [
+        ['bulk-delete', 'bulk-delete-dialog'],
+        ['bulk-export-full', 'export-full-dialog'],
+      ]) {
+        await click(app, open);
+        await app.find(dialog);
+        await assertAccessible(app, `${dialog} (${theme})`, `[data-testid="${dialog}"]`);
+        await (await app.find(dialog)).sendKeys(Key.ESCAPE);
+        await gone(app, dialog);
+      }
+      await click(app, 'bulk-clear');
+      await gone(app, 'bulk-bar');
       await click(app, 'key-edit');
       await app.find('edit-key-dialog');
       await assertAccessible(app, `the key edit dialog (${theme})`, '[data-testid="edit-key-dialog"]');
@@ -174,7 +204,7 @@ describe('accessibility of the real window', () => {
          const name = row.querySelector('.key-row__name').getBoundingClientRect();
          const weight = row.querySelector('.key-row__weight').getBoundingClientRect();
          const box = tag.getBoundingClientRect();
-         const overflow = [...document.querySelectorAll('.key-table__head, .key-row')].map((r) => r.scrollWidth - r.clientWidth);
+         const overflow = [...document.querySelectorAll('.key-table__head-row, .key-row')].map((r) => r.scrollWidth - r.clientWidth);
          return { width: window.innerWidth, tagRight: box.right, nameRight: name.right, weightLeft: weight.left,
                   truncated: tag.scrollWidth > tag.clientWidth, title: tag.title, text: tag.textContent, overflow };`,
         tag,
@@ -185,11 +215,12 @@ describe('accessibility of the real window', () => {
       assert.deepEqual(layout.overflow.filter((px) => px > 0), [], `${language}: no row of the key table runs past the pool: ${JSON.stringify(layout)}`);
       // Each heading stands over its column (USAGE over the counts, ON over the switch).
       const columns = await app.driver.executeScript(
-        `const head = [...document.querySelector('.key-table__head').children].map((c) => c.getBoundingClientRect());
+        // Columns: select, order (the handle), key, weight, state, usage, on, actions.
+        `const head = [...document.querySelector('.key-table__head-row').children].map((c) => c.getBoundingClientRect());
          const row = document.querySelector('[data-testid="key-row"]');
          const counts = row.querySelector('[data-testid="key-usage"]').getBoundingClientRect();
          const toggle = row.querySelector('[role="switch"]').getBoundingClientRect();
-         return { usage: [head[4].left, counts.left], on: [head[5].left + head[5].width / 2, toggle.left + toggle.width / 2] };`,
+         return { usage: [head[5].left, counts.left], on: [head[6].left + head[6].width / 2, toggle.left + toggle.width / 2] };`,
       );
       assert.ok(Math.abs(columns.usage[0] - columns.usage[1]) <= 1, `${language}: the usage heading starts where its column does: ${JSON.stringify(columns)}`);
       assert.ok(Math.abs(columns.on[0] - columns.on[1]) <= 1, `${language}: the on heading is centred over the switch: ${JSON.stringify(columns)}`);

@@ -39,6 +39,8 @@ const ISSUE_KEYS: Record<IssueCode, MessageKey> = {
   provider_deleted: 'issue.providerDeleted',
   nothing_to_answer: 'issue.nothingToAnswer',
   no_models: 'issue.noModels',
+  no_keys_found: 'issue.noKeysFound',
+  keys_of_several_providers: 'issue.keysOfSeveralProviders',
   range_order: 'issue.rangeOrder',
   too_many_buckets: 'issue.tooManyBuckets',
   cannot_write: 'issue.cannotWrite',

@@ -270,6 +270,11 @@ export type DeletedChat = { id: string, };
 export type DeletedKey = { id: string, };
 
 /**
+ * What deleting keys answers.
+ */
+export type DeletedKeys = { deleted: number, };
+
+/**
  * What a price delete answers: the model whose price is gone.
  */
 export type DeletedPrice = { model: string, };
@@ -291,9 +296,23 @@ export type ErrorCode = "validation" | "not_found" | "conflict" | "storage" | "p
 export type ErrorDetails = { "kind": "hostChange", from: string, to: string, keys: Array<string>, } | { "kind": "notFound", what: string, } | { "kind": "conflict", conflict: Conflict, } | { "kind": "keychain", keychain: KeychainStatus, } | { "kind": "upstream", status: number | null, problem: ProbeProblem, message: string, };
 
 /**
+ * The keys to export, of one provider.
+ */
+export type ExportApiKeysArgs = { providerId: string, ids: Array<string>, 
+/**
+ * The keys' values too (a `key` column): behind the UI's confirmation.
+ */
+full: boolean, };
+
+/**
  * Where the CSV went: `path` is null when the user cancelled the save dialog.
  */
 export type ExportResult = { path: string | null, rows: number, };
+
+/**
+ * Where an export of keys went (`path` null: the user cancelled the dialog) and how many keys.
+ */
+export type ExportedKeys = { path: string | null, count: number, };
 
 /**
  * Why a key was refused and the reply moved to the next one.
@@ -304,6 +323,17 @@ export type FailoverReason = "rate_limited" | "auth_rejected" | "quota_exhausted
  * The id of the thing a command acts on.
  */
 export type IdArgs = { id: string, };
+
+export type ImportIdArgs = { importId: string, };
+
+/**
+ * A key an import would add, by its position in the import: only its masked preview.
+ */
+export type ImportKeyPreview = { index: number, 
+/**
+ * As `ApiKey.apiKeyPreview`: `sk-…9f3a`.
+ */
+preview: string, };
 
 /**
  * The one error that crosses IPC: `{ code, message, issues?, details? }`. The UI words it from
@@ -323,7 +353,7 @@ export type Issue = { path: string, code: IssueCode, params?: IssueParams, messa
 /**
  * What is wrong with one argument.
  */
-export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "invalid";
+export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "no_keys_found" | "keys_of_several_providers" | "invalid";
 
 /**
  * The numbers and words an issue's wording needs.
@@ -351,6 +381,60 @@ reason?: string, };
  * [`Secret`]: the arguments that hold one print it as `<redacted>` in any debug output.
  */
 export type KeyArg = string;
+
+/**
+ * Keys of one provider, each once.
+ */
+export type KeyIdsArgs = { ids: Array<string>, };
+
+/**
+ * What a text holds, before anything is saved. Start it with `llmConfig:startKeyImport`.
+ */
+export type KeyImportPreview = { importId: string, 
+/**
+ * Every key found, duplicates included.
+ */
+found: number, 
+/**
+ * The keys that would be added (new to the paste and to the pool).
+ */
+new: Array<ImportKeyPreview>, duplicatesInPaste: number, duplicatesInPool: number, 
+/**
+ * Line numbers (1-based) that seem to hold a key but gave none.
+ */
+unrecognisedLines: Array<number>, };
+
+/**
+ * How an import stands: the answer of start and cancel, and the payload of
+ * `llmConfig:keyImportProgress` (at most every 100 ms, after every batch saved, and at the end).
+ */
+export type KeyImportProgress = { importId: string, providerId: string, 
+/**
+ * The keys to import (the preview's `new`).
+ */
+total: number, 
+/**
+ * Validated so far (0 without validation).
+ */
+checked: number, valid: number, 
+/**
+ * Refused by the provider: 401, 403, `API_KEY_INVALID`.
+ */
+invalid: number, 
+/**
+ * Still rate-limited when checked again after the announced wait.
+ */
+rateLimited: number, unreachable: number, 
+/**
+ * Saved to the pool so far.
+ */
+added: number, 
+/**
+ * In the paste, in the pool, and found in the pool while saving.
+ */
+duplicates: number, state: KeyImportState, };
+
+export type KeyImportState = "running" | "cancelled" | "done" | "failed";
 
 /**
  * A key's own limits, both replaced: an absent one is removed.
@@ -613,6 +697,15 @@ page: PageChoice | null,
 provider: string | null, };
 
 /**
+ * A text to import keys from: a paste, or the content of a `.txt`, `.csv` or `.json` file.
+ */
+export type PreviewKeyImportArgs = { providerId: string, 
+/**
+ * At most `LIMITS.importText` bytes.
+ */
+text: string, };
+
+/**
  * A model's price, in US dollars per million tokens; `cachedInputPerMillion` null: the input
  * price.
  */
@@ -800,6 +893,32 @@ usageRetentionDays: number,
  */
 proxy: ProxySetting, };
 
+/**
+ * How to import a previewed text.
+ */
+export type StartKeyImportArgs = { importId: string, 
+/**
+ * Within `LIMITS.weight`, its default when absent.
+ */
+weight?: number, 
+/**
+ * Labels become `"{labelPrefix} #1"`, `#2`, …; absent or blank: no labels. Short enough
+ * for the number to fit `LIMITS.keyLabel`.
+ */
+labelPrefix?: string, 
+/**
+ * At most `LIMITS.quotaGroup`; absent or blank: each key a group of its own.
+ */
+quotaGroup?: string, 
+/**
+ * Check each key with the provider's model list first (the UI's default: on).
+ */
+validate: boolean, 
+/**
+ * Also save the keys validation rejected, disabled with their reason.
+ */
+keepRejectedDisabled: boolean, };
+
 export type Stopped = { chatId: string, 
 /**
  * Whether a reply was being written (and is now stopped).
@@ -877,6 +996,15 @@ label?: string, apiKey?: KeyArg, enabled?: boolean, weight?: number,
 limits?: KeyLimitsArg, 
 /**
  * The key's quota group (`LIMITS.quotaGroup`, trimmed); `""` puts it in a group of its own.
+ */
+quotaGroup?: string, };
+
+/**
+ * What to set on every key named; at least one field.
+ */
+export type UpdateApiKeysArgs = { ids: Array<string>, enabled?: boolean, weight?: number, 
+/**
+ * An empty (or blank) group puts each key in a group of its own (no argument takes `null`).
  */
 quotaGroup?: string, };
 
@@ -993,6 +1121,8 @@ export type Window = { remaining: number, limit: number | null, resetAt: number,
 export const LIMITS = {
   apiKey: { maxChars: 4096 },
   keyLabel: { maxChars: 100 },
+  importText: { maxBytes: 16777216 },
+  bulkIds: { maxItems: 100000 },
   quotaGroup: { maxChars: 64 },
   weight: { min: 1, max: 100, default: 1 },
   rpmLimit: { min: 1, max: 100000 },
@@ -1039,6 +1169,13 @@ export type Commands = {
   "llmConfig:getPoolStatus": { kind: "sync"; args: ProviderArgs; result: PoolStatus };
   "llmConfig:resetCooldown": { kind: "sync"; args: IdArgs; result: CooldownReset };
   "llmConfig:testApiKey": { kind: "async"; args: IdArgs; result: KeyTestResult };
+  "llmConfig:previewKeyImport": { kind: "sync"; args: PreviewKeyImportArgs; result: KeyImportPreview };
+  "llmConfig:startKeyImport": { kind: "async"; args: StartKeyImportArgs; result: KeyImportProgress };
+  "llmConfig:cancelKeyImport": { kind: "async"; args: ImportIdArgs; result: KeyImportProgress };
+  "llmConfig:updateApiKeys": { kind: "sync"; args: UpdateApiKeysArgs; result: Array<ApiKey> };
+  "llmConfig:deleteApiKeys": { kind: "sync"; args: KeyIdsArgs; result: DeletedKeys };
+  "llmConfig:testApiKeys": { kind: "async"; args: KeyIdsArgs; result: Array<KeyTestResult> };
+  "llmConfig:exportApiKeys": { kind: "async"; args: ExportApiKeysArgs; result: ExportedKeys };
   "llmConfig:listModels": { kind: "async"; args: ListModelsArgs; result: ModelList };
   "llmConfig:listModelsFor": { kind: "async"; args: ListModelsForArgs; result: ModelList };
   "localApi:getStatus": { kind: "sync"; args: NoArgs; result: LocalApiStatus };
@@ -1073,5 +1210,6 @@ export type Commands = {
 
 export type Events = {
   "llmConfig:changed": ProviderChanged;
+  "llmConfig:keyImportProgress": KeyImportProgress;
   "team:changed": null;
 };

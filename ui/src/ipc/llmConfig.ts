@@ -1,4 +1,4 @@
-import type { AddApiKeyArgs, AddProviderArgs, ListModelsForArgs, SetKeyLimitsArgs, UpdateApiKeyArgs, UpdateProviderArgs } from './bindings';
+import type { AddApiKeyArgs, AddProviderArgs, ListModelsForArgs, SetKeyLimitsArgs, StartKeyImportArgs, UpdateApiKeyArgs, UpdateApiKeysArgs, UpdateProviderArgs } from './bindings';
 import { call, defined } from './client';
 
 /** The fields of an update besides the id: only those to change. */
@@ -25,6 +25,19 @@ export const llmConfigApi = {
   /** Deletes the provider and its pool keys; its chats stay, with `providerId: null`. */
   deleteProvider: (id: string) => call('llmConfig:deleteProvider', { id }),
   testApiKey: (id: string) => call('llmConfig:testApiKey', { id }),
+  /** What a text holds (new keys, repeats, keys already in the pool), before anything is saved. */
+  previewKeyImport: (providerId: string, text: string) => call('llmConfig:previewKeyImport', { providerId, text }),
+  /** Starts a previewed import; its progress follows as `llmConfig:keyImportProgress`. */
+  startKeyImport: (args: StartKeyImportArgs) => call('llmConfig:startKeyImport', defined(args)),
+  /** Stops an import: the keys already saved stay. */
+  cancelKeyImport: (importId: string) => call('llmConfig:cancelKeyImport', { importId }),
+  /** Sets what `changes` gives on every key of `ids`, in one write. */
+  updateApiKeys: (ids: string[], changes: Omit<UpdateApiKeysArgs, 'ids'>) => call('llmConfig:updateApiKeys', defined({ ids, ...changes })),
+  deleteApiKeys: (ids: string[]) => call('llmConfig:deleteApiKeys', { ids }),
+  /** Tests each key (bounded concurrency in the backend); the results in the order of `ids`. */
+  testApiKeys: (ids: string[]) => call('llmConfig:testApiKeys', { ids }),
+  /** Writes a CSV of the keys' metadata (`full`: with the keys themselves) where the user chooses. */
+  exportApiKeys: (providerId: string, ids: string[], full: boolean) => call('llmConfig:exportApiKeys', { providerId, ids, full }),
   /** The models the provider's models endpoint lists; kept by the backend until `refresh`. */
   listModels: (providerId: string, refresh = false) => call('llmConfig:listModels', refresh ? { providerId, refresh } : { providerId }),
   /** The models a provider not saved yet lists (the Add provider form); nothing is kept. */

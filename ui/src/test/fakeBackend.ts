@@ -10,6 +10,7 @@ import type {
   ErrorDetails,
   IpcError,
   Issue,
+  KeyImportProgress,
   KeyStatus,
   KeyTestResult,
   LocalApiStatus,
@@ -322,6 +323,41 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       }
     }
     return out;
+  }
+
+  /**
+   * Imports previewed (their new keys' secrets) and running: a running one moves only when a test
+   * calls `advanceImport`, so a test sees every step; each key's validation verdict comes from
+   * `importVerdict` (valid unless set).
+   */
+  const imports = new Map<string, { providerId: string; secrets: string[] }>();
+  interface RunningImport {
+    progress: KeyImportProgress;
+    secrets: string[];
+    settings: { weight: number; labelPrefix?: string; quotaGroup?: string; validate: boolean; keepRejectedDisabled: boolean };
+    next: number;
+  }
+  const running = new Map<string, RunningImport>();
+  let importVerdict: (secret: string) => 'valid' | 'invalid' | 'rateLimited' | 'unreachable' = () => 'valid';
+  /** The answers of `llmConfig:exportApiKeys`: the path chosen (null: cancelled). */
+  let keyExportPath: string | null = '/home/user/keys.csv';
+
+  function emitEvent(event: string, payload: unknown) {
+    queueMicrotask(() => {
+      for (const listener of listeners.get(event) ?? []) listener({ event, payload });
+    });
+  }
+
+  /** Keys by the shapes the backend knows, or one per non-empty line when none has one. */
+  function extractKeys(text: string): { keys: string[]; unrecognised: number[] } {
+    const shape = /\b(sk-ant-[A-Za-z0-9_-]{8,}|sk-or-[A-Za-z0-9_-]{8,}|sk-proj-[A-Za-z0-9_-]{8,}|sk-[A-Za-z0-9_-]{8,}|AIza[A-Za-z0-9_-]{10,})/g;
+    const lines = text.split(/\r?\n/);
+    const shaped = lines.map((line) => [...line.matchAll(shape)].map((m) => m[1]));
+    if (shaped.some((found) => found.length > 0)) {
+      const unrecognised = lines.flatMap((line, i) => (shaped[i].length === 0 && /[A-Za-z0-9]{12,}/.test(line) ? [i + 1] : []));
+      return { keys: shaped.flat(), unrecognised };
+    }
+    return { keys: lines.map((l) => l.trim()).filter(Boolean), unrecognised: [] };
   }
 
   function emit(providerId: string) {
@@ -698,6 +734,89 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       emit(providerId);
       return byProvider(providerId).map(publicKey);
     },
+    'llmConfig:previewKeyImport': ({ providerId, text }) => {
+      const { keys: found, unrecognised } = extractKeys(text);
+      const pool = new Set(byProvider(providerId).map((k) => k.secret));
+      const seen = new Set<string>();
+      let duplicatesInPaste = 0;
+      let duplicatesInPool = 0;
+      const fresh: string[] = [];
+      for (const secret of found) {
+        if (seen.has(secret)) duplicatesInPaste++;
+        else if (pool.has(secret)) duplicatesInPool++;
+        else fresh.push(secret);
+        seen.add(secret);
+      }
+      const importId = `import-${nextId++}`;
+      imports.set(importId, { providerId, secrets: fresh });
+      return {
+        importId,
+        found: found.length,
+        new: fresh.map((secret, index) => ({ index, preview: preview(secret) })),
+        duplicatesInPaste,
+        duplicatesInPool,
+        unrecognisedLines: unrecognised,
+      };
+    },
+    'llmConfig:startKeyImport': ({ importId, weight, labelPrefix, quotaGroup, validate, keepRejectedDisabled }) => {
+      checkRange('weight', weight, LIMITS.weight);
+      checkLength('quotaGroup', quotaGroup, LIMITS.quotaGroup.maxChars);
+      const previewed = imports.get(importId);
+      if (!previewed) throw backendError('not_found', `import "${importId}" does not exist`, undefined, { kind: 'notFound', what: 'import' });
+      const progress: KeyImportProgress = {
+        importId,
+        providerId: previewed.providerId,
+        total: previewed.secrets.length,
+        checked: 0,
+        valid: 0,
+        invalid: 0,
+        rateLimited: 0,
+        unreachable: 0,
+        added: 0,
+        duplicates: 0,
+        state: 'running',
+      };
+      running.set(importId, { progress, secrets: previewed.secrets, settings: { weight: weight ?? 1, labelPrefix, quotaGroup, validate, keepRejectedDisabled }, next: 0 });
+      return { ...progress };
+    },
+    'llmConfig:cancelKeyImport': ({ importId }) => {
+      const run = running.get(importId);
+      if (!run) throw backendError('not_found', `import "${importId}" does not exist`, undefined, { kind: 'notFound', what: 'import' });
+      if (run.progress.state === 'running') run.progress.state = 'cancelled';
+      emitEvent('llmConfig:keyImportProgress', { ...run.progress });
+      return { ...run.progress };
+    },
+    'llmConfig:updateApiKeys': ({ ids, enabled, weight, quotaGroup }) => {
+      checkRange('weight', weight, LIMITS.weight);
+      checkLength('quotaGroup', quotaGroup, LIMITS.quotaGroup.maxChars);
+      const changed = ids.map(find);
+      for (const key of changed) {
+        if (enabled !== undefined) {
+          key.enabled = enabled;
+          if (enabled) key.disabledReason = null;
+        }
+        if (weight !== undefined) key.weight = weight;
+        if (quotaGroup !== undefined) key.quotaGroup = labelOf(quotaGroup);
+        key.updatedAt = clock;
+      }
+      if (changed.length > 0) emit(changed[0].providerId);
+      return changed.map(publicKey);
+    },
+    'llmConfig:deleteApiKeys': ({ ids }) => {
+      const gone = ids.map(find);
+      for (const key of gone) keys.splice(keys.indexOf(key), 1);
+      if (gone.length > 0) emit(gone[0].providerId);
+      return { deleted: gone.length };
+    },
+    'llmConfig:testApiKeys': ({ ids }) =>
+      ids.map((id) => {
+        find(id);
+        return keyTests.get(id) ?? { ok: true, status: 200, problem: null, message: 'ok', latencyMs: 12 };
+      }),
+    'llmConfig:exportApiKeys': ({ ids }) => {
+      ids.forEach(find);
+      return { path: keyExportPath, count: keyExportPath === null ? 0 : ids.length };
+    },
     'llmConfig:resetCooldown': ({ id }) => {
       find(id);
       live.delete(id);
@@ -788,6 +907,36 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     /** Every file attached so far. */
     attachments: () => structuredClone(attachments),
     setKeyTest: (id: string, result: KeyTestResult) => keyTests.set(id, result),
+    /** How an import's validation judges each key (valid unless set). */
+    setImportVerdict: (verdict: (secret: string) => 'valid' | 'invalid' | 'rateLimited' | 'unreachable') => (importVerdict = verdict),
+    /**
+     * Moves the running import `importId` on by `count` keys (checked, and saved when valid or
+     * kept), emitting its progress and `llmConfig:changed`; done after the last key.
+     */
+    advanceImport: (importId: string, count: number) => {
+      const run = running.get(importId);
+      if (run?.progress.state !== 'running') throw new Error(`no running import ${importId}`);
+      const { progress, settings } = run;
+      for (const secret of run.secrets.slice(run.next, run.next + count)) {
+        run.next++;
+        const verdict = settings.validate ? importVerdict(secret) : 'valid';
+        if (settings.validate) {
+          progress.checked++;
+          progress[verdict]++;
+        }
+        if (verdict === 'valid' || settings.keepRejectedDisabled) {
+          const label = settings.labelPrefix ? `${settings.labelPrefix} #${run.next}` : null;
+          add(progress.providerId, secret, { label, weight: settings.weight, quotaGroup: labelOf(settings.quotaGroup), enabled: verdict === 'valid', disabledReason: verdict === 'valid' ? null : verdict });
+          progress.added++;
+        }
+      }
+      if (run.next >= run.secrets.length) progress.state = 'done';
+      emit(progress.providerId);
+      emitEvent('llmConfig:keyImportProgress', { ...progress });
+      return { ...progress };
+    },
+    /** Where the next key exports are saved (null: the user cancels the save dialog). */
+    onKeyExport: (path: string | null) => (keyExportPath = path),
     /** What the provider's models endpoint answers next (a list, after `gate` if given, or a rejection). */
     setModels: (providerId: string, answer: { models: string[]; gate?: Promise<void> } | { error: IpcError }) => {
       modelLists.set(providerId, answer);

@@ -13,3 +13,14 @@ afterEach(() => cleanup());
 beforeAll(async () => {
   await preloadMarkdown();
 });
+
+// jsdom lays nothing out: every box is 0 px high. The key table draws only the rows that fit its
+// scrolling box (`@tanstack/react-virtual` reads the box's `clientHeight`), so the box is given a
+// window's height here, and rows (0 px high) all fit it; a test of the virtual window itself gives
+// rows a height of their own (`offsetHeight`).
+Object.defineProperty(HTMLElement.prototype, 'clientHeight', {
+  configurable: true,
+  get(this: HTMLElement) {
+    return this.classList.contains('key-table-scroll') ? 720 : 0;
+  },
+});

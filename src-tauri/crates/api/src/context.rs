@@ -13,8 +13,9 @@ use tokio_util::sync::DropGuard;
 use keypool_keychain::{Keychain, OsKeychain};
 
 use crate::service::{
-    Attachments, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Membership, Migrated, NoSaveDialog,
-    Preferences, Providers, Records, SaveDialog, ServiceError, Settings, StoreLoader, Usage, Vault, WritePath, DAY_MS,
+    Attachments, BulkKeys, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Membership, Migrated,
+    NoSaveDialog, Preferences, Providers, Records, SaveDialog, ServiceError, Settings, StoreLoader, Usage, Vault,
+    WritePath, DAY_MS,
 };
 use crate::SystemClock;
 
@@ -93,6 +94,7 @@ pub struct AppContext {
 
 struct Services {
     keys: Keys,
+    bulk_keys: BulkKeys,
     providers: Arc<Providers>,
     chats: Chats,
     settings: Arc<Settings>,
@@ -208,6 +210,11 @@ impl AppContext {
         Ok(&self.services()?.keys)
     }
 
+    /// Imports, changes, deletes, tests and exports many keys at once.
+    pub fn bulk_keys(&self) -> Result<&BulkKeys, ServiceError> {
+        Ok(&self.services()?.bulk_keys)
+    }
+
     pub fn providers(&self) -> Result<&Providers, ServiceError> {
         Ok(&self.services()?.providers)
     }
@@ -284,8 +291,17 @@ impl Services {
             }
         }
         let providers = Arc::new(Providers::new(db.clone(), writes.clone(), clock.clone(), completions.clone()));
+        let keys = Keys::new(db.clone(), writes.clone(), clock.clone(), completions.clone());
         Services {
-            keys: Keys::new(db.clone(), writes.clone(), clock.clone(), completions.clone()),
+            bulk_keys: BulkKeys::new(
+                db.clone(),
+                writes.clone(),
+                clock.clone(),
+                completions.clone(),
+                keys.clone(),
+                save_dialog.clone(),
+            ),
+            keys,
             providers: providers.clone(),
             settings: Arc::new(Settings::open(db.clone(), pool, completions.clone(), clock.clone())),
             usage: Arc::new(Usage::new(db.clone(), ledger, clock.clone(), save_dialog.clone())),

@@ -491,10 +491,13 @@ async fn count_tokens(State(shared): State<Arc<Shared>>, headers: HeaderMap, raw
 async fn models(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap) -> Response {
     let key = key_of(&headers);
     let seen = Seen::listing(&key, "/v1/models");
+    let dialect = if headers.contains_key("anthropic-version") { Dialect::Anthropic } else { Dialect::Openai };
     match next_refusal_or_listing(&shared, seen) {
         Reply::Status { status, headers, message } => {
             error_response(Dialect::Openai, status, &headers, &with_key(&message, &key))
         }
+        // A revoked key: the model list refuses it as the completions do.
+        Reply::InvalidKey => error_response(dialect, 401, &[], "invalid API key"),
         Reply::Redirect { status, to } => redirect(status, &to, &uri),
         _ => {
             let models = shared.script.lock().unwrap().models.clone().unwrap_or_else(|| vec!["fake-model".into()]);

@@ -18,6 +18,20 @@ pub enum KeyState {
     Unavailable,
 }
 
+impl KeyState {
+    /// The state as exports and the CLI write it: `active`, `cooling`, `disabled`, `exhausted`,
+    /// `unavailable` (as the IPC's `KeyState` spells it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyState::Active => "active",
+            KeyState::Cooling => "cooling",
+            KeyState::Disabled => "disabled",
+            KeyState::Exhausted => "exhausted",
+            KeyState::Unavailable => "unavailable",
+        }
+    }
+}
+
 /// The last failure the pool saw for a key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum KeyError {

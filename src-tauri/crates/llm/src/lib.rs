@@ -6,6 +6,7 @@
 //! Each key is tried at most once per request; text already shown is never sent twice.
 //! Provider clients live in [`provider`]; nothing here knows about Tauri or the database.
 
+mod check;
 mod error;
 mod failover;
 mod forward;
@@ -26,6 +27,7 @@ pub mod team;
 mod verify;
 mod wait;
 
+pub use check::KeyVerdict;
 pub use error::{Breakage, CompletionError, Failure, Interruption, Meaning, NoKey, NoKeyReason};
 pub use forward::{retry_after_of, ForwardRequest, Forwarded, UpstreamPath};
 pub use http::{ProxyChoice, ProxyError};

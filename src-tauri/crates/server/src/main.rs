@@ -6,12 +6,15 @@
 //! keypool-server serve --data-dir DIR [--listen ADDR:PORT] [--config FILE] [--token-file FILE]
 //!                      [--allowed-host NAME]... [--redis URL --team NAME --team-secret-file FILE]
 //! keypool-server token --data-dir DIR [--regenerate]
+//! keypool-server keys import --data-dir DIR --provider NAME --file FILE [--weight N] [--group G] [--no-validate]
+//! keypool-server keys list --data-dir DIR [--provider NAME] --json
 //! ```
 //!
 //! Invariants: no log line holds a key, the token, the team secret or the Redis URL (which may
 //! hold a password); a bad config file stops the start before the store is opened.
 
 mod config;
+mod keys;
 mod token;
 
 use std::net::SocketAddr;
@@ -47,6 +50,9 @@ enum Command {
         #[arg(long)]
         regenerate: bool,
     },
+    /// Imports keys from a file into a provider's pool, or lists the pool's keys, as JSON.
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
 }
 
 #[derive(Args)]
@@ -103,6 +109,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Token { data_dir, regenerate } => token_command(&data_dir, regenerate),
+        Command::Keys(command) => keys::run(command),
         Command::Serve(serve) => {
             let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
                 Ok(runtime) => runtime,

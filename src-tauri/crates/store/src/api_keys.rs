@@ -137,6 +137,89 @@ pub fn insert_api_key(conn: &Connection, new: &NewApiKey, now: i64) -> rusqlite:
     get_api_key(conn, &new.id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)
 }
 
+/// Inserts `keys` (of one provider) after the provider's last key, in order, with one prepared statement and no
+/// read back (a bulk import: thousands in one transaction the caller owns). Each key may carry
+/// why it is disabled (`disabled`: a reason, with `enabled` false).
+pub fn insert_api_keys(conn: &Connection, keys: &[(NewApiKey, Option<String>)], now: i64) -> rusqlite::Result<()> {
+    let Some((first, _)) = keys.first() else { return Ok(()) };
+    let next: i64 = conn.query_row(
+        "SELECT COALESCE(MAX(sort_order) + 1, 0) FROM llm_provider_api_keys WHERE provider_id = ?1",
+        [&first.provider_id],
+        |r| r.get(0),
+    )?;
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO llm_provider_api_keys \
+           (id, provider_id, label, api_key, enabled, weight, sort_order, created_at, updated_at, rpm_limit, \
+            max_concurrent, storage, preview, quota_group, disabled_reason, disabled_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    )?;
+    for (position, (new, disabled)) in keys.iter().enumerate() {
+        debug_assert_eq!(new.provider_id, first.provider_id, "one provider's keys per call");
+        let sort_order = next + position as i64;
+        let (storage, value, preview) = new.api_key.columns();
+        stmt.execute(params![
+            new.id,
+            new.provider_id,
+            new.label,
+            text(value),
+            new.enabled && disabled.is_none(),
+            new.weight,
+            sort_order,
+            now,
+            new.rpm_limit,
+            new.max_concurrent,
+            storage,
+            text(preview),
+            new.quota_group,
+            disabled,
+            disabled.as_ref().map(|_| now),
+        ])?;
+    }
+    Ok(())
+}
+
+/// Applies one `patch` (no new value: a bulk change of many keys) to each of `ids`, with one
+/// prepared statement. Returns how many keys there were to change.
+pub fn update_api_keys(conn: &Connection, ids: &[String], patch: &ApiKeyPatch, now: i64) -> rusqlite::Result<usize> {
+    let mut stmt = conn.prepare_cached(
+        "UPDATE llm_provider_api_keys SET \
+           label = CASE WHEN ?2 THEN ?3 ELSE label END, \
+           enabled = COALESCE(?4, enabled), \
+           weight = COALESCE(?5, weight), \
+           disabled_reason = CASE WHEN ?4 = 1 THEN NULL ELSE disabled_reason END, \
+           disabled_at = CASE WHEN ?4 = 1 THEN NULL ELSE disabled_at END, \
+           quota_group = CASE WHEN ?6 THEN ?7 ELSE quota_group END, \
+           updated_at = ?8 \
+         WHERE id = ?1",
+    )?;
+    let mut changed = 0;
+    for id in ids {
+        changed += stmt.execute(params![
+            id,
+            patch.label.is_some(),
+            patch.label.clone().flatten(),
+            patch.enabled,
+            patch.weight,
+            patch.quota_group.is_some(),
+            patch.quota_group.clone().flatten(),
+            now
+        ])?;
+    }
+    Ok(changed)
+}
+
+/// Deletes each of `ids`; returns the ids that were there, with their provider.
+pub fn delete_api_keys(conn: &Connection, ids: &[String]) -> rusqlite::Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare_cached("DELETE FROM llm_provider_api_keys WHERE id = ?1 RETURNING provider_id")?;
+    let mut deleted = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(provider) = stmt.query_row([id], |r| r.get::<_, String>(0)).optional()? {
+            deleted.push((id.clone(), provider));
+        }
+    }
+    Ok(deleted)
+}
+
 /// Applies `patch`; enabling a key clears why it was disabled. `None` when there is no such key.
 pub fn update_api_key(
     conn: &Connection,

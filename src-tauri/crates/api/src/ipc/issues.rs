@@ -89,6 +89,10 @@ pub enum IssueCode {
     BadTeamName,
     /// A team secret that is not 64 hex digits (`count`: how many characters it had).
     BadTeamSecret,
+    /// A text to import keys from holds none.
+    NoKeysFound,
+    /// A bulk change names keys of more than one provider (or none).
+    KeysOfSeveralProviders,
     /// Any other problem; the message says which.
     Invalid,
 }
@@ -218,6 +222,8 @@ impl From<FieldError> for Issue {
                 (IssueCode::BadTeamSecret, IssueParams { count: i64::try_from(found).ok(), ..none() })
             }
             Rule::TeamSecretRequired => (IssueCode::Required, none()),
+            Rule::NoKeysFound => (IssueCode::NoKeysFound, none()),
+            Rule::KeysOfSeveralProviders => (IssueCode::KeysOfSeveralProviders, none()),
         };
         Issue::new(camel_case_path(&error.field), code, params)
     }
@@ -358,6 +364,8 @@ fn english(code: IssueCode, p: &IssueParams) -> String {
         }
         IssueCode::HostChange => "changing the host would send the provider's keys there: confirm the change".into(),
         IssueCode::NameTaken => "another provider already has this name: choose another".into(),
+        IssueCode::NoKeysFound => "holds no API key".into(),
+        IssueCode::KeysOfSeveralProviders => "must name keys of one provider".into(),
         IssueCode::CannotWrite => format!("could not be written: {}", p.reason.as_deref().unwrap_or("unknown error")),
         IssueCode::UnsupportedFile => "is neither a PNG, JPEG, WebP or GIF image nor a UTF-8 text file".into(),
         IssueCode::FileTooLarge => format!("is larger than {} bytes", p.max.unwrap_or_default()),

@@ -51,6 +51,10 @@ pub struct Limits {
     pub api_key: Text,
     /// A key's label.
     pub key_label: Text,
+    /// A text (a paste, a file's content) to import keys from: 10 000 keys take about 2 MB.
+    pub import_text: Bytes,
+    /// The keys one bulk command acts on.
+    pub bulk_ids: Items,
     /// A key's quota group (a Google Cloud project's id, an OpenAI organization's), as the
     /// store keeps it.
     pub quota_group: Text,
@@ -110,6 +114,8 @@ pub struct Limits {
 pub const LIMITS: Limits = Limits {
     api_key: Text { max_chars: 4096 },
     key_label: Text { max_chars: 100 },
+    import_text: Bytes { max_bytes: 16 * 1024 * 1024 },
+    bulk_ids: Items { max_items: 100_000 },
     quota_group: Text { max_chars: 64 },
     weight: Defaulted { min: 1, max: 100, default: 1 },
     rpm_limit: Range { min: 1, max: 100_000 },

@@ -7,6 +7,7 @@
 mod app;
 mod args;
 pub mod bindings;
+mod bulk;
 mod chat;
 mod error;
 pub mod events;
@@ -25,6 +26,7 @@ mod usage;
 
 pub use app::*;
 pub use args::{parse, CommandArgs, IdArgs, NoArgs, ProviderArgs};
+pub use bulk::*;
 pub use chat::*;
 pub use error::{ErrorCode, ErrorDetails, IpcError};
 pub use events::ProviderChanged;

@@ -17,6 +17,10 @@ use serde_json::Value;
 
 use super::app::{AppStatus, PreferencesDto, SetPreferencesArgs};
 use super::args::{parse, IdArgs, NoArgs, ProviderArgs};
+use super::bulk::{
+    DeletedKeys, ExportApiKeysArgs, ExportedKeys, ImportIdArgs, KeyIdsArgs, KeyImportPreview, KeyImportProgress,
+    PreviewKeyImportArgs, StartKeyImportArgs, UpdateApiKeysArgs,
+};
 use super::chat::{
     AttachArgs, AttachmentData, AttachmentDataArgs, AttachmentDto, ChatClosed, ChatDto, ChatEvent, ChatIdArgs,
     CreateChatArgs, DeletedChat, MessageDto, SearchChatsArgs, SearchResultDto, SendArgs, StoppedDto, UpdateChatArgs,
@@ -38,7 +42,7 @@ use super::usage::{
     DeletedPrice, ExportResult, ModelArgs, PriceDto, PurgeUsageArgs, Purged, SeriesDto, SetPriceArgs, UsageRangeArgs,
     UsageSeriesArgs, UsageSummaryDto,
 };
-use super::{app, chat, keys, local_api, providers, settings, team, usage};
+use super::{app, bulk, chat, keys, local_api, providers, settings, team, usage};
 use crate::AppContext;
 
 /// What a command answers: its result as JSON, or the one error.
@@ -175,6 +179,13 @@ commands! {
     sync   "llmConfig:getPoolStatus"   (ProviderArgs)       -> PoolStatusDto           => keys::pool_status;
     sync   "llmConfig:resetCooldown"   (IdArgs)             -> CooldownReset           => keys::reset_cooldown;
     async  "llmConfig:testApiKey"      (IdArgs)             -> KeyTestResult           => keys::test;
+    sync   "llmConfig:previewKeyImport" (PreviewKeyImportArgs) -> KeyImportPreview    => bulk::preview_import;
+    async  "llmConfig:startKeyImport"  (StartKeyImportArgs) -> KeyImportProgress       => bulk::start_import;
+    async  "llmConfig:cancelKeyImport" (ImportIdArgs)       -> KeyImportProgress       => bulk::cancel_import;
+    sync   "llmConfig:updateApiKeys"   (UpdateApiKeysArgs)  -> Vec<ApiKeyDto>          => bulk::update;
+    sync   "llmConfig:deleteApiKeys"   (KeyIdsArgs)         -> DeletedKeys             => bulk::delete;
+    async  "llmConfig:testApiKeys"     (KeyIdsArgs)         -> Vec<KeyTestResult>      => bulk::test;
+    async  "llmConfig:exportApiKeys"   (ExportApiKeysArgs)  -> ExportedKeys            => bulk::export;
     async  "llmConfig:listModels"      (ListModelsArgs)     -> ModelListDto            => providers::models;
     async  "llmConfig:listModelsFor"   (ListModelsForArgs)  -> ModelListDto            => providers::models_for;
     sync   "localApi:getStatus"        (NoArgs)             -> LocalApiStatusDto       => local_api::status;

@@ -7,6 +7,10 @@ pub trait EventSink: Send + Sync {
     /// The team's status changed (joined, left, connected, disconnected, members); the shell
     /// emits `team:changed`. Nothing to tell by default.
     fn team_changed(&self) {}
+
+    /// How a bulk import of keys stands (the shell emits `llmConfig:keyImportProgress`): at most
+    /// every 100 ms while it runs, after every batch saved, and once at its end.
+    fn key_import_progress(&self, _progress: &super::ImportProgress) {}
 }
 
 /// For tools that have no UI to tell (benches, a CLI).

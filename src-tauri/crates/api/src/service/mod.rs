@@ -4,6 +4,7 @@
 //! IPC, JSON shapes or Tauri.
 
 mod attachments;
+mod bulk;
 mod chats;
 mod events;
 mod keys;
@@ -25,6 +26,9 @@ use keypool_store::StoreError;
 
 pub use attachments::{
     AttachmentInfo, Attachments, Variant, MAX_ATTACHMENTS, MAX_IMAGE_BYTES, MAX_TEXT_BYTES, SEND_LONG_SIDE,
+};
+pub use bulk::{
+    BulkKeys, BulkPatch, ImportOptions, ImportPreview, ImportProgress, ImportState, BATCH, CHECK_CONCURRENCY,
 };
 pub use chats::{
     AttachmentRef, Chat, ChatPatch, ChatProgress, Chats, Message, MessageStatus, NewChat, Role, SearchResult, Snippet,

@@ -46,6 +46,10 @@ pub enum Rule {
     BadTeamSecret { found: usize },
     /// No team secret was given and none is kept: generate one or paste another member's.
     TeamSecretRequired,
+    /// A text to import keys from holds none.
+    NoKeysFound,
+    /// A bulk change names keys of more than one provider (or none).
+    KeysOfSeveralProviders,
 }
 
 /// One rule broken by one input field, named as the service's input names it (snake_case);

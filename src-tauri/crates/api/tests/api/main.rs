@@ -2,6 +2,7 @@
 
 mod app_status;
 mod attachments;
+mod bulk_keys;
 mod chat;
 mod conversation;
 mod crash;

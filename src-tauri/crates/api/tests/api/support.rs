@@ -13,17 +13,27 @@ use keypool_store::Database;
 use serde_json::Value;
 
 #[derive(Default)]
-pub struct RecordedEvents(Mutex<Vec<String>>);
+pub struct RecordedEvents(Mutex<Vec<String>>, Mutex<Vec<Value>>);
 
 impl EventSink for RecordedEvents {
     fn llm_config_changed(&self, provider_id: &str) {
         self.0.lock().unwrap().push(provider_id.to_owned());
+    }
+
+    fn key_import_progress(&self, progress: &keypool_api::service::ImportProgress) {
+        let payload = ipc::KeyImportProgress::from(progress);
+        self.1.lock().unwrap().push(serde_json::to_value(payload).unwrap());
     }
 }
 
 impl RecordedEvents {
     pub fn take(&self) -> Vec<String> {
         std::mem::take(&mut *self.0.lock().unwrap())
+    }
+
+    /// The `llmConfig:keyImportProgress` payloads told so far, as the UI receives them.
+    pub fn take_progress(&self) -> Vec<Value> {
+        std::mem::take(&mut *self.1.lock().unwrap())
     }
 }
 

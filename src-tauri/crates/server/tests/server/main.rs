@@ -1,6 +1,7 @@
 //! `keypool-server` as a process: the fake provider upstream, a data dir per server, and (for
 //! the team) a redis-server of the test's own.
 
+mod keys;
 mod serve;
 mod support;
 mod team;

@@ -1,4 +1,4 @@
-import { useId, useRef, useState } from 'react';
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Icon } from '../../../components/Icon';
 import { useI18n } from '../../../i18n/I18nProvider';
 import type { Provider } from '../../../ipc/bindings';
@@ -8,17 +8,26 @@ import { DeleteKeyDialog } from './DeleteKeyDialog';
 import { EditKeyDialog } from './EditKeyDialog';
 import { KeyList, keyName } from './KeyList';
 import { filterRows, quotaGroups, reorderShown, revokedStatusOf, type GroupFilter, type KeyRow } from './keyRows';
-import { PasteKeysDialog } from './PasteKeysDialog';
+import { canReorder, keepExisting, nextSort, POOL_ORDER, selectClick, STATE_FILTERS, viewRows, type Sort, type StateFilter } from './keyTable';
+import { ImportKeysDialog, type KeyImportApi } from './ImportKeysDialog';
+import { BulkBar } from './BulkBar';
+import { ConfirmDeleteDialog } from '../../../components/ConfirmDeleteDialog';
+import { listen } from '../../../ipc/client';
 import { RevokedKeyDialog } from './RevokedKeyDialog';
 import { useKeyTests } from './useKeyTests';
 import { usePool } from './usePool';
 import { errorText } from '../../../i18n/problems';
+import type { MessageKey } from '../../../i18n';
 
 /** Which dialog is open, if any: each mode carries exactly what it needs. */
 type Mode =
   | { kind: 'list' }
   | { kind: 'add' }
-  | { kind: 'paste' }
+  | { kind: 'import' }
+  /** Deleting the selected keys: one confirmation naming the count. */
+  | { kind: 'bulkDelete'; ids: string[] }
+  /** Exporting the selected keys in full: a warning first, then the backend's save dialog. */
+  | { kind: 'exportFull'; ids: string[] }
   | { kind: 'delete'; row: KeyRow }
   | { kind: 'edit'; row: KeyRow }
   /** Switching back on a key the provider refused (`status`): asked first, with a test offered. */
@@ -29,15 +38,36 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
   const { t, intlTag } = useI18n();
   const titleId = useId();
   const filterId = useId();
+  const stateFilterId = useId();
+  const searchId = useId();
   const [filter, setFilter] = useState<GroupFilter>({ kind: 'all' });
+  const [stateFilter, setStateFilter] = useState<StateFilter>('all');
+  const [search, setSearch] = useState('');
+  const [sort, setSort] = useState<Sort>(POOL_ORDER);
+  const [selection, setSelection] = useState<{ ids: ReadonlySet<string>; anchor: string | null }>({ ids: new Set(), anchor: null });
   const { state, actions } = usePool(provider.id);
-  const { tests, test } = useKeyTests();
+  const { tests, test, testMany } = useKeyTests();
   const [mode, setMode] = useState<Mode>({ kind: 'list' });
   const [announcement, setAnnouncement] = useState('');
   /** What was just added, said where it can be seen (the new rows are scrolled to). */
   const [added, setAdded] = useState<{ count: number; ids: string[] } | null>(null);
   const [problem, setProblem] = useState<string>();
   const addButton = useRef<HTMLButtonElement>(null);
+  /** The pool's key ids when an import began: the keys after it that are not among them are new. */
+  const beforeImport = useRef<Set<string>>(new Set());
+  /** A bulk action is running (the bar's buttons wait). */
+  const [bulkBusy, setBulkBusy] = useState(false);
+  /** An import ran and the list has been reloaded since: its new keys are to be marked. */
+  const [importDone, setImportDone] = useState(false);
+  const importApi: KeyImportApi = useMemo(
+    () => ({
+      preview: (text) => llmConfigApi.previewKeyImport(provider.id, text),
+      start: (importId, settings) => llmConfigApi.startKeyImport({ importId, ...settings }),
+      cancel: (importId) => llmConfigApi.cancelKeyImport(importId),
+      onProgress: (handler) => listen('llmConfig:keyImportProgress', handler),
+    }),
+    [provider.id],
+  );
 
   const close = () => setMode({ kind: 'list' });
   const toAddButton = () => addButton.current;
@@ -48,6 +78,22 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
     action().then(
       () => done && setAnnouncement(done),
       (error: unknown) => setProblem(t('pool.actionFailed', { message: errorText(t, error) })),
+    );
+  }
+
+  /** Runs a bulk action on the selection; its result is announced, a failure shown above the list. */
+  function bulk<T>(action: () => Promise<T>, done: (result: T) => string) {
+    setProblem(undefined);
+    setBulkBusy(true);
+    action().then(
+      (result) => {
+        setBulkBusy(false);
+        setAnnouncement(done(result));
+      },
+      (error: unknown) => {
+        setBulkBusy(false);
+        setProblem(t('pool.actionFailed', { message: errorText(t, error) }));
+      },
     );
   }
 
@@ -66,12 +112,25 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
   function keysAdded(ids: string[]) {
     if (ids.length > 0) setAdded({ count: ids.length, ids });
   }
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs once the reload after an import has landed; `rows` is read then
+  useEffect(() => {
+    if (!importDone) return;
+    setImportDone(false);
+    keysAdded(rows.filter((r) => !beforeImport.current.has(r.key.id)).map((r) => r.key.id));
+  }, [importDone]);
+
   const groups = quotaGroups(rows, intlTag);
   const ungrouped = rows.some((r) => r.key.quotaGroup === null);
   // A group no key names any more (its keys moved or went) shows every key again.
   const chosen: GroupFilter =
     (filter.kind === 'group' && !groups.includes(filter.name)) || (filter.kind === 'none' && !ungrouped) ? { kind: 'all' } : filter;
-  const shown = filterRows(rows, chosen);
+  const view = { state: stateFilter, search, sort };
+  const collator = new Intl.Collator(intlTag);
+  const shown = viewRows(filterRows(rows, chosen), view, collator.compare);
+  const reorderable = canReorder(view);
+  /** Only keys that still exist count as selected (a reload may have removed some). */
+  const selected = keepExisting(selection.ids, rows);
+  const shownIds = shown.map((r) => r.key.id);
   const filterValue = chosen.kind === 'group' ? `group:${chosen.name}` : chosen.kind;
 
   return (
@@ -86,9 +145,18 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           )}
         </div>
         <div className="pool__actions">
-          <button type="button" className="button" onClick={() => setMode({ kind: 'paste' })} data-testid="paste-keys">
+          <button
+            type="button"
+            className="button"
+            aria-haspopup="dialog"
+            onClick={() => {
+              beforeImport.current = new Set(rows.map((r) => r.key.id));
+              setMode({ kind: 'import' });
+            }}
+            data-testid="import-keys"
+          >
             <Icon name="paste" size={16} />
-            {t('pool.paste')}
+            {t('pool.import')}
           </button>
           <button
             ref={addButton}
@@ -150,9 +218,37 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           </p>
         </div>
       )}
-      {state.kind === 'loaded' && groups.length > 0 && (
-        <div className="pool__filter" data-testid="pool-group-filter">
-          <label htmlFor={filterId}>{t('add.quotaGroup')}</label>
+      {state.kind === 'loaded' && rows.length > 0 && (
+        <div className="pool__filter" data-testid="pool-filters">
+          <label htmlFor={stateFilterId}>{t('table.stateFilter')}</label>
+          <select
+            id={stateFilterId}
+            className="input select"
+            value={stateFilter}
+            onChange={(e) => setStateFilter(e.target.value as StateFilter)}
+            data-testid="pool-state-filter"
+          >
+            <option value="all">{t('table.stateAll')}</option>
+            {STATE_FILTERS.map((kind) => (
+              <option key={kind} value={kind}>
+                {t(`table.state.${kind}`)}
+              </option>
+            ))}
+          </select>
+          <label htmlFor={searchId}>{t('table.search')}</label>
+          <input
+            id={searchId}
+            type="search"
+            className="input pool__search"
+            placeholder={t('table.searchHint')}
+            autoComplete="off"
+            spellCheck={false}
+            value={search}
+            onChange={(e) => setSearch(e.target.value)}
+            data-testid="pool-search"
+          />
+          {groups.length > 0 && <label htmlFor={filterId}>{t('add.quotaGroup')}</label>}
+          {groups.length > 0 && (
           <select
             id={filterId}
             className="input select"
@@ -171,6 +267,7 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
             ))}
             {ungrouped && <option value="none">{t('pool.groupNone')}</option>}
           </select>
+          )}
           {shown.length !== rows.length && (
             <span className="muted" role="status" data-testid="pool-filtered">
               {t('pool.filtered', { shown: shown.length, total: rows.length })}
@@ -178,9 +275,65 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           )}
         </div>
       )}
+      {state.kind === 'loaded' && selected.size > 0 && (
+        <BulkBar
+          count={selected.size}
+          shownCount={shown.length}
+          busy={bulkBusy}
+          onSelectShown={() => setSelection({ ids: new Set([...selected, ...shownIds]), anchor: null })}
+          onClear={() => setSelection({ ids: new Set(), anchor: null })}
+          onEnable={() => bulk(() => actions.updateMany([...selected], { enabled: true }), (keys) => t('bulkbar.enabled', { count: keys.length }))}
+          onDisable={() => bulk(() => actions.updateMany([...selected], { enabled: false }), (keys) => t('bulkbar.disabled', { count: keys.length }))}
+          onWeight={(weight) => bulk(() => actions.updateMany([...selected], { weight }), (keys) => t('bulkbar.weightSet', { count: keys.length, weight }))}
+          onGroup={(group) =>
+            bulk(
+              () => actions.updateMany([...selected], { quotaGroup: group }),
+              (keys) => (group ? t('bulkbar.groupSet', { count: keys.length, group }) : t('bulkbar.groupCleared', { count: keys.length })),
+            )
+          }
+          onTest={() =>
+            bulk(
+              async () => {
+                const results = await testMany([...selected]);
+                void actions.refreshStatus();
+                return results;
+              },
+              (results) => t('bulkbar.tested', { count: results.length, ok: results.filter((r) => r.ok).length, failed: results.filter((r) => !r.ok).length }),
+            )
+          }
+          onExportCsv={() =>
+            bulk(
+              () => llmConfigApi.exportApiKeys(provider.id, [...selected], false),
+              (exported) => (exported.path === null ? t('bulkbar.exportCancelled') : t('bulkbar.exported', { count: exported.count, path: exported.path })),
+            )
+          }
+          onExportFull={() => setMode({ kind: 'exportFull', ids: [...selected] })}
+          onDelete={() => setMode({ kind: 'bulkDelete', ids: [...selected] })}
+        />
+      )}
+      {state.kind === 'loaded' && rows.length > 0 && shown.length === 0 && (
+        <p className="muted pool__no-match" data-testid="pool-no-match">
+          {t('table.noMatch')}
+        </p>
+      )}
       {state.kind === 'loaded' && rows.length > 0 && (
         <KeyList
           rows={shown}
+          sort={sort}
+          onSort={(column) => {
+            const next = nextSort(sort, column);
+            setSort(next);
+            setAnnouncement(
+              next.column === 'order'
+                ? t('table.poolOrder')
+                : t('table.sorted', { column: t(`pool.col${column[0].toUpperCase()}${column.slice(1)}` as MessageKey), direction: t(`table.${next.direction}`) }),
+            );
+          }}
+          selected={selected}
+          onSelect={(id, checked, range) => setSelection({ ids: selectClick(selected, shownIds, selection.anchor, id, checked, range), anchor: id })}
+          onSelectShown={(checked) =>
+            setSelection({ ids: checked ? new Set([...selected, ...shownIds]) : new Set([...selected].filter((id) => !shownIds.includes(id))), anchor: null })
+          }
           offset={state.offset}
           onWeight={(id, weight) => actions.setWeight(id, weight)}
           onToggle={toggle}
@@ -189,7 +342,7 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           onEdit={(row) => setMode({ kind: 'edit', row })}
           fresh={added?.ids ?? []}
           onResetCooldown={(id) => attempt(() => actions.resetCooldown(id))}
-          onReorder={(ids, movedId) => {
+          onReorder={reorderable ? (ids, movedId) => {
             const row = rows.find((r) => r.key.id === movedId);
             if (!row) return;
             const position = ids.indexOf(movedId) + 1;
@@ -201,7 +354,7 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
               () => actions.reorder(order),
               t('pool.moved', { name: keyName(row, t('key.unlabeled')), position, total: ids.length }),
             );
-          }}
+          } : null}
           onCooldownEnd={() => void actions.refreshStatus()}
           tests={tests}
           // A test of an out-of-credit key re-checks its credit and may put it back in rotation.
@@ -219,13 +372,46 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           returnFocus={toAddButton}
         />
       )}
-      {mode.kind === 'paste' && (
-        <PasteKeysDialog
-          onAdd={(key) => actions.add(key)}
-          onClose={(ids) => {
-            keysAdded(ids);
+      {mode.kind === 'import' && (
+        <ImportKeysDialog
+          api={importApi}
+          onClose={(started) => {
+            // The keys now in the pool that were not before: marked, the first scrolled to, counted.
+            if (started) void actions.reload().then(() => setImportDone(true));
             close();
           }}
+          returnFocus={toAddButton}
+        />
+      )}
+      {mode.kind === 'bulkDelete' && (
+        <ConfirmDeleteDialog
+          title={t('bulkDelete.title')}
+          body={t('bulkDelete.body', { count: mode.ids.length })}
+          confirmLabel={t('bulkDelete.confirm', { count: mode.ids.length })}
+          failure={(message) => t('pool.actionFailed', { message })}
+          testId="bulk-delete"
+          onConfirm={async () => {
+            const { deleted } = await actions.removeMany(mode.ids);
+            setSelection({ ids: new Set(), anchor: null });
+            setAnnouncement(t('bulkbar.deleted', { count: deleted }));
+          }}
+          onClose={close}
+          returnFocus={toAddButton}
+        />
+      )}
+      {mode.kind === 'exportFull' && (
+        <ConfirmDeleteDialog
+          title={t('exportFull.title')}
+          body={t('exportFull.body', { count: mode.ids.length })}
+          confirmLabel={t('exportFull.confirm')}
+          failure={(message) => t('pool.actionFailed', { message })}
+          testId="export-full"
+          onConfirm={async () => {
+            const exported = await llmConfigApi.exportApiKeys(provider.id, mode.ids, true);
+            setAnnouncement(exported.path === null ? t('bulkbar.exportCancelled') : t('bulkbar.exported', { count: exported.count, path: exported.path }));
+          }}
+          onClose={close}
+          returnFocus={toAddButton}
         />
       )}
       {mode.kind === 'edit' && (

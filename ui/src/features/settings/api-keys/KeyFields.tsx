@@ -9,7 +9,7 @@ interface FieldProps {
   value: string;
   error?: string;
   onChange: (value: string) => void;
-  inputRef: RefObject<HTMLInputElement | null>;
+  inputRef?: RefObject<HTMLInputElement | null>;
   /** `<testId>` on the field, `<testId>-input` on its input. */
   testId: string;
 }

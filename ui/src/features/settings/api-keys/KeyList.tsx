@@ -1,18 +1,22 @@
-import { useEffect, useId, useRef, useState, type PointerEvent as ReactPointerEvent } from 'react';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useEffect, useId, useLayoutEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type PointerEvent as ReactPointerEvent } from 'react';
 import { Icon } from '../../../components/Icon';
 import { Switch } from '../../../components/Switch';
 import { formatRelative } from '../../../i18n/format';
 import { formatNumber } from '../../../i18n/problems';
 import { useI18n } from '../../../i18n/I18nProvider';
+import type { MessageKey } from '../../../i18n';
 import { KeyBudget } from './KeyBudget';
 import { KeyTestResultLine } from './KeyTestResult';
 import { moved, type KeyRow } from './keyRows';
+import type { Sort, SortColumn } from './keyTable';
 import { ModelRests } from './ModelRests';
 import type { KeyTest } from './useKeyTests';
 import { StateBadge } from './StateBadge';
 import { WeightEditor } from './WeightEditor';
 
 interface Props {
+  /** The rows shown (filtered, searched, sorted), in the order shown. */
   rows: KeyRow[];
   offset: number;
   onWeight: (id: string, weight: number) => Promise<unknown>;
@@ -24,10 +28,18 @@ interface Props {
   /** Keys just added: marked, and the first scrolled into view. */
   fresh: readonly string[];
   onResetCooldown: (id: string) => void;
-  onReorder: (ids: string[], movedId: string) => void;
+  /** Null while the rows are not the whole pool in its own order (filtered, searched or sorted). */
+  onReorder: ((ids: string[], movedId: string) => void) | null;
   onCooldownEnd: () => void;
   tests: Record<string, KeyTest>;
   onTest: (id: string) => void;
+  sort: Sort;
+  onSort: (column: Exclude<SortColumn, 'order'>) => void;
+  selected: ReadonlySet<string>;
+  /** A row's checkbox changed; `range`: shift was held (from the last row clicked to this one). */
+  onSelect: (id: string, checked: boolean, range: boolean) => void;
+  /** The header's checkbox: every shown row, or none. */
+  onSelectShown: (checked: boolean) => void;
 }
 
 interface Drag {
@@ -38,21 +50,60 @@ interface Drag {
   middles: number[];
 }
 
+/** A row's height before it is measured; rows measure themselves once drawn. */
+const ESTIMATED_ROW_HEIGHT = 64;
+/** Rows drawn beyond the visible ones on each side, so Tab and the arrow keys find the next row drawn. */
+const OVERSCAN = 6;
+
 export function keyName(row: KeyRow, unlabeled: string): string {
   return row.key.label ?? (row.key.apiKeyPreview || unlabeled);
 }
 
+const COLUMNS: { column: Exclude<SortColumn, 'order'>; label: MessageKey }[] = [
+  { column: 'key', label: 'pool.colKey' },
+  { column: 'weight', label: 'pool.colWeight' },
+  { column: 'state', label: 'pool.colState' },
+  { column: 'usage', label: 'pool.colUsage' },
+  { column: 'enabled', label: 'pool.colEnabled' },
+];
+
 /**
- * The pool's keys in sortOrder, one aligned row each. Reordering: drag a row by its handle, or
- * focus the handle and press the arrow keys; focus stays on the moved key's handle.
+ * The shown keys as a table (role=table: a header row, then one row per key, with
+ * aria-rowcount/aria-rowindex so a screen reader knows the whole size while only the rows near the
+ * view are drawn; @tanstack/react-virtual decides which). Sorting: the column headers' buttons.
+ * Selecting: a checkbox per row (shift-click selects the range from the last one clicked), the
+ * header's for every shown row; Up/Down/Home/End on a row's checkbox move to the next row's, drawing
+ * it first. Reordering (only while the whole pool is shown in its own order): drag a row by its
+ * handle, or focus the handle and press the arrow keys; focus stays on the moved key's handle.
  */
-export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, onEdit, fresh, onResetCooldown, onReorder, onCooldownEnd, tests, onTest }: Props) {
+export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, onEdit, fresh, onResetCooldown, onReorder, onCooldownEnd, tests, onTest, sort, onSort, selected, onSelect, onSelectShown }: Props) {
   const { t, intlTag } = useI18n();
   const hintId = useId();
   const [drag, setDrag] = useState<Drag | null>(null);
   const [refocus, setRefocus] = useState<string | null>(null);
-  const items = useRef(new Map<string, HTMLLIElement>());
+  /** A row's checkbox to focus once it is drawn (keyboard moves between rows). */
+  const [focusCheck, setFocusCheck] = useState<string | null>(null);
+  const scroller = useRef<HTMLDivElement>(null);
+  const body = useRef<HTMLTableSectionElement>(null);
+  const headerCheck = useRef<HTMLInputElement>(null);
   const handles = useRef(new Map<string, HTMLButtonElement>());
+  const checks = useRef(new Map<string, HTMLInputElement>());
+  const [scrollMargin, setScrollMargin] = useState(0);
+
+  const shown = drag ? moved(rows, drag.from, drag.to) : rows;
+  const virtualizer = useVirtualizer({
+    count: shown.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ESTIMATED_ROW_HEIGHT,
+    overscan: OVERSCAN,
+    getItemKey: (index) => shown[index].key.id,
+    scrollMargin,
+  });
+
+  // The rows start below the header inside the scrolling box.
+  useLayoutEffect(() => {
+    setScrollMargin(body.current?.offsetTop ?? 0);
+  }, []);
 
   // A reorder moves the rows' elements, and a moved element loses focus: give it back to the moved
   // key's handle. Only when focus was lost, so a later reload never takes it from where the user
@@ -63,30 +114,74 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
     if (refocus && lost) handles.current.get(refocus)?.focus();
   }, [refocus, rows]);
 
-  // Keys just added go below the fold in a long pool: the first of them is brought into view.
+  // Keys just added may be far below in a long pool: the first of them is brought into view, first
+  // in the table's box (which draws it), then in the page (the box itself may be below the fold).
   const firstFresh = fresh.find((id) => rows.some((r) => r.key.id === id));
+  const [revealed, setRevealed] = useState<string | null>(null);
+  const rowElements = useRef(new Map<string, HTMLTableRowElement>());
+  // biome-ignore lint/correctness/useExhaustiveDependencies: only a new first key scrolls; later reloads of `rows` must not pull the view back
   useEffect(() => {
-    if (firstFresh) items.current.get(firstFresh)?.scrollIntoView?.({ block: 'nearest', behavior: 'smooth' });
-  }, [firstFresh]);
+    if (!firstFresh) return;
+    const index = rows.findIndex((r) => r.key.id === firstFresh);
+    if (index >= 0) virtualizer.scrollToIndex(index, { align: 'start' });
+    setRevealed(null);
+  }, [firstFresh, virtualizer]);
 
-  const shown = drag ? moved(rows, drag.from, drag.to) : rows;
+  const items = virtualizer.getVirtualItems();
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `items` is what re-runs this: the new row may have just been drawn
+  useEffect(() => {
+    if (!firstFresh || revealed === firstFresh) return;
+    const element = rowElements.current.get(firstFresh);
+    if (element) {
+      element.scrollIntoView?.({ block: 'nearest', behavior: 'smooth' });
+      setRevealed(firstFresh);
+    }
+  }, [firstFresh, revealed, items]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `items` is what re-runs this: the wanted row may have just been drawn
+  useEffect(() => {
+    if (!focusCheck) return;
+    const box = checks.current.get(focusCheck);
+    if (box) {
+      box.focus();
+      setFocusCheck(null);
+    }
+  }, [focusCheck, items]);
+
+  const shownSelected = rows.reduce((n, r) => n + (selected.has(r.key.id) ? 1 : 0), 0);
+  useEffect(() => {
+    if (headerCheck.current) headerCheck.current.indeterminate = shownSelected > 0 && shownSelected < rows.length;
+  }, [shownSelected, rows.length]);
+
   const now = Date.now() + offset;
 
   function move(index: number, to: number) {
-    if (to < 0 || to >= rows.length || to === index) return;
+    if (!onReorder || to < 0 || to >= rows.length || to === index) return;
     const id = rows[index].key.id;
     setRefocus(id);
     onReorder(moved(rows, index, to).map((r) => r.key.id), id);
   }
 
+  function focusRow(index: number) {
+    const target = Math.max(0, Math.min(rows.length - 1, index));
+    virtualizer.scrollToIndex(target, { align: 'auto' });
+    setFocusCheck(rows[target].key.id);
+  }
+
+  function checkKeys(event: ReactKeyboardEvent, index: number) {
+    const page = Math.max(1, items.length - 2 * OVERSCAN);
+    const to = { ArrowDown: index + 1, ArrowUp: index - 1, PageDown: index + page, PageUp: index - page, Home: 0, End: rows.length - 1 }[event.key];
+    if (to === undefined) return;
+    event.preventDefault();
+    focusRow(to);
+  }
+
   function startDrag(event: ReactPointerEvent<HTMLButtonElement>, index: number) {
-    if (event.button !== 0) return;
+    if (event.button !== 0 || !onReorder) return;
     event.preventDefault();
     event.currentTarget.setPointerCapture?.(event.pointerId);
-    const middles = rows.map((r) => {
-      const rect = items.current.get(r.key.id)?.getBoundingClientRect();
-      return rect ? rect.top + rect.height / 2 : 0;
-    });
+    // From the measured (or estimated) place of every row, drawn or not.
+    const top = (body.current?.getBoundingClientRect().top ?? 0) - scrollMargin;
+    const middles = virtualizer.measurementsCache.map((m) => top + m.start + m.size / 2);
     setDrag({ id: rows[index].key.id, from: index, to: index, middles });
   }
 
@@ -100,70 +195,124 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
   function endDrag() {
     if (!drag) return;
     setDrag(null);
-    if (drag.to !== drag.from) {
+    if (drag.to !== drag.from && onReorder) {
       setRefocus(drag.id);
       onReorder(moved(rows, drag.from, drag.to).map((r) => r.key.id), drag.id);
     }
   }
 
-  return (
-    <div className="key-table" data-testid="key-list">
-      <div className="key-table__head" aria-hidden="true">
-        <span />
-        <span>{t('pool.colKey')}</span>
-        <span>{t('pool.colWeight')}</span>
-        <span>{t('pool.colState')}</span>
-        <span>{t('pool.colUsage')}</span>
-        <span>{t('pool.colEnabled')}</span>
-        <span />
-      </div>
-      <p id={hintId} className="visually-hidden">
-        {t('key.moveHint')}
-      </p>
-      <ol className="key-table__rows">
-        {shown.map((row, index) => {
-          const { key } = row;
-          const name = keyName(row, t('key.unlabeled'));
-          return (
-            <li
-              key={key.id}
-              ref={(el) => {
-                if (el) items.current.set(key.id, el);
-                else items.current.delete(key.id);
-              }}
-              className={`key-row${drag?.id === key.id ? ' key-row--dragging' : ''}${key.enabled ? '' : ' key-row--off'}${fresh.includes(key.id) ? ' key-row--fresh' : ''}`}
-              data-testid="key-row"
-              data-key-id={key.id}
-            >
-              <button
-                type="button"
-                className="drag-handle"
-                aria-label={t('key.move', { name })}
-                aria-describedby={hintId}
-                title={t('key.moveHint')}
-                ref={(el) => {
-                  if (el) handles.current.set(key.id, el);
-                  else handles.current.delete(key.id);
-                }}
-                onPointerDown={(e) => startDrag(e, index)}
-                onPointerMove={dragMove}
-                onPointerUp={endDrag}
-                onPointerCancel={() => setDrag(null)}
-                onKeyDown={(e) => {
-                  if (e.key === 'ArrowUp' || e.key === 'ArrowDown') {
-                    e.preventDefault();
-                    move(index, index + (e.key === 'ArrowUp' ? -1 : 1));
-                  } else if (e.key === 'Home' || e.key === 'End') {
-                    e.preventDefault();
-                    move(index, e.key === 'Home' ? 0 : rows.length - 1);
-                  }
-                }}
-                data-testid="key-drag-handle"
-              >
-                <Icon name="grip" size={16} />
-              </button>
+  const padTop = items.length > 0 ? items[0].start - scrollMargin : 0;
+  const padBottom = items.length > 0 ? virtualizer.getTotalSize() - (items[items.length - 1].end - scrollMargin) : 0;
 
-              <div className="key-row__name">
+  return (
+    <div className="key-table-scroll" ref={scroller} data-testid="key-list-scroll">
+      <p id={hintId} className="visually-hidden">
+        {onReorder ? t('key.moveHint') : t('table.reorderOff')}
+      </p>
+      <table className="key-table" aria-label={t('table.label')} aria-rowcount={rows.length + 1} data-testid="key-list">
+        <thead className="key-table__head">
+          <tr className="key-table__head-row" aria-rowindex={1}>
+            <th scope="col" className="key-table__select">
+              <input
+                ref={headerCheck}
+                type="checkbox"
+                className="checkbox"
+                aria-label={t('table.selectShown', { count: rows.length })}
+                checked={rows.length > 0 && shownSelected === rows.length}
+                onChange={(e) => onSelectShown(e.target.checked)}
+                data-testid="key-select-shown"
+              />
+            </th>
+            <th scope="col">
+              <span className="visually-hidden">{t('table.colOrder')}</span>
+            </th>
+            {COLUMNS.map(({ column, label }) => {
+              const active = sort.column === column;
+              return (
+                <th scope="col" key={column} aria-sort={active ? sort.direction : undefined}>
+                  <button type="button" className="key-table__sort" onClick={() => onSort(column)} data-testid={`key-sort-${column}`}>
+                    {t(label)}
+                    <span aria-hidden="true" className="key-table__sort-mark">
+                      {active ? (sort.direction === 'ascending' ? '▲' : '▼') : ''}
+                    </span>
+                  </button>
+                </th>
+              );
+            })}
+            <th scope="col">
+              <span className="visually-hidden">{t('table.colActions')}</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody className="key-table__rows" ref={body} style={{ paddingTop: padTop, paddingBottom: padBottom }}>
+          {items.map((item) => {
+            const index = item.index;
+            const row = shown[index];
+            const { key } = row;
+            const name = keyName(row, t('key.unlabeled'));
+            const isSelected = selected.has(key.id);
+            return (
+              <tr
+                key={key.id}
+                aria-rowindex={index + 2}
+                data-index={index}
+                ref={(el) => {
+                  virtualizer.measureElement(el);
+                  if (el) rowElements.current.set(key.id, el);
+                  else rowElements.current.delete(key.id);
+                }}
+                className={`key-row${drag?.id === key.id ? ' key-row--dragging' : ''}${key.enabled ? '' : ' key-row--off'}${fresh.includes(key.id) ? ' key-row--fresh' : ''}${isSelected ? ' key-row--selected' : ''}`}
+                data-testid="key-row"
+                data-key-id={key.id}
+              >
+                <td className="key-row__select">
+                  <input
+                    type="checkbox"
+                    className="checkbox"
+                    aria-label={t('table.select', { name })}
+                    checked={isSelected}
+                    ref={(el) => {
+                      if (el) checks.current.set(key.id, el);
+                      else checks.current.delete(key.id);
+                    }}
+                    onClick={(e) => onSelect(key.id, e.currentTarget.checked, e.shiftKey)}
+                    onChange={() => {}}
+                    onKeyDown={(e) => checkKeys(e, index)}
+                    data-testid="key-select"
+                  />
+                </td>
+                <td>
+                  <button
+                    type="button"
+                    className="drag-handle"
+                    aria-label={t('key.move', { name })}
+                    aria-describedby={hintId}
+                    aria-disabled={onReorder ? undefined : true}
+                    title={onReorder ? t('key.moveHint') : t('table.reorderOff')}
+                    ref={(el) => {
+                      if (el) handles.current.set(key.id, el);
+                      else handles.current.delete(key.id);
+                    }}
+                    onPointerDown={(e) => startDrag(e, index)}
+                    onPointerMove={dragMove}
+                    onPointerUp={endDrag}
+                    onPointerCancel={() => setDrag(null)}
+                    onKeyDown={(e) => {
+                      if (e.key === 'ArrowUp' || e.key === 'ArrowDown') {
+                        e.preventDefault();
+                        move(index, index + (e.key === 'ArrowUp' ? -1 : 1));
+                      } else if (e.key === 'Home' || e.key === 'End') {
+                        e.preventDefault();
+                        move(index, e.key === 'Home' ? 0 : rows.length - 1);
+                      }
+                    }}
+                    data-testid="key-drag-handle"
+                  >
+                    <Icon name="grip" size={16} />
+                  </button>
+                </td>
+
+              <td className="key-row__name">
                 {/* Cut to the column when long; the whole of it in its tooltip. */}
                 <span className={`key-row__label${key.label ? '' : ' key-row__label--none'}`} title={key.label ?? undefined} data-testid="key-label">
                   {key.label ?? t('key.unlabeled')}
@@ -196,9 +345,9 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
                     })}
                   </span>
                 )}
-              </div>
+              </td>
 
-              <div className="key-row__weight">
+              <td className="key-row__weight">
                 <span className="key-row__inline-label" aria-hidden="true">
                   {t('pool.colWeight')}
                 </span>
@@ -208,9 +357,9 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
                   onSave={(weight) => onWeight(key.id, weight)}
                   testId="key-weight"
                 />
-              </div>
+              </td>
 
-              <div className="key-row__state">
+              <td className="key-row__state">
                 <StateBadge state={row.state} offset={offset} onCooldownEnd={onCooldownEnd} testId="key-state" />
                 {row.state.kind !== 'disabled' && <ModelRests budgets={row.budgets} offset={offset} name={name} onEnd={onCooldownEnd} />}
                 {row.state.kind !== 'disabled' && <KeyBudget budgets={row.budgets} offset={offset} name={name} />}
@@ -237,9 +386,9 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
                     {t('key.enable')}
                   </button>
                 )}
-              </div>
+              </td>
 
-              <div className="key-row__usage" data-testid="key-usage">
+              <td className="key-row__usage" data-testid="key-usage">
                 <span className="key-row__counts">
                   <span className="key-row__today" data-testid="key-today">
                     <span>{t('usage.todayRequests', { count: row.today.requests })}</span>{' '}
@@ -257,18 +406,18 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
                     ? t('usage.never')
                     : t('usage.lastUsed', { when: formatRelative(row.lastUsedAt, now, intlTag) })}
                 </span>
-              </div>
+              </td>
 
-              <div className="key-row__enabled">
+              <td className="key-row__enabled">
                 <Switch
                   checked={key.enabled}
                   label={t('key.use', { name })}
                   onChange={(enabled) => onToggle(key.id, enabled)}
                   testId="key-enabled"
                 />
-              </div>
+              </td>
 
-              <div className="key-row__actions">
+              <td className="key-row__actions">
                 <button
                   type="button"
                   className="button button--small"
@@ -300,11 +449,12 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
                 >
                   <Icon name="trash" size={18} />
                 </button>
-              </div>
-            </li>
-          );
-        })}
-      </ol>
+              </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
     </div>
   );
 }

@@ -151,20 +151,43 @@ export function parseWeight(text: string): { ok: true; value: number } | { ok: f
   return result.success ? { ok: true, value: result.data } : { ok: false, error: result.error.issues[0].message as MessageKey };
 }
 
-export interface PastedLine {
-  /** 1-based line number in the pasted text. */
-  line: number;
-  apiKey: string;
-  error?: MessageKey;
+/**
+ * Room left in a label for the number an import adds after the prefix (` #10000`), so every
+ * label made from a prefix stays within `LIMITS.keyLabel`.
+ */
+const IMPORT_NUMBER_ROOM = ' #100000'.length;
+/** The longest label prefix an import takes. */
+export const IMPORT_PREFIX_MAX = LIMITS.keyLabel.maxChars - IMPORT_NUMBER_ROOM;
+
+/** The import form as typed: the settings applied to every imported key. */
+export const importFormSchema = z.object({
+  weight: z
+    .string()
+    .transform((text) => (text.trim() === '' ? LIMITS.weight.default : wholeNumberFromText(text)))
+    .pipe(weightSchema),
+  labelPrefix: z.string().trim().max(IMPORT_PREFIX_MAX, refusal('import.prefixTooLong')),
+  quotaGroup: quotaGroupSchema,
+  validate: z.boolean(),
+  keepRejectedDisabled: z.boolean(),
+});
+
+export type ImportForm = z.input<typeof importFormSchema>;
+/** What `llmConfig:startKeyImport` takes besides the import's id: no empty prefix or group. */
+export interface ImportSettings {
+  weight: number;
+  labelPrefix?: string;
+  quotaGroup?: string;
+  validate: boolean;
+  keepRejectedDisabled: boolean;
 }
 
-/** Paste several keys: one per line, blank lines skipped, each line checked like a single key. */
-export function parsePastedKeys(text: string): PastedLine[] {
-  return text.split(/\r?\n/).flatMap((raw, index) => {
-    if (raw.trim() === '') return [];
-    const result = apiKeySchema.safeParse(raw);
-    return result.success
-      ? [{ line: index + 1, apiKey: result.data }]
-      : [{ line: index + 1, apiKey: raw.trim(), error: result.error.issues[0].message as MessageKey }];
-  });
+/** The import form, checked and normalised; errors per field as i18n keys. */
+export function parseImportForm(form: ImportForm): Parsed<ImportSettings, keyof ImportForm> {
+  const result = importFormSchema.safeParse(form);
+  if (!result.success) return { ok: false, errors: fieldErrors(result.error) };
+  const { weight, labelPrefix, quotaGroup, validate, keepRejectedDisabled } = result.data;
+  return {
+    ok: true,
+    value: { weight, validate, keepRejectedDisabled, ...(labelPrefix ? { labelPrefix } : {}), ...(quotaGroup ? { quotaGroup } : {}) },
+  };
 }

@@ -8,7 +8,7 @@ export type KeyTest =
   | { kind: 'done'; result: KeyTestResult }
   | { kind: 'failed'; error: unknown };
 
-/** Tests keys against their provider (`llmConfig:testApiKey`); the last result per key. */
+/** Tests keys against their provider (`llmConfig:testApiKey`, `llmConfig:testApiKeys`); the last result per key. */
 export function useKeyTests() {
   const [tests, setTests] = useState<Record<string, KeyTest>>({});
   const live = useRef(true);
@@ -30,5 +30,18 @@ export function useKeyTests() {
     if (live.current) setTests((all) => ({ ...all, [id]: outcome }));
   }, []);
 
-  return { tests, test };
+  /** Tests several keys in one command (the backend bounds the concurrency); resolves with the results. */
+  const testMany = useCallback(async (ids: string[]) => {
+    setTests((all) => ({ ...all, ...Object.fromEntries(ids.map((id) => [id, { kind: 'testing' } as KeyTest])) }));
+    try {
+      const results = await llmConfigApi.testApiKeys(ids);
+      if (live.current) setTests((all) => ({ ...all, ...Object.fromEntries(ids.map((id, i) => [id, { kind: 'done', result: results[i] } as KeyTest])) }));
+      return results;
+    } catch (error) {
+      if (live.current) setTests((all) => ({ ...all, ...Object.fromEntries(ids.map((id) => [id, { kind: 'failed', error } as KeyTest])) }));
+      throw error;
+    }
+  }, []);
+
+  return { tests, test, testMany };
 }

@@ -157,6 +157,9 @@ export function usePool(providerId: string) {
       update: (id: string, changes: ApiKeyChanges) => write(() => llmConfigApi.updateApiKey(id, changes)),
       toggle: (id: string, enabled: boolean) => withOverride(id, { enabled }, () => llmConfigApi.toggleApiKey(id, enabled)),
       remove: (id: string) => write(() => llmConfigApi.deleteApiKey(id)),
+      /** Enabled, weight or quota group set on every key of `ids`, in one write. */
+      updateMany: (ids: string[], changes: { enabled?: boolean; weight?: number; quotaGroup?: string }) => write(() => llmConfigApi.updateApiKeys(ids, changes)),
+      removeMany: (ids: string[]) => write(() => llmConfigApi.deleteApiKeys(ids)),
       reorder: async (ids: string[]) => {
         setOrder(ids);
         try {

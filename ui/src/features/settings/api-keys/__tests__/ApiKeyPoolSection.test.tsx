@@ -538,43 +538,6 @@ describe('API Key Pool section', () => {
     expect(await screen.findByText('sk-…0001', {}, { timeout: 5000 })).toBeInTheDocument();
   }, 10_000);
 
-  it('adds several pasted keys, one per line, after checking every line', async () => {
-    const scrolled = vi.fn();
-    Element.prototype.scrollIntoView = scrolled;
-    const user = renderSection();
-    await user.click(await screen.findByRole('button', { name: 'Paste several' }));
-    const dialog = screen.getByRole('dialog', { name: 'Paste several keys' });
-    const box = within(dialog).getByLabelText('Keys, one per line');
-    await user.click(box);
-    await user.paste('sk-paste-0001\n\nsk paste bad\nsk-paste-0003');
-    expect(within(dialog).getByText('Keys to add: 3')).toBeInTheDocument();
-    await user.click(within(dialog).getByRole('button', { name: 'Add keys' }));
-    expect(box).toHaveAccessibleDescription(/Line 3: A key has no spaces/);
-    expect(backend.callsOf('llmConfig:addApiKey'), 'nothing is added while a line is wrong').toEqual([]);
-
-    await user.clear(box);
-    await user.paste('sk-paste-0001\nsk-paste-0003');
-    await user.click(within(dialog).getByRole('button', { name: 'Add keys' }));
-    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
-    expect(backend.keys().map((k) => k.apiKeyPreview)).toEqual(['sk-…0001', 'sk-…0003']);
-    expect(screen.getByTestId('pool-added'), 'said where it is seen, not only to screen readers').toHaveTextContent('2 keys added.');
-    expect(screen.getByTestId('pool-added')).not.toHaveClass('visually-hidden');
-    expect(rows().filter((r) => r.classList.contains('key-row--fresh')), 'the new rows are marked').toHaveLength(2);
-    expect(scrolled.mock.contexts, 'and the first of them brought into view').toContain(row('sk-…0001'));
-  });
-
-  it('keeps pasted lines the backend refused, with the reason', async () => {
-    backend.add('openai', 'sk-paste-0001');
-    const user = renderSection();
-    await user.click(await screen.findByRole('button', { name: 'Paste several' }));
-    const box = screen.getByLabelText('Keys, one per line');
-    await user.click(box);
-    await user.paste('sk-paste-0001\nsk-paste-0002');
-    await user.click(screen.getByRole('button', { name: 'Add keys' }));
-    await waitFor(() => expect(box).toHaveValue('sk-paste-0001'));
-    expect(box).toHaveAccessibleDescription(/Added: 1\..*Line 1: This key is already in the provider’s pool\./s);
-  });
-
   it('speaks the chosen language', async () => {
     backend.add('openai', 'sk-ja-0001', { label: 'ja' });
     renderSection('ja');
@@ -627,25 +590,6 @@ describe('quota groups in the key table', () => {
     await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
     expect(backend.callsOf('llmConfig:addApiKey')).toEqual([{ providerId: 'openai', apiKey: 'AIza-group-0001', weight: 1, quotaGroup: 'my-project-7' }]);
     expect(within(await screen.findByTestId('key-row')).getByTestId('key-quota-group'), 'the row shows its group').toHaveTextContent('Group: my-project-7');
-  });
-
-  it('puts every pasted key in the group given once, and none when it is left empty', async () => {
-    const user = renderSection();
-    await user.click(await screen.findByRole('button', { name: 'Paste several' }));
-    const dialog = screen.getByRole('dialog', { name: 'Paste several keys' });
-    await user.click(within(dialog).getByLabelText('Keys, one per line'));
-    await user.paste('AIza-paste-0001\nAIza-paste-0002');
-    await user.type(within(dialog).getByLabelText(/Quota group/), 'project-a');
-    await user.click(within(dialog).getByRole('button', { name: 'Add keys' }));
-    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
-    expect(backend.keys().map((k) => k.quotaGroup), 'both joined the group').toEqual(['project-a', 'project-a']);
-
-    await user.click(screen.getByRole('button', { name: 'Paste several' }));
-    await user.click(screen.getByLabelText('Keys, one per line'));
-    await user.paste('AIza-paste-0003');
-    await user.click(screen.getByRole('button', { name: 'Add keys' }));
-    await waitFor(() => expect(backend.keys()).toHaveLength(3));
-    expect(backend.callsOf('llmConfig:addApiKey').at(-1), 'no group: the field is not sent').toEqual({ providerId: 'openai', apiKey: 'AIza-paste-0003', weight: 1 });
   });
 
   it('filters the table by quota group, and a reorder there keeps every other key in its place', async () => {

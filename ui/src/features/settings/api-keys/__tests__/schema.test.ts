@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../../../ipc/bindings';
-import { limitsText, parseAddKeyForm, parseLimitsForm, parsePastedKeys, parseWeight, stepWeight } from '../schema';
+import { limitsText, parseAddKeyForm, parseLimitsForm, parseWeight, stepWeight } from '../schema';
 
 /** A whole number as a form field holds it. */
 const text = (n: number) => String(n);
@@ -93,16 +93,5 @@ describe('weights edited in place', () => {
     expect(stepWeight(text(WEIGHT.min), 'ArrowDown')).toBe(text(WEIGHT.min));
     expect(stepWeight(text(WEIGHT.max), 'ArrowUp')).toBe(text(WEIGHT.max));
     expect(stepWeight('5', 'a')).toBeNull();
-  });
-});
-
-describe('pasting several keys', () => {
-  it('takes one key per line, skips blank lines and keeps line numbers', () => {
-    expect(parsePastedKeys('sk-one\n\n  sk-two  \r\nbad key\n$TEAM_KEY\n')).toEqual([
-      { line: 1, apiKey: 'sk-one' },
-      { line: 3, apiKey: 'sk-two' },
-      { line: 4, apiKey: 'bad key', error: 'error.apiKeySpaces' },
-      { line: 5, apiKey: '$TEAM_KEY' },
-    ]);
   });
 });

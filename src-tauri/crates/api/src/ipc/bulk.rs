@@ -1,0 +1,288 @@
+//! `llmConfig:*` of many keys at once: importing a paste or a file (preview, start, cancel,
+//! with `llmConfig:keyImportProgress` events in between), and changing, deleting, testing and
+//! exporting a selection. The secrets of an import stay in the backend under its `importId`:
+//! nothing here carries one back, only masked previews and counts.
+
+use garde::Validate;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::args::CommandArgs;
+use super::error::IpcError;
+use super::keys::{ApiKeyDto, KeyTestResult};
+use super::limits::LIMITS;
+use super::rules::{not_blank, trimmed_or_none};
+use super::usage::ExportResult;
+use crate::service::{BulkPatch, ImportOptions, ImportPreview, ImportProgress, ImportState};
+use crate::AppContext;
+
+type Result<T, E = IpcError> = std::result::Result<T, E>;
+
+/// A text to import keys from: a paste, or the content of a `.txt`, `.csv` or `.json` file.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PreviewKeyImportArgs {
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
+    pub provider_id: String,
+    /// At most `LIMITS.importText` bytes.
+    #[garde(length(bytes, max = LIMITS.import_text.max_bytes))]
+    pub text: String,
+}
+
+impl CommandArgs for PreviewKeyImportArgs {}
+
+/// A key an import would add, by its position in the import: only its masked preview.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportKeyPreview {
+    pub index: usize,
+    /// As `ApiKey.apiKeyPreview`: `sk-…9f3a`.
+    pub preview: String,
+}
+
+/// What a text holds, before anything is saved. Start it with `llmConfig:startKeyImport`.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyImportPreview {
+    pub import_id: String,
+    /// Every key found, duplicates included.
+    pub found: usize,
+    /// The keys that would be added (new to the paste and to the pool).
+    pub new: Vec<ImportKeyPreview>,
+    pub duplicates_in_paste: usize,
+    pub duplicates_in_pool: usize,
+    /// Line numbers (1-based) that seem to hold a key but gave none.
+    pub unrecognised_lines: Vec<usize>,
+}
+
+impl From<ImportPreview> for KeyImportPreview {
+    fn from(p: ImportPreview) -> Self {
+        KeyImportPreview {
+            import_id: p.import_id,
+            found: p.found,
+            new: p.new.into_iter().map(|(index, preview)| ImportKeyPreview { index, preview }).collect(),
+            duplicates_in_paste: p.duplicates_in_paste,
+            duplicates_in_pool: p.duplicates_in_pool,
+            unrecognised_lines: p.unrecognised_lines,
+        }
+    }
+}
+
+/// How to import a previewed text.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct StartKeyImportArgs {
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
+    pub import_id: String,
+    /// Within `LIMITS.weight`, its default when absent.
+    #[serde(default)]
+    #[garde(range(min = LIMITS.weight.min, max = LIMITS.weight.max))]
+    pub weight: Option<u32>,
+    /// Labels become `"{labelPrefix} #1"`, `#2`, …; absent or blank: no labels. Short enough
+    /// for the number to fit `LIMITS.keyLabel`.
+    #[serde(default)]
+    #[garde(length(chars, max = LIMITS.key_label.max_chars - 8))]
+    pub label_prefix: Option<String>,
+    /// At most `LIMITS.quotaGroup`; absent or blank: each key a group of its own.
+    #[serde(default)]
+    #[garde(length(chars, max = LIMITS.quota_group.max_chars))]
+    pub quota_group: Option<String>,
+    /// Check each key with the provider's model list first (the UI's default: on).
+    #[garde(skip)]
+    pub validate: bool,
+    /// Also save the keys validation rejected, disabled with their reason.
+    #[garde(skip)]
+    pub keep_rejected_disabled: bool,
+}
+
+impl CommandArgs for StartKeyImportArgs {}
+
+impl From<&StartKeyImportArgs> for ImportOptions {
+    fn from(a: &StartKeyImportArgs) -> Self {
+        ImportOptions {
+            weight: a.weight.unwrap_or(LIMITS.weight.default),
+            label_prefix: trimmed_or_none(a.label_prefix.clone()),
+            quota_group: trimmed_or_none(a.quota_group.clone()),
+            validate: a.validate,
+            keep_rejected_disabled: a.keep_rejected_disabled,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ImportIdArgs {
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
+    pub import_id: String,
+}
+
+impl CommandArgs for ImportIdArgs {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyImportState {
+    Running,
+    Cancelled,
+    Done,
+    Failed,
+}
+
+/// How an import stands: the answer of start and cancel, and the payload of
+/// `llmConfig:keyImportProgress` (at most every 100 ms, after every batch saved, and at the end).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyImportProgress {
+    pub import_id: String,
+    pub provider_id: String,
+    /// The keys to import (the preview's `new`).
+    pub total: usize,
+    /// Validated so far (0 without validation).
+    pub checked: usize,
+    pub valid: usize,
+    /// Refused by the provider: 401, 403, `API_KEY_INVALID`.
+    pub invalid: usize,
+    /// Still rate-limited when checked again after the announced wait.
+    pub rate_limited: usize,
+    pub unreachable: usize,
+    /// Saved to the pool so far.
+    pub added: usize,
+    /// In the paste, in the pool, and found in the pool while saving.
+    pub duplicates: usize,
+    pub state: KeyImportState,
+}
+
+impl From<&ImportProgress> for KeyImportProgress {
+    fn from(p: &ImportProgress) -> Self {
+        KeyImportProgress {
+            import_id: p.import_id.clone(),
+            provider_id: p.provider_id.clone(),
+            total: p.total,
+            checked: p.checked,
+            valid: p.valid,
+            invalid: p.invalid,
+            rate_limited: p.rate_limited,
+            unreachable: p.unreachable,
+            added: p.added,
+            duplicates: p.duplicates,
+            state: match p.state {
+                ImportState::Running => KeyImportState::Running,
+                ImportState::Cancelled => KeyImportState::Cancelled,
+                ImportState::Done => KeyImportState::Done,
+                ImportState::Failed => KeyImportState::Failed,
+            },
+        }
+    }
+}
+
+/// Keys of one provider, each once.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct KeyIdsArgs {
+    #[garde(length(min = 1, max = LIMITS.bulk_ids.max_items), inner(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank)))]
+    pub ids: Vec<String>,
+}
+
+impl CommandArgs for KeyIdsArgs {}
+
+/// What to set on every key named; at least one field.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct UpdateApiKeysArgs {
+    #[garde(length(min = 1, max = LIMITS.bulk_ids.max_items), inner(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank)))]
+    pub ids: Vec<String>,
+    #[serde(default)]
+    #[garde(skip)]
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    #[garde(range(min = LIMITS.weight.min, max = LIMITS.weight.max))]
+    pub weight: Option<u32>,
+    /// An empty (or blank) group puts each key in a group of its own (no argument takes `null`).
+    #[serde(default)]
+    #[garde(length(chars, max = LIMITS.quota_group.max_chars))]
+    pub quota_group: Option<String>,
+}
+
+impl CommandArgs for UpdateApiKeysArgs {
+    fn check_whole(&self) -> Result<(), IpcError> {
+        if self.enabled.is_none() && self.weight.is_none() && self.quota_group.is_none() {
+            return Err(IpcError::nothing_to_change(&["enabled", "weight", "quotaGroup"]));
+        }
+        Ok(())
+    }
+}
+
+impl From<&UpdateApiKeysArgs> for BulkPatch {
+    fn from(a: &UpdateApiKeysArgs) -> Self {
+        BulkPatch {
+            enabled: a.enabled,
+            weight: a.weight,
+            quota_group: a.quota_group.clone().map(|g| trimmed_or_none(Some(g))),
+        }
+    }
+}
+
+/// What deleting keys answers.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct DeletedKeys {
+    pub deleted: usize,
+}
+
+/// The keys to export, of one provider.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExportApiKeysArgs {
+    #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
+    pub provider_id: String,
+    #[garde(length(min = 1, max = LIMITS.bulk_ids.max_items), inner(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank)))]
+    pub ids: Vec<String>,
+    /// The keys' values too (a `key` column): behind the UI's confirmation.
+    #[garde(skip)]
+    pub full: bool,
+}
+
+impl CommandArgs for ExportApiKeysArgs {}
+
+/// Where an export of keys went (`path` null: the user cancelled the dialog) and how many keys.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ExportedKeys {
+    pub path: Option<String>,
+    pub count: usize,
+}
+
+impl From<ExportResult> for ExportedKeys {
+    fn from(e: ExportResult) -> Self {
+        ExportedKeys { path: e.path, count: e.rows }
+    }
+}
+
+pub(super) fn preview_import(ctx: &AppContext, args: PreviewKeyImportArgs) -> Result<KeyImportPreview> {
+    Ok(ctx.bulk_keys()?.preview(&args.provider_id, &args.text)?.into())
+}
+
+pub(super) async fn start_import(ctx: &AppContext, args: StartKeyImportArgs) -> Result<KeyImportProgress> {
+    Ok((&ctx.bulk_keys()?.start(&args.import_id, (&args).into())?).into())
+}
+
+pub(super) async fn cancel_import(ctx: &AppContext, args: ImportIdArgs) -> Result<KeyImportProgress> {
+    Ok((&ctx.bulk_keys()?.cancel(&args.import_id).await?).into())
+}
+
+pub(super) fn update(ctx: &AppContext, args: UpdateApiKeysArgs) -> Result<Vec<ApiKeyDto>> {
+    Ok(ctx.bulk_keys()?.update(&args.ids, (&args).into())?.into_iter().map(ApiKeyDto::from).collect())
+}
+
+pub(super) fn delete(ctx: &AppContext, args: KeyIdsArgs) -> Result<DeletedKeys> {
+    Ok(DeletedKeys { deleted: ctx.bulk_keys()?.delete(&args.ids)? })
+}
+
+pub(super) async fn test(ctx: &AppContext, args: KeyIdsArgs) -> Result<Vec<KeyTestResult>> {
+    let results = ctx.bulk_keys()?.test(&args.ids).await?;
+    results.into_iter().map(|r| Ok(KeyTestResult::from(r?))).collect()
+}
+
+pub(super) async fn export(ctx: &AppContext, args: ExportApiKeysArgs) -> Result<ExportedKeys> {
+    let written = ctx.bulk_keys()?.export(&args.provider_id, &args.ids, args.full).await?;
+    Ok(ExportedKeys::from(ExportResult::from(written)))
+}

@@ -1,0 +1,242 @@
+//! API keys out of any text a user pastes or picks (`.txt`, `.csv`, `.json`): what a bulk import
+//! starts from. Pure: no I/O, no allocation of anything but the keys found.
+//!
+//! Two ways of reading, chosen for the whole text:
+//! - **By shape**, when any line holds a key of a known shape: OpenAI's `sk-…` and `sk-proj-…`,
+//!   Anthropic's `sk-ant-…`, OpenRouter's `sk-or-…` (all `sk-` and at least 20 key characters)
+//!   and Gemini's `AIza…` (exactly 39 characters). Every such key is taken, wherever it stands
+//!   in a line (a CSV cell, a JSON string, after a label); several on a line are all taken.
+//! - **One per line** otherwise: each non-empty line that is not a comment (`#`, `//`) gives its
+//!   longest token of key characters that has a letter and a digit and at least
+//!   [`MIN_KEY_CHARS`] characters; separators (`, ; | = :` tabs and spaces), quotes and labels
+//!   around it are ignored, and so is a trailing comment.
+//!
+//! A line that gives nothing but looks as if it held a key (a token of [`MIN_KEY_CHARS`] key
+//! characters or more, or, reading one per line, anything at all) is reported by its number:
+//! never by its text, which may be a secret of an unknown shape.
+//!
+//! Invariant: every key in [`Extracted::keys`] is different; the first occurrence is kept.
+
+use std::collections::HashSet;
+
+use crate::Secret;
+
+/// The shortest token taken as a key when no known shape matches (and the length from which a
+/// line that gave nothing is reported as unrecognised).
+pub const MIN_KEY_CHARS: usize = 16;
+
+/// `sk-` keys have at least this many key characters after the prefix.
+const MIN_SK_TAIL: usize = 20;
+/// A Gemini (Google API) key: `AIza` and 35 more, 39 in all.
+const GEMINI_LEN: usize = 39;
+
+/// A key found, and the line (1-based) it was found on.
+#[derive(Debug, Clone)]
+pub struct FoundKey {
+    /// The key as written.
+    pub secret: Secret,
+    /// Where it was first found.
+    pub line: usize,
+}
+
+/// What a text holds.
+#[derive(Debug, Clone, Default)]
+pub struct Extracted {
+    /// Each distinct key once, in the order of the text.
+    pub keys: Vec<FoundKey>,
+    /// Keys found again after their first occurrence.
+    pub duplicates: usize,
+    /// Lines (1-based) that seem to hold a key but gave none.
+    pub unrecognised_lines: Vec<usize>,
+}
+
+impl Extracted {
+    /// Every occurrence found, duplicates included.
+    pub fn found(&self) -> usize {
+        self.keys.len() + self.duplicates
+    }
+}
+
+/// The keys in `text`; see the module's documentation for how it is read.
+pub fn extract_keys(text: &str) -> Extracted {
+    let by_shape = text.lines().any(|line| !shaped_keys(line).is_empty());
+    let mut extracted = Extracted::default();
+    let mut seen: HashSet<&str> = HashSet::new();
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
+        let found: Vec<&str> = if by_shape {
+            shaped_keys(line)
+        } else {
+            match line_key(line) {
+                LineKey::Key(key) => vec![key],
+                LineKey::Nothing => vec![],
+                LineKey::Unrecognised => {
+                    extracted.unrecognised_lines.push(number);
+                    vec![]
+                }
+            }
+        };
+        if by_shape && found.is_empty() && longest_token(line).is_some_and(|t| t.len() >= MIN_KEY_CHARS) {
+            extracted.unrecognised_lines.push(number);
+        }
+        for key in found {
+            if seen.insert(key) {
+                extracted.keys.push(FoundKey { secret: Secret::new(key), line: number });
+            } else {
+                extracted.duplicates += 1;
+            }
+        }
+    }
+    extracted
+}
+
+/// A character that can be part of a key of a known shape.
+fn is_shape_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '-' || c == '_'
+}
+
+/// A character that can be part of a key of an unknown shape (base64 and URL-safe alphabets).
+fn is_key_char(c: char) -> bool {
+    is_shape_char(c) || matches!(c, '.' | '~' | '+' | '/')
+}
+
+/// The keys of a known shape in `line`, in order.
+fn shaped_keys(line: &str) -> Vec<&str> {
+    let bytes = line.as_bytes();
+    let mut keys = Vec::new();
+    let mut start = 0;
+    while start < bytes.len() {
+        let at_boundary = start == 0 || !is_shape_char(bytes[start - 1] as char);
+        let rest = &line[start..];
+        if at_boundary && (rest.starts_with("sk-") || rest.starts_with("AIza")) {
+            let len = rest.find(|c: char| !is_shape_char(c)).unwrap_or(rest.len());
+            let token = &rest[..len];
+            let shaped =
+                if token.starts_with("sk-") { token.len() >= 3 + MIN_SK_TAIL } else { token.len() == GEMINI_LEN };
+            if shaped {
+                keys.push(token);
+            }
+            start += len.max(1);
+            continue;
+        }
+        // Move to the next character (keys are ASCII; other characters are skipped whole).
+        start += rest.chars().next().map_or(1, char::len_utf8);
+    }
+    keys
+}
+
+enum LineKey<'a> {
+    Key(&'a str),
+    /// Empty, or a comment.
+    Nothing,
+    Unrecognised,
+}
+
+/// The key of a line read one per line.
+fn line_key(line: &str) -> LineKey<'_> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') || line.starts_with("//") {
+        return LineKey::Nothing;
+    }
+    let line = strip_trailing_comment(line);
+    let best = tokens(line)
+        .filter(|t| t.len() >= MIN_KEY_CHARS)
+        .filter(|t| t.chars().any(|c| c.is_ascii_alphabetic()) && t.chars().any(|c| c.is_ascii_digit()))
+        .max_by_key(|t| t.len());
+    match best {
+        Some(key) => LineKey::Key(key),
+        None => LineKey::Unrecognised,
+    }
+}
+
+/// `line` without a ` # …` or ` // …` comment at its end (one after whitespace: a `#` or `//`
+/// inside a token belongs to it).
+fn strip_trailing_comment(line: &str) -> &str {
+    let mut end = line.len();
+    for marker in [" #", "\t#", " //", "\t//"] {
+        if let Some(at) = line.find(marker) {
+            end = end.min(at);
+        }
+    }
+    &line[..end]
+}
+
+/// The runs of key characters of `line`, with what a token cannot end in (a `.` or `/` of
+/// punctuation) trimmed off.
+fn tokens(line: &str) -> impl Iterator<Item = &str> {
+    line.split(|c: char| !is_key_char(c)).map(|t| t.trim_matches(|c| matches!(c, '.' | '/'))).filter(|t| !t.is_empty())
+}
+
+fn longest_token(line: &str) -> Option<&str> {
+    tokens(line).max_by_key(|t| t.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OPENAI: &str = "sk-abcdefghijklmnopqrstuvwx1234";
+    const PROJECT: &str = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx_yz-0123456789";
+    const ANTHROPIC: &str = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-AAAA";
+    const OPENROUTER: &str = "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    const GEMINI: &str = "AIzaSyA1234567890abcdefghijklmnopqrstuv";
+
+    fn keys(text: &str) -> Vec<String> {
+        extract_keys(text).keys.iter().map(|k| k.secret.expose().to_owned()).collect()
+    }
+
+    #[test]
+    fn the_gemini_constant_has_the_documented_length() {
+        assert_eq!(GEMINI.len(), GEMINI_LEN, "the table's Gemini key must be a real-length one");
+    }
+
+    /// Each row: a text, the keys it must give (in order), and the lines it must report.
+    #[test]
+    fn texts_give_the_keys_they_hold() {
+        let table: Vec<(&str, String, Vec<&str>, Vec<usize>)> = vec![
+            ("one of each known shape", format!("{OPENAI}\n{PROJECT}\n{ANTHROPIC}\n{OPENROUTER}\n{GEMINI}\n"), vec![OPENAI, PROJECT, ANTHROPIC, OPENROUTER, GEMINI], vec![]),
+            ("a CSV with a header and labels", format!("label,key,weight\nprod,{OPENAI},3\n\"staging\",\"{PROJECT}\",1\n"), vec![OPENAI, PROJECT], vec![]),
+            ("a JSON document", format!("{{\n  \"keys\": [\n    \"{ANTHROPIC}\",\n    {{\"key\": \"{GEMINI}\"}}\n  ]\n}}\n"), vec![ANTHROPIC, GEMINI], vec![]),
+            ("labels, quotes and comments around known shapes", format!("# my keys\nwork: '{OPENAI}' // the old one\nOPENAI_API_KEY={PROJECT}\n"), vec![OPENAI, PROJECT], vec![]),
+            ("two keys on one line", format!("{OPENAI} {GEMINI}"), vec![OPENAI, GEMINI], vec![]),
+            ("a line of garbage among shapes is reported, structure is not", format!("{OPENAI}\nnot-a-key-but-long-enough-0123\n}}\n\n"), vec![OPENAI], vec![2]),
+            ("too short an sk- is no key", format!("sk-short\n{OPENAI}"), vec![OPENAI], vec![]),
+            ("a Gemini key one character too long is no key", format!("{GEMINI}x\n{OPENAI}"), vec![OPENAI], vec![1]),
+            ("a shape inside a longer word is no key", format!("xsk-abcdefghijklmnopqrstuvwx1234\n{GEMINI}"), vec![GEMINI], vec![1]),
+            ("unknown shapes, one per line, with separators and comments", "# comment\n// another\n\n  abcd1234efgh5678ijkl  \nlabel-one, \"QWERTY0987654321zxcv\" # note\nfoo;bar;Zz9Yy8Xx7Ww6Vv5Uu4\n".into(), vec!["abcd1234efgh5678ijkl", "QWERTY0987654321zxcv", "Zz9Yy8Xx7Ww6Vv5Uu4"], vec![]),
+            ("a line with nothing key-like is unrecognised", "abcd1234efgh5678ijkl\nhello world\nshort1\n".into(), vec!["abcd1234efgh5678ijkl"], vec![2, 3]),
+            ("base64-like keys keep their characters", "key=ab+cd/ef12.34~gh56ij78\n".into(), vec!["ab+cd/ef12.34~gh56ij78"], vec![]),
+            ("windows line ends", format!("{OPENAI}\r\n{GEMINI}\r\n"), vec![OPENAI, GEMINI], vec![]),
+            ("nothing at all", "\n\n   \n".into(), vec![], vec![]),
+        ];
+        for (what, text, want, unrecognised) in table {
+            let got = extract_keys(&text);
+            let got_keys: Vec<String> = got.keys.iter().map(|k| k.secret.expose().to_owned()).collect();
+            assert_eq!(got_keys, want, "{what}: the keys found, in order");
+            assert_eq!(got.unrecognised_lines, unrecognised, "{what}: the lines reported as unrecognised");
+        }
+    }
+
+    #[test]
+    fn duplicates_within_a_paste_are_counted_and_dropped() {
+        let text = format!("{OPENAI}\n{GEMINI}\n{OPENAI}\n\"{OPENAI}\"\n{GEMINI}");
+        let got = extract_keys(&text);
+        assert_eq!(keys(&text), vec![OPENAI, GEMINI], "each key once, in first-seen order");
+        assert_eq!(got.duplicates, 3, "the three repeats are counted");
+        assert_eq!(got.found(), 5, "found counts every occurrence");
+        assert_eq!(got.keys[1].line, 2, "a key keeps the line of its first occurrence");
+    }
+
+    #[test]
+    fn the_extracted_form_never_shows_a_key() {
+        let got = extract_keys(&format!("{ANTHROPIC}\nnot-a-key-but-long-enough-0123"));
+        let shown = format!("{got:?}");
+        assert!(!shown.contains(ANTHROPIC), "Debug of what was extracted redacts the keys: {shown}");
+        assert!(!shown.contains("not-a-key-but-long"), "an unrecognised line is named by number only");
+    }
+
+    #[test]
+    fn non_ascii_text_around_keys_is_skipped() {
+        assert_eq!(keys(&format!("ключ: {OPENAI} — 鍵")), vec![OPENAI], "multi-byte characters around a key");
+    }
+}

@@ -1,0 +1,65 @@
+//! Checking a key that is not in any pool yet (a bulk import): one authenticated model list,
+//! the provider's free request (Gemini's documented `GET v1beta/models`), read for what it says
+//! of the key. Nothing is reported to the pool and no binding moves.
+
+use std::time::Duration;
+
+use keypool::{FailureKind, Secret};
+
+use crate::provider::refusal_of;
+use crate::rate_limit::announced_wait;
+use crate::stream::read_error_body;
+use crate::{CompletionService, ProviderEndpoint, ProviderKind};
+
+/// What one model list said of a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyVerdict {
+    /// The provider accepted the key (a 2xx, whatever the body).
+    Valid,
+    /// The provider refused the key itself: 401, 403, Gemini's `API_KEY_INVALID`.
+    Invalid { status: u16 },
+    /// Refused for now: 429 (or the dialect's rate-limit words), with the wait the provider
+    /// announced, if it did.
+    RateLimited { status: u16, retry_after: Option<Duration> },
+    /// No answer, a redirect (the key is not sent on), or another status that says nothing about
+    /// the key (`status` when one came).
+    Unreachable { status: Option<u16> },
+}
+
+impl CompletionService {
+    /// Asks `endpoint` for its model list with `key` (already resolved: never a `$NAME`) and
+    /// says what the answer means for the key. Only the first page is read.
+    pub async fn check_key(&self, endpoint: &ProviderEndpoint, key: &Secret) -> KeyVerdict {
+        let mut url = endpoint.models_url();
+        if matches!(endpoint.kind, ProviderKind::Anthropic | ProviderKind::Gemini) {
+            let size = if endpoint.kind == ProviderKind::Anthropic { "limit" } else { "pageSize" };
+            url = format!("{url}?{size}=1");
+        }
+        let request = endpoint.authorize(self.client(&url).get(&url), key);
+        let Ok(response) = request.send().await else { return KeyVerdict::Unreachable { status: None } };
+        let status = response.status();
+        if status.is_success() {
+            return KeyVerdict::Valid;
+        }
+        if status.is_redirection() {
+            return KeyVerdict::Unreachable { status: Some(status.as_u16()) };
+        }
+        let retry_after = announced_wait(response.headers(), self.clock.now(), Default::default());
+        let body = read_error_body(response, self.deadlines.idle, &*self.waiter).await;
+        let refusal = refusal_of(endpoint.kind, status.as_u16(), &body, retry_after, keypool::Announced::default());
+        let status = status.as_u16();
+        match refusal.pool_kind() {
+            Some(FailureKind::AuthRejected) => KeyVerdict::Invalid { status },
+            Some(FailureKind::RateLimited { retry_after, .. }) => KeyVerdict::RateLimited { status, retry_after },
+            // Out of credit is still a key the provider knows: it answers again when paid for.
+            Some(FailureKind::QuotaExhausted) => KeyVerdict::Valid,
+            _ => KeyVerdict::Unreachable { status: Some(status) },
+        }
+    }
+
+    /// How this service lets time pass (real, or simulated in tests): for callers that wait
+    /// between requests of their own (a bulk check waiting out a rate limit).
+    pub fn waiter(&self) -> &std::sync::Arc<dyn crate::Waiter> {
+        &self.waiter
+    }
+}

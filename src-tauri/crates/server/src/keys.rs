@@ -1,0 +1,192 @@
+//! `keypool-server keys import|list`: a large pool brought in and read from the command line,
+//! through the same import service as the app's (`BulkKeys`): extraction, de-duplication against
+//! the pool, validation with the provider's model list, batches of one transaction each.
+//!
+//! Invariants: one JSON value on stdout, nothing else there; a usage problem (an unknown
+//! provider, an unreadable file, a file with no key) is one line on stderr, exit status 2, and
+//! nothing is changed: the file is read and its keys extracted before the store is opened.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use keypool_api::service::ImportOptions;
+use keypool_api::{AppContext, Dirs};
+use serde_json::json;
+
+#[derive(Subcommand)]
+pub enum KeysCommand {
+    /// Imports the keys of a file (any text: one per line, CSV, JSON) into a provider's pool;
+    /// prints {"found","added","duplicates","invalid","rate_limited","unreachable"}.
+    Import(Import),
+    /// Lists the pool's keys (masked) as JSON.
+    List(List),
+}
+
+#[derive(Args)]
+pub struct Import {
+    #[arg(long)]
+    data_dir: PathBuf,
+    /// The provider, by name (any case) or id.
+    #[arg(long)]
+    provider: String,
+    #[arg(long)]
+    file: PathBuf,
+    /// Each key's weight (1 to 100).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    weight: u32,
+    /// The quota group every key joins.
+    #[arg(long)]
+    group: Option<String>,
+    /// Adds the keys without asking the provider first.
+    #[arg(long)]
+    no_validate: bool,
+}
+
+#[derive(Args)]
+pub struct List {
+    #[arg(long)]
+    data_dir: PathBuf,
+    /// Only this provider's keys (by name, any case, or id).
+    #[arg(long)]
+    provider: Option<String>,
+    /// JSON (the only format).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Exit status of a problem with what was asked (as clap's own usage errors).
+const USAGE: u8 = 2;
+
+pub fn run(command: KeysCommand) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(1, &format!("no async runtime: {error}")),
+    };
+    match command {
+        KeysCommand::Import(import) => runtime.block_on(import_keys(import)),
+        KeysCommand::List(list) => runtime.block_on(list_keys(list)),
+    }
+}
+
+fn fail(status: u8, message: &str) -> ExitCode {
+    eprintln!("keypool-server: {message}");
+    ExitCode::from(status)
+}
+
+fn open(data_dir: &Path) -> Result<AppContext, ExitCode> {
+    if !data_dir.join(keypool_store::DATABASE_FILE_NAME).exists() {
+        return Err(fail(USAGE, &format!("{}: no Keypool store in this directory", data_dir.display())));
+    }
+    let dirs = Dirs { data_dir: data_dir.to_owned(), log_dir: data_dir.join("logs") };
+    AppContext::headless(env!("CARGO_PKG_VERSION"), dirs, None)
+        .map_err(|e| fail(1, &format!("the store in {} cannot be opened: {e}", data_dir.display())))
+}
+
+/// The id of the provider named `name` (any case) or with that id.
+fn provider_id(context: &AppContext, name: &str) -> Result<String, ExitCode> {
+    let providers = context.providers().and_then(|p| p.list()).map_err(|e| fail(1, &e.to_string()))?;
+    providers.iter().find(|p| p.id == name || p.name.eq_ignore_ascii_case(name)).map(|p| p.id.clone()).ok_or_else(
+        || {
+            let known: Vec<&str> = providers.iter().map(|p| p.name.as_str()).collect();
+            fail(USAGE, &format!("no provider is called {name:?}; there are: {}", known.join(", ")))
+        },
+    )
+}
+
+async fn import_keys(import: Import) -> ExitCode {
+    // Read and extracted before the store is opened: a bad file changes nothing.
+    let text = match std::fs::read(&import.file) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(error) => return fail(USAGE, &format!("{}: {error}", import.file.display())),
+    };
+    if keypool::extract_keys(&text).keys.is_empty() {
+        return fail(USAGE, &format!("{}: no API key found in the file", import.file.display()));
+    }
+    let group = import.group.as_deref().map(str::trim).filter(|g| !g.is_empty()).map(str::to_owned);
+    if group.as_ref().is_some_and(|g| g.chars().count() > keypool_api::ipc::LIMITS.quota_group.max_chars) {
+        return fail(USAGE, "--group: at most 64 characters");
+    }
+    let context = match open(&import.data_dir) {
+        Ok(context) => context,
+        Err(code) => return code,
+    };
+    let provider = match provider_id(&context, &import.provider) {
+        Ok(id) => id,
+        Err(code) => return code,
+    };
+    let options = ImportOptions {
+        weight: import.weight,
+        label_prefix: None,
+        quota_group: group,
+        validate: !import.no_validate,
+        keep_rejected_disabled: false,
+    };
+    let bulk = match context.bulk_keys() {
+        Ok(bulk) => bulk,
+        Err(error) => return fail(1, &error.to_string()),
+    };
+    match bulk.import_now(&provider, &text, options).await {
+        Ok((preview, end)) => {
+            let summary = json!({
+                "found": preview.found,
+                "added": end.added,
+                "duplicates": end.duplicates,
+                "invalid": end.invalid,
+                "rate_limited": end.rate_limited,
+                "unreachable": end.unreachable,
+            });
+            println!("{summary}");
+            if end.state == keypool_api::service::ImportState::Failed {
+                return fail(1, "the import stopped before its end; the keys saved so far stay");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => fail(1, &error.to_string()),
+    }
+}
+
+async fn list_keys(list: List) -> ExitCode {
+    let _ = list.json;
+    let context = match open(&list.data_dir) {
+        Ok(context) => context,
+        Err(code) => return code,
+    };
+    let providers: Vec<String> = match &list.provider {
+        Some(name) => match provider_id(&context, name) {
+            Ok(id) => vec![id],
+            Err(code) => return code,
+        },
+        None => match context.providers().and_then(|p| p.list()) {
+            Ok(all) => all.into_iter().map(|p| p.id).collect(),
+            Err(error) => return fail(1, &error.to_string()),
+        },
+    };
+    let keys = match context.keys() {
+        Ok(keys) => keys,
+        Err(error) => return fail(1, &error.to_string()),
+    };
+    let mut out = Vec::new();
+    for provider in providers {
+        let listed = keys.list(&provider).and_then(|listed| Ok((listed, keys.pool_status(&provider)?)));
+        let (listed, status) = match listed {
+            Ok(both) => both,
+            Err(error) => return fail(1, &error.to_string()),
+        };
+        for key in listed {
+            let state = status.keys.iter().find(|s| s.key_id.as_str() == key.id).map(|s| s.state.as_str());
+            out.push(json!({
+                "id": key.id,
+                "provider": provider,
+                "label": key.label,
+                "preview": key.preview,
+                "weight": key.weight,
+                "group": key.quota_group,
+                "enabled": key.enabled,
+                "state": state.unwrap_or("disabled"),
+            }));
+        }
+    }
+    println!("{}", serde_json::Value::Array(out));
+    ExitCode::SUCCESS
+}

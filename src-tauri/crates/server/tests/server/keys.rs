@@ -1,0 +1,127 @@
+//! `keypool-server keys import|list` as processes over a data dir the server made, against the
+//! fake provider on loopback (the child process validates keys with it).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::support::{config, json, FakeProvider, Reply, Server};
+
+fn key(n: usize) -> String {
+    format!("sk-cli-abcdefghijklmnopqrstuvwx{n:04}")
+}
+
+/// `keypool-server ARGS`, run off the runtime (the fake provider answers on it meanwhile).
+async fn cli(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || Command::new(env!("CARGO_BIN_EXE_keypool-server")).args(args).output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn args(dir: &Path, rest: &[&str]) -> Vec<String> {
+    let mut all = vec!["keys".to_owned(), rest[0].to_owned(), "--data-dir".into(), dir.display().to_string()];
+    all.extend(rest[1..].iter().map(|s| s.to_string()));
+    all
+}
+
+fn stdout_json(output: &Output) -> serde_json::Value {
+    let text = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("one JSON value on stdout ({e}): {text:?}"))
+}
+
+async fn list(dir: &Path) -> serde_json::Value {
+    let output = cli(args(dir, &["list", "--provider", "fake", "--json"])).await;
+    assert!(output.status.success(), "list succeeds: {}", String::from_utf8_lossy(&output.stderr));
+    stdout_json(&output)
+}
+
+/// A data dir with the provider "fake" (no keys), made by a first run of the server.
+async fn data_dir(fake: &FakeProvider) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(tmp.path(), &config(&fake.url(), &[]), &[]);
+    server.healthy().await;
+    server.signal("TERM");
+    assert_eq!(server.exited().await, Some(0), "the first run stops cleanly");
+    tmp
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn import_validates_the_keys_and_adds_only_the_valid_ones() {
+    let fake = FakeProvider::start().await;
+    let tmp = data_dir(&fake).await;
+    let dir = &tmp.path().join("data");
+    for n in [4, 5] {
+        fake.always(&key(n), Reply::InvalidKey);
+    }
+    // Announced as free again at once: checked again at once, and still refused.
+    fake.always(&key(6), Reply::status_with(429, &[("retry-after", "0")]));
+    let file = tmp.path().join("keys.csv");
+    let lines: Vec<String> = (0..7).map(|n| format!("key {n},{}", key(n))).chain([key(0)]).collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let file = file.display().to_string();
+
+    let output =
+        cli(args(dir, &["import", "--provider", "FAKE", "--file", &file, "--weight", "4", "--group", "g1"])).await;
+    assert!(output.status.success(), "the import succeeds: {}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        stdout_json(&output),
+        json!({ "found": 8, "added": 4, "duplicates": 1, "invalid": 2, "rate_limited": 1, "unreachable": 0 }),
+        "one JSON object with the buckets"
+    );
+    let listed = list(dir).await;
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 4, "the four valid keys are in the pool: {listed:?}");
+    let first = listed[0].as_object().unwrap();
+    let fields: Vec<&str> = first.keys().map(String::as_str).collect();
+    for field in ["id", "label", "preview", "weight", "group", "enabled", "state"] {
+        assert!(fields.contains(&field), "a listed key has {field}: {first:?}");
+    }
+    assert_eq!(
+        (&first["weight"], &first["group"], &first["state"]),
+        (&json!(4), &json!("g1"), &json!("active")),
+        "{first:?}"
+    );
+    assert_eq!(first["preview"], keypool::preview(&key(0)), "masked");
+    let everything = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!((0..7).all(|n| !everything.contains(&key(n))), "no key is printed or logged: {everything}");
+
+    let again = cli(args(dir, &["import", "--provider", "fake", "--file", &file, "--no-validate"])).await;
+    let again = stdout_json(&again);
+    assert_eq!(
+        (&again["added"], &again["duplicates"]),
+        (&json!(3), &json!(5)),
+        "the pool's keys are duplicates now: {again}"
+    );
+    assert_eq!(list(dir).await.as_array().unwrap().len(), 7, "--no-validate adds the rejected ones too");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bad_provider_file_or_text_exits_2_and_changes_nothing() {
+    let fake = FakeProvider::start().await;
+    let tmp = data_dir(&fake).await;
+    let dir = &tmp.path().join("data");
+    let good = tmp.path().join("good.txt");
+    std::fs::write(&good, key(1)).unwrap();
+    let empty = tmp.path().join("empty.txt");
+    std::fs::write(&empty, "# nothing here\n\n").unwrap();
+    let missing = tmp.path().join("missing.txt");
+    let before = list(dir).await;
+    let cases = [
+        (
+            "an unknown provider",
+            vec!["--provider", "nobody", "--file", good.to_str().unwrap()],
+            "no provider is called \"nobody\"",
+        ),
+        ("an unreadable file", vec!["--provider", "fake", "--file", missing.to_str().unwrap()], "missing.txt"),
+        ("a file with no key", vec!["--provider", "fake", "--file", empty.to_str().unwrap()], "no API key found"),
+    ];
+    for (what, rest, said) in cases {
+        let mut all = vec!["import"];
+        all.extend(rest);
+        let output = cli(args(dir, &all)).await;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{what}: exit status 2 ({stderr})");
+        assert!(stderr.contains(said), "{what}: a clear message: {stderr}");
+        assert!(output.stdout.is_empty(), "{what}: nothing on stdout");
+        assert_eq!(list(dir).await, before, "{what}: the pool is unchanged");
+    }
+}

@@ -1,0 +1,177 @@
+import { act, render, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { I18nProvider } from '../../../../i18n/I18nProvider';
+import { createFakeBackend, type FakeBackend } from '../../../../test/fakeBackend';
+
+let backend: FakeBackend;
+vi.mock('@tauri-apps/api/core', () => ({ invoke: (command: string, args: Record<string, unknown>) => backend.invoke(command, args) }));
+vi.mock('@tauri-apps/api/event', () => ({ listen: (event: string, handler: never) => backend.listen(event, handler) }));
+
+const { ProvidersSection } = await import('../../providers/ProvidersSection');
+
+function renderSection() {
+  const user = userEvent.setup();
+  render(
+    <I18nProvider initial="en">
+      <ProvidersSection />
+    </I18nProvider>,
+  );
+  return user;
+}
+
+/** A CSV with a header, two keys repeated, one already in the pool and a line with no key. */
+const CSV = [
+  'label,key,note',
+  'a,sk-import-000000001,first',
+  'b,"sk-import-000000002",second',
+  'c,sk-import-000000001,again',
+  'd,sk-in-pool-00000009,old',
+  'e,notakeybutlongenoughvalue,broken',
+  '',
+  '# sk-import-000000003 in a comment',
+].join('\n');
+
+async function openImport(user: ReturnType<typeof userEvent.setup>) {
+  await user.click(await screen.findByRole('button', { name: 'Import keys' }));
+  return screen.getByRole('dialog', { name: 'Import keys' });
+}
+
+async function paste(user: ReturnType<typeof userEvent.setup>, dialog: HTMLElement, text: string) {
+  await user.click(within(dialog).getByLabelText('Keys, or any text holding them'));
+  await user.paste(text);
+  await user.click(within(dialog).getByRole('button', { name: 'Find keys' }));
+}
+
+const importId = () => backend.callsOf('llmConfig:startKeyImport')[0].importId;
+
+describe('importing keys', () => {
+  beforeEach(() => {
+    backend = createFakeBackend();
+    localStorage.clear();
+  });
+
+  it('previews what the text holds before saving anything: new, repeated, already in the pool, unread lines', async () => {
+    backend.add('openai', 'sk-in-pool-00000009', { label: 'old' });
+    const user = renderSection();
+    const dialog = await openImport(user);
+    await paste(user, dialog, CSV);
+    const preview = await within(dialog).findByTestId('import-preview');
+    expect(within(preview).getByTestId('import-found'), 'every key found, repeats included').toHaveTextContent('Found: 5');
+    expect(within(preview).getByTestId('import-new')).toHaveTextContent('New: 3');
+    expect(within(preview).getByTestId('import-dup-paste')).toHaveTextContent('Repeated in the text: 1');
+    expect(within(preview).getByTestId('import-dup-pool')).toHaveTextContent('Already in the pool: 1');
+    expect(within(preview).getByTestId('import-unrecognised'), 'the line number is named').toHaveTextContent('Lines not read as keys: 1 (Lines 6)');
+    expect(within(preview).getByTestId('import-new-keys'), 'only previews, never the keys').toHaveTextContent('sk-…0001sk-…0002sk-…0003');
+    expect(backend.callsOf('llmConfig:startKeyImport'), 'nothing saved before the user says so').toEqual([]);
+    expect(backend.keys(), 'the pool is as it was').toHaveLength(1);
+    expect(within(dialog).getByRole('checkbox', { name: 'Validate keys' }), 'validation is on by default').toBeChecked();
+    expect(within(dialog).getByRole('checkbox', { name: /keep rejected keys/ })).not.toBeChecked();
+
+    await user.type(within(dialog).getByLabelText('Keys, or any text holding them'), '\nsk-import-000000004');
+    expect(within(dialog).queryByTestId('import-preview'), 'a changed text is found again').not.toBeInTheDocument();
+    expect(within(dialog).getByRole('button', { name: 'Find keys' })).toBeInTheDocument();
+  });
+
+  it('reads a chosen file', async () => {
+    const user = renderSection();
+    const dialog = await openImport(user);
+    const file = new File(['AIzaSyA-0000000000000001\nAIzaSyA-0000000000000002\n'], 'keys.txt', { type: 'text/plain' });
+    await user.upload(within(dialog).getByLabelText('Choose a file (.txt, .csv, .json)'), file);
+    await waitFor(() => expect(within(dialog).getByLabelText('Keys, or any text holding them')).toHaveValue('AIzaSyA-0000000000000001\nAIzaSyA-0000000000000002\n'));
+    expect(within(dialog).getByLabelText('Keys, or any text holding them'), 'says which file it read').toHaveAccessibleDescription(/Read keys\.txt\./);
+    await user.click(within(dialog).getByRole('button', { name: 'Find keys' }));
+    expect(await within(dialog).findByTestId('import-new')).toHaveTextContent('New: 2');
+  });
+
+  it('checks the settings for all before starting, worded at their fields', async () => {
+    const user = renderSection();
+    const dialog = await openImport(user);
+    await paste(user, dialog, 'sk-import-000000001');
+    const weight = within(dialog).getByLabelText('Weight');
+    await user.clear(weight);
+    await user.type(weight, '0');
+    await user.type(within(dialog).getByLabelText('Label prefix'), 'x'.repeat(95));
+    await user.click(within(dialog).getByRole('button', { name: 'Import 1 key' }));
+    expect(weight).toHaveAccessibleDescription(/The weight is a whole number from 1 to 100/);
+    expect(within(dialog).getByLabelText('Label prefix')).toHaveAccessibleDescription(/A label prefix is at most 92 characters/);
+    expect(backend.callsOf('llmConfig:startKeyImport'), 'nothing starts while a setting is wrong').toEqual([]);
+  });
+
+  it('follows the validation: a progress bar with counts per bucket, then a summary, and the new rows marked', async () => {
+    backend.setImportVerdict((secret) => (secret.endsWith('2') ? 'invalid' : secret.endsWith('3') ? 'rateLimited' : 'valid'));
+    const scrolled = vi.fn();
+    Element.prototype.scrollIntoView = scrolled;
+    const user = renderSection();
+    const dialog = await openImport(user);
+    await paste(user, dialog, 'sk-import-000000001\nsk-import-000000002\nsk-import-000000003\nsk-import-000000004');
+    await user.type(within(dialog).getByLabelText('Label prefix'), 'batch-1');
+    await user.type(within(dialog).getByLabelText(/^Quota group/), 'proj');
+    await user.click(within(dialog).getByRole('button', { name: 'Import 4 keys' }));
+    expect(backend.callsOf('llmConfig:startKeyImport'), 'the settings for all').toEqual([
+      { importId: importId(), weight: 1, labelPrefix: 'batch-1', quotaGroup: 'proj', validate: true, keepRejectedDisabled: false },
+    ]);
+    const bar = await within(dialog).findByRole('progressbar', { name: 'Importing…' });
+    expect(bar).toHaveAttribute('aria-valuemax', '4');
+    expect(bar).toHaveAttribute('aria-valuenow', '0');
+
+    await act(async () => backend.advanceImport(importId(), 2));
+    await waitFor(() => expect(bar).toHaveAttribute('aria-valuenow', '2'));
+    expect(bar).toHaveAttribute('aria-valuetext', '2 of 4 done');
+    expect(within(dialog).getByTestId('import-valid')).toHaveTextContent('Valid: 1');
+    expect(within(dialog).getByTestId('import-invalid')).toHaveTextContent('Invalid: 1');
+    expect(within(dialog).getByTestId('import-added')).toHaveTextContent('Added: 1');
+
+    await act(async () => backend.advanceImport(importId(), 2));
+    const summary = await within(dialog).findByTestId('import-summary');
+    expect(summary).toHaveTextContent('Import finished: 2 keys added.');
+    expect(within(dialog).getByTestId('import-rate-limited')).toHaveTextContent('Rate-limited: 1');
+    expect(within(dialog).getByRole('button', { name: 'Close' }), 'the summary’s Close takes focus').toHaveFocus();
+    expect(backend.keys().map((k) => [k.label, k.quotaGroup, k.enabled]), 'exactly the valid keys, labelled, in the group').toEqual([
+      ['batch-1 #1', 'proj', true],
+      ['batch-1 #4', 'proj', true],
+    ]);
+
+    await user.click(within(dialog).getByRole('button', { name: 'Close' }));
+    await waitFor(() => expect(screen.getByTestId('pool-added')).toHaveTextContent('2 keys added.'));
+    expect(
+      screen.getAllByTestId('key-row').filter((r) => r.classList.contains('key-row--fresh')),
+      'the new rows are marked',
+    ).toHaveLength(2);
+    expect(scrolled, 'and the first brought into view').toHaveBeenCalled();
+  });
+
+  it('keeps rejected keys switched off when asked, and imports without validating when told not to', async () => {
+    backend.setImportVerdict((secret) => (secret.endsWith('2') ? 'invalid' : 'valid'));
+    const user = renderSection();
+    let dialog = await openImport(user);
+    await paste(user, dialog, 'sk-import-000000001\nsk-import-000000002');
+    await user.click(within(dialog).getByRole('checkbox', { name: /keep rejected keys/ }));
+    await user.click(within(dialog).getByRole('button', { name: 'Import 2 keys' }));
+    await act(async () => backend.advanceImport(importId(), 2));
+    await within(dialog).findByTestId('import-summary');
+    expect(backend.keys().map((k) => k.enabled), 'the invalid key is kept, off').toEqual([true, false]);
+    await user.click(within(dialog).getByRole('button', { name: 'Close' }));
+
+    dialog = await openImport(user);
+    await paste(user, dialog, 'sk-import-000000005');
+    await user.click(within(dialog).getByRole('checkbox', { name: 'Validate keys' }));
+    await user.click(within(dialog).getByRole('button', { name: 'Import 1 key' }));
+    expect(backend.callsOf('llmConfig:startKeyImport').at(-1), 'no validation asked').toMatchObject({ validate: false });
+  });
+
+  it('cancels a running import: the keys already saved stay, and the summary says how many', async () => {
+    const user = renderSection();
+    const dialog = await openImport(user);
+    await paste(user, dialog, Array.from({ length: 10 }, (_, i) => `sk-import-00000001${i}`).join('\n'));
+    await user.click(within(dialog).getByRole('button', { name: 'Import 10 keys' }));
+    await within(dialog).findByRole('progressbar');
+    await act(async () => backend.advanceImport(importId(), 3));
+    await user.keyboard('{Escape}');
+    expect(screen.getByRole('dialog', { name: 'Import keys' }), 'Escape does not hide a running import').toBeInTheDocument();
+    await user.click(within(dialog).getByRole('button', { name: 'Cancel import' }));
+    expect(backend.callsOf('llmConfig:cancelKeyImport')).toEqual([{ importId: importId() }]);
+    expect(await within(dialog).findByTestId('import-summary')).toHaveTextContent('Import cancelled: the 3 keys already saved stay.');
+    expect(backend.keys(), 'what was saved stays').toHaveLength(3);
+  });
+});
