@@ -42,7 +42,8 @@ use axum::Router;
 use futures_util::StreamExt;
 use keypool::{Clock, SessionId};
 use keypool_llm::{
-    retry_after_of, CompletionError, CompletionService, ForwardRequest, NoKeyReason, ProviderEndpoint, UpstreamPath,
+    retry_after_of, CompletionError, CompletionService, ForwardRequest, ForwardedBody, NoKeyReason, ProviderEndpoint,
+    UpstreamPath,
 };
 use shutdown::Shutdown;
 
@@ -546,15 +547,18 @@ async fn pass(
             if forwarded.status >= 400 {
                 shared.counters.failed.fetch_add(1, Ordering::Relaxed);
             }
-            let body = forwarded.body.map(move |chunk| {
-                let _counted = &in_flight;
-                chunk
-            });
+            let body = match forwarded.body {
+                ForwardedBody::Whole(bytes) => Body::from(bytes),
+                ForwardedBody::Stream(stream) => Body::from_stream(stream.map(move |chunk| {
+                    let _counted = &in_flight;
+                    chunk
+                })),
+            };
             let mut response = Response::builder().status(forwarded.status);
             for (name, value) in &forwarded.headers {
                 response = response.header(name, value);
             }
-            response.body(Body::from_stream(body)).unwrap_or_else(|_| {
+            response.body(body).unwrap_or_else(|_| {
                 error(dialect, Problem::Internal, "the provider's answer could not be passed on", None)
             })
         }

@@ -66,9 +66,18 @@ pub struct ForwardRequest {
 pub struct Forwarded {
     pub status: u16,
     pub headers: Vec<(String, String)>,
-    pub body: BoxStream<'static, Result<Bytes, std::io::Error>>,
+    pub body: ForwardedBody,
     /// How many upstream requests it took.
     pub attempts: u32,
+}
+
+/// A forwarded answer's body.
+pub enum ForwardedBody {
+    /// Read whole and settled already: its length is known, so it goes out in one piece (one
+    /// write, with a `content-length`, not a chunked stream that needs another write to end).
+    Whole(Bytes),
+    /// Relayed as it comes; the attempt is settled when it ends (or the client goes away).
+    Stream(BoxStream<'static, Result<Bytes, std::io::Error>>),
 }
 
 /// Answer headers a client may see; everything else (cookies, organization and project ids,
@@ -98,10 +107,12 @@ impl CompletionService {
             // A refusal no other key cures goes back as the provider gave it.
             Err(Stop::Failed(CompletionError::Provider(failure))) => match attempt.refusal.take() {
                 // The refusal of the last attempt (each attempt starts without one).
-                Some(refusal) => {
-                    let body = futures_util::stream::once(async move { Ok(Bytes::from(refusal.body)) }).boxed();
-                    Ok(Forwarded { status: refusal.status, headers: refusal.headers, body, attempts: driven.attempts })
-                }
+                Some(refusal) => Ok(Forwarded {
+                    status: refusal.status,
+                    headers: refusal.headers,
+                    body: ForwardedBody::Whole(Bytes::from(refusal.body)),
+                    attempts: driven.attempts,
+                }),
                 _ => Err(CompletionError::Provider(failure)),
             },
             Err(Stop::Failed(error)) => Err(error),
@@ -184,12 +195,11 @@ enum Answer {
     },
 }
 
-/// The upstream answer on its way to the client: a whole answer in one piece; a stream event by
-/// event, each as it came except an error event, whose text has every key masked first.
+/// A streamed upstream answer on its way to the client: event by event, each as it came except
+/// an error event, whose text has every key masked first.
 struct Relay {
     service: CompletionService,
     endpoint: ProviderEndpoint,
-    whole: Option<Bytes>,
     upstream: Option<BoxStream<'static, reqwest::Result<Bytes>>>,
     /// What was passed on so far of an answer relayed as it comes, unparsed (its usage is read at
     /// the end); `None` for a stream of events.
@@ -215,11 +225,6 @@ impl Relay {
     async fn next_piece(&mut self) -> Option<Bytes> {
         loop {
             self.settlement.as_ref()?;
-            if let Some(body) = self.whole.take() {
-                self.observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
-                self.end(AttemptOutcome::Ok);
-                return Some(body);
-            }
             if self.passed.is_some() {
                 return self.pass_through().await;
             }
@@ -509,22 +514,27 @@ impl Attempt for RelayAttempt<'_> {
     }
 
     fn answered(&mut self, answer: Answer, settlement: Settlement, tried: Tried<()>) -> Forwarded {
-        let (status, headers, whole, upstream, passing, usage) = match answer {
-            Answer::Whole { status, headers, body, usage } => (status, headers, Some(body), None, false, usage),
-            Answer::Stream { status, headers, upstream } => (status, headers, None, Some(upstream), false, None),
-            Answer::Passed { status, headers, upstream } => (status, headers, None, Some(upstream), true, None),
+        let (status, headers, upstream, passing) = match answer {
+            Answer::Whole { status, headers, body, usage } => {
+                // Complete already: settled now, as a relayed answer is at its end.
+                let first_token_ms = Some(settlement.elapsed_ms());
+                let lesson = Lesson::Answer(&tried.announced);
+                let _ = settlement.settle(AttemptOutcome::Ok, Some(200), usage, first_token_ms, lesson);
+                return Forwarded { status, headers, body: ForwardedBody::Whole(body), attempts: 0 };
+            }
+            Answer::Stream { status, headers, upstream } => (status, headers, upstream, false),
+            Answer::Passed { status, headers, upstream } => (status, headers, upstream, true),
         };
         let relay = Relay {
             service: self.service.clone(),
             endpoint: self.request.endpoint.clone(),
-            whole,
-            upstream,
+            upstream: Some(upstream),
             passed: passing.then(Vec::new),
             events: Decoder::default(),
-            observed: Observed { usage, ..Observed::default() },
+            observed: Observed::default(),
             announced: tried.announced,
             settlement: Some(settlement),
         };
-        Forwarded { status, headers, body: relay.into_stream(), attempts: 0 }
+        Forwarded { status, headers, body: ForwardedBody::Stream(relay.into_stream()), attempts: 0 }
     }
 }
