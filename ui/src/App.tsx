@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { I18nProvider, useI18n } from './i18n/I18nProvider';
 import { Shell } from './shell/Shell';
 import { StartupProblem } from './shell/StartupProblem';
-import { useAppStatus } from './shell/useAppStatus';
+import { type AppStatusState, useAppStatus } from './shell/useAppStatus';
 import { errorText } from './i18n/problems';
 import { loadPreferences } from './loadPreferences';
 import { preferences } from './preferences';
@@ -16,6 +16,8 @@ import { applyTheme } from './useTheme';
  */
 export function App() {
   const [loaded, setLoaded] = useState(false);
+  // Asked at once, beside the preferences: the first paint waits for both, not one after the other.
+  const status = useAppStatus();
   useEffect(() => {
     let live = true;
     void loadPreferences().then(() => {
@@ -30,14 +32,13 @@ export function App() {
   if (!loaded) return <div className="splash" role="status" aria-busy="true" data-testid="app-loading" />;
   return (
     <I18nProvider>
-      <AppContent />
+      <AppContent status={status} />
     </I18nProvider>
   );
 }
 
-function AppContent() {
+function AppContent({ status }: { status: AppStatusState }) {
   const { t } = useI18n();
-  const status = useAppStatus();
   // The app reopens on the page it was left on (kept in the data directory, like the language).
   const [route, setRoute] = useState<Route>(preferences.route);
   const navigate = useCallback((next: Route) => {

@@ -1,9 +1,10 @@
-import { lazy, Suspense } from 'react';
+import { lazy, Suspense, useEffect } from 'react';
 import { Icon, type IconName } from '../components/Icon';
 import { useI18n } from '../i18n/I18nProvider';
 import type { MessageKey } from '../i18n';
 import type { AppStatus } from '../ipc/bindings';
 import { ChatPage } from '../features/chat/ChatPage';
+import { preloadMarkdown } from '../features/chat/markdown/LazyMarkdown';
 import type { Route } from '../route';
 
 // Loaded when first opened: the Usage page brings the chart library, which the chat (the page
@@ -11,13 +12,26 @@ import type { Route } from '../route';
 const UsagePage = lazy(() => import('../features/usage/UsagePage').then((module) => ({ default: module.UsagePage })));
 
 // Settings (its forms and their schemas) is not on the first screen either; it loads once the
-// first screen is up (`preloadPages`), so opening it rarely waits.
+// first screen is up (`preloadAfterFirstPaint`), so opening it rarely waits.
 const settingsModule = () => import('../features/settings/SettingsPage');
 const SettingsPage = lazy(() => settingsModule().then((module) => ({ default: module.SettingsPage })));
 
-/** Loads the pages the first screen does not show, in the background. */
-export function preloadPages(): void {
-  void settingsModule();
+/**
+ * Loads what the first screen does not show (Settings, the Markdown renderer) in the background,
+ * once the frame that paints the first screen is drawn: parsing it earlier would delay that paint.
+ */
+function preloadAfterFirstPaint(): () => void {
+  let timer: number | undefined;
+  const frame = requestAnimationFrame(() => {
+    timer = window.setTimeout(() => {
+      void settingsModule();
+      void preloadMarkdown();
+    }, 0);
+  });
+  return () => {
+    cancelAnimationFrame(frame);
+    window.clearTimeout(timer);
+  };
 }
 
 interface Props {
@@ -35,6 +49,7 @@ const NAV = [
 /** The application frame: a navigation rail and the current page. */
 export function Shell({ route, onNavigate, status }: Props) {
   const { t } = useI18n();
+  useEffect(preloadAfterFirstPaint, []);
   return (
     <div className="shell" data-testid="app-shell">
       <nav className="rail" aria-label={t('nav.main')}>
