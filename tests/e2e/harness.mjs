@@ -54,15 +54,16 @@ async function waitForDriver(url, driverProcess) {
 /** UI preferences kept in the webview's localStorage, which outlives KEYPOOL_DATA_DIR (the page the app was left on too). */
 const UI_PREFERENCES = ['keypool.language', 'keypool.theme', 'keypool.route'];
 
+/** A D-Bus address nothing listens on: the app finds no keychain and keeps keys in its database. */
+export const NO_SESSION_BUS = 'unix:path=/nonexistent/keypool-e2e-no-session-bus';
+
 /**
  * Starts the app with `env` added to its environment. Returns { driver, dataDir, stop,
  * screenshot(name), invoke(command, args) }. The webview's storage is shared by every run, so
  * UI preferences a test chose (language, theme) are cleared first unless `keepPreferences`.
+ * `binary` is another Tauri binary to drive the same way (the bench's blank window).
  */
-/** A D-Bus address nothing listens on: the app finds no keychain and keeps keys in its database. */
-export const NO_SESSION_BUS = 'unix:path=/nonexistent/keypool-e2e-no-session-bus';
-
-export async function launchApp({ dataDir = tempDataDir(), env = {}, keepPreferences = false } = {}) {
+export async function launchApp({ dataDir = tempDataDir(), env = {}, keepPreferences = false, binary = BINARY } = {}) {
   const port = await freePort();
   // Its own process group, so stopping it also stops the app it launched; no inherited
   // stdio, so a straggler can never keep the test runner waiting for EOF. The app's own log is
@@ -86,7 +87,7 @@ export async function launchApp({ dataDir = tempDataDir(), env = {}, keepPrefere
     await waitForDriver(url, driverProcess);
     const driver = await new Builder()
       .usingServer(url)
-      .withCapabilities({ browserName: 'wry', 'webkitgtk:browserOptions': { binary: BINARY, args: [] } })
+      .withCapabilities({ browserName: 'wry', 'webkitgtk:browserOptions': { binary, args: [] } })
       .build();
     await driver.manage().setTimeouts({ script: 15000 });
     if (!keepPreferences) {
@@ -162,15 +163,15 @@ export async function launchApp({ dataDir = tempDataDir(), env = {}, keepPrefere
       processId() {
         const tasks = `/proc/${driverProcess.pid}/task`;
         const children = readdirSync(tasks).flatMap((task) => readFileSync(`${tasks}/${task}/children`, 'utf8').split(' ').filter(Boolean));
-        const binary = realpathSync(BINARY);
+        const exe = realpathSync(binary);
         const pid = children.map(Number).find((child) => {
           try {
-            return readlinkSync(`/proc/${child}/exe`) === binary;
+            return readlinkSync(`/proc/${child}/exe`) === exe;
           } catch {
             return false; // gone meanwhile
           }
         });
-        if (pid === undefined) throw new Error(`no process runs ${binary} under WebKitWebDriver ${driverProcess.pid}`);
+        if (pid === undefined) throw new Error(`no process runs ${exe} under WebKitWebDriver ${driverProcess.pid}`);
         return pid;
       },
     };
