@@ -6,8 +6,10 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { launchApp, startFakeProvider, tempDataDir } from '../e2e/harness.mjs';
 import { settledMemory } from './memory.mjs';
+import { report } from './summary.mjs';
 
 const STARTS = Number(process.env.KEYPOOL_BENCH_STARTS ?? 7);
 const SWITCHES = Number(process.env.KEYPOOL_BENCH_SWITCHES ?? 11);
@@ -16,6 +18,8 @@ const TURNS = 500; // a question and its answer each: 1 000 messages
 const SWITCH_BUDGET_MS = 100;
 const BINARY = process.env.KEYPOOL_APP_BINARY;
 const BUNDLES = process.env.KEYPOOL_BUNDLE_DIR;
+/** A Tauri window showing a blank page (crates/blank-window): the floor the app's memory stands on. */
+const BLANK_WINDOW = process.env.KEYPOOL_BLANK_WINDOW_BINARY;
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -35,9 +39,23 @@ function newest(dir, suffix) {
   return files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0] ?? null;
 }
 
+/**
+ * The JavaScript the first screen needs, gzip: the entry chunk and the chunks its page preloads
+ * (ui/dist, as the last `tauri build` embedded it). Everything else loads on first use.
+ */
+function firstScreenScripts() {
+  const html = readFileSync('ui/dist/index.html', 'utf8');
+  const files = [...html.matchAll(/<(?:script[^>]*\ssrc|link rel="modulepreload"[^>]*\shref)="\/([^"]+\.js)"/g)].map((m) => m[1]);
+  return files.map((file) => ({ file, gzip: gzipSync(readFileSync(join('ui/dist', file))).length }));
+}
+
 function sizes() {
   console.log('Sizes');
   line('release binary (target/release/keypool)', mib(statSync(BINARY).size));
+  const scripts = firstScreenScripts();
+  const kb = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
+  const firstScreen = scripts.reduce((sum, s) => sum + s.gzip, 0);
+  line('first screen JS, gzip', `${kb(firstScreen)} (${scripts.map((s) => `${s.file} ${kb(s.gzip)}`).join(', ')})`);
   for (const [kind, suffix] of [['deb', '.deb'], ['rpm', '.rpm'], ['appimage', '.AppImage']]) {
     const file = newest(join(BUNDLES, kind), suffix);
     if (!file) continue;
@@ -48,6 +66,7 @@ function sizes() {
     }
     line(`.${kind} (${file.split('/').pop()})`, `${mib(statSync(file).size)}${extra}`);
   }
+  return firstScreen;
 }
 
 // ---------------------------------------------------------------- processes
@@ -79,12 +98,15 @@ function printMemory(label, m) {
 
 const click = async (app, testId) => (await app.find(testId)).click();
 
-/** A fresh start of the release binary: process start → page load → first contentful paint. */
-async function coldStart(boot) {
-  const app = await launchApp({ dataDir: tempDataDir('keypool-bench-'), keepPreferences: true });
+/**
+ * A fresh start of the release binary (or of `binary`, showing `shown`): process start → page
+ * load → first contentful paint.
+ */
+async function coldStart(boot, { binary = BINARY, shown = 'app-shell' } = {}) {
+  const app = await launchApp({ dataDir: tempDataDir('keypool-bench-'), keepPreferences: true, binary });
   try {
     const started = startedAt(app.processId(), boot);
-    await app.find('app-shell');
+    await app.find(shown);
     // The paint entry may come a frame after the shell is in the DOM: wait for it.
     const page = await app.driver.executeAsyncScript(
       `const done = arguments[0];
@@ -170,7 +192,10 @@ function switchChat(app, from, to) {
 async function main() {
   console.log(`Keypool ${JSON.parse(readFileSync('src-tauri/tauri.conf.json', 'utf8')).version}: ${BINARY}`);
   console.log(`${execFileSync('nproc', { encoding: 'utf8' }).trim()} cores, Xvfb 1280x800, no window manager\n`);
-  sizes();
+  /** The issue's targets, met or not: the rows of the benches' one table (summary.mjs). */
+  const targets = [];
+  const firstScreen = sizes();
+  targets.push({ what: 'first screen JS (entry + preloaded chunks), gzip', figure: `${(firstScreen / 1000).toFixed(1)} kB`, goal: '≤ 150 kB', met: firstScreen <= 150_000 });
 
   // The webview's localStorage outlives data directories: start from no remembered page.
   await (await launchApp()).stop();
@@ -180,15 +205,45 @@ async function main() {
   for (let i = 0; i < STARTS; i += 1) starts.push(await coldStart(boot));
   line('process start → page starts loading', spread(starts.map((s) => s.page)));
   line('process start → first contentful paint', spread(starts.map((s) => s.paint)));
+  const paint = median(starts.map((s) => s.paint));
+  let floorPaint = null;
+  if (BLANK_WINDOW) {
+    // The floor: what WebKit and Tauri take to show a page, whatever the page.
+    const blanks = [];
+    for (let i = 0; i < STARTS; i += 1) blanks.push(await coldStart(boot, { binary: BLANK_WINDOW, shown: 'blank-window' }));
+    line('  a blank Tauri window: page starts loading', spread(blanks.map((s) => s.page)));
+    line('  a blank Tauri window: first contentful paint', spread(blanks.map((s) => s.paint)));
+    floorPaint = median(blanks.map((s) => s.paint));
+  }
+  const floorNote = floorPaint === null ? '' : ` (a blank Tauri window: ${ms(floorPaint)})`;
+  targets.push({ what: `first contentful paint, median of ${STARTS} cold starts`, figure: ms(paint) + floorNote, goal: '≤ 300 ms', met: paint <= 300 });
 
   console.log('\nMemory (app + WebKit processes, settled)');
+  let floor = null;
+  if (BLANK_WINDOW) {
+    // Started, measured and stopped before the app starts, so neither shares pages with the other.
+    const blank = await launchApp({ binary: BLANK_WINDOW, keepPreferences: true });
+    try {
+      await blank.find('blank-window');
+      floor = await settledMemory(blank.processId());
+    } finally {
+      await blank.stop();
+    }
+    printMemory('a blank Tauri window (the floor), idle', floor);
+  }
   const fake = await startFakeProvider();
   const app = await launchApp({ dataDir: tempDataDir('keypool-bench-'), keepPreferences: true });
   try {
     await app.driver.manage().setTimeouts({ script: 30 * 60_000 });
     await app.find('chat-page');
     const pid = app.processId();
-    printMemory('idle, just started', await settledMemory(pid));
+    const idle = await settledMemory(pid);
+    printMemory('idle, just started', idle);
+    if (floor) {
+      line('idle ÷ the blank window', `RSS ${(idle.rss / floor.rss).toFixed(2)}, PSS ${(idle.pss / floor.pss).toFixed(2)}`);
+      const ratio = idle.rss / floor.rss;
+      targets.push({ what: 'app RSS idle ÷ a blank Tauri window', figure: `${ratio.toFixed(2)} (${mib(idle.rss)} ÷ ${mib(floor.rss)})`, goal: '≤ 1.05', met: ratio <= 1.05 });
+    }
 
     for (const [testId, shown] of [
       ['nav-settings', 'api-key-pool'],
@@ -256,6 +311,30 @@ async function main() {
     console.log(`  (the chat was written in ${fillSeconds.toFixed(1)} s: ${TURNS} replies through chat:send and the fake provider)`);
     const again = [];
     for (let i = 0; i < SWITCHES; i += 1) again.push(await switchChat(app, chats.short, chats.long));
+    // What showing messages costs: settled with the long chat open (its last ones on the page),
+    // then again once every earlier one was brought in, as "Show earlier" brings them.
+    const longOpen = await settledMemory(pid);
+    const counts = await app.driver.executeAsyncScript(
+      `const done = arguments[0];
+       const count = () => document.querySelectorAll('[data-testid="message"]').length;
+       const painted = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+       (async () => {
+         const before = count();
+         for (let button; (button = document.querySelector('[data-testid="messages-earlier"]')); ) {
+           button.click();
+           await painted();
+         }
+         return { before, after: count() };
+       })().then(done, (e) => done({ error: String(e) }));`,
+    );
+    if (counts.error) throw new Error(counts.error);
+    const everyOne = await settledMemory(pid);
+    const added = counts.after - counts.before;
+    const per1000 = (key) => mib(((everyOne[key] - longOpen[key]) * 1000) / added);
+    console.log(`\nMemory per 1 000 chat messages shown (${added} brought onto the page, ${counts.after} in all)`);
+    line('growth', `PSS ${per1000('pss')}, RSS ${per1000('rss')}`);
+    const growth = ((everyOne.rss - longOpen.rss) * 1000) / added;
+    targets.push({ what: 'memory growth per 1 000 chat messages shown (RSS)', figure: per1000('rss'), goal: '≤ 10 MB', met: growth <= 10e6 });
     await app.stop();
     // The first time after a start: the messages come from the backend and the code runs cold.
     // The short chat too, to tell what the length costs from what a first time costs.
@@ -284,6 +363,7 @@ async function main() {
     line('  of which until in the DOM', spread(again.map((r) => r.inDom)));
     const worst = Math.max(median(firsts.long.map((r) => r.painted)), median(again.map((r) => r.painted)));
     line(`medians within ${SWITCH_BUDGET_MS} ms?`, worst <= SWITCH_BUDGET_MS ? 'yes' : `NO (${ms(worst)})`);
+    report(targets);
   } finally {
     await app.stop().catch(() => {}); // stopped already, unless something failed first
     fake.stop();
