@@ -13,6 +13,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::app::{AppStatus, PreferencesDto, SetPreferencesArgs};
@@ -45,8 +46,10 @@ use super::usage::{
 use super::{app, bulk, chat, keys, local_api, providers, settings, team, usage};
 use crate::AppContext;
 
-/// What a command answers: its result as JSON, or the one error.
-pub type Answer = Result<Value, IpcError>;
+/// What a command answers: its result as JSON text, or the one error. Text, not a `Value`: the
+/// result is written once, straight from its type (the shell passes the text on as it is); a
+/// `Value` tree for 10 000 keys cost more than reading them.
+pub type Answer = Result<Box<RawValue>, IpcError>;
 /// An answer still being worked out.
 pub type Pending<'a> = Pin<Box<dyn Future<Output = Answer> + Send + 'a>>;
 /// Where a streaming command sends its events, as JSON.
@@ -226,7 +229,7 @@ pub fn command(name: &str) -> Option<&'static Command> {
 /// A handler's result as the command's answer; a failure is logged with the command's name.
 fn answer(name: &str, result: Result<impl Serialize, IpcError>) -> Answer {
     let answer = result.and_then(|value| {
-        serde_json::to_value(value).map_err(|e| IpcError::internal(format!("cannot encode result: {e}")))
+        serde_json::value::to_raw_value(&value).map_err(|e| IpcError::internal(format!("cannot encode result: {e}")))
     });
     if let Err(error) = &answer {
         tracing::debug!(command = name, code = ?error.code, message = %error.message, "command failed");

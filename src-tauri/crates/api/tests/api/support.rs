@@ -140,7 +140,7 @@ impl Harness {
         let Some(Run::Async(run)) = ipc::command(command).map(|row| row.run) else {
             panic!("{command} must be an async command")
         };
-        let result = run(&self.ctx, args).await;
+        let result = as_value(run(&self.ctx, args).await);
         self.record(&result);
         result
     }
@@ -178,11 +178,13 @@ impl Harness {
         let Some(Run::Stream(run)) = ipc::command("chat:send").map(|row| row.run) else {
             panic!("chat:send must be a stream command")
         };
-        let result = run(&self.ctx, serde_json::json!({ "request": request }), &mut |event| {
-            on(&event);
-            events.push(event);
-        })
-        .await;
+        let result = as_value(
+            run(&self.ctx, serde_json::json!({ "request": request }), &mut |event| {
+                on(&event);
+                events.push(event);
+            })
+            .await,
+        );
         for event in &events {
             self.transcript.lock().unwrap().push(event.to_string());
         }
@@ -233,9 +235,14 @@ impl Harness {
 /// command has that name.
 pub fn dispatch(ctx: &AppContext, command: &str, args: Value) -> Option<Result<Value, IpcError>> {
     match ipc::command(command)?.run {
-        Run::Blocking(run) => Some(run(ctx, args)),
+        Run::Blocking(run) => Some(as_value(run(ctx, args))),
         Run::Async(_) | Run::Stream(_) => None,
     }
+}
+
+/// A command's answer as a `Value`, to look into.
+pub fn as_value(answer: ipc::Answer) -> Result<Value, IpcError> {
+    answer.map(|raw| serde_json::from_str(raw.get()).expect("a command answers JSON"))
 }
 
 pub fn context(

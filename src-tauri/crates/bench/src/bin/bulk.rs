@@ -60,13 +60,22 @@ impl Store {
     }
 
     fn sync(&self, command: &str, args: Value) -> Value {
+        self.timed_sync(command, args).1
+    }
+
+    /// A sync command's answer, and the time it took to the answer's JSON (as the shell gets it).
+    fn timed_sync(&self, command: &str, args: Value) -> (Duration, Value) {
         let Some(Run::Blocking(run)) = ipc::command(command).map(|row| row.run) else { panic!("{command} is sync") };
-        run(&self.ctx, args).unwrap_or_else(|e| panic!("{command}: {e:?}"))
+        let started = Instant::now();
+        let answer = run(&self.ctx, args).unwrap_or_else(|e| panic!("{command}: {e:?}"));
+        let took = started.elapsed();
+        (took, serde_json::from_str(answer.get()).expect("a command answers JSON"))
     }
 
     async fn call(&self, command: &str, args: Value) -> Value {
         let Some(Run::Async(run)) = ipc::command(command).map(|row| row.run) else { panic!("{command} is async") };
-        run(&self.ctx, args).await.unwrap_or_else(|e| panic!("{command}: {e:?}"))
+        let answer = run(&self.ctx, args).await.unwrap_or_else(|e| panic!("{command}: {e:?}"));
+        serde_json::from_str(answer.get()).expect("a command answers JSON")
     }
 
     /// Preview and import `text` into `provider`: (preview time, import time, the end).
@@ -156,9 +165,7 @@ async fn main() {
     for command in ["llmConfig:getApiKeys", "llmConfig:getPoolStatus"] {
         let times = (0..args.reads.max(1))
             .map(|_| {
-                let started = Instant::now();
-                let answer = store.sync(command, json!({ "providerId": "openai" }));
-                let took = started.elapsed();
+                let (took, answer) = store.timed_sync(command, json!({ "providerId": "openai" }));
                 let count = answer.as_array().or_else(|| answer["keys"].as_array()).map_or(0, Vec::len);
                 assert_eq!(count, args.keys, "{command} answers every key");
                 took

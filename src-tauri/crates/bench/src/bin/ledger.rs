@@ -95,15 +95,16 @@ fn time_command(ctx: &AppContext, runs: usize, command: &str, args: serde_json::
     let Some(Run::Blocking(run)) = ipc::command(command).map(|row| row.run) else {
         panic!("{command} is a sync command")
     };
-    let mut answer = serde_json::Value::Null;
+    let mut answer = None;
     let mut times: Vec<Duration> = (0..runs.max(1))
         .map(|_| {
             let started = Instant::now();
-            answer = run(ctx, args.clone()).expect("answers");
+            answer = Some(run(ctx, args.clone()).expect("answers"));
             started.elapsed()
         })
         .collect();
     times.sort();
+    let answer = answer.map_or(serde_json::Value::Null, |raw| serde_json::from_str(raw.get()).expect("JSON"));
     (Timing(times), answer)
 }
 

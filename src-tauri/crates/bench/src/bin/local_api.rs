@@ -169,6 +169,7 @@ async fn start_keypool(args: &Args, dir: &std::path::Path) -> (AppContext, Strin
         panic!("localApi:configure is an async command")
     };
     let configured = configure(&context, json!({ "enabled": true, "port": port })).await.expect("the local API starts");
+    let configured: serde_json::Value = serde_json::from_str(configured.get()).expect("the answer is JSON");
     let token = configured["token"].as_str().unwrap().to_owned();
     (context, format!("http://127.0.0.1:{port}/v1"), token)
 }
