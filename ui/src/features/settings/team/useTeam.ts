@@ -1,11 +1,10 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { useLatestLoad } from '../../../hooks/useLatestLoad';
+import { useMemo } from 'react';
+import { type LiveLoad, useLiveStatus } from '../../../hooks/useLiveStatus';
 import type { TeamStatus } from '../../../ipc/bindings';
-import { listen, type IpcError } from '../../../ipc/client';
 import { teamApi } from '../../../ipc/team';
 import type { TeamJoin } from './teamForm';
 
-export type TeamLoad = { kind: 'loading' } | { kind: 'failed'; error: IpcError } | { kind: 'loaded'; status: TeamStatus };
+export type TeamLoad = LiveLoad<TeamStatus>;
 
 /** How often the status is read while the section is shown (members and "last change" move on their own). */
 export const POLL_MS = 2000;
@@ -16,47 +15,13 @@ export const POLL_MS = 2000;
  * answers replaces the shown status.
  */
 export function useTeam(pollMs = POLL_MS) {
-  const [state, setState] = useState<TeamLoad>({ kind: 'loading' });
-  const loads = useLatestLoad();
-  const queue = useRef<Promise<unknown>>(Promise.resolve());
-
-  const refresh = useCallback(() => {
-    void loads.run(teamApi.getStatus, {
-      loaded: (status) => setState({ kind: 'loaded', status }),
-      failed: (error) => setState((s) => (s.kind === 'loaded' ? s : { kind: 'failed', error })),
-    });
-  }, [loads]);
-
-  const retry = useCallback(() => {
-    setState((s) => (s.kind === 'failed' ? { kind: 'loading' } : s));
-    refresh();
-  }, [refresh]);
-
-  useEffect(() => {
-    refresh();
-    const stop = listen('team:changed', refresh);
-    const timer = setInterval(() => {
-      if (document.visibilityState !== 'hidden') refresh();
-    }, pollMs);
-    return () => {
-      stop();
-      clearInterval(timer);
-    };
-  }, [refresh, pollMs]);
-
+  const { state, retry, change } = useLiveStatus(teamApi.getStatus, { pollMs, changedOn: 'team:changed' });
   return useMemo(() => {
-    const run = (change: () => Promise<TeamStatus>) => {
-      const next = queue.current
-        .catch(() => undefined)
-        .then(async () => {
-          const status = await change();
-          loads.cancel(); // a status read still in flight saw the state before
-          setState({ kind: 'loaded', status });
-          return status;
-        });
-      queue.current = next;
-      return next;
-    };
+    const run = (ask: () => Promise<TeamStatus>) =>
+      change(async () => {
+        const status = await ask();
+        return { status, answer: status };
+      });
     return {
       state,
       retry,
@@ -64,5 +29,5 @@ export function useTeam(pollMs = POLL_MS) {
       disconnect: () => run(teamApi.disconnect),
       generateSecret: async () => (await teamApi.generateSecret()).secret,
     };
-  }, [state, retry, loads]);
+  }, [state, retry, change]);
 }
