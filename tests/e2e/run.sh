@@ -9,8 +9,11 @@ if [ -z "${KEYPOOL_APP_BINARY:-}" ]; then
   npx tauri build --debug --no-bundle
   export KEYPOOL_APP_BINARY="$PWD/target/debug/keypool"
 fi
-# keypool-server: team.test.mjs joins one to the app's team.
-cargo build -p keypool-fake-provider -p keypool-server
+# The fake provider, and keypool-server (team.test.mjs joins one to the app's team): built as the
+# Rust tests build them (their integration tests run both binaries), so after `cargo test
+# --workspace` in npm test this builds nothing. `cargo build -p …` would build them again: with
+# only those packages selected, their dependencies' features differ from the workspace's.
+cargo test --workspace --locked --no-run --quiet
 export KEYPOOL_FAKE_PROVIDER_BINARY="$PWD/target/debug/keypool-fake-provider"
 export KEYPOOL_SERVER_BINARY="$PWD/target/debug/keypool-server"
 mkdir -p tests/artifacts
