@@ -12,6 +12,7 @@ mod window_state;
 
 use std::sync::Arc;
 
+use keypool_api::ipc::FirstScreen;
 use keypool_api::AppContext;
 use tauri::{Builder, Manager, Runtime, WebviewWindowBuilder};
 
@@ -55,10 +56,13 @@ pub fn build<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         });
 
         // The window is created only now, after the state exists, so no invoke can arrive first.
+        // It hands the page what its first screen waits for, so the first render needs no IPC.
+        let first_screen = FirstScreen::of(&app.state::<AppContext>()).script();
         let dev_url = app.config().build.dev_url.clone();
         for config in app.config().app.windows.iter().filter(|w| !w.create) {
             let dev_url = dev_url.clone();
             WebviewWindowBuilder::from_config(app.handle(), config)?
+                .initialization_script(&first_screen)
                 .on_navigation(move |url| stays_in_app(url, dev_url.as_ref()))
                 .build()?;
         }

@@ -110,8 +110,14 @@ async function coldStart(boot, { binary = BINARY, shown = 'app-shell' } = {}) {
     // The paint entry may come a frame after the shell is in the DOM: wait for it.
     const page = await app.driver.executeAsyncScript(
       `const done = arguments[0];
-       const report = (paint) => done({ origin: performance.timeOrigin, paint: paint.startTime,
-                                       navigation: performance.getEntriesByType('navigation')[0]?.type });
+       const report = (paint) => {
+         const navigation = performance.getEntriesByType('navigation')[0];
+         // The page's own points (ui/src/startupMarks.ts), in ms from its load.
+         const marks = Object.fromEntries(performance.getEntriesByType('mark')
+           .filter((m) => m.name.startsWith('keypool:')).map((m) => [m.name.slice(8), m.startTime]));
+         done({ origin: performance.timeOrigin, paint: paint.startTime, navigation: navigation?.type,
+                marks: { html: navigation?.responseEnd, ...marks } });
+       };
        const found = performance.getEntriesByName('first-contentful-paint')[0];
        if (found) return report(found);
        new PerformanceObserver((list, observer) => {
@@ -120,7 +126,7 @@ async function coldStart(boot, { binary = BINARY, shown = 'app-shell' } = {}) {
        }).observe({ type: 'paint', buffered: true });`,
     );
     if (page.navigation !== 'navigate') throw new Error(`the page was loaded by a ${page.navigation}, not a fresh start`);
-    return { page: page.origin - started, paint: page.origin + page.paint - started };
+    return { page: page.origin - started, paint: page.origin + page.paint - started, inPage: { ...page.marks, paint: page.paint } };
   } finally {
     await app.stop();
   }
@@ -206,6 +212,13 @@ async function main() {
   line('process start → page starts loading', spread(starts.map((s) => s.page)));
   line('process start → first contentful paint', spread(starts.map((s) => s.paint)));
   const paint = median(starts.map((s) => s.paint));
+  // Where the page's part goes: each point's median, from the page's load.
+  const points = { html: 'the page received', script: 'the first screen\'s modules run', preferences: 'preferences answered',
+                   status: 'app status answered', shell: 'the shell rendered', paint: 'first contentful paint' };
+  for (const [point, label] of Object.entries(points)) {
+    const at = starts.map((s) => s.inPage[point]).filter((v) => v !== undefined);
+    if (at.length) line(`  page load → ${label}`, spread(at));
+  }
   let floorPaint = null;
   if (BLANK_WINDOW) {
     // The floor: what WebKit and Tauri take to show a page, whatever the page.

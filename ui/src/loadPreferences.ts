@@ -1,5 +1,6 @@
 import { LOCALES } from './i18n';
 import type { PageChoice, Preferences, SetPreferencesArgs } from './ipc/bindings';
+import { handedFirstScreen } from './firstScreen';
 import { appApi } from './ipc/app';
 import { type LanguagePreference, NO_PREFERENCES, type ThemePreference, adoptPreferences } from './preferences';
 import { routeFromString, routeToString } from './route';
@@ -46,6 +47,19 @@ function forgetOld() {
 /** Writes changes to the data directory; a failed write lasts this session only. */
 function persist(changes: SetPreferencesArgs) {
   appApi.setPreferences(changes).catch(() => {});
+}
+
+/**
+ * Adopts the preferences the window handed over (`handedFirstScreen`) when nothing from an
+ * earlier Keypool is left to bring over, so the first render can come at once. False: nothing
+ * was handed over, or something is to be brought over first; `loadPreferences` does it.
+ */
+export function adoptHandedPreferences(): boolean {
+  const kept = handedFirstScreen()?.preferences;
+  if (!kept || Object.keys(carriedOver(kept)).length > 0) return false;
+  forgetOld();
+  adoptPreferences(kept, persist);
+  return true;
 }
 
 /**

@@ -30,6 +30,56 @@ describe('App shell', () => {
     expect(invoke).toHaveBeenCalledWith('app:getStatus', {});
   });
 
+  describe('with what the window hands over at its first load', () => {
+    const handed = {
+      preferences: { theme: 'dark', language: 'ja', page: 'settings/about', provider: null },
+      status: READY,
+    } as const;
+    const reload = (type: NavigationTimingType) =>
+      vi.spyOn(performance, 'getEntriesByType').mockImplementation((kind) =>
+        kind === 'navigation' ? ([{ type }] as unknown as PerformanceEntryList) : [],
+      );
+    beforeEach(() => {
+      window.__KEYPOOL_FIRST_SCREEN__ = structuredClone(handed) as typeof window.__KEYPOOL_FIRST_SCREEN__;
+      return () => {
+        delete window.__KEYPOOL_FIRST_SCREEN__;
+        vi.restoreAllMocks();
+      };
+    });
+
+    it('draws its first screen at the first render, asking no command', async () => {
+      reload('navigate');
+      render(<App />);
+      expect(screen.getByTestId('app-shell'), 'the shell is there without waiting for an answer').toBeInTheDocument();
+      expect(await screen.findByTestId('about-version'), 'on the page it was left on').toBeInTheDocument();
+      expect(document.documentElement.dataset.theme, 'in the theme chosen').toBe('dark');
+      const asked = invoke.mock.calls.map(([command]) => command);
+      expect(asked, 'neither the preferences nor the status are asked').not.toContain('app:getPreferences');
+      expect(asked).not.toContain('app:getStatus');
+    });
+
+    it('asks the commands after a reload, since the handed values are those of when the window opened', async () => {
+      reload('reload');
+      render(<App />);
+      expect(screen.queryByTestId('app-shell'), 'nothing is drawn from the stale values').not.toBeInTheDocument();
+      await screen.findByTestId('app-shell');
+      const asked = invoke.mock.calls.map(([command]) => command);
+      expect(asked).toContain('app:getPreferences');
+      expect(asked).toContain('app:getStatus');
+      expect(screen.getByRole('heading', { name: 'Chat' }), 'the preferences kept now (none), not the handed ones').toBeInTheDocument();
+    });
+
+    it('still brings over, first, what an earlier Keypool kept in the web view’s storage', async () => {
+      reload('navigate');
+      window.__KEYPOOL_FIRST_SCREEN__ = { ...handed, preferences: { ...handed.preferences, theme: null } } as typeof window.__KEYPOOL_FIRST_SCREEN__;
+      localStorage.setItem('keypool.theme', 'light');
+      render(<App />);
+      await screen.findByTestId('app-shell');
+      expect(invoke, 'the carried-over theme is written').toHaveBeenCalledWith('app:setPreferences', { theme: 'light' });
+      expect(document.documentElement.dataset.theme).toBe('light');
+    });
+  });
+
   it('navigates between Chat and Settings → Providers', async () => {
     const user = userEvent.setup();
     render(<App />);

@@ -320,6 +320,13 @@ export type ExportedKeys = { path: string | null, count: number, };
 export type FailoverReason = "rate_limited" | "auth_rejected" | "quota_exhausted";
 
 /**
+ * What the first screen waits for before it draws (the answers of `app:getPreferences` and
+ * `app:getStatus`), known before the window opens. The window's initialization script hands it
+ * to the page as `window.__KEYPOOL_FIRST_SCREEN__`, so the first render waits for no IPC answer.
+ */
+export type FirstScreen = { preferences: Preferences, status: AppStatus, };
+
+/**
  * The id of the thing a command acts on.
  */
 export type IdArgs = { id: string, };

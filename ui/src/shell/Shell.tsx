@@ -5,6 +5,7 @@ import type { MessageKey } from '../i18n';
 import type { AppStatus } from '../ipc/bindings';
 import { ChatPage } from '../features/chat/ChatPage';
 import { preloadMarkdown } from '../features/chat/markdown/LazyMarkdown';
+import { markStartup } from '../startupMarks';
 import type { Route } from '../route';
 
 // Loaded when first opened: the Usage page brings the chart library, which the chat (the page
@@ -49,7 +50,10 @@ const NAV = [
 /** The application frame: a navigation rail and the current page. */
 export function Shell({ route, onNavigate, status }: Props) {
   const { t } = useI18n();
-  useEffect(preloadAfterFirstPaint, []);
+  useEffect(() => {
+    markStartup('shell');
+    return preloadAfterFirstPaint();
+  }, []);
   return (
     <div className="shell" data-testid="app-shell">
       <nav className="rail" aria-label={t('nav.main')}>

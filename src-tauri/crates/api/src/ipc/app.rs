@@ -59,6 +59,33 @@ pub(super) fn status(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<AppStatus, I
     Ok(AppStatus::from(ctx))
 }
 
+/// What the first screen waits for before it draws (the answers of `app:getPreferences` and
+/// `app:getStatus`), known before the window opens. The window's initialization script hands it
+/// to the page as `window.__KEYPOOL_FIRST_SCREEN__`, so the first render waits for no IPC answer.
+#[derive(Debug, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FirstScreen {
+    pub preferences: PreferencesDto,
+    pub status: AppStatus,
+}
+
+impl FirstScreen {
+    /// Where the page finds it; a script runs it before any of the page's own.
+    pub const GLOBAL: &'static str = "__KEYPOOL_FIRST_SCREEN__";
+
+    pub fn of(ctx: &AppContext) -> Self {
+        FirstScreen { preferences: ctx.preferences().get().into(), status: AppStatus::from(ctx) }
+    }
+
+    /// The initialization script: JSON is a JavaScript expression, so the value goes in as it is.
+    /// The page takes it on its first load only: a reload runs the same script, with what was
+    /// true when the window opened, so it asks the commands then.
+    pub fn script(&self) -> String {
+        let json = serde_json::to_string(self).expect("the first screen's types always serialize");
+        format!("window.{} = {json};", Self::GLOBAL)
+    }
+}
+
 /// The colour theme: the OS's, or one chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]

@@ -17,6 +17,7 @@ pub fn generate() -> String {
     table::declare_types(&mut types);
     events::declare_types(&mut types);
     types.add::<IpcError>();
+    types.add::<super::app::FirstScreen>();
     let mut out = String::from(
         "// Generated from the Rust types of keypool-api (src-tauri/crates/api/src/ipc/bindings.rs).\n\
          // Do not edit by hand: `npm run bindings` rewrites it, and a test fails when it is stale.\n\n",

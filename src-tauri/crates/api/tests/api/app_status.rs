@@ -122,3 +122,46 @@ fn bad_preferences_are_refused_and_change_nothing() {
     assert_eq!(none["theme"], serde_json::Value::Null, "nothing was kept");
     assert!(!dir.path().join(keypool_api::service::PREFERENCES_FILE_NAME).exists(), "nothing was written");
 }
+
+/// What the window's initialization script hands the page: as a script, the two answers the
+/// first screen would otherwise wait for, as those commands give them now.
+fn handed(ctx: &AppContext) -> serde_json::Value {
+    let script = ipc::FirstScreen::of(ctx).script();
+    let json = script
+        .strip_prefix("window.__KEYPOOL_FIRST_SCREEN__ = ")
+        .and_then(|rest| rest.strip_suffix(';'))
+        .unwrap_or_else(|| panic!("one assignment to the global the page reads: {script}"));
+    serde_json::from_str(json).expect("the value is JSON, so a JavaScript expression")
+}
+
+#[test]
+fn the_first_screen_is_handed_the_answers_of_get_preferences_and_get_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path());
+    dispatch(&ctx, "app:setPreferences", json!({ "theme": "dark", "page": "settings/team" })).unwrap().unwrap();
+    let first = handed(&ctx);
+    let preferences = dispatch(&ctx, "app:getPreferences", json!({})).unwrap().unwrap();
+    let status = dispatch(&ctx, "app:getStatus", json!({})).unwrap().unwrap();
+    assert_eq!(first["preferences"], preferences, "the preferences as app:getPreferences answers them");
+    assert_eq!(first["preferences"]["theme"], "dark", "including the ones just chosen");
+    assert_eq!(first["status"], status, "the status as app:getStatus answers it");
+}
+
+#[test]
+fn a_database_that_cannot_open_is_handed_over_as_its_status_says() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(keypool_store::DATABASE_FILE_NAME), b"not sqlite at all, no").unwrap();
+    let first = handed(&context(dir.path()));
+    assert_eq!(first["status"]["database"]["state"], "failed", "the first screen is the problem screen: {first}");
+    assert_eq!(first["preferences"]["theme"], serde_json::Value::Null, "and the defaults, since none could be read");
+}
+
+#[test]
+fn text_that_closes_a_script_or_ends_a_line_stays_inside_the_json_string() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path());
+    let sneaky = "p\u{2028}x</script><script>alert(1)</script>";
+    // The provider shown last is free text the user's data gives; it is the one string we can set.
+    dispatch(&ctx, "app:setPreferences", json!({ "provider": sneaky })).unwrap().unwrap();
+    assert_eq!(handed(&ctx)["preferences"]["provider"], sneaky, "the text comes back as the same string, not as code");
+}
