@@ -1,12 +1,14 @@
 import { useCallback, useEffect, useState } from 'react';
-import { I18nProvider, useI18n } from './i18n/I18nProvider';
+import { hasDictionary, loadDictionary } from './i18n';
+import { I18nProvider, localeOf, useI18n } from './i18n/I18nProvider';
 import { Shell } from './shell/Shell';
 import { StartupProblem } from './shell/StartupProblem';
 import { type AppStatusState, useAppStatus } from './shell/useAppStatus';
 import { errorText } from './i18n/problems';
-import { loadPreferences } from './loadPreferences';
+import { adoptHandedPreferences, loadPreferences } from './loadPreferences';
 import { preferences } from './preferences';
 import type { Route } from './route';
+import { markStartup } from './startupMarks';
 import { applyTheme } from './useTheme';
 
 /**
@@ -15,20 +17,34 @@ import { applyTheme } from './useTheme';
  * did not choose.
  */
 export function App() {
-  const [loaded, setLoaded] = useState(false);
+  // Handed over by the window at its first load, the preferences need no answer: the first render
+  // is this one.
+  const [handed] = useState(() => {
+    if (!adoptHandedPreferences()) return false;
+    markStartup('preferences');
+    applyTheme(preferences.theme());
+    return true;
+  });
+  // The first screen speaks one language: its messages are there, or loaded first.
+  const [loaded, setLoaded] = useState(() => handed && hasDictionary(localeOf(preferences.language())));
   // Asked at once, beside the preferences: the first paint waits for both, not one after the other.
   const status = useAppStatus();
   useEffect(() => {
+    if (handed && hasDictionary(localeOf(preferences.language()))) return;
     let live = true;
-    void loadPreferences().then(() => {
-      if (!live) return;
-      applyTheme(preferences.theme());
-      setLoaded(true);
-    });
+    const read = handed ? Promise.resolve() : loadPreferences().then(() => markStartup('preferences'));
+    void read
+      // A language whose chunk cannot load leaves the UI in English, not blank.
+      .then(() => loadDictionary(localeOf(preferences.language())).catch(() => {}))
+      .then(() => {
+        if (!live) return;
+        applyTheme(preferences.theme());
+        setLoaded(true);
+      });
     return () => {
       live = false;
     };
-  }, []);
+  }, [handed]);
   if (!loaded) return <div className="splash" role="status" aria-busy="true" data-testid="app-loading" />;
   return (
     <I18nProvider>

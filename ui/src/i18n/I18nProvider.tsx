@@ -1,6 +1,6 @@
-import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { preferences, type LanguagePreference } from '../preferences';
-import { detectLocale, INTL_TAGS, translate, type Locale, type MessageKey, type Vars } from '.';
+import { detectLocale, hasDictionary, INTL_TAGS, loadDictionary, translate, type Locale, type MessageKey, type Vars } from '.';
 
 export interface I18n {
   locale: Locale;
@@ -19,15 +19,32 @@ function systemLocale(): Locale {
   return detectLocale(typeof navigator === 'undefined' ? [] : (navigator.languages ?? [navigator.language]));
 }
 
+/** The language the UI speaks for `preference`. */
+export function localeOf(preference: LanguagePreference): Locale {
+  return preference === 'system' ? systemLocale() : preference;
+}
+
 /** Holds the UI language: the user's choice from settings, else the OS's. */
 export function I18nProvider({ children, initial }: { children: ReactNode; initial?: LanguagePreference }) {
   const [preference, setPreferenceState] = useState<LanguagePreference>(() => initial ?? preferences.language());
   const system = useMemo(systemLocale, []);
   const locale = preference === 'system' ? system : preference;
 
+  // A language not loaded yet is switched to once its messages are here (a few ms); of two quick
+  // choices, the later one wins whatever order they load in.
+  const latest = useRef<LanguagePreference | null>(null);
   const setPreference = useCallback((next: LanguagePreference) => {
     preferences.setLanguage(next);
-    setPreferenceState(next);
+    latest.current = next;
+    const locale = localeOf(next);
+    if (hasDictionary(locale)) {
+      setPreferenceState(next);
+      return;
+    }
+    const settle = () => {
+      if (latest.current === next) setPreferenceState(next);
+    };
+    loadDictionary(locale).then(settle, settle);
   }, []);
 
   useEffect(() => {

@@ -1,9 +1,6 @@
 import { boundVars } from './bounds';
 import { formatCount } from './format';
 import { en, type Dictionary, type MessageKey, type PluralForms } from './en';
-import { ja } from './ja';
-import { ru } from './ru';
-import { zh } from './zh';
 
 export type { MessageKey, PluralForms } from './en';
 
@@ -11,7 +8,36 @@ export type { MessageKey, PluralForms } from './en';
 export const LOCALES = ['en', 'zh', 'ja', 'ru'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-export const DICTIONARIES: Record<Locale, Dictionary> = { en, zh, ja, ru };
+/**
+ * English comes with the first screen's script (it is also every message's fallback); each other
+ * language (about 15 kB gzip) loads when it is the one the UI speaks, so the first screen carries
+ * one dictionary, not four.
+ */
+const LOADERS: Record<Exclude<Locale, 'en'>, () => Promise<Dictionary>> = {
+  zh: () => import('./zh').then((module) => module.zh),
+  ja: () => import('./ja').then((module) => module.ja),
+  ru: () => import('./ru').then((module) => module.ru),
+};
+const loaded: Partial<Record<Locale, Dictionary>> = { en };
+
+/** Whether `locale`'s messages are here, so the UI can speak it at once. */
+export function hasDictionary(locale: Locale): boolean {
+  return loaded[locale] !== undefined;
+}
+
+/** Brings `locale`'s messages in (once); rejects if its chunk cannot be loaded. */
+export async function loadDictionary(locale: Locale): Promise<Dictionary> {
+  const have = loaded[locale];
+  if (have) return have;
+  const dictionary = await LOADERS[locale as Exclude<Locale, 'en'>]();
+  loaded[locale] = dictionary;
+  return dictionary;
+}
+
+/** `locale`'s messages, or English's until they are loaded. */
+export function dictionary(locale: Locale): Dictionary {
+  return loaded[locale] ?? en;
+}
 
 /** Each language's name in itself, as a language menu shows it. */
 export const LOCALE_NAMES: Record<Locale, string> = { en: 'English', zh: '简体中文', ja: '日本語', ru: 'Русский' };
@@ -49,8 +75,10 @@ export function pluralForm(locale: Locale, forms: PluralForms, count: number): s
  * message takes the form `vars.count` asks for, and writes the count as the language writes
  * numbers (`1,234`, `1 234`).
  */
-export function translate(locale: Locale, key: MessageKey, vars?: Vars): string {
-  const message: string | PluralForms = DICTIONARIES[locale][key];
+export function translate(wanted: Locale, key: MessageKey, vars?: Vars): string {
+  // English's messages take English's plural forms and number format, until `wanted`'s are here.
+  const locale = hasDictionary(wanted) ? wanted : 'en';
+  const message: string | PluralForms = dictionary(locale)[key];
   const filled: Record<string, string | number> = { ...boundVars(key, INTL_TAGS[locale]), ...vars };
   let template: string;
   if (typeof message === 'string') {

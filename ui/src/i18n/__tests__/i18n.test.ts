@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { DICTIONARIES, detectLocale, INTL_TAGS, LOCALES, type PluralForms, translate } from '..';
+import { describe, expect, it, vi } from 'vitest';
+import { dictionary, detectLocale, INTL_TAGS, LOCALES, type PluralForms, translate } from '..';
 import { LIMITS } from '../../ipc/bindings';
 import { BOUNDS } from '../bounds';
 import { en, type MessageKey } from '../en';
@@ -13,6 +13,19 @@ describe('i18n', () => {
     expect(detectLocale([])).toBe('en');
   });
 
+  it('speaks English until a language it loads on demand is there, then that language', async () => {
+    // A module of its own: the test setup has loaded every language into the shared one.
+    vi.resetModules();
+    const fresh = await import('..');
+    expect(fresh.hasDictionary('en'), 'English comes with the first screen').toBe(true);
+    expect(fresh.hasDictionary('ru'), 'Russian is not in the first screen’s script').toBe(false);
+    expect(fresh.translate('ru', 'nav.chat'), 'English meanwhile, never a key or a blank').toBe('Chat');
+    expect(fresh.translate('ru', 'usage.failures', { count: 3 }), 'with English’s plural forms').toBe(translate('en', 'usage.failures', { count: 3 }));
+    await fresh.loadDictionary('ru');
+    expect(fresh.hasDictionary('ru')).toBe(true);
+    expect(fresh.translate('ru', 'nav.chat'), 'Russian once loaded').toBe('Чат');
+  });
+
   it('fills placeholders', () => {
     expect(translate('en', 'state.disabledAfter', { status: 401, time: '14:02' })).toBe('Disabled after 401 at 14:02');
     expect(translate('ru', 'usage.failures', { count: 3 })).toBe('Ошибок: 3');
@@ -24,11 +37,11 @@ describe('i18n', () => {
     for (const locale of LOCALES) {
       for (const key of Object.keys(en) as (keyof typeof en)[]) {
         const english = placeholders(forms(en[key])[0]);
-        for (const text of forms(DICTIONARIES[locale][key])) {
+        for (const text of forms(dictionary(locale)[key])) {
           expect(text, `${locale} ${key}`).toBeTruthy();
           expect(placeholders(text), `${locale} ${key} keeps the placeholders`).toEqual(english);
         }
-        expect(typeof DICTIONARIES[locale][key], `${locale} ${key} counts where English counts`).toBe(typeof en[key]);
+        expect(typeof dictionary(locale)[key], `${locale} ${key} counts where English counts`).toBe(typeof en[key]);
       }
     }
   });
@@ -36,7 +49,7 @@ describe('i18n', () => {
   it('gives every counted message each form its language needs, and chooses it by the count', () => {
     for (const locale of LOCALES) {
       const needed = new Intl.PluralRules(INTL_TAGS[locale]).resolvedOptions().pluralCategories;
-      for (const [key, message] of Object.entries(DICTIONARIES[locale])) {
+      for (const [key, message] of Object.entries(dictionary(locale))) {
         if (typeof message === 'string') continue;
         for (const form of needed) expect(message[form as keyof PluralForms], `${locale} ${key}: the ${form} form`).toBeTruthy();
       }
@@ -64,7 +77,7 @@ describe('i18n', () => {
 
   it('writes one apostrophe and quotation style: typographic, never the typewriter’s', () => {
     for (const locale of LOCALES) {
-      for (const [key, message] of Object.entries(DICTIONARIES[locale])) {
+      for (const [key, message] of Object.entries(dictionary(locale))) {
         for (const text of typeof message === 'string' ? [message] : Object.values(message)) {
           expect(text, `${locale} ${key}`).not.toMatch(/['"]/);
         }
@@ -79,7 +92,7 @@ describe('i18n', () => {
     for (const [key, bound] of Object.entries(BOUNDS) as [MessageKey, object][]) {
       for (const locale of LOCALES) {
         for (const name of Object.keys(bound)) {
-          expect(DICTIONARIES[locale][key], `${locale} ${key} takes {${name}} from LIMITS`).toContain(`{${name}}`);
+          expect(dictionary(locale)[key], `${locale} ${key} takes {${name}} from LIMITS`).toContain(`{${name}}`);
         }
       }
     }
