@@ -1,6 +1,7 @@
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Icon } from '../../../components/Icon';
 import { useI18n } from '../../../i18n/I18nProvider';
+import { formatCount } from '../../../i18n/format';
 import type { Provider } from '../../../ipc/bindings';
 import { llmConfigApi } from '../../../ipc/llmConfig';
 import { AddKeyDialog } from './AddKeyDialog';
@@ -140,7 +141,7 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
           <h3 id={titleId}>{t('pool.title')}</h3>
           {state.kind === 'loaded' && rows.length > 0 && (
             <p className="muted pool__summary" data-testid="pool-summary">
-              {t('pool.summary', { enabled, total: rows.length })}
+              {t('pool.summary', { enabled: formatCount(enabled, intlTag), total: formatCount(rows.length, intlTag) })}
             </p>
           )}
         </div>

@@ -272,6 +272,6 @@ describe('the key table with thousands of keys', () => {
     const drawn = within(table).getAllByTestId('key-row');
     expect(drawn.length, 'a window of rows, not 2000').toBeLessThan(60);
     expect(drawn[1], 'each row knows its place').toHaveAttribute('aria-rowindex', '3');
-    await waitFor(() => expect(screen.getByTestId('pool-summary')).toHaveTextContent('2000 of 2000'));
+    await waitFor(() => expect(screen.getByTestId('pool-summary')).toHaveTextContent('Keys on: 2,000 of 2,000'));
   });
 });
