@@ -37,7 +37,7 @@ export async function fillChat(app, chatId, turns, first) {
  * made the page add or drop is in. Answers the ids of every message that was on the page on the
  * way, the steps taken, and the jumps: steps after which the message at the top of the view did
  * not move by exactly what was scrolled (more than 2 px off), which a reader sees as the view
- * jumping.
+ * jumping, and the first few of them (`jumped`: the step, how far off, where).
  */
 export async function scrollThrough(app, direction, untilId) {
   const result = await app.driver.executeAsyncScript(
@@ -63,6 +63,7 @@ export async function scrollThrough(app, direction, untilId) {
      (async () => {
        let steps = 0;
        let jumps = 0;
+       const jumped = [];
        let still = 0;
        note();
        while (!arrived()) {
@@ -76,9 +77,13 @@ export async function scrollThrough(app, direction, untilId) {
          steps += 1;
          note();
          const now = anchor && document.querySelector('[data-message-id="' + anchor.id + '"]');
-         if (now && Math.abs(now.getBoundingClientRect().top - (anchor.top - moved)) > 2) jumps += 1;
+         const off = now ? now.getBoundingClientRect().top - (anchor.top - moved) : 0;
+         if (Math.abs(off) > 2) {
+           jumps += 1;
+           if (jumped.length < 10) jumped.push({ step: steps, off: Math.round(off), scrollTop: Math.round(box.scrollTop), rendered: messages().length });
+         }
        }
-       return { seen: [...seen], steps, jumps };
+       return { seen: [...seen], steps, jumps, jumped };
      })().then(done, (e) => done({ error: String(e?.message ?? e) }));`,
     direction,
     untilId,

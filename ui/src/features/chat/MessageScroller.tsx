@@ -66,10 +66,14 @@ export const MessageScroller = forwardRef<MessageScrollerHandle, Props>(function
     return null;
   }
 
-  /** Moves the window; the message at the top of the view stays where it is on screen. */
+  /**
+   * Moves the window; the message at the top of the view stays where it is on screen. The page is
+   * still the old window until React renders the new one, so the anchor is taken now (again, if a
+   * move is already waiting: the reader may have scrolled since).
+   */
   function move(next: Span) {
     if (next.start === span.start && next.end === span.end) return;
-    anchor.current ??= topOfView();
+    anchor.current = topOfView();
     setPin(pinOf(messages, next));
   }
 
@@ -180,6 +184,8 @@ export const MessageScroller = forwardRef<MessageScrollerHandle, Props>(function
         onScroll={(e) => {
           const el = e.currentTarget;
           atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+          // A move waiting to be rendered keeps the view where the reader has scrolled it since.
+          if (anchor.current) anchor.current = topOfView();
           follow();
         }}
       >
