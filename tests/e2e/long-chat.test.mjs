@@ -105,6 +105,18 @@ describe('a long chat', () => {
     await app.screenshot('long-chat-search-result');
   });
 
+  it('is clean under axe far up, with its buttons back to the end, in both themes', async () => {
+    await app.find('messages-latest');
+    await app.find('messages-later');
+    for (const theme of ['light', 'dark']) {
+      // As useTheme.ts applies the user's choice.
+      await app.driver.executeScript(`document.documentElement.dataset.theme = arguments[0];`, theme);
+      const violations = await app.axe('[data-testid="conversation"]');
+      assert.deepEqual(violations, [], `no WCAG 2.1 AA violation in the ${theme} theme: ${JSON.stringify(violations)}`);
+    }
+    await app.driver.executeScript(`delete document.documentElement.dataset.theme;`);
+  });
+
   it('goes back to the end from far up with "Jump to the latest message", focus staying in the messages', async () => {
     assert.ok(!(await rendered(app)).includes(messages.at(-1)), 'far up, the end of the chat is not on the page');
     await (await app.find('messages-latest')).sendKeys(Key.ENTER);
