@@ -43,7 +43,7 @@ export const MessageScroller = forwardRef<MessageScrollerHandle, Props>(function
   const revealing = useRef<string | null>(null);
   /** The window's edges when last laid out: a new window is checked for what to add or drop. */
   const laidOut = useRef<string | null>(null);
-  /** A button that had focus left the page with the window's move: focus goes to the box. */
+  /** What had the focus (a button, a message) left the page with the window's move: focus goes to the box. */
   const refocus = useRef(false);
   const [pin, setPin] = useState<Pin>(AT_END);
   const { messages, streaming } = conversation;
@@ -74,7 +74,17 @@ export const MessageScroller = forwardRef<MessageScrollerHandle, Props>(function
   function move(next: Span) {
     if (next.start === span.start && next.end === span.end) return;
     anchor.current = topOfView();
+    if (leavesWithFocus(next)) refocus.current = true;
     setPin(pinOf(messages, next));
+  }
+
+  /** Whether the message holding the focus (a Copy button the reader tabbed to) leaves the page with `next`. */
+  function leavesWithFocus(next: Span): boolean {
+    const active = document.activeElement;
+    const item = active && box.current?.contains(active) ? active.closest<HTMLElement>('[data-message-id]') : null;
+    if (!item) return false;
+    const index = messages.findIndex((m) => m.id === item.dataset.messageId);
+    return index < next.start || index >= next.end;
   }
 
   /** The messages on the page within {@link FAR_PX} of the view; null when the page is not the window (yet). */
@@ -112,6 +122,7 @@ export const MessageScroller = forwardRef<MessageScrollerHandle, Props>(function
   function toLatest() {
     atBottom.current = true;
     anchor.current = null;
+    if (leavesWithFocus(spanOf(messages, AT_END))) refocus.current = true;
     setPin(AT_END);
   }
 
@@ -179,7 +190,8 @@ export const MessageScroller = forwardRef<MessageScrollerHandle, Props>(function
       <div
         ref={box}
         className="conversation__scroll"
-        // Focus lands here when what had it left the page (Jump to the latest message, the last step).
+        // Focus lands here when what had it left the page (Jump to the latest message, the last
+        // step, a message far from the view).
         tabIndex={-1}
         onScroll={(e) => {
           const el = e.currentTarget;

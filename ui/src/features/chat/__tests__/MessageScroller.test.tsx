@@ -38,6 +38,7 @@ function ui(conversation: Conversation, ref = createRef<MessageScrollerHandle>()
             {conversation.messages.slice(span.start, span.end).map((m) => (
               <li key={m.id} data-testid="message" data-message-id={m.id}>
                 {m.content}
+                <button type="button">Copy {m.id}</button>
               </li>
             ))}
           </ol>
@@ -204,6 +205,16 @@ describe('MessageScroller', () => {
     expect(jumps, 'the view never jumped: every step moved it by what was scrolled').toBe(0);
     expect(screen.queryByTestId('messages-latest'), 'at the end, nothing to jump to').toBeNull();
     expect(screen.queryByTestId('messages-later')).toBeNull();
+  }, 60_000);
+
+  it('moves the focus to the messages when the message holding it leaves the page', () => {
+    unlayout = fakeLayout();
+    const { container } = render(ui(conversationOf(300)));
+    const box = boxIn(container);
+    act(() => screen.getByRole('button', { name: 'Copy m299' }).focus());
+    for (let i = 0; i < 100 && shownIds().includes('m299'); i += 1) scrollBy(box, -0.9 * VIEW);
+    expect(shownIds(), 'the message far below left the page').not.toContain('m299');
+    expect(document.activeElement, 'focus is not lost with it: it is on the messages').toBe(box);
   }, 60_000);
 
   it('jumps to the latest message from far up, focus staying in the messages', async () => {
