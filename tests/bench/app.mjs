@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { launchApp, startFakeProvider, tempDataDir } from '../e2e/harness.mjs';
+import { answer, fillChat, messagesShown } from './chat-scroll.mjs';
 import { settledMemory } from './memory.mjs';
 import { report } from './summary.mjs';
 
@@ -130,33 +131,6 @@ async function coldStart(boot, { binary = BINARY, shown = 'app-shell' } = {}) {
   } finally {
     await app.stop();
   }
-}
-
-const question = (i) => `Question ${i}: how should the pool spread requests over keys with weights 3, 2 and 1 when one key is cooling down?`;
-const answer = (i) =>
-  `Answer ${i}. With weights **3, 2 and 1** the pool sends half of the requests to the first key, a third to the second and a sixth to the third.\n\n` +
-  '- a cooling key drops out until its cooldown ends\n- the chat keeps its key while it can, so the prompt cache stays warm\n\n' +
-  '```rust\nlet share = weight as f64 / total as f64;\n```\n\nWhen the cooling key returns, the shares are as before.';
-
-/** Sends `turns` questions to `chatId` through chat:send, as the composer does, from the page. */
-async function fillChat(app, chatId, turns, first) {
-  const result = await app.driver.executeAsyncScript(
-    `const [chatId, turns, first, questions, done] = arguments;
-     const ipc = window.__TAURI_INTERNALS__;
-     (async () => {
-       for (let i = 0; i < turns; i += 1) {
-         const channel = ipc.transformCallback(() => {});
-         const reply = await ipc.invoke('chat:send', { request: { chatId, content: questions[i] }, onEvent: '__CHANNEL__:' + channel });
-         ipc.unregisterCallback?.(channel);
-         if (reply.status !== 'complete') throw new Error('reply ' + (first + i) + ': ' + JSON.stringify(reply));
-       }
-     })().then(() => done({ ok: true }), (e) => done({ ok: false, error: String(e?.message ?? JSON.stringify(e)) }));`,
-    chatId,
-    turns,
-    first,
-    Array.from({ length: turns }, (_, i) => question(first + i)),
-  );
-  if (!result.ok) throw new Error(`filling the chat failed: ${result.error}`);
 }
 
 /**
@@ -302,7 +276,8 @@ async function main() {
     const shown = async (chat) => {
       const messages = await app.invoke('chat:getMessages', { chatId: chat.id });
       if (!messages.ok) throw new Error(`reading the messages failed: ${JSON.stringify(messages.error)}`);
-      return { id: chat.id, count: messages.value.length, lastText: messages.value.at(-1).content.split('.')[0] };
+      const ids = messages.value.map((m) => m.id);
+      return { id: chat.id, count: ids.length, lastText: messages.value.at(-1).content.split('.')[0], firstId: ids[0], lastId: ids.at(-1) };
     };
     const chats = { long: await shown(long), short: await shown(short), recent: await shown(recent) };
     if (chats.long.count !== 2 * TURNS) throw new Error(`the long chat holds ${chats.long.count} messages`);
@@ -325,31 +300,12 @@ async function main() {
     const again = [];
     for (let i = 0; i < SWITCHES; i += 1) again.push(await switchChat(app, chats.short, chats.long));
     // What showing messages costs: settled with the long chat open (its last ones on the page),
-    // then again once every earlier one was brought in, as "Show earlier" brings them.
-    const longOpen = await settledMemory(pid);
-    const counts = await app.driver.executeAsyncScript(
-      `const done = arguments[0];
-       const count = () => document.querySelectorAll('[data-testid="message"]').length;
-       const painted = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
-       (async () => {
-         const before = count();
-         for (let button; (button = document.querySelector('[data-testid="messages-earlier"]')); ) {
-           button.click();
-           await painted();
-         }
-         return { before, after: count() };
-       })().then(done, (e) => done({ error: String(e) }));`,
-    );
-    if (counts.error) throw new Error(counts.error);
-    const everyOne = await settledMemory(pid);
-    const added = counts.after - counts.before;
-    const per1000 = (key) => mib(((everyOne[key] - longOpen[key]) * 1000) / added);
+    // then again once the reader scrolled up through every earlier one and back down.
+    const reading = await messagesShown(app, chats.long);
     const shownGrowth = () => {
-      console.log(`\nMemory per 1 000 chat messages shown (${added} brought onto the page, ${counts.after} in all)`);
-      line('growth', `PSS ${per1000('pss')}, RSS ${per1000('rss')}`);
+      for (const text of reading.lines) console.log(text);
     };
-    const growth = ((everyOne.rss - longOpen.rss) * 1000) / added;
-    targets.push({ what: 'memory growth per 1 000 chat messages shown (RSS)', figure: per1000('rss'), goal: '≤ 10 MB', met: growth <= 10e6 });
+    targets.push({ what: 'memory growth per 1 000 chat messages shown (RSS)', figure: mib(reading.growth), goal: '≤ 10 MB', met: reading.growth <= 10e6 });
     await app.stop();
     // The first time after a start: the messages come from the backend and the code runs cold.
     // The short chat too, to tell what the length costs from what a first time costs.

@@ -1,8 +1,11 @@
-// A long chat in the real window renders from its end (messageWindow.ts): it opens at its last
-// messages, earlier ones join as the reader scrolls up without moving what is on screen, and a
-// search result far up is brought onto the page.
+// A long chat in the real window is on the page only around the view (messageWindow.ts): it
+// opens at its last messages, earlier ones join as the reader scrolls up without moving what is
+// on screen, far ones leave and come back on the way down, a search result far up is brought
+// onto the page, and "Jump to the latest message" goes back to the end.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Key } from 'selenium-webdriver';
+import { scrollThrough } from '../bench/chat-scroll.mjs';
 import { waitUntil } from './desktop.mjs';
 import { launchApp, startFakeProvider } from './harness.mjs';
 
@@ -85,8 +88,9 @@ describe('a long chat', () => {
     const count = (await rendered(app)).length;
     const earlier = await app.find('messages-earlier');
     assert.match(await earlier.getAttribute('textContent'), new RegExp(`\\(${messages.length - count} more\\)`), 'it says how many are left');
-    await earlier.click();
-    await waitUntil(async () => (await rendered(app)).length >= Math.min(messages.length, count + STEP), 'a step more');
+    const first = messages.indexOf((await rendered(app))[0]);
+    await earlier.sendKeys(Key.ENTER);
+    await waitUntil(async () => messages.indexOf((await rendered(app))[0]) <= Math.max(0, first - STEP), 'a step more above');
   });
 
   it('brings a search result from far up onto the page and marks it', async () => {
@@ -99,5 +103,50 @@ describe('a long chat', () => {
       'the found message is on the page, marked',
     );
     await app.screenshot('long-chat-search-result');
+  });
+
+  it('is clean under axe far up, with its buttons back to the end, in both themes', async () => {
+    await app.find('messages-latest');
+    await app.find('messages-later');
+    for (const theme of ['light', 'dark']) {
+      // As useTheme.ts applies the user's choice.
+      await app.driver.executeScript(`document.documentElement.dataset.theme = arguments[0];`, theme);
+      const violations = await app.axe('[data-testid="conversation"]');
+      assert.deepEqual(violations, [], `no WCAG 2.1 AA violation in the ${theme} theme: ${JSON.stringify(violations)}`);
+    }
+    await app.driver.executeScript(`delete document.documentElement.dataset.theme;`);
+  });
+
+  it('goes back to the end from far up with "Jump to the latest message", focus staying in the messages', async () => {
+    assert.ok(!(await rendered(app)).includes(messages.at(-1)), 'far up, the end of the chat is not on the page');
+    await (await app.find('messages-latest')).sendKeys(Key.ENTER);
+    await waitUntil(async () => (await rendered(app)).at(-1) === messages.at(-1), 'the last message is on the page');
+    const state = await app.driver.executeScript(
+      `const box = document.querySelector('.conversation__scroll');
+       return { atBottom: box.scrollHeight - box.scrollTop - box.clientHeight < 2, focused: document.activeElement === box,
+                jump: document.querySelector('[data-testid="messages-latest"]') !== null };`,
+    );
+    assert.equal(state.atBottom, true, 'scrolled to the newest message');
+    assert.equal(state.focused, true, 'the button left the page; focus is on the messages, not lost');
+    assert.equal(state.jump, false, 'at the end there is nothing to jump to');
+  });
+
+  it('keeps only the messages near the view from the last message to the first and back, the view never jumping', async () => {
+    const up = await scrollThrough(app, 'up', messages[0]);
+    assert.equal(up.jumps, 0, `the message at the top of the view moved only as far as it was scrolled (${up.steps} pages up): ${JSON.stringify(up.jumped)}`);
+    assert.equal(up.seen.length, messages.length, 'every message was on the page on the way');
+    const atTop = await rendered(app);
+    assert.equal(atTop[0], messages[0], 'the first message is on the page');
+    assert.ok(!atTop.includes(messages.at(-1)), 'the end of the chat left the page');
+    assert.ok(atTop.length < messages.length / 2, `${atTop.length} of ${messages.length} messages on the page at the top`);
+    assert.deepEqual(atTop, messages.slice(0, atTop.length), 'what is on the page is the start of the chat, without gaps');
+    await app.find('messages-latest');
+
+    const down = await scrollThrough(app, 'down', messages.at(-1));
+    assert.equal(down.jumps, 0, `the view did not jump on the way down either (${down.steps} pages): ${JSON.stringify(down.jumped)}`);
+    const atEnd = await rendered(app);
+    assert.ok(!atEnd.includes(messages[0]), 'the start left the page again');
+    assert.deepEqual(atEnd, messages.slice(-atEnd.length), 'the end of the chat, without gaps');
+    await app.screenshot('long-chat-back-at-end');
   });
 });

@@ -357,6 +357,8 @@ export const en = {
   'chat.chooseProvider': 'Use this provider',
   'chat.messages': 'Messages',
   'chat.earlierMessages': 'Show earlier messages ({count} more)',
+  'chat.laterMessages': 'Show later messages ({count} more)',
+  'chat.jumpToLatest': 'Jump to the latest message',
   'chat.messagesFailed': 'Could not load the messages: {message}',
   'chat.startHint': 'Write the first message below. Keypool picks a key from the pool and keeps this chat on it.',
   'chat.you': 'You',

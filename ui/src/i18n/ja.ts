@@ -343,6 +343,8 @@ export const ja: Dictionary = {
   'chat.chooseProvider': 'このプロバイダーを使う',
   'chat.messages': 'メッセージ',
   'chat.earlierMessages': '以前のメッセージを表示（あと {count} 件）',
+  'chat.laterMessages': 'その後のメッセージを表示（あと {count} 件）',
+  'chat.jumpToLatest': '最新のメッセージへ移動',
   'chat.messagesFailed': 'メッセージを読み込めませんでした：{message}',
   'chat.startHint': '下に最初のメッセージを書いてください。Keypool がプールからキーを選び、このチャットではそのキーを使い続けます。',
   'chat.you': 'あなた',

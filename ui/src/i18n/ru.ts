@@ -343,6 +343,8 @@ export const ru: Dictionary = {
   'chat.chooseProvider': 'Использовать этого провайдера',
   'chat.messages': 'Сообщения',
   'chat.earlierMessages': 'Показать более ранние сообщения (ещё {count})',
+  'chat.laterMessages': 'Показать более поздние сообщения (ещё {count})',
+  'chat.jumpToLatest': 'К последнему сообщению',
   'chat.messagesFailed': 'Не удалось загрузить сообщения: {message}',
   'chat.startHint': 'Напишите первое сообщение ниже. Keypool выберет ключ из пула и закрепит за этим чатом.',
   'chat.you': 'Вы',

@@ -340,6 +340,8 @@ export const zh: Dictionary = {
   'chat.chooseProvider': '使用此提供商',
   'chat.messages': '消息',
   'chat.earlierMessages': '显示更早的消息（还有 {count} 条）',
+  'chat.laterMessages': '显示之后的消息（还有 {count} 条）',
+  'chat.jumpToLatest': '跳到最新消息',
   'chat.messagesFailed': '无法加载消息：{message}',
   'chat.startHint': '在下方写下第一条消息。Keypool 会从 Key 池中选择一个 Key，并让此对话一直使用它。',
   'chat.you': '你',

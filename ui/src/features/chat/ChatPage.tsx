@@ -199,13 +199,14 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
                 />
               )}
               <MessageScroller key={`messages:${selected.id}`} ref={scroller} conversation={conversation}>
-                {(shown) => (
+                {(span) => (
                   <>
                     {conversation.loaded && conversation.messages.length === 0 && !streaming && (
                       <p className="muted chat__hint">{t('chat.startHint')}</p>
                     )}
                     <Messages
-                      conversation={shown}
+                      conversation={conversation}
+                      span={span}
                       onAnswerAgain={() => void send({ turn: 'again' })}
                       onEdit={(content) => send({ turn: 'edit', content })}
                       onOpenSettings={onOpenSettings}

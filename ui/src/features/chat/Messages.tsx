@@ -10,9 +10,12 @@ import { IpcError } from '../../ipc/client';
 import { answeredByProviderKey, editable, regenerable, type Conversation, type Notice, type Waiting } from './conversation';
 import { AttachmentList } from './AttachmentViews';
 import { Markdown } from './markdown/LazyMarkdown';
+import type { Span } from './messageWindow';
 
 interface Props {
   conversation: Conversation;
+  /** The messages on the page (MessageScroller's window); the reply being written shows when it reaches the end. All when absent. */
+  span?: Span;
   /** Answers the last user message again: retry a failed reply, regenerate a good one. */
   onAnswerAgain: () => void;
   /** Rewrites the last user message and sends it; resolves whether it was sent. */
@@ -21,16 +24,18 @@ interface Props {
 }
 
 /** The messages, the reply being written, and the quiet notices about keys. */
-export function Messages({ conversation, onAnswerAgain, onEdit, onOpenSettings }: Props) {
+export function Messages({ conversation, span, onAnswerAgain, onEdit, onOpenSettings }: Props) {
   const { t } = useI18n();
-  const { messages, streaming } = conversation;
+  const { messages } = conversation;
   const last = messages[messages.length - 1];
+  const shown = span ? messages.slice(span.start, span.end) : messages;
+  const streaming = !span || span.end === messages.length ? conversation.streaming : null;
   const editableId = editable(conversation)?.id;
   const regenerableId = regenerable(conversation)?.id;
 
   return (
     <ol className="messages" aria-label={t('chat.messages')}>
-      {messages.map((message) =>
+      {shown.map((message) =>
         message.role === 'user' ? (
           <UserMessage key={message.id} message={message} editable={message.id === editableId} onEdit={onEdit} />
         ) : (
