@@ -196,7 +196,7 @@ impl Shared {
                 .arg(scope_target.suffix())
                 .arg(millis(SCOPE_TTL))
                 .arg(now.as_millis())
-                .arg((now - crate::apply::LIVE).as_millis())
+                .arg(millis(crate::apply::LIVE))
                 .arg(seq)
                 .arg(requests)
                 .arg(reserved_tokens)

@@ -4,6 +4,9 @@
 
 use std::sync::Arc;
 
+use keypool::{Announced, Window};
+use keypool_llm::{Admission, HandOut, Taught, TeamLink};
+
 use crate::support::*;
 
 /// The key's window: 4 requests per 2 s (on the rig's clock).
@@ -75,4 +78,48 @@ async fn with_the_team_a_member_waits_for_the_window_the_other_spent() {
     assert_eq!(rig.ask(&rig.b, "b").await.0, 200, "B's request is answered");
     assert_eq!(rig.fake.refused(), 0, "without being refused: B waited for the window A spent");
     assert!(rig.now() > before, "B waited for the reset (in simulated time)");
+}
+
+/// Whether a member is there is asked of its heartbeat's age. Aged on each member's own clock, a
+/// member whose clock ran on more than a minute past the others' last heartbeats (members whose
+/// clocks disagree, or a simulation's injected clock running ahead of the heartbeats) stopped
+/// counting their requests in flight, and the team's admission let a burst through at twice the
+/// window (the burst figure's refusals). Aged on Redis's clock, the count holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_team_counts_requests_in_flight_however_far_a_members_clock_ran_since_the_heartbeats() {
+    let rig = Rig::quiet(&["x"]).await;
+    let provider = ProviderId::new("p");
+    let window = Window { limit: Some(4), remaining: 4, reset_at: rig.now() + Duration::from_secs(600) };
+    let announced = Announced { requests: Some(window), tokens: None };
+    for member in [&rig.a, &rig.b] {
+        member.pool.load(&provider).expect("the member's keys load");
+    }
+    rig.a.pool.report_answer(&rig.a.id("x"), Some(MODEL), &announced);
+    rig.a.team().taught(&provider, &rig.a.id("x"), MODEL, Taught::Answer(&announced));
+    until("B knows the window A was announced", || {
+        rig.b.status("x", rig.now()).budgets.iter().any(|b| b.requests.is_some())
+    })
+    .await;
+    // Ninety seconds on both members' clock, and no heartbeat since they connected.
+    rig.clock.advance(Duration::from_secs(90));
+
+    let hand_out =
+        |key, session| HandOut { provider: &provider, key, session, bound_before: None, scope: MODEL, tokens: 0 };
+    let a_key = rig.a.id("x");
+    let sessions: Vec<SessionId> = (0..4).map(|i| SessionId::new(format!("api:session:a-{i}"))).collect();
+    let mut holds = Vec::new();
+    for (i, session) in sessions.iter().enumerate() {
+        let (admission, hold) = rig.a.team().hand_out(hand_out(&a_key, session)).await;
+        assert_eq!(admission, Admission::Admitted, "A's request {i} fits the window of 4");
+        holds.push(hold);
+    }
+    let (b_key, b_session) = (rig.b.id("x"), SessionId::new("api:session:b"));
+    let (admission, _hold) = rig.b.team().hand_out(hand_out(&b_key, &b_session)).await;
+    assert_eq!(
+        admission,
+        Admission::Full,
+        "A's four requests in flight fill the window: B's fifth must wait, though a minute and a half \
+         passed on B's clock since A's last heartbeat"
+    );
+    drop(holds);
 }
