@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use keypool::{FailureOutcome, KeyId, ProviderId, RemoteFact, SessionId, Timestamp};
+use keypool::{FailureOutcome, KeyId, ProviderId, RemoteFact, ScopeFacts, SessionId, Timestamp};
 use keypool_llm::{Admission, HandOut, Taught, TeamFuture, TeamHold, TeamLink, Wake};
 use redis::Value;
 
@@ -155,11 +155,8 @@ impl Shared {
         }
         // Only a window can refuse a request: without one the count is the team's news only once
         // it has been told (and then every change is).
-        let windowed = self
-            .pool
-            .facts(hand_out.key, Some(hand_out.scope), now)
-            .and_then(|facts| facts.scope)
-            .is_some_and(|scope| scope.requests.is_some() || scope.tokens.is_some());
+        let scope_facts = self.pool.facts(hand_out.key, Some(hand_out.scope), now).and_then(|facts| facts.scope);
+        let windowed = scope_facts.as_ref().is_some_and(|scope| scope.requests.is_some() || scope.tokens.is_some());
         let told = self.own.lock().is_published(&ids.group, &scope_id);
         if !windowed {
             if told {
@@ -205,6 +202,15 @@ impl Shared {
                     &field,
                     &layout::reserved(seq, requests, reserved_tokens),
                 ));
+            // Read after the count was (the pool learns an answer's windows before the request
+            // ends), so every end the count reflects comes with the windows it announced.
+            let windows = scope_facts.as_ref().map(|facts| current_windows(facts, now)).unwrap_or_default();
+            for name in [field::REQUESTS, field::TOKENS] {
+                match windows.iter().find(|(window, _)| *window == name) {
+                    Some((_, value)) => admit.arg(self.secret.seal(&scope_target.suffix(), name, value)),
+                    None => admit.arg(""),
+                };
+            }
             pipe.invoke_script(&admit);
         }
         let mut conn = self.conn.clone();
@@ -278,14 +284,9 @@ impl Shared {
             _ => {
                 let Some(scope_facts) = facts.scope else { return };
                 let mut fields = vec![(field::SCOPE, Op::Set, scope_facts.scope.to_string())];
-                // A window that has refilled is old news for the team.
-                let current = |window: Option<keypool::Window>| window.filter(|w| w.reset_at > now);
-                if let Some(window) = current(scope_facts.requests) {
-                    fields.push((field::REQUESTS, Op::Window, layout::window(window)));
-                }
-                if let Some(window) = current(scope_facts.tokens) {
-                    fields.push((field::TOKENS, Op::Window, layout::window(window)));
-                }
+                fields.extend(
+                    current_windows(&scope_facts, now).into_iter().map(|(name, value)| (name, Op::Window, value)),
+                );
                 if let Some(until) = scope_facts.spent_until {
                     fields.push((field::SPENT, Op::Max, layout::deadline(until)));
                 }
@@ -311,6 +312,14 @@ impl Shared {
         let fields = vec![(name, Op::Max, value)];
         self.queue(Write::Merge { target: Target::Key(ids.key), fields, ttl: KEY_TTL });
     }
+}
+
+/// A scope's windows as the team stores them (`rq`, `tk`), those that have not refilled by `now`
+/// (a window that has is old news for the team).
+pub(crate) fn current_windows(facts: &ScopeFacts, now: Timestamp) -> Vec<(&'static str, String)> {
+    let current = |window: Option<keypool::Window>| window.filter(|w| w.reset_at > now);
+    let windows = [(field::REQUESTS, current(facts.requests)), (field::TOKENS, current(facts.tokens))];
+    windows.into_iter().filter_map(|(name, window)| Some((name, layout::window(window?)))).collect()
 }
 
 /// The answer of the `ADMIT` script, the other members' counts checked.

@@ -123,3 +123,51 @@ async fn the_team_counts_requests_in_flight_however_far_a_members_clock_ran_sinc
     );
     drop(holds);
 }
+
+/// A member's count in flight drops when its requests end, and their answers announced what the
+/// window has left after them; the pool learns those windows first, its writer tells the team
+/// later. An `ADMIT` that sent the lowered count without those windows was weighed against the
+/// window from before the answers and let through a request the provider then refused (the
+/// burst's last refusals). The count now comes with the member's windows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_count_lowered_by_ended_requests_comes_with_the_windows_their_answers_announced() {
+    let rig = Rig::start(&["x"]).await;
+    let provider = ProviderId::new("p");
+    let reset_at = rig.now() + Duration::from_secs(600);
+    let whole = Announced { requests: Some(Window { limit: Some(4), remaining: 4, reset_at }), tokens: None };
+    for member in [&rig.a, &rig.b] {
+        member.pool.load(&provider).expect("the member's keys load");
+    }
+    rig.a.pool.report_answer(&rig.a.id("x"), Some(MODEL), &whole);
+    rig.a.team().taught(&provider, &rig.a.id("x"), MODEL, Taught::Answer(&whole));
+    until("B knows the window A was announced", || {
+        rig.b.status("x", rig.now()).budgets.iter().any(|b| b.requests.is_some())
+    })
+    .await;
+    let hand_out =
+        |key, session| HandOut { provider: &provider, key, session, bound_before: None, scope: MODEL, tokens: 0 };
+    let (a_key, b_key) = (rig.a.id("x"), rig.b.id("x"));
+    let sessions: Vec<SessionId> = (0..5).map(|i| SessionId::new(format!("api:session:s-{i}"))).collect();
+
+    let (admission, _b_hold) = rig.b.team().hand_out(hand_out(&b_key, &sessions[0])).await;
+    assert_eq!(admission, Admission::Admitted, "B's request fits the window of 4");
+    let mut a_holds = Vec::new();
+    for session in &sessions[1..4] {
+        let (admission, hold) = rig.a.team().hand_out(hand_out(&a_key, session)).await;
+        assert_eq!(admission, Admission::Admitted, "so do three of A's");
+        a_holds.push(hold);
+    }
+    // A's three are answered: the provider counted them and B's, and said the window is spent.
+    // A's pool takes that in; A's writer has not told the team yet (here it is never told).
+    let spent = Announced { requests: Some(Window { limit: Some(4), remaining: 0, reset_at }), tokens: None };
+    rig.a.pool.report_answer(&a_key, Some(MODEL), &spent);
+    drop(a_holds);
+
+    let (admission, _hold) = rig.a.team().hand_out(hand_out(&a_key, &sessions[4])).await;
+    assert_eq!(
+        admission,
+        Admission::Full,
+        "the window is spent and B's request is still in flight: A's next request must wait, \
+         though A's count no longer holds its three answered requests"
+    );
+}
