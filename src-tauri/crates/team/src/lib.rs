@@ -27,17 +27,14 @@
 //!
 //! | Redis key | type | holds |
 //! |---|---|---|
-//! | `{keypool:T}:members` | zset | member id → last heartbeat (ms, on Redis's clock) |
+//! | `{keypool:T}:members` | zset | member id → last heartbeat, or request admitted (ms) |
 //! | `{keypool:T}:k:<key>` | hash | `auth` = `<at> d <status>` or `<at> e`; `credit` = `<at> x <probe_at> <probes>` or `<at> ok` (the latest `at` wins) |
 //! | `{keypool:T}:g:<group>` | hash | `rest` = `<until> <streak> <began_at or ->` (the later `until` wins) |
 //! | `{keypool:T}:s:<group>:<scope>` | hash | `scope` (the model's name); `rq`, `tk` = `<limit or -> <remaining> <reset_at>` (the newest window wins); `spent`, `day` = `<until>`; `rest`; `r.<member>` = `<seq> <requests> <tokens>` (a member's requests in flight; the higher `seq` wins) |
 //! | `{keypool:T}:b:<session>` | string | the key identity the conversation is bound to, expiring after the binding's idle time |
 //! | `{keypool:T}:events` | channel | one JSON message per write: `{"m": member, "k": "s:<group>:<scope>", "f": {field: value}}`, the fields as they are after the write |
 //!
-//! Times are milliseconds since the Unix epoch on the writing member's clock, but for the
-//! heartbeats: those are stamped with Redis's own clock and aged on it, so that whether a member
-//! is there (and its requests in flight count) does not depend on how far apart the members'
-//! clocks are. Every value is
+//! Times are milliseconds since the Unix epoch on the writing member's clock. Every value is
 //! stored *sealed*: its words are followed by a 64-bit MAC, under the team secret, of the key's
 //! name, the field and the words, and a member believes only values whose MAC is right. Someone
 //! who can write to the Redis but lacks the secret can delete or garble the team's state (the

@@ -193,7 +193,7 @@ impl Shared {
                 .arg(scope_target.suffix())
                 .arg(millis(SCOPE_TTL))
                 .arg(now.as_millis())
-                .arg(millis(crate::apply::LIVE))
+                .arg((now - crate::apply::LIVE).as_millis())
                 .arg(seq)
                 .arg(requests)
                 .arg(reserved_tokens)

@@ -44,10 +44,6 @@ local function merged(op, old, new)
   if not n1 or n1 < o1 then return old end
   return new
 end
-local function server_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
 "#;
 
 /// Merges fields into one hash of the team and publishes what the fields now hold.
@@ -80,19 +76,23 @@ return 1
 /// in `MERGE`): a count lowered by a request's end is never weighed against a window from before
 /// that request's answer, which would leave room for a request the provider then refuses.
 ///
-/// KEYS[1]: the scope's hash; KEYS[2]: the members. ARGV: member, channel, name, ttl, now (the
-/// member's clock, which the windows' resets are on), live (ms), seq, requests, tokens, the
-/// member's count as stored (sealed), and its requests and tokens windows as stored (sealed; `''`
-/// for none). Counts only the members whose heartbeat is at most `live` old by Redis's clock (see
-/// [`BEAT`]). Answers `{admitted, requests window, tokens window, field,
+/// A member asking is there: the script stamps its heartbeat with `now` too. Members are live
+/// while their last heartbeat is recent on the asking member's clock; with heartbeats alone, a
+/// member whose clock ran a minute past the others' last heartbeats (an injected clock that
+/// moves faster than the heartbeats' real-time ticks does) stopped counting requests in flight
+/// of members that were there and asking.
+///
+/// KEYS[1]: the scope's hash; KEYS[2]: the members. ARGV: member, channel, name, ttl, now,
+/// live_since, seq, requests, tokens, the member's count as stored (sealed), and its requests and
+/// tokens windows as stored (sealed; `''` for none). Counts only the members seen since
+/// `live_since`. Answers `{admitted, requests window, tokens window, field,
 /// value, …}`: the windows as stored (`''` when absent), then the other live members' counts as
 /// stored, for the member to check their seals (this script cannot).
 const ADMIT: &str = r#"
 clean(KEYS[1], 'hash')
 clean(KEYS[2], 'zset')
-local me, now = ARGV[1], tonumber(ARGV[5])
-local beat_now = server_ms()
-local live = beat_now - tonumber(ARGV[6])
+local me, now, live = ARGV[1], tonumber(ARGV[5]), tonumber(ARGV[6])
+redis.call('ZADD', KEYS[2], 'GT', ARGV[5], me)
 local requests, tokens = tonumber(ARGV[8]), tonumber(ARGV[9])
 local told = {}
 for i, field in ipairs({'rq', 'tk'}) do
@@ -116,7 +116,7 @@ for i = 1, #flat, 2 do
   elseif field == 'tk' then tk, tk_raw = words(value), value
   elseif string.sub(field, 1, 2) == 'r.' and string.sub(field, 3) ~= me and #value <= 512 then
     local seen = num(redis.call('ZSCORE', KEYS[2], string.sub(field, 3)))
-    if seen and seen >= live and seen <= beat_now + 60000 and #counts < 2000 then
+    if seen and seen >= live and seen <= now + 60000 and #counts < 2000 then
       local w = words(value)
       others = others + math.min(math.max(num(w[2]) or 0, 0), 100000)
       others_tokens = others_tokens + math.min(math.max(num(w[3]) or 0, 0), 1e12)
@@ -166,24 +166,16 @@ end
 return 1
 "#;
 
-/// A member's heartbeat: seen now; members not seen for `forget` are forgotten.
+/// A member's heartbeat: seen at `now`; members not seen since `forget_before` are forgotten.
 ///
-/// Heartbeats are stamped with Redis's clock (`TIME`), the one clock every member reads alike:
-/// whether a member is still there is asked of its heartbeats' age, and on the members' own
-/// clocks that age would be off by how far their clocks disagree (or, in a simulation, by how far
-/// the injected clock ran ahead of the heartbeats), and a member's requests in flight would stop
-/// counting for the others while it is there.
-///
-/// KEYS[1]: the members. ARGV: member, live (ms), forget (ms), ttl. Answers the members seen in
-/// the last `live` (at most 1000; none that claims to be seen more than a minute ahead).
+/// KEYS[1]: the members. ARGV: member, now, live_since, forget_before, ttl. Answers the members
+/// seen since `live_since` (at most 1000; none that claims to be seen more than a minute ahead).
 const BEAT: &str = r#"
 clean(KEYS[1], 'zset')
-local now = server_ms()
-redis.call('ZADD', KEYS[1], string.format('%d', now), ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%d', now - tonumber(ARGV[3])))
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return redis.call('ZRANGEBYSCORE', KEYS[1], string.format('%d', now - tonumber(ARGV[2])),
-  string.format('%d', now + 60000), 'LIMIT', 0, 1000)
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[3], tonumber(ARGV[2]) + 60000, 'LIMIT', 0, 1000)
 "#;
 
 /// The fields of each hash in KEYS, those short enough to be a value of the team's: none for a

@@ -182,8 +182,9 @@ async fn beat(shared: &Shared) -> redis::RedisResult<()> {
     let members: Vec<String> = BEAT_SCRIPT
         .key(shared.names.members())
         .arg(&shared.member)
-        .arg(millis(LIVE))
-        .arg(millis(FORGET))
+        .arg(now.as_millis())
+        .arg((now - LIVE).as_millis())
+        .arg((now - FORGET).as_millis())
         .arg(millis(FORGET))
         .invoke_async(&mut conn)
         .await?;

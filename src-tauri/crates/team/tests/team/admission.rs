@@ -80,11 +80,11 @@ async fn with_the_team_a_member_waits_for_the_window_the_other_spent() {
     assert!(rig.now() > before, "B waited for the reset (in simulated time)");
 }
 
-/// Whether a member is there is asked of its heartbeat's age. Aged on each member's own clock, a
-/// member whose clock ran on more than a minute past the others' last heartbeats (members whose
-/// clocks disagree, or a simulation's injected clock running ahead of the heartbeats) stopped
-/// counting their requests in flight, and the team's admission let a burst through at twice the
-/// window (the burst figure's refusals). Aged on Redis's clock, the count holds.
+/// Whether a member is there is asked of its last heartbeat's age, on the asking member's clock.
+/// A member whose clock ran on more than a minute past the others' last heartbeats (a
+/// simulation's injected clock runs ahead of the heartbeats' real-time ticks) stopped counting
+/// their requests in flight, and the team's admission let a burst through at twice the window
+/// (the burst figure's refusals). A member asking to admit a request now says it is there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_team_counts_requests_in_flight_however_far_a_members_clock_ran_since_the_heartbeats() {
     let rig = Rig::quiet(&["x"]).await;
