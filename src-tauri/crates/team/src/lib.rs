@@ -148,6 +148,22 @@ impl TeamState {
     }
 }
 
+/// How the team's side of this member's hand-outs went since it joined, per path (see
+/// [`Team::admissions`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AdmissionCounts {
+    /// The team's `ADMIT` found room in the key's windows.
+    pub admitted: u64,
+    /// It found the team's requests in flight fill them (the request selected again).
+    pub full: u64,
+    /// Not asked, decided alone: no window known for the scope, or Redis not there.
+    pub unasked: u64,
+    /// Asked, no answer within the request timeout: decided alone.
+    pub timed_out: u64,
+    /// Asked, the answer failed or could not be read: decided alone.
+    pub failed: u64,
+}
+
 /// How the member stands with its team.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TeamStatus {
