@@ -121,6 +121,10 @@ async fn the_team_counts_requests_in_flight_however_far_a_members_clock_ran_sinc
         "A's four requests in flight fill the window: B's fifth must wait, though a minute and a half \
          passed on B's clock since A's last heartbeat"
     );
+    let (on_a, on_b) = (rig.a.team().admissions(), rig.b.team().admissions());
+    assert_eq!((on_a.admitted, on_a.full), (4, 0), "the team's ADMIT decided A's four: {on_a:?}");
+    assert_eq!((on_b.admitted, on_b.full), (0, 1), "and found B's fifth full: {on_b:?}");
+    assert_eq!(on_a.unasked + on_a.timed_out + on_a.failed, 0, "none decided alone: {on_a:?}");
     drop(holds);
 }
 
