@@ -4,7 +4,7 @@
 //! - the time a request takes through A's local API with the team on vs off, at concurrency 1
 //!   and 64 (median);
 //! - a burst through A and B together at twice a key's announced window: answered and refused,
-//!   team off vs on.
+//!   team off vs on, and how the team's side of the hand-outs went (which paths decided alone).
 //!
 //! Run with `cargo bench -p keypool-team --bench figures` (a release build; a program of its own,
 //! `harness = false`).
@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use keypool_team::AdmissionCounts;
 use support::*;
 
 /// Rounds for the propagation figure.
@@ -131,7 +132,7 @@ async fn per_request(team: bool, concurrency: usize) -> String {
 
 /// 8 conversations at once, 4 through A and 4 through B, at a key whose window holds 4: rounds of
 /// them, each after the window refilled, and how many were answered and refused upstream.
-async fn burst(team: bool, rounds: usize) -> (usize, u64) {
+async fn burst(team: bool, rounds: usize) -> (usize, u64, AdmissionCounts, u64) {
     const WINDOW: RateLimit = RateLimit { requests: 4, window_ms: 2_000 };
     let rig = Arc::new(if team { Rig::start(&["x"]).await } else { Rig::alone(&["x"]).await });
     assert_eq!(rig.ask(&rig.b, "b-warm").await.0, 200, "B serves");
@@ -158,7 +159,21 @@ async fn burst(team: bool, rounds: usize) -> (usize, u64) {
             answered += usize::from(task.await.expect("the request's task ends") == 200);
         }
     }
-    (answered, rig.fake.refused())
+    let counts = [&rig.a, &rig.b].iter().filter_map(|m| m.team.as_ref()).map(|t| t.admissions()).fold(
+        AdmissionCounts::default(),
+        |sum, c| AdmissionCounts {
+            admitted: sum.admitted + c.admitted,
+            full: sum.full + c.full,
+            unasked: sum.unasked + c.unasked,
+            timed_out: sum.timed_out + c.timed_out,
+            failed: sum.failed + c.failed,
+        },
+    );
+    // Every attempt sent with a pooled key had a hand-out the team decided, or went after
+    // MAX_TEAM_REFUSALS `Full` verdicts on what the member knew (the difference).
+    let sent = [&rig.a, &rig.b].iter().map(|m| m.attempts().len() as u64).sum::<u64>();
+    let decided = counts.admitted + counts.unasked + counts.timed_out + counts.failed;
+    (answered, rig.fake.refused(), counts, sent.saturating_sub(decided))
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 4)]
@@ -172,10 +187,17 @@ async fn main() {
     }
     for team in [false, true] {
         let rounds = 20;
-        let (answered, refused) = burst(team, rounds).await;
+        let (answered, refused, c, after_full) = burst(team, rounds).await;
         println!(
             "2x burst, {rounds} rounds of 8 requests over A and B, team {}: {answered} answered, {refused} refused upstream",
             if team { "on" } else { "off" }
         );
+        if team {
+            println!(
+                "  the team's hand-outs: {} admitted and {} full by ADMIT; decided alone: {} unasked (no window, no Redis), \
+                 {} timed out, {} failed, {after_full} sent after repeated full verdicts",
+                c.admitted, c.full, c.unasked, c.timed_out, c.failed
+            );
+        }
     }
 }

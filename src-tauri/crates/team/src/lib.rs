@@ -27,7 +27,7 @@
 //!
 //! | Redis key | type | holds |
 //! |---|---|---|
-//! | `{keypool:T}:members` | zset | member id → last heartbeat (ms) |
+//! | `{keypool:T}:members` | zset | member id → last heartbeat, or request admitted (ms) |
 //! | `{keypool:T}:k:<key>` | hash | `auth` = `<at> d <status>` or `<at> e`; `credit` = `<at> x <probe_at> <probes>` or `<at> ok` (the latest `at` wins) |
 //! | `{keypool:T}:g:<group>` | hash | `rest` = `<until> <streak> <began_at or ->` (the later `until` wins) |
 //! | `{keypool:T}:s:<group>:<scope>` | hash | `scope` (the model's name); `rq`, `tk` = `<limit or -> <remaining> <reset_at>` (the newest window wins); `spent`, `day` = `<until>`; `rest`; `r.<member>` = `<seq> <requests> <tokens>` (a member's requests in flight; the higher `seq` wins) |
@@ -146,6 +146,22 @@ impl TeamState {
             TeamState::Disconnected => "disconnected",
         }
     }
+}
+
+/// How the team's side of this member's hand-outs went since it joined, per path (see
+/// [`Team::admissions`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AdmissionCounts {
+    /// The team's `ADMIT` found room in the key's windows.
+    pub admitted: u64,
+    /// It found the team's requests in flight fill them (the request selected again).
+    pub full: u64,
+    /// Not asked, decided alone: no window known for the scope, or Redis not there.
+    pub unasked: u64,
+    /// Asked, no answer within the request timeout: decided alone.
+    pub timed_out: u64,
+    /// Asked, the answer failed or could not be read: decided alone.
+    pub failed: u64,
 }
 
 /// How the member stands with its team.

@@ -1,10 +1,11 @@
 //! The request path: what the completion service asks and tells the team. Nothing here fails a
 //! request or keeps it longer than [`crate::TeamConfig::request_timeout`] per round trip.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use keypool::{FailureOutcome, KeyId, ProviderId, RemoteFact, SessionId, Timestamp};
+use keypool::{FailureOutcome, KeyId, ProviderId, RemoteFact, ScopeFacts, SessionId, Timestamp};
 use keypool_llm::{Admission, HandOut, Taught, TeamFuture, TeamHold, TeamLink, Wake};
 use redis::Value;
 
@@ -71,6 +72,48 @@ impl TeamLink for Team {
 
     fn attach(&self, wake: Wake) {
         *self.shared.wake.lock() = Some(wake);
+    }
+}
+
+/// How the team's side of hand-outs went, per path, since the member joined: which requests the
+/// team's `ADMIT` decided, and which the member decided alone (and why). For diagnostics and the
+/// burst figure: a refusal upstream with the team on and Redis healthy is a bug, and these say
+/// which path let it through.
+#[derive(Debug, Default)]
+pub(crate) struct Admissions([AtomicU64; 5]);
+
+/// One path of a hand-out, for [`Admissions`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Path {
+    /// `ADMIT` found room.
+    Admitted,
+    /// `ADMIT` found the team's requests in flight fill the window.
+    Full,
+    /// No window known for the scope: nothing to ask (the member decides alone).
+    NoWindow,
+    /// Redis was not there (the member decides alone).
+    Disconnected,
+    /// `ADMIT` answered nothing within the request timeout (the member decides alone).
+    TimedOut,
+    /// `ADMIT` failed or its answer could not be read (the member decides alone).
+    Failed,
+}
+
+impl Admissions {
+    fn count(&self, path: Path) {
+        let slot = match path {
+            Path::Admitted => 0,
+            Path::Full => 1,
+            Path::NoWindow | Path::Disconnected => 2,
+            Path::TimedOut => 3,
+            Path::Failed => 4,
+        };
+        self.0[slot].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn counts(&self) -> crate::AdmissionCounts {
+        let get = |slot: usize| self.0[slot].load(Ordering::Relaxed);
+        crate::AdmissionCounts { admitted: get(0), full: get(1), unasked: get(2), timed_out: get(3), failed: get(4) }
     }
 }
 
@@ -147,6 +190,7 @@ impl Shared {
             sessions.due(&session, refresh_every(self.pool.binding_idle()), now)
         };
         if !self.is_connected() {
+            self.admissions.count(Path::Disconnected);
             return (Admission::Admitted, hold);
         }
         let new_binding = hand_out.bound_before != Some(hand_out.key);
@@ -155,17 +199,15 @@ impl Shared {
         }
         // Only a window can refuse a request: without one the count is the team's news only once
         // it has been told (and then every change is).
-        let windowed = self
-            .pool
-            .facts(hand_out.key, Some(hand_out.scope), now)
-            .and_then(|facts| facts.scope)
-            .is_some_and(|scope| scope.requests.is_some() || scope.tokens.is_some());
+        let scope_facts = self.pool.facts(hand_out.key, Some(hand_out.scope), now).and_then(|facts| facts.scope);
+        let windowed = scope_facts.as_ref().is_some_and(|scope| scope.requests.is_some() || scope.tokens.is_some());
         let told = self.own.lock().is_published(&ids.group, &scope_id);
         if !windowed {
             if told {
                 self.queue(Write::Reserved { group: ids.group.clone(), scope: scope_id.clone() });
             }
             if !new_binding {
+                self.admissions.count(Path::NoWindow);
                 return (Admission::Admitted, hold);
             }
         } else {
@@ -205,23 +247,35 @@ impl Shared {
                     &field,
                     &layout::reserved(seq, requests, reserved_tokens),
                 ));
+            // Read after the count was (the pool learns an answer's windows before the request
+            // ends), so every end the count reflects comes with the windows it announced.
+            let windows = scope_facts.as_ref().map(|facts| current_windows(facts, now)).unwrap_or_default();
+            for name in [field::REQUESTS, field::TOKENS] {
+                match windows.iter().find(|(window, _)| *window == name) {
+                    Some((_, value)) => admit.arg(self.secret.seal(&scope_target.suffix(), name, value)),
+                    None => admit.arg(""),
+                };
+            }
             pipe.invoke_script(&admit);
         }
         let mut conn = self.conn.clone();
         let asked = tokio::time::timeout(self.request_timeout, pipe.query_async::<Vec<Value>>(&mut conn)).await;
-        let verdict = match asked {
-            Ok(Ok(answer)) if windowed => answer.last().and_then(|last| Verdict::of(last, &self.secret, &scope_target)),
-            Ok(Ok(_)) => None,
+        let (verdict, path) = match asked {
+            Ok(Ok(answer)) if windowed => {
+                (answer.last().and_then(|last| Verdict::of(last, &self.secret, &scope_target)), Path::Failed)
+            }
+            Ok(Ok(_)) => (None, Path::NoWindow),
             Ok(Err(error)) => {
                 // Gone, or its scripts flushed: the reconnect loads them again.
                 if broken(&error) || error.code() == Some("NOSCRIPT") {
                     self.lose_connection();
                 }
-                None
+                (None, Path::Failed)
             }
-            Err(_) => None,
+            Err(_) => (None, Path::TimedOut),
         };
         let Some(verdict) = verdict else {
+            self.admissions.count(path);
             // Not known whether Redis counted the request: tell it the count as it is.
             if windowed {
                 self.queue(Write::Reserved { group: ids.group, scope: scope_id });
@@ -230,8 +284,14 @@ impl Shared {
         };
         self.heed(&hand_out, &scope_target, &verdict, now);
         match verdict.admitted {
-            true => (Admission::Admitted, hold),
-            false => (Admission::Full, hold),
+            true => {
+                self.admissions.count(Path::Admitted);
+                (Admission::Admitted, hold)
+            }
+            false => {
+                self.admissions.count(Path::Full);
+                (Admission::Full, hold)
+            }
         }
     }
 
@@ -278,14 +338,9 @@ impl Shared {
             _ => {
                 let Some(scope_facts) = facts.scope else { return };
                 let mut fields = vec![(field::SCOPE, Op::Set, scope_facts.scope.to_string())];
-                // A window that has refilled is old news for the team.
-                let current = |window: Option<keypool::Window>| window.filter(|w| w.reset_at > now);
-                if let Some(window) = current(scope_facts.requests) {
-                    fields.push((field::REQUESTS, Op::Window, layout::window(window)));
-                }
-                if let Some(window) = current(scope_facts.tokens) {
-                    fields.push((field::TOKENS, Op::Window, layout::window(window)));
-                }
+                fields.extend(
+                    current_windows(&scope_facts, now).into_iter().map(|(name, value)| (name, Op::Window, value)),
+                );
                 if let Some(until) = scope_facts.spent_until {
                     fields.push((field::SPENT, Op::Max, layout::deadline(until)));
                 }
@@ -311,6 +366,14 @@ impl Shared {
         let fields = vec![(name, Op::Max, value)];
         self.queue(Write::Merge { target: Target::Key(ids.key), fields, ttl: KEY_TTL });
     }
+}
+
+/// A scope's windows as the team stores them (`rq`, `tk`), those that have not refilled by `now`
+/// (a window that has is old news for the team).
+pub(crate) fn current_windows(facts: &ScopeFacts, now: Timestamp) -> Vec<(&'static str, String)> {
+    let current = |window: Option<keypool::Window>| window.filter(|w| w.reset_at > now);
+    let windows = [(field::REQUESTS, current(facts.requests)), (field::TOKENS, current(facts.tokens))];
+    windows.into_iter().filter_map(|(name, window)| Some((name, layout::window(window?)))).collect()
 }
 
 /// The answer of the `ADMIT` script, the other members' counts checked.

@@ -58,6 +58,8 @@ pub(crate) struct Shared {
     pub queued: AtomicUsize,
     /// Facts that could not be written while Redis was away, written again on reconnect.
     pub backlog: Mutex<VecDeque<Write>>,
+    /// How hand-outs went, per path.
+    pub admissions: crate::link::Admissions,
 }
 
 /// What the heartbeat and the channel said of the others.
@@ -286,6 +288,7 @@ impl Team {
             writes,
             queued: AtomicUsize::new(0),
             backlog: Mutex::default(),
+            admissions: Default::default(),
         });
         let stop = CancellationToken::new();
         tokio::spawn(crate::sync::supervise(shared.clone(), stop.clone()));
@@ -308,6 +311,11 @@ impl Team {
         };
         let members = if state == TeamState::Connected { seen.members.max(1) } else { 0 };
         TeamStatus { state, members, last_change: seen.last_change, connects: seen.connects }
+    }
+
+    /// How the team's side of this member's hand-outs went since it joined, per path.
+    pub fn admissions(&self) -> crate::AdmissionCounts {
+        self.shared.admissions.counts()
     }
 
     /// This member's id in the team (random per start; for diagnostics).

@@ -28,16 +28,7 @@ local function clean(key, want)
   local kind = redis.call('TYPE', key).ok
   if kind ~= want and kind ~= 'none' then redis.call('DEL', key) end
 end
-"#;
-
-/// Merges fields into one hash of the team and publishes what the fields now hold.
-///
-/// KEYS[1]: the hash. ARGV[1]: the writing member; ARGV[2]: the team's channel; ARGV[3]: the
-/// hash's name in messages; ARGV[4]: its time to live (ms); then triples of field, op, value,
-/// op being `max` (the value with the larger first number wins; on a tie the later write),
-/// `win` or `set`. Values are
-/// kept whole (never put together from two), so each keeps the MAC its writer sealed it with.
-const MERGE: &str = r#"
+-- The value to keep of a field holding `old` when `new` is written with `op` (see MERGE).
 local function merged(op, old, new)
   if not old or op == 'set' then return new end
   local o, n = words(old), words(new)
@@ -53,6 +44,16 @@ local function merged(op, old, new)
   if not n1 or n1 < o1 then return old end
   return new
 end
+"#;
+
+/// Merges fields into one hash of the team and publishes what the fields now hold.
+///
+/// KEYS[1]: the hash. ARGV[1]: the writing member; ARGV[2]: the team's channel; ARGV[3]: the
+/// hash's name in messages; ARGV[4]: its time to live (ms); then triples of field, op, value,
+/// op being `max` (the value with the larger first number wins; on a tie the later write),
+/// `win` or `set`. Values are
+/// kept whole (never put together from two), so each keeps the MAC its writer sealed it with.
+const MERGE: &str = r#"
 clean(KEYS[1], 'hash')
 local out = {}
 for i = 5, #ARGV, 3 do
@@ -69,16 +70,42 @@ return 1
 /// Whether the team's requests in flight on a scope leave room in its windows for this member's
 /// count; if they do, the count is written (when its sequence number is newer) and published.
 ///
+/// The member's count says its requests that ended are over; their answers announced what the
+/// windows have left after them, which the member's pool already holds but its writer may not
+/// have written yet. So the member's windows come along and are merged first (the newest wins, as
+/// in `MERGE`): a count lowered by a request's end is never weighed against a window from before
+/// that request's answer, which would leave room for a request the provider then refuses.
+///
+/// A member asking is there: the script stamps its heartbeat with `now` too. Members are live
+/// while their last heartbeat is recent on the asking member's clock; with heartbeats alone, a
+/// member whose clock ran a minute past the others' last heartbeats (an injected clock that
+/// moves faster than the heartbeats' real-time ticks does) stopped counting requests in flight
+/// of members that were there and asking.
+///
 /// KEYS[1]: the scope's hash; KEYS[2]: the members. ARGV: member, channel, name, ttl, now,
-/// live_since, seq, requests, tokens, and the member's count as stored (sealed). Counts only the
-/// members seen since `live_since`. Answers `{admitted, requests window, tokens window, field,
+/// live_since, seq, requests, tokens, the member's count as stored (sealed), and its requests and
+/// tokens windows as stored (sealed; `''` for none). Counts only the members seen since
+/// `live_since`. Answers `{admitted, requests window, tokens window, field,
 /// value, …}`: the windows as stored (`''` when absent), then the other live members' counts as
 /// stored, for the member to check their seals (this script cannot).
 const ADMIT: &str = r#"
 clean(KEYS[1], 'hash')
 clean(KEYS[2], 'zset')
 local me, now, live = ARGV[1], tonumber(ARGV[5]), tonumber(ARGV[6])
+redis.call('ZADD', KEYS[2], 'GT', ARGV[5], me)
 local requests, tokens = tonumber(ARGV[8]), tonumber(ARGV[9])
+local told = {}
+for i, field in ipairs({'rq', 'tk'}) do
+  local new = ARGV[10 + i]
+  if new and new ~= '' and #new <= 512 then
+    local old = redis.call('HGET', KEYS[1], field)
+    local value = merged('win', old, new)
+    if value ~= old then
+      redis.call('HSET', KEYS[1], field, value)
+      told[field] = value
+    end
+  end
+end
 local others, others_tokens = 0, 0
 local rq, tk, rq_raw, tk_raw = nil, nil, '', ''
 local counts = {}
@@ -113,11 +140,13 @@ if admitted then
   local field = 'r.' .. me
   local old = num(words(redis.call('HGET', KEYS[1], field))[1])
   if not old or old < tonumber(ARGV[7]) then
-    local value = ARGV[10]
-    redis.call('HSET', KEYS[1], field, value)
-    redis.call('PEXPIRE', KEYS[1], ARGV[4])
-    redis.call('PUBLISH', ARGV[2], cjson.encode({m = me, k = ARGV[3], f = {[field] = value}}))
+    redis.call('HSET', KEYS[1], field, ARGV[10])
+    told[field] = ARGV[10]
   end
+end
+if next(told) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+  redis.call('PUBLISH', ARGV[2], cjson.encode({m = me, k = ARGV[3], f = told}))
 end
 local out = {admitted and 1 or 0, rq_raw, tk_raw}
 for i = 1, #counts do out[#out + 1] = counts[i] end

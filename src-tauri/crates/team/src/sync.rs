@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::apply::LIVE;
 use crate::layout::{self, field, Op, Target};
-use crate::link::{broken, millis, SCOPE_TTL};
+use crate::link::{broken, current_windows, millis, SCOPE_TTL};
 use crate::member::{Shared, Write};
 use crate::scripts::{self, BEAT_SCRIPT, BIND_SCRIPT, MERGE_SCRIPT, READ_SCRIPT};
 
@@ -309,6 +309,15 @@ fn pipeline(shared: &Shared, batch: &[Write]) -> redis::Pipeline {
                     .arg(&name)
                     .arg(Op::Max.as_str())
                     .arg(shared.secret.seal(&target.suffix(), &name, &layout::reserved(seq, requests, tokens)));
+                // As with `ADMIT`: the count, read first, comes with the windows the requests it
+                // no longer counts announced.
+                for (window, value) in shared.windows_of(group, &text) {
+                    invocation.arg(window).arg(Op::Window.as_str()).arg(shared.secret.seal(
+                        &target.suffix(),
+                        window,
+                        &value,
+                    ));
+                }
                 pipe.invoke_script(&invocation).ignore();
             }
             Write::Bind { session, key } => {
@@ -326,6 +335,17 @@ fn pipeline(shared: &Shared, batch: &[Write]) -> redis::Pipeline {
         }
     }
     pipe
+}
+
+impl Shared {
+    /// The windows this member's pool holds for `scope` of `group` that have not refilled, as the
+    /// team stores them.
+    fn windows_of(&self, group: &str, scope: &str) -> Vec<(&'static str, String)> {
+        let now = self.clock.now();
+        let key = self.directory().group(group).first().cloned();
+        let facts = key.and_then(|key| self.pool.facts(&key, Some(scope), now)).and_then(|facts| facts.scope);
+        facts.map(|facts| current_windows(&facts, now)).unwrap_or_default()
+    }
 }
 
 /// One message of the team's channel.

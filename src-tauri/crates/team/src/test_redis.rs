@@ -81,6 +81,96 @@ impl TestRedis {
     }
 }
 
+impl TestRedis {
+    /// Every key the server holds (by SCAN) under `{keypool:`.
+    pub fn team_keys(&self) -> Vec<String> {
+        let reply = String::from_utf8_lossy(&self.command(&["SCAN", "0", "COUNT", "100000"])).into_owned();
+        reply.lines().filter(|line| line.starts_with("{keypool:")).map(str::to_owned).collect()
+    }
+
+    /// Every value the server holds, of every type, as it answers for it, with each key's DUMP:
+    /// what a look at the whole Redis shows, for tests that no secret is in it.
+    pub fn dump(&self) -> Vec<u8> {
+        let scanned = self.command(&["SCAN", "0", "COUNT", "100000"]);
+        let text = String::from_utf8_lossy(&scanned).into_owned();
+        let keys: Vec<&str> = text.lines().filter(|line| line.starts_with('{')).collect();
+        let mut all = scanned.clone();
+        for key in keys {
+            let kind = String::from_utf8_lossy(&self.command(&["TYPE", key])).into_owned();
+            let read: &[&str] = match kind.trim_start_matches('+').split("\r\n").next().unwrap_or_default() {
+                "string" => &["GET"],
+                "hash" => &["HGETALL"],
+                "list" => &["LRANGE", "0", "-1"],
+                "set" => &["SMEMBERS"],
+                "zset" => &["ZRANGE", "0", "-1", "WITHSCORES"],
+                "stream" => &["XRANGE", "-", "+"],
+                other => panic!("a type the team never writes: {other}"),
+            };
+            let mut command = vec![read[0], key];
+            command.extend_from_slice(&read[1..]);
+            all.extend(self.command(&command));
+            all.extend(self.command(&["DUMP", key]));
+        }
+        all
+    }
+
+    /// What a hostile writer without the team secret can do to team `team`: every one of its keys
+    /// replaced by a value of another type or by a hash of garbage in every field the team uses
+    /// (words that are no numbers, huge values, deadlines years ahead, seals that are wrong), a
+    /// forged hash beside each, messages that are not the team's on its channel, the scripts
+    /// flushed, and every client's connection killed, so the members reconnect and read it all.
+    pub fn garble(&self, team: &str) {
+        let values: Vec<String> = vec![
+            "garbage".into(),
+            "99999999999999999 1 -".into(),
+            "999999999999999 d 401 0123456789abcdef".into(),
+            "9999999999999 x 99999999999999 99 fedcba9876543210".into(),
+            "- 0 99999999999999 0000000000000000".into(),
+            "1e308 inf nan".into(),
+            "9".repeat(1 << 20),
+        ];
+        const FIELDS: [&str; 11] =
+            ["auth", "credit", "rest", "scope", "rq", "tk", "spent", "day", "r.00ff", "key", "x"];
+        let keys = self.team_keys();
+        for (i, name) in keys.iter().enumerate() {
+            self.command(&["DEL", name]);
+            match i % 4 {
+                0 => drop(self.command(&["SET", name, "garbage"])),
+                1 => drop(self.command(&["RPUSH", name, "a", "b"])),
+                2 => drop(self.command(&["ZADD", name, "1", "m"])),
+                _ => {
+                    for (j, field) in FIELDS.iter().enumerate() {
+                        self.command(&["HSET", name, field, &values[(i + j) % values.len()]]);
+                    }
+                }
+            }
+            // The same key's hash, as a forger would write it, under a name next to the real one.
+            let forged = format!("{name}0");
+            for (j, field) in FIELDS.iter().enumerate() {
+                self.command(&["HSET", &forged, field, &values[j % values.len()]]);
+            }
+        }
+        let channel = format!("{{keypool:{team}}}:events");
+        let group = keys.iter().find_map(|k| k.split(":g:").nth(1).map(str::to_owned)).unwrap_or_default();
+        let messages = [
+            "not json".to_owned(),
+            "{}".to_owned(),
+            r#"{"m":1,"k":[],"f":null}"#.to_owned(),
+            format!(r#"{{"m":"ff","k":"g:{group}","f":{{"rest":"99999999999999999 9 - 0000000000000000"}}}}"#),
+            format!(r#"{{"m":"ff","k":"k:{group}","f":{{"auth":"99999999999999 d 401 0000000000000000"}}}}"#),
+            "x".repeat(1 << 20),
+        ];
+        for message in &messages {
+            self.command(&["PUBLISH", &channel, message]);
+        }
+        self.command(&["SCRIPT", "FLUSH"]);
+        // Subscribed RESP3 connections count as `pubsub` clients.
+        for kind in ["normal", "pubsub"] {
+            self.command(&["CLIENT", "KILL", "TYPE", kind]);
+        }
+    }
+}
+
 impl Drop for TestRedis {
     fn drop(&mut self) {
         self.kill();

@@ -1,6 +1,9 @@
 //! Two servers of one team over a redis-server of the test's own: what one learns the other
 //! knows, and neither depends on Redis to serve.
 
+use std::sync::Arc;
+
+use keypool_fake_provider::RateLimit;
 use keypool_team::test_redis::TestRedis;
 use keypool_team::TeamSecret;
 
@@ -126,4 +129,148 @@ async fn a_team_that_cannot_be_joined_stops_the_start() {
     let server = Server::start(dir.path(), &config(&fake.url(), &["x"]), &team);
     assert_eq!(server.exited().await, Some(1), "a bad team name stops the start rather than serving alone");
     assert!(server.log().contains("the team cannot be joined"), "and says why:\n{}", server.log());
+}
+
+/// Waits until `server` applied a change another member published on a hash of `family`
+/// (`s:` a scope, `g:` a group, `b:` a binding) that names `field`.
+async fn applied(server: &Server, family: &str, field: &str) {
+    let (family, field) = (format!("redis_key={family}"), format!("\"{field}\""));
+    until(&format!("the server applies another member's {field} on {family}"), || {
+        server
+            .log()
+            .lines()
+            .any(|l| l.contains("applied another member's change") && l.contains(&family) && l.contains(&field))
+    })
+    .await;
+}
+
+/// Waits until both servers say they are with the team again.
+async fn both_connected(p: &Pair) {
+    for server in [&p.a, &p.b] {
+        for _ in 0..1000 {
+            if server.healthy().await["team"] == "connected" {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(server.healthy().await["team"], "connected", "the server is with the team:\n{}", server.log());
+    }
+}
+
+#[tokio::test]
+async fn a_burst_through_both_servers_at_twice_the_window_is_never_refused() {
+    let p = Arc::new(pair(&["x"]).await);
+    assert_eq!(p.b.ask("b-warm").await.0, 200, "B serves (and knows its key)");
+    p.fake.limit(&key("x"), RateLimit { requests: 4, window_ms: 1_000 });
+    assert_eq!(p.a.ask("announce").await.0, 200, "A's answer announces the window");
+    applied(&p.b, "s:", "rq").await;
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let p = p.clone();
+            tokio::spawn(async move {
+                let server = if i % 2 == 0 { &p.a } else { &p.b };
+                server.ask(&format!("burst-{i}")).await
+            })
+        })
+        .collect();
+    for task in tasks {
+        let (status, body) = task.await.expect("the request's task ends");
+        assert_eq!(status, 200, "every request of the burst is answered: {body}");
+    }
+    assert_eq!(
+        p.fake.refused(),
+        0,
+        "and the provider refused none: each server counted the other's requests in flight against the window"
+    );
+}
+
+/// The key that served the last request the fake saw.
+fn last_key(p: &Pair) -> String {
+    p.fake.keys_used().last().cloned().expect("the fake saw a request")
+}
+
+#[tokio::test]
+async fn one_conversation_alternating_between_the_servers_stays_on_one_key() {
+    let p = pair(&["x", "y", "z"]).await;
+    // B's rotation moves on, so a conversation new to B would start on another key than on A.
+    assert_eq!(p.b.ask("another").await.0, 200, "B serves another conversation first");
+    let mut served = Vec::new();
+    for turn in 0..6 {
+        let server = if turn % 2 == 0 { &p.a } else { &p.b };
+        assert_eq!(server.ask("the-conversation").await.0, 200, "turn {turn} is answered");
+        served.push(last_key(&p));
+    }
+    assert!(served.iter().all(|k| *k == served[0]), "every turn went to one key, whichever server: {served:?}");
+}
+
+#[tokio::test]
+async fn garbage_over_every_team_key_leaves_both_servers_serving() {
+    let p = pair(&["x", "y"]).await;
+    assert_eq!(p.b.ask("warm-up").await.0, 200, "B serves first");
+    p.fake.limit(&key("y"), RateLimit { requests: 50, window_ms: 60_000 });
+    p.fake.script(&key("x"), [Reply::status_with(429, &[("retry-after", "1")])]);
+    for i in 0..4 {
+        let server = if i % 2 == 0 { &p.a } else { &p.b };
+        assert_eq!(server.ask(&format!("before-{i}")).await.0, 200, "the team works before the garbage");
+    }
+    until("the team's state is in Redis", || {
+        let keys = p.redis.team_keys();
+        [":g:", ":s:", ":b:", ":members"].iter().all(|family| keys.iter().any(|k| k.contains(family)))
+    })
+    .await;
+    let joins = |s: &Server| s.log().matches("team: connected").count();
+    let before = (joins(&p.a), joins(&p.b));
+    p.redis.garble("blue");
+    until("both servers reconnected and read the garbage back", || joins(&p.a) > before.0 && joins(&p.b) > before.1)
+        .await;
+    both_connected(&p).await;
+    let used_before = p.fake.keys_used().len();
+    for i in 0..8 {
+        let server = if i % 2 == 0 { &p.a } else { &p.b };
+        let (status, body) = server.ask(&format!("after-{i}")).await;
+        assert_eq!(status, 200, "both servers serve through the garbage: {body}");
+    }
+    // Among the garbage: a forged rejection and a forged rest years long, which neither server
+    // believes (x may still rest after its own 429, for its second).
+    let after = p.fake.keys_used().split_off(used_before);
+    assert!(after.contains(&key("y")), "no forged value keeps y out: {after:?}");
+    for server in [&p.a, &p.b] {
+        assert!(server.running(), "the server is still running:\n{}", server.log());
+    }
+}
+
+#[tokio::test]
+async fn a_dump_of_every_redis_value_holds_no_run_of_any_key() {
+    let labels = ["x", "y", "z", "w"];
+    let p = pair(&labels).await;
+    assert_eq!(p.b.ask("warm-up").await.0, 200, "B serves first");
+    p.fake.script(&key("x"), [Reply::status_with(429, &[("retry-after", "30")])]);
+    p.fake.always(&key("y"), Reply::status(401));
+    p.fake.script(&key("z"), [Reply::QuotaExceeded]);
+    p.fake.limit(&key("w"), RateLimit { requests: 50, window_ms: 60_000 });
+    for i in 0..8 {
+        let server = if i % 2 == 0 { &p.a } else { &p.b };
+        assert_eq!(server.ask(&format!("turn-{i}")).await.0, 200, "every request is answered");
+    }
+    // What each kind of lesson writes has reached the other server, so it is in Redis.
+    for (family, field) in [("g:", "rest"), ("k:", "auth"), ("k:", "credit"), ("s:", "rq")] {
+        let seen = |s: &Server| {
+            s.log().lines().any(|l| {
+                l.contains("applied another member's change")
+                    && l.contains(&format!("redis_key={family}"))
+                    && l.contains(&format!("\"{field}\""))
+            })
+        };
+        until(&format!("a server applied the other's {field}"), || seen(&p.a) || seen(&p.b)).await;
+    }
+    let dump = p.redis.dump();
+    let text = String::from_utf8_lossy(&dump);
+    assert!(text.contains("{keypool:blue}:members"), "the dump holds the team's state");
+    for label in labels {
+        let value = key(label);
+        for start in 0..=value.len() - 12 {
+            let run = &value[start..start + 12];
+            assert!(!text.contains(run), "a 12-character run of key {label} ({run:?}) reached Redis");
+        }
+    }
 }

@@ -154,17 +154,32 @@ pub struct Rig {
 impl Rig {
     /// A and B in one team, each with the keys `labels`, connected.
     pub async fn start(labels: &[&str]) -> Rig {
-        let rig = Rig::build(labels, true).await;
+        let rig = Rig::build(labels, Some(Duration::from_millis(100))).await;
         rig.connected().await;
+        rig
+    }
+
+    /// A and B in one team whose heartbeats come only when they connect (the next one an hour
+    /// away): the injected clock can run on past every liveness bound with no heartbeat between.
+    pub async fn quiet(labels: &[&str]) -> Rig {
+        let rig = Rig::build(labels, Some(Duration::from_secs(3600))).await;
+        until("both members are connected and have each beaten once", || {
+            let connected = [&rig.a, &rig.b].iter().all(|m| m.team().status().state == TeamState::Connected);
+            let beaten = String::from_utf8_lossy(&rig.redis(&["ZCARD", &format!("{{keypool:{TEAM}}}:members")]))
+                .starts_with(":2\r\n");
+            connected && beaten
+        })
+        .await;
         rig
     }
 
     /// A and B with the same keys, each on its own (the team off).
     pub async fn alone(labels: &[&str]) -> Rig {
-        Rig::build(labels, false).await
+        Rig::build(labels, None).await
     }
 
-    async fn build(labels: &[&str], team: bool) -> Rig {
+    /// `heartbeat`: the team's, or `None` for no team.
+    async fn build(labels: &[&str], heartbeat: Option<Duration>) -> Rig {
         let redis = TestRedis::start();
         let clock = Arc::new(ManualClock::new(START));
         let fake_clock = clock.clone();
@@ -177,9 +192,9 @@ impl Rig {
             base_url: format!("{}/v1", fake.url()),
             provider_key: None,
         };
-        let config = team.then(|| {
+        let config = heartbeat.map(|heartbeat| {
             let mut config = TeamConfig::new(redis.url(), TEAM, secret.clone());
-            config.heartbeat = Duration::from_millis(100);
+            config.heartbeat = heartbeat;
             config
         });
         let a = member("a", labels, &clock, &endpoint, config.clone()).await;
