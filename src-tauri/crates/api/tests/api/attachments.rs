@@ -98,9 +98,11 @@ async fn a_large_image_is_sent_downscaled_while_the_original_is_kept() {
     let fake = FakeProvider::start().await;
     let provider = fake_provider(&h, &fake, "openai", &["main"]);
     let chat = new_chat(&h, &provider);
-    let original = jpeg(4000, 1000);
+    // Over the 2 048 px long side, and no larger: unoptimised (a debug build), image work costs
+    // per pixel, and 4000×1000 took 9 s of the test run.
+    let original = jpeg(2400, 600);
     let attached = attach(&h, "wide.jpg", &original);
-    assert_eq!(attached["width"], 4000, "the original's size is reported");
+    assert_eq!(attached["width"], 2400, "the original's size is reported");
     h.send_request(ask_with(&chat, "", &[&attached]), |_| {}).await.unwrap();
 
     let seen = fake.seen().pop().unwrap();

@@ -42,11 +42,16 @@ async fn pair(labels: &[&str]) -> Pair {
 async fn a_429_seen_by_one_server_makes_the_other_skip_the_key() {
     let p = pair(&["x", "y"]).await;
     assert_eq!(p.b.ask("warm").await.0, 200, "B serves");
+    a_429_on_a_makes_b_skip_the_key(&p).await;
+}
+
+/// A's request on x gets a 429; B's next requests all go to y.
+async fn a_429_on_a_makes_b_skip_the_key(p: &Pair) {
     p.fake.script(&key("x"), [Reply::status_with(429, &[("retry-after", "120")])]);
     let with_x = |p: &Pair| p.fake.keys_used().iter().filter(|k| **k == key("x")).count();
-    let x_before = with_x(&p);
+    let x_before = with_x(p);
     let mut turn = 0;
-    while with_x(&p) == x_before {
+    while with_x(p) == x_before {
         assert!(turn < 4, "A's rotation reaches x within a few requests");
         assert_eq!(p.a.ask(&format!("a-{turn}")).await.0, 200, "A fails over and answers");
         turn += 1;
@@ -95,6 +100,50 @@ async fn with_redis_gone_both_serve_and_say_disconnected_then_join_again() {
         }
         assert_eq!(server.healthy().await["team"], "connected", "and joins again once Redis is back");
     }
+}
+
+/// Asks `server` without pause, a conversation per request, until `after` requests have been
+/// answered since `killed` was set; every status and body.
+async fn ask_on(
+    server: &Server,
+    lane: &str,
+    killed: &std::sync::atomic::AtomicBool,
+    after: usize,
+) -> Vec<(u16, String)> {
+    let mut answers = Vec::new();
+    let mut since_kill = 0;
+    while since_kill < after {
+        let was_killed = killed.load(std::sync::atomic::Ordering::SeqCst);
+        answers.push(server.ask(&format!("{lane}-{}", answers.len())).await);
+        if was_killed {
+            since_kill += 1;
+        }
+        tokio::task::yield_now().await;
+    }
+    answers
+}
+
+#[tokio::test]
+async fn redis_killed_mid_burst_fails_no_request_and_the_servers_share_state_again() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mut p = pair(&["x", "y"]).await;
+    let killed = AtomicBool::new(false);
+    let (redis, a, b, fake) = (&mut p.redis, &p.a, &p.b, &p.fake);
+    let kill_mid_burst = async {
+        until("the burst is under way", || fake.seen().len() >= 12).await;
+        redis.kill();
+        killed.store(true, Ordering::SeqCst);
+    };
+    let (_, on_a, on_b) = tokio::join!(kill_mid_burst, ask_on(a, "a", &killed, 12), ask_on(b, "b", &killed, 12));
+    for (status, body) in on_a.iter().chain(&on_b) {
+        assert_eq!(*status, 200, "no request fails because Redis went away in the middle of the burst: {body}");
+    }
+    assert!(on_a.len() + on_b.len() >= 12 + 24, "the burst went on before and after the kill");
+
+    p.redis.restart();
+    both_connected(&p).await;
+    // The new Redis starts empty: what A learns now must reach B through it.
+    a_429_on_a_makes_b_skip_the_key(&p).await;
 }
 
 #[tokio::test]
