@@ -27,15 +27,21 @@ async fn pair(labels: &[&str]) -> Pair {
     let a = Server::start(&dir.path().join("a"), &config(&fake.url(), labels), &team);
     let b = Server::start(&dir.path().join("b"), &config(&fake.url(), labels), &team);
     for server in [&a, &b] {
-        for _ in 0..400 {
-            if server.healthy().await["team"] == "connected" {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        assert_eq!(server.healthy().await["team"], "connected", "each server joins the team:\n{}", server.log());
+        team_becomes(server, "connected", "each server joins the team").await;
     }
     Pair { redis, fake, a, b, _dir: dir }
+}
+
+/// Waits (up to 10 s) until `server`'s `/healthz` gives its team as `state`; `why` says what that
+/// shows when it does not.
+async fn team_becomes(server: &Server, state: &str, why: &str) {
+    for _ in 0..1000 {
+        if server.healthy().await["team"] == state {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(server.healthy().await["team"], state, "{why}:\n{}", server.log());
 }
 
 #[tokio::test]
@@ -82,23 +88,11 @@ async fn with_redis_gone_both_serve_and_say_disconnected_then_join_again() {
         }
     }
     for server in [&p.a, &p.b] {
-        for _ in 0..600 {
-            if server.healthy().await["team"] == "disconnected" {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        assert_eq!(server.healthy().await["team"], "disconnected", "/healthz says so");
+        team_becomes(server, "disconnected", "/healthz says so").await;
     }
     p.redis.restart();
     for server in [&p.a, &p.b] {
-        for _ in 0..1000 {
-            if server.healthy().await["team"] == "connected" {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        assert_eq!(server.healthy().await["team"], "connected", "and joins again once Redis is back");
+        team_becomes(server, "connected", "and joins again once Redis is back").await;
     }
 }
 
@@ -196,13 +190,7 @@ async fn applied(server: &Server, family: &str, field: &str) {
 /// Waits until both servers say they are with the team again.
 async fn both_connected(p: &Pair) {
     for server in [&p.a, &p.b] {
-        for _ in 0..1000 {
-            if server.healthy().await["team"] == "connected" {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        assert_eq!(server.healthy().await["team"], "connected", "the server is with the team:\n{}", server.log());
+        team_becomes(server, "connected", "the server is with the team").await;
     }
 }
 
