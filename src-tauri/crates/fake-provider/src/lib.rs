@@ -65,6 +65,7 @@ pub enum Reply {
         chunks_before: Vec<String>,
     },
     /// HTTP 200, these pieces, then nothing until `gate` is released; then `chunks_after`.
+    /// Scripted for a model list: the list, once `gate` is released.
     Hold {
         #[serde(default)]
         chunks_before: Vec<String>,
@@ -407,6 +408,17 @@ impl FakeProvider {
     }
 }
 
+/// Returns once `gate` is released (at once if it was).
+async fn released(shared: &Shared, gate: &str) {
+    loop {
+        let opened = shared.gate_opened.notified();
+        if shared.script.lock().unwrap().released.contains(gate) {
+            return;
+        }
+        opened.await;
+    }
+}
+
 fn release(shared: &Shared, gate: &str) {
     shared.script.lock().unwrap().released.insert(gate.to_owned());
     shared.gate_opened.notify_waiters();
@@ -434,7 +446,14 @@ pub(crate) fn next_refusal_or_listing(shared: &Shared, seen: Seen) -> Reply {
         return Reply::text(&[]);
     }
     let refusal = |reply: &Reply| {
-        matches!(reply, Reply::Status { .. } | Reply::Redirect { .. } | Reply::QuotaRefused { .. } | Reply::InvalidKey)
+        matches!(
+            reply,
+            Reply::Status { .. }
+                | Reply::Redirect { .. }
+                | Reply::QuotaRefused { .. }
+                | Reply::InvalidKey
+                | Reply::Hold { .. }
+        )
     };
     if let Some(queue) = script.queued.get_mut(&key) {
         if queue.front().is_some_and(refusal) {
@@ -492,7 +511,13 @@ async fn models(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap)
     let key = key_of(&headers);
     let seen = Seen::listing(&key, "/v1/models");
     let dialect = if headers.contains_key("anthropic-version") { Dialect::Anthropic } else { Dialect::Openai };
-    match next_refusal_or_listing(&shared, seen) {
+    let mut reply = next_refusal_or_listing(&shared, seen);
+    if let Reply::Hold { gate, .. } = &reply {
+        // A held listing: the list once `gate` is released.
+        released(&shared, gate).await;
+        reply = Reply::text(&[]);
+    }
+    match reply {
         Reply::Status { status, headers, message } => {
             error_response(Dialect::Openai, status, &headers, &with_key(&message, &key))
         }
@@ -960,15 +985,9 @@ async fn play(
             for bytes in texts(&chunks_before) {
                 send(bytes).await;
             }
-            loop {
-                let opened = shared.gate_opened.notified();
-                if shared.script.lock().unwrap().released.contains(&gate) || tx.is_closed() {
-                    break;
-                }
-                tokio::select! {
-                    _ = opened => {}
-                    _ = tx.closed() => return,
-                }
+            tokio::select! {
+                _ = released(&shared, &gate) => {}
+                _ = tx.closed() => return,
             }
             let output = chunks_before.len() + chunks_after.len();
             for bytes in texts(&chunks_after).into_iter().chain(done_events(dialect, output, include_usage)) {

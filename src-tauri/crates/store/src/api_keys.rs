@@ -357,6 +357,13 @@ pub fn move_to_keychain(conn: &Connection, id: &str, preview: &str) -> rusqlite:
     Ok(changed > 0)
 }
 
+/// The ids of a provider's keys, in no order: cheaper than listing them.
+pub fn key_ids(conn: &Connection, provider_id: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached("SELECT id FROM llm_provider_api_keys WHERE provider_id = ?1")?;
+    let rows = stmt.query_map([provider_id], |r| r.get(0))?;
+    rows.collect()
+}
+
 /// Every key id, for telling live keychain entries from left-over ones.
 pub fn all_key_ids(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut stmt = conn.prepare("SELECT id FROM llm_provider_api_keys")?;

@@ -23,7 +23,7 @@ use tokio::task::JoinSet;
 
 use super::providers::{endpoint_of, require_provider};
 use super::usage::SaveDialog;
-use super::vault::key_account;
+use super::vault::{key_account, Vault};
 use super::write_path::{Changed, WritePath};
 use super::{ApiKey, Keys, Result, Rule, ServiceError, DAY_MS};
 
@@ -171,11 +171,11 @@ impl BulkKeys {
         if extracted.keys.is_empty() {
             return Err(ServiceError::invalid("text", Rule::NoKeysFound));
         }
-        let existing = self.inner.existing_values(provider_id)?;
+        let existing = self.inner.pool_values(provider_id)?;
         let mut keys = Vec::with_capacity(extracted.keys.len());
         let mut in_pool = 0;
         for found in extracted.keys.iter() {
-            if existing.contains(found.secret.expose()) {
+            if existing.holds(&found.secret) {
                 in_pool += 1;
             } else {
                 keys.push(found.secret.clone());
@@ -420,18 +420,61 @@ impl Progress {
 /// A key to save, and why it is disabled (`None`: it is enabled).
 type ToSave = (Secret, Option<String>);
 
+/// The values of a provider's keys, for comparing without sending them anywhere. Each key's
+/// value is read (from the database or the keychain) once, the first time its id is seen, so
+/// bringing it up to date before each batch of a 10 000-key import costs one listing.
+#[derive(Default)]
+struct PoolValues {
+    /// Every key seen, by id; `None`: its value could not be read.
+    by_id: HashMap<String, Option<String>>,
+    values: HashSet<String>,
+}
+
+impl PoolValues {
+    /// Reads the values of `provider_id`'s keys not seen before, and forgets those of keys
+    /// deleted since. A value the vault cannot read is not compared (as a single add does).
+    fn catch_up(&mut self, conn: &keypool_store::rusqlite::Connection, vault: &Vault, provider_id: &str) -> Result<()> {
+        // The ids first (cheap); whole rows only when some are new (at the start, or after a
+        // key was added meanwhile).
+        let ids = api_keys::key_ids(conn, provider_id)?;
+        let listed: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        if self.by_id.keys().any(|id| !listed.contains(id.as_str())) {
+            self.by_id.retain(|id, _| listed.contains(id.as_str()));
+            self.values = self.by_id.values().flatten().cloned().collect();
+        }
+        if ids.iter().all(|id| self.by_id.contains_key(id)) {
+            return Ok(());
+        }
+        for row in api_keys::list_api_keys(conn, provider_id)? {
+            if self.by_id.contains_key(&row.id) {
+                continue;
+            }
+            match vault.reveal(&key_account(&row.id), &row.api_key) {
+                Ok(secret) => self.record(row.id, &secret),
+                Err(_) => _ = self.by_id.insert(row.id, None),
+            }
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, id: String, secret: &Secret) {
+        self.values.insert(secret.expose().to_owned());
+        self.by_id.insert(id, Some(secret.expose().to_owned()));
+    }
+
+    fn holds(&self, secret: &Secret) -> bool {
+        self.values.contains(secret.expose())
+    }
+}
+
 impl Inner {
-    /// The values of `provider_id`'s keys, for comparing: from the database, or (read once per
-    /// run) from the keychain.
-    fn existing_values(&self, provider_id: &str) -> Result<HashSet<String>> {
+    /// The values of `provider_id`'s keys as they are now, for comparing.
+    fn pool_values(&self, provider_id: &str) -> Result<PoolValues> {
         let conn = self.db.lock()?;
         require_provider(&conn, provider_id)?;
-        let rows = api_keys::list_api_keys(&conn, provider_id)?;
-        Ok(rows
-            .iter()
-            .filter_map(|row| self.writes.vault.reveal(&key_account(&row.id), &row.api_key).ok())
-            .map(|secret| secret.expose().to_owned())
-            .collect())
+        let mut values = PoolValues::default();
+        values.catch_up(&conn, &self.writes.vault, provider_id)?;
+        Ok(values)
     }
 
     async fn run(&self, pending: Pending, options: ImportOptions, mut progress: Progress) -> ImportProgress {
@@ -464,9 +507,9 @@ impl Inner {
         };
         let mut label_number = 0usize;
         let mut retry: Vec<(usize, Option<Duration>)> = Vec::new();
-        // The pool's values as the run starts, and each key as it is saved: read once, not per
-        // batch (a pool of 10 000 keys).
-        let mut existing = self.existing_values(&pending.provider_id)?;
+        // The pool's values, each read once: those of the pool as the run starts now, those of
+        // keys added meanwhile (by hand, by another import) as each batch is saved.
+        let mut existing = self.pool_values(&pending.provider_id)?;
         for (chunk_index, chunk) in pending.keys.chunks(BATCH).enumerate() {
             if progress.cancelled() {
                 return Ok(());
@@ -589,61 +632,69 @@ impl Inner {
         verdicts.into_iter().enumerate().filter_map(|(i, v)| v.map(|v| (offset + i, v))).collect()
     }
 
-    /// Saves one batch in one transaction: the values kept where the vault decides (keychain
-    /// entries written before the transaction, removed again if it fails), a key in `existing`
-    /// (the pool as the run started, and what it saved) counted as a duplicate.
+    /// Saves one batch in one transaction. A key the pool holds by then (`existing`, brought up
+    /// to date inside the transaction, so a key added by hand during the run is seen) is counted
+    /// as a duplicate. The values are kept where the vault decides; keychain entries written
+    /// for a transaction that fails are removed again.
     fn save_batch(
         &self,
         provider_id: &str,
         batch: Vec<ToSave>,
         options: &ImportOptions,
         label_number: &mut usize,
-        existing: &mut HashSet<String>,
+        existing: &mut PoolValues,
         progress: &mut Progress,
     ) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        let (batch, again): (Vec<ToSave>, Vec<ToSave>) =
-            batch.into_iter().partition(|(key, _)| !existing.contains(key.expose()));
         let vault = &self.writes.vault;
-        let mut rows = Vec::with_capacity(batch.len());
-        for (position, (key, disabled)) in batch.iter().enumerate() {
-            let id = uuid::Uuid::new_v4().to_string();
-            let label =
-                options.label_prefix.as_ref().map(|prefix| format!("{prefix} #{}", *label_number + position + 1));
-            let new = NewApiKey {
-                api_key: vault.keep(&key_account(&id), key),
-                id,
-                provider_id: provider_id.to_owned(),
-                label,
-                enabled: true,
-                weight: options.weight,
-                rpm_limit: None,
-                max_concurrent: None,
-                quota_group: options.quota_group.clone(),
-            };
-            rows.push((new, disabled.clone()));
-        }
+        let mut accounts = Vec::new();
         let now = self.clock.now().as_millis();
         let saved = self.writes.apply(|tx| {
             require_provider(tx, provider_id)?;
+            existing.catch_up(tx, vault, provider_id)?;
+            let mut rows = Vec::with_capacity(batch.len());
+            let mut again = 0;
+            for (key, disabled) in &batch {
+                if existing.holds(key) {
+                    again += 1;
+                    continue;
+                }
+                let id = uuid::Uuid::new_v4().to_string();
+                let label =
+                    options.label_prefix.as_ref().map(|prefix| format!("{prefix} #{}", *label_number + rows.len() + 1));
+                accounts.push(key_account(&id));
+                let new = NewApiKey {
+                    api_key: vault.keep(&key_account(&id), key),
+                    id: id.clone(),
+                    provider_id: provider_id.to_owned(),
+                    label,
+                    enabled: true,
+                    weight: options.weight,
+                    rpm_limit: None,
+                    max_concurrent: None,
+                    quota_group: options.quota_group.clone(),
+                };
+                rows.push((new, disabled.clone()));
+                // A key twice in one batch is saved once.
+                existing.record(id, key);
+            }
             api_keys::insert_api_keys(tx, &rows, now)?;
-            Ok(Changed { provider_id: provider_id.to_owned(), value: rows.len() })
+            Ok(Changed { provider_id: provider_id.to_owned(), value: (rows.len(), again) })
         });
         match saved {
-            Ok(added) => {
+            Ok((added, again)) => {
                 *label_number += added;
-                existing.extend(batch.iter().map(|(key, _)| key.expose().to_owned()));
                 progress.update(&self.writes, true, |p| {
                     p.added += added;
-                    p.duplicates += again.len();
+                    p.duplicates += again;
                 });
                 Ok(())
             }
             Err(error) => {
-                for (row, _) in &rows {
-                    vault.forget(&key_account(&row.id));
+                for account in &accounts {
+                    vault.forget(account);
                 }
                 Err(error)
             }

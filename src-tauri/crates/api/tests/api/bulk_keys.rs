@@ -224,6 +224,35 @@ mod import_with_validation {
     }
 
     #[tokio::test]
+    async fn a_key_added_by_hand_during_the_import_is_not_saved_twice() {
+        let h = Harness::new();
+        let fake = FakeProvider::start().await;
+        let provider = add_fake_provider(&h, &fake, &["fake-model"]);
+        // Key 2's check is answered once the test has added key 0 by hand.
+        fake.script(&key(2), [Reply::Hold { chunks_before: vec![], gate: "added".into(), chunks_after: vec![] }]);
+        let got = preview(&h, &provider, &keys_text(0..3));
+        let import_id = got["importId"].as_str().unwrap().to_owned();
+        let args = json!({ "importId": import_id, "validate": true, "keepRejectedDisabled": false });
+        h.call_async("llmConfig:startKeyImport", args).await.unwrap();
+        // The run has read the pool (it reads it before any check) once key 2 is being checked.
+        for _ in 0..1_000_000 {
+            if fake.seen().iter().any(|s| s.key == key(2)) {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert!(fake.seen().iter().any(|s| s.key == key(2)), "key 2's check reached the provider");
+        h.ok("llmConfig:addApiKey", json!({ "providerId": provider, "apiKey": key(0) }));
+        fake.release("added");
+        let end = h.ctx.bulk_keys().unwrap().finished(&import_id).await.unwrap();
+        assert_eq!((end.added, end.duplicates), (2, 1), "key 0, added meanwhile, counts as a duplicate: {end:?}");
+        let previews: Vec<String> =
+            pool(&h, &provider).iter().map(|k| k["apiKeyPreview"].as_str().unwrap().into()).collect();
+        let want: Vec<String> = [0, 1, 2].iter().map(|n| keypool::preview(&key(*n))).collect();
+        assert_eq!(previews, want, "each key is in the pool once, key 0 where the hand put it");
+    }
+
+    #[tokio::test]
     async fn kept_rejected_keys_are_added_disabled_with_their_reason() {
         let h = Harness::new();
         let fake = FakeProvider::start().await;
