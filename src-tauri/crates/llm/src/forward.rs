@@ -163,6 +163,29 @@ fn passed_headers(headers: &reqwest::header::HeaderMap) -> Vec<(String, String)>
         .collect()
 }
 
+/// What a whole answer says of itself: whether it carries an error (most carry none), and its
+/// usage. Of an OpenAI or Anthropic object only `error` (as raw text) and `usage` are read;
+/// a Gemini answer, or a body read so fails (not one object), is parsed whole, as before.
+fn read_reply(kind: ProviderKind, body: &[u8]) -> (bool, Option<Usage>) {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow, default)]
+        error: Option<&'a serde_json::value::RawValue>,
+        #[serde(default)]
+        usage: Option<Value>,
+    }
+    if kind != ProviderKind::Gemini {
+        if let Ok(head) = serde_json::from_slice::<Head>(body) {
+            // `"error": null` reads as none.
+            return (head.error.is_some(), head.usage.as_ref().and_then(|usage| Usage::of_usage(kind, usage)));
+        }
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(reply) => (reply.get("error").is_some_and(|e| !e.is_null()), Usage::of_reply(kind, &reply)),
+        Err(_) => (false, None),
+    }
+}
+
 /// What the relay read of the answer going by: its usage, when its first text came.
 #[derive(Default)]
 struct Observed {
@@ -483,9 +506,7 @@ impl Attempt for RelayAttempt<'_> {
             match read_whole(response, MAX_WHOLE_ANSWER, deadlines.idle, waiter).await {
                 Err(broke) => Ended::Broken(broke),
                 Ok(body) => {
-                    // Parsed once, for an error and for the usage; most answers carry no error.
-                    let reply = serde_json::from_slice::<Value>(&body).ok();
-                    let carries_error = reply.as_ref().is_some_and(|v| v.get("error").is_some_and(|e| !e.is_null()));
+                    let (carries_error, usage) = read_reply(kind, &body);
                     let pieces = if carries_error {
                         stream_pieces(kind, "", &String::from_utf8_lossy(&body))
                     } else {
@@ -501,7 +522,6 @@ impl Attempt for RelayAttempt<'_> {
                             Ended::Refused(Failure { message, announced, ..failure })
                         }
                         _ => {
-                            let usage = reply.as_ref().and_then(|reply| Usage::of_reply(kind, reply));
                             Ended::Answered(Answer::Whole { status, headers, body: Bytes::from(body), usage })
                         }
                     }

@@ -251,6 +251,16 @@ impl Usage {
         })
     }
 
+    /// An OpenAI or Anthropic reply's `usage` object read (a Gemini reply's usage is not one
+    /// object: see [`Usage::of_reply`]).
+    pub(crate) fn of_usage(kind: ProviderKind, usage: &Value) -> Option<Usage> {
+        match kind {
+            ProviderKind::Openai => Usage::of_openai(usage),
+            ProviderKind::Anthropic => Usage::of_anthropic(usage),
+            ProviderKind::Gemini => None,
+        }
+    }
+
     /// The usage of a whole reply, if it reports one.
     pub(crate) fn of_reply(kind: ProviderKind, body: &Value) -> Option<Usage> {
         match kind {
