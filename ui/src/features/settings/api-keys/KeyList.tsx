@@ -1,19 +1,11 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useEffect, useId, useLayoutEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type PointerEvent as ReactPointerEvent } from 'react';
-import { Icon } from '../../../components/Icon';
-import { Switch } from '../../../components/Switch';
-import { formatRelative } from '../../../i18n/format';
-import { formatNumber } from '../../../i18n/problems';
+import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type PointerEvent as ReactPointerEvent } from 'react';
 import { useI18n } from '../../../i18n/I18nProvider';
 import type { MessageKey } from '../../../i18n';
-import { KeyBudget } from './KeyBudget';
-import { KeyTestResultLine } from './KeyTestResult';
 import { moved, type KeyRow } from './keyRows';
 import type { Sort, SortColumn } from './keyTable';
-import { ModelRests } from './ModelRests';
+import { ActionsHeadSizer, KeyTableRow, type RowActions } from './KeyTableRow';
 import type { KeyTest } from './useKeyTests';
-import { StateBadge } from './StateBadge';
-import { WeightEditor } from './WeightEditor';
 
 interface Props {
   /** The rows shown (filtered, searched, sorted), in the order shown. */
@@ -50,8 +42,8 @@ interface Drag {
   middles: number[];
 }
 
-/** A row's height before it is measured; rows measure themselves once drawn. */
-const ESTIMATED_ROW_HEIGHT = 64;
+/** A row's height before it is measured (a key with nothing more to say); rows measure themselves once drawn. */
+export const ROW_HEIGHT = 72;
 /** Rows drawn beyond the visible ones on each side, so Tab and the arrow keys find the next row drawn. */
 const OVERSCAN = 6;
 
@@ -77,7 +69,8 @@ const COLUMNS: { column: Exclude<SortColumn, 'order'>; label: MessageKey }[] = [
  * handle, or focus the handle and press the arrow keys; focus stays on the moved key's handle.
  */
 export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, onEdit, fresh, onResetCooldown, onReorder, onCooldownEnd, tests, onTest, sort, onSort, selected, onSelect, onSelectShown }: Props) {
-  const { t, intlTag } = useI18n();
+  const { t } = useI18n();
+  const unlabeled = t('key.unlabeled');
   const hintId = useId();
   const [drag, setDrag] = useState<Drag | null>(null);
   const [refocus, setRefocus] = useState<string | null>(null);
@@ -94,7 +87,7 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
   const virtualizer = useVirtualizer({
     count: shown.length,
     getScrollElement: () => scroller.current,
-    estimateSize: () => ESTIMATED_ROW_HEIGHT,
+    estimateSize: () => ROW_HEIGHT,
     overscan: OVERSCAN,
     getItemKey: (index) => shown[index].key.id,
     scrollMargin,
@@ -152,7 +145,6 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
     if (headerCheck.current) headerCheck.current.indeterminate = shownSelected > 0 && shownSelected < rows.length;
   }, [shownSelected, rows.length]);
 
-  const now = Date.now() + offset;
 
   function move(index: number, to: number) {
     if (!onReorder || to < 0 || to >= rows.length || to === index) return;
@@ -201,8 +193,44 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
     }
   }
 
-  const padTop = items.length > 0 ? items[0].start - scrollMargin : 0;
-  const padBottom = items.length > 0 ? virtualizer.getTotalSize() - (items[items.length - 1].end - scrollMargin) : 0;
+  const actions = useStable<RowActions>({
+    element: (id, el) => {
+      virtualizer.measureElement(el);
+      if (el) rowElements.current.set(id, el);
+      else rowElements.current.delete(id);
+    },
+    check: (id, el) => {
+      if (el) checks.current.set(id, el);
+      else checks.current.delete(id);
+    },
+    handle: (id, el) => {
+      if (el) handles.current.set(id, el);
+      else handles.current.delete(id);
+    },
+    select: onSelect,
+    checkKeys,
+    handleKeys: (event, index) => {
+      if (event.key === 'ArrowUp' || event.key === 'ArrowDown') {
+        event.preventDefault();
+        move(index, index + (event.key === 'ArrowUp' ? -1 : 1));
+      } else if (event.key === 'Home' || event.key === 'End') {
+        event.preventDefault();
+        move(index, event.key === 'Home' ? 0 : rows.length - 1);
+      }
+    },
+    startDrag,
+    dragMove,
+    endDrag,
+    cancelDrag: () => setDrag(null),
+    weight: onWeight,
+    toggle: onToggle,
+    enable: onEnable,
+    remove: onDelete,
+    edit: onEdit,
+    resetCooldown: onResetCooldown,
+    cooldownEnd: onCooldownEnd,
+    test: onTest,
+  });
 
   return (
     <div className="key-table-scroll" ref={scroller} data-testid="key-list-scroll">
@@ -241,220 +269,54 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
             })}
             <th scope="col">
               <span className="visually-hidden">{t('table.colActions')}</span>
+              <ActionsHeadSizer />
             </th>
           </tr>
         </thead>
-        <tbody className="key-table__rows" ref={body} style={{ paddingTop: padTop, paddingBottom: padBottom }}>
+        {/* As high as every row together; each row is placed in it by its own transform. */}
+        <tbody className="key-table__rows" ref={body} style={{ height: virtualizer.getTotalSize() - scrollMargin }}>
           {items.map((item) => {
-            const index = item.index;
-            const row = shown[index];
-            const { key } = row;
-            const name = keyName(row, t('key.unlabeled'));
-            const isSelected = selected.has(key.id);
+            const row = shown[item.index];
+            const id = row.key.id;
             return (
-              <tr
-                key={key.id}
-                aria-rowindex={index + 2}
-                data-index={index}
-                ref={(el) => {
-                  virtualizer.measureElement(el);
-                  if (el) rowElements.current.set(key.id, el);
-                  else rowElements.current.delete(key.id);
-                }}
-                className={`key-row${drag?.id === key.id ? ' key-row--dragging' : ''}${key.enabled ? '' : ' key-row--off'}${fresh.includes(key.id) ? ' key-row--fresh' : ''}${isSelected ? ' key-row--selected' : ''}`}
-                data-testid="key-row"
-                data-key-id={key.id}
-              >
-                <td className="key-row__select">
-                  <input
-                    type="checkbox"
-                    className="checkbox"
-                    aria-label={t('table.select', { name })}
-                    checked={isSelected}
-                    ref={(el) => {
-                      if (el) checks.current.set(key.id, el);
-                      else checks.current.delete(key.id);
-                    }}
-                    onClick={(e) => onSelect(key.id, e.currentTarget.checked, e.shiftKey)}
-                    onChange={() => {}}
-                    onKeyDown={(e) => checkKeys(e, index)}
-                    data-testid="key-select"
-                  />
-                </td>
-                <td>
-                  <button
-                    type="button"
-                    className="drag-handle"
-                    aria-label={t('key.move', { name })}
-                    aria-describedby={hintId}
-                    aria-disabled={onReorder ? undefined : true}
-                    title={onReorder ? t('key.moveHint') : t('table.reorderOff')}
-                    ref={(el) => {
-                      if (el) handles.current.set(key.id, el);
-                      else handles.current.delete(key.id);
-                    }}
-                    onPointerDown={(e) => startDrag(e, index)}
-                    onPointerMove={dragMove}
-                    onPointerUp={endDrag}
-                    onPointerCancel={() => setDrag(null)}
-                    onKeyDown={(e) => {
-                      if (e.key === 'ArrowUp' || e.key === 'ArrowDown') {
-                        e.preventDefault();
-                        move(index, index + (e.key === 'ArrowUp' ? -1 : 1));
-                      } else if (e.key === 'Home' || e.key === 'End') {
-                        e.preventDefault();
-                        move(index, e.key === 'Home' ? 0 : rows.length - 1);
-                      }
-                    }}
-                    data-testid="key-drag-handle"
-                  >
-                    <Icon name="grip" size={16} />
-                  </button>
-                </td>
-
-              <td className="key-row__name">
-                {/* Cut to the column when long; the whole of it in its tooltip. */}
-                <span className={`key-row__label${key.label ? '' : ' key-row__label--none'}`} title={key.label ?? undefined} data-testid="key-label">
-                  {key.label ?? t('key.unlabeled')}
-                </span>
-                <span className="key-row__preview">
-                  <code title={key.apiKeyPreview} data-testid="key-preview">
-                    {key.apiKeyPreview}
-                  </code>
-                  {key.isEnvRef && (
-                    // Truncated when the column is narrow (long translations); the whole text in its tooltip.
-                    <span className="tag key-row__tag" title={t('key.envRef')} data-testid="key-env-tag">
-                      {t('key.envRef')}
-                    </span>
-                  )}
-                  {key.quotaGroup !== null && (
-                    <span className="tag key-row__tag" title={t('key.quotaGroupHint', { group: key.quotaGroup })} data-testid="key-quota-group">
-                      {t('key.quotaGroup', { group: key.quotaGroup })}
-                    </span>
-                  )}
-                </span>
-                {(key.rpmLimit !== null || key.maxConcurrent !== null) && (
-                  <span className="key-row__limits" data-testid="key-limits">
-                    {t('limits.summary', {
-                      limits: [
-                        key.rpmLimit !== null ? t('limits.rpmShort', { count: key.rpmLimit }) : null,
-                        key.maxConcurrent !== null ? t('limits.concurrentShort', { count: key.maxConcurrent }) : null,
-                      ]
-                        .filter(Boolean)
-                        .join(' · '),
-                    })}
-                  </span>
-                )}
-              </td>
-
-              <td className="key-row__weight">
-                <span className="key-row__inline-label" aria-hidden="true">
-                  {t('pool.colWeight')}
-                </span>
-                <WeightEditor
-                  weight={key.weight}
-                  label={t('key.weightOf', { name })}
-                  onSave={(weight) => onWeight(key.id, weight)}
-                  testId="key-weight"
-                />
-              </td>
-
-              <td className="key-row__state">
-                <StateBadge state={row.state} offset={offset} onCooldownEnd={onCooldownEnd} testId="key-state" />
-                {row.state.kind !== 'disabled' && <ModelRests budgets={row.budgets} offset={offset} name={name} onEnd={onCooldownEnd} />}
-                {row.state.kind !== 'disabled' && <KeyBudget budgets={row.budgets} offset={offset} name={name} />}
-                {row.state.kind === 'cooling' && (
-                  <button
-                    type="button"
-                    className="link-button"
-                    aria-label={t('key.resetCooldownLabel', { name })}
-                    onClick={() => onResetCooldown(key.id)}
-                    data-testid="key-reset-cooldown"
-                  >
-                    {t('key.resetCooldown')}
-                  </button>
-                )}
-                {tests[key.id] && <KeyTestResultLine test={tests[key.id]} />}
-                {!key.enabled && tests[key.id]?.kind === 'done' && (tests[key.id] as Extract<KeyTest, { kind: 'done' }>).result.ok && (
-                  <button
-                    type="button"
-                    className="link-button"
-                    aria-label={t('key.enableLabel', { name })}
-                    onClick={() => onEnable(key.id)}
-                    data-testid="key-enable"
-                  >
-                    {t('key.enable')}
-                  </button>
-                )}
-              </td>
-
-              <td className="key-row__usage" data-testid="key-usage">
-                <span className="key-row__counts">
-                  <span className="key-row__today" data-testid="key-today">
-                    <span>{t('usage.todayRequests', { count: row.today.requests })}</span>{' '}
-                    <span>{t('usage.todayTokens', { count: row.today.tokens })}</span>
-                  </span>
-                  {row.today.failures > 0 && (
-                    <span className="key-row__failures" data-testid="key-today-failures">
-                      {t('usage.failures', { count: formatNumber(t, row.today.failures) })}
-                    </span>
-                  )}
-                  {row.inFlight > 0 && <span data-testid="key-in-flight">{t('usage.inFlight', { count: row.inFlight })}</span>}
-                </span>
-                <span className="muted">
-                  {row.lastUsedAt === null
-                    ? t('usage.never')
-                    : t('usage.lastUsed', { when: formatRelative(row.lastUsedAt, now, intlTag) })}
-                </span>
-              </td>
-
-              <td className="key-row__enabled">
-                <Switch
-                  checked={key.enabled}
-                  label={t('key.use', { name })}
-                  onChange={(enabled) => onToggle(key.id, enabled)}
-                  testId="key-enabled"
-                />
-              </td>
-
-              <td className="key-row__actions">
-                <button
-                  type="button"
-                  className="button button--small"
-                  aria-label={t('key.testLabel', { name })}
-                  aria-busy={tests[key.id]?.kind === 'testing' || undefined}
-                  disabled={tests[key.id]?.kind === 'testing'}
-                  onClick={() => onTest(key.id)}
-                  data-testid="key-test"
-                >
-                  {t('key.test')}
-                </button>
-                <button
-                  type="button"
-                  className="button button--small"
-                  aria-label={t('key.editLabel', { name })}
-                  aria-haspopup="dialog"
-                  onClick={() => onEdit(row)}
-                  data-testid="key-edit"
-                >
-                  {t('key.edit')}
-                </button>
-                <button
-                  type="button"
-                  className="icon-button icon-button--danger"
-                  aria-label={t('key.deleteLabel', { name })}
-                  title={t('key.delete')}
-                  onClick={() => onDelete(row)}
-                  data-testid="key-delete"
-                >
-                  <Icon name="trash" size={18} />
-                </button>
-              </td>
-              </tr>
+              <KeyTableRow
+                key={id}
+                row={row}
+                index={item.index}
+                top={item.start - scrollMargin}
+                name={keyName(row, unlabeled)}
+                selected={selected.has(id)}
+                fresh={fresh.includes(id)}
+                dragging={drag?.id === id}
+                reorderable={onReorder !== null}
+                test={tests[id]}
+                offset={offset}
+                hintId={hintId}
+                actions={actions}
+              />
             );
           })}
         </tbody>
       </table>
     </div>
+  );
+}
+
+/**
+ * An object of functions whose identity never changes, each calling the latest of `current`'s
+ * (updated after every render), so memoized rows can hold it without drawing again.
+ */
+function useStable<T extends object>(current: T): T {
+  const latest = useRef(current);
+  useLayoutEffect(() => {
+    latest.current = current;
+  });
+  // biome-ignore lint/correctness/useExhaustiveDependencies: made once; `latest` carries every later `current`
+  return useMemo(
+    () =>
+      Object.fromEntries(
+        Object.keys(current).map((name) => [name, (...args: unknown[]) => (latest.current[name as keyof T] as (...a: unknown[]) => unknown)(...args)]),
+      ) as T,
+    [],
   );
 }
