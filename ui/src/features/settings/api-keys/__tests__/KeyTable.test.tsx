@@ -1,4 +1,4 @@
-import { render, screen, waitFor, within } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { I18nProvider } from '../../../../i18n/I18nProvider';
@@ -250,12 +250,12 @@ describe('the key table with thousands of keys', () => {
   beforeEach(() => {
     backend = createFakeBackend();
     localStorage.clear();
-    // Rows 60 px high (jsdom lays out nothing), so the 720 px box holds 12 of them.
+    // Rows 72 px high (jsdom lays out nothing), so the 720 px box holds 10 of them.
     heights = Object.getOwnPropertyDescriptor(HTMLElement.prototype, 'offsetHeight');
     Object.defineProperty(HTMLElement.prototype, 'offsetHeight', {
       configurable: true,
       get(this: HTMLElement) {
-        return this.dataset.testid === 'key-row' ? 60 : 0;
+        return this.dataset.testid === 'key-row' ? 72 : 0;
       },
     });
   });
@@ -273,5 +273,39 @@ describe('the key table with thousands of keys', () => {
     expect(drawn.length, 'a window of rows, not 2000').toBeLessThan(60);
     expect(drawn[1], 'each row knows its place').toHaveAttribute('aria-rowindex', '3');
     await waitFor(() => expect(screen.getByTestId('pool-summary')).toHaveTextContent('Keys on: 2,000 of 2,000'));
+  });
+  it('places each drawn row by its index, and after a scroll draws the rows there with their aria-rowindex', async () => {
+    for (let i = 0; i < 2000; i++) backend.add('openai', `sk-many-${String(i).padStart(6, '0')}`, { label: `key ${i}`, sortOrder: i });
+    const user = renderSection();
+    await screen.findByText('key 0');
+    const box = screen.getByTestId('key-list-scroll');
+    const table = within(box).getByRole('table', { name: 'API keys' });
+    const body = within(table).getAllByRole('rowgroup')[1];
+    expect(body.style.height, 'the rows’ box is as high as all 2000 rows of 72 px').toBe('144000px');
+    // jsdom scrolls nothing: the box's offset is kept here, and each scroll sends its event.
+    let top = 0;
+    Object.defineProperty(box, 'scrollTop', { configurable: true, get: () => top, set: (value: number) => (top = value) });
+    box.scrollTo = ((options: ScrollToOptions) => {
+      top = options.top ?? top;
+      fireEvent.scroll(box);
+    }) as typeof box.scrollTo;
+    box.scrollTo({ top: 72 * 1000 });
+    await waitFor(() => expect(labels(), 'the rows around key 1000 are drawn').toContain('key 1000'));
+    expect(labels(), 'and not the first ones any more').not.toContain('key 0');
+    const row = within(table).getAllByTestId('key-row').find((r) => within(r).queryByText('key 1000'));
+    expect(row, 'key 1000 is the 1002nd row of the table (the header is the first)').toHaveAttribute('aria-rowindex', '1002');
+    expect(row?.style.transform, 'placed at its own offset in the rows’ box').toBe('translateY(72000px)');
+    for (const each of within(table).getAllByTestId('key-row')) {
+      const index = Number(each.getAttribute('aria-rowindex')) - 2;
+      expect(within(each).getByTestId('key-label'), 'each drawn row shows the key of its index').toHaveTextContent(`key ${index}`);
+      expect(each.style.transform, 'and sits at 72 px times its index').toBe(`translateY(${index * 72}px)`);
+    }
+
+    checkbox('key 1000').focus();
+    await user.keyboard('{ArrowDown}');
+    expect(checkbox('key 1001'), 'down after a scroll: the next row').toHaveFocus();
+    await user.keyboard('{End}');
+    await waitFor(() => expect(checkbox('key 1999'), 'End: the last key, drawn first').toHaveFocus());
+    expect(checkbox('key 1999').closest('tr'), 'the last row’s index').toHaveAttribute('aria-rowindex', '2001');
   });
 });
