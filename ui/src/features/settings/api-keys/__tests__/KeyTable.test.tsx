@@ -285,6 +285,7 @@ describe('the key table with thousands of keys', () => {
     // jsdom scrolls nothing: the box's offset is kept here, and each scroll sends its event.
     let top = 0;
     Object.defineProperty(box, 'scrollTop', { configurable: true, get: () => top, set: (value: number) => (top = value) });
+    Object.defineProperty(box, 'scrollHeight', { configurable: true, get: () => 72 * 2000 });
     box.scrollTo = ((options: ScrollToOptions) => {
       top = options.top ?? top;
       fireEvent.scroll(box);
