@@ -180,7 +180,9 @@ export const KeyTableRow = memo(function KeyTableRow({ row, index, top, name, se
       <td className="key-row__usage" data-testid="key-usage">
         <span className="key-row__counts">
           <span className="key-row__today" data-testid="key-today">
-            <span>{t('usage.todayRequests', { count: row.today.requests })}</span> <span>{t('usage.todayTokens', { count: row.today.tokens })}</span>
+            {/* Cut to the column when narrow; the whole of each in its tooltip. */}
+            <span title={t('usage.todayRequests', { count: row.today.requests })}>{t('usage.todayRequests', { count: row.today.requests })}</span>{' '}
+            <span title={t('usage.todayTokens', { count: row.today.tokens })}>{t('usage.todayTokens', { count: row.today.tokens })}</span>
           </span>
           {row.today.failures > 0 && (
             <span className="key-row__failures" data-testid="key-today-failures">
