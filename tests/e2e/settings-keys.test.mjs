@@ -163,7 +163,7 @@ describe('the API Key Pool section in the real window', () => {
     await eventually(async () => assert.deepEqual(await labels(app), ['second', 'production', 'third']), 'and shown');
 
     // Drag "third" by its handle above "second" (the rows in view first: a pointer drags only what it reaches).
-    await app.driver.executeScript("arguments[0].scrollIntoView({ block: 'center' })", await row(app, 'second'));
+    await app.driver.executeScript("arguments[0].scrollIntoView({ block: 'nearest' })", await row(app, 'third'));
     const from = (await row(app, 'third')).findElement(By.css('[data-testid="key-drag-handle"]'));
     const target = await row(app, 'second');
     const rect = await target.getRect();

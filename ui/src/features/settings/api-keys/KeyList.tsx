@@ -44,12 +44,8 @@ interface Drag {
 
 /** A row's height before it is measured (a key with nothing more to say); rows measure themselves once drawn. */
 export const ROW_HEIGHT = 72;
-/**
- * Rows drawn beyond the visible ones on each side, so Tab finds the next row drawn (focus scrolls
- * it into view, which draws the ones after it; the arrow keys draw their row first). Few: a fling
- * draws every one of them anew on each frame.
- */
-const OVERSCAN = 3;
+/** Rows drawn beyond the visible ones on each side, so Tab and the arrow keys find the next row drawn. */
+const OVERSCAN = 6;
 
 export function keyName(row: KeyRow, unlabeled: string): string {
   return row.key.label ?? (row.key.apiKeyPreview || unlabeled);
@@ -237,7 +233,7 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
   });
 
   return (
-    <div className="key-table-scroll" ref={scroller} data-testid="key-list-scroll">
+    <div className={`key-table-scroll${virtualizer.isScrolling ? ' key-table-scroll--scrolling' : ''}`} ref={scroller} data-testid="key-list-scroll">
       <p id={hintId} className="visually-hidden">
         {onReorder ? t('key.moveHint') : t('table.reorderOff')}
       </p>
