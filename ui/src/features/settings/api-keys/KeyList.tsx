@@ -43,7 +43,7 @@ interface Drag {
 }
 
 /** A row's height before it is measured (a key with nothing more to say); rows measure themselves once drawn. */
-export const ROW_HEIGHT = 72;
+export const ROW_HEIGHT = 60;
 /** Rows drawn beyond the visible ones on each side, so Tab and the arrow keys find the next row drawn. */
 const OVERSCAN = 6;
 

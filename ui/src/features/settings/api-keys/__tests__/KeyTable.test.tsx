@@ -250,12 +250,12 @@ describe('the key table with thousands of keys', () => {
   beforeEach(() => {
     backend = createFakeBackend();
     localStorage.clear();
-    // Rows 72 px high (jsdom lays out nothing), so the 720 px box holds 10 of them.
+    // Rows 60 px high (jsdom lays out nothing), so the 720 px box holds 12 of them.
     heights = Object.getOwnPropertyDescriptor(HTMLElement.prototype, 'offsetHeight');
     Object.defineProperty(HTMLElement.prototype, 'offsetHeight', {
       configurable: true,
       get(this: HTMLElement) {
-        return this.dataset.testid === 'key-row' ? 72 : 0;
+        return this.dataset.testid === 'key-row' ? 60 : 0;
       },
     });
   });
@@ -281,25 +281,25 @@ describe('the key table with thousands of keys', () => {
     const box = screen.getByTestId('key-list-scroll');
     const table = within(box).getByRole('table', { name: 'API keys' });
     const body = within(table).getAllByRole('rowgroup')[1];
-    expect(body.style.height, 'the rows’ box is as high as all 2000 rows of 72 px').toBe('144000px');
+    expect(body.style.height, 'the rows’ box is as high as all 2000 rows of 60 px').toBe('120000px');
     // jsdom scrolls nothing: the box's offset is kept here, and each scroll sends its event.
     let top = 0;
     Object.defineProperty(box, 'scrollTop', { configurable: true, get: () => top, set: (value: number) => (top = value) });
-    Object.defineProperty(box, 'scrollHeight', { configurable: true, get: () => 72 * 2000 });
+    Object.defineProperty(box, 'scrollHeight', { configurable: true, get: () => 60 * 2000 });
     box.scrollTo = ((options: ScrollToOptions) => {
       top = options.top ?? top;
       fireEvent.scroll(box);
     }) as typeof box.scrollTo;
-    box.scrollTo({ top: 72 * 1000 });
+    box.scrollTo({ top: 60 * 1000 });
     await waitFor(() => expect(labels(), 'the rows around key 1000 are drawn').toContain('key 1000'));
     expect(labels(), 'and not the first ones any more').not.toContain('key 0');
     const row = within(table).getAllByTestId('key-row').find((r) => within(r).queryByText('key 1000'));
     expect(row, 'key 1000 is the 1002nd row of the table (the header is the first)').toHaveAttribute('aria-rowindex', '1002');
-    expect(row?.style.transform, 'placed at its own offset in the rows’ box').toBe('translateY(72000px)');
+    expect(row?.style.transform, 'placed at its own offset in the rows’ box').toBe('translateY(60000px)');
     for (const each of within(table).getAllByTestId('key-row')) {
       const index = Number(each.getAttribute('aria-rowindex')) - 2;
       expect(within(each).getByTestId('key-label'), 'each drawn row shows the key of its index').toHaveTextContent(`key ${index}`);
-      expect(each.style.transform, 'and sits at 72 px times its index').toBe(`translateY(${index * 72}px)`);
+      expect(each.style.transform, 'and sits at 60 px times its index').toBe(`translateY(${index * 60}px)`);
     }
 
     checkbox('key 1000').focus();
