@@ -163,19 +163,15 @@ describe('the API Key Pool section in the real window', () => {
     await eventually(async () => assert.deepEqual(await labels(app), ['second', 'production', 'third']), 'and shown');
 
     // Drag "third" by its handle above "second" (the rows in view first: a pointer drags only what it reaches).
-    await app.driver.executeScript("arguments[0].scrollIntoView({ block: 'nearest' })", await row(app, 'third'));
-    // By the viewport's coordinates: the scroll just made may still have the rows as layers of
-    // their own (see .key-table-scroll--scrolling), and WebKitWebDriver misplaces a move to an
-    // element inside such a layer (out of bounds, though it is in view).
-    const viewportRect = async (element) => app.driver.executeScript('return arguments[0].getBoundingClientRect().toJSON()', element);
-    const from = await viewportRect(await (await row(app, 'third')).findElement(By.css('[data-testid="key-drag-handle"]')));
-    const rect = await viewportRect(await row(app, 'second'));
-    const [x, y] = [Math.round(from.x + from.width / 2), Math.round(from.y + from.height / 2)];
+    await app.driver.executeScript("arguments[0].scrollIntoView({ block: 'center' })", await row(app, 'second'));
+    const from = (await row(app, 'third')).findElement(By.css('[data-testid="key-drag-handle"]'));
+    const target = await row(app, 'second');
+    const rect = await target.getRect();
     const actions = app.driver.actions({ async: true });
     await actions
-      .move({ x, y, origin: 'viewport' })
+      .move({ origin: from })
       .press()
-      .move({ x, y: y + 10, origin: 'viewport' })
+      .move({ origin: from, x: 0, y: 10 })
       .move({ x: Math.round(rect.x + 14), y: Math.round(rect.y + 4), origin: 'viewport' })
       .release()
       .perform();

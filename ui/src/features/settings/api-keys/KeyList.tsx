@@ -93,9 +93,22 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
     scrollMargin,
   });
 
-  // The rows start below the header inside the scrolling box.
+  // The rows start below the head inside the scrolling box: the virtualizer's `scrollMargin` is
+  // that distance, from the box's content edge to the rows' box. Measured by their rectangles, not
+  // `offsetTop`: the rows' box is positioned (it holds the rows placed in it), so its offsetParent
+  // is not the table but some ancestor outside the scrolling box. Again whenever the head's height
+  // changes (another language wraps its labels, a narrow pool hides it).
   useLayoutEffect(() => {
-    setScrollMargin(body.current?.offsetTop ?? 0);
+    const box = scroller.current;
+    const rowsBox = body.current;
+    if (!box || !rowsBox) return;
+    const measure = () => setScrollMargin(rowsBox.getBoundingClientRect().top - box.getBoundingClientRect().top - box.clientTop + box.scrollTop);
+    measure();
+    const head = rowsBox.previousElementSibling;
+    if (!head || typeof ResizeObserver === 'undefined') return;
+    const observer = new ResizeObserver(measure);
+    observer.observe(head);
+    return () => observer.disconnect();
   }, []);
 
   // A reorder moves the rows' elements, and a moved element loses focus: give it back to the moved
@@ -144,7 +157,6 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
   useEffect(() => {
     if (headerCheck.current) headerCheck.current.indeterminate = shownSelected > 0 && shownSelected < rows.length;
   }, [shownSelected, rows.length]);
-
 
   function move(index: number, to: number) {
     if (!onReorder || to < 0 || to >= rows.length || to === index) return;
@@ -273,8 +285,10 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
             </th>
           </tr>
         </thead>
-        {/* As high as every row together; each row is placed in it by its own transform. */}
-        <tbody className="key-table__rows" ref={body} style={{ height: virtualizer.getTotalSize() - scrollMargin }}>
+        {/* As high as every row together (getTotalSize counts from the rows' start, without the
+            head above them), so the box around it is as high as the rows when they are few; each
+            row is placed in it by its own transform. */}
+        <tbody className="key-table__rows" ref={body} style={{ height: virtualizer.getTotalSize() }}>
           {items.map((item) => {
             const row = shown[item.index];
             const id = row.key.id;

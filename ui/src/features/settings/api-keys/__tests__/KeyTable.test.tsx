@@ -247,6 +247,11 @@ describe('bulk actions on the selected keys', () => {
 
 describe('the key table with thousands of keys', () => {
   let heights: PropertyDescriptor | undefined;
+  let tops: PropertyDescriptor | undefined;
+  let rects: PropertyDescriptor | undefined;
+  /** Where the head ends in the scrolling box: the rows' box starts 40 px below the box's top. */
+  const HEAD = 40;
+  const isRowsBox = (element: Element) => element.classList.contains('key-table__rows');
   beforeEach(() => {
     backend = createFakeBackend();
     localStorage.clear();
@@ -258,9 +263,30 @@ describe('the key table with thousands of keys', () => {
         return this.dataset.testid === 'key-row' ? 60 : 0;
       },
     });
+    // A head above the rows: the rows' box starts HEAD px down in the scrolling box (by its
+    // rectangle and by its offsetTop alike), which the rows' box's height must not lose.
+    tops = Object.getOwnPropertyDescriptor(HTMLElement.prototype, 'offsetTop');
+    Object.defineProperty(HTMLElement.prototype, 'offsetTop', {
+      configurable: true,
+      get(this: HTMLElement) {
+        return isRowsBox(this) ? HEAD : 0;
+      },
+    });
+    rects = Object.getOwnPropertyDescriptor(Element.prototype, 'getBoundingClientRect');
+    const rect = rects?.value as (this: Element) => DOMRect;
+    Object.defineProperty(Element.prototype, 'getBoundingClientRect', {
+      configurable: true,
+      value(this: Element) {
+        const r = rect.call(this);
+        if (!isRowsBox(this)) return r;
+        return { x: r.x, left: r.left, right: r.right, width: r.width, height: r.height, top: HEAD, y: HEAD, bottom: HEAD + r.height, toJSON: () => ({}) };
+      },
+    });
   });
   afterEach(() => {
     if (heights) Object.defineProperty(HTMLElement.prototype, 'offsetHeight', heights);
+    if (tops) Object.defineProperty(HTMLElement.prototype, 'offsetTop', tops);
+    if (rects) Object.defineProperty(Element.prototype, 'getBoundingClientRect', rects);
   });
 
   it('draws only the rows near the view, and tells assistive technology the whole count', async () => {
@@ -281,7 +307,7 @@ describe('the key table with thousands of keys', () => {
     const box = screen.getByTestId('key-list-scroll');
     const table = within(box).getByRole('table', { name: 'API keys' });
     const body = within(table).getAllByRole('rowgroup')[1];
-    expect(body.style.height, 'the rows’ box is as high as all 2000 rows of 60 px').toBe('120000px');
+    expect(body.style.height, 'the rows’ box is as high as all 2000 rows of 60 px, the head above it aside').toBe('120000px');
     // jsdom scrolls nothing: the box's offset is kept here, and each scroll sends its event.
     let top = 0;
     Object.defineProperty(box, 'scrollTop', { configurable: true, get: () => top, set: (value: number) => (top = value) });
