@@ -63,7 +63,7 @@ function scroll(app, step, count, page = false) {
      }
      requestAnimationFrame(tick);
      // A frame-rate cap of its own, should the page stop drawing (hidden window): done anyway.
-     setTimeout(() => { if (frame <= count) { frame = count + 1; finish({ deltas, drawn, work, height: box.scrollHeight, stopped: true }); } }, count * 200);
+     setTimeout(() => { if (frame <= count) { frame = count + 1; finish({ deltas, drawn, work, height: box.scrollHeight, stopped: true }); } }, count * 1000);
      function finish(result) {
        window.removeEventListener('scroll', before, { capture: true });
        box.removeEventListener('scroll', after);
@@ -116,14 +116,18 @@ async function main() {
       await app.driver.executeScript('const s = document.createElement("style"); s.textContent = arguments[0]; document.head.append(s);', process.env.KEYPOOL_BENCH_CSS);
       line('with the rules', process.env.KEYPOOL_BENCH_CSS);
     }
-    for (const [label, step, page] of [
-      ['not scrolling (the page idle: the baseline)', 0],
-      ['the settings page scrolling 40 px a frame (not the table)', 40, true],
-      ['the table scrolling 40 px a frame (a wheel)', 40],
-      ['the table scrolling 2 000 px a frame (a fling, ~30 rows)', 2000],
+    // KEYPOOL_BENCH_ONLY: a comma-separated choice of idle, page, wheel, fling (all by default).
+    const only = process.env.KEYPOOL_BENCH_ONLY?.split(',');
+    for (const [name, label, step, page] of [
+      ['idle', 'not scrolling (the page idle: the baseline)', 0],
+      ['page', 'the settings page scrolling 40 px a frame (not the table)', 40, true],
+      ['wheel', 'the table scrolling 40 px a frame (a wheel)', 40],
+      ['fling', 'the table scrolling 2 000 px a frame (a fling, ~30 rows)', 2000],
     ]) {
+      if (only && !only.includes(name)) continue;
       const all = [];
       const work = [];
+      const medians = [];
       let drawn = 0;
       for (let run = 0; run < RUNS; run++) {
         const begun = Date.now();
@@ -131,13 +135,16 @@ async function main() {
         if (result.stopped) console.log(`  (run ${run + 1}: the page drew ${result.deltas.length} frames in ${Date.now() - begun} ms, then was stopped)`);
         all.push(...result.deltas);
         work.push(...result.work);
+        medians.push(quantile(result.deltas, 0.5).toFixed(1));
         drawn = Math.max(drawn, result.drawn);
       }
       line(`frame times, ${label}`, frames(all));
+      line('  each run’s median', `${medians.join(' / ')} ms`);
       line('  most rows drawn at once', String(drawn));
       if (work.length > 0) line('  script per scroll event (virtualizer + React)', frames(work));
     }
-    printMemory('memory, after scrolling', memory(pid));
+    printMemory('memory, right after scrolling', memory(pid));
+    printMemory('memory, after scrolling, settled', await settledMemory(pid));
   } finally {
     await app.stop();
   }

@@ -44,8 +44,12 @@ interface Drag {
 
 /** A row's height before it is measured (a key with nothing more to say); rows measure themselves once drawn. */
 export const ROW_HEIGHT = 60;
-/** Rows drawn beyond the visible ones on each side, so Tab and the arrow keys find the next row drawn. */
-const OVERSCAN = 6;
+/**
+ * Rows drawn beyond the visible ones on each side, so Tab and the arrow keys find the next row
+ * drawn (focus then scrolls it into view, which draws the ones after it). Few: a fling draws
+ * every drawn row anew on each step, and each is a layer while the box scrolls.
+ */
+const OVERSCAN = 3;
 
 export function keyName(row: KeyRow, unlabeled: string): string {
   return row.key.label ?? (row.key.apiKeyPreview || unlabeled);
