@@ -47,7 +47,7 @@ export const ROW_HEIGHT = 60;
 /**
  * Rows drawn beyond the visible ones on each side, so Tab and the arrow keys find the next row
  * drawn (focus then scrolls it into view, which draws the ones after it). Few: a fling draws
- * every drawn row anew on each step, and each is a layer while the box scrolls.
+ * every drawn row anew on each step.
  */
 const OVERSCAN = 3;
 
@@ -249,7 +249,7 @@ export function KeyList({ rows, offset, onWeight, onToggle, onEnable, onDelete, 
   });
 
   return (
-    <div className={`key-table-scroll${virtualizer.isScrolling ? ' key-table-scroll--scrolling' : ''}`} ref={scroller} data-testid="key-list-scroll">
+    <div className="key-table-scroll" ref={scroller} data-testid="key-list-scroll">
       <p id={hintId} className="visually-hidden">
         {onReorder ? t('key.moveHint') : t('table.reorderOff')}
       </p>
