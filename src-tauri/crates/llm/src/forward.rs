@@ -521,9 +521,7 @@ impl Attempt for RelayAttempt<'_> {
                             let message = redactor.redact(&failure.message);
                             Ended::Refused(Failure { message, announced, ..failure })
                         }
-                        _ => {
-                            Ended::Answered(Answer::Whole { status, headers, body: Bytes::from(body), usage })
-                        }
+                        _ => Ended::Answered(Answer::Whole { status, headers, body: Bytes::from(body), usage }),
                     }
                 }
             }
