@@ -27,8 +27,9 @@ suite "UI lints" npm run --silent lint
 # Settings → About's third-party list is what Cargo.lock and package-lock.json ship now.
 suite "Third-party licences" node --test tests/licences/
 suite "UI unit tests" npx vitest run --config ui/vite.config.ts
-# The release .deb and .rpm, then the end-to-end tests against the binary the .deb holds.
-suite "Bundles and end-to-end tests" bash tests/bundle/run.sh
+# The .deb and .rpm, then the end-to-end tests against the binary the .deb holds; built in the dev
+# profile on the dependencies the Rust tests built (`npm run test:bundle` does the same in release).
+suite "Bundles and end-to-end tests" bash tests/bundle/run.sh debug
 
 echo
 if ((${#failed[@]})); then

@@ -1,6 +1,7 @@
-// The release packages hold what an installed Keypool needs: the binary (release, stripped,
-// every library it links found), its desktop entry and its icons, under the app's name, version
-// and description. run.sh builds them and extracts the .deb into KEYPOOL_DEB_ROOT.
+// The packages hold what an installed Keypool needs: the binary (every library it links found;
+// stripped in a release build), its desktop entry and its icons, under the app's name, version
+// and description. run.sh builds them (KEYPOOL_BUNDLE_PROFILE: release, or debug in npm test) and
+// extracts the .deb into KEYPOOL_DEB_ROOT.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readlinkSync, statSync } from 'node:fs';
@@ -10,7 +11,13 @@ import { launchApp } from '../e2e/harness.mjs';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const config = JSON.parse(readFileSync(join(REPO, 'src-tauri', 'tauri.conf.json'), 'utf8'));
-const { KEYPOOL_BUNDLE_DIR: BUNDLES, KEYPOOL_DEB: DEB, KEYPOOL_DEB_ROOT: ROOT, KEYPOOL_APP_BINARY: BINARY } = process.env;
+const {
+  KEYPOOL_BUNDLE_DIR: BUNDLES,
+  KEYPOOL_BUNDLE_PROFILE: PROFILE,
+  KEYPOOL_DEB: DEB,
+  KEYPOOL_DEB_ROOT: ROOT,
+  KEYPOOL_APP_BINARY: BINARY,
+} = process.env;
 const ICON_SIZES = [32, 128, 256, 512];
 
 const run = (command, ...args) => execFileSync(command, args, { encoding: 'utf8' });
@@ -46,9 +53,12 @@ describe('the .deb', () => {
     }
   });
 
-  it('holds a stripped release binary whose libraries are all found', () => {
+  it('holds a binary whose libraries are all found, stripped in a release build', () => {
+    assert.ok(['release', 'debug'].includes(PROFILE), `built by run.sh, in a known profile (${PROFILE})`);
     assert.ok(statSync(BINARY).mode & 0o111, 'usr/bin/keypool is executable');
-    assert.match(run('file', BINARY), /, stripped/, 'symbols are stripped from what ships');
+    const kind = run('file', BINARY);
+    if (PROFILE === 'release') assert.match(kind, /, stripped/, 'symbols are stripped from what ships');
+    else assert.match(kind, /with debug_info, not stripped/, 'a dev-profile build keeps its line tables');
     const missing = run('ldd', BINARY).split('\n').filter((line) => line.includes('not found'));
     assert.deepEqual(missing, [], 'every shared library it links is on this system');
   });
