@@ -8,6 +8,8 @@ mod instance;
 mod ipc;
 mod logging;
 mod paths;
+#[cfg(target_os = "linux")]
+mod rendering;
 mod window_state;
 
 use std::sync::Arc;
@@ -18,6 +20,8 @@ use tauri::{Builder, Manager, Runtime, WebviewWindowBuilder};
 
 /// Starts the desktop app.
 pub fn run() {
+    #[cfg(target_os = "linux")]
+    rendering::choose();
     // The single-instance guard comes first, so a second launch exits before anything opens the
     // database; it is the real process's alone (a test's mock app must never exit the test binary).
     build(Builder::default().plugin(instance::plugin()))

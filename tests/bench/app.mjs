@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { launchApp, startFakeProvider, tempDataDir } from '../e2e/harness.mjs';
+import { AS_THE_APP_DRAWS, launchApp, startFakeProvider, tempDataDir } from '../e2e/harness.mjs';
 import { answer, fillChat, messagesShown } from './chat-scroll.mjs';
 import { settledMemory } from './memory.mjs';
 import { report } from './summary.mjs';
@@ -104,7 +104,7 @@ const click = async (app, testId) => (await app.find(testId)).click();
  * load → first contentful paint.
  */
 async function coldStart(boot, { binary = BINARY, shown = 'app-shell' } = {}) {
-  const app = await launchApp({ dataDir: tempDataDir('keypool-bench-'), keepPreferences: true, binary });
+  const app = await launchApp({ dataDir: tempDataDir('keypool-bench-'), keepPreferences: true, binary, env: AS_THE_APP_DRAWS });
   try {
     const started = startedAt(app.processId(), boot);
     await app.find(shown);
@@ -178,7 +178,7 @@ async function main() {
   targets.push({ what: 'first screen JS (entry + preloaded chunks), gzip', figure: `${(firstScreen / 1000).toFixed(1)} kB`, goal: '≤ 150 kB', met: firstScreen <= 150_000 });
 
   // The webview's localStorage outlives data directories: start from no remembered page.
-  await (await launchApp()).stop();
+  await (await launchApp({ env: AS_THE_APP_DRAWS })).stop();
   const boot = bootTime();
   console.log(`\nCold start (a new process and data directory each time; page cache warm), ${STARTS} starts`);
   const starts = [];
@@ -209,7 +209,7 @@ async function main() {
   let floor = null;
   if (BLANK_WINDOW) {
     // Started, measured and stopped before the app starts, so neither shares pages with the other.
-    const blank = await launchApp({ binary: BLANK_WINDOW, keepPreferences: true });
+    const blank = await launchApp({ binary: BLANK_WINDOW, keepPreferences: true, env: AS_THE_APP_DRAWS });
     try {
       await blank.find('blank-window');
       floor = await settledMemory(blank.processId());
@@ -219,7 +219,7 @@ async function main() {
     printMemory('a blank Tauri window (the floor), idle', floor);
   }
   const fake = await startFakeProvider();
-  const app = await launchApp({ dataDir: tempDataDir('keypool-bench-'), keepPreferences: true });
+  const app = await launchApp({ dataDir: tempDataDir('keypool-bench-'), keepPreferences: true, env: AS_THE_APP_DRAWS });
   try {
     await app.driver.manage().setTimeouts({ script: 30 * 60_000 });
     await app.find('chat-page');
@@ -312,7 +312,7 @@ async function main() {
     const firsts = { long: [], short: [] };
     for (let i = 0; i < 2 * FIRST_OPENS; i += 1) {
       const target = i % 2 ? 'short' : 'long';
-      const restarted = await launchApp({ dataDir: app.dataDir, keepPreferences: true });
+      const restarted = await launchApp({ dataDir: app.dataDir, keepPreferences: true, env: AS_THE_APP_DRAWS });
       try {
         await restarted.driver.manage().setTimeouts({ script: 60_000 });
         // Most recently active first: that chat opens by itself, the one measured not yet loaded.

@@ -4,13 +4,13 @@
 // back down to its last (chat-scroll.mjs). Against any build, under Xvfb:
 //   KEYPOOL_APP_BINARY=$PWD/target/debug/keypool KEYPOOL_FAKE_PROVIDER_BINARY=$PWD/target/debug/keypool-fake-provider \
 //     xvfb-run -a -s "-screen 0 1280x800x24" node tests/bench/chat-memory.mjs
-import { launchApp, startFakeProvider, tempDataDir } from '../e2e/harness.mjs';
+import { AS_THE_APP_DRAWS, launchApp, startFakeProvider, tempDataDir } from '../e2e/harness.mjs';
 import { answer, fillChat, messagesShown } from './chat-scroll.mjs';
 
 const TURNS = Number(process.env.KEYPOOL_BENCH_TURNS ?? 500); // a question and its answer each
 
 const fake = await startFakeProvider();
-const app = await launchApp({ dataDir: tempDataDir('keypool-bench-'), keepPreferences: true });
+const app = await launchApp({ dataDir: tempDataDir('keypool-bench-'), keepPreferences: true, env: AS_THE_APP_DRAWS });
 try {
   await app.driver.manage().setTimeouts({ script: 30 * 60_000 });
   await app.find('chat-page');

@@ -8,7 +8,7 @@
 //
 // Xvfb has no vsync: WebKitGTK paces requestAnimationFrame with its own 60 Hz timer, so a frame
 // is ~16.7 ms when nothing is late; longer deltas are frames the page could not make in time.
-import { launchApp } from '../e2e/harness.mjs';
+import { AS_THE_APP_DRAWS, launchApp } from '../e2e/harness.mjs';
 import { click } from '../e2e/steps.mjs';
 import { memory, settledMemory } from './memory.mjs';
 
@@ -76,7 +76,7 @@ function scroll(app, step, count, page = false) {
 }
 
 async function main() {
-  const app = await launchApp();
+  const app = await launchApp({ env: AS_THE_APP_DRAWS });
   try {
     await app.find('app-shell');
     await app.driver.manage().setTimeouts({ script: 600_000 });

@@ -20,6 +20,25 @@ export function windowsOf(pid) {
   }
 }
 
+/** Where `window` is on the screen, and its size. */
+export function windowGeometry(window) {
+  const fields = Object.fromEntries(run('xdotool', ['getwindowgeometry', '--shell', String(window)]).split('\n').map((line) => line.split('=')));
+  return { x: Number(fields.X), y: Number(fields.Y), width: Number(fields.WIDTH), height: Number(fields.HEIGHT) };
+}
+
+/**
+ * How many dark pixels (text, on either theme's light surfaces) the screen shows in `area`
+ * ({ x, y, width, height } in screen pixels), read from the X server as it is now: ImageMagick's
+ * `import` of the root window, as 8-bit grey.
+ */
+export function inkIn({ x, y, width, height }) {
+  const crop = `${Math.round(width)}x${Math.round(height)}+${Math.round(x)}+${Math.round(y)}`;
+  const grey = execFileSync('import', ['-window', 'root', '-crop', crop, '-depth', '8', 'gray:-'], { stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 });
+  let dark = 0;
+  for (const value of grey) if (value < 96) dark += 1;
+  return dark;
+}
+
 /** The window holding the keyboard focus, or null when none does. */
 export function focusedWindow() {
   try {

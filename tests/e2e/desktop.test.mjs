@@ -1,5 +1,6 @@
 // Keypool as a desktop app: one instance per database (a second launch hands over to the running
-// window and exits), a window that quits when closed and comes back as it was left.
+// window and exits), a window that quits when closed and comes back as it was left, and WebKit
+// compositing off on a machine without a GPU, where a streaming reply still reaches the screen.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
@@ -10,13 +11,16 @@ import {
   exitOf,
   focusedWindow,
   hasEnded,
+  inkIn,
   requestClose,
   startSessionBus,
   unfocus,
   waitUntil,
+  windowGeometry,
   windowsOf,
 } from './desktop.mjs';
-import { launchApp, tempDataDir } from './harness.mjs';
+import { HAS_RENDER_NODE, launchApp, startFakeProvider, tempDataDir } from './harness.mjs';
+import { click, send } from './steps.mjs';
 
 const logOf = (dataDir) => readFileSync(join(dataDir, 'logs', 'keypool.log'), 'utf8');
 const count = (text, pattern) => text.split(pattern).length - 1;
@@ -113,6 +117,82 @@ describe('the window', () => {
       assert.deepEqual(await app.driver.manage().window().getRect(), left, 'the window has its old size and place');
     } finally {
       await app.stop();
+    }
+  });
+});
+
+describe('drawing without a GPU', () => {
+  // WebKit composites with OpenGL; without a render node that is Mesa's software rasteriser,
+  // which costs the web process ~75 MiB for nothing, so the app turns compositing off there.
+  /** WEBKIT_DISABLE_COMPOSITING_MODE as the app's web process was started with (undefined: unset). */
+  const compositingVariableOf = (app) => {
+    const web = descendantsOf(app.processId()).find((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('WebKitWebProces'));
+    assert.ok(web, 'the app runs a WebKit web process');
+    const environment = readFileSync(`/proc/${web}/environ`, 'utf8').split('\0');
+    return environment.find((entry) => entry.startsWith('WEBKIT_DISABLE_COMPOSITING_MODE='))?.split('=')[1];
+  };
+
+  it('turns compositing off on a machine with no render node, and on by WebKit default with one', async () => {
+    const app = await launchApp({ env: { WEBKIT_DISABLE_COMPOSITING_MODE: undefined } }); // as a desktop starts it
+    try {
+      await app.find('app-shell');
+      assert.equal(compositingVariableOf(app), HAS_RENDER_NODE ? undefined : '1', `render node: ${HAS_RENDER_NODE}`);
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it("keeps the user's own choice", async () => {
+    const app = await launchApp({ env: { WEBKIT_DISABLE_COMPOSITING_MODE: '0' } });
+    try {
+      await app.find('app-shell');
+      assert.equal(compositingVariableOf(app), '0', 'the value the user set reaches WebKit unchanged');
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it('draws a streaming reply on the screen without compositing, with no input coming in', async () => {
+    // WebDriver's own screenshot has WebKit paint first, so the screen's pixels are read from the
+    // X server instead, and no WebDriver command runs while the reply streams.
+    const fake = await startFakeProvider();
+    const app = await launchApp({ env: { WEBKIT_DISABLE_COMPOSITING_MODE: '1' } });
+    try {
+      await app.find('chat-page');
+      const key = 'sk-fake-SCREEN000000-0001';
+      const provider = await app.invoke('llmConfig:addProvider', { name: 'Fake', kind: 'openai', baseUrl: `${fake.url}/v1`, apiKey: key, models: ['fake-model'], defaultModel: 'fake-model' });
+      assert.ok(provider.ok, JSON.stringify(provider.error));
+      const chat = await app.invoke('chat:create', { providerId: provider.value.id, title: 'On the screen' });
+      assert.ok(chat.ok, JSON.stringify(chat.error));
+      await click(app, 'nav-settings'); // the chat list loads anew when Chat opens again
+      await click(app, 'nav-chat');
+      await click(app, 'chat-item-select');
+      await app.find('composer-input');
+      const words = Array.from({ length: 8 }, (_, i) => ` word${i}`);
+      await fake.script(key, [{ kind: 'slow', chunks: words, delay_ms: 300 }]);
+      // Where the reply will be: between the chat's header and the composer, on the screen.
+      const page = await app.driver.executeScript(`
+        const composer = document.querySelector('[data-testid="composer-input"]').getBoundingClientRect();
+        const chat = document.querySelector('[data-testid="chat-page"]').getBoundingClientRect();
+        return { x: composer.left, y: chat.top + 70, width: composer.width, height: composer.top - chat.top - 90 };`);
+      const window = windowGeometry(windowOf(app));
+      const area = { ...page, x: window.x + page.x, y: window.y + page.y };
+
+      await send(app, 'Hello screen');
+      const before = inkIn(area);
+      let most = before;
+      let grew = 0;
+      const deadline = Date.now() + words.length * 300 + 5_000;
+      while (grew < words.length / 2 && Date.now() < deadline) {
+        const ink = inkIn(area);
+        // A word is dozens of dark pixels; the blinking caret is lighter than the threshold.
+        if (ink > most + 40) grew += 1;
+        most = Math.max(most, ink);
+      }
+      assert.ok(grew >= words.length / 2, `the reply's text grew on the screen ${grew} times as ${words.length} pieces came in (dark pixels ${before} → ${most})`);
+    } finally {
+      await app.stop();
+      fake.stop();
     }
   });
 });

@@ -2,7 +2,7 @@
 // One WebKitWebDriver per app instance, so each test chooses its own environment
 // (KEYPOOL_DATA_DIR above all) for the app it starts.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -57,6 +57,19 @@ const UI_PREFERENCES = ['keypool.language', 'keypool.theme', 'keypool.route'];
 /** A D-Bus address nothing listens on: the app finds no keychain and keeps keys in its database. */
 export const NO_SESSION_BUS = 'unix:path=/nonexistent/keypool-e2e-no-session-bus';
 
+/** Whether this machine has a GPU's DRM render node (`/dev/dri/renderD*`). */
+export const HAS_RENDER_NODE = existsSync('/dev/dri') && readdirSync('/dev/dri').some((name) => name.startsWith('renderD'));
+
+/**
+ * The environment the app gives WebKit on this machine (`src-tauri/src/rendering.rs`):
+ * compositing off without a render node. The benches launch the app and the blank window with
+ * it, so both draw as the app does for a user of this machine.
+ */
+export const AS_THE_APP_DRAWS = {
+  // As in the app, a value set in the environment wins (a bench of the other mode).
+  WEBKIT_DISABLE_COMPOSITING_MODE: process.env.WEBKIT_DISABLE_COMPOSITING_MODE ?? (HAS_RENDER_NODE ? undefined : '1'),
+};
+
 /**
  * Starts the app with `env` added to its environment. Returns { driver, dataDir, stop,
  * screenshot(name), invoke(command, args) }. The webview's storage is shared by every run, so
@@ -71,7 +84,20 @@ export async function launchApp({ dataDir = tempDataDir(), env = {}, keepPrefere
   const driverProcess = spawn('WebKitWebDriver', [`--port=${port}`], {
     // No session bus unless a test brings its own (keychain.test.mjs): test keys must never land
     // in the keychain of whoever runs the suite.
-    env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: NO_SESSION_BUS, TAURI_WEBVIEW_AUTOMATION: 'true', KEYPOOL_DATA_DIR: dataDir, ...env },
+    //
+    // WebKit composites, as it does on a machine with a GPU: without compositing (what the app
+    // chooses where there is none, like this Xvfb), WebKitWebDriver's commands can stall until
+    // the window gets an input event, though the window itself keeps drawing (desktop.test.mjs
+    // checks that mode with the screen's own pixels). A test passes the variable as undefined
+    // to let the app choose.
+    env: {
+      ...process.env,
+      DBUS_SESSION_BUS_ADDRESS: NO_SESSION_BUS,
+      TAURI_WEBVIEW_AUTOMATION: 'true',
+      KEYPOOL_DATA_DIR: dataDir,
+      WEBKIT_DISABLE_COMPOSITING_MODE: '0',
+      ...env,
+    },
     stdio: 'ignore',
     detached: true,
   });
