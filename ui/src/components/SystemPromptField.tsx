@@ -1,7 +1,7 @@
-import { Field } from './Field';
 import { useI18n } from '../i18n/I18nProvider';
 import { formatNumber } from '../i18n/problems';
 import { LIMITS } from '../ipc/bindings';
+import { OptionalTextField } from './OptionalTextField';
 
 /** Whether a system prompt is longer than the backend takes. */
 export function systemPromptTooLong(text: string): boolean {
@@ -21,28 +21,15 @@ export function SystemPromptField({ value, onChange, hint, error, testId }: Prop
   const { t } = useI18n();
   const tooLong = systemPromptTooLong(value);
   return (
-    <Field
-      label={
-        <>
-          {t('systemPrompt.label')} <span className="field__optional">({t('add.optional')})</span>
-        </>
-      }
+    <OptionalTextField
+      label={t('systemPrompt.label')}
+      value={value}
+      onChange={onChange}
+      placeholder={t('systemPrompt.placeholder')}
       hint={hint ?? t('systemPrompt.hint')}
       error={error ?? (tooLong ? t('issue.tooLong', { max: formatNumber(t, LIMITS.systemPrompt.maxChars) }) : undefined)}
+      multiline
       testId={testId}
-    >
-      {({ id, describedBy, invalid }) => (
-        <textarea
-          id={id}
-          className="input textarea textarea--short"
-          placeholder={t('systemPrompt.placeholder')}
-          aria-invalid={invalid || undefined}
-          aria-describedby={describedBy}
-          value={value}
-          onChange={(e) => onChange(e.target.value)}
-          data-testid={`${testId}-input`}
-        />
-      )}
-    </Field>
+    />
   );
 }

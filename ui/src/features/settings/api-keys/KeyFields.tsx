@@ -1,6 +1,7 @@
 import { type ReactNode, type RefObject, useState } from 'react';
 import { Field } from '../../../components/Field';
 import { Icon } from '../../../components/Icon';
+import { OptionalTextField } from '../../../components/OptionalTextField';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { stepWeight } from './schema';
 
@@ -55,33 +56,9 @@ export function KeySecretField({ value, error, onChange, inputRef, testId, label
 }
 
 /** A key's label, optional. */
-export function KeyLabelField({ value, error, onChange, inputRef, testId }: FieldProps) {
+export function KeyLabelField(props: FieldProps) {
   const { t } = useI18n();
-  return (
-    <Field
-      label={
-        <>
-          {t('add.label')} <span className="field__optional">({t('add.optional')})</span>
-        </>
-      }
-      error={error}
-      testId={testId}
-    >
-      {({ id, describedBy, invalid }) => (
-        <input
-          ref={inputRef}
-          id={id}
-          className="input"
-          placeholder={t('add.labelPlaceholder')}
-          aria-invalid={invalid || undefined}
-          aria-describedby={describedBy}
-          value={value}
-          onChange={(e) => onChange(e.target.value)}
-          data-testid={`${testId}-input`}
-        />
-      )}
-    </Field>
-  );
+  return <OptionalTextField {...props} label={t('add.label')} placeholder={t('add.labelPlaceholder')} />;
 }
 
 /** A key's weight; ArrowUp/ArrowDown step it within its bounds. */

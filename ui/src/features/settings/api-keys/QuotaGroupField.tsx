@@ -1,4 +1,4 @@
-import { Field } from '../../../components/Field';
+import { OptionalTextField } from '../../../components/OptionalTextField';
 import { useI18n } from '../../../i18n/I18nProvider';
 
 interface Props {
@@ -12,34 +12,7 @@ interface Props {
 }
 
 /** A key's quota group, optional free text: the keys a provider counts together share one. */
-export function QuotaGroupField({ value, onChange, hint, error, inputRef, testId }: Props) {
+export function QuotaGroupField(props: Props) {
   const { t } = useI18n();
-  return (
-    <Field
-      label={
-        <>
-          {t('add.quotaGroup')} <span className="field__optional">({t('add.optional')})</span>
-        </>
-      }
-      hint={hint}
-      error={error}
-      testId={testId}
-    >
-      {({ id, describedBy, invalid }) => (
-        <input
-          ref={inputRef}
-          id={id}
-          className="input"
-          autoComplete="off"
-          spellCheck={false}
-          placeholder={t('add.quotaGroupPlaceholder')}
-          aria-invalid={invalid || undefined}
-          aria-describedby={describedBy}
-          value={value}
-          onChange={(e) => onChange(e.target.value)}
-          data-testid={`${testId}-input`}
-        />
-      )}
-    </Field>
-  );
+  return <OptionalTextField {...props} label={t('add.quotaGroup')} placeholder={t('add.quotaGroupPlaceholder')} verbatim />;
 }
