@@ -18,6 +18,7 @@ duration=${DURATION:-10}
 latency_duration=${LATENCY_DURATION:-5}
 
 bash .ci/ensure-deps.sh > /dev/null
+build_dir=${CARGO_TARGET_DIR:-target}
 if [[ -z "${KEYPOOL_BENCH_NO_BUILD:-}" ]]; then
   cargo build --release --quiet -p keypool-bench -p keypool-server --bin keypool-local-api-bench --bin keypool-server
 fi
@@ -40,7 +41,7 @@ sed "s/UPSTREAM_PORT/$upstream_port/" $here/upstream.conf > "$dir/upstream.conf"
 sed "s/UPSTREAM_PORT/$upstream_port/; s/PROXY_PORT/$proxy_port/" $here/proxy.conf > "$dir/proxy.conf"
 nginx -c "$dir/upstream.conf" -p "$dir" -g 'daemon off;' & pids+=($!)
 nginx -c "$dir/proxy.conf" -p "$dir" -g 'daemon off;' & pids+=($!)
-./target/release/keypool-local-api-bench --upstream "http://127.0.0.1:$upstream_port/v1" --keys k1,k2,k3 \
+"$build_dir/release/keypool-local-api-bench" --upstream "http://127.0.0.1:$upstream_port/v1" --keys k1,k2,k3 \
   --requests 1 --serve > "$dir/keypool.txt" 2>&1 & pids+=($!)
 keypool_pid=$!
 until grep -q 'url=' "$dir/keypool.txt"; do
@@ -65,7 +66,7 @@ key = "k2"
 [[providers.keys]]
 key = "k3"
 TOML
-RUST_LOG=warn ./target/release/keypool-server serve --data-dir "$dir/server" --listen "127.0.0.1:$server_port" \
+RUST_LOG=warn "$build_dir/release/keypool-server" serve --data-dir "$dir/server" --listen "127.0.0.1:$server_port" \
   --config "$dir/server.toml" --token-file "$dir/server-token" > "$dir/server.txt" 2>&1 & pids+=($!)
 server_pid=$!
 until curl -s -o /dev/null "http://127.0.0.1:$server_port/healthz"; do
