@@ -34,9 +34,8 @@ fn compositing_off(render_node: bool, user_choice: Option<OsString>) -> bool {
 
 /// `dir` holds a GPU's render node (a `renderD…` entry).
 fn has_render_node(dir: &Path) -> bool {
-    std::fs::read_dir(dir).is_ok_and(|entries| {
-        entries.flatten().any(|entry| entry.file_name().to_string_lossy().starts_with("renderD"))
-    })
+    std::fs::read_dir(dir)
+        .is_ok_and(|entries| entries.flatten().any(|entry| entry.file_name().to_string_lossy().starts_with("renderD")))
 }
 
 #[cfg(test)]
