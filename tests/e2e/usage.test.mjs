@@ -193,6 +193,8 @@ describe('the Usage page in the real window', () => {
   it('deletes the whole history from Settings → General after asking; the page then starts empty', async () => {
     await click(app, 'nav-settings');
     await click(app, 'settings-general');
+    // The backend's settings come in above the button and move it down: click once they are in.
+    await app.find('proxy-setting');
     await click(app, 'usage-purge');
     await app.find('usage-purge-dialog');
     await assertAccessible(app, 'the delete-history dialog', '[data-testid="usage-purge-dialog"]');
