@@ -27,7 +27,7 @@ export function windowGeometry(window) {
 }
 
 /**
- * How many dark pixels (text, on either theme's light surfaces) the screen shows in `area`
+ * How many dark pixels (text on the light theme's surfaces) the screen shows in `area`
  * ({ x, y, width, height } in screen pixels), read from the X server as it is now: ImageMagick's
  * `import` of the root window, as 8-bit grey.
  */
