@@ -12,7 +12,8 @@ import { useAppSettings } from './useAppSettings';
  * Settings → General: the UI language and the colour theme, both "same as the system" by
  * default (kept by the web view); how long a reply waits for a free key, how long an idle chat
  * keeps its key, how long usage history is kept and the proxy for provider requests (kept by the
- * backend); deleting that history.
+ * backend); deleting that history, shown once the backend's settings are in (they push what
+ * follows them down).
  */
 export function GeneralSection() {
   const { t, preference, setPreference, systemLocale } = useI18n();
@@ -54,7 +55,8 @@ export function GeneralSection() {
         </select>
         <BackendSettingFields load={settings.state} onSave={settings.update} onRetry={settings.reload} />
         {settings.state.kind === 'loaded' && <ProxyField stored={settings.state.settings.proxy} onSave={settings.update} />}
-        <UsageHistoryPurge />
+        {/* Once the settings above it are in: appearing late, it never moves under the pointer. */}
+        {settings.state.kind !== 'loading' && <UsageHistoryPurge />}
       </div>
     </div>
   );

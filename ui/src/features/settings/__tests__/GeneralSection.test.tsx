@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Locale } from '../../../i18n';
 import { I18nProvider } from '../../../i18n/I18nProvider';
-import { createFakeBackend, type FakeBackend } from '../../../test/fakeBackend';
+import { createFakeBackend, gate, type FakeBackend } from '../../../test/fakeBackend';
 import { attempt } from '../../../test/fakeLedger';
 
 let backend: FakeBackend;
@@ -112,6 +112,7 @@ describe('Settings → General: how long a reply waits for a free key', () => {
     const user = renderSection();
     expect(await screen.findByTestId('settings-load-error')).toHaveTextContent('Could not load the settings: The database could not be read or written. Details are in the log.');
     expect(screen.queryAllByRole('textbox'), 'no field shows a value it does not know').toHaveLength(0);
+    expect(screen.getByRole('button', { name: 'Delete all usage history…' }), 'the history can still be deleted').toBeInTheDocument();
     await user.click(screen.getByRole('button', { name: 'Try again' }));
     expect(await field()).toHaveValue('20');
     expect(screen.getAllByRole('textbox')).toHaveLength(3);
@@ -179,6 +180,21 @@ describe('Settings → General: deleting the usage history', () => {
   beforeEach(() => {
     backend = createFakeBackend();
     localStorage.clear();
+  });
+
+  it('appears once the settings above it are in, so it never moves under the pointer', async () => {
+    const loaded = gate();
+    const answer = backend.invoke;
+    backend.invoke = async (command, args) => {
+      if (command === 'settings:get') await loaded.opened;
+      return answer(command, args);
+    };
+    renderSection();
+    expect(await screen.findByText('Loading…')).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Delete all usage history…' }), 'not while the fields above it may still push it down').not.toBeInTheDocument();
+    loaded.open();
+    expect(await screen.findByRole('button', { name: 'Delete all usage history…' })).toBeInTheDocument();
+    expect(await field()).toHaveValue('20');
   });
 
   it('asks first, deletes every record, and says how many went', async () => {
