@@ -145,14 +145,26 @@ pub struct Serving {
     pub log_requests: bool,
 }
 
+/// What a worker's handlers use: its own upstream connections ([`Shared::for_worker`]), and
+/// the routes, guard and counters every worker shares.
 struct Shared {
     routes: Arc<dyn Routes>,
     completions: CompletionService,
-    guard: Guard,
-    counters: Counters,
+    guard: Arc<Guard>,
+    counters: Arc<Counters>,
 }
 
 impl Shared {
+    /// The same endpoint for one more worker, with upstream connections of its own.
+    fn for_worker(&self) -> Shared {
+        Shared {
+            routes: self.routes.clone(),
+            completions: self.completions.with_own_connections(),
+            guard: self.guard.clone(),
+            counters: self.counters.clone(),
+        }
+    }
+
     /// Where `model` goes for `dialect`; a model no provider was known to list is routed again
     /// once the providers were asked what they list.
     async fn route(&self, dialect: Dialect, model: &str) -> Result<Route, Unrouted> {
@@ -164,18 +176,29 @@ impl Shared {
 }
 
 /// The running endpoint; stops when dropped.
+///
+/// It serves on threads of its own, one per core ([`workers`]), each a single-threaded Tokio
+/// runtime accepting on every listener, with upstream connections of its own: a request is
+/// read, forwarded and answered on one thread, its upstream connection's task beside it, with no
+/// wake-up crossing to another thread (under load those cost more than the rest of the
+/// request's work did). The runtime that starts it only binds.
 pub struct Gateway {
     shared: Arc<Shared>,
     port: u16,
     addresses: Vec<SocketAddr>,
     shutdown: Shutdown,
-    /// The listeners' serving tasks, which end once their connections have.
-    served: Vec<tokio::task::JoinHandle<()>>,
+    /// One per worker, closed when its thread has served its last connection.
+    served: Vec<tokio::sync::oneshot::Receiver<()>>,
+}
+
+/// How many worker threads serve: one per core the process may run on.
+fn workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 impl Gateway {
     /// Listens on 127.0.0.1:`port` (0: any free port) and the same port on ::1 when this machine
-    /// has IPv6, and serves until [`Gateway::stop`] or drop. Runs on the current Tokio runtime.
+    /// has IPv6, and serves until [`Gateway::stop`] or drop, on threads of its own.
     pub async fn start(
         port: u16,
         token_hash: [u8; 32],
@@ -196,7 +219,8 @@ impl Gateway {
             Ok(v6) => listeners.push(v6),
             Err(error) => tracing::info!(%error, port, "the local API listens on IPv4 only"),
         }
-        let gateway = Gateway::serve(listeners, token_hash, routes, completions, clock, Serving::default());
+        let gateway = Gateway::serve(listeners, token_hash, routes, completions, clock, Serving::default())
+            .map_err(|error| StartError::Bind { port, reason: error.to_string() })?;
         tracing::info!(port = gateway.port, "the local API listens on loopback");
         Ok(gateway)
     }
@@ -215,11 +239,14 @@ impl Gateway {
         let listen_error = |error: std::io::Error| StartError::Listen { address, reason: error.to_string() };
         let listener = tokio::net::TcpListener::bind(address).await.map_err(listen_error)?;
         let bound = listener.local_addr().map_err(listen_error)?;
-        let gateway = Gateway::serve(vec![listener], token_hash, routes, completions, clock, serving);
+        let gateway =
+            Gateway::serve(vec![listener], token_hash, routes, completions, clock, serving).map_err(listen_error)?;
         gateway.shared.guard.listening_on(bound);
         Ok(gateway)
     }
 
+    /// Serves `listeners` on [`workers`] threads until shut down. `Err`: a listener could not be
+    /// handed to them, or no thread could be started.
     fn serve(
         listeners: Vec<tokio::net::TcpListener>,
         token_hash: [u8; 32],
@@ -227,57 +254,42 @@ impl Gateway {
         completions: CompletionService,
         clock: Arc<dyn Clock>,
         serving: Serving,
-    ) -> Gateway {
+    ) -> std::io::Result<Gateway> {
         let port = listeners.first().and_then(|l| l.local_addr().ok()).map_or(0, |a| a.port());
         let shared = Arc::new(Shared {
             routes,
             completions,
-            guard: Guard::new(token_hash, clock),
-            counters: Counters::default(),
+            guard: Arc::new(Guard::new(token_hash, clock)),
+            counters: Arc::default(),
         });
-        let app = Router::new()
-            .route("/v1/chat/completions", post(chat_completions))
-            .route("/v1/messages", post(messages))
-            .route("/v1/messages/count_tokens", post(count_tokens))
-            .route("/v1/models", get(models))
-            .route("/v1/models/{action}", post(gemini::action))
-            .route("/v1beta/models", get(gemini::models))
-            .route("/v1beta/models/{action}", post(gemini::action))
-            .fallback(not_found);
-        let app = match serving.health {
-            Some(health) => app.route(
-                "/healthz",
-                get(move |State(shared): State<Arc<Shared>>, headers: HeaderMap| {
-                    healthz(shared, health.clone(), headers)
-                }),
-            ),
-            None => app,
-        };
-        let app = app.with_state(shared.clone());
-        let app = match serving.log_requests {
-            true => app.layer(axum::middleware::from_fn(log_request)),
-            false => app,
-        };
+        let addresses = listeners.iter().filter_map(|l| l.local_addr().ok()).collect();
+        // Out of the starting runtime, to be registered again with each worker's.
+        let listeners = listeners.into_iter().map(|l| l.into_std()).collect::<std::io::Result<Vec<_>>>()?;
         let shutdown = Shutdown::default();
-        let mut addresses = Vec::new();
         let mut served = Vec::new();
-        for listener in listeners {
-            addresses.extend(listener.local_addr().ok());
-            let app = app.clone();
-            let stopped = shutdown.subscribe();
-            // Streams are many small writes: without TCP_NODELAY, Nagle's algorithm and the
-            // client's delayed ACKs hold each event back ~40 ms.
-            let listener = listener.tap_io(|stream| {
-                let _ = stream.set_nodelay(true);
-            });
-            served.push(tokio::spawn(async move {
-                let served = axum::serve(listener, app).with_graceful_shutdown(stopped).await;
-                if let Err(error) = served {
-                    tracing::error!(%error, "the local API stopped serving");
+        for worker in 0..workers() {
+            let listeners = listeners.iter().map(|l| l.try_clone()).collect::<std::io::Result<Vec<_>>>()?;
+            let app = router(Arc::new(shared.for_worker()), &serving);
+            let stopped: Vec<_> = listeners.iter().map(|_| shutdown.subscribe()).collect();
+            let (done, ended) = tokio::sync::oneshot::channel::<()>();
+            let thread = std::thread::Builder::new().name(format!("keypool-api-{worker}")).spawn(move || {
+                let _done = done;
+                match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                    Ok(runtime) => runtime.block_on(serve_on(listeners, app, stopped)),
+                    Err(error) => tracing::error!(%error, "a local API worker could not start its runtime"),
                 }
-            }));
+            });
+            match thread {
+                Ok(_) => served.push(ended),
+                // Fewer workers serve as well, more slowly; none is an error.
+                Err(error) if !served.is_empty() => {
+                    tracing::warn!(%error, workers = served.len(), "the local API serves on fewer threads");
+                    break;
+                }
+                Err(error) => return Err(error),
+            }
         }
-        Gateway { shared, port, addresses, shutdown, served }
+        Ok(Gateway { shared, port, addresses, shutdown, served })
     }
 
     /// Stops accepting, and waits up to `grace` for the requests in flight (streams included) to
@@ -285,6 +297,7 @@ impl Gateway {
     pub async fn shut_down(mut self, grace: std::time::Duration) -> bool {
         self.shutdown.trigger();
         let served = std::mem::take(&mut self.served);
+        // A worker's sender is dropped when its thread ends, which answers its receiver.
         tokio::time::timeout(grace, futures_util::future::join_all(served)).await.is_ok()
     }
 
@@ -327,6 +340,58 @@ impl Drop for Gateway {
     fn drop(&mut self) {
         self.shutdown.trigger();
     }
+}
+
+/// The endpoint's routes over one worker's `shared`.
+fn router(shared: Arc<Shared>, serving: &Serving) -> Router {
+    let app = Router::new()
+        .route("/v1/chat/completions", post(chat_completions))
+        .route("/v1/messages", post(messages))
+        .route("/v1/messages/count_tokens", post(count_tokens))
+        .route("/v1/models", get(models))
+        .route("/v1/models/{action}", post(gemini::action))
+        .route("/v1beta/models", get(gemini::models))
+        .route("/v1beta/models/{action}", post(gemini::action))
+        .fallback(not_found);
+    let app = match serving.health.clone() {
+        Some(health) => app.route(
+            "/healthz",
+            get(move |State(shared): State<Arc<Shared>>, headers: HeaderMap| healthz(shared, health.clone(), headers)),
+        ),
+        None => app,
+    };
+    let app = app.with_state(shared);
+    match serving.log_requests {
+        true => app.layer(axum::middleware::from_fn(log_request)),
+        false => app,
+    }
+}
+
+/// One worker: serves every listener on this thread's runtime until its stop signal, then until
+/// its connections have ended.
+async fn serve_on(
+    listeners: Vec<std::net::TcpListener>,
+    app: Router,
+    stopped: Vec<impl Future<Output = ()> + Send + 'static>,
+) {
+    let serving = listeners.into_iter().zip(stopped).map(|(listener, stopped)| {
+        let app = app.clone();
+        async move {
+            let listener = match tokio::net::TcpListener::from_std(listener) {
+                Ok(listener) => listener,
+                Err(error) => return tracing::error!(%error, "a local API worker could not listen"),
+            };
+            // Streams are many small writes: without TCP_NODELAY, Nagle's algorithm and the
+            // client's delayed ACKs hold each event back ~40 ms.
+            let listener = listener.tap_io(|stream| {
+                let _ = stream.set_nodelay(true);
+            });
+            if let Err(error) = axum::serve(listener, app).with_graceful_shutdown(stopped).await {
+                tracing::error!(%error, "the local API stopped serving");
+            }
+        }
+    });
+    futures_util::future::join_all(serving).await;
 }
 
 /// Counts a request in flight until dropped (for a stream: until its body ends).

@@ -9,8 +9,14 @@
 //!   saved, already keeps literal public addresses out.)
 //!
 //! Both follow redirects only within the origin (see [`same_origin_redirects`]).
+//!
+//! A client's connections are driven by tasks on the runtime that opened them. Every clone of a
+//! service shares one set of clients ([`Connections`]), except a clone made for a runtime of its
+//! own ([`Connections::own`]): it keeps connections of its own, so a request and its upstream
+//! connection run on the same thread.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
@@ -65,6 +71,63 @@ impl HttpClients {
         } else {
             &self.secure
         }
+    }
+}
+
+/// The clients a service's requests go out on: the ones every clone shares, rebuilt when the
+/// user chooses another proxy, or clients of this clone's own (see [`Connections::own`]).
+#[derive(Clone)]
+pub(crate) struct Connections {
+    shared: Arc<RwLock<Chosen>>,
+    /// Clients of this clone's own, and the generation of the choice they were built for.
+    own: Option<Arc<Mutex<(u64, HttpClients)>>>,
+}
+
+/// The proxy chosen, the clients built for it, and how many choices came before.
+struct Chosen {
+    proxy: ProxyChoice,
+    generation: u64,
+    clients: HttpClients,
+}
+
+impl Connections {
+    /// Without a proxy.
+    pub(crate) fn new() -> Connections {
+        let proxy = ProxyChoice::None;
+        let clients = HttpClients::build(&proxy).expect("no proxy is always usable");
+        Connections { shared: Arc::new(RwLock::new(Chosen { proxy, generation: 0, clients })), own: None }
+    }
+
+    /// Uses `proxy` from now on, for every clone (one with clients of its own rebuilds them
+    /// before its next request). On an error nothing changes.
+    pub(crate) fn set_proxy(&self, proxy: &ProxyChoice) -> Result<(), ProxyError> {
+        let clients = HttpClients::build(proxy)?;
+        let mut chosen = self.shared.write().unwrap_or_else(|e| e.into_inner());
+        *chosen = Chosen { proxy: proxy.clone(), generation: chosen.generation + 1, clients };
+        Ok(())
+    }
+
+    /// The client for a request to `url`.
+    pub(crate) fn for_url(&self, url: &str) -> reqwest::Client {
+        let chosen = self.shared.read().unwrap_or_else(|e| e.into_inner());
+        let Some(own) = &self.own else { return chosen.clients.for_url(url).clone() };
+        let mut own = own.lock().unwrap_or_else(|e| e.into_inner());
+        if own.0 != chosen.generation {
+            // The choice was built once already, so it builds again.
+            let clients = HttpClients::build(&chosen.proxy).unwrap_or_else(|_| chosen.clients.clone());
+            *own = (chosen.generation, clients);
+        }
+        own.1.for_url(url).clone()
+    }
+
+    /// The same choice of proxy, with connections of their own (not shared with this one or
+    /// any other clone): for a runtime whose requests should not wake another runtime's
+    /// connection tasks.
+    pub(crate) fn own(&self) -> Connections {
+        let chosen = self.shared.read().unwrap_or_else(|e| e.into_inner());
+        let clients = HttpClients::build(&chosen.proxy).unwrap_or_else(|_| chosen.clients.clone());
+        let own = Some(Arc::new(Mutex::new((chosen.generation, clients))));
+        Connections { shared: self.shared.clone(), own }
     }
 }
 
@@ -194,6 +257,23 @@ mod tests {
         assert!(std::ptr::eq(clients.for_url("http://10.0.0.5/v1"), &clients.plain), "plain http");
         assert!(std::ptr::eq(clients.for_url("HTTP://host/v1"), &clients.plain), "in any case");
         assert!(std::ptr::eq(clients.for_url("https://api.openai.com/v1"), &clients.secure), "https");
+    }
+
+    #[test]
+    fn own_connections_follow_the_shared_proxy_choice() {
+        let shared = Connections::new();
+        let own = shared.own();
+        let generation = |c: &Connections| c.own.as_ref().map(|own| own.lock().unwrap().0);
+        assert_eq!(generation(&own), Some(0), "built for the choice of the moment");
+        let _ = own.for_url("https://api.openai.com/v1");
+        assert_eq!(generation(&own), Some(0), "kept while the choice stands");
+        shared.set_proxy(&ProxyChoice::Url("http://proxy.lan:3128".into())).unwrap();
+        let _ = own.for_url("https://api.openai.com/v1");
+        assert_eq!(generation(&own), Some(1), "rebuilt for the new choice before the next request");
+        assert!(shared.set_proxy(&ProxyChoice::Url("not a url".into())).is_err(), "a bad choice");
+        let _ = own.for_url("https://api.openai.com/v1");
+        assert_eq!(generation(&own), Some(1), "changes nothing");
+        assert!(generation(&shared).is_none(), "the shared clients are not a clone's own");
     }
 
     #[test]

@@ -10,11 +10,11 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, RwLock};
+use std::sync::Mutex;
 
 use crate::error::{Breakage, CompletionError, Failure};
 use crate::failover::{Attempt, Credential, Ended, Lesson, Plan, Settlement, Stop, Target, Tried};
-use crate::http::{HttpClients, ProxyChoice, ProxyError};
+use crate::http::{Connections, HttpClients, ProxyChoice, ProxyError};
 use crate::provider::Usage;
 use crate::provider::{refusal_of, ChatMessage, ProviderEndpoint};
 use crate::provider_clock::ProviderClocks;
@@ -163,7 +163,7 @@ pub trait Recorder: Send + Sync {
 #[derive(Clone)]
 pub struct CompletionService {
     /// The HTTP clients, rebuilt when the user chooses another proxy.
-    pub(crate) http: Arc<RwLock<HttpClients>>,
+    pub(crate) http: Connections,
     pub(crate) pool: Arc<KeyPool>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) resolver: Arc<dyn SecretResolver>,
@@ -196,9 +196,8 @@ impl CompletionService {
         recorder: Arc<dyn Recorder>,
         waiter: Arc<dyn Waiter>,
     ) -> Self {
-        let http = HttpClients::build(&ProxyChoice::None).expect("no proxy is always usable");
         CompletionService {
-            http: Arc::new(RwLock::new(http)),
+            http: Connections::new(),
             pool,
             clock,
             resolver,
@@ -268,9 +267,7 @@ impl CompletionService {
     /// Sends provider requests over `https` through `proxy` from now on (none by default; never
     /// for loopback hosts, and never for plain `http`). On an error nothing changes.
     pub fn set_proxy(&self, proxy: &ProxyChoice) -> Result<(), ProxyError> {
-        let clients = HttpClients::build(proxy)?;
-        *self.http.write().unwrap_or_else(|e| e.into_inner()) = clients;
-        Ok(())
+        self.http.set_proxy(proxy)
     }
 
     /// Whether `proxy` can be used, without using it.
@@ -280,7 +277,14 @@ impl CompletionService {
 
     /// The HTTP client for a request to `url`.
     pub(crate) fn client(&self, url: &str) -> reqwest::Client {
-        self.http.read().unwrap_or_else(|e| e.into_inner()).for_url(url).clone()
+        self.http.for_url(url)
+    }
+
+    /// The same service (pool, team, ledger, proxy choice) with HTTP connections of its own:
+    /// for a runtime of its own, so that its requests' upstream connections are driven on its
+    /// thread, not woken on another's.
+    pub fn with_own_connections(&self) -> Self {
+        CompletionService { http: self.http.own(), ..self.clone() }
     }
 
     /// The same service with other deadlines for the provider's answers.

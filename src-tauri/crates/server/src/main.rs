@@ -203,11 +203,12 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
     }
     let health_context = context.clone();
     let serving = Serving { health: Some(Arc::new(move || health_context.team_state().as_str())), log_requests: true };
+    let signals = Signals::listen()?;
     let local_api = context.local_api().map_err(|e| e.to_string())?;
     let gateway = local_api.serve_at(serve.listen, &token, serving).await.map_err(|e| e.to_string())?;
     gateway.allow_hosts(serve.allowed_hosts.iter().cloned());
     tracing::info!(address = %serve.listen, team = context.team_state().as_str(), "keypool-server serves");
-    wait_for_stop(&context, &serve, &data_dir).await?;
+    signals.wait_for_stop(&context, &serve, &data_dir).await?;
     tracing::info!("stopping: no new requests; waiting up to 30 s for those in flight");
     if !gateway.shut_down(GRACE).await {
         tracing::warn!("requests still in flight after 30 s were cut off");
@@ -219,26 +220,53 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
     Ok(())
 }
 
-/// Until SIGINT or SIGTERM; re-applies the config file on every SIGHUP (a bad file is logged
-/// and changes nothing).
+/// SIGINT, SIGTERM (stop) and SIGHUP (re-read the config), listened for before the endpoint
+/// serves: a supervisor that stops the server as soon as `/healthz` answers must find the
+/// handlers in place, not the default action that kills it uncleanly.
 #[cfg(unix)]
-async fn wait_for_stop(context: &AppContext, serve: &Serve, data_dir: &Path) -> Result<(), Fatal> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let listen = |kind| signal(kind).map_err(|e| format!("cannot listen for signals: {e}"));
-    let (mut hangup, mut terminate, mut interrupt) =
-        (listen(SignalKind::hangup())?, listen(SignalKind::terminate())?, listen(SignalKind::interrupt())?);
-    loop {
-        tokio::select! {
-            _ = hangup.recv() => reload(context, serve, data_dir),
-            _ = terminate.recv() => return Ok(()),
-            _ = interrupt.recv() => return Ok(()),
+struct Signals {
+    hangup: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+}
+
+#[cfg(unix)]
+impl Signals {
+    fn listen() -> Result<Signals, Fatal> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let listen = |kind| signal(kind).map_err(|e| format!("cannot listen for signals: {e}"));
+        Ok(Signals {
+            hangup: listen(SignalKind::hangup())?,
+            terminate: listen(SignalKind::terminate())?,
+            interrupt: listen(SignalKind::interrupt())?,
+        })
+    }
+
+    /// Until SIGINT or SIGTERM; re-applies the config file on every SIGHUP (a bad file is
+    /// logged and changes nothing).
+    async fn wait_for_stop(mut self, context: &AppContext, serve: &Serve, data_dir: &Path) -> Result<(), Fatal> {
+        loop {
+            tokio::select! {
+                _ = self.hangup.recv() => reload(context, serve, data_dir),
+                _ = self.terminate.recv() => return Ok(()),
+                _ = self.interrupt.recv() => return Ok(()),
+            }
         }
     }
 }
 
 #[cfg(not(unix))]
-async fn wait_for_stop(_: &AppContext, _: &Serve, _: &Path) -> Result<(), Fatal> {
-    tokio::signal::ctrl_c().await.map_err(|e| format!("cannot listen for Ctrl-C: {e}"))
+struct Signals;
+
+#[cfg(not(unix))]
+impl Signals {
+    fn listen() -> Result<Signals, Fatal> {
+        Ok(Signals)
+    }
+
+    async fn wait_for_stop(self, _: &AppContext, _: &Serve, _: &Path) -> Result<(), Fatal> {
+        tokio::signal::ctrl_c().await.map_err(|e| format!("cannot listen for Ctrl-C: {e}").into())
+    }
 }
 
 fn reload(context: &AppContext, serve: &Serve, data_dir: &Path) {

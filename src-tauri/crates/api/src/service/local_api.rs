@@ -104,8 +104,8 @@ impl LocalApi {
     }
 
     /// Turns the endpoint on (on `port`, or the stored one) or off, and keeps the choice. The
-    /// first time it is enabled a token is made: it is returned this once. Must run on the
-    /// Tokio runtime the endpoint is to serve from.
+    /// first time it is enabled a token is made: it is returned this once. The endpoint serves on
+    /// threads of its own (see [`Gateway`]), whichever runtime this runs on.
     pub async fn configure(&self, enabled: bool, port: Option<u16>) -> Result<(LocalApiStatus, Option<String>)> {
         let _changing = self.changing.lock().await;
         if let Some(port) = port {

@@ -4,4 +4,5 @@
 mod bounds;
 mod gemini;
 mod hostile;
+mod serving;
 mod support;

@@ -88,6 +88,24 @@ impl LocalApi {
     /// The same over a provider of `kind` serving `models` (every model when `None`), the fake
     /// provider's quota windows on the service's manual clock.
     pub async fn of_kind(kind: ProviderKind, models: Option<&[&str]>, labels: &[&str]) -> LocalApi {
+        LocalApi::started_by(kind, models, labels, |routes, service, clock| async move {
+            Gateway::start(0, token_hash(TOKEN), routes, service, clock).await.expect("a free port")
+        })
+        .await
+    }
+
+    /// The same, the endpoint started by `start` (with what [`Gateway::start`] takes but the
+    /// port and token: any free port, [`TOKEN`]), the fake provider on this runtime.
+    pub async fn started_by<F, Started>(
+        kind: ProviderKind,
+        models: Option<&[&str]>,
+        labels: &[&str],
+        start: F,
+    ) -> LocalApi
+    where
+        F: FnOnce(Arc<dyn Routes>, CompletionService, Arc<dyn Clock>) -> Started,
+        Started: std::future::Future<Output = Gateway>,
+    {
         let clock = Arc::new(ManualClock::new(START));
         let fake_clock = clock.clone();
         let fake = FakeProvider::start_with_clock(Arc::new(move || fake_clock.now().as_millis())).await;
@@ -126,7 +144,7 @@ impl LocalApi {
             ProviderEndpoint { id: ProviderId::new("p"), name: "Fake".into(), kind, base_url, provider_key: None };
         let models = models.map(|models| models.iter().map(|m| (*m).to_owned()).collect());
         let routes = Arc::new(OneProvider { endpoint, models });
-        let gateway = Gateway::start(0, token_hash(TOKEN), routes, service, as_clock).await.expect("a free port");
+        let gateway = start(routes, service, as_clock).await;
         LocalApi { fake, gateway, keys: keys_for_records, http: reqwest::Client::new() }
     }
 
