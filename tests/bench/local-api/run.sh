@@ -5,8 +5,8 @@
 # (upstream.conf); the reference is nginx doing nothing but forwarding to it with kept-alive
 # connections (proxy.conf); Keypool's endpoint (release build, `keypool-local-api-bench --serve`,
 # a temporary store with three keys, the usage ledger on) forwards to the same upstream through
-# its pool. wrk sends the same body to each (chat.lua): at concurrency 64 for throughput, at 1 for
-# latency. `keypool-server` (release build, the headless pool: its own store from a config file
+# its pool, and a second one with the ledger off (`--no-ledger`: what recording costs). wrk sends
+# the same body to each (chat.lua): at concurrency 64 for throughput, at 1 for latency. `keypool-server` (release build, the headless pool: its own store from a config file
 # with the same three keys, request log lines off as nginx's access log is) forwards to it too.
 # All of it shares this machine's cores, so the ratio is the figure that travels.
 # A benchmark, not a test: it prints a table and always succeeds.
@@ -51,6 +51,16 @@ done
 keypool_url=$(sed -n 's/url=\([^ ]*\) .*/\1/p' "$dir/keypool.txt")
 TOKEN=$(sed -n 's/.*token=\(.*\)/\1/p' "$dir/keypool.txt")
 export TOKEN
+# The same without the usage ledger: what recording every attempt costs (not a target row).
+"$build_dir/release/keypool-local-api-bench" --upstream "http://127.0.0.1:$upstream_port/v1" --keys k1,k2,k3 \
+  --requests 1 --serve --no-ledger > "$dir/unrecorded.txt" 2>&1 & pids+=($!)
+unrecorded_pid=$!
+until grep -q 'url=' "$dir/unrecorded.txt"; do
+  kill -0 "$unrecorded_pid" 2> /dev/null || { cat "$dir/unrecorded.txt"; exit 1; }
+  sleep 0.1
+done
+unrecorded_url=$(sed -n 's/url=\([^ ]*\) .*/\1/p' "$dir/unrecorded.txt")
+UNRECORDED_TOKEN=$(sed -n 's/.*token=\(.*\)/\1/p' "$dir/unrecorded.txt")
 
 mkdir -p "$dir/server"
 cat > "$dir/server.toml" << TOML
@@ -83,6 +93,7 @@ until curl -s -o /dev/null "http://127.0.0.1:$upstream_port/" && curl -s -o /dev
 targets=("direct (nginx upstream)|http://127.0.0.1:$upstream_port"
   "nginx as a reverse proxy|http://127.0.0.1:$proxy_port"
   "Keypool local API|$keypool_url"
+  "Keypool local API, no usage ledger|$unrecorded_url"
   "keypool-server|http://127.0.0.1:$server_port")
 
 # wrk's latency ("102.00us", "1.20ms", "1.01s") in milliseconds.
@@ -91,7 +102,10 @@ ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ 
 declare -A rps p50 p99
 for target in "${targets[@]}"; do
   name=${target%%|*} url=${target#*|}
-  if [[ $name == keypool-server ]]; then export TOKEN=$SERVER_TOKEN; fi
+  case $name in
+    "Keypool local API, no usage ledger") export TOKEN=$UNRECORDED_TOKEN ;;
+    keypool-server) export TOKEN=$SERVER_TOKEN ;;
+  esac
   # A warm-up, so every connection pool is full before the counting run.
   wrk -t2 -c64 -d2s -s $here/chat.lua "$url" > /dev/null
   rps[$name]=$(wrk -t2 -c64 -d"${duration}s" -s $here/chat.lua "$url" | awk '/Requests\/sec/ { print $2 }')

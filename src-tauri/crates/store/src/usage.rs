@@ -8,7 +8,8 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use rusqlite::types::ToSql;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row};
 
 pub const HOUR_MS: i64 = 3_600_000;
 
@@ -152,37 +153,62 @@ pub struct Group {
 
 type GroupKey = (String, String, String);
 
+/// Attempts per `INSERT` statement: one statement's work for many rows (13 parameters each, far
+/// below SQLite's limit of 32 766).
+const ROWS_PER_INSERT: usize = 32;
+
+/// `INSERT INTO usage_attempts` of `rows` rows.
+fn insert_attempts(rows: usize) -> String {
+    let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    format!(
+        "INSERT INTO usage_attempts (at, provider_id, key_id, model, chat_id, source, outcome, status, ttft_ms, \
+         latency_ms, input_tokens, cached_tokens, output_tokens) VALUES {}",
+        vec![row; rows].join(", ")
+    )
+}
+
+/// An attempt's columns, in [`insert_attempts`]' order.
+fn attempt_values(a: &AttemptRow) -> [&dyn ToSql; 13] {
+    [
+        &a.at,
+        &a.provider_id,
+        &a.key_id,
+        &a.model,
+        &a.chat_id,
+        &a.source,
+        &a.outcome,
+        &a.status,
+        &a.ttft_ms,
+        &a.latency_ms,
+        &a.input_tokens,
+        &a.cached_tokens,
+        &a.output_tokens,
+    ]
+}
+
 /// Writes attempts and their hourly totals in one transaction.
 pub fn record(conn: &mut Connection, attempts: &[AttemptRow]) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
-    let mut hours: HashMap<(i64, GroupKey), Group> = HashMap::new();
-    {
-        let mut insert = tx.prepare_cached(
-            "INSERT INTO usage_attempts (at, provider_id, key_id, model, chat_id, source, outcome, status, ttft_ms, \
-             latency_ms, input_tokens, cached_tokens, output_tokens) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-        )?;
-        for a in attempts {
-            insert.execute(params![
-                a.at,
-                a.provider_id,
-                a.key_id,
-                a.model,
-                a.chat_id,
-                a.source,
-                a.outcome,
-                a.status,
-                a.ttft_ms,
-                a.latency_ms,
-                a.input_tokens,
-                a.cached_tokens,
-                a.output_tokens
-            ])?;
-            let key = (a.provider_id.clone(), a.key_id.clone().unwrap_or_default(), a.model.clone());
-            let group = hours.entry((a.at.div_euclid(HOUR_MS) * HOUR_MS, key)).or_default();
-            group.totals.add(&Totals::of_attempt(a));
-            group.latencies.add(a.latency_ms);
+    let mut chunks = attempts.chunks_exact(ROWS_PER_INSERT);
+    if attempts.len() >= ROWS_PER_INSERT {
+        let mut insert = tx.prepare_cached(&insert_attempts(ROWS_PER_INSERT))?;
+        for chunk in &mut chunks {
+            insert.execute(params_from_iter(chunk.iter().flat_map(attempt_values)))?;
         }
+    }
+    if !chunks.remainder().is_empty() {
+        let mut insert = tx.prepare_cached(&insert_attempts(1))?;
+        for a in chunks.remainder() {
+            insert.execute(&attempt_values(a)[..])?;
+        }
+    }
+    // Summed per hour, provider, key and model (borrowed from the attempts).
+    let mut hours: HashMap<(i64, (&str, &str, &str)), Group> = HashMap::new();
+    for a in attempts {
+        let key = (a.provider_id.as_str(), a.key_id.as_deref().unwrap_or_default(), a.model.as_str());
+        let group = hours.entry((a.at.div_euclid(HOUR_MS) * HOUR_MS, key)).or_default();
+        group.totals.add(&Totals::of_attempt(a));
+        group.latencies.add(a.latency_ms);
     }
     for ((hour, (provider, key, model)), mut group) in hours {
         let existing = tx

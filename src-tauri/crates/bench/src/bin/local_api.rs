@@ -9,6 +9,7 @@
 //! `--through keypool` starts Keypool's local API in this process over a temporary store holding
 //! the keys (each request a new conversation); `direct` calls the upstream with the first key;
 //! a URL calls another OpenAI-compatible proxy there (e.g. LiteLLM's) with `--token`.
+//! `--no-ledger` records no attempt, to measure what the usage ledger costs.
 //! Prints `through=… concurrency=… ok=N failed=N p50_ms=… p90_ms=… rps=…`.
 
 use std::sync::Arc;
@@ -51,6 +52,9 @@ struct Args {
     /// `url=… token=…` once it listens: for another load generator (wrk).
     #[arg(long)]
     serve: bool,
+    /// Records no attempt in the usage ledger (to measure what recording costs).
+    #[arg(long)]
+    no_ledger: bool,
 }
 
 #[tokio::main]
@@ -134,7 +138,8 @@ async fn start_keypool(args: &Args, dir: &std::path::Path) -> (AppContext, Strin
     std::fs::create_dir_all(dir).unwrap();
     let database = keypool_store::Database::open(dir);
     let dirs = Dirs { data_dir: dir.to_owned(), log_dir: dir.join("logs") };
-    let context = AppContext::with_wiring("bench", dirs, database, Wiring::production(Arc::new(NoEvents)));
+    let wiring = Wiring { ledger: !args.no_ledger, ..Wiring::production(Arc::new(NoEvents)) };
+    let context = AppContext::with_wiring("bench", dirs, database, wiring);
     let provider = context
         .providers()
         .unwrap()
