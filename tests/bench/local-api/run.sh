@@ -41,26 +41,29 @@ sed "s/UPSTREAM_PORT/$upstream_port/" $here/upstream.conf > "$dir/upstream.conf"
 sed "s/UPSTREAM_PORT/$upstream_port/; s/PROXY_PORT/$proxy_port/" $here/proxy.conf > "$dir/proxy.conf"
 nginx -c "$dir/upstream.conf" -p "$dir" -g 'daemon off;' & pids+=($!)
 nginx -c "$dir/proxy.conf" -p "$dir" -g 'daemon off;' & pids+=($!)
-"$build_dir/release/keypool-local-api-bench" --upstream "http://127.0.0.1:$upstream_port/v1" --keys k1,k2,k3 \
-  --requests 1 --serve > "$dir/keypool.txt" 2>&1 & pids+=($!)
-keypool_pid=$!
-until grep -q 'url=' "$dir/keypool.txt"; do
-  kill -0 "$keypool_pid" 2> /dev/null || { cat "$dir/keypool.txt"; exit 1; }
-  sleep 0.1
-done
-keypool_url=$(sed -n 's/url=\([^ ]*\) .*/\1/p' "$dir/keypool.txt")
-TOKEN=$(sed -n 's/.*token=\(.*\)/\1/p' "$dir/keypool.txt")
-export TOKEN
+# Keypool's endpoint in the bench binary, with "$@" for flags; once it listens, $dir/$name.txt
+# holds its `url=… token=…`.
+start_endpoint() {
+  local name=$1
+  shift
+  "$build_dir/release/keypool-local-api-bench" --upstream "http://127.0.0.1:$upstream_port/v1" --keys k1,k2,k3 \
+    --requests 1 --serve "$@" > "$dir/$name.txt" 2>&1 & pids+=($!)
+  local pid=$!
+  until grep -q 'url=' "$dir/$name.txt"; do
+    kill -0 "$pid" 2> /dev/null || { cat "$dir/$name.txt"; exit 1; }
+    sleep 0.1
+  done
+}
+endpoint_url() { sed -n 's/url=\([^ ]*\) .*/\1/p' "$dir/$1.txt"; }
+endpoint_token() { sed -n 's/.*token=\(.*\)/\1/p' "$dir/$1.txt"; }
+start_endpoint keypool
 # The same without the usage ledger: what recording every attempt costs (not a target row).
-"$build_dir/release/keypool-local-api-bench" --upstream "http://127.0.0.1:$upstream_port/v1" --keys k1,k2,k3 \
-  --requests 1 --serve --no-ledger > "$dir/unrecorded.txt" 2>&1 & pids+=($!)
-unrecorded_pid=$!
-until grep -q 'url=' "$dir/unrecorded.txt"; do
-  kill -0 "$unrecorded_pid" 2> /dev/null || { cat "$dir/unrecorded.txt"; exit 1; }
-  sleep 0.1
-done
-unrecorded_url=$(sed -n 's/url=\([^ ]*\) .*/\1/p' "$dir/unrecorded.txt")
-UNRECORDED_TOKEN=$(sed -n 's/.*token=\(.*\)/\1/p' "$dir/unrecorded.txt")
+start_endpoint unrecorded --no-ledger
+keypool_url=$(endpoint_url keypool)
+TOKEN=$(endpoint_token keypool)
+export TOKEN
+unrecorded_url=$(endpoint_url unrecorded)
+UNRECORDED_TOKEN=$(endpoint_token unrecorded)
 
 mkdir -p "$dir/server"
 cat > "$dir/server.toml" << TOML
