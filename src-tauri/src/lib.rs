@@ -6,6 +6,8 @@ mod dialog;
 mod events;
 mod instance;
 mod ipc;
+#[cfg(target_os = "linux")]
+mod javascript_heap;
 mod logging;
 mod paths;
 #[cfg(target_os = "linux")]
@@ -20,8 +22,12 @@ use tauri::{Builder, Manager, Runtime, WebviewWindowBuilder};
 
 /// Starts the desktop app.
 pub fn run() {
+    // WebKitGTK's processes read both from the environment they inherit.
     #[cfg(target_os = "linux")]
-    rendering::choose();
+    {
+        rendering::choose();
+        javascript_heap::choose();
+    }
     // The single-instance guard comes first, so a second launch exits before anything opens the
     // database; it is the real process's alone (a test's mock app must never exit the test binary).
     build(Builder::default().plugin(instance::plugin()))

@@ -121,16 +121,19 @@ describe('the window', () => {
   });
 });
 
+/** The variable `name` as the app's WebKit web process was started with (undefined: unset). */
+function webProcessVariable(app, name) {
+  const web = descendantsOf(app.processId()).find((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('WebKitWebProces'));
+  assert.ok(web, 'the app runs a WebKit web process');
+  const environment = readFileSync(`/proc/${web}/environ`, 'utf8').split('\0');
+  return environment.find((entry) => entry.startsWith(`${name}=`))?.slice(name.length + 1);
+}
+
 describe('drawing without a GPU', () => {
   // WebKit composites with OpenGL; without a render node that is Mesa's software rasteriser,
   // which costs the web process ~75 MiB for nothing, so the app turns compositing off there.
   /** WEBKIT_DISABLE_COMPOSITING_MODE as the app's web process was started with (undefined: unset). */
-  const compositingVariableOf = (app) => {
-    const web = descendantsOf(app.processId()).find((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('WebKitWebProces'));
-    assert.ok(web, 'the app runs a WebKit web process');
-    const environment = readFileSync(`/proc/${web}/environ`, 'utf8').split('\0');
-    return environment.find((entry) => entry.startsWith('WEBKIT_DISABLE_COMPOSITING_MODE='))?.split('=')[1];
-  };
+  const compositingVariableOf = (app) => webProcessVariable(app, 'WEBKIT_DISABLE_COMPOSITING_MODE');
 
   it('turns compositing off on a machine with no render node, and on by WebKit default with one', async () => {
     const app = await launchApp({ env: { WEBKIT_DISABLE_COMPOSITING_MODE: undefined } }); // as a desktop starts it
@@ -193,6 +196,24 @@ describe('drawing without a GPU', () => {
     } finally {
       await app.stop();
       fake.stop();
+    }
+  });
+});
+
+describe("the JavaScript engine's heap", () => {
+  // JavaScriptCore lets its heap grow to four times what was live on a machine with 16 GiB or
+  // more; a long chat scrolled through then kept 77 MiB more. The app tunes it from the
+  // environment the web process inherits (src-tauri/src/javascript_heap.rs).
+  it('starts the web process with the tuning, and keeps a value the user set', async () => {
+    const app = await launchApp({ env: { JSC_largeHeapSize: '16777216' } });
+    try {
+      await app.find('app-shell');
+      assert.equal(webProcessVariable(app, 'JSC_heapGrowthMaxIncrease'), '0.25', 'the growth allowed over what was live');
+      assert.equal(webProcessVariable(app, 'JSC_smallHeapGrowthFactor'), '1.25', 'the same on a machine with less RAM');
+      assert.equal(webProcessVariable(app, 'JSC_maxEdenSizeForRateLimitingMultiplier'), '1', 'the eden');
+      assert.equal(webProcessVariable(app, 'JSC_largeHeapSize'), '16777216', 'the value the user set reaches WebKit unchanged');
+    } finally {
+      await app.stop();
     }
   });
 });
