@@ -100,9 +100,9 @@ const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
  * Per 1 000 messages brought onto the page on the way up (each message counted once, however
  * often it came and went). `chat` holds the ids of its first and last messages. Answers the
  * growth (RSS, bytes per 1 000, the larger of the two ends: what the reader is left with) and the
- * lines to print.
+ * lines to print, under `title`.
  */
-export async function messagesShown(app, chat) {
+export async function messagesShown(app, chat, title = 'Memory per 1 000 chat messages shown') {
   const pid = app.processId();
   const count = () => app.driver.executeScript(`return document.querySelectorAll('[data-testid="message"]').length;`);
   const openedWith = await count();
@@ -116,7 +116,7 @@ export async function messagesShown(app, chat) {
   const per1000 = (m, key) => ((m[key] - open[key]) * 1000) / added;
   const growth = Math.max(per1000(top, 'rss'), per1000(bottom, 'rss'));
   const lines = [
-    `\nMemory per 1 000 chat messages shown (${chat.count} messages; ${up.seen.length} shown on the way up, ${added} of them not on the page when it opened)`,
+    `\n${title} (${chat.count} messages; ${up.seen.length} shown on the way up, ${added} of them not on the page when it opened)`,
     `  ${'at the first message (scrolled up)'.padEnd(44)} PSS ${mib(per1000(top, 'pss'))}, RSS ${mib(per1000(top, 'rss'))}`,
     `  ${'back at the last message (scrolled down)'.padEnd(44)} PSS ${mib(per1000(bottom, 'pss'))}, RSS ${mib(per1000(bottom, 'rss'))}`,
     `  ${'scrolled a page at a time'.padEnd(44)} ${up.steps} pages up, ${down.steps} down; the view jumped ${up.jumps + down.jumps} times; ${rendered} messages on the page at the end`,
