@@ -18,7 +18,7 @@
 use std::ffi::OsString;
 
 /// The options the app sets, as the variables JavaScriptCore reads them from.
-pub const TUNING: [(&str, &str); 5] = [
+const TUNING: [(&str, &str); 5] = [
     // With 16 GiB or more: the heap may grow to 1 + 0.25·e^(−2·heap/RAM) times what was live.
     ("JSC_heapGrowthMaxIncrease", "0.25"),
     // With less: while the heap is under a quarter of RAM, then under half, 1.25 times.
