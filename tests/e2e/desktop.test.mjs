@@ -211,6 +211,7 @@ describe("the JavaScript engine's heap", () => {
       assert.equal(webProcessVariable(app, 'JSC_heapGrowthMaxIncrease'), '0.25', 'the growth allowed over what was live');
       assert.equal(webProcessVariable(app, 'JSC_smallHeapGrowthFactor'), '1.25', 'the same on a machine with less RAM');
       assert.equal(webProcessVariable(app, 'JSC_maxEdenSizeForRateLimitingMultiplier'), '1', 'the eden');
+      assert.equal(webProcessVariable(app, 'JSC_useFTLJIT'), '0', 'no FTL tier');
       assert.equal(webProcessVariable(app, 'JSC_largeHeapSize'), '16777216', 'the value the user set reaches WebKit unchanged');
     } finally {
       await app.stop();
