@@ -16,7 +16,7 @@
 //! connection run on the same thread.
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
@@ -75,59 +75,74 @@ impl HttpClients {
 }
 
 /// The clients a service's requests go out on: the ones every clone shares, rebuilt when the
-/// user chooses another proxy, or clients of this clone's own (see [`Connections::own`]).
+/// user chooses another proxy, or clients of this clone's own (see [`Connections::own`]). Each is
+/// built on its first request, not before: building one (TLS roots, connector) took 2–7 ms, and a
+/// start that sends nothing should not pay for it.
 #[derive(Clone)]
 pub(crate) struct Connections {
     shared: Arc<RwLock<Chosen>>,
-    /// Clients of this clone's own, and the generation of the choice they were built for.
-    own: Option<Arc<Mutex<(u64, HttpClients)>>>,
+    /// Clients of this clone's own, once built, and the generation of the choice they were built for.
+    own: Option<Arc<Mutex<Option<(u64, HttpClients)>>>>,
 }
 
-/// The proxy chosen, the clients built for it, and how many choices came before.
+/// The proxy chosen, the clients for it once built, and how many choices came before.
 struct Chosen {
     proxy: ProxyChoice,
     generation: u64,
-    clients: HttpClients,
+    clients: OnceLock<HttpClients>,
+}
+
+impl Chosen {
+    /// The clients for the choice, built now if no request needed them before.
+    fn clients(&self) -> &HttpClients {
+        // A choice other than none was built once when it was made (`set_proxy`), so only none
+        // is built here, and none is always usable.
+        self.clients.get_or_init(|| HttpClients::build(&self.proxy).expect("a chosen proxy was usable when chosen"))
+    }
 }
 
 impl Connections {
     /// Without a proxy.
     pub(crate) fn new() -> Connections {
-        let proxy = ProxyChoice::None;
-        let clients = HttpClients::build(&proxy).expect("no proxy is always usable");
-        Connections { shared: Arc::new(RwLock::new(Chosen { proxy, generation: 0, clients })), own: None }
+        let chosen = Chosen { proxy: ProxyChoice::None, generation: 0, clients: OnceLock::new() };
+        Connections { shared: Arc::new(RwLock::new(chosen)), own: None }
     }
 
     /// Uses `proxy` from now on, for every clone (one with clients of its own rebuilds them
-    /// before its next request). On an error nothing changes.
+    /// before its next request). The choice in use already changes nothing. On an error nothing
+    /// changes.
     pub(crate) fn set_proxy(&self, proxy: &ProxyChoice) -> Result<(), ProxyError> {
+        if self.shared.read().unwrap_or_else(|e| e.into_inner()).proxy == *proxy {
+            return Ok(());
+        }
         let clients = HttpClients::build(proxy)?;
         let mut chosen = self.shared.write().unwrap_or_else(|e| e.into_inner());
-        *chosen = Chosen { proxy: proxy.clone(), generation: chosen.generation + 1, clients };
+        *chosen = Chosen { proxy: proxy.clone(), generation: chosen.generation + 1, clients: OnceLock::from(clients) };
         Ok(())
     }
 
     /// The client for a request to `url`.
     pub(crate) fn for_url(&self, url: &str) -> reqwest::Client {
         let chosen = self.shared.read().unwrap_or_else(|e| e.into_inner());
-        let Some(own) = &self.own else { return chosen.clients.for_url(url).clone() };
+        let Some(own) = &self.own else { return chosen.clients().for_url(url).clone() };
         let mut own = own.lock().unwrap_or_else(|e| e.into_inner());
-        if own.0 != chosen.generation {
-            // The choice was built once already, so it builds again.
-            let clients = HttpClients::build(&chosen.proxy).unwrap_or_else(|_| chosen.clients.clone());
-            *own = (chosen.generation, clients);
+        match &*own {
+            Some((generation, clients)) if *generation == chosen.generation => clients.for_url(url).clone(),
+            _ => {
+                // The choice was built once already, so it builds again.
+                let clients = HttpClients::build(&chosen.proxy).unwrap_or_else(|_| chosen.clients().clone());
+                let client = clients.for_url(url).clone();
+                *own = Some((chosen.generation, clients));
+                client
+            }
         }
-        own.1.for_url(url).clone()
     }
 
     /// The same choice of proxy, with connections of their own (not shared with this one or
-    /// any other clone): for a runtime whose requests should not wake another runtime's
-    /// connection tasks.
+    /// any other clone), built on their first request: for a runtime whose requests should not
+    /// wake another runtime's connection tasks.
     pub(crate) fn own(&self) -> Connections {
-        let chosen = self.shared.read().unwrap_or_else(|e| e.into_inner());
-        let clients = HttpClients::build(&chosen.proxy).unwrap_or_else(|_| chosen.clients.clone());
-        let own = Some(Arc::new(Mutex::new((chosen.generation, clients))));
-        Connections { shared: self.shared.clone(), own }
+        Connections { shared: self.shared.clone(), own: Some(Arc::new(Mutex::new(None))) }
     }
 }
 
@@ -262,18 +277,27 @@ mod tests {
     #[test]
     fn own_connections_follow_the_shared_proxy_choice() {
         let shared = Connections::new();
+        let built = |c: &Connections| c.shared.read().unwrap().clients.get().is_some();
+        assert!(!built(&shared), "nothing is built before a request needs it");
         let own = shared.own();
-        let generation = |c: &Connections| c.own.as_ref().map(|own| own.lock().unwrap().0);
+        let generation = |c: &Connections| c.own.as_ref().and_then(|own| own.lock().unwrap().as_ref().map(|o| o.0));
+        assert_eq!(generation(&own), None, "a clone's own clients wait for its first request too");
+        let _ = own.for_url("https://api.openai.com/v1");
         assert_eq!(generation(&own), Some(0), "built for the choice of the moment");
         let _ = own.for_url("https://api.openai.com/v1");
         assert_eq!(generation(&own), Some(0), "kept while the choice stands");
+        shared.set_proxy(&ProxyChoice::None).unwrap();
+        assert_eq!(shared.shared.read().unwrap().generation, 0, "the choice in use is no new choice");
         shared.set_proxy(&ProxyChoice::Url("http://proxy.lan:3128".into())).unwrap();
+        assert!(built(&shared), "a proxy is built when chosen: that is how it is checked");
         let _ = own.for_url("https://api.openai.com/v1");
         assert_eq!(generation(&own), Some(1), "rebuilt for the new choice before the next request");
         assert!(shared.set_proxy(&ProxyChoice::Url("not a url".into())).is_err(), "a bad choice");
         let _ = own.for_url("https://api.openai.com/v1");
         assert_eq!(generation(&own), Some(1), "changes nothing");
-        assert!(generation(&shared).is_none(), "the shared clients are not a clone's own");
+        assert!(shared.own.is_none(), "the shared clients are not a clone's own");
+        let _ = shared.for_url("http://127.0.0.1/v1");
+        assert!(built(&shared), "the shared clients, once asked for");
     }
 
     #[test]
