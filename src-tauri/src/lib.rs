@@ -4,6 +4,8 @@
 
 mod dialog;
 mod events;
+#[cfg(target_os = "linux")]
+mod fonts;
 mod instance;
 mod ipc;
 #[cfg(target_os = "linux")]
@@ -67,7 +69,8 @@ pub fn build<R: Runtime>(builder: Builder<R>) -> Builder<R> {
 
         // The window is created only now, after the state exists, so no invoke can arrive first.
         // It hands the page what its first screen waits for, so the first render needs no IPC.
-        let first_screen = FirstScreen::of(&app.state::<AppContext>()).script();
+        let first_screen =
+            FirstScreen { fonts: chosen_fonts(), ..FirstScreen::of(&app.state::<AppContext>()) }.script();
         let dev_url = app.config().build.dev_url.clone();
         for config in app.config().app.windows.iter().filter(|w| !w.create) {
             let dev_url = dev_url.clone();
@@ -78,6 +81,18 @@ pub fn build<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         }
         Ok(())
     })
+}
+
+/// The Latin font families the page draws in (see [`FirstScreen`]): on Linux, the app chooses.
+#[cfg(target_os = "linux")]
+fn chosen_fonts() -> Option<Vec<String>> {
+    Some(fonts::installed_latin_families())
+}
+
+/// Elsewhere the stylesheet's own list stands: Windows and macOS have their UI fonts.
+#[cfg(not(target_os = "linux"))]
+fn chosen_fonts() -> Option<Vec<String>> {
+    None
 }
 
 /// The window shows the app and nothing else: a link or a script can never navigate it away

@@ -19,3 +19,11 @@ export function handedFirstScreen(): FirstScreen | undefined {
   if (navigation && navigation.type !== 'navigate') return undefined;
   return window.__KEYPOOL_FIRST_SCREEN__;
 }
+
+/**
+ * The Latin font families the window chose for the page (`FirstScreen.fonts`), on every load,
+ * a reload's included: the machine's fonts are the same then. Undefined outside the app.
+ */
+export function handedFonts(): string[] | null | undefined {
+  return window.__KEYPOOL_FIRST_SCREEN__?.fonts;
+}

@@ -324,7 +324,14 @@ export type FailoverReason = "rate_limited" | "auth_rejected" | "quota_exhausted
  * `app:getStatus`), known before the window opens. The window's initialization script hands it
  * to the page as `window.__KEYPOOL_FIRST_SCREEN__`, so the first render waits for no IPC answer.
  */
-export type FirstScreen = { preferences: Preferences, status: AppStatus, };
+export type FirstScreen = { preferences: Preferences, status: AppStatus, 
+/**
+ * The families the page draws Latin text in, in order, where the app chooses them: on Linux,
+ * those of the desktops' UI fonts this machine has (empty: it has none of them), so WebKit
+ * looks up no family the machine lacks. `None`: the stylesheet's own list. Unlike the rest, it
+ * holds for every load of the window, a reload's included.
+ */
+fonts: Array<string> | null, };
 
 /**
  * The id of the thing a command acts on.

@@ -67,6 +67,11 @@ pub(super) fn status(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<AppStatus, I
 pub struct FirstScreen {
     pub preferences: PreferencesDto,
     pub status: AppStatus,
+    /// The families the page draws Latin text in, in order, where the app chooses them: on Linux,
+    /// those of the desktops' UI fonts this machine has (empty: it has none of them), so WebKit
+    /// looks up no family the machine lacks. `None`: the stylesheet's own list. Unlike the rest, it
+    /// holds for every load of the window, a reload's included.
+    pub fonts: Option<Vec<String>>,
 }
 
 impl FirstScreen {
@@ -74,12 +79,12 @@ impl FirstScreen {
     pub const GLOBAL: &'static str = "__KEYPOOL_FIRST_SCREEN__";
 
     pub fn of(ctx: &AppContext) -> Self {
-        FirstScreen { preferences: ctx.preferences().get().into(), status: AppStatus::from(ctx) }
+        FirstScreen { preferences: ctx.preferences().get().into(), status: AppStatus::from(ctx), fonts: None }
     }
 
     /// The initialization script: JSON is a JavaScript expression, so the value goes in as it is.
-    /// The page takes it on its first load only: a reload runs the same script, with what was
-    /// true when the window opened, so it asks the commands then.
+    /// The page takes the preferences and the status on its first load only: a reload runs the same
+    /// script, with what was true when the window opened, so it asks the commands then.
     pub fn script(&self) -> String {
         let json = serde_json::to_string(self).expect("the first screen's types always serialize");
         format!("window.{} = {json};", Self::GLOBAL)
