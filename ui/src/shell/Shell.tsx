@@ -4,36 +4,20 @@ import { useI18n } from '../i18n/I18nProvider';
 import type { MessageKey } from '../i18n';
 import type { AppStatus } from '../ipc/bindings';
 import { ChatPage } from '../features/chat/ChatPage';
-import { preloadMarkdown } from '../features/chat/markdown/LazyMarkdown';
 import { markStartup } from '../startupMarks';
 import type { Route } from '../route';
 
-// Loaded when first opened: the Usage page brings the chart library, which the chat (the page
-// the app opens on) does not need in its first load.
-const UsagePage = lazy(() => import('../features/usage/UsagePage').then((module) => ({ default: module.UsagePage })));
-
-// Settings (its forms and their schemas) is not on the first screen either; it loads once the
-// first screen is up (`preloadAfterFirstPaint`), so opening it rarely waits.
+// Usage (with its chart library) and Settings (its forms and their schemas) are not on the first
+// screen: each loads when the pointer or the keyboard's focus comes to its link, a moment before
+// the click that opens it, or when opened. Loaded as soon as the first screen was up, the two
+// (with the Markdown renderer) had kept the web process 9 MiB larger from the start.
+const usageModule = () => import('../features/usage/UsagePage');
+const UsagePage = lazy(() => usageModule().then((module) => ({ default: module.UsagePage })));
 const settingsModule = () => import('../features/settings/SettingsPage');
 const SettingsPage = lazy(() => settingsModule().then((module) => ({ default: module.SettingsPage })));
 
-/**
- * Loads what the first screen does not show (Settings, the Markdown renderer) in the background,
- * once the frame that paints the first screen is drawn: parsing it earlier would delay that paint.
- */
-function preloadAfterFirstPaint(): () => void {
-  let timer: number | undefined;
-  const frame = requestAnimationFrame(() => {
-    timer = window.setTimeout(() => {
-      void settingsModule();
-      void preloadMarkdown();
-    }, 0);
-  });
-  return () => {
-    cancelAnimationFrame(frame);
-    window.clearTimeout(timer);
-  };
-}
+/** What each page's link loads ahead of a click. */
+const PRELOAD: Partial<Record<Route['page'], () => Promise<unknown>>> = { usage: usageModule, settings: settingsModule };
 
 interface Props {
   route: Route;
@@ -52,7 +36,6 @@ export function Shell({ route, onNavigate, status }: Props) {
   const { t } = useI18n();
   useEffect(() => {
     markStartup('shell');
-    return preloadAfterFirstPaint();
   }, []);
   return (
     <div className="shell" data-testid="app-shell">
@@ -69,6 +52,8 @@ export function Shell({ route, onNavigate, status }: Props) {
                 aria-current={route.page === item.page ? 'page' : undefined}
                 data-testid={`nav-${item.page}`}
                 onClick={() => onNavigate(item.to)}
+                onPointerEnter={() => void PRELOAD[item.page]?.()}
+                onFocus={() => void PRELOAD[item.page]?.()}
               >
                 <span className="rail__icon">
                   <Icon name={item.icon} />

@@ -6,6 +6,7 @@ import { type Attachment, LIMITS } from '../../ipc/bindings';
 import { chatApi } from '../../ipc/chat';
 import { IpcError } from '../../ipc/client';
 import { AttachmentList } from './AttachmentViews';
+import { preloadMarkdown } from './markdown/LazyMarkdown';
 import { fileToBase64 } from './attachments';
 
 interface Props {
@@ -183,7 +184,11 @@ export function Composer({ streaming, stopping, disabled, onSend, onStop }: Prop
           rows={2}
           value={text}
           disabled={disabled}
-          onChange={(e) => setText(e.target.value)}
+          onChange={(e) => {
+            setText(e.target.value);
+            // The reply will want the Markdown renderer: it loads while the question is typed.
+            void preloadMarkdown();
+          }}
           onKeyDown={onKeyDown}
           onPaste={onPaste}
           data-testid="composer-input"

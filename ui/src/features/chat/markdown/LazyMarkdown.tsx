@@ -3,8 +3,8 @@ import { type ComponentProps, useSyncExternalStore } from 'react';
 /*
  * The Markdown renderer (react-markdown, remark-gfm and the highlighting grammars: most of the
  * UI's code by weight) is not on the first screen: it loads on first use, in a chunk of its own,
- * and the app asks for it once the first screen is up (`preloadMarkdown`). Until it is there a
- * reply shows as its plain text, so nothing waits on it.
+ * or as soon as a question is typed (`preloadMarkdown`). Until it is there a reply shows as its
+ * plain text, so nothing waits on it.
  */
 
 type MarkdownModule = typeof import('./Markdown');
