@@ -102,8 +102,10 @@ impl Chosen {
 }
 
 impl Connections {
-    /// Without a proxy.
+    /// Without a proxy. Installs the process's TLS crypto provider, if none is yet: any reqwest
+    /// client built from then on (this crate's or another's) finds it.
     pub(crate) fn new() -> Connections {
+        install_crypto_provider();
         let chosen = Chosen { proxy: ProxyChoice::None, generation: 0, clients: OnceLock::new() };
         Connections { shared: Arc::new(RwLock::new(chosen)), own: None }
     }
