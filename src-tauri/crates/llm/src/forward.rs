@@ -10,6 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::stream::{BoxStream, StreamExt};
 use keypool::{SessionId, Timestamp};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, USER_AGENT};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -19,7 +20,8 @@ use crate::provider::{refusal_of, stream_pieces, ProviderEndpoint, StreamPiece, 
 use crate::rate_limit::{announced_limits, announced_wait};
 use crate::record::AttemptOutcome;
 use crate::sse::{Decoder, Event};
-use crate::stream::{breakage, read_error_body, read_whole, MAX_WHOLE_ANSWER, REDIRECT_REFUSED};
+use crate::stream::{read_error_body, read_whole, MAX_WHOLE_ANSWER, REDIRECT_REFUSED};
+use crate::upstream::{self, Chunks};
 use crate::{scope_of, CompletionService, ProviderKind};
 
 /// Which upstream endpoint a request goes to.
@@ -127,21 +129,20 @@ impl CompletionService {
         request: &ForwardRequest,
         url: &str,
         credential: &Credential,
-    ) -> Result<reqwest::Response, reqwest::Error> {
-        let builder = request
-            .endpoint
-            .authorize_with(self.client(url).post(url), credential.secret())
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(request.body.clone());
-        let mut upstream = builder.build()?;
-        for (name, value) in &request.headers {
-            if let (Ok(name), Ok(value)) =
-                (reqwest::header::HeaderName::try_from(name.as_str()), reqwest::header::HeaderValue::try_from(value))
-            {
-                upstream.headers_mut().insert(name, value);
+    ) -> Result<upstream::Response, Breakage> {
+        let headers = || {
+            let mut headers = HeaderMap::with_capacity(8);
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            headers.insert(USER_AGENT, HeaderValue::from_static(crate::http::USER_AGENT));
+            request.endpoint.authorize_headers(&mut headers, credential.secret());
+            for (name, value) in &request.headers {
+                if let (Ok(name), Ok(value)) = (HeaderName::try_from(name.as_str()), HeaderValue::try_from(value)) {
+                    headers.insert(name, value);
+                }
             }
-        }
-        self.client(url).execute(upstream).await
+            headers
+        };
+        self.http.sender(url).post(url, headers, request.body.clone()).await
     }
 }
 
@@ -156,7 +157,7 @@ fn upstream_url(endpoint: &ProviderEndpoint, path: UpstreamPath, model: &str) ->
     }
 }
 
-fn passed_headers(headers: &reqwest::header::HeaderMap) -> Vec<(String, String)> {
+fn passed_headers(headers: &HeaderMap) -> Vec<(String, String)> {
     PASSED_ANSWER_HEADERS
         .iter()
         .filter_map(|name| Some(((*name).to_owned(), headers.get(*name)?.to_str().ok()?.to_owned())))
@@ -207,14 +208,14 @@ enum Answer {
     Stream {
         status: u16,
         headers: Vec<(String, String)>,
-        upstream: BoxStream<'static, reqwest::Result<Bytes>>,
+        upstream: upstream::Body,
     },
     /// Passed on piece by piece as it comes, and read whole (up to [`MAX_WHOLE_ANSWER`]) for its
     /// usage: Gemini's stream written as one JSON array.
     Passed {
         status: u16,
         headers: Vec<(String, String)>,
-        upstream: BoxStream<'static, reqwest::Result<Bytes>>,
+        upstream: upstream::Body,
     },
 }
 
@@ -223,7 +224,7 @@ enum Answer {
 struct Relay {
     service: CompletionService,
     endpoint: ProviderEndpoint,
-    upstream: Option<BoxStream<'static, reqwest::Result<Bytes>>>,
+    upstream: Option<upstream::Body>,
     /// What was passed on so far of an answer relayed as it comes, unparsed (its usage is read at
     /// the end); `None` for a stream of events.
     passed: Option<Vec<u8>>,
@@ -268,7 +269,7 @@ impl Relay {
             let upstream = self.upstream.as_mut()?;
             let idle = self.service.deadlines.idle;
             let chunk = tokio::select! {
-                chunk = upstream.next() => Some(chunk),
+                chunk = upstream.next_chunk() => Some(chunk),
                 _ = self.service.waiter.after(idle) => None,
             };
             match chunk {
@@ -283,8 +284,7 @@ impl Relay {
                     tracing::info!("a forwarded stream ended before it was complete");
                     return Some(self.break_off(rest, Breakage::EndedEarly));
                 }
-                Some(Some(Err(error))) => {
-                    let broke = breakage(&error);
+                Some(Some(Err(broke))) => {
                     tracing::info!(kind = %broke, "a forwarded answer broke off");
                     return Some(self.break_off(Vec::new(), broke));
                 }
@@ -302,7 +302,7 @@ impl Relay {
         let upstream = self.upstream.as_mut()?;
         let idle = self.service.deadlines.idle;
         let chunk = tokio::select! {
-            chunk = upstream.next() => Some(chunk),
+            chunk = upstream.next_chunk() => Some(chunk),
             _ = self.service.waiter.after(idle) => None,
         };
         let passed = self.passed.as_mut()?;
@@ -322,7 +322,7 @@ impl Relay {
                 self.end(AttemptOutcome::Ok);
                 None
             }
-            Some(Some(Err(error))) => Some(self.break_off(Vec::new(), breakage(&error))),
+            Some(Some(Err(broke))) => Some(self.break_off(Vec::new(), broke)),
             None => Some(self.break_off(Vec::new(), Breakage::Timeout)),
         }
     }
@@ -477,8 +477,7 @@ impl Attempt for RelayAttempt<'_> {
         };
         let response = match response {
             Ok(response) => response,
-            Err(error) => {
-                let broke = breakage(&error);
+            Err(broke) => {
                 tracing::info!(provider = %request.endpoint.id, kind = %broke, "the forwarded request could not reach the provider");
                 return Tried::ended(Ended::Broken(broke));
             }
@@ -493,7 +492,7 @@ impl Attempt for RelayAttempt<'_> {
         } else if !response.status().is_success() {
             let retry_after = announced_wait(response.headers(), now, skew);
             let redactor = service.redactor(&request.endpoint, credential.secret());
-            let body = redactor.redact_json(&read_error_body(response, deadlines.idle, waiter).await);
+            let body = redactor.redact_json(&read_error_body(response.into_body(), deadlines.idle, waiter).await);
             let refusal = refusal_of(kind, status, &body, retry_after, announced);
             // Redacted again once decoded: a key written with JSON escapes is plain only now.
             let failure = Failure { message: redactor.redact(&refusal.message), ..refusal };
@@ -501,9 +500,9 @@ impl Attempt for RelayAttempt<'_> {
             Ended::Refused(failure)
         } else if request.path == (UpstreamPath::StreamGenerateContent { sse: false }) {
             // Gemini's stream as one JSON array: passed on as it is written, read for its usage.
-            Ended::Answered(Answer::Passed { status, headers, upstream: response.bytes_stream().boxed() })
+            Ended::Answered(Answer::Passed { status, headers, upstream: response.into_body() })
         } else if !request.stream {
-            match read_whole(response, MAX_WHOLE_ANSWER, deadlines.idle, waiter).await {
+            match read_whole(response.into_body(), MAX_WHOLE_ANSWER, deadlines.idle, waiter).await {
                 Err(broke) => Ended::Broken(broke),
                 Ok(body) => {
                     let (carries_error, usage) = read_reply(kind, &body);
@@ -526,7 +525,7 @@ impl Attempt for RelayAttempt<'_> {
                 }
             }
         } else {
-            Ended::Answered(Answer::Stream { status, headers, upstream: response.bytes_stream().boxed() })
+            Ended::Answered(Answer::Stream { status, headers, upstream: response.into_body() })
         };
         Tried { announced, ..Tried::ended(ended) }
     }

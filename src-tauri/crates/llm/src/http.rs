@@ -21,6 +21,8 @@ use std::time::Duration;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
+use crate::upstream::{plain_client, PlainClient, Sender};
+
 /// Which proxy provider requests over `https` go through.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum ProxyChoice {
@@ -38,14 +40,19 @@ pub enum ProxyChoice {
 #[error("the proxy address is not usable: {0}")]
 pub struct ProxyError(pub String);
 
+/// What provider requests say they come from.
+pub(crate) const USER_AGENT: &str = concat!("Keypool/", env!("CARGO_PKG_VERSION"));
+
 /// Hosts a proxy is never used for.
 const LOOPBACK: &str = "localhost,127.0.0.0/8,::1";
 
-/// The clients, one per scheme.
+/// The clients, one per scheme, and hyper's own for relaying to plain-http servers
+/// ([`crate::upstream`]).
 #[derive(Clone)]
 pub(crate) struct HttpClients {
     secure: reqwest::Client,
     plain: reqwest::Client,
+    relay_plain: Arc<PlainClient>,
 }
 
 impl HttpClients {
@@ -61,17 +68,31 @@ impl HttpClients {
             .dns_resolver(LocalOnly)
             .build()
             .expect("the HTTP client configuration is static and valid");
-        Ok(HttpClients { secure, plain })
+        Ok(HttpClients { secure, plain, relay_plain: Arc::new(plain_client()) })
     }
 
     /// The client for a request to `url`.
     pub(crate) fn for_url(&self, url: &str) -> &reqwest::Client {
-        if url.get(..7).is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://")) {
+        if is_plain(url) {
             &self.plain
         } else {
             &self.secure
         }
     }
+
+    /// The client a relayed request to `url` goes out on.
+    fn sender(&self, url: &str) -> Sender {
+        if is_plain(url) {
+            Sender::Plain(self.relay_plain.clone())
+        } else {
+            Sender::Reqwest(self.secure.clone())
+        }
+    }
+}
+
+/// `url` is plain http.
+fn is_plain(url: &str) -> bool {
+    url.get(..7).is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
 }
 
 /// The clients a service's requests go out on: the ones every clone shares, rebuilt when the
@@ -81,9 +102,12 @@ impl HttpClients {
 #[derive(Clone)]
 pub(crate) struct Connections {
     shared: Arc<RwLock<Chosen>>,
-    /// Clients of this clone's own, once built, and the generation of the choice they were built for.
-    own: Option<Arc<Mutex<Option<(u64, HttpClients)>>>>,
+    /// Clients of this clone's own, once built.
+    own: Option<Arc<Mutex<Option<OwnClients>>>>,
 }
+
+/// A clone's own clients, and the generation of the choice they were built for.
+type OwnClients = (u64, HttpClients);
 
 /// The proxy chosen, the clients for it once built, and how many choices came before.
 struct Chosen {
@@ -125,17 +149,27 @@ impl Connections {
 
     /// The client for a request to `url`.
     pub(crate) fn for_url(&self, url: &str) -> reqwest::Client {
+        self.with_clients(|clients| clients.for_url(url).clone())
+    }
+
+    /// The client a relayed request to `url` goes out on.
+    pub(crate) fn sender(&self, url: &str) -> Sender {
+        self.with_clients(|clients| clients.sender(url))
+    }
+
+    /// `take` of the clients requests go out on now: this clone's own, or the shared ones.
+    fn with_clients<T>(&self, take: impl FnOnce(&HttpClients) -> T) -> T {
         let chosen = self.shared.read().unwrap_or_else(|e| e.into_inner());
-        let Some(own) = &self.own else { return chosen.clients().for_url(url).clone() };
+        let Some(own) = &self.own else { return take(chosen.clients()) };
         let mut own = own.lock().unwrap_or_else(|e| e.into_inner());
         match &*own {
-            Some((generation, clients)) if *generation == chosen.generation => clients.for_url(url).clone(),
+            Some((generation, clients)) if *generation == chosen.generation => take(clients),
             _ => {
                 // The choice was built once already, so it builds again.
                 let clients = HttpClients::build(&chosen.proxy).unwrap_or_else(|_| chosen.clients().clone());
-                let client = clients.for_url(url).clone();
+                let taken = take(&clients);
                 *own = Some((chosen.generation, clients));
-                client
+                taken
             }
         }
     }
@@ -160,7 +194,7 @@ fn base() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .redirect(same_origin_redirects())
         .connect_timeout(Duration::from_secs(15))
-        .user_agent(concat!("Keypool/", env!("CARGO_PKG_VERSION")))
+        .user_agent(USER_AGENT)
 }
 
 /// The proxies of `choice`, each skipping loopback hosts.
@@ -203,17 +237,21 @@ struct LocalOnly;
 
 impl Resolve for LocalOnly {
     fn resolve(&self, name: Name) -> Resolving {
-        Box::pin(async move {
-            let host = name.as_str().to_owned();
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let local: Vec<SocketAddr> = found.iter().copied().filter(|addr| is_local_address(addr.ip())).collect();
-            if local.is_empty() {
-                tracing::warn!(%host, "a plain-http provider resolves outside this network; nothing was sent");
-                return Err(format!("{host} resolves to no address of this machine or a private network").into());
-            }
-            Ok(Box::new(local.into_iter()) as Addrs)
-        })
+        let host = name.as_str().to_owned();
+        Box::pin(async move { Ok(Box::new(local_addresses(&host).await?.into_iter()) as Addrs) })
     }
+}
+
+/// The addresses `host` resolves to on this machine or a private network; an error when it
+/// resolves to none of those.
+pub(crate) async fn local_addresses(host: &str) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
+    let found: Vec<SocketAddr> = tokio::net::lookup_host((host, 0)).await?.collect();
+    let local: Vec<SocketAddr> = found.into_iter().filter(|addr| is_local_address(addr.ip())).collect();
+    if local.is_empty() {
+        tracing::warn!(%host, "a plain-http provider resolves outside this network; nothing was sent");
+        return Err(format!("{host} resolves to no address of this machine or a private network").into());
+    }
+    Ok(local)
 }
 
 /// Loopback, private (RFC 1918, unique local) and link-local addresses.

@@ -24,6 +24,7 @@ mod service;
 mod sse;
 mod stream;
 pub mod team;
+mod upstream;
 mod verify;
 mod wait;
 

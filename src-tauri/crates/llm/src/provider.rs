@@ -118,41 +118,40 @@ impl ProviderEndpoint {
     /// Adds the key the way this kind expects it, as a sensitive header (kept out of debug
     /// output, and never re-sent on a redirect to another origin: the client follows none).
     pub fn authorize(&self, request: reqwest::RequestBuilder, key: &Secret) -> reqwest::RequestBuilder {
-        match self.kind {
-            ProviderKind::Openai => request.bearer_auth(key.expose()),
-            ProviderKind::Anthropic => match reqwest::header::HeaderValue::from_str(key.expose()) {
-                Ok(mut value) => {
-                    value.set_sensitive(true);
-                    request.header("x-api-key", value).header("anthropic-version", ANTHROPIC_VERSION)
-                }
-                // A key that cannot be a header value is refused by the provider as missing.
-                Err(_) => request.header("anthropic-version", ANTHROPIC_VERSION),
-            },
-            // In a header, never in the URL (`?key=`): URLs end up in logs and proxies.
-            ProviderKind::Gemini => match reqwest::header::HeaderValue::from_str(key.expose()) {
-                Ok(mut value) => {
-                    value.set_sensitive(true);
-                    request.header("x-goog-api-key", value)
-                }
-                Err(_) => request,
-            },
-        }
+        self.authorize_with(request, Some(key))
     }
 
     /// Adds `key` as [`ProviderEndpoint::authorize`] does, or none as
     /// [`ProviderEndpoint::unauthorized`] does.
     pub fn authorize_with(&self, request: reqwest::RequestBuilder, key: Option<&Secret>) -> reqwest::RequestBuilder {
-        match key {
-            Some(key) => self.authorize(request, key),
-            None => self.unauthorized(request),
-        }
+        let mut headers = reqwest::header::HeaderMap::new();
+        self.authorize_headers(&mut headers, key);
+        request.headers(headers)
     }
 
     /// A request with no key, the way this kind still expects its version header.
     pub fn unauthorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        match self.kind {
-            ProviderKind::Openai | ProviderKind::Gemini => request,
-            ProviderKind::Anthropic => request.header("anthropic-version", ANTHROPIC_VERSION),
+        self.authorize_with(request, None)
+    }
+
+    /// Puts `key` in `headers` the way this kind expects it (none: only the version header this
+    /// kind still expects). A key that cannot be a header value is left out, and the provider
+    /// refuses the request as one without a key.
+    pub(crate) fn authorize_headers(&self, headers: &mut reqwest::header::HeaderMap, key: Option<&Secret>) {
+        use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION};
+        if self.kind == ProviderKind::Anthropic {
+            headers.insert("anthropic-version", HeaderValue::from_static(ANTHROPIC_VERSION));
+        }
+        let Some(key) = key else { return };
+        let (name, value) = match self.kind {
+            ProviderKind::Openai => (AUTHORIZATION, HeaderValue::try_from(format!("Bearer {}", key.expose()))),
+            ProviderKind::Anthropic => (HeaderName::from_static("x-api-key"), HeaderValue::from_str(key.expose())),
+            // In a header, never in the URL (`?key=`): URLs end up in logs and proxies.
+            ProviderKind::Gemini => (HeaderName::from_static("x-goog-api-key"), HeaderValue::from_str(key.expose())),
+        };
+        if let Ok(mut value) = value {
+            value.set_sensitive(true);
+            headers.insert(name, value);
         }
     }
 

@@ -13,6 +13,7 @@ use crate::provider::{refusal_of, stream_pieces, ProviderEndpoint, StreamPiece, 
 use crate::provider_clock::ProviderClocks;
 use crate::rate_limit::{announced_limits, announced_wait};
 use crate::sse::Decoder;
+use crate::upstream::Chunks;
 use crate::wait::Waiter;
 
 /// What an attempt learned besides its text, whatever its end: the windows the answer
@@ -83,23 +84,24 @@ impl Default for Deadlines {
 
 /// Reads a whole answer of at most `limit` bytes, each piece within `idle` of the last.
 pub(crate) async fn read_whole(
-    response: reqwest::Response,
+    mut response: impl Chunks,
     limit: usize,
     idle: Duration,
     waiter: &dyn Waiter,
 ) -> Result<Vec<u8>, Breakage> {
     let mut body = Vec::new();
-    let mut chunks = response.bytes_stream();
     loop {
         let chunk = tokio::select! {
-            chunk = chunks.next() => chunk,
+            chunk = response.next_chunk() => chunk,
             _ = waiter.after(idle) => return Err(Breakage::Timeout),
         };
         match chunk {
             None => return Ok(body),
             Some(Ok(chunk)) if body.len() + chunk.len() > limit => return Err(Breakage::TooLarge),
+            // A body in one piece (most whole answers) is taken as it came.
+            Some(Ok(chunk)) if body.is_empty() => body = Vec::from(chunk),
             Some(Ok(chunk)) => body.extend_from_slice(&chunk),
-            Some(Err(error)) => return Err(breakage(&error)),
+            Some(Err(broke)) => return Err(broke),
         }
     }
 }
@@ -109,16 +111,16 @@ pub(crate) const REDIRECT_REFUSED: &str = "the provider redirected to another or
 
 /// Reads at most [`MAX_ERROR_BODY`] bytes of an error body, as text, each piece within `idle` of
 /// the last (what came by then is the body).
-pub(crate) async fn read_error_body(mut response: reqwest::Response, idle: Duration, waiter: &dyn Waiter) -> String {
+pub(crate) async fn read_error_body(mut response: impl Chunks, idle: Duration, waiter: &dyn Waiter) -> String {
     let mut body = Vec::new();
     while body.len() < MAX_ERROR_BODY {
         let chunk = tokio::select! {
-            chunk = response.chunk() => chunk,
+            chunk = response.next_chunk() => chunk,
             _ = waiter.after(idle) => break,
         };
         match chunk {
-            Ok(Some(chunk)) => body.extend_from_slice(&chunk[..chunk.len().min(MAX_ERROR_BODY - body.len())]),
-            Ok(None) | Err(_) => break,
+            Some(Ok(chunk)) => body.extend_from_slice(&chunk[..chunk.len().min(MAX_ERROR_BODY - body.len())]),
+            None | Some(Err(_)) => break,
         }
     }
     String::from_utf8_lossy(&body).into_owned()

@@ -6,3 +6,4 @@ mod gemini;
 mod hostile;
 mod serving;
 mod support;
+mod upstream;

@@ -94,11 +94,36 @@ impl LocalApi {
         .await
     }
 
+    /// The local API over an OpenAI-compatible provider at `base_url` instead of the fake one
+    /// (which still runs), whose pool holds `key-<label>` for each label.
+    pub async fn over(base_url: &str, labels: &[&str]) -> LocalApi {
+        let base_url = Some(base_url.to_owned());
+        LocalApi::started_at(ProviderKind::Openai, None, base_url, labels, |routes, service, clock| async move {
+            Gateway::start(0, token_hash(TOKEN), routes, service, clock).await.expect("a free port")
+        })
+        .await
+    }
+
     /// The same, the endpoint started by `start` (with what [`Gateway::start`] takes but the
     /// port and token: any free port, [`TOKEN`]), the fake provider on this runtime.
     pub async fn started_by<F, Started>(
         kind: ProviderKind,
         models: Option<&[&str]>,
+        labels: &[&str],
+        start: F,
+    ) -> LocalApi
+    where
+        F: FnOnce(Arc<dyn Routes>, CompletionService, Arc<dyn Clock>) -> Started,
+        Started: std::future::Future<Output = Gateway>,
+    {
+        LocalApi::started_at(kind, models, None, labels, start).await
+    }
+
+    /// The same with the provider at `base_url` when given, else at the fake provider.
+    async fn started_at<F, Started>(
+        kind: ProviderKind,
+        models: Option<&[&str]>,
+        base_url: Option<String>,
         labels: &[&str],
         start: F,
     ) -> LocalApi
@@ -136,10 +161,10 @@ impl LocalApi {
             keys,
             Arc::new(SimulatedTime::new(clock.clone())),
         );
-        let base_url = match kind {
+        let base_url = base_url.unwrap_or_else(|| match kind {
             ProviderKind::Openai => format!("{}/v1", fake.url()),
             ProviderKind::Anthropic | ProviderKind::Gemini => fake.url(),
-        };
+        });
         let endpoint =
             ProviderEndpoint { id: ProviderId::new("p"), name: "Fake".into(), kind, base_url, provider_key: None };
         let models = models.map(|models| models.iter().map(|m| (*m).to_owned()).collect());
