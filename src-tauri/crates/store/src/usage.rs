@@ -13,16 +13,17 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row};
 
 pub const HOUR_MS: i64 = 3_600_000;
 
-/// One upstream attempt as the ledger stores it.
+/// One upstream attempt as the ledger stores it; its text owned (`String`, as read back) or
+/// borrowed (`&str`, as a writer may hold it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AttemptRow {
+pub struct AttemptRow<S = String> {
     pub at: i64,
-    pub provider_id: String,
+    pub provider_id: S,
     /// `None`: the provider-level key.
-    pub key_id: Option<String>,
-    pub model: String,
-    pub chat_id: Option<String>,
-    pub source: String,
+    pub key_id: Option<S>,
+    pub model: S,
+    pub chat_id: Option<S>,
+    pub source: S,
     /// `ok`, `rate_limited`, `auth_rejected`, `quota_exhausted`, `provider_error`,
     /// `transport_error` or `stopped`.
     pub outcome: &'static str,
@@ -130,7 +131,7 @@ impl Totals {
         })
     }
 
-    fn of_attempt(row: &AttemptRow) -> Totals {
+    fn of_attempt<S>(row: &AttemptRow<S>) -> Totals {
         let outcome = row.outcome;
         Totals {
             requests: 1,
@@ -168,7 +169,7 @@ fn insert_attempts(rows: usize) -> String {
 }
 
 /// An attempt's columns, in [`insert_attempts`]' order.
-fn attempt_values(a: &AttemptRow) -> [&dyn ToSql; 13] {
+fn attempt_values<S: ToSql>(a: &AttemptRow<S>) -> [&dyn ToSql; 13] {
     [
         &a.at,
         &a.provider_id,
@@ -187,7 +188,7 @@ fn attempt_values(a: &AttemptRow) -> [&dyn ToSql; 13] {
 }
 
 /// Writes attempts and their hourly totals in one transaction.
-pub fn record(conn: &mut Connection, attempts: &[AttemptRow]) -> rusqlite::Result<()> {
+pub fn record<S: AsRef<str> + ToSql>(conn: &mut Connection, attempts: &[AttemptRow<S>]) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
     let mut chunks = attempts.chunks_exact(ROWS_PER_INSERT);
     if attempts.len() >= ROWS_PER_INSERT {
@@ -205,7 +206,7 @@ pub fn record(conn: &mut Connection, attempts: &[AttemptRow]) -> rusqlite::Resul
     // Summed per hour, provider, key and model (borrowed from the attempts).
     let mut hours: HashMap<(i64, (&str, &str, &str)), Group> = HashMap::new();
     for a in attempts {
-        let key = (a.provider_id.as_str(), a.key_id.as_deref().unwrap_or_default(), a.model.as_str());
+        let key = (a.provider_id.as_ref(), a.key_id.as_ref().map_or("", AsRef::as_ref), a.model.as_ref());
         let group = hours.entry((a.at.div_euclid(HOUR_MS) * HOUR_MS, key)).or_default();
         group.totals.add(&Totals::of_attempt(a));
         group.latencies.add(a.latency_ms);
