@@ -12,7 +12,7 @@ import { answer, fillChat, messagesShown } from './chat-scroll.mjs';
 import { settledMemory } from './memory.mjs';
 import { report } from './summary.mjs';
 
-const STARTS = Number(process.env.KEYPOOL_BENCH_STARTS ?? 7);
+const STARTS = Number(process.env.KEYPOOL_BENCH_STARTS ?? 10);
 const SWITCHES = Number(process.env.KEYPOOL_BENCH_SWITCHES ?? 11);
 const FIRST_OPENS = Number(process.env.KEYPOOL_BENCH_FIRST_OPENS ?? 5);
 const TURNS = 500; // a question and its answer each: 1 000 messages
