@@ -33,8 +33,17 @@ pub fn run() {
     // The single-instance guard comes first, so a second launch exits before anything opens the
     // database; it is the real process's alone (a test's mock app must never exit the test binary).
     build(Builder::default().plugin(instance::plugin()))
-        .run(tauri::generate_context!())
-        .expect("the Tauri runtime failed to start");
+        .build(tauri::generate_context!())
+        .expect("the Tauri runtime failed to start")
+        .run(|app, event| {
+            // The process ends without dropping the app's state: usage still waiting for the
+            // ledger's writer is written now, or a quit would lose the last moments' attempts.
+            if let tauri::RunEvent::Exit = event {
+                if let Some(Ok(usage)) = app.try_state::<AppContext>().map(|context| context.inner().usage()) {
+                    usage.flush();
+                }
+            }
+        });
 }
 
 /// Configures the app on any runtime, so tests can pass `tauri::test::mock_builder()`.

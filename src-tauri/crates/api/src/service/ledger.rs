@@ -22,7 +22,8 @@
 //! What a SIGKILL can lose, at most: the attempts waiting to be written, i.e. those recorded in
 //! the last [`GATHER`] (never more than [`BEHIND`] of them), and the batch being written, which
 //! its transaction keeps whole or out. A flush ([`Ledger::flush`], before every read of the
-//! ledger) writes everything recorded before it.
+//! ledger, and as the app exits) writes everything recorded before it, and so does dropping the
+//! last ledger, which also waits for the writer thread to end.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -68,13 +69,24 @@ struct Pending {
     closed: bool,
 }
 
-/// The queue as the ledgers hold it: the last one dropped closes it.
-struct Closing(Arc<Queue>);
+/// The queue as the ledgers hold it, with the writer thread: the last one dropped writes what
+/// waits, on its own thread, and returns once the writer has ended, its connection closed. An app
+/// that quits, or opens the same database again, finds every attempt written and no write in flight.
+struct Closing {
+    queue: Arc<Queue>,
+    writer: Option<std::thread::JoinHandle<()>>,
+}
 
 impl Drop for Closing {
     fn drop(&mut self) {
-        lock(&self.0).closed = true;
-        self.0.wake.notify_one();
+        let mut pending = self.queue.write_waiting(lock(&self.queue));
+        pending.closed = true;
+        drop(pending);
+        self.queue.wake.notify_one();
+        if let Some(writer) = self.writer.take() {
+            // A writer that panicked has nothing left to write: the batch was written above.
+            let _ = writer.join();
+        }
     }
 }
 
@@ -93,7 +105,7 @@ impl Ledger {
             write(&writer)
         });
         match spawned {
-            Ok(_) => Ledger { queue: Some(Arc::new(Closing(queue))) },
+            Ok(writer) => Ledger { queue: Some(Arc::new(Closing { queue, writer: Some(writer) })) },
             Err(error) => {
                 tracing::error!(%error, "could not start the usage ledger; usage is not recorded");
                 Ledger { queue: None }
@@ -108,7 +120,7 @@ impl Ledger {
 
     pub fn record(&self, attempt: &AttemptRecord) {
         let Some(queue) = &self.queue else { return };
-        let queue = &queue.0;
+        let queue = &queue.queue;
         let mut pending = lock(queue);
         pending.batch.push(attempt);
         let rows = pending.batch.len();
@@ -123,7 +135,7 @@ impl Ledger {
     /// Writes every attempt recorded so far, on this thread, once a write in flight has ended.
     pub fn flush(&self) {
         let Some(queue) = &self.queue else { return };
-        drop(queue.0.write_waiting(lock(&queue.0)));
+        drop(queue.queue.write_waiting(lock(&queue.queue)));
     }
 }
 
@@ -316,7 +328,7 @@ mod tests {
     /// A ledger whose writer thread never runs: what it has written, a recording thread or a
     /// flush wrote.
     fn without_writer(db: Arc<Database>) -> Ledger {
-        Ledger { queue: Some(Arc::new(Closing(Arc::new(Queue::new(db))))) }
+        Ledger { queue: Some(Arc::new(Closing { queue: Arc::new(Queue::new(db)), writer: None })) }
     }
 
     #[test]
@@ -344,6 +356,23 @@ mod tests {
         ledger.record(&attempt(BEHIND));
         ledger.flush();
         assert_eq!(written(&db).len(), BEHIND + 1, "a flush writes what waits, on its own thread");
+    }
+
+    #[test]
+    fn the_last_ledger_dropped_has_written_everything_and_ended_its_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Arc::new(Database::open(dir.path()).unwrap());
+        let ledger = Ledger::start(db.clone());
+        let copy = ledger.clone();
+        // Fewer than a batch: the writer gathers them for GATHER after the first.
+        for i in 0..10 {
+            ledger.record(&attempt(i));
+        }
+        drop(ledger);
+        copy.record(&attempt(10));
+        drop(copy);
+        assert_eq!(written(&db).len(), 11, "written by the time the last ledger is gone");
+        assert_eq!(Arc::strong_count(&db), 1, "and the writer's hold on the database with it");
     }
 
     /// The nice value of this process's thread named `name`, once it runs.
