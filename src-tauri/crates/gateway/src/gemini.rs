@@ -126,8 +126,7 @@ impl Peek<'_> {
         hash.update(self.system_instruction.map(RawValue::get).unwrap_or_default());
         hash.update([0]);
         hash.update(first_user.unwrap_or_default());
-        let hex: String = hash.finalize()[..12].iter().map(|b| format!("{b:02x}")).collect();
-        format!("api:{hex}")
+        crate::peek::conversation_name(hash)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Who may use the endpoint: a client with the local token (Bearer, `x-api-key`,
 //! `x-goog-api-key` or Gemini's `?key=`), not a web page (a request with an `Origin`). Wrong tokens in a row lock token failures out for a while.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -94,13 +95,13 @@ impl Guard {
         if name == "localhost" {
             return true;
         }
-        if self.listen_host.lock().unwrap_or_else(|e| e.into_inner()).as_deref() == Some(name.as_str()) {
+        if self.listen_host.lock().unwrap_or_else(|e| e.into_inner()).as_deref() == Some(&*name) {
             return true;
         }
         if let Ok(ip) = name.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>() {
             return ip.is_loopback();
         }
-        self.allowed_hosts.lock().unwrap_or_else(|e| e.into_inner()).contains(&name)
+        self.allowed_hosts.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|allowed| *allowed == name)
     }
 
     /// Whether a request with `headers` and the URL `query` may be served.
@@ -178,16 +179,22 @@ fn tokens_of(headers: &HeaderMap) -> impl Iterator<Item = String> + '_ {
 
 /// A `Host` header's name, lower case, without its port or a final dot: `Example.COM.:443` is
 /// `example.com`, `[::1]:4141` is `[::1]`.
-fn host_name(host: &str) -> String {
+/// Borrowed from `host` unless it has upper-case letters.
+fn host_name(host: &str) -> Cow<'_, str> {
     let host = host.trim();
     let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split_once(']').map_or(host.to_owned(), |(inside, _)| format!("[{inside}]")),
+        // `[` and what is inside, and the `]`.
+        Some(rest) => rest.split_once(']').map_or(host, |(inside, _)| &host[..inside.len() + 2]),
         None => host
             .rsplit_once(':')
-            .map_or(host, |(name, port)| if port.chars().all(|c| c.is_ascii_digit()) { name } else { host })
-            .to_owned(),
+            .map_or(host, |(name, port)| if port.chars().all(|c| c.is_ascii_digit()) { name } else { host }),
     };
-    name.trim_end_matches('.').to_ascii_lowercase()
+    let name = name.trim_end_matches('.');
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(name.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(name)
+    }
 }
 
 /// Equal, in time that does not depend on where they differ.

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Breakage, CompletionError, Failure};
 use crate::failover::{Attempt, Credential, Ended, Lesson, Plan, Settlement, Stop, Target, Tried};
-use crate::provider::{refusal_of, stream_pieces, ProviderEndpoint, StreamPiece, Usage};
+use crate::provider::{refusal_of, stream_pieces, ProviderEndpoint, StreamPiece, Usage, UsageObject};
 use crate::rate_limit::{announced_limits, announced_wait};
 use crate::record::AttemptOutcome;
 use crate::sse::{Decoder, Event};
@@ -172,8 +172,10 @@ fn read_reply(kind: ProviderKind, body: &[u8]) -> (bool, Option<Usage>) {
     struct Head<'a> {
         #[serde(borrow, default)]
         error: Option<&'a serde_json::value::RawValue>,
+        /// Read by name; a member of another type fails this read, and the reply is read as a
+        /// `Value` below.
         #[serde(default)]
-        usage: Option<Value>,
+        usage: Option<UsageObject>,
     }
     if kind != ProviderKind::Gemini {
         if let Ok(head) = serde_json::from_slice::<Head>(body) {
@@ -553,5 +555,49 @@ impl Attempt for RelayAttempt<'_> {
             settlement: Some(settlement),
         };
         Forwarded { status, headers, body: ForwardedBody::Stream(relay.into_stream()), attempts: 0 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_reply_is_read_by_name_as_it_is_read_whole() {
+        let replies = [
+            (
+                ProviderKind::Openai,
+                r#"{"id":"x","usage":{"prompt_tokens":11,"completion_tokens":5,"total_tokens":16,"prompt_tokens_details":{"cached_tokens":5,"audio_tokens":0}}}"#,
+            ),
+            (ProviderKind::Openai, r#"{"usage":{"prompt_tokens":11}}"#),
+            (
+                ProviderKind::Openai,
+                r#"{"usage":{"prompt_tokens":11,"completion_tokens":5.5,"prompt_tokens_details":null}}"#,
+            ),
+            (ProviderKind::Openai, r#"{"usage":{"prompt_tokens":-1,"completion_tokens":5}}"#),
+            (ProviderKind::Openai, r#"{"usage":{"prompt_tokens":3,"prompt_tokens_details":"none"}}"#),
+            (ProviderKind::Openai, r#"{"usage":"none"}"#),
+            (ProviderKind::Openai, r#"{"usage":null,"error":null}"#),
+            (ProviderKind::Openai, r#"{"error":{"message":"no"},"usage":{"prompt_tokens":1}}"#),
+            (
+                ProviderKind::Anthropic,
+                r#"{"usage":{"input_tokens":7,"cache_read_input_tokens":100,"cache_creation_input_tokens":20,"output_tokens":9}}"#,
+            ),
+            (
+                ProviderKind::Anthropic,
+                r#"{"usage":{"input_tokens":7,"cache_read_input_tokens":"many","output_tokens":9}}"#,
+            ),
+            (ProviderKind::Anthropic, r#"{"usage":{"output_tokens":9}}"#),
+        ];
+        for (kind, body) in replies {
+            let whole: Value = serde_json::from_str(body).unwrap();
+            let expected = (whole.get("error").is_some_and(|e| !e.is_null()), Usage::of_reply(kind, &whole));
+            assert_eq!(read_reply(kind, body.as_bytes()), expected, "{body}");
+        }
+        let read = |body: &str| read_reply(ProviderKind::Openai, body.as_bytes()).1;
+        assert_eq!(read(replies[0].1), Some(Usage { input: 11, cached: 5, output: 5 }), "the numbers themselves");
+        assert_eq!(read(replies[2].1), Some(Usage { input: 11, cached: 0, output: 0 }), "a count that is no count");
+        let anthropic = read_reply(ProviderKind::Anthropic, replies[8].1.as_bytes()).1;
+        assert_eq!(anthropic, Some(Usage { input: 127, cached: 100, output: 9 }), "every input token counted");
     }
 }

@@ -229,30 +229,68 @@ pub struct Usage {
     pub output: u64,
 }
 
+/// An OpenAI or Anthropic `usage` object, read by the members' names: deserialized straight from
+/// a reply (no `Value` built, its map and its strings allocated, on the local API's hot path),
+/// or taken from a `Value` ([`UsageObject::of_value`]).
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct UsageObject {
+    prompt_tokens: Option<u64>,
+    prompt_tokens_details: Option<PromptTokensDetails>,
+    completion_tokens: Option<u64>,
+    input_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct PromptTokensDetails {
+    cached_tokens: Option<u64>,
+}
+
+impl UsageObject {
+    /// The members of `usage` that are counts; anything else (missing, `null`, text, a negative
+    /// or fractional number) is none. Deserialized, such a member fails the whole read instead.
+    pub(crate) fn of_value(usage: &Value) -> UsageObject {
+        let count = |name: &str| usage[name].as_u64();
+        UsageObject {
+            prompt_tokens: count("prompt_tokens"),
+            prompt_tokens_details: Some(PromptTokensDetails {
+                cached_tokens: usage["prompt_tokens_details"]["cached_tokens"].as_u64(),
+            }),
+            completion_tokens: count("completion_tokens"),
+            input_tokens: count("input_tokens"),
+            cache_read_input_tokens: count("cache_read_input_tokens"),
+            cache_creation_input_tokens: count("cache_creation_input_tokens"),
+            output_tokens: count("output_tokens"),
+        }
+    }
+}
+
 impl Usage {
     /// OpenAI's `usage` object (whole replies and the last chunk of a stream).
-    fn of_openai(usage: &Value) -> Option<Usage> {
+    fn of_openai(usage: &UsageObject) -> Option<Usage> {
         Some(Usage {
-            input: usage["prompt_tokens"].as_u64()?,
-            cached: usage["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0),
-            output: usage["completion_tokens"].as_u64().unwrap_or(0),
+            input: usage.prompt_tokens?,
+            cached: usage.prompt_tokens_details.as_ref().and_then(|details| details.cached_tokens).unwrap_or(0),
+            output: usage.completion_tokens.unwrap_or(0),
         })
     }
 
     /// Anthropic's `usage` object: the input side (whole replies, `message_start`) and the output.
-    fn of_anthropic(usage: &Value) -> Option<Usage> {
-        let read = usage["cache_read_input_tokens"].as_u64().unwrap_or(0);
-        let created = usage["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+    fn of_anthropic(usage: &UsageObject) -> Option<Usage> {
+        let read = usage.cache_read_input_tokens.unwrap_or(0);
+        let created = usage.cache_creation_input_tokens.unwrap_or(0);
         Some(Usage {
-            input: usage["input_tokens"].as_u64()? + read + created,
+            input: usage.input_tokens? + read + created,
             cached: read,
-            output: usage["output_tokens"].as_u64().unwrap_or(0),
+            output: usage.output_tokens.unwrap_or(0),
         })
     }
 
     /// An OpenAI or Anthropic reply's `usage` object read (a Gemini reply's usage is not one
     /// object: see [`Usage::of_reply`]).
-    pub(crate) fn of_usage(kind: ProviderKind, usage: &Value) -> Option<Usage> {
+    pub(crate) fn of_usage(kind: ProviderKind, usage: &UsageObject) -> Option<Usage> {
         match kind {
             ProviderKind::Openai => Usage::of_openai(usage),
             ProviderKind::Anthropic => Usage::of_anthropic(usage),
@@ -263,8 +301,9 @@ impl Usage {
     /// The usage of a whole reply, if it reports one.
     pub(crate) fn of_reply(kind: ProviderKind, body: &Value) -> Option<Usage> {
         match kind {
-            ProviderKind::Openai => Usage::of_openai(&body["usage"]),
-            ProviderKind::Anthropic => Usage::of_anthropic(&body["usage"]),
+            ProviderKind::Openai | ProviderKind::Anthropic => {
+                Usage::of_usage(kind, &UsageObject::of_value(&body["usage"]))
+            }
             ProviderKind::Gemini => crate::gemini::usage_of_reply(body),
         }
     }
@@ -339,7 +378,7 @@ fn parse_stream_event(kind: ProviderKind, event: &str, data: &str) -> StreamPiec
     match kind {
         ProviderKind::Openai => match value["choices"][0]["delta"]["content"].as_str() {
             Some(text) if !text.is_empty() => StreamPiece::Text(text.to_owned()),
-            _ => match Usage::of_openai(&value["usage"]) {
+            _ => match Usage::of_openai(&UsageObject::of_value(&value["usage"])) {
                 Some(usage) => StreamPiece::Usage(usage),
                 None => StreamPiece::Nothing,
             },
@@ -349,9 +388,8 @@ fn parse_stream_event(kind: ProviderKind, event: &str, data: &str) -> StreamPiec
                 Some(text) if !text.is_empty() => StreamPiece::Text(text.to_owned()),
                 _ => StreamPiece::Nothing,
             },
-            "message_start" => {
-                Usage::of_anthropic(&value["message"]["usage"]).map_or(StreamPiece::Nothing, StreamPiece::Usage)
-            }
+            "message_start" => Usage::of_anthropic(&UsageObject::of_value(&value["message"]["usage"]))
+                .map_or(StreamPiece::Nothing, StreamPiece::Usage),
             "message_delta" => {
                 value["usage"]["output_tokens"].as_u64().map_or(StreamPiece::Nothing, StreamPiece::OutputTokens)
             }
