@@ -42,8 +42,8 @@ use axum::Router;
 use futures_util::StreamExt;
 use keypool::{Clock, SessionId};
 use keypool_llm::{
-    retry_after_of, CompletionError, CompletionService, ForwardRequest, ForwardedBody, NoKeyReason, ProviderEndpoint,
-    UpstreamPath,
+    passed_headers, retry_after_of, CompletionError, CompletionService, ForwardRequest, ForwardedBody, NoKeyReason,
+    ProviderEndpoint, UpstreamPath,
 };
 use shutdown::Shutdown;
 
@@ -592,10 +592,7 @@ async fn pass(
         .and_then(|v| v.to_str().ok())
         .map(|ua| ua.chars().take(200).collect())
         .unwrap_or_else(|| "local API".to_owned());
-    let passed = PASSED_REQUEST_HEADERS
-        .iter()
-        .filter_map(|name| Some(((*name).to_owned(), headers.get(*name)?.to_str().ok()?.to_owned())))
-        .collect();
+    let passed = passed_headers(headers, &PASSED_REQUEST_HEADERS);
     let request = ForwardRequest {
         endpoint: route.endpoint,
         path,
@@ -620,7 +617,7 @@ async fn pass(
                 })),
             };
             let mut response = Response::builder().status(forwarded.status);
-            for (name, value) in &forwarded.headers {
+            for (name, value) in forwarded.headers {
                 response = response.header(name, value);
             }
             response.body(body).unwrap_or_else(|_| {

@@ -58,8 +58,8 @@ pub struct ForwardRequest {
     /// still passed on as it comes).
     pub stream: bool,
     /// Request headers passed upstream as the client sent them (`anthropic-version`,
-    /// `anthropic-beta`, `openai-beta`); the key is Keypool's.
-    pub headers: Vec<(String, String)>,
+    /// `anthropic-beta`, `openai-beta`: see [`passed_headers`]); the key is Keypool's.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
     /// Who asks, for the ledger: the client's user agent.
     pub source: String,
 }
@@ -67,7 +67,7 @@ pub struct ForwardRequest {
 /// The answer to send back: the upstream status, the headers a client may see, the body.
 pub struct Forwarded {
     pub status: u16,
-    pub headers: Vec<(String, String)>,
+    pub headers: Vec<(HeaderName, HeaderValue)>,
     pub body: ForwardedBody,
     /// How many upstream requests it took.
     pub attempts: u32,
@@ -136,9 +136,7 @@ impl CompletionService {
             headers.insert(USER_AGENT, HeaderValue::from_static(crate::http::USER_AGENT));
             request.endpoint.authorize_headers(&mut headers, credential.secret());
             for (name, value) in &request.headers {
-                if let (Ok(name), Ok(value)) = (HeaderName::try_from(name.as_str()), HeaderValue::try_from(value)) {
-                    headers.insert(name, value);
-                }
+                headers.insert(name.clone(), value.clone());
             }
             headers
         };
@@ -157,10 +155,15 @@ fn upstream_url(endpoint: &ProviderEndpoint, path: UpstreamPath, model: &str) ->
     }
 }
 
-fn passed_headers(headers: &HeaderMap) -> Vec<(String, String)> {
-    PASSED_ANSWER_HEADERS
+/// The headers of `headers` named in `names` (lower case) whose values are text, as they are:
+/// names and values are shared, not copied.
+pub fn passed_headers(headers: &HeaderMap, names: &[&'static str]) -> Vec<(HeaderName, HeaderValue)> {
+    names
         .iter()
-        .filter_map(|name| Some(((*name).to_owned(), headers.get(*name)?.to_str().ok()?.to_owned())))
+        .filter_map(|name| {
+            let value = headers.get(*name).filter(|value| value.to_str().is_ok())?;
+            Some((HeaderName::from_static(name), value.clone()))
+        })
         .collect()
 }
 
@@ -202,21 +205,21 @@ struct Observed {
 enum Answer {
     Whole {
         status: u16,
-        headers: Vec<(String, String)>,
+        headers: Vec<(HeaderName, HeaderValue)>,
         body: Bytes,
         /// Read from the body when it came.
         usage: Option<Usage>,
     },
     Stream {
         status: u16,
-        headers: Vec<(String, String)>,
+        headers: Vec<(HeaderName, HeaderValue)>,
         upstream: upstream::Body,
     },
     /// Passed on piece by piece as it comes, and read whole (up to [`MAX_WHOLE_ANSWER`]) for its
     /// usage: Gemini's stream written as one JSON array.
     Passed {
         status: u16,
-        headers: Vec<(String, String)>,
+        headers: Vec<(HeaderName, HeaderValue)>,
         upstream: upstream::Body,
     },
 }
@@ -450,7 +453,7 @@ struct RelayAttempt<'a> {
 /// A refusal's answer as the client may see it.
 struct Refusal {
     status: u16,
-    headers: Vec<(String, String)>,
+    headers: Vec<(HeaderName, HeaderValue)>,
     /// The body, every key of the pool masked.
     body: String,
 }
@@ -488,7 +491,7 @@ impl Attempt for RelayAttempt<'_> {
         let now = service.clock.now();
         let skew = service.provider_clocks.observe(&request.endpoint.id, response.headers(), sent, now);
         let announced = announced_limits(kind, response.headers(), now, skew);
-        let headers = passed_headers(response.headers());
+        let headers = passed_headers(response.headers(), &PASSED_ANSWER_HEADERS);
         let ended = if response.status().is_redirection() {
             Ended::Refused(Failure::new(status, REDIRECT_REFUSED))
         } else if !response.status().is_success() {

@@ -30,7 +30,7 @@ mod wait;
 
 pub use check::KeyVerdict;
 pub use error::{Breakage, CompletionError, Failure, Interruption, Meaning, NoKey, NoKeyReason};
-pub use forward::{retry_after_of, ForwardRequest, Forwarded, ForwardedBody, UpstreamPath};
+pub use forward::{passed_headers, retry_after_of, ForwardRequest, Forwarded, ForwardedBody, UpstreamPath};
 pub use http::{ProxyChoice, ProxyError};
 pub use parts::Attachment;
 pub use provider::{ChatMessage, ProviderEndpoint, ProviderKind, Role, Usage};
