@@ -43,6 +43,12 @@ pub struct ProxyError(pub String);
 /// What provider requests say they come from.
 pub(crate) const USER_AGENT: &str = concat!("Keypool/", env!("CARGO_PKG_VERSION"));
 
+/// How long connecting to a provider may take, on any client.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How many redirects (within the origin) one request follows, on any client.
+pub(crate) const MAX_REDIRECTS: usize = 5;
+
 /// Hosts a proxy is never used for.
 const LOOPBACK: &str = "localhost,127.0.0.0/8,::1";
 
@@ -191,10 +197,7 @@ fn install_crypto_provider() {
 }
 
 fn base() -> reqwest::ClientBuilder {
-    reqwest::Client::builder()
-        .redirect(same_origin_redirects())
-        .connect_timeout(Duration::from_secs(15))
-        .user_agent(USER_AGENT)
+    reqwest::Client::builder().redirect(same_origin_redirects()).connect_timeout(CONNECT_TIMEOUT).user_agent(USER_AGENT)
 }
 
 /// The proxies of `choice`, each skipping loopback hosts.
@@ -274,7 +277,7 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
         let same_origin = attempt.previous().last().is_some_and(|from| from.origin() == attempt.url().origin());
         if !same_origin {
             attempt.stop()
-        } else if attempt.previous().len() > 5 {
+        } else if attempt.previous().len() > MAX_REDIRECTS {
             attempt.error("too many redirects")
         } else {
             attempt.follow()

@@ -18,7 +18,6 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -31,13 +30,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::error::Breakage;
+use crate::http::{CONNECT_TIMEOUT, MAX_REDIRECTS};
 use crate::stream::breakage;
-
-/// How long connecting may take, as for reqwest's clients.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
-
-/// How many redirects (within the origin) one request follows, as reqwest's policy does.
-const MAX_REDIRECTS: usize = 5;
 
 /// The client for plain-http upstreams.
 pub(crate) type PlainClient = Client<HttpConnector<LocalOnly>, Full<Bytes>>;

@@ -158,11 +158,7 @@ impl Queue {
         pending.writing = true;
         drop(pending);
         let attempts = batch.attempts();
-        let written = self
-            .db
-            .lock()
-            .map_err(|e| e.to_string())
-            .and_then(|mut conn| usage::record(&mut conn, &attempts).map_err(|e| e.to_string()));
+        let written = self.db.lock().and_then(|mut conn| Ok(usage::record(&mut conn, &attempts)?));
         if let Err(error) = written {
             tracing::error!(%error, attempts = attempts.len(), "could not write usage to the ledger");
         }

@@ -88,20 +88,13 @@ impl LocalApi {
     /// The same over a provider of `kind` serving `models` (every model when `None`), the fake
     /// provider's quota windows on the service's manual clock.
     pub async fn of_kind(kind: ProviderKind, models: Option<&[&str]>, labels: &[&str]) -> LocalApi {
-        LocalApi::started_by(kind, models, labels, |routes, service, clock| async move {
-            Gateway::start(0, token_hash(TOKEN), routes, service, clock).await.expect("a free port")
-        })
-        .await
+        LocalApi::started_by(kind, models, labels, on_any_port).await
     }
 
     /// The local API over an OpenAI-compatible provider at `base_url` instead of the fake one
     /// (which still runs), whose pool holds `key-<label>` for each label.
     pub async fn over(base_url: &str, labels: &[&str]) -> LocalApi {
-        let base_url = Some(base_url.to_owned());
-        LocalApi::started_at(ProviderKind::Openai, None, base_url, labels, |routes, service, clock| async move {
-            Gateway::start(0, token_hash(TOKEN), routes, service, clock).await.expect("a free port")
-        })
-        .await
+        LocalApi::started_at(ProviderKind::Openai, None, Some(base_url.to_owned()), labels, on_any_port).await
     }
 
     /// The same, the endpoint started by `start` (with what [`Gateway::start`] takes but the
@@ -212,6 +205,11 @@ impl LocalApi {
         }
         request.send().await.expect("the local API answers")
     }
+}
+
+/// The app's endpoint on any free loopback port, with [`TOKEN`].
+async fn on_any_port(routes: Arc<dyn Routes>, service: CompletionService, clock: Arc<dyn Clock>) -> Gateway {
+    Gateway::start(0, token_hash(TOKEN), routes, service, clock).await.expect("a free port")
 }
 
 pub fn chat_body(model: &str, stream: bool) -> Value {
