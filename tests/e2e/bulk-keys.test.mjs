@@ -100,7 +100,10 @@ describe('importing and managing hundreds of keys in the real window', () => {
     assert.ok(stored.every((k) => k.enabled), 'all of them on');
     assert.ok(stored.every((k) => /^batch #\d+$/.test(k.label)), 'labelled from the prefix');
     assert.equal(new Set(stored.map((k) => k.apiKeyPreview)).size, VALID, 'no key twice');
-    assert.match(await count(app, 'pool-added'), new RegExp(`${VALID} keys added`), 'the new rows are announced');
+    // Announced once the pool's reload after the import has landed, which may be after the
+    // dialog is gone: wait for it, then check what it says.
+    const announced = await waitFor(app, () => count(app, 'pool-added'), (text) => text.length > 0, 'the new rows are announced');
+    assert.match(announced, new RegExp(`${VALID} keys added`), 'the new rows are announced');
     assert.match(await count(app, 'pool-summary'), new RegExp(`${VALID}`), 'the pool counts them');
   });
 
