@@ -6,15 +6,21 @@ let backend: FakeBackend;
 vi.mock('@tauri-apps/api/core', () => ({ invoke: (command: string, args: Record<string, unknown>) => backend.invoke(command, args) }));
 vi.mock('@tauri-apps/api/event', () => ({ listen: (event: string, handler: never) => backend.listen(event, handler) }));
 
-/** The lazily loaded pages whose modules have been evaluated, in order. */
+/** The lazily loaded pages whose modules have started loading, in order. */
 const evaluated: string[] = [];
+/** Their loads, awaited before the test ends: a load the teardown cuts off fails the run. */
+const loads: Promise<unknown>[] = [];
 vi.mock('../../features/settings/SettingsPage', async (original) => {
   evaluated.push('settings');
-  return original();
+  const load = original();
+  loads.push(load);
+  return load;
 });
 vi.mock('../../features/usage/UsagePage', async (original) => {
   evaluated.push('usage');
-  return original();
+  const load = original();
+  loads.push(load);
+  return load;
 });
 
 const { App } = await import('../../App');
@@ -37,5 +43,6 @@ describe('pages off the first screen', () => {
 
     screen.getByTestId('nav-usage').focus();
     await waitFor(() => expect(evaluated).toEqual(['settings', 'usage']));
+    await Promise.all(loads);
   });
 });
