@@ -6,9 +6,9 @@ import { type ApiKeyChanges, llmConfigApi } from '../../../ipc/llmConfig';
 import { usageApi } from '../../../ipc/usage';
 import { clockOffset } from '../../../clock';
 import { keyRows, type KeyRow } from './keyRows';
+import { ownWrites } from './ownWrites';
+import { applyAnswer, goneKeys, type KeysAnswer, movesLiveState, noKeys, storedKey, storedKeysOf } from './writeAnswers';
 
-/** How long to wait for `llmConfig:changed` after a write before reloading anyway. */
-const EVENT_FALLBACK_MS = 3000;
 /** Request counts and cooldowns change without a write; refresh them this often. */
 const STATUS_POLL_MS = 10_000;
 
@@ -37,18 +37,14 @@ interface Override {
   weight?: number;
 }
 
-interface Waiter {
-  /** Only a reload started after this one counts: it reads what the write stored. */
-  after: number;
-  resolve: () => void;
-}
-
 /**
  * A provider's API key pool: the stored keys joined with the pool's live status.
  *
- * The list follows the backend: after a write it is reloaded when `llmConfig:changed` names this
- * provider, never patched from a guess. While a write is in flight the row shows the value asked
- * for (an override), dropped once the reload after the event has landed, so nothing flickers.
+ * The list follows the backend. A write of this view shows what the write answered (each key
+ * command answers with what it stored), and its own `llmConfig:changed` reads nothing again;
+ * any other `llmConfig:changed` naming this provider reloads the keys, the status and today's
+ * use. While a switch or a weight is being written the row shows the value asked for (an
+ * override), dropped once the answer is in, so nothing flickers.
  */
 export function usePool(providerId: string) {
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
@@ -60,26 +56,32 @@ export function usePool(providerId: string) {
   const [order, setOrder] = useState<string[] | null>(null);
 
   const loads = useLatestLoad();
-  const waiters = useRef<Waiter[]>([]);
+  /** Full loads in flight: one may have read the keys before a write that answers meanwhile. */
+  const loading = useRef(0);
+  const [echoes] = useState(ownWrites);
+  const shown = useRef(providerId);
+  shown.current = providerId;
 
   const load = useCallback(async () => {
     const loadAll = async () => {
       const [nextKeys, nextStatus] = await Promise.all([llmConfigApi.getApiKeys(providerId), llmConfigApi.getPoolStatus(providerId)]);
       return [nextKeys, nextStatus, await usageToday(providerId, nextStatus.now)] as const;
     };
-    const mine = await loads.run(loadAll, {
-      loaded: ([nextKeys, nextStatus, nextToday]) => {
-        setKeys(nextKeys);
-        setStatus(nextStatus);
-        if (nextToday) setToday(nextToday);
-        setOffset(clockOffset(nextStatus.now, Date.now()));
-        setError(null);
-      },
-      failed: setError,
-    });
-    const settled = waiters.current.filter((w) => w.after < mine);
-    waiters.current = waiters.current.filter((w) => w.after >= mine);
-    for (const waiter of settled) waiter.resolve();
+    loading.current += 1;
+    try {
+      await loads.run(loadAll, {
+        loaded: ([nextKeys, nextStatus, nextToday]) => {
+          setKeys(nextKeys);
+          setStatus(nextStatus);
+          if (nextToday) setToday(nextToday);
+          setOffset(clockOffset(nextStatus.now, Date.now()));
+          setError(null);
+        },
+        failed: setError,
+      });
+    } finally {
+      loading.current -= 1;
+    }
   }, [providerId, loads]);
 
   const loadStatus = useCallback(async () => {
@@ -99,9 +101,10 @@ export function usePool(providerId: string) {
     setStatus(null);
     setToday([]);
     setError(null);
+    echoes.reset();
     void load();
     const stop = listen('llmConfig:changed', (change) => {
-      if (change.providerId === providerId) void load();
+      if (change.providerId === providerId && !echoes.heard(Date.now())) void load();
     });
     const poll = setInterval(() => {
       if (document.visibilityState !== 'hidden') void loadStatus();
@@ -111,68 +114,67 @@ export function usePool(providerId: string) {
       clearInterval(poll);
       loads.cancel(); // answers still in flight are for the old provider
     };
-  }, [providerId, load, loadStatus, loads]);
+  }, [providerId, load, loadStatus, loads, echoes]);
 
   /**
-   * Runs a write and resolves after the list reflects it: the reload triggered by the event
-   * (or, if the event never comes, one started after a grace period).
+   * Runs a write and shows what it answered (`answer`). `live`: the write moves the pool's live
+   * view of a key, which no answer carries, so the status is asked again. Resolves once the list
+   * shows the write.
    */
   const write = useCallback(
-    async <T,>(command: () => Promise<T>): Promise<T> => {
-      let resolveWaiter!: () => void;
-      const reflected = new Promise<void>((resolve) => (resolveWaiter = resolve));
-      const waiter: Waiter = { after: loads.lastNumber(), resolve: resolveWaiter };
-      waiters.current.push(waiter);
+    async <T,>(command: () => Promise<T>, answer: (result: T) => KeysAnswer, live = false): Promise<T> => {
+      const echo = echoes.expect();
+      let result: T;
       try {
-        const result = await command();
-        const fallback = setTimeout(() => void load(), EVENT_FALLBACK_MS);
-        await reflected;
-        clearTimeout(fallback);
-        return result;
+        result = await command();
       } catch (e) {
-        waiters.current = waiters.current.filter((w) => w !== waiter);
+        if (echoes.failed(echo)) void load(); // the event it took was another write's
         throw e;
       }
+      echoes.answered(echo, Date.now());
+      if (shown.current !== providerId) return result; // the view has moved to another provider
+      setKeys((held) => held && applyAnswer(held, answer(result)));
+      // A reload in flight may have read the keys before this write: one started now reads after it.
+      if (loading.current > 0) void load();
+      if (live) await loadStatus();
+      return result;
     },
-    [load, loads],
+    [providerId, echoes, load, loadStatus],
   );
 
-  const withOverride = useCallback(
-    async <T,>(id: string, override: Override, command: () => Promise<T>): Promise<T> => {
-      setOverrides((all) => ({ ...all, [id]: { ...all[id], ...override } }));
-      try {
-        return await write(command);
-      } finally {
-        setOverrides(({ [id]: _, ...rest }) => rest);
-      }
-    },
-    [write],
-  );
+  const withOverride = useCallback(async <T,>(id: string, override: Override, command: () => Promise<T>): Promise<T> => {
+    setOverrides((all) => ({ ...all, [id]: { ...all[id], ...override } }));
+    try {
+      return await command();
+    } finally {
+      setOverrides(({ [id]: _, ...rest }) => rest);
+    }
+  }, []);
 
   const actions = useMemo(
     () => ({
-      add: (key: Omit<AddApiKeyArgs, 'providerId'>) => write(() => llmConfigApi.addApiKey({ providerId, ...key })),
-      setWeight: (id: string, weight: number) => withOverride(id, { weight }, () => llmConfigApi.updateApiKey(id, { weight })),
+      add: (key: Omit<AddApiKeyArgs, 'providerId'>) => write(() => llmConfigApi.addApiKey({ providerId, ...key }), storedKey, true),
+      setWeight: (id: string, weight: number) => withOverride(id, { weight }, () => write(() => llmConfigApi.updateApiKey(id, { weight }), storedKey)),
       /** Label, weight, limits, quota group, a new secret: whatever `changes` gives, in one write. */
-      update: (id: string, changes: ApiKeyChanges) => write(() => llmConfigApi.updateApiKey(id, changes)),
-      toggle: (id: string, enabled: boolean) => withOverride(id, { enabled }, () => llmConfigApi.toggleApiKey(id, enabled)),
-      remove: (id: string) => write(() => llmConfigApi.deleteApiKey(id)),
+      update: (id: string, changes: ApiKeyChanges) => write(() => llmConfigApi.updateApiKey(id, changes), storedKey, movesLiveState(changes)),
+      toggle: (id: string, enabled: boolean) =>
+        withOverride(id, { enabled }, () => write(() => llmConfigApi.toggleApiKey(id, enabled), storedKey, movesLiveState({ enabled }))),
+      remove: (id: string) => write(() => llmConfigApi.deleteApiKey(id), (gone) => goneKeys([gone.id])),
       /** Enabled, weight or quota group set on every key of `ids`, in one write. */
-      updateMany: (ids: string[], changes: { enabled?: boolean; weight?: number; quotaGroup?: string }) => write(() => llmConfigApi.updateApiKeys(ids, changes)),
-      removeMany: (ids: string[]) => write(() => llmConfigApi.deleteApiKeys(ids)),
+      updateMany: (ids: string[], changes: { enabled?: boolean; weight?: number; quotaGroup?: string }) =>
+        write(() => llmConfigApi.updateApiKeys(ids, changes), (stored) => storedKeysOf(ids, stored), movesLiveState(changes)),
+      /** Every key of `ids` goes (one that was gone already too): the answer counts them. */
+      removeMany: (ids: string[]) => write(() => llmConfigApi.deleteApiKeys(ids), () => goneKeys(ids)),
       reorder: async (ids: string[]) => {
         setOrder(ids);
         try {
-          return await write(() => llmConfigApi.reorderApiKeys(providerId, ids));
+          return await write(() => llmConfigApi.reorderApiKeys(providerId, ids), (all): KeysAnswer => ({ kind: 'all', keys: all }));
         } finally {
           setOrder(null);
         }
       },
-      /** A cooldown lives only in the pool's memory: no event follows, so reload the status here. */
-      resetCooldown: async (id: string) => {
-        await llmConfigApi.resetCooldown(id);
-        await loadStatus();
-      },
+      /** A cooldown lives only in the pool's memory: no key row changes, the status is read again. */
+      resetCooldown: (id: string) => write(() => llmConfigApi.resetCooldown(id), () => noKeys, true),
       refreshStatus: loadStatus,
       reload: load,
     }),
