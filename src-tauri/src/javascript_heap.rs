@@ -10,7 +10,7 @@
 //! With the heap allowed 1.25 times what was live, 4 MiB between collections at least and an
 //! eden of one cycle, the same scroll grew it by 22–34 MiB, and further passes by none, for
 //! 2–16 % more of the web process's CPU time while scrolling; idle memory is the same either
-//! way (`tests/bench/chat-memory.mjs`; the README's "What it costs to run").
+//! way (`tests/bench/chat-memory.mjs`; "What it costs to run" in `tests/bench/README.md`).
 //!
 //! The engine's top tier, FTL, is off as well. Without it the same chat read after a start grew
 //! the web process by 16–18 MiB instead of 24 (release), scrolling the 10 000-key table left it

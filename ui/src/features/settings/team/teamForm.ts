@@ -6,8 +6,8 @@ import { refusal } from '../../../forms/parsers';
 
 /*
  * Settings → Team's form, checked before a round trip with the rules `team:connect` applies
- * (README, "Settings → Team"); the backend stays the authority and its issues are shown at the
- * same fields.
+ * (`src-tauri/crates/team/README.md`, "Settings → Team"); the backend stays the authority and its
+ * issues are shown at the same fields.
  */
 
 /** The name rule the team crate (and `keypool-server --team`) checks. */
