@@ -241,13 +241,15 @@ fn answer(name: &str, result: Result<impl Serialize, IpcError>) -> Answer {
 mod tests {
     use std::collections::BTreeSet;
 
-    /// The README's table of IPC commands names every command of the table, and no other: its
-    /// first column lists them, the first of a row with its `domain:` and the rest without it.
+    /// The table of IPC commands in this crate's README names every command of the table, and no
+    /// other: its first column lists them, the first of a row with its `domain:` and the rest
+    /// without it.
     #[test]
     fn the_readme_lists_exactly_the_commands_of_the_table() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../README.md");
-        let readme = std::fs::read_to_string(&path).expect("the README is readable");
-        let section = readme.split("\n## IPC commands\n").nth(1).expect("the README has an IPC commands section");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+        let readme = std::fs::read_to_string(&path).expect("the crate's README is readable");
+        let section =
+            readme.split("\n## IPC commands\n").nth(1).expect("the crate's README has an IPC commands section");
         let section = section.split("\n## ").next().unwrap_or(section);
         let mut listed = BTreeSet::new();
         for row in section.lines().filter(|line| line.starts_with("| `")) {
@@ -267,6 +269,9 @@ mod tests {
             }
         }
         let table: BTreeSet<String> = super::COMMANDS.iter().map(|command| command.name.to_owned()).collect();
-        assert_eq!(listed, table, "README.md's IPC commands table lists every command of the table and nothing else");
+        assert_eq!(
+            listed, table,
+            "src-tauri/crates/api/README.md's IPC commands table lists every command of the table and nothing else"
+        );
     }
 }
