@@ -1,19 +1,31 @@
 import { memo, type KeyboardEvent as ReactKeyboardEvent, type PointerEvent as ReactPointerEvent } from 'react';
 import { Icon } from '../../../components/Icon';
 import { Switch } from '../../../components/Switch';
-import { formatRelative } from '../../../i18n/format';
-import { formatNumber } from '../../../i18n/problems';
 import { useI18n } from '../../../i18n/I18nProvider';
-import { KeyBudget } from './KeyBudget';
-import { KeyTestResultLine } from './KeyTestResult';
 import type { KeyRow } from './keyRows';
-import { ModelRests } from './ModelRests';
-import { StateBadge } from './StateBadge';
+import { KeyNameCell, KeyStateCell, KeyUsageCell } from './KeyRowCells';
 import type { KeyTest } from './useKeyTests';
 import { WeightEditor } from './WeightEditor';
 
 /**
- * What a row does, as one object whose identity never changes (KeyList keeps it), so a row that
+ * What a row asks of the pool, as one object whose identity never changes (the section keeps
+ * it): a weight typed in a row goes from its editor through `weight` straight to the pool's write.
+ */
+export interface KeyCommands {
+  weight: (id: string, weight: number) => Promise<unknown>;
+  toggle: (id: string, enabled: boolean) => void;
+  /** Switches on a disabled key that just tested fine (nothing left to ask). */
+  enable: (id: string) => void;
+  remove: (row: KeyRow) => void;
+  edit: (row: KeyRow) => void;
+  resetCooldown: (id: string) => void;
+  /** A cooldown or a model's rest ran out: the pool's status is read again. */
+  cooldownEnd: () => void;
+  test: (id: string) => void;
+}
+
+/**
+ * What the table does with a row (KeyList keeps it, its identity never changes), so a row that
  * scrolls into view or stays in it is not drawn again for a new callback: only its own data
  * (the key, its place, its selection, its test) draws it again.
  */
@@ -31,14 +43,6 @@ export interface RowActions {
   dragMove: (event: ReactPointerEvent) => void;
   endDrag: () => void;
   cancelDrag: () => void;
-  weight: (id: string, weight: number) => Promise<unknown>;
-  toggle: (id: string, enabled: boolean) => void;
-  enable: (id: string) => void;
-  remove: (row: KeyRow) => void;
-  edit: (row: KeyRow) => void;
-  resetCooldown: (id: string) => void;
-  cooldownEnd: () => void;
-  test: (id: string) => void;
 }
 
 interface Props {
@@ -58,6 +62,7 @@ interface Props {
   /** The id of the hidden text that says how reordering works (or why it is off). */
   hintId: string;
   actions: RowActions;
+  commands: KeyCommands;
 }
 
 /**
@@ -65,10 +70,9 @@ interface Props {
  * (`--key-columns`), placed by a transform at `top` in the rows' box, so a row coming in or going
  * out of view lays out itself only, never the rows around it or the head.
  */
-export const KeyTableRow = memo(function KeyTableRow({ row, index, top, name, selected, fresh, dragging, reorderable, test, offset, hintId, actions }: Props) {
-  const { t, intlTag } = useI18n();
+export const KeyTableRow = memo(function KeyTableRow({ row, index, top, name, selected, fresh, dragging, reorderable, test, offset, hintId, actions, commands }: Props) {
+  const { t } = useI18n();
   const { key } = row;
-  const now = Date.now() + offset;
   return (
     <tr
       aria-rowindex={index + 2}
@@ -112,92 +116,20 @@ export const KeyTableRow = memo(function KeyTableRow({ row, index, top, name, se
         </button>
       </td>
 
-      <td className="key-row__name">
-        {/* Cut to the column when long; the whole of it in its tooltip. */}
-        <span className={`key-row__label${key.label ? '' : ' key-row__label--none'}`} title={key.label ?? undefined} data-testid="key-label">
-          {key.label ?? t('key.unlabeled')}
-        </span>
-        <span className="key-row__preview">
-          <code title={key.apiKeyPreview} data-testid="key-preview">
-            {key.apiKeyPreview}
-          </code>
-          {key.isEnvRef && (
-            // Truncated when the column is narrow (long translations); the whole text in its tooltip.
-            <span className="tag key-row__tag" title={t('key.envRef')} data-testid="key-env-tag">
-              {t('key.envRef')}
-            </span>
-          )}
-          {key.quotaGroup !== null && (
-            <span className="tag key-row__tag" title={t('key.quotaGroupHint', { group: key.quotaGroup })} data-testid="key-quota-group">
-              {t('key.quotaGroup', { group: key.quotaGroup })}
-            </span>
-          )}
-        </span>
-        {(key.rpmLimit !== null || key.maxConcurrent !== null) && (
-          <span className="key-row__limits" data-testid="key-limits">
-            {t('limits.summary', {
-              limits: [
-                key.rpmLimit !== null ? t('limits.rpmShort', { count: key.rpmLimit }) : null,
-                key.maxConcurrent !== null ? t('limits.concurrentShort', { count: key.maxConcurrent }) : null,
-              ]
-                .filter(Boolean)
-                .join(' · '),
-            })}
-          </span>
-        )}
-      </td>
+      <KeyNameCell apiKey={key} />
 
       <td className="key-row__weight">
         <span className="key-row__inline-label" aria-hidden="true">
           {t('pool.colWeight')}
         </span>
-        <WeightEditor weight={key.weight} label={t('key.weightOf', { name })} onSave={(weight) => actions.weight(key.id, weight)} testId="key-weight" />
+        <WeightEditor weight={key.weight} label={t('key.weightOf', { name })} onSave={(weight) => commands.weight(key.id, weight)} testId="key-weight" />
       </td>
 
-      <td className="key-row__state">
-        <StateBadge state={row.state} offset={offset} onCooldownEnd={actions.cooldownEnd} testId="key-state" />
-        {row.state.kind !== 'disabled' && <ModelRests budgets={row.budgets} offset={offset} name={name} onEnd={actions.cooldownEnd} />}
-        {row.state.kind !== 'disabled' && <KeyBudget budgets={row.budgets} offset={offset} name={name} />}
-        {row.state.kind === 'cooling' && (
-          <button
-            type="button"
-            className="link-button"
-            aria-label={t('key.resetCooldownLabel', { name })}
-            onClick={() => actions.resetCooldown(key.id)}
-            data-testid="key-reset-cooldown"
-          >
-            {t('key.resetCooldown')}
-          </button>
-        )}
-        {test && <KeyTestResultLine test={test} />}
-        {!key.enabled && test?.kind === 'done' && test.result.ok && (
-          <button type="button" className="link-button" aria-label={t('key.enableLabel', { name })} onClick={() => actions.enable(key.id)} data-testid="key-enable">
-            {t('key.enable')}
-          </button>
-        )}
-      </td>
-
-      <td className="key-row__usage" data-testid="key-usage">
-        <span className="key-row__counts">
-          <span className="key-row__today" data-testid="key-today">
-            {/* Cut to the column when narrow; the whole of each in its tooltip. */}
-            <span title={t('usage.todayRequests', { count: row.today.requests })}>{t('usage.todayRequests', { count: row.today.requests })}</span>{' '}
-            <span title={t('usage.todayTokens', { count: row.today.tokens })}>{t('usage.todayTokens', { count: row.today.tokens })}</span>
-          </span>
-          {row.today.failures > 0 && (
-            <span className="key-row__failures" data-testid="key-today-failures">
-              {t('usage.failures', { count: formatNumber(t, row.today.failures) })}
-            </span>
-          )}
-          {row.inFlight > 0 && <span data-testid="key-in-flight">{t('usage.inFlight', { count: row.inFlight })}</span>}
-        </span>
-        <span className="muted">
-          {row.lastUsedAt === null ? t('usage.never') : t('usage.lastUsed', { when: formatRelative(row.lastUsedAt, now, intlTag) })}
-        </span>
-      </td>
+      <KeyStateCell row={row} name={name} offset={offset} test={test} commands={commands} />
+      <KeyUsageCell row={row} offset={offset} />
 
       <td className="key-row__enabled">
-        <Switch checked={key.enabled} label={t('key.use', { name })} onChange={(enabled) => actions.toggle(key.id, enabled)} testId="key-enabled" />
+        <Switch checked={key.enabled} label={t('key.use', { name })} onChange={(enabled) => commands.toggle(key.id, enabled)} testId="key-enabled" />
       </td>
 
       <td className="key-row__actions">
@@ -207,33 +139,18 @@ export const KeyTableRow = memo(function KeyTableRow({ row, index, top, name, se
           aria-label={t('key.testLabel', { name })}
           aria-busy={test?.kind === 'testing' || undefined}
           disabled={test?.kind === 'testing'}
-          onClick={() => actions.test(key.id)}
+          onClick={() => commands.test(key.id)}
           data-testid="key-test"
         >
           {t('key.test')}
         </button>
-        <button type="button" className="button button--small" aria-label={t('key.editLabel', { name })} aria-haspopup="dialog" onClick={() => actions.edit(row)} data-testid="key-edit">
+        <button type="button" className="button button--small" aria-label={t('key.editLabel', { name })} aria-haspopup="dialog" onClick={() => commands.edit(row)} data-testid="key-edit">
           {t('key.edit')}
         </button>
-        <button type="button" className="icon-button icon-button--danger" aria-label={t('key.deleteLabel', { name })} title={t('key.delete')} onClick={() => actions.remove(row)} data-testid="key-delete">
+        <button type="button" className="icon-button icon-button--danger" aria-label={t('key.deleteLabel', { name })} title={t('key.delete')} onClick={() => commands.remove(row)} data-testid="key-delete">
           <Icon name="trash" size={18} />
         </button>
       </td>
     </tr>
   );
 });
-
-/**
- * The actions column's head: as wide as a row's buttons (the same three, unseen and out of the
- * accessibility tree), so the head, a grid of its own, gets the rows' column widths.
- */
-export function ActionsHeadSizer() {
-  const { t } = useI18n();
-  return (
-    <span className="key-table__sizer" aria-hidden="true">
-      <span className="button button--small">{t('key.test')}</span>
-      <span className="button button--small">{t('key.edit')}</span>
-      <span className="icon-button" />
-    </span>
-  );
-}

@@ -71,6 +71,11 @@ function rowState(key: ApiKey, live: KeyStatus | undefined): RowState {
   return { kind: 'active' };
 }
 
+/** How a key is known: its label, else its preview, else `unlabeled`. */
+export function keyName(row: KeyRow, unlabeled: string): string {
+  return row.key.label ?? (row.key.apiKeyPreview || unlabeled);
+}
+
 /**
  * The status a key was refused with when the provider refused the key itself (`401`, `403`: it
  * may have been revoked), so switching it back on is asked about first; null for any other.
