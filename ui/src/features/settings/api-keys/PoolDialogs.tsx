@@ -7,10 +7,11 @@ import { llmConfigApi } from '../../../ipc/llmConfig';
 import { AddKeyDialog } from './AddKeyDialog';
 import { DeleteKeyDialog } from './DeleteKeyDialog';
 import { EditKeyDialog } from './EditKeyDialog';
-import { ImportKeysDialog, type KeyImportApi } from './ImportKeysDialog';
+import { ImportKeysDialog } from './ImportKeysDialog';
 import { keyName, type KeyRow } from './keyRows';
 import { exportedText } from './PoolBulkBar';
 import { RevokedKeyDialog } from './RevokedKeyDialog';
+import type { KeyImportApi } from './useKeyImport';
 import type { PoolActions } from './usePool';
 
 /** Which dialog is open, if any: each carries exactly what it needs. */

@@ -1,0 +1,67 @@
+import { useId } from 'react';
+import type { MessageKey } from '../../../i18n';
+import { useI18n } from '../../../i18n/I18nProvider';
+import { formatNumber } from '../../../i18n/problems';
+import type { ImportPhase, Progress } from './importPhase';
+
+const BUCKETS: { field: keyof Progress; label: MessageKey; testId: string }[] = [
+  { field: 'valid', label: 'import.valid', testId: 'import-valid' },
+  { field: 'invalid', label: 'import.invalid', testId: 'import-invalid' },
+  { field: 'rateLimited', label: 'import.rateLimited', testId: 'import-rate-limited' },
+  { field: 'unreachable', label: 'import.unreachable', testId: 'import-unreachable' },
+  { field: 'added', label: 'import.added', testId: 'import-added' },
+  { field: 'duplicates', label: 'import.duplicates', testId: 'import-duplicates' },
+];
+
+/** The import's progress: a bar (done of total) and the count of each bucket. */
+export function ImportProgress({ progress }: { progress: Progress }) {
+  const { t } = useI18n();
+  const labelId = useId();
+  // Without validation nothing is checked: what is done is then what was saved or found again.
+  const done = Math.min(Math.max(progress.checked, progress.added + progress.duplicates), progress.total);
+  const doneText = t('import.progressText', { checked: formatNumber(t, done), total: formatNumber(t, progress.total) });
+  return (
+    <div className="import-progress" data-testid="import-progress">
+      <p id={labelId} className="import-progress__label">
+        {progress.state === 'running' ? t('import.running') : t('import.progress')}
+      </p>
+      <div
+        className="import-progress__bar"
+        role="progressbar"
+        aria-labelledby={labelId}
+        aria-valuemin={0}
+        aria-valuemax={progress.total}
+        aria-valuenow={done}
+        aria-valuetext={doneText}
+        data-testid="import-progressbar"
+      >
+        <span className="import-progress__fill" style={{ width: progress.total > 0 ? `${(100 * done) / progress.total}%` : '0%' }} />
+      </div>
+      <p className="muted import-progress__text">{doneText}</p>
+      <ul className="import-progress__buckets">
+        {BUCKETS.map(({ field, label, testId }) => (
+          <li key={field} data-testid={testId}>
+            {t(label, { count: formatNumber(t, progress[field] as number) })}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** How a finished import ended: how many keys it added, or why it stopped. */
+export function ImportSummary({ phase }: { phase: Extract<ImportPhase, { kind: 'finished' }> }) {
+  const { t } = useI18n();
+  const { progress, error } = phase;
+  return (
+    <p className={error ? 'form-error' : 'import-summary'} role={error ? 'alert' : 'status'} data-testid="import-summary">
+      {error
+        ? t('import.failed', { message: error })
+        : progress.state === 'cancelled'
+          ? t('import.cancelled', { count: progress.added })
+          : progress.state === 'failed'
+            ? t('import.failed', { message: t('error.unexpected') })
+            : t('import.done', { count: progress.added })}
+    </p>
+  );
+}

@@ -1,0 +1,37 @@
+import type { KeyImportPreview, KeyImportProgress } from '../../../ipc/bindings';
+
+/** What the dialog shows of an import's progress (whose provider it is, the dialog knows). */
+export type Progress = Omit<KeyImportProgress, 'providerId'>;
+
+/** Where the import dialog is: the text and settings being edited, the import running, or its end. */
+export type ImportPhase =
+  | { kind: 'edit' }
+  | { kind: 'running'; progress: Progress; cancelling: boolean }
+  | { kind: 'finished'; progress: Progress; error?: string };
+
+/** A previewed import before its first key: nothing counted yet. */
+export function noProgress(preview: KeyImportPreview): Progress {
+  return {
+    importId: preview.importId,
+    total: preview.new.length,
+    checked: 0,
+    valid: 0,
+    invalid: 0,
+    rateLimited: 0,
+    unreachable: 0,
+    added: 0,
+    duplicates: 0,
+    state: 'running',
+  };
+}
+
+/**
+ * The phase after the backend told how the import stands (its start's answer, or a progress
+ * event): still running, the counts move on; ended, the import is finished. Nothing moves the
+ * dialog back to editing, nor past its end.
+ */
+export function progressed(phase: ImportPhase, progress: Progress): ImportPhase {
+  if (phase.kind === 'edit') return phase;
+  if (progress.state === 'running') return phase.kind === 'running' ? { ...phase, progress } : phase;
+  return { kind: 'finished', progress };
+}

@@ -1,0 +1,151 @@
+import { type ChangeEvent, type FormEvent, useEffect, useState } from 'react';
+import type { MessageKey } from '../../../i18n';
+import { useI18n } from '../../../i18n/I18nProvider';
+import { errorText, fieldError } from '../../../i18n/problems';
+import { type KeyImportPreview, type KeyImportProgress, LIMITS } from '../../../ipc/bindings';
+import { type ImportPhase, noProgress, progressed } from './importPhase';
+import { IMPORT_PREFIX_MAX, parseImportForm, type ImportForm, type ImportSettings } from './schema';
+
+/** The import's commands, for one provider (the section binds them to the backend). */
+export interface KeyImportApi {
+  preview: (text: string) => Promise<KeyImportPreview>;
+  start: (importId: string, settings: ImportSettings) => Promise<KeyImportProgress>;
+  cancel: (importId: string) => Promise<KeyImportProgress>;
+  /** Subscribes to the progress of imports; returns the unsubscribe. */
+  onProgress: (handler: (progress: KeyImportProgress) => void) => () => void;
+}
+
+/** Files read in the window: as large as the backend takes a text (10 000 keys take about 2 MB). */
+const MAX_FILE_BYTES = LIMITS.importText.maxBytes;
+
+export type ImportErrors = Partial<Record<keyof ImportForm | 'text', string>>;
+
+/**
+ * An import of many keys, from the text to its end: the text (typed, pasted or read from a file)
+ * and what the backend found in it, the settings for all, and the import's phase as its answers
+ * and progress events move it. `focusText` is called when the text is what needs fixing.
+ */
+export function useKeyImport(api: KeyImportApi, focusText: () => void) {
+  const { t } = useI18n();
+  const [text, setText] = useState('');
+  const [form, setForm] = useState<ImportForm>({ weight: '1', labelPrefix: '', quotaGroup: '', validate: true, keepRejectedDisabled: false });
+  const [errors, setErrors] = useState<ImportErrors>({});
+  const [fileNote, setFileNote] = useState<string>();
+  const [preview, setPreview] = useState<KeyImportPreview | null>(null);
+  const [checking, setChecking] = useState(false);
+  const [phase, setPhase] = useState<ImportPhase>({ kind: 'edit' });
+  const importId = preview?.importId ?? null;
+  const fail = (field: keyof ImportErrors, message: string | undefined) => setErrors((e) => ({ ...e, [field]: message }));
+
+  // Progress events of this import; another import's are not ours.
+  useEffect(() => {
+    if (!importId) return;
+    return api.onProgress((progress) => {
+      if (progress.importId === importId) setPhase((current) => progressed(current, progress));
+    });
+  }, [api, importId]);
+
+  function changeText(next: string) {
+    setText(next);
+    setPreview(null); // what was found was found in the old text
+    setErrors(({ text: _, ...rest }) => rest);
+  }
+
+  async function readFile(event: ChangeEvent<HTMLInputElement>) {
+    const file = event.target.files?.[0];
+    event.target.value = ''; // the same file can be chosen again
+    if (!file) return;
+    if (file.size > MAX_FILE_BYTES) {
+      setFileNote(undefined);
+      return fail('text', t('import.fileTooLarge', { size: MAX_FILE_BYTES / (1024 * 1024) }));
+    }
+    try {
+      changeText(await file.text());
+      setFileNote(t('import.fileRead', { name: file.name }));
+    } catch {
+      setFileNote(undefined);
+      fail('text', t('import.fileUnreadable', { name: file.name }));
+    }
+  }
+
+  function checked(): ImportSettings | null {
+    const parsed = parseImportForm(form);
+    if (parsed.ok) return parsed.value;
+    const worded: ImportErrors = {};
+    for (const [field, key] of Object.entries(parsed.errors) as [keyof ImportForm, MessageKey][]) {
+      worded[field] = t(key, key === 'import.prefixTooLong' ? { max: IMPORT_PREFIX_MAX } : undefined);
+    }
+    setErrors((e) => ({ ...e, ...worded }));
+    return null;
+  }
+
+  async function findKeys() {
+    if (text.trim() === '') {
+      fail('text', t('import.none'));
+      return focusText();
+    }
+    setChecking(true);
+    try {
+      const found = await api.preview(text);
+      setPreview(found);
+      if (found.found === 0) fail('text', t('import.none'));
+    } catch (error) {
+      fail('text', fieldError(t, error, 'text') ?? errorText(t, error));
+    } finally {
+      setChecking(false);
+    }
+  }
+
+  /** The form's submit: finds the keys in the text first, then starts their import. */
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (checking) return;
+    if (!preview) return void findKeys();
+    const settings = checked();
+    if (!settings || preview.new.length === 0) return;
+    const empty = noProgress(preview);
+    setPhase({ kind: 'running', progress: empty, cancelling: false });
+    try {
+      const started = await api.start(preview.importId, settings);
+      setPhase((current) => progressed(current, started));
+    } catch (error) {
+      const field = (['weight', 'labelPrefix', 'quotaGroup'] as const).find((f) => fieldError(t, error, f));
+      if (field) {
+        fail(field, fieldError(t, error, field));
+        setPhase({ kind: 'edit' });
+      } else {
+        setPhase({ kind: 'finished', progress: empty, error: errorText(t, error) });
+      }
+    }
+  }
+
+  async function cancel() {
+    if (phase.kind !== 'running' || !importId) return;
+    setPhase({ ...phase, cancelling: true });
+    try {
+      setPhase({ kind: 'finished', progress: await api.cancel(importId) });
+    } catch (error) {
+      setPhase((current) => (current.kind === 'running' ? { kind: 'finished', progress: current.progress, error: errorText(t, error) } : current));
+    }
+  }
+
+  return {
+    text,
+    form,
+    errors,
+    fileNote,
+    preview,
+    checking,
+    phase,
+    changeText,
+    readFile,
+    setField: <F extends keyof ImportForm>(field: F, value: ImportForm[F]) => {
+      setForm((f) => ({ ...f, [field]: value }));
+      setErrors(({ [field]: _, ...rest }) => rest);
+    },
+    submit,
+    cancel,
+  };
+}
+
+export type KeyImport = ReturnType<typeof useKeyImport>;
