@@ -2,7 +2,10 @@
 
 use std::error::Error;
 
-use crate::{KeyId, ProviderId, Secret, Timestamp, UserLimits};
+use crate::budget::UserLimits;
+use crate::ids::{KeyId, ProviderId};
+use crate::secret::Secret;
+use crate::time::Timestamp;
 
 /// One API key as stored.
 #[derive(Clone, Debug)]

@@ -2,7 +2,10 @@
 
 use std::fmt;
 
-use crate::{KeyId, LoadError, ProviderId, Timestamp};
+use crate::entry::LoadError;
+use crate::ids::{KeyId, ProviderId};
+use crate::secret::ResolveError;
+use crate::time::Timestamp;
 
 /// Why the pool could not hand out a key.
 #[derive(Debug, thiserror::Error)]
@@ -26,7 +29,7 @@ pub enum PoolError {
         /// The environment variable, without `$`.
         var: String,
         /// Unset, empty or not Unicode.
-        cause: crate::ResolveError,
+        cause: ResolveError,
     },
     /// The store could not load the provider's keys.
     #[error("could not load the API keys of provider {provider}")]

@@ -10,11 +10,17 @@
 
 use std::sync::Arc;
 
-use crate::budget::{Announced, RemoteHold, Scopes};
-use crate::request::Quota;
+use crate::announced::Announced;
+use crate::budget::{RemoteHold, Scopes};
+use crate::config::{PoolConfig, MIN_REST};
+use crate::ids::KeyId;
+use crate::quota_day::pacific_day_end;
+use crate::request::{FailureOutcome, Quota};
 use crate::rest::Rest;
-use crate::team::{bounded, bounded_window, RemoteFact, ScopeFacts, MAX_REMOTE_RESERVED, MAX_TOKENS_PER_REQUEST};
-use crate::{FailureOutcome, KeyId, PoolConfig, Timestamp};
+use crate::team::{
+    bounded, bounded_window, RemoteFact, ScopeFacts, MAX_REMOTE_RESERVED, MAX_TOKENS_PER_REQUEST, REMOTE_HOLD,
+};
+use crate::time::Timestamp;
 
 /// Who a group is, stable across reloads: its name, or the key alone in it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -109,7 +115,7 @@ impl GroupHealth {
             }
             // The windows say which limit was hit: that scope's budget, not the whole group.
             if let Some(until) = announced.spent_until(0).filter(|&until| until > now) {
-                let until = until.max(now + crate::config::MIN_REST);
+                let until = until.max(now + MIN_REST);
                 self.scopes.spend(scope, until, now);
                 return FailureOutcome::Spent { until };
             }
@@ -186,7 +192,7 @@ impl GroupHealth {
                 later
             }
             RemoteFact::UsedUpForTheDay { scope, until } => {
-                let day_end = crate::pacific_day_end(now);
+                let day_end = pacific_day_end(now);
                 let Some(until) = bounded(until, day_end.saturating_duration_since(now), now) else { return false };
                 let budget = self.scopes.scope_at(scope, now);
                 let later = budget.day_until.is_none_or(|own| own < until);
@@ -201,7 +207,7 @@ impl GroupHealth {
                 if requests == 0 && self.scopes.find(scope).is_none() {
                     return false;
                 }
-                let held = RemoteHold { requests, tokens, until: now + crate::team::REMOTE_HOLD };
+                let held = RemoteHold { requests, tokens, until: now + REMOTE_HOLD };
                 let budget = self.scopes.scope_at(scope, now);
                 let changed = (budget.remote.requests, budget.remote.tokens) != (requests, tokens);
                 budget.remote = held;

@@ -16,13 +16,19 @@
 
 use std::sync::Arc;
 
-use crate::budget::{Blocked, Demand, KeyLoad, UserLimits};
+use crate::announced::Window;
+use crate::budget::{Blocked, KeyLoad, UserLimits};
+use crate::config::PoolConfig;
+use crate::entry::KeyEntry;
 use crate::error::Blocker;
 use crate::group::{GroupHealth, RateLimit};
-use crate::status::BudgetStatus;
+use crate::ids::{KeyId, ProviderId};
+use crate::quota_day::pacific_day_end;
+use crate::request::{Demand, DisableReason, Failure, FailureKind, FailureOutcome};
+use crate::secret::Secret;
+use crate::status::{BudgetStatus, KeyError, KeyState, KeyStatus};
 use crate::team::{KeyFacts, Merged, RemoteFact, MAX_REMOTE_STREAK};
-use crate::{DisableReason, Failure, FailureKind, FailureOutcome, KeyEntry, KeyError, KeyId, KeyState, KeyStatus};
-use crate::{PoolConfig, Secret, Timestamp};
+use crate::time::Timestamp;
 
 pub(crate) struct PoolKey {
     pub id: KeyId,
@@ -171,7 +177,7 @@ impl PoolKey {
             FailureKind::RateLimited { retry_after, announced, quota } => {
                 health.last_error = Some(KeyError::RateLimited { status });
                 let limit = RateLimit { scope, retry_after, announced, quota, sent_at };
-                group.rate_limited(limit, crate::pacific_day_end, config, now)
+                group.rate_limited(limit, pacific_day_end, config, now)
             }
             FailureKind::AuthRejected => {
                 health.last_error = Some(KeyError::AuthRejected { status });
@@ -230,13 +236,7 @@ impl PoolKey {
     }
 
     /// What the pool knows about the key and `scope` of its group at `now`, for a team.
-    pub fn facts(
-        &self,
-        provider: &crate::ProviderId,
-        group: &GroupHealth,
-        scope: Option<&str>,
-        now: Timestamp,
-    ) -> KeyFacts {
+    pub fn facts(&self, provider: &ProviderId, group: &GroupHealth, scope: Option<&str>, now: Timestamp) -> KeyFacts {
         let refused = match (self.health.refused, &self.health.last_error) {
             (true, Some(KeyError::AuthRejected { status })) => Some(DisableReason::AuthRejected { status: *status }),
             _ => None,
@@ -320,7 +320,7 @@ impl PoolKey {
         } else {
             KeyState::Active
         };
-        let current = |w: Option<crate::Window>| w.filter(|w| w.reset_at > now);
+        let current = |w: Option<Window>| w.filter(|w| w.reset_at > now);
         KeyStatus {
             key_id: self.id.clone(),
             label: self.label.as_deref().map(str::to_owned),

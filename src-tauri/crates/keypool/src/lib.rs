@@ -78,6 +78,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod announced;
 mod budget;
 mod config;
 mod entry;
@@ -98,15 +99,16 @@ mod strategy;
 pub mod team;
 mod time;
 
-pub use budget::{Announced, Demand, UserLimits, Window, MAX_SCOPES_PER_KEY};
+pub use announced::{Announced, Window};
+pub use budget::{UserLimits, MAX_SCOPES_PER_KEY};
 pub use config::{PoolConfig, StrategyKind, MIN_REST};
 pub use entry::{KeyEntry, KeyLoader, LoadError};
 pub use error::{BlockedKey, Blocker, PoolError, Unavailability};
 pub use ids::{KeyId, ProviderId, SessionId};
 pub use paste::{extract_keys, Extracted, FoundKey};
-pub use pool::{KeyPool, Lease};
+pub use pool::{KeyPool, Lease, Selection};
 pub use quota_day::pacific_day_end;
-pub use request::{DisableReason, Failure, FailureKind, FailureOutcome, Quota, Selection, SelectionRequest};
+pub use request::{Demand, DisableReason, Failure, FailureKind, FailureOutcome, Quota, SelectionRequest};
 pub use secret::{preview, EnvResolver, MapResolver, ResolveError, Secret, SecretResolver};
 pub use status::{BudgetStatus, KeyError, KeyState, KeyStatus};
 pub use strategy::{SelectionStrategy, SmoothWeightedRoundRobin, WeightedRoundRobin};

@@ -1,4 +1,5 @@
-//! The pool: per-provider key sets, session bindings and the lock around them.
+//! The pool: per-provider key sets, session bindings and the lock around them, and the
+//! selections it hands out, each with the lease that holds its reservation.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
@@ -6,16 +7,19 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use crate::budget::{Announced, Demand};
-use crate::error::KeyName;
+use crate::announced::Announced;
+use crate::config::PoolConfig;
+use crate::entry::{KeyEntry, KeyLoader};
+use crate::error::{KeyName, PoolError, Unavailability};
 use crate::group::GroupId;
 use crate::hash::IdMap;
+use crate::ids::{KeyId, ProviderId, SessionId};
 use crate::provider::ProviderState;
+use crate::request::{Demand, Failure, FailureOutcome, SelectionRequest};
+use crate::secret::{Secret, SecretResolver};
+use crate::status::KeyStatus;
 use crate::team::{KeyFacts, LoadedKey, Merged, RemoteFact};
-use crate::{
-    Failure, FailureOutcome, KeyEntry, KeyId, KeyLoader, KeyStatus, PoolConfig, PoolError, ProviderId, Secret,
-    SecretResolver, Selection, SelectionRequest, SessionId, Timestamp, Unavailability,
-};
+use crate::time::Timestamp;
 
 /// The shared API key pool.
 ///
@@ -50,6 +54,26 @@ pub struct KeyPool {
     binding_idle_ms: std::sync::atomic::AtomicU64,
     /// Loads installed so far (any provider): see [`KeyPool::loads`].
     loads: std::sync::atomic::AtomicU64,
+}
+
+/// A key handed out for one request. It holds the request's reservation of the key's budgets
+/// (its [`Lease`]) until it is dropped: drop it when the request is over.
+#[derive(Debug)]
+pub struct Selection {
+    /// The key to report success or failure for.
+    pub key_id: KeyId,
+    /// Its label, for logs and messages.
+    pub label: Option<Arc<str>>,
+    /// How people know the key: its label, or the masked preview of the stored value (a `$NAME`
+    /// reference as written). Never derived from a resolved value.
+    pub name: Arc<str>,
+    /// The resolved value to send (a `$NAME` reference is already replaced by its value).
+    pub secret: Secret,
+    /// True when the session was bound to another key (or provider) before this selection,
+    /// i.e. the provider's prompt cache for this chat is lost.
+    pub rebound: bool,
+    /// The reservation of the key's budgets, released when the selection is dropped.
+    pub lease: Lease,
 }
 
 /// A selection's reservation of its key's budgets (one request of its model's windows, its

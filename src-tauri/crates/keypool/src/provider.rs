@@ -1,12 +1,16 @@
 //! One provider's keys: the cached list in display order, their quota groups, the available
 //! subset the strategy walks, and the reasons nothing is available.
 
-use crate::budget::Demand;
-use crate::error::{BlockedKey, Blocker};
+use crate::config::PoolConfig;
+use crate::entry::KeyEntry;
+use crate::error::{BlockedKey, Blocker, Unavailability};
 use crate::group::{GroupHealth, GroupId, QuotaGroup};
 use crate::hash::IdMap;
+use crate::ids::{KeyId, ProviderId};
 use crate::key::{Health, PoolKey};
-use crate::{KeyEntry, KeyId, PoolConfig, ProviderId, SelectionStrategy, Timestamp, Unavailability};
+use crate::request::Demand;
+use crate::strategy::SelectionStrategy;
+use crate::time::Timestamp;
 
 pub(crate) const TS_MIN: Timestamp = Timestamp::from_millis(i64::MIN);
 pub(crate) const TS_MAX: Timestamp = Timestamp::from_millis(i64::MAX);

@@ -4,7 +4,7 @@
 
 use jiff::tz::{self, TimeZone};
 
-use crate::Timestamp;
+use crate::time::Timestamp;
 
 /// America/Los_Angeles, the zone Google's quota days are counted in.
 static PACIFIC: TimeZone = tz::get!("America/Los_Angeles");

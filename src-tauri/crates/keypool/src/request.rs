@@ -1,13 +1,13 @@
-//! What callers ask of the pool and what it answers: selections, and failure reports with the
-//! outcome the caller acts on (persists, emits, retries).
+//! What callers ask of the pool and what it answers: selection requests with what they need of a
+//! key's budgets, and failure reports with the outcome the caller acts on (persists, emits,
+//! retries). The selection handed out holds a lease on the pool's state, so it is the pool's.
 
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
-use crate::budget::{Announced, Demand};
-use crate::pool::Lease;
-use crate::{KeyId, ProviderId, Secret, SessionId, Timestamp};
+use crate::announced::Announced;
+use crate::ids::{KeyId, ProviderId, SessionId};
+use crate::time::Timestamp;
 
 /// What to select a key for.
 #[derive(Clone, Copy, Debug)]
@@ -52,24 +52,14 @@ impl<'a> SelectionRequest<'a> {
     }
 }
 
-/// A key handed out for one request. It holds the request's reservation of the key's budgets
-/// (its [`Lease`]) until it is dropped: drop it when the request is over.
-#[derive(Debug)]
-pub struct Selection {
-    /// The key to report success or failure for.
-    pub key_id: KeyId,
-    /// Its label, for logs and messages.
-    pub label: Option<Arc<str>>,
-    /// How people know the key: its label, or the masked preview of the stored value (a `$NAME`
-    /// reference as written). Never derived from a resolved value.
-    pub name: Arc<str>,
-    /// The resolved value to send (a `$NAME` reference is already replaced by its value).
-    pub secret: Secret,
-    /// True when the session was bound to another key (or provider) before this selection,
-    /// i.e. the provider's prompt cache for this chat is lost.
-    pub rebound: bool,
-    /// The reservation of the key's budgets, released when the selection is dropped.
-    pub lease: Lease,
+/// What a request needs from a key's budgets.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Demand<'a> {
+    /// The rate-limit scope: the model (OpenAI limits each model separately) or the model class
+    /// (Anthropic's Opus, Sonnet, Haiku). `None`: the request touches no announced budget.
+    pub scope: Option<&'a str>,
+    /// Its estimated input tokens.
+    pub tokens: u32,
 }
 
 /// A refused request, as reported by the layer that sent it.

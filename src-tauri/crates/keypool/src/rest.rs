@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
+use crate::config::PoolConfig;
 use crate::team::{bounded, Resting, MAX_REMOTE_STREAK};
-use crate::{PoolConfig, Timestamp};
+use crate::time::Timestamp;
 
 /// Resting after rate limits: until when, how many refusals in a row, and when the current step
 /// of the ladder began.

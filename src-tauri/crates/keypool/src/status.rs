@@ -1,7 +1,8 @@
 //! How a key stands, for the status view and for messages about unavailable keys.
 
-use crate::budget::Window;
-use crate::{KeyId, Timestamp};
+use crate::announced::Window;
+use crate::ids::KeyId;
+use crate::time::Timestamp;
 
 /// How a key stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -17,8 +17,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::budget::Window;
-use crate::{DisableReason, KeyId, ProviderId, Secret, Timestamp};
+use crate::announced::{Announced, Window};
+use crate::ids::{KeyId, ProviderId};
+use crate::request::DisableReason;
+use crate::secret::Secret;
+use crate::time::Timestamp;
 
 /// The most refusals in a row a remote rest is believed to count: past the fifth the ladder is at
 /// its cap anyway.
@@ -99,7 +102,7 @@ pub enum RemoteFact<'a> {
         /// The model or model class.
         scope: &'a str,
         /// The windows.
-        announced: crate::Announced,
+        announced: Announced,
     },
     /// A refusal said the group's `scope` is spent until `until`.
     Spent {
