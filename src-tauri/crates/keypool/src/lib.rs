@@ -105,7 +105,7 @@ pub use config::{PoolConfig, StrategyKind, MIN_REST};
 pub use entry::{KeyEntry, KeyLoader, LoadError};
 pub use error::{BlockedKey, Blocker, PoolError, Unavailability};
 pub use ids::{KeyId, ProviderId, SessionId};
-pub use paste::{extract_keys, Extracted, FoundKey};
+pub use paste::{extract_keys, Extracted, FoundKey, KeyShape};
 pub use pool::{KeyPool, Lease, Selection};
 pub use quota_day::pacific_day_end;
 pub use request::{Demand, DisableReason, Failure, FailureKind, FailureOutcome, Quota, SelectionRequest};

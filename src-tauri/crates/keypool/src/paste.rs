@@ -19,16 +19,47 @@
 
 use std::collections::HashSet;
 
-use crate::Secret;
+use crate::secret::Secret;
 
 /// The shortest token taken as a key when no known shape matches (and the length from which a
 /// line that gave nothing is reported as unrecognised).
 pub const MIN_KEY_CHARS: usize = 16;
 
-/// `sk-` keys have at least this many key characters after the prefix.
-const MIN_SK_TAIL: usize = 20;
-/// A Gemini (Google API) key: `AIza` and 35 more, 39 in all.
-const GEMINI_LEN: usize = 39;
+/// How the keys of one provider kind look: a prefix and a length, a token of key characters
+/// (letters, digits, `-`, `_`) standing alone. The kinds' rows hold theirs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyShape {
+    prefix: &'static str,
+    min_len: usize,
+    max_len: usize,
+    /// Prefixes of other shapes that start with this one's (`sk-ant-` is not an OpenAI `sk-`).
+    except: &'static [&'static str],
+}
+
+impl KeyShape {
+    /// `prefix` and at least `min_tail` more key characters.
+    pub const fn prefixed(prefix: &'static str, min_tail: usize) -> KeyShape {
+        KeyShape { prefix, min_len: prefix.len() + min_tail, max_len: usize::MAX, except: &[] }
+    }
+
+    /// `prefix`, `len` characters in all.
+    pub const fn exact(prefix: &'static str, len: usize) -> KeyShape {
+        KeyShape { prefix, min_len: len, max_len: len, except: &[] }
+    }
+
+    /// The same shape, less tokens that start with one of `prefixes`.
+    pub const fn except(self, prefixes: &'static [&'static str]) -> KeyShape {
+        KeyShape { except: prefixes, ..self }
+    }
+
+    /// Whether `token` (a whole token) is a key of this shape.
+    pub fn matches(&self, token: &str) -> bool {
+        token.starts_with(self.prefix)
+            && (self.min_len..=self.max_len).contains(&token.len())
+            && token.chars().all(is_shape_char)
+            && !self.except.iter().any(|other| token.starts_with(other))
+    }
+}
 
 /// A key found, and the line (1-based) it was found on.
 #[derive(Debug, Clone)]
@@ -57,15 +88,15 @@ impl Extracted {
     }
 }
 
-/// The keys in `text`; see the module's documentation for how it is read.
-pub fn extract_keys(text: &str) -> Extracted {
-    let by_shape = text.lines().any(|line| !shaped_keys(line).is_empty());
+/// The keys in `text`, read by `shapes` (see the module's documentation for how it is read).
+pub fn extract_keys(text: &str, shapes: &[KeyShape]) -> Extracted {
+    let by_shape = text.lines().any(|line| !shaped_keys(line, shapes).is_empty());
     let mut extracted = Extracted::default();
     let mut seen: HashSet<&str> = HashSet::new();
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
         let found: Vec<&str> = if by_shape {
-            shaped_keys(line)
+            shaped_keys(line, shapes)
         } else {
             match line_key(line) {
                 LineKey::Key(key) => vec![key],
@@ -100,20 +131,18 @@ fn is_key_char(c: char) -> bool {
     is_shape_char(c) || matches!(c, '.' | '~' | '+' | '/')
 }
 
-/// The keys of a known shape in `line`, in order.
-fn shaped_keys(line: &str) -> Vec<&str> {
+/// The keys of one of `shapes` in `line`, in order.
+fn shaped_keys<'a>(line: &'a str, shapes: &[KeyShape]) -> Vec<&'a str> {
     let bytes = line.as_bytes();
     let mut keys = Vec::new();
     let mut start = 0;
     while start < bytes.len() {
         let at_boundary = start == 0 || !is_shape_char(bytes[start - 1] as char);
         let rest = &line[start..];
-        if at_boundary && (rest.starts_with("sk-") || rest.starts_with("AIza")) {
+        if at_boundary && shapes.iter().any(|shape| rest.starts_with(shape.prefix)) {
             let len = rest.find(|c: char| !is_shape_char(c)).unwrap_or(rest.len());
             let token = &rest[..len];
-            let shaped =
-                if token.starts_with("sk-") { token.len() >= 3 + MIN_SK_TAIL } else { token.len() == GEMINI_LEN };
-            if shaped {
+            if shapes.iter().any(|shape| shape.matches(token)) {
                 keys.push(token);
             }
             start += len.max(1);
@@ -180,6 +209,20 @@ mod tests {
     const ANTHROPIC: &str = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-AAAA";
     const OPENROUTER: &str = "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
     const GEMINI: &str = "AIzaSyA1234567890abcdefghijklmnopqrstuv";
+    /// A Gemini (Google API) key: `AIza` and 35 more, 39 in all.
+    const GEMINI_LEN: usize = 39;
+
+    /// Every kind's shape, as the kinds' rows give them (keypool-llm's `every_key_shape`).
+    const SHAPES: [KeyShape; 4] = [
+        KeyShape::prefixed("sk-", 20).except(&["sk-ant-", "sk-or-"]),
+        KeyShape::prefixed("sk-ant-", 16),
+        KeyShape::prefixed("sk-or-", 17),
+        KeyShape::exact("AIza", 39),
+    ];
+
+    fn extract_keys(text: &str) -> Extracted {
+        super::extract_keys(text, &SHAPES)
+    }
 
     fn keys(text: &str) -> Vec<String> {
         extract_keys(text).keys.iter().map(|k| k.secret.expose().to_owned()).collect()
