@@ -257,6 +257,24 @@ export type CreateChatArgs = { providerId: string, model?: string, title?: strin
  */
 systemPrompt?: string, };
 
+/**
+ * What a key may still spend, in US dollars, as the provider counts it (OpenRouter's
+ * `GET /api/v1/key`: `data.limit`, `data.limit_remaining`, `data.usage`).
+ */
+export type Credit = { 
+/**
+ * The key's spending limit; none: unlimited.
+ */
+limit: number | null, 
+/**
+ * What is left of the limit; none: unlimited.
+ */
+remaining: number | null, 
+/**
+ * What the key spent so far.
+ */
+usage: number, };
+
 export type DatabaseStatus = { "state": "ready", path: string, } | { "state": "failed", kind: string, message: string, path: string, };
 
 /**
@@ -515,7 +533,11 @@ problem: ProbeProblem | null,
 /**
  * The provider's words on a refusal; otherwise the English fallback.
  */
-message: string, latencyMs: number, };
+message: string, latencyMs: number, 
+/**
+ * What the key may still spend, where the provider tells it (OpenRouter).
+ */
+credit?: Credit, };
 
 /**
  * One key's usage. `keyId` is `""` for the provider-level key; `label` is null for it and for
@@ -778,10 +800,9 @@ export type ProviderArgs = { providerId: string, };
 export type ProviderChanged = { providerId: string, };
 
 /**
- * How a provider speaks: OpenAI's Chat Completions (and every compatible server), Anthropic's
- * Messages API, or Google Gemini's `generateContent` (base URL: the host root).
+ * Which kind of service a provider is; each kind is one row of keypool-llm's kind table.
  */
-export type ProviderKind = "openai" | "anthropic" | "gemini";
+export type ProviderKind = "openai" | "anthropic" | "gemini" | "openrouter";
 
 export type ProxyMode = "none" | "system" | "url";
 
@@ -1164,6 +1185,16 @@ export const LIMITS = {
   redisUrl: { maxChars: 2048 },
   teamName: { maxChars: 64 },
 } as const;
+
+/**
+ * The provider kinds, in the order the form offers them (keypool-llm's `KINDS`).
+ */
+export const PROVIDER_KINDS = [
+  { id: "openai", defaultBaseUrl: "https://api.openai.com/v1" },
+  { id: "anthropic", defaultBaseUrl: "https://api.anthropic.com" },
+  { id: "gemini", defaultBaseUrl: "https://generativelanguage.googleapis.com" },
+  { id: "openrouter", defaultBaseUrl: "https://openrouter.ai/api/v1" },
+] as const satisfies readonly { id: ProviderKind; defaultBaseUrl: string }[];
 
 export type Commands = {
   "app:getStatus": { kind: "sync"; args: NoArgs; result: AppStatus };

@@ -2,7 +2,7 @@
 //! service over a temporary store holding the given keys.
 //!
 //! ```text
-//! cargo run --release --bin keypool-bench -- --base-url URL --kind openai|anthropic|gemini \
+//! cargo run --release --bin keypool-bench -- --base-url URL --kind openai|anthropic|gemini|openrouter \
 //!     --keys KEY:WEIGHT[:GROUP],... --requests N [--concurrency C] [--stream] [--same-session]
 //! ```
 //! A `GROUP` puts the key in that quota group (keys of one Google Cloud project, one OpenAI
@@ -20,7 +20,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use keypool::{Secret, SessionId};
 use keypool_api::service::{NewKey, NewProvider, NoEvents};
 use keypool_api::{AppContext, Dirs, Wiring};
@@ -28,11 +28,9 @@ use keypool_llm::{
     CancellationToken, ChatMessage, CompletionRequest, ProviderEndpoint, ProviderKind, Role, StopReason,
 };
 
-#[derive(Clone, Copy, ValueEnum)]
-enum Kind {
-    Openai,
-    Anthropic,
-    Gemini,
+/// A provider kind by its id (`openai`, `anthropic`, …).
+fn kind(id: &str) -> Result<ProviderKind, String> {
+    ProviderKind::parse(id).ok_or_else(|| format!("not a provider kind: {id}"))
 }
 
 #[derive(Parser)]
@@ -41,8 +39,9 @@ struct Args {
     /// The provider's base URL (e.g. https://api.openai.com/v1, https://api.anthropic.com).
     #[arg(long)]
     base_url: String,
-    #[arg(long, value_enum)]
-    kind: Kind,
+    /// The provider's kind: openai, anthropic, gemini or openrouter.
+    #[arg(long, value_parser = kind)]
+    kind: ProviderKind,
     /// Comma-separated KEY:WEIGHT or KEY:WEIGHT:GROUP (weight 1–100; `$NAME` reads the
     /// environment; GROUP: the key's quota group).
     #[arg(long, value_delimiter = ',', required = true, value_parser = parse_key)]
@@ -112,11 +111,7 @@ fn parse_key(text: &str) -> Result<BenchKey, BadKey> {
 async fn main() {
     let args = Args::parse();
     let keys = args.keys.clone();
-    let kind = match args.kind {
-        Kind::Openai => ProviderKind::Openai,
-        Kind::Anthropic => ProviderKind::Anthropic,
-        Kind::Gemini => ProviderKind::Gemini,
-    };
+    let kind = args.kind;
 
     let dir = std::env::temp_dir().join(format!("keypool-bench-{}", uuid::Uuid::new_v4()));
     let dirs = Dirs { data_dir: dir.clone(), log_dir: dir.join("logs") };

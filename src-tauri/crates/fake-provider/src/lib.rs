@@ -7,10 +7,13 @@
 //! (`POST /__fake/script`, `POST /__fake/release`, `GET /__fake/requests`, `POST /__fake/reset`,
 //! `POST /__fake/models` with a JSON list of model ids, `POST /__fake/text-only` with the models
 //! that take no images, `POST /__fake/project` `{key, project}`,
-//! `POST /__fake/project-limit` `{project, requests, windowMs, perDay?}`).
+//! `POST /__fake/project-limit` `{project, requests, windowMs, perDay?}`, and OpenRouter's
+//! `POST /__fake/credit` `{key, limit, usage}`). OpenRouter's API is under `/api/v1`
+//! ([`openrouter`]).
 
 mod content;
 pub mod gemini;
+pub mod openrouter;
 
 pub use content::SeenImage;
 
@@ -196,6 +199,8 @@ pub(crate) struct Script {
     /// Gemini: each project's quotas, per model.
     pub(crate) project_limits: HashMap<String, gemini::ProjectLimit>,
     pub(crate) project_usage: HashMap<(String, String), gemini::ProjectUse>,
+    /// OpenRouter: what each key may spend (a key not listed: unlimited, nothing spent).
+    pub(crate) credits: HashMap<String, openrouter::Credit>,
 }
 
 /// The provider's own clock as its answers show it: its `date` header, the instants of
@@ -296,6 +301,9 @@ impl FakeProvider {
             .route("/v1/messages/count_tokens", post(count_tokens))
             .route("/v1/models", get(models))
             .route("/models", get(models))
+            .route("/api/v1/chat/completions", post(openai))
+            .route("/api/v1/models", get(openrouter::models))
+            .route("/api/v1/key", get(openrouter::key))
             .route("/v1beta/models", get(gemini::models))
             .route("/v1beta/models/{action}", post(gemini::action))
             .route("/__fake/project", post(control_project))
@@ -309,6 +317,7 @@ impl FakeProvider {
             .route("/__fake/models", post(control_models))
             .route("/__fake/text-only", post(control_text_only))
             .route("/__fake/clock", post(control_clock))
+            .route("/__fake/credit", post(control_credit))
             .layer(axum::middleware::map_response_with_state(shared.clone(), with_date))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("bind loopback");
@@ -382,6 +391,11 @@ impl FakeProvider {
         self.shared.script.lock().unwrap().listing_keys.insert(key.to_owned());
     }
 
+    /// OpenRouter: `key`'s credit as `GET /api/v1/key` answers it.
+    pub fn credit(&self, key: &str, credit: openrouter::Credit) {
+        self.shared.script.lock().unwrap().credits.insert(key.to_owned(), credit);
+    }
+
     /// How many bytes of [`Reply::Flood`]s went out so far.
     pub fn flooded(&self) -> u64 {
         self.shared.script.lock().unwrap().flooded
@@ -404,7 +418,11 @@ impl FakeProvider {
 
     /// The keys of every completion request so far, in order.
     pub fn keys_used(&self) -> Vec<String> {
-        self.seen().into_iter().filter(|s| !s.path.ends_with("models")).map(|s| s.key).collect()
+        self.seen()
+            .into_iter()
+            .filter(|s| !s.path.ends_with("models") && !s.path.ends_with("/key"))
+            .map(|s| s.key)
+            .collect()
     }
 }
 
@@ -424,7 +442,7 @@ fn release(shared: &Shared, gate: &str) {
     shared.gate_opened.notify_waiters();
 }
 
-fn key_of(headers: &HeaderMap) -> String {
+pub(crate) fn key_of(headers: &HeaderMap) -> String {
     if let Some(key) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
         return key.to_owned();
     }
@@ -618,6 +636,8 @@ pub(crate) async fn complete(
     let stream = body["stream"].as_bool().unwrap_or(false);
     let key = key_of(&headers);
     let path = match dialect {
+        // OpenRouter's, under its own prefix.
+        Dialect::Openai if uri.path().starts_with("/api/v1/") => "/api/v1/chat/completions",
         Dialect::Openai => "/v1/chat/completions",
         Dialect::Anthropic | Dialect::Gemini => "/v1/messages",
     };
@@ -1146,6 +1166,18 @@ async fn with_date(State(shared): State<Arc<Shared>>, mut response: Response) ->
         response.headers_mut().insert(axum::http::header::DATE, date);
     }
     response
+}
+
+#[derive(Deserialize)]
+struct CreditRequest {
+    key: String,
+    #[serde(flatten)]
+    credit: openrouter::Credit,
+}
+
+async fn control_credit(State(shared): State<Arc<Shared>>, Json(request): Json<CreditRequest>) -> StatusCode {
+    shared.script.lock().unwrap().credits.insert(request.key, request.credit);
+    StatusCode::NO_CONTENT
 }
 
 async fn control_clock(State(shared): State<Arc<Shared>>, Json(clock): Json<ProviderClock>) -> StatusCode {

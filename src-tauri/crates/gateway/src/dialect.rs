@@ -14,6 +14,18 @@ pub enum Dialect {
     Gemini,
 }
 
+impl Dialect {
+    /// The dialect a wire format is spoken in: a route's provider answers in it.
+    pub fn of_wire(wire: keypool_llm::wire::WireFormat) -> Dialect {
+        use keypool_llm::wire::WireFormat;
+        match wire {
+            WireFormat::OpenAiChat => Dialect::OpenAi,
+            WireFormat::AnthropicMessages => Dialect::Anthropic,
+            WireFormat::GeminiGenerate => Dialect::Gemini,
+        }
+    }
+}
+
 /// What went wrong, as both dialects name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Problem {

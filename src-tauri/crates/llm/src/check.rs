@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use keypool::{FailureKind, Secret};
 
-use crate::provider::refusal_of;
+use crate::provider::ProviderEndpoint;
 use crate::rate_limit::announced_wait;
+use crate::service::CompletionService;
 use crate::stream::read_error_body;
-use crate::{CompletionService, ProviderEndpoint, ProviderKind};
 
 /// What one model list said of a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,8 +31,7 @@ impl CompletionService {
     /// says what the answer means for the key. Only the first page is read.
     pub async fn check_key(&self, endpoint: &ProviderEndpoint, key: &Secret) -> KeyVerdict {
         let mut url = endpoint.models_url();
-        if matches!(endpoint.kind, ProviderKind::Anthropic | ProviderKind::Gemini) {
-            let size = if endpoint.kind == ProviderKind::Anthropic { "limit" } else { "pageSize" };
+        if let Some((size, _)) = endpoint.wire().models_paging() {
             url = format!("{url}?{size}=1");
         }
         let request = endpoint.authorize(self.client(&url).get(&url), key);
@@ -46,7 +45,7 @@ impl CompletionService {
         }
         let retry_after = announced_wait(response.headers(), self.clock.now(), Default::default());
         let body = read_error_body(response, self.deadlines.idle, &*self.waiter).await;
-        let refusal = refusal_of(endpoint.kind, status.as_u16(), &body, retry_after, keypool::Announced::default());
+        let refusal = endpoint.wire().refusal(status.as_u16(), &body, retry_after, keypool::Announced::default());
         let status = status.as_u16();
         match refusal.pool_kind() {
             Some(FailureKind::AuthRejected) => KeyVerdict::Invalid { status },
@@ -59,7 +58,7 @@ impl CompletionService {
 
     /// How this service lets time pass (real, or simulated in tests): for callers that wait
     /// between requests of their own (a bulk check waiting out a rate limit).
-    pub fn waiter(&self) -> &std::sync::Arc<dyn crate::Waiter> {
+    pub fn waiter(&self) -> &std::sync::Arc<dyn crate::wait::Waiter> {
         &self.waiter
     }
 }

@@ -15,12 +15,13 @@ use keypool::{
 };
 use tokio_util::sync::CancellationToken;
 
+use crate::conversation::Usage;
 use crate::error::{Breakage, CompletionError, Failure, Interruption, NoKey, NoKeyReason};
-use crate::provider::{ProviderEndpoint, Usage};
+use crate::probe::Verdict;
+use crate::provider::ProviderEndpoint;
 use crate::record::{AttemptOutcome, AttemptRecord};
+use crate::service::{CompletionEvent, CompletionService};
 use crate::team::{Admission, HandOut, Taught, TeamHold};
-use crate::verify::Verdict;
-use crate::{CompletionEvent, CompletionService};
 
 /// How one attempt ended, as the attempt saw it.
 pub(crate) enum Ended<A> {

@@ -14,15 +14,17 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, USER_AGE
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::conversation::Usage;
 use crate::error::{Breakage, CompletionError, Failure};
 use crate::failover::{Attempt, Credential, Ended, Lesson, Plan, Settlement, Stop, Target, Tried};
-use crate::provider::{refusal_of, stream_pieces, ProviderEndpoint, StreamPiece, Usage, UsageObject};
-use crate::rate_limit::{announced_limits, announced_wait};
+use crate::provider::ProviderEndpoint;
+use crate::rate_limit::announced_wait;
 use crate::record::AttemptOutcome;
+use crate::service::{scope_of, CompletionEvent, CompletionService};
 use crate::sse::{Decoder, Event};
 use crate::stream::{read_error_body, read_whole, MAX_WHOLE_ANSWER, REDIRECT_REFUSED};
 use crate::upstream::{self, Chunks};
-use crate::{scope_of, CompletionService, ProviderKind};
+use crate::wire::StreamPiece;
 
 /// Which upstream endpoint a request goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,31 +169,6 @@ pub fn passed_headers(headers: &HeaderMap, names: &[&'static str]) -> Vec<(Heade
         .collect()
 }
 
-/// What a whole answer says of itself: whether it carries an error (most carry none), and its
-/// usage. Of an OpenAI or Anthropic object only `error` (as raw text) and `usage` are read;
-/// a Gemini answer, or a body read so fails (not one object), is parsed whole, as before.
-fn read_reply(kind: ProviderKind, body: &[u8]) -> (bool, Option<Usage>) {
-    #[derive(serde::Deserialize)]
-    struct Head<'a> {
-        #[serde(borrow, default)]
-        error: Option<&'a serde_json::value::RawValue>,
-        /// Read by name; a member of another type fails this read, and the reply is read as a
-        /// `Value` below.
-        #[serde(default)]
-        usage: Option<UsageObject>,
-    }
-    if kind != ProviderKind::Gemini {
-        if let Ok(head) = serde_json::from_slice::<Head>(body) {
-            // `"error": null` reads as none.
-            return (head.error.is_some(), head.usage.as_ref().and_then(|usage| Usage::of_usage(kind, usage)));
-        }
-    }
-    match serde_json::from_slice::<Value>(body) {
-        Ok(reply) => (reply.get("error").is_some_and(|e| !e.is_null()), Usage::of_reply(kind, &reply)),
-        Err(_) => (false, None),
-    }
-}
-
 /// What the relay read of the answer going by: its usage, when its first text came.
 #[derive(Default)]
 struct Observed {
@@ -323,7 +300,7 @@ impl Relay {
             Some(None) => {
                 self.observed.usage = serde_json::from_slice::<Value>(passed)
                     .ok()
-                    .and_then(|value| Usage::of_reply(self.endpoint.kind, &value));
+                    .and_then(|value| self.endpoint.wire().usage_of_reply(&value));
                 self.end(AttemptOutcome::Ok);
                 None
             }
@@ -334,9 +311,9 @@ impl Relay {
 
     /// Passes `event` on to `out`, learning from it on the way: the first text, the usage, the end.
     fn pass(&mut self, event: Event, out: &mut Vec<u8>) {
-        let kind = self.endpoint.kind;
+        let wire = self.endpoint.wire();
         let mut rewrite = false;
-        for piece in stream_pieces(kind, &event.name, &event.data) {
+        for piece in wire.stream_pieces(&event.name, &event.data) {
             match piece {
                 StreamPiece::Text(_) if self.observed.first_token_ms.is_none() => {
                     self.observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
@@ -356,7 +333,7 @@ impl Relay {
             let redactor = self.service.redactor(&self.endpoint, settlement.credential().secret());
             let data = redactor.redact_json(&event.data);
             if data != event.data {
-                out.extend_from_slice(&sse_event(kind, &event.name, &data));
+                out.extend_from_slice(&wire.write_event(&event.name, &data));
                 return;
             }
         }
@@ -368,7 +345,8 @@ impl Relay {
     fn break_off(&mut self, mut out: Vec<u8>, broke: Breakage) -> Bytes {
         self.end(AttemptOutcome::TransportError);
         // Events get an error event; an answer passed on unparsed gets the error as JSON.
-        out.extend_from_slice(&error_event(self.endpoint.kind, self.passed.is_none(), broke));
+        let message = format!("the provider's answer broke off ({broke})");
+        out.extend_from_slice(&self.endpoint.wire().broken_off(self.passed.is_none(), &message));
         Bytes::from(out)
     }
 
@@ -388,52 +366,12 @@ impl Drop for Relay {
     }
 }
 
-/// One SSE event in `kind`'s framing.
-fn sse_event(kind: ProviderKind, name: &str, data: &str) -> Vec<u8> {
-    match kind {
-        ProviderKind::Anthropic if !name.is_empty() => format!("event: {name}\ndata: {data}\n\n").into_bytes(),
-        _ => format!("data: {data}\n\n").into_bytes(),
-    }
-}
-
-/// The end of a stream that broke off, in the dialect the client speaks.
-fn error_event(kind: ProviderKind, stream: bool, broke: Breakage) -> Bytes {
-    let message = format!("the provider's answer broke off ({broke})");
-    let event = match kind {
-        ProviderKind::Anthropic => {
-            let body = serde_json::json!({ "type": "error", "error": { "type": "api_error", "message": message } });
-            if stream {
-                format!("event: error\ndata: {body}\n\n")
-            } else {
-                body.to_string()
-            }
-        }
-        ProviderKind::Gemini => {
-            let body = serde_json::json!({ "error": { "code": 502, "message": message, "status": "UNAVAILABLE" } });
-            if stream {
-                format!("data: {body}\n\n")
-            } else {
-                body.to_string()
-            }
-        }
-        ProviderKind::Openai => {
-            let body = serde_json::json!({ "error": { "message": message, "type": "server_error", "param": null, "code": null } });
-            if stream {
-                format!("data: {body}\n\n")
-            } else {
-                body.to_string()
-            }
-        }
-    };
-    Bytes::from(event)
-}
-
 /// When a forwarded request may try again after every key refused it: the first moment a key
 /// frees up, if the error says so.
 pub fn retry_after_of(error: &CompletionError, now: Timestamp) -> Option<Duration> {
     match error {
-        CompletionError::NoAvailableKey(crate::NoKey {
-            why: crate::NoKeyReason::Blocked(keypool::Unavailability::Blocked { first_free_at: Some(at), .. }),
+        CompletionError::NoAvailableKey(crate::error::NoKey {
+            why: crate::error::NoKeyReason::Blocked(keypool::Unavailability::Blocked { first_free_at: Some(at), .. }),
             ..
         }) => Some(at.saturating_duration_since(now)),
         _ => None,
@@ -466,12 +404,12 @@ impl Attempt for RelayAttempt<'_> {
         &mut self,
         credential: &Credential,
         _attempt: u32,
-        _on_event: &mut (dyn FnMut(crate::CompletionEvent) + Send),
+        _on_event: &mut (dyn FnMut(CompletionEvent) + Send),
         _cancel: &CancellationToken,
     ) -> Tried<Answer> {
         self.refusal = None;
         let (service, request) = (self.service, self.request);
-        let (kind, deadlines, waiter) = (request.endpoint.kind, service.deadlines, &*service.waiter);
+        let (wire, deadlines, waiter) = (request.endpoint.wire(), service.deadlines, &*service.waiter);
         let sent = service.clock.now();
         let response = tokio::select! {
             response = service.send_as_is(request, &self.url, credential) => response,
@@ -490,7 +428,7 @@ impl Attempt for RelayAttempt<'_> {
         let status = response.status().as_u16();
         let now = service.clock.now();
         let skew = service.provider_clocks.observe(&request.endpoint.id, response.headers(), sent, now);
-        let announced = announced_limits(kind, response.headers(), now, skew);
+        let announced = wire.announced_limits(response.headers(), now, skew);
         let headers = passed_headers(response.headers(), &PASSED_ANSWER_HEADERS);
         let ended = if response.status().is_redirection() {
             Ended::Refused(Failure::new(status, REDIRECT_REFUSED))
@@ -498,7 +436,7 @@ impl Attempt for RelayAttempt<'_> {
             let retry_after = announced_wait(response.headers(), now, skew);
             let redactor = service.redactor(&request.endpoint, credential.secret());
             let body = redactor.redact_json(&read_error_body(response.into_body(), deadlines.idle, waiter).await);
-            let refusal = refusal_of(kind, status, &body, retry_after, announced);
+            let refusal = wire.refusal(status, &body, retry_after, announced);
             // Redacted again once decoded: a key written with JSON escapes is plain only now.
             let failure = Failure { message: redactor.redact(&refusal.message), ..refusal };
             self.refusal = Some(Refusal { status, headers, body });
@@ -510,9 +448,9 @@ impl Attempt for RelayAttempt<'_> {
             match read_whole(response.into_body(), MAX_WHOLE_ANSWER, deadlines.idle, waiter).await {
                 Err(broke) => Ended::Broken(broke),
                 Ok(body) => {
-                    let (carries_error, usage) = read_reply(kind, &body);
+                    let (carries_error, usage) = wire.read_reply_head(&body);
                     let pieces = if carries_error {
-                        stream_pieces(kind, "", &String::from_utf8_lossy(&body))
+                        wire.stream_pieces("", &String::from_utf8_lossy(&body))
                     } else {
                         Vec::new()
                     };
@@ -564,43 +502,49 @@ impl Attempt for RelayAttempt<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::WireFormat;
+
+    /// What `wire` reads of a whole reply's head.
+    fn read_reply(wire: WireFormat, body: &[u8]) -> (bool, Option<Usage>) {
+        wire.wire().read_reply_head(body)
+    }
 
     #[test]
     fn a_whole_reply_is_read_by_name_as_it_is_read_whole() {
         let replies = [
             (
-                ProviderKind::Openai,
+                WireFormat::OpenAiChat,
                 r#"{"id":"x","usage":{"prompt_tokens":11,"completion_tokens":5,"total_tokens":16,"prompt_tokens_details":{"cached_tokens":5,"audio_tokens":0}}}"#,
             ),
-            (ProviderKind::Openai, r#"{"usage":{"prompt_tokens":11}}"#),
+            (WireFormat::OpenAiChat, r#"{"usage":{"prompt_tokens":11}}"#),
             (
-                ProviderKind::Openai,
+                WireFormat::OpenAiChat,
                 r#"{"usage":{"prompt_tokens":11,"completion_tokens":5.5,"prompt_tokens_details":null}}"#,
             ),
-            (ProviderKind::Openai, r#"{"usage":{"prompt_tokens":-1,"completion_tokens":5}}"#),
-            (ProviderKind::Openai, r#"{"usage":{"prompt_tokens":3,"prompt_tokens_details":"none"}}"#),
-            (ProviderKind::Openai, r#"{"usage":"none"}"#),
-            (ProviderKind::Openai, r#"{"usage":null,"error":null}"#),
-            (ProviderKind::Openai, r#"{"error":{"message":"no"},"usage":{"prompt_tokens":1}}"#),
+            (WireFormat::OpenAiChat, r#"{"usage":{"prompt_tokens":-1,"completion_tokens":5}}"#),
+            (WireFormat::OpenAiChat, r#"{"usage":{"prompt_tokens":3,"prompt_tokens_details":"none"}}"#),
+            (WireFormat::OpenAiChat, r#"{"usage":"none"}"#),
+            (WireFormat::OpenAiChat, r#"{"usage":null,"error":null}"#),
+            (WireFormat::OpenAiChat, r#"{"error":{"message":"no"},"usage":{"prompt_tokens":1}}"#),
             (
-                ProviderKind::Anthropic,
+                WireFormat::AnthropicMessages,
                 r#"{"usage":{"input_tokens":7,"cache_read_input_tokens":100,"cache_creation_input_tokens":20,"output_tokens":9}}"#,
             ),
             (
-                ProviderKind::Anthropic,
+                WireFormat::AnthropicMessages,
                 r#"{"usage":{"input_tokens":7,"cache_read_input_tokens":"many","output_tokens":9}}"#,
             ),
-            (ProviderKind::Anthropic, r#"{"usage":{"output_tokens":9}}"#),
+            (WireFormat::AnthropicMessages, r#"{"usage":{"output_tokens":9}}"#),
         ];
         for (kind, body) in replies {
             let whole: Value = serde_json::from_str(body).unwrap();
-            let expected = (whole.get("error").is_some_and(|e| !e.is_null()), Usage::of_reply(kind, &whole));
+            let expected = (whole.get("error").is_some_and(|e| !e.is_null()), kind.wire().usage_of_reply(&whole));
             assert_eq!(read_reply(kind, body.as_bytes()), expected, "{body}");
         }
-        let read = |body: &str| read_reply(ProviderKind::Openai, body.as_bytes()).1;
+        let read = |body: &str| read_reply(WireFormat::OpenAiChat, body.as_bytes()).1;
         assert_eq!(read(replies[0].1), Some(Usage { input: 11, cached: 5, output: 5 }), "the numbers themselves");
         assert_eq!(read(replies[2].1), Some(Usage { input: 11, cached: 0, output: 0 }), "a count that is no count");
-        let anthropic = read_reply(ProviderKind::Anthropic, replies[8].1.as_bytes()).1;
+        let anthropic = read_reply(WireFormat::AnthropicMessages, replies[8].1.as_bytes()).1;
         assert_eq!(anthropic, Some(Usage { input: 127, cached: 100, output: 9 }), "every input token counted");
     }
 }

@@ -6,15 +6,18 @@
 use proptest::prelude::*;
 use serde_json::Value;
 
-use crate::provider::{error_message, refusal_of, stream_pieces, ProviderKind, StreamPiece, Usage};
 use crate::redact::Redactor;
 use crate::sse::Decoder;
+use crate::wire::{error_message, StreamPiece, Wire, WireFormat};
 
 fn cases() -> u32 {
     std::env::var("KEYPOOL_FUZZ_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(500)
 }
 
-const KINDS: [ProviderKind; 3] = [ProviderKind::Openai, ProviderKind::Anthropic, ProviderKind::Gemini];
+/// Every wire format's reader.
+fn wires() -> [&'static dyn Wire; 3] {
+    [WireFormat::OpenAiChat.wire(), WireFormat::AnthropicMessages.wire(), WireFormat::GeminiGenerate.wire()]
+}
 
 /// JSON a few levels deep whose member names are the ones the readers look for, so that the
 /// cases reach past the first `match` of each reader.
@@ -67,8 +70,8 @@ proptest! {
         "\\PC{0,512}",
         provider_json().prop_map(|v| v.to_string()),
     ]) {
-        for kind in KINDS {
-            for piece in stream_pieces(kind, &name, &data) {
+        for wire in wires() {
+            for piece in wire.stream_pieces(&name, &data) {
                 match piece {
                     StreamPiece::Text(text) => prop_assert!(text.len() <= data.len()),
                     StreamPiece::Error(failure) => prop_assert!(failure.message.chars().count() <= data.len().max(300)),
@@ -81,12 +84,12 @@ proptest! {
     #[test]
     fn whole_replies_and_error_bodies_of_any_shape(body in provider_json(), status in 100u16..600) {
         let text = body.to_string();
-        for kind in KINDS {
-            let _ = Usage::of_reply(kind, &body);
+        for wire in wires() {
+            let _ = wire.usage_of_reply(&body);
         }
         prop_assert!(error_message(&text).chars().count() <= 300, "one line of at most 300 characters");
-        for kind in KINDS {
-            let refusal = refusal_of(kind, status, &text, None, keypool::Announced::default());
+        for wire in wires() {
+            let refusal = wire.refusal(status, &text, None, keypool::Announced::default());
             prop_assert!(refusal.message.chars().count() <= 300.max(text.len()));
         }
     }
@@ -94,8 +97,8 @@ proptest! {
     #[test]
     fn bytes_that_are_not_even_text(bytes in prop::collection::vec(any::<u8>(), 0..2048), cut in 0usize..2048) {
         let text = String::from_utf8_lossy(&bytes);
-        for kind in KINDS {
-            let _ = stream_pieces(kind, "", &text);
+        for wire in wires() {
+            let _ = wire.stream_pieces("", &text);
         }
         prop_assert!(error_message(&text).chars().count() <= 300);
         let mut decoder = Decoder::with_limit(1024);
@@ -104,8 +107,8 @@ proptest! {
             decoder.push(piece);
             while let Ok(Some(event)) = decoder.next_event() {
                 prop_assert!(event.raw.len() <= 1024);
-                for kind in KINDS {
-                    let _ = stream_pieces(kind, &event.name, &event.data);
+                for wire in wires() {
+                    let _ = wire.stream_pieces(&event.name, &event.data);
                 }
             }
         }

@@ -15,12 +15,11 @@
 //! own ([`Connections::own`]): it keeps connections of its own, so a request and its upstream
 //! connection run on the same thread.
 
-use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
-use std::time::Duration;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
+use crate::net::{local_addresses, CONNECT_TIMEOUT, MAX_REDIRECTS};
 use crate::upstream::{plain_client, PlainClient, Sender};
 
 /// Which proxy provider requests over `https` go through.
@@ -42,12 +41,6 @@ pub struct ProxyError(pub String);
 
 /// What provider requests say they come from.
 pub(crate) const USER_AGENT: &str = concat!("Keypool/", env!("CARGO_PKG_VERSION"));
-
-/// How long connecting to a provider may take, on any client.
-pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
-
-/// How many redirects (within the origin) one request follows, on any client.
-pub(crate) const MAX_REDIRECTS: usize = 5;
 
 /// Hosts a proxy is never used for.
 const LOOPBACK: &str = "localhost,127.0.0.0/8,::1";
@@ -245,31 +238,6 @@ impl Resolve for LocalOnly {
     }
 }
 
-/// The addresses `host` resolves to on this machine or a private network; an error when it
-/// resolves to none of those.
-pub(crate) async fn local_addresses(host: &str) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
-    let found: Vec<SocketAddr> = tokio::net::lookup_host((host, 0)).await?.collect();
-    let local: Vec<SocketAddr> = found.into_iter().filter(|addr| is_local_address(addr.ip())).collect();
-    if local.is_empty() {
-        tracing::warn!(%host, "a plain-http provider resolves outside this network; nothing was sent");
-        return Err(format!("{host} resolves to no address of this machine or a private network").into());
-    }
-    Ok(local)
-}
-
-/// Loopback, private (RFC 1918, unique local) and link-local addresses.
-pub(crate) fn is_local_address(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(ip) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
-        IpAddr::V6(ip) => {
-            ip.is_loopback()
-                || ip.is_unique_local()
-                || ip.is_unicast_link_local()
-                || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback() || v4.is_private() || v4.is_link_local())
-        }
-    }
-}
-
 /// Follows a redirect only to the same scheme, host and port: a key is never sent to an origin
 /// the user did not choose. A redirect elsewhere is answered as the 3xx itself.
 fn same_origin_redirects() -> reqwest::redirect::Policy {
@@ -288,6 +256,7 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::is_local_address;
 
     #[test]
     fn only_loopback_and_private_addresses_are_local() {

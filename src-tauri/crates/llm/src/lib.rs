@@ -4,17 +4,22 @@
 //! [`keypool::KeyPool`] for the session's key, sends the request (streaming or not), and on a
 //! rate limit or an auth failure reports it to the pool and retries at once on the next key.
 //! Each key is tried at most once per request; text already shown is never sent twice.
-//! Provider clients live in [`provider`]; nothing here knows about Tauri or the database.
+//! Each provider kind is a row of [`KINDS`]; each wire format a module of [`wire`], written from
+//! and read into one [`conversation`]. Nothing here knows about Tauri or the database.
 
+mod chat;
 mod check;
+pub mod conversation;
 mod error;
 mod failover;
 mod forward;
 #[cfg(test)]
 mod fuzz;
-mod gemini;
 mod http;
-pub mod parts;
+mod kind;
+mod models;
+mod net;
+mod probe;
 pub mod provider;
 mod provider_clock;
 mod rate_limit;
@@ -27,20 +32,22 @@ pub mod team;
 mod upstream;
 mod verify;
 mod wait;
+pub mod wire;
 
+pub use chat::{estimate_tokens, CompletionOutcome, CompletionRequest, StopReason};
 pub use check::KeyVerdict;
+pub use conversation::{Attachment, ChatMessage, Role, Usage};
 pub use error::{Breakage, CompletionError, Failure, Interruption, Meaning, NoKey, NoKeyReason};
 pub use forward::{passed_headers, retry_after_of, ForwardRequest, Forwarded, ForwardedBody, UpstreamPath};
 pub use http::{ProxyChoice, ProxyError};
-pub use parts::Attachment;
-pub use provider::{ChatMessage, ProviderEndpoint, ProviderKind, Role, Usage};
+pub use kind::{every_key_shape, KindRow, ProviderKind, QuotaSharing, Verification, KINDS};
+pub use models::MAX_MODEL_LIST;
+pub use probe::{Credit, ModelsFailure, ProbeProblem, ProbeResult};
+pub use provider::ProviderEndpoint;
 pub use provider_clock::{ClockOffset, ClockSkew, MAX_CLOCK_OFFSET};
-pub use rate_limit::{announced_limits, announced_wait, provider_instant};
+pub use rate_limit::{announced_wait, provider_instant};
 pub use record::{AttemptOutcome, AttemptRecord};
-pub use service::{
-    estimate_tokens, scope_of, CompletionEvent, CompletionOutcome, CompletionRequest, CompletionService, ModelsFailure,
-    ProbeProblem, ProbeResult, Recorder, StopReason,
-};
+pub use service::{scope_of, CompletionEvent, CompletionService, Recorder};
 pub use stream::{Deadlines, MAX_WHOLE_ANSWER};
 pub use team::{Admission, HandOut, Taught, TeamFuture, TeamHold, TeamLink, Wake};
 pub use tokio_util::sync::CancellationToken;

@@ -1,68 +1,25 @@
-//! What providers announce about rate limits: the wait after a refusal, and on every answer the
-//! windows a key has left (requests and tokens), in OpenAI's and Anthropic's header styles.
+//! What providers announce about rate limits: the wait after a refusal, and what the wire
+//! formats read the windows a key has left from (requests and tokens, see [`crate::wire`]).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use keypool::{Announced, Timestamp, Window};
+use keypool::{Timestamp, Window};
 use reqwest::header::HeaderMap;
 
 use crate::provider_clock::ClockSkew;
-use crate::ProviderKind;
 
-/// The windows an answer announced, in `kind`'s header style, as absolute times from `now`.
-///
-/// * OpenAI (and most compatible hosts): `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`,
-///   resets as Go durations (`1s`, `6m0s`, `12ms`).
-/// * Anthropic: `anthropic-ratelimit-requests-*` and the input-token window
-///   (`anthropic-ratelimit-input-tokens-*`, else the combined `-tokens-*`), resets as RFC 3339
-///   instants on the provider's clock, read through `skew` by their precision (see
-///   [`provider_instant`]).
-///
-/// A negative value (Azure answers `-1`) or a missing one means unknown, never "nothing left";
-/// a window is kept only with its remaining count and its reset, which is read as no further
-/// out than [`MAX_RESET_AHEAD`].
-pub fn announced_limits(kind: ProviderKind, headers: &HeaderMap, now: Timestamp, skew: ClockSkew) -> Announced {
+/// One window from the headers named `[limit, remaining, reset]`, its reset read by `reset`
+/// (from the header's text) and believed no further out than [`MAX_RESET_AHEAD`] from `now`.
+pub(crate) fn window_of(
+    headers: &HeaderMap,
+    now: Timestamp,
+    [limit, remaining, reset_name]: [&str; 3],
+    reset: &dyn Fn(&str) -> Option<Timestamp>,
+) -> Option<Window> {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     let count = |name: &str| text(name).and_then(|v| v.parse::<i64>().ok()).and_then(|n| u64::try_from(n).ok());
-    let window = |limit: &str, remaining: &str, reset: &str| -> Option<Window> {
-        let reset_at = match kind {
-            ProviderKind::Openai => now + parse_go_duration(text(reset)?)?,
-            ProviderKind::Anthropic | ProviderKind::Gemini => provider_instant(text(reset)?, skew)?.max(now),
-        };
-        let reset_at = reset_at.min(now + MAX_RESET_AHEAD);
-        Some(Window { limit: count(limit), remaining: count(remaining)?, reset_at })
-    };
-    match kind {
-        ProviderKind::Openai => Announced {
-            requests: window(
-                "x-ratelimit-limit-requests",
-                "x-ratelimit-remaining-requests",
-                "x-ratelimit-reset-requests",
-            ),
-            tokens: window("x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
-        },
-        // Gemini announces no windows: its refusals say what was hit (see `gemini`).
-        ProviderKind::Gemini => Announced::default(),
-        ProviderKind::Anthropic => Announced {
-            requests: window(
-                "anthropic-ratelimit-requests-limit",
-                "anthropic-ratelimit-requests-remaining",
-                "anthropic-ratelimit-requests-reset",
-            ),
-            tokens: window(
-                "anthropic-ratelimit-input-tokens-limit",
-                "anthropic-ratelimit-input-tokens-remaining",
-                "anthropic-ratelimit-input-tokens-reset",
-            )
-            .or_else(|| {
-                window(
-                    "anthropic-ratelimit-tokens-limit",
-                    "anthropic-ratelimit-tokens-remaining",
-                    "anthropic-ratelimit-tokens-reset",
-                )
-            }),
-        },
-    }
+    let reset_at = reset(text(reset_name)?)?.min(now + MAX_RESET_AHEAD);
+    Some(Window { limit: count(limit), remaining: count(remaining)?, reset_at })
 }
 
 /// The furthest out a window's reset is believed (the pool's longest cooldown): a window said to
@@ -141,7 +98,7 @@ fn precision_of(text: &str) -> Duration {
 }
 
 /// `1s`, `6m0s`, `20ms`, `1.5s`, `1h2m3.5s`: the format OpenAI's reset headers use.
-fn parse_go_duration(text: &str) -> Option<Duration> {
+pub(crate) fn parse_go_duration(text: &str) -> Option<Duration> {
     if text.is_empty() {
         return None;
     }
@@ -173,7 +130,19 @@ fn parse_go_duration(text: &str) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::WireFormat;
+    use keypool::Announced;
     use reqwest::header::{HeaderName, HeaderValue};
+
+    /// The windows `wire`'s headers announced.
+    pub(super) fn announced_limits(
+        wire: WireFormat,
+        headers: &HeaderMap,
+        now: Timestamp,
+        skew: ClockSkew,
+    ) -> Announced {
+        wire.wire().announced_limits(headers, now, skew)
+    }
 
     const NOW: Timestamp = Timestamp::from_millis(1_800_000_000_000);
     /// A provider whose clock is ours.
@@ -239,7 +208,7 @@ mod tests {
             ("x-ratelimit-remaining-tokens", "39000"),
             ("x-ratelimit-reset-tokens", "6m0s"),
         ]);
-        let announced = announced_limits(ProviderKind::Openai, &h, NOW, SAME);
+        let announced = announced_limits(WireFormat::OpenAiChat, &h, NOW, SAME);
         assert_eq!(
             announced.requests,
             Some(Window { limit: Some(5), remaining: 3, reset_at: NOW + Duration::from_millis(1200) }),
@@ -265,7 +234,7 @@ mod tests {
             ("anthropic-ratelimit-input-tokens-remaining", "19500"),
             ("anthropic-ratelimit-input-tokens-reset", "2027-01-15T08:00:10Z"),
         ]);
-        let announced = announced_limits(ProviderKind::Anthropic, &h, now, SAME);
+        let announced = announced_limits(WireFormat::AnthropicMessages, &h, now, SAME);
         assert_eq!(
             announced.requests.map(|w| (w.remaining, w.reset_at)),
             Some((0, now + Duration::from_secs(3))),
@@ -285,10 +254,10 @@ mod tests {
             ("x-ratelimit-remaining-tokens", "-1"),
             ("x-ratelimit-reset-tokens", "0"),
         ]);
-        assert!(announced_limits(ProviderKind::Openai, &azure, NOW, SAME).is_empty(), "Azure's -1 means unknown");
+        assert!(announced_limits(WireFormat::OpenAiChat, &azure, NOW, SAME).is_empty(), "Azure's -1 means unknown");
         let no_reset = headers(&[("x-ratelimit-remaining-requests", "0")]);
         assert!(
-            announced_limits(ProviderKind::Openai, &no_reset, NOW, SAME).is_empty(),
+            announced_limits(WireFormat::OpenAiChat, &no_reset, NOW, SAME).is_empty(),
             "a count without a reset says nothing"
         );
     }
@@ -296,7 +265,7 @@ mod tests {
     #[test]
     fn a_window_is_believed_to_refill_within_the_longest_cooldown() {
         let h = headers(&[("x-ratelimit-remaining-requests", "0"), ("x-ratelimit-reset-requests", "20h0m0s")]);
-        let window = announced_limits(ProviderKind::Openai, &h, NOW, SAME).requests.unwrap();
+        let window = announced_limits(WireFormat::OpenAiChat, &h, NOW, SAME).requests.unwrap();
         assert_eq!(window.reset_at, NOW + MAX_RESET_AHEAD, "a day's budget is tried again in 15 min, not tomorrow");
     }
 
@@ -308,7 +277,9 @@ mod tests {
 
 #[cfg(test)]
 mod provider_instants {
+    use super::tests::announced_limits;
     use super::*;
+    use crate::wire::WireFormat;
 
     fn at(text: &str) -> i64 {
         millis_since_epoch(humantime::parse_rfc3339(text).unwrap()).unwrap()
@@ -359,7 +330,7 @@ mod provider_instants {
         .map(|(k, v)| (reqwest::header::HeaderName::from_static(k), reqwest::header::HeaderValue::from_static(v)))
         .collect();
         let behind = ClockSkew { min_ms: -2000, max_ms: -1990 };
-        let window = announced_limits(ProviderKind::Anthropic, &headers, now, behind).requests.unwrap();
+        let window = announced_limits(WireFormat::AnthropicMessages, &headers, now, behind).requests.unwrap();
         assert_eq!(
             window.reset_at,
             Timestamp::from_millis(at("2026-12-01T10:15:43Z")),

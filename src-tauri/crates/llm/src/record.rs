@@ -4,7 +4,7 @@
 
 use keypool::{KeyId, ProviderId, SessionId, Timestamp};
 
-use crate::provider::Usage;
+use crate::conversation::Usage;
 
 /// How one upstream attempt ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,13 +8,16 @@ use tokio_util::sync::CancellationToken;
 
 use keypool::Announced;
 
+use crate::conversation::Usage;
 use crate::error::{Breakage, Failure};
-use crate::provider::{refusal_of, stream_pieces, ProviderEndpoint, StreamPiece, Usage};
+use crate::net::breakage;
+use crate::provider::ProviderEndpoint;
 use crate::provider_clock::ProviderClocks;
-use crate::rate_limit::{announced_limits, announced_wait};
+use crate::rate_limit::announced_wait;
 use crate::sse::Decoder;
 use crate::upstream::Chunks;
 use crate::wait::Waiter;
+use crate::wire::StreamPiece;
 
 /// What an attempt learned besides its text, whatever its end: the windows the answer
 /// announced, the tokens it used, when its first text came.
@@ -163,7 +166,7 @@ impl Exchange<'_> {
         let status = response.status();
         let now = self.clock.now();
         let skew = self.provider_clocks.observe(&self.endpoint.id, response.headers(), sent, now);
-        report.announced = announced_limits(self.endpoint.kind, response.headers(), now, skew);
+        report.announced = self.endpoint.wire().announced_limits(response.headers(), now, skew);
         if status.is_redirection() {
             // The client follows redirects only within the origin; this one leads elsewhere.
             return AttemptEnd::Refused(Failure::new(status.as_u16(), REDIRECT_REFUSED));
@@ -175,7 +178,7 @@ impl Exchange<'_> {
                 _ = cancel.cancelled() => return AttemptEnd::Cancelled,
             };
             let body = (self.redact)(&body);
-            let refusal = refusal_of(self.endpoint.kind, status.as_u16(), &body, retry_after, report.announced);
+            let refusal = self.endpoint.wire().refusal(status.as_u16(), &body, retry_after, report.announced);
             // Redacted again once decoded: a key written with JSON escapes is plain only now.
             return AttemptEnd::Refused(Failure { message: (self.redact)(&refusal.message), ..refusal });
         }
@@ -196,11 +199,11 @@ impl Exchange<'_> {
                 Ok(value) => value,
                 Err(_) => return AttemptEnd::Broken(Breakage::NotJson),
             };
-            let pieces = stream_pieces(self.endpoint.kind, "", &value.to_string());
+            let pieces = self.endpoint.wire().stream_pieces("", &value.to_string());
             if let Some(StreamPiece::Error(failure)) = pieces.into_iter().find(|p| matches!(p, StreamPiece::Error(_))) {
                 return AttemptEnd::Refused(Failure { message: (self.redact)(&failure.message), ..failure });
             }
-            report.usage = Usage::of_reply(self.endpoint.kind, &value);
+            report.usage = self.endpoint.wire().usage_of_reply(&value);
             if let Some(broke) = self.endpoint.blocked(&value) {
                 return AttemptEnd::Broken(broke);
             }
@@ -241,7 +244,7 @@ impl Exchange<'_> {
                     return AttemptEnd::Broken(Breakage::TooLarge);
                 }
             };
-            for piece in stream_pieces(self.endpoint.kind, &event.name, &event.data) {
+            for piece in self.endpoint.wire().stream_pieces(&event.name, &event.data) {
                 match piece {
                     StreamPiece::Text(piece) => {
                         report.first_token.get_or_insert_with(|| started.elapsed());
@@ -257,7 +260,7 @@ impl Exchange<'_> {
                     StreamPiece::Error(failure) => {
                         return AttemptEnd::Refused(Failure { message: (self.redact)(&failure.message), ..failure });
                     }
-                    StreamPiece::Nothing => {}
+                    StreamPiece::Nothing | StreamPiece::ToolCall { .. } | StreamPiece::ToolArguments { .. } => {}
                 }
             }
         }
@@ -266,19 +269,5 @@ impl Exchange<'_> {
     fn timed_out(&self, what: &str) -> AttemptEnd {
         tracing::info!(provider = %self.endpoint.id, "{what} within the deadline: the attempt timed out");
         AttemptEnd::Broken(Breakage::Timeout)
-    }
-}
-
-/// A transport error in words, without the URL's query (which never holds a key here, but a
-/// user-supplied base URL could).
-pub(crate) fn breakage(error: &reqwest::Error) -> Breakage {
-    if error.is_timeout() {
-        Breakage::Timeout
-    } else if error.is_connect() {
-        Breakage::Connect
-    } else if error.is_body() || error.is_decode() {
-        Breakage::Body
-    } else {
-        Breakage::Request
     }
 }

@@ -5,7 +5,7 @@
 //! TLS, HTTP/2). A server over plain `http` (on this machine or its network: Ollama, vLLM, LM
 //! Studio, a gateway) is reached through hyper's own client, under the rules reqwest's plain-http
 //! client keeps: no proxy, a name resolved to addresses of this machine or its network only
-//! ([`crate::http::local_addresses`]), redirects followed within the origin only. Where the
+//! ([`crate::net::local_addresses`]), redirects followed within the origin only. Where the
 //! upstream answers in microseconds, the client is most of what relaying costs: under load a bare
 //! relay spent 14.3 µs of CPU per request on hyper's client and 20.9 µs on reqwest's, whose layers
 //! (its URL type, redirect and retry wrappers, a copy of the headers per request) run for every
@@ -30,8 +30,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::error::Breakage;
-use crate::http::{CONNECT_TIMEOUT, MAX_REDIRECTS};
-use crate::stream::breakage;
+use crate::net::{breakage, local_addresses, CONNECT_TIMEOUT, MAX_REDIRECTS};
 
 /// The client for plain-http upstreams.
 pub(crate) type PlainClient = Client<HttpConnector<LocalOnly>, Full<Bytes>>;
@@ -208,6 +207,6 @@ impl tower_service::Service<Name> for LocalOnly {
     }
 
     fn call(&mut self, name: Name) -> Self::Future {
-        Box::pin(async move { Ok(crate::http::local_addresses(name.as_str()).await?.into_iter()) })
+        Box::pin(async move { Ok(local_addresses(name.as_str()).await?.into_iter()) })
     }
 }

@@ -1,42 +1,18 @@
 //! Whether a refusal is the key's or the request's. A 401 or 403 may belong to the request (a
 //! model or beta the organisation may not use, a restricted key's scopes, moderation), and one
 //! such request, from a chat or from any local API client, would otherwise disable every key it
-//! fails over to. So before a key is disabled it is asked the cheapest authenticated question (its
-//! model list): refused too, the key is bad; answered, the refusal was the request's.
+//! fails over to. So before a key is disabled it is asked the cheapest authenticated question its
+//! kind verifies keys with (the model list; OpenRouter, whose list is public, its `GET key`):
+//! refused too, the key is bad; answered, the refusal was the request's.
 //!
 //! At most one verification per key is in flight: concurrent refusals of one key wait for it and
 //! share its verdict.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
 use keypool::{FailureKind, FailureOutcome, KeyId, Secret, Timestamp};
 
+use crate::probe::{ProbeResult, Verdict};
 use crate::provider::ProviderEndpoint;
-use crate::service::{ModelsFailure, ProbeProblem, ProbeResult};
-use crate::CompletionService;
-
-/// What asking the key again showed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    /// The provider refused the key again: it is revoked, wrong or not allowed.
-    KeyRejected,
-    /// The key answered: the refusal was the request's.
-    KeyFine,
-    /// No answer that says either (the provider lists no models, is down, or limits the key).
-    Unknown,
-}
-
-impl Verdict {
-    /// The verdict a model list's outcome gives.
-    pub(crate) fn of(listed: &Result<Vec<String>, ModelsFailure>) -> Verdict {
-        match listed {
-            Ok(_) | Err(ModelsFailure { problem: ProbeProblem::Unreadable, .. }) => Verdict::KeyFine,
-            Err(ModelsFailure { key_refused: true, .. }) => Verdict::KeyRejected,
-            Err(_) => Verdict::Unknown,
-        }
-    }
-}
+use crate::service::CompletionService;
 
 /// What testing one key by hand found, and what it did to the key.
 #[derive(Debug, Clone)]
@@ -47,30 +23,22 @@ pub struct KeyTest {
     pub disabled: bool,
 }
 
-/// One key's last verdict and when it was reached, behind the lock a verification holds.
-type LastVerdict = Arc<tokio::sync::Mutex<Option<(Timestamp, Verdict)>>>;
-
-/// The verifications of every key.
-#[derive(Default)]
-pub(crate) struct Verifications(Mutex<HashMap<KeyId, LastVerdict>>);
-
 impl CompletionService {
     /// Tests pool key `key` (its stored value `stored`) of `endpoint` by hand with the question a
-    /// chat's 401/403 is verified with: its model list. So the two agree: a key whose list is
-    /// refused as the key's (401, 403, Gemini's `API_KEY_INVALID`) is disabled, persisted and
-    /// announced as after a chat's confirmed refusal, and the verdict answers the refusals being
-    /// verified meanwhile. Any other answer changes nothing in the pool.
+    /// chat's 401/403 is verified with: its kind's verification (its model list, or its own key
+    /// answer). So the two agree: a key refused as the key (401, 403, Gemini's `API_KEY_INVALID`)
+    /// is disabled, persisted and announced as after a chat's confirmed refusal, and the verdict
+    /// answers the refusals being verified meanwhile. A key whose credit the provider says is
+    /// used up is out of credit, as after a chat's 402. Any other answer changes nothing in the
+    /// pool.
     pub async fn test_key(&self, endpoint: &ProviderEndpoint, key: &KeyId, stored: &Secret) -> KeyTest {
         let Ok(secret) = self.resolver.resolve(stored) else {
             return KeyTest { probe: self.probe(endpoint, stored).await, disabled: false };
         };
-        let cell = {
-            let mut cells = self.verifications.0.lock().unwrap_or_else(|e| e.into_inner());
-            cells.entry(key.clone()).or_default().clone()
-        };
+        let cell = self.verifications.of(key);
         let mut last = cell.lock().await;
         let started = tokio::time::Instant::now();
-        let listed = self.fetch_models(endpoint, Some(&secret)).await;
+        let listed = self.ask_about_key(endpoint, Some(&secret)).await;
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let verdict = Verdict::of(&listed);
         let now = self.clock.now();
@@ -86,12 +54,20 @@ impl CompletionService {
             }
             tracing::info!(provider = %endpoint.id, %key, status, disabled, "a key tested by hand was refused");
         }
+        if let Ok(Some(credit)) = &listed {
+            if credit.spent() {
+                if let Err(error) = self.report(&endpoint.id, key, 402, FailureKind::QuotaExhausted, "", now) {
+                    tracing::warn!(%key, %error, "a key out of credit could not be reported to the pool");
+                }
+                tracing::info!(provider = %endpoint.id, %key, "a key tested by hand has no credit left");
+            }
+        }
         KeyTest { probe: ProbeResult::of(listed, latency_ms), disabled }
     }
 
     /// Whether `key` (its resolved value `secret`), refused at `refused_at`, is bad: asks the
-    /// provider for its models with it, unless a verification that ended after the refusal
-    /// already said.
+    /// provider about it the way its kind verifies keys, unless a verification that ended after
+    /// the refusal already said.
     pub(crate) async fn verify(
         &self,
         endpoint: &ProviderEndpoint,
@@ -99,17 +75,14 @@ impl CompletionService {
         secret: &Secret,
         refused_at: Timestamp,
     ) -> Verdict {
-        let cell = {
-            let mut cells = self.verifications.0.lock().unwrap_or_else(|e| e.into_inner());
-            cells.entry(key.clone()).or_default().clone()
-        };
+        let cell = self.verifications.of(key);
         let mut last = cell.lock().await;
         if let Some((at, verdict)) = *last {
             if at >= refused_at {
                 return verdict;
             }
         }
-        let verdict = Verdict::of(&self.fetch_models(endpoint, Some(secret)).await);
+        let verdict = Verdict::of(&self.ask_about_key(endpoint, Some(secret)).await);
         tracing::info!(provider = %endpoint.id, %key, ?verdict, "a refused key was asked again");
         *last = Some((self.clock.now(), verdict));
         verdict

@@ -46,30 +46,12 @@ pub struct Config {
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
     pub name: Spanned<String>,
-    pub kind: Kind,
+    pub kind: ProviderKind,
     pub base_url: String,
     #[serde(default)]
     pub models: Vec<String>,
     #[serde(default)]
     pub keys: Vec<KeyConfig>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    Openai,
-    Anthropic,
-    Gemini,
-}
-
-impl Kind {
-    fn provider_kind(self) -> ProviderKind {
-        match self {
-            Kind::Openai => ProviderKind::Openai,
-            Kind::Anthropic => ProviderKind::Anthropic,
-            Kind::Gemini => ProviderKind::Gemini,
-        }
-    }
 }
 
 #[derive(Deserialize)]
@@ -176,14 +158,14 @@ pub fn apply(context: &AppContext, config: &Config, path: &Path, data_dir: &Path
         let found = existing.iter().find(|p| p.name.eq_ignore_ascii_case(name));
         let provider = match found {
             Some(row) => {
-                let same = row.kind == wanted.kind.provider_kind()
+                let same = row.kind == wanted.kind
                     && row.base_url == wanted.base_url
                     && (wanted.models.is_empty() || row.models == wanted.models);
                 if same {
                     row.clone()
                 } else {
                     let patch = ProviderPatch {
-                        kind: Some(wanted.kind.provider_kind()),
+                        kind: Some(wanted.kind),
                         base_url: Some(wanted.base_url.clone()),
                         models: (!wanted.models.is_empty()).then(|| wanted.models.clone()),
                         // A default model the file's list no longer has gives way to its first.
@@ -205,7 +187,7 @@ pub fn apply(context: &AppContext, config: &Config, path: &Path, data_dir: &Path
             None => {
                 let new = NewProvider {
                     name: name.to_owned(),
-                    kind: wanted.kind.provider_kind(),
+                    kind: wanted.kind,
                     base_url: wanted.base_url.clone(),
                     api_key: None,
                     models: wanted.models.clone(),

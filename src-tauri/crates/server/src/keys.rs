@@ -1,4 +1,4 @@
-//! `keypool-server keys import|list`: a large pool brought in and read from the command line,
+//! `keypool-server keys import|list|test`: a large pool brought in, read and tested from the command line,
 //! through the same import service as the app's (`BulkKeys`): extraction, de-duplication against
 //! the pool, validation with the provider's model list, batches of one transaction each.
 //!
@@ -21,6 +21,22 @@ pub enum KeysCommand {
     Import(Import),
     /// Lists the pool's keys (masked) as JSON.
     List(List),
+    /// Tests the pool's keys with the provider, as the app's Test does (a key the provider refuses
+    /// is disabled); prints each key's result as JSON, with its credit where the provider tells
+    /// it (OpenRouter).
+    Test(Test),
+}
+
+#[derive(Args)]
+pub struct Test {
+    #[arg(long)]
+    data_dir: PathBuf,
+    /// The provider, by name (any case) or id.
+    #[arg(long)]
+    provider: String,
+    /// Only this key (its id); every key of the provider when left out.
+    #[arg(long)]
+    key: Option<String>,
 }
 
 #[derive(Args)]
@@ -66,6 +82,7 @@ pub fn run(command: KeysCommand) -> ExitCode {
     match command {
         KeysCommand::Import(import) => runtime.block_on(import_keys(import)),
         KeysCommand::List(list) => runtime.block_on(list_keys(list)),
+        KeysCommand::Test(test) => runtime.block_on(test_keys(test)),
     }
 }
 
@@ -100,7 +117,7 @@ async fn import_keys(import: Import) -> ExitCode {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(error) => return fail(USAGE, &format!("{}: {error}", import.file.display())),
     };
-    if keypool::extract_keys(&text).keys.is_empty() {
+    if keypool::extract_keys(&text, &keypool_llm::every_key_shape()).keys.is_empty() {
         return fail(USAGE, &format!("{}: no API key found in the file", import.file.display()));
     }
     let group = import.group.as_deref().map(str::trim).filter(|g| !g.is_empty()).map(str::to_owned);
@@ -186,6 +203,47 @@ async fn list_keys(list: List) -> ExitCode {
                 "state": state.unwrap_or("disabled"),
             }));
         }
+    }
+    println!("{}", serde_json::Value::Array(out));
+    ExitCode::SUCCESS
+}
+
+async fn test_keys(test: Test) -> ExitCode {
+    let context = match open(&test.data_dir) {
+        Ok(context) => context,
+        Err(code) => return code,
+    };
+    let provider = match provider_id(&context, &test.provider) {
+        Ok(id) => id,
+        Err(code) => return code,
+    };
+    let keys = match context.keys() {
+        Ok(keys) => keys,
+        Err(error) => return fail(1, &error.to_string()),
+    };
+    let listed = match keys.list(&provider) {
+        Ok(listed) => listed,
+        Err(error) => return fail(1, &error.to_string()),
+    };
+    if let Some(id) = test.key.as_deref().filter(|id| !listed.iter().any(|key| key.id == *id)) {
+        return fail(USAGE, &format!("the provider has no key {id:?}"));
+    }
+    let mut out = Vec::new();
+    for key in listed.iter().filter(|key| test.key.as_deref().is_none_or(|id| id == key.id)) {
+        let probe = match keys.test(&key.id).await {
+            Ok(probe) => probe,
+            Err(error) => return fail(1, &error.to_string()),
+        };
+        let credit = probe.credit.map(|c| json!({ "limit": c.limit, "remaining": c.remaining, "usage": c.usage }));
+        out.push(json!({
+            "id": key.id,
+            "label": key.label,
+            "preview": key.preview,
+            "ok": probe.ok,
+            "status": probe.status,
+            "message": probe.message,
+            "credit": credit,
+        }));
     }
     println!("{}", serde_json::Value::Array(out));
     ExitCode::SUCCESS

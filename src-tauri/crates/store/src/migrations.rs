@@ -19,6 +19,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0011_gemini_builtin_provider.sql"),
     include_str!("../migrations/0012_attachments.sql"),
     include_str!("../migrations/0013_current_builtin_models.sql"),
+    include_str!("../migrations/0014_openrouter_provider_kind.sql"),
 ];
 
 /// The schema version this build writes and understands.

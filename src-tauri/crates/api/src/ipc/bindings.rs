@@ -28,6 +28,8 @@ pub fn generate() -> String {
     }
     out.push_str(&limits::typescript());
     out.push('\n');
+    out.push_str(&super::providers::kinds_typescript());
+    out.push('\n');
     out.push_str(&table::typescript(&types));
     out.push('\n');
     out.push_str(&events::typescript(&types));

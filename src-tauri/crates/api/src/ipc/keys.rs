@@ -449,6 +449,10 @@ pub struct KeyTestResult {
     /// The provider's words on a refusal; otherwise the English fallback.
     pub message: String,
     pub latency_ms: u64,
+    /// What the key may still spend, where the provider tells it (OpenRouter).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub credit: Option<keypool_llm::Credit>,
 }
 
 impl From<ProbeResult> for KeyTestResult {
@@ -459,6 +463,7 @@ impl From<ProbeResult> for KeyTestResult {
             problem: probe.problem.map(ProbeProblemDto::from),
             message: probe.message,
             latency_ms: probe.latency_ms,
+            credit: probe.credit,
         }
     }
 }

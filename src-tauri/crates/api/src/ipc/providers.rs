@@ -1,6 +1,7 @@
 //! `llmConfig:*` of providers: where a pool's keys are sent, and the models they offer.
 
 use garde::Validate;
+use keypool_llm::ProviderKind;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -52,7 +53,7 @@ impl From<AddProviderArgs> for NewProvider {
     fn from(a: AddProviderArgs) -> Self {
         NewProvider {
             name: a.name.trim().to_owned(),
-            kind: a.kind.into(),
+            kind: a.kind,
             base_url: a.base_url.trim().to_owned(),
             api_key: a.api_key.map(|k| k.trimmed()),
             models: a.models.unwrap_or_default().into_iter().map(|m| m.trim().to_owned()).collect(),
@@ -130,7 +131,7 @@ impl From<UpdateProviderArgs> for ProviderPatch {
     fn from(a: UpdateProviderArgs) -> Self {
         ProviderPatch {
             name: a.name.map(|n| n.trim().to_owned()),
-            kind: a.kind.map(Into::into),
+            kind: a.kind,
             base_url: a.base_url.map(|u| u.trim().to_owned()),
             api_key: a.api_key.map(|k| Some(k.trimmed()).filter(|k| !k.expose().is_empty())),
             models: a.models.map(|m| m.into_iter().map(|m| m.trim().to_owned()).collect()),
@@ -179,36 +180,6 @@ pub struct ListModelsForArgs {
 
 impl CommandArgs for ListModelsForArgs {}
 
-/// How a provider speaks: OpenAI's Chat Completions (and every compatible server), Anthropic's
-/// Messages API, or Google Gemini's `generateContent` (base URL: the host root).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    Openai,
-    Anthropic,
-    Gemini,
-}
-
-impl From<ProviderKind> for keypool_llm::ProviderKind {
-    fn from(kind: ProviderKind) -> Self {
-        match kind {
-            ProviderKind::Openai => keypool_llm::ProviderKind::Openai,
-            ProviderKind::Anthropic => keypool_llm::ProviderKind::Anthropic,
-            ProviderKind::Gemini => keypool_llm::ProviderKind::Gemini,
-        }
-    }
-}
-
-impl From<keypool_llm::ProviderKind> for ProviderKind {
-    fn from(kind: keypool_llm::ProviderKind) -> Self {
-        match kind {
-            keypool_llm::ProviderKind::Openai => ProviderKind::Openai,
-            keypool_llm::ProviderKind::Anthropic => ProviderKind::Anthropic,
-            keypool_llm::ProviderKind::Gemini => ProviderKind::Gemini,
-        }
-    }
-}
-
 /// A provider as the UI sees it; its own key only as a preview.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -246,7 +217,7 @@ impl From<Provider> for ProviderDto {
         ProviderDto {
             id: provider.id,
             name: provider.name,
-            kind: provider.kind.into(),
+            kind: provider.kind,
             base_url: provider.base_url,
             api_key_preview: provider.api_key_preview,
             builtin: provider.builtin,
@@ -317,5 +288,19 @@ pub(super) async fn models(ctx: &AppContext, args: ListModelsArgs) -> Result<Mod
 pub(super) async fn models_for(ctx: &AppContext, args: ListModelsForArgs) -> Result<ModelListDto> {
     let api_key = args.api_key.map(|k| k.trimmed());
     let consent = args.on_my_network.unwrap_or(false);
-    Ok(ctx.providers()?.models_unsaved(args.kind.into(), args.base_url.trim(), api_key, consent).await?.into())
+    Ok(ctx.providers()?.models_unsaved(args.kind, args.base_url.trim(), api_key, consent).await?.into())
+}
+
+/// The provider kinds in the order the form offers them, each with the base URL a provider of it
+/// has by default: keypool-llm's `KINDS`, as the bindings' `PROVIDER_KINDS`.
+pub(super) fn kinds_typescript() -> String {
+    let rows: Vec<String> = keypool_llm::KINDS
+        .iter()
+        .map(|row| format!("  {{ id: {:?}, defaultBaseUrl: {:?} }},", row.id, row.default_base_url))
+        .collect();
+    format!(
+        "/**\n * The provider kinds, in the order the form offers them (keypool-llm's `KINDS`).\n */\n\
+         export const PROVIDER_KINDS = [\n{}\n] as const satisfies readonly {{ id: ProviderKind; defaultBaseUrl: string }}[];\n",
+        rows.join("\n")
+    )
 }

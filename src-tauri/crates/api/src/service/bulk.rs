@@ -167,7 +167,7 @@ impl BulkKeys {
     /// (compared here: the pool's values never leave the backend) and keeps the rest under a
     /// new import id. A text with no key is refused and nothing is kept.
     pub fn preview(&self, provider_id: &str, text: &str) -> Result<ImportPreview> {
-        let extracted = extract_keys(text);
+        let extracted = extract_keys(text, &keypool_llm::every_key_shape());
         if extracted.keys.is_empty() {
             return Err(ServiceError::invalid("text", Rule::NoKeysFound));
         }

@@ -377,7 +377,7 @@ impl Keys {
 
     /// Tests one pool key against its provider; no chat's binding changes. The test moves the
     /// key as a chat would: refused as the key's, with the question the pool verifies a chat's
-    /// 401/403 with (its model list), it is disabled. Out of credit, the test is a credit check
+    /// 401/403 with (its kind's: the model list, or OpenRouter's key answer), it is disabled. Out of credit, the test is a credit check
     /// (a one-token reply, as the background probes do), and a key that has credit again
     /// returns to rotation now.
     pub async fn test(&self, id: &str) -> Result<ProbeResult> {

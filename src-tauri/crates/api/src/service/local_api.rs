@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use keypool::Clock;
 use keypool_gateway::{token_hash, Dialect, Gateway, ListedModel, Route, Routes, Serving, StartError, Stats, Unrouted};
-use keypool_llm::{CompletionService, ProviderEndpoint, ProviderKind};
+use keypool_llm::{CompletionService, ProviderEndpoint};
 use keypool_store::{providers, settings, Database};
 
 use super::providers::{address_of, answerable, endpoint_of};
@@ -249,14 +249,6 @@ struct Served {
     usable: bool,
 }
 
-fn dialect_of(kind: ProviderKind) -> Dialect {
-    match kind {
-        ProviderKind::Openai => Dialect::OpenAi,
-        ProviderKind::Anthropic => Dialect::Anthropic,
-        ProviderKind::Gemini => Dialect::Gemini,
-    }
-}
-
 impl StoreRoutes {
     fn served(&self) -> Arc<Vec<Served>> {
         let generation = self.writes.generation.load(Ordering::Acquire);
@@ -306,7 +298,7 @@ impl Routes for StoreRoutes {
             let named =
                 served.iter().find(|p| p.id.eq_ignore_ascii_case(prefix) || p.name.eq_ignore_ascii_case(prefix));
             if let Some(provider) = named {
-                if dialect_of(provider.endpoint.kind) != dialect {
+                if Dialect::of_wire(provider.endpoint.kind.row().wire) != dialect {
                     return Err(Unrouted::OtherDialect { provider: provider.name.clone() });
                 }
                 return Ok(Route { endpoint: provider.endpoint.clone(), model: rest.to_owned() });
@@ -315,7 +307,7 @@ impl Routes for StoreRoutes {
         let listing = |p: &&Served| p.models.iter().any(|m| m == model);
         // A provider with keys first; one without still answers, with why it cannot.
         let mut same_dialect: Vec<&Served> =
-            served.iter().filter(|p| dialect_of(p.endpoint.kind) == dialect).filter(listing).collect();
+            served.iter().filter(|p| Dialect::of_wire(p.endpoint.kind.row().wire) == dialect).filter(listing).collect();
         same_dialect.sort_by_key(|p| !p.usable);
         if let Some(provider) = same_dialect.first() {
             return Ok(Route { endpoint: provider.endpoint.clone(), model: model.to_owned() });
@@ -333,7 +325,7 @@ impl Routes for StoreRoutes {
             let unasked: Vec<String> = self
                 .served()
                 .iter()
-                .filter(|p| p.usable && !p.fetched && dialect_of(p.endpoint.kind) == dialect)
+                .filter(|p| p.usable && !p.fetched && Dialect::of_wire(p.endpoint.kind.row().wire) == dialect)
                 .map(|p| p.id.clone())
                 .collect();
             let mut learned = false;
@@ -352,7 +344,9 @@ impl Routes for StoreRoutes {
     fn models(&self, dialect: Dialect) -> Vec<ListedModel> {
         let mut listed: Vec<ListedModel> = Vec::new();
         // Only what can be answered: the models of providers with a key (or needing none).
-        for provider in self.served().iter().filter(|p| p.usable && dialect_of(p.endpoint.kind) == dialect) {
+        for provider in
+            self.served().iter().filter(|p| p.usable && Dialect::of_wire(p.endpoint.kind.row().wire) == dialect)
+        {
             for model in &provider.models {
                 if !listed.iter().any(|m| &m.id == model) {
                     listed.push(ListedModel { id: model.clone(), provider: provider.name.clone(), dialect });

@@ -269,3 +269,21 @@ async fn the_models_of_a_provider_not_saved_yet_are_listed_without_saving_anythi
     assert_eq!(fake.seen().len(), seen, "nothing was sent anywhere");
     assert_eq!(h.snapshot(), before, "nothing was saved");
 }
+
+/// The store takes exactly the kinds of keypool-llm's table: the `CHECK` on `providers.kind`
+/// names each row's id, and nothing else (a new kind is a row and a migration).
+#[test]
+fn the_stores_kinds_are_the_kind_tables_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = keypool_store::Database::open(dir.path()).expect("a new database opens");
+    let conn = db.lock().unwrap();
+    let sql: String = conn
+        .query_row("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'providers'", [], |r| r.get(0))
+        .unwrap();
+    let list = sql.split("kind IN (").nth(1).and_then(|rest| rest.split(')').next()).expect("a CHECK on kind");
+    let mut stored: Vec<&str> = list.split(',').map(|id| id.trim().trim_matches('\'')).collect();
+    let mut rows: Vec<&str> = keypool_llm::KINDS.iter().map(|row| row.id).collect();
+    stored.sort_unstable();
+    rows.sort_unstable();
+    assert_eq!(stored, rows, "providers.kind's CHECK lists every kind of KINDS and no other");
+}

@@ -4,6 +4,7 @@
 mod bounds;
 mod gemini;
 mod hostile;
+mod openrouter;
 mod serving;
 mod support;
 mod upstream;

@@ -47,11 +47,7 @@ struct OneProvider {
 
 impl OneProvider {
     fn dialect(&self) -> Dialect {
-        match self.endpoint.kind {
-            ProviderKind::Openai => Dialect::OpenAi,
-            ProviderKind::Anthropic => Dialect::Anthropic,
-            ProviderKind::Gemini => Dialect::Gemini,
-        }
+        Dialect::of_wire(self.endpoint.kind.row().wire)
     }
 }
 
@@ -156,6 +152,7 @@ impl LocalApi {
         );
         let base_url = base_url.unwrap_or_else(|| match kind {
             ProviderKind::Openai => format!("{}/v1", fake.url()),
+            ProviderKind::Openrouter => format!("{}/api/v1", fake.url()),
             ProviderKind::Anthropic | ProviderKind::Gemini => fake.url(),
         });
         let endpoint =

@@ -10,11 +10,17 @@
 
 use std::time::Duration;
 
-use keypool::Quota;
+use bytes::Bytes;
+use keypool::{Announced, Quota, Secret, Timestamp};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
+use super::{error_answer, error_message, StreamPiece, Wire, WireFormat, WriteOptions};
+use crate::conversation::{arguments_value, base64_of, file_text, Conversation, Message, Part, Role, Usage};
 use crate::error::{Breakage, Failure, Meaning};
-use crate::provider::{error_message, ChatMessage, Role, StreamPiece, Usage};
+use crate::provider_clock::ClockSkew;
+
+pub(crate) struct GeminiGenerate;
 
 /// The path of a model's method under the base URL: `v1beta/models/{model}:{method}`, the model
 /// percent-encoded as one path segment, a `models/` prefix dropped.
@@ -37,22 +43,67 @@ pub(crate) fn generate_path(model: &str, stream: bool) -> String {
     }
 }
 
+/// A turn's `parts`: text (files named), images as `inlineData`, tool calls as `functionCall`
+/// and their results as `functionResponse`.
+pub(crate) fn parts(message: &Message) -> Value {
+    let parts = message.parts.iter().map(|part| match part {
+        Part::Text(text) => json!({ "text": text }),
+        Part::File { name, text } => json!({ "text": file_text(name, text) }),
+        Part::Image { media_type, data } => {
+            json!({ "inlineData": { "mimeType": media_type, "data": base64_of(data) } })
+        }
+        Part::ToolCall(call) => {
+            json!({ "functionCall": { "name": call.name, "args": arguments_value(&call.arguments) } })
+        }
+        Part::ToolResult(result) => {
+            json!({ "functionResponse": { "name": result.name, "response": { "content": result.content } } })
+        }
+    });
+    Value::Array(parts.collect())
+}
+
 /// The request body: the system prompt as `systemInstruction`, the turns as `contents` with the
-/// roles `user` and `model`. No `maxOutputTokens`: a thinking model spends its thoughts from it,
-/// and a low bound would cut replies short.
-pub(crate) fn body(messages: &[ChatMessage]) -> Value {
-    let system: Vec<&str> = messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.as_str()).collect();
-    let contents: Vec<Value> = messages
+/// roles `user` and `model`. No `maxOutputTokens` unless asked for: a thinking model spends its
+/// thoughts from it, and a low bound would cut replies short.
+fn body(conversation: &Conversation) -> Value {
+    let contents: Vec<Value> = conversation
+        .messages
         .iter()
-        .filter(|m| m.role != Role::System)
         .map(|m| {
             let role = if m.role == Role::Assistant { "model" } else { "user" };
-            json!({ "role": role, "parts": crate::parts::content(crate::ProviderKind::Gemini, m) })
+            json!({ "role": role, "parts": parts(m) })
         })
         .collect();
     let mut body = json!({ "contents": contents });
-    if !system.is_empty() {
-        body["systemInstruction"] = json!({ "parts": [{ "text": system.join("\n\n") }] });
+    if let Some(system) = &conversation.system {
+        body["systemInstruction"] = json!({ "parts": [{ "text": system }] });
+    }
+    if !conversation.tools.is_empty() {
+        let declarations = conversation.tools.iter().map(|tool| {
+            let mut declared = json!({ "name": tool.name, "parameters": tool.parameters });
+            if let Some(description) = &tool.description {
+                declared["description"] = json!(description);
+            }
+            declared
+        });
+        body["tools"] = json!([{ "functionDeclarations": declarations.collect::<Vec<_>>() }]);
+    }
+    let sampling = &conversation.sampling;
+    let mut config = serde_json::Map::new();
+    if let Some(max) = sampling.max_tokens {
+        config.insert("maxOutputTokens".into(), json!(max));
+    }
+    if let Some(temperature) = sampling.temperature {
+        config.insert("temperature".into(), json!(temperature));
+    }
+    if let Some(top_p) = sampling.top_p {
+        config.insert("topP".into(), json!(top_p));
+    }
+    if !sampling.stop.is_empty() {
+        config.insert("stopSequences".into(), json!(sampling.stop));
+    }
+    if !config.is_empty() {
+        body["generationConfig"] = Value::Object(config);
     }
     body
 }
@@ -112,6 +163,14 @@ pub(crate) fn stream_pieces(data: &str) -> Vec<StreamPiece> {
     let mut pieces = Vec::with_capacity(3);
     if let Some(text) = text_of(&response).filter(|t| !t.is_empty()) {
         pieces.push(StreamPiece::Text(text));
+    }
+    // A call comes whole in one part; its name stands for its id.
+    let calls = response["candidates"][0]["content"]["parts"].as_array().into_iter().flatten();
+    for (index, call) in calls.filter_map(|p| p.get("functionCall")).enumerate() {
+        let name = call["name"].as_str().unwrap_or_default().to_owned();
+        let index = u32::try_from(index).unwrap_or(u32::MAX);
+        pieces.push(StreamPiece::ToolCall { index, id: name.clone(), name });
+        pieces.push(StreamPiece::ToolArguments { index, json: call["args"].to_string() });
     }
     if let Some(usage) = usage_of(&response) {
         pieces.push(StreamPiece::Usage(usage));
@@ -191,11 +250,86 @@ pub(crate) fn models_page(page: &Value) -> Option<(Vec<String>, Option<String>)>
     Some((ids, next))
 }
 
+impl Wire for GeminiGenerate {
+    fn format(&self) -> WireFormat {
+        WireFormat::GeminiGenerate
+    }
+
+    fn reply_path(&self, model: &str, stream: bool) -> String {
+        generate_path(model, stream)
+    }
+
+    fn models_path(&self) -> &'static str {
+        "v1beta/models"
+    }
+
+    fn models_paging(&self) -> Option<(&'static str, &'static str)> {
+        Some(("pageSize", "pageToken"))
+    }
+
+    fn models_page(&self, page: &Value) -> Option<(Vec<String>, Option<String>)> {
+        models_page(page)
+    }
+
+    /// In a header, never in the URL (`?key=`): URLs end up in logs and proxies.
+    fn authorize(&self, headers: &mut HeaderMap, key: Option<&Secret>) {
+        let Some(key) = key else { return };
+        if let Ok(mut value) = HeaderValue::from_str(key.expose()) {
+            value.set_sensitive(true);
+            headers.insert(HeaderName::from_static("x-goog-api-key"), value);
+        }
+    }
+
+    fn write_request(&self, conversation: &Conversation, _model: &str, _options: WriteOptions) -> Value {
+        body(conversation)
+    }
+
+    fn reply_text(&self, body: &Value) -> Option<String> {
+        text_of(body)
+    }
+
+    fn blocked(&self, body: &Value) -> Option<Breakage> {
+        match ending_of(body) {
+            Some(StreamPiece::Broken(broke)) => Some(broke),
+            _ => None,
+        }
+    }
+
+    fn usage_of_reply(&self, body: &Value) -> Option<Usage> {
+        usage_of_reply(body)
+    }
+
+    fn stream_pieces(&self, _event: &str, data: &str) -> Vec<StreamPiece> {
+        stream_pieces(data)
+    }
+
+    fn broken_off(&self, stream: bool, message: &str) -> Bytes {
+        let body = json!({ "error": { "code": 502, "message": message, "status": "UNAVAILABLE" } });
+        error_answer(self, stream, "", &body)
+    }
+
+    fn refusal(&self, status: u16, body: &str, retry_after: Option<Duration>, announced: Announced) -> Failure {
+        Failure { announced, ..refusal(status, body, retry_after) }
+    }
+
+    /// Gemini announces no windows: its refusals say what was hit.
+    fn announced_limits(&self, _headers: &HeaderMap, _now: Timestamp, _skew: ClockSkew) -> Announced {
+        Announced::default()
+    }
+
+    /// Gemini's quotas are per model; `models/x` and `x` are one model.
+    fn scope(&self, model: &str) -> String {
+        model.strip_prefix("models/").unwrap_or(model).to_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use keypool::{Announced, FailureKind};
 
     use super::*;
+    use crate::conversation::tests::asking;
+    use crate::conversation::ChatMessage;
 
     /// A 429 as Google sends it, naming `quota_id` and `delay`.
     fn quota_429(quota_id: &str, delay: &str) -> String {
@@ -315,7 +449,7 @@ mod tests {
             ChatMessage::new(Role::Assistant, "hello"),
         ];
         assert_eq!(
-            body(&messages),
+            body(&Conversation::of_chat(&messages)),
             json!({ "systemInstruction": { "parts": [{ "text": "be brief" }] },
                     "contents": [{ "role": "user", "parts": [{ "text": "hi" }] },
                                  { "role": "model", "parts": [{ "text": "hello" }] }] }),
@@ -336,5 +470,15 @@ mod tests {
         );
         let last = json!({ "models": [], "nextPageToken": "" });
         assert_eq!(models_page(&last), Some((vec![], None)), "an empty token is the last page");
+    }
+
+    #[test]
+    fn an_image_is_inline_data() {
+        let message = Conversation::of_chat(&[asking()]).messages.remove(0);
+        assert_eq!(
+            parts(&message)[1],
+            json!({ "inlineData": { "mimeType": "image/png", "data": "iVBORw==" } }),
+            "Gemini: inlineData"
+        );
     }
 }

@@ -10,6 +10,7 @@ mod gemini;
 mod hostile;
 mod limits;
 mod no_available_key;
+mod openrouter;
 mod probe;
 mod provider_level_key;
 mod secrets;

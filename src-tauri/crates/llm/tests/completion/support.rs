@@ -124,6 +124,7 @@ impl Rig {
     pub fn request(&self, session: &str, stream: bool) -> CompletionRequest {
         let base_url = match self.kind {
             ProviderKind::Openai => format!("{}/v1", self.fake.url()),
+            ProviderKind::Openrouter => format!("{}/api/v1", self.fake.url()),
             ProviderKind::Anthropic | ProviderKind::Gemini => self.fake.url(),
         };
         CompletionRequest {

@@ -125,3 +125,32 @@ async fn a_bad_provider_file_or_text_exits_2_and_changes_nothing() {
         assert_eq!(list(dir).await, before, "{what}: the pool is unchanged");
     }
 }
+
+/// OpenRouter from the config file: chats go to its `/api/v1`, and `keys test` shows what each
+/// key may still spend, as OpenRouter's key answer says.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_openrouter_pool_answers_and_its_keys_show_their_credit() {
+    use keypool_fake_provider::openrouter::Credit;
+    let fake = FakeProvider::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let config = config(&fake.url(), &["a"])
+        .replace("kind = \"openai\"", "kind = \"openrouter\"")
+        .replace(&format!("{}/v1", fake.url()), &format!("{}/api/v1", fake.url()));
+    let server = Server::start(tmp.path(), &config, &[]);
+    server.healthy().await;
+    let (status, body) = server.ask("hello").await;
+    assert_eq!(status, 200, "OpenRouter answers through the server: {body}");
+    assert!(fake.seen().iter().any(|s| s.path == "/api/v1/chat/completions"), "under OpenRouter's base URL");
+    server.signal("TERM");
+    assert_eq!(server.exited().await, Some(0), "the server stops cleanly");
+
+    fake.credit(&crate::support::key("a"), Credit { limit: Some(20.0), usage: 5.0 });
+    let dir = tmp.path().join("data");
+    let output = cli(args(&dir, &["test", "--provider", "fake"])).await;
+    assert!(output.status.success(), "keys test succeeds: {}", String::from_utf8_lossy(&output.stderr));
+    let tested = stdout_json(&output);
+    assert_eq!(tested[0]["ok"], true, "the key is fine: {tested}");
+    assert_eq!(tested[0]["credit"], json!({ "limit": 20.0, "remaining": 15.0, "usage": 5.0 }), "its credit: {tested}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(!text.contains(&crate::support::key("a")), "never the key itself: {text}");
+}

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Field } from '../../../components/Field';
 import { FormActions } from '../../../components/FormActions';
 import { useI18n } from '../../../i18n/I18nProvider';
-import type { Provider, ProviderKind } from '../../../ipc/bindings';
+import { PROVIDER_KINDS, type Provider, type ProviderKind } from '../../../ipc/bindings';
 import { IpcError } from '../../../ipc/client';
 import { errorText, issueText } from '../../../i18n/problems';
 import { SystemPromptField } from '../../../components/SystemPromptField';
@@ -19,12 +19,8 @@ interface Props {
   testId: string;
 }
 
-/** What a base URL of each kind looks like: OpenAI's before /chat/completions, the others' host root. */
-const BASE_URL_EXAMPLES: Record<ProviderKind, string> = {
-  openai: 'https://api.openai.com/v1',
-  anthropic: 'https://api.anthropic.com',
-  gemini: 'https://generativelanguage.googleapis.com',
-};
+/** What a base URL of each kind looks like: its default (OpenAI's before /chat/completions, Anthropic's and Gemini's the host root). */
+const BASE_URL_EXAMPLES = Object.fromEntries(PROVIDER_KINDS.map((kind) => [kind.id, kind.defaultBaseUrl])) as Record<ProviderKind, string>;
 
 /**
  * The provider's fields: name, kind, base URL, the provider-level key (a password field; empty
@@ -132,9 +128,11 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
               onChange={(e) => update('kind', e.target.value as ProviderForm['kind'])}
               data-testid="provider-kind-select"
             >
-              <option value="openai">{t('providers.kind.openai')}</option>
-              <option value="anthropic">{t('providers.kind.anthropic')}</option>
-              <option value="gemini">{t('providers.kind.gemini')}</option>
+              {PROVIDER_KINDS.map(({ id }) => (
+                <option key={id} value={id}>
+                  {t(`providers.kind.${id}`)}
+                </option>
+              ))}
             </select>
           )}
         </Field>

@@ -192,6 +192,23 @@ describe('provider settings', () => {
     expect(screen.getByTestId('provider-settings'), 'its kind, in words').toHaveTextContent('Google Gemini');
   });
 
+  it('offers every kind of the backend table, OpenRouter with its own base URL', async () => {
+    const user = renderSection();
+    await user.click(await screen.findByRole('button', { name: 'Add provider' }));
+    const dialog = screen.getByRole('dialog', { name: 'Add a provider' });
+    const kinds = within(within(dialog).getByLabelText('Kind')).getAllByRole('option').map((option) => option.textContent);
+    expect(kinds).toEqual(['OpenAI-compatible', 'Anthropic', 'Google Gemini', 'OpenRouter']);
+    await user.type(within(dialog).getByLabelText('Name'), 'Router');
+    await user.selectOptions(within(dialog).getByLabelText('Kind'), 'OpenRouter');
+    const baseUrl = within(dialog).getByLabelText('Base URL');
+    expect(baseUrl, 'the example is its API root').toHaveAttribute('placeholder', 'https://openrouter.ai/api/v1');
+    await user.type(baseUrl, 'https://openrouter.ai/api/v1');
+    await user.click(within(dialog).getByRole('button', { name: 'Add provider' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(backend.callsOf('llmConfig:addProvider').at(-1)).toMatchObject({ name: 'Router', kind: 'openrouter' });
+    expect(screen.getByTestId('provider-settings'), 'its kind, in words').toHaveTextContent('OpenRouter');
+  });
+
   it('deletes a provider after saying how many keys go with it', async () => {
     backend.add('openai', 'sk-one-0001');
     backend.add('openai', 'sk-two-0002');

@@ -1,0 +1,178 @@
+//! The provider kinds, each one row of [`KINDS`]: the wire format it speaks, where it lives by
+//! default, how its keys look and how a key is verified, and whether its keys share one quota.
+//!
+//! Everything that differs between kinds is read from the row or from the row's [`Wire`]: the
+//! failover loop, the relay, the ledger and the local API never match on a kind. The SQL check
+//! on `providers.kind`, the TypeScript union and the provider form's options follow the table
+//! (generated, or held to it by a test), so a new kind is a variant and a row.
+
+use keypool::KeyShape;
+use serde::{Deserialize, Serialize};
+
+use crate::wire::{Wire, WireFormat};
+
+/// Which kind of service a provider is; each kind is one row of keypool-llm's kind table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI's Chat Completions API, and everything compatible with it (local servers, gateways).
+    Openai,
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// Google Gemini's native API (`generateContent`); the base URL is the host root.
+    Gemini,
+    /// OpenRouter: OpenAI's wire format, keys checked (and their credit read) at `GET key`.
+    Openrouter,
+}
+
+/// How a key is verified: the cheapest authenticated request that says whether the provider
+/// knows the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verification {
+    /// Listing models with the key (the wire's model list).
+    ModelList,
+    /// A request about the key itself, at `path` under the base URL, answering with the key's
+    /// credit (OpenRouter's `GET /api/v1/key`: `data.limit`, `data.limit_remaining`, `data.usage`).
+    KeyInfo { path: &'static str },
+}
+
+/// Whether a kind's keys count against one quota when the user named no quota group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuotaSharing {
+    /// Each key has limits of its own (unless the user groups them).
+    PerKey,
+    /// The provider's keys share one account's limits (OpenRouter governs capacity per account).
+    PerProvider,
+}
+
+/// One provider kind's facts.
+#[derive(Debug)]
+pub struct KindRow {
+    pub kind: ProviderKind,
+    /// The kind as stored and as it travels (`"openai"`).
+    pub id: &'static str,
+    /// The name people know it by.
+    pub label: &'static str,
+    pub wire: WireFormat,
+    /// Where the service lives unless the user says otherwise.
+    pub default_base_url: &'static str,
+    /// How its keys look, for a bulk import.
+    pub key_shapes: &'static [KeyShape],
+    pub verification: Verification,
+    pub quota_sharing: QuotaSharing,
+}
+
+const OPENAI_KEY: KeyShape = KeyShape::prefixed("sk-", 20).except(&["sk-ant-", "sk-or-"]);
+const ANTHROPIC_KEY: KeyShape = KeyShape::prefixed("sk-ant-", 16);
+const OPENROUTER_KEY: KeyShape = KeyShape::prefixed("sk-or-", 17);
+const GEMINI_KEY: KeyShape = KeyShape::exact("AIza", 39);
+
+/// Every provider kind, in the order the UI offers them.
+pub static KINDS: [KindRow; 4] = [
+    KindRow {
+        kind: ProviderKind::Openai,
+        id: "openai",
+        label: "OpenAI-compatible",
+        wire: WireFormat::OpenAiChat,
+        default_base_url: "https://api.openai.com/v1",
+        key_shapes: &[OPENAI_KEY],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerKey,
+    },
+    KindRow {
+        kind: ProviderKind::Anthropic,
+        id: "anthropic",
+        label: "Anthropic",
+        wire: WireFormat::AnthropicMessages,
+        default_base_url: "https://api.anthropic.com",
+        key_shapes: &[ANTHROPIC_KEY],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerKey,
+    },
+    KindRow {
+        kind: ProviderKind::Gemini,
+        id: "gemini",
+        label: "Google Gemini",
+        wire: WireFormat::GeminiGenerate,
+        default_base_url: "https://generativelanguage.googleapis.com",
+        key_shapes: &[GEMINI_KEY],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerKey,
+    },
+    KindRow {
+        kind: ProviderKind::Openrouter,
+        id: "openrouter",
+        label: "OpenRouter",
+        wire: WireFormat::OpenAiChat,
+        default_base_url: "https://openrouter.ai/api/v1",
+        key_shapes: &[OPENROUTER_KEY],
+        // Its model list is public: only this request tells a revoked key.
+        verification: Verification::KeyInfo { path: "key" },
+        quota_sharing: QuotaSharing::PerProvider,
+    },
+];
+
+impl ProviderKind {
+    /// This kind's row.
+    pub fn row(self) -> &'static KindRow {
+        KINDS.iter().find(|row| row.kind == self).expect("every kind has a row")
+    }
+
+    /// The kind stored as `id`, if there is one.
+    pub fn parse(id: &str) -> Option<Self> {
+        KINDS.iter().find(|row| row.id == id).map(|row| row.kind)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        self.row().id
+    }
+
+    /// How this kind's requests and answers are written and read.
+    pub fn wire(self) -> &'static dyn Wire {
+        self.row().wire.wire()
+    }
+
+    /// Every kind, in the table's order.
+    pub fn all() -> impl Iterator<Item = ProviderKind> {
+        KINDS.iter().map(|row| row.kind)
+    }
+}
+
+/// The keys of every kind's shape: what a text holds that some provider would take as a key.
+pub fn every_key_shape() -> Vec<KeyShape> {
+    KINDS.iter().flat_map(|row| row.key_shapes.iter().copied()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_has_one_row_and_round_trips_as_text() {
+        for row in &KINDS {
+            assert_eq!(row.kind.row().id, row.id, "{:?} finds its own row", row.kind);
+            assert_eq!(ProviderKind::parse(row.id), Some(row.kind), "{} parses back", row.id);
+            let json = serde_json::to_string(&row.kind).unwrap();
+            assert_eq!(json, format!("\"{}\"", row.id), "serde spells a kind as its row's id");
+            assert_eq!(row.wire.wire().format(), row.wire, "a row's wire is the wire it names");
+        }
+        assert_eq!(ProviderKind::parse("mystery"), None, "no fallback for an unknown kind");
+    }
+
+    #[test]
+    fn each_kind_takes_only_its_own_key_shapes() {
+        let keys = [
+            (ProviderKind::Openai, "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx_yz-0123456789"),
+            (ProviderKind::Anthropic, "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-AAAA"),
+            (ProviderKind::Openrouter, "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
+            (ProviderKind::Gemini, "AIzaSyA1234567890abcdefghijklmnopqrstuv"),
+        ];
+        for (kind, key) in keys {
+            for (other, _) in keys {
+                let takes = other.row().key_shapes.iter().any(|shape| shape.matches(key));
+                assert_eq!(takes, other == kind, "{other:?} takes a {kind:?} key: {takes}");
+            }
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! Anthropic's Messages API (`POST v1/messages` under the host root). Keys go in `x-api-key`,
+//! with the API version in `anthropic-version`; answers announce the key's windows in
+//! `anthropic-ratelimit-*` headers with RFC 3339 resets on the provider's clock.
+
+use bytes::Bytes;
+use keypool::{Announced, Secret, Timestamp};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{json, Value};
+
+use super::{error_answer, read_head, stream_error, StreamPiece, UsageObject, Wire, WireFormat, WriteOptions};
+use crate::conversation::{arguments_value, base64_of, file_text, Conversation, Message, Part, Usage};
+use crate::provider_clock::ClockSkew;
+use crate::rate_limit::{provider_instant, window_of};
+
+/// The Anthropic API version this client speaks.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+pub(crate) struct AnthropicMessages;
+
+/// Anthropic's `usage` object: the input side (whole replies, `message_start`) and the output.
+pub(crate) fn usage_of(usage: &UsageObject) -> Option<Usage> {
+    let read = usage.cache_read_input_tokens.unwrap_or(0);
+    let created = usage.cache_creation_input_tokens.unwrap_or(0);
+    Some(Usage { input: usage.input_tokens? + read + created, cached: read, output: usage.output_tokens.unwrap_or(0) })
+}
+
+/// A turn's `content`: its text alone as a plain string; else its blocks, images as `image`
+/// blocks with a base64 `source`.
+pub(crate) fn content(message: &Message) -> Value {
+    if let Some(text) = message.plain_text() {
+        return Value::String(text.to_owned());
+    }
+    let blocks = message.parts.iter().map(|part| match part {
+        Part::Text(text) => json!({ "type": "text", "text": text }),
+        Part::File { name, text } => json!({ "type": "text", "text": file_text(name, text) }),
+        Part::Image { media_type, data } => json!({
+            "type": "image",
+            "source": { "type": "base64", "media_type": media_type, "data": base64_of(data) }
+        }),
+        Part::ToolCall(call) => {
+            json!({ "type": "tool_use", "id": call.id, "name": call.name, "input": arguments_value(&call.arguments) })
+        }
+        Part::ToolResult(result) => {
+            let mut block = json!({ "type": "tool_result", "tool_use_id": result.call_id, "content": result.content });
+            if result.is_error {
+                block["is_error"] = Value::Bool(true);
+            }
+            block
+        }
+    });
+    Value::Array(blocks.collect())
+}
+
+impl Wire for AnthropicMessages {
+    fn format(&self) -> WireFormat {
+        WireFormat::AnthropicMessages
+    }
+
+    fn reply_path(&self, _model: &str, _stream: bool) -> String {
+        "v1/messages".into()
+    }
+
+    fn models_path(&self) -> &'static str {
+        "v1/models"
+    }
+
+    fn models_paging(&self) -> Option<(&'static str, &'static str)> {
+        Some(("limit", "after_id"))
+    }
+
+    fn models_page(&self, page: &Value) -> Option<(Vec<String>, Option<String>)> {
+        let listed = page["data"].as_array().or_else(|| page["models"].as_array())?;
+        let ids = listed.iter().filter_map(|m| m["id"].as_str().or_else(|| m["name"].as_str()));
+        let next = match (page["has_more"].as_bool(), page["last_id"].as_str()) {
+            (Some(true), Some(last)) => Some(last.to_owned()),
+            _ => None,
+        };
+        Some((ids.map(str::to_owned).collect(), next))
+    }
+
+    fn authorize(&self, headers: &mut HeaderMap, key: Option<&Secret>) {
+        headers.insert("anthropic-version", HeaderValue::from_static(ANTHROPIC_VERSION));
+        let Some(key) = key else { return };
+        if let Ok(mut value) = HeaderValue::from_str(key.expose()) {
+            value.set_sensitive(true);
+            headers.insert(HeaderName::from_static("x-api-key"), value);
+        }
+    }
+
+    fn write_request(&self, conversation: &Conversation, model: &str, options: WriteOptions) -> Value {
+        let turns: Vec<Value> = conversation
+            .messages
+            .iter()
+            .map(|message| json!({ "role": message.role, "content": content(message) }))
+            .collect();
+        let max_tokens = conversation.sampling.max_tokens.unwrap_or(options.max_tokens);
+        let mut body = json!({ "model": model, "max_tokens": max_tokens, "messages": turns, "stream": options.stream });
+        if let Some(system) = &conversation.system {
+            body["system"] = Value::String(system.clone());
+        }
+        if !conversation.tools.is_empty() {
+            let tools = conversation.tools.iter().map(|tool| {
+                let mut written = json!({ "name": tool.name, "input_schema": tool.parameters });
+                if let Some(description) = &tool.description {
+                    written["description"] = json!(description);
+                }
+                written
+            });
+            body["tools"] = Value::Array(tools.collect());
+        }
+        let sampling = &conversation.sampling;
+        if let Some(temperature) = sampling.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        if let Some(top_p) = sampling.top_p {
+            body["top_p"] = json!(top_p);
+        }
+        if !sampling.stop.is_empty() {
+            body["stop_sequences"] = json!(sampling.stop);
+        }
+        body
+    }
+
+    fn reply_text(&self, body: &Value) -> Option<String> {
+        Some(
+            body["content"]
+                .as_array()?
+                .iter()
+                .filter(|block| block["type"] == "text")
+                .filter_map(|block| block["text"].as_str())
+                .collect(),
+        )
+    }
+
+    fn usage_of_reply(&self, body: &Value) -> Option<Usage> {
+        usage_of(&UsageObject::of_value(&body["usage"]))
+    }
+
+    fn read_reply_head(&self, body: &[u8]) -> (bool, Option<Usage>) {
+        read_head(self, body, usage_of)
+    }
+
+    fn stream_pieces(&self, event: &str, data: &str) -> Vec<StreamPiece> {
+        let Ok(value) = serde_json::from_str::<Value>(data) else {
+            return vec![if data.trim() == "[DONE]" { StreamPiece::Done } else { StreamPiece::Nothing }];
+        };
+        if let Some(error) = stream_error(event, &value) {
+            return vec![error];
+        }
+        let index = || value["index"].as_u64().and_then(|i| u32::try_from(i).ok()).unwrap_or(0);
+        vec![match value["type"].as_str().unwrap_or(event) {
+            "content_block_start" if value["content_block"]["type"] == "tool_use" => {
+                let block = &value["content_block"];
+                StreamPiece::ToolCall {
+                    index: index(),
+                    id: block["id"].as_str().unwrap_or_default().to_owned(),
+                    name: block["name"].as_str().unwrap_or_default().to_owned(),
+                }
+            }
+            "content_block_delta" => match (value["delta"]["text"].as_str(), value["delta"]["partial_json"].as_str()) {
+                (Some(text), _) if !text.is_empty() => StreamPiece::Text(text.to_owned()),
+                (_, Some(json)) if !json.is_empty() => {
+                    StreamPiece::ToolArguments { index: index(), json: json.to_owned() }
+                }
+                _ => StreamPiece::Nothing,
+            },
+            "message_start" => usage_of(&UsageObject::of_value(&value["message"]["usage"]))
+                .map_or(StreamPiece::Nothing, StreamPiece::Usage),
+            "message_delta" => {
+                value["usage"]["output_tokens"].as_u64().map_or(StreamPiece::Nothing, StreamPiece::OutputTokens)
+            }
+            "message_stop" => StreamPiece::Done,
+            _ => StreamPiece::Nothing,
+        }]
+    }
+
+    fn write_event(&self, name: &str, data: &str) -> Vec<u8> {
+        if name.is_empty() {
+            format!("data: {data}\n\n").into_bytes()
+        } else {
+            format!("event: {name}\ndata: {data}\n\n").into_bytes()
+        }
+    }
+
+    fn broken_off(&self, stream: bool, message: &str) -> Bytes {
+        let body = json!({ "type": "error", "error": { "type": "api_error", "message": message } });
+        error_answer(self, stream, "error", &body)
+    }
+
+    fn announced_limits(&self, headers: &HeaderMap, now: Timestamp, skew: ClockSkew) -> Announced {
+        let reset = |text: &str| Some(provider_instant(text, skew)?.max(now));
+        let window =
+            |[limit, remaining, reset_name]: [&str; 3]| window_of(headers, now, [limit, remaining, reset_name], &reset);
+        Announced {
+            requests: window([
+                "anthropic-ratelimit-requests-limit",
+                "anthropic-ratelimit-requests-remaining",
+                "anthropic-ratelimit-requests-reset",
+            ]),
+            tokens: window([
+                "anthropic-ratelimit-input-tokens-limit",
+                "anthropic-ratelimit-input-tokens-remaining",
+                "anthropic-ratelimit-input-tokens-reset",
+            ])
+            .or_else(|| {
+                window([
+                    "anthropic-ratelimit-tokens-limit",
+                    "anthropic-ratelimit-tokens-remaining",
+                    "anthropic-ratelimit-tokens-reset",
+                ])
+            }),
+        }
+    }
+
+    /// Anthropic limits each model class: the Opus models share one limit, the Sonnet models
+    /// another, the Haiku models a third.
+    fn scope(&self, model: &str) -> String {
+        let lower = model.to_ascii_lowercase();
+        match ["opus", "sonnet", "haiku"].into_iter().find(|class| lower.contains(class)) {
+            Some(class) => format!("claude-{class}"),
+            None => model.to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::tests::asking;
+    use crate::error::Failure;
+
+    fn parse_stream_event(event: &str, data: &str) -> StreamPiece {
+        AnthropicMessages.stream_pieces(event, data).into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn anthropic_overloaded_error_in_stream_is_529() {
+        let data = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let piece = parse_stream_event("error", data);
+        assert_eq!(piece, StreamPiece::Error(Failure::new(529, "Overloaded")), "overloaded is 529");
+    }
+
+    #[test]
+    fn anthropic_text_delta_and_stop() {
+        let data = r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"yo"}}"#;
+        assert_eq!(parse_stream_event("content_block_delta", data), StreamPiece::Text("yo".into()));
+        assert_eq!(parse_stream_event("message_stop", r#"{"type":"message_stop"}"#), StreamPiece::Done);
+    }
+
+    #[test]
+    fn usage_is_read_whole_and_from_the_stream() {
+        let anthropic = serde_json::json!({ "usage": { "input_tokens": 4, "cache_read_input_tokens": 5,
+            "cache_creation_input_tokens": 2, "output_tokens": 3 } });
+        assert_eq!(
+            AnthropicMessages.usage_of_reply(&anthropic),
+            Some(Usage { input: 11, cached: 5, output: 3 }),
+            "Anthropic's input excludes the cache: the total prompt is input + cache read + cache creation"
+        );
+        let start = r#"{"type":"message_start","message":{"usage":{"input_tokens":6,"cache_read_input_tokens":5,"output_tokens":1}}}"#;
+        assert_eq!(
+            parse_stream_event("message_start", start),
+            StreamPiece::Usage(Usage { input: 11, cached: 5, output: 1 })
+        );
+        let delta = r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":7}}"#;
+        assert_eq!(parse_stream_event("message_delta", delta), StreamPiece::OutputTokens(7));
+    }
+
+    #[test]
+    fn an_image_is_a_base64_block_and_an_image_alone_has_no_empty_text() {
+        let message = Conversation::of_chat(&[asking()]).messages.remove(0);
+        assert_eq!(
+            content(&message)[1],
+            json!({ "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "iVBORw==" } }),
+            "Anthropic: a base64 source"
+        );
+        let mut image_only = asking();
+        image_only.content = " ".into();
+        let message = Conversation::of_chat(&[image_only]).messages.remove(0);
+        assert_eq!(content(&message).as_array().unwrap().len(), 2, "no empty text block after the attachments");
+    }
+
+    #[test]
+    fn streamed_tool_calls_are_read() {
+        let start = r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"read","input":{}}}"#;
+        assert_eq!(
+            parse_stream_event("content_block_start", start),
+            StreamPiece::ToolCall { index: 1, id: "toolu_1".into(), name: "read".into() }
+        );
+        let delta = r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\""}}"#;
+        assert_eq!(
+            parse_stream_event("content_block_delta", delta),
+            StreamPiece::ToolArguments { index: 1, json: "{\"path\"".into() }
+        );
+    }
+}

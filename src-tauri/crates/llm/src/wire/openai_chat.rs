@@ -1,0 +1,309 @@
+//! OpenAI's Chat Completions (`POST chat/completions`), which most gateways and local servers
+//! speak too. Keys go in `Authorization: Bearer`; every answer announces the key's windows in
+//! `x-ratelimit-*` headers with Go-style durations.
+
+use bytes::Bytes;
+use keypool::{Announced, Secret, Timestamp};
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
+use serde_json::{json, Value};
+
+use super::{error_answer, read_head, stream_error, StreamPiece, UsageObject, Wire, WireFormat, WriteOptions};
+use crate::conversation::{base64_of, file_text, Conversation, Message, Part, Role, Usage};
+use crate::provider_clock::ClockSkew;
+use crate::rate_limit::{parse_go_duration, window_of};
+
+pub(crate) struct OpenAiChat;
+
+/// OpenAI's `usage` object (whole replies and the last chunk of a stream).
+pub(crate) fn usage_of(usage: &UsageObject) -> Option<Usage> {
+    Some(Usage {
+        input: usage.prompt_tokens?,
+        cached: usage.prompt_tokens_details.as_ref().and_then(|details| details.cached_tokens).unwrap_or(0),
+        output: usage.completion_tokens.unwrap_or(0),
+    })
+}
+
+/// A turn's `content`: its text alone as a plain string; else its parts, files and text as text
+/// parts, images as `image_url` parts with a data URL.
+pub(crate) fn content(message: &Message) -> Value {
+    if let Some(text) = message.plain_text() {
+        return Value::String(text.to_owned());
+    }
+    let parts = message.parts.iter().filter_map(|part| match part {
+        Part::Text(text) => Some(json!({ "type": "text", "text": text })),
+        Part::File { name, text } => Some(json!({ "type": "text", "text": file_text(name, text) })),
+        Part::Image { media_type, data } => Some(json!({
+            "type": "image_url",
+            "image_url": { "url": format!("data:{media_type};base64,{}", base64_of(data)) }
+        })),
+        Part::ToolCall(_) | Part::ToolResult(_) => None,
+    });
+    Value::Array(parts.collect())
+}
+
+/// The `messages` a turn becomes: tool results each as a `tool` message (before what else the
+/// turn says), tool calls in the assistant message's `tool_calls`.
+fn turns(message: &Message, out: &mut Vec<Value>) {
+    let role = if message.role == Role::Assistant { "assistant" } else { "user" };
+    let calls: Vec<Value> = message
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::ToolCall(call) => Some(json!({
+                "id": call.id, "type": "function",
+                "function": { "name": call.name, "arguments": call.arguments }
+            })),
+            _ => None,
+        })
+        .collect();
+    for part in &message.parts {
+        if let Part::ToolResult(result) = part {
+            out.push(json!({ "role": "tool", "tool_call_id": result.call_id, "content": result.content }));
+        }
+    }
+    let said = message.parts.iter().any(|p| !matches!(p, Part::ToolCall(_) | Part::ToolResult(_)));
+    if calls.is_empty() {
+        if said || message.parts.is_empty() {
+            out.push(json!({ "role": role, "content": content(message) }));
+        }
+        return;
+    }
+    let text = if said { content(message) } else { Value::Null };
+    out.push(json!({ "role": role, "content": text, "tool_calls": calls }));
+}
+
+impl Wire for OpenAiChat {
+    fn format(&self) -> WireFormat {
+        WireFormat::OpenAiChat
+    }
+
+    fn reply_path(&self, _model: &str, _stream: bool) -> String {
+        "chat/completions".into()
+    }
+
+    fn models_path(&self) -> &'static str {
+        "models"
+    }
+
+    fn models_page(&self, page: &Value) -> Option<(Vec<String>, Option<String>)> {
+        let listed = page["data"].as_array().or_else(|| page["models"].as_array())?;
+        let ids = listed.iter().filter_map(|m| m["id"].as_str().or_else(|| m["name"].as_str()));
+        Some((ids.map(str::to_owned).collect(), None))
+    }
+
+    fn authorize(&self, headers: &mut HeaderMap, key: Option<&Secret>) {
+        let Some(key) = key else { return };
+        if let Ok(mut value) = HeaderValue::try_from(format!("Bearer {}", key.expose())) {
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+    }
+
+    fn write_request(&self, conversation: &Conversation, model: &str, options: WriteOptions) -> Value {
+        let mut messages = Vec::with_capacity(conversation.messages.len() + 1);
+        if let Some(system) = &conversation.system {
+            messages.push(json!({ "role": "system", "content": system }));
+        }
+        for message in &conversation.messages {
+            turns(message, &mut messages);
+        }
+        let mut body = json!({ "model": model, "messages": messages, "stream": options.stream });
+        if options.stream && options.stream_usage {
+            body["stream_options"] = json!({ "include_usage": true });
+        }
+        if !conversation.tools.is_empty() {
+            let tools = conversation.tools.iter().map(|tool| {
+                let mut function = json!({ "name": tool.name, "parameters": tool.parameters });
+                if let Some(description) = &tool.description {
+                    function["description"] = json!(description);
+                }
+                json!({ "type": "function", "function": function })
+            });
+            body["tools"] = Value::Array(tools.collect());
+        }
+        let sampling = &conversation.sampling;
+        if let Some(max) = sampling.max_tokens {
+            body["max_tokens"] = json!(max);
+        }
+        if let Some(temperature) = sampling.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        if let Some(top_p) = sampling.top_p {
+            body["top_p"] = json!(top_p);
+        }
+        if !sampling.stop.is_empty() {
+            body["stop"] = json!(sampling.stop);
+        }
+        body
+    }
+
+    fn reply_text(&self, body: &Value) -> Option<String> {
+        body["choices"][0]["message"]["content"].as_str().map(str::to_owned)
+    }
+
+    fn usage_of_reply(&self, body: &Value) -> Option<Usage> {
+        usage_of(&UsageObject::of_value(&body["usage"]))
+    }
+
+    fn read_reply_head(&self, body: &[u8]) -> (bool, Option<Usage>) {
+        read_head(self, body, usage_of)
+    }
+
+    fn stream_pieces(&self, event: &str, data: &str) -> Vec<StreamPiece> {
+        if data.trim() == "[DONE]" {
+            return vec![StreamPiece::Done];
+        }
+        let Ok(value) = serde_json::from_str::<Value>(data) else {
+            return vec![StreamPiece::Nothing];
+        };
+        if let Some(error) = stream_error(event, &value) {
+            return vec![error];
+        }
+        let delta = &value["choices"][0]["delta"];
+        if let Some(calls) = delta["tool_calls"].as_array() {
+            let mut pieces = Vec::with_capacity(calls.len() * 2);
+            for call in calls {
+                let index = call["index"].as_u64().and_then(|i| u32::try_from(i).ok()).unwrap_or(0);
+                if let (Some(id), Some(name)) = (call["id"].as_str(), call["function"]["name"].as_str()) {
+                    pieces.push(StreamPiece::ToolCall { index, id: id.to_owned(), name: name.to_owned() });
+                }
+                if let Some(json) = call["function"]["arguments"].as_str().filter(|a| !a.is_empty()) {
+                    pieces.push(StreamPiece::ToolArguments { index, json: json.to_owned() });
+                }
+            }
+            return pieces;
+        }
+        vec![match delta["content"].as_str() {
+            Some(text) if !text.is_empty() => StreamPiece::Text(text.to_owned()),
+            _ => match usage_of(&UsageObject::of_value(&value["usage"])) {
+                Some(usage) => StreamPiece::Usage(usage),
+                None => StreamPiece::Nothing,
+            },
+        }]
+    }
+
+    fn broken_off(&self, stream: bool, message: &str) -> Bytes {
+        let body = json!({ "error": { "message": message, "type": "server_error", "param": null, "code": null } });
+        error_answer(self, stream, "", &body)
+    }
+
+    fn announced_limits(&self, headers: &HeaderMap, now: Timestamp, _skew: ClockSkew) -> Announced {
+        let reset = |text: &str| Some(now + parse_go_duration(text)?);
+        let window = |limit, remaining, reset_name| window_of(headers, now, [limit, remaining, reset_name], &reset);
+        Announced {
+            requests: window(
+                "x-ratelimit-limit-requests",
+                "x-ratelimit-remaining-requests",
+                "x-ratelimit-reset-requests",
+            ),
+            tokens: window("x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::tests::asking;
+    use crate::conversation::{ChatMessage, ToolCall, ToolResult};
+    use crate::error::Failure;
+
+    fn parse_stream_event(event: &str, data: &str) -> StreamPiece {
+        OpenAiChat.stream_pieces(event, data).into_iter().next().unwrap()
+    }
+
+    fn message(chat: &ChatMessage) -> Message {
+        Conversation::of_chat(std::slice::from_ref(chat)).messages.remove(0)
+    }
+
+    #[test]
+    fn openai_delta_and_done() {
+        let piece = parse_stream_event("", r#"{"choices":[{"delta":{"content":"Hi"}}]}"#);
+        assert_eq!(piece, StreamPiece::Text("Hi".into()), "a delta's content is text");
+        assert_eq!(parse_stream_event("", "[DONE]"), StreamPiece::Done, "[DONE] ends");
+    }
+
+    #[test]
+    fn openai_error_in_stream_maps_rate_limit() {
+        let data = r#"{"error":{"message":"slow down","type":"rate_limit_exceeded","code":null}}"#;
+        assert_eq!(
+            parse_stream_event("", data),
+            StreamPiece::Error(Failure::new(429, "slow down")),
+            "a rate-limit error object counts as a 429"
+        );
+    }
+
+    #[test]
+    fn usage_is_read_whole_and_from_the_last_chunk() {
+        let openai = serde_json::json!({ "usage": { "prompt_tokens": 11, "completion_tokens": 3,
+            "prompt_tokens_details": { "cached_tokens": 5 } } });
+        assert_eq!(OpenAiChat.usage_of_reply(&openai), Some(Usage { input: 11, cached: 5, output: 3 }));
+        let last_chunk = r#"{"choices":[],"usage":{"prompt_tokens":11,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":5}}}"#;
+        assert_eq!(
+            parse_stream_event("", last_chunk),
+            StreamPiece::Usage(Usage { input: 11, cached: 5, output: 2 }),
+            "OpenAI's last chunk with include_usage"
+        );
+    }
+
+    #[test]
+    fn an_image_is_a_data_url_part_and_plain_text_stays_a_string() {
+        assert_eq!(
+            content(&message(&asking())),
+            json!([
+                { "type": "text", "text": "<file name=\"a.rs\">\nfn main() {}\n</file>" },
+                { "type": "image_url", "image_url": { "url": "data:image/png;base64,iVBORw==" } },
+                { "type": "text", "text": "What is this?" },
+            ]),
+            "OpenAI: a data URL in an image_url part, the question last"
+        );
+        let plain = ChatMessage::new(Role::User, "hi");
+        assert_eq!(content(&message(&plain)), json!("hi"), "plain text stays a string");
+    }
+
+    #[test]
+    fn tool_calls_and_results_are_written_and_streamed_calls_read() {
+        let conversation = Conversation {
+            messages: vec![
+                Message { role: Role::User, parts: vec![Part::Text("read a.rs".into())] },
+                Message {
+                    role: Role::Assistant,
+                    parts: vec![Part::ToolCall(ToolCall {
+                        id: "call_1".into(),
+                        name: "read".into(),
+                        arguments: r#"{"path":"a.rs"}"#.into(),
+                    })],
+                },
+                Message {
+                    role: Role::User,
+                    parts: vec![Part::ToolResult(ToolResult {
+                        call_id: "call_1".into(),
+                        name: "read".into(),
+                        content: "fn main() {}".into(),
+                        is_error: false,
+                    })],
+                },
+            ],
+            ..Conversation::default()
+        };
+        let options = WriteOptions { stream: false, max_tokens: 64, stream_usage: false };
+        let body = OpenAiChat.write_request(&conversation, "gpt", options);
+        assert_eq!(
+            body["messages"],
+            json!([
+                { "role": "user", "content": "read a.rs" },
+                { "role": "assistant", "content": null, "tool_calls": [{ "id": "call_1", "type": "function",
+                    "function": { "name": "read", "arguments": "{\"path\":\"a.rs\"}" } }] },
+                { "role": "tool", "tool_call_id": "call_1", "content": "fn main() {}" },
+            ]),
+            "a call in the assistant's tool_calls, its result a tool message"
+        );
+        let start = r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read","arguments":""}}]}}]}"#;
+        assert_eq!(
+            OpenAiChat.stream_pieces("", start),
+            [StreamPiece::ToolCall { index: 0, id: "call_1".into(), name: "read".into() }]
+        );
+        let more = r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]}}]}"#;
+        assert_eq!(OpenAiChat.stream_pieces("", more), [StreamPiece::ToolArguments { index: 0, json: "{\"pa".into() }]);
+    }
+}
