@@ -7,7 +7,7 @@ import { KeyTestResultLine } from './KeyTestResult';
 import type { KeyRow } from './keyRows';
 import { ModelRests } from './ModelRests';
 import { StateBadge } from './StateBadge';
-import type { KeyCommands } from './KeyTableRow';
+import type { KeyCommands } from './keyCommands';
 import type { KeyTest } from './useKeyTests';
 
 /** The key's label, its masked preview, its tags (from the environment, its quota group) and its own limits. */

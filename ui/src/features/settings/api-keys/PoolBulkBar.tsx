@@ -1,9 +1,8 @@
 import { useI18n } from '../../../i18n/I18nProvider';
-import type { Translate } from '../../../i18n/problems';
-import type { ExportedKeys, KeyTestResult } from '../../../ipc/bindings';
+import type { KeyTestResult } from '../../../ipc/bindings';
 import { llmConfigApi } from '../../../ipc/llmConfig';
 import { BulkBar } from './BulkBar';
-import type { PoolDialog } from './PoolDialogs';
+import { exportedText, type PoolDialog } from './poolDialog';
 import type { PoolFeedback } from './usePoolFeedback';
 import type { PoolActions } from './usePool';
 import type { PoolViewState } from './usePoolView';
@@ -55,9 +54,4 @@ export function PoolBulkBar({ providerId, view, actions, feedback, testMany, ope
       onDelete={() => open({ kind: 'bulkDelete', ids: ids() })}
     />
   );
-}
-
-/** Where the keys went, or that no file was chosen. */
-export function exportedText(t: Translate, exported: ExportedKeys): string {
-  return exported.path === null ? t('bulkbar.exportCancelled') : t('bulkbar.exported', { count: exported.count, path: exported.path });
 }

@@ -9,24 +9,10 @@ import { DeleteKeyDialog } from './DeleteKeyDialog';
 import { EditKeyDialog } from './EditKeyDialog';
 import { ImportKeysDialog } from './ImportKeysDialog';
 import { keyName, type KeyRow } from './keyRows';
-import { exportedText } from './PoolBulkBar';
+import { exportedText, type PoolDialog } from './poolDialog';
 import { RevokedKeyDialog } from './RevokedKeyDialog';
 import type { KeyImportApi } from './useKeyImport';
 import type { PoolActions } from './usePool';
-
-/** Which dialog is open, if any: each carries exactly what it needs. */
-export type PoolDialog =
-  | { kind: 'none' }
-  | { kind: 'add' }
-  | { kind: 'import' }
-  /** Deleting the selected keys: one confirmation naming the count. */
-  | { kind: 'bulkDelete'; ids: string[] }
-  /** Exporting the selected keys in full: a warning first, then the backend's save dialog. */
-  | { kind: 'exportFull'; ids: string[] }
-  | { kind: 'delete'; row: KeyRow }
-  | { kind: 'edit'; row: KeyRow }
-  /** Switching back on a key the provider refused (`status`): asked first, with a test offered. */
-  | { kind: 'revoked'; row: KeyRow; status: string };
 
 interface Props {
   dialog: PoolDialog;
