@@ -139,6 +139,22 @@ impl ProviderKind {
     }
 }
 
+/// The quota group a key of `row`'s kind with no group of its own is in: none (a group of its
+/// own) where each key has its own limits; where the kind's keys share the account's, the group
+/// of the provider's ungrouped keys, [`ACCOUNT_GROUP`].
+impl KindRow {
+    pub fn quota_group_of(&self, named: Option<String>) -> Option<String> {
+        let named = named.filter(|group| !group.trim().is_empty());
+        match self.quota_sharing {
+            QuotaSharing::PerKey => named,
+            QuotaSharing::PerProvider => named.or_else(|| Some(ACCOUNT_GROUP.to_owned())),
+        }
+    }
+}
+
+/// The quota group of a provider's ungrouped keys where they share one account's limits.
+pub const ACCOUNT_GROUP: &str = "account";
+
 /// The keys of every kind's shape: what a text holds that some provider would take as a key.
 pub fn every_key_shape() -> Vec<KeyShape> {
     KINDS.iter().flat_map(|row| row.key_shapes.iter().copied()).collect()
@@ -158,6 +174,17 @@ mod tests {
             assert_eq!(row.wire.wire().format(), row.wire, "a row's wire is the wire it names");
         }
         assert_eq!(ProviderKind::parse("mystery"), None, "no fallback for an unknown kind");
+    }
+
+    #[test]
+    fn openrouter_keys_share_one_quota_unless_grouped_and_others_keep_their_own() {
+        let openrouter = ProviderKind::Openrouter.row();
+        assert_eq!(openrouter.quota_group_of(None).as_deref(), Some(ACCOUNT_GROUP), "one account's keys, one quota");
+        assert_eq!(openrouter.quota_group_of(Some(" ".into())).as_deref(), Some(ACCOUNT_GROUP), "blank is none");
+        assert_eq!(openrouter.quota_group_of(Some("team-b".into())).as_deref(), Some("team-b"), "a named group stays");
+        for kind in [ProviderKind::Openai, ProviderKind::Anthropic, ProviderKind::Gemini] {
+            assert_eq!(kind.row().quota_group_of(None), None, "{kind:?}: each key its own limits");
+        }
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub use conversation::{Attachment, ChatMessage, Role, Usage};
 pub use error::{Breakage, CompletionError, Failure, Interruption, Meaning, NoKey, NoKeyReason};
 pub use forward::{passed_headers, retry_after_of, ForwardRequest, Forwarded, ForwardedBody, UpstreamPath};
 pub use http::{ProxyChoice, ProxyError};
-pub use kind::{every_key_shape, KindRow, ProviderKind, QuotaSharing, Verification, KINDS};
+pub use kind::{every_key_shape, KindRow, ProviderKind, QuotaSharing, Verification, ACCOUNT_GROUP, KINDS};
 pub use models::MAX_MODEL_LIST;
 pub use probe::{Credit, ModelsFailure, ProbeProblem, ProbeResult};
 pub use provider::ProviderEndpoint;

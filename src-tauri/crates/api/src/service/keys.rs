@@ -7,7 +7,7 @@ use keypool::{
     Clock, KeyEntry, KeyId, KeyLoader, KeyPool, KeyState, KeyStatus, LoadError, ProviderId, Secret, Timestamp,
     UserLimits,
 };
-use keypool_llm::{CompletionService, ProbeProblem, ProbeResult};
+use keypool_llm::{CompletionService, ProbeProblem, ProbeResult, ProviderKind};
 use keypool_store::api_keys::{self, ApiKeyPatch, ApiKeyRow, NewApiKey};
 use keypool_store::{providers, usage, Database};
 
@@ -114,12 +114,23 @@ pub(crate) struct StoreLoader {
 }
 
 impl KeyLoader for StoreLoader {
+    /// The provider's keys, each in its quota group: the one the user named, or the one its
+    /// kind puts it in (OpenRouter's keys share their account's limits).
     fn load(&self, provider: &ProviderId) -> Result<Vec<KeyEntry>, LoadError> {
-        let rows = {
+        let (rows, kind) = {
             let conn = self.db.lock().map_err(LoadError::new)?;
-            api_keys::list_api_keys(&conn, provider.as_str()).map_err(LoadError::new)?
+            let rows = api_keys::list_api_keys(&conn, provider.as_str()).map_err(LoadError::new)?;
+            let kind = providers::get_provider(&conn, provider.as_str()).map_err(LoadError::new)?;
+            (rows, kind.and_then(|p| ProviderKind::parse(&p.kind)))
         };
-        Ok(rows.into_iter().map(|row| entry_of(row, &self.vault)).collect())
+        let entry = |row| {
+            let mut entry = entry_of(row, &self.vault);
+            if let Some(kind) = kind {
+                entry.quota_group = kind.row().quota_group_of(entry.quota_group.take());
+            }
+            entry
+        };
+        Ok(rows.into_iter().map(entry).collect())
     }
 }
 
