@@ -222,8 +222,8 @@ impl From<AttachmentInfo> for AttachmentDto {
             id: a.id,
             name: a.name,
             kind: match a.kind {
-                keypool_store::attachments::AttachmentKind::Image => AttachmentKind::Image,
-                keypool_store::attachments::AttachmentKind::Text => AttachmentKind::Text,
+                service::AttachmentKind::Image => AttachmentKind::Image,
+                service::AttachmentKind::Text => AttachmentKind::Text,
             },
             media_type: a.media_type,
             size: a.size,

@@ -13,7 +13,9 @@ use std::sync::Arc;
 use image::imageops::FilterType;
 use image::{DynamicImage, ImageFormat, ImageReader, Limits};
 use keypool_llm::Attachment;
-use keypool_store::attachments::{self as rows, AttachmentKind, AttachmentRow, FileStore, LinkedAttachment};
+/// What an attachment is, as the service speaks of it (the store's own word for it).
+pub use keypool_store::attachments::AttachmentKind;
+use keypool_store::attachments::{self as rows, AttachmentRow, FileStore, LinkedAttachment};
 use keypool_store::Database;
 
 use super::{Result, Rule, ServiceError};

@@ -25,7 +25,8 @@ use keypool::PoolError;
 use keypool_store::StoreError;
 
 pub use attachments::{
-    AttachmentInfo, Attachments, Variant, MAX_ATTACHMENTS, MAX_IMAGE_BYTES, MAX_TEXT_BYTES, SEND_LONG_SIDE,
+    AttachmentInfo, AttachmentKind, Attachments, Variant, MAX_ATTACHMENTS, MAX_IMAGE_BYTES, MAX_TEXT_BYTES,
+    SEND_LONG_SIDE,
 };
 pub use bulk::{
     BulkKeys, BulkPatch, ImportOptions, ImportPreview, ImportProgress, ImportState, BATCH, CHECK_CONCURRENCY,
