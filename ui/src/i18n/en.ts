@@ -684,6 +684,8 @@ export const en = {
   'localApi.apiGemini': 'Google Gemini',
   'localApi.exampleModelsIntro': 'The examples ask for models the pool can answer now:',
   'localApi.exampleModel': '{api}: {model} ({provider})',
+  'localApi.exampleModelKeyless': '{api}: {model} ({provider}, a server that needs no key and answered at {address})',
+  'localApi.exampleModelUnreachable': '{api}: {model} ({provider}), but its server at {address} did not answer: start it, or add a key to another provider in Settings → Providers.',
   'localApi.noModelNoKey': '{api}: no provider can answer yet. Add a key to one in Settings → Providers, and the examples will ask for one of its models.',
   'localApi.noModelListed': '{api}: {provider} can answer, but lists no models. Add one to its models in Settings → Providers.',
   'localApi.snippets': 'Examples',

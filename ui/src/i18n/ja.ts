@@ -669,6 +669,8 @@ export const ja: Dictionary = {
   'localApi.apiGemini': 'Google Gemini',
   'localApi.exampleModelsIntro': '例では、プールが今応答できるモデルを指定しています：',
   'localApi.exampleModel': '{api}：{model}（{provider}）',
+  'localApi.exampleModelKeyless': '{api}：{model}（{provider}、キー不要のサーバー。{address} で応答しました）',
+  'localApi.exampleModelUnreachable': '{api}：{model}（{provider}）。ただし {address} のサーバーが応答しませんでした。起動するか、「設定 → プロバイダー」で別のプロバイダーにキーを追加してください。',
   'localApi.noModelNoKey': '{api}：まだ応答できるプロバイダーがありません。「設定 → プロバイダー」でキーを追加すると、例でそのモデルを指定します。',
   'localApi.noModelListed': '{api}：{provider} は応答できますが、モデルが 1 つもありません。「設定 → プロバイダー」でモデルを追加してください。',
   'localApi.snippets': '例',

@@ -666,6 +666,8 @@ export const zh: Dictionary = {
   'localApi.apiGemini': 'Google Gemini',
   'localApi.exampleModelsIntro': '示例使用池现在能应答的模型：',
   'localApi.exampleModel': '{api}：{model}（{provider}）',
+  'localApi.exampleModelKeyless': '{api}：{model}（{provider}，无需 Key 的服务器，已在 {address} 应答）',
+  'localApi.exampleModelUnreachable': '{api}：{model}（{provider}），但它在 {address} 的服务器没有应答：请启动它，或在“设置 → 提供商”中为其他提供商添加 Key。',
   'localApi.noModelNoKey': '{api}：还没有能应答的提供商。在“设置 → 提供商”中为其添加 Key，示例就会使用它的某个模型。',
   'localApi.noModelListed': '{api}：{provider} 能应答，但没有列出任何模型。请在“设置 → 提供商”中为它添加模型。',
   'localApi.snippets': '示例',

@@ -1,19 +1,28 @@
 import { useId, useState } from 'react';
 import { CopyButton } from '../../../components/CopyButton';
 import { Switch } from '../../../components/Switch';
+import { useProviders } from '../../../hooks/useProviders';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText, type Translate } from '../../../i18n/problems';
 import type { ClientApi, LocalApiProblem, LocalApiStatus } from '../../../ipc/bindings';
 import type { MessageKey } from '../../../i18n';
 import { PortField } from './PortField';
 import { SnippetTabs } from './SnippetTabs';
-import { exampleModel, snippets } from './snippets';
+import { type ExampleRoute, exampleModel, exampleRoute, providerNamed, snippets } from './snippets';
 import { TokenDialog, type TokenDialogMode } from './TokenDialog';
+import { useKeylessReachability } from './useKeylessReachability';
 import { useLocalApi } from './useLocalApi';
 
 /** The dialects the examples speak, in the order their tabs show them, and their names. */
 const EXAMPLE_APIS: readonly ClientApi[] = ['openai', 'anthropic', 'gemini'];
 const API_NAMES: Record<ClientApi, MessageKey> = { openai: 'localApi.apiOpenai', anthropic: 'localApi.apiAnthropic', gemini: 'localApi.apiGemini' };
+
+/** How each example's provider is named: by its keys, or as a keyless server that answers or not. */
+const EXAMPLE_WORDS: Record<ExampleRoute, MessageKey> = {
+  keys: 'localApi.exampleModel',
+  keyless: 'localApi.exampleModelKeyless',
+  unreachable: 'localApi.exampleModelUnreachable',
+};
 
 /** Why the endpoint is enabled but not running, in words. */
 export function startProblemText(t: Translate, problem: LocalApiProblem): string {
@@ -40,6 +49,8 @@ export function LocalApiSection() {
   const { t, intlTag } = useI18n();
   const titleId = useId();
   const api = useLocalApi();
+  const { providers } = useProviders();
+  const reachable = useKeylessReachability(providers);
   const [dialog, setDialog] = useState<TokenDialogMode | null>(null);
   const [switching, setSwitching] = useState<boolean | null>(null);
   const [problem, setProblem] = useState<string>();
@@ -85,7 +96,13 @@ export function LocalApiSection() {
     const startProblem = status.error ? startProblemText(t, status.error) : undefined;
     const address = addressOf(status);
     // The examples ask for a model the pool can answer now, or say why there is none yet.
-    const chosen = EXAMPLE_APIS.map((api) => ({ api, served: exampleModel(status.served, api) }));
+    // A provider with keys first: a keyless server (Ollama) only when it answered just now, or
+    // when nothing else can answer (and then the page says it did not).
+    const chosen = EXAMPLE_APIS.map((api) => {
+      const served = exampleModel(status.served, api, providers, reachable);
+      const provider = served ? providerNamed(providers, served.provider) : undefined;
+      return { api, served, provider, route: exampleRoute(provider, reachable) };
+    });
     const modelFor = (api: ClientApi) => chosen.find((c) => c.api === api)?.served?.model ?? t('localApi.modelPlaceholder');
     const examples = snippets({
       address,
@@ -152,10 +169,10 @@ export function LocalApiSection() {
           <div className="field__hint" data-testid="local-api-example-models">
             <p>{t('localApi.exampleModelsIntro')}</p>
             <ul>
-              {chosen.map(({ api, served }) => (
-                <li key={api} data-testid="local-api-example-model" data-api={api}>
+              {chosen.map(({ api, served, provider, route }) => (
+                <li key={api} data-testid="local-api-example-model" data-api={api} data-route={served ? route : undefined}>
                   {served
-                    ? t('localApi.exampleModel', { api: t(API_NAMES[api]), model: served.model, provider: served.provider })
+                    ? t(EXAMPLE_WORDS[route], { api: t(API_NAMES[api]), model: served.model, provider: served.provider, address: provider?.baseUrl ?? '' })
                     : t('localApi.noModelNoKey', { api: t(API_NAMES[api]) })}
                 </li>
               ))}

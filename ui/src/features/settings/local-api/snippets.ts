@@ -1,4 +1,4 @@
-import type { ClientApi, ServedModel } from '../../../ipc/bindings';
+import type { ClientApi, Provider, ServedModel } from '../../../ipc/bindings';
 /**
  * Copy-ready examples for pointing the official SDKs (and anything that reads their environment
  * variables) at the local API. Pure: the address, models and the token placeholder are passed in.
@@ -125,10 +125,52 @@ export function shellWord(text: string): string {
 }
 
 /**
- * The model an example in `api`'s dialect asks for: the first the local API can answer for now
- * (the backend's `served`: a provider with a usable key, or one needing none, and a model it
- * lists, defaults to or fetched); null when none can be answered yet.
+ * How a provider answers an example: with its keys; as a server on this machine or network that
+ * needs none and answered just now; or as one that needs none but did not answer (Ollama not
+ * running), so an example sent to it would fail.
  */
-export function exampleModel(served: readonly ServedModel[], api: ClientApi): ServedModel | null {
-  return served.find((m) => m.api === api) ?? null;
+export type ExampleRoute = 'keys' | 'keyless' | 'unreachable';
+
+/** A keyless local server: the pool is empty and no provider key is set. */
+export const isKeyless = (p: Provider) => p.local && p.keyCount === 0 && p.apiKeyPreview === null;
+
+/**
+ * How `provider` would answer an example; `reachable` holds the ids of the keyless servers that
+ * answered just now. A provider the UI does not know yet counts as answering with keys, as the
+ * backend's `served` says it can answer.
+ */
+export function exampleRoute(provider: Provider | undefined, reachable: ReadonlySet<string>): ExampleRoute {
+  if (!provider || !isKeyless(provider)) return 'keys';
+  return reachable.has(provider.id) ? 'keyless' : 'unreachable';
 }
+
+const ROUTE_RANK: Record<ExampleRoute, number> = { keys: 0, keyless: 1, unreachable: 2 };
+
+/**
+ * The model an example in `api`'s dialect asks for: of those the local API can answer for now
+ * (the backend's `served`: a provider with a usable key, or one needing none, and a model it
+ * lists, defaults to or fetched), the first of a provider with keys, else of a keyless server
+ * that answered just now (`reachable`), else of one that did not; null when none is served.
+ * `providers` names the providers `served` names by name.
+ */
+export function exampleModel(
+  served: readonly ServedModel[],
+  api: ClientApi,
+  providers: readonly Provider[] = [],
+  reachable: ReadonlySet<string> = new Set(),
+): ServedModel | null {
+  let best: ServedModel | null = null;
+  let bestRank = Number.POSITIVE_INFINITY;
+  for (const m of served) {
+    if (m.api !== api) continue;
+    const rank = ROUTE_RANK[exampleRoute(providerNamed(providers, m.provider), reachable)];
+    if (rank < bestRank) {
+      best = m;
+      bestRank = rank;
+    }
+  }
+  return best;
+}
+
+/** The provider `served` names (providers' names are unique). */
+export const providerNamed = (providers: readonly Provider[], name: string) => providers.find((p) => p.name === name);

@@ -3,7 +3,8 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Locale } from '../../../../i18n';
 import { I18nProvider } from '../../../../i18n/I18nProvider';
-import { createFakeBackend, type FakeBackend } from '../../../../test/fakeBackend';
+import { IpcError } from '../../../../ipc/client';
+import { createFakeBackend, type FakeBackend, provider } from '../../../../test/fakeBackend';
 
 let backend: FakeBackend;
 vi.mock('@tauri-apps/api/core', () => ({ invoke: (command: string, args: Record<string, unknown>) => backend.invoke(command, args) }));
@@ -220,6 +221,37 @@ describe('Settings → Local API', () => {
     ]);
     await user.click(screen.getByRole('tab', { name: 'Anthropic SDK · Python' }));
     expect(screen.getByRole('tabpanel'), 'no model the pool would refuse (503): the placeholder').toHaveTextContent('model="<model>"');
+  });
+
+  it('asks a provider with keys, not a keyless server that does not answer, and says which', async () => {
+    // Local (Ollama, not running) comes first; Gateway has a working key.
+    backend = createFakeBackend(undefined, {
+      providers: [
+        provider('local', 'Local', { baseUrl: 'http://127.0.0.1:11434/v1', sortOrder: 0, models: ['llama3.2'], defaultModel: 'llama3.2' }),
+        provider('gw', 'Gateway', { builtin: false, sortOrder: 1, models: ['gpt-y'], defaultModel: 'gpt-y' }),
+      ],
+    });
+    backend.add('gw', 'sk-gateway-example-1111');
+    backend.setModels('local', { error: new IpcError('provider', 'Could not connect to the provider') });
+    renderSection();
+    await waitFor(() => expect(screen.getByTestId('local-api-snippet-code')).toHaveTextContent('model="gpt-y"'));
+    const [openai] = await screen.findAllByTestId('local-api-example-model');
+    expect(openai).toHaveTextContent('OpenAI-compatible: gpt-y (Gateway)');
+    expect(openai).toHaveAttribute('data-route', 'keys');
+  });
+
+  it('names a keyless server that did not answer, and where, when it is the only one', async () => {
+    backend = createFakeBackend(undefined, {
+      providers: [provider('local', 'Local', { baseUrl: 'http://127.0.0.1:11434/v1', models: ['llama3.2'] })],
+    });
+    backend.setModels('local', { error: new IpcError('provider', 'Could not connect to the provider') });
+    renderSection();
+    const [openai] = await screen.findAllByTestId('local-api-example-model');
+    await waitFor(() =>
+      expect(openai).toHaveTextContent(
+        'OpenAI-compatible: llama3.2 (Local), but its server at http://127.0.0.1:11434/v1 did not answer: start it, or add a key to another provider in Settings → Providers.',
+      ),
+    );
   });
 
   it('shows examples for each SDK and the environment, as keyboard-operable tabs with Copy', async () => {

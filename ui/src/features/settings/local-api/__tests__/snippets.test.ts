@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../../../ipc/bindings';
 import { parsePort } from '../port';
-import { baseUrls, exampleModel, shellWord, snippets } from '../snippets';
+import { provider } from '../../../../test/fakeBackend';
+import { baseUrls, exampleModel, exampleRoute, shellWord, snippets } from '../snippets';
 
 describe('local API examples', () => {
   it('give OpenAI SDKs the address plus /v1, Anthropic and Google SDKs the address itself', () => {
@@ -41,6 +42,34 @@ describe('local API examples', () => {
     expect(exampleModel(served, 'openai')?.model, 'the first it serves for OpenAI’s clients').toBe('gpt-y');
     expect(exampleModel(served, 'anthropic'), 'with its provider').toEqual({ api: 'anthropic', model: 'claude-x', provider: 'Anthropic' });
     expect(exampleModel(served, 'gemini'), 'none served: none named (the page says why)').toBeNull();
+  });
+});
+
+describe('the provider an example asks', () => {
+  // Local (Ollama, keyless) comes first in the backend's order; Gateway has working keys.
+  const local = provider('local', 'Local', { baseUrl: 'http://127.0.0.1:11434/v1', local: true, answerable: true });
+  const gateway = provider('gw', 'Gateway', { builtin: false, keyCount: 2, answerable: true });
+  const served = [
+    { api: 'openai', model: 'llama3.2', provider: 'Local' },
+    { api: 'openai', model: 'gpt-y', provider: 'Gateway' },
+  ] as const;
+
+  it('prefers a provider with keys to a keyless server that did not answer', () => {
+    expect(exampleModel(served, 'openai', [local, gateway])?.model, 'Ollama is not running: Gateway answers now').toBe('gpt-y');
+    expect(exampleRoute(local, new Set()), 'said as not answering').toBe('unreachable');
+    expect(exampleRoute(gateway, new Set())).toBe('keys');
+  });
+
+  it('still prefers keys when the keyless server answers, and takes it when it is all there is', () => {
+    expect(exampleModel(served, 'openai', [local, gateway], new Set(['local']))?.model).toBe('gpt-y');
+    expect(exampleModel(served.slice(0, 1), 'openai', [local], new Set(['local']))?.model).toBe('llama3.2');
+    expect(exampleRoute(local, new Set(['local']))).toBe('keyless');
+    expect(exampleModel(served.slice(0, 1), 'openai', [local])?.model, 'not answering, but the only one: named, with why').toBe('llama3.2');
+  });
+
+  it('counts a provider key, or a pool, as keys even on a local address', () => {
+    expect(exampleRoute({ ...local, apiKeyPreview: 'sk-…abcd' }, new Set())).toBe('keys');
+    expect(exampleRoute({ ...local, keyCount: 1 }, new Set())).toBe('keys');
   });
 });
 
