@@ -16,17 +16,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
-use crate::dialect::{error, model_list, Problem};
+use crate::dialect::{error, Problem};
 use crate::{bounded, failed, pass, refusal, Dialect, InFlight, Shared, Unrouted, Upstream, MAX_BODY};
-
-/// `GET /v1beta/models`: every model a Gemini client may ask for, in Google's list format.
-pub(crate) async fn models(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    let _in_flight = InFlight::new(&shared);
-    if let Err(denied) = shared.guard.check(request.headers(), request.uri().query()) {
-        return failed(&shared, refusal(Dialect::Gemini, denied));
-    }
-    model_list(Dialect::Gemini, &shared.routes.models(Dialect::Gemini))
-}
 
 /// `POST /v1beta/models/{model}:{method}` (or `/v1/models/…`).
 pub(crate) async fn action(

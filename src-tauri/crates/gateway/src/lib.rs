@@ -22,6 +22,7 @@
 //! allowed host) in `Host`; a body is at most [`MAX_BODY`].
 
 mod dialect;
+mod endpoints;
 mod gemini;
 mod guard;
 mod peek;
@@ -36,7 +37,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use axum::serve::ListenerExt;
 use axum::Router;
 use futures_util::StreamExt;
@@ -48,6 +49,7 @@ use keypool_llm::{
 use shutdown::Shutdown;
 
 pub use dialect::{Dialect, ListedModel};
+pub use endpoints::{Endpoint, Serves, ENDPOINTS};
 pub use guard::{token_hash, Denied, FAILURE_WINDOW, LOCKOUT, MAX_FAILURES};
 
 use dialect::{error, model_list, Problem};
@@ -344,15 +346,8 @@ impl Drop for Gateway {
 
 /// The endpoint's routes over one worker's `shared`.
 fn router(shared: Arc<Shared>, serving: &Serving) -> Router {
-    let app = Router::new()
-        .route("/v1/chat/completions", post(chat_completions))
-        .route("/v1/messages", post(messages))
-        .route("/v1/messages/count_tokens", post(count_tokens))
-        .route("/v1/models", get(models))
-        .route("/v1/models/{action}", post(gemini::action))
-        .route("/v1beta/models", get(gemini::models))
-        .route("/v1beta/models/{action}", post(gemini::action))
-        .fallback(not_found);
+    let app = ENDPOINTS.iter().fold(Router::new(), |app, endpoint| app.route(endpoint.path, endpoint.handler()));
+    let app = app.fallback(not_found);
     let app = match serving.health.clone() {
         Some(health) => app.route(
             "/healthz",
@@ -411,19 +406,7 @@ impl Drop for InFlight {
     }
 }
 
-async fn chat_completions(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    forward(shared, Dialect::OpenAi, UpstreamPath::ChatCompletions, request).await
-}
-
-async fn messages(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    forward(shared, Dialect::Anthropic, UpstreamPath::Messages, request).await
-}
-
-async fn count_tokens(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    forward(shared, Dialect::Anthropic, UpstreamPath::CountTokens, request).await
-}
-
-async fn models(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+pub(crate) async fn models(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let _in_flight = InFlight::new(&shared);
     let dialect = dialect_of(request.headers(), request.uri());
     let query = (dialect == Dialect::Gemini).then(|| request.uri().query()).flatten();
@@ -501,7 +484,7 @@ fn refusal(dialect: Dialect, denied: Denied) -> Response {
     }
 }
 
-async fn forward(shared: Arc<Shared>, dialect: Dialect, path: UpstreamPath, request: Request) -> Response {
+pub(crate) async fn forward(shared: Arc<Shared>, dialect: Dialect, path: UpstreamPath, request: Request) -> Response {
     let in_flight = InFlight::new(&shared);
     let (parts, body) = request.into_parts();
     if let Err(denied) = shared.guard.check(&parts.headers, None) {
