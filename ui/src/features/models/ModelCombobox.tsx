@@ -21,6 +21,7 @@ interface Props {
  * A model: typed freely (for servers that list nothing, or a model they do not list), or picked
  * from the provider's models, which typing searches. An ARIA combobox with its list always shown
  * below it: ArrowUp/ArrowDown move through the matches, Enter picks one, Escape shows all again.
+ * Left empty and untouched, it takes the first model offered once there is one.
  */
 export function ModelCombobox({ providerId, configured, value, onChange, label, error, testId }: Props) {
   const { t } = useI18n();
@@ -37,6 +38,13 @@ export function ModelCombobox({ providerId, configured, value, onChange, label, 
   const models = useMemo(() => mergedModels(configured, listed), [configured, listed]);
   const shown = useMemo(() => matchingModels(models, query ?? ''), [models, query]);
   const activeModel = shown[active];
+
+  // Nothing chosen yet and the user has not typed: the first model offered (a provider with no
+  // models of its own that lists some would otherwise leave Model empty under "lists 1 model").
+  const firstModel = models[0];
+  useEffect(() => {
+    if (value === '' && query === null && firstModel !== undefined) onChange(firstModel);
+  }, [value, query, firstModel, onChange]);
 
   // Keep the active option (or the chosen one) in view inside the list.
   useEffect(() => {

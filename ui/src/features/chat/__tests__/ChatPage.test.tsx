@@ -52,6 +52,23 @@ describe('the chat page', () => {
     expect(screen.getByTestId('chat-item-title')).toHaveTextContent('New chat');
   });
 
+  it('fills Model with the first model the provider lists when none is configured', async () => {
+    // Local lists llama3.2 but has no models of its own in Settings.
+    await backend.invoke('llmConfig:addProvider', { name: 'Local', kind: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', models: [] });
+    const local = backend.providers().find((p) => p.name === 'Local');
+    backend.setModels(local?.id ?? '', { models: ['llama3.2'] });
+    const user = renderPage();
+    await user.click((await screen.findAllByRole('button', { name: 'New chat' }))[0]);
+    const dialog = screen.getByRole('dialog', { name: 'Start a new chat' });
+    await user.selectOptions(within(dialog).getByLabelText('Provider'), local?.id ?? '');
+    await within(dialog).findByText(/The provider lists 1 model/);
+    expect(within(dialog).getByLabelText('Model'), 'the model it lists, not an empty field').toHaveValue('llama3.2');
+
+    // Emptied by the user, it stays empty.
+    await user.clear(within(dialog).getByLabelText('Model'));
+    expect(within(dialog).getByLabelText('Model')).toHaveValue('');
+  });
+
   it('preselects the provider last chatted with when its pool can answer, else one that can', async () => {
     // The latest chat is Anthropic's, whose pool is empty: OpenAI (its own key) can answer.
     backend.addChat({ providerId: 'openai', updatedAt: 1 });
