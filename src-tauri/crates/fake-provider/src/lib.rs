@@ -9,7 +9,9 @@
 //! that take no images, `POST /__fake/project` `{key, project}`,
 //! `POST /__fake/project-limit` `{project, requests, windowMs, perDay?}`, and OpenRouter's
 //! `POST /__fake/credit` `{key, limit, usage}`). OpenRouter's API is under `/api/v1`
-//! ([`openrouter`]).
+//! ([`openrouter`]). A key that begins [`NEVER_ISSUED`] is refused by the model list (unless it
+//! is public: [`FakeProvider::public_models`]) and by OpenRouter's key answer, as a provider that
+//! checks keys refuses one it never issued.
 
 mod content;
 pub mod gemini;
@@ -192,6 +194,12 @@ pub(crate) struct Script {
     flooded: u64,
     /// Keys whose model list is answered whatever is scripted: their refusals are the requests'.
     listing_keys: HashSet<String>,
+    /// The model list answers any key, a revoked or never issued one too (a public list, or a
+    /// gateway's page).
+    public_models: bool,
+    /// Keys restricted by scope, as OpenAI's restricted keys without the Models permission: their
+    /// model list is refused with a 403, their chats are answered.
+    restricted_keys: HashSet<String>,
     /// How the provider's clock and its announced instants look.
     provider_clock: ProviderClock,
     /// Gemini: the project of each key (a key not listed is a project of its own).
@@ -391,6 +399,18 @@ impl FakeProvider {
         self.shared.script.lock().unwrap().listing_keys.insert(key.to_owned());
     }
 
+    /// Lists models to any key, whatever is scripted for it, as a provider whose list is public
+    /// (or a gateway that answers it with a page of its own) does.
+    pub fn public_models(&self, public: bool) {
+        self.shared.script.lock().unwrap().public_models = public;
+    }
+
+    /// `key` is restricted by scope (no Models permission): its model list is refused with a
+    /// 403 naming the missing scope, its chats are answered as scripted.
+    pub fn restricted(&self, key: &str) {
+        self.shared.script.lock().unwrap().restricted_keys.insert(key.to_owned());
+    }
+
     /// OpenRouter: `key`'s credit as `GET /api/v1/key` answers it.
     pub fn credit(&self, key: &str, credit: openrouter::Credit) {
         self.shared.script.lock().unwrap().credits.insert(key.to_owned(), credit);
@@ -454,12 +474,30 @@ pub(crate) fn key_of(headers: &HeaderMap) -> String {
         .to_owned()
 }
 
+/// Keys that begin so were never issued: a model list (unless public) or a key answer refuses
+/// them as [`Reply::InvalidKey`] does, whatever is scripted.
+pub const NEVER_ISSUED: &str = "invalid-";
+
 /// The reply for a request that is not a completion (model lists, token counts): a queued
 /// refusal is used up, queued replies meant for completions are left for them.
 pub(crate) fn next_refusal_or_listing(shared: &Shared, seen: Seen) -> Reply {
     let mut script = shared.script.lock().unwrap();
     let key = seen.key.clone();
+    let model_list = seen.path.ends_with("models");
     script.seen.push(seen);
+    if model_list && script.public_models {
+        return Reply::text(&[]);
+    }
+    if key.starts_with(NEVER_ISSUED) {
+        return Reply::InvalidKey;
+    }
+    if model_list && script.restricted_keys.contains(&key) {
+        return Reply::Status {
+            status: 403,
+            headers: Vec::new(),
+            message: "You have insufficient permissions for this operation. Missing scopes: api.model.read.".into(),
+        };
+    }
     if script.listing_keys.contains(&key) {
         return Reply::text(&[]);
     }

@@ -25,7 +25,8 @@ pub enum Meaning {
     /// A rate limit (with [`Failure::retry_after`] and [`Failure::announced`]), naming which quota
     /// of the request's scope it hit, if it does.
     RateLimit(Option<Quota>),
-    /// The key is not valid or not allowed.
+    /// The key is not valid, whatever the status (Gemini's 400 `API_KEY_INVALID`, an
+    /// `invalid_api_key` code).
     KeyRefused,
 }
 
@@ -59,6 +60,16 @@ impl Failure {
                 kind => Some(kind),
             },
         }
+    }
+}
+
+impl Failure {
+    /// The refusal says the key is not valid (401, an `invalid_api_key` or `API_KEY_INVALID`
+    /// code), not merely that it may not do this (a 403: a model, a scope, moderation). Only
+    /// such a refusal, confirmed by asking about the key, disables it.
+    pub fn says_key_invalid(&self) -> bool {
+        self.pool_kind() == Some(FailureKind::AuthRejected)
+            && (self.status == 401 || self.meaning == Some(Meaning::KeyRefused))
     }
 }
 

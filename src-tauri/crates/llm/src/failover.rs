@@ -401,24 +401,31 @@ impl CompletionService {
             let (outcome, status, lesson) = match &ended {
                 Ended::Refused(failure) => match (failure.pool_kind(), &key_id) {
                     (Some(FailureKind::AuthRejected), Some(key)) => {
-                        // A 401/403 may be the request's: the key is disabled only if it is
-                        // refused again when asked the cheapest question.
+                        // A 401/403 may be the request's: the key is disabled only if the refusal
+                        // and the cheapest question about the key agree that it is not valid.
                         let secret = settlement.credential().secret().expect("a pooled key has a value");
                         let refused_at = self.clock.now();
-                        match self.verify(plan.target.endpoint, key, secret, refused_at).await {
-                            Verdict::KeyRejected => (
+                        let verdict = self.verify(plan.target.endpoint, key, secret, refused_at).await;
+                        let status = Some(failure.status);
+                        match (failure.says_key_invalid(), verdict) {
+                            (true, Verdict::KeyInvalid) => (
                                 AttemptOutcome::AuthRejected,
-                                Some(failure.status),
+                                status,
                                 Lesson::Refusal { status: failure.status, kind: FailureKind::AuthRejected },
                             ),
-                            Verdict::KeyFine => (AttemptOutcome::ProviderError, Some(failure.status), Lesson::Nothing),
-                            // Neither shown: the key rests instead of being disabled, and the
-                            // request moves on.
-                            Verdict::Unknown => (
+                            // The key answered a question that checks keys: the request's refusal.
+                            (_, Verdict::KeyFine) => (AttemptOutcome::ProviderError, status, Lesson::Nothing),
+                            // A 401 nothing confirms (the question answers any key, refuses only
+                            // with a 403, or fails), or a 403 of a key the question calls invalid:
+                            // the key rests instead of being disabled, and the request moves on.
+                            (true, Verdict::Unknown) | (false, Verdict::KeyInvalid) => (
                                 AttemptOutcome::AuthRejected,
-                                Some(failure.status),
+                                status,
                                 Lesson::Refusal { status: failure.status, kind: UNVERIFIED_REFUSAL },
                             ),
+                            // A 403 that names no invalid key, of a key nothing shows bad (a
+                            // restricted key, a flagged request): the request's, every key stays.
+                            (false, Verdict::Unknown) => (AttemptOutcome::ProviderError, status, Lesson::Nothing),
                         }
                     }
                     (Some(kind), Some(_)) => (
@@ -654,8 +661,9 @@ impl CompletionService {
 /// requests, so a second refusal is a race with the team's latest news, not a state).
 const MAX_TEAM_REFUSALS: u32 = 4;
 
-/// What a 401/403 does to a key that could be neither shown bad nor fine: it rests, as after a
-/// rate limit without an announced wait, rather than being disabled on one request's word.
+/// What a 401 does to a key that could be neither shown bad nor fine (or a 403 to one the question
+/// calls invalid): it rests, as after a rate limit without an announced wait, rather than being
+/// disabled on one request's word.
 const UNVERIFIED_REFUSAL: FailureKind =
     FailureKind::RateLimited { retry_after: None, announced: Announced { requests: None, tokens: None }, quota: None };
 

@@ -51,5 +51,5 @@ pub use service::{scope_of, CompletionEvent, CompletionService, Recorder};
 pub use stream::{Deadlines, MAX_WHOLE_ANSWER};
 pub use team::{Admission, HandOut, Taught, TeamFuture, TeamHold, TeamLink, Wake};
 pub use tokio_util::sync::CancellationToken;
-pub use verify::KeyTest;
+pub use verify::{KeyTest, NO_SUCH_KEY};
 pub use wait::{RealTime, SimulatedTime, Wait, Waiter};

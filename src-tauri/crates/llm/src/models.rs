@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use keypool::{FailureKind, Secret};
+use keypool::Secret;
 use serde_json::Value;
 
 use crate::conversation::{ChatMessage, Role};
@@ -90,7 +90,7 @@ impl CompletionService {
     /// The value a model list is asked with: `key` with its `$NAME` resolved.
     fn resolved_for_listing(&self, key: Option<&Secret>) -> Result<Option<Secret>, ModelsFailure> {
         key.map(|key| self.resolver.resolve(key)).transpose().map_err(|error| ModelsFailure {
-            key_refused: false,
+            key_invalid: false,
             status: None,
             problem: ProbeProblem::EnvUnset { var: error.var().to_owned() },
             message: format!("environment variable {} has no usable value", error.var()),
@@ -175,20 +175,20 @@ impl CompletionService {
                 status: Some(status),
                 problem: ProbeProblem::Redirected,
                 message: REDIRECT_REFUSED.into(),
-                key_refused: false,
+                key_invalid: false,
             });
         }
         if !response.status().is_success() {
             let body = read_error_body(response, self.deadlines.idle, &*self.waiter).await;
             let refusal = endpoint.wire().refusal(status, &body, None, keypool::Announced::default());
-            let key_refused = refusal.pool_kind() == Some(FailureKind::AuthRejected);
+            let key_invalid = refusal.says_key_invalid();
             let message = match (key, masking) {
                 // Decoded words may hold a key written with escapes: masked again.
                 (Some(key), Masking::Pool) => self.redactor(endpoint, Some(key)).redact(&refusal.message),
                 (Some(key), Masking::KeyInUse) => Redactor::new([key]).redact(&refusal.message),
                 (None, _) => refusal.message,
             };
-            return Err(ModelsFailure { status: Some(status), problem: ProbeProblem::Refused, message, key_refused });
+            return Err(ModelsFailure { status: Some(status), problem: ProbeProblem::Refused, message, key_invalid });
         }
         let body = read_whole(response, MAX_MODEL_LIST, self.deadlines.idle, &*self.waiter).await;
         body.map(|body| (status, body)).map_err(|_| unreadable(status))
@@ -201,7 +201,7 @@ fn unreachable(broke: Breakage) -> ModelsFailure {
         status: None,
         problem: ProbeProblem::Unreachable(broke),
         message: broke.to_string(),
-        key_refused: false,
+        key_invalid: false,
     }
 }
 
@@ -211,6 +211,6 @@ fn unreadable(status: u16) -> ModelsFailure {
         status: Some(status),
         problem: ProbeProblem::Unreadable,
         message: "the provider's answer is not a list of models".into(),
-        key_refused: false,
+        key_invalid: false,
     }
 }

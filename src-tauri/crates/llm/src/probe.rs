@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use keypool::{KeyId, Timestamp};
+use keypool::{KeyId, ProviderId, Timestamp};
 
 use crate::error::Breakage;
 
@@ -115,27 +115,33 @@ pub struct ModelsFailure {
     pub problem: ProbeProblem,
     /// The provider's words on a refusal; otherwise the English for `problem`.
     pub message: String,
-    /// The refusal says the key itself is refused (401, 403, Gemini's `API_KEY_INVALID`).
-    pub key_refused: bool,
+    /// The refusal says the key is not valid (401, OpenAI's `invalid_api_key`, Gemini's
+    /// `API_KEY_INVALID`). A 403 does not: a key restricted by scope is refused the list and
+    /// still chats.
+    pub key_invalid: bool,
 }
 
 /// What asking the key again showed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Verdict {
-    /// The provider refused the key again: it is revoked, wrong or not allowed.
-    KeyRejected,
-    /// The key answered: the refusal was the request's.
+    /// The provider said the key is not valid (401, `invalid_api_key`, `API_KEY_INVALID`).
+    KeyInvalid,
+    /// The key was answered by a question that checks keys: the refusal was the request's.
     KeyFine,
-    /// No answer that says either (the provider lists no models, is down, or limits the key).
+    /// No answer that says either: the question refused the key without saying it is invalid
+    /// (a 403: a key restricted by scope), failed (404, 5xx, 429, no answer), or answered a
+    /// question that answers any key (a public model list, a gateway's page).
     Unknown,
 }
 
 impl Verdict {
-    /// The verdict asking about a key (its model list, or its own answer) gives.
+    /// The verdict asking about a key (its model list, or its own answer) gives, provided the
+    /// question refuses a key that cannot be valid: where it answers any key, an answer is
+    /// [`Verdict::Unknown`] (see [`crate::verify`]).
     pub(crate) fn of<T>(listed: &Result<T, ModelsFailure>) -> Verdict {
         match listed {
             Ok(_) | Err(ModelsFailure { problem: ProbeProblem::Unreadable, .. }) => Verdict::KeyFine,
-            Err(ModelsFailure { key_refused: true, .. }) => Verdict::KeyRejected,
+            Err(ModelsFailure { key_invalid: true, .. }) => Verdict::KeyInvalid,
             Err(_) => Verdict::Unknown,
         }
     }
@@ -144,14 +150,30 @@ impl Verdict {
 /// One key's last verdict and when it was reached, behind the lock a verification holds.
 pub(crate) type LastVerdict = Arc<tokio::sync::Mutex<Option<(Timestamp, Verdict)>>>;
 
-/// The verifications of every key.
+/// The verifications of every key, and what each provider's verification is worth.
 #[derive(Default)]
-pub(crate) struct Verifications(Mutex<HashMap<KeyId, LastVerdict>>);
+pub(crate) struct Verifications {
+    keys: Mutex<HashMap<KeyId, LastVerdict>>,
+    /// Whether a provider's question about a key (at its base URL) refuses a key that cannot be
+    /// valid, once learned.
+    checks_keys: Mutex<HashMap<(ProviderId, String), bool>>,
+}
 
 impl Verifications {
     /// `key`'s last verdict, behind the lock a verification of it holds.
     pub(crate) fn of(&self, key: &KeyId) -> LastVerdict {
-        let mut cells = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut cells = self.keys.lock().unwrap_or_else(|e| e.into_inner());
         cells.entry(key.clone()).or_default().clone()
+    }
+
+    /// Whether `provider`'s question about a key, at `base_url`, checks keys, if learned.
+    pub(crate) fn checks_keys(&self, provider: &ProviderId, base_url: &str) -> Option<bool> {
+        let learned = self.checks_keys.lock().unwrap_or_else(|e| e.into_inner());
+        learned.get(&(provider.clone(), base_url.to_owned())).copied()
+    }
+
+    pub(crate) fn learned(&self, provider: &ProviderId, base_url: &str, checks_keys: bool) {
+        let mut learned = self.checks_keys.lock().unwrap_or_else(|e| e.into_inner());
+        learned.insert((provider.clone(), base_url.to_owned()), checks_keys);
     }
 }

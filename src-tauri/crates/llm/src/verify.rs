@@ -2,15 +2,22 @@
 //! model or beta the organisation may not use, a restricted key's scopes, moderation), and one
 //! such request, from a chat or from any local API client, would otherwise disable every key it
 //! fails over to. So before a key is disabled it is asked the cheapest authenticated question its
-//! kind verifies keys with (the model list; OpenRouter, whose list is public, its `GET key`):
-//! refused too, the key is bad; answered, the refusal was the request's.
+//! kind verifies keys with (the row's [`crate::kind::Verification`]: the model list; OpenRouter,
+//! whose list is public, its `GET key`).
+//!
+//! A key is disabled only when the refusal and the question agree that the key is not valid
+//! (401, `invalid_api_key`, `API_KEY_INVALID`): a 403 on the question proves nothing (a key
+//! restricted by scope may be refused the model list and still chat). An answer shows the key
+//! fine only where the question refuses a key that cannot be valid, which is learned once per
+//! provider by asking it with one; where it answers any key (a public list, a gateway's page)
+//! nothing is shown, and a 401 rests the key and fails over (see [`crate::failover`]).
 //!
 //! At most one verification per key is in flight: concurrent refusals of one key wait for it and
 //! share its verdict.
 
 use keypool::{FailureKind, FailureOutcome, KeyId, Secret, Timestamp};
 
-use crate::probe::{ProbeResult, Verdict};
+use crate::probe::{ModelsFailure, ProbeProblem, ProbeResult, Verdict};
 use crate::provider::ProviderEndpoint;
 use crate::service::CompletionService;
 
@@ -26,8 +33,8 @@ pub struct KeyTest {
 impl CompletionService {
     /// Tests pool key `key` (its stored value `stored`) of `endpoint` by hand with the question a
     /// chat's 401/403 is verified with: its kind's verification (its model list, or its own key
-    /// answer). So the two agree: a key refused as the key (401, 403, Gemini's `API_KEY_INVALID`)
-    /// is disabled, persisted and announced as after a chat's confirmed refusal, and the verdict
+    /// answer). So the two agree: a key refused as not valid (401, `invalid_api_key`, Gemini's
+    /// `API_KEY_INVALID`) is disabled, persisted and announced as after a chat's confirmed refusal, and the verdict
     /// answers the refusals being verified meanwhile. A key whose credit the provider says is
     /// used up is out of credit, as after a chat's 402. Any other answer changes nothing in the
     /// pool.
@@ -40,12 +47,12 @@ impl CompletionService {
         let started = tokio::time::Instant::now();
         let listed = self.ask_about_key(endpoint, Some(&secret)).await;
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let verdict = Verdict::of(&listed);
+        let verdict = self.judge(endpoint, &listed).await;
         let now = self.clock.now();
         *last = Some((now, verdict));
         drop(last);
         let mut disabled = false;
-        if let (Verdict::KeyRejected, Err(failure)) = (verdict, &listed) {
+        if let (Verdict::KeyInvalid, Err(failure)) = (verdict, &listed) {
             let status = failure.status.unwrap_or(401);
             match self.report(&endpoint.id, key, status, FailureKind::AuthRejected, "", now) {
                 Ok(FailureOutcome::Disabled { .. }) => disabled = true,
@@ -82,9 +89,44 @@ impl CompletionService {
                 return verdict;
             }
         }
-        let verdict = Verdict::of(&self.ask_about_key(endpoint, Some(secret)).await);
+        let listed = self.ask_about_key(endpoint, Some(secret)).await;
+        let verdict = self.judge(endpoint, &listed).await;
         tracing::info!(provider = %endpoint.id, %key, ?verdict, "a refused key was asked again");
         *last = Some((self.clock.now(), verdict));
         verdict
     }
+
+    /// What `listed`, the answer to asking about a key, says of it: an answer shows the key fine
+    /// only where the question checks keys.
+    async fn judge<T>(&self, endpoint: &ProviderEndpoint, listed: &Result<T, ModelsFailure>) -> Verdict {
+        match Verdict::of(listed) {
+            Verdict::KeyFine if !self.checks_keys(endpoint).await => Verdict::Unknown,
+            verdict => verdict,
+        }
+    }
+
+    /// Whether `endpoint`'s question about a key refuses a key that cannot be valid: learned once
+    /// per provider and base URL by asking it with [`NO_SUCH_KEY`]. Refused (as invalid, or with
+    /// a 403), it checks keys; answered, it answers any key; anything else (no answer, a 5xx, a
+    /// 429) teaches nothing, and is asked again next time.
+    async fn checks_keys(&self, endpoint: &ProviderEndpoint) -> bool {
+        if let Some(known) = self.verifications.checks_keys(&endpoint.id, &endpoint.base_url) {
+            return known;
+        }
+        let asked = self.ask_about_key(endpoint, Some(&Secret::new(NO_SUCH_KEY))).await;
+        let learned = match asked {
+            Err(ModelsFailure { key_invalid: true, .. })
+            | Err(ModelsFailure { problem: ProbeProblem::Refused, status: Some(403), .. }) => Some(true),
+            Ok(_) | Err(ModelsFailure { problem: ProbeProblem::Unreadable, .. }) => Some(false),
+            Err(_) => None,
+        };
+        if let Some(checks_keys) = learned {
+            tracing::info!(provider = %endpoint.id, checks_keys, "learned whether the provider's key question checks keys");
+            self.verifications.learned(&endpoint.id, &endpoint.base_url, checks_keys);
+        }
+        learned.unwrap_or(false)
+    }
 }
+
+/// A key no provider issued, to learn whether a provider's question about a key checks keys.
+pub const NO_SUCH_KEY: &str = "invalid-key-keypool-asks-with-to-learn-whether-keys-are-checked";

@@ -208,16 +208,17 @@ async fn test_api_key_probes_without_moving_chats_and_disables_a_refused_key() {
     let ok = h.call_async("llmConfig:testApiKey", json!({ "id": b })).await.unwrap();
     assert_eq!(ok["ok"], true, "a working key tests fine: {ok}");
     assert!(ok["latencyMs"].is_u64(), "with its latency");
-    fake.script("key-b", [Reply::status(403)]);
+    // A 401, not a 403: a 403 on the model list proves nothing (a key restricted by scope).
+    fake.script("key-b", [Reply::status(401)]);
     let refused = h.call_async("llmConfig:testApiKey", json!({ "id": b })).await.unwrap();
     assert_eq!(
         (refused["ok"].clone(), refused["status"].clone()),
-        (json!(false), json!(403)),
+        (json!(false), json!(401)),
         "the refusal: {refused}"
     );
     let keys = h.ok("llmConfig:getApiKeys", json!({ "providerId": provider }));
     assert_eq!(keys[1]["enabled"], false, "refused as the key's, it is disabled, as a chat's refusal would");
-    assert_eq!(keys[1]["disabledReason"], "HTTP 403", "with the status");
+    assert_eq!(keys[1]["disabledReason"], "HTTP 401", "with the status");
 
     h.send(&chat, Some("two"), |_| {}).await.unwrap();
     assert_eq!(fake.keys_used(), ["key-a", "key-a"], "the chat kept its key");

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::conversation::{Conversation, Usage};
-use crate::error::{Breakage, Failure};
+use crate::error::{Breakage, Failure, Meaning};
 use crate::provider_clock::ClockSkew;
 
 mod anthropic;
@@ -166,7 +166,7 @@ pub trait Wire: Send + Sync {
             retry_after,
             announced,
             out_of_credit: out_of_credit(status, body),
-            meaning: None,
+            meaning: names_invalid_key(body).then_some(Meaning::KeyRefused),
         }
     }
 
@@ -296,6 +296,14 @@ pub(crate) fn out_of_credit(status: u16, body: &str) -> bool {
     let Ok(value) = serde_json::from_str::<Value>(body) else { return false };
     let message = value["error"]["message"].as_str().unwrap_or_default();
     says_out_of_credit(&value["error"], message)
+}
+
+/// Whether an error body names the key as not valid (OpenAI's `code: invalid_api_key`, which
+/// gateways send with a 403 too).
+pub(crate) fn names_invalid_key(body: &str) -> bool {
+    let Ok(value) = serde_json::from_str::<Value>(body) else { return false };
+    let error = &value["error"];
+    ["code", "type"].iter().any(|field| error[field].as_str() == Some("invalid_api_key"))
 }
 
 /// The provider's own words from an error body, if it has any; never more than a line.

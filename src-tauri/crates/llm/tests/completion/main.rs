@@ -17,3 +17,4 @@ mod secrets;
 mod streaming;
 mod support;
 mod usage;
+mod verification;

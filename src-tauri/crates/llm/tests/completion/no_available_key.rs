@@ -46,7 +46,8 @@ async fn all_cooling_says_when_each_frees_up() {
 async fn all_disabled_names_the_keys_to_fix() {
     let rig = Rig::new(ProviderKind::Openai, &[("prod", 1), ("backup", 1)]).await;
     rig.fake.always("key-prod", Reply::status(401));
-    rig.fake.always("key-backup", Reply::status(403));
+    // A 403 no longer disables (it proves nothing of the key): both are refused as invalid.
+    rig.fake.always("key-backup", Reply::InvalidKey);
     let (outcome, _) = rig.ask("chat").await;
     assert_eq!(error_of(&outcome).code(), "no_available_key", "the code is no_available_key");
     let (keys, first_free_at, _) = blocked(&outcome);
@@ -54,7 +55,7 @@ async fn all_disabled_names_the_keys_to_fix() {
         keys,
         [
             ("prod".into(), Blocker::Disabled { status: Some(401) }),
-            ("backup".into(), Blocker::Disabled { status: Some(403) })
+            ("backup".into(), Blocker::Disabled { status: Some(401) })
         ],
         "names them, with what the provider answered"
     );
