@@ -834,7 +834,7 @@ export type ReorderApiKeysArgs = { providerId: string, ids: Array<string>, };
 
 /**
  * Why a reply failed, with what the UI needs to word it in the user's language, with local
- * times and countdowns.
+ * times and countdowns. The IPC layer passes it as it is (its TypeScript is generated from it).
  */
 export type ReplyError = { "kind": "noKeys", provider: string, } | { "kind": "providerKeyUnresolved", provider: string, var: string, } | { "kind": "allBlocked", provider: string, keys: Array<BlockedKeyInfo>, firstFreeAt: number | null, last: LastAnswer | null, } | { "kind": "keyUnresolved", key: string, var: string, } | { "kind": "refused", status: number, message: string, } | { "kind": "imagesRefused", status: number, message: string, } | { "kind": "redirected", status: number, } | { "kind": "unreachable", breakage: BreakageKind, } | { "kind": "interrupted", breakage?: BreakageKind, status?: number, message?: string, } | { "kind": "storage" } | { "kind": "other", message: string, };
 

@@ -10,7 +10,6 @@ use super::args::{CommandArgs, IdArgs, NoArgs};
 use super::error::{ErrorCode, IpcError};
 use super::issues::{IssueCode, IssueParams};
 use super::limits::LIMITS;
-use super::problems::BreakageKind;
 use super::rules::not_blank;
 use super::usage::ExportResult;
 use crate::service::{
@@ -311,7 +310,7 @@ pub struct MessageDto {
     /// The error's code (`no_available_key`, `provider`, …) when `status` is `error`.
     pub error_code: Option<ErrorCode>,
     /// Why the reply failed, with what the UI needs to word it; set when `status` is `error`.
-    pub error_details: Option<ReplyError>,
+    pub error_details: Option<service::ReplyError>,
     /// Which key answered: its label or its masked preview; `null` when none could.
     pub key_label: Option<String>,
     /// Answered with the provider-level key (the pool was empty).
@@ -351,7 +350,7 @@ impl From<Message> for MessageDto {
             },
             error: message.error,
             error_code: message.error_code.as_deref().map(ErrorCode::parse),
-            error_details: message.error_details.map(ReplyError::from),
+            error_details: message.error_details,
             key_label: message.key_label,
             provider_key: message.provider_key,
             created_at: message.created_at,
@@ -362,137 +361,6 @@ impl From<Message> for MessageDto {
             }),
             attachments: message.attachments.into_iter().map(AttachmentDto::from).collect(),
         }
-    }
-}
-
-/// Why a reply failed, with what the UI needs to word it in the user's language, with local
-/// times and countdowns.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
-pub enum ReplyError {
-    /// The provider has no keys in its pool and no key of its own.
-    NoKeys { provider: String },
-    /// The pool is empty and the provider's own key is `$var`, which has no usable value.
-    ProviderKeyUnresolved { provider: String, var: String },
-    /// Every key is blocked: why, key by key. `firstFreeAt`: when one frees up by itself
-    /// (milliseconds since the epoch), if one will. `last`: the last refusal of this request.
-    AllBlocked { provider: String, keys: Vec<BlockedKey>, first_free_at: Option<i64>, last: Option<LastAnswer> },
-    /// A key is `$var`, which has no usable value (`key`: its name as written).
-    KeyUnresolved { key: String, var: String },
-    /// The provider refused the request for a reason another key cannot fix (`message`: its
-    /// own words, keys masked).
-    Refused { status: u16, message: String },
-    /// The provider refused a request that carried images (a 400): most likely the model takes
-    /// no images. The pool was left as it was.
-    ImagesRefused { status: u16, message: String },
-    /// The provider redirected to another host; Keypool sent no key there.
-    Redirected { status: u16 },
-    /// No answer came.
-    Unreachable { breakage: BreakageKind },
-    /// The reply broke off after text was shown; the text so far stands. Either how the
-    /// connection broke, or the provider's refusal (`status`, `message`).
-    Interrupted {
-        #[ts(optional)]
-        #[serde(skip_serializing_if = "Option::is_none")]
-        breakage: Option<BreakageKind>,
-        #[ts(optional)]
-        #[serde(skip_serializing_if = "Option::is_none")]
-        status: Option<u16>,
-        #[ts(optional)]
-        #[serde(skip_serializing_if = "Option::is_none")]
-        message: Option<String>,
-    },
-    /// The pool's keys could not be read from the database.
-    Storage,
-    /// Saved before errors were structured: the English as it was saved.
-    Other { message: String },
-}
-
-/// One key that could not serve the reply.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "BlockedKeyInfo")]
-pub struct BlockedKey {
-    /// Its label, or its masked preview (`$NAME` as written).
-    pub name: String,
-    pub state: BlockedState,
-    /// When a cooling, spent or used-up key frees up, when an exhausted one is checked again.
-    pub until: Option<i64>,
-    /// The HTTP status that disabled it, when that is why it is off.
-    pub status: Option<u16>,
-    /// This reply already tried it.
-    pub tried: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum BlockedState {
-    /// This reply tried it and it failed.
-    Tried,
-    /// Resting after rate limits.
-    Cooling,
-    /// Its budget for the model is used up until the window refills.
-    Spent,
-    /// The model's quota for the day is used up, until `until` (when the provider's day ends,
-    /// midnight in Los Angeles for Gemini); back by itself then.
-    UsedUp,
-    /// As many of its requests are in flight as it may have at once.
-    Busy,
-    /// Switched off by hand, or by the provider's refusal (`status`).
-    Disabled,
-    /// Out of credit; checked again in the background.
-    Exhausted,
-    /// Kept in the keychain, which is not reachable now.
-    Unavailable,
-}
-
-/// The last refusal of a request: status and the provider's words (keys masked).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct LastAnswer {
-    pub status: u16,
-    pub message: String,
-}
-
-impl From<service::ReplyError> for ReplyError {
-    fn from(error: service::ReplyError) -> Self {
-        use service::ReplyError as Failed;
-        match error {
-            Failed::NoKeys { provider } => ReplyError::NoKeys { provider },
-            Failed::ProviderKeyUnresolved { provider, var } => ReplyError::ProviderKeyUnresolved { provider, var },
-            Failed::AllBlocked { provider, keys, first_free_at, last } => ReplyError::AllBlocked {
-                provider,
-                keys: keys.into_iter().map(BlockedKey::from).collect(),
-                first_free_at,
-                last: last.map(|service::LastAnswer { status, message }| LastAnswer { status, message }),
-            },
-            Failed::KeyUnresolved { key, var } => ReplyError::KeyUnresolved { key, var },
-            Failed::Refused { status, message } => ReplyError::Refused { status, message },
-            Failed::ImagesRefused { status, message } => ReplyError::ImagesRefused { status, message },
-            Failed::Redirected { status } => ReplyError::Redirected { status },
-            Failed::Unreachable { breakage } => ReplyError::Unreachable { breakage: breakage.into() },
-            Failed::Interrupted { breakage, status, message } => {
-                ReplyError::Interrupted { breakage: breakage.map(Into::into), status, message }
-            }
-            Failed::Storage => ReplyError::Storage,
-            Failed::Other { message } => ReplyError::Other { message },
-        }
-    }
-}
-
-impl From<service::BlockedKeyInfo> for BlockedKey {
-    fn from(key: service::BlockedKeyInfo) -> Self {
-        use service::BlockedState as Blocked;
-        let state = match key.state {
-            Blocked::Tried => BlockedState::Tried,
-            Blocked::Cooling => BlockedState::Cooling,
-            Blocked::Spent => BlockedState::Spent,
-            Blocked::UsedUp => BlockedState::UsedUp,
-            Blocked::Busy => BlockedState::Busy,
-            Blocked::Disabled => BlockedState::Disabled,
-            Blocked::Exhausted => BlockedState::Exhausted,
-            Blocked::Unavailable => BlockedState::Unavailable,
-        };
-        BlockedKey { name: key.name, state, until: key.until, status: key.status, tried: key.tried }
     }
 }
 

@@ -6,7 +6,7 @@ use keypool_llm::ProbeProblem;
 use serde::Serialize;
 use ts_rs::TS;
 
-use crate::service::{self, KeychainProblem, KeychainState};
+use crate::service::{self, BreakageKind, KeychainProblem, KeychainState};
 
 /// Whether API keys go to the operating system's keychain, and if not, why: the UI shows a
 /// notice in the user's language from `reason`; `detail` is the system's own words.
@@ -75,48 +75,10 @@ impl From<ProbeProblem> for ProbeProblemDto {
             ProbeProblem::Redirected => ProbeProblemDto::Redirected,
             ProbeProblem::Refused => ProbeProblemDto::Refused,
             ProbeProblem::Unreachable(breakage) => {
-                ProbeProblemDto::Unreachable { breakage: service::BreakageKind::from(breakage).into() }
+                ProbeProblemDto::Unreachable { breakage: BreakageKind::from(breakage) }
             }
             ProbeProblem::Unreadable => ProbeProblemDto::Unreadable,
             ProbeProblem::OutOfCredit => ProbeProblemDto::OutOfCredit,
-        }
-    }
-}
-
-/// How a connection or a reply broke.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum BreakageKind {
-    Connect,
-    Timeout,
-    Body,
-    Request,
-    NotJson,
-    NoText,
-    EndedEarly,
-    Stream,
-    TooLarge,
-    /// The provider's safety filter blocked the prompt.
-    PromptBlocked,
-    /// The provider's safety filter stopped the reply.
-    ReplyBlocked,
-}
-
-impl From<service::BreakageKind> for BreakageKind {
-    fn from(breakage: service::BreakageKind) -> Self {
-        use service::BreakageKind as Broke;
-        match breakage {
-            Broke::Connect => BreakageKind::Connect,
-            Broke::Timeout => BreakageKind::Timeout,
-            Broke::Body => BreakageKind::Body,
-            Broke::Request => BreakageKind::Request,
-            Broke::NotJson => BreakageKind::NotJson,
-            Broke::NoText => BreakageKind::NoText,
-            Broke::EndedEarly => BreakageKind::EndedEarly,
-            Broke::Stream => BreakageKind::Stream,
-            Broke::TooLarge => BreakageKind::TooLarge,
-            Broke::PromptBlocked => BreakageKind::PromptBlocked,
-            Broke::ReplyBlocked => BreakageKind::ReplyBlocked,
         }
     }
 }

@@ -6,8 +6,11 @@
 use keypool::{Blocker, PoolError, Unavailability};
 use keypool_llm::{Breakage, CompletionError, Interruption, NoKey, NoKeyReason};
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Why a reply failed, with what the UI needs to word it in the user's language, with local
+/// times and countdowns. The IPC layer passes it as it is (its TypeScript is generated from it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum ReplyError {
     /// The provider has no keys in its pool and no key of its own.
@@ -32,10 +35,13 @@ pub enum ReplyError {
     /// The reply broke off after text was shown; the text so far stands. Either how the
     /// connection broke, or the provider's refusal (`status`, `message`).
     Interrupted {
+        #[ts(optional)]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         breakage: Option<BreakageKind>,
+        #[ts(optional)]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         status: Option<u16>,
+        #[ts(optional)]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
@@ -46,7 +52,7 @@ pub enum ReplyError {
 }
 
 /// One key that could not serve the reply.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct BlockedKeyInfo {
     /// Its label, or its masked preview (`$NAME` as written).
@@ -60,7 +66,7 @@ pub struct BlockedKeyInfo {
     pub tried: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockedState {
     /// This reply tried it and it failed.
@@ -83,14 +89,14 @@ pub enum BlockedState {
 }
 
 /// The last refusal of a request: status and the provider's words (keys masked).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct LastAnswer {
     pub status: u16,
     pub message: String,
 }
 
 /// How a connection or a reply broke.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum BreakageKind {
     Connect,
