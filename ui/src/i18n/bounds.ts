@@ -27,6 +27,7 @@ export const BOUNDS: Partial<Record<MessageKey, Bound>> = {
   'error.usageRetentionRange': range(LIMITS.usageRetentionDays),
   'add.weightHint': LIMITS.weight,
   'error.weightRange': range(LIMITS.weight),
+  'error.weightRangeShort': range(LIMITS.weight),
   'limits.rpmHint': range(LIMITS.rpmLimit),
   'error.rpmRange': range(LIMITS.rpmLimit),
   'limits.concurrentHint': range(LIMITS.maxConcurrent),

@@ -65,7 +65,8 @@ export function KeyLabelField(props: FieldProps) {
 export function KeyWeightField({ value, error, onChange, inputRef, testId }: FieldProps) {
   const { t } = useI18n();
   return (
-    <Field label={t('add.weight')} hint={t('add.weightHint')} error={error} testId={testId}>
+    // The range error says what the hint says: while it shows, the hint is not repeated under it.
+    <Field label={t('add.weight')} hint={error ? undefined : t('add.weightHint')} error={error} testId={testId}>
       {({ id, describedBy, invalid }) => (
         <input
           ref={inputRef}

@@ -45,7 +45,15 @@ export function WeightEditor({ weight, label, onSave, testId }: Props) {
       />
       {error && (
         <p className="field__error weight-editor__error" id={errorId} role="alert" data-testid={testId ? `${testId}-error` : undefined}>
-          {error}
+          {error === t('error.weightRange') ? (
+            // The column is 64 px: the range is seen, the whole sentence is read.
+            <>
+              <span aria-hidden="true">{t('error.weightRangeShort')}</span>
+              <span className="visually-hidden">{error}</span>
+            </>
+          ) : (
+            error
+          )}
         </p>
       )}
       {/* Said where it is seen: the saved weight, or nothing while it is edited or wrong. */}

@@ -158,7 +158,7 @@ export function TeamSection() {
               />
             )}
           </Field>
-          <Field label={t('team.name')} hint={t('team.nameHint')} error={form.errors.team} testId="team-name-field">
+          <Field label={t('team.name')} hint={form.errors.team ? t('team.nameHintShort') : t('team.nameHint')} error={form.errors.team} testId="team-name-field">
             {({ id, describedBy, invalid }) => (
               <input
                 ref={inputs.team}

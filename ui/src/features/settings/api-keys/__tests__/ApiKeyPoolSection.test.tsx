@@ -375,6 +375,27 @@ describe('API Key Pool section', () => {
     expect(screen.getByTestId('key-weight-status'), 'a saved weight says so where it is seen').toHaveTextContent('Saved.');
   });
 
+  it('says a weight out of range once: at the field, the error without the hint; in the table, the range', async () => {
+    backend.add('openai', 'sk-weight-0002', { label: 'w2' });
+    const user = renderSection();
+    const dialog = await openAdd(user);
+    await user.type(within(dialog).getByLabelText('API key'), 'sk-range-0001');
+    await user.clear(within(dialog).getByLabelText('Weight'));
+    await user.type(within(dialog).getByLabelText('Weight'), '0');
+    await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
+    const field = within(dialog).getByLabelText('Weight');
+    await waitFor(() => expect(field).toHaveAttribute('aria-invalid', 'true'));
+    expect(field).not.toHaveAccessibleDescription(/larger share of requests/);
+    await user.click(within(dialog).getByRole('button', { name: 'Cancel' }));
+
+    const weight = await screen.findByRole('textbox', { name: 'Weight of w2' });
+    await user.clear(weight);
+    await user.type(weight, '0{Enter}');
+    const error = await within(row('w2')).findByTestId('key-weight-error');
+    expect(within(error).getByText('1–100'), 'seen: the range, which fits the column').toHaveAttribute('aria-hidden', 'true');
+    expect(weight, 'read: the whole sentence').toHaveAccessibleDescription('The weight is a whole number from 1 to 100.');
+  });
+
   it('shows a weight rejected by the backend at the weight', async () => {
     backend.add('openai', 'sk-weight-0001', { label: 'w' });
     backend.rejectNext('llmConfig:updateApiKey', { code: 'validation', message: 'weight', issues: [{ path: 'weight', code: 'too_small', params: { min: 1 }, message: 'lower than 1' }] });

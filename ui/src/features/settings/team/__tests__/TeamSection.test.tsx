@@ -101,6 +101,21 @@ describe('Settings → Team', () => {
     expect(parseTeamForm({ redisUrl: ' redis://h:1 ', team: 'crew', secret: '' }), 'an empty secret keeps the kept one').toEqual({ ok: true, value: { redisUrl: 'redis://h:1', team: 'crew' } });
   });
 
+  it('says a bad team name once: the error, not the hint that says the same', async () => {
+    const user = renderSection();
+    await screen.findByTestId('team-state');
+    await fill(user, 'redis://127.0.0.1:6379', 'two words', '');
+    await user.click(screen.getByRole('button', { name: 'Connect' }));
+    await waitFor(() => expect(nameInput()).toHaveAttribute('aria-invalid', 'true'));
+    const described = nameInput().getAttribute('aria-describedby') ?? '';
+    const text = described
+      .split(' ')
+      .map((id) => document.getElementById(id)?.textContent)
+      .join(' ');
+    expect(text.match(/1 to 64 letters/g), `the rule is said once: ${text}`).toHaveLength(1);
+    expect(text, 'what the error does not say stays').toContain('The same on every member.');
+  });
+
   it('words the backend’s refusal at its field: no secret kept, none given', async () => {
     const user = renderSection();
     await screen.findByTestId('team-state');
