@@ -10,7 +10,7 @@ import { LimitFields } from './LimitFields';
 import { QuotaGroupField } from './QuotaGroupField';
 import { editKeyText, parseEditKeyForm } from './schema';
 
-const FIELDS = ['label', 'weight', 'rpmLimit', 'maxConcurrent', 'quotaGroup', 'apiKey'] as const;
+const FIELDS = ['label', 'weight', 'quotaGroup', 'rpmLimit', 'maxConcurrent', 'apiKey'] as const;
 
 interface Props {
   /** How the key is known (its label or preview). */
@@ -61,13 +61,12 @@ export function EditKeyDialog({ name, current, onSave, onClose, returnFocus }: P
             {formError}
           </p>
         )}
+        {/* Add key's order (label and weight, quota group, limits); the key itself last, as an
+            optional replacement rather than the field the dialog is for. */}
         <div className="field-row">
           <KeyLabelField value={form.label} error={errors.label} onChange={(value) => update('label', value)} inputRef={inputs.label} testId="edit-key-label" />
           <KeyWeightField value={form.weight} error={errors.weight} onChange={(value) => update('weight', value)} inputRef={inputs.weight} testId="edit-key-weight" />
         </div>
-        <KeyLimitsFieldset hintId={limitsHintId} testId="edit-key-limits">
-          <LimitFields values={form} errors={errors} onChange={update} inputs={inputs} testId="edit-key" />
-        </KeyLimitsFieldset>
         <QuotaGroupField
           value={form.quotaGroup}
           onChange={(value) => update('quotaGroup', value)}
@@ -76,6 +75,9 @@ export function EditKeyDialog({ name, current, onSave, onClose, returnFocus }: P
           inputRef={inputs.quotaGroup}
           testId="edit-key-quota-group"
         />
+        <KeyLimitsFieldset hintId={limitsHintId} testId="edit-key-limits">
+          <LimitFields values={form} errors={errors} onChange={update} inputs={inputs} testId="edit-key" />
+        </KeyLimitsFieldset>
         <KeySecretField
           label={
             <>

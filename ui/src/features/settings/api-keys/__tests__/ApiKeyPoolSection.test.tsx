@@ -118,6 +118,24 @@ describe('API Key Pool section', () => {
     expect(within(again).getByLabelText('API key'), 'the form starts empty again').toHaveValue('');
   });
 
+  it('orders Edit key’s fields as Add key orders them, the key itself apart', async () => {
+    backend.add('openai', 'sk-order-0001', { label: 'ordered' });
+    const user = renderSection();
+    // The labelled controls in document order, the key's own field left out (required in Add,
+    // an optional replacement in Edit).
+    const order = (dialog: HTMLElement) =>
+      [...dialog.querySelectorAll('input, textarea, select')]
+        .map((control) => (control.id ? dialog.querySelector(`label[for="${control.id}"]`)?.textContent?.trim() : null))
+        .filter((label): label is string => !!label && !/API key|Replace the key/i.test(label));
+    const add = await openAdd(user);
+    const addOrder = order(add);
+    await user.click(within(add).getByRole('button', { name: 'Cancel' }));
+    await user.click(await screen.findByRole('button', { name: 'Edit ordered' }));
+    const editOrder = order(screen.getByRole('dialog', { name: 'Edit ordered' }));
+    expect(addOrder.length, `the fields found: ${addOrder}`).toBeGreaterThan(3);
+    expect(editOrder).toEqual(addOrder);
+  });
+
   it('sends only the fields given: no label, default weight, never null', async () => {
     const user = renderSection();
     const dialog = await openAdd(user);
