@@ -16,6 +16,7 @@
 mod content;
 pub mod gemini;
 pub mod openrouter;
+mod responses;
 
 pub use content::SeenImage;
 
@@ -309,6 +310,8 @@ impl FakeProvider {
             .route("/v1/messages/count_tokens", post(count_tokens))
             .route("/v1/models", get(models))
             .route("/models", get(models))
+            .route("/v1/responses", post(responses::respond))
+            .route("/v1/responses/compact", post(responses::respond))
             .route("/api/v1/chat/completions", post(openai))
             .route("/api/v1/models", get(openrouter::models))
             .route("/api/v1/key", get(openrouter::key))
@@ -519,7 +522,7 @@ pub(crate) fn next_refusal_or_listing(shared: &Shared, seen: Seen) -> Reply {
     script.standing.get(&key).filter(|reply| refusal(reply)).cloned().unwrap_or_else(|| Reply::text(&[]))
 }
 
-fn next_reply(shared: &Shared, seen: Seen) -> Reply {
+pub(crate) fn next_reply(shared: &Shared, seen: Seen) -> Reply {
     let mut script = shared.script.lock().unwrap();
     let key = seen.key.clone();
     script.seen.push(seen);
@@ -894,7 +897,7 @@ fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
     }
 }
 
-fn status_for(error_type: &str) -> u16 {
+pub(crate) fn status_for(error_type: &str) -> u16 {
     match error_type {
         "overloaded_error" => 529,
         "rate_limit_error" => 429,
@@ -1100,13 +1103,13 @@ struct Announced {
     reset_at: i64,
 }
 
-enum Admission {
+pub(crate) enum Admission {
     Unlimited,
     Admitted(Announced),
     Refused(Announced),
 }
 
-fn admit(shared: &Shared, key: &str, model: &str) -> Admission {
+pub(crate) fn admit(shared: &Shared, key: &str, model: &str) -> Admission {
     let now = shared.provider_now();
     let mut script = shared.script.lock().unwrap();
     let Some(limit) = script.limits.get(key).copied() else { return Admission::Unlimited };
@@ -1124,7 +1127,7 @@ fn admit(shared: &Shared, key: &str, model: &str) -> Admission {
 }
 
 /// The window in the dialect's headers: OpenAI's Go-style durations, Anthropic's RFC 3339 instants.
-fn announce(response: &mut Response, dialect: Dialect, a: Announced, clock: ProviderClock) {
+pub(crate) fn announce(response: &mut Response, dialect: Dialect, a: Announced, clock: ProviderClock) {
     let announced_reset = a.reset_at.saturating_sub(i64::try_from(clock.early_resets_ms).unwrap_or(i64::MAX));
     let wait_ms = (announced_reset - a.now).max(0);
     let headers: Vec<(&str, String)> = match dialect {
@@ -1147,7 +1150,7 @@ fn announce(response: &mut Response, dialect: Dialect, a: Announced, clock: Prov
     }
 }
 
-fn quota_exceeded(dialect: Dialect) -> Response {
+pub(crate) fn quota_exceeded(dialect: Dialect) -> Response {
     let (status, body) = match dialect {
         // Gemini has no "out of credit" answer: its 429 says "billing" even for a rate limit.
         Dialect::Gemini => (
@@ -1171,7 +1174,7 @@ fn quota_exceeded(dialect: Dialect) -> Response {
     (status, Json(body)).into_response()
 }
 
-fn rate_limited(dialect: Dialect, a: Announced, clock: ProviderClock) -> Response {
+pub(crate) fn rate_limited(dialect: Dialect, a: Announced, clock: ProviderClock) -> Response {
     let retry_after = ((a.reset_at - a.now).max(0) as u64).div_ceil(1000).to_string();
     let body = match dialect {
         Dialect::Openai => json!({ "error": {

@@ -19,7 +19,7 @@ impl Dialect {
     pub fn of_wire(wire: keypool_llm::wire::WireFormat) -> Dialect {
         use keypool_llm::wire::WireFormat;
         match wire {
-            WireFormat::OpenAiChat => Dialect::OpenAi,
+            WireFormat::OpenAiChat | WireFormat::OpenAiResponses => Dialect::OpenAi,
             WireFormat::AnthropicMessages => Dialect::Anthropic,
             WireFormat::GeminiGenerate => Dialect::Gemini,
         }

@@ -31,8 +31,11 @@ pub struct Endpoint {
 }
 
 /// Every path the local API serves.
-pub const ENDPOINTS: [Endpoint; 7] = [
+pub const ENDPOINTS: [Endpoint; 9] = [
     Endpoint { path: "/v1/chat/completions", serves: Serves::Relay(Dialect::OpenAi, UpstreamPath::ChatCompletions) },
+    // OpenAI's Responses API (Codex CLI), relayed as it is to OpenAI-dialect providers.
+    Endpoint { path: "/v1/responses", serves: Serves::Relay(Dialect::OpenAi, UpstreamPath::Responses) },
+    Endpoint { path: "/v1/responses/compact", serves: Serves::Relay(Dialect::OpenAi, UpstreamPath::ResponsesCompact) },
     Endpoint { path: "/v1/messages", serves: Serves::Relay(Dialect::Anthropic, UpstreamPath::Messages) },
     Endpoint {
         path: "/v1/messages/count_tokens",

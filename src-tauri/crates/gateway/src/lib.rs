@@ -522,7 +522,8 @@ pub(crate) async fn forward(shared: Arc<Shared>, dialect: Dialect, path: Upstrea
             return failed(&shared, error(dialect, Problem::BadRequest, message, None));
         }
     };
-    let session = given_session.unwrap_or_else(|| peek.conversation(dialect));
+    let session =
+        given_session.or_else(|| agent_session(&parts.headers, &peek)).unwrap_or_else(|| peek.conversation(dialect));
     let stream = peek.stream;
     let body = if route.model == peek.model {
         bytes.clone()
@@ -548,6 +549,19 @@ fn bounded(model: &str, headers: &HeaderMap) -> Result<Option<String>, String> {
         Some(Ok(session)) if session.len() <= MAX_SESSION_BYTES => Ok(Some(format!("api:session:{session}"))),
         Some(_) => Err(format!("x-keypool-session must be text of at most {MAX_SESSION_BYTES} bytes")),
     }
+}
+
+/// The session a coding agent names, when the client named none with `x-keypool-session`:
+/// Claude Code's `x-claude-code-session-id`, Codex's `session-id` header, then the body's
+/// `prompt_cache_key` (Codex: the same id). Each at most [`MAX_SESSION_BYTES`]; a conversation
+/// is named by how it starts only when none of these is given.
+fn agent_session(headers: &HeaderMap, peek: &Peek<'_>) -> Option<String> {
+    let fits = |id: &&str| !id.is_empty() && id.len() <= MAX_SESSION_BYTES;
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).filter(fits);
+    let id = header("x-claude-code-session-id")
+        .or_else(|| header("session-id"))
+        .or_else(|| peek.prompt_cache_key.as_deref().filter(fits))?;
+    Some(format!("agent:session:{id}"))
 }
 
 /// A request on its way upstream, routed and read.

@@ -18,6 +18,15 @@ pub struct Peek<'a> {
     system: Option<&'a RawValue>,
     #[serde(default, borrow)]
     messages: Vec<Turn<'a>>,
+    /// The Responses API's system prompt and its turns (a string, or items).
+    #[serde(default, borrow)]
+    instructions: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    input: Option<&'a RawValue>,
+    /// The conversation the Responses API's client names for the provider's prompt cache
+    /// (Codex: the session's id).
+    #[serde(default)]
+    pub prompt_cache_key: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -28,8 +37,8 @@ struct Turn<'a> {
 }
 
 impl Peek<'_> {
-    /// A stable name for the conversation: its system prompt and its first user message,
-    /// hashed. Every later turn of one conversation starts the same way, so it keeps its key.
+    /// A stable name for the conversation: its system prompt and its first user message (a
+    /// Responses request: its instructions and its first input item), hashed. Every later turn of one conversation starts the same way, so it keeps its key.
     pub fn conversation(&self, dialect: Dialect) -> String {
         let system = match dialect {
             // Gemini bodies are read by `gemini::Peek`; this reads the other dialects'.
@@ -41,6 +50,17 @@ impl Peek<'_> {
                 .and_then(|t| t.content.map(RawValue::get)),
         };
         let first_user = self.messages.iter().find(|t| t.role == "user").and_then(|t| t.content.map(RawValue::get));
+        let responses = self.messages.is_empty() && (self.instructions.is_some() || self.input.is_some());
+        // A Responses request: its instructions, and its first input item (or its text).
+        let first_item = |input: &'_ RawValue| match serde_json::from_str::<Vec<&RawValue>>(input.get()) {
+            Ok(items) => items.first().map(|item| item.get().to_owned()),
+            Err(_) => Some(input.get().to_owned()),
+        };
+        let first_input = self.input.filter(|_| responses).and_then(first_item);
+        let (system, first_user) = match responses {
+            true => (self.instructions.map(RawValue::get), first_input.as_deref()),
+            false => (system, first_user),
+        };
         let mut hash = Sha256::new();
         hash.update(system.unwrap_or_default());
         hash.update([0]);
@@ -128,6 +148,21 @@ mod tests {
         let anthropic = br#"{"model":"m","system":"be brief","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#;
         let peek: Peek = serde_json::from_slice(anthropic).unwrap();
         assert!(peek.conversation(Dialect::Anthropic).starts_with("api:"), "Anthropic's system is top-level");
+    }
+
+    #[test]
+    fn a_responses_conversation_is_named_by_its_instructions_and_first_item() {
+        let first = br#"{"model":"m","instructions":"you are codex","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"fix it"}]}]}"#;
+        let later = br#"{"model":"m","instructions":"you are codex","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"fix it"}]},
+            {"type":"function_call","call_id":"c","name":"shell","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"ok"}]}"#;
+        let other = br#"{"model":"m","instructions":"you are codex","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"other"}]}]}"#;
+        let name = |body: &[u8]| serde_json::from_slice::<Peek>(body).unwrap().conversation(Dialect::OpenAi);
+        assert_eq!(name(first), name(later), "a later turn of the same conversation");
+        assert_ne!(name(first), name(other), "not every Responses request one session");
+        let text = br#"{"model":"m","input":"hello","prompt_cache_key":"019a-session"}"#;
+        let peek: Peek = serde_json::from_slice(text).unwrap();
+        assert_eq!(peek.prompt_cache_key.as_deref(), Some("019a-session"), "the client's cache key is read");
+        assert_ne!(peek.conversation(Dialect::OpenAi), name(other), "a text input names its own");
     }
 
     #[test]

@@ -24,13 +24,17 @@ use crate::service::{scope_of, CompletionEvent, CompletionService};
 use crate::sse::{Decoder, Event};
 use crate::stream::{read_error_body, read_whole, MAX_WHOLE_ANSWER, REDIRECT_REFUSED};
 use crate::upstream::{self, Chunks};
-use crate::wire::StreamPiece;
+use crate::wire::{StreamPiece, Wire, WireFormat};
 
 /// Which upstream endpoint a request goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpstreamPath {
     /// OpenAI-compatible `chat/completions`.
     ChatCompletions,
+    /// OpenAI's Responses API, `responses`.
+    Responses,
+    /// OpenAI's `responses/compact` (Codex's `/compact`).
+    ResponsesCompact,
     /// Anthropic `v1/messages`.
     Messages,
     /// Anthropic `v1/messages/count_tokens`.
@@ -42,6 +46,20 @@ pub enum UpstreamPath {
     StreamGenerateContent { sse: bool },
     /// Gemini `v1beta/models/{model}:countTokens`.
     CountGeminiTokens,
+}
+
+impl UpstreamPath {
+    /// The wire format a request to this path is written in, and its answer.
+    pub fn wire(self) -> WireFormat {
+        match self {
+            UpstreamPath::ChatCompletions => WireFormat::OpenAiChat,
+            UpstreamPath::Responses | UpstreamPath::ResponsesCompact => WireFormat::OpenAiResponses,
+            UpstreamPath::Messages | UpstreamPath::CountTokens => WireFormat::AnthropicMessages,
+            UpstreamPath::GenerateContent
+            | UpstreamPath::StreamGenerateContent { .. }
+            | UpstreamPath::CountGeminiTokens => WireFormat::GeminiGenerate,
+        }
+    }
 }
 
 /// A client's request, to forward as it is.
@@ -150,6 +168,8 @@ fn upstream_url(endpoint: &ProviderEndpoint, path: UpstreamPath, model: &str) ->
     match path {
         UpstreamPath::ChatCompletions | UpstreamPath::Messages => endpoint.completion_url(model, false),
         UpstreamPath::CountTokens => format!("{}/count_tokens", endpoint.completion_url(model, false)),
+        UpstreamPath::Responses => endpoint.url_of("responses"),
+        UpstreamPath::ResponsesCompact => endpoint.url_of("responses/compact"),
         UpstreamPath::GenerateContent => endpoint.completion_url(model, false),
         UpstreamPath::StreamGenerateContent { sse: true } => endpoint.completion_url(model, true),
         UpstreamPath::StreamGenerateContent { sse: false } => endpoint.model_method_url(model, "streamGenerateContent"),
@@ -206,6 +226,8 @@ enum Answer {
 struct Relay {
     service: CompletionService,
     endpoint: ProviderEndpoint,
+    /// The answer's wire format (the request's, which may not be the provider's own).
+    wire: &'static dyn Wire,
     upstream: Option<upstream::Body>,
     /// What was passed on so far of an answer relayed as it comes, unparsed (its usage is read at
     /// the end); `None` for a stream of events.
@@ -298,9 +320,8 @@ impl Relay {
             }
             Some(Some(Ok(_))) => Some(self.break_off(Vec::new(), Breakage::TooLarge)),
             Some(None) => {
-                self.observed.usage = serde_json::from_slice::<Value>(passed)
-                    .ok()
-                    .and_then(|value| self.endpoint.wire().usage_of_reply(&value));
+                self.observed.usage =
+                    serde_json::from_slice::<Value>(passed).ok().and_then(|value| self.wire.usage_of_reply(&value));
                 self.end(AttemptOutcome::Ok);
                 None
             }
@@ -311,7 +332,7 @@ impl Relay {
 
     /// Passes `event` on to `out`, learning from it on the way: the first text, the usage, the end.
     fn pass(&mut self, event: Event, out: &mut Vec<u8>) {
-        let wire = self.endpoint.wire();
+        let wire = self.wire;
         let mut rewrite = false;
         for piece in wire.stream_pieces(&event.name, &event.data) {
             match piece {
@@ -346,7 +367,7 @@ impl Relay {
         self.end(AttemptOutcome::TransportError);
         // Events get an error event; an answer passed on unparsed gets the error as JSON.
         let message = format!("the provider's answer broke off ({broke})");
-        out.extend_from_slice(&self.endpoint.wire().broken_off(self.passed.is_none(), &message));
+        out.extend_from_slice(&self.wire.broken_off(self.passed.is_none(), &message));
         Bytes::from(out)
     }
 
@@ -409,7 +430,7 @@ impl Attempt for RelayAttempt<'_> {
     ) -> Tried<Answer> {
         self.refusal = None;
         let (service, request) = (self.service, self.request);
-        let (wire, deadlines, waiter) = (request.endpoint.wire(), service.deadlines, &*service.waiter);
+        let (wire, deadlines, waiter) = (request.path.wire().wire(), service.deadlines, &*service.waiter);
         let sent = service.clock.now();
         let response = tokio::select! {
             response = service.send_as_is(request, &self.url, credential) => response,
@@ -428,7 +449,8 @@ impl Attempt for RelayAttempt<'_> {
         let status = response.status().as_u16();
         let now = service.clock.now();
         let skew = service.provider_clocks.observe(&request.endpoint.id, response.headers(), sent, now);
-        let announced = wire.announced_limits(response.headers(), now, skew);
+        // The windows are the provider's, whatever the request's format.
+        let announced = request.endpoint.wire().announced_limits(response.headers(), now, skew);
         let headers = passed_headers(response.headers(), &PASSED_ANSWER_HEADERS);
         let ended = if response.status().is_redirection() {
             Ended::Refused(Failure::new(status, REDIRECT_REFUSED))
@@ -488,6 +510,7 @@ impl Attempt for RelayAttempt<'_> {
         let relay = Relay {
             service: self.service.clone(),
             endpoint: self.request.endpoint.clone(),
+            wire: self.request.path.wire().wire(),
             upstream: Some(upstream),
             passed: passing.then(Vec::new),
             events: Decoder::default(),

@@ -2,9 +2,11 @@
 //! a hostile provider can and cannot do to it.
 
 mod bounds;
+mod connections;
 mod gemini;
 mod hostile;
 mod openrouter;
+mod responses;
 mod serving;
 mod support;
 mod upstream;

@@ -21,6 +21,7 @@ use crate::provider_clock::ClockSkew;
 mod anthropic;
 pub(crate) mod gemini;
 mod openai_chat;
+mod openai_responses;
 
 pub use anthropic::ANTHROPIC_VERSION;
 
@@ -29,6 +30,8 @@ pub use anthropic::ANTHROPIC_VERSION;
 pub enum WireFormat {
     /// OpenAI's Chat Completions (`POST chat/completions` under a `…/v1` base URL).
     OpenAiChat,
+    /// OpenAI's Responses API (`POST responses` under a `…/v1` base URL): Codex CLI's.
+    OpenAiResponses,
     /// Anthropic's Messages API (`POST v1/messages` under the host root).
     AnthropicMessages,
     /// Google Gemini's `generateContent` (`POST v1beta/models/{model}:generateContent`).
@@ -40,6 +43,7 @@ impl WireFormat {
     pub fn wire(self) -> &'static dyn Wire {
         match self {
             WireFormat::OpenAiChat => &openai_chat::OpenAiChat,
+            WireFormat::OpenAiResponses => &openai_responses::OpenAiResponses,
             WireFormat::AnthropicMessages => &anthropic::AnthropicMessages,
             WireFormat::GeminiGenerate => &gemini::GeminiGenerate,
         }
@@ -197,6 +201,8 @@ pub(crate) struct UsageObject {
     pub(crate) cache_read_input_tokens: Option<u64>,
     pub(crate) cache_creation_input_tokens: Option<u64>,
     pub(crate) output_tokens: Option<u64>,
+    /// The Responses API's cached input.
+    pub(crate) input_tokens_details: Option<PromptTokensDetails>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -219,6 +225,9 @@ impl UsageObject {
             cache_read_input_tokens: count("cache_read_input_tokens"),
             cache_creation_input_tokens: count("cache_creation_input_tokens"),
             output_tokens: count("output_tokens"),
+            input_tokens_details: Some(PromptTokensDetails {
+                cached_tokens: usage["input_tokens_details"]["cached_tokens"].as_u64(),
+            }),
         }
     }
 }

@@ -1,0 +1,85 @@
+//! OpenAI's Responses API (Codex CLI's) through the local API: relayed as it is, whole and
+//! streamed, with the pool's affinity, failover before the first byte, redaction of error events
+//! and the ledger's usage from `response.completed`.
+
+use keypool_fake_provider::Reply;
+use keypool_llm::{AttemptOutcome, ProviderKind, Usage};
+
+use crate::support::*;
+
+fn responses_body(text: &str, stream: bool) -> String {
+    json!({ "model": "gpt-5", "instructions": "you are a coding agent", "stream": stream, "store": false,
+        "input": [{ "type": "message", "role": "user", "content": [{ "type": "input_text", "text": text }] }],
+        "prompt_cache_key": "019aa5f0-codex-session" })
+    .to_string()
+}
+
+async fn ask(api: &LocalApi, body: &str, session: &str) -> (u16, String) {
+    let auth = format!("Bearer {TOKEN}");
+    let headers = [("authorization", auth.as_str()), ("session-id", session)];
+    let (status, text, _) = api.post_raw("/v1/responses", body, &headers).await;
+    (status, text)
+}
+
+#[tokio::test]
+async fn a_responses_request_is_relayed_as_it_is_and_its_usage_reaches_the_ledger() {
+    let api = LocalApi::of_kind(ProviderKind::Openai, None, &["a"]).await;
+    let body = responses_body("fix the bug", false);
+    let (status, text) = ask(&api, &body, "s-1").await;
+    assert_eq!(status, 200, "answered: {text}");
+    let answer: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answer["object"], "response", "the provider's Responses object comes back: {text}");
+    let seen = api.fake.seen();
+    assert_eq!(seen[0].path, "/v1/responses", "to the provider's Responses API");
+    assert_eq!(seen[0].body, body, "byte for byte");
+
+    let (status, text) = ask(&api, &responses_body("fix the bug", true), "s-1").await;
+    assert_eq!(status, 200);
+    assert!(text.contains("event: response.output_text.delta"), "the events pass as they came: {text}");
+    assert!(text.contains("event: response.completed"), "to the end: {text}");
+    let usages: Vec<Option<Usage>> = api.attempts().iter().map(|a| a.usage).collect();
+    let expected = Some(Usage { input: 11, cached: 5, output: 3 });
+    assert_eq!(
+        usages,
+        [Some(Usage { input: 11, cached: 5, output: 3 }), expected],
+        "whole and streamed, cached included"
+    );
+    assert!(api.attempts().iter().all(|a| a.outcome == AttemptOutcome::Ok));
+}
+
+#[tokio::test]
+async fn a_codex_session_stays_on_one_key_and_a_refused_key_is_skipped_before_the_first_byte() {
+    let api = LocalApi::of_kind(ProviderKind::Openai, None, &["a", "b"]).await;
+    for turn in ["first", "second", "third"] {
+        let (status, _) = ask(&api, &responses_body(turn, true), "session-x").await;
+        assert_eq!(status, 200, "turn {turn}");
+    }
+    let used = api.fake.keys_used();
+    assert!(used.windows(2).all(|pair| pair[0] == pair[1]), "one session, one key (its cache stays warm): {used:?}");
+
+    let staying = used[0].clone();
+    api.fake.script(&staying, [Reply::status_with(429, &[("retry-after", "30")])]);
+    let (status, text) = ask(&api, &responses_body("fourth", true), "session-x").await;
+    assert_eq!(status, 200, "the other key answers: {text}");
+    let used = api.fake.keys_used();
+    assert_ne!(used.last(), Some(&staying), "failed over to the other key: {used:?}");
+}
+
+#[tokio::test]
+async fn an_error_event_in_a_responses_stream_has_every_key_masked() {
+    let api = LocalApi::of_kind(ProviderKind::Openai, None, &["escapedleakyleaky"]).await;
+    let key = "key-escapedleakyleaky";
+    api.fake.script(
+        key,
+        [Reply::StreamError {
+            chunks_before: vec!["partial".into()],
+            error_type: "server_error".into(),
+            message: "upstream broke for {key}".into(),
+        }],
+    );
+    let (status, text) = ask(&api, &responses_body("hi", true), "s-2").await;
+    assert_eq!(status, 200, "the stream had begun");
+    assert!(text.contains("event: error"), "the error event passes: {text}");
+    assert!(!text.contains(key), "never the key: {text}");
+    assert!(text.contains("upstream broke for"), "the provider's words stay: {text}");
+}

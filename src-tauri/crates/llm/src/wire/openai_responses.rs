@@ -1,0 +1,279 @@
+//! OpenAI's Responses API (`POST responses` under a `…/v1` base URL), which Codex CLI speaks.
+//! Keys and rate-limit headers as for Chat Completions; requests carry `instructions` and `input`
+//! items; streams are named events (`response.output_text.delta`, `response.completed` with the
+//! usage, `error`, `response.failed`).
+
+use bytes::Bytes;
+use keypool::{Announced, Secret, Timestamp};
+use reqwest::header::HeaderMap;
+use serde_json::{json, Value};
+
+use super::openai_chat::OpenAiChat;
+use super::{error_answer, read_head, StreamPiece, UsageObject, Wire, WireFormat, WriteOptions};
+use crate::conversation::{base64_of, file_text, Conversation, Message, Part, Role, Usage};
+use crate::error::Failure;
+use crate::provider_clock::ClockSkew;
+
+pub(crate) struct OpenAiResponses;
+
+/// A Responses `usage` object: `input_tokens` counts every prompt token (cached ones included,
+/// `input_tokens_details.cached_tokens`), `output_tokens` the reasoning tokens too.
+pub(crate) fn usage_of(usage: &UsageObject) -> Option<Usage> {
+    Some(Usage {
+        input: usage.input_tokens?,
+        cached: usage.input_tokens_details.as_ref().and_then(|details| details.cached_tokens).unwrap_or(0),
+        output: usage.output_tokens.unwrap_or(0),
+    })
+}
+
+/// A turn's `input` items: its message (text, files, images), its tool calls and results.
+fn items(message: &Message, out: &mut Vec<Value>) {
+    let assistant = message.role == Role::Assistant;
+    let text_type = if assistant { "output_text" } else { "input_text" };
+    let content: Vec<Value> = message
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text(text) => Some(json!({ "type": text_type, "text": text })),
+            Part::File { name, text } => Some(json!({ "type": text_type, "text": file_text(name, text) })),
+            Part::Image { media_type, data } => Some(json!({
+                "type": "input_image", "image_url": format!("data:{media_type};base64,{}", base64_of(data))
+            })),
+            Part::ToolCall(_) | Part::ToolResult(_) => None,
+        })
+        .collect();
+    if !content.is_empty() {
+        let role = if assistant { "assistant" } else { "user" };
+        out.push(json!({ "type": "message", "role": role, "content": content }));
+    }
+    for part in &message.parts {
+        match part {
+            Part::ToolCall(call) => out.push(json!({
+                "type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments
+            })),
+            Part::ToolResult(result) => {
+                out.push(json!({ "type": "function_call_output", "call_id": result.call_id, "output": result.content }))
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The refusal an `error` event or a failed response names (`code`, `message`).
+fn failure_of(error: &Value) -> Failure {
+    let message = error["message"].as_str().unwrap_or("the provider reported an error").to_owned();
+    let code = error["code"].as_str().or_else(|| error["type"].as_str()).unwrap_or_default();
+    let status = match code {
+        "rate_limit_exceeded" | "insufficient_quota" => 429,
+        "invalid_api_key" => 401,
+        "server_is_overloaded" | "slow_down" => 503,
+        _ => 500,
+    };
+    Failure { out_of_credit: code == "insufficient_quota", ..Failure::new(status, message) }
+}
+
+impl Wire for OpenAiResponses {
+    fn format(&self) -> WireFormat {
+        WireFormat::OpenAiResponses
+    }
+
+    fn reply_path(&self, _model: &str, _stream: bool) -> String {
+        "responses".into()
+    }
+
+    fn models_path(&self) -> &'static str {
+        OpenAiChat.models_path()
+    }
+
+    fn models_page(&self, page: &Value) -> Option<(Vec<String>, Option<String>)> {
+        OpenAiChat.models_page(page)
+    }
+
+    fn authorize(&self, headers: &mut HeaderMap, key: Option<&Secret>) {
+        OpenAiChat.authorize(headers, key);
+    }
+
+    fn write_request(&self, conversation: &Conversation, model: &str, options: WriteOptions) -> Value {
+        let mut input = Vec::with_capacity(conversation.messages.len());
+        for message in &conversation.messages {
+            items(message, &mut input);
+        }
+        let mut body = json!({ "model": model, "input": input, "stream": options.stream, "store": false });
+        if let Some(system) = &conversation.system {
+            body["instructions"] = json!(system);
+        }
+        if !conversation.tools.is_empty() {
+            let tools = conversation.tools.iter().map(|tool| {
+                let mut written = json!({ "type": "function", "name": tool.name, "parameters": tool.parameters });
+                if let Some(description) = &tool.description {
+                    written["description"] = json!(description);
+                }
+                written
+            });
+            body["tools"] = Value::Array(tools.collect());
+        }
+        let sampling = &conversation.sampling;
+        if let Some(max) = sampling.max_tokens {
+            body["max_output_tokens"] = json!(max);
+        }
+        if let Some(temperature) = sampling.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        if let Some(top_p) = sampling.top_p {
+            body["top_p"] = json!(top_p);
+        }
+        body
+    }
+
+    fn reply_text(&self, body: &Value) -> Option<String> {
+        let output = body["output"].as_array()?;
+        let texts = output
+            .iter()
+            .filter(|item| item["type"] == "message")
+            .flat_map(|item| item["content"].as_array().into_iter().flatten())
+            .filter(|part| part["type"] == "output_text")
+            .filter_map(|part| part["text"].as_str());
+        Some(texts.collect())
+    }
+
+    fn usage_of_reply(&self, body: &Value) -> Option<Usage> {
+        usage_of(&UsageObject::of_value(&body["usage"]))
+    }
+
+    fn read_reply_head(&self, body: &[u8]) -> (bool, Option<Usage>) {
+        read_head(self, body, usage_of)
+    }
+
+    fn stream_pieces(&self, event: &str, data: &str) -> Vec<StreamPiece> {
+        let Ok(value) = serde_json::from_str::<Value>(data) else {
+            return vec![StreamPiece::Nothing];
+        };
+        let index = || value["output_index"].as_u64().and_then(|i| u32::try_from(i).ok()).unwrap_or(0);
+        match value["type"].as_str().unwrap_or(event) {
+            "response.output_text.delta" => match value["delta"].as_str() {
+                Some(text) if !text.is_empty() => vec![StreamPiece::Text(text.to_owned())],
+                _ => vec![StreamPiece::Nothing],
+            },
+            "response.output_item.added" if value["item"]["type"] == "function_call" => {
+                let item = &value["item"];
+                vec![StreamPiece::ToolCall {
+                    index: index(),
+                    id: item["call_id"].as_str().unwrap_or_default().to_owned(),
+                    name: item["name"].as_str().unwrap_or_default().to_owned(),
+                }]
+            }
+            "response.function_call_arguments.delta" => match value["delta"].as_str() {
+                Some(json) if !json.is_empty() => {
+                    vec![StreamPiece::ToolArguments { index: index(), json: json.to_owned() }]
+                }
+                _ => vec![StreamPiece::Nothing],
+            },
+            "response.completed" | "response.incomplete" => {
+                let usage = usage_of(&UsageObject::of_value(&value["response"]["usage"]));
+                usage.map(StreamPiece::Usage).into_iter().chain([StreamPiece::Done]).collect()
+            }
+            "response.failed" => vec![StreamPiece::Error(failure_of(&value["response"]["error"]))],
+            "error" => vec![StreamPiece::Error(failure_of(value.get("error").unwrap_or(&value)))],
+            _ => vec![StreamPiece::Nothing],
+        }
+    }
+
+    fn write_event(&self, name: &str, data: &str) -> Vec<u8> {
+        if name.is_empty() {
+            format!("data: {data}\n\n").into_bytes()
+        } else {
+            format!("event: {name}\ndata: {data}\n\n").into_bytes()
+        }
+    }
+
+    fn broken_off(&self, stream: bool, message: &str) -> Bytes {
+        if stream {
+            let event = json!({ "type": "error", "code": "server_error", "message": message, "param": null });
+            return error_answer(self, true, "error", &event);
+        }
+        OpenAiChat.broken_off(false, message)
+    }
+
+    fn announced_limits(&self, headers: &HeaderMap, now: Timestamp, skew: ClockSkew) -> Announced {
+        OpenAiChat.announced_limits(headers, now, skew)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::{ToolCall, ToolResult};
+
+    #[test]
+    fn a_stream_is_read_from_its_named_events() {
+        let wire = OpenAiResponses;
+        let delta = r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hi","sequence_number":4}"#;
+        assert_eq!(wire.stream_pieces("response.output_text.delta", delta), [StreamPiece::Text("Hi".into())]);
+        let completed = r#"{"type":"response.completed","sequence_number":9,"response":{"id":"resp_1","status":"completed",
+            "usage":{"input_tokens":120,"input_tokens_details":{"cached_tokens":100},"output_tokens":7,"output_tokens_details":{"reasoning_tokens":3},"total_tokens":127}}}"#;
+        assert_eq!(
+            wire.stream_pieces("response.completed", completed),
+            [StreamPiece::Usage(Usage { input: 120, cached: 100, output: 7 }), StreamPiece::Done],
+            "the usage is in response.completed, the cached tokens among the input"
+        );
+        let call = r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_9","name":"shell","arguments":""}}"#;
+        assert_eq!(
+            wire.stream_pieces("response.output_item.added", call),
+            [StreamPiece::ToolCall { index: 1, id: "call_9".into(), name: "shell".into() }]
+        );
+        let error = r#"{"type":"error","code":"rate_limit_exceeded","message":"Rate limit reached","param":null,"sequence_number":2}"#;
+        assert_eq!(
+            wire.stream_pieces("error", error),
+            [StreamPiece::Error(Failure::new(429, "Rate limit reached"))],
+            "an error event is the refusal it names"
+        );
+    }
+
+    #[test]
+    fn a_conversation_is_written_as_instructions_and_input_items() {
+        let conversation = Conversation {
+            system: Some("be brief".into()),
+            messages: vec![
+                Message { role: Role::User, parts: vec![Part::Text("list files".into())] },
+                Message {
+                    role: Role::Assistant,
+                    parts: vec![Part::ToolCall(ToolCall {
+                        id: "call_1".into(),
+                        name: "shell".into(),
+                        arguments: "{}".into(),
+                    })],
+                },
+                Message {
+                    role: Role::User,
+                    parts: vec![Part::ToolResult(ToolResult {
+                        call_id: "call_1".into(),
+                        name: "shell".into(),
+                        content: "a.rs".into(),
+                        is_error: false,
+                    })],
+                },
+            ],
+            ..Conversation::default()
+        };
+        let body = OpenAiResponses.write_request(
+            &conversation,
+            "gpt-5",
+            WriteOptions { stream: true, max_tokens: 1, stream_usage: true },
+        );
+        assert_eq!(body["instructions"], "be brief");
+        assert_eq!(
+            body["input"],
+            json!([
+                { "type": "message", "role": "user", "content": [{ "type": "input_text", "text": "list files" }] },
+                { "type": "function_call", "call_id": "call_1", "name": "shell", "arguments": "{}" },
+                { "type": "function_call_output", "call_id": "call_1", "output": "a.rs" },
+            ])
+        );
+        let whole = json!({ "output": [{ "type": "reasoning" }, { "type": "message", "content": [{ "type": "output_text", "text": "done" }] }] });
+        assert_eq!(
+            OpenAiResponses.reply_text(&whole).as_deref(),
+            Some("done"),
+            "the message's text, not the reasoning"
+        );
+    }
+}
