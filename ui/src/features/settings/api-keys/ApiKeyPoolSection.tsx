@@ -1,4 +1,4 @@
-import { useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { MessageKey } from '../../../i18n';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText } from '../../../i18n/problems';
@@ -40,27 +40,47 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
   const addButton = useRef<HTMLButtonElement>(null);
 
   const commands = useStable<KeyCommands>({
-    weight: actions.setWeight,
+    weight: (id, weight) => {
+      added.clear();
+      return actions.setWeight(id, weight);
+    },
     // On goes straight on, except for a key the provider refused: that one is asked about first.
     toggle: (id, on) => {
+      added.clear();
       const row = rows.find((r) => r.key.id === id);
       const status = on && row ? revokedStatusOf(row.key) : null;
       if (row && status) setDialog({ kind: 'revoked', row, status });
       else feedback.attempt(() => actions.toggle(id, on));
     },
-    enable: (id) => feedback.attempt(() => actions.toggle(id, true)),
-    remove: (row) => setDialog({ kind: 'delete', row }),
-    edit: (row) => setDialog({ kind: 'edit', row }),
-    resetCooldown: (id) => feedback.attempt(() => actions.resetCooldown(id)),
+    enable: (id) => {
+      added.clear();
+      feedback.attempt(() => actions.toggle(id, true));
+    },
+    remove: (row) => {
+      added.clear();
+      setDialog({ kind: 'delete', row });
+    },
+    edit: (row) => {
+      added.clear();
+      setDialog({ kind: 'edit', row });
+    },
+    resetCooldown: (id) => {
+      added.clear();
+      feedback.attempt(() => actions.resetCooldown(id));
+    },
     cooldownEnd: () => void actions.refreshStatus(),
     // A test of an out-of-credit key re-checks its credit and may put it back in rotation.
-    test: (id) => void test(id).then(() => actions.refreshStatus()),
+    test: (id) => {
+      added.clear();
+      void test(id).then(() => actions.refreshStatus());
+    },
   });
 
   /** The shown keys' new order, in the whole pool (every key not shown keeps its place). */
   function reorder(ids: string[], movedId: string) {
     const row = rows.find((r) => r.key.id === movedId);
     if (!row) return;
+    added.clear();
     const position = ids.indexOf(movedId) + 1;
     const order = reorderShown(
       rows.map((r) => r.key.id),
@@ -77,6 +97,13 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
         : t('table.sorted', { column: t(`pool.col${column[0].toUpperCase()}${column.slice(1)}` as MessageKey), direction: t(`table.${next.direction}`) }),
     );
   }
+
+  // Choosing keys for a bulk action is going on to something else.
+  const clearAdded = added.clear;
+  const selecting = view.selected.size > 0;
+  useEffect(() => {
+    if (selecting) clearAdded();
+  }, [selecting, clearAdded]);
 
   const loaded = state.kind === 'loaded';
   return (

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { KeyRow } from './keyRows';
 
 /** Keys just added: counted where it can be seen, marked in the table, the first scrolled to. */
@@ -9,7 +9,7 @@ export interface AddedKeys {
 
 /**
  * The keys just added, by the Add dialog (its answer names the key) or by an import (the keys in
- * the pool after it that were not before it).
+ * the pool after it that were not before it); until the user's next action on the pool.
  */
 export function useAddedKeys(rows: readonly KeyRow[]) {
   const [added, setAdded] = useState<AddedKeys | null>(null);
@@ -18,6 +18,7 @@ export function useAddedKeys(rows: readonly KeyRow[]) {
   /** An import ran and the list has been reloaded since: its new keys are to be marked. */
   const [imported, setImported] = useState(false);
 
+  const clear = useCallback(() => setAdded(null), []);
   const keysAdded = (ids: string[]) => {
     if (ids.length > 0) setAdded({ count: ids.length, ids });
   };
@@ -37,5 +38,7 @@ export function useAddedKeys(rows: readonly KeyRow[]) {
     },
     /** The list was reloaded after an import: the keys not there before are new. */
     importReloaded: () => setImported(true),
+    /** The user went on to something else: "5 keys added." is old news, and no row is new. */
+    clear,
   };
 }

@@ -136,6 +136,22 @@ describe('API Key Pool section', () => {
     expect(editOrder).toEqual(addOrder);
   });
 
+  it('says "1 key added." until the next action on the pool', async () => {
+    backend.add('openai', 'sk-older-0001', { label: 'older' });
+    const user = renderSection();
+    const dialog = await openAdd(user);
+    await user.type(within(dialog).getByLabelText('API key'), 'sk-newest-0001');
+    await user.type(within(dialog).getByLabelText(/Label/), 'newest');
+    await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
+    await waitFor(() => expect(screen.getByTestId('pool-added')).toHaveTextContent('1 key added.'));
+
+    // Another action: the older key switched off.
+    await user.click(within(row('older')).getByRole('switch'));
+    await waitFor(() => expect(backend.keys().find((k) => k.label === 'older')?.enabled).toBe(false));
+    expect(screen.getByTestId('pool-added'), 'old news is not kept on screen').toHaveTextContent('');
+    expect(row('newest'), 'nor is the row still marked new').not.toHaveClass('key-row--fresh');
+  });
+
   it('sends only the fields given: no label, default weight, never null', async () => {
     const user = renderSection();
     const dialog = await openAdd(user);
