@@ -116,7 +116,7 @@ export const ru: Dictionary = {
   'pool.filtered': 'Показано ключей: {shown} из {total}.',
   'pool.colWeight': 'Вес',
   'pool.colState': 'Состояние',
-  'pool.colUsage': 'Использование',
+  'pool.colUsage': 'Расход',
   'pool.colEnabled': 'Вкл.',
   'pool.added': 'Ключ добавлен.',
   'pool.addedMany': { one: 'Добавлен {count} ключ.', few: 'Добавлено {count} ключа.', many: 'Добавлено {count} ключей.', other: 'Добавлено {count} ключа.' },

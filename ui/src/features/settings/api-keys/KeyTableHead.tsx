@@ -53,8 +53,8 @@ export function KeyTableHead({ shownCount, shownSelected, onSelectShown, sort, o
           const active = sort.column === column;
           return (
             <th scope="col" key={column} aria-sort={active ? sort.direction : undefined}>
-              <button type="button" className="key-table__sort" onClick={() => onSort(column)} data-testid={`key-sort-${column}`}>
-                {t(label)}
+              <button type="button" className="key-table__sort" title={t(label)} onClick={() => onSort(column)} data-testid={`key-sort-${column}`}>
+                <span className="key-table__sort-label">{t(label)}</span>
                 <span aria-hidden="true" className="key-table__sort-mark">
                   {active ? (sort.direction === 'ascending' ? '▲' : '▼') : ''}
                 </span>
