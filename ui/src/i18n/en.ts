@@ -608,7 +608,7 @@ export const en = {
   'chat.editSend': 'Send again',
 
   'search.label': 'Search chats',
-  'search.placeholder': 'Search titles and messages',
+  'search.placeholder': 'Search chats',
   'search.searching': 'Searching…',
   'search.none': 'No chat holds “{query}”.',
   'search.count': 'Chats found: {count}',

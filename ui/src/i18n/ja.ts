@@ -595,7 +595,7 @@ export const ja: Dictionary = {
   'chat.editHint': 'もう一度送ると、その後の返信は置き換わります。Enter で送信、Shift+Enter で改行、Escape で取り消し。',
   'chat.editSend': 'もう一度送信',
   'search.label': 'チャットを検索',
-  'search.placeholder': 'タイトルとメッセージを検索',
+  'search.placeholder': 'チャットを検索',
   'search.searching': '検索中…',
   'search.none': '「{query}」を含むチャットはありません。',
   'search.count': '見つかったチャット：{count}',

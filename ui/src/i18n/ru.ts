@@ -595,7 +595,7 @@ export const ru: Dictionary = {
   'chat.editHint': 'Повторная отправка заменит ответ на него. Enter отправляет, Shift+Enter — новая строка, Escape — отмена.',
   'chat.editSend': 'Отправить снова',
   'search.label': 'Поиск по чатам',
-  'search.placeholder': 'Искать в названиях и сообщениях',
+  'search.placeholder': 'Поиск по чатам',
   'search.searching': 'Ищем…',
   'search.none': 'Ни в одном чате нет «{query}».',
   'search.count': 'Найдено чатов: {count}',

@@ -592,7 +592,7 @@ export const zh: Dictionary = {
   'chat.editHint': '重新发送会替换它之后的回复。Enter 发送，Shift+Enter 换行，Escape 取消。',
   'chat.editSend': '重新发送',
   'search.label': '搜索对话',
-  'search.placeholder': '搜索标题和消息',
+  'search.placeholder': '搜索对话',
   'search.searching': '正在搜索…',
   'search.none': '没有对话包含“{query}”。',
   'search.count': '找到的对话：{count}',

@@ -26,7 +26,7 @@ export function AttachmentList({ attachments, onRemove, testId }: ListProps) {
         {attachments.map((attachment, index) => (
           // The same file may be attached twice: the position tells them apart.
           // biome-ignore lint/suspicious/noArrayIndexKey: attachments do not move
-          <li key={`${attachment.id}-${index}`} className="attachments__item" data-testid="attachment" data-kind={attachment.kind}>
+          <li key={`${attachment.id}-${index}`} className={`attachments__item attachments__item--${attachment.kind}`} data-testid="attachment" data-kind={attachment.kind}>
             {attachment.kind === 'image' ? (
               <button type="button" className="attachment attachment--image" onClick={() => setPreviewing(attachment)} aria-label={t('attach.open', { name: attachment.name })} data-testid="attachment-open">
                 <Thumbnail attachment={attachment} />

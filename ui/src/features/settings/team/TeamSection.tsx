@@ -119,7 +119,8 @@ export function TeamSection() {
     const secretHint = status.secret === 'keychain' ? t('team.secretKeptHint') : status.secret === 'memory' ? t('team.secretMemoryHint') : t('team.secretHint');
     body = (
       <>
-        <div className="team__form">
+        {/* A card only when it has more than the state to show; else the state alone. */}
+        <div className={on || problem ? 'team__form' : 'team__state-only'} data-testid="team-status-card">
           <div className="team__status">
             <span className={`badge ${BADGES[status.state]}`} role="status" data-testid="team-state" data-state={status.state}>
               {teamStateText(t, status)}
