@@ -7,6 +7,7 @@ import type { MessageKey } from '../../../i18n';
 import { errorText, type Translate } from '../../../i18n/problems';
 import type { TeamReason, TeamStatus } from '../../../ipc/bindings';
 import { parseTeamForm, TEAM_FIELDS, type TeamField, type TeamJoin } from './teamForm';
+import { useKeychainKept } from './useKeychainKept';
 import { useTeam } from './useTeam';
 
 const REASONS: Record<TeamReason, MessageKey> = {
@@ -15,14 +16,18 @@ const REASONS: Record<TeamReason, MessageKey> = {
   secretMissing: 'team.reasonSecretMissing',
 };
 
-/** The status in words: the state, and why when disconnected. */
-export function teamStateText(t: Translate, status: TeamStatus): string {
+/**
+ * The status in words: the state, and why when disconnected. `noKeychain`: the machine has no
+ * keychain, so a secret missing at start was never kept, not lost from it.
+ */
+export function teamStateText(t: Translate, status: TeamStatus, noKeychain = false): string {
   switch (status.state) {
     case 'connected':
       return t('team.stateConnected');
     case 'connecting':
       return t('team.stateConnecting');
     case 'disconnected':
+      if (status.reason === 'secretMissing' && noKeychain) return t('team.stateDisconnectedBecause', { reason: t('team.reasonSecretForgotten') });
       return status.reason ? t('team.stateDisconnectedBecause', { reason: t(REASONS[status.reason]) }) : t('team.stateDisconnected');
     default:
       return t('team.stateOff');
@@ -46,6 +51,7 @@ export function TeamSection() {
   const { t, intlTag } = useI18n();
   const titleId = useId();
   const team = useTeam();
+  const noKeychain = useKeychainKept() === false;
   const [generated, setGenerated] = useState<string>();
   const [problem, setProblem] = useState<string>();
   const [leaving, setLeaving] = useState(false);
@@ -116,14 +122,23 @@ export function TeamSection() {
   } else {
     const status = team.state.status;
     const on = status.state !== 'off';
-    const secretHint = status.secret === 'keychain' ? t('team.secretKeptHint') : status.secret === 'memory' ? t('team.secretMemoryHint') : t('team.secretHint');
+    const secretHint =
+      status.secret === 'keychain'
+        ? t('team.secretKeptHint')
+        : status.secret === 'memory'
+          ? t('team.secretMemoryHint')
+          : noKeychain
+            ? t('team.secretHintNoKeychain')
+            : t('team.secretHint');
+    // A secret a keychain-less machine forgot at its last close is expected, not a failure: amber.
+    const badge = status.state === 'disconnected' && status.reason === 'secretMissing' && noKeychain ? 'badge--cooling' : BADGES[status.state];
     body = (
       <>
         {/* A card only when it has more than the state to show; else the state alone. */}
         <div className={on || problem ? 'team__form' : 'team__state-only'} data-testid="team-status-card">
           <div className="team__status">
-            <span className={`badge ${BADGES[status.state]}`} role="status" data-testid="team-state" data-state={status.state}>
-              {teamStateText(t, status)}
+            <span className={`badge ${badge}`} role="status" data-testid="team-state" data-state={status.state}>
+              {teamStateText(t, status, noKeychain)}
             </span>
           </div>
           {on && (
@@ -202,7 +217,7 @@ export function TeamSection() {
           </Field>
           {generated && (
             <div className="team__generated local-api__warning" data-testid="team-generated">
-              <p>{t('team.generatedWarning')}</p>
+              <p>{t(noKeychain ? 'team.generatedWarningNoKeychain' : 'team.generatedWarning')}</p>
               <div className="input-with-button">
                 <input className="input input--mono" readOnly value={generated} aria-label={t('team.generatedLabel')} data-testid="team-generated-secret" />
                 <CopyButton text={() => generated} label={t('team.copySecret')} testId="team-copy-secret" />

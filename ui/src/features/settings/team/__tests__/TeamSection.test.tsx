@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Locale } from '../../../../i18n';
 import { I18nProvider } from '../../../../i18n/I18nProvider';
-import { createFakeBackend, type FakeBackend } from '../../../../test/fakeBackend';
+import { createFakeBackend, type FakeBackend, READY } from '../../../../test/fakeBackend';
 
 let backend: FakeBackend;
 vi.mock('@tauri-apps/api/core', () => ({ invoke: (command: string, args: Record<string, unknown>) => backend.invoke(command, args) }));
@@ -99,6 +99,27 @@ describe('Settings → Team', () => {
     expect(parseTeamForm({ redisUrl: 'redis://h:1', team: 'two words', secret: '' })).toEqual({ ok: false, errors: { team: 'issue.badTeamName' } });
     expect(parseTeamForm({ redisUrl: 'rediss://h:1', team: 'crew', secret: 'xyz' })).toEqual({ ok: false, errors: { secret: 'team.secretFormat' } });
     expect(parseTeamForm({ redisUrl: ' redis://h:1 ', team: 'crew', secret: '' }), 'an empty secret keeps the kept one').toEqual({ ok: true, value: { redisUrl: 'redis://h:1', team: 'crew' } });
+  });
+
+  it('says before connecting that there is no keychain, and never promises one', async () => {
+    backend.setAppStatus({ ...READY, keychain: { state: 'unavailable', reason: 'unreachable' } });
+    const user = renderSection();
+    await screen.findByTestId('team-state');
+    await waitFor(() => expect(secretInput(), 'said before connecting').toHaveAccessibleDescription(/No keychain: Keypool will hold it only until it closes/));
+    await user.click(screen.getByRole('button', { name: 'Generate' }));
+    const warning = await screen.findByTestId('team-generated');
+    expect(warning).not.toHaveTextContent(/keep it in the keychain/);
+    expect(warning).toHaveTextContent('There is no keychain here: Keypool holds it only until it closes, so keep a copy somewhere safe.');
+  });
+
+  it('after a restart without a keychain, says why it is not connected, not in red', async () => {
+    backend.setAppStatus({ ...READY, keychain: { state: 'unavailable', reason: 'unreachable' } });
+    backend.setTeam({ state: 'disconnected', reason: 'secretMissing', redisUrl: 'redis://127.0.0.1:6379', team: 'crew', secret: 'none' });
+    renderSection();
+    await waitFor(() =>
+      expect(state()).toHaveTextContent('Disconnected: with no keychain, the team secret was held only until Keypool closed. Paste it and connect.'),
+    );
+    expect(state(), 'expected, not a failure').not.toHaveClass('badge--error');
   });
 
   it('says a bad team name once: the error, not the hint that says the same', async () => {
