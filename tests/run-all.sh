@@ -22,6 +22,8 @@ suite "Rust format" cargo fmt --all --check
 suite "Rust lints" cargo clippy --workspace --all-targets --locked -- -D warnings
 suite "Rust tests" cargo test --workspace --locked
 suite "Keychain (Secret Service)" bash tests/keychain.sh
+# The real coding-agent CLIs (pinned, installed into a cache folder) through keypool-server.
+suite "Coding agents" bash tests/agents/run.sh
 suite "UI types" npm run --silent typecheck
 suite "UI lints" npm run --silent lint
 # Settings → About's third-party list is what Cargo.lock and package-lock.json ship now.
