@@ -105,7 +105,7 @@ export const ja: Dictionary = {
   'pool.emptyTitle': 'プールにはまだキーがありません',
   'pool.emptyBody':
     'このプロバイダーに複数のキーを追加すると、Keypool はリクエストをそれらに分散し、各チャットを 1 つのキーに固定し、レート制限や失効があれば別のキーに切り替えます。',
-  'pool.emptyWeights': '重みは各キーの割合を決めます。重み 3 のキーは、重み 1 のキーの 3 倍のリクエストを受け持ちます。',
+  'pool.emptyWeights': '重みは各キーの割合を決めます。重み 3 のキーは、重み 1 のキーの 3 倍のリクエストを、交互ではなく連続して受け持ちます。キーは一覧の順に交代し、それぞれ重みと同じ数の新しいチャットを続けて受けます（重み 100 と 5 なら、一方に 100 件続いてから他方に 5 件）。チャットは同じキーを使い続けます。',
   'pool.emptyFallbackSet': 'プールが空の間は、プロバイダーレベルのキー（{preview}）が使われます。',
   'pool.emptyFallbackUnset':
     'プールが空の間はプロバイダーレベルのキーが使われますが、このプロバイダーには設定されていません。チャットするにはキーを追加してください。',
@@ -295,7 +295,7 @@ export const ja: Dictionary = {
   'revoked.accepted': 'プロバイダーは再びこのキーを受け付けています。',
   'revoked.stillRefused': 'まだ拒否されています：{reason}',
   'add.weight': '重み',
-  'add.weightHint': '{min}〜{max}、既定は {default}。重みが大きいほど多くのリクエストを受け持ちます。',
+  'add.weightHint': '{min}〜{max}、既定は {default}。キーは一覧の順に交代し、それぞれ重みと同じ数の新しいチャットを続けて受けます。',
   'add.quotaGroup': 'クォータグループ',
   'add.quotaGroupHint': 'プロバイダーがまとめて数えるキー（同じ Google Cloud プロジェクトの Gemini キー、同じ組織の OpenAI キー）は、プロジェクト ID などで同じグループにします。1 回の拒否でグループ全体が休止します。空欄：単独のグループ。',
   'add.quotaGroupPlaceholder': '例：my-project-123',

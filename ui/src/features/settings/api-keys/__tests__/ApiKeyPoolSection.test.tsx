@@ -53,6 +53,17 @@ describe('API Key Pool section', () => {
     expect(screen.getByTestId('provider-key')).toHaveTextContent('sk-…prov');
   });
 
+  it('says how weights hand out new chats: in runs, in the list’s order, not interleaved', async () => {
+    const user = renderSection();
+    const empty = await screen.findByTestId('pool-empty');
+    // The pool's round-robin gives each key `weight` picks in a row (a weight-5 key first in the
+    // list serves 5 new chats before a weight-100 key gets any): said, so it is not taken for a bug.
+    expect(empty).toHaveTextContent('in a row, not interleaved');
+    expect(empty).toHaveTextContent('weights 100 and 5: a run of 100 on one, then 5 on the other');
+    const dialog = await openAdd(user);
+    expect(within(dialog).getByLabelText('Weight')).toHaveAccessibleDescription(/Keys take turns in the list’s order, each for as many new chats in a row as its weight/);
+  });
+
   it('shows the chosen provider: its settings and its own pool', async () => {
     backend.add('anthropic', 'sk-ant-XXXXXXXX1111', { label: 'claude team' });
     const user = renderSection();
@@ -419,7 +430,7 @@ describe('API Key Pool section', () => {
     await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
     const field = within(dialog).getByLabelText('Weight');
     await waitFor(() => expect(field).toHaveAttribute('aria-invalid', 'true'));
-    expect(field).not.toHaveAccessibleDescription(/larger share of requests/);
+    expect(field).not.toHaveAccessibleDescription(/new chats in a row/);
     await user.click(within(dialog).getByRole('button', { name: 'Cancel' }));
 
     const weight = await screen.findByRole('textbox', { name: 'Weight of w2' });
