@@ -1,5 +1,5 @@
 import { formatCountdown } from '../clock';
-import type { BlockedKeyInfo, BreakageKind, ErrorDetails, Issue, IssueCode, ProbeProblem, ReplyError } from '../ipc/bindings';
+import type { BlockedKeyInfo, BreakageKind, ErrorDetails, Issue, IssueCode, ProbeProblem, Provider, ReplyError } from '../ipc/bindings';
 import { IpcError } from '../ipc/client';
 import type { MessageKey, Vars } from '.';
 import { formatClockTime, formatCount } from './format';
@@ -339,6 +339,28 @@ export function replyErrorText(t: Translate, error: ReplyError, clock: Clock): s
     default:
       return t('error.unexpected');
   }
+}
+
+/** The provider of the chat a reply failed in: what the UI knows of it, for saying why. */
+export type ReplyProvider = Pick<Provider, 'id' | 'name' | 'baseUrl' | 'keyCount' | 'apiKeyPreview' | 'local'>;
+
+/**
+ * A reply that could not connect to a provider with no key at all (the request went without
+ * one): `serverDown` for a local server (Ollama for Local) that is not running, `noKeys` for a
+ * provider that needs a key and has none. Null for any other failure.
+ */
+export function keylessFailure(error: ReplyError | null, provider: ReplyProvider | undefined): 'serverDown' | 'noKeys' | null {
+  if (!error || !provider || provider.keyCount > 0 || provider.apiKeyPreview !== null) return null;
+  const unreachable = error.kind === 'unreachable' || (error.kind === 'interrupted' && error.breakage !== undefined && error.status === undefined);
+  if (!unreachable) return null;
+  return provider.local ? 'serverDown' : 'noKeys';
+}
+
+/** A keyless failure in words: what to start, and where; or which provider needs a key. */
+export function keylessFailureText(t: Translate, failure: 'serverDown' | 'noKeys', provider: ReplyProvider): string {
+  if (failure === 'noKeys') return t('reply.noKeysKeyless', { provider: provider.name });
+  const server = provider.id === 'local' ? 'Ollama' : provider.name;
+  return t('reply.keylessServerDown', { server, address: provider.baseUrl, provider: provider.name });
 }
 
 /** The times a reply error counts down to, so its wording is redrawn as they pass. */

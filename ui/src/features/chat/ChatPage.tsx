@@ -210,6 +210,7 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
                       onAnswerAgain={() => void send({ turn: 'again' })}
                       onEdit={(content) => send({ turn: 'edit', content })}
                       onOpenSettings={onOpenSettings}
+                      provider={providerOf(providers, selected.providerId)}
                     />
                   </>
                 )}

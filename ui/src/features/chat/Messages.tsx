@@ -4,7 +4,7 @@ import { CopyButton } from '../../components/CopyButton';
 import { Icon } from '../../components/Icon';
 import { useBackendNow, useCountdown } from '../../hooks/useCountdown';
 import { useI18n } from '../../i18n/I18nProvider';
-import { errorText, formatNumber, replyErrorDeadlines, replyErrorNeedsSettings, replyErrorText } from '../../i18n/problems';
+import { errorText, formatNumber, keylessFailure, keylessFailureText, type ReplyProvider, replyErrorDeadlines, replyErrorNeedsSettings, replyErrorText } from '../../i18n/problems';
 import type { Message, MessageUsage } from '../../ipc/bindings';
 import { IpcError } from '../../ipc/client';
 import { answeredByProviderKey, editable, regenerable, type Conversation, type Notice, type Waiting } from './conversation';
@@ -21,10 +21,12 @@ interface Props {
   /** Rewrites the last user message and sends it; resolves whether it was sent. */
   onEdit: (content: string) => Promise<boolean>;
   onOpenSettings: () => void;
+  /** The chat's provider, to say why a request that went without a key failed. */
+  provider?: ReplyProvider;
 }
 
 /** The messages, the reply being written, and the quiet notices about keys. */
-export function Messages({ conversation, span, onAnswerAgain, onEdit, onOpenSettings }: Props) {
+export function Messages({ conversation, span, onAnswerAgain, onEdit, onOpenSettings, provider }: Props) {
   const { t } = useI18n();
   const { messages } = conversation;
   const last = messages[messages.length - 1];
@@ -48,7 +50,7 @@ export function Messages({ conversation, span, onAnswerAgain, onEdit, onOpenSett
               </div>
             )}
             {message.status === 'error' && (
-              <ReplyError message={message} canRetry={message === last} onRetry={onAnswerAgain} onOpenSettings={onOpenSettings} />
+              <ReplyError message={message} canRetry={message === last} onRetry={onAnswerAgain} onOpenSettings={onOpenSettings} provider={provider} />
             )}
             <div className="message__meta" data-testid="message-meta">
               {message.keyLabel && (
@@ -273,14 +275,30 @@ export function noticeText(notice: Notice, t: ReturnType<typeof useI18n>['t']): 
  * A failed reply, worded from its error's kind and parameters: which key frees up when (a live
  * countdown on the backend clock), which were disabled and why, what the provider said.
  */
-function ReplyError({ message, canRetry, onRetry, onOpenSettings }: { message: Message; canRetry: boolean; onRetry: () => void; onOpenSettings: () => void }) {
+function ReplyError({
+  message,
+  canRetry,
+  onRetry,
+  onOpenSettings,
+  provider,
+}: {
+  message: Message;
+  canRetry: boolean;
+  onRetry: () => void;
+  onOpenSettings: () => void;
+  provider?: ReplyProvider;
+}) {
   const { t, intlTag } = useI18n();
   const error = message.errorDetails;
   // Times in errors are the backend's; the UI runs on the same machine, so its clock is the same.
   const now = useBackendNow(0, error ? replyErrorDeadlines(error) : []);
   // Without details (never from this backend) the code still words it; the English only as a last resort.
+  // A request that went without a key and could not connect: what to start, or which key to add.
+  const keyless = keylessFailure(error, provider);
   const text = error
-    ? replyErrorText(t, error, { now, intlTag })
+    ? keyless && provider
+      ? keylessFailureText(t, keyless, provider)
+      : replyErrorText(t, error, { now, intlTag })
     : message.errorCode
       ? errorText(t, new IpcError(message.errorCode, message.error ?? ''))
       : (message.error ?? '');
@@ -295,7 +313,7 @@ function ReplyError({ message, canRetry, onRetry, onOpenSettings }: { message: M
             {t('chat.retry')}
           </button>
         )}
-        {replyErrorNeedsSettings(error, message.errorCode) && (
+        {(replyErrorNeedsSettings(error, message.errorCode) || keyless === 'noKeys') && (
           <button type="button" className="link-button" onClick={onOpenSettings} data-testid="chat-open-settings">
             {t('chat.openSettings')}
           </button>

@@ -2,7 +2,7 @@ import { act, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { I18nProvider } from '../../../i18n/I18nProvider';
-import { createFakeBackend, gate, type FakeBackend } from '../../../test/fakeBackend';
+import { createFakeBackend, gate, type FakeBackend, provider } from '../../../test/fakeBackend';
 
 let backend: FakeBackend;
 vi.mock('@tauri-apps/api/core', () => ({
@@ -279,6 +279,38 @@ describe('the chat page', () => {
     expect(await screen.findByText('Now it works')).toBeInTheDocument();
     expect(sends().at(-1), 'a retry sends no content').toEqual({ chatId: 'chat-1' });
     expect(screen.queryByTestId('message-error'), 'the failed reply is replaced').not.toBeInTheDocument();
+  });
+
+  it('says what to do when a request that went without a key cannot connect: start Ollama, or add a key', async () => {
+    // Local (Ollama, not running) needs no key; OpenAI has none at all here.
+    backend = createFakeBackend(undefined, {
+      providers: [
+        provider('local', 'Local', { baseUrl: 'http://127.0.0.1:11434/v1', models: ['llama3.2'], defaultModel: 'llama3.2' }),
+        provider('openai', 'OpenAI', { sortOrder: 1, models: ['gpt-4o-mini'], defaultModel: 'gpt-4o-mini' }),
+      ],
+    });
+    backend.addChat({ providerId: 'local', model: 'llama3.2' });
+    backend.onSend(({ emit }) => {
+      emit({ type: 'keySelected', keyId: null, keyLabel: '', providerLevel: false, keyless: true, rebound: false, attempt: 1 });
+      return { status: 'error', error: 'could not connect', errorCode: 'provider', errorDetails: { kind: 'unreachable', breakage: 'connect' } };
+    });
+    const user = renderPage();
+    await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Q{Enter}');
+    let error = await screen.findByTestId('message-error');
+    await waitFor(() =>
+      expect(error).toHaveTextContent(
+        'Ollama does not answer at http://127.0.0.1:11434/v1: Local needs no key, but its server must be running. Start it, or choose another provider.',
+      ),
+    );
+    expect(within(error).queryByRole('button', { name: 'Open Settings → Providers' }), 'no key to add').not.toBeInTheDocument();
+
+    await act(() => backend.invoke('chat:update', { id: 'chat-1', providerId: 'openai', model: 'gpt-4o-mini' }));
+    await user.click(within(error).getByRole('button', { name: 'Retry' }));
+    error = await screen.findByTestId('message-error');
+    await waitFor(() =>
+      expect(error).toHaveTextContent('OpenAI has no API keys, so the request went without one and could not connect: add a key in Settings → Providers.'),
+    );
+    expect(within(error).getByRole('button', { name: 'Open Settings → Providers' })).toBeInTheDocument();
   });
 
   it('keeps the text and says why when a send is refused', async () => {
