@@ -674,6 +674,8 @@ export const ru: Dictionary = {
   'localApi.exampleModel': '{api}: {model} ({provider})',
   'localApi.exampleModelKeyless': '{api}: {model} ({provider}, сервер без ключа, ответил по адресу {address})',
   'localApi.exampleModelUnreachable': '{api}: {model} ({provider}), но его сервер по адресу {address} не ответил: запустите его или добавьте ключ другому провайдеру в «Настройки → Провайдеры».',
+  'localApi.sharedIntro': 'Имя модели, которое есть у нескольких провайдеров, уходит первому из них; чтобы выбрать другого, поставьте перед ним имя провайдера:',
+  'localApi.sharedModel': '{model} уходит к {provider}; у {others} она тоже есть (запросите {example}).',
   'localApi.noModelNoKey': '{api}: пока ни один провайдер не может ответить. Добавьте ему ключ в «Настройки → Провайдеры», и примеры будут запрашивать одну из его моделей.',
   'localApi.noModelListed': '{api}: {provider} может ответить, но не предлагает ни одной модели. Добавьте модель в «Настройки → Провайдеры».',
   'localApi.snippets': 'Примеры',

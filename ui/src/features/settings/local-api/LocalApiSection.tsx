@@ -8,7 +8,7 @@ import type { ClientApi, LocalApiProblem, LocalApiStatus } from '../../../ipc/bi
 import type { MessageKey } from '../../../i18n';
 import { PortField } from './PortField';
 import { SnippetTabs } from './SnippetTabs';
-import { type ExampleRoute, exampleModel, exampleRoute, providerNamed, snippets } from './snippets';
+import { type ExampleRoute, exampleModel, exampleRoute, providerNamed, sharedModels, snippets } from './snippets';
 import { TokenDialog, type TokenDialogMode } from './TokenDialog';
 import { useKeylessReachability } from './useKeylessReachability';
 import { useLocalApi } from './useLocalApi';
@@ -104,6 +104,8 @@ export function LocalApiSection() {
       return { api, served, provider, route: exampleRoute(provider, reachable) };
     });
     const modelFor = (api: ClientApi) => chosen.find((c) => c.api === api)?.served?.model ?? t('localApi.modelPlaceholder');
+    // A bare name two providers list goes to the first: said, with how to ask for another.
+    const shared = sharedModels(status.served, providers);
     const examples = snippets({
       address,
       token: t('localApi.tokenPlaceholder'),
@@ -178,6 +180,18 @@ export function LocalApiSection() {
               ))}
             </ul>
           </div>
+          {shared.length > 0 && (
+            <div className="field__hint" data-testid="local-api-shared-models">
+              <p>{t('localApi.sharedIntro')}</p>
+              <ul>
+                {shared.map((m) => (
+                  <li key={`${m.api} ${m.model}`} data-testid="local-api-shared-model">
+                    {t('localApi.sharedModel', { model: m.model, provider: m.provider, others: m.others.join(t('list.separator')), example: `${m.others[0]}/${m.model}` })}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          )}
           <SnippetTabs items={examples} />
         </section>
       </>

@@ -240,6 +240,22 @@ describe('Settings → Local API', () => {
     expect(openai).toHaveAttribute('data-route', 'keys');
   });
 
+  it('says which provider a model name two providers list goes to, and how to ask for the other', async () => {
+    backend = createFakeBackend(undefined, {
+      providers: [
+        provider('local', 'Local', { baseUrl: 'http://127.0.0.1:11434/v1', sortOrder: 0, models: ['llama3.2'], defaultModel: 'llama3.2' }),
+        provider('gw', 'Gateway', { builtin: false, sortOrder: 1, models: ['gpt-y', 'llama3.2'], defaultModel: 'gpt-y' }),
+      ],
+    });
+    backend.add('gw', 'sk-gateway-example-1111');
+    renderSection();
+    const shared = await screen.findByTestId('local-api-shared-models');
+    expect(shared).toHaveTextContent('A model name more than one provider lists goes to the first of them');
+    expect(within(shared).getAllByTestId('local-api-shared-model').map((li) => li.textContent)).toEqual([
+      'llama3.2 goes to Local; Gateway lists it too (ask for Gateway/llama3.2).',
+    ]);
+  });
+
   it('names a keyless server that did not answer, and where, when it is the only one', async () => {
     backend = createFakeBackend(undefined, {
       providers: [provider('local', 'Local', { baseUrl: 'http://127.0.0.1:11434/v1', models: ['llama3.2'] })],

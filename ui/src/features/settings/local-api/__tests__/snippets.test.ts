@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../../../ipc/bindings';
 import { parsePort } from '../port';
 import { provider } from '../../../../test/fakeBackend';
-import { baseUrls, exampleModel, exampleRoute, shellWord, snippets } from '../snippets';
+import { baseUrls, exampleModel, exampleRoute, sharedModels, shellWord, snippets } from '../snippets';
 
 describe('local API examples', () => {
   it('give OpenAI SDKs the address plus /v1, Anthropic and Google SDKs the address itself', () => {
@@ -70,6 +70,18 @@ describe('the provider an example asks', () => {
   it('counts a provider key, or a pool, as keys even on a local address', () => {
     expect(exampleRoute({ ...local, apiKeyPreview: 'sk-…abcd' }, new Set())).toBe('keys');
     expect(exampleRoute({ ...local, keyCount: 1 }, new Set())).toBe('keys');
+  });
+});
+
+describe('model names two providers list', () => {
+  it('name the provider a bare name goes to and the others of the same dialect that can answer', () => {
+    const local = provider('local', 'Local', { local: true, answerable: true, models: ['llama3.2'] });
+    const gateway = provider('gw', 'Gateway', { answerable: true, keyCount: 1, models: ['llama3.2'] });
+    const silent = provider('off', 'Off', { answerable: false, models: ['llama3.2'] });
+    const claude = provider('an', 'Claude', { kind: 'anthropic', answerable: true, keyCount: 1, models: ['llama3.2'] });
+    const served = [{ api: 'openai', model: 'llama3.2', provider: 'Local' }] as const;
+    expect(sharedModels(served, [local, gateway, silent, claude])).toEqual([{ model: 'llama3.2', api: 'openai', provider: 'Local', others: ['Gateway'] }]);
+    expect(sharedModels(served, [local]), 'one provider: nothing to say').toEqual([]);
   });
 });
 
