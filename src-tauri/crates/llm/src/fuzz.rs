@@ -15,8 +15,13 @@ fn cases() -> u32 {
 }
 
 /// Every wire format's reader.
-fn wires() -> [&'static dyn Wire; 3] {
-    [WireFormat::OpenAiChat.wire(), WireFormat::AnthropicMessages.wire(), WireFormat::GeminiGenerate.wire()]
+fn wires() -> [&'static dyn Wire; 4] {
+    [
+        WireFormat::OpenAiChat.wire(),
+        WireFormat::AnthropicMessages.wire(),
+        WireFormat::GeminiGenerate.wire(),
+        WireFormat::OpenAiResponses.wire(),
+    ]
 }
 
 /// JSON a few levels deep whose member names are the ones the readers look for, so that the
@@ -41,6 +46,13 @@ fn provider_json() -> impl Strategy<Value = Value> {
         Just("cached_tokens"),
         Just("cache_read_input_tokens"),
         Just("message_start"),
+        Just("messages"),
+        Just("role"),
+        Just("input"),
+        Just("tools"),
+        Just("tool_calls"),
+        Just("contents"),
+        Just("parts"),
         Just("x"),
     ]
     .prop_map(str::to_owned);
@@ -86,6 +98,8 @@ proptest! {
         let text = body.to_string();
         for wire in wires() {
             let _ = wire.usage_of_reply(&body);
+            // A client's request of any shape is read or refused, never a panic.
+            let _ = wire.read_request(&body);
         }
         prop_assert!(error_message(&text).chars().count() <= 300, "one line of at most 300 characters");
         for wire in wires() {

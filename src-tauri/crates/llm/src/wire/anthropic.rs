@@ -7,8 +7,14 @@ use keypool::{Announced, Secret, Timestamp};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
-use super::{error_answer, read_head, stream_error, StreamPiece, UsageObject, Wire, WireFormat, WriteOptions};
-use crate::conversation::{arguments_value, base64_of, file_text, Conversation, Message, Part, Usage};
+use super::read::{self, name_results};
+use super::{
+    error_answer, read_head, stream_error, ClientRequest, StreamPiece, Untranslatable, UsageObject, Wire, WireFormat,
+    WriteOptions,
+};
+use crate::conversation::{
+    arguments_value, base64_of, file_text, Conversation, Message, Part, Role, ToolCall, ToolResult, Usage,
+};
 use crate::provider_clock::ClockSkew;
 use crate::rate_limit::{provider_instant, window_of};
 
@@ -49,6 +55,75 @@ pub(crate) fn content(message: &Message) -> Value {
         }
     });
     Value::Array(blocks.collect())
+}
+
+/// A content block read into a part; thinking is dropped (its signature belongs to the provider
+/// that wrote it), what has no place in the conversation is refused.
+fn part_of(block: &Value) -> Result<Option<Part>, Untranslatable> {
+    Ok(Some(match block["type"].as_str() {
+        Some("text") => Part::Text(block["text"].as_str().unwrap_or_default().to_owned()),
+        Some("image") => match block["source"]["type"].as_str() {
+            Some("base64") => Part::Image {
+                media_type: block["source"]["media_type"].as_str().unwrap_or("image/png").to_owned(),
+                data: read::base64(block["source"]["data"].as_str().unwrap_or_default())?,
+            },
+            _ => {
+                return Err(Untranslatable(
+                    "images by URL cannot be carried to another provider: send them inline".into(),
+                ))
+            }
+        },
+        Some("tool_use") => Part::ToolCall(ToolCall {
+            id: block["id"].as_str().unwrap_or_default().to_owned(),
+            name: block["name"].as_str().unwrap_or_default().to_owned(),
+            arguments: block["input"].to_string(),
+        }),
+        Some("tool_result") => Part::ToolResult(ToolResult {
+            call_id: block["tool_use_id"].as_str().unwrap_or_default().to_owned(),
+            name: String::new(),
+            content: read::text_of(&block["content"]),
+            is_error: block["is_error"].as_bool().unwrap_or(false),
+        }),
+        Some("thinking" | "redacted_thinking") => return Ok(None),
+        other => return Err(Untranslatable(format!("a content block of type {other:?} cannot be carried"))),
+    }))
+}
+
+/// A Messages body read into the conversation.
+fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
+    let mut messages = Vec::new();
+    for message in body["messages"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        let role = match message["role"].as_str() {
+            Some("assistant") => Role::Assistant,
+            _ => Role::User,
+        };
+        let parts = match &message["content"] {
+            Value::String(text) => vec![Part::Text(text.clone())],
+            Value::Array(blocks) => blocks.iter().filter_map(|b| part_of(b).transpose()).collect::<Result<_, _>>()?,
+            _ => Vec::new(),
+        };
+        messages.push(Message { role, parts });
+    }
+    let tools = body["tools"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let tools = tools
+        .iter()
+        .map(|tool| match tool["type"].as_str() {
+            None | Some("custom") => read::tool(&tool["name"], &tool["description"], &tool["input_schema"]),
+            Some(other) => Err(Untranslatable(format!("Anthropic's server tool {other} runs only at Anthropic"))),
+        })
+        .collect::<Result<_, _>>()?;
+    let system = read::text_of(&body["system"]);
+    let conversation = Conversation {
+        system: (!system.is_empty()).then_some(system),
+        messages,
+        tools,
+        sampling: read::sampling(&body["max_tokens"], &body["temperature"], &body["top_p"], &body["stop_sequences"]),
+    };
+    Ok(ClientRequest {
+        model: body["model"].as_str().unwrap_or_default().to_owned(),
+        stream: body["stream"].as_bool().unwrap_or(false),
+        conversation: name_results(conversation),
+    })
 }
 
 impl Wire for AnthropicMessages {
@@ -119,6 +194,10 @@ impl Wire for AnthropicMessages {
             body["stop_sequences"] = json!(sampling.stop);
         }
         body
+    }
+
+    fn read_request(&self, body: &Value) -> Result<ClientRequest, Untranslatable> {
+        read(body)
     }
 
     fn reply_text(&self, body: &Value) -> Option<String> {

@@ -15,8 +15,11 @@ use keypool::{Announced, Quota, Secret, Timestamp};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
-use super::{error_answer, error_message, StreamPiece, Wire, WireFormat, WriteOptions};
-use crate::conversation::{arguments_value, base64_of, file_text, Conversation, Message, Part, Role, Usage};
+use super::read::{self, name_results};
+use super::{error_answer, error_message, ClientRequest, StreamPiece, Untranslatable, Wire, WireFormat, WriteOptions};
+use crate::conversation::{
+    arguments_value, base64_of, file_text, Conversation, Message, Part, Role, ToolCall, ToolResult, Usage,
+};
 use crate::error::{Breakage, Failure, Meaning};
 use crate::provider_clock::ClockSkew;
 
@@ -106,6 +109,63 @@ fn body(conversation: &Conversation) -> Value {
         body["generationConfig"] = Value::Object(config);
     }
     body
+}
+
+/// A `generateContent` body read into the conversation (its model is in the path). A call's
+/// name stands for its id: Gemini answers a call by name.
+fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
+    let mut messages = Vec::new();
+    for content in body["contents"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        let role = if content["role"] == "model" { Role::Assistant } else { Role::User };
+        let mut parts = Vec::new();
+        for part in content["parts"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            if part["thought"] == true {
+                continue;
+            }
+            if let Some(text) = part["text"].as_str() {
+                parts.push(Part::Text(text.to_owned()));
+            } else if let Some(data) = part.get("inlineData") {
+                let media_type = data["mimeType"].as_str().unwrap_or("image/png").to_owned();
+                parts.push(Part::Image { media_type, data: read::base64(data["data"].as_str().unwrap_or_default())? });
+            } else if let Some(call) = part.get("functionCall") {
+                let name = call["name"].as_str().unwrap_or_default().to_owned();
+                parts.push(Part::ToolCall(ToolCall { id: name.clone(), name, arguments: call["args"].to_string() }));
+            } else if let Some(answer) = part.get("functionResponse") {
+                let name = answer["name"].as_str().unwrap_or_default().to_owned();
+                let response = &answer["response"];
+                let content = response["content"].as_str().map_or_else(|| response.to_string(), str::to_owned);
+                parts.push(Part::ToolResult(ToolResult { call_id: name.clone(), name, content, is_error: false }));
+            } else {
+                return Err(Untranslatable(
+                    "a Gemini part of this kind cannot be carried (files, code execution)".into(),
+                ));
+            }
+        }
+        messages.push(Message { role, parts });
+    }
+    let mut tools = Vec::new();
+    for tool in body["tools"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        let Some(declarations) = tool["functionDeclarations"].as_array() else {
+            return Err(Untranslatable("Google's own tools (search, code execution) run only at Google".into()));
+        };
+        for declared in declarations {
+            tools.push(read::tool(&declared["name"], &declared["description"], &declared["parameters"])?);
+        }
+    }
+    let system = read::text_of(&body["systemInstruction"]["parts"]);
+    let config = &body["generationConfig"];
+    let conversation = Conversation {
+        system: (!system.is_empty()).then_some(system),
+        messages,
+        tools,
+        sampling: read::sampling(
+            &config["maxOutputTokens"],
+            &config["temperature"],
+            &config["topP"],
+            &config["stopSequences"],
+        ),
+    };
+    Ok(ClientRequest { model: String::new(), stream: false, conversation: name_results(conversation) })
 }
 
 /// The text of a GenerateContentResponse: its first candidate's parts, thoughts left out.
@@ -282,6 +342,10 @@ impl Wire for GeminiGenerate {
 
     fn write_request(&self, conversation: &Conversation, _model: &str, _options: WriteOptions) -> Value {
         body(conversation)
+    }
+
+    fn read_request(&self, body: &Value) -> Result<ClientRequest, Untranslatable> {
+        read(body)
     }
 
     fn reply_text(&self, body: &Value) -> Option<String> {

@@ -62,6 +62,21 @@ pub struct WriteOptions {
     pub stream_usage: bool,
 }
 
+/// A client's request read into the one conversation: of which model, streamed or not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientRequest {
+    /// The model the body names (Gemini names it in the path: empty here).
+    pub model: String,
+    pub stream: bool,
+    pub conversation: Conversation,
+}
+
+/// Why a client's request cannot be carried into another dialect: said to the client in its own
+/// dialect as a 400, never sent on as a silently different request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Untranslatable(pub String);
+
 /// One event of a streamed answer, as a provider-neutral fact.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamPiece {
@@ -124,6 +139,11 @@ pub trait Wire: Send + Sync {
     /// The request body for `conversation` to `model`.
     fn write_request(&self, conversation: &Conversation, model: &str, options: WriteOptions) -> Value;
 
+    /// A client's request body in this format, read into the one conversation; what has no
+    /// place in it (a vendor's server-side tools, a stored response's id, an image by URL) is
+    /// refused with its reason.
+    fn read_request(&self, body: &Value) -> Result<ClientRequest, Untranslatable>;
+
     // Answers.
 
     /// The text of a whole answer.
@@ -181,6 +201,102 @@ pub trait Wire: Send + Sync {
     /// unless its format says otherwise.
     fn scope(&self, model: &str) -> String {
         model.to_owned()
+    }
+}
+
+/// Reading requests: what every format's reader shares.
+pub(crate) mod read {
+    use std::sync::Arc;
+
+    use base64::Engine;
+    use serde_json::Value;
+
+    use super::Untranslatable;
+    use crate::conversation::{Conversation, Part, Sampling, Tool};
+
+    /// Bytes from standard base64.
+    pub(crate) fn base64(data: &str) -> Result<Arc<[u8]>, Untranslatable> {
+        base64::engine::general_purpose::STANDARD
+            .decode(data.trim())
+            .map(Arc::from)
+            .map_err(|_| Untranslatable("an image's data is not base64".into()))
+    }
+
+    /// An image given as a `data:` URL; one by `http(s)` URL is refused (its bytes are not here).
+    pub(crate) fn image_url(url: &str) -> Result<Part, Untranslatable> {
+        let Some(rest) = url.strip_prefix("data:") else {
+            return Err(Untranslatable("images by URL cannot be carried to another provider: send them inline".into()));
+        };
+        let (media_type, data) =
+            rest.split_once(";base64,").ok_or_else(|| Untranslatable("an image's data URL is not base64".into()))?;
+        Ok(Part::Image { media_type: media_type.to_owned(), data: base64(data)? })
+    }
+
+    /// Text of a content that is a string, or parts with `text` members.
+    pub(crate) fn text_of(content: &Value) -> String {
+        match content {
+            Value::String(text) => text.clone(),
+            Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
+            _ => String::new(),
+        }
+    }
+
+    /// A whole number member, if it is one.
+    pub(crate) fn count(value: &Value) -> Option<u32> {
+        value.as_u64().and_then(|n| u32::try_from(n).ok())
+    }
+
+    /// Stop sequences: one string or a list.
+    pub(crate) fn stops(value: &Value) -> Vec<String> {
+        match value {
+            Value::String(stop) => vec![stop.clone()],
+            Value::Array(stops) => stops.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Sampling from its members' values.
+    pub(crate) fn sampling(max_tokens: &Value, temperature: &Value, top_p: &Value, stop: &Value) -> Sampling {
+        Sampling {
+            max_tokens: count(max_tokens),
+            temperature: temperature.as_f64(),
+            top_p: top_p.as_f64(),
+            stop: stops(stop),
+        }
+    }
+
+    /// A function tool, named: its description and its arguments' schema.
+    pub(crate) fn tool(name: &Value, description: &Value, parameters: &Value) -> Result<Tool, Untranslatable> {
+        let name = name.as_str().ok_or_else(|| Untranslatable("a tool has no name".into()))?;
+        Ok(Tool {
+            name: name.to_owned(),
+            description: description.as_str().map(str::to_owned),
+            parameters: if parameters.is_null() { serde_json::json!({ "type": "object" }) } else { parameters.clone() },
+        })
+    }
+
+    /// Tool results name their tool where the format did not say (OpenAI's and the Responses
+    /// API's answer a call by its id alone): from the call they answer.
+    pub(crate) fn name_results(mut conversation: Conversation) -> Conversation {
+        let calls: Vec<(String, String)> = conversation
+            .messages
+            .iter()
+            .flat_map(|m| m.parts.iter())
+            .filter_map(|p| match p {
+                Part::ToolCall(call) => Some((call.id.clone(), call.name.clone())),
+                _ => None,
+            })
+            .collect();
+        for part in conversation.messages.iter_mut().flat_map(|m| m.parts.iter_mut()) {
+            if let Part::ToolResult(result) = part {
+                if result.name.is_empty() {
+                    if let Some((_, name)) = calls.iter().find(|(id, _)| *id == result.call_id) {
+                        result.name = name.clone();
+                    }
+                }
+            }
+        }
+        conversation
     }
 }
 
@@ -337,7 +453,118 @@ pub(crate) fn error_answer(wire: &dyn Wire, stream: bool, name: &str, body: &Val
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::conversation::{Message, Part, Role, Sampling, Tool, ToolCall, ToolResult};
+
+    /// A conversation with everything the formats carry: a system prompt, text, an image, a tool
+    /// on offer, its call and its result, sampling. Gemini names a call by its tool: `id` is
+    /// the tool's name there.
+    fn everything(call_id: &str) -> Conversation {
+        Conversation {
+            system: Some("be brief".into()),
+            messages: vec![
+                Message {
+                    role: Role::User,
+                    parts: vec![
+                        Part::Image { media_type: "image/png".into(), data: Arc::from(&b"\x89PNG"[..]) },
+                        Part::Text("what is in a.rs?".into()),
+                    ],
+                },
+                Message {
+                    role: Role::Assistant,
+                    parts: vec![
+                        Part::Text("reading it".into()),
+                        Part::ToolCall(ToolCall {
+                            id: call_id.into(),
+                            name: "read".into(),
+                            arguments: r#"{"path":"a.rs"}"#.into(),
+                        }),
+                    ],
+                },
+                Message {
+                    role: Role::User,
+                    parts: vec![Part::ToolResult(ToolResult {
+                        call_id: call_id.into(),
+                        name: "read".into(),
+                        content: "fn main() {}".into(),
+                        is_error: false,
+                    })],
+                },
+                Message { role: Role::Assistant, parts: vec![Part::Text("an empty main".into())] },
+            ],
+            tools: vec![Tool {
+                name: "read".into(),
+                description: Some("reads a file".into()),
+                parameters: serde_json::json!({ "type": "object", "properties": { "path": { "type": "string" } } }),
+            }],
+            sampling: Sampling { max_tokens: Some(512), temperature: Some(0.5), top_p: None, stop: vec![] },
+        }
+    }
+
+    /// Each format reads back what it writes: the conversation survives the trip through its
+    /// dialect, and so it survives one dialect's reading and another's writing.
+    #[test]
+    fn every_format_reads_back_what_it_writes() {
+        let options = WriteOptions { stream: true, max_tokens: 512, stream_usage: true };
+        for format in [
+            WireFormat::OpenAiChat,
+            WireFormat::AnthropicMessages,
+            WireFormat::GeminiGenerate,
+            WireFormat::OpenAiResponses,
+        ] {
+            let id = if format == WireFormat::GeminiGenerate { "read" } else { "call_1" };
+            let sent = everything(id);
+            let body = format.wire().write_request(&sent, "m", options);
+            let read =
+                format.wire().read_request(&body).unwrap_or_else(|e| panic!("{format:?} reads its own body: {e}"));
+            assert_eq!(read.conversation, sent, "{format:?}: the conversation survives the trip: {body}");
+            if format != WireFormat::GeminiGenerate {
+                assert_eq!((read.model.as_str(), read.stream), ("m", true), "{format:?}: model and streaming");
+            }
+        }
+    }
+
+    #[test]
+    fn an_anthropic_agents_request_is_written_for_an_openai_pool() {
+        let claude_code = serde_json::json!({
+            "model": "claude-sonnet-4-6", "max_tokens": 1024, "stream": true,
+            "system": [{ "type": "text", "text": "You are Claude Code." }],
+            "tools": [{ "name": "Read", "description": "Reads a file", "input_schema": { "type": "object" } }],
+            "messages": [
+                { "role": "user", "content": "read a.rs" },
+                { "role": "assistant", "content": [
+                    { "type": "thinking", "thinking": "…", "signature": "sig" },
+                    { "type": "tool_use", "id": "toolu_1", "name": "Read", "input": { "file_path": "a.rs" } }] },
+                { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "toolu_1", "content": "fn main() {}" }] }
+            ]
+        });
+        let read = WireFormat::AnthropicMessages.wire().read_request(&claude_code).unwrap();
+        let options = WriteOptions { stream: true, max_tokens: 1024, stream_usage: true };
+        let body = WireFormat::OpenAiChat.wire().write_request(&read.conversation, "gpt-5", options);
+        assert_eq!(body["messages"][0], serde_json::json!({ "role": "system", "content": "You are Claude Code." }));
+        assert_eq!(body["messages"][2]["tool_calls"][0]["function"]["name"], "Read", "the call, its thinking dropped");
+        assert_eq!(
+            body["messages"][3],
+            serde_json::json!({ "role": "tool", "tool_call_id": "toolu_1", "content": "fn main() {}" })
+        );
+        assert_eq!(body["tools"][0]["function"]["name"], "Read");
+        assert_eq!(body["max_tokens"], 1024, "the client's bound goes with it");
+    }
+
+    #[test]
+    fn what_has_no_place_in_another_dialect_is_refused_with_its_reason() {
+        let server_tool = serde_json::json!({ "model": "c", "max_tokens": 1, "messages": [],
+            "tools": [{ "type": "web_search_20250305", "name": "web_search" }] });
+        let refused = WireFormat::AnthropicMessages.wire().read_request(&server_tool).unwrap_err();
+        assert!(refused.0.contains("web_search_20250305"), "names the tool: {refused}");
+        let stored = serde_json::json!({ "model": "g", "input": "more", "previous_response_id": "resp_1" });
+        assert!(WireFormat::OpenAiResponses.wire().read_request(&stored).is_err(), "a stored response stays at OpenAI");
+        let by_url = serde_json::json!({ "model": "g", "messages": [{ "role": "user", "content": [
+            { "type": "image_url", "image_url": { "url": "https://example.com/a.png" } }] }] });
+        assert!(WireFormat::OpenAiChat.wire().read_request(&by_url).is_err(), "an image by URL is not here to send");
+    }
 
     #[test]
     fn out_of_credit_in_either_providers_words() {

@@ -7,8 +7,12 @@ use keypool::{Announced, Secret, Timestamp};
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 use serde_json::{json, Value};
 
-use super::{error_answer, read_head, stream_error, StreamPiece, UsageObject, Wire, WireFormat, WriteOptions};
-use crate::conversation::{base64_of, file_text, Conversation, Message, Part, Role, Usage};
+use super::read::{self, name_results};
+use super::{
+    error_answer, read_head, stream_error, ClientRequest, StreamPiece, Untranslatable, UsageObject, Wire, WireFormat,
+    WriteOptions,
+};
+use crate::conversation::{base64_of, file_text, Conversation, Message, Part, Role, ToolCall, ToolResult, Usage};
 use crate::provider_clock::ClockSkew;
 use crate::rate_limit::{parse_go_duration, window_of};
 
@@ -70,6 +74,80 @@ fn turns(message: &Message, out: &mut Vec<Value>) {
     }
     let text = if said { content(message) } else { Value::Null };
     out.push(json!({ "role": role, "content": text, "tool_calls": calls }));
+}
+
+/// A message's `content` as parts: a string is one text; an array's `text` and `image_url` parts.
+fn parts_of(content: &Value) -> Result<Vec<Part>, Untranslatable> {
+    match content {
+        Value::Null => Ok(Vec::new()),
+        Value::String(text) => Ok(vec![Part::Text(text.clone())]),
+        Value::Array(parts) => parts
+            .iter()
+            .map(|part| match part["type"].as_str() {
+                Some("text") => Ok(Part::Text(part["text"].as_str().unwrap_or_default().to_owned())),
+                Some("image_url") => read::image_url(part["image_url"]["url"].as_str().unwrap_or_default()),
+                other => Err(Untranslatable(format!("a message part of type {other:?} cannot be carried"))),
+            })
+            .collect(),
+        _ => Err(Untranslatable("a message's content is neither text nor parts".into())),
+    }
+}
+
+/// A Chat Completions body read into the conversation.
+fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
+    let mut system = Vec::new();
+    let mut messages = Vec::new();
+    for message in body["messages"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        match message["role"].as_str().unwrap_or_default() {
+            "system" | "developer" => system.push(read::text_of(&message["content"])),
+            "user" => messages.push(Message { role: Role::User, parts: parts_of(&message["content"])? }),
+            "assistant" => {
+                let mut parts = parts_of(&message["content"])?;
+                for call in message["tool_calls"].as_array().map(Vec::as_slice).unwrap_or_default() {
+                    parts.push(Part::ToolCall(ToolCall {
+                        id: call["id"].as_str().unwrap_or_default().to_owned(),
+                        name: call["function"]["name"].as_str().unwrap_or_default().to_owned(),
+                        arguments: call["function"]["arguments"].as_str().unwrap_or("{}").to_owned(),
+                    }));
+                }
+                messages.push(Message { role: Role::Assistant, parts });
+            }
+            "tool" => messages.push(Message {
+                role: Role::User,
+                parts: vec![Part::ToolResult(ToolResult {
+                    call_id: message["tool_call_id"].as_str().unwrap_or_default().to_owned(),
+                    name: String::new(),
+                    content: read::text_of(&message["content"]),
+                    is_error: false,
+                })],
+            }),
+            other => return Err(Untranslatable(format!("a message of role {other:?} cannot be carried"))),
+        }
+    }
+    let tools = body["tools"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let tools = tools
+        .iter()
+        .map(|tool| match tool["type"].as_str() {
+            Some("function") => {
+                let function = &tool["function"];
+                read::tool(&function["name"], &function["description"], &function["parameters"])
+            }
+            other => Err(Untranslatable(format!("a tool of type {other:?} cannot be carried to another provider"))),
+        })
+        .collect::<Result<_, _>>()?;
+    let max =
+        if body["max_completion_tokens"].is_null() { &body["max_tokens"] } else { &body["max_completion_tokens"] };
+    let conversation = Conversation {
+        system: (!system.is_empty()).then(|| system.join("\n\n")),
+        messages,
+        tools,
+        sampling: read::sampling(max, &body["temperature"], &body["top_p"], &body["stop"]),
+    };
+    Ok(ClientRequest {
+        model: body["model"].as_str().unwrap_or_default().to_owned(),
+        stream: body["stream"].as_bool().unwrap_or(false),
+        conversation: name_results(conversation),
+    })
 }
 
 impl Wire for OpenAiChat {
@@ -135,6 +213,10 @@ impl Wire for OpenAiChat {
             body["stop"] = json!(sampling.stop);
         }
         body
+    }
+
+    fn read_request(&self, body: &Value) -> Result<ClientRequest, Untranslatable> {
+        read(body)
     }
 
     fn reply_text(&self, body: &Value) -> Option<String> {

@@ -9,8 +9,11 @@ use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
 use super::openai_chat::OpenAiChat;
-use super::{error_answer, read_head, StreamPiece, UsageObject, Wire, WireFormat, WriteOptions};
-use crate::conversation::{base64_of, file_text, Conversation, Message, Part, Role, Usage};
+use super::read::{self, name_results};
+use super::{
+    error_answer, read_head, ClientRequest, StreamPiece, Untranslatable, UsageObject, Wire, WireFormat, WriteOptions,
+};
+use crate::conversation::{base64_of, file_text, Conversation, Message, Part, Role, ToolCall, ToolResult, Usage};
 use crate::error::Failure;
 use crate::provider_clock::ClockSkew;
 
@@ -72,6 +75,96 @@ fn failure_of(error: &Value) -> Failure {
     Failure { out_of_credit: code == "insufficient_quota", ..Failure::new(status, message) }
 }
 
+/// A message item's content: a string, or `input_text`/`output_text`/`input_image` parts.
+fn parts_of(content: &Value) -> Result<Vec<Part>, Untranslatable> {
+    match content {
+        Value::String(text) => Ok(vec![Part::Text(text.clone())]),
+        Value::Array(parts) => parts
+            .iter()
+            .map(|part| match part["type"].as_str() {
+                Some("input_text" | "output_text") => {
+                    Ok(Part::Text(part["text"].as_str().unwrap_or_default().to_owned()))
+                }
+                Some("input_image") => read::image_url(part["image_url"].as_str().unwrap_or_default()),
+                other => Err(Untranslatable(format!("an input part of type {other:?} cannot be carried"))),
+            })
+            .collect(),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// A Responses body read into the conversation. A stored response (`previous_response_id`)
+/// lives at OpenAI, in one organisation: it cannot be carried.
+fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
+    if body["previous_response_id"].is_string() {
+        return Err(Untranslatable("a stored response (previous_response_id) exists only at OpenAI".into()));
+    }
+    let mut system: Vec<String> = body["instructions"].as_str().map(str::to_owned).into_iter().collect();
+    let mut messages: Vec<Message> = Vec::new();
+    let items = match &body["input"] {
+        Value::String(text) => vec![json!({ "type": "message", "role": "user", "content": text })],
+        Value::Array(items) => items.clone(),
+        _ => Vec::new(),
+    };
+    for item in &items {
+        let (role, part) = match item["type"].as_str().unwrap_or("message") {
+            "message" => {
+                match item["role"].as_str().unwrap_or("user") {
+                    "system" | "developer" => system.push(read::text_of(&item["content"])),
+                    "assistant" => messages.push(Message { role: Role::Assistant, parts: parts_of(&item["content"])? }),
+                    _ => messages.push(Message { role: Role::User, parts: parts_of(&item["content"])? }),
+                }
+                continue;
+            }
+            "function_call" => (
+                Role::Assistant,
+                Part::ToolCall(ToolCall {
+                    id: item["call_id"].as_str().unwrap_or_default().to_owned(),
+                    name: item["name"].as_str().unwrap_or_default().to_owned(),
+                    arguments: item["arguments"].as_str().unwrap_or("{}").to_owned(),
+                }),
+            ),
+            "function_call_output" => (
+                Role::User,
+                Part::ToolResult(ToolResult {
+                    call_id: item["call_id"].as_str().unwrap_or_default().to_owned(),
+                    name: String::new(),
+                    content: read::text_of(&item["output"]),
+                    is_error: false,
+                }),
+            ),
+            // Reasoning is the provider's own (encrypted for another organisation).
+            "reasoning" => continue,
+            other => return Err(Untranslatable(format!("an input item of type {other:?} cannot be carried"))),
+        };
+        // A turn's calls join its assistant message (after its text); its results one user message.
+        let results_only = |m: &Message| m.parts.iter().all(|p| matches!(p, Part::ToolResult(_)));
+        match messages.last_mut() {
+            Some(last) if last.role == role && (role == Role::Assistant || results_only(last)) => last.parts.push(part),
+            _ => messages.push(Message { role, parts: vec![part] }),
+        }
+    }
+    let tools = body["tools"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let tools = tools
+        .iter()
+        .map(|tool| match tool["type"].as_str() {
+            Some("function") => read::tool(&tool["name"], &tool["description"], &tool["parameters"]),
+            other => Err(Untranslatable(format!("OpenAI's tool {other:?} runs only at OpenAI"))),
+        })
+        .collect::<Result<_, _>>()?;
+    let conversation = Conversation {
+        system: (!system.is_empty()).then(|| system.join("\n\n")),
+        messages,
+        tools,
+        sampling: read::sampling(&body["max_output_tokens"], &body["temperature"], &body["top_p"], &Value::Null),
+    };
+    Ok(ClientRequest {
+        model: body["model"].as_str().unwrap_or_default().to_owned(),
+        stream: body["stream"].as_bool().unwrap_or(false),
+        conversation: name_results(conversation),
+    })
+}
+
 impl Wire for OpenAiResponses {
     fn format(&self) -> WireFormat {
         WireFormat::OpenAiResponses
@@ -123,6 +216,10 @@ impl Wire for OpenAiResponses {
             body["top_p"] = json!(top_p);
         }
         body
+    }
+
+    fn read_request(&self, body: &Value) -> Result<ClientRequest, Untranslatable> {
+        read(body)
     }
 
     fn reply_text(&self, body: &Value) -> Option<String> {
