@@ -150,6 +150,28 @@ pub struct Sampling {
     pub stop: Vec<String>,
 }
 
+/// A whole answer: what the model said (text and tool calls), why it stopped, what it used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    /// Text and tool calls, in order.
+    pub parts: Vec<Part>,
+    pub finish: Finish,
+    pub usage: Option<Usage>,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finish {
+    /// It was done.
+    Stop,
+    /// The bound on the answer's length.
+    Length,
+    /// It called tools and waits for their results.
+    ToolCalls,
+    /// A filter stopped it.
+    Refused,
+}
+
 impl Conversation {
     /// A chat's turns: its system turns become the system prompt; a user turn's attachments
     /// come first (files, then images, as Anthropic advises images before the question), then its

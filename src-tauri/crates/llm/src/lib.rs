@@ -36,7 +36,7 @@ pub mod wire;
 
 pub use chat::{estimate_tokens, CompletionOutcome, CompletionRequest, StopReason};
 pub use check::KeyVerdict;
-pub use conversation::{Attachment, ChatMessage, Role, Usage};
+pub use conversation::{Attachment, ChatMessage, Finish, Reply, Role, Usage};
 pub use error::{Breakage, CompletionError, Failure, Interruption, Meaning, NoKey, NoKeyReason};
 pub use forward::{passed_headers, retry_after_of, ForwardRequest, Forwarded, ForwardedBody, UpstreamPath};
 pub use http::{ProxyChoice, ProxyError};

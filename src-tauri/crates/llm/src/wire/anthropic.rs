@@ -13,7 +13,8 @@ use super::{
     WriteOptions,
 };
 use crate::conversation::{
-    arguments_value, base64_of, file_text, Conversation, Message, Part, Role, ToolCall, ToolResult, Usage,
+    arguments_value, base64_of, file_text, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult,
+    Usage,
 };
 use crate::provider_clock::ClockSkew;
 use crate::rate_limit::{provider_instant, window_of};
@@ -209,6 +210,56 @@ impl Wire for AnthropicMessages {
                 .filter_map(|block| block["text"].as_str())
                 .collect(),
         )
+    }
+
+    fn read_reply(&self, body: &Value) -> Option<Reply> {
+        let blocks = body["content"].as_array()?;
+        let parts = blocks
+            .iter()
+            .filter_map(|block| match block["type"].as_str() {
+                Some("text") => Some(Part::Text(block["text"].as_str().unwrap_or_default().to_owned())),
+                Some("tool_use") => Some(Part::ToolCall(ToolCall {
+                    id: block["id"].as_str().unwrap_or_default().to_owned(),
+                    name: block["name"].as_str().unwrap_or_default().to_owned(),
+                    arguments: block["input"].to_string(),
+                })),
+                _ => None,
+            })
+            .collect();
+        let finish = match body["stop_reason"].as_str() {
+            Some("max_tokens") => Finish::Length,
+            Some("tool_use") => Finish::ToolCalls,
+            Some("refusal") => Finish::Refused,
+            _ => Finish::Stop,
+        };
+        Some(Reply { parts, finish, usage: self.usage_of_reply(body) })
+    }
+
+    fn write_reply(&self, reply: &Reply, model: &str) -> Value {
+        let content: Vec<Value> = reply
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Text(text) => Some(json!({ "type": "text", "text": text })),
+                Part::ToolCall(call) => Some(json!({ "type": "tool_use", "id": call.id, "name": call.name,
+                    "input": arguments_value(&call.arguments) })),
+                _ => None,
+            })
+            .collect();
+        let stop = match reply.finish {
+            Finish::Stop => "end_turn",
+            Finish::Length => "max_tokens",
+            Finish::ToolCalls => "tool_use",
+            Finish::Refused => "refusal",
+        };
+        let mut body = json!({ "id": "msg_keypool", "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": stop, "stop_sequence": null });
+        if let Some(usage) = reply.usage {
+            // Anthropic counts the cache apart: the prompt is input + cache reads + cache writes.
+            body["usage"] = json!({ "input_tokens": usage.input.saturating_sub(usage.cached),
+                "cache_read_input_tokens": usage.cached, "cache_creation_input_tokens": 0, "output_tokens": usage.output });
+        }
+        body
     }
 
     fn usage_of_reply(&self, body: &Value) -> Option<Usage> {

@@ -18,7 +18,8 @@ use serde_json::{json, Value};
 use super::read::{self, name_results};
 use super::{error_answer, error_message, ClientRequest, StreamPiece, Untranslatable, Wire, WireFormat, WriteOptions};
 use crate::conversation::{
-    arguments_value, base64_of, file_text, Conversation, Message, Part, Role, ToolCall, ToolResult, Usage,
+    arguments_value, base64_of, file_text, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult,
+    Usage,
 };
 use crate::error::{Breakage, Failure, Meaning};
 use crate::provider_clock::ClockSkew;
@@ -357,6 +358,58 @@ impl Wire for GeminiGenerate {
             Some(StreamPiece::Broken(broke)) => Some(broke),
             _ => None,
         }
+    }
+
+    fn read_reply(&self, body: &Value) -> Option<Reply> {
+        let candidate = &body["candidates"][0];
+        let given = candidate["content"]["parts"].as_array()?;
+        let parts: Vec<Part> = given
+            .iter()
+            .filter(|p| p["thought"] != true)
+            .filter_map(|p| {
+                if let Some(text) = p["text"].as_str() {
+                    return Some(Part::Text(text.to_owned()));
+                }
+                let call = p.get("functionCall")?;
+                let name = call["name"].as_str().unwrap_or_default().to_owned();
+                Some(Part::ToolCall(ToolCall { id: name.clone(), name, arguments: call["args"].to_string() }))
+            })
+            .collect();
+        let calls = parts.iter().any(|p| matches!(p, Part::ToolCall(_)));
+        let finish = match candidate["finishReason"].as_str() {
+            Some("MAX_TOKENS") => Finish::Length,
+            Some(reason) if BLOCKED.contains(&reason) => Finish::Refused,
+            // Gemini says STOP after calling a function too.
+            _ if calls => Finish::ToolCalls,
+            _ => Finish::Stop,
+        };
+        Some(Reply { parts, finish, usage: usage_of(body) })
+    }
+
+    fn write_reply(&self, reply: &Reply, model: &str) -> Value {
+        let parts: Vec<Value> = reply
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Text(text) => Some(json!({ "text": text })),
+                Part::ToolCall(call) => {
+                    Some(json!({ "functionCall": { "name": call.name, "args": arguments_value(&call.arguments) } }))
+                }
+                _ => None,
+            })
+            .collect();
+        let finish = match reply.finish {
+            Finish::Stop | Finish::ToolCalls => "STOP",
+            Finish::Length => "MAX_TOKENS",
+            Finish::Refused => "SAFETY",
+        };
+        let mut body = json!({ "candidates": [{ "content": { "role": "model", "parts": parts }, "finishReason": finish,
+            "index": 0 }], "modelVersion": model });
+        if let Some(usage) = reply.usage {
+            body["usageMetadata"] = json!({ "promptTokenCount": usage.input, "cachedContentTokenCount": usage.cached,
+                "candidatesTokenCount": usage.output, "totalTokenCount": usage.input + usage.output });
+        }
+        body
     }
 
     fn usage_of_reply(&self, body: &Value) -> Option<Usage> {

@@ -14,7 +14,7 @@ use reqwest::header::HeaderMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::conversation::{Conversation, Usage};
+use crate::conversation::{Conversation, Reply, Usage};
 use crate::error::{Breakage, Failure, Meaning};
 use crate::provider_clock::ClockSkew;
 
@@ -148,6 +148,12 @@ pub trait Wire: Send + Sync {
 
     /// The text of a whole answer.
     fn reply_text(&self, body: &Value) -> Option<String>;
+
+    /// A whole answer read as text, tool calls, its finish and its usage (none: not an answer).
+    fn read_reply(&self, body: &Value) -> Option<Reply>;
+
+    /// A whole answer of `model` written in this format, for a client that speaks it.
+    fn write_reply(&self, reply: &Reply, model: &str) -> Value;
 
     /// How a whole answer ends when it is not a reply (blocked by a filter).
     fn blocked(&self, _body: &Value) -> Option<Breakage> {
@@ -500,6 +506,58 @@ mod tests {
                 parameters: serde_json::json!({ "type": "object", "properties": { "path": { "type": "string" } } }),
             }],
             sampling: Sampling { max_tokens: Some(512), temperature: Some(0.5), top_p: None, stop: vec![] },
+        }
+    }
+
+    /// Each format reads back the answers it writes: text, tool calls, the finish, the usage.
+    #[test]
+    fn every_format_reads_back_the_answers_it_writes() {
+        use crate::conversation::{Finish, Reply};
+        for format in [
+            WireFormat::OpenAiChat,
+            WireFormat::AnthropicMessages,
+            WireFormat::GeminiGenerate,
+            WireFormat::OpenAiResponses,
+        ] {
+            let id = if format == WireFormat::GeminiGenerate { "read" } else { "call_1" };
+            let replies = [
+                Reply {
+                    parts: vec![Part::Text("done".into())],
+                    finish: Finish::Stop,
+                    usage: Some(Usage { input: 120, cached: 100, output: 7 }),
+                },
+                Reply {
+                    parts: vec![
+                        Part::Text("reading".into()),
+                        Part::ToolCall(ToolCall {
+                            id: id.into(),
+                            name: "read".into(),
+                            arguments: r#"{"path":"a.rs"}"#.into(),
+                        }),
+                    ],
+                    finish: Finish::ToolCalls,
+                    usage: Some(Usage { input: 12, cached: 0, output: 9 }),
+                },
+                Reply { parts: vec![Part::Text("cut".into())], finish: Finish::Length, usage: None },
+            ];
+            for reply in replies {
+                let body = format.wire().write_reply(&reply, "m");
+                let read = format
+                    .wire()
+                    .read_reply(&body)
+                    .unwrap_or_else(|| panic!("{format:?} reads its own answer: {body}"));
+                assert_eq!(read, reply, "{format:?}: the answer survives the trip: {body}");
+                let text: String = reply
+                    .parts
+                    .iter()
+                    .filter_map(|p| if let Part::Text(t) = p { Some(t.as_str()) } else { None })
+                    .collect();
+                assert_eq!(
+                    format.wire().reply_text(&body).as_deref(),
+                    Some(text.as_str()),
+                    "{format:?}: its text as the chat reads it"
+                );
+            }
         }
     }
 

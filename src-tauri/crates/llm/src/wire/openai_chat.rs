@@ -12,7 +12,9 @@ use super::{
     error_answer, read_head, stream_error, ClientRequest, StreamPiece, Untranslatable, UsageObject, Wire, WireFormat,
     WriteOptions,
 };
-use crate::conversation::{base64_of, file_text, Conversation, Message, Part, Role, ToolCall, ToolResult, Usage};
+use crate::conversation::{
+    base64_of, file_text, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult, Usage,
+};
 use crate::provider_clock::ClockSkew;
 use crate::rate_limit::{parse_go_duration, window_of};
 
@@ -221,6 +223,63 @@ impl Wire for OpenAiChat {
 
     fn reply_text(&self, body: &Value) -> Option<String> {
         body["choices"][0]["message"]["content"].as_str().map(str::to_owned)
+    }
+
+    fn read_reply(&self, body: &Value) -> Option<Reply> {
+        let choice = &body["choices"][0];
+        let message = choice.get("message")?;
+        let mut parts: Vec<Part> = message["content"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+            .map(|t| Part::Text(t.to_owned()))
+            .into_iter()
+            .collect();
+        for call in message["tool_calls"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            parts.push(Part::ToolCall(ToolCall {
+                id: call["id"].as_str().unwrap_or_default().to_owned(),
+                name: call["function"]["name"].as_str().unwrap_or_default().to_owned(),
+                arguments: call["function"]["arguments"].as_str().unwrap_or("{}").to_owned(),
+            }));
+        }
+        let finish = match choice["finish_reason"].as_str() {
+            Some("length") => Finish::Length,
+            Some("tool_calls" | "function_call") => Finish::ToolCalls,
+            Some("content_filter") => Finish::Refused,
+            _ => Finish::Stop,
+        };
+        Some(Reply { parts, finish, usage: self.usage_of_reply(body) })
+    }
+
+    fn write_reply(&self, reply: &Reply, model: &str) -> Value {
+        let text: String =
+            reply.parts.iter().filter_map(|p| if let Part::Text(t) = p { Some(t.as_str()) } else { None }).collect();
+        let calls: Vec<Value> = reply
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::ToolCall(call) => Some(json!({ "id": call.id, "type": "function",
+                    "function": { "name": call.name, "arguments": call.arguments } })),
+                _ => None,
+            })
+            .collect();
+        let mut message =
+            json!({ "role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) } });
+        if !calls.is_empty() {
+            message["tool_calls"] = Value::Array(calls);
+        }
+        let finish = match reply.finish {
+            Finish::Stop => "stop",
+            Finish::Length => "length",
+            Finish::ToolCalls => "tool_calls",
+            Finish::Refused => "content_filter",
+        };
+        let mut body = json!({ "id": "chatcmpl-keypool", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{ "index": 0, "message": message, "finish_reason": finish }] });
+        if let Some(usage) = reply.usage {
+            body["usage"] = json!({ "prompt_tokens": usage.input, "completion_tokens": usage.output,
+                "total_tokens": usage.input + usage.output, "prompt_tokens_details": { "cached_tokens": usage.cached } });
+        }
+        body
     }
 
     fn usage_of_reply(&self, body: &Value) -> Option<Usage> {

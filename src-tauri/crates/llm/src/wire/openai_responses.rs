@@ -13,7 +13,9 @@ use super::read::{self, name_results};
 use super::{
     error_answer, read_head, ClientRequest, StreamPiece, Untranslatable, UsageObject, Wire, WireFormat, WriteOptions,
 };
-use crate::conversation::{base64_of, file_text, Conversation, Message, Part, Role, ToolCall, ToolResult, Usage};
+use crate::conversation::{
+    base64_of, file_text, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult, Usage,
+};
 use crate::error::Failure;
 use crate::provider_clock::ClockSkew;
 
@@ -231,6 +233,59 @@ impl Wire for OpenAiResponses {
             .filter(|part| part["type"] == "output_text")
             .filter_map(|part| part["text"].as_str());
         Some(texts.collect())
+    }
+
+    fn read_reply(&self, body: &Value) -> Option<Reply> {
+        let output = body["output"].as_array()?;
+        let mut parts = Vec::new();
+        for item in output {
+            match item["type"].as_str() {
+                Some("message") => {
+                    let content = item["content"].as_array().map(Vec::as_slice).unwrap_or_default();
+                    let texts =
+                        content.iter().filter(|p| p["type"] == "output_text").filter_map(|p| p["text"].as_str());
+                    parts.extend(texts.map(|t| Part::Text(t.to_owned())));
+                }
+                Some("function_call") => parts.push(Part::ToolCall(ToolCall {
+                    id: item["call_id"].as_str().unwrap_or_default().to_owned(),
+                    name: item["name"].as_str().unwrap_or_default().to_owned(),
+                    arguments: item["arguments"].as_str().unwrap_or("{}").to_owned(),
+                })),
+                _ => {}
+            }
+        }
+        let finish = match (body["status"].as_str(), body["incomplete_details"]["reason"].as_str()) {
+            (Some("incomplete"), Some("content_filter")) => Finish::Refused,
+            (Some("incomplete"), _) => Finish::Length,
+            _ if parts.iter().any(|p| matches!(p, Part::ToolCall(_))) => Finish::ToolCalls,
+            _ => Finish::Stop,
+        };
+        Some(Reply { parts, finish, usage: self.usage_of_reply(body) })
+    }
+
+    fn write_reply(&self, reply: &Reply, model: &str) -> Value {
+        let mut output = Vec::new();
+        for part in &reply.parts {
+            match part {
+                Part::Text(text) => output.push(json!({ "type": "message", "id": "msg_keypool", "status": "completed",
+                    "role": "assistant", "content": [{ "type": "output_text", "text": text, "annotations": [] }] })),
+                Part::ToolCall(call) => output.push(json!({ "type": "function_call", "id": format!("fc_{}", call.id),
+                    "call_id": call.id, "name": call.name, "arguments": call.arguments, "status": "completed" })),
+                _ => {}
+            }
+        }
+        let (status, incomplete) = match reply.finish {
+            Finish::Length => ("incomplete", json!({ "reason": "max_output_tokens" })),
+            Finish::Refused => ("incomplete", json!({ "reason": "content_filter" })),
+            Finish::Stop | Finish::ToolCalls => ("completed", Value::Null),
+        };
+        let usage = reply.usage.map(|usage| {
+            json!({ "input_tokens": usage.input, "input_tokens_details": { "cached_tokens": usage.cached },
+                "output_tokens": usage.output, "output_tokens_details": { "reasoning_tokens": 0 },
+                "total_tokens": usage.input + usage.output })
+        });
+        json!({ "id": "resp_keypool", "object": "response", "created_at": 0, "status": status, "model": model,
+            "output": output, "incomplete_details": incomplete, "usage": usage })
     }
 
     fn usage_of_reply(&self, body: &Value) -> Option<Usage> {
