@@ -12,6 +12,7 @@ use super::{
     error_answer, read_head, stream_error, ClientRequest, StreamPiece, Untranslatable, UsageObject, Wire, WireFormat,
     WriteOptions,
 };
+use super::{StreamWriter, Tally};
 use crate::conversation::{
     arguments_value, base64_of, file_text, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult,
     Usage,
@@ -125,6 +126,108 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
         stream: body["stream"].as_bool().unwrap_or(false),
         conversation: name_results(conversation),
     })
+}
+
+/// Messages stream events: `message_start`, a content block per text run and per tool call
+/// (`content_block_start`, its deltas, `content_block_stop`), then `message_delta` with the stop
+/// reason and the usage, and `message_stop`.
+struct EventWriter {
+    model: String,
+    started: bool,
+    tally: Tally,
+    /// The block open now: its index, and the provider's index of the call it is (none: text).
+    open: Option<(u32, Option<u32>)>,
+    next_block: u32,
+}
+
+impl EventWriter {
+    fn event(name: &str, data: &Value, out: &mut Vec<u8>) {
+        out.extend_from_slice(format!("event: {name}\ndata: {data}\n\n").as_bytes());
+    }
+
+    fn start(&mut self, out: &mut Vec<u8>) {
+        if !self.started {
+            self.started = true;
+            let message = json!({ "id": "msg_keypool", "type": "message", "role": "assistant", "model": self.model,
+                "content": [], "stop_reason": null, "stop_sequence": null, "usage": self.usage() });
+            Self::event("message_start", &json!({ "type": "message_start", "message": message }), out);
+        }
+    }
+
+    /// The usage so far in Anthropic's terms (the cache counted apart).
+    fn usage(&self) -> Value {
+        let usage = self.tally.usage.unwrap_or_default();
+        json!({ "input_tokens": usage.input.saturating_sub(usage.cached), "cache_read_input_tokens": usage.cached,
+            "cache_creation_input_tokens": 0, "output_tokens": usage.output })
+    }
+
+    fn close(&mut self, out: &mut Vec<u8>) {
+        if let Some((index, _)) = self.open.take() {
+            Self::event("content_block_stop", &json!({ "type": "content_block_stop", "index": index }), out);
+        }
+    }
+
+    fn open(&mut self, block: Value, call: Option<u32>, out: &mut Vec<u8>) -> u32 {
+        self.close(out);
+        let index = self.next_block;
+        self.next_block += 1;
+        self.open = Some((index, call));
+        Self::event(
+            "content_block_start",
+            &json!({ "type": "content_block_start", "index": index, "content_block": block }),
+            out,
+        );
+        index
+    }
+}
+
+impl StreamWriter for EventWriter {
+    fn piece(&mut self, piece: &StreamPiece, out: &mut Vec<u8>) {
+        if self.tally.count(piece) {
+            return;
+        }
+        match piece {
+            StreamPiece::Text(text) => {
+                self.start(out);
+                let index = match self.open {
+                    Some((index, None)) => index,
+                    _ => self.open(json!({ "type": "text", "text": "" }), None, out),
+                };
+                let delta = json!({ "type": "content_block_delta", "index": index, "delta": { "type": "text_delta", "text": text } });
+                Self::event("content_block_delta", &delta, out);
+            }
+            StreamPiece::ToolCall { index, id, name } => {
+                self.start(out);
+                self.open(json!({ "type": "tool_use", "id": id, "name": name, "input": {} }), Some(*index), out);
+            }
+            StreamPiece::ToolArguments { json, .. } => {
+                if let Some((block, Some(_))) = self.open {
+                    let delta = json!({ "type": "content_block_delta", "index": block,
+                        "delta": { "type": "input_json_delta", "partial_json": json } });
+                    Self::event("content_block_delta", &delta, out);
+                }
+            }
+            StreamPiece::Done | StreamPiece::Broken(_) => {
+                self.start(out);
+                self.close(out);
+                let stop = if self.tally.called { "tool_use" } else { "end_turn" };
+                let delta = json!({ "type": "message_delta", "delta": { "stop_reason": stop, "stop_sequence": null },
+                    "usage": self.usage() });
+                Self::event("message_delta", &delta, out);
+                Self::event("message_stop", &json!({ "type": "message_stop" }), out);
+            }
+            StreamPiece::Error(failure) => {
+                let kind = match failure.status {
+                    429 => "rate_limit_error",
+                    529 | 503 => "overloaded_error",
+                    _ => "api_error",
+                };
+                let error = json!({ "type": "error", "error": { "type": kind, "message": failure.message } });
+                Self::event("error", &error, out);
+            }
+            _ => {}
+        }
+    }
 }
 
 impl Wire for AnthropicMessages {
@@ -260,6 +363,16 @@ impl Wire for AnthropicMessages {
                 "cache_read_input_tokens": usage.cached, "cache_creation_input_tokens": 0, "output_tokens": usage.output });
         }
         body
+    }
+
+    fn stream_writer(&self, model: &str) -> Box<dyn StreamWriter> {
+        Box::new(EventWriter {
+            model: model.to_owned(),
+            started: false,
+            tally: Tally::default(),
+            open: None,
+            next_block: 0,
+        })
     }
 
     fn usage_of_reply(&self, body: &Value) -> Option<Usage> {

@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 
 use super::read::{self, name_results};
 use super::{error_answer, error_message, ClientRequest, StreamPiece, Untranslatable, Wire, WireFormat, WriteOptions};
+use super::{StreamWriter, Tally};
 use crate::conversation::{
     arguments_value, base64_of, file_text, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult,
     Usage,
@@ -311,6 +312,73 @@ pub(crate) fn models_page(page: &Value) -> Option<(Vec<String>, Option<String>)>
     Some((ids, next))
 }
 
+/// `streamGenerateContent?alt=sse` events: each a GenerateContentResponse. Text goes as it
+/// comes; a call goes whole (Gemini has no argument deltas), once its arguments are complete:
+/// when the next call starts or the answer ends.
+struct ResponseWriter {
+    model: String,
+    tally: Tally,
+    /// Calls whose arguments are still arriving: name and arguments so far.
+    pending: Vec<(u32, String, String)>,
+}
+
+impl ResponseWriter {
+    fn send(&self, parts: Vec<Value>, finish: Option<&str>, out: &mut Vec<u8>) {
+        let mut candidate = json!({ "content": { "role": "model", "parts": parts }, "index": 0 });
+        if let Some(finish) = finish {
+            candidate["finishReason"] = json!(finish);
+        }
+        let mut response = json!({ "candidates": [candidate], "modelVersion": self.model });
+        if let (Some(usage), Some(_)) = (self.tally.usage, finish) {
+            response["usageMetadata"] = json!({ "promptTokenCount": usage.input, "cachedContentTokenCount": usage.cached,
+                "candidatesTokenCount": usage.output, "totalTokenCount": usage.input + usage.output });
+        }
+        out.extend_from_slice(format!("data: {response}\r\n\r\n").as_bytes());
+    }
+
+    fn calls(&mut self) -> Vec<Value> {
+        self.pending
+            .drain(..)
+            .map(
+                |(_, name, arguments)| json!({ "functionCall": { "name": name, "args": arguments_value(&arguments) } }),
+            )
+            .collect()
+    }
+}
+
+impl StreamWriter for ResponseWriter {
+    fn piece(&mut self, piece: &StreamPiece, out: &mut Vec<u8>) {
+        if self.tally.count(piece) {
+            return;
+        }
+        match piece {
+            StreamPiece::Text(text) => self.send(vec![json!({ "text": text })], None, out),
+            StreamPiece::ToolCall { index, name, .. } => {
+                let done = self.calls();
+                if !done.is_empty() {
+                    self.send(done, None, out);
+                }
+                self.pending.push((*index, name.clone(), String::new()));
+            }
+            StreamPiece::ToolArguments { index, json } => {
+                if let Some(call) = self.pending.iter_mut().find(|(i, ..)| i == index) {
+                    call.2.push_str(json);
+                }
+            }
+            StreamPiece::Done | StreamPiece::Broken(_) => {
+                let parts = self.calls();
+                self.send(parts, Some("STOP"), out);
+            }
+            StreamPiece::Error(failure) => {
+                let error =
+                    json!({ "error": { "code": failure.status, "message": failure.message, "status": "UNAVAILABLE" } });
+                out.extend_from_slice(format!("data: {error}\r\n\r\n").as_bytes());
+            }
+            _ => {}
+        }
+    }
+}
+
 impl Wire for GeminiGenerate {
     fn format(&self) -> WireFormat {
         WireFormat::GeminiGenerate
@@ -410,6 +478,10 @@ impl Wire for GeminiGenerate {
                 "candidatesTokenCount": usage.output, "totalTokenCount": usage.input + usage.output });
         }
         body
+    }
+
+    fn stream_writer(&self, model: &str) -> Box<dyn StreamWriter> {
+        Box::new(ResponseWriter { model: model.to_owned(), tally: Tally::default(), pending: Vec::new() })
     }
 
     fn usage_of_reply(&self, body: &Value) -> Option<Usage> {

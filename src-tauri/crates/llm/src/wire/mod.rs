@@ -109,6 +109,43 @@ pub enum StreamPiece {
     Nothing,
 }
 
+/// Writes a provider's stream, piece by piece, as a stream in a client's dialect (a translated
+/// request's answer). It keeps what the dialect needs to say at the end: the calls made, the
+/// usage, which block or item is open.
+pub trait StreamWriter: Send {
+    /// The bytes a piece of the provider's stream becomes for the client (none for some).
+    fn piece(&mut self, piece: &StreamPiece, out: &mut Vec<u8>);
+}
+
+/// What every stream writer keeps: the usage so far and whether a tool was called.
+#[derive(Default)]
+pub(crate) struct Tally {
+    pub(crate) usage: Option<Usage>,
+    pub(crate) called: bool,
+}
+
+impl Tally {
+    /// Counts `piece` in; whether it was a count (nothing to write for it).
+    pub(crate) fn count(&mut self, piece: &StreamPiece) -> bool {
+        match piece {
+            StreamPiece::Usage(usage) => {
+                let output = self.usage.map_or(0, |u| u.output).max(usage.output);
+                self.usage = Some(Usage { output, ..*usage });
+                true
+            }
+            StreamPiece::OutputTokens(output) => {
+                self.usage.get_or_insert_with(Usage::default).output = *output;
+                true
+            }
+            StreamPiece::ToolCall { .. } => {
+                self.called = true;
+                false
+            }
+            _ => false,
+        }
+    }
+}
+
 /// One wire format. Implementations are unit structs; [`WireFormat::wire`] hands them out.
 pub trait Wire: Send + Sync {
     fn format(&self) -> WireFormat;
@@ -154,6 +191,9 @@ pub trait Wire: Send + Sync {
 
     /// A whole answer of `model` written in this format, for a client that speaks it.
     fn write_reply(&self, reply: &Reply, model: &str) -> Value;
+
+    /// A writer of `model`'s streamed answer in this format, for a client that speaks it.
+    fn stream_writer(&self, model: &str) -> Box<dyn StreamWriter>;
 
     /// How a whole answer ends when it is not a reply (blocked by a filter).
     fn blocked(&self, _body: &Value) -> Option<Breakage> {
@@ -506,6 +546,74 @@ mod tests {
                 parameters: serde_json::json!({ "type": "object", "properties": { "path": { "type": "string" } } }),
             }],
             sampling: Sampling { max_tokens: Some(512), temperature: Some(0.5), top_p: None, stop: vec![] },
+        }
+    }
+
+    /// Each format's stream writer writes what its own stream reader reads back: the text, a tool
+    /// call with its arguments in pieces, the usage, the end.
+    #[test]
+    fn every_format_reads_back_the_streams_it_writes() {
+        use crate::sse::Decoder;
+        let provider = [
+            StreamPiece::Usage(Usage { input: 120, cached: 100, output: 0 }),
+            StreamPiece::Text("Hel".into()),
+            StreamPiece::Text("lo".into()),
+            StreamPiece::ToolCall { index: 1, id: "read".into(), name: "read".into() },
+            StreamPiece::ToolArguments { index: 1, json: r#"{"pa"#.into() },
+            StreamPiece::ToolArguments { index: 1, json: r#"th":1}"#.into() },
+            StreamPiece::OutputTokens(9),
+            StreamPiece::Done,
+        ];
+        for format in [
+            WireFormat::OpenAiChat,
+            WireFormat::AnthropicMessages,
+            WireFormat::GeminiGenerate,
+            WireFormat::OpenAiResponses,
+        ] {
+            let mut writer = format.wire().stream_writer("m");
+            let mut bytes = Vec::new();
+            for piece in &provider {
+                writer.piece(piece, &mut bytes);
+            }
+            let mut decoder = Decoder::default();
+            decoder.push(&bytes);
+            let mut read = Vec::new();
+            while let Ok(Some(event)) = decoder.next_event() {
+                read.extend(format.wire().stream_pieces(&event.name, &event.data));
+            }
+            let text: String = read
+                .iter()
+                .filter_map(|p| if let StreamPiece::Text(t) = p { Some(t.as_str()) } else { None })
+                .collect();
+            assert_eq!(text, "Hello", "{format:?}: the text: {}", String::from_utf8_lossy(&bytes));
+            let names: Vec<&str> = read
+                .iter()
+                .filter_map(|p| if let StreamPiece::ToolCall { name, .. } = p { Some(name.as_str()) } else { None })
+                .collect();
+            assert_eq!(names, ["read"], "{format:?}: one call: {}", String::from_utf8_lossy(&bytes));
+            let arguments: String = read
+                .iter()
+                .filter_map(
+                    |p| if let StreamPiece::ToolArguments { json, .. } = p { Some(json.as_str()) } else { None },
+                )
+                .collect();
+            let arguments: Value =
+                serde_json::from_str(&arguments).unwrap_or_else(|e| panic!("{format:?}: arguments {arguments}: {e}"));
+            assert_eq!(arguments, serde_json::json!({ "path": 1 }), "{format:?}: its arguments whole");
+            let mut usage = None;
+            for piece in &read {
+                match piece {
+                    StreamPiece::Usage(u) => usage = Some(*u),
+                    StreamPiece::OutputTokens(o) => usage.get_or_insert_with(Usage::default).output = *o,
+                    _ => {}
+                }
+            }
+            assert_eq!(
+                usage,
+                Some(Usage { input: 120, cached: 100, output: 9 }),
+                "{format:?}: the usage, cached included"
+            );
+            assert_eq!(read.iter().filter(|p| **p == StreamPiece::Done).count(), 1, "{format:?}: one end, last");
         }
     }
 

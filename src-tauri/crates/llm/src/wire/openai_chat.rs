@@ -12,6 +12,7 @@ use super::{
     error_answer, read_head, stream_error, ClientRequest, StreamPiece, Untranslatable, UsageObject, Wire, WireFormat,
     WriteOptions,
 };
+use super::{StreamWriter, Tally};
 use crate::conversation::{
     base64_of, file_text, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult, Usage,
 };
@@ -152,6 +153,80 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
     })
 }
 
+/// Chat Completions chunks: text and tool calls as deltas, the finish and the usage last, then
+/// `[DONE]`. A call's index is its place among the answer's calls.
+struct ChunkWriter {
+    model: String,
+    started: bool,
+    tally: Tally,
+    /// The provider's index of each call, in the order they came.
+    calls: Vec<u32>,
+}
+
+impl ChunkWriter {
+    fn chunk(&self, choices: Value, out: &mut Vec<u8>) {
+        self.chunk_with(choices, None, out);
+    }
+
+    fn chunk_with(&self, choices: Value, usage: Option<Value>, out: &mut Vec<u8>) {
+        let mut chunk = json!({ "id": "chatcmpl-keypool", "object": "chat.completion.chunk", "created": 0,
+            "model": self.model, "choices": choices });
+        if let Some(usage) = usage {
+            chunk["usage"] = usage;
+        }
+        out.extend_from_slice(format!("data: {chunk}\n\n").as_bytes());
+    }
+
+    fn delta(&mut self, delta: Value, out: &mut Vec<u8>) {
+        if !self.started {
+            self.started = true;
+            self.chunk(
+                json!([{ "index": 0, "delta": { "role": "assistant", "content": "" }, "finish_reason": null }]),
+                out,
+            );
+        }
+        self.chunk(json!([{ "index": 0, "delta": delta, "finish_reason": null }]), out);
+    }
+}
+
+impl StreamWriter for ChunkWriter {
+    fn piece(&mut self, piece: &StreamPiece, out: &mut Vec<u8>) {
+        if self.tally.count(piece) {
+            return;
+        }
+        match piece {
+            StreamPiece::Text(text) => self.delta(json!({ "content": text }), out),
+            StreamPiece::ToolCall { index, id, name } => {
+                self.calls.push(*index);
+                let at = self.calls.len() - 1;
+                let call =
+                    json!({ "index": at, "id": id, "type": "function", "function": { "name": name, "arguments": "" } });
+                self.delta(json!({ "tool_calls": [call] }), out);
+            }
+            StreamPiece::ToolArguments { index, json } => {
+                let at = self.calls.iter().position(|i| i == index).unwrap_or(0);
+                self.delta(json!({ "tool_calls": [{ "index": at, "function": { "arguments": json } }] }), out);
+            }
+            StreamPiece::Done | StreamPiece::Broken(_) => {
+                let finish = if self.tally.called { "tool_calls" } else { "stop" };
+                self.chunk(json!([{ "index": 0, "delta": {}, "finish_reason": finish }]), out);
+                if let Some(usage) = self.tally.usage {
+                    let usage = json!({ "prompt_tokens": usage.input, "completion_tokens": usage.output,
+                        "total_tokens": usage.input + usage.output, "prompt_tokens_details": { "cached_tokens": usage.cached } });
+                    // As OpenAI sends it with `include_usage`: a last chunk with no choices.
+                    self.chunk_with(json!([]), Some(usage), out);
+                }
+                out.extend_from_slice(b"data: [DONE]\n\n");
+            }
+            StreamPiece::Error(failure) => {
+                let error = json!({ "error": { "message": failure.message, "type": "server_error", "param": null, "code": null } });
+                out.extend_from_slice(format!("data: {error}\n\n").as_bytes());
+            }
+            _ => {}
+        }
+    }
+}
+
 impl Wire for OpenAiChat {
     fn format(&self) -> WireFormat {
         WireFormat::OpenAiChat
@@ -280,6 +355,10 @@ impl Wire for OpenAiChat {
                 "total_tokens": usage.input + usage.output, "prompt_tokens_details": { "cached_tokens": usage.cached } });
         }
         body
+    }
+
+    fn stream_writer(&self, model: &str) -> Box<dyn StreamWriter> {
+        Box::new(ChunkWriter { model: model.to_owned(), started: false, tally: Tally::default(), calls: Vec::new() })
     }
 
     fn usage_of_reply(&self, body: &Value) -> Option<Usage> {

@@ -13,6 +13,7 @@ use super::read::{self, name_results};
 use super::{
     error_answer, read_head, ClientRequest, StreamPiece, Untranslatable, UsageObject, Wire, WireFormat, WriteOptions,
 };
+use super::{StreamWriter, Tally};
 use crate::conversation::{
     base64_of, file_text, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult, Usage,
 };
@@ -167,6 +168,154 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
     })
 }
 
+/// Responses API events, numbered: `response.created` and `response.in_progress`; per output
+/// item `response.output_item.added`, its deltas and its `…done` events; then
+/// `response.completed` with the whole output and the usage.
+struct ItemWriter {
+    model: String,
+    sequence: u64,
+    started: bool,
+    tally: Tally,
+    /// The finished output items.
+    output: Vec<Value>,
+    /// The item open now: a message's text so far, or a call (provider index, id, name, arguments).
+    open: Option<Open>,
+}
+
+enum Open {
+    Message(String),
+    Call { index: u32, id: String, name: String, arguments: String },
+}
+
+impl ItemWriter {
+    fn event(&mut self, mut data: Value, out: &mut Vec<u8>) {
+        data["sequence_number"] = json!(self.sequence);
+        self.sequence += 1;
+        let name = data["type"].as_str().unwrap_or_default().to_owned();
+        out.extend_from_slice(format!("event: {name}\ndata: {data}\n\n").as_bytes());
+    }
+
+    fn response(&self, status: &str) -> Value {
+        let usage = self.tally.usage.map(|usage| {
+            json!({ "input_tokens": usage.input, "input_tokens_details": { "cached_tokens": usage.cached },
+                "output_tokens": usage.output, "output_tokens_details": { "reasoning_tokens": 0 },
+                "total_tokens": usage.input + usage.output })
+        });
+        json!({ "id": "resp_keypool", "object": "response", "created_at": 0, "status": status, "model": self.model,
+            "output": self.output, "usage": usage })
+    }
+
+    fn start(&mut self, out: &mut Vec<u8>) {
+        if !self.started {
+            self.started = true;
+            let response = self.response("in_progress");
+            self.event(json!({ "type": "response.created", "response": response }), out);
+            let response = self.response("in_progress");
+            self.event(json!({ "type": "response.in_progress", "response": response }), out);
+        }
+    }
+
+    fn close(&mut self, out: &mut Vec<u8>) {
+        let at = self.output.len();
+        match self.open.take() {
+            Some(Open::Message(text)) => {
+                self.event(
+                    json!({ "type": "response.output_text.done", "item_id": "msg_keypool", "output_index": at,
+                    "content_index": 0, "text": text }),
+                    out,
+                );
+                let item = json!({ "type": "message", "id": "msg_keypool", "status": "completed", "role": "assistant",
+                    "content": [{ "type": "output_text", "text": text, "annotations": [] }] });
+                self.event(json!({ "type": "response.output_item.done", "output_index": at, "item": item }), out);
+                self.output.push(item);
+            }
+            Some(Open::Call { id, name, arguments, .. }) => {
+                self.event(
+                    json!({ "type": "response.function_call_arguments.done", "item_id": format!("fc_{id}"),
+                    "output_index": at, "arguments": arguments }),
+                    out,
+                );
+                let item = json!({ "type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": name,
+                    "arguments": arguments, "status": "completed" });
+                self.event(json!({ "type": "response.output_item.done", "output_index": at, "item": item }), out);
+                self.output.push(item);
+            }
+            None => {}
+        }
+    }
+}
+
+impl StreamWriter for ItemWriter {
+    fn piece(&mut self, piece: &StreamPiece, out: &mut Vec<u8>) {
+        if self.tally.count(piece) {
+            return;
+        }
+        let at = self.output.len();
+        match piece {
+            StreamPiece::Text(text) => {
+                self.start(out);
+                if !matches!(self.open, Some(Open::Message(_))) {
+                    self.close(out);
+                    let at = self.output.len();
+                    self.event(
+                        json!({ "type": "response.output_item.added", "output_index": at, "item": { "type": "message",
+                        "id": "msg_keypool", "status": "in_progress", "role": "assistant", "content": [] } }),
+                        out,
+                    );
+                    self.event(
+                        json!({ "type": "response.content_part.added", "item_id": "msg_keypool", "output_index": at,
+                        "content_index": 0, "part": { "type": "output_text", "text": "", "annotations": [] } }),
+                        out,
+                    );
+                    self.open = Some(Open::Message(String::new()));
+                }
+                if let Some(Open::Message(so_far)) = &mut self.open {
+                    so_far.push_str(text);
+                }
+                let at = self.output.len();
+                self.event(
+                    json!({ "type": "response.output_text.delta", "item_id": "msg_keypool", "output_index": at,
+                    "content_index": 0, "delta": text }),
+                    out,
+                );
+            }
+            StreamPiece::ToolCall { index, id, name } => {
+                self.start(out);
+                self.close(out);
+                let at = self.output.len();
+                self.event(json!({ "type": "response.output_item.added", "output_index": at, "item": { "type": "function_call",
+                    "id": format!("fc_{id}"), "call_id": id, "name": name, "arguments": "", "status": "in_progress" } }), out);
+                self.open =
+                    Some(Open::Call { index: *index, id: id.clone(), name: name.clone(), arguments: String::new() });
+            }
+            StreamPiece::ToolArguments { index, json } => {
+                if let Some(Open::Call { index: open, id, arguments, .. }) = &mut self.open {
+                    if open == index {
+                        arguments.push_str(json);
+                        let item_id = format!("fc_{id}");
+                        self.event(
+                            json!({ "type": "response.function_call_arguments.delta", "item_id": item_id,
+                            "output_index": at, "delta": json }),
+                            out,
+                        );
+                    }
+                }
+            }
+            StreamPiece::Done | StreamPiece::Broken(_) => {
+                self.start(out);
+                self.close(out);
+                let response = self.response("completed");
+                self.event(json!({ "type": "response.completed", "response": response }), out);
+            }
+            StreamPiece::Error(failure) => {
+                let code = if failure.status == 429 { "rate_limit_exceeded" } else { "server_error" };
+                self.event(json!({ "type": "error", "code": code, "message": failure.message, "param": null }), out);
+            }
+            _ => {}
+        }
+    }
+}
+
 impl Wire for OpenAiResponses {
     fn format(&self) -> WireFormat {
         WireFormat::OpenAiResponses
@@ -286,6 +435,17 @@ impl Wire for OpenAiResponses {
         });
         json!({ "id": "resp_keypool", "object": "response", "created_at": 0, "status": status, "model": model,
             "output": output, "incomplete_details": incomplete, "usage": usage })
+    }
+
+    fn stream_writer(&self, model: &str) -> Box<dyn StreamWriter> {
+        Box::new(ItemWriter {
+            model: model.to_owned(),
+            sequence: 0,
+            started: false,
+            tally: Tally::default(),
+            output: Vec::new(),
+            open: None,
+        })
     }
 
     fn usage_of_reply(&self, body: &Value) -> Option<Usage> {
