@@ -308,7 +308,7 @@ export const en = {
   'revoked.accepted': 'The provider accepts the key again.',
   'revoked.stillRefused': 'Still refused: {reason}',
   'add.weight': 'Weight',
-  'add.weightHint': '{min}–{max}, default {default}. Keys take turns in the list’s order, each for as many new chats in a row as its weight.',
+  'add.weightHint': '{min}–{max}, default {default}: a key takes that many new chats in a row, in the list’s order.',
   'add.quotaGroup': 'Quota group',
   'add.quotaGroupHint': 'Keys the provider counts together (the Gemini keys of one Google Cloud project, the OpenAI keys of one organization) share a group, e.g. the project id: one refusal rests them all. Empty: a group of its own.',
   'add.quotaGroupPlaceholder': 'e.g. my-project-123',

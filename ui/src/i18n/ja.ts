@@ -295,7 +295,7 @@ export const ja: Dictionary = {
   'revoked.accepted': 'プロバイダーは再びこのキーを受け付けています。',
   'revoked.stillRefused': 'まだ拒否されています：{reason}',
   'add.weight': '重み',
-  'add.weightHint': '{min}〜{max}、既定は {default}。キーは一覧の順に交代し、それぞれ重みと同じ数の新しいチャットを続けて受けます。',
+  'add.weightHint': '{min}〜{max}、既定は {default}。一覧の順に、その数の新しいチャットを続けて受けます。',
   'add.quotaGroup': 'クォータグループ',
   'add.quotaGroupHint': 'プロバイダーがまとめて数えるキー（同じ Google Cloud プロジェクトの Gemini キー、同じ組織の OpenAI キー）は、プロジェクト ID などで同じグループにします。1 回の拒否でグループ全体が休止します。空欄：単独のグループ。',
   'add.quotaGroupPlaceholder': '例：my-project-123',

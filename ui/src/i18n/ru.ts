@@ -295,7 +295,7 @@ export const ru: Dictionary = {
   'revoked.accepted': 'Провайдер снова принимает ключ.',
   'revoked.stillRefused': 'По-прежнему отклонён: {reason}',
   'add.weight': 'Вес',
-  'add.weightHint': 'От {min} до {max}, по умолчанию {default}. Ключи сменяются в порядке списка, каждый берёт столько новых чатов подряд, каков его вес.',
+  'add.weightHint': 'От {min} до {max}, по умолчанию {default}: столько новых чатов подряд, в порядке списка.',
   'add.quotaGroup': 'Группа квоты',
   'add.quotaGroupHint': 'Ключи, которые провайдер считает вместе (ключи Gemini одного проекта Google Cloud, ключи OpenAI одной организации), объединяют в группу, например по id проекта: один отказ ставит на паузу всю группу. Пусто — своя группа.',
   'add.quotaGroupPlaceholder': 'например, my-project-123',

@@ -292,7 +292,7 @@ export const zh: Dictionary = {
   'revoked.accepted': '提供商已重新接受此 Key。',
   'revoked.stillRefused': '仍被拒绝：{reason}',
   'add.weight': '权重',
-  'add.weightHint': '{min}–{max}，默认为 {default}。各 Key 按列表顺序轮流，每个 Key 连续接收与其权重相同数量的新对话。',
+  'add.weightHint': '{min}–{max}，默认为 {default}：按列表顺序，每个 Key 连续接收这么多新对话。',
   'add.quotaGroup': '配额组',
   'add.quotaGroupHint': '提供商合并计算的 Key（同一 Google Cloud 项目的 Gemini Key、同一组织的 OpenAI Key）可以放进同一个组，例如用项目 ID：一次拒绝会让整组一起休息。留空：自成一组。',
   'add.quotaGroupPlaceholder': '例如 my-project-123',

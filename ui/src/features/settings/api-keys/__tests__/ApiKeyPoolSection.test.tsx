@@ -61,7 +61,7 @@ describe('API Key Pool section', () => {
     expect(empty).toHaveTextContent('in a row, not interleaved');
     expect(empty).toHaveTextContent('weights 100 and 5: a run of 100 on one, then 5 on the other');
     const dialog = await openAdd(user);
-    expect(within(dialog).getByLabelText('Weight')).toHaveAccessibleDescription(/Keys take turns in the list’s order, each for as many new chats in a row as its weight/);
+    expect(within(dialog).getByLabelText('Weight')).toHaveAccessibleDescription(/a key takes that many new chats in a row, in the list’s order/);
   });
 
   it('shows the chosen provider: its settings and its own pool', async () => {
