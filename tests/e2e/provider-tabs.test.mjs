@@ -1,7 +1,7 @@
 // Many providers in a narrow window (issue 45, points 1 and 2): at 800×600, with 12 providers,
 // in every language, the window never scrolls sideways (the document, the shell, the settings
-// page), and a real pointer click at the centre of every provider tab chooses that provider (no
-// overlay scrollbar over the tabs, no tab out of reach).
+// page; then every other page), and a real pointer click at the centre of every provider tab
+// chooses that provider (no overlay scrollbar over the tabs, no tab out of reach).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { By, launchApp } from './harness.mjs';
@@ -81,6 +81,30 @@ describe('many providers in an 800×600 window', () => {
       }
       assert.deepEqual(moved, { window: 0, document: 0, content: 0 }, `${language}: nothing scrolls sideways`);
       await app.screenshot(`provider-tabs-800-${language}`);
+
+      // Nor does any other page at this width.
+      const pages = [
+        ['nav-chat', 'chat'],
+        ['nav-usage', 'usage'],
+        ['nav-settings', 'settings-general', 'general'],
+        ['nav-settings', 'settings-localApi', 'local-api'],
+        ['nav-settings', 'settings-team', 'team'],
+        ['nav-settings', 'settings-about', 'about'],
+      ];
+      const sideways = [];
+      for (const steps of pages) {
+        const name = steps.at(-1);
+        for (const testId of steps.slice(0, -1)) await click(app, testId);
+        await app.driver.sleep(300);
+        const by = await app.driver.executeScript(
+          `const page = document.scrollingElement;
+           const shell = document.querySelector('[data-testid="app-shell"]');
+           return Math.max(page.scrollWidth - page.clientWidth, shell ? shell.scrollWidth - shell.clientWidth : 0);`,
+        );
+        if (by > 0) sideways.push(`${name}: ${by}px`);
+        await app.screenshot(`page-800-${name}-${language}`);
+      }
+      assert.deepEqual(sideways, [], `${language}: no page is wider than an 800 px window`);
     });
   }
 });
