@@ -654,7 +654,7 @@ export const en = {
   'localApi.stateStopped': 'Not running',
   'localApi.actionFailed': 'That did not work: {message}',
   'localApi.port': 'Port',
-  'localApi.portHint': 'From {min} to {max} ({default} by default). Enter or leaving the field saves it; a running endpoint moves to it at once.',
+  'localApi.portHint': 'From {min} to {max} ({default} by default). Enter or leaving the field saves it; a running endpoint moves to it at once, and stops if another program holds it.',
   'localApi.portRange': 'Choose a port from {min} to {max}.',
   'localApi.portInUse': 'Port {port} is in use by another program: choose another port.',
   'localApi.bindFailed': 'Keypool could not listen on port {port}: {reason}',

@@ -640,7 +640,7 @@ export const ja: Dictionary = {
   'localApi.stateStopped': '停止中',
   'localApi.actionFailed': 'うまくいきませんでした：{message}',
   'localApi.port': 'ポート',
-  'localApi.portHint': '{min}〜{max}（既定は {default}）。Enter を押すか欄を離れると保存され、稼働中ならすぐにそのポートへ移ります。',
+  'localApi.portHint': '{min}〜{max}（既定は {default}）。Enter を押すか欄を離れると保存され、稼働中ならすぐにそのポートへ移ります。他のプログラムが使っているポートなら停止します。',
   'localApi.portRange': '{min}〜{max} のポートを選んでください。',
   'localApi.portInUse': 'ポート {port} は別のプログラムが使用中です。別のポートを選んでください。',
   'localApi.bindFailed': 'Keypool はポート {port} で待ち受けできませんでした：{reason}',

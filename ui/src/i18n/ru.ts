@@ -640,7 +640,7 @@ export const ru: Dictionary = {
   'localApi.stateStopped': 'Не запущен',
   'localApi.actionFailed': 'Не получилось: {message}',
   'localApi.port': 'Порт',
-  'localApi.portHint': 'От {min} до {max} (по умолчанию {default}). Сохраняется по Enter или при выходе из поля; работающий API сразу переходит на новый порт.',
+  'localApi.portHint': 'От {min} до {max} (по умолчанию {default}). Сохраняется по Enter или при выходе из поля; работающий API сразу переходит на новый порт, а если его занимает другая программа — останавливается.',
   'localApi.portRange': 'Выберите порт от {min} до {max}.',
   'localApi.portInUse': 'Порт {port} занят другой программой: выберите другой порт.',
   'localApi.bindFailed': 'Keypool не смог открыть порт {port}: {reason}',

@@ -637,7 +637,7 @@ export const zh: Dictionary = {
   'localApi.stateStopped': '未运行',
   'localApi.actionFailed': '操作失败：{message}',
   'localApi.port': '端口',
-  'localApi.portHint': '{min} 到 {max}（默认 {default}）。按 Enter 或离开输入框即保存；运行中的端点会立即改用该端口。',
+  'localApi.portHint': '{min} 到 {max}（默认 {default}）。按 Enter 或离开输入框即保存；运行中的端点会立即改用该端口，若该端口被其他程序占用则会停止。',
   'localApi.portRange': '请选择 {min} 到 {max} 之间的端口。',
   'localApi.portInUse': '端口 {port} 已被其他程序占用：请选择其他端口。',
   'localApi.bindFailed': 'Keypool 无法在端口 {port} 上监听：{reason}',

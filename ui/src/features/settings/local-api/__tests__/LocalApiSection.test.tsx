@@ -223,6 +223,14 @@ describe('Settings → Local API', () => {
     expect(screen.getByRole('tabpanel'), 'no model the pool would refuse (503): the placeholder').toHaveTextContent('model="<model>"');
   });
 
+  it('says, before a port is saved, that a running endpoint stops on a port another program holds', async () => {
+    renderSection();
+    await toggle();
+    // The backend stops the endpoint, then finds the new port taken: the hint must not promise
+    // that the move cannot take it down.
+    expect(portInput()).toHaveAccessibleDescription(/moves to it at once, and stops if another program holds it/);
+  });
+
   it('asks a provider with keys, not a keyless server that does not answer, and says which', async () => {
     // Local (Ollama, not running) comes first; Gateway has a working key.
     backend = createFakeBackend(undefined, {
