@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'react';
 import { Dialog } from '../../../components/Dialog';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { ImportForm } from './ImportForm';
-import { ImportProgress, ImportSummary } from './ImportProgress';
+import { ImportProgress, ImportSummary, LeftKeys } from './ImportProgress';
 import { type KeyImportApi, useKeyImport } from './useKeyImport';
 
 interface Props {
@@ -44,6 +44,7 @@ export function ImportKeysDialog({ api, onClose, returnFocus }: Props) {
         <div className="dialog__form">
           <ImportProgress progress={phase.progress} />
           {phase.kind === 'finished' && <ImportSummary phase={phase} />}
+          {phase.kind === 'finished' && keyImport.left && <LeftKeys left={keyImport.left} progress={phase.progress} onKeep={() => void keyImport.keepLeft()} />}
           <div className="dialog__actions">
             {phase.kind === 'running' ? (
               <button type="button" className="button" aria-busy={phase.cancelling || undefined} onClick={() => void keyImport.cancel()} data-testid="import-cancel">

@@ -2,7 +2,8 @@ import { useId } from 'react';
 import type { MessageKey } from '../../../i18n';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { formatNumber } from '../../../i18n/problems';
-import type { ImportPhase, Progress } from './importPhase';
+import type { KeyImportPreview } from '../../../ipc/bindings';
+import { type ImportPhase, type Progress, refusedReason } from './importPhase';
 
 const BUCKETS: { field: keyof Progress; label: MessageKey; testId: string }[] = [
   { field: 'valid', label: 'import.valid', testId: 'import-valid' },
@@ -63,5 +64,42 @@ export function ImportSummary({ phase }: { phase: Extract<ImportPhase, { kind: '
             ? t('import.failed', { message: t('error.unexpected') })
             : t('import.done', { count: progress.added })}
     </p>
+  );
+}
+
+const REASONS: Record<ReturnType<typeof refusedReason>, MessageKey> = {
+  invalid: 'import.reasonInvalid',
+  rateLimited: 'import.reasonRateLimited',
+  unreachable: 'import.reasonUnreachable',
+  mixed: 'import.reasonMixed',
+};
+
+/** How many refused keys are named; the rest are counted. */
+const SHOWN_LEFT = 50;
+
+/**
+ * The keys a finished import refused and did not keep, masked, with why, and the offer to add
+ * them switched off after all (checked again, each with its reason).
+ */
+export function LeftKeys({ left, progress, onKeep }: { left: KeyImportPreview; progress: Progress; onKeep: () => void }) {
+  const { t } = useI18n();
+  const count = left.new.length;
+  const more = count - SHOWN_LEFT;
+  return (
+    <div className="import-left" data-testid="import-left">
+      <p>{t('import.left', { count: formatNumber(t, count), reason: t(REASONS[refusedReason(progress)]) })}</p>
+      <ul className="import-left__keys">
+        {left.new.slice(0, SHOWN_LEFT).map((key) => (
+          <li key={key.index} className="input--mono" data-testid="import-left-key">
+            {key.preview}
+          </li>
+        ))}
+        {more > 0 && <li>{t('import.more', { count: formatNumber(t, more) })}</li>}
+      </ul>
+      <p className="field__hint">{t('import.keepLeftHint')}</p>
+      <button type="button" className="button" onClick={onKeep} data-testid="import-keep-left">
+        {t('import.keepLeft')}
+      </button>
+    </div>
   );
 }

@@ -35,3 +35,12 @@ export function progressed(phase: ImportPhase, progress: Progress): ImportPhase 
   if (progress.state === 'running') return phase.kind === 'running' ? { ...phase, progress } : phase;
   return { kind: 'finished', progress };
 }
+
+/** The keys validation refused: invalid, still rate-limited, or not reachable to check. */
+export const refusedCount = (progress: Progress) => progress.invalid + progress.rateLimited + progress.unreachable;
+
+/** Why the refused keys were refused, when one reason covers them all; `mixed` otherwise. */
+export function refusedReason(progress: Progress): 'invalid' | 'rateLimited' | 'unreachable' | 'mixed' {
+  const buckets = (['invalid', 'rateLimited', 'unreachable'] as const).filter((b) => progress[b] > 0);
+  return buckets.length === 1 ? buckets[0] : 'mixed';
+}

@@ -3,7 +3,7 @@ import type { MessageKey } from '../../../i18n';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText, fieldError } from '../../../i18n/problems';
 import { type KeyImportPreview, type KeyImportProgress, LIMITS } from '../../../ipc/bindings';
-import { type ImportPhase, noProgress, progressed } from './importPhase';
+import { type ImportPhase, noProgress, progressed, refusedCount } from './importPhase';
 import { IMPORT_PREFIX_MAX, parseImportForm, type ImportForm, type ImportSettings } from './schema';
 
 /** The import's commands, for one provider (the section binds them to the backend). */
@@ -34,6 +34,10 @@ export function useKeyImport(api: KeyImportApi, focusText: () => void) {
   const [preview, setPreview] = useState<KeyImportPreview | null>(null);
   const [checking, setChecking] = useState(false);
   const [phase, setPhase] = useState<ImportPhase>({ kind: 'edit' });
+  /** The settings the last import ran with. */
+  const [settingsUsed, setSettingsUsed] = useState<ImportSettings | null>(null);
+  /** The keys a finished import refused and did not keep: the text found again, less the pool. */
+  const [left, setLeft] = useState<KeyImportPreview | null>(null);
   const importId = preview?.importId ?? null;
   const fail = (field: keyof ImportErrors, message: string | undefined) => setErrors((e) => ({ ...e, [field]: message }));
 
@@ -44,6 +48,49 @@ export function useKeyImport(api: KeyImportApi, focusText: () => void) {
       if (progress.importId === importId) setPhase((current) => progressed(current, progress));
     });
   }, [api, importId]);
+
+  // An import that refused keys without keeping them: which ones, found by reading the text
+  // again (what is new to the pool now is what was not added), masked as every preview is.
+  const finishedRefusing =
+    phase.kind === 'finished' && !phase.error && phase.progress.state === 'done' && refusedCount(phase.progress) > 0 && settingsUsed?.keepRejectedDisabled === false;
+  useEffect(() => {
+    if (!finishedRefusing) return;
+    let live = true;
+    api.preview(text).then(
+      (found) => live && setLeft(found.new.length > 0 ? found : null),
+      () => live && setLeft(null),
+    );
+    return () => {
+      live = false;
+    };
+  }, [api, text, finishedRefusing]);
+
+  /** Imports the refused keys after all, switched off with their reason (checked again). */
+  async function keepLeft() {
+    if (!left || !settingsUsed) return;
+    const settings: ImportSettings = { ...settingsUsed, validate: true, keepRejectedDisabled: true };
+    await run(left, settings);
+  }
+
+  async function run(found: KeyImportPreview, settings: ImportSettings) {
+    setSettingsUsed(settings);
+    setPreview(found);
+    setLeft(null);
+    const empty = noProgress(found);
+    setPhase({ kind: 'running', progress: empty, cancelling: false });
+    try {
+      const started = await api.start(found.importId, settings);
+      setPhase((current) => progressed(current, started));
+    } catch (error) {
+      const field = (['weight', 'labelPrefix', 'quotaGroup'] as const).find((f) => fieldError(t, error, f));
+      if (field) {
+        fail(field, fieldError(t, error, field));
+        setPhase({ kind: 'edit' });
+      } else {
+        setPhase({ kind: 'finished', progress: empty, error: errorText(t, error) });
+      }
+    }
+  }
 
   function changeText(next: string) {
     setText(next);
@@ -103,20 +150,7 @@ export function useKeyImport(api: KeyImportApi, focusText: () => void) {
     if (!preview) return void findKeys();
     const settings = checked();
     if (!settings || preview.new.length === 0) return;
-    const empty = noProgress(preview);
-    setPhase({ kind: 'running', progress: empty, cancelling: false });
-    try {
-      const started = await api.start(preview.importId, settings);
-      setPhase((current) => progressed(current, started));
-    } catch (error) {
-      const field = (['weight', 'labelPrefix', 'quotaGroup'] as const).find((f) => fieldError(t, error, f));
-      if (field) {
-        fail(field, fieldError(t, error, field));
-        setPhase({ kind: 'edit' });
-      } else {
-        setPhase({ kind: 'finished', progress: empty, error: errorText(t, error) });
-      }
-    }
+    await run(preview, settings);
   }
 
   async function cancel() {
@@ -145,6 +179,9 @@ export function useKeyImport(api: KeyImportApi, focusText: () => void) {
     },
     submit,
     cancel,
+    /** The keys the finished import refused and did not keep, masked; null when none. */
+    left,
+    keepLeft,
   };
 }
 

@@ -160,6 +160,33 @@ describe('importing keys', () => {
     expect(backend.callsOf('llmConfig:startKeyImport').at(-1), 'no validation asked').toMatchObject({ validate: false });
   });
 
+  it('names the keys it refused, masked, with why, and adds them switched off when asked', async () => {
+    backend.setImportVerdict((secret) => (secret.endsWith('2') || secret.endsWith('3') ? 'invalid' : 'valid'));
+    const user = renderSection();
+    const dialog = await openImport(user);
+    await paste(user, dialog, 'sk-import-000000001\nsk-import-000000002\nsk-import-000000003');
+    await user.click(within(dialog).getByRole('button', { name: 'Import 3 keys' }));
+    const first = importId();
+    await act(async () => backend.advanceImport(first, 3));
+    await within(dialog).findByTestId('import-summary');
+
+    const left = await within(dialog).findByTestId('import-left');
+    expect(left).toHaveTextContent('2 keys were not added: the provider refused them as invalid.');
+    expect(within(left).getAllByTestId('import-left-key').map((k) => k.textContent), 'masked, as the pool shows keys').toEqual(['sk-…0002', 'sk-…0003']);
+    expect(left, 'no secret in the page').not.toHaveTextContent('sk-import-000000002');
+
+    await user.click(within(left).getByRole('button', { name: 'Add them switched off' }));
+    expect(backend.callsOf('llmConfig:startKeyImport').at(-1), 'checked again, kept off with their reason').toMatchObject({
+      validate: true,
+      keepRejectedDisabled: true,
+    });
+    const second = backend.callsOf('llmConfig:startKeyImport').at(-1)?.importId ?? '';
+    expect(second, 'a new import of the refused keys alone').not.toBe(first);
+    await act(async () => backend.advanceImport(second, 2));
+    await waitFor(() => expect(backend.keys().map((k) => k.enabled)).toEqual([true, false, false]));
+    expect(within(dialog).queryByTestId('import-left'), 'nothing is left out now').not.toBeInTheDocument();
+  });
+
   it('cancels a running import: the keys already saved stay, and the summary says how many', async () => {
     const user = renderSection();
     const dialog = await openImport(user);
