@@ -110,6 +110,10 @@ pub enum Reply {
     },
     /// These pieces, then the stream ends without saying the reply is complete.
     Unfinished { chunks: Vec<String> },
+    /// The model calls the tool `name` with `arguments` (JSON text; streamed in two pieces), in
+    /// the dialect's words (OpenAI's `tool_calls`, Anthropic's `tool_use`, Gemini's
+    /// `functionCall`).
+    ToolCall { name: String, arguments: String },
 }
 
 impl Reply {
@@ -858,6 +862,7 @@ fn streamed(shared: Arc<Shared>, dialect: Dialect, reply: Reply, include_usage: 
 
 fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
     let (text, output) = match reply {
+        Reply::ToolCall { name, arguments } => return whole_call(dialect, &name, &arguments),
         Reply::Flood { bytes } => ("x".repeat(usize::try_from(bytes).unwrap_or(usize::MAX)), 1),
         Reply::Text { chunks } | Reply::Slow { chunks, .. } => (chunks.concat(), chunks.len()),
         Reply::StreamError { error_type, message, .. } => {
@@ -894,6 +899,90 @@ fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
         }))
         .into_response(),
         Dialect::Gemini => Json(gemini::whole(&text, output)).into_response(),
+    }
+}
+
+/// A whole answer that calls a tool.
+fn whole_call(dialect: Dialect, name: &str, arguments: &str) -> Response {
+    let args: Value = serde_json::from_str(arguments).unwrap_or_else(|_| json!({}));
+    match dialect {
+        Dialect::Openai => Json(json!({ "id": "chatcmpl-fake", "object": "chat.completion",
+            "choices": [{ "index": 0, "message": { "role": "assistant", "content": null, "tool_calls": [{
+                "id": "call_fake", "type": "function", "function": { "name": name, "arguments": arguments } }] },
+                "finish_reason": "tool_calls" }],
+            "usage": openai_usage(1) }))
+        .into_response(),
+        Dialect::Anthropic => Json(json!({ "id": "msg_fake", "type": "message", "role": "assistant",
+            "content": [{ "type": "tool_use", "id": "toolu_fake", "name": name, "input": args }],
+            "stop_reason": "tool_use", "usage": anthropic_usage(1) }))
+        .into_response(),
+        Dialect::Gemini => Json(json!({ "candidates": [{ "content": { "role": "model",
+            "parts": [{ "functionCall": { "name": name, "args": args } }] }, "finishReason": "STOP" }] }))
+        .into_response(),
+    }
+}
+
+/// A streamed answer's events that call a tool, its arguments in two pieces.
+fn call_events(dialect: Dialect, name: &str, arguments: &str, include_usage: bool) -> Vec<Bytes> {
+    let half = arguments.len() / 2;
+    let half = (0..=half).rev().find(|i| arguments.is_char_boundary(*i)).unwrap_or(0);
+    let (first, second) = arguments.split_at(half);
+    match dialect {
+        Dialect::Openai => {
+            let call = |delta: Value| {
+                event(dialect, "", json!({ "choices": [{ "index": 0, "delta": { "tool_calls": [delta] } }] }))
+            };
+            let mut events = vec![
+                call(
+                    json!({ "index": 0, "id": "call_fake", "type": "function", "function": { "name": name, "arguments": "" } }),
+                ),
+                call(json!({ "index": 0, "function": { "arguments": first } })),
+                call(json!({ "index": 0, "function": { "arguments": second } })),
+                event(dialect, "", json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "tool_calls" }] })),
+            ];
+            if include_usage {
+                events.push(event(dialect, "", json!({ "choices": [], "usage": openai_usage(1) })));
+            }
+            events.push(Bytes::from_static(b"data: [DONE]\n\n"));
+            events
+        }
+        Dialect::Anthropic => {
+            let delta = |json: &str| {
+                event(
+                    dialect,
+                    "content_block_delta",
+                    json!({ "type": "content_block_delta", "index": 0,
+                "delta": { "type": "input_json_delta", "partial_json": json } }),
+                )
+            };
+            vec![
+                event(
+                    dialect,
+                    "content_block_start",
+                    json!({ "type": "content_block_start", "index": 0,
+                    "content_block": { "type": "tool_use", "id": "toolu_fake", "name": name, "input": {} } }),
+                ),
+                delta(first),
+                delta(second),
+                event(dialect, "content_block_stop", json!({ "type": "content_block_stop", "index": 0 })),
+                event(
+                    dialect,
+                    "message_delta",
+                    json!({ "type": "message_delta", "delta": { "stop_reason": "tool_use" },
+                    "usage": { "output_tokens": 1 } }),
+                ),
+                event(dialect, "message_stop", json!({ "type": "message_stop" })),
+            ]
+        }
+        Dialect::Gemini => {
+            let args: Value = serde_json::from_str(arguments).unwrap_or_else(|_| json!({}));
+            vec![event(
+                dialect,
+                "",
+                json!({ "candidates": [{ "content": { "role": "model",
+                "parts": [{ "functionCall": { "name": name, "args": args } }] }, "finishReason": "STOP" }] }),
+            )]
+        }
     }
 }
 
@@ -1082,6 +1171,13 @@ async fn play(
         Reply::Unfinished { chunks } => {
             for bytes in texts(&chunks) {
                 send(bytes).await;
+            }
+        }
+        Reply::ToolCall { name, arguments } => {
+            for bytes in call_events(dialect, &name, &arguments, include_usage) {
+                if !send(bytes).await {
+                    return;
+                }
             }
         }
         Reply::Status { .. }

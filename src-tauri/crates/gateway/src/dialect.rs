@@ -100,10 +100,39 @@ impl Problem {
     }
 }
 
+impl Problem {
+    /// What a provider's refusal with `status` is, said to a client of another dialect.
+    pub(crate) fn of_status(status: u16) -> Problem {
+        match status {
+            400 | 422 => Problem::BadRequest,
+            401 => Problem::Unauthorized,
+            403 => Problem::Forbidden,
+            404 => Problem::NotFound,
+            413 => Problem::TooLarge,
+            429 => Problem::RateLimited,
+            503 | 529 => Problem::Unavailable,
+            _ => Problem::Upstream,
+        }
+    }
+
+    pub(crate) fn status_code(self) -> u16 {
+        self.status().as_u16()
+    }
+}
+
 /// An error answer in `dialect`'s own shape, so SDKs raise their usual exception types.
 pub fn error(dialect: Dialect, problem: Problem, message: impl Into<String>, retry_after: Option<u64>) -> Response {
-    let message = message.into();
-    let body = match dialect {
+    let body = error_body(dialect, problem, message.into());
+    let mut response = (problem.status(), [("content-type", "application/json")], body.to_string()).into_response();
+    if let Some(seconds) = retry_after {
+        response.headers_mut().insert("retry-after", HeaderValue::from(seconds.max(1)));
+    }
+    response
+}
+
+/// An error body in `dialect`'s own shape.
+pub(crate) fn error_body(dialect: Dialect, problem: Problem, message: String) -> serde_json::Value {
+    match dialect {
         Dialect::Anthropic => {
             json!({ "type": "error", "error": { "type": problem.anthropic_type(), "message": message } })
         }
@@ -113,12 +142,7 @@ pub fn error(dialect: Dialect, problem: Problem, message: impl Into<String>, ret
         }
         Dialect::Gemini => json!({ "error": {
             "code": problem.status().as_u16(), "message": message, "status": problem.google_status() } }),
-    };
-    let mut response = (problem.status(), [("content-type", "application/json")], body.to_string()).into_response();
-    if let Some(seconds) = retry_after {
-        response.headers_mut().insert("retry-after", HeaderValue::from(seconds.max(1)));
     }
-    response
 }
 
 /// A model the endpoint serves, as listed.

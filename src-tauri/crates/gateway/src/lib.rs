@@ -26,6 +26,7 @@ mod endpoints;
 mod gemini;
 mod guard;
 mod peek;
+mod translate;
 
 use std::future::Future;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -584,6 +585,12 @@ async fn pass(
     upstream: Upstream,
 ) -> Response {
     let Upstream { route, path, session, body, stream } = upstream;
+    // A provider of another dialect is asked in its own; its answer comes back in the client's.
+    let (path, body, stream, translation) = match translate::request(dialect, path, &route, &body, stream) {
+        Ok(Some(translated)) => (translated.path, translated.body, translated.stream, Some(translated.translation)),
+        Ok(None) => (path, body, stream, None),
+        Err(refused) => return failed(&shared, error(dialect, Problem::BadRequest, refused.to_string(), None)),
+    };
     let source = headers
         .get("user-agent")
         .and_then(|v| v.to_str().ok())
@@ -603,6 +610,10 @@ async fn pass(
     let now = shared.completions.clock().now();
     match shared.completions.forward(request).await {
         Ok(forwarded) => {
+            let forwarded = match translation {
+                Some(translation) => translation.answer(forwarded),
+                None => forwarded,
+            };
             if forwarded.status >= 400 {
                 shared.counters.failed.fetch_add(1, Ordering::Relaxed);
             }

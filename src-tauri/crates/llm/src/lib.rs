@@ -26,7 +26,7 @@ mod rate_limit;
 mod record;
 pub mod redact;
 mod service;
-mod sse;
+pub mod sse;
 mod stream;
 pub mod team;
 mod upstream;

@@ -40,6 +40,17 @@ pub enum ConfigError {
 pub struct Config {
     #[serde(default)]
     pub providers: Vec<ProviderConfig>,
+    /// Models sent to a provider whatever it lists, first match first.
+    #[serde(default)]
+    pub routes: Vec<RouteConfig>,
+}
+
+/// `[[routes]]`: `model` (a glob) goes `to` a provider's model, written `provider/model`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteConfig {
+    pub model: Spanned<String>,
+    pub to: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -119,7 +130,38 @@ pub fn read(path: &Path) -> Result<Config, ConfigError> {
             }
         }
     }
+    for route in &config.routes {
+        let line = line_of(&text, route.model.span().start);
+        match route.to.split_once('/') {
+            Some((provider, model)) if !provider.trim().is_empty() && !model.trim().is_empty() => {}
+            _ => return Err(invalid(format!("line {line}: a route goes `to` \"provider/model\", not {:?}", route.to))),
+        }
+        if route.model.get_ref().trim().is_empty() {
+            return Err(invalid(format!("line {line}: a route needs the model it takes")));
+        }
+    }
     Ok(config)
+}
+
+/// The file's routes, their providers (checked before anything was written) in the store now.
+fn model_routes(context: &AppContext, config: &Config) -> Result<Vec<keypool_api::service::ModelRoute>, String> {
+    let providers = context.providers().and_then(|p| p.list()).map_err(|e| e.to_string())?;
+    config
+        .routes
+        .iter()
+        .map(|route| {
+            let (provider, model) = route.to.split_once('/').expect("checked when read");
+            let provider = provider.trim();
+            if !providers.iter().any(|p| p.id == provider || p.name.eq_ignore_ascii_case(provider)) {
+                return Err(format!("a route goes to {provider:?}, which is no provider here"));
+            }
+            Ok(keypool_api::service::ModelRoute {
+                model: route.model.get_ref().trim().to_owned(),
+                provider: provider.to_owned(),
+                to_model: model.trim().to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// A service error as a line: an invalid argument names its fields and why (the field errors
@@ -153,6 +195,16 @@ pub fn apply(context: &AppContext, config: &Config, path: &Path, data_dir: &Path
     let mut added: Vec<String> = Vec::new();
     let mut applied = Applied::default();
     let existing = providers.list().map_err(|e| failed(e.to_string()))?;
+    // Checked before anything is written: a route to a provider neither here nor in the file
+    // refuses the whole file.
+    for route in &config.routes {
+        let provider = route.to.split_once('/').map_or("", |(provider, _)| provider.trim());
+        let known = existing.iter().any(|p| p.id == provider || p.name.eq_ignore_ascii_case(provider))
+            || config.providers.iter().any(|p| p.name.get_ref().trim().eq_ignore_ascii_case(provider));
+        if !known {
+            return Err(failed(format!("a route goes to {provider:?}, which is no provider here")));
+        }
+    }
     for wanted in &config.providers {
         let name = wanted.name.get_ref().trim();
         let found = existing.iter().find(|p| p.name.eq_ignore_ascii_case(name));
@@ -255,5 +307,7 @@ pub fn apply(context: &AppContext, config: &Config, path: &Path, data_dir: &Path
     }
     let json = serde_json::to_vec(&added).expect("ids serialize");
     std::fs::write(&added_path, json).map_err(|e| failed(format!("{}: {e}", added_path.display())))?;
+    let routes = model_routes(context, config).map_err(failed)?;
+    context.local_api().map_err(|e| failed(e.to_string()))?.set_model_routes(routes);
     Ok(applied)
 }

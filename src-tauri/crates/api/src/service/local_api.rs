@@ -60,7 +60,14 @@ impl LocalApi {
         vault: Arc<Vault>,
         providers: Arc<Providers>,
     ) -> Self {
-        let routes = Arc::new(StoreRoutes { db: db.clone(), vault, writes, providers, snapshot: Mutex::new(None) });
+        let routes = Arc::new(StoreRoutes {
+            db: db.clone(),
+            vault,
+            writes,
+            providers,
+            snapshot: Mutex::new(None),
+            model_routes: std::sync::RwLock::new(Vec::new()),
+        });
         LocalApi {
             db,
             clock,
@@ -80,6 +87,13 @@ impl LocalApi {
     fn store(&self, key: &str, value: impl serde::Serialize) -> Result<()> {
         let json = serde_json::to_string(&value).expect("settings serialize");
         Ok(settings::set(&*self.db.lock()?, key, &json, self.clock.now().as_millis())?)
+    }
+
+    /// Sends the models `routes` name to their providers from now on, before any provider's own
+    /// list is consulted; a provider of another dialect than the client's is asked in its own,
+    /// the request and its answer translated.
+    pub fn set_model_routes(&self, routes: Vec<ModelRoute>) {
+        *self.routes.model_routes.write().unwrap_or_else(|e| e.into_inner()) = routes;
     }
 
     /// The models a client can be answered for now, dialect by dialect, each with its provider:
@@ -225,6 +239,34 @@ struct StoreRoutes {
     writes: Arc<WritePath>,
     providers: Arc<Providers>,
     snapshot: Mutex<Option<Snapshot>>,
+    /// Routes the user wrote, first match first.
+    model_routes: std::sync::RwLock<Vec<ModelRoute>>,
+}
+
+/// A model sent to a provider whatever it lists: `model` (a glob, `*` any run of characters,
+/// `?` one) goes to `provider` (its name in any case, or its id) as `to_model`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelRoute {
+    pub model: String,
+    pub provider: String,
+    pub to_model: String,
+}
+
+impl ModelRoute {
+    /// Whether the requested `model` matches this route's glob.
+    pub fn matches(&self, model: &str) -> bool {
+        glob_matches(self.model.as_bytes(), model.as_bytes())
+    }
+}
+
+/// `*` matches any run of characters, `?` one; everything else itself.
+fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
+    match pattern.split_first() {
+        None => text.is_empty(),
+        Some((b'*', rest)) => (0..=text.len()).any(|skip| glob_matches(rest, &text[skip..])),
+        Some((b'?', rest)) => !text.is_empty() && glob_matches(rest, &text[1..]),
+        Some((c, rest)) => text.first() == Some(c) && glob_matches(rest, &text[1..]),
+    }
 }
 
 /// The providers as last read, with what they were read after.
@@ -292,15 +334,20 @@ impl StoreRoutes {
 impl Routes for StoreRoutes {
     fn route(&self, dialect: Dialect, model: &str) -> std::result::Result<Route, Unrouted> {
         let served = self.served();
-        // `provider/model`, the provider by id or name; otherwise the whole name is the model
-        // (model ids may hold a `/` themselves).
+        let named =
+            |name: &str| served.iter().find(|p| p.id.eq_ignore_ascii_case(name) || p.name.eq_ignore_ascii_case(name));
+        // A route the user wrote: to its provider whatever its dialect (translated when another).
+        let routes = self.model_routes.read().unwrap_or_else(|e| e.into_inner());
+        if let Some(route) = routes.iter().find(|r| r.matches(model)) {
+            if let Some(provider) = named(&route.provider) {
+                return Ok(Route { endpoint: provider.endpoint.clone(), model: route.to_model.clone() });
+            }
+        }
+        drop(routes);
+        // `provider/model`, the provider by id or name (asked in its own dialect, translated when
+        // it is another); otherwise the whole name is the model (ids may hold a `/` themselves).
         if let Some((prefix, rest)) = model.split_once('/') {
-            let named =
-                served.iter().find(|p| p.id.eq_ignore_ascii_case(prefix) || p.name.eq_ignore_ascii_case(prefix));
-            if let Some(provider) = named {
-                if Dialect::of_wire(provider.endpoint.kind.row().wire) != dialect {
-                    return Err(Unrouted::OtherDialect { provider: provider.name.clone() });
-                }
+            if let Some(provider) = named(prefix) {
                 return Ok(Route { endpoint: provider.endpoint.clone(), model: rest.to_owned() });
             }
         }
@@ -354,5 +401,26 @@ impl Routes for StoreRoutes {
             }
         }
         listed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_routes_glob_matches_the_models_it_names() {
+        let route = |model: &str| ModelRoute { model: model.into(), provider: "p".into(), to_model: "m".into() };
+        assert!(route("claude-*").matches("claude-sonnet-4-6"));
+        assert!(route("claude-*").matches("claude-"), "a star matches nothing too");
+        assert!(!route("claude-*").matches("gpt-5"));
+        assert!(
+            route("gpt-5?").matches("gpt-5o") && !route("gpt-5?").matches("gpt-5"),
+            "a question mark is one character"
+        );
+        assert!(route("*").matches("anything/at-all"));
+        assert!(
+            route("gemini-2.5-pro").matches("gemini-2.5-pro") && !route("gemini-2.5-pro").matches("gemini-2.5-pro-x")
+        );
     }
 }

@@ -39,7 +39,7 @@ pub use events::{EventSink, NoEvents};
 pub(crate) use keys::StoreLoader;
 pub use keys::{ApiKey, KeyPatch, Keys, NewKey, PoolStatus};
 pub use ledger::Ledger;
-pub use local_api::{LocalApi, LocalApiStatus, DEFAULT_PORT};
+pub use local_api::{LocalApi, LocalApiStatus, ModelRoute, DEFAULT_PORT};
 pub use preferences::{Language, Page, Preferences, Theme, UiPreferences, PREFERENCES_FILE_NAME};
 pub use problem::{FieldError, Rule};
 pub use providers::{is_local, is_local_url, ModelList, NewProvider, Provider, ProviderPatch, Providers};

@@ -9,4 +9,5 @@ mod openrouter;
 mod responses;
 mod serving;
 mod support;
+mod translate;
 mod upstream;

@@ -53,6 +53,11 @@ impl OneProvider {
 
 impl Routes for OneProvider {
     fn route(&self, dialect: Dialect, model: &str) -> Result<Route, Unrouted> {
+        // `fake/model` names the provider: asked in its own dialect whatever the client's, as the
+        // app's routes do.
+        if let Some(model) = model.strip_prefix("fake/") {
+            return Ok(Route { endpoint: self.endpoint.clone(), model: model.to_owned() });
+        }
         let served = self.models.as_ref().is_none_or(|models| models.iter().any(|m| m == model));
         match (served, dialect == self.dialect()) {
             (true, true) => Ok(Route { endpoint: self.endpoint.clone(), model: model.to_owned() }),

@@ -478,7 +478,7 @@ pub(crate) fn names_invalid_key(body: &str) -> bool {
 }
 
 /// The provider's own words from an error body, if it has any; never more than a line.
-pub(crate) fn error_message(body: &str) -> String {
+pub fn error_message(body: &str) -> String {
     let message = serde_json::from_str::<Value>(body)
         .ok()
         .and_then(|v| v["error"]["message"].as_str().or_else(|| v["message"].as_str()).map(str::to_owned))

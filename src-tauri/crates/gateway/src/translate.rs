@@ -1,0 +1,160 @@
+//! A request routed to a provider of another dialect (a route such as `claude-* →
+//! openai/gpt-5`): read into the one conversation in the client's dialect, written in the
+//! provider's, forwarded through the pool like any other request, and its answer (whole,
+//! streamed, or a refusal) written back in the client's dialect.
+
+use axum::http::header::{HeaderName, HeaderValue, CONTENT_TYPE};
+use bytes::Bytes;
+use futures_util::stream::StreamExt;
+use keypool_llm::sse::Decoder;
+use keypool_llm::wire::{error_message, Untranslatable, Wire, WireFormat, WriteOptions};
+use keypool_llm::{Forwarded, ForwardedBody, UpstreamPath};
+use serde_json::Value;
+
+use crate::dialect::{error_body, Problem};
+use crate::{Dialect, Route};
+
+/// The bound a translated request asks for when the client set none (Anthropic requires one).
+const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// How a translated request's answer goes back: the two dialects, and the model the client
+/// asked for.
+pub(crate) struct Translation {
+    client_dialect: Dialect,
+    client: &'static dyn Wire,
+    provider: &'static dyn Wire,
+    model: String,
+}
+
+/// A request written for its provider: the path, the body, whether it streams.
+pub(crate) struct Translated {
+    pub path: UpstreamPath,
+    pub body: Bytes,
+    pub stream: bool,
+    pub translation: Translation,
+}
+
+/// The request for `route`'s provider, when it speaks another dialect than the client
+/// (`path`'s); `Ok(None)` when it speaks the client's.
+pub(crate) fn request(
+    dialect: Dialect,
+    path: UpstreamPath,
+    route: &Route,
+    body: &[u8],
+    stream: bool,
+) -> Result<Option<Translated>, Untranslatable> {
+    let provider_format = route.endpoint.kind.row().wire;
+    // The provider speaks the client's dialect (an OpenAI-compatible one its Responses API too):
+    // the request goes as it came.
+    if Dialect::of_wire(provider_format) == dialect {
+        return Ok(None);
+    }
+    if !matches!(
+        path,
+        UpstreamPath::ChatCompletions
+            | UpstreamPath::Responses
+            | UpstreamPath::Messages
+            | UpstreamPath::GenerateContent
+            | UpstreamPath::StreamGenerateContent { sse: true }
+    ) {
+        return Err(Untranslatable(format!(
+            "this request cannot go to {}, which speaks another API: only conversations are translated",
+            route.endpoint.name
+        )));
+    }
+    let client = path.wire().wire();
+    let value: Value = serde_json::from_slice(body).map_err(|_| Untranslatable("the body is not JSON".into()))?;
+    let read = client.read_request(&value)?;
+    let stream = if path.wire() == WireFormat::GeminiGenerate { stream } else { read.stream };
+    let provider = provider_format.wire();
+    let max_tokens = read.conversation.sampling.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    let options = WriteOptions { stream, max_tokens, stream_usage: true };
+    let written = provider.write_request(&read.conversation, &route.model, options);
+    let path = match provider_format {
+        WireFormat::OpenAiChat => UpstreamPath::ChatCompletions,
+        WireFormat::OpenAiResponses => UpstreamPath::Responses,
+        WireFormat::AnthropicMessages => UpstreamPath::Messages,
+        WireFormat::GeminiGenerate if stream => UpstreamPath::StreamGenerateContent { sse: true },
+        WireFormat::GeminiGenerate => UpstreamPath::GenerateContent,
+    };
+    let model = if read.model.is_empty() { route.model.clone() } else { read.model };
+    Ok(Some(Translated {
+        path,
+        body: Bytes::from(written.to_string()),
+        stream,
+        translation: Translation { client_dialect: dialect, client, provider, model },
+    }))
+}
+
+impl Translation {
+    /// The provider's answer in the client's dialect: a refusal as the client's error, a whole
+    /// answer as the client's, a stream event by event.
+    pub(crate) fn answer(self, forwarded: Forwarded) -> Forwarded {
+        let Forwarded { status, headers, body, attempts } = forwarded;
+        let passed = |content_type: &'static str| {
+            let mut kept: Vec<(HeaderName, HeaderValue)> =
+                headers.iter().filter(|(name, _)| *name != CONTENT_TYPE).cloned().collect();
+            kept.push((CONTENT_TYPE, HeaderValue::from_static(content_type)));
+            kept
+        };
+        match body {
+            ForwardedBody::Whole(bytes) if status >= 400 => {
+                let problem = Problem::of_status(status);
+                let message = error_message(&String::from_utf8_lossy(&bytes));
+                let body = error_body(self.client_dialect, problem, message).to_string();
+                Forwarded {
+                    status: problem.status_code(),
+                    headers: passed("application/json"),
+                    body: ForwardedBody::Whole(Bytes::from(body)),
+                    attempts,
+                }
+            }
+            ForwardedBody::Whole(bytes) => {
+                let reply =
+                    serde_json::from_slice::<Value>(&bytes).ok().and_then(|value| self.provider.read_reply(&value));
+                let body = match reply {
+                    Some(reply) => self.client.write_reply(&reply, &self.model).to_string(),
+                    None => {
+                        let message = "the provider's answer could not be read".to_owned();
+                        let body = error_body(self.client_dialect, Problem::Upstream, message).to_string();
+                        let status = Problem::Upstream.status_code();
+                        return Forwarded {
+                            status,
+                            headers: passed("application/json"),
+                            body: ForwardedBody::Whole(Bytes::from(body)),
+                            attempts,
+                        };
+                    }
+                };
+                Forwarded {
+                    status,
+                    headers: passed("application/json"),
+                    body: ForwardedBody::Whole(Bytes::from(body)),
+                    attempts,
+                }
+            }
+            ForwardedBody::Stream(upstream) => {
+                let mut writer = self.client.stream_writer(&self.model);
+                let provider = self.provider;
+                let mut events = Decoder::default();
+                let translated = upstream.map(move |chunk| {
+                    let chunk = chunk?;
+                    events.push(&chunk);
+                    let mut out = Vec::new();
+                    while let Ok(Some(event)) = events.next_event() {
+                        for piece in provider.stream_pieces(&event.name, &event.data) {
+                            writer.piece(&piece, &mut out);
+                        }
+                    }
+                    Ok(Bytes::from(out))
+                });
+                Forwarded {
+                    status,
+                    headers: passed("text/event-stream"),
+                    body: ForwardedBody::Stream(translated.boxed()),
+                    attempts,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! A client routed to a provider of another dialect: its request read and written again, the
+//! answer (whole, streamed, with tool calls, or a refusal) back in the client's dialect, through
+//! the pool as any request (the ledger counts the provider's usage).
+
+use keypool_fake_provider::Reply;
+use keypool_llm::{ProviderKind, Usage};
+
+use crate::support::*;
+
+fn claude_body(stream: bool) -> String {
+    json!({ "model": "fake/gpt-5", "max_tokens": 256, "stream": stream,
+        "system": [{ "type": "text", "text": "You are Claude Code." }],
+        "tools": [{ "name": "Read", "description": "Reads a file", "input_schema": { "type": "object" } }],
+        "messages": [{ "role": "user", "content": "read a.rs" }] })
+    .to_string()
+}
+
+async fn post(api: &LocalApi, path: &str, body: &str) -> (u16, String) {
+    let auth = format!("Bearer {TOKEN}");
+    let (status, text, _) =
+        api.post_raw(path, body, &[("authorization", auth.as_str()), ("anthropic-version", "2023-06-01")]).await;
+    (status, text)
+}
+
+/// The SSE events of a stream: (name, data as JSON).
+fn events(text: &str) -> Vec<(String, serde_json::Value)> {
+    text.split("\n\n")
+        .filter_map(|event| {
+            let name = event.lines().find_map(|l| l.strip_prefix("event: ")).unwrap_or_default().to_owned();
+            let data = event.lines().find_map(|l| l.strip_prefix("data: "))?;
+            Some((name, serde_json::from_str(data).ok()?))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_anthropic_client_is_answered_by_an_openai_pool_whole_and_streamed() {
+    let api = LocalApi::of_kind(ProviderKind::Openai, None, &["a"]).await;
+    let (status, text) = post(&api, "/v1/messages", &claude_body(false)).await;
+    assert_eq!(status, 200, "answered: {text}");
+    let message: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(message["type"], "message", "an Anthropic Message: {text}");
+    assert_eq!(message["content"][0]["text"], "Hello from the fake provider.");
+    assert_eq!(message["usage"]["cache_read_input_tokens"], 5, "the cached tokens in Anthropic's terms: {text}");
+    let seen = api.fake.seen();
+    assert_eq!(seen[0].path, "/v1/chat/completions", "asked in OpenAI's dialect");
+    assert_eq!(seen[0].system.as_deref(), Some("You are Claude Code."), "its system prompt carried");
+    assert_eq!(seen[0].model, "gpt-5", "the route's model");
+
+    let (status, text) = post(&api, "/v1/messages", &claude_body(true)).await;
+    assert_eq!(status, 200);
+    let events = events(&text);
+    let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names.first(), Some(&"message_start"), "Anthropic's events: {names:?}");
+    assert_eq!(names.last(), Some(&"message_stop"));
+    let said: String = events.iter().filter_map(|(_, data)| data["delta"]["text"].as_str()).collect();
+    assert_eq!(said, "Hello from the fake provider.", "the text, piece by piece");
+    let usages: Vec<Option<Usage>> = api.attempts().iter().map(|a| a.usage).collect();
+    assert!(usages.iter().all(|u| u.is_some_and(|u| u.cached == 5)), "the ledger has the provider's usage: {usages:?}");
+}
+
+#[tokio::test]
+async fn a_tool_call_streamed_by_an_openai_pool_reaches_an_anthropic_client_whole() {
+    let api = LocalApi::of_kind(ProviderKind::Openai, None, &["a"]).await;
+    let call = Reply::ToolCall { name: "Read".into(), arguments: r#"{"file_path":"a.rs"}"#.into() };
+    api.fake.script("key-a", [call.clone(), call]);
+    let (status, text) = post(&api, "/v1/messages", &claude_body(true)).await;
+    assert_eq!(status, 200, "{text}");
+    let events = events(&text);
+    let start =
+        events.iter().find(|(name, data)| name == "content_block_start" && data["content_block"]["type"] == "tool_use");
+    let start = start.unwrap_or_else(|| panic!("a tool_use block: {text}"));
+    assert_eq!(start.1["content_block"]["name"], "Read");
+    let arguments: String = events.iter().filter_map(|(_, data)| data["delta"]["partial_json"].as_str()).collect();
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&arguments).unwrap(), json!({ "file_path": "a.rs" }));
+    let stop = events.iter().find_map(|(_, data)| data["delta"]["stop_reason"].as_str());
+    assert_eq!(stop, Some("tool_use"), "Claude Code runs the tool on tool_use");
+    let seen = api.fake.seen();
+    let tools: serde_json::Value = serde_json::from_str(&seen[0].body).unwrap();
+    assert_eq!(tools["tools"][0]["function"]["name"], "Read", "the tool offered in OpenAI's shape");
+
+    let (status, text) = post(&api, "/v1/messages", &claude_body(false)).await;
+    assert_eq!(status, 200);
+    let message: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(message["content"][0]["type"], "tool_use", "whole too: {text}");
+    assert_eq!(message["stop_reason"], "tool_use");
+}
+
+#[tokio::test]
+async fn a_codex_client_is_answered_by_an_anthropic_pool() {
+    let api = LocalApi::of_kind(ProviderKind::Anthropic, None, &["a"]).await;
+    let body = json!({ "model": "fake/claude-sonnet-4-6", "instructions": "You are Codex.", "stream": true,
+        "input": [{ "type": "message", "role": "user", "content": [{ "type": "input_text", "text": "hi" }] }] });
+    let (status, text) = post(&api, "/v1/responses", &body.to_string()).await;
+    assert_eq!(status, 200, "{text}");
+    let events = events(&text);
+    let said: String = events
+        .iter()
+        .filter(|(n, _)| n == "response.output_text.delta")
+        .filter_map(|(_, d)| d["delta"].as_str())
+        .collect();
+    assert_eq!(said, "Hello from the fake provider.");
+    let completed = events.iter().find(|(n, _)| n == "response.completed").expect("Codex waits for response.completed");
+    assert_eq!(completed.1["response"]["usage"]["input_tokens_details"]["cached_tokens"], 5);
+    let seen = api.fake.seen();
+    assert_eq!(seen[0].path, "/v1/messages", "asked in Anthropic's dialect");
+    assert_eq!(seen[0].system.as_deref(), Some("You are Codex."));
+}
+
+#[tokio::test]
+async fn a_providers_refusal_reaches_the_client_in_its_own_dialect() {
+    let api = LocalApi::of_kind(ProviderKind::Openai, None, &["a"]).await;
+    api.fake.script("key-a", [Reply::Status { status: 400, headers: vec![], message: "model not supported".into() }]);
+    let (status, text) = post(&api, "/v1/messages", &claude_body(false)).await;
+    assert_eq!(status, 400);
+    let error: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(error["type"], "error", "Anthropic's error shape: {text}");
+    assert_eq!(error["error"]["type"], "invalid_request_error");
+    assert!(error["error"]["message"].as_str().unwrap().contains("model not supported"), "in the provider's words");
+    let server_tool = json!({ "model": "fake/gpt-5", "max_tokens": 1, "messages": [{ "role": "user", "content": "hi" }],
+        "tools": [{ "type": "web_search_20250305", "name": "web_search" }] });
+    let (status, text) = post(&api, "/v1/messages", &server_tool.to_string()).await;
+    assert_eq!(status, 400, "refused, not sent without its tool: {text}");
+    assert!(text.contains("web_search_20250305"), "names what cannot go: {text}");
+}
