@@ -21,6 +21,7 @@
 //! the local token, none may come from a web page, and every one must name this machine (or an
 //! allowed host) in `Host`; a body is at most [`MAX_BODY`].
 
+mod connections;
 mod dialect;
 mod endpoints;
 mod gemini;
@@ -39,7 +40,6 @@ use axum::extract::{Request, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use axum::Router;
 use futures_util::StreamExt;
 use keypool::{Clock, SessionId};
@@ -49,6 +49,7 @@ use keypool_llm::{
 };
 use shutdown::Shutdown;
 
+pub use connections::{Bounds, ConnectionTimer, ManualTimer, BODY_DEADLINE, HEADER_READ};
 pub use dialect::{Dialect, ListedModel};
 pub use endpoints::{Endpoint, Serves, ENDPOINTS};
 pub use guard::{token_hash, Denied, FAILURE_WINDOW, LOCKOUT, MAX_FAILURES};
@@ -146,6 +147,8 @@ pub struct Serving {
     /// Logs one line per request at info level: method, path (never the query, which may hold a
     /// Gemini client's token), status and time.
     pub log_requests: bool,
+    /// The bounds on connections: how many, and how long a request may take to arrive.
+    pub bounds: Bounds,
 }
 
 /// What a worker's handlers use: its own upstream connections ([`Shared::for_worker`]), and
@@ -269,16 +272,19 @@ impl Gateway {
         // Out of the starting runtime, to be registered again with each worker's.
         let listeners = listeners.into_iter().map(|l| l.into_std()).collect::<std::io::Result<Vec<_>>>()?;
         let shutdown = Shutdown::default();
+        // One bound on connections for every worker: the process's file descriptors are one.
+        let slots = connections::Slots::new(serving.bounds.max_connections);
         let mut served = Vec::new();
         for worker in 0..workers() {
             let listeners = listeners.iter().map(|l| l.try_clone()).collect::<std::io::Result<Vec<_>>>()?;
             let app = router(Arc::new(shared.for_worker()), &serving);
             let stopped: Vec<_> = listeners.iter().map(|_| shutdown.subscribe()).collect();
             let (done, ended) = tokio::sync::oneshot::channel::<()>();
+            let (bounds, slots) = (serving.bounds.clone(), slots.clone());
             let thread = std::thread::Builder::new().name(format!("keypool-api-{worker}")).spawn(move || {
                 let _done = done;
                 match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                    Ok(runtime) => runtime.block_on(serve_on(listeners, app, stopped)),
+                    Ok(runtime) => runtime.block_on(serve_on(listeners, app, stopped, bounds, slots)),
                     Err(error) => tracing::error!(%error, "a local API worker could not start its runtime"),
                 }
             });
@@ -363,28 +369,23 @@ fn router(shared: Arc<Shared>, serving: &Serving) -> Router {
     }
 }
 
-/// One worker: serves every listener on this thread's runtime until its stop signal, then until
-/// its connections have ended.
+/// One worker: serves every listener on this thread's runtime under `bounds` until its stop
+/// signal, then until its connections have ended.
 async fn serve_on(
     listeners: Vec<std::net::TcpListener>,
     app: Router,
     stopped: Vec<impl Future<Output = ()> + Send + 'static>,
+    bounds: Bounds,
+    slots: Arc<connections::Slots>,
 ) {
     let serving = listeners.into_iter().zip(stopped).map(|(listener, stopped)| {
-        let app = app.clone();
+        let (app, bounds, slots) = (app.clone(), bounds.clone(), slots.clone());
         async move {
             let listener = match tokio::net::TcpListener::from_std(listener) {
                 Ok(listener) => listener,
                 Err(error) => return tracing::error!(%error, "a local API worker could not listen"),
             };
-            // Streams are many small writes: without TCP_NODELAY, Nagle's algorithm and the
-            // client's delayed ACKs hold each event back ~40 ms.
-            let listener = listener.tap_io(|stream| {
-                let _ = stream.set_nodelay(true);
-            });
-            if let Err(error) = axum::serve(listener, app).with_graceful_shutdown(stopped).await {
-                tracing::error!(%error, "the local API stopped serving");
-            }
+            connections::serve(listener, app, bounds, slots, futures_util::FutureExt::shared(Box::pin(stopped))).await;
         }
     });
     futures_util::future::join_all(serving).await;

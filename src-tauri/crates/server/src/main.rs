@@ -202,7 +202,11 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
         );
     }
     let health_context = context.clone();
-    let serving = Serving { health: Some(Arc::new(move || health_context.team_state().as_str())), log_requests: true };
+    let serving = Serving {
+        health: Some(Arc::new(move || health_context.team_state().as_str())),
+        log_requests: true,
+        ..Serving::default()
+    };
     let signals = Signals::listen()?;
     let local_api = context.local_api().map_err(|e| e.to_string())?;
     let gateway = local_api.serve_at(serve.listen, &token, serving).await.map_err(|e| e.to_string())?;

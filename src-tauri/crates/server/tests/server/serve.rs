@@ -147,3 +147,25 @@ async fn listening_beyond_loopback_is_warned_about_naming_the_address() {
         "warned:\n{log}"
     );
 }
+
+/// Slowloris: 1 100 sockets that each send half a request line, against a server allowed 1 024
+/// open files. Without a bound on connections it ran out of file descriptors and answered
+/// nobody; now the half-sent ones are closed to make room, and a whole request is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_requests_on_1100_sockets_delay_no_request_under_1024_open_files() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with_fd_limit(dir.path(), &config(&fake.url(), &["a"]), 1024);
+    server.healthy().await;
+    let mut sockets = Vec::new();
+    for _ in 0..1100 {
+        let mut socket = tokio::net::TcpStream::connect(("127.0.0.1", server.port)).await.unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut socket, b"POST /v1/chat/compl").await.unwrap();
+        sockets.push(socket);
+    }
+    let answered = tokio::time::timeout(std::time::Duration::from_secs(30), server.ask("still served")).await;
+    let (status, body) = answered.expect("a whole request is answered while 1 100 sockets hang");
+    assert_eq!(status, 200, "and answered well: {body}");
+    assert!(server.running(), "the server still runs:\n{}", server.log());
+    drop(sockets);
+}

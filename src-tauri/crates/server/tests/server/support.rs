@@ -57,11 +57,31 @@ impl Server {
     }
 
     pub fn start_listening(dir: &Path, config: &str, listen: &str, port: u16, extra: &[&str]) -> Server {
+        Server::spawn(dir, config, listen, port, extra, None)
+    }
+
+    /// The same on a free loopback port, the process allowed at most `fds` open files
+    /// (`ulimit -n`).
+    pub fn start_with_fd_limit(dir: &Path, config: &str, fds: u32) -> Server {
+        let port = free_port();
+        Server::spawn(dir, config, &format!("127.0.0.1:{port}"), port, &[], Some(fds))
+    }
+
+    fn spawn(dir: &Path, config: &str, listen: &str, port: u16, extra: &[&str], fds: Option<u32>) -> Server {
         std::fs::create_dir_all(dir).unwrap();
         let config_path = dir.join("config.toml");
         std::fs::write(&config_path, config).unwrap();
         let data = dir.join("data");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_keypool-server"))
+        let binary = env!("CARGO_BIN_EXE_keypool-server");
+        let mut command = match fds {
+            None => Command::new(binary),
+            Some(fds) => {
+                let mut shell = Command::new("sh");
+                shell.arg("-c").arg(format!("ulimit -n {fds} && exec \"$0\" \"$@\"")).arg(binary);
+                shell
+            }
+        };
+        let mut child = command
             .arg("serve")
             .arg("--data-dir")
             .arg(&data)
