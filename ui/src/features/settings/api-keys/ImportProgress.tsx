@@ -83,12 +83,14 @@ const SHOWN_LEFT = 50;
  */
 export function LeftKeys({ left, progress, onKeep }: { left: KeyImportPreview; progress: Progress; onKeep: () => void }) {
   const { t } = useI18n();
+  const titleId = useId();
   const count = left.new.length;
   const more = count - SHOWN_LEFT;
   return (
     <div className="import-left" data-testid="import-left">
-      <p>{t('import.left', { count: formatNumber(t, count), reason: t(REASONS[refusedReason(progress)]) })}</p>
-      <ul className="import-left__keys">
+      <p id={titleId}>{t('import.left', { count: formatNumber(t, count), reason: t(REASONS[refusedReason(progress)]) })}</p>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling list must take the focus to be scrolled without a mouse (WCAG 2.1.1) */}
+      <ul className="import-left__keys" tabIndex={0} aria-labelledby={titleId}>
         {left.new.slice(0, SHOWN_LEFT).map((key) => (
           <li key={key.index} className="input--mono" data-testid="import-left-key">
             {key.preview}
