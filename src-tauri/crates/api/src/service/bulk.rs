@@ -750,13 +750,15 @@ impl Inner {
                 (None, None) => String::new(),
             };
             let (requests, tokens) = today.get(&row.id).copied().unwrap_or_default();
+            // Text a user or a provider wrote is written as a spreadsheet shows it, never runs it
+            // (as the usage export does); a full key is written as it is, to be imported again.
             let mut line = vec![
-                row.label.clone().unwrap_or_default(),
-                row.api_key.preview(),
+                super::usage::spreadsheet_safe(row.label.clone().unwrap_or_default()),
+                super::usage::spreadsheet_safe(row.api_key.preview()),
                 row.weight.to_string(),
-                row.quota_group.clone().unwrap_or_default(),
+                super::usage::spreadsheet_safe(row.quota_group.clone().unwrap_or_default()),
                 state.to_owned(),
-                last_error,
+                super::usage::spreadsheet_safe(last_error),
                 requests.to_string(),
                 tokens.to_string(),
             ];

@@ -343,7 +343,7 @@ fn cost_of(totals: &usage::Totals, price: &usage::Price) -> f64 {
 /// `text` as a spreadsheet shows it rather than runs it: a cell starting with `=`, `+`, `-`, `@`,
 /// a tab or a carriage return is a formula to Excel, LibreOffice and Sheets (CSV injection), so
 /// it gets a leading `'`, which they read as "text".
-fn spreadsheet_safe(text: String) -> String {
+pub(crate) fn spreadsheet_safe(text: String) -> String {
     match text.chars().next() {
         Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{text}"),
         _ => text,

@@ -444,4 +444,28 @@ mod bulk_changes {
         assert_eq!(cancelled, json!({ "path": null, "count": 0 }), "a cancelled dialog writes nothing");
         assert_no_secret_sent(&h, &(0..3).map(key).collect::<Vec<_>>(), &[]);
     }
+
+    /// A label or a group a spreadsheet would run as a formula (`=`, `+`, `-`, `@`) is written as
+    /// text, as the usage export writes it.
+    #[tokio::test]
+    async fn an_export_writes_formulas_as_text() {
+        let h = Harness::new();
+        pool_of(&h, 1).await;
+        let added = h.ok(
+            "llmConfig:addApiKey",
+            json!({ "providerId": "openai", "apiKey": key(7), "label": "=HYPERLINK(\"http://evil.example\")",
+                    "quotaGroup": "@SUM(A1)" }),
+        );
+        let id = added["id"].as_str().unwrap().to_owned();
+        let path = h.dir.path().join("formulas.csv");
+        h.saves.answer(Some(path.clone()));
+        h.call_async("llmConfig:exportApiKeys", json!({ "providerId": "openai", "ids": [id], "full": false }))
+            .await
+            .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let row = reader.records().next().expect("one key").unwrap();
+        assert_eq!(&row[0], "'=HYPERLINK(\"http://evil.example\")", "the label is text: {text}");
+        assert_eq!(&row[3], "'@SUM(A1)", "so is the group: {text}");
+    }
 }
