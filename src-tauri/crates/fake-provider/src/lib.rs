@@ -110,6 +110,9 @@ pub enum Reply {
     },
     /// These pieces, then the stream ends without saying the reply is complete.
     Unfinished { chunks: Vec<String> },
+    /// HTTP 200 and text events of `piece`, each a whole event, without end until the client
+    /// hangs up (a runaway model); counted in [`FakeProvider::flooded`]. Streamed only.
+    Endless { piece: String },
     /// The model calls the tool `name` with `arguments` (JSON text; streamed in two pieces), in
     /// the dialect's words (OpenAI's `tool_calls`, Anthropic's `tool_use`, Gemini's
     /// `functionCall`).
@@ -882,7 +885,8 @@ fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
         | Reply::QuotaRefused { .. }
         | Reply::InvalidKey
         | Reply::Blocked { .. }
-        | Reply::Unfinished { .. } => {
+        | Reply::Unfinished { .. }
+        | Reply::Endless { .. } => {
             return (StatusCode::INTERNAL_SERVER_ERROR, "unsupported without streaming").into_response();
         }
     };
@@ -1158,6 +1162,12 @@ async fn play(
                 }
                 sent += chunk.len() as u64;
                 shared.script.lock().unwrap().flooded += chunk.len() as u64;
+            }
+        }
+        Reply::Endless { piece } => {
+            let event = text_event(dialect, &piece);
+            while send(event.clone()).await {
+                shared.script.lock().unwrap().flooded += event.len() as u64;
             }
         }
         Reply::Blocked { chunks_before, prompt } => {

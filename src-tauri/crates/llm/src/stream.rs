@@ -64,8 +64,8 @@ pub(crate) struct Exchange<'a> {
 /// a server that answers an error with an endless body.
 pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
 
-/// The largest answer taken whole (a reply not streamed): more is no chat reply, and is refused
-/// rather than held in memory.
+/// The largest answer: taken whole (a reply not streamed), or all the bytes of a streamed one.
+/// More is no chat reply, and is refused rather than held in memory.
 pub const MAX_WHOLE_ANSWER: usize = 32 * 1024 * 1024;
 
 /// How long a provider may keep an attempt waiting. The connection itself must be made within
@@ -220,6 +220,9 @@ impl Exchange<'_> {
 
         let mut chunks = response.bytes_stream();
         let mut events = Decoder::default();
+        // A stream is read to at most what a whole answer is: a runaway model or a hostile
+        // server ends the reply with an error, not Keypool's memory.
+        let mut read = 0usize;
         loop {
             let event = match events.next_event() {
                 Ok(Some(event)) => event,
@@ -235,7 +238,14 @@ impl Exchange<'_> {
                             tracing::info!(error = %(self.redact)(&error.to_string()), "the stream broke");
                             return AttemptEnd::Broken(Breakage::Stream);
                         }
-                        Some(Ok(bytes)) => events.push(&bytes),
+                        Some(Ok(bytes)) => {
+                            read = read.saturating_add(bytes.len());
+                            if read > MAX_WHOLE_ANSWER {
+                                tracing::info!(limit = MAX_WHOLE_ANSWER, "the stream passed the most an answer may be");
+                                return AttemptEnd::Broken(Breakage::TooLarge);
+                            }
+                            events.push(&bytes);
+                        }
                     }
                     continue;
                 }

@@ -26,6 +26,26 @@ async fn a_stream_that_never_ends_an_event_is_cut_off_after_a_mebibyte() {
     }
 }
 
+/// A stream of small events without end (a runaway model, a hostile server) is read to at most
+/// what a whole answer may be, then ends with an error; the text so far stands.
+#[tokio::test]
+async fn a_streamed_reply_past_the_most_an_answer_may_be_is_cut_off() {
+    let rig = Rig::new(ProviderKind::Openai, &[("a", 1)]).await;
+    rig.fake.script("key-a", [Reply::Endless { piece: "x".repeat(16 * 1024) }]);
+    // A failure bound: before the cap, the chat read for ever.
+    let asked = tokio::time::timeout(Duration::from_secs(120), rig.ask("chat")).await;
+    let (outcome, _) = asked.expect("the stream is cut off, not read for ever");
+    assert!(
+        matches!(error_of(&outcome), CompletionError::Interrupted(Interruption::Broken(Breakage::TooLarge))),
+        "too large, after the text shown: {:?}",
+        outcome.end
+    );
+    assert!(error_of(&outcome).to_string().contains("too large"), "in words: {}", error_of(&outcome));
+    assert!(outcome.text.len() <= keypool_llm::MAX_WHOLE_ANSWER, "no more text than an answer: {}", outcome.text.len());
+    assert!(outcome.text.len() > keypool_llm::MAX_WHOLE_ANSWER / 2, "the text so far stands");
+    assert_eq!(rig.state_of("a").0, KeyState::Active, "the pool is untouched");
+}
+
 #[tokio::test]
 async fn a_whole_answer_too_large_to_hold_is_refused() {
     let rig = Rig::new(ProviderKind::Openai, &[("a", 1)]).await;
