@@ -35,7 +35,13 @@ impl CompletionService {
             url = format!("{url}?{size}=1");
         }
         let request = endpoint.authorize(self.client(&url).get(&url), key);
-        let Ok(response) = request.send().await else { return KeyVerdict::Unreachable { status: None } };
+        // The chat's deadline for an answer to begin: a provider that never answers holds no
+        // import for ever.
+        let sent = tokio::select! {
+            sent = request.send() => sent,
+            _ = self.waiter.after(self.deadlines.first_byte) => return KeyVerdict::Unreachable { status: None },
+        };
+        let Ok(response) = sent else { return KeyVerdict::Unreachable { status: None } };
         let status = response.status();
         if status.is_success() {
             return KeyVerdict::Valid;

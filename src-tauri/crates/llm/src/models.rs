@@ -47,7 +47,11 @@ impl CompletionService {
             .authorize(self.client(&endpoint.base_url).post(endpoint.completion_url(model, false)), &key)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body.to_string());
-        matches!(request.send().await, Ok(response) if response.status().is_success())
+        let sent = tokio::select! {
+            sent = request.send() => sent,
+            _ = self.waiter.after(self.deadlines.first_byte) => return false,
+        };
+        matches!(sent, Ok(response) if response.status().is_success())
     }
 
     /// Probes `key` with the cheapest authenticated request its kind verifies keys with (its
@@ -168,7 +172,13 @@ impl CompletionService {
         masking: Masking,
     ) -> Result<(u16, Vec<u8>), ModelsFailure> {
         let request = endpoint.authorize_with(self.client(url.as_str()).get(url), key);
-        let response = request.send().await.map_err(|error| unreachable(crate::net::breakage(&error)))?;
+        // The chat's deadline for an answer to begin: a provider that never answers holds no
+        // verification (and the key's lock with it), Test or import for ever.
+        let sent = tokio::select! {
+            sent = request.send() => sent,
+            _ = self.waiter.after(self.deadlines.first_byte) => return Err(unreachable(Breakage::Timeout)),
+        };
+        let response = sent.map_err(|error| unreachable(crate::net::breakage(&error)))?;
         let status = response.status().as_u16();
         if response.status().is_redirection() {
             return Err(ModelsFailure {

@@ -549,7 +549,10 @@ impl Inner {
             // Checked again once, after the longest wait the provider announced.
             let wait = retry.iter().map(|(_, w)| w.unwrap_or(DEFAULT_RECHECK_WAIT)).max().unwrap_or_default();
             let until = self.clock.now() + wait.min(MAX_RECHECK_WAIT);
-            self.completions.waiter().until(until).await;
+            tokio::select! {
+                _ = self.completions.waiter().until(until) => {}
+                () = progress.cancel.cancelled() => return Ok(()),
+            }
             let again: Vec<Secret> = retry.iter().map(|(at, _)| pending.keys[*at].clone()).collect();
             let checked = self.check_all(endpoint, &again, 0, progress).await;
             let mut keep = Vec::new();
@@ -625,7 +628,15 @@ impl Inner {
                 tasks.spawn(async move { (at, completions.check_key(&endpoint, &key).await) });
                 next += 1;
             }
-            if let Some(Ok((at, verdict))) = tasks.join_next().await {
+            // A cancel ends the checks in flight at once: what they would say is not waited for.
+            let joined = tokio::select! {
+                joined = tasks.join_next() => joined,
+                () = progress.cancel.cancelled() => {
+                    tasks.abort_all();
+                    break;
+                }
+            };
+            if let Some(Ok((at, verdict))) = joined {
                 verdicts[at] = Some(verdict);
             }
         }

@@ -150,6 +150,32 @@ mod import_without_validation {
         assert_eq!(again["added"], end["added"], "a second cancel answers the same end");
     }
 
+    /// A provider that never answers the checks: a cancel ends the import at once, without
+    /// waiting for the checks in flight.
+    #[tokio::test]
+    async fn a_cancel_ends_the_checks_in_flight_at_once() {
+        let h = Harness::new();
+        let fake = FakeProvider::start().await;
+        let provider = add_fake_provider(&h, &fake, &["fake-model"]);
+        for n in 0..3 {
+            let hold = Reply::Hold { chunks_before: vec![], gate: "never".into(), chunks_after: vec![] };
+            fake.always(&key(n), hold);
+        }
+        let got = preview(&h, &provider, &keys_text(0..3));
+        let import_id = got["importId"].as_str().unwrap().to_owned();
+        let args = json!({ "importId": import_id, "validate": true, "keepRejectedDisabled": false });
+        h.call_async("llmConfig:startKeyImport", args).await.unwrap();
+        // Until the checks are in flight (the fake saw them), not until time passes.
+        while fake.seen().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        let cancel = h.call_async("llmConfig:cancelKeyImport", json!({ "importId": import_id }));
+        let end = tokio::time::timeout(std::time::Duration::from_secs(30), cancel).await;
+        let end = end.expect("a cancel ends the import at once").unwrap();
+        assert_eq!(end["state"], "cancelled", "the import ends cancelled: {end}");
+        assert!(pool(&h, &provider).is_empty(), "no key was saved");
+    }
+
     #[tokio::test]
     async fn an_unknown_import_or_bad_options_start_nothing() {
         let h = Harness::new();
