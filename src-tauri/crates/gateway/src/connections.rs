@@ -284,7 +284,8 @@ pub(crate) async fn serve(
         // Streams are many small writes: without TCP_NODELAY, Nagle's algorithm and the client's
         // delayed ACKs hold each event back ~40 ms.
         let _ = stream.set_nodelay(true);
-        let connection = connection(stream, app.clone(), bounds.clone(), slots.clone(), stopped.clone());
+        let peer = stream.peer_addr().map(|address| address.ip()).ok();
+        let connection = connection(stream, peer, app.clone(), bounds.clone(), slots.clone(), stopped.clone());
         connections.spawn(async move {
             connection.await;
             drop(permit);
@@ -297,6 +298,7 @@ pub(crate) async fn serve(
 /// One connection, until it closes, is evicted, or the endpoint stops.
 async fn connection(
     stream: tokio::net::TcpStream,
+    peer: Option<std::net::IpAddr>,
     app: Router,
     bounds: Bounds,
     slots: Arc<Slots>,
@@ -309,7 +311,14 @@ async fn connection(
         hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
             slots.heard(&slot);
             let again = WaitsAgain { slot: slot.clone(), slots: slots.clone() };
-            answer(request, app.clone(), bounds.clone(), again)
+            let answered = answer(request, app.clone(), bounds.clone(), again);
+            // The guard locks out wrong tokens per peer: it learns the peer from here.
+            async move {
+                match peer {
+                    Some(peer) => crate::guard::PEER.scope(peer, answered).await,
+                    None => answered.await,
+                }
+            }
         })
     };
     let mut http = hyper::server::conn::http1::Builder::new();

@@ -1,8 +1,11 @@
 //! Who may use the endpoint: a client with the local token (Bearer, `x-api-key`,
-//! `x-goog-api-key` or Gemini's `?key=`), not a web page (a request with an `Origin`). Wrong tokens in a row lock token failures out for a while.
+//! `x-goog-api-key` or Gemini's `?key=`), not a web page (a request with an `Origin`). Wrong
+//! tokens in a row from one peer (its IP address) lock that peer out for a while, the right token
+//! included: a lockout the right token passes would let a guesser test guesses at full speed.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,8 +16,17 @@ use sha2::{Digest, Sha256};
 /// More wrong tokens than this within [`FAILURE_WINDOW`] lock failures out.
 pub const MAX_FAILURES: usize = 10;
 pub const FAILURE_WINDOW: Duration = Duration::from_secs(60);
-/// How long wrong tokens are answered with "too many attempts", without being checked.
+/// How long a peer's requests are answered with "too many attempts", without being checked.
 pub const LOCKOUT: Duration = Duration::from_secs(30);
+
+/// How many peers' failures are kept before those neither locked out nor failing lately go.
+const MAX_PEERS_KEPT: usize = 4096;
+
+tokio::task_local! {
+    /// The address of the peer whose request is being answered, set by the connection that
+    /// carries it (see `connections`).
+    pub(crate) static PEER: IpAddr;
+}
 
 /// The SHA-256 of a token: what is stored and compared (the token itself is shown once).
 pub fn token_hash(token: &str) -> [u8; 32] {
@@ -42,7 +54,8 @@ pub struct Guard {
     /// The address a server listens on, as a `Host` names it (kept apart from the allowed hosts,
     /// which a reload replaces).
     listen_host: Mutex<Option<String>>,
-    failures: Mutex<Failures>,
+    /// Each peer's wrong tokens (`None`: a request no connection named, as in unit tests).
+    failures: Mutex<HashMap<Option<IpAddr>, Failures>>,
     clock: Arc<dyn Clock>,
 }
 
@@ -113,20 +126,28 @@ impl Guard {
             return Err(Denied::Origin);
         }
         let now = self.clock.now();
+        let peer = PEER.try_with(|peer| *peer).ok();
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        if failures.len() > MAX_PEERS_KEPT {
+            failures.retain(|_, f| {
+                f.locked_until.is_some_and(|until| until > now)
+                    || f.recent.back().is_some_and(|&at| now.saturating_duration_since(at) <= FAILURE_WINDOW)
+            });
+        }
+        let failures = failures.entry(peer).or_default();
+        if let Some(until) = failures.locked_until.filter(|&until| until > now) {
+            return Err(Denied::LockedOut(until.saturating_duration_since(now).as_secs().max(1)));
+        }
         let expected = *self.hash.lock().unwrap_or_else(|e| e.into_inner());
         if tokens_of(headers).chain(query_key(query)).any(|given| same(&token_hash(&given), &expected)) {
             return Ok(());
-        }
-        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(until) = failures.locked_until.filter(|&until| until > now) {
-            return Err(Denied::LockedOut(until.saturating_duration_since(now).as_secs().max(1)));
         }
         failures.recent.push_back(now);
         while failures.recent.front().is_some_and(|&at| now.saturating_duration_since(at) > FAILURE_WINDOW) {
             failures.recent.pop_front();
         }
         if failures.recent.len() > MAX_FAILURES {
-            tracing::warn!("wrong local API tokens in a row: refusing wrong tokens for {} s", LOCKOUT.as_secs());
+            tracing::warn!(?peer, "wrong local API tokens in a row: refusing the peer for {} s", LOCKOUT.as_secs());
             failures.locked_until = Some(now + LOCKOUT);
             failures.recent.clear();
             return Err(Denied::LockedOut(LOCKOUT.as_secs()));
@@ -285,18 +306,28 @@ mod tests {
     }
 
     #[test]
-    fn wrong_tokens_in_a_row_lock_failures_out_but_not_the_right_token() {
+    fn wrong_tokens_in_a_row_lock_the_peer_out_the_right_token_included() {
         let clock = Arc::new(ManualClock::new(Timestamp::EPOCH));
         let guard = Guard::new(token_hash("kp-secret"), clock.clone());
         let wrong = headers(&[("x-api-key", "guess")]);
+        let right = headers(&[("x-api-key", "kp-secret")]);
+        let guesser: IpAddr = "203.0.113.7".parse().unwrap();
+        let owner: IpAddr = "198.51.100.2".parse().unwrap();
+        let from = |peer: IpAddr, headers: &HeaderMap| PEER.sync_scope(peer, || guard.check_headers(headers));
         for _ in 0..MAX_FAILURES {
-            assert_eq!(guard.check_headers(&wrong), Err(Denied::Token));
+            assert_eq!(from(guesser, &wrong), Err(Denied::Token));
         }
-        assert_eq!(guard.check_headers(&wrong), Err(Denied::LockedOut(LOCKOUT.as_secs())), "one too many");
-        assert_eq!(guard.check_headers(&headers(&[("x-api-key", "kp-secret")])), Ok(()), "the owner still gets in");
+        assert_eq!(from(guesser, &wrong), Err(Denied::LockedOut(LOCKOUT.as_secs())), "one too many");
+        assert_eq!(
+            from(guesser, &right),
+            Err(Denied::LockedOut(LOCKOUT.as_secs())),
+            "the right token is locked out too: a guess is not tested during the lockout"
+        );
+        assert_eq!(from(owner, &right), Ok(()), "another peer still gets in");
         clock.advance(LOCKOUT - Duration::from_secs(10));
-        assert_eq!(guard.check_headers(&wrong), Err(Denied::LockedOut(10)), "still locked, and says how long");
+        assert_eq!(from(guesser, &wrong), Err(Denied::LockedOut(10)), "still locked, and says how long");
         clock.advance(Duration::from_secs(10));
-        assert_eq!(guard.check_headers(&wrong), Err(Denied::Token), "checked again after the lockout");
+        assert_eq!(from(guesser, &wrong), Err(Denied::Token), "checked again after the lockout");
+        assert_eq!(from(guesser, &right), Ok(()), "and the right token serves");
     }
 }

@@ -15,7 +15,13 @@ pub enum TokenError {
     Io { path: PathBuf, reason: String },
     #[error("{path}: the file is empty; put a token in it, or remove it to have one made")]
     Empty { path: PathBuf },
+    #[error("{path}: the token is {length} characters; at least {MIN_TOKEN_CHARS} are needed (`keypool-server token --regenerate` makes one)")]
+    TooShort { path: PathBuf, length: usize },
 }
+
+/// The shortest token served: a network-facing token must not be guessable (the generated ones
+/// are 73 characters).
+pub const MIN_TOKEN_CHARS: usize = 32;
 
 fn io_error(path: &Path) -> impl Fn(std::io::Error) -> TokenError + '_ {
     move |error| TokenError::Io { path: path.to_owned(), reason: error.to_string() }
@@ -51,6 +57,10 @@ pub fn read_or_make(path: &Path) -> Result<(String, bool), TokenError> {
             let token = text.trim();
             if token.is_empty() {
                 return Err(TokenError::Empty { path: path.to_owned() });
+            }
+            let length = token.chars().count();
+            if length < MIN_TOKEN_CHARS {
+                return Err(TokenError::TooShort { path: path.to_owned(), length });
             }
             Ok((token.to_owned(), false))
         }

@@ -253,11 +253,12 @@ async fn after_a_regenerate_the_old_token_is_refused_whatever_runs_beside_it() {
             let request = http.get(&url).bearer_auth(token);
             async move { request.send().await.unwrap().status().as_u16() }
         };
-        let refused = with(old.clone()).await;
-        assert!(
-            refused == 401 || refused == 429,
-            "round {round}: the token before the regenerate is refused (or, after many, locked out): {refused}"
-        );
+        // Wrong tokens from one peer lock it out, the right token included: the old token is
+        // tried in the first rounds only, fewer than a lockout takes.
+        if round < keypool_gateway::MAX_FAILURES / 2 {
+            let refused = with(old.clone()).await;
+            assert_eq!(refused, 401, "round {round}: the token before the regenerate is refused");
+        }
         assert_eq!(with(new.clone()).await, 200, "round {round}: the new one serves");
         old = new;
     }

@@ -113,3 +113,20 @@ async fn a_body_that_does_not_arrive_in_time_is_answered_408_and_closed() {
     assert!(answer.starts_with("HTTP/1.1 408"), "a 408: {answer}");
     assert!(answer.contains("did not arrive within"), "saying why: {answer}");
 }
+
+/// Wrong tokens from one peer lock that peer out, the right token included, so a guesser cannot
+/// test guesses at full speed while locked out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_locked_out_for_wrong_tokens_is_refused_with_the_right_one_too() {
+    let api = LocalApi::start(&["a"]).await;
+    let http = reqwest::Client::new();
+    let status = |token: &'static str| {
+        let request = http.get(api.url("/v1/models")).bearer_auth(token);
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+    for _ in 0..keypool_gateway::MAX_FAILURES {
+        assert_eq!(status("guess").await, 401, "a wrong token");
+    }
+    assert_eq!(status("guess").await, 429, "one too many: locked out");
+    assert_eq!(status(TOKEN).await, 429, "the right token from the same peer is locked out too");
+}

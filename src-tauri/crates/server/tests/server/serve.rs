@@ -169,3 +169,18 @@ async fn half_sent_requests_on_1100_sockets_delay_no_request_under_1024_open_fil
     assert!(server.running(), "the server still runs:\n{}", server.log());
     drop(sockets);
 }
+
+/// A token file whose token is shorter than 32 characters stops the start: a network-facing
+/// token must not be guessable. The token itself is never logged.
+#[tokio::test]
+async fn a_token_shorter_than_32_characters_stops_the_start() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "hunter2-guessable\n").unwrap();
+    let args = ["--token-file", token.to_str().unwrap()];
+    let server = Server::start(&dir.path().join("server"), &config(&fake.url(), &["a"]), &args);
+    assert_eq!(server.exited().await, Some(1), "the server does not start:\n{}", server.log());
+    assert!(server.log().contains("at least 32"), "and says why:\n{}", server.log());
+    assert!(!server.log().contains("hunter2"), "without the token:\n{}", server.log());
+}
