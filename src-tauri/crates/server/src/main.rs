@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! keypool-server serve --data-dir DIR [--listen ADDR:PORT] [--config FILE] [--token-file FILE]
-//!                      [--allowed-host NAME]... [--redis URL --team NAME --team-secret-file FILE]
+//!                      [--allowed-host NAME]... [--redis-url-file FILE --team NAME --team-secret-file FILE]
 //! keypool-server token --data-dir DIR [--regenerate]
 //! keypool-server keys import --data-dir DIR --provider NAME --file FILE [--weight N] [--group G] [--no-validate]
 //! keypool-server keys list --data-dir DIR [--provider NAME] --json
@@ -72,14 +72,18 @@ struct Serve {
     /// A Host name to answer to besides loopback names and the --listen address (repeatable).
     #[arg(long = "allowed-host")]
     allowed_hosts: Vec<String>,
-    /// The team's Redis: redis://… or rediss://… (TLS).
-    #[arg(long, requires = "team")]
+    /// The team's Redis: redis://… or rediss://… (TLS). Visible in the process list: a URL with
+    /// a password belongs in --redis-url-file or KEYPOOL_REDIS_URL.
+    #[arg(long, conflicts_with = "redis_url_file")]
     redis: Option<String>,
+    /// A file holding the team's Redis URL; KEYPOOL_REDIS_URL otherwise.
+    #[arg(long)]
+    redis_url_file: Option<PathBuf>,
     /// The team's name.
-    #[arg(long, requires = "redis")]
+    #[arg(long)]
     team: Option<String>,
     /// The team secret (64 hex digits); KEYPOOL_TEAM_SECRET otherwise.
-    #[arg(long, requires = "redis")]
+    #[arg(long, requires = "team")]
     team_secret_file: Option<PathBuf>,
 }
 
@@ -153,16 +157,65 @@ fn token_command(data_dir: &Path, regenerate: bool) -> ExitCode {
     }
 }
 
+/// The team's Redis URL: `--redis`, the content of `--redis-url-file`, or `KEYPOOL_REDIS_URL`.
+/// One given on the command line with a password is warned about: the process list shows it.
+fn redis_url(serve: &Serve) -> Result<Option<String>, Fatal> {
+    if let Some(url) = &serve.redis {
+        if url.split_once("://").is_some_and(|(_, rest)| rest.split('/').next().is_some_and(|auth| auth.contains('@')))
+        {
+            tracing::warn!(
+                "--redis holds a password, which every user of this machine sees in the process list: use --redis-url-file FILE or KEYPOOL_REDIS_URL"
+            );
+        }
+        return Ok(Some(url.clone()));
+    }
+    if let Some(path) = &serve.redis_url_file {
+        warn_if_others_can_read(path, "the Redis URL file");
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        return Ok(Some(text.trim().to_owned()));
+    }
+    Ok(std::env::var("KEYPOOL_REDIS_URL").ok().filter(|url| !url.trim().is_empty()))
+}
+
+/// Warns when `path` (a token, a secret, a URL with a password) can be read by its group or by
+/// others.
+fn warn_if_others_can_read(path: &Path, what: &str) {
+    #[cfg(unix)]
+    if let Ok(metadata) = std::fs::metadata(path) {
+        let mode = std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o777;
+        if mode & 0o077 != 0 {
+            tracing::warn!(
+                file = %path.display(),
+                "{what} can be read by others (mode {mode:03o}): chmod 600 {}",
+                path.display()
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, what);
+}
+
 /// The team to join, from the flags and the environment.
 fn team_config(serve: &Serve) -> Result<Option<TeamConfig>, Fatal> {
-    let (Some(url), Some(team)) = (&serve.redis, &serve.team) else { return Ok(None) };
+    let url = redis_url(serve)?;
+    let (url, team) = match (url, &serve.team) {
+        (Some(url), Some(team)) => (url, team),
+        (None, None) => return Ok(None),
+        (Some(_), None) => return Err("the team's Redis needs --team NAME".into()),
+        (None, Some(_)) => {
+            return Err("--team needs the team's Redis: --redis-url-file FILE, KEYPOOL_REDIS_URL or --redis URL".into())
+        }
+    };
     let text = match &serve.team_secret_file {
-        Some(path) => std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?,
+        Some(path) => {
+            warn_if_others_can_read(path, "the team secret file");
+            std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?
+        }
         None => std::env::var("KEYPOOL_TEAM_SECRET")
-            .map_err(|_| "--redis needs the team secret: --team-secret-file FILE or KEYPOOL_TEAM_SECRET".to_owned())?,
+            .map_err(|_| "--team needs the team secret: --team-secret-file FILE or KEYPOOL_TEAM_SECRET".to_owned())?,
     };
     let secret = TeamSecret::parse(text.trim()).map_err(|e| format!("the team secret: {e}"))?;
-    Ok(Some(TeamConfig::new(url.clone(), team.clone(), secret)))
+    Ok(Some(TeamConfig::new(url, team.clone(), secret)))
 }
 
 async fn run(serve: Serve) -> Result<(), Fatal> {
@@ -178,7 +231,7 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
     let context = AppContext::headless(env!("CARGO_PKG_VERSION"), dirs, team)
         .map_err(|e| format!("the store in {} cannot be opened: {e}", data_dir.display()))?;
     let context = Arc::new(context);
-    if serve.redis.is_some() && context.team_state() == keypool_team::TeamState::Off {
+    if serve.team.is_some() && context.team_state() == keypool_team::TeamState::Off {
         // The name or the URL was refused (the reason is logged above, without the URL).
         return Err(
             "the team cannot be joined: a team name is 1 to 64 of A-Z a-z 0-9 . _ -, the URL redis:// or rediss://"
@@ -194,6 +247,7 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
     if new {
         tracing::info!(file = %token_path.display(), "a new token was written (mode 0600)");
     }
+    warn_if_others_can_read(&token_path, "the token file");
     if !serve.listen.ip().is_loopback() {
         tracing::warn!(
             address = %serve.listen,

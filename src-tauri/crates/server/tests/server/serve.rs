@@ -184,3 +184,37 @@ async fn a_token_shorter_than_32_characters_stops_the_start() {
     assert!(server.log().contains("at least 32"), "and says why:\n{}", server.log());
     assert!(!server.log().contains("hunter2"), "without the token:\n{}", server.log());
 }
+
+/// The team's Redis URL, password included, read from a file stays out of the process list and
+/// the log; a token file others can read is warned about.
+#[tokio::test]
+async fn a_redis_password_from_a_file_stays_out_of_the_process_list_and_open_files_are_warned_about() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let url_file = dir.path().join("redis.url");
+    // Nobody listens there: the team is disconnected, and the server serves all the same.
+    std::fs::write(&url_file, "redis://:s3cret-redis-pw@127.0.0.1:1\n").unwrap();
+    let secret = dir.path().join("team.secret");
+    std::fs::write(&secret, keypool_team::TeamSecret::generate().to_hex()).unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "kp-local-0123456789abcdef0123456789abcdef0123456789\n").unwrap();
+    #[cfg(unix)]
+    std::fs::set_permissions(&token, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let args = [
+        "--redis-url-file",
+        url_file.to_str().unwrap(),
+        "--team",
+        "blue",
+        "--team-secret-file",
+        secret.to_str().unwrap(),
+        "--token-file",
+        token.to_str().unwrap(),
+    ];
+    let server = Server::start(&dir.path().join("server"), &config(&fake.url(), &["a"]), &args);
+    let health = server.healthy().await;
+    assert_ne!(health["team"], "off", "the team is joined with the file's URL: {health}");
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", server.pid())).unwrap();
+    assert!(!String::from_utf8_lossy(&cmdline).contains("s3cret"), "no password in the process list");
+    assert!(!server.log().contains("s3cret"), "nor in the log:\n{}", server.log());
+    assert!(server.log().contains("the token file can be read by others"), "warned:\n{}", server.log());
+}

@@ -138,6 +138,11 @@ impl Server {
         panic!("/healthz never answered:\n{}", self.log());
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.lock().unwrap().as_ref().expect("the server runs").id()
+    }
+
     pub fn running(&self) -> bool {
         self.child.lock().unwrap().as_mut().is_some_and(|c| c.try_wait().unwrap().is_none())
     }
