@@ -42,6 +42,7 @@ pub use forward::{passed_headers, retry_after_of, ForwardRequest, Forwarded, For
 pub use http::{ProxyChoice, ProxyError};
 pub use kind::{every_key_shape, KindRow, ProviderKind, QuotaSharing, Verification, ACCOUNT_GROUP, KINDS};
 pub use models::MAX_MODEL_LIST;
+pub use net::is_local_address;
 pub use probe::{Credit, ModelsFailure, ProbeProblem, ProbeResult};
 pub use provider::ProviderEndpoint;
 pub use provider_clock::{ClockOffset, ClockSkew, MAX_CLOCK_OFFSET};

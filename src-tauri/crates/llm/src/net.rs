@@ -26,7 +26,7 @@ pub(crate) async fn local_addresses(host: &str) -> Result<Vec<SocketAddr>, Box<d
 }
 
 /// Loopback, private (RFC 1918, unique local) and link-local addresses.
-pub(crate) fn is_local_address(ip: IpAddr) -> bool {
+pub fn is_local_address(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(ip) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
         IpAddr::V6(ip) => {

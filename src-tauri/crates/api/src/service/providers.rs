@@ -160,11 +160,25 @@ pub fn needs_network_consent(base_url: &str) -> bool {
     url.scheme() == "http" && !loopback
 }
 
+/// Plain `http` beyond this machine needs the user's consent, and is refused to a public IP
+/// address whatever they said: the HTTP client's local-only resolver checks the addresses a name
+/// resolves to, and an address written as one is never resolved.
 fn require_network_consent(base_url: &str, consent: bool) -> Result<()> {
-    if needs_network_consent(base_url) && !consent {
+    if needs_network_consent(base_url) && (!consent || names_public_address(base_url)) {
         return Err(ServiceError::invalid("on_my_network", Rule::PlainHttpNeedsConsent));
     }
     Ok(())
+}
+
+/// The URL's host is an IP address outside this machine and the private networks.
+fn names_public_address(base_url: &str) -> bool {
+    let Ok(url) = url::Url::parse(base_url.trim()) else { return false };
+    let ip = match url.host() {
+        Some(url::Host::Ipv4(ip)) => std::net::IpAddr::V4(ip),
+        Some(url::Host::Ipv6(ip)) => std::net::IpAddr::V6(ip),
+        Some(url::Host::Domain(_)) | None => return false,
+    };
+    !keypool_llm::is_local_address(ip)
 }
 
 /// The models a provider's endpoint lists.

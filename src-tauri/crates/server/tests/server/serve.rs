@@ -218,3 +218,19 @@ async fn a_redis_password_from_a_file_stays_out_of_the_process_list_and_open_fil
     assert!(!server.log().contains("s3cret"), "nor in the log:\n{}", server.log());
     assert!(server.log().contains("the token file can be read by others"), "warned:\n{}", server.log());
 }
+
+/// Plain http to a public IP address is refused, as the app refuses it: the local-only resolver
+/// never sees an address written as one, so the keys would go out in cleartext.
+#[tokio::test]
+async fn a_config_with_plain_http_to_a_public_address_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "[[providers]]\nname = \"far\"\nkind = \"openai\"\nbase_url = \"http://203.0.113.9/v1\"\n\
+                [[providers.keys]]\nkey = \"sk-far-QwErTyUiOpLkJhGzXsVb-far\"\n";
+    let server = Server::start(dir.path(), text, &[]);
+    assert_eq!(server.exited().await, Some(1), "the start stops:\n{}", server.log());
+    assert!(server.log().contains("\"far\""), "naming the provider:\n{}", server.log());
+    let private = "[[providers]]\nname = \"near\"\nkind = \"openai\"\nbase_url = \"http://10.1.2.3:8000/v1\"\n";
+    let server = Server::start(&dir.path().join("near"), private, &[]);
+    server.healthy().await;
+    assert!(server.running(), "a private address is the operator's own network: served");
+}
