@@ -113,7 +113,7 @@ pub fn read(path: &Path) -> Result<Config, ConfigError> {
         if name.is_empty() {
             return Err(invalid(format!("line {line}: a provider needs a name")));
         }
-        if !names.insert(name.to_ascii_lowercase()) {
+        if !names.insert(name.to_lowercase()) {
             return Err(invalid(format!("line {line}: a second provider named {name:?}")));
         }
         let mut values = HashSet::new();
@@ -152,7 +152,7 @@ fn model_routes(context: &AppContext, config: &Config) -> Result<Vec<keypool_api
         .map(|route| {
             let (provider, model) = route.to.split_once('/').expect("checked when read");
             let provider = provider.trim();
-            if !providers.iter().any(|p| p.id == provider || p.name.eq_ignore_ascii_case(provider)) {
+            if !providers.iter().any(|p| p.id == provider || same_name(&p.name, provider)) {
                 return Err(format!("a route goes to {provider:?}, which is no provider here"));
             }
             Ok(keypool_api::service::ModelRoute {
@@ -185,7 +185,51 @@ pub struct Applied {
 }
 
 /// Applies `config` (read from `path`) to the store of `context`, in `data_dir`.
+/// One provider name as the app compares them: trimmed, in Unicode case (the store refuses a
+/// second provider of a name that differs only so).
+fn same_name(a: &str, b: &str) -> bool {
+    a.trim().to_lowercase() == b.trim().to_lowercase()
+}
+
+/// What an apply added, undone when it fails: a failed apply leaves no key or provider behind
+/// that the next one would not know it had added.
+#[derive(Default)]
+struct Additions {
+    providers: Vec<String>,
+    keys: Vec<String>,
+}
+
+/// Applies `config` to the store; when it fails, the keys and providers it added are removed
+/// again (changes to those that were there before stay).
 pub fn apply(context: &AppContext, config: &Config, path: &Path, data_dir: &Path) -> Result<Applied, ConfigError> {
+    let mut additions = Additions::default();
+    let applied = apply_recording(context, config, path, data_dir, &mut additions);
+    if applied.is_err() {
+        if let Ok(keys) = context.keys() {
+            for id in &additions.keys {
+                if let Err(error) = keys.delete(id) {
+                    tracing::error!(key = %id, %error, "a key the failed apply added could not be removed");
+                }
+            }
+        }
+        if let Ok(providers) = context.providers() {
+            for id in &additions.providers {
+                if let Err(error) = providers.delete(id) {
+                    tracing::error!(provider = %id, %error, "a provider the failed apply added could not be removed");
+                }
+            }
+        }
+    }
+    applied
+}
+
+fn apply_recording(
+    context: &AppContext,
+    config: &Config,
+    path: &Path,
+    data_dir: &Path,
+    additions: &mut Additions,
+) -> Result<Applied, ConfigError> {
     let failed = |reason: String| ConfigError::Store { path: path.to_owned(), reason };
     let providers = context.providers().map_err(|e| failed(e.to_string()))?;
     let keys = context.keys().map_err(|e| failed(e.to_string()))?;
@@ -199,15 +243,15 @@ pub fn apply(context: &AppContext, config: &Config, path: &Path, data_dir: &Path
     // refuses the whole file.
     for route in &config.routes {
         let provider = route.to.split_once('/').map_or("", |(provider, _)| provider.trim());
-        let known = existing.iter().any(|p| p.id == provider || p.name.eq_ignore_ascii_case(provider))
-            || config.providers.iter().any(|p| p.name.get_ref().trim().eq_ignore_ascii_case(provider));
+        let known = existing.iter().any(|p| p.id == provider || same_name(&p.name, provider))
+            || config.providers.iter().any(|p| same_name(p.name.get_ref(), provider));
         if !known {
             return Err(failed(format!("a route goes to {provider:?}, which is no provider here")));
         }
     }
     for wanted in &config.providers {
         let name = wanted.name.get_ref().trim();
-        let found = existing.iter().find(|p| p.name.eq_ignore_ascii_case(name));
+        let found = existing.iter().find(|p| same_name(&p.name, name));
         let provider = match found {
             Some(row) => {
                 let same = row.kind == wanted.kind
@@ -249,7 +293,9 @@ pub fn apply(context: &AppContext, config: &Config, path: &Path, data_dir: &Path
                     on_my_network: true,
                 };
                 applied.providers_added += 1;
-                providers.add(new).map_err(|e| failed(format!("provider {name:?}: {}", described(&e))))?
+                let row = providers.add(new).map_err(|e| failed(format!("provider {name:?}: {}", described(&e))))?;
+                additions.providers.push(row.id.clone());
+                row
             }
         };
         let rows = keys.list(&provider.id).map_err(|e| failed(e.to_string()))?;
@@ -283,6 +329,7 @@ pub fn apply(context: &AppContext, config: &Config, path: &Path, data_dir: &Path
                     applied.keys_added += 1;
                     let row = keys.add(new).map_err(|e| failed(format!("provider {name:?}: {}", described(&e))))?;
                     added.push(row.id.clone());
+                    additions.keys.push(row.id.clone());
                     row.id
                 }
             };

@@ -234,3 +234,40 @@ async fn a_config_with_plain_http_to_a_public_address_stops_the_start() {
     server.healthy().await;
     assert!(server.running(), "a private address is the operator's own network: served");
 }
+
+/// Provider names match as the app matches them (Unicode case), and an apply that fails removes
+/// what it added: no key is left that a later file could never remove.
+#[tokio::test]
+async fn names_match_in_unicode_case_and_a_failed_apply_leaves_nothing_it_added() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", fake.url());
+    let named = |name: &str, base: &str, label: &str| {
+        format!("[[providers]]\nname = \"{name}\"\nkind = \"openai\"\nbase_url = \"{base}\"\n[[providers.keys]]\nkey = \"{}\"\n", key(label))
+    };
+    let run = |text: String| {
+        let server = Server::start(dir.path(), &text, &[]);
+        async move {
+            server.healthy().await;
+            server.signal("TERM");
+            assert_eq!(server.exited().await, Some(0), "it ran:\n{}", server.log());
+        }
+    };
+    run(named("ärzte", &base, "a")).await;
+    // The same provider in other (Unicode) case: matched, not added a second time.
+    run(named("ÄRZTE", &base, "a")).await;
+    let bad = format!("{}{}", named("zeta", &base, "z"), named("far", "http://203.0.113.9/v1", "f"));
+    let failed = Server::start(dir.path(), &bad, &[]);
+    assert_eq!(failed.exited().await, Some(1), "the apply fails:\n{}", failed.log());
+    let listed = std::process::Command::new(env!("CARGO_BIN_EXE_keypool-server"))
+        .args(["keys", "list", "--data-dir", failed.dir.to_str().unwrap(), "--provider", "zeta", "--json"])
+        .output()
+        .unwrap();
+    assert!(!listed.status.success(), "the provider the failed apply added is gone, with its key");
+    let listed = std::process::Command::new(env!("CARGO_BIN_EXE_keypool-server"))
+        .args(["keys", "list", "--data-dir", failed.dir.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    let keys: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(keys.as_array().map(Vec::len), Some(1), "only the first run's key is left: {keys}");
+}
