@@ -14,6 +14,7 @@ const SERVER = process.env.KEYPOOL_SERVER_BINARY;
 const TOKEN = 'kp-agents-test-token-0123456789abcdef0123';
 const KEY_A = 'sk-agent-aaaaaaaaaaaaaaaaaaaaaaaa-0001';
 const KEY_B = 'sk-agent-bbbbbbbbbbbbbbbbbbbbbbbb-0002';
+const KEY_C = 'sk-ant-agent-cccccccccccccccccccccc-0003';
 
 /** Runs `codex` with `args` in `work`, its home (config, sessions) in `home`: its output. */
 function codex(home, work, args) {
@@ -57,7 +58,11 @@ describe('Codex CLI through keypool-server', () => {
     writeFileSync(
       join(dir, 'keypool.toml'),
       `[[providers]]\nname = "fake"\nkind = "openai"\nbase_url = "${fake.url}/v1"\nmodels = ["gpt-5"]\n` +
-        `[[providers.keys]]\nkey = "${KEY_A}"\nlabel = "a"\n[[providers.keys]]\nkey = "${KEY_B}"\nlabel = "b"\n`,
+        `[[providers.keys]]\nkey = "${KEY_A}"\nlabel = "a"\n[[providers.keys]]\nkey = "${KEY_B}"\nlabel = "b"\n` +
+        // The same fake, as an Anthropic pool that a route sends one model to.
+        `[[providers]]\nname = "claude"\nkind = "anthropic"\nbase_url = "${fake.url}"\nmodels = ["claude-sonnet-4-6"]\n` +
+        `[[providers.keys]]\nkey = "${KEY_C}"\nlabel = "c"\n` +
+        `[[routes]]\nmodel = "gpt-5-via-claude"\nto = "claude/claude-sonnet-4-6"\n`,
     );
     writeFileSync(join(dir, 'token'), `${TOKEN}\n`, { mode: 0o600 });
     const args = ['serve', '--data-dir', join(dir, 'data'), '--listen', `127.0.0.1:${port}`, '--config', join(dir, 'keypool.toml'), '--token-file', join(dir, 'token')];
@@ -104,5 +109,16 @@ describe('Codex CLI through keypool-server', () => {
     const after = (await fake.requests()).filter((r) => r.path === '/v1/responses').slice(before.length);
     assert.equal(after.at(-1).key, other, 'the other key answered');
     assert.ok(after.length <= 2, `the refused key was tried at most once: ${after.map((r) => r.key)}`);
+  });
+
+  it('answers through a route to an Anthropic pool, its Responses request translated', async () => {
+    const turn = await codex(home, work, ['exec', '--skip-git-repo-check', '-m', 'gpt-5-via-claude', 'hello claude']);
+    assert.equal(turn.code, 0, `codex answered: ${turn.stderr}`);
+    assert.match(turn.stdout, /Hello from the fake provider\./, 'the Anthropic pool\'s reply, as Codex shows it');
+    const asked = (await fake.requests()).filter((r) => r.path === '/v1/messages');
+    assert.equal(asked.length, 1, 'one Messages request to the Anthropic pool');
+    assert.equal(asked[0].key, KEY_C, 'with its key');
+    assert.equal(asked[0].model, 'claude-sonnet-4-6', 'the route\'s model');
+    assert.equal(asked[0].last_user, 'hello claude', 'the question, carried');
   });
 });

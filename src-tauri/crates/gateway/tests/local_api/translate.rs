@@ -120,6 +120,13 @@ async fn a_providers_refusal_reaches_the_client_in_its_own_dialect() {
     let server_tool = json!({ "model": "fake/gpt-5", "max_tokens": 1, "messages": [{ "role": "user", "content": "hi" }],
         "tools": [{ "type": "web_search_20250305", "name": "web_search" }] });
     let (status, text) = post(&api, "/v1/messages", &server_tool.to_string()).await;
-    assert_eq!(status, 400, "refused, not sent without its tool: {text}");
-    assert!(text.contains("web_search_20250305"), "names what cannot go: {text}");
+    assert_eq!(status, 200, "answered without the tool only Anthropic runs: {text}");
+    let sent: serde_json::Value = serde_json::from_str(&api.fake.seen().last().unwrap().body).unwrap();
+    assert!(sent.get("tools").is_none(), "the server tool was left out (the README's table says so): {sent}");
+    let anthropic = LocalApi::of_kind(ProviderKind::Anthropic, None, &["b"]).await;
+    let stored = json!({ "model": "fake/claude-x", "input": "more", "previous_response_id": "resp_1" });
+    let (status, text) = post(&anthropic, "/v1/responses", &stored.to_string()).await;
+    assert_eq!(status, 400, "a stored response cannot go to another provider: {text}");
+    assert!(text.contains("previous_response_id"), "names what cannot go: {text}");
+    assert!(anthropic.fake.seen().is_empty(), "and nothing went upstream");
 }

@@ -106,13 +106,13 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
         };
         messages.push(Message { role, parts });
     }
+    // Client tools; Anthropic's server tools (web search, code execution) run only at Anthropic
+    // and are left out.
     let tools = body["tools"].as_array().map(Vec::as_slice).unwrap_or_default();
     let tools = tools
         .iter()
-        .map(|tool| match tool["type"].as_str() {
-            None | Some("custom") => read::tool(&tool["name"], &tool["description"], &tool["input_schema"]),
-            Some(other) => Err(Untranslatable(format!("Anthropic's server tool {other} runs only at Anthropic"))),
-        })
+        .filter(|tool| matches!(tool["type"].as_str(), None | Some("custom")))
+        .map(|tool| read::tool(&tool["name"], &tool["description"], &tool["input_schema"]))
         .collect::<Result<_, _>>()?;
     let system = read::text_of(&body["system"]);
     let conversation = Conversation {

@@ -147,9 +147,8 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
     }
     let mut tools = Vec::new();
     for tool in body["tools"].as_array().map(Vec::as_slice).unwrap_or_default() {
-        let Some(declarations) = tool["functionDeclarations"].as_array() else {
-            return Err(Untranslatable("Google's own tools (search, code execution) run only at Google".into()));
-        };
+        // Google's own tools (search, code execution) run only at Google and are left out.
+        let Some(declarations) = tool["functionDeclarations"].as_array() else { continue };
         for declared in declarations {
             tools.push(read::tool(&declared["name"], &declared["description"], &declared["parameters"])?);
         }

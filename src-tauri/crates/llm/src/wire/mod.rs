@@ -720,11 +720,19 @@ mod tests {
     }
 
     #[test]
-    fn what_has_no_place_in_another_dialect_is_refused_with_its_reason() {
+    fn what_has_no_place_in_another_dialect_is_refused_or_left_out() {
         let server_tool = serde_json::json!({ "model": "c", "max_tokens": 1, "messages": [],
-            "tools": [{ "type": "web_search_20250305", "name": "web_search" }] });
-        let refused = WireFormat::AnthropicMessages.wire().read_request(&server_tool).unwrap_err();
-        assert!(refused.0.contains("web_search_20250305"), "names the tool: {refused}");
+            "tools": [{ "type": "web_search_20250305", "name": "web_search" }, { "name": "Read", "input_schema": {} }] });
+        let read = WireFormat::AnthropicMessages.wire().read_request(&server_tool).unwrap();
+        let names: Vec<&str> = read.conversation.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["Read"], "a server tool runs only at its vendor: left out, the client's own kept");
+        let codex = serde_json::json!({ "model": "g", "input": "hi", "tools": [
+            { "type": "function", "name": "exec_command", "parameters": {} },
+            { "type": "namespace", "name": "multi_agent_v1", "tools": [{ "type": "function", "name": "spawn_agent", "parameters": {} }] },
+            { "type": "web_search" }] });
+        let read = WireFormat::OpenAiResponses.wire().read_request(&codex).unwrap();
+        let names: Vec<&str> = read.conversation.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["exec_command", "spawn_agent"], "a namespace's tools flattened, web search left out");
         let stored = serde_json::json!({ "model": "g", "input": "more", "previous_response_id": "resp_1" });
         assert!(WireFormat::OpenAiResponses.wire().read_request(&stored).is_err(), "a stored response stays at OpenAI");
         let by_url = serde_json::json!({ "model": "g", "messages": [{ "role": "user", "content": [

@@ -127,15 +127,13 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
             other => return Err(Untranslatable(format!("a message of role {other:?} cannot be carried"))),
         }
     }
+    // Function tools; any other kind is a provider's own and is left out.
     let tools = body["tools"].as_array().map(Vec::as_slice).unwrap_or_default();
     let tools = tools
         .iter()
-        .map(|tool| match tool["type"].as_str() {
-            Some("function") => {
-                let function = &tool["function"];
-                read::tool(&function["name"], &function["description"], &function["parameters"])
-            }
-            other => Err(Untranslatable(format!("a tool of type {other:?} cannot be carried to another provider"))),
+        .filter(|tool| tool["type"] == "function")
+        .map(|tool| {
+            read::tool(&tool["function"]["name"], &tool["function"]["description"], &tool["function"]["parameters"])
         })
         .collect::<Result<_, _>>()?;
     let max =

@@ -147,14 +147,22 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
             _ => messages.push(Message { role, parts: vec![part] }),
         }
     }
-    let tools = body["tools"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let tools = tools
-        .iter()
-        .map(|tool| match tool["type"].as_str() {
-            Some("function") => read::tool(&tool["name"], &tool["description"], &tool["parameters"]),
-            other => Err(Untranslatable(format!("OpenAI's tool {other:?} runs only at OpenAI"))),
-        })
-        .collect::<Result<_, _>>()?;
+    // Function tools, those grouped in a namespace (Codex's) among them; OpenAI's own tools
+    // (web search, file search) run only at OpenAI and are left out.
+    let mut tools = Vec::new();
+    for tool in body["tools"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        match tool["type"].as_str() {
+            Some("function") => tools.push(read::tool(&tool["name"], &tool["description"], &tool["parameters"])?),
+            Some("namespace") => {
+                for inner in tool["tools"].as_array().map(Vec::as_slice).unwrap_or_default() {
+                    if inner["type"] == "function" {
+                        tools.push(read::tool(&inner["name"], &inner["description"], &inner["parameters"])?);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
     let conversation = Conversation {
         system: (!system.is_empty()).then(|| system.join("\n\n")),
         messages,
