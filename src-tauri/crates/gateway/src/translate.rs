@@ -97,40 +97,26 @@ impl Translation {
             kept.push((CONTENT_TYPE, HeaderValue::from_static(content_type)));
             kept
         };
+        // A whole answer: the status and the JSON the client gets.
+        let whole = |status: u16, body: String| Forwarded {
+            status,
+            headers: passed("application/json"),
+            body: ForwardedBody::Whole(Bytes::from(body)),
+            attempts,
+        };
+        let failed = |problem: Problem, message: String| {
+            whole(problem.status_code(), error_body(self.client_dialect, problem, message).to_string())
+        };
         match body {
             ForwardedBody::Whole(bytes) if status >= 400 => {
-                let problem = Problem::of_status(status);
-                let message = error_message(&String::from_utf8_lossy(&bytes));
-                let body = error_body(self.client_dialect, problem, message).to_string();
-                Forwarded {
-                    status: problem.status_code(),
-                    headers: passed("application/json"),
-                    body: ForwardedBody::Whole(Bytes::from(body)),
-                    attempts,
-                }
+                failed(Problem::of_status(status), error_message(&String::from_utf8_lossy(&bytes)))
             }
             ForwardedBody::Whole(bytes) => {
                 let reply =
                     serde_json::from_slice::<Value>(&bytes).ok().and_then(|value| self.provider.read_reply(&value));
-                let body = match reply {
-                    Some(reply) => self.client.write_reply(&reply, &self.model).to_string(),
-                    None => {
-                        let message = "the provider's answer could not be read".to_owned();
-                        let body = error_body(self.client_dialect, Problem::Upstream, message).to_string();
-                        let status = Problem::Upstream.status_code();
-                        return Forwarded {
-                            status,
-                            headers: passed("application/json"),
-                            body: ForwardedBody::Whole(Bytes::from(body)),
-                            attempts,
-                        };
-                    }
-                };
-                Forwarded {
-                    status,
-                    headers: passed("application/json"),
-                    body: ForwardedBody::Whole(Bytes::from(body)),
-                    attempts,
+                match reply {
+                    Some(reply) => whole(status, self.client.write_reply(&reply, &self.model).to_string()),
+                    None => failed(Problem::Upstream, "the provider's answer could not be read".to_owned()),
                 }
             }
             ForwardedBody::Stream(upstream) => {

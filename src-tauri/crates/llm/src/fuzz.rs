@@ -16,12 +16,7 @@ fn cases() -> u32 {
 
 /// Every wire format's reader.
 fn wires() -> [&'static dyn Wire; 4] {
-    [
-        WireFormat::OpenAiChat.wire(),
-        WireFormat::AnthropicMessages.wire(),
-        WireFormat::GeminiGenerate.wire(),
-        WireFormat::OpenAiResponses.wire(),
-    ]
+    WireFormat::ALL.map(WireFormat::wire)
 }
 
 /// JSON a few levels deep whose member names are the ones the readers look for, so that the

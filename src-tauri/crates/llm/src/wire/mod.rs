@@ -39,6 +39,14 @@ pub enum WireFormat {
 }
 
 impl WireFormat {
+    /// Every format Keypool speaks.
+    pub const ALL: [WireFormat; 4] = [
+        WireFormat::OpenAiChat,
+        WireFormat::AnthropicMessages,
+        WireFormat::GeminiGenerate,
+        WireFormat::OpenAiResponses,
+    ];
+
     /// The format's reader and writer.
     pub fn wire(self) -> &'static dyn Wire {
         match self {
@@ -564,12 +572,7 @@ mod tests {
             StreamPiece::OutputTokens(9),
             StreamPiece::Done,
         ];
-        for format in [
-            WireFormat::OpenAiChat,
-            WireFormat::AnthropicMessages,
-            WireFormat::GeminiGenerate,
-            WireFormat::OpenAiResponses,
-        ] {
+        for format in WireFormat::ALL {
             let mut writer = format.wire().stream_writer("m");
             let mut bytes = Vec::new();
             for piece in &provider {
@@ -621,12 +624,7 @@ mod tests {
     #[test]
     fn every_format_reads_back_the_answers_it_writes() {
         use crate::conversation::{Finish, Reply};
-        for format in [
-            WireFormat::OpenAiChat,
-            WireFormat::AnthropicMessages,
-            WireFormat::GeminiGenerate,
-            WireFormat::OpenAiResponses,
-        ] {
+        for format in WireFormat::ALL {
             let id = if format == WireFormat::GeminiGenerate { "read" } else { "call_1" };
             let replies = [
                 Reply {
@@ -674,12 +672,7 @@ mod tests {
     #[test]
     fn every_format_reads_back_what_it_writes() {
         let options = WriteOptions { stream: true, max_tokens: 512, stream_usage: true };
-        for format in [
-            WireFormat::OpenAiChat,
-            WireFormat::AnthropicMessages,
-            WireFormat::GeminiGenerate,
-            WireFormat::OpenAiResponses,
-        ] {
+        for format in WireFormat::ALL {
             let id = if format == WireFormat::GeminiGenerate { "read" } else { "call_1" };
             let sent = everything(id);
             let body = format.wire().write_request(&sent, "m", options);
