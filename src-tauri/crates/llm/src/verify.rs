@@ -47,7 +47,15 @@ impl CompletionService {
         let started = tokio::time::Instant::now();
         let listed = self.ask_about_key(endpoint, Some(&secret)).await;
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let verdict = self.judge(endpoint, &listed).await;
+        // A test by hand judges no refusal: it does not ask the provider with a key that cannot be
+        // valid. What it leaves for refusals verified meanwhile shows a key fine only where the
+        // provider is already known to check keys.
+        let verdict = match Verdict::of(&listed) {
+            Verdict::KeyFine if self.verifications.checks_keys(&endpoint.id, &endpoint.base_url) != Some(true) => {
+                Verdict::Unknown
+            }
+            verdict => verdict,
+        };
         let now = self.clock.now();
         *last = Some((now, verdict));
         drop(last);
