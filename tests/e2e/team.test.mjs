@@ -72,7 +72,7 @@ async function startServer(fakeUrl, redisUrl, team, secret) {
   const secretFile = join(dir, 'team.secret');
   writeFileSync(secretFile, secret, { mode: 0o600 });
   const tokenFile = join(dir, 'token');
-  writeFileSync(tokenFile, 'kp-e2e-server-token-0123456789', { mode: 0o600 });
+  writeFileSync(tokenFile, 'kp-e2e-server-token-0123456789abcdef', { mode: 0o600 });
   const port = await freePort();
   const args = ['serve', '--data-dir', join(dir, 'data'), '--config', config, '--listen', `127.0.0.1:${port}`, '--token-file', tokenFile];
   const child = spawn(SERVER, [...args, '--redis', redisUrl, '--team', team, '--team-secret-file', secretFile], { stdio: 'ignore' });
@@ -89,7 +89,7 @@ async function startServer(fakeUrl, redisUrl, team, secret) {
     async chat(content) {
       const response = await fetch(`${url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: 'Bearer kp-e2e-server-token-0123456789', 'content-type': 'application/json' },
+        headers: { authorization: 'Bearer kp-e2e-server-token-0123456789abcdef', 'content-type': 'application/json' },
         body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content }] }),
       });
       return response.status;
