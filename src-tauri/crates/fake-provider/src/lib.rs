@@ -898,8 +898,9 @@ fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
         }))
         .into_response(),
         Dialect::Anthropic => Json(json!({
-            "id": "msg_fake", "type": "message", "role": "assistant",
-            "content": [{ "type": "text", "text": text }], "stop_reason": "end_turn", "usage": anthropic_usage(output)
+            "id": "msg_fake", "type": "message", "role": "assistant", "model": ANTHROPIC_MODEL,
+            "content": [{ "type": "text", "text": text }], "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": anthropic_usage(output)
         }))
         .into_response(),
         Dialect::Gemini => Json(gemini::whole(&text, output)).into_response(),
@@ -917,8 +918,8 @@ fn whole_call(dialect: Dialect, name: &str, arguments: &str) -> Response {
             "usage": openai_usage(1) }))
         .into_response(),
         Dialect::Anthropic => Json(json!({ "id": "msg_fake", "type": "message", "role": "assistant",
-            "content": [{ "type": "tool_use", "id": "toolu_fake", "name": name, "input": args }],
-            "stop_reason": "tool_use", "usage": anthropic_usage(1) }))
+            "model": ANTHROPIC_MODEL, "content": [{ "type": "tool_use", "id": "toolu_fake", "name": name, "input": args }],
+            "stop_reason": "tool_use", "stop_sequence": null, "usage": anthropic_usage(1) }))
         .into_response(),
         Dialect::Gemini => Json(json!({ "candidates": [{ "content": { "role": "model",
             "parts": [{ "functionCall": { "name": name, "args": args } }] }, "finishReason": "STOP" }] }))
@@ -1039,6 +1040,10 @@ fn text_event(dialect: Dialect, text: &str) -> Bytes {
     }
 }
 
+/// The model an Anthropic answer names (the real API names the one asked for; no client here
+/// compares them).
+const ANTHROPIC_MODEL: &str = "claude-fake";
+
 /// Every reply reports this usage: 11 prompt tokens, 5 of them read from the prompt cache, and
 /// one output token per piece of text.
 pub const INPUT_TOKENS: u64 = 11;
@@ -1094,9 +1099,17 @@ async fn play(
         async move { tx.send(Ok(bytes)).await.is_ok() }
     };
     if dialect == Dialect::Anthropic {
-        let start = json!({ "type": "message_start",
-            "message": { "id": "msg_fake", "role": "assistant", "content": [], "usage": anthropic_usage(1) } });
+        // As Anthropic documents a stream's start: the whole message, empty, then (for text) the
+        // block the deltas fill. Claude Code refuses a stream without either.
+        let start = json!({ "type": "message_start", "message": { "id": "msg_fake", "type": "message",
+            "role": "assistant", "model": ANTHROPIC_MODEL, "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": anthropic_usage(1) } });
         send(event(dialect, "message_start", start)).await;
+        if !matches!(reply, Reply::ToolCall { .. }) {
+            let block = json!({ "type": "content_block_start", "index": 0,
+                "content_block": { "type": "text", "text": "" } });
+            send(event(dialect, "content_block_start", block)).await;
+        }
     }
     let texts = |chunks: &[String]| chunks.iter().map(|c| text_event(dialect, c)).collect::<Vec<_>>();
     match reply {

@@ -554,15 +554,17 @@ fn bounded(model: &str, headers: &HeaderMap) -> Result<Option<String>, String> {
 }
 
 /// The session a coding agent names, when the client named none with `x-keypool-session`:
-/// Claude Code's `x-claude-code-session-id`, Codex's `session-id` header, then the body's
-/// `prompt_cache_key` (Codex: the same id). Each at most [`MAX_SESSION_BYTES`]; a conversation
-/// is named by how it starts only when none of these is given.
+/// Claude Code's `x-claude-code-session-id`, then the session in its `metadata.user_id`;
+/// Codex's `session-id` header, then the body's `prompt_cache_key` (Codex: the same id). Each at
+/// most [`MAX_SESSION_BYTES`]; a conversation is named by how it starts only when none of these
+/// is given.
 fn agent_session(headers: &HeaderMap, peek: &Peek<'_>) -> Option<String> {
     let fits = |id: &&str| !id.is_empty() && id.len() <= MAX_SESSION_BYTES;
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).filter(fits);
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).filter(fits).map(str::to_owned);
     let id = header("x-claude-code-session-id")
+        .or_else(|| peek.claude_code_session().filter(|id| fits(&id.as_str())))
         .or_else(|| header("session-id"))
-        .or_else(|| peek.prompt_cache_key.as_deref().filter(fits))?;
+        .or_else(|| peek.prompt_cache_key.clone().filter(|id| fits(&id.as_str())))?;
     Some(format!("agent:session:{id}"))
 }
 

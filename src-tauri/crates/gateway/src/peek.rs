@@ -5,6 +5,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
+use keypool_llm::wire::BILLING_BLOCK;
+
 use crate::Dialect;
 
 /// The fields routing and affinity need; everything else stays unread.
@@ -27,7 +29,17 @@ pub struct Peek<'a> {
     /// (Codex: the session's id).
     #[serde(default)]
     pub prompt_cache_key: Option<String>,
+    /// Anthropic's request metadata: Claude Code names its session in `user_id`.
+    #[serde(default)]
+    metadata: Option<Metadata>,
 }
+
+#[derive(Debug, Deserialize)]
+struct Metadata {
+    #[serde(default)]
+    user_id: Option<String>,
+}
+
 
 #[derive(Debug, Deserialize)]
 struct Turn<'a> {
@@ -37,6 +49,21 @@ struct Turn<'a> {
 }
 
 impl Peek<'_> {
+    /// The session Claude Code names in `metadata.user_id`: a JSON object's `session_id`
+    /// (2.x), or what follows `_session_` (`user_<hash>_account_<uuid>_session_<uuid>`, 1.x).
+    pub fn claude_code_session(&self) -> Option<String> {
+        let user_id = self.metadata.as_ref()?.user_id.as_deref()?;
+        #[derive(Deserialize)]
+        struct UserId {
+            session_id: Option<String>,
+        }
+        match serde_json::from_str::<UserId>(user_id) {
+            Ok(parsed) => parsed.session_id,
+            Err(_) => user_id.rsplit_once("_session_").map(|(_, id)| id.to_owned()),
+        }
+        .filter(|id| !id.is_empty())
+    }
+
     /// A stable name for the conversation: its system prompt and its first user message (a
     /// Responses request: its instructions and its first input item), hashed. Every later turn of one conversation starts the same way, so it keeps its key.
     pub fn conversation(&self, dialect: Dialect) -> String {
@@ -62,11 +89,30 @@ impl Peek<'_> {
             false => (system, first_user),
         };
         let mut hash = Sha256::new();
-        hash.update(system.unwrap_or_default());
+        match system.and_then(without_billing_block) {
+            Some(blocks) => blocks.iter().for_each(|block| hash.update(block.get())),
+            None => hash.update(system.unwrap_or_default()),
+        }
         hash.update([0]);
         hash.update(first_user.unwrap_or_default());
         conversation_name(hash)
     }
+}
+
+/// A system prompt's blocks without Claude Code's billing block (its values, a per-request
+/// `cch=` among them, change from one request to the next), when it has one (`None`: the
+/// prompt is hashed as written).
+fn without_billing_block(system: &str) -> Option<Vec<&RawValue>> {
+    #[derive(Deserialize)]
+    struct Block<'a> {
+        #[serde(default, borrow)]
+        text: Option<std::borrow::Cow<'a, str>>,
+    }
+    let billing = |block: &&RawValue| {
+        serde_json::from_str::<Block>(block.get()).is_ok_and(|b| b.text.is_some_and(|t| t.starts_with(BILLING_BLOCK)))
+    };
+    let blocks: Vec<&RawValue> = serde_json::from_str(system).ok()?;
+    blocks.iter().any(billing).then(|| blocks.into_iter().filter(|block| !billing(block)).collect())
 }
 
 /// A conversation's session name from the hash of how it starts: `api:` and the first 12 bytes
@@ -163,6 +209,36 @@ mod tests {
         let peek: Peek = serde_json::from_slice(text).unwrap();
         assert_eq!(peek.prompt_cache_key.as_deref(), Some("019a-session"), "the client's cache key is read");
         assert_ne!(peek.conversation(Dialect::OpenAi), name(other), "a text input names its own");
+    }
+
+    #[test]
+    fn claude_codes_billing_block_does_not_name_the_conversation() {
+        // As Claude Code 2.1 sends it: a first system block whose values change on every request.
+        let body = |cch: &str| {
+            format!(
+                r#"{{"model":"m","system":[{{"type":"text","text":"x-anthropic-billing-header: cc_version=2.1.328.593; cc_entrypoint=sdk-cli; cch={cch};"}},
+                {{"type":"text","text":"You are Claude Code.","cache_control":{{"type":"ephemeral"}}}}],
+                "messages":[{{"role":"user","content":"hi"}}]}}"#
+            )
+        };
+        let name = |body: &str| serde_json::from_str::<Peek>(body).unwrap().conversation(Dialect::Anthropic);
+        assert_eq!(name(&body("a1b2c")), name(&body("f9e8d")), "the same conversation, whatever the nonce");
+        let other = body("a1b2c").replace("You are Claude Code.", "You are another agent.");
+        assert_ne!(name(&body("a1b2c")), name(&other), "the rest of the system prompt still counts");
+    }
+
+    #[test]
+    fn claude_codes_session_is_read_from_its_metadata() {
+        let peek = |user_id: &str| {
+            let body = serde_json::json!({ "model": "m", "metadata": { "user_id": user_id } }).to_string();
+            serde_json::from_str::<Peek>(&body).unwrap().claude_code_session()
+        };
+        let v2 = r#"{"device_id":"c3d4","account_uuid":"","session_id":"88bd35f3-dfcf-47bb-b455-0403e8427af0"}"#;
+        assert_eq!(peek(v2).as_deref(), Some("88bd35f3-dfcf-47bb-b455-0403e8427af0"), "2.x: a JSON object");
+        let v1 = "user_5f2a_account_1c9e_session_0b7d-41aa";
+        assert_eq!(peek(v1).as_deref(), Some("0b7d-41aa"), "1.x: the id after _session_");
+        assert_eq!(peek("user-42"), None, "another client's user id names no session");
+        assert_eq!(peek(r#"{"session_id":""}"#), None, "an empty id names none");
     }
 
     #[test]

@@ -152,12 +152,18 @@ fn model_routes(context: &AppContext, config: &Config) -> Result<Vec<keypool_api
         .map(|route| {
             let (provider, model) = route.to.split_once('/').expect("checked when read");
             let provider = provider.trim();
-            if !providers.iter().any(|p| p.id == provider || same_name(&p.name, provider)) {
+            // A provider the file names wins over a built-in one whose id is the same word (the
+            // file's `gemini` over the built-in Google Gemini, id `gemini`).
+            let Some(provider) = providers
+                .iter()
+                .find(|p| same_name(&p.name, provider))
+                .or_else(|| providers.iter().find(|p| p.id == provider))
+            else {
                 return Err(format!("a route goes to {provider:?}, which is no provider here"));
-            }
+            };
             Ok(keypool_api::service::ModelRoute {
                 model: route.model.get_ref().trim().to_owned(),
-                provider: provider.to_owned(),
+                provider: provider.id.clone(),
                 to_model: model.trim().to_owned(),
             })
         })

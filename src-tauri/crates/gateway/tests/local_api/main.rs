@@ -8,6 +8,7 @@ mod hostile;
 mod openrouter;
 mod responses;
 mod serving;
+mod sessions;
 mod support;
 mod translate;
 mod upstream;

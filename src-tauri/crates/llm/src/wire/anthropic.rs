@@ -20,6 +20,10 @@ use crate::conversation::{
 use crate::provider_clock::ClockSkew;
 use crate::rate_limit::{provider_instant, window_of};
 
+/// The first text of the system block Claude Code adds to each request (`x-anthropic-billing-header:
+/// cc_version=…; cch=…;`), read by Anthropic alone.
+pub const BILLING_BLOCK: &str = "x-anthropic-billing-header:";
+
 /// The Anthropic API version this client speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
@@ -114,7 +118,14 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
         .filter(|tool| matches!(tool["type"].as_str(), None | Some("custom")))
         .map(|tool| read::tool(&tool["name"], &tool["description"], &tool["input_schema"]))
         .collect::<Result<_, _>>()?;
-    let system = read::text_of(&body["system"]);
+    // Claude Code's billing block changes on every request; carried first into another
+    // provider's prompt it would spoil that provider's prefix cache, and it bills nothing there.
+    let system = match &body["system"] {
+        Value::Array(blocks) => read::text_of(&Value::Array(
+            blocks.iter().filter(|b| !b["text"].as_str().is_some_and(|t| t.starts_with(BILLING_BLOCK))).cloned().collect(),
+        )),
+        other => read::text_of(other),
+    };
     let conversation = Conversation {
         system: (!system.is_empty()).then_some(system),
         messages,
@@ -474,6 +485,15 @@ mod tests {
 
     fn parse_stream_event(event: &str, data: &str) -> StreamPiece {
         AnthropicMessages.stream_pieces(event, data).into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn claude_codes_billing_block_is_not_carried_to_another_provider() {
+        let body = json!({ "model": "m", "max_tokens": 8, "messages": [{ "role": "user", "content": "hi" }],
+            "system": [{ "type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.328.593; cch=1a2b3;" },
+                { "type": "text", "text": "You are Claude Code." }] });
+        let request = AnthropicMessages.read_request(&body).unwrap();
+        assert_eq!(request.conversation.system.as_deref(), Some("You are Claude Code."), "the prompt, without the nonce");
     }
 
     #[test]

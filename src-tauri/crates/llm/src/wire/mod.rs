@@ -23,7 +23,7 @@ pub(crate) mod gemini;
 mod openai_chat;
 mod openai_responses;
 
-pub use anthropic::ANTHROPIC_VERSION;
+pub use anthropic::{ANTHROPIC_VERSION, BILLING_BLOCK};
 
 /// The wire formats Keypool speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
