@@ -137,6 +137,12 @@ impl LocalApi {
         if enabled && token.is_none() && (serving == Some(wanted) || (port.is_none() && serving.is_some())) {
             return Ok((self.status()?, None));
         }
+        // Moving while serving: the new port is bound before the old one is let go, so a port
+        // that is taken (a typo) leaves the endpoint serving where it was, and kept there.
+        if let (true, None, Some(old)) = (enabled, &token, serving) {
+            self.move_to(old, wanted).await?;
+            return Ok((self.status()?, None));
+        }
         self.stop();
         if enabled {
             self.start().await?;
@@ -201,6 +207,31 @@ impl LocalApi {
             }
             Err(error) => {
                 tracing::warn!(%error, "the local API could not start");
+                *self.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+            }
+        }
+        Ok(())
+    }
+
+    /// Serves on `wanted` instead of `old`: the old endpoint stops only once the new one is
+    /// bound. When `wanted` cannot be bound, `old` goes on serving and stays the kept port, and
+    /// the status says why the move failed.
+    async fn move_to(&self, old: u16, wanted: u16) -> Result<()> {
+        let Some(hash) = self.stored::<String>(TOKEN_HASH)?.and_then(|h| unhex(&h)) else {
+            return Ok(());
+        };
+        let routes: Arc<dyn Routes> = self.routes.clone();
+        match Gateway::start(wanted, hash, routes, self.completions.clone(), self.clock.clone()).await {
+            Ok(gateway) => {
+                let previous = self.running.lock().unwrap_or_else(|e| e.into_inner()).replace(gateway);
+                if let Some(previous) = previous {
+                    previous.stop();
+                }
+                *self.error.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            }
+            Err(error) => {
+                tracing::warn!(%error, old, wanted, "the local API stays where it was: the new port could not be bound");
+                self.store(PORT, old)?;
                 *self.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
             }
         }

@@ -342,6 +342,35 @@ async fn a_busy_port_is_reported_not_fatal() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn moving_to_a_busy_port_keeps_serving_on_the_old_one() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let endpoint = setup(&h, &fake).await;
+    let old = endpoint.base.rsplit(':').next().unwrap().parse::<u16>().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = taken.local_addr().unwrap().port();
+
+    let status = h.call_async("localApi:configure", json!({ "enabled": true, "port": busy })).await.unwrap();
+    assert_eq!(status["running"], true, "a port that is taken does not stop the endpoint: {status}");
+    assert_eq!(status["port"], old, "it serves where it was: {status}");
+    assert_eq!(status["error"], json!({ "kind": "portInUse", "port": busy }), "and says why it did not move: {status}");
+    let models =
+        endpoint.http.get(format!("{}/v1/models", endpoint.base)).bearer_auth(&endpoint.token).send().await.unwrap();
+    assert_eq!(models.status(), 200, "the old port still answers");
+    let kept = h.call("localApi:getStatus", json!({})).unwrap();
+    assert_eq!(kept["port"], old, "the kept port is the one served, for the next start: {kept}");
+
+    let free = free_port();
+    let moved = h.call_async("localApi:configure", json!({ "enabled": true, "port": free })).await.unwrap();
+    assert_eq!(
+        (moved["running"].as_bool(), moved["port"].as_u64(), moved["error"].is_null()),
+        (Some(true), Some(u64::from(free)), true),
+        "{moved}"
+    );
+    drop(taken);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn every_model_the_app_offers_is_routed_and_the_status_names_what_can_be_answered() {
     let h = Harness::new();
     let fake = FakeProvider::start().await;
