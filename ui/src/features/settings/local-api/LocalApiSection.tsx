@@ -24,13 +24,18 @@ const EXAMPLE_WORDS: Record<ExampleRoute, MessageKey> = {
   unreachable: 'localApi.exampleModelUnreachable',
 };
 
-/** Why the endpoint is enabled but not running, in words. */
-export function startProblemText(t: Translate, problem: LocalApiProblem): string {
+/**
+ * Why the endpoint could not listen where it was asked to, in words: it is not running, or, when
+ * `serving` is given, it could not move there and goes on serving on that port.
+ */
+export function startProblemText(t: Translate, problem: LocalApiProblem, serving?: number): string {
   switch (problem.kind) {
     case 'portInUse':
-      return t('localApi.portInUse', { port: problem.port });
+      return serving === undefined ? t('localApi.portInUse', { port: problem.port }) : t('localApi.portInUseKept', { port: problem.port, serving });
     case 'bind':
-      return t('localApi.bindFailed', { port: problem.port, reason: problem.reason });
+      return serving === undefined
+        ? t('localApi.bindFailed', { port: problem.port, reason: problem.reason })
+        : t('localApi.bindFailedKept', { port: problem.port, reason: problem.reason, serving });
     default:
       return t('error.unexpected');
   }
@@ -93,7 +98,8 @@ export function LocalApiSection() {
     const status = api.state.status;
     const running = status.enabled && status.running;
     const state = running ? 'running' : status.enabled ? 'stopped' : 'off';
-    const startProblem = status.error ? startProblemText(t, status.error) : undefined;
+    // Running with an error: a move to another port failed and it serves where it was.
+    const startProblem = status.error ? startProblemText(t, status.error, running ? status.port : undefined) : undefined;
     const address = addressOf(status);
     // The examples ask for a model the pool can answer now, or say why there is none yet.
     // A provider with keys first: a keyless server (Ollama) only when it answered just now, or

@@ -11,7 +11,7 @@ interface Props {
   /** The port the backend keeps. */
   port: number;
   onSave: (port: number) => Promise<unknown>;
-  /** Why the endpoint could not start on the stored port, worded; shown as this field's error. */
+  /** Why the endpoint could not listen on the port last asked for, worded; this field's error. */
   startProblem?: string;
 }
 
@@ -24,8 +24,8 @@ function portIssueText(t: Translate, issue: Issue): string {
 }
 
 /**
- * The local API's port, committed as `useCommittedNumber` says. Why the endpoint could not start
- * on the stored port shows as the field's error while the user is not typing another.
+ * The local API's port, committed as `useCommittedNumber` says. Why the endpoint could not listen
+ * on the port asked for shows as the field's error while the user is not typing another.
  */
 export function PortField({ port, onSave, startProblem }: Props) {
   const { t } = useI18n();

@@ -223,12 +223,36 @@ describe('Settings → Local API', () => {
     expect(screen.getByRole('tabpanel'), 'no model the pool would refuse (503): the placeholder').toHaveTextContent('model="<model>"');
   });
 
-  it('says, before a port is saved, that a running endpoint stops on a port another program holds', async () => {
+  it('says, before a port is saved, that a running endpoint stays where it is on a port another program holds', async () => {
     renderSection();
     await toggle();
-    // The backend stops the endpoint, then finds the new port taken: the hint must not promise
-    // that the move cannot take it down.
-    expect(portInput()).toHaveAccessibleDescription(/moves to it at once, and stops if another program holds it/);
+    // The backend binds the new port before it lets the old one go: a typo cannot take it down.
+    expect(portInput()).toHaveAccessibleDescription(/moves to it at once, or stays where it is if another program holds it/);
+    expect(portInput()).not.toHaveAccessibleDescription(/stops/);
+  });
+
+  it('keeps a running endpoint on its port when the new one is taken, and says so at the field', async () => {
+    const user = renderSection();
+    await enable(user);
+    await waitFor(() => expect(state()).toHaveTextContent('Running'));
+    backend.occupyPort(4143);
+    const input = portInput();
+    await user.clear(input);
+    await user.type(input, '4143{Enter}');
+    const error = await screen.findByTestId('local-api-port-error');
+    expect(error).toHaveTextContent('Port 4143 is in use by another program: the local API goes on serving on port 4141. Choose another port to move it.');
+    expect(error).toHaveAttribute('role', 'alert');
+    expect(state(), 'the typo did not stop it').toHaveTextContent('Running');
+    expect(screen.getByTestId('local-api-address'), 'it serves where it was').toHaveTextContent('http://127.0.0.1:4141');
+    expect(input, 'the field shows the port it serves on').toHaveValue('4141');
+    expect(input).toHaveAttribute('aria-invalid', 'true');
+    expect(input).toHaveAccessibleDescription(/Port 4143 is in use/);
+    expect(screen.getByTestId('local-api-port-status'), 'no green word beside the red one').toHaveTextContent(/^$/);
+
+    await user.clear(input);
+    await user.type(input, '4142{Enter}');
+    await waitFor(() => expect(screen.getByTestId('local-api-address')).toHaveTextContent('http://127.0.0.1:4142'));
+    expect(screen.queryByTestId('local-api-port-error')).not.toBeInTheDocument();
   });
 
   it('asks a provider with keys, not a keyless server that does not answer, and says which', async () => {
