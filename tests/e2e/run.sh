@@ -17,5 +17,7 @@ fi
 cargo test --workspace --locked --no-run --quiet
 export KEYPOOL_FAKE_PROVIDER_BINARY="$target/debug/keypool-fake-provider"
 export KEYPOOL_SERVER_BINARY="$target/debug/keypool-server"
+# The coding agents' CLIs (agents.test.mjs runs them against the app's local API), cached.
+source tests/agents/install.sh
 mkdir -p tests/artifacts
 xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/*.test.mjs

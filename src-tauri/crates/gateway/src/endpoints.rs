@@ -25,7 +25,8 @@ pub enum Serves {
 /// One path the local API serves.
 #[derive(Debug, Clone, Copy)]
 pub struct Endpoint {
-    /// As axum's router takes it (`{action}` a path segment).
+    /// As axum's router takes it (`{*action}` the rest of the path: Google's `{model}:{method}`,
+    /// where the model may be `provider/model`).
     pub path: &'static str,
     pub serves: Serves,
 }
@@ -44,9 +45,9 @@ pub const ENDPOINTS: [Endpoint; 9] = [
     // Shared by the dialects: which one asks is read from the request (see `dialect_of`).
     Endpoint { path: "/v1/models", serves: Serves::Models },
     // Google's stable version, which `@google/genai` calls unless told `apiVersion`.
-    Endpoint { path: "/v1/models/{action}", serves: Serves::GeminiAction },
+    Endpoint { path: "/v1/models/{*action}", serves: Serves::GeminiAction },
     Endpoint { path: "/v1beta/models", serves: Serves::Models },
-    Endpoint { path: "/v1beta/models/{action}", serves: Serves::GeminiAction },
+    Endpoint { path: "/v1beta/models/{*action}", serves: Serves::GeminiAction },
 ];
 
 impl Endpoint {
@@ -82,7 +83,7 @@ mod tests {
         let readme = std::fs::read_to_string(path).expect("the gateway's README is readable");
         let table: String = readme.lines().filter(|line| line.starts_with("| `")).collect::<Vec<_>>().join("\n");
         for endpoint in ENDPOINTS {
-            let written = endpoint.path.replace("{action}", "{model}:");
+            let written = endpoint.path.replace("{*action}", "{model}:");
             let shown = match endpoint.serves {
                 Serves::GeminiAction => written.trim_end_matches("{model}:").to_owned(),
                 _ => format!("{} {written}", endpoint.method()),

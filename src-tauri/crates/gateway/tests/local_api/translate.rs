@@ -130,3 +130,21 @@ async fn a_providers_refusal_reaches_the_client_in_its_own_dialect() {
     assert!(text.contains("previous_response_id"), "names what cannot go: {text}");
     assert!(anthropic.fake.seen().is_empty(), "and nothing went upstream");
 }
+
+#[tokio::test]
+async fn a_gemini_client_names_provider_slash_model_in_its_path() {
+    // Gemini CLI writes the model into the path as it is given: `-m fake/gpt-5` asks for
+    // `/v1beta/models/fake/gpt-5:streamGenerateContent`.
+    let api = LocalApi::of_kind(ProviderKind::Openai, None, &["a"]).await;
+    let body = json!({ "contents": [{ "role": "user", "parts": [{ "text": "hello" }] }] }).to_string();
+    let (status, text) = post(&api, "/v1beta/models/fake/gpt-5:streamGenerateContent?alt=sse", &body).await;
+    assert_eq!(status, 200, "answered: {text}");
+    // Google ends its events with CRLF pairs.
+    let said: String = events(&text.replace("\r\n", "\n"))
+        .iter()
+        .filter_map(|(_, data)| data["candidates"][0]["content"]["parts"][0]["text"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(said, "Hello from the fake provider.", "in Gemini's chunks: {text}");
+    let seen = api.fake.seen();
+    assert_eq!((seen[0].path.as_str(), seen[0].model.as_str()), ("/v1/chat/completions", "gpt-5"), "the provider's own API");
+}
