@@ -194,6 +194,8 @@ pub(crate) struct Script {
     /// Requests refused by a rate limit, for benchmarks.
     pub(crate) refused: u64,
     reject_stream_options: bool,
+    /// Answers the Responses API with a 404, as OpenAI-compatible servers without it do.
+    pub(crate) without_responses: bool,
     /// Models that take no images: a request with one is refused with a 400.
     pub(crate) text_only: HashSet<String>,
     /// What `GET models` lists; `None`: the one `fake-model`.
@@ -391,6 +393,12 @@ impl FakeProvider {
     /// Refuses requests that carry `stream_options`, as some OpenAI-compatible servers do.
     pub fn reject_stream_options(&self, reject: bool) {
         self.shared.script.lock().unwrap().reject_stream_options = reject;
+    }
+
+    /// Answers `POST v1/responses` with a bare 404 (as many OpenAI-compatible servers do, having
+    /// only chat completions), still counting the request among those seen.
+    pub fn without_responses(&self, without: bool) {
+        self.shared.script.lock().unwrap().without_responses = without;
     }
 
     /// Lists `models` from `GET models` (Anthropic's in pages of its `limit`).

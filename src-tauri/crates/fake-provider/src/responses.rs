@@ -52,6 +52,12 @@ pub(crate) async fn respond(State(shared): State<Arc<Shared>>, uri: Uri, headers
         return (StatusCode::BAD_REQUEST, "the body is not JSON").into_response();
     };
     let key = key_of(&headers);
+    if shared.script.lock().unwrap().without_responses {
+        let mut seen = Seen::listing(&key, uri.path());
+        seen.body = String::from_utf8_lossy(&raw).into_owned();
+        shared.script.lock().unwrap().seen.push(seen);
+        return (StatusCode::NOT_FOUND, "404 page not found").into_response();
+    }
     let model = body["model"].as_str().unwrap_or_default().to_owned();
     let stream = body["stream"].as_bool().unwrap_or(false);
     let last_user = match &body["input"] {

@@ -158,6 +158,8 @@ struct Shared {
     completions: CompletionService,
     guard: Arc<Guard>,
     counters: Arc<Counters>,
+    /// The providers found to have no Responses API (answered through their chat completions).
+    without_responses: Arc<translate::WithoutResponses>,
 }
 
 impl Shared {
@@ -168,6 +170,7 @@ impl Shared {
             completions: self.completions.with_own_connections(),
             guard: self.guard.clone(),
             counters: self.counters.clone(),
+            without_responses: self.without_responses.clone(),
         }
     }
 
@@ -267,6 +270,7 @@ impl Gateway {
             completions,
             guard: Arc::new(Guard::new(token_hash, clock)),
             counters: Arc::default(),
+            without_responses: Arc::default(),
         });
         let addresses = listeners.iter().filter_map(|l| l.local_addr().ok()).collect();
         // Out of the starting runtime, to be registered again with each worker's.
@@ -589,7 +593,12 @@ async fn pass(
 ) -> Response {
     let Upstream { route, path, session, body, stream } = upstream;
     // A provider of another dialect is asked in its own; its answer comes back in the client's.
-    let (path, body, stream, translation) = match translate::request(dialect, path, &route, &body, stream) {
+    // A Responses request to a provider without that API goes to its chat completions; one to
+    // a provider not known to lack it goes as it is, and is asked again that way after a 404.
+    let chat_only = shared.without_responses.knows(&route.endpoint);
+    let fallback = (path == UpstreamPath::Responses && !chat_only && translate::may_lack_responses(&route))
+        .then(|| (route.clone(), body.clone()));
+    let (path, body, stream, translation) = match translate::request(dialect, path, &route, &body, stream, chat_only) {
         Ok(Some(translated)) => (translated.path, translated.body, translated.stream, Some(translated.translation)),
         Ok(None) => (path, body, stream, None),
         Err(refused) => return failed(&shared, error(dialect, Problem::BadRequest, refused.to_string(), None)),
@@ -600,6 +609,7 @@ async fn pass(
         .map(|ua| ua.chars().take(200).collect())
         .unwrap_or_else(|| "local API".to_owned());
     let passed = passed_headers(headers, &PASSED_REQUEST_HEADERS);
+    let names = fallback.as_ref().map(|_| (session.clone(), source.clone()));
     let request = ForwardRequest {
         endpoint: route.endpoint,
         path,
@@ -611,7 +621,30 @@ async fn pass(
         source,
     };
     let now = shared.completions.clock().now();
-    match shared.completions.forward(request).await {
+    let mut forwarded = shared.completions.forward(request).await;
+    let not_found = matches!(&forwarded, Ok(answer) if answer.status == 404);
+    if let (Some((route, body)), Some((session, source))) = (fallback, names) {
+        if not_found {
+            if let Ok(Some(translated)) = translate::request(dialect, path, &route, &body, stream, true) {
+                let request = ForwardRequest {
+                    endpoint: route.endpoint.clone(),
+                    path: translated.path,
+                    model: route.model,
+                    session: SessionId::new(session),
+                    body: translated.body,
+                    stream: translated.stream,
+                    headers: passed_headers(headers, &PASSED_REQUEST_HEADERS),
+                    source,
+                };
+                let again = shared.completions.forward(request).await;
+                if again.as_ref().is_ok_and(|a| a.status < 400) {
+                    shared.without_responses.learn(&route.endpoint);
+                }
+                forwarded = again.map(|a| translated.translation.answer(a));
+            }
+        }
+    }
+    match forwarded {
         Ok(forwarded) => {
             let forwarded = match translation {
                 Some(translation) => translation.answer(forwarded),

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use futures_util::stream::StreamExt;
 use keypool_llm::sse::Decoder;
 use keypool_llm::wire::{error_message, Untranslatable, Wire, WireFormat, WriteOptions};
-use keypool_llm::{Forwarded, ForwardedBody, UpstreamPath};
+use keypool_llm::{Forwarded, ForwardedBody, ProviderEndpoint, UpstreamPath};
 use serde_json::Value;
 
 use crate::dialect::{error_body, Problem};
@@ -34,19 +34,50 @@ pub(crate) struct Translated {
     pub translation: Translation,
 }
 
+/// The providers found to have no Responses API (many OpenAI-compatible servers have only chat
+/// completions and answer it 404), by id and address: a Responses request to one of them goes
+/// to its chat completions, translated. Learnt by this process, for as long as it runs.
+#[derive(Default)]
+pub(crate) struct WithoutResponses(std::sync::RwLock<std::collections::HashSet<(String, String)>>);
+
+impl WithoutResponses {
+    fn name(endpoint: &ProviderEndpoint) -> (String, String) {
+        (endpoint.id.to_string(), endpoint.base_url.clone())
+    }
+
+    pub(crate) fn knows(&self, endpoint: &ProviderEndpoint) -> bool {
+        let known = self.0.read().unwrap_or_else(|e| e.into_inner());
+        !known.is_empty() && known.contains(&Self::name(endpoint))
+    }
+
+    pub(crate) fn learn(&self, endpoint: &ProviderEndpoint) {
+        tracing::info!(provider = %endpoint.name, "the provider has no Responses API: its chat completions answer");
+        self.0.write().unwrap_or_else(|e| e.into_inner()).insert(Self::name(endpoint));
+    }
+}
+
+/// Whether `route`'s provider speaks OpenAI's chat completions and might have no Responses API:
+/// one whose Responses request comes back 404 is asked again through its chat completions.
+pub(crate) fn may_lack_responses(route: &Route) -> bool {
+    route.endpoint.kind.row().wire == WireFormat::OpenAiChat
+}
+
 /// The request for `route`'s provider, when it speaks another dialect than the client
-/// (`path`'s); `Ok(None)` when it speaks the client's.
+/// (`path`'s), or when `chat_only` and a Responses request goes to its chat completions;
+/// `Ok(None)` when it goes as it came.
 pub(crate) fn request(
     dialect: Dialect,
     path: UpstreamPath,
     route: &Route,
     body: &[u8],
     stream: bool,
+    chat_only: bool,
 ) -> Result<Option<Translated>, Untranslatable> {
     let provider_format = route.endpoint.kind.row().wire;
-    // The provider speaks the client's dialect (an OpenAI-compatible one its Responses API too):
-    // the request goes as it came.
-    if Dialect::of_wire(provider_format) == dialect {
+    // The provider speaks the client's dialect (an OpenAI-compatible one its Responses API too,
+    // unless it is known to lack it): the request goes as it came.
+    let responses_to_chat = chat_only && path == UpstreamPath::Responses;
+    if Dialect::of_wire(provider_format) == dialect && !responses_to_chat {
         return Ok(None);
     }
     if !matches!(

@@ -83,3 +83,23 @@ async fn an_error_event_in_a_responses_stream_has_every_key_masked() {
     assert!(!text.contains(key), "never the key: {text}");
     assert!(text.contains("upstream broke for"), "the provider's words stay: {text}");
 }
+
+#[tokio::test]
+async fn a_provider_without_a_responses_api_answers_through_its_chat_completions_from_then_on() {
+    let api = LocalApi::of_kind(ProviderKind::Openai, None, &["a"]).await;
+    api.fake.without_responses(true);
+    let (status, text) = ask(&api, &responses_body("fix the bug", true), "s-1").await;
+    assert_eq!(status, 200, "answered: {text}");
+    assert!(text.contains("event: response.output_text.delta"), "in the Responses API's events: {text}");
+    assert!(text.contains("Hello from the fake provider."), "{text}");
+    assert!(text.contains("event: response.completed"), "to its end: {text}");
+    let paths: Vec<String> = api.fake.seen().iter().map(|s| s.path.clone()).collect();
+    assert_eq!(paths, ["/v1/responses", "/v1/chat/completions"], "asked as it came, then translated");
+
+    let (status, text) = ask(&api, &responses_body("and again", false), "s-1").await;
+    assert_eq!(status, 200, "answered: {text}");
+    let answer: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answer["object"], "response", "a Responses object: {text}");
+    let paths: Vec<String> = api.fake.seen().iter().map(|s| s.path.clone()).collect();
+    assert_eq!(paths[2..], ["/v1/chat/completions"], "remembered: straight to its chat completions");
+}
