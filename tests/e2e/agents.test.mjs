@@ -110,12 +110,15 @@ describe('the coding agents through the app\'s local API', () => {
     assert.equal(asked.length, 1, `one generateContent request: ${asked.map((r) => r.path)}`);
   });
 
-  it('each reaches another kind\'s pool by provider/model, translated', async () => {
+  it('each reaches the other kinds\' pools by provider/model, translated', async () => {
     const before = (await fake.requests()).length;
     const turns = [
       ['Claude Code → OpenAI', () => claude(['--model', `${ids.openai}/${MODELS.openai}`, '--', 'via openai']), '/v1/chat/completions'],
       ['Codex → Anthropic', () => codex(`${ids.anthropic}/${MODELS.anthropic}`, 'via anthropic'), '/v1/messages'],
       ['Gemini CLI → Anthropic', () => gemini(`${ids.anthropic}/${MODELS.anthropic}`, 'via anthropic too'), '/v1/messages'],
+      ['Claude Code → Gemini', () => claude(['--model', `${ids.gemini}/${MODELS.gemini}`, '--', 'via gemini']), `/v1beta/models/${MODELS.gemini}:streamGenerateContent`],
+      ['Codex → Gemini', () => codex(`${ids.gemini}/${MODELS.gemini}`, 'via gemini too'), `/v1beta/models/${MODELS.gemini}:streamGenerateContent`],
+      ['Gemini CLI → OpenAI', () => gemini(`${ids.openai}/${MODELS.openai}`, 'via openai too'), '/v1/chat/completions'],
     ];
     for (const [what, turn, path] of turns) {
       const seen = (await fake.requests()).length;
