@@ -116,7 +116,7 @@ export const en = {
   'pool.emptyTitle': 'No keys in the pool yet',
   'pool.emptyBody':
     'Add several keys for this provider and Keypool spreads requests over them, keeps each chat on one key, and switches to another key when one is rate-limited or revoked.',
-  'pool.emptyWeights': 'Weights set each key’s share: a key with weight 3 gets three requests for every one that a key with weight 1 gets, in a row, not interleaved. Keys take turns in the list’s order, each for as many new chats as its weight (weights 100 and 5: a run of 100 on one, then 5 on the other), and a chat stays on its key.',
+  'pool.emptyWeights': 'Weights set each key’s share of new chats: a key with weight 3 gets three for every one that a key with weight 1 gets, spread out rather than in a row (weights 100 and 5: the heavier key serves first, the lighter one about one new chat in 21). A chat stays on its key.',
   'pool.emptyFallbackSet': 'While the pool is empty, the provider-level key ({preview}) is used.',
   'pool.emptyFallbackUnset':
     'While the pool is empty, the provider-level key is used; this provider has none, so add a key to chat with it.',
@@ -315,7 +315,7 @@ export const en = {
   'revoked.accepted': 'The provider accepts the key again.',
   'revoked.stillRefused': 'Still refused: {reason}',
   'add.weight': 'Weight',
-  'add.weightHint': '{min}–{max}, default {default}: a key takes that many new chats in a row, in the list’s order.',
+  'add.weightHint': '{min}–{max}, default {default}: the key’s share of new chats against the other keys’ weights, spread out.',
   'add.quotaGroup': 'Quota group',
   'add.quotaGroupHint': 'Keys the provider counts together (the Gemini keys of one Google Cloud project, the OpenAI keys of one organization) share a group, e.g. the project id: one refusal rests them all. Empty: a group of its own.',
   'add.quotaGroupPlaceholder': 'e.g. my-project-123',

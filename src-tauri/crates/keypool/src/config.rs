@@ -84,12 +84,13 @@ impl PoolConfig {
 /// The selection strategies the pool ships. Each provider gets its own instance.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StrategyKind {
-    /// The product's order: each key takes `weight` consecutive slots of a cycle, a counter walks
-    /// the slots (3,1,2 gives A A A B C C). O(log n) per pick.
-    #[default]
+    /// Runs: each key takes `weight` consecutive slots of a cycle, a counter walks the slots
+    /// (3,1,2 gives A A A B C C). O(log n) per pick.
     WeightedRoundRobin,
-    /// nginx's smooth weighted round-robin: the same shares, interleaved (5,1,1 gives
-    /// a a b a c a a), so a heavy key is not hit in bursts. O(n) per pick.
+    /// nginx's smooth weighted round-robin, the product's order: the same shares, interleaved
+    /// (5,1,1 gives a a b a c a a), so a heavy key is not hit in bursts and a light one listed
+    /// first does not serve a run before it. O(n) per pick.
+    #[default]
     SmoothWeightedRoundRobin,
 }
 

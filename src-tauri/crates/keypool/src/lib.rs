@@ -9,9 +9,9 @@
 //!   until [`KeyPool::invalidate`] (every write to the store calls it). A key is *available*
 //!   when it is enabled, not rejected by the provider, and not cooling down.
 //! * **Selection** ([`KeyPool::select`]) runs a per-provider [`SelectionStrategy`] over the
-//!   available keys in display order. The default, [`WeightedRoundRobin`], gives key *i*
-//!   `weight_i` consecutive slots of a cycle and walks it with a counter whose first value is
-//!   slot 0 (weights 3,1,2 give A A A B C C A …). [`SmoothWeightedRoundRobin`] (nginx's) is the
+//!   available keys in display order. The default, [`SmoothWeightedRoundRobin`] (nginx's), gives
+//!   each key its weight's share of every `Σ weights` picks, interleaved (weights 5,1,1 give
+//!   A A B A C A A …); [`WeightedRoundRobin`] (runs: 3,1,2 give A A A B C C A …) is the
 //!   alternative, chosen in [`PoolConfig::strategy`].
 //! * **Quota groups**: keys the provider counts together (one Google Cloud project's Gemini
 //!   keys, one OpenAI organization's) name the same [`KeyEntry::quota_group`]; they share one

@@ -162,6 +162,8 @@ impl ProviderState {
             self.index.insert(entry.id.clone(), self.keys.len());
             self.keys.push(PoolKey::new(entry, group, health));
         }
+        let previous: Vec<Option<usize>> = self.keys.iter().map(|key| old_index.get(&key.id).copied()).collect();
+        self.strategy.renumber(&previous);
         self.loaded_at = Some(self.generation);
         self.epoch += 1;
         self.rebuild_at = TS_MIN;
@@ -174,7 +176,7 @@ impl ProviderState {
         self.refresh(now);
         let (keys, groups, available) = (&self.keys, &self.groups, &self.available);
         let picked = if exclude.is_empty() && self.budgets_idle {
-            self.strategy.pick(&|_| true)
+            self.strategy.pick_any()
         } else {
             self.strategy.pick(&|i| {
                 let key = &keys[available[i]];
@@ -222,7 +224,7 @@ impl ProviderState {
                 self.rebuild_at = self.rebuild_at.min(until);
             }
         }
-        self.strategy.reset(&self.weights);
+        self.strategy.reset(&self.available, &self.weights);
     }
 
     /// Why nothing was picked for a request excluding `exclude` and needing `demand`, key by key.

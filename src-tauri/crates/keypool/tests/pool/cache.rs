@@ -31,7 +31,7 @@ fn invalidate_makes_next_selection_reload() {
     f.store.insert(entry("openai", "C", 1, 2));
     assert_eq!(f.picks(3), "A B A", "without invalidation the cache stands");
     f.pool.invalidate(&f.openai);
-    assert_eq!(f.picks(3), "C A B", "the next selection reloads and sees C (slot 5 % 3 = 2)");
+    assert_eq!(f.picks(3), "B C A", "the next selection reloads and sees C: B, whose turn it was, then C, then A");
     assert_eq!(f.store.loads(), 2, "exactly one reload");
 }
 

@@ -1,4 +1,4 @@
-//! Weighted round-robin order, the strategy seam, exclusions, and why nothing was available.
+//! Smooth weighted round-robin order, the strategy seam, exclusions, and why nothing was available.
 
 use keypool::*;
 
@@ -11,15 +11,44 @@ fn first_selection_takes_slot_zero() {
 }
 
 #[test]
-fn weights_3_1_2_give_a_a_a_b_c_c_then_again() {
+fn weights_3_1_2_give_a_c_a_b_c_a_then_again() {
     let f = Fixture::new(&[3, 1, 2]);
-    assert_eq!(f.picks(8), "A A A B C C A A", "each key takes `weight` consecutive slots of the cycle");
+    assert_eq!(f.picks(8), "A C A B C A A C", "each key gets its weight's share of every 6 picks, interleaved");
 }
 
 #[test]
-fn weights_3_2_1_give_a_a_a_b_b_c() {
+fn weights_3_2_1_give_a_b_a_c_b_a() {
     let f = Fixture::new(&[3, 2, 1]);
-    assert_eq!(f.picks(6), "A A A B B C", "the documented example");
+    assert_eq!(f.picks(6), "A B A C B A", "nginx's order for 3,2,1: no key serves two chats in a row here");
+}
+
+#[test]
+fn a_heavy_key_listed_second_serves_first_and_a_light_one_soon() {
+    // Issue 45: weights 5 then 100 gave the weight-5 key the first 5 chats in a row.
+    let f = Fixture::new(&[5, 100]);
+    let picks = f.picks(21);
+    assert!(
+        picks.starts_with("B B B B B B B B B B A B"),
+        "the weight-100 key serves first, the weight-5 one on the 11th: {picks}"
+    );
+    assert_eq!(picks.matches('A').count(), 1, "one turn in 21 picks, its share of 5 in 105: {picks}");
+}
+
+#[test]
+fn an_answer_announcing_budgets_does_not_start_the_order_over() {
+    // Every answer with rate-limit headers rebuilds the available set; the order must go on.
+    let f = Fixture::new(&[1, 1, 1]);
+    let announced = Announced {
+        requests: Some(Window { limit: Some(100), remaining: 99, reset_at: f.now() + secs(60) }),
+        tokens: None,
+    };
+    let mut picks = Vec::new();
+    for _ in 0..6 {
+        let s = f.pool.select(SelectionRequest::new(&f.openai), f.now()).expect("keys are free");
+        picks.push(s.key_id.to_string());
+        f.pool.report_answer(&s.key_id, None, &announced);
+    }
+    assert_eq!(picks.join(" "), "A B C A B C", "equal weights still rotate while each answer rebuilds the set");
 }
 
 #[test]
@@ -121,7 +150,7 @@ fn strategy_counter_survives_set_changes() {
     assert_eq!(
         f.picks(2),
         "B A",
-        "with C cooling the cycle is A B; the counter went on (2 picks + the report's 1), so slot 3 % 2 = 1"
+        "with C cooling A and B alternate; the report's retry went to A (whose turn it was), so B, then A"
     );
 }
 

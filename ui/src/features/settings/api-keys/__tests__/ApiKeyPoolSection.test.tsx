@@ -47,21 +47,22 @@ describe('API Key Pool section', () => {
     renderSection();
     const empty = await screen.findByTestId('pool-empty');
     expect(empty).toHaveTextContent('No keys in the pool yet');
-    expect(empty, 'weights are explained').toHaveTextContent('weight 3 gets three requests');
+    expect(empty, 'weights are explained').toHaveTextContent('weight 3 gets three for every one');
     expect(empty, 'the fallback is named').toHaveTextContent('the provider-level key (sk-…prov) is used');
     expect(screen.getByTestId('provider-base-url')).toHaveTextContent('https://openai.example/v1');
     expect(screen.getByTestId('provider-key')).toHaveTextContent('sk-…prov');
   });
 
-  it('says how weights hand out new chats: in runs, in the list’s order, not interleaved', async () => {
+  it('says how weights hand out new chats: a share each, spread out, not in runs', async () => {
     const user = renderSection();
     const empty = await screen.findByTestId('pool-empty');
-    // The pool's round-robin gives each key `weight` picks in a row (a weight-5 key first in the
-    // list serves 5 new chats before a weight-100 key gets any): said, so it is not taken for a bug.
-    expect(empty).toHaveTextContent('in a row, not interleaved');
-    expect(empty).toHaveTextContent('weights 100 and 5: a run of 100 on one, then 5 on the other');
+    // The pool interleaves (smooth weighted round-robin): weights 100 and 5 give the heavy key the
+    // first chats and the light one about one in 21, never a run of the light key's weight.
+    expect(empty).toHaveTextContent('spread out rather than in a row');
+    expect(empty).toHaveTextContent('weights 100 and 5: the heavier key serves first, the lighter one about one new chat in 21');
+    expect(empty).not.toHaveTextContent(/list’s order|a run of/);
     const dialog = await openAdd(user);
-    expect(within(dialog).getByLabelText('Weight')).toHaveAccessibleDescription(/a key takes that many new chats in a row, in the list’s order/);
+    expect(within(dialog).getByLabelText('Weight')).toHaveAccessibleDescription(/the key’s share of new chats against the other keys’ weights, spread out/);
   });
 
   it('shows the chosen provider: its settings and its own pool', async () => {
@@ -430,7 +431,7 @@ describe('API Key Pool section', () => {
     await user.click(within(dialog).getByRole('button', { name: 'Add key' }));
     const field = within(dialog).getByLabelText('Weight');
     await waitFor(() => expect(field).toHaveAttribute('aria-invalid', 'true'));
-    expect(field).not.toHaveAccessibleDescription(/new chats in a row/);
+    expect(field).not.toHaveAccessibleDescription(/share of new chats/);
     await user.click(within(dialog).getByRole('button', { name: 'Cancel' }));
 
     const weight = await screen.findByRole('textbox', { name: 'Weight of w2' });
