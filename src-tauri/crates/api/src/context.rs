@@ -13,9 +13,9 @@ use tokio_util::sync::DropGuard;
 use keypool_keychain::{Keychain, OsKeychain};
 
 use crate::service::{
-    Attachments, BulkKeys, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Membership, Migrated,
-    NoSaveDialog, Preferences, Providers, Records, SaveDialog, ServiceError, Settings, StoreLoader, Usage, Vault,
-    WritePath, DAY_MS,
+    Attachments, BulkKeys, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Members, Membership,
+    Migrated, NoSaveDialog, Preferences, Providers, Records, SaveDialog, ServiceError, Settings, StoreLoader, Usage,
+    Vault, WritePath, DAY_MS,
 };
 use crate::SystemClock;
 
@@ -47,6 +47,9 @@ pub struct Wiring {
     /// The team whose members share the pool's state through Redis (none: the pool is this
     /// process's own). Joined on the current Tokio runtime when the services are made.
     pub team: Option<keypool_team::TeamConfig>,
+    /// Told of every key disabled and every upstream attempt after the store is (a server's
+    /// members, metrics and alerts); none in the app.
+    pub tap: Option<Arc<dyn keypool_llm::Recorder>>,
 }
 
 impl Wiring {
@@ -64,6 +67,7 @@ impl Wiring {
             ledger: true,
             keychain: Err(KeychainProblem::NotConfigured),
             team: None,
+            tap: None,
         }
     }
 }
@@ -103,6 +107,7 @@ struct Services {
     clock: Arc<dyn Clock>,
     vault: Arc<Vault>,
     local_api: LocalApi,
+    members: Members,
     team: Membership,
 }
 
@@ -146,8 +151,19 @@ impl AppContext {
         dirs: Dirs,
         team: Option<keypool_team::TeamConfig>,
     ) -> Result<Self, OpenError> {
+        Self::headless_tapped(version, dirs, team, None)
+    }
+
+    /// A server's context ([`AppContext::headless`]) whose completion service's records are also
+    /// told to `tap` (see [`Wiring::tap`]).
+    pub fn headless_tapped(
+        version: impl Into<String>,
+        dirs: Dirs,
+        team: Option<keypool_team::TeamConfig>,
+        tap: Option<Arc<dyn keypool_llm::Recorder>>,
+    ) -> Result<Self, OpenError> {
         let database = Database::open(&dirs.data_dir)?;
-        let wiring = Wiring { team, ..Wiring::production(Arc::new(crate::service::NoEvents)) };
+        let wiring = Wiring { team, tap, ..Wiring::production(Arc::new(crate::service::NoEvents)) };
         let mut context = Self::with_wiring(version, dirs, Ok(database), wiring);
         if let Ok(services) = &context.services {
             context._background = Some(background(Background {
@@ -236,6 +252,11 @@ impl AppContext {
         Ok(&self.services()?.local_api)
     }
 
+    /// The members of a server's endpoint, with tokens and limits of their own.
+    pub fn members(&self) -> Result<&Members, ServiceError> {
+        Ok(&self.services()?.members)
+    }
+
     /// The team this app is a member of (Settings → Team).
     pub fn team(&self) -> Result<&Membership, ServiceError> {
         Ok(&self.services()?.team)
@@ -254,7 +275,7 @@ impl AppContext {
 
 impl Services {
     fn new(db: Arc<Database>, wiring: Wiring) -> Self {
-        let Wiring { events, clock, waiter, resolver, pool, save_dialog, ledger, keychain, team } = wiring;
+        let Wiring { events, clock, waiter, resolver, pool, save_dialog, ledger, keychain, team, tap } = wiring;
         let vault = Arc::new(Vault::new(keychain));
         match vault.migrate(&db) {
             Ok(migrated) if migrated != Migrated::default() => tracing::info!(?migrated, "keychain migration"),
@@ -272,7 +293,7 @@ impl Services {
         });
         let ledger = if ledger { Ledger::start(db.clone()) } else { Ledger::off() };
         let attachments = Arc::new(Attachments::open(db.clone(), clock.now().as_millis()));
-        let records = Arc::new(Records { writes: writes.clone(), ledger: ledger.clone() });
+        let records = Arc::new(Records { writes: writes.clone(), ledger: ledger.clone(), tap });
         let completions =
             CompletionService::new(pool.clone(), clock.clone(), resolver.clone(), records.clone(), waiter);
         let membership = Membership::new(
@@ -313,6 +334,7 @@ impl Services {
                 vault.clone(),
                 providers,
             ),
+            members: Members::new(db.clone(), clock.clone()),
             chats: Chats::new(db, completions.clone(), clock.clone(), save_dialog, vault.clone(), attachments),
             completions,
             clock,

@@ -82,6 +82,8 @@ pub struct ForwardRequest {
     pub headers: Vec<(HeaderName, HeaderValue)>,
     /// Who asks, for the ledger: the client's user agent.
     pub source: String,
+    /// The member of a server's endpoint whose token sent it (for the ledger), if any.
+    pub member: Option<String>,
 }
 
 /// The answer to send back: the upstream status, the headers a client may see, the body.
@@ -113,17 +115,44 @@ impl CompletionService {
     /// with every key masked. The loop is [`CompletionService::drive`]'s; this is what a relayed
     /// attempt is.
     pub async fn forward(&self, request: ForwardRequest) -> Result<Forwarded, CompletionError> {
+        self.forward_timed(request).await.0
+    }
+
+    /// [`CompletionService::forward`], and how long the request waited in Keypool before its first
+    /// attempt went upstream (choosing a key, waiting for one); `None` when none went.
+    pub async fn forward_timed(
+        &self,
+        request: ForwardRequest,
+    ) -> (Result<Forwarded, CompletionError>, Option<std::time::Duration>) {
+        let started = std::time::Instant::now();
+        let mut queued = None;
+        let forwarded = self
+            .forward_noting(request, &mut |event| {
+                if matches!(event, CompletionEvent::KeySelected { .. }) && queued.is_none() {
+                    queued = Some(started.elapsed());
+                }
+            })
+            .await;
+        (forwarded, queued)
+    }
+
+    async fn forward_noting(
+        &self,
+        request: ForwardRequest,
+        on_event: &mut (dyn FnMut(CompletionEvent) + Send),
+    ) -> Result<Forwarded, CompletionError> {
         let scope = scope_of(request.endpoint.kind, &request.model);
         let target = Target { endpoint: &request.endpoint, session: &request.session, preferred_key: None };
         let tokens = u32::try_from(request.body.len() / 4).unwrap_or(u32::MAX);
-        let plan = Plan::new(self, target, &scope, tokens, &request.model, &request.source);
+        let mut plan = Plan::new(self, target, &scope, tokens, &request.model, &request.source);
+        plan.record.member = request.member.clone();
         let mut attempt = RelayAttempt {
             service: self,
             url: upstream_url(&request.endpoint, request.path, &request.model),
             request: &request,
             refusal: None,
         };
-        let driven = self.drive(&plan, &mut attempt, &mut |_| {}, &CancellationToken::new()).await;
+        let driven = self.drive(&plan, &mut attempt, on_event, &CancellationToken::new()).await;
         match driven.end {
             Ok(forwarded) => Ok(Forwarded { attempts: driven.attempts, ..forwarded }),
             // A refusal no other key cures goes back as the provider gave it.

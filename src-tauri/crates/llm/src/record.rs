@@ -52,6 +52,9 @@ pub struct AttemptRecord {
     pub session: SessionId,
     /// Who asked: `chat`, or a local API client's user agent.
     pub source: String,
+    /// The member of a server's endpoint whose token sent the request; `None` for the app and for
+    /// the server's own token.
+    pub member: Option<String>,
     pub outcome: AttemptOutcome,
     /// The HTTP status, when an answer came.
     pub status: Option<u16>,
@@ -75,6 +78,7 @@ impl AttemptRecord {
             model: bounded(model),
             session: session.clone(),
             source: bounded(source),
+            member: None,
             outcome: AttemptOutcome::Ok,
             status: None,
             first_token_ms: None,

@@ -12,6 +12,7 @@ pub mod backups;
 pub mod chats;
 mod database;
 pub mod files;
+pub mod members;
 mod migrations;
 pub mod providers;
 pub mod settings;

@@ -20,6 +20,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0012_attachments.sql"),
     include_str!("../migrations/0013_current_builtin_models.sql"),
     include_str!("../migrations/0014_openrouter_provider_kind.sql"),
+    include_str!("../migrations/0016_members.sql"),
 ];
 
 /// The schema version this build writes and understands.

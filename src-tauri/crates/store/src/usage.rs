@@ -24,6 +24,8 @@ pub struct AttemptRow<S = String> {
     pub model: S,
     pub chat_id: Option<S>,
     pub source: S,
+    /// The member of a server's endpoint whose token sent the request, if any.
+    pub member: Option<S>,
     /// `ok`, `rate_limited`, `auth_rejected`, `quota_exhausted`, `provider_error`,
     /// `transport_error` or `stopped`.
     pub outcome: &'static str,
@@ -154,22 +156,22 @@ pub struct Group {
 
 type GroupKey = (String, String, String);
 
-/// Attempts per `INSERT` statement: one statement's work for many rows (13 parameters each, far
+/// Attempts per `INSERT` statement: one statement's work for many rows (14 parameters each, far
 /// below SQLite's limit of 32 766).
 const ROWS_PER_INSERT: usize = 32;
 
 /// `INSERT INTO usage_attempts` of `rows` rows.
 fn insert_attempts(rows: usize) -> String {
-    let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     format!(
         "INSERT INTO usage_attempts (at, provider_id, key_id, model, chat_id, source, outcome, status, ttft_ms, \
-         latency_ms, input_tokens, cached_tokens, output_tokens) VALUES {}",
+         latency_ms, input_tokens, cached_tokens, output_tokens, member) VALUES {}",
         vec![row; rows].join(", ")
     )
 }
 
 /// An attempt's columns, in [`insert_attempts`]' order.
-fn attempt_values<S: ToSql>(a: &AttemptRow<S>) -> [&dyn ToSql; 13] {
+fn attempt_values<S: ToSql>(a: &AttemptRow<S>) -> [&dyn ToSql; 14] {
     [
         &a.at,
         &a.provider_id,
@@ -184,6 +186,7 @@ fn attempt_values<S: ToSql>(a: &AttemptRow<S>) -> [&dyn ToSql; 13] {
         &a.input_tokens,
         &a.cached_tokens,
         &a.output_tokens,
+        &a.member,
     ]
 }
 
@@ -353,7 +356,8 @@ pub fn first_attempt(conn: &Connection, provider: Option<&str>, from: i64, to: i
 pub fn attempts(conn: &Connection, provider: Option<&str>, from: i64, to: i64) -> rusqlite::Result<Vec<AttemptRow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT at, provider_id, key_id, model, chat_id, source, outcome, status, ttft_ms, latency_ms, input_tokens, \
-         cached_tokens, output_tokens FROM usage_attempts WHERE at >= ?1 AND at < ?2 AND (?3 IS NULL OR provider_id = ?3) \
+         cached_tokens, output_tokens, member FROM usage_attempts WHERE at >= ?1 AND at < ?2 \
+         AND (?3 IS NULL OR provider_id = ?3) \
          ORDER BY at, id",
     )?;
     let rows = stmt.query_map(params![from, to, provider], |row| {
@@ -365,6 +369,7 @@ pub fn attempts(conn: &Connection, provider: Option<&str>, from: i64, to: i64) -
             model: row.get(3)?,
             chat_id: row.get(4)?,
             source: row.get(5)?,
+            member: row.get(13)?,
             outcome: outcome_name(&outcome),
             status: row.get(7)?,
             ttft_ms: row.get(8)?,

@@ -17,6 +17,7 @@ fn attempt(i: usize) -> AttemptRow {
         model: format!("m{}", i % 5),
         chat_id: (!i.is_multiple_of(7)).then(|| format!("chat-{i}")),
         source: format!("client {i}"),
+        member: (i.is_multiple_of(2)).then(|| format!("member-{}", i % 3)),
         outcome: ["ok", "rate_limited", "provider_error"][i % 3],
         status: (!i.is_multiple_of(11)).then_some(200 + (i % 3) as u16),
         ttft_ms: (i.is_multiple_of(2)).then_some(n * 3),

@@ -12,18 +12,29 @@ use super::write_path::WritePath;
 pub(crate) struct Records {
     pub writes: Arc<WritePath>,
     pub ledger: Ledger,
+    /// Told of everything after the store (a server's members, metrics and alerts).
+    pub tap: Option<Arc<dyn Recorder>>,
 }
 
 impl Recorder for Records {
     fn key_disabled(&self, provider: &ProviderId, key: &KeyId, reason: DisableReason, at: Timestamp) {
         self.writes.disable_key(provider, key, reason, at);
+        if let Some(tap) = &self.tap {
+            tap.key_disabled(provider, key, reason, at);
+        }
     }
 
     fn key_enabled(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
         self.writes.enable_rejected_key(provider, key, at);
+        if let Some(tap) = &self.tap {
+            tap.key_enabled(provider, key, at);
+        }
     }
 
     fn attempt(&self, record: AttemptRecord) {
         self.ledger.record(&record);
+        if let Some(tap) = &self.tap {
+            tap.attempt(record);
+        }
     }
 }

@@ -374,6 +374,11 @@ impl Membership {
         Ok(())
     }
 
+    /// The team joined now, if any (a server's members are counted through it).
+    pub fn joined(&self) -> Option<Arc<Team>> {
+        self.joined.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|joined| joined.team.clone())
+    }
+
     /// The team's own state (`off` without one), as `/healthz` says it.
     pub fn state(&self) -> TeamState {
         match self.joined.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {

@@ -277,6 +277,7 @@ pub fn context_with(
             ledger: true,
             keychain,
             team: None,
+            tap: None,
         },
     )
 }

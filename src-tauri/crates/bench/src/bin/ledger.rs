@@ -50,6 +50,7 @@ fn main() {
                 model: ["gpt-4o", "gpt-4o-mini", "gpt-4.1"][i % 3].into(),
                 chat_id: Some(format!("chat-{}", i % 500)),
                 source: "chat".into(),
+                member: None,
                 outcome: OUTCOMES[i % OUTCOMES.len()],
                 status: Some(200),
                 ttft_ms: Some(150 + (i % 700) as u64),
