@@ -34,6 +34,8 @@ pub enum Problem {
     Misdirected,
     Unauthorized,
     Forbidden,
+    /// A member's budget is spent: HTTP 403, which no SDK retries.
+    Spent,
     NotFound,
     TooLarge,
     RateLimited,
@@ -48,7 +50,7 @@ impl Problem {
             Problem::BadRequest => StatusCode::BAD_REQUEST,
             Problem::Misdirected => StatusCode::MISDIRECTED_REQUEST,
             Problem::Unauthorized => StatusCode::UNAUTHORIZED,
-            Problem::Forbidden => StatusCode::FORBIDDEN,
+            Problem::Forbidden | Problem::Spent => StatusCode::FORBIDDEN,
             Problem::NotFound => StatusCode::NOT_FOUND,
             Problem::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Problem::RateLimited => StatusCode::TOO_MANY_REQUESTS,
@@ -63,7 +65,7 @@ impl Problem {
         match self {
             Problem::BadRequest | Problem::Misdirected => "invalid_request_error",
             Problem::Unauthorized => "authentication_error",
-            Problem::Forbidden => "permission_error",
+            Problem::Forbidden | Problem::Spent => "permission_error",
             Problem::NotFound => "not_found_error",
             Problem::TooLarge => "request_too_large",
             Problem::RateLimited => "rate_limit_error",
@@ -77,7 +79,7 @@ impl Problem {
         match self {
             Problem::BadRequest | Problem::TooLarge | Problem::Misdirected => "INVALID_ARGUMENT",
             Problem::Unauthorized => "UNAUTHENTICATED",
-            Problem::Forbidden => "PERMISSION_DENIED",
+            Problem::Forbidden | Problem::Spent => "PERMISSION_DENIED",
             Problem::NotFound => "NOT_FOUND",
             Problem::RateLimited => "RESOURCE_EXHAUSTED",
             Problem::Upstream | Problem::Unavailable => "UNAVAILABLE",
@@ -92,6 +94,7 @@ impl Problem {
             Problem::Misdirected => ("invalid_request_error", Some("misdirected_request")),
             Problem::Unauthorized => ("invalid_request_error", Some("invalid_api_key")),
             Problem::Forbidden => ("invalid_request_error", Some("forbidden")),
+            Problem::Spent => ("insufficient_quota", Some("insufficient_quota")),
             Problem::NotFound => ("invalid_request_error", Some("model_not_found")),
             Problem::TooLarge => ("invalid_request_error", Some("request_too_large")),
             Problem::RateLimited => ("requests", Some("rate_limit_exceeded")),

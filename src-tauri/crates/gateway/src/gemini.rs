@@ -28,9 +28,10 @@ pub(crate) async fn action(
     let in_flight = InFlight::new(&shared);
     let (parts, body) = request.into_parts();
     let query = parts.uri.query();
-    if let Err(denied) = shared.guard.check(&parts.headers, query) {
-        return failed(&shared, refusal(Dialect::Gemini, denied));
-    }
+    let caller = match shared.guard.check(&parts.headers, query) {
+        Ok(caller) => caller,
+        Err(denied) => return failed(&shared, refusal(Dialect::Gemini, denied)),
+    };
     let sse = query.is_some_and(|q| q.split('&').any(|pair| pair == "alt=sse"));
     let Some((model, path, stream)) = method_of(&action, sse) else {
         let message = format!("POST {} is not served here", parts.uri.path());
@@ -64,8 +65,12 @@ pub(crate) async fn action(
             return failed(&shared, error(Dialect::Gemini, Problem::BadRequest, message, None));
         }
     };
+    let admitted = match shared.admit(caller, Dialect::Gemini, model, &route).await {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused,
+    };
     let session = given_session.unwrap_or_else(|| peek.conversation());
-    let upstream = Upstream { route, path, session, body: bytes, stream };
+    let upstream = Upstream { route, path, session, body: bytes, stream, admitted };
     pass(shared, Dialect::Gemini, in_flight, &parts.headers, upstream).await
 }
 

@@ -13,6 +13,8 @@ use axum::http::HeaderMap;
 use keypool::{Clock, Timestamp};
 use sha2::{Digest, Sha256};
 
+use crate::members::{Caller, Members, Refusal};
+
 /// More wrong tokens than this within [`FAILURE_WINDOW`] lock failures out.
 pub const MAX_FAILURES: usize = 10;
 pub const FAILURE_WINDOW: Duration = Duration::from_secs(60);
@@ -34,7 +36,7 @@ pub fn token_hash(token: &str) -> [u8; 32] {
 }
 
 /// Why a request was refused before anything else.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Denied {
     /// Its `Host` is not this machine (nor a host the server was told to answer to): a page that
     /// rebound a name of its own to 127.0.0.1 (DNS rebinding) is not served.
@@ -45,6 +47,9 @@ pub enum Denied {
     Token,
     /// Too many wrong tokens lately: try again in this many seconds.
     LockedOut(u64),
+    /// A member's token that may not be used now (expired, revoked). Not a wrong token: it
+    /// counts toward no lockout.
+    Member(Refusal),
 }
 
 pub struct Guard {
@@ -56,6 +61,8 @@ pub struct Guard {
     listen_host: Mutex<Option<String>>,
     /// Each peer's wrong tokens (`None`: a request no connection named, as in unit tests).
     failures: Mutex<HashMap<Option<IpAddr>, Failures>>,
+    /// Whose other tokens are served, besides the owner's.
+    members: Option<Arc<dyn Members>>,
     clock: Arc<dyn Clock>,
 }
 
@@ -72,8 +79,14 @@ impl Guard {
             allowed_hosts: Mutex::default(),
             listen_host: Mutex::default(),
             failures: Mutex::default(),
+            members: None,
             clock,
         }
+    }
+
+    /// Serves the tokens of `members` too, each as its member.
+    pub fn with_members(self, members: Option<Arc<dyn Members>>) -> Guard {
+        Guard { members, ..self }
     }
 
     pub fn set_hash(&self, hash: [u8; 32]) {
@@ -117,8 +130,9 @@ impl Guard {
         self.allowed_hosts.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|allowed| *allowed == name)
     }
 
-    /// Whether a request with `headers` and the URL `query` may be served.
-    pub fn check(&self, headers: &HeaderMap, query: Option<&str>) -> Result<(), Denied> {
+    /// Whether a request with `headers` and the URL `query` may be served, and whose token it
+    /// carries.
+    pub fn check(&self, headers: &HeaderMap, query: Option<&str>) -> Result<Caller, Denied> {
         if !self.host_allowed(headers) {
             return Err(Denied::Host);
         }
@@ -139,8 +153,16 @@ impl Guard {
             return Err(Denied::LockedOut(until.saturating_duration_since(now).as_secs().max(1)));
         }
         let expected = *self.hash.lock().unwrap_or_else(|e| e.into_inner());
-        if tokens_of(headers).chain(query_key(query)).any(|given| same(&token_hash(&given), &expected)) {
-            return Ok(());
+        for given in tokens_of(headers).chain(query_key(query)) {
+            let hash = token_hash(&given);
+            if same(&hash, &expected) {
+                return Ok(Caller::Owner);
+            }
+            match self.members.as_ref().and_then(|members| members.identify(&hash)) {
+                Some(Ok(member)) => return Ok(Caller::Member(member)),
+                Some(Err(refusal)) => return Err(Denied::Member(refusal)),
+                None => {}
+            }
         }
         failures.recent.push_back(now);
         while failures.recent.front().is_some_and(|&at| now.saturating_duration_since(at) > FAILURE_WINDOW) {
@@ -242,15 +264,15 @@ mod tests {
     #[test]
     fn the_token_in_either_header_passes_and_a_web_page_never_does() {
         let guard = Guard::new(token_hash("kp-secret"), Arc::new(ManualClock::new(Timestamp::EPOCH)));
-        assert_eq!(guard.check_headers(&headers(&[("authorization", "Bearer kp-secret")])), Ok(()));
-        assert_eq!(guard.check_headers(&headers(&[("x-api-key", "kp-secret")])), Ok(()));
+        assert_eq!(guard.check_headers(&headers(&[("authorization", "Bearer kp-secret")])), Ok(Caller::Owner));
+        assert_eq!(guard.check_headers(&headers(&[("x-api-key", "kp-secret")])), Ok(Caller::Owner));
         assert_eq!(
             guard.check_headers(&headers(&[("authorization", "bearer kp-secret")])),
-            Ok(()),
+            Ok(Caller::Owner),
             "the scheme in any case"
         );
         let both = headers(&[("authorization", "Basic dXNlcg=="), ("x-api-key", "kp-secret")]);
-        assert_eq!(guard.check_headers(&both), Ok(()), "another Authorization does not hide x-api-key");
+        assert_eq!(guard.check_headers(&both), Ok(Caller::Owner), "another Authorization does not hide x-api-key");
         assert_eq!(guard.check_headers(&headers(&[("x-api-key", "kp-other")])), Err(Denied::Token));
         assert_eq!(guard.check_headers(&headers(&[])), Err(Denied::Token), "no token");
         let page = headers(&[("x-api-key", "kp-secret"), ("origin", "https://evil.example")]);
@@ -258,7 +280,7 @@ mod tests {
     }
 
     impl Guard {
-        fn check_headers(&self, headers: &HeaderMap) -> Result<(), Denied> {
+        fn check_headers(&self, headers: &HeaderMap) -> Result<Caller, Denied> {
             self.check(headers, None)
         }
     }
@@ -266,8 +288,16 @@ mod tests {
     #[test]
     fn googles_header_and_key_query_pass_too() {
         let guard = Guard::new(token_hash("kp-se/cret"), Arc::new(ManualClock::new(Timestamp::EPOCH)));
-        assert_eq!(guard.check_headers(&headers(&[("x-goog-api-key", "kp-se/cret")])), Ok(()), "Google's header");
-        assert_eq!(guard.check(&headers(&[]), Some("alt=sse&key=kp-se%2Fcret")), Ok(()), "?key=, percent-decoded");
+        assert_eq!(
+            guard.check_headers(&headers(&[("x-goog-api-key", "kp-se/cret")])),
+            Ok(Caller::Owner),
+            "Google's header"
+        );
+        assert_eq!(
+            guard.check(&headers(&[]), Some("alt=sse&key=kp-se%2Fcret")),
+            Ok(Caller::Owner),
+            "?key=, percent-decoded"
+        );
         assert_eq!(guard.check(&headers(&[]), Some("key=kp-other")), Err(Denied::Token), "a wrong ?key=");
         assert_eq!(guard.check(&headers(&[]), Some("alt=sse")), Err(Denied::Token), "no key in the query");
         let page = headers(&[("origin", "https://evil.example")]);
@@ -285,17 +315,25 @@ mod tests {
         };
         for host in ["127.0.0.1:4141", "localhost:4141", "LOCALHOST", "localhost.", "[::1]:4141", "127.9.9.9", "[::1]"]
         {
-            assert_eq!(guard.check(&with_host(host), None), Ok(()), "{host} is this machine");
+            assert_eq!(guard.check(&with_host(host), None), Ok(Caller::Owner), "{host} is this machine");
         }
         for host in ["evil.example:4141", "localhost.evil.example", "10.0.0.5:4141", "[fe80::1]", "127.0.0.1.evil"] {
             assert_eq!(guard.check(&with_host(host), None), Err(Denied::Host), "{host} is not, even with the token");
         }
         assert_eq!(guard.check(&HeaderMap::new(), None), Err(Denied::Host), "no Host at all");
         guard.allow_hosts(["Keypool.Team.Example".to_owned()]);
-        assert_eq!(guard.check(&with_host("keypool.team.example:443"), None), Ok(()), "an allowed host, in any case");
+        assert_eq!(
+            guard.check(&with_host("keypool.team.example:443"), None),
+            Ok(Caller::Owner),
+            "an allowed host, in any case"
+        );
         assert_eq!(guard.check(&with_host("other.team.example"), None), Err(Denied::Host), "only that one");
         guard.listening_on("10.0.0.5:4141".parse().unwrap());
-        assert_eq!(guard.check(&with_host("10.0.0.5:4141"), None), Ok(()), "the address a server listens on");
+        assert_eq!(
+            guard.check(&with_host("10.0.0.5:4141"), None),
+            Ok(Caller::Owner),
+            "the address a server listens on"
+        );
         assert_eq!(guard.check(&with_host("10.0.0.6"), None), Err(Denied::Host), "not its neighbour");
         guard.listening_on("0.0.0.0:4141".parse().unwrap());
         assert_eq!(
@@ -323,11 +361,55 @@ mod tests {
             Err(Denied::LockedOut(LOCKOUT.as_secs())),
             "the right token is locked out too: a guess is not tested during the lockout"
         );
-        assert_eq!(from(owner, &right), Ok(()), "another peer still gets in");
+        assert_eq!(from(owner, &right), Ok(Caller::Owner), "another peer still gets in");
         clock.advance(LOCKOUT - Duration::from_secs(10));
         assert_eq!(from(guesser, &wrong), Err(Denied::LockedOut(10)), "still locked, and says how long");
         clock.advance(Duration::from_secs(10));
         assert_eq!(from(guesser, &wrong), Err(Denied::Token), "checked again after the lockout");
-        assert_eq!(from(guesser, &right), Ok(()), "and the right token serves");
+        assert_eq!(from(guesser, &right), Ok(Caller::Owner), "and the right token serves");
+    }
+
+    /// Members of a test: `alice`'s token serves as alice, `gone`'s is known but refused.
+    struct TwoMembers;
+
+    impl Members for TwoMembers {
+        fn identify(&self, hash: &[u8; 32]) -> Option<Result<Arc<str>, Refusal>> {
+            if *hash == token_hash("kp-alice") {
+                return Some(Ok(Arc::from("alice")));
+            }
+            let refused = Refusal { limit: crate::Limit::Revoked, message: "revoked".into(), retry_after: None };
+            (*hash == token_hash("kp-gone")).then_some(Err(refused))
+        }
+
+        fn admit<'a>(
+            &'a self,
+            _: &'a str,
+            _: crate::Asked<'a>,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<crate::Pass, Refusal>> + Send + 'a>> {
+            Box::pin(async { Ok(crate::Pass::free()) })
+        }
+
+        fn lists(&self, _: &str, _: &str) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_members_token_serves_as_the_member_and_a_refused_one_is_no_guess() {
+        let guard = Guard::new(token_hash("kp-secret"), Arc::new(ManualClock::new(Timestamp::EPOCH)))
+            .with_members(Some(Arc::new(TwoMembers)));
+        let with = |token: &str| headers(&[("x-api-key", token)]);
+        assert_eq!(guard.check_headers(&with("kp-alice")), Ok(Caller::Member(Arc::from("alice"))), "alice's token");
+        assert_eq!(guard.check_headers(&with("kp-secret")), Ok(Caller::Owner), "the owner's still serves as the owner");
+        let peer: IpAddr = "203.0.113.9".parse().unwrap();
+        for _ in 0..MAX_FAILURES * 2 {
+            let refused = PEER.sync_scope(peer, || guard.check_headers(&with("kp-gone")));
+            assert!(matches!(refused, Err(Denied::Member(_))), "a revoked member's token is refused as such");
+        }
+        assert_eq!(
+            PEER.sync_scope(peer, || guard.check_headers(&with("kp-alice"))),
+            Ok(Caller::Member(Arc::from("alice"))),
+            "a forgotten script retrying a revoked token locks nobody out of that address"
+        );
     }
 }

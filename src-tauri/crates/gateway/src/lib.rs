@@ -26,6 +26,7 @@ mod dialect;
 mod endpoints;
 mod gemini;
 mod guard;
+mod members;
 mod peek;
 mod translate;
 
@@ -53,6 +54,7 @@ pub use connections::{Bounds, ConnectionTimer, ManualTimer, BODY_DEADLINE, HEADE
 pub use dialect::{Dialect, ListedModel};
 pub use endpoints::{Endpoint, Serves, ENDPOINTS};
 pub use guard::{token_hash, Denied, FAILURE_WINDOW, LOCKOUT, MAX_FAILURES};
+pub use members::{Asked, Caller, Limit, Members, Pass, Refusal};
 
 use dialect::{error, model_list, Problem};
 use guard::Guard;
@@ -149,6 +151,37 @@ pub struct Serving {
     pub log_requests: bool,
     /// The bounds on connections: how many, and how long a request may take to arrive.
     pub bounds: Bounds,
+    /// Members whose own tokens are served too, within their limits.
+    pub members: Option<Arc<dyn Members>>,
+    /// Told of every answer, for a server's metrics.
+    pub observer: Option<Arc<dyn Observer>>,
+}
+
+/// A request answered, as a server's metrics count it.
+#[derive(Debug, Clone, Copy)]
+pub struct Answered<'a> {
+    pub dialect: Dialect,
+    pub status: u16,
+    /// The member whose token sent it; `None` for the owner's, or a request refused before its
+    /// token was known.
+    pub member: Option<&'a str>,
+    /// The time Keypool added: from the request's arrival until its first attempt went upstream
+    /// (reading the body, routing, the member's limits, choosing a key, waiting for one); `None`
+    /// when nothing went upstream.
+    pub added: Option<std::time::Duration>,
+}
+
+/// Told of every answer (its headers, for a stream), on the request's task: it must only count.
+pub trait Observer: Send + Sync {
+    fn answered(&self, answered: Answered<'_>);
+}
+
+/// What a handler notes on its answer for the [`Observer`].
+#[derive(Clone)]
+struct Noted {
+    member: Option<Arc<str>>,
+    /// When the first attempt went upstream.
+    first_sent: Option<std::time::Instant>,
 }
 
 /// What a worker's handlers use: its own upstream connections ([`Shared::for_worker`]), and
@@ -158,6 +191,7 @@ struct Shared {
     completions: CompletionService,
     guard: Arc<Guard>,
     counters: Arc<Counters>,
+    members: Option<Arc<dyn Members>>,
     /// The providers found to have no Responses API (answered through their chat completions).
     without_responses: Arc<translate::WithoutResponses>,
 }
@@ -170,6 +204,7 @@ impl Shared {
             completions: self.completions.with_own_connections(),
             guard: self.guard.clone(),
             counters: self.counters.clone(),
+            members: self.members.clone(),
             without_responses: self.without_responses.clone(),
         }
     }
@@ -268,8 +303,9 @@ impl Gateway {
         let shared = Arc::new(Shared {
             routes,
             completions,
-            guard: Arc::new(Guard::new(token_hash, clock)),
+            guard: Arc::new(Guard::new(token_hash, clock).with_members(serving.members.clone())),
             counters: Arc::default(),
+            members: serving.members.clone(),
             without_responses: Arc::default(),
         });
         let addresses = listeners.iter().filter_map(|l| l.local_addr().ok()).collect();
@@ -367,10 +403,42 @@ fn router(shared: Arc<Shared>, serving: &Serving) -> Router {
         None => app,
     };
     let app = app.with_state(shared);
+    let app = match serving.observer.clone() {
+        Some(observer) => {
+            app.layer(axum::middleware::from_fn(move |request: Request, next| observe(observer.clone(), request, next)))
+        }
+        None => app,
+    };
     match serving.log_requests {
         true => app.layer(axum::middleware::from_fn(log_request)),
         false => app,
     }
+}
+
+/// Tells `observer` of every answer to the API's paths (`/v1…`): its dialect, status, member and
+/// the time Keypool added.
+async fn observe(observer: Arc<dyn Observer>, request: Request, next: axum::middleware::Next) -> Response {
+    let arrived = std::time::Instant::now();
+    let path = request.uri().path();
+    if !path.starts_with("/v1") {
+        return next.run(request).await;
+    }
+    let relayed = ENDPOINTS.iter().find_map(|endpoint| match endpoint.serves {
+        Serves::Relay(dialect, _) if endpoint.path == path => Some(dialect),
+        _ => None,
+    });
+    let gemini = path.starts_with("/v1beta/") || (path.starts_with("/v1/models/") && path.contains(':'));
+    let dialect =
+        relayed.or(gemini.then_some(Dialect::Gemini)).unwrap_or_else(|| dialect_of(request.headers(), request.uri()));
+    let response = next.run(request).await;
+    let noted = response.extensions().get::<Noted>();
+    observer.answered(Answered {
+        dialect,
+        status: response.status().as_u16(),
+        member: noted.and_then(|n| n.member.as_deref()),
+        added: noted.and_then(|n| n.first_sent).map(|sent| sent.saturating_duration_since(arrived)),
+    });
+    response
 }
 
 /// One worker: serves every listener on this thread's runtime under `bounds` until its stop
@@ -416,10 +484,15 @@ pub(crate) async fn models(State(shared): State<Arc<Shared>>, request: Request) 
     let _in_flight = InFlight::new(&shared);
     let dialect = dialect_of(request.headers(), request.uri());
     let query = (dialect == Dialect::Gemini).then(|| request.uri().query()).flatten();
-    if let Err(denied) = shared.guard.check(request.headers(), query) {
-        return failed(&shared, refusal(dialect, denied));
+    let caller = match shared.guard.check(request.headers(), query) {
+        Ok(caller) => caller,
+        Err(denied) => return failed(&shared, refusal(dialect, denied)),
+    };
+    let mut models = shared.routes.models(dialect);
+    if let (Some(member), Some(members)) = (caller.member(), &shared.members) {
+        models.retain(|model| members.lists(member, &model.id));
     }
-    model_list(dialect, &shared.routes.models(dialect))
+    noted(model_list(dialect, &models), caller.member().cloned(), None)
 }
 
 /// The dialect of a request whose path several dialects share (`/v1/models`, a path not
@@ -487,15 +560,45 @@ fn refusal(dialect: Dialect, denied: Denied) -> Response {
             format!("too many wrong tokens: try again in {seconds} s"),
             Some(seconds),
         ),
+        Denied::Member(refused) => refused.response(dialect),
+    }
+}
+
+/// `response` with what the [`Observer`] is told of it.
+fn noted(mut response: Response, member: Option<Arc<str>>, first_sent: Option<std::time::Instant>) -> Response {
+    response.extensions_mut().insert(Noted { member, first_sent });
+    response
+}
+
+/// A request admitted: who sent it, and for a member the pass its limits hold until the answer
+/// has gone.
+struct Admitted {
+    member: Option<Arc<str>>,
+    _pass: Option<Pass>,
+}
+
+impl Shared {
+    /// Whether `caller` may send a request for `model` (as asked) routed by `route`: the owner
+    /// always may; a member within its limits. `Err`: the refusal, in `dialect`.
+    async fn admit(&self, caller: Caller, dialect: Dialect, model: &str, route: &Route) -> Result<Admitted, Response> {
+        let (Caller::Member(member), Some(members)) = (caller, &self.members) else {
+            return Ok(Admitted { member: None, _pass: None });
+        };
+        let asked = Asked { model, provider: &route.endpoint.name, routed: &route.model };
+        match members.admit(&member, asked).await {
+            Ok(pass) => Ok(Admitted { member: Some(member), _pass: Some(pass) }),
+            Err(refused) => Err(noted(failed(self, refused.response(dialect)), Some(member), None)),
+        }
     }
 }
 
 pub(crate) async fn forward(shared: Arc<Shared>, dialect: Dialect, path: UpstreamPath, request: Request) -> Response {
     let in_flight = InFlight::new(&shared);
     let (parts, body) = request.into_parts();
-    if let Err(denied) = shared.guard.check(&parts.headers, None) {
-        return failed(&shared, refusal(dialect, denied));
-    }
+    let caller = match shared.guard.check(&parts.headers, None) {
+        Ok(caller) => caller,
+        Err(denied) => return failed(&shared, refusal(dialect, denied)),
+    };
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
         let message = format!("the request body is larger than {} MiB", MAX_BODY / (1024 * 1024));
         return failed(&shared, error(dialect, Problem::TooLarge, message, None));
@@ -528,6 +631,10 @@ pub(crate) async fn forward(shared: Arc<Shared>, dialect: Dialect, path: Upstrea
             return failed(&shared, error(dialect, Problem::BadRequest, message, None));
         }
     };
+    let admitted = match shared.admit(caller, dialect, &peek.model, &route).await {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused,
+    };
     let session =
         given_session.or_else(|| agent_session(&parts.headers, &peek)).unwrap_or_else(|| peek.conversation(dialect));
     let stream = peek.stream;
@@ -539,7 +646,7 @@ pub(crate) async fn forward(shared: Arc<Shared>, dialect: Dialect, path: Upstrea
             None => return failed(&shared, error(dialect, Problem::BadRequest, "the body is not a JSON object", None)),
         }
     };
-    let upstream = Upstream { route, path, session, body, stream };
+    let upstream = Upstream { route, path, session, body, stream, admitted };
     pass(shared, dialect, in_flight, &parts.headers, upstream).await
 }
 
@@ -580,6 +687,8 @@ struct Upstream {
     body: bytes::Bytes,
     /// The answer is SSE (see [`ForwardRequest::stream`]).
     stream: bool,
+    /// Who sent it, and what its limits hold for it until the answer has gone.
+    admitted: Admitted,
 }
 
 /// Forwards a routed request through the pool and passes the answer back as it comes, or says
@@ -591,7 +700,8 @@ async fn pass(
     headers: &HeaderMap,
     upstream: Upstream,
 ) -> Response {
-    let Upstream { route, path, session, body, stream } = upstream;
+    let Upstream { route, path, session, body, stream, admitted } = upstream;
+    let member = admitted.member.clone();
     // A provider of another dialect is asked in its own; its answer comes back in the client's.
     // A Responses request to a provider without that API goes to its chat completions; one to
     // a provider not known to lack it goes as it is, and is asked again that way after a 404.
@@ -601,7 +711,10 @@ async fn pass(
     let (path, body, stream, translation) = match translate::request(dialect, path, &route, &body, stream, chat_only) {
         Ok(Some(translated)) => (translated.path, translated.body, translated.stream, Some(translated.translation)),
         Ok(None) => (path, body, stream, None),
-        Err(refused) => return failed(&shared, error(dialect, Problem::BadRequest, refused.to_string(), None)),
+        Err(refused) => {
+            let refused = failed(&shared, error(dialect, Problem::BadRequest, refused.to_string(), None));
+            return noted(refused, member, None);
+        }
     };
     let source = headers
         .get("user-agent")
@@ -619,9 +732,11 @@ async fn pass(
         stream,
         headers: passed,
         source,
+        member: member.as_deref().map(str::to_owned),
     };
     let now = shared.completions.clock().now();
-    let mut forwarded = shared.completions.forward(request).await;
+    let calling = std::time::Instant::now();
+    let (mut forwarded, mut queued) = shared.completions.forward_timed(request).await;
     let not_found = matches!(&forwarded, Ok(answer) if answer.status == 404);
     if let (Some((route, body)), Some((session, source))) = (fallback, names) {
         if not_found {
@@ -635,16 +750,18 @@ async fn pass(
                     stream: translated.stream,
                     headers: passed_headers(headers, &PASSED_REQUEST_HEADERS),
                     source,
+                    member: member.as_deref().map(str::to_owned),
                 };
-                let again = shared.completions.forward(request).await;
+                let (again, waited) = shared.completions.forward_timed(request).await;
                 if again.as_ref().is_ok_and(|a| a.status < 400) {
                     shared.without_responses.learn(&route.endpoint);
                 }
-                forwarded = again.map(|a| translated.translation.answer(a));
+                (forwarded, queued) = (again.map(|a| translated.translation.answer(a)), waited);
             }
         }
     }
-    match forwarded {
+    let first_sent = queued.map(|queued| calling + queued);
+    let answer = match forwarded {
         Ok(forwarded) => {
             let forwarded = match translation {
                 Some(translation) => translation.answer(forwarded),
@@ -656,7 +773,7 @@ async fn pass(
             let body = match forwarded.body {
                 ForwardedBody::Whole(bytes) => Body::from(bytes),
                 ForwardedBody::Stream(stream) => Body::from_stream(stream.map(move |chunk| {
-                    let _counted = &in_flight;
+                    let _counted = (&in_flight, &admitted);
                     chunk
                 })),
             };
@@ -669,7 +786,8 @@ async fn pass(
             })
         }
         Err(failure) => failed(&shared, upstream_failure(dialect, &failure, now)),
-    }
+    };
+    noted(answer, member, first_sent)
 }
 
 /// A request no key could answer, in the client's dialect: when keys are only resting, a 429
