@@ -42,6 +42,11 @@ impl Names {
         Target::parse(key.strip_prefix(&self.prefix)?)
     }
 
+    /// The Redis key `suffix` names under the team's hash tag (for keys no [`Target`] names).
+    pub fn prefixed(&self, suffix: &str) -> String {
+        format!("{}{suffix}", self.prefix)
+    }
+
     /// The pattern of every key of the team, for SCAN.
     pub fn pattern(&self) -> String {
         // `{` and `}` are not special in a glob; `[` would be, and team names have none.

@@ -66,6 +66,7 @@
 //! a script that finds a key of the wrong type deletes it and writes its own.
 #![forbid(unsafe_code)]
 
+mod allowance;
 mod apply;
 mod directory;
 mod layout;
@@ -79,6 +80,7 @@ pub mod test_redis;
 
 use std::time::Duration;
 
+pub use allowance::{Allowance, AllowanceCounts, BudgetUnit, MemberAsk, MemberVerdict, DEFINITIONS_POLL};
 pub use member::{check_url, valid_team, Team};
 pub use secret::{BadSecret, TeamSecret, SECRET_BYTES};
 

@@ -69,6 +69,11 @@ impl TeamSecret {
         self.mac(&[b"keypool:scope:", scope.as_bytes()])
     }
 
+    /// The team's name for a member of a server's endpoint (its name in lower case).
+    pub(crate) fn member_identity(&self, name: &str) -> String {
+        self.mac(&[b"keypool:member:", name.as_bytes()])
+    }
+
     /// The team's name for a conversation.
     pub(crate) fn session_identity(&self, session: &str) -> String {
         self.mac(&[b"keypool:session:", session.as_bytes()])
