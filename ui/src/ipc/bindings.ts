@@ -450,13 +450,18 @@ total: number,
  */
 checked: number, valid: number, 
 /**
- * Refused by the provider: 401, 403, `API_KEY_INVALID`.
+ * The provider said the key is not valid: 401, `invalid_api_key`, `API_KEY_INVALID`.
  */
 invalid: number, 
 /**
  * Still rate-limited when checked again after the announced wait.
  */
-rateLimited: number, unreachable: number, 
+rateLimited: number, 
+/**
+ * Could not be checked: no answer, or one that says nothing of the key (a 5xx, a 403: a key
+ * restricted by scope may be refused the model list and still chat).
+ */
+unreachable: number, 
 /**
  * Saved to the pool so far.
  */

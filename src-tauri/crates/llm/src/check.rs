@@ -16,14 +16,16 @@ use crate::stream::read_error_body;
 pub enum KeyVerdict {
     /// The provider accepted the key (a 2xx, whatever the body).
     Valid,
-    /// The provider refused the key itself: 401, 403, Gemini's `API_KEY_INVALID`.
+    /// The provider said the key is not valid: a 401, an `invalid_api_key` or Gemini's
+    /// `API_KEY_INVALID` (as a refusal that disables a pool key must say). A 403 is not this: a
+    /// key restricted by scope may be refused the model list and still chat.
     Invalid { status: u16 },
     /// Refused for now: 429 (or the dialect's rate-limit words), with the wait the provider
     /// announced, if it did.
     RateLimited { status: u16, retry_after: Option<Duration> },
-    /// No answer, a redirect (the key is not sent on), or another status that says nothing about
-    /// the key (`status` when one came).
-    Unreachable { status: Option<u16> },
+    /// Could not be checked: no answer, a redirect (the key is not sent on), or an answer that
+    /// says nothing about the key (a 5xx, a 404, a 403), with its `status` when one came.
+    Unchecked { status: Option<u16> },
 }
 
 impl CompletionService {
@@ -39,26 +41,26 @@ impl CompletionService {
         // import for ever.
         let sent = tokio::select! {
             sent = request.send() => sent,
-            _ = self.waiter.after(self.deadlines.first_byte) => return KeyVerdict::Unreachable { status: None },
+            _ = self.waiter.after(self.deadlines.first_byte) => return KeyVerdict::Unchecked { status: None },
         };
-        let Ok(response) = sent else { return KeyVerdict::Unreachable { status: None } };
+        let Ok(response) = sent else { return KeyVerdict::Unchecked { status: None } };
         let status = response.status();
         if status.is_success() {
             return KeyVerdict::Valid;
         }
         if status.is_redirection() {
-            return KeyVerdict::Unreachable { status: Some(status.as_u16()) };
+            return KeyVerdict::Unchecked { status: Some(status.as_u16()) };
         }
         let retry_after = announced_wait(response.headers(), self.clock.now(), Default::default());
         let body = read_error_body(response, self.deadlines.idle, &*self.waiter).await;
         let refusal = endpoint.wire().refusal(status.as_u16(), &body, retry_after, keypool::Announced::default());
         let status = status.as_u16();
         match refusal.pool_kind() {
-            Some(FailureKind::AuthRejected) => KeyVerdict::Invalid { status },
+            Some(FailureKind::AuthRejected) if refusal.says_key_invalid() => KeyVerdict::Invalid { status },
             Some(FailureKind::RateLimited { retry_after, .. }) => KeyVerdict::RateLimited { status, retry_after },
             // Out of credit is still a key the provider knows: it answers again when paid for.
             Some(FailureKind::QuotaExhausted) => KeyVerdict::Valid,
-            _ => KeyVerdict::Unreachable { status: Some(status) },
+            _ => KeyVerdict::Unchecked { status: Some(status) },
         }
     }
 

@@ -140,10 +140,12 @@ pub struct KeyImportProgress {
     /// Validated so far (0 without validation).
     pub checked: usize,
     pub valid: usize,
-    /// Refused by the provider: 401, 403, `API_KEY_INVALID`.
+    /// The provider said the key is not valid: 401, `invalid_api_key`, `API_KEY_INVALID`.
     pub invalid: usize,
     /// Still rate-limited when checked again after the announced wait.
     pub rate_limited: usize,
+    /// Could not be checked: no answer, or one that says nothing of the key (a 5xx, a 403: a key
+    /// restricted by scope may be refused the model list and still chat).
     pub unreachable: usize,
     /// Saved to the pool so far.
     pub added: usize,

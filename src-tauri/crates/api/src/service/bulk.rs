@@ -84,8 +84,10 @@ pub struct ImportProgress {
     pub total: usize,
     pub checked: usize,
     pub valid: usize,
+    /// The provider said the key is not valid (a 401, `invalid_api_key`, `API_KEY_INVALID`).
     pub invalid: usize,
     pub rate_limited: usize,
+    /// Could not be checked: no answer, or one that says nothing of the key (a 5xx, a 403).
     pub unreachable: usize,
     pub added: usize,
     /// In the paste, in the pool at the preview, and found in the pool when saving.
@@ -592,8 +594,8 @@ impl Inner {
             KeyVerdict::Valid => (None, |p| p.valid += 1),
             KeyVerdict::Invalid { status } => (Some(format!("HTTP {status}")), |p| p.invalid += 1),
             KeyVerdict::RateLimited { status, .. } => (Some(format!("HTTP {status}")), |p| p.rate_limited += 1),
-            KeyVerdict::Unreachable { status } => {
-                (Some(status.map_or_else(|| "unreachable".to_owned(), |s| format!("unreachable (HTTP {s})"))), |p| {
+            KeyVerdict::Unchecked { status } => {
+                (Some(status.map_or_else(|| "unreachable".to_owned(), |s| format!("not checked (HTTP {s})"))), |p| {
                     p.unreachable += 1
                 })
             }

@@ -249,6 +249,28 @@ mod import_with_validation {
         assert_no_secret_sent(&h, &(0..9).map(key).collect::<Vec<_>>(), &progress);
     }
 
+    /// A 403 on the model list proves nothing about the key (a key restricted by scope may be
+    /// refused the list and still chat): it could not be checked; it is not invalid.
+    #[tokio::test]
+    async fn a_403_on_the_check_is_not_checked_not_invalid() {
+        let h = Harness::new();
+        let fake = FakeProvider::start().await;
+        let provider = add_fake_provider(&h, &fake, &["fake-model"]);
+        fake.always(&key(1), Reply::status(403));
+        let got = preview(&h, &provider, &keys_text(0..2));
+        let end =
+            import(&h, got["importId"].as_str().unwrap(), json!({ "validate": true, "keepRejectedDisabled": true }))
+                .await;
+        assert_eq!(
+            [&end["valid"], &end["invalid"], &end["unreachable"]],
+            [&json!(1), &json!(0), &json!(1)],
+            "the 403 is counted as not checked: {end}"
+        );
+        let keys = pool(&h, &provider);
+        let refused = keys.iter().find(|k| k["apiKeyPreview"] == keypool::preview(&key(1))).unwrap();
+        assert_eq!(refused["disabledReason"], "not checked (HTTP 403)", "kept with why: {refused}");
+    }
+
     #[tokio::test]
     async fn a_key_added_by_hand_during_the_import_is_not_saved_twice() {
         let h = Harness::new();
@@ -303,7 +325,7 @@ mod import_with_validation {
             "revoked"
         );
         assert_eq!(by_preview(7)["disabledReason"], "HTTP 429", "still rate-limited after the second check");
-        assert_eq!(by_preview(8)["disabledReason"], "unreachable (HTTP 500)", "a status that says nothing of the key");
+        assert_eq!(by_preview(8)["disabledReason"], "not checked (HTTP 500)", "a status that says nothing of the key");
         let status = h.ok("llmConfig:getPoolStatus", json!({ "providerId": provider }));
         let active = status["keys"].as_array().unwrap().iter().filter(|k| k["state"] == "active").count();
         assert_eq!(active, 5, "the pool selects only the valid ones: {status}");

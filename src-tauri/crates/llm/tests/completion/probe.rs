@@ -40,6 +40,6 @@ async fn a_model_list_or_key_check_that_never_answers_ends_at_the_deadline() {
     let tested = tested.expect("a Test ends at the deadline");
     assert!(!tested.disabled, "a key that could not be asked is not disabled");
     let checked = tokio::time::timeout(bound, rig.service.check_key(&endpoint, &Secret::new("key-a"))).await;
-    assert_eq!(checked.expect("an import's check ends at the deadline"), KeyVerdict::Unreachable { status: None });
+    assert_eq!(checked.expect("an import's check ends at the deadline"), KeyVerdict::Unchecked { status: None });
     assert_eq!(rig.state_of("a").0, KeyState::Active, "the pool is untouched");
 }
