@@ -43,6 +43,15 @@ pub struct Config {
     /// Models sent to a provider whatever it lists, first match first.
     #[serde(default)]
     pub routes: Vec<RouteConfig>,
+    /// Members with tokens and limits of their own (see `members::config`).
+    #[serde(default)]
+    pub members: Vec<crate::members::config::MemberConfig>,
+    /// Prices of models, for budgets in US dollars.
+    #[serde(default)]
+    pub prices: Vec<crate::members::config::PriceConfig>,
+    /// The members as they are to be stored, their tokens read (filled by [`read`]).
+    #[serde(skip)]
+    pub resolved_members: Vec<keypool_api::service::Member>,
 }
 
 /// `[[routes]]`: `model` (a glob) goes `to` a provider's model, written `provider/model`.
@@ -140,6 +149,10 @@ pub fn read(path: &Path) -> Result<Config, ConfigError> {
             return Err(invalid(format!("line {line}: a route needs the model it takes")));
         }
     }
+    let mut config = config;
+    config.resolved_members =
+        crate::members::config::resolve(&config.members, |offset| line_of(&text, offset)).map_err(invalid)?;
+    crate::members::config::check_prices(&config.prices).map_err(invalid)?;
     Ok(config)
 }
 

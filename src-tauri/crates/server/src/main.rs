@@ -15,6 +15,7 @@
 
 mod config;
 mod keys;
+mod members;
 mod token;
 
 use std::net::SocketAddr;
@@ -53,6 +54,9 @@ enum Command {
     /// Imports keys from a file into a provider's pool, or lists the pool's keys, as JSON.
     #[command(subcommand)]
     Keys(keys::KeysCommand),
+    /// Adds, lists, changes and revokes members: tokens of their own, with limits.
+    #[command(subcommand)]
+    Members(members::cli::MembersCommand),
 }
 
 #[derive(Args)]
@@ -114,6 +118,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Token { data_dir, regenerate } => token_command(&data_dir, regenerate),
         Command::Keys(command) => keys::run(command),
+        Command::Members(command) => members::cli::run(command),
         Command::Serve(serve) => {
             let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
                 Ok(runtime) => runtime,
@@ -228,7 +233,9 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
         keypool_api::files::log_privacy(&data_dir, privacy);
     }
     let dirs = Dirs { data_dir: data_dir.clone(), log_dir: data_dir.join("logs") };
-    let context = AppContext::headless(env!("CARGO_PKG_VERSION"), dirs, team)
+    let book = members::MemberBook::new(Arc::new(keypool_api::SystemClock));
+    let tap: Arc<dyn keypool_llm::Recorder> = Arc::new(book.clone());
+    let context = AppContext::headless_tapped(env!("CARGO_PKG_VERSION"), dirs, team, Some(tap))
         .map_err(|e| format!("the store in {} cannot be opened: {e}", data_dir.display()))?;
     let context = Arc::new(context);
     if serve.team.is_some() && context.team_state() == keypool_team::TeamState::Off {
@@ -238,16 +245,26 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
                 .into(),
         );
     }
-    if let (Some(config), Some(path)) = (&config, &serve.config) {
-        let applied = config::apply(&context, config, path, &data_dir).map_err(|e| e.to_string())?;
-        tracing::info!(?applied, config = %path.display(), "config applied");
-    }
     let token_path = serve.token_file.clone().unwrap_or_else(|| data_dir.join(token::STORED_FILE));
     let (token, new) = token::read_or_make(&token_path).map_err(|e| e.to_string())?;
     if new {
         tracing::info!(file = %token_path.display(), "a new token was written (mode 0600)");
     }
     warn_if_others_can_read(&token_path, "the token file");
+    let owner = keypool_gateway::token_hash(&token);
+    if let (Some(config), Some(path)) = (&config, &serve.config) {
+        let applied = config::apply(&context, config, path, &data_dir).map_err(|e| e.to_string())?;
+        tracing::info!(?applied, config = %path.display(), "config applied");
+        let members = members::config::apply(&context, &config.resolved_members, &config.prices, &owner)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        tracing::info!(?members, "members applied");
+        book.removed(&members.removed);
+    }
+    let allowance = match context.team().ok().and_then(|team| team.joined()) {
+        Some(team) => Some(team.allowance(&replica_id(&data_dir)?)),
+        None => None,
+    };
+    book.attach(&context, allowance);
     if !serve.listen.ip().is_loopback() {
         tracing::warn!(
             address = %serve.listen,
@@ -259,6 +276,7 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
     let serving = Serving {
         health: Some(Arc::new(move || health_context.team_state().as_str())),
         log_requests: true,
+        members: Some(Arc::new(book.clone())),
         ..Serving::default()
     };
     let signals = Signals::listen()?;
@@ -266,7 +284,8 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
     let gateway = local_api.serve_at(serve.listen, &token, serving).await.map_err(|e| e.to_string())?;
     gateway.allow_hosts(serve.allowed_hosts.iter().cloned());
     tracing::info!(address = %serve.listen, team = context.team_state().as_str(), "keypool-server serves");
-    signals.wait_for_stop(&context, &serve, &data_dir).await?;
+    let reloading = Reloading { context: &context, serve: &serve, data_dir: &data_dir, book: &book, owner };
+    signals.wait_for_stop(&reloading).await?;
     tracing::info!("stopping: no new requests; waiting up to 30 s for those in flight");
     if !gateway.shut_down(GRACE).await {
         tracing::warn!("requests still in flight after 30 s were cut off");
@@ -274,6 +293,7 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
     if let Ok(usage) = context.usage() {
         usage.flush();
     }
+    book.flush();
     tracing::info!("stopped");
     Ok(())
 }
@@ -302,10 +322,10 @@ impl Signals {
 
     /// Until SIGINT or SIGTERM; re-applies the config file on every SIGHUP (a bad file is
     /// logged and changes nothing).
-    async fn wait_for_stop(mut self, context: &AppContext, serve: &Serve, data_dir: &Path) -> Result<(), Fatal> {
+    async fn wait_for_stop(mut self, reloading: &Reloading<'_>) -> Result<(), Fatal> {
         loop {
             tokio::select! {
-                _ = self.hangup.recv() => reload(context, serve, data_dir),
+                _ = self.hangup.recv() => reload(reloading),
                 _ = self.terminate.recv() => return Ok(()),
                 _ = self.interrupt.recv() => return Ok(()),
             }
@@ -322,17 +342,57 @@ impl Signals {
         Ok(Signals)
     }
 
-    async fn wait_for_stop(self, _: &AppContext, _: &Serve, _: &Path) -> Result<(), Fatal> {
+    async fn wait_for_stop(self, _: &Reloading<'_>) -> Result<(), Fatal> {
         tokio::signal::ctrl_c().await.map_err(|e| format!("cannot listen for Ctrl-C: {e}").into())
     }
 }
 
-fn reload(context: &AppContext, serve: &Serve, data_dir: &Path) {
+/// What a SIGHUP re-applies the config file to.
+struct Reloading<'a> {
+    context: &'a AppContext,
+    serve: &'a Serve,
+    data_dir: &'a Path,
+    book: &'a members::MemberBook,
+    /// The server's own token's digest (no member may have it).
+    owner: [u8; 32],
+}
+
+fn reload(reloading: &Reloading<'_>) {
+    let Reloading { context, serve, data_dir, book, owner } = reloading;
     let Some(path) = &serve.config else {
         return tracing::info!("SIGHUP: no config file to re-read");
     };
-    match config::read(path).and_then(|config| config::apply(context, &config, path, data_dir)) {
+    let config = match config::read(path) {
+        Ok(config) => config,
+        Err(error) => return tracing::error!(%error, "SIGHUP: the config file was not applied; nothing changed"),
+    };
+    match config::apply(context, &config, path, data_dir) {
         Ok(applied) => tracing::info!(?applied, "SIGHUP: config applied"),
-        Err(error) => tracing::error!(%error, "SIGHUP: the config file was not applied; nothing changed"),
+        Err(error) => return tracing::error!(%error, "SIGHUP: the config file was not applied; nothing changed"),
     }
+    match members::config::apply(context, &config.resolved_members, &config.prices, owner) {
+        Ok(members) => {
+            tracing::info!(?members, "SIGHUP: members applied");
+            book.removed(&members.removed);
+            book.refresh();
+        }
+        Err(error) => tracing::error!(%error, "SIGHUP: the config file's members were not applied"),
+    }
+}
+
+/// This server's stable id among a team's replicas (its shares of members' budgets are written
+/// under it): kept in `DIR/server-replica-id`, made once.
+fn replica_id(data_dir: &Path) -> Result<String, Fatal> {
+    let path = data_dir.join("server-replica-id");
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        let id = text.trim();
+        if id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(id.to_owned());
+        }
+    }
+    let mut random = [0u8; 16];
+    getrandom::fill(&mut random).expect("the operating system provides randomness");
+    let id: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    std::fs::write(&path, format!("{id}\n")).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(id)
 }

@@ -2,6 +2,8 @@
 //! the team) a redis-server of the test's own.
 
 mod keys;
+mod members;
 mod serve;
 mod support;
 mod team;
+mod team_members;

@@ -182,6 +182,22 @@ impl Server {
         (status, response.text().await.unwrap())
     }
 
+    /// A chat request of `conversation` with `token` (a member's): status, headers and body.
+    pub async fn ask_as(&self, token: &str, conversation: &str) -> (u16, reqwest::header::HeaderMap, String) {
+        let body =
+            json!({ "model": MODEL, "stream": false, "messages": [{ "role": "user", "content": conversation }] });
+        let response = client()
+            .post(self.url("/v1/chat/completions"))
+            .bearer_auth(token)
+            .header("x-keypool-session", conversation)
+            .json(&body)
+            .send()
+            .await
+            .expect("the server answers");
+        let (status, headers) = (response.status().as_u16(), response.headers().clone());
+        (status, headers, response.text().await.unwrap())
+    }
+
     /// Rewrites the config file.
     pub fn rewrite(&self, config: &str) {
         let mut file = std::fs::File::create(&self.config).unwrap();
