@@ -16,6 +16,7 @@ pub mod members;
 mod migrations;
 pub mod providers;
 pub mod settings;
+pub mod sources;
 mod stored_key;
 pub mod usage;
 

@@ -21,6 +21,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0013_current_builtin_models.sql"),
     include_str!("../migrations/0014_openrouter_provider_kind.sql"),
     include_str!("../migrations/0016_members.sql"),
+    include_str!("../migrations/0018_usage_by_source.sql"),
 ];
 
 /// The schema version this build writes and understands.
