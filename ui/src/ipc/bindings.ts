@@ -359,7 +359,8 @@ export type IdArgs = { id: string, };
 export type ImportIdArgs = { importId: string, };
 
 /**
- * A key an import would add, by its position in the import: only its masked preview.
+ * A key an import would add, by its position among the keys the text gives (the same in every
+ * preview of one text read one way): only its masked preview.
  */
 export type ImportKeyPreview = { index: number, 
 /**
@@ -485,6 +486,11 @@ rpmLimit?: number,
  * Requests at once (`LIMITS.maxConcurrent`); absent: no limit.
  */
 maxConcurrent?: number, };
+
+/**
+ * How a text is read for keys.
+ */
+export type KeyReading = "shapes" | "one_per_line";
 
 /**
  * How a key stands.
@@ -744,7 +750,12 @@ export type PreviewKeyImportArgs = { providerId: string,
 /**
  * At most `LIMITS.importText` bytes.
  */
-text: string, };
+text: string, 
+/**
+ * `shapes` when absent: only keys of the shapes of the provider's kind. `one_per_line`
+ * takes each line's longest key-like token, whatever it is: only when the user chose it.
+ */
+reading?: KeyReading, };
 
 /**
  * A model's price, in US dollars per million tokens; `cachedInputPerMillion` null: the input
@@ -957,7 +968,11 @@ validate: boolean,
 /**
  * Also save the keys validation rejected, disabled with their reason.
  */
-keepRejectedDisabled: boolean, };
+keepRejectedDisabled: boolean, 
+/**
+ * The `index` of each key of the preview the user left out: never sent, never saved.
+ */
+leftOut?: Array<number>, };
 
 export type Stopped = { chatId: string, 
 /**
@@ -1192,14 +1207,15 @@ export const LIMITS = {
 } as const;
 
 /**
- * The provider kinds, in the order the form offers them (keypool-llm's `KINDS`).
+ * The provider kinds, in the order the form offers them (keypool-llm's `KINDS`), with what
+ * their keys start with.
  */
 export const PROVIDER_KINDS = [
-  { id: "openai", defaultBaseUrl: "https://api.openai.com/v1" },
-  { id: "anthropic", defaultBaseUrl: "https://api.anthropic.com" },
-  { id: "gemini", defaultBaseUrl: "https://generativelanguage.googleapis.com" },
-  { id: "openrouter", defaultBaseUrl: "https://openrouter.ai/api/v1" },
-] as const satisfies readonly { id: ProviderKind; defaultBaseUrl: string }[];
+  { id: "openai", defaultBaseUrl: "https://api.openai.com/v1", keyPrefixes: ["sk-"] },
+  { id: "anthropic", defaultBaseUrl: "https://api.anthropic.com", keyPrefixes: ["sk-ant-"] },
+  { id: "gemini", defaultBaseUrl: "https://generativelanguage.googleapis.com", keyPrefixes: ["AIza"] },
+  { id: "openrouter", defaultBaseUrl: "https://openrouter.ai/api/v1", keyPrefixes: ["sk-or-"] },
+] as const satisfies readonly { id: ProviderKind; defaultBaseUrl: string; keyPrefixes: readonly string[] }[];
 
 export type Commands = {
   "app:getStatus": { kind: "sync"; args: NoArgs; result: AppStatus };

@@ -1,4 +1,4 @@
-import type { AddApiKeyArgs, AddProviderArgs, ListModelsForArgs, SetKeyLimitsArgs, StartKeyImportArgs, UpdateApiKeyArgs, UpdateApiKeysArgs, UpdateProviderArgs } from './bindings';
+import type { AddApiKeyArgs, AddProviderArgs, KeyReading, ListModelsForArgs, SetKeyLimitsArgs, StartKeyImportArgs, UpdateApiKeyArgs, UpdateApiKeysArgs, UpdateProviderArgs } from './bindings';
 import { call, defined } from './client';
 
 /** The fields of an update besides the id: only those to change. */
@@ -25,8 +25,8 @@ export const llmConfigApi = {
   /** Deletes the provider and its pool keys; its chats stay, with `providerId: null`. */
   deleteProvider: (id: string) => call('llmConfig:deleteProvider', { id }),
   testApiKey: (id: string) => call('llmConfig:testApiKey', { id }),
-  /** What a text holds (new keys, repeats, keys already in the pool), before anything is saved. */
-  previewKeyImport: (providerId: string, text: string) => call('llmConfig:previewKeyImport', { providerId, text }),
+  /** What a text holds (new keys, repeats, keys already in the pool), read by the provider's key shapes or one per line, before anything is sent or saved. */
+  previewKeyImport: (providerId: string, text: string, reading: KeyReading) => call('llmConfig:previewKeyImport', { providerId, text, reading }),
   /** Starts a previewed import; its progress follows as `llmConfig:keyImportProgress`. */
   startKeyImport: (args: StartKeyImportArgs) => call('llmConfig:startKeyImport', defined(args)),
   /** Stops an import: the keys already saved stay. */

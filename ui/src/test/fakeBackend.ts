@@ -11,6 +11,7 @@ import type {
   IpcError,
   Issue,
   KeyImportProgress,
+  KeyReading,
   KeyStatus,
   KeyTestResult,
   LocalApiStatus,
@@ -18,11 +19,12 @@ import type {
   TeamStatus,
   Preferences,
   Provider,
+  ProviderKind,
   ServedModel,
   ProxySetting,
   Settings,
 } from '../ipc/bindings';
-import { LIMITS } from '../ipc/bindings';
+import { LIMITS, PROVIDER_KINDS } from '../ipc/bindings';
 import type { ArgsOf, EventOf, ResultOf, StreamCommand } from '../ipc/client';
 import { createFakeLedger } from './fakeLedger';
 import { transcript } from './transcripts';
@@ -330,7 +332,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
    * calls `advanceImport`, so a test sees every step; each key's validation verdict comes from
    * `importVerdict` (valid unless set).
    */
-  const imports = new Map<string, { providerId: string; secrets: string[] }>();
+  const imports = new Map<string, { providerId: string; secrets: { secret: string; index: number }[] }>();
   interface RunningImport {
     progress: KeyImportProgress;
     secrets: string[];
@@ -349,15 +351,24 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
   }
 
   /** Keys by the shapes the backend knows, or one per non-empty line when none has one. */
-  function extractKeys(text: string): { keys: string[]; unrecognised: number[] } {
-    const shape = /\b(sk-ant-[A-Za-z0-9_-]{8,}|sk-or-[A-Za-z0-9_-]{8,}|sk-proj-[A-Za-z0-9_-]{8,}|sk-[A-Za-z0-9_-]{8,}|AIza[A-Za-z0-9_-]{10,})/g;
+  /**
+   * The keys of `text` as the backend reads them, loosely: by `kind`'s key prefixes (a token
+   * starting with a longer prefix of another kind is not one), or one per line (each non-empty,
+   * non-comment line's longest token).
+   */
+  function extractKeys(text: string, kind: ProviderKind, reading: KeyReading): { keys: string[]; unrecognised: number[] } {
     const lines = text.split(/\r?\n/);
-    const shaped = lines.map((line) => [...line.matchAll(shape)].map((m) => m[1]));
-    if (shaped.some((found) => found.length > 0)) {
-      const unrecognised = lines.flatMap((line, i) => (shaped[i].length === 0 && /[A-Za-z0-9]{12,}/.test(line) ? [i + 1] : []));
-      return { keys: shaped.flat(), unrecognised };
+    if (reading === 'one_per_line') {
+      const tokens = lines.map((line) => (/^\s*(#|\/\/)/.test(line) ? [] : (line.match(/[A-Za-z0-9_.~+/-]{8,}/g) ?? [])));
+      const longest = tokens.map((found) => found.reduce<string | null>((a, b) => (a && a.length >= b.length ? a : b), null));
+      return { keys: longest.filter((k): k is string => k !== null), unrecognised: [] };
     }
-    return { keys: lines.map((l) => l.trim()).filter(Boolean), unrecognised: [] };
+    const own = PROVIDER_KINDS.find((k) => k.id === kind)?.keyPrefixes ?? [];
+    const others = PROVIDER_KINDS.flatMap((k) => k.keyPrefixes).filter((p) => !own.includes(p as never));
+    const isKey = (token: string) => own.some((p) => token.startsWith(p)) && !others.some((p) => p.length > 3 && token.startsWith(p) && !own.some((o) => o.length >= p.length && token.startsWith(o)));
+    const shaped = lines.map((line) => (line.match(/(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{8,}/g) ?? []).filter(isKey));
+    const unrecognised = lines.flatMap((line, i) => (shaped[i].length === 0 && /[A-Za-z0-9]{12,}/.test(line) ? [i + 1] : []));
+    return { keys: shaped.flat(), unrecognised };
   }
 
   function emit(providerId: string) {
@@ -734,17 +745,24 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       emit(providerId);
       return byProvider(providerId).map(publicKey);
     },
-    'llmConfig:previewKeyImport': ({ providerId, text }) => {
-      const { keys: found, unrecognised } = extractKeys(text);
+    'llmConfig:previewKeyImport': ({ providerId, text, reading }) => {
+      const provider = providers.find((p) => p.id === providerId);
+      if (!provider) throw providerNotFound(providerId);
+      const { keys: found, unrecognised } = extractKeys(text, provider.kind, reading ?? 'shapes');
+      if (found.length === 0) throw backendError('validation', 'text: no keys found', [{ path: 'text', code: 'no_keys_found', message: 'no API key found in the text' }]);
       const pool = new Set(byProvider(providerId).map((k) => k.secret));
       const seen = new Set<string>();
       let duplicatesInPaste = 0;
       let duplicatesInPool = 0;
-      const fresh: string[] = [];
+      // Each distinct key's position among those the text gives: the same in every preview of it.
+      const fresh: { secret: string; index: number }[] = [];
       for (const secret of found) {
-        if (seen.has(secret)) duplicatesInPaste++;
-        else if (pool.has(secret)) duplicatesInPool++;
-        else fresh.push(secret);
+        if (seen.has(secret)) {
+          duplicatesInPaste++;
+          continue;
+        }
+        if (pool.has(secret)) duplicatesInPool++;
+        else fresh.push({ secret, index: seen.size });
         seen.add(secret);
       }
       const importId = `import-${nextId++}`;
@@ -752,17 +770,19 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       return {
         importId,
         found: found.length,
-        new: fresh.map((secret, index) => ({ index, preview: preview(secret) })),
+        new: fresh.map(({ secret, index }) => ({ index, preview: preview(secret) })),
         duplicatesInPaste,
         duplicatesInPool,
         unrecognisedLines: unrecognised,
       };
     },
-    'llmConfig:startKeyImport': ({ importId, weight, labelPrefix, quotaGroup, validate, keepRejectedDisabled }) => {
+    'llmConfig:startKeyImport': ({ importId, weight, labelPrefix, quotaGroup, validate, keepRejectedDisabled, leftOut }) => {
       checkRange('weight', weight, LIMITS.weight);
       checkLength('quotaGroup', quotaGroup, LIMITS.quotaGroup.maxChars);
-      const previewed = imports.get(importId);
-      if (!previewed) throw backendError('not_found', `import "${importId}" does not exist`, undefined, { kind: 'notFound', what: 'import' });
+      const pending = imports.get(importId);
+      if (!pending) throw backendError('not_found', `import "${importId}" does not exist`, undefined, { kind: 'notFound', what: 'import' });
+      imports.delete(importId);
+      const previewed = { ...pending, secrets: pending.secrets.filter(({ index }) => !leftOut?.includes(index)).map(({ secret }) => secret) };
       const progress: KeyImportProgress = {
         importId,
         providerId: previewed.providerId,

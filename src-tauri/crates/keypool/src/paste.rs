@@ -1,15 +1,19 @@
 //! API keys out of any text a user pastes or picks (`.txt`, `.csv`, `.json`): what a bulk import
 //! starts from. Pure: no I/O, no allocation of anything but the keys found.
 //!
-//! Two ways of reading, chosen for the whole text:
-//! - **By shape**, when any line holds a key of a known shape: OpenAI's `sk-…` and `sk-proj-…`,
-//!   Anthropic's `sk-ant-…`, OpenRouter's `sk-or-…` (all `sk-` and at least 20 key characters)
-//!   and Gemini's `AIza…` (exactly 39 characters). Every such key is taken, wherever it stands
-//!   in a line (a CSV cell, a JSON string, after a label); several on a line are all taken.
-//! - **One per line** otherwise: each non-empty line that is not a comment (`#`, `//`) gives its
-//!   longest token of key characters that has a letter and a digit and at least
-//!   [`MIN_KEY_CHARS`] characters; separators (`, ; | = :` tabs and spaces), quotes and labels
-//!   around it are ignored, and so is a trailing comment.
+//! Two ways of reading, chosen by the caller for the whole text (never guessed from it: a text
+//! with no key of the provider's shape must not fall back to taking every token, which would send
+//! a `.env`'s other secrets to the provider):
+//! - **By shape**, given the shapes of one provider kind (its row's `key_shapes`): OpenAI's `sk-…`
+//!   and `sk-proj-…`, Anthropic's `sk-ant-…`, OpenRouter's `sk-or-…`, Gemini's `AIza…` (exactly 39
+//!   characters). Every key of one of those shapes is taken, wherever it stands in a line (a CSV
+//!   cell, a JSON string, after a label); several on a line are all taken. Keys of other shapes
+//!   (another provider's, a `GITHUB_TOKEN`) are not.
+//! - **One per line**, given no shape (the user chose it: a provider whose keys have no known
+//!   shape): each non-empty line that is not a comment (`#`, `//`) gives its longest token of key
+//!   characters that has a letter and a digit and at least [`MIN_KEY_CHARS`] characters;
+//!   separators (`, ; | = :` tabs and spaces), quotes and labels around it are ignored, and so is
+//!   a trailing comment.
 //!
 //! A line that gives nothing but looks as if it held a key (a token of [`MIN_KEY_CHARS`] key
 //! characters or more, or, reading one per line, anything at all) is reported by its number:
@@ -52,6 +56,11 @@ impl KeyShape {
         KeyShape { except: prefixes, ..self }
     }
 
+    /// What every key of this shape starts with (`sk-`, `AIza`).
+    pub fn prefix(&self) -> &'static str {
+        self.prefix
+    }
+
     /// Whether `token` (a whole token) is a key of this shape.
     pub fn matches(&self, token: &str) -> bool {
         token.starts_with(self.prefix)
@@ -88,9 +97,10 @@ impl Extracted {
     }
 }
 
-/// The keys in `text`, read by `shapes` (see the module's documentation for how it is read).
+/// The keys in `text`: those of `shapes`, or with no shape given, one per line (see the module's
+/// documentation).
 pub fn extract_keys(text: &str, shapes: &[KeyShape]) -> Extracted {
-    let by_shape = text.lines().any(|line| !shaped_keys(line, shapes).is_empty());
+    let by_shape = !shapes.is_empty();
     let mut extracted = Extracted::default();
     let mut seen: HashSet<&str> = HashSet::new();
     for (index, line) in text.lines().enumerate() {
@@ -219,6 +229,8 @@ mod tests {
         KeyShape::prefixed("sk-or-", 17),
         KeyShape::exact("AIza", 39),
     ];
+    /// OpenAI's row alone.
+    const OPENAI_ONLY: [KeyShape; 1] = [SHAPES[0]];
 
     fn extract_keys(text: &str) -> Extracted {
         super::extract_keys(text, &SHAPES)
@@ -233,27 +245,37 @@ mod tests {
         assert_eq!(GEMINI.len(), GEMINI_LEN, "the table's Gemini key must be a real-length one");
     }
 
-    /// Each row: a text, the keys it must give (in order), and the lines it must report.
+    /// Each row: a text, the shapes it is read by (none: one per line), the keys it must give (in
+    /// order), and the lines it must report.
     #[test]
     fn texts_give_the_keys_they_hold() {
-        let table: Vec<(&str, String, Vec<&str>, Vec<usize>)> = vec![
-            ("one of each known shape", format!("{OPENAI}\n{PROJECT}\n{ANTHROPIC}\n{OPENROUTER}\n{GEMINI}\n"), vec![OPENAI, PROJECT, ANTHROPIC, OPENROUTER, GEMINI], vec![]),
-            ("a CSV with a header and labels", format!("label,key,weight\nprod,{OPENAI},3\n\"staging\",\"{PROJECT}\",1\n"), vec![OPENAI, PROJECT], vec![]),
-            ("a JSON document", format!("{{\n  \"keys\": [\n    \"{ANTHROPIC}\",\n    {{\"key\": \"{GEMINI}\"}}\n  ]\n}}\n"), vec![ANTHROPIC, GEMINI], vec![]),
-            ("labels, quotes and comments around known shapes", format!("# my keys\nwork: '{OPENAI}' // the old one\nOPENAI_API_KEY={PROJECT}\n"), vec![OPENAI, PROJECT], vec![]),
-            ("two keys on one line", format!("{OPENAI} {GEMINI}"), vec![OPENAI, GEMINI], vec![]),
-            ("a line of garbage among shapes is reported, structure is not", format!("{OPENAI}\nnot-a-key-but-long-enough-0123\n}}\n\n"), vec![OPENAI], vec![2]),
-            ("too short an sk- is no key", format!("sk-short\n{OPENAI}"), vec![OPENAI], vec![]),
-            ("a Gemini key one character too long is no key", format!("{GEMINI}x\n{OPENAI}"), vec![OPENAI], vec![1]),
-            ("a shape inside a longer word is no key", format!("xsk-abcdefghijklmnopqrstuvwx1234\n{GEMINI}"), vec![GEMINI], vec![1]),
-            ("unknown shapes, one per line, with separators and comments", "# comment\n// another\n\n  abcd1234efgh5678ijkl  \nlabel-one, \"QWERTY0987654321zxcv\" # note\nfoo;bar;Zz9Yy8Xx7Ww6Vv5Uu4\n".into(), vec!["abcd1234efgh5678ijkl", "QWERTY0987654321zxcv", "Zz9Yy8Xx7Ww6Vv5Uu4"], vec![]),
-            ("a line with nothing key-like is unrecognised", "abcd1234efgh5678ijkl\nhello world\nshort1\n".into(), vec!["abcd1234efgh5678ijkl"], vec![2, 3]),
-            ("base64-like keys keep their characters", "key=ab+cd/ef12.34~gh56ij78\n".into(), vec!["ab+cd/ef12.34~gh56ij78"], vec![]),
-            ("windows line ends", format!("{OPENAI}\r\n{GEMINI}\r\n"), vec![OPENAI, GEMINI], vec![]),
-            ("nothing at all", "\n\n   \n".into(), vec![], vec![]),
+        let (all, lines): (&[KeyShape], &[KeyShape]) = (&SHAPES, &[]);
+        let table: Vec<(&str, String, &[KeyShape], Vec<&str>, Vec<usize>)> = vec![
+            ("one of each known shape", format!("{OPENAI}\n{PROJECT}\n{ANTHROPIC}\n{OPENROUTER}\n{GEMINI}\n"), all, vec![OPENAI, PROJECT, ANTHROPIC, OPENROUTER, GEMINI], vec![]),
+            ("a CSV with a header and labels", format!("label,key,weight\nprod,{OPENAI},3\n\"staging\",\"{PROJECT}\",1\n"), all, vec![OPENAI, PROJECT], vec![]),
+            ("a JSON document", format!("{{\n  \"keys\": [\n    \"{ANTHROPIC}\",\n    {{\"key\": \"{GEMINI}\"}}\n  ]\n}}\n"), all, vec![ANTHROPIC, GEMINI], vec![]),
+            ("labels, quotes and comments around known shapes", format!("# my keys\nwork: '{OPENAI}' // the old one\nOPENAI_API_KEY={PROJECT}\n"), all, vec![OPENAI, PROJECT], vec![]),
+            ("two keys on one line", format!("{OPENAI} {GEMINI}"), all, vec![OPENAI, GEMINI], vec![]),
+            ("a line of garbage among shapes is reported, structure is not", format!("{OPENAI}\nnot-a-key-but-long-enough-0123\n}}\n\n"), all, vec![OPENAI], vec![2]),
+            ("too short an sk- is no key", format!("sk-short\n{OPENAI}"), all, vec![OPENAI], vec![]),
+            ("a Gemini key one character too long is no key", format!("{GEMINI}x\n{OPENAI}"), all, vec![OPENAI], vec![1]),
+            ("a shape inside a longer word is no key", format!("xsk-abcdefghijklmnopqrstuvwx1234\n{GEMINI}"), all, vec![GEMINI], vec![1]),
+            (
+                "a .env read by OpenAI's shape: the other kinds' keys and a GitHub token are left, by line",
+                format!("OPENAI_API_KEY={OPENAI}\nANTHROPIC_API_KEY={ANTHROPIC}\nGEMINI_API_KEY={GEMINI}\nGITHUB_TOKEN=ghp_0123456789abcdefABCDEF0123456789abcd\nDB_PASSWORD=hunter2\nOPENAI_PROJECT_KEY=\"{PROJECT}\"\n"),
+                &OPENAI_ONLY, vec![OPENAI, PROJECT], vec![2, 3, 4],
+            ),
+            ("no key of the shape given is nothing, not a fallback to any token", "GITHUB_TOKEN=ghp_0123456789abcdefABCDEF0123456789abcd\nabcd1234efgh5678ijkl\n".into(), &OPENAI_ONLY, vec![], vec![1, 2]),
+            ("unknown shapes, one per line, with separators and comments", "# comment\n// another\n\n  abcd1234efgh5678ijkl  \nlabel-one, \"QWERTY0987654321zxcv\" # note\nfoo;bar;Zz9Yy8Xx7Ww6Vv5Uu4\n".into(), lines, vec!["abcd1234efgh5678ijkl", "QWERTY0987654321zxcv", "Zz9Yy8Xx7Ww6Vv5Uu4"], vec![]),
+            ("one per line takes a known shape's line too, and any other token", format!("{OPENAI}\nGITHUB_TOKEN=ghp_0123456789abcdefABCDEF0123456789abcd\n"), lines, vec![OPENAI, "ghp_0123456789abcdefABCDEF0123456789abcd"], vec![]),
+            ("a line with nothing key-like is unrecognised", "abcd1234efgh5678ijkl\nhello world\nshort1\n".into(), lines, vec!["abcd1234efgh5678ijkl"], vec![2, 3]),
+            ("base64-like keys keep their characters", "key=ab+cd/ef12.34~gh56ij78\n".into(), lines, vec!["ab+cd/ef12.34~gh56ij78"], vec![]),
+            ("windows line ends", format!("{OPENAI}\r\n{GEMINI}\r\n"), all, vec![OPENAI, GEMINI], vec![]),
+            ("nothing at all", "\n\n   \n".into(), all, vec![], vec![]),
+            ("nothing at all, one per line", "\n\n   \n".into(), lines, vec![], vec![]),
         ];
-        for (what, text, want, unrecognised) in table {
-            let got = extract_keys(&text);
+        for (what, text, shapes, want, unrecognised) in table {
+            let got = super::extract_keys(&text, shapes);
             let got_keys: Vec<String> = got.keys.iter().map(|k| k.secret.expose().to_owned()).collect();
             assert_eq!(got_keys, want, "{what}: the keys found, in order");
             assert_eq!(got.unrecognised_lines, unrecognised, "{what}: the lines reported as unrecognised");

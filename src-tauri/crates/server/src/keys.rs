@@ -2,22 +2,29 @@
 //! through the same import service as the app's (`BulkKeys`): extraction, de-duplication against
 //! the pool, validation with the provider's model list, batches of one transaction each.
 //!
+//! As in the app, a file is read by the shapes of the provider's kind (an OpenAI provider takes
+//! the `sk-…` keys of a `.env`, never its Anthropic or Gemini keys or a GitHub token); every
+//! line's token is taken only with `--one-per-line`, and `--list` shows what would be sent,
+//! masked, before anything is (`--leave-out` drops any of it).
+//!
 //! Invariants: one JSON value on stdout, nothing else there; a usage problem (an unknown
-//! provider, an unreadable file, a file with no key) is one line on stderr, exit status 2, and
-//! nothing is changed: the file is read and its keys extracted before the store is opened.
+//! provider, an unreadable file, a file with no key of the provider's shape) is one line on
+//! stderr, exit status 2, and nothing is changed: the file is read before the store is opened, and
+//! its keys are extracted before anything is saved or sent.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use keypool_api::service::ImportOptions;
+use keypool_api::service::{ImportOptions, KeyReading};
 use keypool_api::{AppContext, Dirs};
 use serde_json::json;
 
 #[derive(Subcommand)]
 pub enum KeysCommand {
-    /// Imports the keys of a file (any text: one per line, CSV, JSON) into a provider's pool;
-    /// prints {"found","added","duplicates","invalid","rate_limited","unreachable"}.
+    /// Imports the keys of a file (any text: CSV, JSON, a .env; the keys of the provider's shape)
+    /// into a provider's pool; prints {"found","added","duplicates","invalid","rate_limited",
+    /// "unreachable"}, or with --list what would be imported.
     Import(Import),
     /// Lists the pool's keys (masked) as JSON.
     List(List),
@@ -57,6 +64,17 @@ pub struct Import {
     /// Adds the keys without asking the provider first.
     #[arg(long)]
     no_validate: bool,
+    /// Takes each line's longest key-like token, whatever its shape (for a provider whose keys
+    /// have no known shape); without it only keys of the provider's kind's shapes are taken.
+    #[arg(long)]
+    one_per_line: bool,
+    /// Prints what would be imported (each new key's index and masked preview) and changes and
+    /// sends nothing.
+    #[arg(long)]
+    list: bool,
+    /// Leaves out the key of this index (as --list shows it); may be given again.
+    #[arg(long, value_name = "INDEX")]
+    leave_out: Vec<usize>,
 }
 
 #[derive(Args)]
@@ -102,24 +120,27 @@ fn open(data_dir: &Path) -> Result<AppContext, ExitCode> {
 
 /// The id of the provider named `name` (any case) or with that id.
 fn provider_id(context: &AppContext, name: &str) -> Result<String, ExitCode> {
+    provider(context, name).map(|p| p.id)
+}
+
+/// The provider named `name` (any case) or with that id.
+fn provider(context: &AppContext, name: &str) -> Result<keypool_api::service::Provider, ExitCode> {
     let providers = context.providers().and_then(|p| p.list()).map_err(|e| fail(1, &e.to_string()))?;
-    providers.iter().find(|p| p.id == name || p.name.eq_ignore_ascii_case(name)).map(|p| p.id.clone()).ok_or_else(
-        || {
+    match providers.iter().position(|p| p.id == name || p.name.eq_ignore_ascii_case(name)) {
+        Some(at) => Ok(providers.into_iter().nth(at).expect("the position was found")),
+        None => {
             let known: Vec<&str> = providers.iter().map(|p| p.name.as_str()).collect();
-            fail(USAGE, &format!("no provider is called {name:?}; there are: {}", known.join(", ")))
-        },
-    )
+            Err(fail(USAGE, &format!("no provider is called {name:?}; there are: {}", known.join(", "))))
+        }
+    }
 }
 
 async fn import_keys(import: Import) -> ExitCode {
-    // Read and extracted before the store is opened: a bad file changes nothing.
+    // Read before the store is opened: an unreadable file changes nothing.
     let text = match std::fs::read(&import.file) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(error) => return fail(USAGE, &format!("{}: {error}", import.file.display())),
     };
-    if keypool::extract_keys(&text, &keypool_llm::every_key_shape()).keys.is_empty() {
-        return fail(USAGE, &format!("{}: no API key found in the file", import.file.display()));
-    }
     let group = import.group.as_deref().map(str::trim).filter(|g| !g.is_empty()).map(str::to_owned);
     if group.as_ref().is_some_and(|g| g.chars().count() > keypool_api::ipc::LIMITS.quota_group.max_chars) {
         return fail(USAGE, "--group: at most 64 characters");
@@ -128,22 +149,62 @@ async fn import_keys(import: Import) -> ExitCode {
         Ok(context) => context,
         Err(code) => return code,
     };
-    let provider = match provider_id(&context, &import.provider) {
-        Ok(id) => id,
+    let provider = match provider(&context, &import.provider) {
+        Ok(provider) => provider,
         Err(code) => return code,
     };
+    let (reading, shapes) = match import.one_per_line {
+        true => (KeyReading::OnePerLine, &[][..]),
+        false => (KeyReading::Shapes, provider.kind.row().key_shapes),
+    };
+    if keypool::extract_keys(&text, shapes).keys.is_empty() {
+        let what = match import.one_per_line {
+            true => "no API key found in the file".to_owned(),
+            false => {
+                let prefixes: Vec<String> = shapes.iter().map(|s| format!("{}…", s.prefix())).collect();
+                format!(
+                    "no API key of {}'s shape ({}) found in the file; for keys of another shape, pass --one-per-line",
+                    provider.name,
+                    prefixes.join(", ")
+                )
+            }
+        };
+        return fail(USAGE, &format!("{}: {what}", import.file.display()));
+    }
     let options = ImportOptions {
         weight: import.weight,
         label_prefix: None,
         quota_group: group,
         validate: !import.no_validate,
         keep_rejected_disabled: false,
+        left_out: import.leave_out.iter().copied().collect(),
     };
     let bulk = match context.bulk_keys() {
         Ok(bulk) => bulk,
         Err(error) => return fail(1, &error.to_string()),
     };
-    match bulk.import_now(&provider, &text, options).await {
+    if import.list {
+        return match bulk.preview(&provider.id, &text, reading) {
+            Ok(preview) => {
+                let new: Vec<_> = preview
+                    .new
+                    .iter()
+                    .filter(|(index, _)| !options.left_out.contains(index))
+                    .map(|(index, preview)| json!({ "index": index, "preview": preview }))
+                    .collect();
+                let summary = json!({
+                    "found": preview.found,
+                    "new": new,
+                    "duplicates": preview.duplicates_in_paste + preview.duplicates_in_pool,
+                    "unrecognised_lines": preview.unrecognised_lines,
+                });
+                println!("{summary}");
+                ExitCode::SUCCESS
+            }
+            Err(error) => fail(1, &error.to_string()),
+        };
+    }
+    match bulk.import_now(&provider.id, &text, reading, options).await {
         Ok((preview, end)) => {
             let summary = json!({
                 "found": preview.found,

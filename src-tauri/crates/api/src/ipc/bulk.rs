@@ -13,7 +13,7 @@ use super::keys::{ApiKeyDto, KeyTestResult};
 use super::limits::LIMITS;
 use super::rules::{not_blank, trimmed_or_none};
 use super::usage::ExportResult;
-use crate::service::{BulkPatch, ImportOptions, ImportPreview, ImportProgress, ImportState};
+use crate::service::{BulkPatch, ImportOptions, ImportPreview, ImportProgress, ImportState, KeyReading};
 use crate::AppContext;
 
 type Result<T, E = IpcError> = std::result::Result<T, E>;
@@ -21,17 +21,24 @@ type Result<T, E = IpcError> = std::result::Result<T, E>;
 /// A text to import keys from: a paste, or the content of a `.txt`, `.csv` or `.json` file.
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
 pub struct PreviewKeyImportArgs {
     #[garde(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank))]
     pub provider_id: String,
     /// At most `LIMITS.importText` bytes.
     #[garde(length(bytes, max = LIMITS.import_text.max_bytes))]
     pub text: String,
+    /// `shapes` when absent: only keys of the shapes of the provider's kind. `one_per_line`
+    /// takes each line's longest key-like token, whatever it is: only when the user chose it.
+    #[serde(default)]
+    #[garde(skip)]
+    pub reading: Option<KeyReading>,
 }
 
 impl CommandArgs for PreviewKeyImportArgs {}
 
-/// A key an import would add, by its position in the import: only its masked preview.
+/// A key an import would add, by its position among the keys the text gives (the same in every
+/// preview of one text read one way): only its masked preview.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportKeyPreview {
@@ -94,6 +101,10 @@ pub struct StartKeyImportArgs {
     /// Also save the keys validation rejected, disabled with their reason.
     #[garde(skip)]
     pub keep_rejected_disabled: bool,
+    /// The `index` of each key of the preview the user left out: never sent, never saved.
+    #[serde(default)]
+    #[garde(length(max = LIMITS.bulk_ids.max_items))]
+    pub left_out: Option<Vec<usize>>,
 }
 
 impl CommandArgs for StartKeyImportArgs {}
@@ -106,6 +117,7 @@ impl From<&StartKeyImportArgs> for ImportOptions {
             quota_group: trimmed_or_none(a.quota_group.clone()),
             validate: a.validate,
             keep_rejected_disabled: a.keep_rejected_disabled,
+            left_out: a.left_out.iter().flatten().copied().collect(),
         }
     }
 }
@@ -260,7 +272,7 @@ impl From<ExportResult> for ExportedKeys {
 }
 
 pub(super) fn preview_import(ctx: &AppContext, args: PreviewKeyImportArgs) -> Result<KeyImportPreview> {
-    Ok(ctx.bulk_keys()?.preview(&args.provider_id, &args.text)?.into())
+    Ok(ctx.bulk_keys()?.preview(&args.provider_id, &args.text, args.reading.unwrap_or_default())?.into())
 }
 
 pub(super) async fn start_import(ctx: &AppContext, args: StartKeyImportArgs) -> Result<KeyImportProgress> {

@@ -292,15 +292,24 @@ pub(super) async fn models_for(ctx: &AppContext, args: ListModelsForArgs) -> Res
 }
 
 /// The provider kinds in the order the form offers them, each with the base URL a provider of it
-/// has by default: keypool-llm's `KINDS`, as the bindings' `PROVIDER_KINDS`.
+/// has by default and what its keys start with (the shapes a bulk import reads): keypool-llm's
+/// `KINDS`, as the bindings' `PROVIDER_KINDS`.
 pub(super) fn kinds_typescript() -> String {
     let rows: Vec<String> = keypool_llm::KINDS
         .iter()
-        .map(|row| format!("  {{ id: {:?}, defaultBaseUrl: {:?} }},", row.id, row.default_base_url))
+        .map(|row| {
+            let prefixes: Vec<String> = row.key_shapes.iter().map(|shape| format!("{:?}", shape.prefix())).collect();
+            format!(
+                "  {{ id: {:?}, defaultBaseUrl: {:?}, keyPrefixes: [{}] }},",
+                row.id,
+                row.default_base_url,
+                prefixes.join(", ")
+            )
+        })
         .collect();
     format!(
-        "/**\n * The provider kinds, in the order the form offers them (keypool-llm's `KINDS`).\n */\n\
-         export const PROVIDER_KINDS = [\n{}\n] as const satisfies readonly {{ id: ProviderKind; defaultBaseUrl: string }}[];\n",
+        "/**\n * The provider kinds, in the order the form offers them (keypool-llm's `KINDS`), with what\n * their keys start with.\n */\n\
+         export const PROVIDER_KINDS = [\n{}\n] as const satisfies readonly {{ id: ProviderKind; defaultBaseUrl: string; keyPrefixes: readonly string[] }}[];\n",
         rows.join("\n")
     )
 }

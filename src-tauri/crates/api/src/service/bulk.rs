@@ -3,6 +3,11 @@
 //! exporting a selection. The app's commands and the server's CLI share this one implementation.
 //!
 //! Invariants:
+//! - A text is read by the shapes of the provider's kind (its row's `key_shapes`): a `.env` or a
+//!   CSV pasted into an OpenAI provider gives its OpenAI keys, never its Anthropic or Gemini keys
+//!   or a GitHub token. Every token of a line is taken only when the caller asks for
+//!   [`KeyReading::OnePerLine`] (the user chose it, for keys of no known shape), and nothing is
+//!   sent before the preview listed what would be, masked, and the user could leave any out.
 //! - An import's secrets stay here, under its id, from the preview to the end of the run: the
 //!   preview, the progress and every error carry counts and masked previews only.
 //! - Keys are saved in batches of [`BATCH`], each one transaction (and one `llmConfig:changed`);
@@ -40,13 +45,26 @@ pub const MAX_RECHECK_WAIT: Duration = Duration::from_secs(60);
 /// Previews waiting to be started; the oldest is dropped beyond this.
 const MAX_PENDING: usize = 8;
 
+/// How a text is read for keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyReading {
+    /// Only keys of the shapes of the provider's kind.
+    #[default]
+    Shapes,
+    /// Each line's longest key-like token, whatever its shape: only when the user chose it.
+    OnePerLine,
+}
+
 /// What a text holds for a provider's pool, before anything is saved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportPreview {
     pub import_id: String,
     /// Every key occurrence found, duplicates included.
     pub found: usize,
-    /// The keys that would be added: their position in the import and their masked preview.
+    /// The keys that would be added: their position among the keys the text gives (the same
+    /// for every preview of one text read one way, so a key left out stays left out when the
+    /// text is previewed again) and their masked preview.
     pub new: Vec<(usize, String)>,
     pub duplicates_in_paste: usize,
     pub duplicates_in_pool: usize,
@@ -65,6 +83,8 @@ pub struct ImportOptions {
     pub validate: bool,
     /// Save the keys validation rejected too, disabled with their reason.
     pub keep_rejected_disabled: bool,
+    /// Keys of the preview the user left out, by their index there: never sent nor saved.
+    pub left_out: HashSet<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,7 +135,25 @@ struct Pending {
     import_id: String,
     provider_id: String,
     keys: Vec<Secret>,
+    /// Each key's index in the preview.
+    indices: Vec<usize>,
     duplicates: usize,
+}
+
+impl Pending {
+    /// Without the keys the user left out.
+    fn without(mut self, left_out: &HashSet<usize>) -> Pending {
+        if !left_out.is_empty() {
+            let (keys, indices) = self
+                .keys
+                .into_iter()
+                .zip(self.indices)
+                .filter(|(_, index)| !left_out.contains(index))
+                .unzip();
+            (self.keys, self.indices) = (keys, indices);
+        }
+        self
+    }
 }
 
 /// An import started: where its progress is, and how to stop it.
@@ -165,29 +203,35 @@ impl BulkKeys {
         BulkKeys { inner: Arc::new(inner) }
     }
 
-    /// Extracts the keys of `text`, drops those already in the paste or in `provider_id`'s pool
-    /// (compared here: the pool's values never leave the backend) and keeps the rest under a
-    /// new import id. A text with no key is refused and nothing is kept.
-    pub fn preview(&self, provider_id: &str, text: &str) -> Result<ImportPreview> {
-        let extracted = extract_keys(text, &keypool_llm::every_key_shape());
+    /// Extracts the keys of `text` as `reading` says (by the shapes of `provider_id`'s kind, or
+    /// one per line), drops those already in the paste or in the provider's pool (compared here:
+    /// the pool's values never leave the backend) and keeps the rest under a new import id. A
+    /// text with no key is refused and nothing is kept.
+    pub fn preview(&self, provider_id: &str, text: &str, reading: KeyReading) -> Result<ImportPreview> {
+        let shapes = match reading {
+            KeyReading::Shapes => self.inner.kind_of(provider_id)?.row().key_shapes,
+            KeyReading::OnePerLine => &[],
+        };
+        let extracted = extract_keys(text, shapes);
         if extracted.keys.is_empty() {
             return Err(ServiceError::invalid("text", Rule::NoKeysFound));
         }
         let existing = self.inner.pool_values(provider_id)?;
-        let mut keys = Vec::with_capacity(extracted.keys.len());
+        let (mut keys, mut indices) = (Vec::with_capacity(extracted.keys.len()), Vec::new());
         let mut in_pool = 0;
-        for found in extracted.keys.iter() {
+        for (index, found) in extracted.keys.iter().enumerate() {
             if existing.holds(&found.secret) {
                 in_pool += 1;
             } else {
                 keys.push(found.secret.clone());
+                indices.push(index);
             }
         }
         let import_id = uuid::Uuid::new_v4().to_string();
         let preview = ImportPreview {
             import_id: import_id.clone(),
             found: extracted.found(),
-            new: keys.iter().enumerate().map(|(i, k)| (i, k.preview())).collect(),
+            new: indices.iter().zip(&keys).map(|(index, key)| (*index, key.preview())).collect(),
             duplicates_in_paste: extracted.duplicates,
             duplicates_in_pool: in_pool,
             unrecognised_lines: extracted.unrecognised_lines,
@@ -197,6 +241,7 @@ impl BulkKeys {
             import_id,
             provider_id: provider_id.to_owned(),
             keys,
+            indices,
             duplicates: extracted.duplicates + in_pool,
         });
         while pending.len() > MAX_PENDING {
@@ -208,7 +253,7 @@ impl BulkKeys {
     /// Starts the previewed import `import_id` on the current Tokio runtime and answers how it
     /// stands at once; progress follows through the event sink.
     pub fn start(&self, import_id: &str, options: ImportOptions) -> Result<ImportProgress> {
-        let pending = self.take_pending(import_id)?;
+        let pending = self.take_pending(import_id)?.without(&options.left_out);
         let (first, receiver, progress) = self.register(&pending);
         let this = self.clone();
         tokio::spawn(async move { this.inner.run(pending, options, progress).await });
@@ -221,10 +266,11 @@ impl BulkKeys {
         &self,
         provider_id: &str,
         text: &str,
+        reading: KeyReading,
         options: ImportOptions,
     ) -> Result<(ImportPreview, ImportProgress)> {
-        let preview = self.preview(provider_id, text)?;
-        let pending = self.take_pending(&preview.import_id)?;
+        let preview = self.preview(provider_id, text, reading)?;
+        let pending = self.take_pending(&preview.import_id)?.without(&options.left_out);
         let (_, _, progress) = self.register(&pending);
         let end = self.inner.run(pending, options, progress).await;
         Ok((preview, end))
@@ -470,6 +516,14 @@ impl PoolValues {
 }
 
 impl Inner {
+    /// The kind of provider `provider_id`.
+    fn kind_of(&self, provider_id: &str) -> Result<keypool_llm::ProviderKind> {
+        let provider = providers::get_provider(&*self.db.lock()?, provider_id)?
+            .ok_or_else(|| ServiceError::not_found("provider", provider_id))?;
+        keypool_llm::ProviderKind::parse(&provider.kind)
+            .ok_or_else(|| ServiceError::invalid("kind", Rule::UnknownKind(provider.kind.clone())))
+    }
+
     /// The values of `provider_id`'s keys as they are now, for comparing.
     fn pool_values(&self, provider_id: &str) -> Result<PoolValues> {
         let conn = self.db.lock()?;

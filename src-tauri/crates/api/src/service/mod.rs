@@ -30,7 +30,8 @@ pub use attachments::{
     SEND_LONG_SIDE,
 };
 pub use bulk::{
-    BulkKeys, BulkPatch, ImportOptions, ImportPreview, ImportProgress, ImportState, BATCH, CHECK_CONCURRENCY,
+    BulkKeys, BulkPatch, ImportOptions, ImportPreview, ImportProgress, ImportState, KeyReading, BATCH,
+    CHECK_CONCURRENCY,
 };
 pub use chats::{
     AttachmentRef, Chat, ChatPatch, ChatProgress, Chats, Message, MessageStatus, NewChat, Role, SearchResult, Snippet,

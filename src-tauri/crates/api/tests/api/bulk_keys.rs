@@ -23,6 +23,22 @@ fn preview(h: &Harness, provider: &str, text: &str) -> Value {
     h.ok("llmConfig:previewKeyImport", json!({ "providerId": provider, "text": text }))
 }
 
+/// OpenAI-shaped keys, an Anthropic key, a Gemini key, a GitHub token and a password, as a
+/// project's `.env` holds them.
+const OPENAI_1: &str = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx_yz-0123456789";
+const OPENAI_2: &str = "sk-abcdefghijklmnopqrstuvwx1234";
+const ANTHROPIC: &str = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-AAAA";
+const GEMINI: &str = "AIzaSyA1234567890abcdefghijklmnopqrstuv";
+const GITHUB: &str = "ghp_0123456789abcdefABCDEF0123456789abcd";
+const PASSWORD: &str = "correct-horse-battery-staple-42";
+
+fn dotenv() -> String {
+    format!(
+        "# the project's secrets\nOPENAI_API_KEY={OPENAI_1}\nANTHROPIC_API_KEY={ANTHROPIC}\nGEMINI_API_KEY=\"{GEMINI}\"\n\
+         GITHUB_TOKEN={GITHUB}\nDB_PASSWORD={PASSWORD}\nOPENAI_FALLBACK={OPENAI_2}\n"
+    )
+}
+
 async fn import(h: &Harness, import_id: &str, options: Value) -> Value {
     let mut args = json!({ "importId": import_id, "validate": false, "keepRejectedDisabled": false });
     args.as_object_mut().unwrap().extend(options.as_object().unwrap().clone());
@@ -72,11 +88,57 @@ mod preview {
         assert_eq!(new.len(), 2, "keys 2 and 3 are new");
         assert_eq!(
             new[0],
-            json!({ "index": 0, "preview": keypool::preview(&key(2)) }),
-            "masked as ApiKey previews are"
+            json!({ "index": 1, "preview": keypool::preview(&key(2)) }),
+            "masked as ApiKey previews are, by its place among the keys found (key 1, in the pool, is 0)"
         );
         assert_eq!(h.snapshot(), before, "a preview saves nothing");
         assert_no_secret_sent(&h, &[key(1), key(2), key(3), "garbage-that-is-long-enough-0000".into()], &[]);
+    }
+
+    #[test]
+    fn a_dotenv_gives_an_openai_provider_only_its_openai_keys() {
+        let h = Harness::new();
+        let got = preview(&h, "openai", &dotenv());
+        let previews: Vec<&str> = got["new"].as_array().unwrap().iter().map(|k| k["preview"].as_str().unwrap()).collect();
+        assert_eq!(
+            previews,
+            [keypool::preview(OPENAI_1), keypool::preview(OPENAI_2)],
+            "only the keys of OpenAI's shape: {got}"
+        );
+        assert_eq!(got["found"], 2, "the other kinds' keys are not found for this provider: {got}");
+        assert_eq!(
+            got["unrecognisedLines"],
+            json!([3, 4, 5, 6]),
+            "the Anthropic, Gemini, GitHub and password lines are named, by number: {got}"
+        );
+        let anthropic = preview(&h, "anthropic", &dotenv());
+        assert_eq!(
+            anthropic["new"],
+            json!([{ "index": 0, "preview": keypool::preview(ANTHROPIC) }]),
+            "Anthropic's provider takes only its key: {anthropic}"
+        );
+        assert_no_secret_sent(&h, &[OPENAI_1, OPENAI_2, ANTHROPIC, GEMINI, GITHUB, PASSWORD].map(String::from), &[]);
+    }
+
+    /// A provider whose keys have no known shape: nothing is taken by shape, and every line's
+    /// token only once the user chose "one key per line" (listed, masked, before anything is sent).
+    #[test]
+    fn tokens_of_no_known_shape_are_taken_only_one_per_line_when_asked() {
+        let h = Harness::new();
+        let text = format!("GROQ_API_KEY=gsk_0123456789abcdefghijklmnop\nGITHUB_TOKEN={GITHUB}\n");
+        let error = h.err("llmConfig:previewKeyImport", json!({ "providerId": "openai", "text": text }));
+        let issues = error.issues.as_ref().expect("it names the field");
+        assert_eq!(issues[0].code.name(), "no_keys_found", "no OpenAI key, and no fallback to any token: {error:?}");
+        let got = h.ok(
+            "llmConfig:previewKeyImport",
+            json!({ "providerId": "openai", "text": text, "reading": "one_per_line" }),
+        );
+        let previews: Vec<&str> = got["new"].as_array().unwrap().iter().map(|k| k["preview"].as_str().unwrap()).collect();
+        assert_eq!(
+            previews,
+            [keypool::preview("gsk_0123456789abcdefghijklmnop"), keypool::preview(GITHUB)],
+            "one per line takes each line's token, for the user to leave out what is not a key: {got}"
+        );
     }
 
     #[test]
@@ -247,6 +309,50 @@ mod import_with_validation {
         assert_eq!(previews, want, "exactly the valid keys are in the pool, in the paste's order");
         let progress = h.events.take_progress();
         assert_no_secret_sent(&h, &(0..9).map(key).collect::<Vec<_>>(), &progress);
+    }
+
+    /// A `.env` imported into an OpenAI provider: the provider is asked about its OpenAI keys and
+    /// nothing else (not the Anthropic or Gemini key, nor the GitHub token or the password).
+    #[tokio::test]
+    async fn a_dotenv_sends_the_provider_only_keys_of_its_kind() {
+        let h = Harness::new();
+        let fake = FakeProvider::start().await;
+        let provider = add_fake_provider(&h, &fake, &["fake-model"]);
+        let got = preview(&h, &provider, &dotenv());
+        let end = import(&h, got["importId"].as_str().unwrap(), json!({ "validate": true })).await;
+        assert_eq!((&end["valid"], &end["added"]), (&json!(2), &json!(2)), "the two OpenAI keys: {end}");
+        let mut asked: Vec<String> = fake.seen().iter().map(|s| s.key.clone()).collect();
+        asked.sort();
+        asked.dedup();
+        assert_eq!(asked, [OPENAI_2, OPENAI_1], "the provider saw only the keys of its kind");
+        let previews: Vec<String> =
+            pool(&h, &provider).iter().map(|k| k["apiKeyPreview"].as_str().unwrap().into()).collect();
+        assert_eq!(previews, [keypool::preview(OPENAI_1), keypool::preview(OPENAI_2)], "and only those are saved");
+    }
+
+    /// The keys the user removed from the preview's list are neither checked nor saved, and keep
+    /// their index when the text is previewed again.
+    #[tokio::test]
+    async fn keys_left_out_of_the_list_are_never_sent() {
+        let h = Harness::new();
+        let fake = FakeProvider::start().await;
+        let provider = add_fake_provider(&h, &fake, &["fake-model"]);
+        let got = preview(&h, &provider, &keys_text(0..4));
+        let index_of = |got: &Value, n: usize| {
+            got["new"].as_array().unwrap().iter().find(|k| k["preview"] == keypool::preview(&key(n))).unwrap()["index"]
+                .clone()
+        };
+        let left_out = [index_of(&got, 1), index_of(&got, 3)];
+        let end =
+            import(&h, got["importId"].as_str().unwrap(), json!({ "validate": true, "leftOut": left_out })).await;
+        assert_eq!((&end["total"], &end["added"]), (&json!(2), &json!(2)), "two keys left out: {end}");
+        assert!(fake.seen().iter().all(|s| s.key != key(1) && s.key != key(3)), "the provider never saw them");
+        let again = preview(&h, &provider, &keys_text(0..4));
+        assert_eq!(
+            [index_of(&again, 1), index_of(&again, 3)],
+            left_out,
+            "a key keeps its index in a later preview of the same text: {again}"
+        );
     }
 
     /// A 403 on the model list proves nothing about the key (a key restricted by scope may be

@@ -112,7 +112,7 @@ async fn a_bad_provider_file_or_text_exits_2_and_changes_nothing() {
             "no provider is called \"nobody\"",
         ),
         ("an unreadable file", vec!["--provider", "fake", "--file", missing.to_str().unwrap()], "missing.txt"),
-        ("a file with no key", vec!["--provider", "fake", "--file", empty.to_str().unwrap()], "no API key found"),
+        ("a file with no key", vec!["--provider", "fake", "--file", empty.to_str().unwrap()], "no API key of fake"),
     ];
     for (what, rest, said) in cases {
         let mut all = vec!["import"];
@@ -153,4 +153,82 @@ async fn an_openrouter_pool_answers_and_its_keys_show_their_credit() {
     assert_eq!(tested[0]["credit"], json!({ "limit": 20.0, "remaining": 15.0, "usage": 5.0 }), "its credit: {tested}");
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(!text.contains(&crate::support::key("a")), "never the key itself: {text}");
+}
+
+/// A project's `.env` imported into an OpenAI-compatible provider: `--list` shows what would be
+/// sent, masked, and sends nothing; the import sends the provider only its keys' shape, never
+/// the Anthropic or Gemini key or the GitHub token.
+#[tokio::test(flavor = "multi_thread")]
+async fn import_takes_only_the_providers_shape_and_lists_before_sending() {
+    let fake = FakeProvider::start().await;
+    let tmp = data_dir(&fake).await;
+    let dir = &tmp.path().join("data");
+    let (anthropic, gemini, github) = (
+        "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-AAAA",
+        "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+        "ghp_0123456789abcdefABCDEF0123456789abcd",
+    );
+    let file = tmp.path().join(".env");
+    let env = format!(
+        "OPENAI_API_KEY={}\nANTHROPIC_API_KEY={anthropic}\nGEMINI_API_KEY={gemini}\nGITHUB_TOKEN={github}\nOPENAI_OLD={}\n",
+        key(1),
+        key(2)
+    );
+    std::fs::write(&file, env).unwrap();
+    let file = file.display().to_string();
+
+    let listed = cli(args(dir, &["import", "--provider", "fake", "--file", &file, "--list"])).await;
+    assert!(listed.status.success(), "--list succeeds: {}", String::from_utf8_lossy(&listed.stderr));
+    assert_eq!(
+        stdout_json(&listed),
+        json!({
+            "found": 2,
+            "new": [{ "index": 0, "preview": keypool::preview(&key(1)) }, { "index": 1, "preview": keypool::preview(&key(2)) }],
+            "duplicates": 0,
+            "unrecognised_lines": [2, 3, 4],
+        }),
+        "only the OpenAI-shaped keys, masked; the other lines by number"
+    );
+    assert!(fake.seen().is_empty(), "--list sends nothing");
+    assert!(list(dir).await.as_array().unwrap().is_empty(), "and saves nothing");
+
+    let output = cli(args(dir, &["import", "--provider", "fake", "--file", &file])).await;
+    assert!(output.status.success(), "the import succeeds: {}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(stdout_json(&output)["added"], 2, "the two OpenAI keys");
+    let mut asked: Vec<String> = fake.seen().into_iter().map(|s| s.key).collect();
+    asked.sort();
+    asked.dedup();
+    assert_eq!(asked, [key(1), key(2)], "the provider was asked about its kind's keys only");
+}
+
+/// Keys of no known shape: refused unless `--one-per-line` is given, and then any listed token
+/// can be left out by its index.
+#[tokio::test(flavor = "multi_thread")]
+async fn tokens_of_another_shape_need_one_per_line_and_can_be_left_out() {
+    let fake = FakeProvider::start().await;
+    let tmp = data_dir(&fake).await;
+    let dir = &tmp.path().join("data");
+    let (groq, github) = ("gsk_0123456789abcdefghijklmnop", "ghp_0123456789abcdefABCDEF0123456789abcd");
+    let file = tmp.path().join("keys.txt");
+    std::fs::write(&file, format!("GROQ_API_KEY={groq}\nGITHUB_TOKEN={github}\n")).unwrap();
+    let file = file.display().to_string();
+
+    let refused = cli(args(dir, &["import", "--provider", "fake", "--file", &file])).await;
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "no key of the provider's shape: a usage problem ({stderr})");
+    assert!(stderr.contains("sk-…") && stderr.contains("--one-per-line"), "it says which shape and what to do: {stderr}");
+    assert!(fake.seen().is_empty(), "nothing was sent");
+
+    let listed = cli(args(dir, &["import", "--provider", "fake", "--file", &file, "--one-per-line", "--list"])).await;
+    let listed = stdout_json(&listed);
+    assert_eq!(listed["new"][1]["preview"], keypool::preview(github), "every line's token is listed: {listed}");
+    let index = listed["new"][1]["index"].to_string();
+    let output = cli(args(
+        dir,
+        &["import", "--provider", "fake", "--file", &file, "--one-per-line", "--leave-out", &index],
+    ))
+    .await;
+    assert!(output.status.success(), "the import succeeds: {}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(stdout_json(&output)["added"], 1, "the Groq key alone");
+    assert!(fake.seen().iter().all(|s| s.key != github), "the token left out never reached the provider");
 }

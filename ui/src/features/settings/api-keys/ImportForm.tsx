@@ -1,6 +1,8 @@
 import { type RefObject, useId } from 'react';
 import { Field } from '../../../components/Field';
+import type { MessageKey } from '../../../i18n';
 import { useI18n } from '../../../i18n/I18nProvider';
+import type { KeyReading } from '../../../ipc/bindings';
 import { CheckField } from './CheckField';
 import { ImportPreview } from './ImportPreview';
 import { KeyWeightField } from './KeyFields';
@@ -10,18 +12,27 @@ import type { KeyImport } from './useKeyImport';
 interface Props {
   keyImport: KeyImport;
   textarea: RefObject<HTMLTextAreaElement | null>;
+  /** What the provider's keys start with (`sk-…`). */
+  shapes: string;
   onCancel: () => void;
 }
 
+const READINGS: { reading: KeyReading; label: MessageKey }[] = [
+  { reading: 'shapes', label: 'import.readingShapes' },
+  { reading: 'one_per_line', label: 'import.readingLines' },
+];
+
 /**
- * The text (typed, pasted or read from a file), what the backend found in it, and the settings
- * for all the new keys. Submitting finds the keys first; once found, it starts their import.
+ * The text (typed, pasted or read from a file), how it is read, what the backend found in it
+ * (every key that would be sent, masked, each removable), and the settings for all the new keys.
+ * Submitting finds the keys first; once found, it starts the import of those kept.
  */
-export function ImportForm({ keyImport, textarea, onCancel }: Props) {
+export function ImportForm({ keyImport, textarea, shapes, onCancel }: Props) {
   const { t } = useI18n();
   const fileId = useId();
   const previewId = useId();
-  const { text, form, errors, fileNote, preview, checking, setField } = keyImport;
+  const readingId = useId();
+  const { text, form, errors, fileNote, preview, kept, checking, setField } = keyImport;
   return (
     <form className="dialog__form" onSubmit={keyImport.submit} noValidate>
       <Field label={t('import.text')} hint={fileNote ? `${t('import.textHint')} ${fileNote}` : t('import.textHint')} error={errors.text} testId="import-text">
@@ -55,7 +66,39 @@ export function ImportForm({ keyImport, textarea, onCancel }: Props) {
         />
       </div>
 
-      {preview && preview.found > 0 && <ImportPreview preview={preview} id={previewId} />}
+      <fieldset className="import-reading" aria-labelledby={`${readingId}-legend`} aria-describedby={`${readingId}-hint`} data-testid="import-reading">
+        <span id={`${readingId}-legend`} className="field__label">
+          {t('import.reading')}
+        </span>
+        {READINGS.map(({ reading, label }) => (
+          <label key={reading} className="radio">
+            <input
+              type="radio"
+              name={`${readingId}-reading`}
+              value={reading}
+              checked={keyImport.reading === reading}
+              onChange={() => keyImport.chooseReading(reading)}
+              data-testid={`import-reading-${reading}`}
+            />{' '}
+            {t(label, { shapes })}
+          </label>
+        ))}
+        <p id={`${readingId}-hint`} className="muted field__hint">
+          {keyImport.reading === 'shapes' ? t('import.readingShapesHint') : t('import.readingLinesHint')}
+        </p>
+      </fieldset>
+
+      {preview && preview.found > 0 && (
+        <ImportPreview
+          preview={preview}
+          kept={kept}
+          leftOutCount={keyImport.leftOutCount}
+          onRemove={keyImport.leaveOut}
+          onPutBack={keyImport.putBack}
+          refocus={keyImport.refocus}
+          id={previewId}
+        />
+      )}
 
       <div className="import-fields">
         <KeyWeightField value={form.weight} error={errors.weight} onChange={(value) => setField('weight', value)} testId="import-weight" />
@@ -88,8 +131,8 @@ export function ImportForm({ keyImport, textarea, onCancel }: Props) {
           {t('common.cancel')}
         </button>
         {preview && preview.new.length > 0 ? (
-          <button type="submit" className="button button--primary" aria-describedby={previewId} data-testid="import-start">
-            {t('import.start', { count: preview.new.length })}
+          <button type="submit" className="button button--primary" disabled={kept.length === 0} aria-describedby={previewId} data-testid="import-start">
+            {t('import.start', { count: kept.length })}
           </button>
         ) : (
           <button type="submit" className="button button--primary" aria-busy={checking || undefined} data-testid="import-check">

@@ -7,6 +7,7 @@ import { llmConfigApi } from '../../../ipc/llmConfig';
 import { AddKeyDialog } from './AddKeyDialog';
 import { DeleteKeyDialog } from './DeleteKeyDialog';
 import { EditKeyDialog } from './EditKeyDialog';
+import { keyShapes } from './importPhase';
 import { ImportKeysDialog } from './ImportKeysDialog';
 import { keyName, type KeyRow } from './keyRows';
 import { exportedText, type PoolDialog } from './poolDialog';
@@ -37,8 +38,8 @@ export function PoolDialogs({ dialog, provider, offset, actions, announce, keysA
   const { t } = useI18n();
   const importApi: KeyImportApi = useMemo(
     () => ({
-      preview: (text) => llmConfigApi.previewKeyImport(provider.id, text),
-      start: (importId, settings) => llmConfigApi.startKeyImport({ importId, ...settings }),
+      preview: (text, reading) => llmConfigApi.previewKeyImport(provider.id, text, reading),
+      start: (importId, settings, leftOut) => llmConfigApi.startKeyImport({ importId, ...settings, ...(leftOut.length > 0 ? { leftOut } : {}) }),
       cancel: (importId) => llmConfigApi.cancelKeyImport(importId),
       onProgress: (handler) => listen('llmConfig:keyImportProgress', handler),
     }),
@@ -56,6 +57,7 @@ export function PoolDialogs({ dialog, provider, offset, actions, announce, keysA
       return (
         <ImportKeysDialog
           api={importApi}
+          shapes={keyShapes(provider.kind)}
           onClose={(started) => {
             // An import answers with counts, not keys: the pool is read again, and the keys new in it are marked.
             if (started) void actions.reload().then(importReloaded);

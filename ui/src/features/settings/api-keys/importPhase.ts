@@ -1,4 +1,4 @@
-import type { KeyImportPreview, KeyImportProgress } from '../../../ipc/bindings';
+import { type ImportKeyPreview, type KeyImportPreview, type KeyImportProgress, PROVIDER_KINDS, type ProviderKind } from '../../../ipc/bindings';
 
 /** What the dialog shows of an import's progress (whose provider it is, the dialog knows). */
 export type Progress = Omit<KeyImportProgress, 'providerId'>;
@@ -43,4 +43,30 @@ export const refusedCount = (progress: Progress) => progress.invalid + progress.
 export function refusedReason(progress: Progress): 'invalid' | 'rateLimited' | 'unreachable' | 'mixed' {
   const buckets = (['invalid', 'rateLimited', 'unreachable'] as const).filter((b) => progress[b] > 0);
   return buckets.length === 1 ? buckets[0] : 'mixed';
+}
+
+/** What the keys of a provider of `kind` start with, as the form names them: `sk-…`. */
+export function keyShapes(kind: ProviderKind): string {
+  const row = PROVIDER_KINDS.find((k) => k.id === kind);
+  return (row?.keyPrefixes ?? []).map((prefix) => `${prefix}…`).join(', ');
+}
+
+/** The preview's new keys the user kept: its list less those left out (by index). */
+export function keptKeys(preview: KeyImportPreview, leftOut: ReadonlySet<number>): ImportKeyPreview[] {
+  return leftOut.size === 0 ? preview.new : preview.new.filter((key) => !leftOut.has(key.index));
+}
+
+/** `preview` as the user left it: its new keys less those left out. */
+export function withoutLeftOut(preview: KeyImportPreview, leftOut: ReadonlySet<number>): KeyImportPreview {
+  return leftOut.size === 0 ? preview : { ...preview, new: keptKeys(preview, leftOut) };
+}
+
+/**
+ * The row whose Remove takes the focus after the row of `index` left the list `kept` (the list
+ * before the removal): the next one, else the previous one; `null` when it was the last.
+ */
+export function focusAfterRemoval(kept: readonly ImportKeyPreview[], index: number): number | null {
+  const at = kept.findIndex((key) => key.index === index);
+  if (at < 0) return null;
+  return kept[at + 1]?.index ?? kept[at - 1]?.index ?? null;
 }

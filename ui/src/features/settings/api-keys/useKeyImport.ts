@@ -2,14 +2,16 @@ import { type ChangeEvent, type FormEvent, useEffect, useState } from 'react';
 import type { MessageKey } from '../../../i18n';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText, fieldError } from '../../../i18n/problems';
-import { type KeyImportPreview, type KeyImportProgress, LIMITS } from '../../../ipc/bindings';
-import { type ImportPhase, noProgress, progressed, refusedCount } from './importPhase';
+import { type KeyImportPreview, type KeyImportProgress, type KeyReading, LIMITS } from '../../../ipc/bindings';
+import { IpcError } from '../../../ipc/client';
+import { focusAfterRemoval, type ImportPhase, keptKeys, noProgress, progressed, refusedCount, withoutLeftOut } from './importPhase';
 import { IMPORT_PREFIX_MAX, parseImportForm, type ImportForm, type ImportSettings } from './schema';
 
 /** The import's commands, for one provider (the section binds them to the backend). */
 export interface KeyImportApi {
-  preview: (text: string) => Promise<KeyImportPreview>;
-  start: (importId: string, settings: ImportSettings) => Promise<KeyImportProgress>;
+  preview: (text: string, reading: KeyReading) => Promise<KeyImportPreview>;
+  /** Starts the previewed import, less the keys of the preview left out (by index). */
+  start: (importId: string, settings: ImportSettings, leftOut: number[]) => Promise<KeyImportProgress>;
   cancel: (importId: string) => Promise<KeyImportProgress>;
   /** Subscribes to the progress of imports; returns the unsubscribe. */
   onProgress: (handler: (progress: KeyImportProgress) => void) => () => void;
@@ -21,13 +23,20 @@ const MAX_FILE_BYTES = LIMITS.importText.maxBytes;
 export type ImportErrors = Partial<Record<keyof ImportForm | 'text', string>>;
 
 /**
- * An import of many keys, from the text to its end: the text (typed, pasted or read from a file)
- * and what the backend found in it, the settings for all, and the import's phase as its answers
- * and progress events move it. `focusText` is called when the text is what needs fixing.
+ * An import of many keys, from the text to its end: the text (typed, pasted or read from a file),
+ * how it is read (the keys of the provider's shape, `shapes` as the form names it, or one per line
+ * when the user chooses it), what the backend found in it and which of those the user left out,
+ * the settings for all, and the import's phase as its answers and progress events move it.
+ * `focusText` is called when the text is what needs fixing.
  */
-export function useKeyImport(api: KeyImportApi, focusText: () => void) {
+export function useKeyImport(api: KeyImportApi, shapes: string, focusText: () => void) {
   const { t } = useI18n();
   const [text, setText] = useState('');
+  const [reading, setReading] = useState<KeyReading>('shapes');
+  /** The preview's keys the user removed from the list, by index: never sent. */
+  const [leftOut, setLeftOut] = useState<ReadonlySet<number>>(new Set());
+  /** After a removal, the row (by index) whose Remove takes the focus; `index: null`: none is left. A new object each time. */
+  const [refocus, setRefocus] = useState<{ index: number | null } | null>(null);
   const [form, setForm] = useState<ImportForm>({ weight: '1', labelPrefix: '', quotaGroup: '', validate: true, keepRejectedDisabled: false });
   const [errors, setErrors] = useState<ImportErrors>({});
   const [fileNote, setFileNote] = useState<string>();
@@ -56,14 +65,18 @@ export function useKeyImport(api: KeyImportApi, focusText: () => void) {
   useEffect(() => {
     if (!finishedRefusing) return;
     let live = true;
-    api.preview(text).then(
-      (found) => live && setLeft(found.new.length > 0 ? found : null),
+    api.preview(text, reading).then(
+      (found) => {
+        // The keys left out keep their index in a preview of the same text: still left out.
+        const kept = withoutLeftOut(found, leftOut);
+        if (live) setLeft(kept.new.length > 0 ? kept : null);
+      },
       () => live && setLeft(null),
     );
     return () => {
       live = false;
     };
-  }, [api, text, finishedRefusing]);
+  }, [api, text, reading, leftOut, finishedRefusing]);
 
   /** Imports the refused keys after all, switched off with their reason (checked again). */
   async function keepLeft() {
@@ -76,10 +89,10 @@ export function useKeyImport(api: KeyImportApi, focusText: () => void) {
     setSettingsUsed(settings);
     setPreview(found);
     setLeft(null);
-    const empty = noProgress(found);
+    const empty = noProgress(withoutLeftOut(found, leftOut));
     setPhase({ kind: 'running', progress: empty, cancelling: false });
     try {
-      const started = await api.start(found.importId, settings);
+      const started = await api.start(found.importId, settings, [...leftOut]);
       setPhase((current) => progressed(current, started));
     } catch (error) {
       const field = (['weight', 'labelPrefix', 'quotaGroup'] as const).find((f) => fieldError(t, error, f));
@@ -94,8 +107,28 @@ export function useKeyImport(api: KeyImportApi, focusText: () => void) {
 
   function changeText(next: string) {
     setText(next);
-    setPreview(null); // what was found was found in the old text
+    forgetPreview(); // what was found was found in the old text
+  }
+
+  /** What was found, and what was left out of it, belong to the text as it was read. */
+  function forgetPreview() {
+    setPreview(null);
+    setLeftOut(new Set());
     setErrors(({ text: _, ...rest }) => rest);
+  }
+
+  /** Reads the text another way (the keys of the provider's shape, or one per line). */
+  function chooseReading(next: KeyReading) {
+    if (next === reading) return;
+    setReading(next);
+    forgetPreview();
+  }
+
+  /** Takes the key of `index` off the list: it is neither checked nor saved. */
+  function leaveOut(index: number) {
+    if (!preview) return;
+    setRefocus({ index: focusAfterRemoval(keptKeys(preview, leftOut), index) });
+    setLeftOut((current) => new Set(current).add(index));
   }
 
   async function readFile(event: ChangeEvent<HTMLInputElement>) {
@@ -133,23 +166,30 @@ export function useKeyImport(api: KeyImportApi, focusText: () => void) {
     }
     setChecking(true);
     try {
-      const found = await api.preview(text);
+      const found = await api.preview(text, reading);
       setPreview(found);
-      if (found.found === 0) fail('text', t('import.none'));
+      if (found.found === 0) fail('text', noneFound());
     } catch (error) {
-      fail('text', fieldError(t, error, 'text') ?? errorText(t, error));
+      const none = error instanceof IpcError && error.issueAt('text')?.code === 'no_keys_found';
+      fail('text', none ? noneFound() : (fieldError(t, error, 'text') ?? errorText(t, error)));
+      if (none) focusText();
     } finally {
       setChecking(false);
     }
   }
 
-  /** The form's submit: finds the keys in the text first, then starts their import. */
+  /** No key in the text, said for the way it was read. */
+  function noneFound(): string {
+    return reading === 'shapes' ? t('import.noneOfShape', { shapes }) : t('import.none');
+  }
+
+  /** The form's submit: finds the keys in the text first, then starts the import of those kept. */
   async function submit(event: FormEvent) {
     event.preventDefault();
     if (checking) return;
     if (!preview) return void findKeys();
     const settings = checked();
-    if (!settings || preview.new.length === 0) return;
+    if (!settings || keptKeys(preview, leftOut).length === 0) return;
     await run(preview, settings);
   }
 
@@ -169,6 +209,17 @@ export function useKeyImport(api: KeyImportApi, focusText: () => void) {
     errors,
     fileNote,
     preview,
+    reading,
+    chooseReading,
+    /** The preview's keys the user kept, masked: what the import will send and save. */
+    kept: preview ? keptKeys(preview, leftOut) : [],
+    leftOutCount: leftOut.size,
+    leaveOut,
+    refocus,
+    putBack: () => {
+      setLeftOut(new Set());
+      setRefocus({ index: preview?.new[0]?.index ?? null });
+    },
     checking,
     phase,
     changeText,

@@ -62,7 +62,12 @@ describe('importing keys', () => {
     expect(within(preview).getByTestId('import-dup-paste')).toHaveTextContent('Repeated in the text: 1');
     expect(within(preview).getByTestId('import-dup-pool')).toHaveTextContent('Already in the pool: 1');
     expect(within(preview).getByTestId('import-unrecognised'), 'the line number is named').toHaveTextContent('Lines not read as keys: 1 (Lines 6)');
-    expect(within(preview).getByTestId('import-new-keys'), 'only previews, never the keys').toHaveTextContent('sk-…0001sk-…0002sk-…0003');
+    expect(
+      within(preview)
+        .getAllByTestId('import-new-key')
+        .map((row) => row.querySelector('code')?.textContent),
+      'only previews, never the keys',
+    ).toEqual(['sk-…0001', 'sk-…0002', 'sk-…0003']);
     expect(backend.callsOf('llmConfig:startKeyImport'), 'nothing saved before the user says so').toEqual([]);
     expect(backend.keys(), 'the pool is as it was').toHaveLength(1);
     expect(within(dialog).getByRole('checkbox', { name: 'Validate keys' }), 'validation is on by default').toBeChecked();
@@ -76,12 +81,71 @@ describe('importing keys', () => {
   it('reads a chosen file', async () => {
     const user = renderSection();
     const dialog = await openImport(user);
-    const file = new File(['AIzaSyA-0000000000000001\nAIzaSyA-0000000000000002\n'], 'keys.txt', { type: 'text/plain' });
+    const file = new File(['sk-file-0000000000000001\nsk-file-0000000000000002\n'], 'keys.txt', { type: 'text/plain' });
     await user.upload(within(dialog).getByLabelText('Choose a file (.txt, .csv, .json)'), file);
-    await waitFor(() => expect(within(dialog).getByLabelText('Keys, or any text holding them')).toHaveValue('AIzaSyA-0000000000000001\nAIzaSyA-0000000000000002\n'));
+    await waitFor(() => expect(within(dialog).getByLabelText('Keys, or any text holding them')).toHaveValue('sk-file-0000000000000001\nsk-file-0000000000000002\n'));
     expect(within(dialog).getByLabelText('Keys, or any text holding them'), 'says which file it read').toHaveAccessibleDescription(/Read keys\.txt\./);
     await user.click(within(dialog).getByRole('button', { name: 'Find keys' }));
     expect(await within(dialog).findByTestId('import-new')).toHaveTextContent('New: 2');
+  });
+
+  it('takes only keys of the provider’s shape from a .env, and lists each with a Remove before anything is sent', async () => {
+    const user = renderSection();
+    const dialog = await openImport(user);
+    expect(within(dialog).getByRole('radio', { name: 'Keys of this provider’s shape (sk-…)' }), 'by shape unless the user says otherwise').toBeChecked();
+    const env = [
+      'OPENAI_API_KEY=sk-proj-0000000000000001',
+      'ANTHROPIC_API_KEY=sk-ant-api03-000000000000002',
+      'GEMINI_API_KEY=AIzaSyA-0000000000000003',
+      'GITHUB_TOKEN=ghp_00000000000000000000004',
+      'OPENAI_FALLBACK=sk-fallback-000000000005',
+      'OPENAI_THIRD=sk-third-0000000000000006',
+    ].join('\n');
+    await paste(user, dialog, env);
+    const preview = await within(dialog).findByTestId('import-preview');
+    expect(within(preview).getByTestId('import-unrecognised'), 'the other secrets are named by line only').toHaveTextContent('Lines not read as keys: 3 (Lines 2, 3, 4)');
+    const keys = () => within(preview).getAllByTestId('import-new-key').map((row) => row.querySelector('code')?.textContent);
+    expect(keys(), 'the OpenAI keys, masked').toEqual(['sk-…0001', 'sk-…0005', 'sk-…0006']);
+    expect(preview, 'no secret in the page').not.toHaveTextContent('sk-proj-0000000000000001');
+
+    await user.click(within(preview).getByRole('button', { name: 'Remove sk-…0005' }));
+    expect(keys(), 'removed from the list').toEqual(['sk-…0001', 'sk-…0006']);
+    expect(within(preview).getByRole('button', { name: 'Remove sk-…0006' }), 'the focus goes to the next row’s Remove').toHaveFocus();
+    expect(within(preview).getByTestId('import-left-out')).toHaveTextContent('1 key left out: it is not sent.');
+    await user.keyboard('{Enter}');
+    expect(within(preview).getByRole('button', { name: 'Remove sk-…0001' }), 'at the end, the previous one').toHaveFocus();
+    await user.click(within(preview).getByRole('button', { name: 'Put back' }));
+    expect(keys(), 'put back').toEqual(['sk-…0001', 'sk-…0005', 'sk-…0006']);
+    await user.click(within(preview).getByRole('button', { name: 'Remove sk-…0005' }));
+
+    expect(backend.callsOf('llmConfig:startKeyImport'), 'nothing sent before the user says so').toEqual([]);
+    await user.click(within(dialog).getByRole('button', { name: 'Import 2 keys' }));
+    expect(backend.callsOf('llmConfig:startKeyImport')[0], 'the removed key is left out by its index').toMatchObject({ leftOut: [1] });
+    await act(async () => backend.advanceImport(importId(), 2));
+    await within(dialog).findByTestId('import-summary');
+    expect(backend.keys().map((k) => k.apiKeyPreview), 'only the keys kept are saved').toEqual(['sk-…0001', 'sk-…0006']);
+  });
+
+  it('takes tokens of another shape only after “One key per line” is chosen', async () => {
+    const user = renderSection();
+    const dialog = await openImport(user);
+    const text = 'GROQ_API_KEY=gsk_0000000000000000000001\nGITHUB_TOKEN=ghp_00000000000000000000002';
+    await paste(user, dialog, text);
+    const field = within(dialog).getByLabelText('Keys, or any text holding them');
+    await waitFor(() => expect(field).toHaveAccessibleDescription(/No key of this provider’s shape \(sk-…\) in the text\. If its keys look different, choose “One key per line”\./));
+    expect(field, 'the text takes the focus to be fixed').toHaveFocus();
+    expect(within(dialog).queryByTestId('import-preview'), 'nothing listed, nothing to send').not.toBeInTheDocument();
+
+    await user.click(within(dialog).getByRole('radio', { name: 'One key per line, whatever its shape' }));
+    expect(within(dialog).getByTestId('import-reading'), 'the choice says what it takes').toHaveAccessibleDescription(/Each line’s longest token is taken as a key/);
+    await user.click(within(dialog).getByRole('button', { name: 'Find keys' }));
+    const preview = await within(dialog).findByTestId('import-preview');
+    expect(backend.callsOf('llmConfig:previewKeyImport').at(-1), 'read one per line, as asked').toMatchObject({ reading: 'one_per_line' });
+    await user.click(within(preview).getByRole('button', { name: 'Remove ghp…0002' }));
+    await user.click(within(dialog).getByRole('button', { name: 'Import 1 key' }));
+    await act(async () => backend.advanceImport(importId(), 1));
+    await within(dialog).findByTestId('import-summary');
+    expect(backend.keys().map((k) => k.apiKeyPreview), 'the GitHub token was never sent nor saved').toEqual(['gsk…0001']);
   });
 
   it('checks the settings for all before starting, worded at their fields', async () => {
