@@ -621,6 +621,7 @@ export const en = {
   'issue.fileTooLarge': 'The file is larger than {max} MB.',
   'issue.imageUnreadable': 'The image cannot be read.',
   'issue.imageUnreadableBecause': 'The image cannot be read ({reason}).',
+  'issue.imageTooLarge': 'The image has {pixels} megapixels; at most {max} can be attached. Scale it down first.',
   'reply.imagesRefused': 'The model refused the request with images (HTTP {status}): it probably does not take images. Choose a model that does, or send the message without them. The key was not affected.',
   'chat.edit': 'Edit',
   'chat.editLabel': 'Edit your message',

@@ -610,6 +610,7 @@ export const ja: Dictionary = {
   'issue.fileTooLarge': 'ファイルが {max} MB を超えています。',
   'issue.imageUnreadable': '画像を読み込めません。',
   'issue.imageUnreadableBecause': '画像を読み込めません（{reason}）。',
+  'issue.imageTooLarge': 'この画像は {pixels} メガピクセルです。添付できるのは {max} メガピクセルまでです。先に縮小してください。',
   'reply.imagesRefused': 'モデルが画像付きのリクエストを拒否しました（HTTP {status}）。画像に対応していない可能性があります。対応するモデルを選ぶか、画像なしで送信してください。キーには影響していません。',
   'chat.edit': '編集',
   'chat.editLabel': 'メッセージを編集',

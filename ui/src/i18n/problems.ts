@@ -47,6 +47,7 @@ const ISSUE_KEYS: Record<IssueCode, MessageKey> = {
   unsupported_file: 'issue.unsupportedFile',
   file_too_large: 'issue.fileTooLarge',
   image_unreadable: 'issue.imageUnreadable',
+  image_too_large: 'issue.imageTooLarge',
   host_change: 'issue.hostChange',
   name_taken: 'error.nameTaken',
   bad_redis_url: 'issue.badRedisUrl',
@@ -76,6 +77,11 @@ export function formatMegabytes(t: Translate, bytes: number): string {
   return new Intl.NumberFormat(t('intl.tag'), { maximumFractionDigits: 1 }).format(bytes / (1024 * 1024));
 }
 
+/** Pixels as megapixels, as the UI's language writes numbers (`132`, `36`, `0.5`). */
+export function formatMegapixels(t: Translate, pixels: number): string {
+  return new Intl.NumberFormat(t('intl.tag'), { maximumFractionDigits: 1 }).format(pixels / 1_000_000);
+}
+
 /** One issue, without naming its field (for showing at the field). */
 export function issueText(t: Translate, issue: Issue): string {
   const key = ISSUE_KEYS[issue.code] as MessageKey | undefined;
@@ -103,6 +109,8 @@ export function issueText(t: Translate, issue: Issue): string {
       return params.max === undefined ? t('issue.invalid') : t(key, { max: formatMegabytes(t, params.max) });
     case 'image_unreadable':
       return params.reason ? t('issue.imageUnreadableBecause', { reason: params.reason }) : t(key);
+    case 'image_too_large':
+      return params.count === undefined || params.max === undefined ? t('issue.invalid') : t(key, { pixels: formatMegapixels(t, params.count), max: formatMegapixels(t, params.max) });
     case 'invalid':
       // The reason is the system's own words (e.g. from a library); better than nothing.
       return params.reason ? t('issue.invalidBecause', { reason: params.reason }) : t(key);

@@ -610,6 +610,7 @@ export const ru: Dictionary = {
   'issue.fileTooLarge': 'Файл больше {max} МБ.',
   'issue.imageUnreadable': 'Изображение не читается.',
   'issue.imageUnreadableBecause': 'Изображение не читается ({reason}).',
+  'issue.imageTooLarge': 'В изображении {pixels} Мп; прикрепить можно не больше {max} Мп. Сначала уменьшите его.',
   'reply.imagesRefused': 'Модель отклонила запрос с изображениями (HTTP {status}): вероятно, она не принимает изображения. Выберите модель, которая принимает, или отправьте сообщение без них. Ключ не пострадал.',
   'chat.edit': 'Изменить',
   'chat.editLabel': 'Изменить ваше сообщение',

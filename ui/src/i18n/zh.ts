@@ -607,6 +607,7 @@ export const zh: Dictionary = {
   'issue.fileTooLarge': '文件超过 {max} MB。',
   'issue.imageUnreadable': '无法读取该图片。',
   'issue.imageUnreadableBecause': '无法读取该图片（{reason}）。',
+  'issue.imageTooLarge': '该图片有 {pixels} 百万像素；最多可附加 {max} 百万像素。请先缩小它。',
   'reply.imagesRefused': '模型拒绝了带图片的请求（HTTP {status}）：它可能不支持图片。请选择支持图片的模型，或不带图片发送。Key 未受影响。',
   'chat.edit': '编辑',
   'chat.editLabel': '编辑你的消息',

@@ -81,6 +81,9 @@ pub enum IssueCode {
     FileTooLarge,
     /// An image that cannot be decoded, or is too large to (`reason`).
     ImageUnreadable,
+    /// An image of `count` pixels, over the `max` it may have (decoding and scaling it would hold
+    /// too much memory).
+    ImageTooLarge,
     /// Another provider already has this name (any case).
     NameTaken,
     /// A Redis URL that is not `redis://host:port` or `rediss://host:port`.
@@ -209,6 +212,10 @@ impl From<FieldError> for Issue {
             Rule::FileTooLarge { max } => {
                 (IssueCode::FileTooLarge, IssueParams { max: i64::try_from(max).ok(), ..none() })
             }
+            Rule::ImageTooLarge { pixels, max } => (
+                IssueCode::ImageTooLarge,
+                IssueParams { count: i64::try_from(pixels).ok(), max: i64::try_from(max).ok(), ..none() },
+            ),
             Rule::ImageUnreadable { reason } => {
                 (IssueCode::ImageUnreadable, IssueParams { reason: Some(reason), ..none() })
             }
@@ -369,6 +376,11 @@ fn english(code: IssueCode, p: &IssueParams) -> String {
         IssueCode::CannotWrite => format!("could not be written: {}", p.reason.as_deref().unwrap_or("unknown error")),
         IssueCode::UnsupportedFile => "is neither a PNG, JPEG, WebP or GIF image nor a UTF-8 text file".into(),
         IssueCode::FileTooLarge => format!("is larger than {} bytes", p.max.unwrap_or_default()),
+        IssueCode::ImageTooLarge => format!(
+            "is an image of {} pixels; at most {} can be attached: scale it down first",
+            p.count.unwrap_or_default(),
+            p.max.unwrap_or_default()
+        ),
         IssueCode::ImageUnreadable => {
             format!("is an image that cannot be read: {}", p.reason.as_deref().unwrap_or("unknown error"))
         }

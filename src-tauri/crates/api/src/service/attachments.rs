@@ -1,17 +1,27 @@
 //! Attachments: images (PNG, JPEG, WebP, GIF) and plain-text files a user sends with a message.
 //!
 //! A file is checked and stored when it is attached, before any message refers to it: its type
-//! is read from its bytes (never from its name), an image is decoded within [`image::Limits`]
-//! (so a small file that claims a huge picture is refused, not allocated), text must be UTF-8.
+//! is read from its bytes (never from its name), text must be UTF-8, and an image's size is read
+//! from its header and refused above [`MAX_PIXELS`] (or what [`MAX_DECODED_BYTES`] holds at its
+//! depth) before a byte of it is decoded: a file of a few kilobytes can claim gigapixels, and
+//! decoding and scaling what it claims would hold a gigabyte. Decoding and scaling an accepted
+//! image stays under about 200 MB: the picture itself (at most [`MAX_DECODED_BYTES`]) and the
+//! copy scaled from it (the filter needing a large buffer is used only where it fits).
+//!
 //! An image gets a copy to send (the long side at most [`SEND_LONG_SIDE`] px, small enough for
-//! every provider) and a thumbnail; the original is kept as it came. Every file is stored by
-//! its content ([`FileStore`]), so the same screenshot attached twice is kept once.
+//! every provider, turned as its EXIF orientation says) that carries nothing but the picture: no
+//! EXIF (a phone's GPS position), XMP, IPTC, comments or text chunks ([`metadata`]); and a
+//! thumbnail. The original is kept as it came. Every file is stored by its content
+//! ([`FileStore`]), so the same screenshot attached twice is kept once.
+
+mod metadata;
 
 use std::io::Cursor;
 use std::sync::Arc;
 
 use image::imageops::FilterType;
-use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+use image::metadata::Orientation;
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 use keypool_llm::Attachment;
 /// What an attachment is, as the service speaks of it (the store's own word for it).
 pub use keypool_store::attachments::AttachmentKind;
@@ -37,10 +47,17 @@ const SEND_MAX_BYTES: usize = 3_700_000;
 pub const THUMBNAIL_LONG_SIDE: u32 = 320;
 /// How long an attachment never sent is kept (it may still be in a composer).
 const UNSENT_KEPT_MS: i64 = super::DAY_MS;
-/// Decoding refuses pictures wider or taller than this, or needing more memory than
-/// [`MAX_DECODE_BYTES`]: a few kilobytes can claim gigapixels.
+/// Decoding refuses pictures wider or taller than this: a few kilobytes can claim gigapixels.
 const MAX_SIDE: u32 = 16_384;
-const MAX_DECODE_BYTES: u64 = 512 * 1024 * 1024;
+/// The most pixels an image attached may have (a 36-megapixel camera's photo; a phone's is 12).
+pub const MAX_PIXELS: u64 = 36_000_000;
+/// The most bytes an image attached may take decoded, whatever its depth: 36 megapixels of 8-bit
+/// RGBA, 18 of 16-bit. With the copy scaled from it, decoding and scaling stay under 200 MB.
+pub const MAX_DECODED_BYTES: u64 = 144 * 1024 * 1024;
+/// Scaling with a triangle filter holds a buffer of 16 bytes per pixel of the source's width
+/// by the copy's height; it is used only while that, the decoded picture and the copy stay
+/// within this, otherwise the copy is made by averaging boxes of pixels (no buffer of its own).
+const SCALE_BUDGET: u64 = 190_000_000;
 
 /// A stored attachment, as the UI shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,33 +107,103 @@ fn image_format(bytes: &[u8]) -> Option<ImageFormat> {
     }
 }
 
-fn decode(bytes: &[u8], format: ImageFormat) -> std::result::Result<DynamicImage, image::ImageError> {
+/// Why an image is not decoded.
+enum Undecoded {
+    /// It has more pixels than it may: `max` for its depth.
+    TooLarge { pixels: u64, max: u64 },
+    Unreadable(image::ImageError),
+}
+
+impl From<image::ImageError> for Undecoded {
+    fn from(error: image::ImageError) -> Self {
+        Undecoded::Unreadable(error)
+    }
+}
+
+impl Undecoded {
+    fn rule(self) -> Rule {
+        match self {
+            Undecoded::TooLarge { pixels, max } => Rule::ImageTooLarge { pixels, max },
+            Undecoded::Unreadable(error) => Rule::ImageUnreadable { reason: error.to_string() },
+        }
+    }
+}
+
+/// A decoded picture, and how its EXIF says to turn it.
+struct Decoded {
+    image: DynamicImage,
+    orientation: Orientation,
+}
+
+/// The most pixels an image of `bytes_per_pixel` may have.
+fn max_pixels(bytes_per_pixel: u64) -> u64 {
+    MAX_PIXELS.min(MAX_DECODED_BYTES / bytes_per_pixel.max(1))
+}
+
+/// Decodes `bytes` once its header says it is small enough: its width and height at most
+/// [`MAX_SIDE`], its pixels at most [`max_pixels`] of its depth.
+fn decode(bytes: &[u8], format: ImageFormat) -> std::result::Result<Decoded, Undecoded> {
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     let mut limits = Limits::default();
     limits.max_image_width = Some(MAX_SIDE);
     limits.max_image_height = Some(MAX_SIDE);
-    limits.max_alloc = Some(MAX_DECODE_BYTES);
+    limits.max_alloc = Some(MAX_DECODED_BYTES);
     reader.limits(limits);
-    reader.decode()
+    let mut decoder = reader.into_decoder()?;
+    let (width, height) = decoder.dimensions();
+    let pixels = u64::from(width) * u64::from(height);
+    let max = max_pixels(u64::from(decoder.color_type().bytes_per_pixel()));
+    if pixels > max {
+        return Err(Undecoded::TooLarge { pixels, max });
+    }
+    // An orientation that cannot be read is none: the picture is sent as it is stored.
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+    Ok(Decoded { image: DynamicImage::from_decoder(decoder)?, orientation })
+}
+
+/// `image` at most `long_side` px on its long side: with a triangle filter where its buffer fits
+/// [`SCALE_BUDGET`] beside the picture, by averaging boxes of pixels where it does not.
+fn fitted(image: &DynamicImage, long_side: u32) -> DynamicImage {
+    let (width, height) = (image.width(), image.height());
+    if width.max(height) <= long_side {
+        return image.clone();
+    }
+    if filter_fits(width, height, u64::from(image.color().bytes_per_pixel()), long_side) {
+        image.resize(long_side, long_side, FilterType::Triangle)
+    } else {
+        image.thumbnail(long_side, long_side)
+    }
+}
+
+/// Whether the triangle filter's buffer (16 bytes per pixel of the width by the copy's height,
+/// its first pass) and the copy fit [`SCALE_BUDGET`] beside a decoded picture of `width` ×
+/// `height` pixels of `bytes_per_pixel`, scaled to `long_side`.
+fn filter_fits(width: u32, height: u32, bytes_per_pixel: u64, long_side: u32) -> bool {
+    let ratio = f64::from(long_side) / f64::from(width.max(height));
+    let (new_width, new_height) =
+        ((f64::from(width) * ratio).round() as u64, (f64::from(height) * ratio).round() as u64);
+    let decoded = u64::from(width) * u64::from(height) * bytes_per_pixel;
+    decoded + u64::from(width) * new_height * 16 + new_width * new_height * bytes_per_pixel <= SCALE_BUDGET
+}
+
+/// `image` encoded: PNG when it has transparency or `lossless` is asked, else JPEG (quality 85).
+/// Nothing but the pixels is written.
+fn encoded(image: &DynamicImage, lossless: bool) -> std::result::Result<(Vec<u8>, &'static str), image::ImageError> {
+    let mut out = Cursor::new(Vec::new());
+    if lossless || image.color().has_alpha() {
+        image.write_to(&mut out, ImageFormat::Png)?;
+        Ok((out.into_inner(), "image/png"))
+    } else {
+        let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85);
+        image.to_rgb8().write_with_encoder(encoder)?;
+        Ok((out.into_inner(), "image/jpeg"))
+    }
 }
 
 /// `image` at most `long_side` px on its long side, encoded: PNG when it has transparency, else
 /// JPEG (quality 85).
 pub fn scaled(image: &DynamicImage, long_side: u32) -> std::result::Result<(Vec<u8>, &'static str), image::ImageError> {
-    let fitted = if image.width().max(image.height()) > long_side {
-        image.resize(long_side, long_side, FilterType::Triangle)
-    } else {
-        image.clone()
-    };
-    let mut out = Cursor::new(Vec::new());
-    if fitted.color().has_alpha() {
-        fitted.write_to(&mut out, ImageFormat::Png)?;
-        Ok((out.into_inner(), "image/png"))
-    } else {
-        let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85);
-        fitted.to_rgb8().write_with_encoder(encoder)?;
-        Ok((out.into_inner(), "image/jpeg"))
-    }
+    encoded(&fitted(image, long_side), false)
 }
 
 fn media_type_of(format: ImageFormat) -> &'static str {
@@ -183,21 +270,34 @@ impl Attachments {
         let unreadable = |error: image::ImageError| {
             ServiceError::invalid("data", Rule::ImageUnreadable { reason: error.to_string() })
         };
-        let image = decode(bytes, format).map_err(unreadable)?;
+        let Decoded { mut image, orientation } =
+            decode(bytes, format).map_err(|undecoded| ServiceError::invalid("data", undecoded.rule()))?;
+        let turned = orientation != Orientation::NoTransforms;
+        image.apply_orientation(orientation);
         let (width, height) = (image.width(), image.height());
         let media_type = media_type_of(format);
         let original = self.files.put(bytes).map_err(ServiceError::Files)?;
         let long_side = width.max(height);
-        let send = if long_side <= SEND_LONG_SIDE && bytes.len() <= SEND_MAX_BYTES {
-            (original.clone(), media_type.to_owned())
-        } else {
-            let (data, media_type) = scaled(&image, SEND_LONG_SIDE).map_err(unreadable)?;
-            (self.files.put(&data).map_err(ServiceError::Files)?, media_type.to_owned())
+        // Sent as it came, less its metadata, where it is small enough and needs no turning;
+        // otherwise encoded from its pixels (which carry nothing else).
+        let as_it_came = (long_side <= SEND_LONG_SIDE && bytes.len() <= SEND_MAX_BYTES && !turned)
+            .then(|| metadata::strip(bytes, format))
+            .flatten();
+        let fitted_copy = fitted(&image, SEND_LONG_SIDE);
+        drop(image);
+        let send = match as_it_came {
+            Some(stripped) if stripped == bytes => (original.clone(), media_type.to_owned()),
+            Some(stripped) => (self.files.put(&stripped).map_err(ServiceError::Files)?, media_type.to_owned()),
+            None => {
+                let lossless = format == ImageFormat::Png && long_side <= SEND_LONG_SIDE;
+                let (data, media_type) = encoded(&fitted_copy, lossless).map_err(unreadable)?;
+                (self.files.put(&data).map_err(ServiceError::Files)?, media_type.to_owned())
+            }
         };
-        let thumbnail = if long_side <= THUMBNAIL_LONG_SIDE {
+        let thumbnail = if long_side <= THUMBNAIL_LONG_SIDE && !turned {
             (original.clone(), media_type.to_owned())
         } else {
-            let (data, media_type) = scaled(&image, THUMBNAIL_LONG_SIDE).map_err(unreadable)?;
+            let (data, media_type) = scaled(&fitted_copy, THUMBNAIL_LONG_SIDE).map_err(unreadable)?;
             (self.files.put(&data).map_err(ServiceError::Files)?, media_type.to_owned())
         };
         Ok(AttachmentRow {
@@ -335,5 +435,36 @@ mod tests {
         assert_eq!(image_format(b"GIF89a...."), Some(ImageFormat::Gif), "GIF's");
         assert_eq!(image_format(b"BM........"), None, "a BMP is not taken");
         assert_eq!(image_format(b"hello, world"), None, "text is not an image");
+    }
+
+    /// What decoding and scaling an accepted image may hold, by the limits' arithmetic: the
+    /// decoded picture and the copy made from it (by boxes, where the triangle filter's buffer
+    /// would not fit the budget).
+    #[test]
+    fn decoding_and_scaling_an_accepted_image_stays_under_200_mb() {
+        const MB: u64 = 1_000_000;
+        // The depths of PNG, JPEG, WebP and GIF: 8 or 16 bits, one to four channels.
+        for bytes_per_pixel in [1, 2, 3, 4, 6, 8] {
+            let decoded = max_pixels(bytes_per_pixel) * bytes_per_pixel;
+            assert!(decoded <= MAX_DECODED_BYTES, "{bytes_per_pixel} bytes a pixel: {decoded} decoded");
+            let copy = u64::from(SEND_LONG_SIDE).pow(2) * bytes_per_pixel;
+            assert!(decoded + copy < 200 * MB, "{bytes_per_pixel} bytes a pixel: {} MB in all", (decoded + copy) / MB);
+        }
+        assert!(SCALE_BUDGET < 200 * MB, "the triangle filter is used only within the budget");
+        assert_eq!(max_pixels(4), MAX_PIXELS, "8-bit RGBA: the pixel limit");
+        assert_eq!(max_pixels(8), MAX_DECODED_BYTES / 8, "16-bit RGBA: what the bytes hold");
+    }
+
+    #[test]
+    fn a_phones_photo_is_scaled_by_the_filter_and_a_larger_one_by_boxes() {
+        assert!(filter_fits(4032, 3024, 3, SEND_LONG_SIDE), "12 megapixels: the triangle filter");
+        assert!(!filter_fits(6000, 6000, 4, SEND_LONG_SIDE), "36 megapixels: boxes, no buffer");
+        assert!(!filter_fits(11_500, 11_500, 4, SEND_LONG_SIDE), "and never the filter's gigabyte");
+        let board = DynamicImage::ImageLuma8(image::GrayImage::from_fn(64, 48, |x, y| {
+            image::Luma([((x + y) % 2 * 255) as u8])
+        }));
+        let copy = fitted(&board, 32);
+        assert_eq!((copy.width(), copy.height()), (32, 24), "the long side as asked, the ratio kept");
+        assert_eq!(fitted(&board, 100).width(), 64, "a picture within the side is not enlarged");
     }
 }

@@ -36,6 +36,9 @@ pub enum Rule {
     FileTooLarge { max: usize },
     /// An image whose bytes cannot be decoded, or that is too large to (`reason`).
     ImageUnreadable { reason: String },
+    /// An image of `pixels` pixels, more than the `max` an image of its depth may have (decoding
+    /// and scaling it would hold too much memory).
+    ImageTooLarge { pixels: u64, max: u64 },
     /// More than `max` attachments on one message.
     TooManyAttachments { max: usize },
     /// A Redis URL the team cannot use (not `redis://` or `rediss://`, or unreadable).

@@ -289,3 +289,200 @@ fn no_image_bytes_reach_the_logs_or_the_ledger() {
         assert!(ledger.iter().all(|text| !text.contains(needle.as_str())), "{what}'s base64 is not in the ledger");
     }
 }
+
+/// EXIF as a phone writes it (little-endian TIFF): the camera's make, an orientation when given,
+/// and a GPS position (48° 51′ 24″ N, 2° 17′ 40″ E).
+fn exif(orientation: Option<u16>) -> Vec<u8> {
+    // Entries: (tag, type, count, value or offset); offsets point into `data`, placed after both IFDs.
+    let mut ifd0: Vec<(u16, u16, u32, u32)> = vec![(0x010F, 2, 8, 0)];
+    if let Some(orientation) = orientation {
+        ifd0.push((0x0112, 3, 1, u32::from(orientation)));
+    }
+    ifd0.push((0x8825, 4, 1, 0));
+    let gps_entries = 4;
+    let ifd_len = |n: usize| 2 + 12 * n + 4;
+    let ifd0_at = 8;
+    let gps_at = ifd0_at + ifd_len(ifd0.len());
+    let data_at = gps_at + ifd_len(gps_entries);
+    let make_at = data_at;
+    let latitude_at = make_at + 8;
+    let longitude_at = latitude_at + 24;
+    let rationals = |values: [(u32, u32); 3]| values.iter().flat_map(|(n, d)| [n.to_le_bytes(), d.to_le_bytes()]).flatten().collect::<Vec<u8>>();
+    for entry in ifd0.iter_mut() {
+        match entry.0 {
+            0x010F => entry.3 = make_at as u32,
+            0x8825 => entry.3 = gps_at as u32,
+            _ => {}
+        }
+    }
+    let gps: Vec<(u16, u16, u32, u32)> = vec![
+        (0x0001, 2, 2, u32::from_le_bytes([b'N', 0, 0, 0])),
+        (0x0002, 5, 3, latitude_at as u32),
+        (0x0003, 2, 2, u32::from_le_bytes([b'E', 0, 0, 0])),
+        (0x0004, 5, 3, longitude_at as u32),
+    ];
+    let mut tiff = b"II\x2a\x00".to_vec();
+    tiff.extend_from_slice(&(ifd0_at as u32).to_le_bytes());
+    for ifd in [&ifd0, &gps] {
+        tiff.extend_from_slice(&(ifd.len() as u16).to_le_bytes());
+        for (tag, kind, count, value) in ifd {
+            tiff.extend_from_slice(&tag.to_le_bytes());
+            tiff.extend_from_slice(&kind.to_le_bytes());
+            tiff.extend_from_slice(&count.to_le_bytes());
+            // A SHORT sits in the first two bytes of the value field.
+            tiff.extend_from_slice(&value.to_le_bytes());
+        }
+        tiff.extend_from_slice(&0u32.to_le_bytes());
+    }
+    tiff.extend_from_slice(b"Keypool\0");
+    tiff.extend(rationals(LATITUDE));
+    tiff.extend(rationals([(2, 1), (17, 1), (4000, 100)]));
+    tiff
+}
+
+const LATITUDE: [(u32, u32); 3] = [(48, 1), (51, 1), (2400, 100)];
+
+/// `jpeg` with `exif` in an APP1 segment right after its start, as cameras write it.
+fn with_exif(jpeg: &[u8], exif: &[u8]) -> Vec<u8> {
+    let length = u16::try_from(2 + 6 + exif.len()).unwrap();
+    [&jpeg[..2], &[0xFF, 0xE1], &length.to_be_bytes(), b"Exif\0\0", exif, &jpeg[2..]].concat()
+}
+
+fn exif_of(jpeg: &[u8]) -> Option<Vec<u8>> {
+    use image::ImageDecoder;
+    image::codecs::jpeg::JpegDecoder::new(Cursor::new(jpeg)).unwrap().exif_metadata().unwrap()
+}
+
+/// The image bytes the OpenAI-compatible fake received in the last request.
+fn sent_image(fake: &FakeProvider) -> (String, Vec<u8>) {
+    let seen = fake.seen().pop().unwrap();
+    let body: Value = serde_json::from_str(&seen.body).unwrap();
+    let url = body["messages"][0]["content"][0]["image_url"]["url"].as_str().unwrap().to_owned();
+    let (head, data) = url.split_once(";base64,").unwrap();
+    (head.trim_start_matches("data:").to_owned(), base64::engine::general_purpose::STANDARD.decode(data).unwrap())
+}
+
+/// A photo whose EXIF holds where it was taken: the provider receives the picture and nothing of
+/// that, while the original is kept as it came.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_photos_gps_position_is_not_sent_and_its_original_is_kept() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let provider = fake_provider(&h, &fake, "openai", &["main"]);
+    let chat = new_chat(&h, &provider);
+    let plain = jpeg(64, 48);
+    let photo = with_exif(&plain, &exif(None));
+    let latitude: Vec<u8> = LATITUDE.iter().flat_map(|(n, d)| [n.to_le_bytes(), d.to_le_bytes()]).flatten().collect();
+    let read = exif_of(&photo).expect("the photo's EXIF is read by a JPEG decoder");
+    assert!(read.windows(latitude.len()).any(|w| w == latitude), "and holds the GPS latitude");
+
+    let attached = attach(&h, "photo.jpg", &photo);
+    h.send_request(ask_with(&chat, "Where is this?", &[&attached]), |_| {}).await.unwrap();
+    let (media_type, sent) = sent_image(&fake);
+    assert_eq!(media_type, "image/jpeg", "a JPEG goes as a JPEG");
+    assert_eq!(exif_of(&sent), None, "the copy sent has no EXIF");
+    assert!(!sent.windows(latitude.len()).any(|w| w == latitude), "nor the latitude anywhere in it");
+    assert!(!sent.windows(7).any(|w| w == b"Keypool"), "nor the camera's make");
+    let pixels = |bytes: &[u8]| image::load_from_memory(bytes).unwrap().to_rgb8().into_raw();
+    assert_eq!(pixels(&sent), pixels(&photo), "its picture is the same, not encoded again");
+    let kept = h.ok("chat:attachmentData", json!({ "id": attached["id"] }));
+    assert_eq!(kept["data"], b64(&photo), "the original is kept byte for byte, EXIF and all");
+}
+
+/// A phone's photo stored sideways with an EXIF orientation: the copy sent is turned upright, and
+/// carries no EXIF (which would turn it again).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_photo_is_sent_turned_as_its_exif_said() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let provider = fake_provider(&h, &fake, "openai", &["main"]);
+    let chat = new_chat(&h, &provider);
+    // Orientation 6: the picture is to be turned 90° clockwise to be seen upright.
+    let photo = with_exif(&jpeg(64, 32), &exif(Some(6)));
+    let attached = attach(&h, "sideways.jpg", &photo);
+    assert_eq!((&attached["width"], &attached["height"]), (&json!(32), &json!(64)), "measured upright: {attached}");
+    h.send_request(ask_with(&chat, "", &[&attached]), |_| {}).await.unwrap();
+    let (_, sent) = sent_image(&fake);
+    assert_eq!(exif_of(&sent), None, "no EXIF goes with it");
+    let upright = image::load_from_memory(&sent).unwrap();
+    assert_eq!((upright.width(), upright.height()), (32, 64), "the copy sent is upright");
+}
+
+/// A PNG of `width` × `height` transparent black RGBA pixels, compressed as well as zeros go
+/// (a literal and then runs of 258 in one fixed-Huffman block): a few megabytes that claim a
+/// picture of any size.
+fn png_of_zeros(width: u32, height: u32) -> Vec<u8> {
+    struct Bits {
+        out: Vec<u8>,
+        acc: u64,
+        len: u32,
+    }
+    impl Bits {
+        /// `count` bits of `value`, least significant first (deflate's header and extra bits).
+        fn lsb(&mut self, value: u32, count: u32) {
+            self.acc |= u64::from(value) << self.len;
+            self.len += count;
+            while self.len >= 8 {
+                self.out.push(self.acc as u8);
+                self.acc >>= 8;
+                self.len -= 8;
+            }
+        }
+        /// A Huffman code of `count` bits, most significant first.
+        fn code(&mut self, code: u32, count: u32) {
+            let reversed = code.reverse_bits() >> (32 - count);
+            self.lsb(reversed, count);
+        }
+    }
+    let raw = u64::from(height) * (1 + 4 * u64::from(width));
+    let mut bits = Bits { out: vec![0x78, 0x01], acc: 0, len: 0 };
+    bits.lsb(1, 1); // the last block
+    bits.lsb(1, 2); // fixed Huffman codes
+    bits.code(0b0011_0000, 8); // literal 0
+    let runs = (raw - 1) / 258;
+    for _ in 0..runs {
+        bits.code(0b1100_0101, 8); // length 258 (code 285)
+        bits.code(0, 5); // distance 1
+    }
+    for _ in 0..(raw - 1) % 258 {
+        bits.code(0b0011_0000, 8);
+    }
+    bits.code(0, 7); // end of block
+    if bits.len > 0 {
+        bits.lsb(0, 8 - bits.len);
+    }
+    let mut zlib = bits.out;
+    let adler = ((raw % 65_521) << 16) as u32 | 1;
+    zlib.extend_from_slice(&adler.to_be_bytes());
+
+    let table: Vec<u32> = (0..256u32)
+        .map(|n| (0..8).fold(n, |c, _| if c & 1 == 1 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 }))
+        .collect();
+    let chunk = |kind: &[u8], data: &[u8]| {
+        let crc = !kind.iter().chain(data).fold(!0u32, |c, &b| table[((c ^ u32::from(b)) & 0xFF) as usize] ^ (c >> 8));
+        [&(data.len() as u32).to_be_bytes()[..], kind, data, &crc.to_be_bytes()].concat()
+    };
+    let ihdr = [&width.to_be_bytes()[..], &height.to_be_bytes(), &[8, 6, 0, 0, 0]].concat();
+    [b"\x89PNG\r\n\x1a\n".as_slice(), &chunk(b"IHDR", &ihdr), &chunk(b"IDAT", &zlib), &chunk(b"IEND", &[])].concat()
+}
+
+/// An 11 500 × 11 500 PNG is under the file size limit and each side's, and decoding and scaling
+/// it would hold about a gigabyte: it is refused from its header, with its size and the limit.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_image_of_too_many_pixels_is_refused_before_it_is_decoded() {
+    let h = Harness::new();
+    let small = png_of_zeros(3, 2);
+    let decoded = image::load_from_memory(&small).expect("the PNG writer makes PNGs");
+    assert_eq!((decoded.width(), decoded.height()), (3, 2), "of the size it says");
+    let huge = png_of_zeros(11_500, 11_500);
+    assert!(huge.len() < 20 * 1024 * 1024, "the file is under the 20 MB limit: {} bytes", huge.len());
+    let started = std::time::Instant::now();
+    let issue = issue_of(&h, "huge.png", &huge);
+    assert_eq!(
+        (&issue["code"], &issue["params"]["count"], &issue["params"]["max"]),
+        (&json!("image_too_large"), &json!(132_250_000), &json!(36_000_000)),
+        "refused with its pixels and the most an image may have: {issue}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "from its header: nothing was decoded");
+    assert_eq!(stored_files(&h), 0, "and nothing is stored");
+}

@@ -107,6 +107,21 @@ describe('attachments in the composer', () => {
     expect(screen.getByRole('button', { name: 'Send' }), 'nothing to send').toBeDisabled();
   });
 
+  it('words an image of too many pixels from its code, in megapixels', async () => {
+    backend.onAttach(() => ({
+      error: {
+        code: 'validation',
+        message: 'data: is an image of 132250000 pixels',
+        issues: [{ path: 'data', code: 'image_too_large', params: { count: 132_250_000, max: 36_000_000 }, message: 'x' }],
+      },
+    }));
+    const user = await openChat();
+    await user.upload(fileInput(), png('huge.png'));
+    const problems = await screen.findByRole('alert');
+    expect(problems).toHaveTextContent('huge.png: The image has 132.3 megapixels; at most 36 can be attached. Scale it down first.');
+    expect(screen.queryByTestId('composer-attachments'), 'nothing attached').toBeNull();
+  });
+
   it('refuses more files than a message takes, and states the limits', async () => {
     const user = await openChat();
     const files = Array.from({ length: LIMITS.attachments.maxItems + 1 }, (_, i) => text(`f${i}.txt`));
