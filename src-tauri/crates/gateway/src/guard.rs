@@ -130,6 +130,12 @@ impl Guard {
         self.allowed_hosts.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|allowed| *allowed == name)
     }
 
+    /// Whether the request's headers offer a token whose SHA-256 is `hash` (a token other than the
+    /// endpoint's, such as a metrics scraper's). Counts toward no lockout.
+    pub fn offers(&self, headers: &HeaderMap, hash: &[u8; 32]) -> bool {
+        tokens_of(headers).any(|given| same(&token_hash(&given), hash))
+    }
+
     /// Whether a request with `headers` and the URL `query` may be served, and whose token it
     /// carries.
     pub fn check(&self, headers: &HeaderMap, query: Option<&str>) -> Result<Caller, Denied> {

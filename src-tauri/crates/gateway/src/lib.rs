@@ -46,7 +46,7 @@ use futures_util::StreamExt;
 use keypool::{Clock, SessionId};
 use keypool_llm::{
     passed_headers, retry_after_of, CompletionError, CompletionService, ForwardRequest, ForwardedBody, NoKeyReason,
-    ProviderEndpoint, UpstreamPath,
+    ProviderEndpoint, Queued, UpstreamPath,
 };
 use shutdown::Shutdown;
 
@@ -141,6 +141,17 @@ pub enum StartError {
 /// The team's state as `/healthz` says it: `off`, `connected` or `disconnected`.
 pub type Health = Arc<dyn Fn() -> &'static str + Send + Sync>;
 
+/// Whether a server is ready to serve (`GET /readyz`): `Err` says why not.
+pub type Readiness = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
+
+/// `GET /metrics`: what renders the server's metrics (Prometheus' text format), and a token of its
+/// own that may read them besides the owner's (a scraper need not hold the API's token).
+#[derive(Clone)]
+pub struct MetricsRoute {
+    pub render: Arc<dyn Fn() -> String + Send + Sync>,
+    pub token_hash: Option<[u8; 32]>,
+}
+
 /// How a server serves, beyond the app's endpoint.
 #[derive(Clone, Default)]
 pub struct Serving {
@@ -155,6 +166,10 @@ pub struct Serving {
     pub members: Option<Arc<dyn Members>>,
     /// Told of every answer, for a server's metrics.
     pub observer: Option<Arc<dyn Observer>>,
+    /// Answers `GET /metrics` to the owner's token or the metrics token.
+    pub metrics: Option<MetricsRoute>,
+    /// Answers `GET /readyz` (without the token).
+    pub ready: Option<Readiness>,
 }
 
 /// A request answered, as a server's metrics count it.
@@ -169,6 +184,8 @@ pub struct Answered<'a> {
     /// (reading the body, routing, the member's limits, choosing a key, waiting for one); `None`
     /// when nothing went upstream.
     pub added: Option<std::time::Duration>,
+    /// Every key was busy or resting for a while: the request waited for one to free up.
+    pub waited: bool,
 }
 
 /// Told of every answer (its headers, for a stream), on the request's task: it must only count.
@@ -182,6 +199,7 @@ struct Noted {
     member: Option<Arc<str>>,
     /// When the first attempt went upstream.
     first_sent: Option<std::time::Instant>,
+    waited: bool,
 }
 
 /// What a worker's handlers use: its own upstream connections ([`Shared::for_worker`]), and
@@ -402,6 +420,22 @@ fn router(shared: Arc<Shared>, serving: &Serving) -> Router {
         ),
         None => app,
     };
+    let app = match serving.ready.clone() {
+        Some(ready) => app.route(
+            "/readyz",
+            get(move |State(shared): State<Arc<Shared>>, headers: HeaderMap| readyz(shared, ready.clone(), headers)),
+        ),
+        None => app,
+    };
+    let app = match serving.metrics.clone() {
+        Some(metrics) => app.route(
+            "/metrics",
+            get(move |State(shared): State<Arc<Shared>>, headers: HeaderMap| {
+                metrics_answer(shared, metrics.clone(), headers)
+            }),
+        ),
+        None => app,
+    };
     let app = app.with_state(shared);
     let app = match serving.observer.clone() {
         Some(observer) => {
@@ -437,6 +471,7 @@ async fn observe(observer: Arc<dyn Observer>, request: Request, next: axum::midd
         status: response.status().as_u16(),
         member: noted.and_then(|n| n.member.as_deref()),
         added: noted.and_then(|n| n.first_sent).map(|sent| sent.saturating_duration_since(arrived)),
+        waited: noted.is_some_and(|n| n.waited),
     });
     response
 }
@@ -532,6 +567,45 @@ async fn healthz(shared: Arc<Shared>, health: Health, headers: HeaderMap) -> Res
     ([(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
+/// `GET /readyz`: 200 when the server says it is ready, 503 with why otherwise; to this machine's
+/// names (and the allowed hosts) only, without the token.
+async fn readyz(shared: Arc<Shared>, ready: Readiness, headers: HeaderMap) -> Response {
+    if !shared.guard.host_allowed(&headers) {
+        return refusal(Dialect::OpenAi, Denied::Host);
+    }
+    let (status, body) = match ready() {
+        Ok(()) => (axum::http::StatusCode::OK, serde_json::json!({ "status": "ready" })),
+        Err(why) => {
+            (axum::http::StatusCode::SERVICE_UNAVAILABLE, serde_json::json!({ "status": "not ready", "why": why }))
+        }
+    };
+    (status, [(axum::http::header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// `GET /metrics`: the server's metrics, to the owner's token or the metrics token (a member's
+/// is refused); rendered off the worker's thread.
+async fn metrics_answer(shared: Arc<Shared>, metrics: MetricsRoute, headers: HeaderMap) -> Response {
+    if !shared.guard.host_allowed(&headers) {
+        return refusal(Dialect::OpenAi, Denied::Host);
+    }
+    let scraper = metrics.token_hash.is_some_and(|hash| shared.guard.offers(&headers, &hash));
+    if !scraper {
+        match shared.guard.check(&headers, None) {
+            Ok(Caller::Owner) => {}
+            Ok(Caller::Member(_)) => {
+                return error(Dialect::OpenAi, Problem::Forbidden, "a member's token cannot read the metrics", None)
+            }
+            Err(denied) => return refusal(Dialect::OpenAi, denied),
+        }
+    }
+    match tokio::task::spawn_blocking(move || (metrics.render)()).await {
+        Ok(text) => {
+            ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text).into_response()
+        }
+        Err(_) => error(Dialect::OpenAi, Problem::Internal, "the metrics could not be rendered", None),
+    }
+}
+
 /// One info line per request: method, path without the query, status, milliseconds.
 async fn log_request(request: Request, next: axum::middleware::Next) -> Response {
     let (method, path) = (request.method().clone(), request.uri().path().to_owned());
@@ -565,8 +639,14 @@ fn refusal(dialect: Dialect, denied: Denied) -> Response {
 }
 
 /// `response` with what the [`Observer`] is told of it.
-fn noted(mut response: Response, member: Option<Arc<str>>, first_sent: Option<std::time::Instant>) -> Response {
-    response.extensions_mut().insert(Noted { member, first_sent });
+fn noted(
+    mut response: Response,
+    member: Option<Arc<str>>,
+    forwarded: Option<(std::time::Instant, Queued)>,
+) -> Response {
+    let first_sent = forwarded.and_then(|(calling, queued)| Some(calling + queued.first_sent?));
+    let waited = forwarded.is_some_and(|(_, queued)| queued.waited);
+    response.extensions_mut().insert(Noted { member, first_sent, waited });
     response
 }
 
@@ -760,7 +840,6 @@ async fn pass(
             }
         }
     }
-    let first_sent = queued.map(|queued| calling + queued);
     let answer = match forwarded {
         Ok(forwarded) => {
             let forwarded = match translation {
@@ -787,7 +866,7 @@ async fn pass(
         }
         Err(failure) => failed(&shared, upstream_failure(dialect, &failure, now)),
     };
-    noted(answer, member, first_sent)
+    noted(answer, member, Some((calling, queued)))
 }
 
 /// A request no key could answer, in the client's dialect: when keys are only resting, a 429

@@ -86,6 +86,15 @@ pub struct ForwardRequest {
     pub member: Option<String>,
 }
 
+/// How long a forwarded request waited in Keypool before its first attempt went upstream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Queued {
+    /// From the call until the first attempt was sent; `None` when none was.
+    pub first_sent: Option<std::time::Duration>,
+    /// Every key was busy or resting at some point: the request waited for one to free up.
+    pub waited: bool,
+}
+
 /// The answer to send back: the upstream status, the headers a client may see, the body.
 pub struct Forwarded {
     pub status: u16,
@@ -119,18 +128,17 @@ impl CompletionService {
     }
 
     /// [`CompletionService::forward`], and how long the request waited in Keypool before its first
-    /// attempt went upstream (choosing a key, waiting for one); `None` when none went.
-    pub async fn forward_timed(
-        &self,
-        request: ForwardRequest,
-    ) -> (Result<Forwarded, CompletionError>, Option<std::time::Duration>) {
+    /// attempt went upstream (choosing a key, waiting for one).
+    pub async fn forward_timed(&self, request: ForwardRequest) -> (Result<Forwarded, CompletionError>, Queued) {
         let started = std::time::Instant::now();
-        let mut queued = None;
+        let mut queued = Queued::default();
         let forwarded = self
-            .forward_noting(request, &mut |event| {
-                if matches!(event, CompletionEvent::KeySelected { .. }) && queued.is_none() {
-                    queued = Some(started.elapsed());
+            .forward_noting(request, &mut |event| match event {
+                CompletionEvent::KeySelected { .. } if queued.first_sent.is_none() => {
+                    queued.first_sent = Some(started.elapsed());
                 }
+                CompletionEvent::Waiting { .. } => queued.waited = true,
+                _ => {}
             })
             .await;
         (forwarded, queued)
