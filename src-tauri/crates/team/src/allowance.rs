@@ -16,6 +16,7 @@
 //! | `{keypool:T}:m:<member>:spent:<period>` | hash | replica (its stable id) → `<tokens> <micro_usd>` it spent in the period; the sum is the team's |
 //! | `{keypool:T}:md` | hash | member name (lower case) → `<updated_at> <definition>`, sealed; the newest `updated_at` wins |
 //! | `{keypool:T}:mv` | string | bumped with every definition written |
+//! | `{keypool:T}:alert:<event>` | string | the replica that claimed an alert, until the claim expires: one webhook per team |
 //!
 //! `<member>` is 32 hex digits of HMAC-SHA256 of the member's name under the team secret. A
 //! replica's share of a budget is written whole (its own running total, which only grows within
@@ -312,6 +313,41 @@ impl Allowance {
             }
         }
         Some((version, out))
+    }
+}
+
+impl Allowance {
+    /// Claims the alert `event` for the team for `ttl`: `Some(true)` when this replica is the first
+    /// to (it sends it), `Some(false)` when another did; `None` when Redis did not answer (the
+    /// replica decides alone). The event's name is a MAC under the team secret in Redis.
+    pub async fn claim(&self, event: &str, ttl: Duration) -> Option<bool> {
+        if !self.shared.is_connected() {
+            return None;
+        }
+        let id = self.shared.secret.member_identity(&format!("alert:{event}"));
+        let mut set = redis::cmd("SET");
+        set.arg(self.shared.names.prefixed(&format!("alert:{id}")))
+            .arg(&self.shared.member)
+            .arg("NX")
+            .arg("PX")
+            .arg(millis(ttl));
+        let mut conn = self.shared.conn.clone();
+        match tokio::time::timeout(Duration::from_secs(2), set.query_async::<Option<String>>(&mut conn)).await {
+            Ok(Ok(answer)) => Some(answer.is_some()),
+            Ok(Err(error)) => {
+                if broken(&error) {
+                    self.shared.lose_connection();
+                }
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// The team's identity of this replica's key `key` (the same on every replica holding the
+    /// key, whatever its id there), once the team knows the key.
+    pub fn key_identity(&self, key: &keypool::KeyId) -> Option<String> {
+        self.shared.directory().ids(key).map(|ids| ids.key.clone())
     }
 }
 
