@@ -1,5 +1,5 @@
 import { formatCountdown } from '../clock';
-import type { BlockedKeyInfo, BreakageKind, ErrorDetails, Issue, IssueCode, ProbeProblem, Provider, ReplyError } from '../ipc/bindings';
+import type { AgentFile, BlockedKeyInfo, BreakageKind, ErrorDetails, Issue, IssueCode, ProbeProblem, Provider, ReplyError } from '../ipc/bindings';
 import { IpcError } from '../ipc/client';
 import type { MessageKey, Vars } from '.';
 import { formatClockTime, formatCount } from './format';
@@ -41,6 +41,11 @@ const ISSUE_KEYS: Record<IssueCode, MessageKey> = {
   no_models: 'issue.noModels',
   no_keys_found: 'issue.noKeysFound',
   keys_of_several_providers: 'issue.keysOfSeveralProviders',
+  bad_glob: 'issue.badGlob',
+  unknown_provider: 'issue.unknownProvider',
+  token_mismatch: 'issue.tokenMismatch',
+  token_required: 'issue.tokenRequired',
+  local_api_off: 'issue.localApiOff',
   range_order: 'issue.rangeOrder',
   too_many_buckets: 'issue.tooManyBuckets',
   cannot_write: 'issue.cannotWrite',
@@ -147,11 +152,18 @@ const FIELD_KEYS: Record<string, MessageKey> = {
   redisUrl: 'team.redisUrl',
   team: 'team.name',
   secret: 'team.secret',
+  token: 'agents.token',
+  'routes.model': 'routes.pattern',
+  'routes.provider': 'routes.provider',
+  'routes.toModel': 'routes.toModel',
+  'route.model': 'routes.pattern',
+  'route.provider': 'routes.provider',
+  'route.toModel': 'routes.toModel',
 };
 
 /** The field an issue is about, in words; the path itself when the UI has no name for it. */
 export function fieldName(t: Translate, path: string): string {
-  const base = path.replace(/\[\d+\]$/, '');
+  const base = path.replace(/\[\d+\]/g, '');
   const key = FIELD_KEYS[base];
   return key ? t(key) : path;
 }
@@ -227,8 +239,27 @@ function detailsText(t: Translate, details: ErrorDetails): string | null {
       return probeText(t, details.problem, details.status, details.message);
     case 'hostChange':
       return t('issue.hostChange');
+    case 'agentFile':
+      return agentFileText(t, details.file);
     default:
       return null;
+  }
+}
+
+/** Why a coding agent's file stops Connect or Disconnect, naming the file. */
+export function agentFileText(t: Translate, file: AgentFile): string {
+  const { path, problem } = file;
+  switch (problem.kind) {
+    case 'malformed':
+      return t('agentFile.malformed', { path, reason: problem.reason });
+    case 'unreadable':
+      return t('agentFile.unreadable', { path, reason: problem.reason });
+    case 'unwritable':
+      return t('agentFile.unwritable', { path, reason: problem.reason });
+    case 'changed':
+      return t('agentFile.changed', { path });
+    default:
+      return path;
   }
 }
 

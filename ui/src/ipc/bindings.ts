@@ -46,6 +46,82 @@ systemPrompt?: string,
 onMyNetwork?: boolean, };
 
 /**
+ * A coding agent.
+ */
+export type Agent = "claudeCode" | "codex" | "geminiCli";
+
+/**
+ * Keypool's connection of an agent.
+ */
+export type AgentConnection = { connectedAt: number, model: string | null, 
+/**
+ * Files changed since Connect wrote them: Disconnect would undo those changes.
+ */
+changed: Array<string>, };
+
+/**
+ * An agent's file that stops Connect or Disconnect.
+ */
+export type AgentFile = { path: string, problem: AgentFileProblem, };
+
+/**
+ * What is wrong with it: not JSON or TOML it can be merged into (left as it is), unreadable,
+ * unwritable, or changed since Connect (Disconnect would undo the change: `force` it).
+ */
+export type AgentFileProblem = { "kind": "malformed", reason: string, } | { "kind": "unreadable", reason: string, } | { "kind": "unwritable", reason: string, } | { "kind": "changed" };
+
+/**
+ * One coding agent as the panel shows it.
+ */
+export type AgentState = { agent: Agent, 
+/**
+ * The files Connect writes (and Disconnect puts back).
+ */
+files: Array<string>, 
+/**
+ * Set while Keypool's Connect is in force.
+ */
+connection: AgentConnection | null, 
+/**
+ * Its files point it at this local API now (whoever wrote them).
+ */
+pointsHere: boolean, token: AgentToken, 
+/**
+ * The model its files set (none: its own default, `defaultModel`).
+ */
+model: string | null, defaultModel: string, 
+/**
+ * Where the model it asks for goes now.
+ */
+resolution: Resolution, 
+/**
+ * When the local API last heard from it (milliseconds since the epoch).
+ */
+lastCall: number | null, 
+/**
+ * A file of its that Connect could not merge now.
+ */
+problem: AgentFile | null, };
+
+/**
+ * The token an agent's files hold: none, the local API's now, or another (an older one).
+ */
+export type AgentToken = "none" | "current" | "other";
+
+/**
+ * The coding agents, and what connecting one needs.
+ */
+export type Agents = { agents: Array<AgentState>, 
+/**
+ * A connected agent holds the local API's token: Connect needs none given.
+ */
+tokenKnown: boolean, 
+/**
+ * What agents are pointed at: `http://127.0.0.1:PORT`.
+ */
+address: string, };
+
+/**
  * A pool entry as stored. The secret never comes back: only `apiKeyPreview`.
  */
 export type ApiKey = { id: string, providerId: string, label: string | null, 
@@ -238,6 +314,12 @@ export type ConfigureLocalApiArgs = { enabled: boolean, port?: number, };
 export type Conflict = "duplicate_key" | "reply_in_progress";
 
 /**
+ * Points an agent at the local API. `token`: the local API's, needed only when no connected
+ * agent holds it (`tokenKnown`); `model`: the model it asks for (none: its own choice).
+ */
+export type ConnectAgentArgs = { agent: Agent, token?: KeyArg, model?: string, };
+
+/**
  * The team to join: its Redis, its name, and the team secret (64 hex digits; leave it out to
  * use the one kept from before).
  */
@@ -304,6 +386,11 @@ export type DeletedProvider = { id: string,
 deletedKeys: number, };
 
 /**
+ * Puts an agent's files back as they were; `force` also when they changed since Connect.
+ */
+export type DisconnectAgentArgs = { agent: Agent, force?: boolean, };
+
+/**
  * The fixed set of error codes the UI may match on.
  */
 export type ErrorCode = "validation" | "not_found" | "conflict" | "storage" | "provider" | "no_available_key" | "internal";
@@ -311,7 +398,7 @@ export type ErrorCode = "validation" | "not_found" | "conflict" | "storage" | "p
 /**
  * What the UI needs to word an error precisely, beyond its code.
  */
-export type ErrorDetails = { "kind": "hostChange", from: string, to: string, keys: Array<string>, } | { "kind": "notFound", what: string, } | { "kind": "conflict", conflict: Conflict, } | { "kind": "keychain", keychain: KeychainStatus, } | { "kind": "upstream", status: number | null, problem: ProbeProblem, message: string, };
+export type ErrorDetails = { "kind": "hostChange", from: string, to: string, keys: Array<string>, } | { "kind": "notFound", what: string, } | { "kind": "conflict", conflict: Conflict, } | { "kind": "keychain", keychain: KeychainStatus, } | { "kind": "upstream", status: number | null, problem: ProbeProblem, message: string, } | { "kind": "agentFile", file: AgentFile, };
 
 /**
  * The keys to export, of one provider.
@@ -386,7 +473,7 @@ export type Issue = { path: string, code: IssueCode, params?: IssueParams, messa
 /**
  * What is wrong with one argument.
  */
-export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "image_too_large" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "no_keys_found" | "keys_of_several_providers" | "invalid";
+export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "image_too_large" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "no_keys_found" | "keys_of_several_providers" | "bad_glob" | "unknown_provider" | "token_mismatch" | "token_required" | "local_api_off" | "invalid";
 
 /**
  * The numbers and words an issue's wording needs.
@@ -855,9 +942,56 @@ export type ReorderApiKeysArgs = { providerId: string, ids: Array<string>, };
 export type ReplyError = { "kind": "noKeys", provider: string, } | { "kind": "providerKeyUnresolved", provider: string, var: string, } | { "kind": "allBlocked", provider: string, keys: Array<BlockedKeyInfo>, firstFreeAt: number | null, last: LastAnswer | null, } | { "kind": "keyUnresolved", key: string, var: string, } | { "kind": "refused", status: number, message: string, } | { "kind": "imagesRefused", status: number, message: string, } | { "kind": "redirected", status: number, } | { "kind": "unreachable", breakage: BreakageKind, } | { "kind": "interrupted", breakage?: BreakageKind, status?: number, message?: string, } | { "kind": "storage" } | { "kind": "other", message: string, };
 
 /**
+ * Where a model goes now.
+ */
+export type Resolution = { "kind": "routed", provider: string, model: string, via: Via, usable: boolean, } | { "kind": "otherApi", provider: string, } | { "kind": "unknown" };
+
+/**
  * Who wrote a message.
  */
 export type Role = "user" | "assistant";
+
+/**
+ * A route with its provider's name and whether it can be answered now.
+ */
+export type Route = { model: string, provider: string, 
+/**
+ * The provider's name, while it exists.
+ */
+providerName: string | null, toModel: string, state: RouteState, };
+
+/**
+ * A route as the UI writes it.
+ */
+export type RouteInput = { 
+/**
+ * The models it takes: a glob, `*` any run of characters, `?` one (`claude-*`).
+ */
+model: string, 
+/**
+ * The provider's id.
+ */
+provider: string, 
+/**
+ * The model the provider is asked for.
+ */
+toModel: string, };
+
+/**
+ * Whether a route can be answered now.
+ */
+export type RouteState = "ready" | "noUsableKey" | "unknownProvider";
+
+/**
+ * What trying a route came to: the provider's reply, or why none came (as a chat says it).
+ */
+export type RouteTest = { 
+/**
+ * The provider's name and the model it was asked for.
+ */
+provider: string, model: string, outcome: RouteTestOutcome, };
+
+export type RouteTestOutcome = { "kind": "answered", reply: string, keyLabel: string | null, latencyMs: number, } | { "kind": "failed", error: ReplyError, };
 
 /**
  * `chat:search`.
@@ -922,6 +1056,11 @@ provider?: string, };
  * A model's price in US dollars per million tokens; cached input defaults to the input price.
  */
 export type SetPriceArgs = { model: string, inputPerMillion: number, cachedInputPerMillion?: number, outputPerMillion: number, };
+
+/**
+ * Replaces every route (adding, editing, reordering and deleting are each a new list).
+ */
+export type SetRoutesArgs = { routes: Array<RouteInput>, };
 
 /**
  * The app's preferences.
@@ -1029,6 +1168,11 @@ lastChangeAt: number | null,
  * When the app last connected or disconnected (ms since the epoch).
  */
 since: number | null, secret: TeamSecretPlace, };
+
+/**
+ * A route to try (saved or not).
+ */
+export type TestRouteArgs = { route: RouteInput, };
 
 /**
  * The colour theme: the OS's, or one chosen.
@@ -1168,6 +1312,11 @@ firstAt: number | null, };
  */
 export type UsageTotals = { requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
 
+/**
+ * Why a model goes where it goes: a route (its glob), `provider/model`, or a provider's list.
+ */
+export type Via = { "kind": "route", glob: string, } | { "kind": "prefix" } | { "kind": "listed" };
+
 export type Window = { remaining: number, limit: number | null, resetAt: number, };
 
 /**
@@ -1204,6 +1353,7 @@ export const LIMITS = {
   port: { min: 1024, max: 65535, default: 4141 },
   redisUrl: { maxChars: 2048 },
   teamName: { maxChars: 64 },
+  routes: { maxItems: 100 },
 } as const;
 
 /**
@@ -1247,6 +1397,12 @@ export type Commands = {
   "localApi:getStatus": { kind: "sync"; args: NoArgs; result: LocalApiStatus };
   "localApi:configure": { kind: "async"; args: ConfigureLocalApiArgs; result: LocalApiConfigured };
   "localApi:regenerateToken": { kind: "async"; args: NoArgs; result: LocalApiToken };
+  "localApi:getRoutes": { kind: "sync"; args: NoArgs; result: Array<Route> };
+  "localApi:setRoutes": { kind: "sync"; args: SetRoutesArgs; result: Array<Route> };
+  "localApi:testRoute": { kind: "async"; args: TestRouteArgs; result: RouteTest };
+  "localApi:getAgents": { kind: "sync"; args: NoArgs; result: Agents };
+  "localApi:connectAgent": { kind: "sync"; args: ConnectAgentArgs; result: Agents };
+  "localApi:disconnectAgent": { kind: "sync"; args: DisconnectAgentArgs; result: Agents };
   "team:getStatus": { kind: "sync"; args: NoArgs; result: TeamStatus };
   "team:connect": { kind: "async"; args: ConnectTeamArgs; result: TeamStatus };
   "team:disconnect": { kind: "async"; args: NoArgs; result: TeamStatus };

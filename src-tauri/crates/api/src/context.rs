@@ -13,9 +13,9 @@ use tokio_util::sync::DropGuard;
 use keypool_keychain::{Keychain, OsKeychain};
 
 use crate::service::{
-    Attachments, BulkKeys, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Members, Membership,
-    Migrated, NoSaveDialog, Preferences, Providers, Records, SaveDialog, ServiceError, Settings, StoreLoader, Usage,
-    Vault, WritePath, DAY_MS,
+    AgentHome, Agents, Attachments, BulkKeys, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Members,
+    Membership, Migrated, NoSaveDialog, Preferences, Providers, Records, SaveDialog, ServiceError, Settings,
+    StoreLoader, Usage, Vault, WritePath, DAY_MS,
 };
 use crate::SystemClock;
 
@@ -50,6 +50,9 @@ pub struct Wiring {
     /// Told of every key disabled and every upstream attempt after the store is (a server's
     /// members, metrics and alerts); none in the app.
     pub tap: Option<Arc<dyn keypool_llm::Recorder>>,
+    /// Where the coding agents keep their configuration (the user's home folder; a temporary
+    /// one in tests). `None`: no agent can be connected.
+    pub agent_home: Option<AgentHome>,
 }
 
 impl Wiring {
@@ -68,6 +71,7 @@ impl Wiring {
             keychain: Err(KeychainProblem::NotConfigured),
             team: None,
             tap: None,
+            agent_home: AgentHome::of_user(),
         }
     }
 }
@@ -107,6 +111,7 @@ struct Services {
     clock: Arc<dyn Clock>,
     vault: Arc<Vault>,
     local_api: LocalApi,
+    agents: Agents,
     members: Members,
     team: Membership,
 }
@@ -191,8 +196,9 @@ impl AppContext {
         database: Result<Database, OpenError>,
         wiring: Wiring,
     ) -> Self {
-        let services =
-            database.map(|db| Services::new(Arc::new(db), wiring)).map_err(|error| (error.kind(), error.to_string()));
+        let services = database
+            .map(|db| Services::new(Arc::new(db), wiring, &dirs.data_dir))
+            .map_err(|error| (error.kind(), error.to_string()));
         let preferences = Preferences::open(&dirs.data_dir);
         AppContext { version: version.into(), dirs, preferences, services, _background: None }
     }
@@ -252,6 +258,11 @@ impl AppContext {
         Ok(&self.services()?.local_api)
     }
 
+    /// The coding agents pointed at the local API (Settings → Local API).
+    pub fn agents(&self) -> Result<&Agents, ServiceError> {
+        Ok(&self.services()?.agents)
+    }
+
     /// The members of a server's endpoint, with tokens and limits of their own.
     pub fn members(&self) -> Result<&Members, ServiceError> {
         Ok(&self.services()?.members)
@@ -274,8 +285,9 @@ impl AppContext {
 }
 
 impl Services {
-    fn new(db: Arc<Database>, wiring: Wiring) -> Self {
-        let Wiring { events, clock, waiter, resolver, pool, save_dialog, ledger, keychain, team, tap } = wiring;
+    fn new(db: Arc<Database>, wiring: Wiring, data_dir: &std::path::Path) -> Self {
+        let Wiring { events, clock, waiter, resolver, pool, save_dialog, ledger, keychain, team, tap, agent_home } =
+            wiring;
         let vault = Arc::new(Vault::new(keychain));
         match vault.migrate(&db) {
             Ok(migrated) if migrated != Migrated::default() => tracing::info!(?migrated, "keychain migration"),
@@ -334,6 +346,7 @@ impl Services {
                 vault.clone(),
                 providers,
             ),
+            agents: Agents::new(db.clone(), clock.clone(), agent_home, data_dir),
             members: Members::new(db.clone(), clock.clone()),
             chats: Chats::new(db, completions.clone(), clock.clone(), save_dialog, vault.clone(), attachments),
             completions,

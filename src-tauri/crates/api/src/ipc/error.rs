@@ -3,9 +3,10 @@
 use serde::Serialize;
 use ts_rs::TS;
 
+use super::agents::AgentFileDto;
 use super::issues::{Issue, IssueCode, IssueParams};
 use super::problems::{ConflictDto, KeychainStatusDto, ProbeProblemDto};
-use crate::service::{KeychainState, ServiceError};
+use crate::service::{AgentFileProblem, KeychainState, ServiceError};
 
 /// The fixed set of error codes the UI may match on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, TS)]
@@ -59,6 +60,8 @@ pub enum ErrorDetails {
     Keychain { keychain: KeychainStatusDto },
     /// The provider did not answer as asked: `status` when it answered, its words in `message`.
     Upstream { status: Option<u16>, problem: ProbeProblemDto, message: String },
+    /// A coding agent's configuration file stopped Connect or Disconnect; nothing was changed.
+    AgentFile { file: AgentFileDto },
 }
 
 impl IpcError {
@@ -126,6 +129,14 @@ impl From<ServiceError> for IpcError {
                     ..Issue::new("baseUrl", IssueCode::HostChange, IssueParams::default())
                 };
                 IpcError { details: Some(Box::new(details)), ..IpcError::validation(vec![issue]) }
+            }
+            ServiceError::AgentFile { ref path, ref problem } => {
+                let code = match problem {
+                    AgentFileProblem::Malformed { .. } | AgentFileProblem::Changed => ErrorCode::Conflict,
+                    AgentFileProblem::Unreadable { .. } | AgentFileProblem::Unwritable { .. } => ErrorCode::Storage,
+                };
+                IpcError::new(code, error.to_string())
+                    .with(ErrorDetails::AgentFile { file: AgentFileDto::new(path, problem) })
             }
             ServiceError::Files(ref e) => {
                 tracing::error!(error = %e, "attachment file failure");

@@ -96,6 +96,16 @@ pub enum IssueCode {
     NoKeysFound,
     /// A bulk change names keys of more than one provider (or none).
     KeysOfSeveralProviders,
+    /// A route's glob with characters other than a model's and `*` or `?`.
+    BadGlob,
+    /// A provider id that names no provider.
+    UnknownProvider,
+    /// Not the local API's token now.
+    TokenMismatch,
+    /// The local API's token is needed: no connected agent holds it.
+    TokenRequired,
+    /// The local API is off: turn it on first.
+    LocalApiOff,
     /// Any other problem; the message says which.
     Invalid,
 }
@@ -231,6 +241,12 @@ impl From<FieldError> for Issue {
             Rule::TeamSecretRequired => (IssueCode::Required, none()),
             Rule::NoKeysFound => (IssueCode::NoKeysFound, none()),
             Rule::KeysOfSeveralProviders => (IssueCode::KeysOfSeveralProviders, none()),
+            Rule::Blank => (IssueCode::Blank, none()),
+            Rule::BadGlob => (IssueCode::BadGlob, none()),
+            Rule::UnknownProvider => (IssueCode::UnknownProvider, none()),
+            Rule::TokenMismatch => (IssueCode::TokenMismatch, none()),
+            Rule::TokenRequired => (IssueCode::TokenRequired, none()),
+            Rule::LocalApiOff => (IssueCode::LocalApiOff, none()),
         };
         Issue::new(camel_case_path(&error.field), code, params)
     }
@@ -373,6 +389,11 @@ fn english(code: IssueCode, p: &IssueParams) -> String {
         IssueCode::NameTaken => "another provider already has this name: choose another".into(),
         IssueCode::NoKeysFound => "holds no API key".into(),
         IssueCode::KeysOfSeveralProviders => "must name keys of one provider".into(),
+        IssueCode::BadGlob => "only `*` and `?` are wildcards; no spaces, brackets or braces".into(),
+        IssueCode::UnknownProvider => "names no provider".into(),
+        IssueCode::TokenMismatch => "is not the local API's token".into(),
+        IssueCode::TokenRequired => "the local API's token is needed".into(),
+        IssueCode::LocalApiOff => "the local API is off: turn it on first".into(),
         IssueCode::CannotWrite => format!("could not be written: {}", p.reason.as_deref().unwrap_or("unknown error")),
         IssueCode::UnsupportedFile => "is neither a PNG, JPEG, WebP or GIF image nor a UTF-8 text file".into(),
         IssueCode::FileTooLarge => format!("is larger than {} bytes", p.max.unwrap_or_default()),

@@ -109,6 +109,8 @@ pub struct Limits {
     pub redis_url: Text,
     /// A team's name (the team's own rule: 1 to 64 of `A-Z a-z 0-9 . _ -`).
     pub team_name: Text,
+    /// The local API's routes (Settings → Local API): first match wins, so a few do.
+    pub routes: Items,
 }
 
 pub const LIMITS: Limits = Limits {
@@ -143,6 +145,7 @@ pub const LIMITS: Limits = Limits {
     port: Defaulted { min: 1024, max: 65535, default: DEFAULT_PORT },
     redis_url: Text { max_chars: 2048 },
     team_name: Text { max_chars: 64 },
+    routes: Items { max_items: 100 },
 };
 
 /// `LIMITS` as the TypeScript bindings declare it: a constant object, one bound a line in the

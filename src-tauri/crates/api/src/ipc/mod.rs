@@ -4,6 +4,7 @@
 //! them: the command table (`table.rs`), the one serializable error and its issues, the events,
 //! and the TypeScript generated from all of them.
 
+mod agents;
 mod app;
 mod args;
 pub mod bindings;
@@ -17,6 +18,7 @@ mod limits;
 mod local_api;
 mod problems;
 mod providers;
+mod routes;
 mod rules;
 mod settings;
 mod table;
@@ -24,6 +26,7 @@ mod team;
 mod typescript;
 mod usage;
 
+pub use agents::*;
 pub use app::*;
 pub use args::{parse, CommandArgs, IdArgs, NoArgs, ProviderArgs};
 pub use bulk::*;
@@ -36,6 +39,7 @@ pub use limits::LIMITS;
 pub use local_api::*;
 pub use problems::*;
 pub use providers::*;
+pub use routes::*;
 pub use settings::*;
 pub use table::{command, Answer, Command, Emit, Kind, Pending, Run, COMMANDS};
 pub use team::*;

@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::agents::{AgentsDto, ConnectAgentArgs, DisconnectAgentArgs};
 use super::app::{AppStatus, PreferencesDto, SetPreferencesArgs};
 use super::args::{parse, IdArgs, NoArgs, ProviderArgs};
 use super::bulk::{
@@ -36,6 +37,7 @@ use super::providers::{
     AddProviderArgs, DeletedProviderDto, ListModelsArgs, ListModelsForArgs, ModelListDto, ProviderDto,
     UpdateProviderArgs,
 };
+use super::routes::{RouteDto, RouteTestDto, SetRoutesArgs, TestRouteArgs};
 use super::settings::{SettingsDto, UpdateSettingsArgs};
 use super::team::{ConnectTeamArgs, TeamSecretDto, TeamStatusDto};
 use super::typescript::TypeSet;
@@ -43,7 +45,7 @@ use super::usage::{
     DeletedPrice, ExportResult, ModelArgs, PriceDto, PurgeUsageArgs, Purged, SeriesDto, SetPriceArgs, UsageRangeArgs,
     UsageSeriesArgs, UsageSummaryDto,
 };
-use super::{app, bulk, chat, keys, local_api, providers, settings, team, usage};
+use super::{agents, app, bulk, chat, keys, local_api, providers, routes, settings, team, usage};
 use crate::AppContext;
 
 /// What a command answers: its result as JSON text, or the one error. Text, not a `Value`: the
@@ -194,6 +196,12 @@ commands! {
     sync   "localApi:getStatus"        (NoArgs)             -> LocalApiStatusDto       => local_api::status;
     async  "localApi:configure"        (ConfigureLocalApiArgs) -> LocalApiConfiguredDto => local_api::configure;
     async  "localApi:regenerateToken"  (NoArgs)             -> LocalApiTokenDto        => local_api::regenerate_token;
+    sync   "localApi:getRoutes"        (NoArgs)             -> Vec<RouteDto>           => routes::list;
+    sync   "localApi:setRoutes"        (SetRoutesArgs)      -> Vec<RouteDto>           => routes::set;
+    async  "localApi:testRoute"        (TestRouteArgs)      -> RouteTestDto            => routes::test;
+    sync   "localApi:getAgents"        (NoArgs)             -> AgentsDto               => agents::list;
+    sync   "localApi:connectAgent"     (ConnectAgentArgs)   -> AgentsDto               => agents::connect;
+    sync   "localApi:disconnectAgent"  (DisconnectAgentArgs) -> AgentsDto              => agents::disconnect;
     sync   "team:getStatus"            (NoArgs)             -> TeamStatusDto           => team::status;
     async  "team:connect"              (ConnectTeamArgs)    -> TeamStatusDto           => team::connect;
     async  "team:disconnect"           (NoArgs)             -> TeamStatusDto           => team::disconnect;

@@ -18,7 +18,10 @@ use keypool_store::{providers, settings, Database};
 use super::providers::{address_of, answerable, endpoint_of};
 use super::{Providers, Result, ServiceError, Vault, WritePath};
 
+mod routes;
+
 pub use keypool_gateway::DEFAULT_PORT;
+pub use routes::{Resolution, RouteState, RouteTest, RouteTestOutcome, RouteView, Via, ROUTE_TEST_SOURCE};
 
 const ENABLED: &str = "localApi.enabled";
 const PORT: &str = "localApi.port";
@@ -60,13 +63,19 @@ impl LocalApi {
         vault: Arc<Vault>,
         providers: Arc<Providers>,
     ) -> Self {
+        // The routes the user kept apply from the start (a server replaces them with its file's).
+        let kept = db.lock().map_err(ServiceError::from).and_then(|c| Ok(settings::get(&c, routes::ROUTES)?));
+        let kept = kept.unwrap_or_else(|error| {
+            tracing::error!(%error, "the local API's routes cannot be read; none apply");
+            None
+        });
         let routes = Arc::new(StoreRoutes {
             db: db.clone(),
             vault,
             writes,
             providers,
             snapshot: Mutex::new(None),
-            model_routes: std::sync::RwLock::new(Vec::new()),
+            model_routes: std::sync::RwLock::new(routes::stored(kept)),
         });
         LocalApi {
             db,
@@ -168,6 +177,13 @@ impl LocalApi {
             gateway.set_token_hash(token_hash(&token));
         }
         Ok(token)
+    }
+
+    /// Whether `token` is the endpoint's token now, compared by its SHA-256 (the token itself
+    /// is not kept); none is before the endpoint was first enabled.
+    pub fn is_current_token(&self, token: &str) -> Result<bool> {
+        let kept = self.stored::<String>(TOKEN_HASH)?.and_then(|h| unhex(&h));
+        Ok(kept.is_some_and(|hash| hash == token_hash(token)))
     }
 
     fn new_token(&self) -> Result<String> {
@@ -364,36 +380,7 @@ impl StoreRoutes {
 
 impl Routes for StoreRoutes {
     fn route(&self, dialect: Dialect, model: &str) -> std::result::Result<Route, Unrouted> {
-        let served = self.served();
-        let named =
-            |name: &str| served.iter().find(|p| p.id.eq_ignore_ascii_case(name) || p.name.eq_ignore_ascii_case(name));
-        // A route the user wrote: to its provider whatever its dialect (translated when another).
-        let routes = self.model_routes.read().unwrap_or_else(|e| e.into_inner());
-        if let Some(route) = routes.iter().find(|r| r.matches(model)) {
-            if let Some(provider) = named(&route.provider) {
-                return Ok(Route { endpoint: provider.endpoint.clone(), model: route.to_model.clone() });
-            }
-        }
-        drop(routes);
-        // `provider/model`, the provider by id or name (asked in its own dialect, translated when
-        // it is another); otherwise the whole name is the model (ids may hold a `/` themselves).
-        if let Some((prefix, rest)) = model.split_once('/') {
-            if let Some(provider) = named(prefix) {
-                return Ok(Route { endpoint: provider.endpoint.clone(), model: rest.to_owned() });
-            }
-        }
-        let listing = |p: &&Served| p.models.iter().any(|m| m == model);
-        // A provider with keys first; one without still answers, with why it cannot.
-        let mut same_dialect: Vec<&Served> =
-            served.iter().filter(|p| Dialect::of_wire(p.endpoint.kind.row().wire) == dialect).filter(listing).collect();
-        same_dialect.sort_by_key(|p| !p.usable);
-        if let Some(provider) = same_dialect.first() {
-            return Ok(Route { endpoint: provider.endpoint.clone(), model: model.to_owned() });
-        }
-        match served.iter().find(listing) {
-            Some(other) => Err(Unrouted::OtherDialect { provider: other.name.clone() }),
-            None => Err(Unrouted::Unknown),
-        }
+        routes::route(self, dialect, model)
     }
 
     /// Asks each provider of `dialect` that can answer, and whose models endpoint was not asked

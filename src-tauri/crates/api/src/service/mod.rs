@@ -3,6 +3,7 @@
 //! statuses, the completion service's events), never the transport: nothing here knows about
 //! IPC, JSON shapes or Tauri.
 
+mod agents;
 mod attachments;
 mod bulk;
 mod chats;
@@ -25,6 +26,9 @@ mod write_path;
 use keypool::PoolError;
 use keypool_store::StoreError;
 
+pub use agents::{
+    Agent, AgentFileProblem, AgentHome, AgentStatus, Agents, AgentsOverview, Connection, TokenState, AGENTS,
+};
 pub use attachments::{
     AttachmentInfo, AttachmentKind, Attachments, Variant, MAX_ATTACHMENTS, MAX_IMAGE_BYTES, MAX_TEXT_BYTES,
     SEND_LONG_SIDE,
@@ -41,7 +45,10 @@ pub use events::{EventSink, NoEvents};
 pub(crate) use keys::StoreLoader;
 pub use keys::{ApiKey, KeyPatch, Keys, NewKey, PoolStatus};
 pub use ledger::Ledger;
-pub use local_api::{LocalApi, LocalApiStatus, ModelRoute, DEFAULT_PORT};
+pub use local_api::{
+    LocalApi, LocalApiStatus, ModelRoute, Resolution, RouteState, RouteTest, RouteTestOutcome, RouteView, Via,
+    DEFAULT_PORT, ROUTE_TEST_SOURCE,
+};
 pub use members::{Budget, BudgetPeriod, Member, MemberLimits, MemberSource, Members, Spent};
 pub use preferences::{Language, Page, Preferences, Theme, UiPreferences, PREFERENCES_FILE_NAME};
 pub use problem::{FieldError, Rule};
@@ -100,6 +107,19 @@ pub enum ServiceError {
     /// The provider did not answer as asked (listing models).
     #[error("the provider answered: {}", .0.message)]
     Upstream(keypool_llm::ModelsFailure),
+    /// A coding agent's configuration file stopped Connect or Disconnect (nothing of it was
+    /// changed).
+    #[error("{}: {}", path.display(), agent_file_problem(problem))]
+    AgentFile { path: std::path::PathBuf, problem: AgentFileProblem },
+}
+
+fn agent_file_problem(problem: &AgentFileProblem) -> String {
+    match problem {
+        AgentFileProblem::Malformed { reason } => format!("cannot be merged, left as it is: {reason}"),
+        AgentFileProblem::Unreadable { reason } => format!("cannot be read: {reason}"),
+        AgentFileProblem::Unwritable { reason } => format!("cannot be written: {reason}"),
+        AgentFileProblem::Changed => "changed since Keypool connected the agent".to_owned(),
+    }
 }
 
 impl ServiceError {

@@ -53,6 +53,19 @@ pub enum Rule {
     NoKeysFound,
     /// A bulk change names keys of more than one provider (or none).
     KeysOfSeveralProviders,
+    /// Empty, or only spaces, where something must be written (a route's glob, its model).
+    Blank,
+    /// A route's glob with characters this matcher does not read (`[`, `]`, `{`, `}`, spaces,
+    /// controls): only `*` (any run) and `?` (one character) are wildcards.
+    BadGlob,
+    /// A provider id that names no provider.
+    UnknownProvider,
+    /// A local API token that is not the endpoint's token now.
+    TokenMismatch,
+    /// The local API's token is needed (no connected agent holds it) and was not given.
+    TokenRequired,
+    /// The local API is off: turn it on first (it makes the token agents are given).
+    LocalApiOff,
 }
 
 /// One rule broken by one input field, named as the service's input names it (snake_case);

@@ -1,5 +1,6 @@
 //! The IPC layer, end to end below Tauri: JSON in, JSON out, a real SQLite file underneath.
 
+mod agents;
 mod app_status;
 mod attachments;
 mod bulk_keys;
@@ -15,6 +16,7 @@ mod llm_config;
 mod load;
 mod local_api;
 mod providers;
+mod routes;
 mod secrets_in_logs;
 mod support;
 mod team;

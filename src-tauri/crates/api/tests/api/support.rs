@@ -278,6 +278,8 @@ pub fn context_with(
             keychain,
             team: None,
             tap: None,
+            // The agents' files in the test's own folder, never the user's.
+            agent_home: Some(keypool_api::service::AgentHome::in_home(&dir.join("home"))),
         },
     )
 }

@@ -1,0 +1,110 @@
+//! Gemini CLI: `~/.gemini/settings.json` (the API-key sign-in chosen, so it asks for no
+//! other, and the model when one is given) and `~/.gemini/.env`, which it reads for the endpoint
+//! and the key (in a folder it trusts; a variable already set in the shell wins over the file).
+
+use super::json::{self, Json};
+use keypool::Secret;
+
+use super::{Configured, Malformed, Setup};
+
+pub(super) const BASE_URL: &str = "GOOGLE_GEMINI_BASE_URL";
+pub(super) const KEY: &str = "GEMINI_API_KEY";
+/// The sign-in Gemini CLI uses with `GEMINI_API_KEY`.
+const AUTH_TYPE: &str = "gemini-api-key";
+
+/// `settings.json` and `.env`, in that order.
+pub(super) fn plan(files: &[Option<Vec<u8>>], setup: &Setup) -> Result<Vec<Vec<u8>>, Malformed> {
+    let malformed = |reason| Malformed { file: 0, reason };
+    let mut settings = json::parse_object(files[0].as_deref().unwrap_or_default()).map_err(malformed)?;
+    let security = json::object_at(&mut settings, "security").map_err(malformed)?;
+    let auth = json::object_at(security, "auth").map_err(malformed)?;
+    json::set(auth, "selectedType", Json::String(AUTH_TYPE.to_owned()));
+    match (setup.model, setup.previous_model) {
+        (Some(model), _) => {
+            let model_settings = json::object_at(&mut settings, "model").map_err(malformed)?;
+            json::set(model_settings, "name", Json::String(model.to_owned()));
+        }
+        (None, Some(previous)) => {
+            if let Some(Json::Object(model_settings)) = settings.iter_mut().find(|(k, _)| k == "model").map(|(_, v)| v)
+            {
+                if json::text(model_settings, "name") == Some(previous) {
+                    json::remove(model_settings, "name");
+                }
+            }
+        }
+        (None, None) => {}
+    }
+    let env = files[1].as_deref().unwrap_or_default();
+    let env =
+        std::str::from_utf8(env).map_err(|_| Malformed { file: 1, reason: "the file is not UTF-8 text".to_owned() })?;
+    let env = set_variables(env, &[(BASE_URL, setup.address), (KEY, setup.token)]);
+    Ok(vec![json::write_object(&settings), env.into_bytes()])
+}
+
+/// What the two files point Gemini CLI at.
+pub(super) fn read(files: &[Option<Vec<u8>>]) -> Configured {
+    let env = files[1].as_deref().and_then(|bytes| std::str::from_utf8(bytes).ok()).unwrap_or_default();
+    let model = files[0].as_deref().and_then(|bytes| json::parse_object(bytes).ok()).and_then(|settings| {
+        let Some(Json::Object(model)) = json::get(&settings, "model") else { return None };
+        json::text(model, "name").map(str::to_owned)
+    });
+    Configured { base_url: variable(env, BASE_URL), token: variable(env, KEY).map(Secret::new), model }
+}
+
+/// The name a `.env` line assigns (`NAME=…` or `export NAME=…`), if it assigns one.
+fn assigned(line: &str) -> Option<&str> {
+    let line = line.trim_start();
+    let line = line.strip_prefix("export ").map_or(line, str::trim_start);
+    let (name, _) = line.split_once('=')?;
+    let name = name.trim_end();
+    (!name.is_empty() && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())).then_some(name)
+}
+
+/// The value of the last line assigning `name`, its quotes taken off.
+fn variable(env: &str, name: &str) -> Option<String> {
+    let line = env.lines().rfind(|line| assigned(line) == Some(name))?;
+    let value = line.split_once('=')?.1.trim();
+    let unquoted = ['"', '\''].iter().find_map(|q| value.strip_prefix(*q).and_then(|v| v.strip_suffix(*q)));
+    Some(unquoted.unwrap_or(value).to_owned())
+}
+
+/// `env` with every line assigning one of `variables` taken out and `NAME=value` lines for them
+/// added at the end; every other line (comments, blank lines, line endings) as it was.
+fn set_variables(env: &str, variables: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(env.len() + 128);
+    for line in env.split_inclusive('\n') {
+        if !variables.iter().any(|(name, _)| assigned(line) == Some(*name)) {
+            out.push_str(line);
+        }
+    }
+    let newline = if env.contains("\r\n") { "\r\n" } else { "\n" };
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push_str(newline);
+    }
+    for (name, value) in variables {
+        out.push_str(&format!("{name}={value}{newline}"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_env_file_keeps_its_other_lines_and_gets_one_assignment_of_each_variable() {
+        let env = "# mine\nOTHER=1\nexport GEMINI_API_KEY=\"AIza-old\"\n\nGEMINI_API_KEY=again";
+        let set = set_variables(env, &[(BASE_URL, "http://127.0.0.1:4141"), (KEY, "kp-local-x")]);
+        assert_eq!(
+            set, "# mine\nOTHER=1\n\nGOOGLE_GEMINI_BASE_URL=http://127.0.0.1:4141\nGEMINI_API_KEY=kp-local-x\n",
+            "the old key's lines go, the rest stays, ours come last"
+        );
+        assert_eq!(
+            set_variables(&set, &[(BASE_URL, "http://127.0.0.1:4141"), (KEY, "kp-local-x")]),
+            set,
+            "twice: the same"
+        );
+        assert_eq!(variable(env, KEY).as_deref(), Some("again"), "the last assignment is the one read");
+        assert_eq!(variable("export GEMINI_API_KEY='q'\n", KEY).as_deref(), Some("q"), "quotes come off");
+    }
+}

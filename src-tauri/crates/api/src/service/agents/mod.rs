@@ -1,0 +1,503 @@
+//! Coding agents on the local API: Claude Code, Codex CLI and Gemini CLI pointed at this
+//! Keypool by writing their own configuration files, and put back as they were.
+//!
+//! Invariants:
+//! - Connect writes nothing before every file it will change was read and merged: a file it
+//!   cannot read or merge (not JSON, not TOML, a key of the wrong type) is reported and left
+//!   untouched, and so are the others.
+//! - Before the first write, each file's bytes (or its absence) and its mode are kept in the
+//!   app's data directory, with a manifest that says what Keypool wrote; Disconnect puts those
+//!   bytes back exactly (or removes a file that did not exist, and the folders made for it).
+//!   Connecting again keeps the first backup.
+//! - Every write is atomic (a temporary file in the same folder, flushed, renamed over), new files
+//!   are readable by their owner only (they hold the token), and a symbolic link is written
+//!   through, not replaced.
+//! - The token is never logged: it is a [`Secret`], and errors name files, never their text.
+
+mod claude;
+mod codex;
+mod files;
+mod gemini;
+mod json;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use keypool::{Clock, Secret};
+use keypool_gateway::Dialect;
+use keypool_store::{sources, Database};
+use serde::{Deserialize, Serialize};
+
+use super::local_api::{LocalApi, Resolution};
+use super::{Result, Rule, ServiceError};
+
+pub use files::AgentFileProblem;
+
+/// A coding agent Keypool can connect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+    GeminiCli,
+}
+
+/// Every agent, in the order the panel shows them.
+pub const AGENTS: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::GeminiCli];
+
+/// Where each agent keeps its configuration: `~/.claude`, `~/.codex`, `~/.gemini` by default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentHome {
+    pub claude: PathBuf,
+    pub codex: PathBuf,
+    pub gemini: PathBuf,
+}
+
+impl AgentHome {
+    /// The agents' folders in the home folder `home` (tests use a temporary one).
+    pub fn in_home(home: &Path) -> AgentHome {
+        AgentHome { claude: home.join(".claude"), codex: home.join(".codex"), gemini: home.join(".gemini") }
+    }
+
+    /// The user's: their home folder, with `CLAUDE_CONFIG_DIR` and `CODEX_HOME` where set (the
+    /// agents read those too). `None` without a home folder.
+    pub fn of_user() -> Option<AgentHome> {
+        let mut home = AgentHome::in_home(&std::env::home_dir()?);
+        let set = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        if let Some(dir) = set("CLAUDE_CONFIG_DIR") {
+            home.claude = dir;
+        }
+        if let Some(dir) = set("CODEX_HOME") {
+            home.codex = dir;
+        }
+        Some(home)
+    }
+}
+
+/// An agent's facts: one row each, from which everything else is read.
+struct AgentRow {
+    agent: Agent,
+    /// The name of its backups' folder.
+    slug: &'static str,
+    /// The API it speaks to the local API.
+    dialect: Dialect,
+    /// How its requests' `User-Agent` starts (the ledger's `source`): `claude-cli/2.1.328 …`,
+    /// `codex_exec/0.169.0 …` or `codex_cli_rs/…`, `GeminiCLI-tui/0.61.0/…`.
+    user_agent: &'static str,
+    /// The model it asks for when none is set, as its current package does (Claude Code
+    /// 2.1.328, Codex CLI 0.169.0, Gemini CLI 0.61.0).
+    default_model: &'static str,
+    files: fn(&AgentHome) -> Vec<PathBuf>,
+    /// Its files (read, `None` when absent) merged with the setup, or why one cannot be.
+    plan: Plan,
+    /// What its files point it at.
+    read: fn(&[Option<Vec<u8>>]) -> Configured,
+}
+
+/// An agent's files as read (`None`: absent), merged with a setup into what Connect writes.
+type Plan = fn(&[Option<Vec<u8>>], &Setup) -> std::result::Result<Vec<Vec<u8>>, Malformed>;
+
+const ROWS: [AgentRow; 3] = [
+    AgentRow {
+        agent: Agent::ClaudeCode,
+        slug: "claude-code",
+        dialect: Dialect::Anthropic,
+        user_agent: "claude-cli/",
+        default_model: "claude-opus-5-5",
+        files: |home| vec![home.claude.join("settings.json")],
+        plan: claude::plan,
+        read: claude::read,
+    },
+    AgentRow {
+        agent: Agent::Codex,
+        slug: "codex",
+        dialect: Dialect::OpenAi,
+        user_agent: "codex_",
+        default_model: "gpt-6.1-sol",
+        files: |home| vec![home.codex.join("config.toml")],
+        plan: codex::plan,
+        read: codex::read,
+    },
+    AgentRow {
+        agent: Agent::GeminiCli,
+        slug: "gemini-cli",
+        dialect: Dialect::Gemini,
+        user_agent: "GeminiCLI",
+        default_model: "gemini-3.1-pro-preview",
+        files: |home| vec![home.gemini.join("settings.json"), home.gemini.join(".env")],
+        plan: gemini::plan,
+        read: gemini::read,
+    },
+];
+
+impl Agent {
+    fn row(self) -> &'static AgentRow {
+        ROWS.iter().find(|row| row.agent == self).expect("every agent has a row")
+    }
+
+    /// The API it speaks.
+    pub fn dialect(self) -> Dialect {
+        self.row().dialect
+    }
+
+    /// The model it asks for when its files set none.
+    pub fn default_model(self) -> &'static str {
+        self.row().default_model
+    }
+
+    /// The agent whose requests carry `user_agent` (the ledger's `source`), if one does.
+    pub fn of_user_agent(user_agent: &str) -> Option<Agent> {
+        ROWS.iter().find(|row| user_agent.starts_with(row.user_agent)).map(|row| row.agent)
+    }
+}
+
+/// What Connect writes into an agent's files.
+pub(super) struct Setup<'a> {
+    /// `http://127.0.0.1:PORT`.
+    address: &'a str,
+    token: &'a str,
+    model: Option<&'a str>,
+    /// The model an earlier Connect set, taken out again when none is given now.
+    previous_model: Option<&'a str>,
+}
+
+/// A file an agent's plan cannot merge: its index in the row's files, and why.
+pub(super) struct Malformed {
+    file: usize,
+    reason: String,
+}
+
+/// What an agent's files point it at now.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Configured {
+    base_url: Option<String>,
+    token: Option<Secret>,
+    model: Option<String>,
+}
+
+/// One agent as the panel shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentStatus {
+    pub agent: Agent,
+    /// The files Connect writes (and Disconnect puts back).
+    pub files: Vec<PathBuf>,
+    /// Set while Keypool's Connect is in force.
+    pub connection: Option<Connection>,
+    /// Its files point it at this local API now (its address, whoever wrote them).
+    pub points_here: bool,
+    /// The token its files hold, compared with the local API's.
+    pub token: TokenState,
+    /// The model its files set, if any.
+    pub model: Option<String>,
+    /// Where the model it will ask for (the one set, or its default) goes now.
+    pub resolution: Resolution,
+    /// When the local API last heard from it (the ledger, by user agent).
+    pub last_call: Option<i64>,
+    /// A file of its that cannot be read or merged now.
+    pub problem: Option<(PathBuf, AgentFileProblem)>,
+}
+
+/// Keypool's connection of an agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Connection {
+    pub connected_at: i64,
+    /// The model Connect set, if any.
+    pub model: Option<String>,
+    /// Files changed since Connect wrote them (by the user or by the agent): Disconnect would
+    /// undo those changes too.
+    pub changed: Vec<PathBuf>,
+}
+
+/// The token an agent's files hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenState {
+    None,
+    /// The local API's token now.
+    Current,
+    /// Another one: an older token of this local API (regenerated since), or some other key.
+    Other,
+}
+
+/// Every agent, and what Connect needs to know about the local API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentsOverview {
+    pub agents: Vec<AgentStatus>,
+    /// A connected agent holds the local API's token now, so Connect needs none given.
+    pub token_known: bool,
+    /// The address agents are given: `http://127.0.0.1:PORT`.
+    pub address: String,
+}
+
+/// What the manifest of a connected agent says, kept beside its backups.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Manifest {
+    connected_at: i64,
+    model: Option<String>,
+    files: Vec<files::Kept>,
+}
+
+/// Connects, disconnects and reports the coding agents.
+pub struct Agents {
+    db: Arc<Database>,
+    clock: Arc<dyn Clock>,
+    /// `None`: no home folder (nothing to connect).
+    home: Option<AgentHome>,
+    /// Where backups and manifests are kept: `agents/` in the data directory.
+    kept: PathBuf,
+}
+
+impl Agents {
+    pub(crate) fn new(db: Arc<Database>, clock: Arc<dyn Clock>, home: Option<AgentHome>, data_dir: &Path) -> Agents {
+        Agents { db, clock, home, kept: data_dir.join("agents") }
+    }
+
+    fn home(&self) -> Result<&AgentHome> {
+        self.home.as_ref().ok_or_else(|| ServiceError::NotSaved {
+            what: "agent configuration",
+            reason: "there is no home folder".to_owned(),
+        })
+    }
+
+    fn manifest_path(&self, agent: Agent) -> PathBuf {
+        self.kept.join(format!("{}.json", agent.row().slug))
+    }
+
+    fn manifest(&self, agent: Agent) -> Result<Option<Manifest>> {
+        let path = self.manifest_path(agent);
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| ServiceError::AgentFile {
+                path,
+                problem: AgentFileProblem::Malformed { reason: e.to_string() },
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => {
+                Err(ServiceError::AgentFile { path, problem: AgentFileProblem::Unreadable { reason: e.to_string() } })
+            }
+        }
+    }
+
+    /// Every agent as it stands, against `local_api`.
+    pub fn overview(&self, local_api: &LocalApi) -> Result<AgentsOverview> {
+        let address = address_of(local_api)?;
+        let home = self.home()?;
+        let mut agents = Vec::with_capacity(AGENTS.len());
+        let mut token_known = false;
+        for agent in AGENTS {
+            let status = self.status_of(agent, home, &address, local_api)?;
+            token_known |= status.connection.is_some() && status.token == TokenState::Current;
+            agents.push(status);
+        }
+        Ok(AgentsOverview { agents, token_known, address })
+    }
+
+    fn status_of(&self, agent: Agent, home: &AgentHome, address: &str, local_api: &LocalApi) -> Result<AgentStatus> {
+        let row = agent.row();
+        let paths = (row.files)(home);
+        let mut problem = None;
+        let mut contents = Vec::with_capacity(paths.len());
+        for path in &paths {
+            match files::read(path) {
+                Ok(bytes) => contents.push(bytes),
+                Err(p) => {
+                    problem.get_or_insert((path.clone(), p));
+                    contents.push(None);
+                }
+            }
+        }
+        if problem.is_none() {
+            let probe = Setup { address, token: "", model: None, previous_model: None };
+            if let Err(m) = (row.plan)(&contents, &probe) {
+                problem = Some((paths[m.file].clone(), AgentFileProblem::Malformed { reason: m.reason }));
+            }
+        }
+        let configured = (row.read)(&contents);
+        let connection = self.manifest(agent)?.map(|manifest| {
+            let changed = manifest
+                .files
+                .iter()
+                .filter(|kept| files::digest_of(&kept.path).as_deref() != Some(kept.written.as_str()))
+                .map(|kept| kept.path.clone())
+                .collect();
+            Connection { connected_at: manifest.connected_at, model: manifest.model, changed }
+        });
+        let token = match &configured.token {
+            None => TokenState::None,
+            Some(token) if local_api.is_current_token(token.expose())? => TokenState::Current,
+            Some(_) => TokenState::Other,
+        };
+        let points_here = configured.base_url.as_deref().is_some_and(|url| same_address(url, address));
+        let asked = configured.model.clone().unwrap_or_else(|| row.default_model.to_owned());
+        let last_call = sources::last_call(&*self.db.lock()?, row.user_agent)?;
+        Ok(AgentStatus {
+            agent,
+            files: paths,
+            connection,
+            points_here,
+            token,
+            model: configured.model,
+            resolution: local_api.resolve(row.dialect, &asked),
+            last_call,
+            problem,
+        })
+    }
+
+    /// Points `agent` at `local_api`: its files merged with the address, the token and `model`
+    /// (none: the model its files set, or its default), after keeping them as they were (unless
+    /// it is connected already: the first backup stands). `token` may be left out when a
+    /// connected agent holds the current one.
+    pub fn connect(
+        &self,
+        agent: Agent,
+        token: Option<Secret>,
+        model: Option<String>,
+        local_api: &LocalApi,
+    ) -> Result<AgentsOverview> {
+        let status = local_api.status()?;
+        if !status.enabled {
+            return Err(ServiceError::invalid("", Rule::LocalApiOff));
+        }
+        let address = address_of(local_api)?;
+        let home = self.home()?;
+        let token = match token {
+            Some(token) if local_api.is_current_token(token.expose())? => token,
+            Some(_) => return Err(ServiceError::invalid("token", Rule::TokenMismatch)),
+            None => {
+                self.known_token(home, local_api)?.ok_or_else(|| ServiceError::invalid("token", Rule::TokenRequired))?
+            }
+        };
+        let row = agent.row();
+        let paths: Vec<PathBuf> = (row.files)(home).iter().map(|p| files::through_links(p)).collect();
+        let mut contents = Vec::with_capacity(paths.len());
+        for path in &paths {
+            contents
+                .push(files::read(path).map_err(|problem| ServiceError::AgentFile { path: path.clone(), problem })?);
+        }
+        let previous = self.manifest(agent)?;
+        let setup = Setup {
+            address: &address,
+            token: token.expose(),
+            model: model.as_deref(),
+            previous_model: previous.as_ref().and_then(|m| m.model.as_deref()),
+        };
+        let planned = (row.plan)(&contents, &setup).map_err(|m| ServiceError::AgentFile {
+            path: paths[m.file].clone(),
+            problem: AgentFileProblem::Malformed { reason: m.reason },
+        })?;
+        // Kept before anything of the agent's is written (the first backup stands).
+        let backups = self.kept.join(row.slug);
+        let earlier = |path: &PathBuf| previous.as_ref().and_then(|m| m.files.iter().find(|kept| &kept.path == path));
+        let kept_files = paths
+            .iter()
+            .zip(&planned)
+            .enumerate()
+            .map(|(i, (path, bytes))| match earlier(path) {
+                Some(kept) => Ok(files::Kept { written: files::digest(bytes), ..kept.clone() }),
+                None => files::keep(&backups, &format!("{i}.backup"), path, bytes),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let manifest = Manifest {
+            connected_at: previous.as_ref().map_or_else(|| self.clock.now().as_millis(), |m| m.connected_at),
+            model: model.clone(),
+            files: kept_files,
+        };
+        self.write_manifest(agent, &manifest)?;
+        let mut written: Vec<&Path> = Vec::new();
+        for (path, bytes) in paths.iter().zip(&planned) {
+            if let Err(problem) = files::write(path, bytes) {
+                // What was written goes back, so a half-connected agent is not left behind.
+                for done in written {
+                    if let Some(kept) = manifest.files.iter().find(|k| k.path == done) {
+                        let _ = files::restore(&backups, kept);
+                    }
+                }
+                if previous.is_none() {
+                    let _ = self.forget(agent);
+                }
+                return Err(ServiceError::AgentFile { path: path.clone(), problem });
+            }
+            written.push(path);
+        }
+        tracing::info!(agent = row.slug, files = paths.len(), "coding agent connected to the local API");
+        self.overview(local_api)
+    }
+
+    /// Puts `agent`'s files back as they were before Connect, byte for byte (a file that did not
+    /// exist is removed, with the folders made for it). Refused with the files changed since
+    /// Connect (by the user or the agent) unless `force`: restoring would undo those changes.
+    /// Nothing to do when it is not connected.
+    pub fn disconnect(&self, agent: Agent, force: bool, local_api: &LocalApi) -> Result<AgentsOverview> {
+        let Some(manifest) = self.manifest(agent)? else { return self.overview(local_api) };
+        if !force {
+            let changed: Vec<PathBuf> = manifest
+                .files
+                .iter()
+                .filter(|kept| files::digest_of(&kept.path).as_deref() != Some(kept.written.as_str()))
+                .map(|kept| kept.path.clone())
+                .collect();
+            if let Some(path) = changed.into_iter().next() {
+                return Err(ServiceError::AgentFile { path, problem: AgentFileProblem::Changed });
+            }
+        }
+        let backups = self.kept.join(agent.row().slug);
+        for kept in &manifest.files {
+            files::restore(&backups, kept)
+                .map_err(|problem| ServiceError::AgentFile { path: kept.path.clone(), problem })?;
+        }
+        self.forget(agent)?;
+        tracing::info!(agent = agent.row().slug, "coding agent disconnected: its files are as they were");
+        self.overview(local_api)
+    }
+
+    /// The local API's current token, from a connected agent's files, if one holds it.
+    fn known_token(&self, home: &AgentHome, local_api: &LocalApi) -> Result<Option<Secret>> {
+        for row in &ROWS {
+            if self.manifest(row.agent)?.is_none() {
+                continue;
+            }
+            let contents: Vec<Option<Vec<u8>>> =
+                (row.files)(home).iter().map(|path| files::read(path).ok().flatten()).collect();
+            if let Some(token) = (row.read)(&contents).token {
+                if local_api.is_current_token(token.expose())? {
+                    return Ok(Some(token));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn write_manifest(&self, agent: Agent, manifest: &Manifest) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(manifest).expect("a manifest serializes");
+        let path = self.manifest_path(agent);
+        files::write_private(&path, &bytes).map_err(|problem| ServiceError::AgentFile { path, problem })
+    }
+
+    /// Drops the manifest and backups of `agent`.
+    fn forget(&self, agent: Agent) -> Result<()> {
+        let path = self.manifest_path(agent);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(ServiceError::AgentFile {
+                    path,
+                    problem: AgentFileProblem::Unwritable { reason: e.to_string() },
+                })
+            }
+        }
+        let _ = std::fs::remove_dir_all(self.kept.join(agent.row().slug));
+        Ok(())
+    }
+}
+
+/// The address agents are given: the local API's, on its port now.
+fn address_of(local_api: &LocalApi) -> Result<String> {
+    Ok(format!("http://127.0.0.1:{}", local_api.status()?.port))
+}
+
+/// Whether `url` is `address`, or below it (Codex's ends in `/v1`), `localhost` counting as
+/// `127.0.0.1`.
+fn same_address(url: &str, address: &str) -> bool {
+    let url = url.trim().trim_end_matches('/').replacen("://localhost:", "://127.0.0.1:", 1);
+    url == address || url.strip_prefix(address).is_some_and(|rest| rest == "/v1")
+}

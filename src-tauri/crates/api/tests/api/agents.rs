@@ -1,0 +1,342 @@
+//! The Coding agents panel end to end below Tauri: Claude Code's, Codex CLI's and Gemini CLI's own
+//! files, in a home folder of the test's own, merged on Connect and put back on Disconnect.
+
+use std::path::{Path, PathBuf};
+
+use keypool_fake_provider::{FakeProvider, Reply};
+use serde_json::{json, Value};
+
+use crate::support::Harness;
+
+const KEY: &str = "sk-agents-AAAAAAAAAAAAAAAAAAAAAAAA-0001";
+
+/// The test's home folder (see `support::context_with`).
+fn home(h: &Harness) -> PathBuf {
+    h.dir.path().join("home")
+}
+
+fn write(path: &Path, bytes: &[u8]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// The local API on (on a free port), an OpenAI-compatible provider with a key: the token.
+async fn local_api_on(h: &Harness) -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let configured = h.call_async("localApi:configure", json!({ "enabled": true, "port": port })).await.unwrap();
+    configured["token"].as_str().expect("the token, the first time").to_owned()
+}
+
+fn agent<'a>(overview: &'a Value, name: &str) -> &'a Value {
+    overview["agents"].as_array().unwrap().iter().find(|a| a["agent"] == name).unwrap()
+}
+
+const CLAUDE_BEFORE: &[u8] = b"{\n    \"permissions\": { \"allow\": [\"Bash(ls:*)\"] },\n    \"env\": { \"DISABLE_TELEMETRY\": \"1\" },\n    \"theme\": \"dark\"\n}";
+const CODEX_BEFORE: &[u8] = b"# my Codex\nmodel = \"o4-mini\"\napproval_policy = \"on-request\"\n\n[model_providers.other]\nname = \"Other\" # kept\nbase_url = \"https://example.com/v1\"\n\n[profiles.fast]\nmodel = \"gpt-5-mini\"\n";
+const GEMINI_SETTINGS_BEFORE: &[u8] =
+    b"{\"ui\":{\"theme\":\"GitHub\"},\"security\":{\"folderTrust\":{\"enabled\":true}}}";
+const GEMINI_ENV_BEFORE: &[u8] = b"# secrets\r\nOTHER_TOOL_KEY=abc\r\nGEMINI_API_KEY=AIza-mine\r\n";
+
+/// Every agent's files with settings of the user's own, as they were before Keypool.
+fn users_files(h: &Harness) -> Vec<(PathBuf, &'static [u8])> {
+    let home = home(h);
+    let files = vec![
+        (home.join(".claude/settings.json"), CLAUDE_BEFORE),
+        (home.join(".codex/config.toml"), CODEX_BEFORE),
+        (home.join(".gemini/settings.json"), GEMINI_SETTINGS_BEFORE),
+        (home.join(".gemini/.env"), GEMINI_ENV_BEFORE),
+    ];
+    for (path, bytes) in &files {
+        write(path, bytes);
+    }
+    files
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connect_merges_into_each_agents_files_and_disconnect_puts_their_bytes_back() {
+    let h = Harness::new();
+    let token = local_api_on(&h).await;
+    let files = users_files(&h);
+    #[cfg(unix)]
+    set_mode(&files[1].0, 0o640);
+    let home = home(&h);
+
+    h.ok("localApi:connectAgent", json!({ "agent": "claudeCode", "token": token, "model": "claude-sonnet-4-6" }));
+    let overview = h.ok("localApi:connectAgent", json!({ "agent": "codex" }));
+    assert_eq!(overview["tokenKnown"], true, "a connected agent holds the token: Codex needed none given");
+    let overview = h.ok("localApi:connectAgent", json!({ "agent": "geminiCli" }));
+    let address = overview["address"].as_str().unwrap().to_owned();
+
+    let claude: Value = serde_json::from_slice(&std::fs::read(home.join(".claude/settings.json")).unwrap()).unwrap();
+    assert_eq!(claude["env"]["ANTHROPIC_BASE_URL"], address, "Claude Code is pointed at the local API");
+    assert_eq!(claude["env"]["ANTHROPIC_AUTH_TOKEN"], token, "with the local token");
+    assert_eq!(claude["env"]["ANTHROPIC_MODEL"], "claude-sonnet-4-6", "and the model chosen");
+    assert_eq!(claude["env"]["DISABLE_TELEMETRY"], "1", "the user's own env stays");
+    assert_eq!(claude["permissions"]["allow"][0], "Bash(ls:*)", "and every other setting");
+    assert_eq!(claude["theme"], "dark");
+
+    let codex = std::fs::read_to_string(home.join(".codex/config.toml")).unwrap();
+    let parsed: toml_edit::DocumentMut = codex.parse().expect("Codex's file stays TOML");
+    assert_eq!(parsed["model_provider"].as_str(), Some("keypool"), "Keypool is Codex's provider:\n{codex}");
+    let keypool = &parsed["model_providers"]["keypool"];
+    assert_eq!(keypool["base_url"].as_str(), Some(format!("{address}/v1").as_str()), "at the local API's /v1");
+    assert_eq!(keypool["wire_api"].as_str(), Some("responses"), "Codex speaks only the Responses API");
+    assert_eq!(keypool["supports_websockets"].as_bool(), Some(false), "no socket tried first");
+    assert_eq!(keypool["experimental_bearer_token"].as_str(), Some(token.as_str()), "the token, nothing to export");
+    assert_eq!(parsed["model"].as_str(), Some("o4-mini"), "no model chosen: the user's stays");
+    assert!(codex.starts_with("# my Codex\n"), "comments stay:\n{codex}");
+    assert!(codex.contains("name = \"Other\" # kept"), "and the other provider, as written:\n{codex}");
+    #[cfg(unix)]
+    assert_eq!(mode(&files[1].0), 0o640, "a file Keypool replaces keeps its mode");
+
+    let gemini: Value = serde_json::from_slice(&std::fs::read(home.join(".gemini/settings.json")).unwrap()).unwrap();
+    assert_eq!(gemini["security"]["auth"]["selectedType"], "gemini-api-key", "the API-key sign-in");
+    assert_eq!(gemini["security"]["folderTrust"]["enabled"], true, "the user's security settings stay");
+    assert_eq!(gemini["ui"]["theme"], "GitHub");
+    let env = std::fs::read_to_string(home.join(".gemini/.env")).unwrap();
+    assert_eq!(
+        env,
+        format!("# secrets\r\nOTHER_TOOL_KEY=abc\r\nGOOGLE_GEMINI_BASE_URL={address}\r\nGEMINI_API_KEY={token}\r\n"),
+        "the user's own key gives way to the local token; the other lines and the line endings stay"
+    );
+
+    let overview = h.ok("localApi:getAgents", json!({}));
+    for name in ["claudeCode", "codex", "geminiCli"] {
+        let status = agent(&overview, name);
+        assert!(status["connection"].is_object(), "{name} is connected: {status}");
+        assert_eq!(status["pointsHere"], true, "{name}'s files point here");
+        assert_eq!(status["token"], "current", "{name} holds the current token");
+        assert_eq!(status["connection"]["changed"], json!([]), "{name}: nothing changed since");
+    }
+    assert_eq!(
+        h.transcript_text().matches(&token).count(),
+        1,
+        "the token crossed IPC only where it was made (configure), never in an agent's status"
+    );
+
+    for name in ["claudeCode", "codex", "geminiCli"] {
+        h.ok("localApi:disconnectAgent", json!({ "agent": name }));
+    }
+    for (path, before) in &files {
+        assert_eq!(std::fs::read(path).unwrap(), *before, "{}: byte for byte as it was", path.display());
+    }
+    #[cfg(unix)]
+    assert_eq!(mode(&files[1].0), 0o640, "and its mode too");
+    let overview = h.ok("localApi:getAgents", json!({}));
+    assert!(agent(&overview, "codex")["connection"].is_null(), "no longer connected");
+    assert_eq!(agent(&overview, "codex")["pointsHere"], false, "its file points elsewhere again");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connecting_twice_writes_the_same_bytes_and_keeps_the_first_backup() {
+    let h = Harness::new();
+    let token = local_api_on(&h).await;
+    let files = users_files(&h);
+    h.ok("localApi:connectAgent", json!({ "agent": "geminiCli", "token": token, "model": "gemini-2.5-pro" }));
+    let once: Vec<Vec<u8>> = files[2..].iter().map(|(p, _)| std::fs::read(p).unwrap()).collect();
+    h.ok("localApi:connectAgent", json!({ "agent": "geminiCli", "model": "gemini-2.5-pro" }));
+    let twice: Vec<Vec<u8>> = files[2..].iter().map(|(p, _)| std::fs::read(p).unwrap()).collect();
+    assert_eq!(once, twice, "connecting again changes nothing");
+
+    // Again without a model: the one Keypool set goes, so the agent's own choice is back.
+    h.ok("localApi:connectAgent", json!({ "agent": "geminiCli" }));
+    let settings: Value = serde_json::from_slice(&std::fs::read(&files[2].0).unwrap()).unwrap();
+    assert!(settings["model"].get("name").is_none(), "the model Keypool set is taken out: {settings}");
+
+    h.ok("localApi:disconnectAgent", json!({ "agent": "geminiCli" }));
+    for (path, before) in &files[2..] {
+        assert_eq!(
+            std::fs::read(path).unwrap(),
+            *before,
+            "{}: the first backup, not the connected file",
+            path.display()
+        );
+    }
+    let again = h.ok("localApi:disconnectAgent", json!({ "agent": "geminiCli" }));
+    assert!(agent(&again, "geminiCli")["connection"].is_null(), "disconnecting what is not connected does nothing");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_malformed_file_is_reported_and_nothing_is_written() {
+    let h = Harness::new();
+    let token = local_api_on(&h).await;
+    let home = home(&h);
+    let broken = b"{\n  \"env\": { \"ANTHROPIC_API_KEY\": \"sk-ant-users-own\", }\n".to_vec();
+    write(&home.join(".claude/settings.json"), &broken);
+    let not_toml = b"model = \"gpt-5\nmodel_provider = 3 = 4\n".to_vec();
+    write(&home.join(".codex/config.toml"), &not_toml);
+    let wrong_shape = br#"{"security": {"auth": "oauth-personal"}}"#.to_vec();
+    write(&home.join(".gemini/settings.json"), &wrong_shape);
+
+    for (name, path, bytes) in [
+        ("claudeCode", home.join(".claude/settings.json"), &broken),
+        ("codex", home.join(".codex/config.toml"), &not_toml),
+        ("geminiCli", home.join(".gemini/settings.json"), &wrong_shape),
+    ] {
+        let error = h.err("localApi:connectAgent", json!({ "agent": name, "token": token }));
+        assert_eq!(error.code, keypool_api::ipc::ErrorCode::Conflict, "{name}: a conflict with the file: {error:?}");
+        let details = serde_json::to_value(&error.details).unwrap();
+        assert_eq!(details["kind"], "agentFile", "{name}: the details name the file");
+        assert_eq!(details["file"]["path"], path.display().to_string());
+        assert_eq!(details["file"]["problem"]["kind"], "malformed", "{name}: {details}");
+        assert!(!error.message.contains("sk-ant-users-own"), "the file's text is never quoted: {}", error.message);
+        assert_eq!(std::fs::read(&path).unwrap(), *bytes, "{name}: the file is left untouched");
+    }
+    assert!(!home.join(".gemini/.env").exists(), "Gemini's other file was not written either");
+    assert!(!h.dir.path().join("agents/gemini-cli.json").exists(), "nothing was kept as connected");
+    let overview = h.ok("localApi:getAgents", json!({}));
+    let claude = agent(&overview, "claudeCode");
+    assert!(claude["connection"].is_null(), "not connected");
+    assert_eq!(claude["problem"]["problem"]["kind"], "malformed", "the panel says why Connect cannot: {claude}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn files_that_did_not_exist_go_again_with_the_folders_made_for_them() {
+    let h = Harness::new();
+    let token = local_api_on(&h).await;
+    let home = home(&h);
+    std::fs::create_dir_all(&home).unwrap();
+    h.ok("localApi:connectAgent", json!({ "agent": "codex", "token": token }));
+    let config = home.join(".codex/config.toml");
+    assert!(config.exists(), "Codex's file is made");
+    #[cfg(unix)]
+    assert_eq!(mode(&config), 0o600, "readable by its owner only: it holds the token");
+    h.ok("localApi:disconnectAgent", json!({ "agent": "codex" }));
+    assert!(!config.exists(), "the file Keypool made is gone");
+    assert!(!home.join(".codex").exists(), "and the folder made for it");
+    assert_eq!(std::fs::read_dir(&home).unwrap().count(), 0, "the home folder is as it was");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_token_must_be_the_local_apis_own() {
+    let h = Harness::new();
+    let error = h.err("localApi:connectAgent", json!({ "agent": "claudeCode", "token": "kp-local-x" }));
+    assert_eq!(error.issues.unwrap()[0].code, keypool_api::ipc::IssueCode::LocalApiOff, "the local API is off");
+    let token = local_api_on(&h).await;
+    let error = h.err("localApi:connectAgent", json!({ "agent": "claudeCode" }));
+    let issue = &error.issues.unwrap()[0];
+    assert_eq!(
+        (issue.path.as_str(), issue.code),
+        ("token", keypool_api::ipc::IssueCode::TokenRequired),
+        "none known yet"
+    );
+    let error = h.err("localApi:connectAgent", json!({ "agent": "claudeCode", "token": format!("{token}0") }));
+    let issue = &error.issues.unwrap()[0];
+    assert_eq!(
+        (issue.path.as_str(), issue.code),
+        ("token", keypool_api::ipc::IssueCode::TokenMismatch),
+        "not this one"
+    );
+    assert!(!home(&h).join(".claude").exists(), "nothing was written");
+
+    h.ok("localApi:connectAgent", json!({ "agent": "claudeCode", "token": token }));
+    h.call_async("localApi:regenerateToken", json!({})).await.unwrap();
+    let overview = h.ok("localApi:getAgents", json!({}));
+    assert_eq!(agent(&overview, "claudeCode")["token"], "other", "regenerated: the agent's token is an old one");
+    assert_eq!(overview["tokenKnown"], false, "and no longer one to reuse");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_changed_since_connect_is_put_back_only_when_forced() {
+    let h = Harness::new();
+    let token = local_api_on(&h).await;
+    let files = users_files(&h);
+    h.ok("localApi:connectAgent", json!({ "agent": "claudeCode", "token": token }));
+    let settings = &files[0].0;
+    let mut edited = std::fs::read_to_string(settings).unwrap();
+    edited = edited.replace("\"theme\": \"dark\"", "\"theme\": \"light\"");
+    std::fs::write(settings, &edited).unwrap();
+
+    let overview = h.ok("localApi:getAgents", json!({}));
+    assert_eq!(agent(&overview, "claudeCode")["connection"]["changed"], json!([settings.display().to_string()]));
+    let error = h.err("localApi:disconnectAgent", json!({ "agent": "claudeCode" }));
+    let details = serde_json::to_value(&error.details).unwrap();
+    assert_eq!(details["file"]["problem"]["kind"], "changed", "restoring would undo the change: {details}");
+    assert_eq!(std::fs::read_to_string(settings).unwrap(), edited, "so nothing was restored");
+    h.ok("localApi:disconnectAgent", json!({ "agent": "claudeCode", "force": true }));
+    assert_eq!(std::fs::read(settings).unwrap(), CLAUDE_BEFORE, "forced: the backup, byte for byte");
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_settings_file_that_is_a_link_is_written_through_and_stays_a_link() {
+    let h = Harness::new();
+    let token = local_api_on(&h).await;
+    let home = home(&h);
+    let dotfiles = h.dir.path().join("dotfiles/claude.json");
+    write(&dotfiles, CLAUDE_BEFORE);
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&dotfiles, home.join(".claude/settings.json")).unwrap();
+    h.ok("localApi:connectAgent", json!({ "agent": "claudeCode", "token": token }));
+    let link = home.join(".claude/settings.json");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "still a link");
+    assert!(std::fs::read_to_string(&dotfiles).unwrap().contains("ANTHROPIC_AUTH_TOKEN"), "its target was written");
+    h.ok("localApi:disconnectAgent", json!({ "agent": "claudeCode" }));
+    assert_eq!(std::fs::read(&dotfiles).unwrap(), CLAUDE_BEFORE, "and put back");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_panel_says_where_each_agents_model_goes_and_when_it_last_called() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let provider = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "Fake OpenAI", "kind": "openai", "baseUrl": format!("{}/v1", fake.url()), "models": ["gpt-fake"] }),
+    );
+    h.ok("llmConfig:addApiKey", json!({ "providerId": provider["id"], "apiKey": KEY }));
+    fake.always(KEY, Reply::text(&["Hello"]));
+    let token = local_api_on(&h).await;
+    h.ok(
+        "localApi:setRoutes",
+        json!({ "routes": [{ "model": "claude-*", "provider": provider["id"], "toModel": "gpt-fake" }] }),
+    );
+
+    let overview = h.ok("localApi:getAgents", json!({}));
+    let claude = agent(&overview, "claudeCode");
+    assert_eq!(claude["model"], Value::Null, "no model set in its files");
+    assert_eq!(
+        claude["resolution"],
+        json!({ "kind": "routed", "provider": "Fake OpenAI", "model": "gpt-fake", "via": { "kind": "route", "glob": "claude-*" }, "usable": true }),
+        "its default model goes through the route"
+    );
+    assert_eq!(agent(&overview, "geminiCli")["resolution"]["kind"], "unknown", "nothing answers Gemini CLI's default");
+    assert_eq!(claude["lastCall"], Value::Null, "it never called");
+
+    let address = overview["address"].as_str().unwrap();
+    let answer = reqwest::Client::new()
+        .post(format!("{address}/v1/messages"))
+        .header("x-api-key", &token)
+        .header("anthropic-version", "2023-06-01")
+        .header("user-agent", "claude-cli/2.1.328 (external, sdk-cli)")
+        .json(
+            &json!({ "model": "claude-opus-5-5", "max_tokens": 10, "messages": [{ "role": "user", "content": "hi" }] }),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200, "Claude Code's default model answered through the route");
+    let mut last_call = Value::Null;
+    for _ in 0..100 {
+        last_call = agent(&h.ok("localApi:getAgents", json!({})), "claudeCode")["lastCall"].clone();
+        if !last_call.is_null() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(last_call.is_i64(), "the ledger knows when Claude Code last called");
+    let overview = h.ok("localApi:getAgents", json!({}));
+    assert_eq!(agent(&overview, "codex")["lastCall"], Value::Null, "another agent did not");
+}
