@@ -1,3 +1,4 @@
+import type { Agent, RouteInput } from './bindings';
 import { call, defined } from './client';
 
 export const localApiApi = {
@@ -6,4 +7,16 @@ export const localApiApi = {
   configure: (enabled: boolean, port?: number) => call('localApi:configure', defined({ enabled, port })),
   /** A new token, shown this once; the old one stops working at once. */
   regenerateToken: () => call('localApi:regenerateToken'),
+  /** The routes, first match first, each with whether its provider can answer now. */
+  getRoutes: () => call('localApi:getRoutes'),
+  /** Replaces every route (an add, an edit, a move or a delete is a new list); applied at once. */
+  setRoutes: (routes: RouteInput[]) => call('localApi:setRoutes', { routes }),
+  /** Asks the route's model for a word through the pool: the reply, or why none came. */
+  testRoute: (route: RouteInput) => call('localApi:testRoute', { route }),
+  /** The coding agents: connected or not, their model and where it goes, their last call. */
+  getAgents: () => call('localApi:getAgents'),
+  /** Writes the agent's own files to use the local API (after keeping them); `token` when none is known. */
+  connectAgent: (agent: Agent, options: { token?: string; model?: string } = {}) => call('localApi:connectAgent', defined({ agent, ...options })),
+  /** Puts the agent's files back as they were; `force` also when they changed since Connect. */
+  disconnectAgent: (agent: Agent, force?: boolean) => call('localApi:disconnectAgent', defined({ agent, force })),
 };

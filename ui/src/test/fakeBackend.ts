@@ -26,6 +26,7 @@ import type {
 } from '../ipc/bindings';
 import { LIMITS, PROVIDER_KINDS } from '../ipc/bindings';
 import type { ArgsOf, EventOf, ResultOf, StreamCommand } from '../ipc/client';
+import { createFakeLocalApiExtras } from './fakeAgents';
 import { createFakeLedger } from './fakeLedger';
 import { transcript } from './transcripts';
 
@@ -295,6 +296,15 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       const key = keys.find((k) => k.id === id);
       return key ? (key.label ?? key.apiKeyPreview) : null;
     },
+    now: () => clock,
+  });
+  /** The local API's routes and the coding agents. */
+  const localApiExtras = createFakeLocalApiExtras({
+    fail: backendError,
+    providers: () => providers.map(shown),
+    localApi: () => localApi,
+    localTokens: () => localTokens,
+    served: () => served(),
     now: () => clock,
   });
 
@@ -905,6 +915,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       return { secret };
     },
     ...ledger.handlers,
+    ...localApiExtras.handlers,
   };
 
   return {
@@ -999,6 +1010,8 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     settings: () => settings,
     /** The usage ledger: `setAttempts`, the prices, the CSV exports and what they answer. */
     usage: ledger,
+    /** The local API's routes and coding agents: what they hold, and a test's changes to them. */
+    localApiExtras,
     emit,
     /** The arguments `command` was called with, in order. */
     callsOf: <C extends keyof Commands>(command: C) => calls.filter((c) => c.command === command).map((c) => c.args as HandlerArgs<C>),

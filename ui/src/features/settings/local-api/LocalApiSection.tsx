@@ -6,7 +6,9 @@ import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText, type Translate } from '../../../i18n/problems';
 import type { ClientApi, LocalApiProblem, LocalApiStatus } from '../../../ipc/bindings';
 import type { MessageKey } from '../../../i18n';
+import { AgentsPanel } from './AgentsPanel';
 import { PortField } from './PortField';
+import { RoutesSection } from './RoutesSection';
 import { SnippetTabs } from './SnippetTabs';
 import { type ExampleRoute, exampleModel, exampleRoute, providerNamed, sharedModels, snippets } from './snippets';
 import { TokenDialog, type TokenDialogMode } from './TokenDialog';
@@ -48,7 +50,8 @@ function addressOf(status: LocalApiStatus): string {
 
 /**
  * Settings → Local API: the switch, the port, whether the endpoint is up and where, its live
- * counts, the token (shown once, regenerable) and copy-ready examples for the official SDKs.
+ * counts, the token (shown once, regenerable), the routes, the coding agents panel and
+ * copy-ready examples for the official SDKs.
  */
 export function LocalApiSection() {
   const { t, intlTag } = useI18n();
@@ -59,6 +62,8 @@ export function LocalApiSection() {
   const [dialog, setDialog] = useState<TokenDialogMode | null>(null);
   const [switching, setSwitching] = useState<boolean | null>(null);
   const [problem, setProblem] = useState<string>();
+  /** Moves on every saved route change: the agents' resolutions follow the routes. */
+  const [routesVersion, setRoutesVersion] = useState(0);
 
   async function configure(enabled: boolean, port?: number) {
     const token = await api.configure(enabled, port);
@@ -170,6 +175,8 @@ export function LocalApiSection() {
             </div>
           )}
         </div>
+        <RoutesSection providers={providers} onSaved={() => setRoutesVersion((v) => v + 1)} />
+        <AgentsPanel enabled={status.enabled} served={status.served} version={`${routesVersion}:${status.port}`} />
         <section className="local-api__usage" aria-labelledby={`${titleId}-usage`}>
           <h3 id={`${titleId}-usage`}>{t('localApi.usage')}</h3>
           <p className="field__hint">{t('localApi.usageHint')}</p>

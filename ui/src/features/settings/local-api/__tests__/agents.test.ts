@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import type { AgentState } from '../../../../ipc/bindings';
+import { agentNotices, connectionState, manualFiles } from '../agents';
+
+const agent = (changes: Partial<AgentState> = {}): AgentState => ({
+  agent: 'claudeCode',
+  files: ['/home/u/.claude/settings.json'],
+  connection: null,
+  pointsHere: false,
+  token: 'none',
+  model: null,
+  defaultModel: 'claude-opus-5-5',
+  resolution: { kind: 'routed', provider: 'Anthropic', model: 'claude-opus-5-5', via: { kind: 'listed' }, usable: true },
+  lastCall: null,
+  problem: null,
+  ...changes,
+});
+const connected = { connectedAt: 1, model: null, changed: [] };
+
+describe('coding agents', () => {
+  it('tells connected, set up by hand and not connected apart', () => {
+    expect(connectionState(agent())).toBe('notConnected');
+    expect(connectionState(agent({ pointsHere: true, token: 'current' })), 'its files point here without Keypool’s backup').toBe('byHand');
+    expect(connectionState(agent({ connection: connected, pointsHere: true }))).toBe('connected');
+  });
+
+  it('says what needs doing, most pressing first', () => {
+    expect(agentNotices(agent()), 'nothing: its model answers').toEqual([]);
+    const stale = agent({ connection: { ...connected, changed: ['/f'] }, pointsHere: true, token: 'other' });
+    expect(agentNotices(stale).map((n) => n.kind)).toEqual(['oldToken', 'changed']);
+    expect(agentNotices(agent({ connection: connected, pointsHere: false })).map((n) => n.kind), 'the port moved').toEqual(['pointsElsewhere']);
+    expect(agentNotices(agent({ resolution: { kind: 'unknown' } })).map((n) => n.kind)).toEqual(['unrouted']);
+    expect(agentNotices(agent({ resolution: { kind: 'otherApi', provider: 'OpenAI' } }))).toEqual([{ kind: 'otherApi', provider: 'OpenAI' }]);
+    const keyless = agent({ resolution: { kind: 'routed', provider: 'OpenAI', model: 'gpt-4o', via: { kind: 'route', glob: 'claude-*' }, usable: false } });
+    expect(agentNotices(keyless)).toEqual([{ kind: 'noUsableKey', provider: 'OpenAI' }]);
+    const broken = agent({ problem: { path: '/f', problem: { kind: 'malformed', reason: 'x' } } });
+    expect(agentNotices(broken)[0].kind).toBe('fileProblem');
+  });
+
+  it('writes the files by hand as Connect would merge them, with the placeholder given', () => {
+    const [claude] = manualFiles('claudeCode', 'http://127.0.0.1:4141/', '<token>', 'claude-sonnet-4-6');
+    expect(JSON.parse(claude.code)).toEqual({ env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:4141', ANTHROPIC_AUTH_TOKEN: '<token>', ANTHROPIC_MODEL: 'claude-sonnet-4-6' } });
+    const [codex] = manualFiles('codex', 'http://127.0.0.1:4141', '<token>', null);
+    expect(codex.code).toContain('base_url = "http://127.0.0.1:4141/v1"');
+    expect(codex.code).toContain('supports_websockets = false');
+    expect(codex.code).not.toContain('model =');
+    const [settings, env] = manualFiles('geminiCli', 'http://127.0.0.1:4141', '<token>', null);
+    expect(JSON.parse(settings.code)).toEqual({ security: { auth: { selectedType: 'gemini-api-key' } } });
+    expect(env.code).toBe('GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:4141\nGEMINI_API_KEY=<token>');
+  });
+});
