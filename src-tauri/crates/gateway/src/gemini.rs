@@ -70,7 +70,7 @@ pub(crate) async fn action(
         Err(refused) => return refused,
     };
     let session = given_session.unwrap_or_else(|| peek.conversation());
-    let upstream = Upstream { route, path, session, body: bytes, stream, admitted };
+    let upstream = Upstream { route, path, session, body: bytes, stream, admitted, bound: None };
     pass(shared, Dialect::Gemini, in_flight, &parts.headers, upstream).await
 }
 

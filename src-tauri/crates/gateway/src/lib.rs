@@ -45,8 +45,8 @@ use axum::Router;
 use futures_util::StreamExt;
 use keypool::{Clock, SessionId};
 use keypool_llm::{
-    passed_headers, retry_after_of, CompletionError, CompletionService, ForwardRequest, ForwardedBody, NoKeyReason,
-    ProviderEndpoint, Queued, UpstreamPath,
+    passed_headers, retry_after_of, BoundState, CompletionError, CompletionService, ForwardRequest, ForwardedBody,
+    NoKeyReason, ProviderEndpoint, Queued, UpstreamPath,
 };
 use shutdown::Shutdown;
 
@@ -726,7 +726,8 @@ pub(crate) async fn forward(shared: Arc<Shared>, dialect: Dialect, path: Upstrea
             None => return failed(&shared, error(dialect, Problem::BadRequest, "the body is not a JSON object", None)),
         }
     };
-    let upstream = Upstream { route, path, session, body, stream, admitted };
+    let bound = (path == UpstreamPath::Responses).then(|| peek.bound_state()).flatten();
+    let upstream = Upstream { route, path, session, body, stream, admitted, bound };
     pass(shared, dialect, in_flight, &parts.headers, upstream).await
 }
 
@@ -769,6 +770,9 @@ struct Upstream {
     stream: bool,
     /// Who sent it, and what its limits hold for it until the answer has gone.
     admitted: Admitted,
+    /// State it carries that lives in one organisation (a Responses request's stored response
+    /// or encrypted reasoning), if any.
+    bound: Option<BoundState>,
 }
 
 /// Forwards a routed request through the pool and passes the answer back as it comes, or says
@@ -780,7 +784,7 @@ async fn pass(
     headers: &HeaderMap,
     upstream: Upstream,
 ) -> Response {
-    let Upstream { route, path, session, body, stream, admitted } = upstream;
+    let Upstream { route, path, session, body, stream, admitted, bound } = upstream;
     let member = admitted.member.clone();
     // A provider of another dialect is asked in its own; its answer comes back in the client's.
     // A Responses request to a provider without that API goes to its chat completions; one to
@@ -813,6 +817,8 @@ async fn pass(
         headers: passed,
         source,
         member: member.as_deref().map(str::to_owned),
+        // A translated request carries no such state (it is refused or left out).
+        bound: if translation.is_none() { bound } else { None },
     };
     let now = shared.completions.clock().now();
     let calling = std::time::Instant::now();
@@ -831,6 +837,7 @@ async fn pass(
                     headers: passed_headers(headers, &PASSED_REQUEST_HEADERS),
                     source,
                     member: member.as_deref().map(str::to_owned),
+                    bound: None,
                 };
                 let (again, waited) = shared.completions.forward_timed(request).await;
                 if again.as_ref().is_ok_and(|a| a.status < 400) {

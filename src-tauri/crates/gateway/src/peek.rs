@@ -29,6 +29,10 @@ pub struct Peek<'a> {
     /// (Codex: the session's id).
     #[serde(default)]
     pub prompt_cache_key: Option<String>,
+    /// The Responses API's stored response this request continues (it lives in the organisation
+    /// of the key that made it).
+    #[serde(default)]
+    previous_response_id: Option<String>,
     /// Anthropic's request metadata: Claude Code names its session in `user_id`.
     #[serde(default)]
     metadata: Option<Metadata>,
@@ -49,6 +53,18 @@ struct Turn<'a> {
 }
 
 impl Peek<'_> {
+    /// What binds a Responses request to one organisation's keys: the stored response it
+    /// continues, or reasoning encrypted for one organisation (Codex sends its earlier turns'
+    /// reasoning so when it stores nothing).
+    pub fn bound_state(&self) -> Option<keypool_llm::BoundState> {
+        let encrypted = self.input.is_some_and(|input| {
+            let text = input.get();
+            text.contains(r#""encrypted_content":""#) || text.contains(r#""encrypted_content": ""#)
+        });
+        (self.previous_response_id.is_some() || encrypted)
+            .then(|| keypool_llm::BoundState { previous_response_id: self.previous_response_id.clone() })
+    }
+
     /// The session Claude Code names in `metadata.user_id`: a JSON object's `session_id`
     /// (2.x), or what follows `_session_` (`user_<hash>_account_<uuid>_session_<uuid>`, 1.x).
     pub fn claude_code_session(&self) -> Option<String> {

@@ -75,6 +75,7 @@ impl CompletionService {
             endpoint: &request.endpoint,
             session: &request.session,
             preferred_key: request.preferred_key.as_ref(),
+            outside: &[],
         };
         let tokens = estimate_tokens(&request.messages);
         let plan = Plan::new(self, target, &scope, tokens, &request.model, &request.source);

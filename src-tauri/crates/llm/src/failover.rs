@@ -353,7 +353,7 @@ impl CompletionService {
         on_event: &mut (dyn FnMut(CompletionEvent) + Send),
         cancel: &CancellationToken,
     ) -> Driven<A::Output> {
-        let mut tried: Vec<KeyId> = Vec::new();
+        let mut tried: Vec<KeyId> = plan.target.outside.to_vec();
         let mut driven = Driven { end: Err(Stop::Cancelled), attempts: 0, last_key: None, last_refusal: None };
         let team_key = self.team_binding(&plan.target).await;
         let preferred = team_key.as_ref().or(plan.target.preferred_key);
@@ -683,6 +683,9 @@ pub(crate) struct Target<'a> {
     pub session: &'a SessionId,
     /// The key the session had before, if it is to be kept.
     pub preferred_key: Option<&'a KeyId>,
+    /// Keys the request may not use: those of other organisations, for a request carrying state
+    /// that lives in one.
+    pub outside: &'a [KeyId],
 }
 
 /// The key an attempt uses.

@@ -5,11 +5,12 @@
 //! Invariant: nothing that identifies an upstream key or account reaches the client: the
 //! answer's headers are an allow-list, and an error body has every key of the pool masked.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::stream::{BoxStream, StreamExt};
-use keypool::{SessionId, Timestamp};
+use keypool::{KeyId, SessionId, Timestamp};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, USER_AGENT};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -21,10 +22,11 @@ use crate::provider::ProviderEndpoint;
 use crate::rate_limit::announced_wait;
 use crate::record::AttemptOutcome;
 use crate::service::{scope_of, CompletionEvent, CompletionService};
-use crate::sse::{Decoder, Event};
+use crate::sse::{Decoder, EventRef};
+use crate::stored::{response_id, StoredResponses};
 use crate::stream::{read_error_body, read_whole, MAX_WHOLE_ANSWER, REDIRECT_REFUSED};
 use crate::upstream::{self, Chunks};
-use crate::wire::{StreamPiece, Wire, WireFormat};
+use crate::wire::{may_signal, StreamPiece, Wire, WireFormat};
 
 /// Which upstream endpoint a request goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +86,18 @@ pub struct ForwardRequest {
     pub source: String,
     /// The member of a server's endpoint whose token sent it (for the ledger), if any.
     pub member: Option<String>,
+    /// State the request carries that lives in one organisation, if any: it goes to a key of
+    /// that organisation (the same quota group) or to none.
+    pub bound: Option<BoundState>,
+}
+
+/// What binds a request to one organisation's keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BoundState {
+    /// The Responses API's `previous_response_id`: stored by the organisation of the key that
+    /// made it. Without it (encrypted reasoning items), the key the session is bound to stands
+    /// for the organisation.
+    pub previous_response_id: Option<String>,
 }
 
 /// How long a forwarded request waited in Keypool before its first attempt went upstream.
@@ -118,6 +132,28 @@ pub enum ForwardedBody {
 const PASSED_ANSWER_HEADERS: [&str; 4] = ["content-type", "request-id", "x-request-id", "retry-after"];
 
 impl CompletionService {
+    /// The key whose organisation holds `bound`'s state (the key that made the previous
+    /// response, else the key the session is bound to), and the keys of other organisations:
+    /// those outside its quota group, or every other key when it has none. When neither is
+    /// known (or the key is gone), any key may answer.
+    fn organisation_of(&self, request: &ForwardRequest, bound: &BoundState) -> (Option<KeyId>, Vec<KeyId>) {
+        let now = self.clock.now();
+        let anchor = bound.previous_response_id.as_deref().and_then(|id| self.stored_responses.key_of(id));
+        let Some(anchor) = anchor.or_else(|| self.pool.bound_key(&request.session, now)) else {
+            return (None, Vec::new());
+        };
+        let keys = self.pool.status(&request.endpoint.id, now).unwrap_or_default();
+        let Some(group) = keys.iter().find(|k| k.key_id == anchor).map(|k| k.quota_group.clone()) else {
+            return (None, Vec::new());
+        };
+        let outside = keys
+            .into_iter()
+            .filter(|k| k.key_id != anchor && (group.is_none() || k.quota_group != group))
+            .map(|k| k.key_id)
+            .collect();
+        (Some(anchor), outside)
+    }
+
     /// Forwards `request` with a pooled key. `Err` when no answer can be given: no key could
     /// serve it (within the pool's max wait), or the provider could not be reached. A refusal
     /// the pool does not handle (a 400, a 500) is an answer: it goes back as it came, its body
@@ -150,7 +186,16 @@ impl CompletionService {
         on_event: &mut (dyn FnMut(CompletionEvent) + Send),
     ) -> Result<Forwarded, CompletionError> {
         let scope = scope_of(request.endpoint.kind, &request.model);
-        let target = Target { endpoint: &request.endpoint, session: &request.session, preferred_key: None };
+        let (anchor, outside) = match &request.bound {
+            Some(bound) => self.organisation_of(&request, bound),
+            None => (None, Vec::new()),
+        };
+        let target = Target {
+            endpoint: &request.endpoint,
+            session: &request.session,
+            preferred_key: anchor.as_ref(),
+            outside: &outside,
+        };
         let tokens = u32::try_from(request.body.len() / 4).unwrap_or(u32::MAX);
         let mut plan = Plan::new(self, target, &scope, tokens, &request.model, &request.source);
         plan.record.member = request.member.clone();
@@ -275,6 +320,9 @@ struct Relay {
     announced: keypool::Announced,
     /// `None` once the attempt is settled.
     settlement: Option<Settlement>,
+    /// Where the id of the response streamed (a Responses API answer) is remembered with its
+    /// key, until it is read.
+    stored: Option<(Arc<StoredResponses>, KeyId)>,
 }
 
 impl Relay {
@@ -293,16 +341,24 @@ impl Relay {
             if self.passed.is_some() {
                 return self.pass_through().await;
             }
-            let mut out = Vec::new();
+            // The events are lent by the decoder, which is set aside meanwhile.
+            let mut events = std::mem::take(&mut self.events);
+            let mut out = Vec::with_capacity(events.buffered());
+            let mut too_large = None;
             loop {
-                match self.events.next_event() {
+                match events.next() {
                     Ok(Some(event)) => self.pass(event, &mut out),
                     Ok(None) => break,
-                    Err(too_large) => {
-                        tracing::info!(%too_large, "a forwarded stream sent an event too large to pass on");
-                        return Some(self.break_off(out, Breakage::TooLarge));
+                    Err(error) => {
+                        too_large = Some(error);
+                        break;
                     }
                 }
+            }
+            self.events = events;
+            if let Some(too_large) = too_large {
+                tracing::info!(%too_large, "a forwarded stream sent an event too large to pass on");
+                return Some(self.break_off(out, Breakage::TooLarge));
             }
             if !out.is_empty() {
                 return Some(Bytes::from(out));
@@ -368,10 +424,22 @@ impl Relay {
     }
 
     /// Passes `event` on to `out`, learning from it on the way: the first text, the usage, the end.
-    fn pass(&mut self, event: Event, out: &mut Vec<u8>) {
+    /// After the first text, an event that cannot tell the rest ([`may_signal`]) goes on unread.
+    fn pass(&mut self, event: EventRef<'_>, out: &mut Vec<u8>) {
+        if event.name == "response.created" {
+            if let Some((stored, key)) = self.stored.take() {
+                if let Some(id) = response_id(&event.name, &event.data) {
+                    stored.learn(&id, &key);
+                }
+            }
+        }
         let wire = self.wire;
+        if self.observed.first_token_ms.is_some() && !may_signal(wire, event.name, event.data) {
+            out.extend_from_slice(event.raw);
+            return;
+        }
         let mut rewrite = false;
-        for piece in wire.stream_pieces(&event.name, &event.data) {
+        for piece in wire.stream_pieces(event.name, event.data) {
             match piece {
                 StreamPiece::Text(_) if self.observed.first_token_ms.is_none() => {
                     self.observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
@@ -389,13 +457,13 @@ impl Relay {
         }
         if let (true, Some(settlement)) = (rewrite, &self.settlement) {
             let redactor = self.service.redactor(&self.endpoint, settlement.credential().secret());
-            let data = redactor.redact_json(&event.data);
+            let data = redactor.redact_json(event.data);
             if data != event.data {
-                out.extend_from_slice(&wire.write_event(&event.name, &data));
+                out.extend_from_slice(&wire.write_event(event.name, &data));
                 return;
             }
         }
-        out.extend_from_slice(&event.raw);
+        out.extend_from_slice(event.raw);
     }
 
     /// Ends the answer with `broke`: what is in `out`, then an error in the client's dialect
@@ -452,6 +520,19 @@ struct Refusal {
     headers: Vec<(HeaderName, HeaderValue)>,
     /// The body, every key of the pool masked.
     body: String,
+}
+
+impl RelayAttempt<'_> {
+    /// For a Responses API request answered with a pooled key: where its response's id is
+    /// remembered, and that key.
+    fn stores_responses(&self, settlement: &Settlement) -> Option<(Arc<StoredResponses>, KeyId)> {
+        match (self.request.path, settlement.credential()) {
+            (UpstreamPath::Responses, Credential::Pooled(selection)) => {
+                Some((self.service.stored_responses.clone(), selection.key_id.clone()))
+            }
+            _ => None,
+        }
+    }
 }
 
 impl Attempt for RelayAttempt<'_> {
@@ -535,6 +616,11 @@ impl Attempt for RelayAttempt<'_> {
     fn answered(&mut self, answer: Answer, settlement: Settlement, tried: Tried<()>) -> Forwarded {
         let (status, headers, upstream, passing) = match answer {
             Answer::Whole { status, headers, body, usage } => {
+                if let Some((stored, key)) = self.stores_responses(&settlement) {
+                    if let Some(id) = response_id("", &String::from_utf8_lossy(&body)) {
+                        stored.learn(&id, &key);
+                    }
+                }
                 // Complete already: settled now, as a relayed answer is at its end.
                 let first_token_ms = Some(settlement.elapsed_ms());
                 let lesson = Lesson::Answer(&tried.announced);
@@ -545,6 +631,7 @@ impl Attempt for RelayAttempt<'_> {
             Answer::Passed { status, headers, upstream } => (status, headers, upstream, true),
         };
         let relay = Relay {
+            stored: self.stores_responses(&settlement),
             service: self.service.clone(),
             endpoint: self.request.endpoint.clone(),
             wire: self.request.path.wire().wire(),

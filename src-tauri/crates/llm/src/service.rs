@@ -88,6 +88,8 @@ pub struct CompletionService {
     /// by every clone of the service, so joining or leaving a team at runtime reaches every
     /// service that holds one (see [`CompletionService::set_team`]).
     pub(crate) team: Arc<ArcSwapOption<Arc<dyn TeamLink>>>,
+    /// The key that made each stored response the relay passed on (see [`crate::stored`]).
+    pub(crate) stored_responses: Arc<crate::stored::StoredResponses>,
 }
 
 impl CompletionService {
@@ -112,6 +114,7 @@ impl CompletionService {
             redactors: Arc::default(),
             verifications: Arc::default(),
             team: Arc::default(),
+            stored_responses: Arc::default(),
         }
     }
 

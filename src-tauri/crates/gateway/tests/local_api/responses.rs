@@ -103,3 +103,72 @@ async fn a_provider_without_a_responses_api_answers_through_its_chat_completions
     let paths: Vec<String> = api.fake.seen().iter().map(|s| s.path.clone()).collect();
     assert_eq!(paths[2..], ["/v1/chat/completions"], "remembered: straight to its chat completions");
 }
+
+/// A Responses request continuing a stored response (`previous_response_id`), in a session of
+/// its own.
+fn continuing(text: &str, previous: &str) -> String {
+    json!({ "model": "gpt-5", "stream": true, "previous_response_id": previous,
+        "input": [{ "type": "message", "role": "user", "content": [{ "type": "input_text", "text": text }] }] })
+    .to_string()
+}
+
+#[tokio::test]
+async fn a_stored_response_is_continued_on_the_key_that_made_it() {
+    let api = LocalApi::of_kind(ProviderKind::Openai, None, &["a", "b"]).await;
+    let (status, _) = ask(&api, &responses_body("first", true), "s-1").await;
+    assert_eq!(status, 200);
+    let maker = api.fake.keys_used()[0].clone();
+    // Another session would go to the other key (round robin): the stored response decides.
+    for session in ["s-2", "s-3", "s-4"] {
+        let (status, text) = ask(&api, &continuing("more", "resp_fake"), session).await;
+        assert_eq!(status, 200, "answered: {text}");
+    }
+    let used = api.fake.keys_used();
+    assert!(used.iter().all(|key| *key == maker), "every continuation on the key that made the response: {used:?}");
+}
+
+#[tokio::test]
+async fn a_stored_response_fails_over_only_within_its_organisation() {
+    // Keys without a quota group are each their own organisation.
+    let api = LocalApi::of_kind(ProviderKind::Openai, None, &["a", "b"]).await;
+    assert_eq!(ask(&api, &responses_body("first", false), "s-1").await.0, 200);
+    let maker = api.fake.keys_used()[0].clone();
+    api.fake.script(&maker, [Reply::status_with(429, &[("retry-after", "30")])]);
+    let (status, text) = ask(&api, &continuing("more", "resp_fake"), "s-2").await;
+    assert_eq!(status, 429, "the client hears its organisation's key is resting, in its dialect: {text}");
+    assert!(text.contains("error"), "an OpenAI error: {text}");
+    let used = api.fake.keys_used();
+    assert!(used.iter().all(|key| *key == maker), "no other organisation's key was asked: {used:?}");
+
+    // Two keys of one organisation (one quota group; a 429 rests both, as they share the quota):
+    // when the key is refused as not valid, its sibling answers.
+    let api = LocalApi::of_kind(ProviderKind::Openai, None, &["a@org", "b@org", "c"]).await;
+    assert_eq!(ask(&api, &responses_body("first", false), "s-1").await.0, 200);
+    let maker = api.fake.keys_used()[0].clone();
+    // The refusal, and the model list its check asks.
+    api.fake.script(&maker, [Reply::InvalidKey, Reply::InvalidKey]);
+    let (status, text) = ask(&api, &continuing("more", "resp_fake"), "s-2").await;
+    assert_eq!(status, 200, "answered within the organisation: {text}");
+    assert_ne!(maker, "key-c", "the first session took a key of the organisation (the pool's first)");
+    let sibling = if maker == "key-a" { "key-b" } else { "key-a" };
+    assert_eq!(api.fake.keys_used().last().map(String::as_str), Some(sibling), "its sibling, never key-c");
+}
+
+#[tokio::test]
+async fn encrypted_reasoning_keeps_a_codex_session_within_its_organisation() {
+    let api = LocalApi::of_kind(ProviderKind::Openai, None, &["a", "b"]).await;
+    assert_eq!(ask(&api, &responses_body("first", true), "codex-1").await.0, 200);
+    let bound = api.fake.keys_used()[0].clone();
+    api.fake.script(&bound, [Reply::status_with(429, &[("retry-after", "30")])]);
+    // Codex with store=false sends its earlier reasoning back, encrypted for one organisation.
+    let body = json!({ "model": "gpt-5", "stream": true, "store": false, "prompt_cache_key": "codex-1",
+        "input": [
+            { "type": "message", "role": "user", "content": [{ "type": "input_text", "text": "first" }] },
+            { "type": "reasoning", "summary": [], "encrypted_content": "gAAAAABo-opaque" },
+            { "type": "message", "role": "user", "content": [{ "type": "input_text", "text": "second" }] }] })
+    .to_string();
+    let (status, _) = ask(&api, &body, "codex-1").await;
+    assert_eq!(status, 429, "not sent to another organisation, where the reasoning cannot be read");
+    let used = api.fake.keys_used();
+    assert!(used.iter().all(|key| *key == bound), "{used:?}");
+}

@@ -130,10 +130,12 @@ impl LocalApi {
         let fake = FakeProvider::start_with_clock(Arc::new(move || fake_clock.now().as_millis())).await;
         let keys = Arc::new(Keys::default());
         for (i, label) in labels.iter().enumerate() {
+            // `a@org` is key `a` in quota group `org`.
+            let (label, quota_group) = label.split_once('@').map_or((*label, None), |(l, g)| (l, Some(g.to_owned())));
             keys.entries.lock().unwrap().push(KeyEntry {
                 id: KeyId::new(format!("id-{label}")),
                 provider_id: ProviderId::new("p"),
-                label: Some((*label).to_owned()),
+                label: Some(label.to_owned()),
                 api_key: Secret::new(format!("key-{label}")),
                 enabled: true,
                 weight: 1,
@@ -141,7 +143,7 @@ impl LocalApi {
                 created_at: START,
                 limits: UserLimits::default(),
                 sealed: false,
-                quota_group: None,
+                quota_group,
             });
         }
         let resolver = Arc::new(MapResolver::new());
