@@ -169,3 +169,28 @@ async fn trying_a_route_sends_a_tiny_request_and_shows_the_answer_or_why_none_ca
     assert_eq!(tried["outcome"]["error"]["kind"], "refused", "the provider's refusal: {tried}");
     assert_eq!(tried["outcome"]["error"]["status"], 404);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn provider_slash_model_names_a_provider_by_its_name_before_another_by_its_id() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    // Named `gemini`, as the built-in Google Gemini's id is.
+    let mine = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "gemini", "kind": "openai", "baseUrl": format!("{}/v1", fake.url()), "models": ["gpt-fake"] }),
+    );
+    h.ok("llmConfig:addApiKey", json!({ "providerId": mine["id"], "apiKey": KEY }));
+    fake.always(KEY, Reply::text(&["mine"]));
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let configured = h.call_async("localApi:configure", json!({ "enabled": true, "port": port })).await.unwrap();
+    let answer = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/v1/chat/completions"))
+        .bearer_auth(configured["token"].as_str().unwrap())
+        .json(&json!({ "model": "gemini/gpt-fake", "messages": [{ "role": "user", "content": "hi" }] }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200, "the provider named gemini answered, not the built-in one");
+    let body: Value = answer.json().await.unwrap();
+    assert_eq!(body["choices"][0]["message"]["content"], "mine", "{body}");
+}

@@ -227,8 +227,14 @@ impl StoreRoutes {
         model: &str,
     ) -> std::result::Result<(keypool_gateway::Route, Via), Unrouted> {
         let served = self.served();
-        let named =
-            |name: &str| served.iter().find(|p| p.id.eq_ignore_ascii_case(name) || p.name.eq_ignore_ascii_case(name));
+        // A provider's name before another's id: a user's provider named `gemini` over the
+        // built-in Google Gemini, whose id is `gemini`.
+        let named = |name: &str| {
+            served
+                .iter()
+                .find(|p| p.name.eq_ignore_ascii_case(name))
+                .or_else(|| served.iter().find(|p| p.id.eq_ignore_ascii_case(name)))
+        };
         let routes = self.model_routes.read().unwrap_or_else(|e| e.into_inner());
         if let Some(route) = routes.iter().find(|r| r.matches(model)) {
             if let Some(provider) = named(&route.provider) {
