@@ -15,7 +15,7 @@ use keypool_keychain::{Keychain, OsKeychain};
 use crate::service::{
     AgentHome, Agents, Attachments, BulkKeys, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Members,
     Membership, Migrated, NoSaveDialog, Preferences, Providers, Records, SaveDialog, ServiceError, Settings,
-    StoreLoader, Usage, Vault, WritePath, DAY_MS,
+    StoreLoader, Usage, UsageReport, Vault, WritePath, DAY_MS,
 };
 use crate::SystemClock;
 
@@ -113,6 +113,7 @@ struct Services {
     local_api: LocalApi,
     agents: Agents,
     members: Members,
+    usage_report: UsageReport,
     team: Membership,
 }
 
@@ -268,6 +269,11 @@ impl AppContext {
         Ok(&self.services()?.members)
     }
 
+    /// The ledger summed by member, model, provider or key (`keypool-server usage`).
+    pub fn usage_report(&self) -> Result<&UsageReport, ServiceError> {
+        Ok(&self.services()?.usage_report)
+    }
+
     /// The team this app is a member of (Settings → Team).
     pub fn team(&self) -> Result<&Membership, ServiceError> {
         Ok(&self.services()?.team)
@@ -348,6 +354,7 @@ impl Services {
             ),
             agents: Agents::new(db.clone(), clock.clone(), agent_home, data_dir),
             members: Members::new(db.clone(), clock.clone()),
+            usage_report: UsageReport::new(db.clone()),
             chats: Chats::new(db, completions.clone(), clock.clone(), save_dialog, vault.clone(), attachments),
             completions,
             clock,

@@ -8,6 +8,8 @@
 //! keypool-server token --data-dir DIR [--regenerate]
 //! keypool-server keys import --data-dir DIR --provider NAME --file FILE [--weight N] [--group G] [--no-validate]
 //! keypool-server keys list --data-dir DIR [--provider NAME] --json
+//! keypool-server members add|list|update|revoke … --data-dir DIR
+//! keypool-server usage --data-dir DIR [--by member|model|provider|key] [--since WHEN] [--json|--csv]
 //! ```
 //!
 //! Invariants: no log line holds a key, the token, the team secret or the Redis URL (which may
@@ -17,6 +19,7 @@ mod config;
 mod keys;
 mod members;
 mod token;
+mod usage;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -57,6 +60,8 @@ enum Command {
     /// Adds, lists, changes and revokes members: tokens of their own, with limits.
     #[command(subcommand)]
     Members(members::cli::MembersCommand),
+    /// The ledger summed by member, model, provider or key: a table, JSON or CSV.
+    Usage(usage::Usage),
 }
 
 #[derive(Args)]
@@ -119,6 +124,7 @@ fn main() -> ExitCode {
         Command::Token { data_dir, regenerate } => token_command(&data_dir, regenerate),
         Command::Keys(command) => keys::run(command),
         Command::Members(command) => members::cli::run(command),
+        Command::Usage(usage) => usage::run(usage),
         Command::Serve(serve) => {
             let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
                 Ok(runtime) => runtime,

@@ -15,6 +15,7 @@ pub mod files;
 pub mod members;
 mod migrations;
 pub mod providers;
+pub mod report;
 pub mod settings;
 pub mod sources;
 mod stored_key;

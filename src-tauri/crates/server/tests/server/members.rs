@@ -162,3 +162,70 @@ async fn a_members_limits_refuse_in_its_clients_dialect_naming_the_limit_and_whe
     // None of these counts as a guess: the right owner token still passes from this address.
     assert_eq!(server.ask("owner").await.0, 200, "refused members are no wrong tokens");
 }
+
+/// `keypool-server usage ARGS --data-dir DIR`: its stdout.
+async fn usage(dir: &Path, args: &[&str]) -> String {
+    let mut all: Vec<String> = vec!["usage".into(), "--data-dir".into(), dir.display().to_string()];
+    all.extend(args.iter().map(|s| s.to_string()));
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_keypool-server")).args(all).output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(output.status.success(), "usage succeeds: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_ledger_names_each_requests_member_and_usage_sums_it_with_its_cost() {
+    let fake = FakeProvider::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path()).unwrap();
+    let (frank, frank_token) = member_entry(tmp.path(), "frank", "");
+    let (grace, grace_token) = member_entry(tmp.path(), "grace", "budget_usd = 1.0");
+    let prices = "[[prices]]\nmodel = \"fake-model\"\ninput_per_million = 1.0\ncached_per_million = 0.5\noutput_per_million = 2.0\n";
+    let text = format!("{}{frank}{grace}{prices}", config(&fake.url(), &["a"]));
+    let server = Server::start(tmp.path(), &text, &[]);
+    server.healthy().await;
+    for turn in 0..2 {
+        assert_eq!(server.ask_as(&frank_token, &format!("frank-{turn}")).await.0, 200);
+    }
+    assert_eq!(server.ask_as(&grace_token, "grace").await.0, 200, "a dollar budget with a priced model");
+    assert_eq!(server.ask("owner").await.0, 200);
+
+    let mut report = serde_json::Value::Null;
+    for _ in 0..500 {
+        report = serde_json::from_str(&usage(&server.dir, &["--by", "member", "--json"]).await).unwrap();
+        if report["rows"]
+            .as_array()
+            .is_some_and(|rows| rows.iter().map(|r| r["attempts"].as_u64().unwrap()).sum::<u64>() == 4)
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let rows = report["rows"].as_array().expect("rows");
+    let row = |name: Option<&str>| {
+        rows.iter().find(|r| r["member"].as_str() == name).unwrap_or_else(|| panic!("a row for {name:?}: {report}"))
+    };
+    assert_eq!(row(Some("frank"))["attempts"], 2, "frank's two requests are his in the ledger: {report}");
+    assert_eq!(row(Some("grace"))["attempts"], 1);
+    assert_eq!(row(None)["attempts"], 1, "the owner's request names no member");
+    // Each fake reply: 11 prompt tokens (5 cached) and 3 output: 6 × $1 + 5 × $0.5 + 3 × $2 per million.
+    let cost = row(Some("frank"))["cost_usd"].as_f64().expect("priced");
+    assert!((cost - 2.0 * 14.5e-6).abs() < 1e-9, "frank's cost at the [[prices]] price: {cost}");
+    assert_eq!(row(Some("frank"))["cost_complete"], true);
+
+    let csv = usage(&server.dir, &["--by", "model", "--csv"]).await;
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("model,attempts,failed,input_tokens,cached_tokens,output_tokens,cost_usd,cost_complete")
+    );
+    assert!(
+        lines.next().is_some_and(|line| line.starts_with("fake-model,4,0,44,20,")),
+        "one model, four attempts: {csv}"
+    );
+    let table = usage(&server.dir, &["--by", "provider", "--since", "1h"]).await;
+    assert!(table.starts_with("provider") && table.contains("fake"), "a table by default: {table}");
+}
