@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
-import { By, launchApp, until } from './harness.mjs';
+import { By, freePort, launchApp, until } from './harness.mjs';
 import { assertAccessible, click, fresh, gone, keepPreferences, retype, textOf, waitFor } from './steps.mjs';
 
 const WAIT = 15_000;
@@ -151,6 +151,29 @@ describe('accessibility of the real window', () => {
       await app.find('team-redis-url-field-error');
       await assertAccessible(app, `Settings → Team with an error and a generated secret (${theme})`);
       await app.screenshot(`settings-team-errors-${theme}`);
+
+      // Settings → Local API, on, with a route, the route dialog, the coding agents (one's manual
+      // setup open) and the Connect dialog (closed unused: nothing of the agents' is written).
+      const port = await freePort();
+      assert.ok((await app.invoke('localApi:configure', { enabled: true, port })).ok, 'the local API is on');
+      const routes = [{ model: 'claude-*', provider: 'openai', toModel: 'gpt-4o-mini' }];
+      assert.ok((await app.invoke('localApi:setRoutes', { routes })).ok, 'a route is saved');
+      await click(app, 'settings-localApi');
+      await app.find('route-row');
+      await app.find('agent-claudeCode');
+      await click(app, 'route-add');
+      await app.find('route-dialog');
+      await assertAccessible(app, `the route dialog (${theme})`, '[data-testid="route-dialog"]');
+      await (await app.find('route-dialog')).sendKeys(Key.ESCAPE);
+      await gone(app, 'route-dialog');
+      await fresh(async () => (await (await app.find('agent-codex')).findElement(By.css('summary'))).click());
+      await assertAccessible(app, `Settings → Local API with routes and coding agents (${theme})`);
+      await app.screenshot(`settings-local-api-routes-agents-${theme}`);
+      await fresh(async () => (await (await app.find('agent-claudeCode')).findElement(By.css('[data-testid="agent-connect"]'))).click());
+      await app.find('agent-connect-dialog');
+      await assertAccessible(app, `the Connect dialog (${theme})`, '[data-testid="agent-connect-dialog"]');
+      await click(app, 'agent-connect-cancel');
+      await gone(app, 'agent-connect-dialog');
 
       await click(app, 'settings-about');
       const about = await app.find('about');
