@@ -581,7 +581,9 @@ impl CompletionService {
     }
 
     /// The key for the next attempt: the session's pooled key, the provider-level key while the
-    /// pool is empty, or none at all while the provider has neither (local servers need none).
+    /// pool is empty, or none at all while a local server (Ollama) has neither. A provider
+    /// elsewhere with neither is not asked: it would refuse, or, offline, fail to connect, where
+    /// what the user needs to hear is that it has no key.
     fn choose(
         &self,
         target: &Target<'_>,
@@ -610,7 +612,8 @@ impl CompletionService {
                         Ok(secret) => Ok(Credential::ProviderLevel(secret)),
                         Err(error) => Err(no_key(NoKeyReason::ProviderKeyUnresolved { var: error.var().to_owned() })),
                     },
-                    None => Ok(Credential::None),
+                    None if target.endpoint.is_local() => Ok(Credential::None),
+                    None => Err(no_key(NoKeyReason::Empty)),
                 }
             }
             Err(PoolError::UnresolvedEnv { key_id, label, var, .. }) => {
@@ -693,9 +696,9 @@ pub(crate) enum Credential {
     Pooled(Selection),
     /// The provider's own key, used only while its pool is empty.
     ProviderLevel(Secret),
-    /// No key: the pool is empty and the provider has no key of its own. Servers on this machine
-    /// or a private network (Ollama, LM Studio, vLLM) answer without one; one that needs a key
-    /// refuses, and the request ends saying so.
+    /// No key: the pool is empty, the provider has no key of its own, and it is on this machine
+    /// or a private network, where servers (Ollama, LM Studio, vLLM) answer without one; one that
+    /// needs a key refuses, and the request ends saying so.
     None,
 }
 

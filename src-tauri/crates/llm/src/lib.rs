@@ -45,7 +45,7 @@ pub use forward::{
 pub use http::{ProxyChoice, ProxyError};
 pub use kind::{every_key_shape, KindRow, ProviderKind, QuotaSharing, Verification, ACCOUNT_GROUP, KINDS};
 pub use models::MAX_MODEL_LIST;
-pub use net::is_local_address;
+pub use net::{is_local_address, is_local_host, is_local_url};
 pub use probe::{Credit, ModelsFailure, ProbeProblem, ProbeResult};
 pub use provider::ProviderEndpoint;
 pub use provider_clock::{ClockOffset, ClockSkew, MAX_CLOCK_OFFSET};

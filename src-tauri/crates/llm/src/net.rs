@@ -25,6 +25,29 @@ pub(crate) async fn local_addresses(host: &str) -> Result<Vec<SocketAddr>, Box<d
     Ok(local)
 }
 
+/// Whether `base_url` is on this machine or a private network, where servers (Ollama, LM Studio,
+/// vLLM) commonly need no key: requests go without one while the provider has none. A provider
+/// elsewhere with no key at all is not asked (see [`crate::ProviderEndpoint::is_local`]).
+pub fn is_local_url(base_url: &str) -> bool {
+    url::Url::parse(base_url).ok().is_some_and(|url| url.host().is_some_and(|host| is_local_host(&host)))
+}
+
+/// Loopback, private-network and link-local addresses, and names that only resolve on a local
+/// network (`localhost`, `*.local`, `*.lan`, `*.internal`, `*.home.arpa`, single-label names).
+pub fn is_local_host(host: &url::Host<&str>) -> bool {
+    match host {
+        url::Host::Ipv4(ip) => is_local_address(IpAddr::V4(*ip)),
+        url::Host::Ipv6(ip) => is_local_address(IpAddr::V6(*ip)),
+        url::Host::Domain(name) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            !name.contains('.')
+                || ["localhost", "local", "lan", "internal", "home.arpa"]
+                    .iter()
+                    .any(|suffix| name == *suffix || name.ends_with(&format!(".{suffix}")))
+        }
+    }
+}
+
 /// Loopback, private (RFC 1918, unique local) and link-local addresses.
 pub fn is_local_address(ip: IpAddr) -> bool {
     match ip {

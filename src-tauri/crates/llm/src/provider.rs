@@ -24,6 +24,12 @@ pub struct ProviderEndpoint {
 }
 
 impl ProviderEndpoint {
+    /// Whether the provider is on this machine or a private network (Ollama for the built-in
+    /// Local): the only place a request goes without a key while the provider has none.
+    pub fn is_local(&self) -> bool {
+        crate::net::is_local_url(&self.base_url)
+    }
+
     /// This provider's wire format.
     pub fn wire(&self) -> &'static dyn Wire {
         self.kind.wire()

@@ -14,6 +14,10 @@ use super::write_path::{Changed, WritePath};
 use super::Vault;
 use super::{Result, Rule, ServiceError};
 
+/// Where a request may go without a key, and which hosts are local: the completion service's
+/// rules (keypool-llm), so what the UI calls answerable and what is sent agree.
+pub use keypool_llm::{is_local_host as is_local, is_local_url};
+
 pub struct Providers {
     db: Arc<Database>,
     writes: Arc<WritePath>,
@@ -420,33 +424,6 @@ fn refuse_taken_name(conn: &keypool_store::rusqlite::Connection, name: &str, exc
         return Err(ServiceError::invalid("name", Rule::NameTaken));
     }
     Ok(())
-}
-
-/// Whether `base_url` is on this machine or a private network, where servers (Ollama, LM Studio,
-/// vLLM) commonly need no key: requests go without one while the provider has none.
-pub fn is_local_url(base_url: &str) -> bool {
-    url::Url::parse(base_url).ok().is_some_and(|url| url.host().is_some_and(|host| is_local(&host)))
-}
-
-/// Loopback, private-network and link-local addresses, and names that only resolve on a local
-/// network (`localhost`, `*.local`, `*.lan`, `*.internal`, `*.home.arpa`, single-label names).
-pub fn is_local(host: &url::Host<&str>) -> bool {
-    match host {
-        url::Host::Ipv4(ip) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
-        url::Host::Ipv6(ip) => {
-            ip.is_loopback()
-                || ip.is_unique_local()
-                || ip.is_unicast_link_local()
-                || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback() || v4.is_private() || v4.is_link_local())
-        }
-        url::Host::Domain(name) => {
-            let name = name.trim_end_matches('.').to_ascii_lowercase();
-            !name.contains('.')
-                || ["localhost", "local", "lan", "internal", "home.arpa"]
-                    .iter()
-                    .any(|suffix| name == *suffix || name.ends_with(&format!(".{suffix}")))
-        }
-    }
 }
 
 /// Whether two base URLs share scheme, host and port (an unparsable one shares nothing).

@@ -96,3 +96,28 @@ async fn empty_pool_without_provider_key_says_to_add_one_when_the_provider_wants
     assert_eq!(outcome.attempts, 1, "one request was sent, without a key");
     assert_eq!(outcome.key_label, None, "a request without a key names none");
 }
+
+#[tokio::test]
+async fn a_provider_elsewhere_with_no_key_at_all_is_not_asked() {
+    // OpenAI with no key: before, the request went without one and, offline, ended as "could
+    // not connect", where the user needs to hear that the provider has no key.
+    let rig = Rig::new(ProviderKind::Openai, &[]).await;
+    let mut request = rig.request("chat", true);
+    request.endpoint.name = "OpenAI".into();
+    request.endpoint.base_url = "https://api.openai.invalid/v1".into();
+    let (outcome, events) = rig.ask_with(request, &CancellationToken::new(), |_, _| {}).await;
+    let error = error_of(&outcome);
+    assert!(
+        matches!(error, CompletionError::NoAvailableKey(NoKey { why: NoKeyReason::Empty, last: None, .. })),
+        "the empty pool is the reason, with no answer to quote: {:?}",
+        outcome.end
+    );
+    assert_eq!(error.code(), "no_available_key", "the code the UI words");
+    assert!(error.to_string().starts_with("OpenAI has no API keys"), "named in the fallback words: {error}");
+    assert_eq!(outcome.attempts, 0, "nothing was sent");
+    assert!(
+        !events.iter().any(|e| matches!(e, CompletionEvent::KeySelected { .. })),
+        "no key, not even none, was selected: {events:?}"
+    );
+    assert!(rig.keys.attempts.lock().unwrap().is_empty(), "and no attempt is in the ledger");
+}
