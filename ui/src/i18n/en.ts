@@ -575,7 +575,6 @@ export const en = {
   'blocked.exhaustedNoCheck': '{name} is out of credit',
   'reply.noKeys': '{provider} has no API keys: add one in Settings → Providers.',
   'reply.keylessServerDown': '{server} does not answer at {address}: {provider} needs no key, but its server must be running. Start it, or choose another provider.',
-  'reply.noKeysKeyless': '{provider} has no API keys, so the request went without one and could not connect: add a key in Settings → Providers.',
   'reply.providerKeyUnresolved': 'The pool of {provider} is empty and its provider-level key reads the environment variable {name}, which is not set.',
   'reply.allBlocked': 'All keys are busy: {keys}.',
   'reply.allBlockedNoKeys': 'No key of {provider} is available.',

@@ -566,7 +566,6 @@ export const ja: Dictionary = {
   'blocked.exhaustedNoCheck': '{name} はクレジットが尽きています',
   'reply.noKeys': '{provider} には API キーがありません。設定 → プロバイダー で追加してください。',
   'reply.keylessServerDown': '{server} が {address} で応答しません。{provider} はキー不要ですが、サーバーが起動している必要があります。起動するか、別のプロバイダーを選んでください。',
-  'reply.noKeysKeyless': '{provider} には API キーがないため、キーなしで送信され接続できませんでした。設定 → プロバイダー でキーを追加してください。',
   'reply.providerKeyUnresolved': '{provider} のプールは空で、プロバイダーのキーは環境変数 {name} から読み込みますが、その変数が設定されていません。',
   'reply.allBlocked': 'すべてのキーが使用中です：{keys}。',
   'reply.allBlockedNoKeys': '{provider} で使えるキーがありません。',

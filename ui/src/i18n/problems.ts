@@ -384,20 +384,18 @@ export function replyErrorText(t: Translate, error: ReplyError, clock: Clock): s
 export type ReplyProvider = Pick<Provider, 'id' | 'name' | 'baseUrl' | 'keyCount' | 'apiKeyPreview' | 'local'>;
 
 /**
- * A reply that could not connect to a provider with no key at all (the request went without
- * one): `serverDown` for a local server (Ollama for Local) that is not running, `noKeys` for a
- * provider that needs a key and has none. Null for any other failure.
+ * Whether a reply could not connect to a local server it went to without a key (Ollama for
+ * Local, not running). The backend sends a request without a key only to a server on this
+ * machine or a private network; a provider elsewhere with no key is refused before anything is
+ * sent, as `noKeys`.
  */
-export function keylessFailure(error: ReplyError | null, provider: ReplyProvider | undefined): 'serverDown' | 'noKeys' | null {
-  if (!error || !provider || provider.keyCount > 0 || provider.apiKeyPreview !== null) return null;
-  const unreachable = error.kind === 'unreachable' || (error.kind === 'interrupted' && error.breakage !== undefined && error.status === undefined);
-  if (!unreachable) return null;
-  return provider.local ? 'serverDown' : 'noKeys';
+export function keylessServerDown(error: ReplyError | null, provider: ReplyProvider | undefined): boolean {
+  if (!error || !provider?.local || provider.keyCount > 0 || provider.apiKeyPreview !== null) return false;
+  return error.kind === 'unreachable' || (error.kind === 'interrupted' && error.breakage !== undefined && error.status === undefined);
 }
 
-/** A keyless failure in words: what to start, and where; or which provider needs a key. */
-export function keylessFailureText(t: Translate, failure: 'serverDown' | 'noKeys', provider: ReplyProvider): string {
-  if (failure === 'noKeys') return t('reply.noKeysKeyless', { provider: provider.name });
+/** A local server that does not answer, in words: what to start, and where. */
+export function keylessServerDownText(t: Translate, provider: ReplyProvider): string {
   const server = provider.id === 'local' ? 'Ollama' : provider.name;
   return t('reply.keylessServerDown', { server, address: provider.baseUrl, provider: provider.name });
 }

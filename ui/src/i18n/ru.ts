@@ -566,7 +566,6 @@ export const ru: Dictionary = {
   'blocked.exhaustedNoCheck': '{name}: закончился баланс',
   'reply.noKeys': 'У провайдера {provider} нет API-ключей: добавьте ключ в Настройки → Провайдеры.',
   'reply.keylessServerDown': '{server} не отвечает по адресу {address}: {provider} не нужен ключ, но его сервер должен быть запущен. Запустите его или выберите другого провайдера.',
-  'reply.noKeysKeyless': 'У {provider} нет API-ключей, поэтому запрос ушёл без ключа и не смог подключиться: добавьте ключ в «Настройки → Провайдеры».',
   'reply.providerKeyUnresolved': 'Пул провайдера {provider} пуст, а его собственный ключ читается из переменной окружения {name}, которая не задана.',
   'reply.allBlocked': 'Все ключи заняты: {keys}.',
   'reply.allBlockedNoKeys': 'Ни один ключ провайдера {provider} недоступен.',

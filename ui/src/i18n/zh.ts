@@ -563,7 +563,6 @@ export const zh: Dictionary = {
   'blocked.exhaustedNoCheck': '{name} 额度已用尽',
   'reply.noKeys': '{provider} 没有 API Key：请在 设置 → 提供商 中添加。',
   'reply.keylessServerDown': '{server} 在 {address} 没有应答：{provider} 不需要 Key，但它的服务器必须在运行。请启动它，或选择其他提供商。',
-  'reply.noKeysKeyless': '{provider} 没有 API Key，请求在没有 Key 的情况下发出且无法连接：请在“设置 → 提供商”中添加 Key。',
   'reply.providerKeyUnresolved': '{provider} 的 Key 池为空，而它的提供商级 Key 读取环境变量 {name}，该变量未设置。',
   'reply.allBlocked': '所有 Key 都不可用：{keys}。',
   'reply.allBlockedNoKeys': '{provider} 没有可用的 Key。',

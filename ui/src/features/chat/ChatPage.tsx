@@ -5,6 +5,7 @@ import { errorText } from '../../i18n/problems';
 import type { Chat, Provider } from '../../ipc/bindings';
 import { chatApi } from '../../ipc/chat';
 import { useProviders } from '../../hooks/useProviders';
+import { preferences } from '../../preferences';
 import { ChatList } from './ChatList';
 import { ChooseProvider } from './ChooseProvider';
 import { Composer } from './Composer';
@@ -209,7 +210,11 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
                       span={span}
                       onAnswerAgain={() => void send({ turn: 'again' })}
                       onEdit={(content) => send({ turn: 'edit', content })}
-                      onOpenSettings={onOpenSettings}
+                      onOpenSettings={() => {
+                        // Settings → Providers opens on the chat's provider, where its key goes.
+                        if (selected.providerId !== null) preferences.setProvider(selected.providerId);
+                        onOpenSettings();
+                      }}
                       provider={providerOf(providers, selected.providerId)}
                     />
                   </>

@@ -4,7 +4,7 @@ import { CopyButton } from '../../components/CopyButton';
 import { Icon } from '../../components/Icon';
 import { useBackendNow, useCountdown } from '../../hooks/useCountdown';
 import { useI18n } from '../../i18n/I18nProvider';
-import { errorText, formatNumber, keylessFailure, keylessFailureText, type ReplyProvider, replyErrorDeadlines, replyErrorNeedsSettings, replyErrorText } from '../../i18n/problems';
+import { errorText, formatNumber, keylessServerDown, keylessServerDownText, type ReplyProvider, replyErrorDeadlines, replyErrorNeedsSettings, replyErrorText } from '../../i18n/problems';
 import type { Message, MessageUsage } from '../../ipc/bindings';
 import { IpcError } from '../../ipc/client';
 import { answeredByProviderKey, editable, regenerable, type Conversation, type Notice, type Waiting } from './conversation';
@@ -293,11 +293,10 @@ function ReplyError({
   // Times in errors are the backend's; the UI runs on the same machine, so its clock is the same.
   const now = useBackendNow(0, error ? replyErrorDeadlines(error) : []);
   // Without details (never from this backend) the code still words it; the English only as a last resort.
-  // A request that went without a key and could not connect: what to start, or which key to add.
-  const keyless = keylessFailure(error, provider);
+  // A request that went without a key to a local server that is not running: what to start.
   const text = error
-    ? keyless && provider
-      ? keylessFailureText(t, keyless, provider)
+    ? provider && keylessServerDown(error, provider)
+      ? keylessServerDownText(t, provider)
       : replyErrorText(t, error, { now, intlTag })
     : message.errorCode
       ? errorText(t, new IpcError(message.errorCode, message.error ?? ''))
@@ -313,7 +312,7 @@ function ReplyError({
             {t('chat.retry')}
           </button>
         )}
-        {(replyErrorNeedsSettings(error, message.errorCode) || keyless === 'noKeys') && (
+        {replyErrorNeedsSettings(error, message.errorCode) && (
           <button type="button" className="link-button" onClick={onOpenSettings} data-testid="chat-open-settings">
             {t('chat.openSettings')}
           </button>

@@ -2,6 +2,7 @@ import { act, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { I18nProvider } from '../../../i18n/I18nProvider';
+import { adoptPreferences, NO_PREFERENCES, preferences } from '../../../preferences';
 import { createFakeBackend, gate, type FakeBackend, provider } from '../../../test/fakeBackend';
 
 let backend: FakeBackend;
@@ -281,20 +282,27 @@ describe('the chat page', () => {
     expect(screen.queryByTestId('message-error'), 'the failed reply is replaced').not.toBeInTheDocument();
   });
 
-  it('says what to do when a request that went without a key cannot connect: start Ollama, or add a key', async () => {
+  it('says what to do when a chat has no key to go with: start Ollama, or add a key', async () => {
     // Local (Ollama, not running) needs no key; OpenAI has none at all here.
     backend = createFakeBackend(undefined, {
       providers: [
-        provider('local', 'Local', { baseUrl: 'http://127.0.0.1:11434/v1', models: ['llama3.2'], defaultModel: 'llama3.2' }),
+        provider('local', 'Local', { baseUrl: 'http://127.0.0.1:11434/v1', models: ['llama3.2'], defaultModel: 'llama3.2', local: true }),
         provider('openai', 'OpenAI', { sortOrder: 1, models: ['gpt-4o-mini'], defaultModel: 'gpt-4o-mini' }),
       ],
     });
     backend.addChat({ providerId: 'local', model: 'llama3.2' });
-    backend.onSend(({ emit }) => {
-      emit({ type: 'keySelected', keyId: null, keyLabel: '', providerLevel: false, keyless: true, rebound: false, attempt: 1 });
+    adoptPreferences({ ...NO_PREFERENCES, provider: 'local' });
+    const opened = vi.fn();
+    // Like the backend: Local is asked without a key and does not answer; OpenAI, with no key,
+    // is not asked at all and the reply says why (no_available_key, noKeys).
+    backend.onSend(({ chatId }) => {
+      const chat = backend.chats().find((c) => c.id === chatId);
+      if (chat?.providerId === 'openai') {
+        return { status: 'error', error: 'OpenAI has no API keys', errorCode: 'no_available_key', errorDetails: { kind: 'noKeys', provider: 'OpenAI' } };
+      }
       return { status: 'error', error: 'could not connect', errorCode: 'provider', errorDetails: { kind: 'unreachable', breakage: 'connect' } };
     });
-    const user = renderPage();
+    const user = renderPage(opened);
     await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Q{Enter}');
     let error = await screen.findByTestId('message-error');
     await waitFor(() =>
@@ -307,10 +315,14 @@ describe('the chat page', () => {
     await act(() => backend.invoke('chat:update', { id: 'chat-1', providerId: 'openai', model: 'gpt-4o-mini' }));
     await user.click(within(error).getByRole('button', { name: 'Retry' }));
     error = await screen.findByTestId('message-error');
-    await waitFor(() =>
-      expect(error).toHaveTextContent('OpenAI has no API keys, so the request went without one and could not connect: add a key in Settings → Providers.'),
-    );
-    expect(within(error).getByRole('button', { name: 'Open Settings → Providers' })).toBeInTheDocument();
+    await waitFor(() => expect(error).toHaveTextContent('OpenAI has no API keys: add one in Settings → Providers.'));
+    expect(error, 'not a connection failure').not.toHaveTextContent(/connect/);
+    const open = within(error).getByRole('button', { name: 'Open Settings → Providers' });
+    open.focus();
+    expect(open, 'the way to add one is a keyboard stop').toHaveFocus();
+    await user.keyboard('{Enter}');
+    expect(opened, 'the link opens Settings').toHaveBeenCalledTimes(1);
+    expect(preferences.provider(), 'Settings → Providers opens on OpenAI, where its key goes').toBe('openai');
   });
 
   it('keeps the text and says why when a send is refused', async () => {
