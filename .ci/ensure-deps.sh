@@ -20,6 +20,9 @@ SYSTEM_PACKAGES=(
   nginx-light wrk
   # The team pool's tests start a redis-server of their own (never a system service).
   redis-server
+  # keypool-server's /metrics is scraped by a Prometheus the test starts (its own port and data
+  # folder, never the system service), and checked with promtool.
+  prometheus
 )
 
 missing=()

@@ -52,6 +52,11 @@ pub struct Config {
     /// The members as they are to be stored, their tokens read (filled by [`read`]).
     #[serde(skip)]
     pub resolved_members: Vec<keypool_api::service::Member>,
+    /// A webhook told of dead keys, providers without a usable key and spent budgets.
+    pub alerts: Option<crate::alerts::AlertsConfig>,
+    /// The webhook, its secret read (filled by [`read`]).
+    #[serde(skip)]
+    pub webhook: Option<crate::alerts::Webhook>,
 }
 
 /// `[[routes]]`: `model` (a glob) goes `to` a provider's model, written `provider/model`.
@@ -153,6 +158,7 @@ pub fn read(path: &Path) -> Result<Config, ConfigError> {
     config.resolved_members =
         crate::members::config::resolve(&config.members, |offset| line_of(&text, offset)).map_err(invalid)?;
     crate::members::config::check_prices(&config.prices).map_err(invalid)?;
+    config.webhook = config.alerts.as_ref().map(|alerts| alerts.webhook()).transpose().map_err(invalid)?;
     Ok(config)
 }
 

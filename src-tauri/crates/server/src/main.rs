@@ -15,9 +15,11 @@
 //! Invariants: no log line holds a key, the token, the team secret or the Redis URL (which may
 //! hold a password); a bad config file stops the start before the store is opened.
 
+mod alerts;
 mod config;
 mod keys;
 mod members;
+mod metrics;
 mod token;
 mod usage;
 
@@ -94,6 +96,14 @@ struct Serve {
     /// The team secret (64 hex digits); KEYPOOL_TEAM_SECRET otherwise.
     #[arg(long, requires = "team")]
     team_secret_file: Option<PathBuf>,
+    /// Serves GET /metrics (and /readyz, /healthz) on this address too, without a token: for a
+    /// scraper on a private network. On --listen, /metrics needs the token (or the metrics token).
+    #[arg(long)]
+    metrics_listen: Option<SocketAddr>,
+    /// A token (the file's content, at least 32 characters) that may read /metrics on --listen
+    /// besides the server's own.
+    #[arg(long)]
+    metrics_token_file: Option<PathBuf>,
 }
 
 /// Why the server cannot go on: one line for the operator, logged and printed before it exits
@@ -240,7 +250,12 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
     }
     let dirs = Dirs { data_dir: data_dir.clone(), log_dir: data_dir.join("logs") };
     let book = members::MemberBook::new(Arc::new(keypool_api::SystemClock));
-    let tap: Arc<dyn keypool_llm::Recorder> = Arc::new(book.clone());
+    let metrics = metrics::Metrics::new();
+    let alerts = alerts::Alerts::start();
+    alerts.set_webhook(config.as_ref().and_then(|c| c.webhook.clone()));
+    book.alert_with(alerts.clone());
+    let tap: Arc<dyn keypool_llm::Recorder> =
+        Arc::new(metrics::Fanout(vec![Arc::new(book.clone()), metrics.clone(), Arc::new(alerts.clone())]));
     let context = AppContext::headless_tapped(env!("CARGO_PKG_VERSION"), dirs, team, Some(tap))
         .map_err(|e| format!("the store in {} cannot be opened: {e}", data_dir.display()))?;
     let context = Arc::new(context);
@@ -266,11 +281,35 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
         tracing::info!(?members, "members applied");
         book.removed(&members.removed);
     }
-    let allowance = match context.team().ok().and_then(|team| team.joined()) {
+    let team = context.team().ok().and_then(|team| team.joined());
+    let allowance = match &team {
         Some(team) => Some(team.allowance(&replica_id(&data_dir)?)),
         None => None,
     };
-    book.attach(&context, allowance);
+    book.attach(&context, allowance.clone());
+    alerts.attach(&context, allowance.clone());
+    metrics.attach(&context, book.clone(), team, allowance);
+    let metrics_token = match &serve.metrics_token_file {
+        Some(path) => {
+            warn_if_others_can_read(path, "the metrics token file");
+            let (token, _) = token::read_or_make(path).map_err(|e| e.to_string())?;
+            Some(keypool_gateway::token_hash(&token))
+        }
+        None => None,
+    };
+    let render: Arc<dyn Fn() -> String + Send + Sync> = {
+        let metrics = metrics.clone();
+        Arc::new(move || metrics.render())
+    };
+    let ready: keypool_gateway::Readiness = {
+        let context = context.clone();
+        let teamed = serve.team.is_some();
+        Arc::new(move || readiness(&context, teamed))
+    };
+    let _metrics_listener = match serve.metrics_listen {
+        Some(address) => Some(metrics::listen(address, render.clone(), ready.clone()).await?),
+        None => None,
+    };
     if !serve.listen.ip().is_loopback() {
         tracing::warn!(
             address = %serve.listen,
@@ -283,6 +322,9 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
         health: Some(Arc::new(move || health_context.team_state().as_str())),
         log_requests: true,
         members: Some(Arc::new(book.clone())),
+        observer: Some(metrics.clone()),
+        metrics: Some(keypool_gateway::MetricsRoute { render, token_hash: metrics_token }),
+        ready: Some(ready),
         ..Serving::default()
     };
     let signals = Signals::listen()?;
@@ -290,7 +332,8 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
     let gateway = local_api.serve_at(serve.listen, &token, serving).await.map_err(|e| e.to_string())?;
     gateway.allow_hosts(serve.allowed_hosts.iter().cloned());
     tracing::info!(address = %serve.listen, team = context.team_state().as_str(), "keypool-server serves");
-    let reloading = Reloading { context: &context, serve: &serve, data_dir: &data_dir, book: &book, owner };
+    let reloading =
+        Reloading { context: &context, serve: &serve, data_dir: &data_dir, book: &book, alerts: &alerts, owner };
     signals.wait_for_stop(&reloading).await?;
     tracing::info!("stopping: no new requests; waiting up to 30 s for those in flight");
     if !gateway.shut_down(GRACE).await {
@@ -359,12 +402,13 @@ struct Reloading<'a> {
     serve: &'a Serve,
     data_dir: &'a Path,
     book: &'a members::MemberBook,
+    alerts: &'a alerts::Alerts,
     /// The server's own token's digest (no member may have it).
     owner: [u8; 32],
 }
 
 fn reload(reloading: &Reloading<'_>) {
-    let Reloading { context, serve, data_dir, book, owner } = reloading;
+    let Reloading { context, serve, data_dir, book, alerts, owner } = reloading;
     let Some(path) = &serve.config else {
         return tracing::info!("SIGHUP: no config file to re-read");
     };
@@ -376,6 +420,7 @@ fn reload(reloading: &Reloading<'_>) {
         Ok(applied) => tracing::info!(?applied, "SIGHUP: config applied"),
         Err(error) => return tracing::error!(%error, "SIGHUP: the config file was not applied; nothing changed"),
     }
+    alerts.set_webhook(config.webhook.clone());
     match members::config::apply(context, &config.resolved_members, &config.prices, owner) {
         Ok(members) => {
             tracing::info!(?members, "SIGHUP: members applied");
@@ -384,6 +429,18 @@ fn reload(reloading: &Reloading<'_>) {
         }
         Err(error) => tracing::error!(%error, "SIGHUP: the config file's members were not applied"),
     }
+}
+
+/// Whether the server is ready: its store open and, when it has a team, the team connected
+/// (the config was applied before it served).
+fn readiness(context: &AppContext, teamed: bool) -> Result<(), String> {
+    if let keypool_api::DatabaseState::Failed { message, .. } = context.database() {
+        return Err(format!("the store is not open: {message}"));
+    }
+    if teamed && context.team_state() != keypool_team::TeamState::Connected {
+        return Err(format!("the team is {}", context.team_state().as_str()));
+    }
+    Ok(())
 }
 
 /// This server's stable id among a team's replicas (its shares of members' budgets are written

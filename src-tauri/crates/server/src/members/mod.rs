@@ -167,12 +167,24 @@ struct Inner {
     attached: OnceLock<Attached>,
     /// Refusals per member and limit, for metrics.
     refusals: Mutex<HashMap<(String, &'static str), u64>>,
+    /// Told when a member's budget is spent.
+    alerts: OnceLock<crate::alerts::Alerts>,
 }
 
 /// What the book works with once the server's context exists.
 struct Attached {
     context: Weak<AppContext>,
     allowance: Option<Arc<Allowance>>,
+}
+
+/// One member's budget as `/metrics` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BudgetView {
+    pub member: String,
+    /// `usd` or `tokens`.
+    pub unit: &'static str,
+    pub limit: f64,
+    pub used: f64,
 }
 
 impl MemberBook {
@@ -186,8 +198,14 @@ impl MemberBook {
                 prices: RwLock::default(),
                 attached: OnceLock::new(),
                 refusals: Mutex::default(),
+                alerts: OnceLock::new(),
             }),
         }
+    }
+
+    /// Tells `alerts` when a member's budget is spent.
+    pub fn alert_with(&self, alerts: crate::alerts::Alerts) {
+        let _ = self.inner.alerts.set(alerts);
     }
 
     /// Starts serving `context`'s members (counted through `allowance` when a team is joined):
@@ -219,9 +237,58 @@ impl MemberBook {
         }
     }
 
+    /// Every member with a budget: its unit, limit and what was used in the current period (the
+    /// team's count at its last answer, with this replica's since; this replica's alone without a
+    /// team).
+    pub fn budgets(&self) -> Vec<BudgetView> {
+        let now = self.inner.clock.now();
+        let directory = self.inner.directory.load();
+        let tallies = self.inner.lock_tallies();
+        let mut out: Vec<BudgetView> = directory
+            .by_name
+            .values()
+            .filter_map(|member| {
+                let budget = member.limits.budget?;
+                let span = rules::span(member.limits.period(), now);
+                let used =
+                    tallies.get(&member.name.to_lowercase()).map_or(Spent::default(), |t| t.team_view(&span.key));
+                let (unit, limit, used) = match budget {
+                    Budget::Usd(usd) => ("usd", usd, used.micro_usd as f64 / 1_000_000.0),
+                    Budget::Tokens(tokens) => ("tokens", tokens as f64, used.tokens as f64),
+                };
+                Some(BudgetView { member: member.name.clone(), unit, limit, used })
+            })
+            .collect();
+        out.sort_by(|a, b| a.member.cmp(&b.member));
+        out
+    }
+
+    /// Refusals so far, per member and limit.
+    pub fn refusals(&self) -> Vec<(String, &'static str, u64)> {
+        let refusals = self.inner.refusals.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out: Vec<_> = refusals.iter().map(|((m, l), n)| (m.clone(), *l, *n)).collect();
+        out.sort();
+        out
+    }
+
     /// Writes what members spent to the store (at shutdown).
     pub fn flush(&self) {
         self.inner.save_spend();
+    }
+}
+
+impl Tally {
+    /// The team's spend in `period` as best known: its count at the last answer with this
+    /// replica's own since; this replica's own when the team never answered.
+    fn team_view(&self, period: &str) -> Spent {
+        let own = self.own.get(period).cloned().unwrap_or_default();
+        match &self.team_seen {
+            Some((seen, team, own_then)) if seen == period => Spent {
+                tokens: team.tokens + own.tokens.saturating_sub(own_then.tokens),
+                micro_usd: team.micro_usd + own.micro_usd.saturating_sub(own_then.micro_usd),
+            },
+            _ => own,
+        }
     }
 }
 
@@ -245,7 +312,25 @@ impl Inner {
     fn refused(&self, member: &str, refusal: Refusal) -> Refusal {
         let mut refusals = self.refusals.lock().unwrap_or_else(|e| e.into_inner());
         *refusals.entry((member.to_owned(), refusal.limit.as_str())).or_default() += 1;
+        drop(refusals);
+        if refusal.limit == Limit::Budget {
+            self.tell_budget_spent(member);
+        }
         refusal
+    }
+
+    /// Tells the alerts that `member`'s budget is spent (they send it once per period).
+    fn tell_budget_spent(&self, member: &str) {
+        let (Some(alerts), Some(member)) = (self.alerts.get(), self.member(member)) else { return };
+        let Some(budget) = member.limits.budget else { return };
+        let span = rules::span(member.limits.period(), self.clock.now());
+        let used =
+            self.lock_tallies().get(&member.name.to_lowercase()).map_or(Spent::default(), |t| t.team_view(&span.key));
+        let (unit, limit, used) = match budget {
+            Budget::Usd(usd) => ("usd", usd, used.micro_usd as f64 / 1_000_000.0),
+            Budget::Tokens(tokens) => ("tokens", tokens as f64, used.tokens as f64),
+        };
+        alerts.budget_spent(&member.name, unit, used, limit, &span.key, span.end);
     }
 
     /// This replica's spend of the current periods, from the store.

@@ -1,8 +1,10 @@
 //! `keypool-server` as a process: the fake provider upstream, a data dir per server, and (for
 //! the team) a redis-server of the test's own.
 
+mod alerts;
 mod keys;
 mod members;
+mod metrics;
 mod serve;
 mod support;
 mod team;

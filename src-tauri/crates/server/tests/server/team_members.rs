@@ -157,6 +157,10 @@ async fn with_redis_away_each_replica_serves_a_share_and_its_spend_reaches_redis
     for server in [&p.a, &p.b] {
         team_becomes(server, "disconnected").await;
     }
+    let ready = client().get(p.a.url("/readyz")).send().await.unwrap();
+    assert_eq!(ready.status().as_u16(), 503, "a replica whose team is away is not ready (it still serves)");
+    let why: serde_json::Value = ready.json().await.unwrap();
+    assert_eq!(why["why"], "the team is disconnected");
     for (name, server) in [("A", &p.a), ("B", &p.b)] {
         assert_eq!(server.ask_as(&bob, &format!("bob-{name}-1")).await.0, 200, "{name} serves bob alone");
         let (status, _, body) = server.ask_as(&bob, &format!("bob-{name}-2")).await;
@@ -170,6 +174,7 @@ async fn with_redis_away_each_replica_serves_a_share_and_its_spend_reaches_redis
     for server in [&p.a, &p.b] {
         team_becomes(server, "connected").await;
     }
+    assert_eq!(client().get(p.a.url("/readyz")).send().await.unwrap().status().as_u16(), 200, "ready again");
     // The new Redis starts empty: A tells it its share of carol's budget again.
     let mut refused = false;
     for turn in 0..200 {
