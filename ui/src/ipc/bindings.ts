@@ -256,6 +256,12 @@ coolingUntil: number | null,
 usedUpUntil: number | null, };
 
 /**
+ * An agent whose share of cached input tokens in the last day is at most half of the week
+ * before's (a session off its key, or a prompt that changes at its start).
+ */
+export type CacheDrop = { agent: Agent, lastDay: number, weekBefore: number, };
+
+/**
  * A conversation with one provider and model.
  */
 export type Chat = { id: string, title: string, 
@@ -1084,6 +1090,16 @@ usageRetentionDays: number,
 proxy: ProxySetting, };
 
 /**
+ * A range of time, in milliseconds since the epoch.
+ */
+export type SourceRangeArgs = { from: number, to: number, };
+
+/**
+ * What one source spent; `cachedShare` is `cachedTokens / inputTokens` (null without input).
+ */
+export type SourceUsage = { source: UsageSource, requests: number, inputTokens: number, cachedTokens: number, outputTokens: number, cachedShare: number | null, };
+
+/**
  * How to import a previewed text.
  */
 export type StartKeyImportArgs = { importId: string, 
@@ -1265,6 +1281,11 @@ usageRetentionDays?: number,
 proxy?: ProxySetting, };
 
 /**
+ * Every source in order (the agents, the chat, the others), and the drops.
+ */
+export type UsageBySource = { sources: Array<SourceUsage>, drops: Array<CacheDrop>, };
+
+/**
  * One bucket of one key's attempts; `at` is the bucket's start. `failovers`: attempts refused
  * in a way the pool moved on from (rate limited, auth rejected, out of credit).
  */
@@ -1289,6 +1310,11 @@ export type UsageSeriesArgs = { providerId?: string,
  * `""` for the provider-level key.
  */
 keyId?: string, bucket: BucketArg, from: number, to: number, };
+
+/**
+ * Who asked: a coding agent, the app's chat, or another client (an SDK, a script).
+ */
+export type UsageSource = { "kind": "agent", agent: Agent, } | { "kind": "chat" } | { "kind": "other" };
 
 export type UsageSummary = { from: number, to: number, totals: UsageTotals, 
 /**
@@ -1416,6 +1442,7 @@ export type Commands = {
   "usage:setPrice": { kind: "sync"; args: SetPriceArgs; result: Price };
   "usage:deletePrice": { kind: "sync"; args: ModelArgs; result: DeletedPrice };
   "usage:purge": { kind: "sync"; args: PurgeUsageArgs; result: Purged };
+  "usage:getBySource": { kind: "sync"; args: SourceRangeArgs; result: UsageBySource };
   "chat:list": { kind: "sync"; args: NoArgs; result: Array<Chat> };
   "chat:create": { kind: "sync"; args: CreateChatArgs; result: Chat };
   "chat:update": { kind: "sync"; args: UpdateChatArgs; result: Chat };

@@ -39,13 +39,14 @@ use super::providers::{
 };
 use super::routes::{RouteDto, RouteTestDto, SetRoutesArgs, TestRouteArgs};
 use super::settings::{SettingsDto, UpdateSettingsArgs};
+use super::sources::{SourceRangeArgs, UsageBySourceDto};
 use super::team::{ConnectTeamArgs, TeamSecretDto, TeamStatusDto};
 use super::typescript::TypeSet;
 use super::usage::{
     DeletedPrice, ExportResult, ModelArgs, PriceDto, PurgeUsageArgs, Purged, SeriesDto, SetPriceArgs, UsageRangeArgs,
     UsageSeriesArgs, UsageSummaryDto,
 };
-use super::{agents, app, bulk, chat, keys, local_api, providers, routes, settings, team, usage};
+use super::{agents, app, bulk, chat, keys, local_api, providers, routes, settings, sources, team, usage};
 use crate::AppContext;
 
 /// What a command answers: its result as JSON text, or the one error. Text, not a `Value`: the
@@ -215,6 +216,7 @@ commands! {
     sync   "usage:setPrice"            (SetPriceArgs)       -> PriceDto                => usage::set_price;
     sync   "usage:deletePrice"         (ModelArgs)          -> DeletedPrice            => usage::delete_price;
     sync   "usage:purge"               (PurgeUsageArgs)     -> Purged                  => usage::purge;
+    sync   "usage:getBySource"         (SourceRangeArgs)    -> UsageBySourceDto        => sources::by_source;
     sync   "chat:list"                 (NoArgs)             -> Vec<ChatDto>            => chat::list;
     sync   "chat:create"               (CreateChatArgs)     -> ChatDto                 => chat::create;
     sync   "chat:update"               (UpdateChatArgs)     -> ChatDto                 => chat::update;

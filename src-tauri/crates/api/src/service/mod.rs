@@ -28,7 +28,8 @@ use keypool::PoolError;
 use keypool_store::StoreError;
 
 pub use agents::{
-    Agent, AgentFileProblem, AgentHome, AgentStatus, Agents, AgentsOverview, Connection, TokenState, AGENTS,
+    cache_drop, Agent, AgentFileProblem, AgentHome, AgentStatus, Agents, AgentsOverview, CacheDrop, Connection, Source,
+    SourceUse, SourcesReport, TokenState, AGENTS,
 };
 pub use attachments::{
     AttachmentInfo, AttachmentKind, Attachments, Variant, MAX_ATTACHMENTS, MAX_IMAGE_BYTES, MAX_TEXT_BYTES,

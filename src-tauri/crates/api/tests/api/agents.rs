@@ -340,3 +340,57 @@ async fn the_panel_says_where_each_agents_model_goes_and_when_it_last_called() {
     let overview = h.ok("localApi:getAgents", json!({}));
     assert_eq!(agent(&overview, "codex")["lastCall"], Value::Null, "another agent did not");
 }
+
+#[test]
+fn usage_by_source_names_each_agent_and_a_sharp_drop_of_its_cache_share() {
+    let h = Harness::new();
+    let start = crate::support::START.as_millis();
+    let hour = 3_600_000_i64;
+    let conn = rusqlite::Connection::open(h.dir.path().join(keypool_store::DATABASE_FILE_NAME)).unwrap();
+    let mut attempt = |at: i64, source: &str, input: i64, cached: i64| {
+        conn.execute(
+            "INSERT INTO usage_attempts (at, provider_id, model, source, outcome, latency_ms, input_tokens, \
+             cached_tokens, output_tokens) VALUES (?1, 'p', 'm', ?2, 'ok', 5, ?3, ?4, 10)",
+            rusqlite::params![at, source, input, cached],
+        )
+        .unwrap();
+    };
+    // Claude Code: 80 % cached the week before, 10 % in the last day. Codex: steady.
+    for i in 0..10 {
+        attempt(start - 3 * 24 * hour - i * hour, "claude-cli/2.1.328 (external, sdk-cli)", 10_000, 8_000);
+        attempt(start - 2 * hour - i * 60_000, "claude-cli/2.1.328 (external, sdk-cli)", 10_000, 1_000);
+        attempt(start - 3 * 24 * hour - i * hour, "codex_exec/0.169.0 (Debian 12; x86_64)", 10_000, 7_000);
+        attempt(start - 2 * hour - i * 60_000, "codex_exec/0.169.0 (Debian 12; x86_64)", 10_000, 7_000);
+    }
+    attempt(start - hour, "chat", 1_000, 0);
+    attempt(start - hour, "OpenAI/Python 1.99.0", 2_000, 500);
+
+    let report = h.ok("usage:getBySource", json!({ "from": start - 8 * 24 * hour, "to": start }));
+    let sources: Vec<(String, u64, Option<f64>)> = report["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let name = s["source"]["agent"].as_str().or(s["source"]["kind"].as_str()).unwrap().to_owned();
+            (name, s["requests"].as_u64().unwrap(), s["cachedShare"].as_f64())
+        })
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            ("claudeCode".to_owned(), 20, Some(0.45)),
+            ("codex".to_owned(), 20, Some(0.7)),
+            ("geminiCli".to_owned(), 0, None),
+            ("chat".to_owned(), 1, Some(0.0)),
+            ("other".to_owned(), 1, Some(0.25)),
+        ],
+        "every source in order, each with its share of cached input"
+    );
+    assert_eq!(
+        report["drops"],
+        json!([{ "agent": "claudeCode", "lastDay": 0.1, "weekBefore": 0.8 }]),
+        "Claude Code's cache share fell from 80 % to 10 %; Codex's held"
+    );
+    let error = h.err("usage:getBySource", json!({ "from": start, "to": start }));
+    assert_eq!(error.issues.unwrap()[0].code, keypool_api::ipc::IssueCode::RangeOrder, "an empty range is refused");
+}

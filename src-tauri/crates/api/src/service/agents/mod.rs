@@ -19,6 +19,7 @@ mod codex;
 mod files;
 mod gemini;
 mod json;
+mod usage;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,6 +33,7 @@ use super::local_api::{LocalApi, Resolution};
 use super::{Result, Rule, ServiceError};
 
 pub use files::AgentFileProblem;
+pub use usage::{cache_drop, CacheDrop, Source, SourceUse, SourcesReport};
 
 /// A coding agent Keypool can connect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
