@@ -925,6 +925,7 @@ export const en = {
   'usagePage.pricesLoadFailed': 'Could not load the prices: {message}',
   'usagePage.pricesEmpty': 'No prices yet. Add the price of a model you use to see what each key costs.',
   'usagePage.model': 'Model',
+  'usagePage.noKey': 'Without a key',
   'usagePage.modelHint': 'As the provider names it, e.g. gpt-4o-mini.',
   'usagePage.priceInput': 'Input',
   'usagePage.priceCached': 'Cached input',

@@ -911,6 +911,7 @@ export const ja: Dictionary = {
   'usagePage.pricesLoadFailed': '価格を読み込めませんでした：{message}',
   'usagePage.pricesEmpty': 'まだ価格がありません。使っているモデルの価格を追加すると、各キーのコストがわかります。',
   'usagePage.model': 'モデル',
+  'usagePage.noKey': 'キーなし',
   'usagePage.modelHint': 'プロバイダーでの名前のとおりに（例：gpt-4o-mini）。',
   'usagePage.priceInput': '入力',
   'usagePage.priceCached': 'キャッシュ入力',

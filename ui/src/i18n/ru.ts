@@ -911,6 +911,7 @@ export const ru: Dictionary = {
   'usagePage.pricesLoadFailed': 'Не удалось загрузить цены: {message}',
   'usagePage.pricesEmpty': 'Цен пока нет. Добавьте цену модели, которой пользуетесь, чтобы видеть стоимость каждого ключа.',
   'usagePage.model': 'Модель',
+  'usagePage.noKey': 'Без ключа',
   'usagePage.modelHint': 'Как её называет провайдер, например gpt-4o-mini.',
   'usagePage.priceInput': 'Вход',
   'usagePage.priceCached': 'Вход из кэша',

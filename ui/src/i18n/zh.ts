@@ -908,6 +908,7 @@ export const zh: Dictionary = {
   'usagePage.pricesLoadFailed': '无法加载价格：{message}',
   'usagePage.pricesEmpty': '还没有价格。添加你所用模型的价格，即可查看每个密钥的费用。',
   'usagePage.model': '模型',
+  'usagePage.noKey': '无密钥',
   'usagePage.modelHint': '与提供商的命名一致，例如 gpt-4o-mini。',
   'usagePage.priceInput': '输入',
   'usagePage.priceCached': '缓存输入',

@@ -644,10 +644,11 @@ message: string, latencyMs: number,
 credit?: Credit, };
 
 /**
- * One key's usage. `keyId` is `""` for the provider-level key; `label` is null for it and for
- * a key deleted since.
+ * One key's usage. `keyId` names the row (`""` for the provider-level key; another reserved id
+ * for no key), `sentWith` says which of the three it is; `label` is null but for a pool key
+ * that still exists.
  */
-export type KeyUsage = { providerId: string, keyId: string, label: string | null, p50LatencyMs: number | null, p95LatencyMs: number | null, requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
+export type KeyUsage = { providerId: string, keyId: string, sentWith: SentWith, label: string | null, p50LatencyMs: number | null, p95LatencyMs: number | null, requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
 
 export type KeychainReason = "not_configured" | "unreachable" | "locked" | "failed";
 
@@ -1028,6 +1029,12 @@ export type SendRequest = { chatId: string, content?: string, edit?: boolean,
 attachments?: Array<AttachmentRef>, };
 
 /**
+ * What a key row of the ledger sent its requests with: a key of the pool, the provider-level
+ * key, or no key at all (a server on this machine, such as Ollama, while its provider has none).
+ */
+export type SentWith = "poolKey" | "providerKey" | "noKey";
+
+/**
  * A model the local API can answer for now.
  */
 export type ServedModel = { model: string, 
@@ -1289,7 +1296,7 @@ export type UsageBySource = { sources: Array<SourceUsage>, drops: Array<CacheDro
  * One bucket of one key's attempts; `at` is the bucket's start. `failovers`: attempts refused
  * in a way the pool moved on from (rate limited, auth rejected, out of credit).
  */
-export type UsagePoint = { at: number, providerId: string, keyId: string, requests: number, failures: number, rateLimited: number, failovers: number, inputTokens: number, cachedTokens: number, outputTokens: number, };
+export type UsagePoint = { at: number, providerId: string, keyId: string, sentWith: SentWith, requests: number, failures: number, rateLimited: number, failovers: number, inputTokens: number, cachedTokens: number, outputTokens: number, };
 
 /**
  * The usage of one provider (or all) over a range of time, in milliseconds since the epoch;

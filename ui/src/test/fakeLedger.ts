@@ -1,4 +1,4 @@
-import { type ErrorCode, type ErrorDetails, type IpcError, type Issue, type KeyUsage, LIMITS, type Price, type UsagePoint, type UsageTotals } from '../ipc/bindings';
+import { type ErrorCode, type ErrorDetails, type IpcError, type Issue, type KeyUsage, LIMITS, type Price, type SentWith, type UsagePoint, type UsageTotals } from '../ipc/bindings';
 import type { Handlers } from './fakeBackend';
 
 /*
@@ -11,7 +11,7 @@ import type { Handlers } from './fakeBackend';
 export interface LedgerAttempt {
   at: number;
   providerId: string;
-  /** `""` for the provider-level key. */
+  /** `""` for the provider-level key, {@link NO_KEY} for a request sent without any key. */
   keyId: string;
   model: string;
   /** `rateLimited` and `authRejected` were failed over from; `stopped` is not a failure. */
@@ -20,6 +20,14 @@ export interface LedgerAttempt {
   cachedTokens: number;
   outputTokens: number;
   latencyMs: number;
+}
+
+/** The key id the backend's ledger keeps requests sent without any key under (store's `NO_KEY`). */
+export const NO_KEY = '(no key)';
+
+/** What a key row sent its requests with, from its id, as the backend says it. */
+function sentWith(keyId: string): SentWith {
+  return keyId === '' ? 'providerKey' : keyId === NO_KEY ? 'noKey' : 'poolKey';
 }
 
 /** An attempt answered by key `keyId` of `providerId` at `at`: 100 input tokens, 40 cached, 20 out, 800 ms. */
@@ -152,7 +160,8 @@ export function createFakeLedger({ fail, keyLabel, now }: Options) {
       const keys: KeyUsage[] = [...byKey.values()].map((list) => ({
         providerId: list[0].providerId,
         keyId: list[0].keyId,
-        label: list[0].keyId === '' ? null : keyLabel(list[0].keyId),
+        sentWith: sentWith(list[0].keyId),
+        label: sentWith(list[0].keyId) === 'poolKey' ? keyLabel(list[0].keyId) : null,
         p50LatencyMs: percentile(list.map((a) => a.latencyMs), 0.5),
         p95LatencyMs: percentile(list.map((a) => a.latencyMs), 0.95),
         ...spend(list),
@@ -178,7 +187,7 @@ export function createFakeLedger({ fail, keyLabel, now }: Options) {
         if (args.keyId !== undefined && a.keyId !== args.keyId) continue;
         const at = start + Math.floor((hour - start) / size) * size;
         const id = `${at}\u0000${a.providerId}\u0000${a.keyId}`;
-        const point = points.get(id) ?? { at, providerId: a.providerId, keyId: a.keyId, ...zero() };
+        const point = points.get(id) ?? { at, providerId: a.providerId, keyId: a.keyId, sentWith: sentWith(a.keyId), ...zero() };
         addAttempt(point, a);
         points.set(id, point);
       }

@@ -19,7 +19,7 @@ use crate::conversation::Usage;
 use crate::error::{Breakage, CompletionError, Failure, Interruption, NoKey, NoKeyReason};
 use crate::probe::Verdict;
 use crate::provider::ProviderEndpoint;
-use crate::record::{AttemptOutcome, AttemptRecord};
+use crate::record::{AttemptOutcome, AttemptRecord, SentWith};
 use crate::service::{CompletionEvent, CompletionService};
 use crate::team::{Admission, HandOut, Taught, TeamHold};
 
@@ -314,7 +314,7 @@ impl Settlement {
     ) -> Option<Result<FailureOutcome, PoolError>> {
         let latency_ms = self.elapsed_ms();
         let Settlement { service, credential, hold, record, scope, .. } = self;
-        let key = record.key.clone();
+        let key = record.key.pool_key().cloned();
         let reported = match (lesson, &key) {
             (Lesson::Answer(announced), Some(key)) => {
                 service.pool.report_answer(key, Some(&scope), announced);
@@ -372,6 +372,7 @@ impl CompletionService {
                 }
             };
             let keyless = matches!(credential, Credential::None);
+            let sent_with = credential.sent_with();
             let label = credential.label();
             // A request sent without a key names none.
             driven.last_key = (!keyless).then(|| (key_id.clone(), label.clone()));
@@ -387,7 +388,7 @@ impl CompletionService {
                 service: self.clone(),
                 credential,
                 hold,
-                record: AttemptRecord { at: self.clock.now(), key: key_id.clone(), ..plan.record.clone() },
+                record: AttemptRecord { at: self.clock.now(), key: sent_with, ..plan.record.clone() },
                 scope: plan.demand.scope.unwrap_or_default().to_owned(),
                 started: tokio::time::Instant::now(),
             };
@@ -703,6 +704,15 @@ pub(crate) enum Credential {
 }
 
 impl Credential {
+    /// What the ledger records the attempt as sent with.
+    pub(crate) fn sent_with(&self) -> SentWith {
+        match self {
+            Credential::Pooled(selection) => SentWith::PoolKey(selection.key_id.clone()),
+            Credential::ProviderLevel(_) => SentWith::ProviderKey,
+            Credential::None => SentWith::NoKey,
+        }
+    }
+
     /// The key's value; `None` for a request sent without one.
     pub(crate) fn secret(&self) -> Option<&Secret> {
         match self {

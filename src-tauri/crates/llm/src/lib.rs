@@ -50,7 +50,7 @@ pub use probe::{Credit, ModelsFailure, ProbeProblem, ProbeResult};
 pub use provider::ProviderEndpoint;
 pub use provider_clock::{ClockOffset, ClockSkew, MAX_CLOCK_OFFSET};
 pub use rate_limit::{announced_wait, provider_instant};
-pub use record::{AttemptOutcome, AttemptRecord};
+pub use record::{AttemptOutcome, AttemptRecord, SentWith};
 pub use service::{scope_of, CompletionEvent, CompletionService, Recorder};
 pub use stream::{Deadlines, MAX_WHOLE_ANSWER};
 pub use team::{Admission, HandOut, Taught, TeamFuture, TeamHold, TeamLink, Wake};

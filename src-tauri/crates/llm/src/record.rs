@@ -39,14 +39,36 @@ impl AttemptOutcome {
     }
 }
 
+/// What an attempt was sent with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SentWith {
+    /// A key of the pool.
+    PoolKey(KeyId),
+    /// The provider's own key, used while its pool is empty.
+    ProviderKey,
+    /// No key at all: a server on this machine or a private network (Ollama) while its
+    /// provider has neither.
+    NoKey,
+}
+
+impl SentWith {
+    /// The pool key, if one was sent.
+    pub fn pool_key(&self) -> Option<&KeyId> {
+        match self {
+            SentWith::PoolKey(key) => Some(key),
+            SentWith::ProviderKey | SentWith::NoKey => None,
+        }
+    }
+}
+
 /// One upstream attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptRecord {
     /// When it was sent.
     pub at: Timestamp,
     pub provider: ProviderId,
-    /// The pool key; `None` for the provider-level key.
-    pub key: Option<KeyId>,
+    /// The key it went with: a pool key, the provider-level key, or none.
+    pub key: SentWith,
     pub model: String,
     /// The chat (or the local endpoint's conversation) it served.
     pub session: SessionId,
@@ -74,7 +96,7 @@ impl AttemptRecord {
         AttemptRecord {
             at: Timestamp::EPOCH,
             provider,
-            key: None,
+            key: SentWith::NoKey,
             model: bounded(model),
             session: session.clone(),
             source: bounded(source),

@@ -20,6 +20,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0012_attachments.sql"),
     include_str!("../migrations/0013_current_builtin_models.sql"),
     include_str!("../migrations/0014_openrouter_provider_kind.sql"),
+    include_str!("../migrations/0015_usage_without_a_key.sql"),
     include_str!("../migrations/0016_members.sql"),
     include_str!("../migrations/0018_usage_by_source.sql"),
 ];
@@ -339,6 +340,62 @@ mod upgrade_tests {
             let dir = database_at(version, "");
             let db = Database::open(dir.path()).unwrap_or_else(|e| panic!("v{version} must upgrade: {e}"));
             assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION, "v{version} reaches the latest");
+    #[test]
+    fn upgrade_from_v14_moves_attempts_of_providers_without_a_key_of_their_own_apart() {
+        // Local has no key of its own: its attempts under the provider-level key went without one.
+        // Gateway has one (in the database), Vault has one (in the keychain): theirs stay.
+        let fill = "
+            INSERT INTO providers (id, name, kind, base_url, api_key, created_at, updated_at)
+              VALUES ('gw', 'Gateway', 'openai', 'https://gw/v1', 'sk-provider', 1, 1);
+            INSERT INTO providers (id, name, kind, base_url, api_key, created_at, updated_at, api_key_storage,
+                                   api_key_preview)
+              VALUES ('vault', 'Vault', 'openai', 'https://vault/v1', NULL, 1, 1, 'keychain', 'sk-…abcd');
+            INSERT INTO usage_attempts (at, provider_id, key_id, model, source, outcome, latency_ms)
+              VALUES (1, 'local', NULL, 'llama3.2', 'chat', 'ok', 5), (2, 'gw', NULL, 'm', 'chat', 'ok', 5),
+                     (3, 'vault', NULL, 'm', 'chat', 'ok', 5), (4, 'local', 'k1', 'llama3.2', 'chat', 'ok', 5);
+            INSERT INTO usage_hourly (hour, provider_id, key_id, model, requests, failures, rate_limited, failovers,
+                                      input_tokens, cached_tokens, output_tokens, latencies)
+              VALUES (0, 'local', '', 'llama3.2', 1, 0, 0, 0, 0, 0, 0, x''),
+                     (0, 'gw', '', 'm', 1, 0, 0, 0, 0, 0, 0, x''),
+                     (0, 'vault', '', 'm', 1, 0, 0, 0, 0, 0, 0, x''),
+                     (0, 'local', 'k1', 'llama3.2', 1, 0, 0, 0, 0, 0, 0, x'');";
+        let dir = database_at(14, fill);
+        let db = Database::open(dir.path()).expect("a v14 database upgrades");
+        assert_eq!(
+            rows(&db, "SELECT provider_id, key_id FROM usage_attempts ORDER BY at"),
+            [
+                "Text(\"local\")|Text(\"(no key)\")",
+                "Text(\"gw\")|Null",
+                "Text(\"vault\")|Null",
+                "Text(\"local\")|Text(\"k1\")"
+            ],
+            "Local's keyless attempt is told apart; the provider-level keys' and a pool key's stay"
+        );
+        assert_eq!(
+            rows(&db, "SELECT provider_id, key_id FROM usage_hourly ORDER BY provider_id, key_id"),
+            [
+                "Text(\"gw\")|Text(\"\")",
+                "Text(\"local\")|Text(\"(no key)\")",
+                "Text(\"local\")|Text(\"k1\")",
+                "Text(\"vault\")|Text(\"\")"
+            ],
+            "and so are the hourly totals, which sum the attempts"
+        );
+        assert_eq!(crate::usage::NO_KEY, "(no key)", "the id the migration writes is the one the ledger writes");
+    }
+
+    #[test]
+    fn keys_from_before_0017_were_never_enabled_again() {
+        let before = SOURCES.iter().position(|sql| sql.contains("ADD COLUMN enabled_at")).expect("0017 is listed");
+        let fill = "INSERT INTO providers (id, name, kind, base_url, created_at, updated_at) \
+                      VALUES ('p', 'P', 'openai', 'https://p.example/v1', 1, 1);
+                    INSERT INTO llm_provider_api_keys (id, provider_id, api_key, enabled, disabled_reason, created_at, updated_at) \
+                      VALUES ('k', 'p', 'sk-0123456789012345678901', 1, NULL, 1, 2);";
+        let dir = database_at(before, fill);
+        let db = Database::open(dir.path()).expect("the database upgrades");
+        assert_eq!(rows(&db, "SELECT id, enabled_at FROM llm_provider_api_keys"), ["Text(\"k\")|Null"], "no stamp");
+    }
+
         }
     }
 }

@@ -13,13 +13,19 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row};
 
 pub const HOUR_MS: i64 = 3_600_000;
 
+/// The key id of attempts sent without any key (a server on this machine, such as Ollama, while
+/// its provider has no key at all), in both tables: not a key's id (those are UUIDs), and not
+/// the provider-level key's (`NULL` in `usage_attempts`, `''` in `usage_hourly`). A reserved id
+/// rather than a column, as `''` is: the hourly totals' primary key holds the key id.
+pub const NO_KEY: &str = "(no key)";
+
 /// One upstream attempt as the ledger stores it; its text owned (`String`, as read back) or
 /// borrowed (`&str`, as a writer may hold it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptRow<S = String> {
     pub at: i64,
     pub provider_id: S,
-    /// `None`: the provider-level key.
+    /// `None`: the provider-level key; [`NO_KEY`]: sent without any key.
     pub key_id: Option<S>,
     pub model: S,
     pub chat_id: Option<S>,

@@ -5,10 +5,20 @@ import { keyOf } from './usageFigures';
 import { formatCost, formatCount, formatLatency } from './usageFormat';
 import { TableRegion } from './TableRegion';
 
-/** A key as the ledger names it: its label (or masked preview); the provider's own key; a key deleted since. */
-export function keyLabel(t: Translate, key: Pick<KeyUsage, 'keyId' | 'label'>): string {
+/**
+ * A key as the ledger names it: its label (or masked preview); the provider's own key; no key at
+ * all (a local server such as Ollama, asked without one); a key deleted since.
+ */
+export function keyLabel(t: Translate, key: Pick<KeyUsage, 'sentWith' | 'label'>): string {
   if (key.label !== null) return key.label;
-  return key.keyId === '' ? t('usagePage.providerKey') : t('usagePage.deletedKey');
+  switch (key.sentWith) {
+    case 'providerKey':
+      return t('usagePage.providerKey');
+    case 'noKey':
+      return t('usagePage.noKey');
+    case 'poolKey':
+      return t('usagePage.deletedKey');
+  }
 }
 
 interface Props {

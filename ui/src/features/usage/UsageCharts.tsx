@@ -3,7 +3,7 @@ import { useI18n } from '../../i18n/I18nProvider';
 import type { ChartSpec } from './charts';
 import { useChartTheme } from './chartTheme';
 import { type ChartTable, UsageChart } from './UsageChart';
-import { activeBuckets, activity, cacheByProvider, tokensPerKey } from './usageFigures';
+import { activeBuckets, activity, cacheByProvider, type KeyRef, tokensPerKey } from './usageFigures';
 import { formatCount, formatShare } from './usageFormat';
 import { bucketLabel, bucketsOf } from './usageRange';
 import type { UsageData } from './useUsage';
@@ -12,7 +12,7 @@ interface Props {
   data: UsageData;
   providerName: (providerId: string) => string;
   /** A key's name in the legend and the table (with its provider's when several are shown). */
-  keyName: (key: { providerId: string; keyId: string }) => string;
+  keyName: (key: KeyRef) => string;
 }
 
 /**

@@ -7,6 +7,7 @@ import { KeyUsageTable, keyLabel } from './KeyUsageTable';
 import { PricesSection } from './PricesSection';
 import { TotalsCards } from './TotalsCards';
 import { UsageCharts } from './UsageCharts';
+import type { KeyRef } from './usageFigures';
 import { UsageFilters } from './UsageFilters';
 import { DEFAULT_RANGE, openingRange, RANGE_CHOICES, type RangeChoice, rangeOf, type UsageRange } from './usageRange';
 import { usePrices, useUsage } from './useUsage';
@@ -76,9 +77,9 @@ function UsageView({ now, opening }: { now: () => number; opening: RangeChoice }
   const providerName = useCallback((id: string) => providers.find((p) => p.id === id)?.name ?? id, [providers]);
   const summaryKeys = usage.state.kind === 'loaded' ? usage.state.data.summary.keys : undefined;
   const keyName = useCallback(
-    (key: { providerId: string; keyId: string }) => {
+    (key: KeyRef) => {
       const found = summaryKeys?.find((k) => k.providerId === key.providerId && k.keyId === key.keyId);
-      const label = keyLabel(t, { keyId: key.keyId, label: found?.label ?? null });
+      const label = keyLabel(t, { sentWith: key.sentWith, label: found?.label ?? null });
       return providerId === undefined ? `${providerName(key.providerId)} · ${label}` : label;
     },
     [summaryKeys, providerId, providerName, t],

@@ -6,6 +6,9 @@ import { type Buckets, bucketIndex } from './usageRange';
  * a chart draws and the table beside it reads are the same arrays.
  */
 
+/** A key row of the ledger, as both the summary's keys and the series' points name it. */
+export type KeyRef = Pick<KeyUsage, 'providerId' | 'keyId' | 'sentWith'>;
+
 /** A key across providers: the provider's id and the key's (`""` for the provider-level key). */
 export const keyOf = (k: { providerId: string; keyId: string }) => `${k.providerId}\u0000${k.keyId}`;
 
@@ -25,9 +28,9 @@ export interface KeySeries {
  * Tokens (input and output) per key per bucket, one series per key in the summary's order (most
  * requests first), then any key only the series knows of.
  */
-export function tokensPerKey(points: readonly UsagePoint[], buckets: Buckets, keys: readonly KeyUsage[], name: (key: { providerId: string; keyId: string }) => string): KeySeries[] {
+export function tokensPerKey(points: readonly UsagePoint[], buckets: Buckets, keys: readonly KeyUsage[], name: (key: KeyRef) => string): KeySeries[] {
   const series = new Map<string, KeySeries>();
-  const seriesOf = (k: { providerId: string; keyId: string }) => {
+  const seriesOf = (k: KeyRef) => {
     const id = keyOf(k);
     let found = series.get(id);
     if (!found) {

@@ -187,8 +187,30 @@ impl From<&Spend> for TotalsDto {
     }
 }
 
-/// One key's usage. `keyId` is `""` for the provider-level key; `label` is null for it and for
-/// a key deleted since.
+/// What a key row of the ledger sent its requests with: a key of the pool, the provider-level
+/// key, or no key at all (a server on this machine, such as Ollama, while its provider has none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum SentWith {
+    PoolKey,
+    ProviderKey,
+    NoKey,
+}
+
+impl SentWith {
+    /// Of a key id as the ledger keeps it: `""` the provider-level key, `usage::NO_KEY` none.
+    fn of(key_id: &str) -> Self {
+        match key_id {
+            "" => SentWith::ProviderKey,
+            keypool_store::usage::NO_KEY => SentWith::NoKey,
+            _ => SentWith::PoolKey,
+        }
+    }
+}
+
+/// One key's usage. `keyId` names the row (`""` for the provider-level key; another reserved id
+/// for no key), `sentWith` says which of the three it is; `label` is null but for a pool key
+/// that still exists.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "KeyUsage")]
@@ -197,6 +219,7 @@ pub struct KeyUsageDto {
     pub totals: TotalsDto,
     pub provider_id: String,
     pub key_id: String,
+    pub sent_with: SentWith,
     pub label: Option<String>,
     pub p50_latency_ms: Option<u64>,
     pub p95_latency_ms: Option<u64>,
@@ -208,6 +231,7 @@ impl From<&KeySpend> for KeyUsageDto {
             totals: (&k.spend).into(),
             provider_id: k.provider_id.clone(),
             key_id: k.key_id.clone(),
+            sent_with: SentWith::of(&k.key_id),
             label: k.label.clone(),
             p50_latency_ms: k.p50_latency_ms,
             p95_latency_ms: k.p95_latency_ms,
@@ -253,6 +277,7 @@ pub struct PointDto {
     pub at: i64,
     pub provider_id: String,
     pub key_id: String,
+    pub sent_with: SentWith,
     pub requests: u64,
     pub failures: u64,
     pub rate_limited: u64,
@@ -268,6 +293,7 @@ impl From<Point> for PointDto {
             p.totals;
         PointDto {
             at: p.at,
+            sent_with: SentWith::of(&p.key_id),
             provider_id: p.provider_id,
             key_id: p.key_id,
             requests,

@@ -28,7 +28,7 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use keypool_llm::AttemptRecord;
+use keypool_llm::{AttemptRecord, SentWith};
 use keypool_store::usage::{self, AttemptRow};
 use keypool_store::Database;
 
@@ -220,7 +220,11 @@ impl Batch {
         let row = Row {
             at: a.at.as_millis(),
             provider: put(a.provider.as_str()),
-            key: a.key.as_ref().map(|key| put(key.as_str())),
+            key: match &a.key {
+                SentWith::PoolKey(key) => Some(put(key.as_str())),
+                SentWith::ProviderKey => None,
+                SentWith::NoKey => Some(put(usage::NO_KEY)),
+            },
             model: put(&a.model),
             chat: put(a.session.as_str()),
             source: put(&a.source),
@@ -308,7 +312,11 @@ mod tests {
         AttemptRecord {
             at: Timestamp::from_millis(START + i as i64),
             provider: ProviderId::new(format!("provider-{}", i % 3)),
-            key: (!i.is_multiple_of(4)).then(|| KeyId::new(format!("key-{i}"))),
+            key: match i % 8 {
+                0 => SentWith::ProviderKey,
+                4 => SentWith::NoKey,
+                _ => SentWith::PoolKey(KeyId::new(format!("key-{i}"))),
+            },
             model: format!("model-{}", i % 5),
             session: SessionId::new(format!("chat-{i}")),
             source: format!("client {i}"),
@@ -352,6 +360,7 @@ mod tests {
         assert_eq!((seventh.chat_id.as_deref(), seventh.source.as_str()), (Some("chat-7"), "client 7"));
         assert_eq!((seventh.outcome, seventh.latency_ms, seventh.input_tokens), ("rate_limited", 17, Some(7)));
         assert_eq!(rows[8].key_id, None, "the provider-level key has none");
+        assert_eq!(rows[4].key_id.as_deref(), Some(usage::NO_KEY), "an attempt without a key is told apart");
 
         ledger.record(&attempt(BEHIND));
         ledger.flush();

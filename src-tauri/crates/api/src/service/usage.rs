@@ -114,7 +114,7 @@ pub struct NewPrice {
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeySpend {
     pub provider_id: String,
-    /// `""` for the provider-level key.
+    /// `""` for the provider-level key, [`usage::NO_KEY`] for requests sent without any key.
     pub key_id: String,
     /// The key's label, or its masked preview; `None` when the key was deleted since.
     pub label: Option<String>,
@@ -223,7 +223,7 @@ impl Usage {
         let mut out = Vec::with_capacity(keys.len());
         for ((provider_id, key_id), (tally, latencies)) in keys {
             let label = match key_id.as_str() {
-                "" => None,
+                "" | usage::NO_KEY => None,
                 id => api_keys::get_api_key(&conn, id)?.map(|k| k.label.unwrap_or_else(|| k.api_key.preview())),
             };
             out.push(KeySpend {
@@ -282,6 +282,7 @@ impl Usage {
                 providers::list_providers(&conn)?.into_iter().map(|p| (p.id, p.name)).collect();
             let mut names: HashMap<String, String> = HashMap::new();
             for key_id in rows.iter().filter_map(|r| r.key_id.as_deref()) {
+            names.insert(usage::NO_KEY.to_owned(), "no key".to_owned());
                 if !names.contains_key(key_id) {
                     let name = api_keys::get_api_key(&conn, key_id)?
                         .map_or_else(|| "deleted key".to_owned(), |k| k.label.unwrap_or_else(|| k.api_key.preview()));

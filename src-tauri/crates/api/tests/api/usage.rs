@@ -255,6 +255,60 @@ async fn export_writes_csv_where_the_user_chooses_and_purge_forgets() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn requests_sent_without_a_key_are_not_the_provider_keys() {
+    // A server on this machine with no key at all (as Ollama is for Local) answers without one;
+    // another provider answers with its provider-level key.
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let keyless = fake_provider(&h, &fake, "openai", &[]);
+    let owned = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "Owned", "kind": "anthropic", "baseUrl": fake.url(), "apiKey": "sk-ant-provider-0001",
+                "models": ["m"], "defaultModel": "m" }),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for provider in [&keyless, &owned] {
+        let chat = h.ok("chat:create", json!({ "providerId": provider }))["id"].as_str().unwrap().to_owned();
+        h.send(&chat, Some("hi"), |_| {}).await.unwrap();
+    }
+    let summary = h.ok("usage:getSummary", json!({}));
+    let mut rows: Vec<(String, String, bool)> = summary["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["providerId"].as_str().unwrap().to_owned(),
+                k["sentWith"].as_str().unwrap().to_owned(),
+                k["label"].is_null(),
+            )
+        })
+        .collect();
+    rows.sort();
+    let mut expected =
+        vec![(keyless.clone(), "noKey".to_owned(), true), (owned.clone(), "providerKey".to_owned(), true)];
+    expected.sort();
+    assert_eq!(rows, expected, "the keyless request is not credited to a provider-level key it does not have");
+    let keys: Vec<&str> = summary["keys"].as_array().unwrap().iter().map(|k| k["keyId"].as_str().unwrap()).collect();
+    assert!(keys.contains(&"") && keys.len() == 2 && keys[0] != keys[1], "two rows, apart: {keys:?}");
+    let series = h.ok(
+        "usage:getSeries",
+        json!({ "bucket": "hour", "from": START.as_millis() - HOUR, "to": START.as_millis() + HOUR }),
+    );
+    let sent: Vec<&str> =
+        series["points"].as_array().unwrap().iter().map(|p| p["sentWith"].as_str().unwrap()).collect();
+    assert!(sent.contains(&"noKey") && sent.contains(&"providerKey"), "the series says so too: {series}");
+
+    let out = h.dir.path().join("export.csv");
+    h.saves.answer(Some(out.clone()));
+    h.call_async("usage:exportCsv", json!({ "providerId": keyless })).await.unwrap();
+    let row = std::fs::read_to_string(&out).unwrap().lines().nth(1).unwrap().to_owned();
+    assert_eq!(csv_cells(&row)[2], "no key", "the export names it: {row}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_summary_says_when_its_first_request_was() {
     let h = Harness::new();
     let fake = FakeProvider::start().await;

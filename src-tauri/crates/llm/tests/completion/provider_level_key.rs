@@ -7,6 +7,8 @@ async fn is_used_while_the_pool_is_empty() {
     let (outcome, events) = rig.ask("chat").await;
     assert!(finished(&outcome), "the provider key answers");
     assert_eq!(rig.fake.keys_used(), ["key-provider"], "the provider-level key was sent");
+    let attempts = rig.keys.attempts.lock().unwrap().clone();
+    assert_eq!(attempts[0].key, SentWith::ProviderKey, "the ledger says so");
     assert!(
         events.iter().any(|e| matches!(e, CompletionEvent::KeySelected { provider_level: true, .. })),
         "the page is told it is the provider key"
@@ -36,7 +38,7 @@ async fn without_pool_or_provider_key_requests_go_without_a_key() {
     assert_eq!(outcome.key_label, None, "the reply names no key");
     let attempts = rig.keys.attempts.lock().unwrap().clone();
     assert_eq!(attempts.len(), 1, "the attempt is in the ledger");
-    assert_eq!(attempts[0].key, None, "under no pool key");
+    assert_eq!(attempts[0].key, SentWith::NoKey, "as sent without a key, not with the provider-level key");
 }
 
 #[tokio::test]

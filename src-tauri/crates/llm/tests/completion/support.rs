@@ -12,7 +12,7 @@ pub use keypool::{
 pub use keypool_fake_provider::{FakeProvider, ProviderClock, RateLimit, Reply};
 pub use keypool_llm::{
     AttemptOutcome, AttemptRecord, CancellationToken, ChatMessage, CompletionError, CompletionEvent, CompletionOutcome,
-    CompletionRequest, CompletionService, NoKey, NoKeyReason, ProviderEndpoint, ProviderKind, Recorder, Role,
+    CompletionRequest, CompletionService, NoKey, NoKeyReason, ProviderEndpoint, ProviderKind, Recorder, Role, SentWith,
     SimulatedTime, StopReason, Usage, Wait, Waiter,
 };
 

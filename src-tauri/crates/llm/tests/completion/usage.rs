@@ -17,7 +17,7 @@ async fn usage_is_read_in_both_shapes_streamed_and_whole() {
             assert_eq!(attempts.len(), 1, "{kind:?} stream={stream}: one attempt");
             let record = &attempts[0];
             assert_eq!(
-                (record.outcome, record.status, record.usage, record.key.as_ref().map(|k| k.as_str())),
+                (record.outcome, record.status, record.usage, record.key.pool_key().map(|k| k.as_str())),
                 (AttemptOutcome::Ok, Some(200), Some(expected), Some("id-a")),
                 "{kind:?} stream={stream}: recorded with its key, status and usage"
             );
@@ -45,7 +45,7 @@ async fn refused_attempts_are_recorded_with_their_outcome() {
         .lock()
         .unwrap()
         .iter()
-        .map(|r| (r.key.as_ref().unwrap().to_string(), r.outcome, r.status))
+        .map(|r| (r.key.pool_key().unwrap().to_string(), r.outcome, r.status))
         .collect();
     outcomes.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(

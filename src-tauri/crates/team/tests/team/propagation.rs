@@ -11,7 +11,7 @@ async fn a_rate_limit_seen_by_one_member_makes_the_other_skip_the_key() {
     let (status, _) = rig.ask(&rig.a, "first").await;
     assert_eq!(status, 200, "A fails over from x to y");
     let outcomes: Vec<(String, AttemptOutcome)> =
-        rig.a.attempts().iter().map(|a| (rig.a.label(a.key.as_ref().unwrap()), a.outcome)).collect();
+        rig.a.attempts().iter().map(|a| (rig.a.label(a.key.pool_key().unwrap()), a.outcome)).collect();
     let expected = [("x".to_owned(), AttemptOutcome::RateLimited), ("y".to_owned(), AttemptOutcome::Ok)];
     assert_eq!(outcomes, expected, "x was refused on A, y answered");
     until("B learns that x rests", || rig.b.status("x", rig.now()).state == KeyState::Cooling).await;

@@ -127,7 +127,7 @@ impl Member {
         let session = SessionId::new(format!("api:session:{conversation}"));
         let attempts = self.attempts();
         let served = attempts.iter().filter(|a| a.session == session && a.outcome == AttemptOutcome::Ok);
-        served.filter_map(|a| a.key.as_ref()).map(|k| self.label(k)).collect()
+        served.filter_map(|a| a.key.pool_key()).map(|k| self.label(k)).collect()
     }
 
     /// The user enables `label` again on this member, as the app does.

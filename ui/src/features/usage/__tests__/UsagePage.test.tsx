@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Locale } from '../../../i18n';
 import { I18nProvider } from '../../../i18n/I18nProvider';
 import { createFakeBackend, type FakeBackend } from '../../../test/fakeBackend';
-import { attempt } from '../../../test/fakeLedger';
+import { attempt, NO_KEY } from '../../../test/fakeLedger';
 
 let backend: FakeBackend;
 vi.mock('@tauri-apps/api/core', () => ({ invoke: (command: string, args: Record<string, unknown>) => backend.invoke(command, args) }));
@@ -131,6 +131,22 @@ describe('Usage page', () => {
     ]);
     expect(total('cost')).toHaveTextContent('$1.82');
     expect(screen.getByTestId('usage-total-cost-note'), 'Anthropic’s model has no price').toHaveTextContent('partly priced');
+  });
+
+  it('tells requests sent without a key from the provider’s own key, in the table and the chart', async () => {
+    // Local (Ollama) has no key at all: its requests went without one. Anthropic used its own key.
+    backend.usage.setAttempts([
+      attempt(at(0, 9), 'local', NO_KEY, { model: 'llama3.2', inputTokens: 50, cachedTokens: 0, outputTokens: 5 }),
+      attempt(at(0, 10), 'anthropic', '', { model: 'claude-sonnet-4-5', inputTokens: 200, cachedTokens: 150, outputTokens: 10 }),
+    ]);
+    renderPage();
+    const table = await screen.findByTestId('usage-key-table');
+    expect(rowsOf(table).map((row) => row.slice(0, 3))).toEqual([
+      ['Anthropic', 'Provider key', '1'],
+      ['local', 'Without a key', '1'],
+    ]);
+    const tokens = chartTable('usage-chart-tokens');
+    expect(within(tokens).getAllByRole('columnheader').map((h) => h.textContent).slice(1)).toEqual(['Anthropic · Provider key', 'local · Without a key', 'Total']);
   });
 
   it('keeps a long key label whole in a tooltip and beside its colour, in the legend and the table', async () => {

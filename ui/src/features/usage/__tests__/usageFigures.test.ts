@@ -7,11 +7,11 @@ const DAY = 86_400_000;
 const buckets: Buckets = { starts: [0, DAY, 2 * DAY], end: 3 * DAY, series: 'day' };
 
 function point(at: number, providerId: string, keyId: string, extra: Partial<UsagePoint> = {}): UsagePoint {
-  return { at, providerId, keyId, requests: 1, failures: 0, rateLimited: 0, failovers: 0, inputTokens: 10, cachedTokens: 4, outputTokens: 2, ...extra };
+  return { at, providerId, keyId, sentWith: 'poolKey', requests: 1, failures: 0, rateLimited: 0, failovers: 0, inputTokens: 10, cachedTokens: 4, outputTokens: 2, ...extra };
 }
 
 function key(providerId: string, keyId: string, extra: Partial<KeyUsage> = {}): KeyUsage {
-  return { providerId, keyId, label: keyId, p50LatencyMs: null, p95LatencyMs: null, requests: 1, failures: 0, rateLimited: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, cost: null, costComplete: false, ...extra };
+  return { providerId, keyId, sentWith: 'poolKey', label: keyId, p50LatencyMs: null, p95LatencyMs: null, requests: 1, failures: 0, rateLimited: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, cost: null, costComplete: false, ...extra };
 }
 
 describe('usage figures', () => {

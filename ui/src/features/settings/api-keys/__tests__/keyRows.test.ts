@@ -13,7 +13,7 @@ const live = (id: string, extra: Partial<KeyStatus> = {}): KeyStatus => ({
 });
 
 const used = (keyId: string, extra: Partial<KeyUsage> = {}): KeyUsage => ({
-  providerId: 'openai', keyId, label: null, p50LatencyMs: null, p95LatencyMs: null, requests: 0, failures: 0, rateLimited: 0,
+  providerId: 'openai', keyId, sentWith: 'poolKey', label: null, p50LatencyMs: null, p95LatencyMs: null, requests: 0, failures: 0, rateLimited: 0,
   inputTokens: 0, cachedTokens: 0, outputTokens: 0, cost: null, costComplete: true, ...extra,
 });
 
