@@ -28,7 +28,7 @@ impl Window {
     /// remainder for the same reset is an older answer arriving late, and is not believed; nor is
     /// an earlier reset, an answer of the window before arriving after the new one's (believing it
     /// would count the new window as full). A later reset is a new window.
-    pub(crate) fn newest(known: Option<Window>, announced: Option<Window>) -> Option<Window> {
+    pub fn newest(known: Option<Window>, announced: Option<Window>) -> Option<Window> {
         match (known, announced) {
             (Some(known), Some(announced))
                 if announced.reset_at + SAME_RESET < known.reset_at

@@ -53,11 +53,21 @@ pub trait Recorder: Send + Sync {
     /// implementation must hand the record off, not write it there.
     fn attempt(&self, record: AttemptRecord);
 
-    /// Another member of the team enabled `key` again after a provider's rejection: enable it in
-    /// the store if the store disabled it because the provider rejected it (a key the user
-    /// switched off stays off). Only a team link calls it; without a team there is nothing to do.
+    /// A member of the team enabled `key` again after a provider's rejection, and stamped it
+    /// `at`: enable it in the store if the store disabled it because the provider rejected it (a
+    /// key the user switched off stays off), and keep `at` as the key's [`Recorder::enabled_at`]
+    /// (the later stamp wins). Only a team link calls it; without a team there is nothing to do.
     fn key_enabled(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
         let _ = (provider, key, at);
+    }
+
+    /// When `key` was last enabled again after being switched off (by the user here, or by a
+    /// member of the team: that member's stamp), as kept across restarts; `None`: never. A team
+    /// believes no rejection of the key made before then, so an old one written again into Redis
+    /// does not switch the key off.
+    fn enabled_at(&self, key: &KeyId) -> Option<Timestamp> {
+        let _ = key;
+        None
     }
 }
 

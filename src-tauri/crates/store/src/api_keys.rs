@@ -184,6 +184,7 @@ pub fn update_api_keys(conn: &Connection, ids: &[String], patch: &ApiKeyPatch, n
     let mut stmt = conn.prepare_cached(
         "UPDATE llm_provider_api_keys SET \
            label = CASE WHEN ?2 THEN ?3 ELSE label END, \
+           enabled_at = CASE WHEN ?4 = 1 AND enabled = 0 THEN ?8 ELSE enabled_at END, \
            enabled = COALESCE(?4, enabled), \
            weight = COALESCE(?5, weight), \
            disabled_reason = CASE WHEN ?4 = 1 THEN NULL ELSE disabled_reason END, \
@@ -206,6 +207,26 @@ pub fn update_api_keys(conn: &Connection, ids: &[String], patch: &ApiKeyPatch, n
         ])?;
     }
     Ok(changed)
+}
+
+/// When key `id` was last enabled again after being switched off ([`update_api_key`] and
+/// [`update_api_keys`] stamp it when they enable a key that was off; [`record_enabled_at`] keeps
+/// a team member's stamp); `None`: never, or no such key.
+pub fn enabled_at(conn: &Connection, id: &str) -> rusqlite::Result<Option<i64>> {
+    let stamp = conn
+        .prepare_cached("SELECT enabled_at FROM llm_provider_api_keys WHERE id = ?1")?
+        .query_row([id], |row| row.get::<_, Option<i64>>(0))
+        .optional()?;
+    Ok(stamp.flatten())
+}
+
+/// Keeps `at` as when key `id` was last enabled again, unless it knows a later one.
+pub fn record_enabled_at(conn: &Connection, id: &str, at: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE llm_provider_api_keys SET enabled_at = MAX(COALESCE(enabled_at, ?2), ?2) WHERE id = ?1",
+    )?
+    .execute(params![id, at])?;
+    Ok(())
 }
 
 /// Deletes each of `ids`; returns the ids that were there, with their provider.
@@ -233,6 +254,7 @@ pub fn update_api_key(
            storage = CASE WHEN ?8 THEN ?9 ELSE storage END, \
            api_key = CASE WHEN ?8 THEN ?4 ELSE api_key END, \
            preview = CASE WHEN ?8 THEN ?10 ELSE preview END, \
+           enabled_at = CASE WHEN ?5 = 1 AND enabled = 0 THEN ?7 ELSE enabled_at END, \
            enabled = COALESCE(?5, enabled), \
            weight = COALESCE(?6, weight), \
            disabled_reason = CASE WHEN ?5 = 1 THEN NULL ELSE disabled_reason END, \

@@ -22,6 +22,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0014_openrouter_provider_kind.sql"),
     include_str!("../migrations/0015_usage_without_a_key.sql"),
     include_str!("../migrations/0016_members.sql"),
+    include_str!("../migrations/0017_key_enabled_at.sql"),
     include_str!("../migrations/0018_usage_by_source.sql"),
 ];
 
@@ -48,6 +49,11 @@ mod upgrade_tests {
 
     use super::*;
     use crate::{Database, DATABASE_FILE_NAME};
+
+    /// Every key's columns as they were from v9 to v16 (later versions add columns).
+    const KEYS_AS_OF_V9: &str = "SELECT id, provider_id, label, api_key, enabled, weight, sort_order, \
+                                 disabled_reason, disabled_at, created_at, updated_at, rpm_limit, max_concurrent, \
+                                 storage, preview, quota_group FROM llm_provider_api_keys ORDER BY id";
 
     /// A database file at schema `version`, filled by `fill`.
     fn database_at(version: usize, fill: &str) -> tempfile::TempDir {
@@ -183,7 +189,7 @@ mod upgrade_tests {
                          system_prompt, api_key_storage, api_key_preview, \
                          CASE builtin WHEN 0 THEN models END, CASE builtin WHEN 0 THEN default_model END \
                          FROM providers WHERE id <> 'gemini' ORDER BY id";
-        let keys = "SELECT * FROM llm_provider_api_keys ORDER BY id";
+        let keys = KEYS_AS_OF_V9;
         let chats = "SELECT id, provider_id FROM chats ORDER BY id";
         let before = {
             let conn = Connection::open(dir.path().join(DATABASE_FILE_NAME)).unwrap();
@@ -235,7 +241,7 @@ mod upgrade_tests {
                        CASE builtin WHEN 0 THEN models END, CASE builtin WHEN 0 THEN default_model END, \
                        system_prompt, api_key_storage, api_key_preview";
         let providers = format!("SELECT {columns} FROM providers WHERE id <> 'gemini' ORDER BY id");
-        let keys = "SELECT * FROM llm_provider_api_keys ORDER BY id";
+        let keys = KEYS_AS_OF_V9;
         let chats = "SELECT * FROM chats ORDER BY id";
         let before = {
             let conn = Connection::open(dir.path().join(DATABASE_FILE_NAME)).unwrap();
@@ -335,12 +341,6 @@ mod upgrade_tests {
     }
 
     #[test]
-    fn every_schema_version_upgrades_to_the_latest() {
-        for version in 0..SCHEMA_VERSION as usize {
-            let dir = database_at(version, "");
-            let db = Database::open(dir.path()).unwrap_or_else(|e| panic!("v{version} must upgrade: {e}"));
-            assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION, "v{version} reaches the latest");
-    #[test]
     fn upgrade_from_v14_moves_attempts_of_providers_without_a_key_of_their_own_apart() {
         // Local has no key of its own: its attempts under the provider-level key went without one.
         // Gateway has one (in the database), Vault has one (in the keychain): theirs stay.
@@ -396,6 +396,12 @@ mod upgrade_tests {
         assert_eq!(rows(&db, "SELECT id, enabled_at FROM llm_provider_api_keys"), ["Text(\"k\")|Null"], "no stamp");
     }
 
+    #[test]
+    fn every_schema_version_upgrades_to_the_latest() {
+        for version in 0..SCHEMA_VERSION as usize {
+            let dir = database_at(version, "");
+            let db = Database::open(dir.path()).unwrap_or_else(|e| panic!("v{version} must upgrade: {e}"));
+            assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION, "v{version} reaches the latest");
         }
     }
 }

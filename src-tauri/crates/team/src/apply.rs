@@ -32,6 +32,9 @@ pub(crate) struct Mirror {
     heard: HashMap<String, Timestamp>,
     /// The scopes this member asked for, by identity (a scope's name is the same for every group).
     scope_names: HashMap<String, String>,
+    /// When each of this member's keys was last enabled again (0: never), as far as it knows:
+    /// read from the recorder once, then kept up with the enables it hears and makes.
+    enabled_at: HashMap<KeyId, i64>,
 }
 
 /// A member's requests in flight on a scope, as it last told them: `(seq, requests, tokens)`.
@@ -179,17 +182,34 @@ impl Shared {
         let keys = directory.keys(key);
         let told = fact.clone();
         match fact {
-            Fact::Auth { at, rejected } => {
+            Fact::Auth { at, rejected, enabled_at } => {
                 if !self.newer(key, &told, at, true) {
                     return false;
                 }
-                let fact = match rejected {
-                    Some(status) => RemoteFact::Disabled { reason: DisableReason::AuthRejected { status } },
-                    None => RemoteFact::Enabled,
-                };
                 let mut changed = false;
                 for local in keys {
-                    changed |= self.merge_key(directory, local, fact, now);
+                    let known = self.enabled_at(local);
+                    match rejected {
+                        // A rejection of the key as it was before its last enable: the key was
+                        // enabled again since (or an old rejection was written back): not believed.
+                        Some(_) if enabled_at < known => {
+                            tracing::info!(%local, "team: a rejection of the key from before it was enabled again is not believed");
+                        }
+                        Some(status) => {
+                            let fact = RemoteFact::Disabled { reason: DisableReason::AuthRejected { status } };
+                            changed |= self.merge_key(directory, local, fact, now);
+                        }
+                        // An enable this member knows already, or one older than it.
+                        None if at <= known => {}
+                        None => {
+                            self.enabled_again(local, at);
+                            changed |= self.merge_key(directory, local, RemoteFact::Enabled, now);
+                            if let Some(ids) = directory.ids(local) {
+                                tracing::info!(provider = %ids.provider, key = %local, "team: another member enabled the key again");
+                                self.recorder.key_enabled(&ids.provider, local, Timestamp::from_millis(at));
+                            }
+                        }
+                    }
                 }
                 changed
             }
@@ -222,7 +242,22 @@ impl Shared {
         true
     }
 
-    /// Merges a fact about one of this member's keys; persists a disable or an enable it causes.
+    /// When this member's key `key` was last enabled again (0: never), as far as it knows.
+    pub(crate) fn enabled_at(&self, key: &KeyId) -> i64 {
+        if let Some(&at) = self.mirror.lock().enabled_at.get(key) {
+            return at;
+        }
+        let stored = self.recorder.enabled_at(key).map_or(0, Timestamp::as_millis);
+        *self.mirror.lock().enabled_at.entry(key.clone()).or_insert(stored)
+    }
+
+    /// This member's key `key` was enabled again at `at` (here, or by another member).
+    pub(crate) fn enabled_again(&self, key: &KeyId, at: i64) {
+        let known = self.enabled_at(key);
+        self.mirror.lock().enabled_at.insert(key.clone(), known.max(at));
+    }
+
+    /// Merges a fact about one of this member's keys; persists a disable it causes.
     fn merge_key(&self, directory: &Directory, key: &KeyId, fact: RemoteFact<'_>, now: Timestamp) -> bool {
         let merged = self.pool.merge(key, fact, now);
         let provider = directory.ids(key).map(|ids| ids.provider.clone());
@@ -231,10 +266,7 @@ impl Shared {
                 tracing::warn!(%provider, %key, %reason, "team: another member's provider rejected the key; disabling it");
                 self.recorder.key_disabled(&provider, key, reason, now);
             }
-            (Merged::Enabled, Some(provider)) => {
-                tracing::info!(%provider, %key, "team: another member enabled the key again");
-                self.recorder.key_enabled(&provider, key, now);
-            }
+            // An enable reaches the store with its stamp, from `apply_key`.
             _ => {}
         }
         merged != Merged::Unchanged

@@ -104,7 +104,11 @@ impl Target {
 
 /// The fields of the hashes.
 pub(crate) mod field {
-    /// `k:`: `<at> d <status>` (rejected) or `<at> e` (enabled again); the latest `at` wins.
+    /// `k:`: `<at> d <status> <enabled_at>` (rejected, while the key was enabled as of
+    /// `enabled_at`, 0 for never enabled again) or `<at> e` (enabled again at `at`); the latest
+    /// `at` wins. A member believes a rejection only when its `enabled_at` is not older than the
+    /// last enable it knows of the key, so a rejection replayed after the key was enabled again
+    /// is not.
     pub const AUTH: &str = "auth";
     /// `k:`: `<at> x <probe_at> <probes>` (out of credit) or `<at> ok` (credit again); the latest `at` wins.
     pub const CREDIT: &str = "credit";
@@ -166,8 +170,8 @@ pub(crate) fn deadline(until: Timestamp) -> String {
     until.as_millis().to_string()
 }
 
-pub(crate) fn rejected(at: Timestamp, status: u16) -> String {
-    format!("{} d {status}", at.as_millis())
+pub(crate) fn rejected(at: Timestamp, status: u16, enabled_at: Option<Timestamp>) -> String {
+    format!("{} d {status} {}", at.as_millis(), enabled_at.map_or(0, Timestamp::as_millis))
 }
 
 pub(crate) fn enabled(at: Timestamp) -> String {
@@ -189,8 +193,9 @@ pub(crate) fn reserved(seq: u64, requests: u64, tokens: u64) -> String {
 /// One field of one key, read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Fact {
-    /// `auth`: rejected with `Some(status)`, or enabled again, at `at`.
-    Auth { at: i64, rejected: Option<u16> },
+    /// `auth`: rejected with `Some(status)`, or enabled again, at `at`; `enabled_at`: the enable
+    /// the rejection was made after (0: none), or for an enable its own `at`.
+    Auth { at: i64, rejected: Option<u16>, enabled_at: i64 },
     /// `credit`: out of credit (`Some((probe_at, probes))`) or not, at `at`.
     Credit { at: i64, out: Option<(Timestamp, u32)> },
     /// `rest` of a group or a scope.
@@ -218,11 +223,14 @@ impl Fact {
         let words: Vec<&str> = value.split(' ').collect();
         let at = |word: &str| word.parse::<i64>().ok().map(Timestamp::from_millis);
         match (field, words.as_slice()) {
-            (field::AUTH, [when, "d", status]) => {
+            (field::AUTH, [when, "d", status, enabled_at]) => {
                 let status = status.parse::<u16>().ok()?;
-                Some(Fact::Auth { at: when.parse().ok()?, rejected: Some(status) })
+                Some(Fact::Auth { at: when.parse().ok()?, rejected: Some(status), enabled_at: enabled_at.parse().ok()? })
             }
-            (field::AUTH, [when, "e"]) => Some(Fact::Auth { at: when.parse().ok()?, rejected: None }),
+            (field::AUTH, [when, "e"]) => {
+                let at = when.parse().ok()?;
+                Some(Fact::Auth { at, rejected: None, enabled_at: at })
+            }
             (field::CREDIT, [when, "x", probe_at, probes]) => {
                 Some(Fact::Credit { at: when.parse().ok()?, out: Some((at(probe_at)?, probes.parse().ok()?)) })
             }
@@ -275,8 +283,13 @@ mod tests {
         let w = Window { limit: None, remaining: 4, reset_at: Timestamp::from_millis(9) };
         assert_eq!(Fact::read(field::TOKENS, &window(w)), Some(Fact::Window { tokens: true, window: w }), "window");
         let t = Timestamp::from_millis(77);
-        assert_eq!(Fact::read(field::AUTH, &rejected(t, 401)), Some(Fact::Auth { at: 77, rejected: Some(401) }));
-        assert_eq!(Fact::read(field::AUTH, &enabled(t)), Some(Fact::Auth { at: 77, rejected: None }));
+        let since = Some(Timestamp::from_millis(50));
+        let read = Fact::read(field::AUTH, &rejected(t, 401, since));
+        assert_eq!(read, Some(Fact::Auth { at: 77, rejected: Some(401), enabled_at: 50 }), "a rejection");
+        let never = Fact::read(field::AUTH, &rejected(t, 403, None));
+        assert_eq!(never, Some(Fact::Auth { at: 77, rejected: Some(403), enabled_at: 0 }), "of a key never re-enabled");
+        let read = Fact::read(field::AUTH, &enabled(t));
+        assert_eq!(read, Some(Fact::Auth { at: 77, rejected: None, enabled_at: 77 }), "an enable");
         let probe_at = Timestamp::from_millis(80);
         let out = Some((probe_at, 2));
         assert_eq!(Fact::read(field::CREDIT, &out_of_credit(t, probe_at, 2)), Some(Fact::Credit { at: 77, out }));
@@ -292,7 +305,8 @@ mod tests {
             (field::REST, "x 1 -"),
             (field::REST, "99999999999999999999 1 -"),
             (field::REQUESTS, "5 -1 100"),
-            (field::AUTH, "1 d 99999"),
+            (field::AUTH, "1 d 99999 0"),
+            (field::AUTH, "1 d 401"),
             (field::AUTH, "1 q"),
             (field::SPENT, ""),
             (field::BOUND, "not-an-identity"),

@@ -50,7 +50,10 @@ impl TeamLink for Team {
     }
 
     fn key_enabled(&self, key: &KeyId) {
-        let at = self.shared.clock.now();
+        // The store stamped the enable; the team is told that stamp, so every member measures
+        // rejections against the same one. No stamp: the key was not off, nothing to tell.
+        let Some(at) = self.shared.recorder.enabled_at(key) else { return };
+        self.shared.enabled_again(key, at.as_millis());
         self.shared.tell_key(key, field::AUTH, layout::enabled(at), at);
     }
 
@@ -283,7 +286,25 @@ impl Shared {
             return (Admission::Admitted, hold);
         };
         self.heed(&hand_out, &scope_target, &verdict, now);
-        match verdict.admitted {
+        // The script weighed every value Redis holds, sealed or not; the team goes by the sealed
+        // ones: a window or a count written without the secret neither fills a window nor makes
+        // room in one.
+        let own = scope_facts.as_ref().map_or((None, None), |facts| (facts.requests, facts.tokens));
+        let sealed = verdict.sealed_room(&self.secret, &scope_target, own, (requests, reserved_tokens), now);
+        let admitted = match (verdict.admitted, sealed) {
+            (false, true) => {
+                tracing::debug!(scope = %scope_id, "team: ADMIT was full only by values without the team's seal; admitted");
+                // The script did not count this request: the count is told as it is.
+                self.queue(Write::Reserved { group: ids.group.clone(), scope: scope_id.clone() });
+                true
+            }
+            (true, false) => {
+                tracing::debug!(scope = %scope_id, "team: ADMIT found room only by values without the team's seal; full");
+                false
+            }
+            (script, _) => script,
+        };
+        match admitted {
             true => {
                 self.admissions.count(Path::Admitted);
                 (Admission::Admitted, hold)
@@ -333,7 +354,8 @@ impl Shared {
                 }
             }
             Taught::Refusal(FailureOutcome::Disabled { reason }) => {
-                self.tell_key(key, field::AUTH, layout::rejected(now, reason.status()), now);
+                let enabled_at = Some(self.enabled_at(key)).filter(|at| *at > 0).map(Timestamp::from_millis);
+                self.tell_key(key, field::AUTH, layout::rejected(now, reason.status(), enabled_at), now);
             }
             _ => {
                 let Some(scope_facts) = facts.scope else { return };
@@ -419,6 +441,45 @@ impl Verdict {
             tokens: items.get(2).and_then(text),
         })
     }
+}
+
+impl Verdict {
+    /// Whether the sealed windows (the newest of this member's own and the one Redis holds, if
+    /// its seal is right) leave room for the sealed counts of the other live members and this
+    /// member's `(requests, tokens)`: the script's rule, on what the team wrote.
+    fn sealed_room(
+        &self,
+        secret: &crate::TeamSecret,
+        target: &Target,
+        own: (Option<keypool::Window>, Option<keypool::Window>),
+        (requests, tokens): (u64, u64),
+        now: Timestamp,
+    ) -> bool {
+        let suffix = target.suffix();
+        let stored = |name: &str, value: &Option<String>| {
+            let opened = value.as_deref().and_then(|stored| secret.open(&suffix, name, stored));
+            match opened.and_then(|value| layout::Fact::read(name, value)) {
+                Some(layout::Fact::Window { window, .. }) => Some(window),
+                _ => None,
+            }
+        };
+        let requests_window = keypool::Window::newest(own.0, stored(field::REQUESTS, &self.requests));
+        let tokens_window = keypool::Window::newest(own.1, stored(field::TOKENS, &self.tokens));
+        room(requests_window, self.others.saturating_add(requests), now)
+            && room(tokens_window, self.others_tokens.saturating_add(tokens), now)
+    }
+}
+
+/// Whether `window` leaves room for `used` at `now` (a window whose reset has passed is whole
+/// again), as `ADMIT` decides.
+fn room(window: Option<keypool::Window>, used: u64, now: Timestamp) -> bool {
+    let Some(window) = window else { return true };
+    let left = match (window.reset_at <= now, window.limit) {
+        (false, _) => window.remaining,
+        (true, Some(limit)) => limit,
+        (true, None) => return true,
+    };
+    used <= left
 }
 
 /// Whole milliseconds of `d`, for Redis.

@@ -267,7 +267,7 @@ impl Team {
         let shared = Arc::new(Shared {
             names: Names::new(&config.team),
             member: member.iter().map(|b| format!("{b:02x}")).collect(),
-            secret: config.secret,
+            secret: config.secret.for_team(&config.team),
             pool,
             resolver,
             clock,

@@ -4,6 +4,12 @@
 //! the same identity on every member, and nobody without the secret can tell which key it is or
 //! test a guess. Quota groups, scopes and sessions are named the same way under their own
 //! prefixes. Identities are the first 128 bits of the MAC, as 32 lowercase hex digits.
+//!
+//! A value is sealed for one team (its name), one Redis key, one field: a sealed value copied to
+//! another team sharing the secret, another key or another field is not believed. What a seal
+//! cannot tell is a value's age: a sealed value written again where it was is believed as it was
+//! then, so what would do harm when replayed carries what makes it old (a key's rejection, the
+//! time the key was last enabled again: see `crate::layout`).
 
 use std::fmt;
 
@@ -15,7 +21,11 @@ pub const SECRET_BYTES: usize = 32;
 /// The secret every member of a team holds: 32 random bytes, written as 64 hex digits to copy to
 /// the other members. Prints as `<redacted>`.
 #[derive(Clone)]
-pub struct TeamSecret([u8; SECRET_BYTES]);
+pub struct TeamSecret {
+    bytes: [u8; SECRET_BYTES],
+    /// The team whose values it seals (set when a member joins; empty until then).
+    team: std::sync::Arc<str>,
+}
 
 /// Why text is not a team secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,7 +40,7 @@ impl TeamSecret {
     pub fn generate() -> TeamSecret {
         let mut bytes = [0u8; SECRET_BYTES];
         getrandom::fill(&mut bytes).expect("the operating system provides randomness");
-        TeamSecret(bytes)
+        TeamSecret::of(bytes)
     }
 
     /// The secret written as `text` (64 hex digits, surrounding whitespace ignored: a file's
@@ -46,12 +56,21 @@ impl TeamSecret {
             let digits = std::str::from_utf8(pair).map_err(|_| bad.clone())?;
             *byte = u8::from_str_radix(digits, 16).map_err(|_| bad.clone())?;
         }
-        Ok(TeamSecret(bytes))
+        Ok(TeamSecret::of(bytes))
+    }
+
+    fn of(bytes: [u8; SECRET_BYTES]) -> TeamSecret {
+        TeamSecret { bytes, team: std::sync::Arc::from("") }
+    }
+
+    /// The same secret, sealing values for the team `team`.
+    pub(crate) fn for_team(&self, team: &str) -> TeamSecret {
+        TeamSecret { bytes: self.bytes, team: std::sync::Arc::from(team) }
     }
 
     /// The secret as 64 hex digits, to show once and copy to the other members.
     pub fn to_hex(&self) -> String {
-        hex(&self.0)
+        hex(&self.bytes)
     }
 
     /// The team identity of a key whose resolved value is `value`.
@@ -80,8 +99,8 @@ impl TeamSecret {
     }
 
     /// `value` of `field` in `target` (a key's suffix, `s:<group>:<scope>`) as stored: followed
-    /// by a MAC of all three, so a value written by anyone without the secret (or moved to another
-    /// field or key) is never believed.
+    /// by a MAC of all three and the team's name, so a value written by anyone without the secret
+    /// (or moved to another field, key or team) is never believed.
     pub(crate) fn seal(&self, target: &str, field: &str, value: &str) -> String {
         let mac = self.value_mac(target, field, value);
         format!("{value} {mac}")
@@ -97,14 +116,22 @@ impl TeamSecret {
     }
 
     fn value_mac(&self, target: &str, field: &str, value: &str) -> String {
-        let mut mac =
-            self.mac(&[b"keypool:value:", target.as_bytes(), b"\0", field.as_bytes(), b"\0", value.as_bytes()]);
+        let mut mac = self.mac(&[
+            b"keypool:value:",
+            self.team.as_bytes(),
+            b"\0",
+            target.as_bytes(),
+            b"\0",
+            field.as_bytes(),
+            b"\0",
+            value.as_bytes(),
+        ]);
         mac.truncate(VALUE_MAC_DIGITS);
         mac
     }
 
     fn mac(&self, parts: &[&[u8]]) -> String {
-        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(&self.0).expect("HMAC takes a key of any length");
+        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(&self.bytes).expect("HMAC takes a key of any length");
         for part in parts {
             mac.update(part);
         }
@@ -160,7 +187,7 @@ mod tests {
         // RFC 4231 test case 2: key "Jefe", data "what do ya want for nothing?".
         let mut key = [0u8; SECRET_BYTES];
         key[..4].copy_from_slice(b"Jefe");
-        let jefe = TeamSecret(key);
+        let jefe = TeamSecret::of(key);
         let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(b"Jefe").unwrap();
         mac.update(b"what do ya want for nothing?");
         let expected = hex(&mac.finalize().into_bytes()[..16]);
@@ -184,5 +211,15 @@ mod tests {
         let forged = stored.replace("100", "999");
         assert_eq!(secret.open("g:abc", "rest", &forged), None, "a changed value is refused");
         assert_eq!(secret.open("g:abc", "rest", "100 1 -"), None, "so is one without a MAC");
+    }
+
+    #[test]
+    fn a_value_sealed_for_one_team_is_not_believed_by_another_with_the_same_secret() {
+        let secret = TeamSecret::generate();
+        let (blue, red) = (secret.for_team("blue"), secret.for_team("red"));
+        let stored = blue.seal("g:abc", "rest", "100 1 -");
+        assert_eq!(blue.open("g:abc", "rest", &stored), Some("100 1 -"), "the team that sealed it reads it");
+        assert_eq!(red.open("g:abc", "rest", &stored), None, "another team sharing the secret does not");
+        assert_eq!(red.key_identity("sk-1"), blue.key_identity("sk-1"), "identities are the secret's alone");
     }
 }

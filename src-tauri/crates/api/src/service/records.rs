@@ -31,6 +31,17 @@ impl Recorder for Records {
         }
     }
 
+    fn enabled_at(&self, key: &KeyId) -> Option<Timestamp> {
+        let conn = self.writes.db.lock().ok()?;
+        match keypool_store::api_keys::enabled_at(&conn, key.as_str()) {
+            Ok(stamp) => stamp.map(Timestamp::from_millis),
+            Err(error) => {
+                tracing::warn!(%key, %error, "when the key was last enabled again could not be read");
+                None
+            }
+        }
+    }
+
     fn attempt(&self, record: AttemptRecord) {
         self.ledger.record(&record);
         if let Some(tap) = &self.tap {

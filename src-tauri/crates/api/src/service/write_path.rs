@@ -66,10 +66,12 @@ impl WritePath {
         }
     }
 
-    /// Another member of the team enabled `key` again: enabled here too if the store disabled
-    /// it because a provider rejected it (`HTTP …`); a key the user switched off stays off.
+    /// A member of the team enabled `key` again, stamped `at`: enabled here too if the store
+    /// disabled it because a provider rejected it (`HTTP …`); a key the user switched off stays
+    /// off. `at` is kept as when the key was last enabled again (the later stamp wins).
     pub(crate) fn enable_rejected_key(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
         let written = self.apply(|tx| {
+            api_keys::record_enabled_at(tx, key.as_str(), at.as_millis())?;
             let row = api_keys::get_api_key(tx, key.as_str())?;
             let rejected = row.is_some_and(|row| {
                 !row.enabled && row.disabled_reason.as_deref().is_some_and(|r| r.starts_with("HTTP "))

@@ -6,5 +6,6 @@ mod affinity;
 mod hostile;
 mod outage;
 mod propagation;
+mod replay;
 mod secrets;
 mod support;

@@ -3,7 +3,8 @@
 //! a team link, and local API. One manual clock runs everything (the fake's windows too); a
 //! request that waits for a key moves it.
 
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
 pub use std::time::Duration;
 
 pub use keypool::{
@@ -29,26 +30,37 @@ pub fn key(label: &str) -> String {
     format!("sk-team-{label}-QwErTyUiOpLkJhGzXsVbNmPq-{label}")
 }
 
-/// One member's store: its keys, the disables and enables the team caused, and its ledger.
+/// One member's store: its keys, the disables and enables the team caused, when each key was
+/// last enabled again, and its ledger. It outlives a restart of its member.
 #[derive(Default)]
 pub struct Store {
     entries: Mutex<Vec<KeyEntry>>,
     attempts: Mutex<Vec<AttemptRecord>>,
-    pool: OnceLock<Weak<KeyPool>>,
+    enabled_at: Mutex<HashMap<KeyId, Timestamp>>,
+    pool: Mutex<Weak<KeyPool>>,
 }
 
 impl Store {
-    fn set_enabled(&self, key: &KeyId, enabled: bool) {
-        let provider = {
+    /// Switches `key` on or off; answers whether it was off and is on now.
+    fn set_enabled(&self, key: &KeyId, enabled: bool) -> bool {
+        let (provider, was) = {
             let mut entries = self.entries.lock().unwrap();
-            let Some(entry) = entries.iter_mut().find(|e| &e.id == key) else { return };
-            entry.enabled = enabled;
-            entry.provider_id.clone()
+            let Some(entry) = entries.iter_mut().find(|e| &e.id == key) else { return false };
+            let was = std::mem::replace(&mut entry.enabled, enabled);
+            (entry.provider_id.clone(), was)
         };
         // As the app's one write path: write, then tell the pool its cache is stale.
-        if let Some(pool) = self.pool.get().and_then(Weak::upgrade) {
+        if let Some(pool) = self.pool.lock().unwrap().upgrade() {
             pool.invalidate(&provider);
         }
+        !was && enabled
+    }
+
+    /// `key` was enabled again at `at` (the later stamp wins), as the app's store keeps it.
+    fn stamp_enabled(&self, key: &KeyId, at: Timestamp) {
+        let mut stamps = self.enabled_at.lock().unwrap();
+        let stamp = stamps.entry(key.clone()).or_insert(at);
+        *stamp = (*stamp).max(at);
     }
 
     pub fn enabled(&self, key: &KeyId) -> bool {
@@ -68,8 +80,13 @@ impl Recorder for Store {
         self.set_enabled(key, false);
     }
 
-    fn key_enabled(&self, _: &ProviderId, key: &KeyId, _: Timestamp) {
+    fn key_enabled(&self, _: &ProviderId, key: &KeyId, at: Timestamp) {
         self.set_enabled(key, true);
+        self.stamp_enabled(key, at);
+    }
+
+    fn enabled_at(&self, key: &KeyId) -> Option<Timestamp> {
+        self.enabled_at.lock().unwrap().get(key).copied()
     }
 
     fn attempt(&self, record: AttemptRecord) {
@@ -93,6 +110,7 @@ impl Routes for OneProvider {
 /// One member: its store, pool, service, team link and local API.
 pub struct Member {
     pub name: &'static str,
+    pub clock: Arc<ManualClock>,
     pub store: Arc<Store>,
     pub pool: Arc<KeyPool>,
     pub service: CompletionService,
@@ -130,9 +148,12 @@ impl Member {
         served.filter_map(|a| a.key.pool_key()).map(|k| self.label(k)).collect()
     }
 
-    /// The user enables `label` again on this member, as the app does.
+    /// The user enables `label` again on this member, as the app does: the store stamps the
+    /// enable of a key that was off, then the service (and the team) hear of it.
     pub fn enable(&self, label: &str) {
-        self.store.set_enabled(&self.id(label), true);
+        if self.store.set_enabled(&self.id(label), true) {
+            self.store.stamp_enabled(&self.id(label), self.clock.now());
+        }
         self.service.key_enabled(&self.id(label));
     }
 
@@ -149,6 +170,8 @@ pub struct Rig {
     pub a: Member,
     pub b: Member,
     http: reqwest::Client,
+    endpoint: ProviderEndpoint,
+    config: Option<TeamConfig>,
 }
 
 impl Rig {
@@ -197,9 +220,20 @@ impl Rig {
             config.heartbeat = heartbeat;
             config
         });
-        let a = member("a", labels, &clock, &endpoint, config.clone()).await;
-        let b = member("b", labels, &clock, &endpoint, config).await;
-        Rig { redis: Mutex::new(redis), fake, clock, a, b, http: reqwest::Client::new() }
+        let a = member("a", stocked(labels), &clock, &endpoint, config.clone()).await;
+        let b = member("b", stocked(labels), &clock, &endpoint, config.clone()).await;
+        Rig { redis: Mutex::new(redis), fake, clock, a, b, http: reqwest::Client::new(), endpoint, config }
+    }
+
+    /// Member B stops (its pool, team link and local API go, as when its process ends) and starts
+    /// again over the same store, then waits until it is connected.
+    pub async fn restart_b(&mut self) {
+        self.b.team().stop();
+        let store = self.b.store.clone();
+        let restarted = member("b", store, &self.clock, &self.endpoint, self.config.clone()).await;
+        let old = std::mem::replace(&mut self.b, restarted);
+        old.gateway.stop();
+        self.connected().await;
     }
 
     /// Waits until both members are connected and each sees the other.
@@ -251,17 +285,12 @@ impl Rig {
     }
 }
 
-async fn member(
-    name: &'static str,
-    labels: &[&str],
-    clock: &Arc<ManualClock>,
-    endpoint: &ProviderEndpoint,
-    team: Option<TeamConfig>,
-) -> Member {
+/// A store with the keys `labels` (ids are given when a member takes it: see [`member`]).
+fn stocked(labels: &[&str]) -> Arc<Store> {
     let store = Arc::new(Store::default());
     for (i, label) in labels.iter().enumerate() {
         store.entries.lock().unwrap().push(KeyEntry {
-            id: KeyId::new(format!("{name}-id-{label}")),
+            id: KeyId::new(format!("-id-{label}")),
             provider_id: ProviderId::new("p"),
             label: Some((*label).to_owned()),
             api_key: Secret::new(key(label)),
@@ -274,9 +303,25 @@ async fn member(
             quota_group: None,
         });
     }
+    store
+}
+
+/// Member `name` over `store` (whose keys it names `{name}-id-{label}`).
+async fn member(
+    name: &'static str,
+    store: Arc<Store>,
+    clock: &Arc<ManualClock>,
+    endpoint: &ProviderEndpoint,
+    team: Option<TeamConfig>,
+) -> Member {
+    for entry in store.entries.lock().unwrap().iter_mut() {
+        if entry.id.as_str().starts_with("-id-") {
+            entry.id = KeyId::new(format!("{name}{}", entry.id.as_str()));
+        }
+    }
     let resolver = Arc::new(MapResolver::new());
     let pool = Arc::new(KeyPool::new(PoolConfig::default(), store.clone(), resolver.clone()));
-    let _ = store.pool.set(Arc::downgrade(&pool));
+    *store.pool.lock().unwrap() = Arc::downgrade(&pool);
     let as_clock: Arc<dyn Clock> = clock.clone();
     let waiter = Arc::new(SimulatedTime::new(clock.clone()));
     let mut service = CompletionService::new(pool.clone(), as_clock.clone(), resolver.clone(), store.clone(), waiter);
@@ -287,7 +332,7 @@ async fn member(
     });
     let routes = Arc::new(OneProvider(endpoint.clone()));
     let gateway = Gateway::start(0, token_hash(TOKEN), routes, service.clone(), as_clock).await.expect("a free port");
-    Member { name, store, pool, service, team, gateway }
+    Member { name, clock: clock.clone(), store, pool, service, team, gateway }
 }
 
 /// Waits until `done` holds, polling: for something another task or member does, never for time
