@@ -870,6 +870,12 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       const at = port ?? localApi.port;
       const token = enabled && localTokens.length === 0 ? newLocalToken() : undefined;
       const busy = enabled && busyPorts.has(at);
+      // Like the backend: a running endpoint asked to move to a port that is taken stays where it
+      // is, and says why it did not move.
+      if (busy && localApi.running && token === undefined) {
+        localApi = { ...localApi, enabled, error: { kind: 'portInUse', port: at } };
+        return { ...localApi, served: served() };
+      }
       localApi = {
         enabled,
         running: enabled && !busy,
@@ -890,12 +896,6 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     'team:connect': ({ redisUrl, team: name, secret }) => {
       const issue = (path: string, code: Issue['code'], params?: Issue['params']) => backendError('validation', `${path}: ${code}`, [{ path, code, ...(params ? { params } : {}), message: code }]);
       const url = /^(rediss?:\/\/)(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#]+.*)$/.exec(redisUrl.trim());
-      // Like the backend: a running endpoint asked to move to a port that is taken stays where it
-      // is, and says why it did not move.
-      if (busy && localApi.running && token === undefined) {
-        localApi = { ...localApi, enabled, error: { kind: 'portInUse', port: at } };
-        return { ...localApi, served: served() };
-      }
       if (!url) throw issue('redisUrl', 'bad_redis_url');
       if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw issue('team', 'bad_team_name');
       if (secret !== undefined && !/^[0-9a-fA-F]{64}$/.test(secret.trim())) throw issue('secret', 'bad_team_secret', { count: secret.trim().length });
