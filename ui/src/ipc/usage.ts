@@ -12,6 +12,8 @@ export const usageApi = {
   /** Adds or replaces the model's price; a cached input price left out is the input price. */
   setPrice: (price: SetPriceArgs) => call('usage:setPrice', defined(price)),
   deletePrice: (model: string) => call('usage:deletePrice', { model }),
+  /** The range by source (each coding agent, the chat, other clients) and the agents whose cache share dropped. */
+  getBySource: (range: { from: number; to: number }) => call('usage:getBySource', range),
   /** Deletes the usage history before `before` (rounded down to the hour), all of it without. */
   purge: (before?: number) => call('usage:purge', before === undefined ? {} : { before }),
 };

@@ -1,4 +1,4 @@
-import type { Agent, AgentFile, AgentState, ErrorCode, ErrorDetails, IpcError, Issue, Provider, Resolution, Route, RouteInput, RouteTest, ServedModel } from '../ipc/bindings';
+import type { Agent, AgentFile, AgentState, ErrorCode, ErrorDetails, IpcError, Issue, Provider, Resolution, Route, RouteInput, RouteTest, ServedModel, UsageBySource } from '../ipc/bindings';
 import { LIMITS } from '../ipc/bindings';
 import type { Handlers } from './fakeBackend';
 
@@ -51,6 +51,8 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
   const agents = new Map<Agent, FakeAgent>(
     (Object.keys(DEFAULTS) as Agent[]).map((agent) => [agent, { connectedAt: null, model: null, token: null, changed: [], malformed: null, lastCall: null }]),
   );
+  /** What `usage:getBySource` answers (every source at zero until a test sets it). */
+  let bySource: UsageBySource | null = null;
   /** What trying a route answers, per provider id (else the provider's word "OK", or no keys). */
   const tests = new Map<string, RouteTest['outcome']>();
 
@@ -126,6 +128,12 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
         tests.get(provider.id) ?? (provider.answerable ? { kind: 'answered', reply: 'OK', keyLabel: 'Key 1', latencyMs: 120 } : { kind: 'failed', error: { kind: 'noKeys', provider: provider.name } });
       return { provider: provider.name, model: route.toModel, outcome };
     },
+    'usage:getBySource': ({ from, to }) => {
+      if (from >= to) throw fail('validation', 'from: must be before `to`', [issue('from', 'range_order')]);
+      const zero = { requests: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, cachedShare: null };
+      const every = [...(Object.keys(DEFAULTS) as Agent[]).map((agent) => ({ kind: 'agent' as const, agent })), { kind: 'chat' as const }, { kind: 'other' as const }];
+      return bySource ?? { sources: every.map((source) => ({ source, ...zero })), drops: [] };
+    },
     'localApi:getAgents': () => overview(),
     'localApi:connectAgent': ({ agent, token, model }) => {
       if (!localApi().enabled) throw fail('validation', 'the local API is off', [issue('', 'local_api_off')]);
@@ -152,6 +160,8 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
     handlers,
     /** The routes as saved. */
     routes: () => routes,
+    /** What `usage:getBySource` answers from now on. */
+    setUsageBySource: (report: UsageBySource) => (bySource = report),
     /** What trying a route to `providerId` answers from now on. */
     setRouteTest: (providerId: string, outcome: RouteTest['outcome']) => tests.set(providerId, outcome),
     /** Changes what the fake keeps of `agent`: a file changed or malformed, its last call. */

@@ -5,6 +5,7 @@ import { errorText, fieldError } from '../../i18n/problems';
 import { usageApi } from '../../ipc/usage';
 import { KeyUsageTable, keyLabel } from './KeyUsageTable';
 import { PricesSection } from './PricesSection';
+import { SourcesSection } from './SourcesSection';
 import { TotalsCards } from './TotalsCards';
 import type { KeyRef } from './usageFigures';
 import { UsageCharts } from './UsageCharts';
@@ -125,6 +126,7 @@ function UsageView({ now, opening }: { now: () => number; opening: RangeChoice }
           <h2 id={keysTitleId}>{t('usagePage.keysTitle')}</h2>
           <KeyUsageTable keys={summary.keys} providerName={providerName} titleId={keysTitleId} />
         </section>
+        <SourcesSection range={range} refresh={asOf} />
       </div>
     );
   }
