@@ -1039,9 +1039,13 @@ export type SentWith = "poolKey" | "providerKey" | "noKey";
  */
 export type ServedModel = { model: string, 
 /**
- * Its provider's name.
+ * The name of the provider a request naming the model alone goes to.
  */
-provider: string, api: ClientApi, };
+provider: string, 
+/**
+ * The other providers that can answer and list it too, by name: `name/model` reaches one.
+ */
+others: Array<string>, api: ClientApi, };
 
 /**
  * The user's limits of a key, both replaced: an absent one is removed.

@@ -331,7 +331,12 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     for (const api of ['openai', 'anthropic', 'gemini'] as const) {
       for (const p of providers.map(shown).filter((x) => x.answerable && x.kind === api)) {
         const offered = [...p.models, ...(p.defaultModel ? [p.defaultModel] : []), ...(modelCache.get(p.id)?.models ?? [])];
-        for (const model of offered) if (!out.some((m) => m.api === api && m.model === model)) out.push({ model, provider: p.name, api });
+        // Like the backend: each model once, under the first provider; the others that list it named.
+        for (const model of offered) {
+          const listed = out.find((m) => m.api === api && m.model === model);
+          if (!listed) out.push({ model, provider: p.name, others: [], api });
+          else if (listed.provider !== p.name && !listed.others.includes(p.name)) listed.others.push(p.name);
+        }
       }
     }
     return out;

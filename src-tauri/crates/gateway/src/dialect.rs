@@ -152,18 +152,28 @@ pub(crate) fn error_body(dialect: Dialect, problem: Problem, message: String) ->
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedModel {
     pub id: String,
-    /// The provider's name, as people know it.
+    /// The provider a request naming `id` alone goes to, by the name people know it by.
     pub provider: String,
+    /// The other providers of the dialect that can answer and list `id` too: a client reaches
+    /// one of them as `name/id`.
+    pub others: Vec<String>,
     pub dialect: Dialect,
 }
 
-/// `GET /v1/models` in `dialect`'s list format.
+/// `GET /v1/models` in `dialect`'s list format. OpenAI's says who serves each model
+/// (`owned_by`, the provider's name), and lists a model other providers list too once more per
+/// other provider, as `provider/model`, the name that reaches it.
 pub fn model_list(dialect: Dialect, models: &[ListedModel]) -> Response {
     let body = match dialect {
         Dialect::OpenAi => {
+            let entry =
+                |id: &str, provider: &str| json!({ "id": id, "object": "model", "created": 0, "owned_by": provider });
             let data: Vec<_> = models
                 .iter()
-                .map(|m| json!({ "id": m.id, "object": "model", "created": 0, "owned_by": m.provider }))
+                .flat_map(|m| {
+                    let others = m.others.iter().map(|other| entry(&format!("{other}/{}", m.id), other));
+                    std::iter::once(entry(&m.id, &m.provider)).chain(others)
+                })
                 .collect();
             json!({ "object": "list", "data": data })
         }

@@ -52,8 +52,10 @@ pub struct LocalApiStatusDto {
 #[ts(rename = "ServedModel")]
 pub struct ServedModelDto {
     pub model: String,
-    /// Its provider's name.
+    /// The name of the provider a request naming the model alone goes to.
     pub provider: String,
+    /// The other providers that can answer and list it too, by name: `name/model` reaches one.
+    pub others: Vec<String>,
     pub api: ClientApi,
 }
 
@@ -73,7 +75,7 @@ impl From<ListedModel> for ServedModelDto {
             Dialect::Anthropic => ClientApi::Anthropic,
             Dialect::Gemini => ClientApi::Gemini,
         };
-        ServedModelDto { model: listed.id, provider: listed.provider, api }
+        ServedModelDto { model: listed.id, provider: listed.provider, others: listed.others, api }
     }
 }
 

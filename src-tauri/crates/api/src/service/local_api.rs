@@ -406,15 +406,33 @@ impl Routes for StoreRoutes {
         })
     }
 
+    /// Only what can be answered: the models of providers with a key (or needing none), each
+    /// once, under the provider a bare name goes to as [`StoreRoutes::resolve`] routes it (the
+    /// first that lists it, unless one of the user's routes sends it elsewhere), with the others
+    /// that list it too.
     fn models(&self, dialect: Dialect) -> Vec<ListedModel> {
         let mut listed: Vec<ListedModel> = Vec::new();
-        // Only what can be answered: the models of providers with a key (or needing none).
         for provider in
             self.served().iter().filter(|p| p.usable && Dialect::of_wire(p.endpoint.kind.row().wire) == dialect)
         {
             for model in &provider.models {
-                if !listed.iter().any(|m| &m.id == model) {
-                    listed.push(ListedModel { id: model.clone(), provider: provider.name.clone(), dialect });
+                match listed.iter_mut().find(|m| &m.id == model) {
+                    Some(first) => first.others.push(provider.name.clone()),
+                    None => listed.push(ListedModel {
+                        id: model.clone(),
+                        provider: provider.name.clone(),
+                        others: Vec::new(),
+                        dialect,
+                    }),
+                }
+            }
+        }
+        for model in &mut listed {
+            if let Ok((route, Via::Route { .. })) = self.resolve(dialect, &model.id) {
+                if route.endpoint.name != model.provider {
+                    let first = std::mem::replace(&mut model.provider, route.endpoint.name);
+                    model.others.retain(|other| *other != model.provider);
+                    model.others.insert(0, first);
                 }
             }
         }

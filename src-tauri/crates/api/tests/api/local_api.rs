@@ -371,6 +371,98 @@ async fn moving_to_a_busy_port_keeps_serving_on_the_old_one() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_model_two_providers_list_says_which_serves_it_and_how_to_ask_the_other() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let mut ids = Vec::new();
+    for (name, key) in [("First", KEY_A), ("Second", KEY_B)] {
+        let provider = h.ok(
+            "llmConfig:addProvider",
+            json!({ "name": name, "kind": "openai", "baseUrl": format!("{}/v1", fake.url()), "models": ["shared-model"] }),
+        );
+        h.ok("llmConfig:addApiKey", json!({ "providerId": provider["id"], "apiKey": key }));
+        ids.push(provider["id"].clone());
+    }
+    let port = free_port();
+    let configured = h.call_async("localApi:configure", json!({ "enabled": true, "port": port })).await.unwrap();
+    let api = Endpoint {
+        base: format!("http://127.0.0.1:{port}"),
+        token: configured["token"].as_str().unwrap().to_owned(),
+        http: reqwest::Client::new(),
+    };
+    let shared = configured["served"].as_array().unwrap().iter().find(|m| m["model"] == "shared-model").cloned();
+    assert_eq!(
+        shared,
+        Some(json!({ "model": "shared-model", "provider": "First", "others": ["Second"], "api": "openai" })),
+        "the status names the provider a bare name goes to, and the other that lists it"
+    );
+
+    let list: Value = api
+        .http
+        .get(format!("{}/v1/models", api.base))
+        .bearer_auth(&api.token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let owners: Vec<(&str, &str)> = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["id"].as_str().unwrap(), m["owned_by"].as_str().unwrap()))
+        .filter(|(id, _)| id.ends_with("shared-model"))
+        .collect();
+    assert_eq!(
+        owners,
+        [("shared-model", "First"), ("Second/shared-model", "Second")],
+        "GET /v1/models says who serves the bare name (owned_by), and lists the other's as provider/model"
+    );
+
+    fake.always(KEY_A, Reply::text(&["from first"]));
+    fake.always(KEY_B, Reply::text(&["from second"]));
+    let bare = api.post("/v1/chat/completions", &chat("shared-model", "hi", false), &[]).await;
+    assert_eq!(bare.status(), 200);
+    assert_eq!(fake.seen().last().unwrap().key, KEY_A, "the bare name goes to First, as listed");
+    let named = api.post("/v1/chat/completions", &chat("Second/shared-model", "hi", false), &[]).await;
+    assert_eq!(named.status(), 200);
+    let seen = fake.seen().last().unwrap().clone();
+    assert_eq!((seen.key.as_str(), seen.model.as_str()), (KEY_B, "shared-model"), "the listed name reaches Second");
+
+    // The user's route sends the bare name to Second: the list follows it.
+    h.ok(
+        "localApi:setRoutes",
+        json!({ "routes": [{ "model": "shared-*", "provider": ids[1], "toModel": "shared-model" }] }),
+    );
+    let status = h.ok("localApi:getStatus", json!({}));
+    let shared = status["served"].as_array().unwrap().iter().find(|m| m["model"] == "shared-model").cloned();
+    assert_eq!(
+        shared,
+        Some(json!({ "model": "shared-model", "provider": "Second", "others": ["First"], "api": "openai" })),
+        "the provider the route sends it to, and First as the other"
+    );
+    let list: Value = api
+        .http
+        .get(format!("{}/v1/models", api.base))
+        .bearer_auth(&api.token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let owners: Vec<(&str, &str)> = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["id"].as_str().unwrap(), m["owned_by"].as_str().unwrap()))
+        .filter(|(id, _)| id.ends_with("shared-model"))
+        .collect();
+    assert_eq!(owners, [("shared-model", "Second"), ("First/shared-model", "First")], "as routed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn every_model_the_app_offers_is_routed_and_the_status_names_what_can_be_answered() {
     let h = Harness::new();
     let fake = FakeProvider::start().await;
@@ -399,8 +491,8 @@ async fn every_model_the_app_offers_is_routed_and_the_status_names_what_can_be_a
     assert_eq!(
         configured["served"],
         json!([
-            { "model": "llama3.2", "provider": "Local", "api": "openai" },
-            { "model": "the-default", "provider": "lan", "api": "openai" },
+            { "model": "llama3.2", "provider": "Local", "others": [], "api": "openai" },
+            { "model": "the-default", "provider": "lan", "others": [], "api": "openai" },
         ]),
         "only what can be answered now: the local servers need no key, the remote provider has none"
     );

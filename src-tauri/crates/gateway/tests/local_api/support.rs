@@ -68,7 +68,9 @@ impl Routes for OneProvider {
 
     fn models(&self, dialect: Dialect) -> Vec<ListedModel> {
         let listed = self.models.iter().flatten().filter(|_| dialect == self.dialect());
-        listed.map(|id| ListedModel { id: id.clone(), provider: self.endpoint.name.clone(), dialect }).collect()
+        listed
+            .map(|id| ListedModel { id: id.clone(), provider: self.endpoint.name.clone(), others: Vec::new(), dialect })
+            .collect()
     }
 }
 

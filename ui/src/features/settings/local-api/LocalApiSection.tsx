@@ -116,7 +116,7 @@ export function LocalApiSection() {
     });
     const modelFor = (api: ClientApi) => chosen.find((c) => c.api === api)?.served?.model ?? t('localApi.modelPlaceholder');
     // A bare name two providers list goes to the first: said, with how to ask for another.
-    const shared = sharedModels(status.served, providers);
+    const shared = sharedModels(status.served);
     const examples = snippets({
       address,
       token: t('localApi.tokenPlaceholder'),

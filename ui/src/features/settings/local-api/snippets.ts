@@ -1,4 +1,4 @@
-import type { ClientApi, Provider, ProviderKind, ServedModel } from '../../../ipc/bindings';
+import type { ClientApi, Provider, ServedModel } from '../../../ipc/bindings';
 /**
  * Copy-ready examples for pointing the official SDKs (and anything that reads their environment
  * variables) at the local API. Pure: the address, models and the token placeholder are passed in.
@@ -175,29 +175,21 @@ export function exampleModel(
 /** The provider `served` names (providers' names are unique). */
 export const providerNamed = (providers: readonly Provider[], name: string) => providers.find((p) => p.name === name);
 
-/** The dialect a provider's clients speak to the local API (OpenRouter speaks OpenAI's). */
-const KIND_API: Record<ProviderKind, ClientApi> = { openai: 'openai', openrouter: 'openai', anthropic: 'anthropic', gemini: 'gemini' };
-
 /** A bare model name more than one provider offers: who answers it, and who else lists it. */
 export interface SharedModel {
   model: string;
   api: ClientApi;
-  /** The provider a bare name goes to (the first in order, as the backend routes it). */
+  /** The provider a bare name goes to, as the backend routes it. */
   provider: string;
-  /** The other providers that can answer and list it (their own list or default). */
+  /** The other providers that can answer and list it: `name/model` reaches one of them. */
   others: string[];
 }
 
 /**
- * The served models another answering provider of the same dialect also lists: a bare name goes
- * to the first (`served` names it), and `provider/model` picks another. Only the lists the UI
- * knows (each provider's own models and default) are compared.
+ * The served models another answering provider of the same dialect also lists, as the backend
+ * says (their own lists, defaults and what their models endpoints listed): a bare name goes to
+ * `provider`, and `provider/model` picks another.
  */
-export function sharedModels(served: readonly ServedModel[], providers: readonly Provider[]): SharedModel[] {
-  return served.flatMap((m) => {
-    const others = providers
-      .filter((p) => p.name !== m.provider && p.answerable && KIND_API[p.kind] === m.api && (p.models.includes(m.model) || p.defaultModel === m.model))
-      .map((p) => p.name);
-    return others.length > 0 ? [{ model: m.model, api: m.api, provider: m.provider, others }] : [];
-  });
+export function sharedModels(served: readonly ServedModel[]): SharedModel[] {
+  return served.filter((m) => m.others.length > 0).map(({ model, api, provider, others }) => ({ model, api, provider, others }));
 }

@@ -288,6 +288,24 @@ describe('Settings → Local API', () => {
     ]);
   });
 
+  it('says so too for a model only a provider’s models endpoint listed, as the backend routes it', async () => {
+    backend = createFakeBackend(undefined, {
+      providers: [
+        provider('local', 'Local', { baseUrl: 'http://127.0.0.1:11434/v1', sortOrder: 0, models: ['llama3.2'], defaultModel: 'llama3.2' }),
+        provider('gw', 'Gateway', { builtin: false, sortOrder: 1, models: ['gpt-y'], defaultModel: 'gpt-y' }),
+      ],
+    });
+    backend.add('gw', 'sk-gateway-example-1111');
+    // Gateway's own list does not name llama3.2; its models endpoint did, when it was asked.
+    backend.setModels('gw', { models: ['gpt-y', 'llama3.2'] });
+    await backend.invoke('llmConfig:listModels', { providerId: 'gw' });
+    renderSection();
+    const shared = await screen.findByTestId('local-api-shared-models');
+    expect(within(shared).getAllByTestId('local-api-shared-model').map((li) => li.textContent)).toEqual([
+      'llama3.2 goes to Local; Gateway lists it too (ask for Gateway/llama3.2).',
+    ]);
+  });
+
   it('names a keyless server that did not answer, and where, when it is the only one', async () => {
     backend = createFakeBackend(undefined, {
       providers: [provider('local', 'Local', { baseUrl: 'http://127.0.0.1:11434/v1', models: ['llama3.2'] })],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LIMITS } from '../../../../ipc/bindings';
+import { LIMITS, type ServedModel } from '../../../../ipc/bindings';
 import { parsePort } from '../port';
 import { provider } from '../../../../test/fakeBackend';
 import { baseUrls, exampleModel, exampleRoute, sharedModels, shellWord, snippets } from '../snippets';
@@ -34,13 +34,13 @@ describe('local API examples', () => {
   });
 
   it('name a model the local API can answer now in the example’s dialect, else none', () => {
-    const served = [
-      { api: 'anthropic', model: 'claude-x', provider: 'Anthropic' },
-      { api: 'openai', model: 'gpt-y', provider: 'Gateway' },
-      { api: 'openai', model: 'gpt-z', provider: 'Gateway' },
-    ] as const;
+    const served: ServedModel[] = [
+      { api: 'anthropic', model: 'claude-x', provider: 'Anthropic', others: [] },
+      { api: 'openai', model: 'gpt-y', provider: 'Gateway', others: [] },
+      { api: 'openai', model: 'gpt-z', provider: 'Gateway', others: [] },
+    ];
     expect(exampleModel(served, 'openai')?.model, 'the first it serves for OpenAI’s clients').toBe('gpt-y');
-    expect(exampleModel(served, 'anthropic'), 'with its provider').toEqual({ api: 'anthropic', model: 'claude-x', provider: 'Anthropic' });
+    expect(exampleModel(served, 'anthropic'), 'with its provider').toEqual({ api: 'anthropic', model: 'claude-x', provider: 'Anthropic', others: [] });
     expect(exampleModel(served, 'gemini'), 'none served: none named (the page says why)').toBeNull();
   });
 });
@@ -49,10 +49,10 @@ describe('the provider an example asks', () => {
   // Local (Ollama, keyless) comes first in the backend's order; Gateway has working keys.
   const local = provider('local', 'Local', { baseUrl: 'http://127.0.0.1:11434/v1', local: true, answerable: true });
   const gateway = provider('gw', 'Gateway', { builtin: false, keyCount: 2, answerable: true });
-  const served = [
-    { api: 'openai', model: 'llama3.2', provider: 'Local' },
-    { api: 'openai', model: 'gpt-y', provider: 'Gateway' },
-  ] as const;
+  const served: ServedModel[] = [
+    { api: 'openai', model: 'llama3.2', provider: 'Local', others: [] },
+    { api: 'openai', model: 'gpt-y', provider: 'Gateway', others: [] },
+  ];
 
   it('prefers a provider with keys to a keyless server that did not answer', () => {
     expect(exampleModel(served, 'openai', [local, gateway])?.model, 'Ollama is not running: Gateway answers now').toBe('gpt-y');
@@ -74,14 +74,13 @@ describe('the provider an example asks', () => {
 });
 
 describe('model names two providers list', () => {
-  it('name the provider a bare name goes to and the others of the same dialect that can answer', () => {
-    const local = provider('local', 'Local', { local: true, answerable: true, models: ['llama3.2'] });
-    const gateway = provider('gw', 'Gateway', { answerable: true, keyCount: 1, models: ['llama3.2'] });
-    const silent = provider('off', 'Off', { answerable: false, models: ['llama3.2'] });
-    const claude = provider('an', 'Claude', { kind: 'anthropic', answerable: true, keyCount: 1, models: ['llama3.2'] });
-    const served = [{ api: 'openai', model: 'llama3.2', provider: 'Local' }] as const;
-    expect(sharedModels(served, [local, gateway, silent, claude])).toEqual([{ model: 'llama3.2', api: 'openai', provider: 'Local', others: ['Gateway'] }]);
-    expect(sharedModels(served, [local]), 'one provider: nothing to say').toEqual([]);
+  it('name the provider a bare name goes to and the others that list it, as the backend says', () => {
+    const served: ServedModel[] = [
+      { api: 'openai', model: 'llama3.2', provider: 'Local', others: ['Gateway'] },
+      { api: 'openai', model: 'gpt-y', provider: 'Gateway', others: [] },
+    ];
+    expect(sharedModels(served)).toEqual([{ model: 'llama3.2', api: 'openai', provider: 'Local', others: ['Gateway'] }]);
+    expect(sharedModels([served[1]]), 'one provider: nothing to say').toEqual([]);
   });
 });
 
