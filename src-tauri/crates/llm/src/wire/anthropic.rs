@@ -428,6 +428,12 @@ impl Wire for AnthropicMessages {
         }]
     }
 
+    /// `[DONE]`; an `error` event or member; the events that carry the usage and the end (by
+    /// their `type`, or their name when they have none).
+    fn stream_signals(&self) -> &'static [&'static str] {
+        &["[DONE]", "error", "message_start", "message_delta", "message_stop"]
+    }
+
     fn write_event(&self, name: &str, data: &str) -> Vec<u8> {
         if name.is_empty() {
             format!("data: {data}\n\n").into_bytes()

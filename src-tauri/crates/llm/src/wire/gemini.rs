@@ -491,6 +491,11 @@ impl Wire for GeminiGenerate {
         stream_pieces(data)
     }
 
+    /// An `error` member; `usageMetadata`; a finish or a block.
+    fn stream_signals(&self) -> &'static [&'static str] {
+        &["error", "usageMetadata", "finishReason", "blockReason"]
+    }
+
     fn broken_off(&self, stream: bool, message: &str) -> Bytes {
         let body = json!({ "error": { "code": 502, "message": message, "status": "UNAVAILABLE" } });
         error_answer(self, stream, "", &body)

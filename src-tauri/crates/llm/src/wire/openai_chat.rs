@@ -400,6 +400,11 @@ impl Wire for OpenAiChat {
         }]
     }
 
+    /// `[DONE]`; an `error` event or member; the `usage` member.
+    fn stream_signals(&self) -> &'static [&'static str] {
+        &["[DONE]", "error", "usage"]
+    }
+
     fn broken_off(&self, stream: bool, message: &str) -> Bytes {
         let body = json!({ "error": { "message": message, "type": "server_error", "param": null, "code": null } });
         error_answer(self, stream, "", &body)

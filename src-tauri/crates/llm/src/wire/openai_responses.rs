@@ -498,6 +498,12 @@ impl Wire for OpenAiResponses {
         }
     }
 
+    /// The events that carry the usage, the end or an error (by their `type`, or their name when
+    /// they have none).
+    fn stream_signals(&self) -> &'static [&'static str] {
+        &["error", "response.completed", "response.incomplete", "response.failed"]
+    }
+
     fn write_event(&self, name: &str, data: &str) -> Vec<u8> {
         if name.is_empty() {
             format!("data: {data}\n\n").into_bytes()
