@@ -16,8 +16,9 @@ const REPEATED = 40;
 /** Validating a few hundred keys against the loopback fake takes seconds; leave room on a busy machine. */
 const IMPORT_WAIT = 120_000;
 
-const validKey = (i) => `sk-bulk-valid-${String(i).padStart(8, '0')}`;
-const revokedKey = (i) => `sk-bulk-revoked-${String(i).padStart(6, '0')}`;
+// OpenAI-shaped (`sk-` and at least 20 more): an OpenAI-compatible provider's import takes no other.
+const validKey = (i) => `sk-bulk-valid-key-${String(i).padStart(8, '0')}`;
+const revokedKey = (i) => `sk-bulk-revoked-key-${String(i).padStart(6, '0')}`;
 
 /** A CSV as a user might have it: a header, labels and quotes around keys, repeats, a comment. */
 function keyFile(dir) {
@@ -81,16 +82,21 @@ describe('importing and managing hundreds of keys in the real window', () => {
     assert.ok(listed.includes('sk-…0007'), `the preview lists the new keys masked: ${listed.slice(0, 80)}`);
     assert.equal(listed.includes('sk-bulk-valid'), false, 'and never whole');
     await app.screenshot('bulk-import-preview');
+    // The first key is taken off the list, from the keyboard: it is neither checked nor saved.
+    const [firstRemove] = await app.driver.findElements(By.css('[data-testid="import-remove-key"]'));
+    await firstRemove.sendKeys(Key.ENTER);
+    await waitFor(app, () => count(app, 'import-new'), (text) => text === `New: ${VALID + REVOKED - 1}`, 'the removed key leaves the list');
+    assert.equal(await count(app, 'import-left-out'), '1 key left out: it is not sent. Put back', 'and is counted as left out');
 
     await click(app, 'import-start');
     const bar = await app.find('import-progressbar');
-    assert.equal(await bar.getAttribute('aria-valuemax'), String(VALID + REVOKED), 'the bar counts the new keys');
+    assert.equal(await bar.getAttribute('aria-valuemax'), String(VALID + REVOKED - 1), 'the bar counts the keys kept');
     await app.screenshot('bulk-import-progress');
     const summary = await waitFor(app, () => count(app, 'import-summary'), (text) => text.length > 0, 'the import finishes', IMPORT_WAIT);
-    assert.equal(summary, `Import finished: ${VALID} keys added.`, 'the summary names what was added');
-    assert.equal(await count(app, 'import-valid'), `Valid: ${VALID}`, 'every good key validated');
+    assert.equal(summary, `Import finished: ${VALID - 1} keys added.`, 'the summary names what was added');
+    assert.equal(await count(app, 'import-valid'), `Valid: ${VALID - 1}`, 'every good key kept validated');
     assert.equal(await count(app, 'import-invalid'), `Invalid: ${REVOKED}`, 'every revoked key refused');
-    assert.equal(await bar.getAttribute('aria-valuenow'), String(VALID + REVOKED), 'the bar is full');
+    assert.equal(await bar.getAttribute('aria-valuenow'), String(VALID + REVOKED - 1), 'the bar is full');
     await app.screenshot('bulk-import-done');
     // The refused keys, named masked (issue 45, point 6), and the dialog still clean for axe.
     const left = await app.driver.findElements(By.css('[data-testid="import-left-key"]'));
@@ -101,15 +107,16 @@ describe('importing and managing hundreds of keys in the real window', () => {
     await gone(app, 'import-keys-dialog');
 
     const stored = await keysOf(app, providerId);
-    assert.equal(stored.length, VALID, 'exactly the valid keys are in the pool');
+    assert.equal(stored.length, VALID - 1, 'exactly the valid keys kept are in the pool');
+    assert.ok(!stored.some((k) => k.apiKeyPreview === 'sk-…0000'), 'the key taken off the list is not');
     assert.ok(stored.every((k) => k.enabled), 'all of them on');
     assert.ok(stored.every((k) => /^batch #\d+$/.test(k.label)), 'labelled from the prefix');
-    assert.equal(new Set(stored.map((k) => k.apiKeyPreview)).size, VALID, 'no key twice');
+    assert.equal(new Set(stored.map((k) => k.apiKeyPreview)).size, VALID - 1, 'no key twice');
     // Announced once the pool's reload after the import has landed, which may be after the
     // dialog is gone: wait for it, then check what it says.
     const announced = await waitFor(app, () => count(app, 'pool-added'), (text) => text.length > 0, 'the new rows are announced');
-    assert.match(announced, new RegExp(`${VALID} keys added`), 'the new rows are announced');
-    assert.match(await count(app, 'pool-summary'), new RegExp(`${VALID}`), 'the pool counts them');
+    assert.match(announced, new RegExp(`${VALID - 1} keys added`), 'the new rows are announced');
+    assert.match(await count(app, 'pool-summary'), new RegExp(`${VALID - 1}`), 'the pool counts them');
   });
 
   it('filters, selects a range and disables it, then deletes what the filter shows', async () => {
@@ -142,7 +149,7 @@ describe('importing and managing hundreds of keys in the real window', () => {
     await app.screenshot('bulk-delete-confirm');
     await click(app, 'bulk-delete-confirm');
     await gone(app, 'bulk-delete-dialog');
-    await waitFor(app, async () => (await keysOf(app, providerId)).length, (n) => n === VALID - 5, 'the five are deleted, the others stay');
+    await waitFor(app, async () => (await keysOf(app, providerId)).length, (n) => n === VALID - 1 - 5, 'the five are deleted, the others stay');
     const left = await keysOf(app, providerId);
     assert.ok(left.every((k) => k.enabled), 'every key left is on');
   });
