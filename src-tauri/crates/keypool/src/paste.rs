@@ -245,12 +245,14 @@ mod tests {
         assert_eq!(GEMINI.len(), GEMINI_LEN, "the table's Gemini key must be a real-length one");
     }
 
-    /// Each row: a text, the shapes it is read by (none: one per line), the keys it must give (in
-    /// order), and the lines it must report.
+    /// A row: what it is, a text, the shapes it is read by (none: one per line), the keys it must
+    /// give (in order), and the lines it must report.
+    type Row<'a> = (&'a str, String, &'a [KeyShape], Vec<&'a str>, Vec<usize>);
+
     #[test]
     fn texts_give_the_keys_they_hold() {
         let (all, lines): (&[KeyShape], &[KeyShape]) = (&SHAPES, &[]);
-        let table: Vec<(&str, String, &[KeyShape], Vec<&str>, Vec<usize>)> = vec![
+        let table: Vec<Row<'_>> = vec![
             ("one of each known shape", format!("{OPENAI}\n{PROJECT}\n{ANTHROPIC}\n{OPENROUTER}\n{GEMINI}\n"), all, vec![OPENAI, PROJECT, ANTHROPIC, OPENROUTER, GEMINI], vec![]),
             ("a CSV with a header and labels", format!("label,key,weight\nprod,{OPENAI},3\n\"staging\",\"{PROJECT}\",1\n"), all, vec![OPENAI, PROJECT], vec![]),
             ("a JSON document", format!("{{\n  \"keys\": [\n    \"{ANTHROPIC}\",\n    {{\"key\": \"{GEMINI}\"}}\n  ]\n}}\n"), all, vec![ANTHROPIC, GEMINI], vec![]),

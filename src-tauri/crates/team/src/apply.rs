@@ -261,13 +261,10 @@ impl Shared {
     fn merge_key(&self, directory: &Directory, key: &KeyId, fact: RemoteFact<'_>, now: Timestamp) -> bool {
         let merged = self.pool.merge(key, fact, now);
         let provider = directory.ids(key).map(|ids| ids.provider.clone());
-        match (merged, provider) {
-            (Merged::Disabled { reason }, Some(provider)) => {
-                tracing::warn!(%provider, %key, %reason, "team: another member's provider rejected the key; disabling it");
-                self.recorder.key_disabled(&provider, key, reason, now);
-            }
-            // An enable reaches the store with its stamp, from `apply_key`.
-            _ => {}
+        // (An enable reaches the store with its stamp, from `apply_key`.)
+        if let (Merged::Disabled { reason }, Some(provider)) = (merged, provider) {
+            tracing::warn!(%provider, %key, %reason, "team: another member's provider rejected the key; disabling it");
+            self.recorder.key_disabled(&provider, key, reason, now);
         }
         merged != Merged::Unchanged
     }

@@ -225,7 +225,11 @@ impl Fact {
         match (field, words.as_slice()) {
             (field::AUTH, [when, "d", status, enabled_at]) => {
                 let status = status.parse::<u16>().ok()?;
-                Some(Fact::Auth { at: when.parse().ok()?, rejected: Some(status), enabled_at: enabled_at.parse().ok()? })
+                Some(Fact::Auth {
+                    at: when.parse().ok()?,
+                    rejected: Some(status),
+                    enabled_at: enabled_at.parse().ok()?,
+                })
             }
             (field::AUTH, [when, "e"]) => {
                 let at = when.parse().ok()?;

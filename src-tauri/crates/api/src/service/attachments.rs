@@ -110,7 +110,10 @@ fn image_format(bytes: &[u8]) -> Option<ImageFormat> {
 /// Why an image is not decoded.
 enum Undecoded {
     /// It has more pixels than it may: `max` for its depth.
-    TooLarge { pixels: u64, max: u64 },
+    TooLarge {
+        pixels: u64,
+        max: u64,
+    },
     Unreadable(image::ImageError),
 }
 
@@ -450,7 +453,7 @@ mod tests {
             let copy = u64::from(SEND_LONG_SIDE).pow(2) * bytes_per_pixel;
             assert!(decoded + copy < 200 * MB, "{bytes_per_pixel} bytes a pixel: {} MB in all", (decoded + copy) / MB);
         }
-        assert!(SCALE_BUDGET < 200 * MB, "the triangle filter is used only within the budget");
+        const { assert!(SCALE_BUDGET < 200 * MB, "the triangle filter is used only within the budget") };
         assert_eq!(max_pixels(4), MAX_PIXELS, "8-bit RGBA: the pixel limit");
         assert_eq!(max_pixels(8), MAX_DECODED_BYTES / 8, "16-bit RGBA: what the bytes hold");
     }

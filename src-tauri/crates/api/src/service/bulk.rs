@@ -144,12 +144,8 @@ impl Pending {
     /// Without the keys the user left out.
     fn without(mut self, left_out: &HashSet<usize>) -> Pending {
         if !left_out.is_empty() {
-            let (keys, indices) = self
-                .keys
-                .into_iter()
-                .zip(self.indices)
-                .filter(|(_, index)| !left_out.contains(index))
-                .unzip();
+            let (keys, indices) =
+                self.keys.into_iter().zip(self.indices).filter(|(_, index)| !left_out.contains(index)).unzip();
             (self.keys, self.indices) = (keys, indices);
         }
         self

@@ -307,7 +307,9 @@ fn exif(orientation: Option<u16>) -> Vec<u8> {
     let make_at = data_at;
     let latitude_at = make_at + 8;
     let longitude_at = latitude_at + 24;
-    let rationals = |values: [(u32, u32); 3]| values.iter().flat_map(|(n, d)| [n.to_le_bytes(), d.to_le_bytes()]).flatten().collect::<Vec<u8>>();
+    let rationals = |values: [(u32, u32); 3]| {
+        values.iter().flat_map(|(n, d)| [n.to_le_bytes(), d.to_le_bytes()]).flatten().collect::<Vec<u8>>()
+    };
     for entry in ifd0.iter_mut() {
         match entry.0 {
             0x010F => entry.3 = make_at as u32,
@@ -455,9 +457,8 @@ fn png_of_zeros(width: u32, height: u32) -> Vec<u8> {
     let adler = ((raw % 65_521) << 16) as u32 | 1;
     zlib.extend_from_slice(&adler.to_be_bytes());
 
-    let table: Vec<u32> = (0..256u32)
-        .map(|n| (0..8).fold(n, |c, _| if c & 1 == 1 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 }))
-        .collect();
+    let table: Vec<u32> =
+        (0..256u32).map(|n| (0..8).fold(n, |c, _| if c & 1 == 1 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 })).collect();
     let chunk = |kind: &[u8], data: &[u8]| {
         let crc = !kind.iter().chain(data).fold(!0u32, |c, &b| table[((c ^ u32::from(b)) & 0xFF) as usize] ^ (c >> 8));
         [&(data.len() as u32).to_be_bytes()[..], kind, data, &crc.to_be_bytes()].concat()

@@ -99,7 +99,8 @@ mod preview {
     fn a_dotenv_gives_an_openai_provider_only_its_openai_keys() {
         let h = Harness::new();
         let got = preview(&h, "openai", &dotenv());
-        let previews: Vec<&str> = got["new"].as_array().unwrap().iter().map(|k| k["preview"].as_str().unwrap()).collect();
+        let previews: Vec<&str> =
+            got["new"].as_array().unwrap().iter().map(|k| k["preview"].as_str().unwrap()).collect();
         assert_eq!(
             previews,
             [keypool::preview(OPENAI_1), keypool::preview(OPENAI_2)],
@@ -133,7 +134,8 @@ mod preview {
             "llmConfig:previewKeyImport",
             json!({ "providerId": "openai", "text": text, "reading": "one_per_line" }),
         );
-        let previews: Vec<&str> = got["new"].as_array().unwrap().iter().map(|k| k["preview"].as_str().unwrap()).collect();
+        let previews: Vec<&str> =
+            got["new"].as_array().unwrap().iter().map(|k| k["preview"].as_str().unwrap()).collect();
         assert_eq!(
             previews,
             [keypool::preview("gsk_0123456789abcdefghijklmnop"), keypool::preview(GITHUB)],
@@ -343,8 +345,7 @@ mod import_with_validation {
                 .clone()
         };
         let left_out = [index_of(&got, 1), index_of(&got, 3)];
-        let end =
-            import(&h, got["importId"].as_str().unwrap(), json!({ "validate": true, "leftOut": left_out })).await;
+        let end = import(&h, got["importId"].as_str().unwrap(), json!({ "validate": true, "leftOut": left_out })).await;
         assert_eq!((&end["total"], &end["added"]), (&json!(2), &json!(2)), "two keys left out: {end}");
         assert!(fake.seen().iter().all(|s| s.key != key(1) && s.key != key(3)), "the provider never saw them");
         let again = preview(&h, &provider, &keys_text(0..4));

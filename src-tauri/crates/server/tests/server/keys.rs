@@ -216,18 +216,19 @@ async fn tokens_of_another_shape_need_one_per_line_and_can_be_left_out() {
     let refused = cli(args(dir, &["import", "--provider", "fake", "--file", &file])).await;
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "no key of the provider's shape: a usage problem ({stderr})");
-    assert!(stderr.contains("sk-…") && stderr.contains("--one-per-line"), "it says which shape and what to do: {stderr}");
+    assert!(
+        stderr.contains("sk-…") && stderr.contains("--one-per-line"),
+        "it says which shape and what to do: {stderr}"
+    );
     assert!(fake.seen().is_empty(), "nothing was sent");
 
     let listed = cli(args(dir, &["import", "--provider", "fake", "--file", &file, "--one-per-line", "--list"])).await;
     let listed = stdout_json(&listed);
     assert_eq!(listed["new"][1]["preview"], keypool::preview(github), "every line's token is listed: {listed}");
     let index = listed["new"][1]["index"].to_string();
-    let output = cli(args(
-        dir,
-        &["import", "--provider", "fake", "--file", &file, "--one-per-line", "--leave-out", &index],
-    ))
-    .await;
+    let output =
+        cli(args(dir, &["import", "--provider", "fake", "--file", &file, "--one-per-line", "--leave-out", &index]))
+            .await;
     assert!(output.status.success(), "the import succeeds: {}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(stdout_json(&output)["added"], 1, "the Groq key alone");
     assert!(fake.seen().iter().all(|s| s.key != github), "the token left out never reached the provider");

@@ -73,7 +73,8 @@ async fn admission_goes_by_the_windows_and_counts_the_team_sealed() {
         let member = if i % 2 == 0 { &rig.a } else { &rig.b };
         assert_eq!(rig.ask(member, &format!("before-{i}")).await.0, 200, "the team serves");
     }
-    let scopes = || -> Vec<String> { rig.redis.lock().unwrap().team_keys().into_iter().filter(|k| k.contains(":s:")).collect() };
+    let scopes =
+        || -> Vec<String> { rig.redis.lock().unwrap().team_keys().into_iter().filter(|k| k.contains(":s:")).collect() };
     until("the scope's window is in Redis", || {
         scopes().iter().any(|scope| bulk(&rig.redis(&["HGET", scope, "rq"])).is_some())
     })

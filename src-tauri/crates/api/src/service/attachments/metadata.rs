@@ -267,7 +267,11 @@ mod tests {
         tagged.extend(png_chunk(b"tIME", &[7, 233, 1, 2, 3, 4, 5]));
         tagged.extend_from_slice(&plain[ihdr_end..]);
         tagged.extend_from_slice(b"trailing data after IEND");
-        assert_eq!(pixels(&tagged, ImageFormat::Png), pixels(&plain, ImageFormat::Png), "the tagged file is a good PNG");
+        assert_eq!(
+            pixels(&tagged, ImageFormat::Png),
+            pixels(&plain, ImageFormat::Png),
+            "the tagged file is a good PNG"
+        );
         let stripped = strip(&tagged, ImageFormat::Png).expect("a PNG is followed to its end");
         assert_eq!(stripped, plain, "exactly the chunks that draw the picture are left");
     }
@@ -301,7 +305,8 @@ mod tests {
         let mut comment = vec![0x21, 0xFE, SECRET.len() as u8];
         comment.extend_from_slice(SECRET);
         comment.push(0);
-        let looping = [0x21, 0xFF, 0x0B, b'N', b'E', b'T', b'S', b'C', b'A', b'P', b'E', b'2', b'.', b'0', 3, 1, 0, 0, 0];
+        let looping =
+            [0x21, 0xFF, 0x0B, b'N', b'E', b'T', b'S', b'C', b'A', b'P', b'E', b'2', b'.', b'0', 3, 1, 0, 0, 0];
         let mut xmp = vec![0x21, 0xFF, 0x0B];
         xmp.extend_from_slice(b"XMP DataXMP");
         xmp.push(SECRET.len() as u8);
@@ -318,7 +323,8 @@ mod tests {
     fn a_jpeg_keeps_jfif_and_its_icc_profile_and_loses_exif_xmp_and_comments() {
         let plain = encoded(ImageFormat::Jpeg);
         let app1 = [&[0xFF, 0xE1][..], &((2 + 6 + SECRET.len()) as u16).to_be_bytes(), b"Exif\0\0", SECRET].concat();
-        let icc = [&[0xFF, 0xE2][..], &((2 + 12 + 2 + 4) as u16).to_be_bytes(), b"ICC_PROFILE\0", &[1, 1], b"icc!"].concat();
+        let icc =
+            [&[0xFF, 0xE2][..], &((2 + 12 + 2 + 4) as u16).to_be_bytes(), b"ICC_PROFILE\0", &[1, 1], b"icc!"].concat();
         let com = [&[0xFF, 0xFE][..], &((2 + SECRET.len()) as u16).to_be_bytes(), SECRET].concat();
         let tagged = [&plain[..2], &app1, &icc, &com, &plain[2..], b"after EOI".as_slice()].concat();
         let stripped = strip(&tagged, ImageFormat::Jpeg).expect("a JPEG is followed to its end");
