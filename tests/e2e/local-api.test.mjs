@@ -347,6 +347,7 @@ describe('the local API, with the official SDKs, in the real window', () => {
       'the new token is shown',
     );
     assert.notEqual(renewedToken, token, 'a new token');
+    token = renewedToken;
     await click(app, 'local-api-token-done');
     await gone(app, 'local-api-token-dialog');
     await rejectsWith(openai.models.list(), OpenAI.AuthenticationError, 401, 'the old token');
@@ -354,19 +355,26 @@ describe('the local API, with the official SDKs, in the real window', () => {
     assert.ok((await renewed.models.list()).data.some((m) => m.id === GPT), 'the new token works');
   });
 
-  it('reports a port another program holds, in place, and starts again on a free one', async () => {
+  it('stays on its port when moved to one another program holds, says so in place, and moves to a free one', async () => {
     const other = await occupyPort();
     try {
       const busy = other.address().port;
       const field = await app.find('local-api-port-input');
       await retype(field, String(busy));
       await field.sendKeys(Key.ENTER);
-      await waitFor(app, () => state(app), (s) => s === 'stopped', 'the endpoint is not running');
       const error = await waitFor(app, () => textAt(app, 'local-api-port-error').catch(() => ''), (t) => t !== '', 'the port is said to be in use');
-      assert.equal(error, `Port ${busy} is in use by another program: choose another port.`);
+      assert.equal(error, `Port ${busy} is in use by another program: the local API goes on serving on port ${port}. Choose another port to move it.`);
+      assert.equal(await state(app), 'running', 'a mistyped port does not stop the endpoint');
+      assert.equal(await textAt(app, 'local-api-address'), address, 'it serves where it was');
+      const kept = new OpenAI({ baseURL: `${address}/v1`, apiKey: token, maxRetries: 0 });
+      assert.ok((await kept.models.list()).data.some((m) => m.id === GPT), 'the old port still answers');
       assert.equal(await textAt(app, 'local-api-port-status'), '', 'no green "Saved." beside the red "in use"');
       const input = await app.find('local-api-port-input');
+      assert.equal(await input.getAttribute('value'), String(port), 'the field shows the port it serves on');
       assert.equal(await input.getAttribute('aria-invalid'), 'true', 'the field is marked');
+      if (typeof app.axe === 'function') {
+        assert.deepEqual(await app.axe('[data-testid="local-api-section"]'), [], 'axe-core finds no violation with the error shown');
+      }
       await app.screenshot('settings-local-api-port-in-use-light');
 
       await click(app, 'settings-general');
@@ -379,7 +387,8 @@ describe('the local API, with the official SDKs, in the real window', () => {
     }
     port = await freePort();
     await savePort(app, port);
-    await waitFor(app, () => state(app), (s) => s === 'running', 'up again on a free port');
+    await waitFor(app, () => textAt(app, 'local-api-address'), (a) => a === `http://127.0.0.1:${port}`, 'moved to a free port');
+    assert.equal(await state(app), 'running', 'and running there');
     assert.equal(await textAt(app, 'local-api-address'), `http://127.0.0.1:${port}`);
     await gone(app, 'local-api-port-error');
     await app.screenshot('settings-local-api-dark');
