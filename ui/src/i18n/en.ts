@@ -709,7 +709,7 @@ export const en = {
   'localApi.exampleModel': '{api}: {model} ({provider})',
   'localApi.exampleModelKeyless': '{api}: {model} ({provider}, a server that needs no key and answered at {address})',
   'localApi.exampleModelUnreachable': '{api}: {model} ({provider}), but its server at {address} did not answer: start it, or add a key to another provider in Settings → Providers.',
-  'localApi.sharedIntro': 'A model name more than one provider lists goes to the first of them; put a provider’s name before it to choose another:',
+  'localApi.sharedIntro': 'A model name more than one provider lists goes to the first of them, unless one of your routes sends it elsewhere; put a provider’s name before it to choose another:',
   'localApi.sharedModel': '{model} goes to {provider}; {others} lists it too (ask for {example}).',
   'localApi.noModelNoKey': '{api}: no provider can answer yet. Add a key to one in Settings → Providers, and the examples will ask for one of its models.',
   'localApi.noModelListed': '{api}: {provider} can answer, but lists no models. Add one to its models in Settings → Providers.',

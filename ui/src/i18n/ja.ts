@@ -695,7 +695,7 @@ export const ja: Dictionary = {
   'localApi.exampleModel': '{api}：{model}（{provider}）',
   'localApi.exampleModelKeyless': '{api}：{model}（{provider}、キー不要のサーバー。{address} で応答しました）',
   'localApi.exampleModelUnreachable': '{api}：{model}（{provider}）。ただし {address} のサーバーが応答しませんでした。起動するか、「設定 → プロバイダー」で別のプロバイダーにキーを追加してください。',
-  'localApi.sharedIntro': '複数のプロバイダーが挙げるモデル名は、その最初のプロバイダーに送られます。別のものを選ぶには前にプロバイダー名を付けます：',
+  'localApi.sharedIntro': '複数のプロバイダーが挙げるモデル名は、ルートで別の送り先を決めていない限り、その最初のプロバイダーに送られます。別のものを選ぶには前にプロバイダー名を付けます：',
   'localApi.sharedModel': '{model} は {provider} に送られます。{others} も挙げています（{example} と指定）。',
   'localApi.noModelNoKey': '{api}：まだ応答できるプロバイダーがありません。「設定 → プロバイダー」でキーを追加すると、例でそのモデルを指定します。',
   'localApi.noModelListed': '{api}：{provider} は応答できますが、モデルが 1 つもありません。「設定 → プロバイダー」でモデルを追加してください。',

@@ -692,7 +692,7 @@ export const zh: Dictionary = {
   'localApi.exampleModel': '{api}：{model}（{provider}）',
   'localApi.exampleModelKeyless': '{api}：{model}（{provider}，无需 Key 的服务器，已在 {address} 应答）',
   'localApi.exampleModelUnreachable': '{api}：{model}（{provider}），但它在 {address} 的服务器没有应答：请启动它，或在“设置 → 提供商”中为其他提供商添加 Key。',
-  'localApi.sharedIntro': '多个提供商都列出的模型名会交给其中第一个；在前面加上提供商名称可选择其他提供商：',
+  'localApi.sharedIntro': '多个提供商都列出的模型名会交给其中第一个，除非你的路由将其发往别处；在前面加上提供商名称可选择其他提供商：',
   'localApi.sharedModel': '{model} 交给 {provider}；{others} 也列出了它（请求 {example}）。',
   'localApi.noModelNoKey': '{api}：还没有能应答的提供商。在“设置 → 提供商”中为其添加 Key，示例就会使用它的某个模型。',
   'localApi.noModelListed': '{api}：{provider} 能应答，但没有列出任何模型。请在“设置 → 提供商”中为它添加模型。',

@@ -282,7 +282,7 @@ describe('Settings → Local API', () => {
     backend.add('gw', 'sk-gateway-example-1111');
     renderSection();
     const shared = await screen.findByTestId('local-api-shared-models');
-    expect(shared).toHaveTextContent('A model name more than one provider lists goes to the first of them');
+    expect(shared).toHaveTextContent('A model name more than one provider lists goes to the first of them, unless one of your routes sends it elsewhere');
     expect(within(shared).getAllByTestId('local-api-shared-model').map((li) => li.textContent)).toEqual([
       'llama3.2 goes to Local; Gateway lists it too (ask for Gateway/llama3.2).',
     ]);
