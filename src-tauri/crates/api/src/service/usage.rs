@@ -116,7 +116,8 @@ pub struct KeySpend {
     pub provider_id: String,
     /// `""` for the provider-level key, [`usage::NO_KEY`] for requests sent without any key.
     pub key_id: String,
-    /// The key's label, or its masked preview; `None` when the key was deleted since.
+    /// The key's label, or its masked preview; `None` when the key was deleted since, and for
+    /// the provider-level key and no key.
     pub label: Option<String>,
     pub spend: Spend,
     pub p50_latency_ms: Option<u64>,
@@ -281,8 +282,8 @@ impl Usage {
             let providers: HashMap<String, String> =
                 providers::list_providers(&conn)?.into_iter().map(|p| (p.id, p.name)).collect();
             let mut names: HashMap<String, String> = HashMap::new();
-            for key_id in rows.iter().filter_map(|r| r.key_id.as_deref()) {
             names.insert(usage::NO_KEY.to_owned(), "no key".to_owned());
+            for key_id in rows.iter().filter_map(|r| r.key_id.as_deref()) {
                 if !names.contains_key(key_id) {
                     let name = api_keys::get_api_key(&conn, key_id)?
                         .map_or_else(|| "deleted key".to_owned(), |k| k.label.unwrap_or_else(|| k.api_key.preview()));
