@@ -157,9 +157,9 @@ impl Translation {
                 let translated = upstream.map(move |chunk| {
                     let chunk = chunk?;
                     events.push(&chunk);
-                    let mut out = Vec::new();
-                    while let Ok(Some(event)) = events.next_event() {
-                        for piece in provider.stream_pieces(&event.name, &event.data) {
+                    let mut out = Vec::with_capacity(chunk.len());
+                    while let Ok(Some(event)) = events.next() {
+                        for piece in provider.stream_pieces(event.name, event.data) {
                             writer.piece(&piece, &mut out);
                         }
                     }

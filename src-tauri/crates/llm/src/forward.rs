@@ -428,7 +428,7 @@ impl Relay {
     fn pass(&mut self, event: EventRef<'_>, out: &mut Vec<u8>) {
         if event.name == "response.created" {
             if let Some((stored, key)) = self.stored.take() {
-                if let Some(id) = response_id(&event.name, &event.data) {
+                if let Some(id) = response_id(event.name, event.data) {
                     stored.learn(&id, &key);
                 }
             }
@@ -682,6 +682,10 @@ mod tests {
                 r#"{"usage":{"input_tokens":7,"cache_read_input_tokens":"many","output_tokens":9}}"#,
             ),
             (WireFormat::AnthropicMessages, r#"{"usage":{"output_tokens":9}}"#),
+            // Arrays, from which serde would read a struct's fields in order.
+            (WireFormat::OpenAiChat, r#"{"usage":[11,{"cached_tokens":3},5]}"#),
+            (WireFormat::OpenAiChat, r#"{"usage":{"prompt_tokens":11,"prompt_tokens_details":[4]}}"#),
+            (WireFormat::OpenAiChat, r#"[null,{"prompt_tokens":11}]"#),
         ];
         for (kind, body) in replies {
             let whole: Value = serde_json::from_str(body).unwrap();

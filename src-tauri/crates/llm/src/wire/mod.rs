@@ -387,6 +387,15 @@ pub(crate) struct PromptTokensDetails {
 }
 
 impl UsageObject {
+    /// A `usage` member as it is written: read by name where it holds no array (serde would
+    /// read a struct from one, where a `Value` has no members), else, or where a member has
+    /// another type, through a `Value` ([`UsageObject::of_value`]).
+    pub(crate) fn of_raw(usage: &serde_json::value::RawValue) -> UsageObject {
+        let text = usage.get();
+        let by_name = (!text.contains('[')).then(|| serde_json::from_str::<UsageObject>(text).ok()).flatten();
+        by_name.unwrap_or_else(|| UsageObject::of_value(&serde_json::from_str(text).unwrap_or_default()))
+    }
+
     /// The members of `usage` that are counts; anything else (missing, `null`, text, a negative
     /// or fractional number) is none. Deserialized, such a member fails the whole read instead.
     pub(crate) fn of_value(usage: &Value) -> UsageObject {
@@ -420,14 +429,14 @@ pub(crate) fn read_head(
     struct Head<'a> {
         #[serde(borrow, default)]
         error: Option<&'a serde_json::value::RawValue>,
-        /// Read by name; a member of another type fails this read, and the reply is read as a
-        /// `Value` below.
-        #[serde(default)]
-        usage: Option<UsageObject>,
+        #[serde(borrow, default)]
+        usage: Option<&'a serde_json::value::RawValue>,
     }
-    if let Ok(head) = serde_json::from_slice::<Head>(body) {
+    // An object (serde reads a struct from an array too, where a `Value` has no members).
+    let object = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    if let Some(head) = serde_json::from_slice::<Head>(body).ok().filter(|_| object) {
         // `"error": null` reads as none.
-        return (head.error.is_some(), head.usage.as_ref().and_then(usage_of));
+        return (head.error.is_some(), head.usage.map(UsageObject::of_raw).as_ref().and_then(usage_of));
     }
     match serde_json::from_slice::<Value>(body) {
         Ok(reply) => (reply.get("error").is_some_and(|e| !e.is_null()), wire.usage_of_reply(&reply)),
@@ -1023,6 +1032,53 @@ mod tests {
                     );
                     proptest::prop_assert!(quiet, "{format:?}: {name:?} {data} gave {piece:?} with no signal");
                 }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+
+        /// An OpenAI chunk read by name gives the pieces it gave read whole into a `Value`.
+        #[test]
+        fn a_chunk_read_by_name_reads_as_it_did_whole(event in stream_data()) {
+            let (name, data) = (event.0.as_str(), event.1.as_str());
+            proptest::prop_assert_eq!(
+                WireFormat::OpenAiChat.wire().stream_pieces(name, data),
+                openai_chat::stream_pieces_of_value(name, data),
+                "{:?} {}", name, data
+            );
+        }
+    }
+
+    #[test]
+    fn odd_chunks_read_by_name_read_as_they_did_whole() {
+        let chunks = [
+            r#"{"choices":[{"delta":{"content":"a"}}],"choices":[{"delta":{"content":"b"}}]}"#,
+            r#"{"error":null,"choices":[{"delta":{"content":"a"}}]}"#,
+            r#"{"error":null,"error":{"message":"no"}}"#,
+            r#"[null,[{"delta":{"content":"hi"}}]]"#,
+            r#"{"choices":[null,{"delta":{"content":"x"}}]}"#,
+            r#"{"choices":{"0":{"delta":{"content":"x"}}}}"#,
+            r#"{"choices":[{"delta":{"content":5}}],"usage":{"prompt_tokens":3}}"#,
+            r#"{"choices":[{"delta":{"content":"","tool_calls":{"a":1}}}],"usage":{"prompt_tokens":3,"prompt_tokens":4}}"#,
+            r#"{"choices":[{"delta":{"content":"caf\u00e9 \"x\"\n"}}]}"#,
+            r#"{"\u0063hoices":[{"delta":{"content":"hidden"}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"c","function":{"name":"read","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":11,"completion_tokens":-1,"prompt_tokens_details":{"cached_tokens":"x"}}}"#,
+            r#"{"choices":[],"usage":"none"}"#,
+            r#"  {"choices":[{"delta":{"content":"sp"}}]}  "#,
+            r#"{"choices":[],"usage":[11,{"cached_tokens":3},5]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":11,"prompt_tokens_details":[4]}}"#,
+            r#"{"choices":[{"delta":null}]}"#,
+        ];
+        for data in chunks {
+            for name in ["", "error", "message"] {
+                assert_eq!(
+                    WireFormat::OpenAiChat.wire().stream_pieces(name, data),
+                    openai_chat::stream_pieces_of_value(name, data),
+                    "{name:?} {data}"
+                );
             }
         }
     }

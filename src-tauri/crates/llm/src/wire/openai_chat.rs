@@ -30,6 +30,138 @@ pub(crate) fn usage_of(usage: &UsageObject) -> Option<Usage> {
     })
 }
 
+/// A stream chunk's pieces, read from the whole chunk as a `Value`: an `error` event or member
+/// (the refusal it stands for), the tool calls of the first choice's delta, else its text, else
+/// the chunk's usage.
+fn pieces_of_value(event: &str, value: &Value) -> Vec<StreamPiece> {
+    if let Some(error) = stream_error(event, value) {
+        return vec![error];
+    }
+    let delta = &value["choices"][0]["delta"];
+    if let Some(calls) = delta["tool_calls"].as_array() {
+        let mut pieces = Vec::with_capacity(calls.len() * 2);
+        for call in calls {
+            let index = call["index"].as_u64().and_then(|i| u32::try_from(i).ok()).unwrap_or(0);
+            if let (Some(id), Some(name)) = (call["id"].as_str(), call["function"]["name"].as_str()) {
+                pieces.push(StreamPiece::ToolCall { index, id: id.to_owned(), name: name.to_owned() });
+            }
+            if let Some(json) = call["function"]["arguments"].as_str().filter(|a| !a.is_empty()) {
+                pieces.push(StreamPiece::ToolArguments { index, json: json.to_owned() });
+            }
+        }
+        return pieces;
+    }
+    vec![match delta["content"].as_str() {
+        Some(text) if !text.is_empty() => StreamPiece::Text(text.to_owned()),
+        _ => match usage_of(&UsageObject::of_value(&value["usage"])) {
+            Some(usage) => StreamPiece::Usage(usage),
+            None => StreamPiece::Nothing,
+        },
+    }]
+}
+
+/// [`OpenAiChat::stream_pieces`] as it read every chunk, into a `Value`: what the chunk read by
+/// name must give.
+#[cfg(test)]
+pub(crate) fn stream_pieces_of_value(event: &str, data: &str) -> Vec<StreamPiece> {
+    if data.trim() == "[DONE]" {
+        return vec![StreamPiece::Done];
+    }
+    match serde_json::from_str::<Value>(data) {
+        Ok(value) => pieces_of_value(event, &value),
+        Err(_) => vec![StreamPiece::Nothing],
+    }
+}
+
+/// A stream chunk read by the names its pieces come from, borrowing its text: the common
+/// shape without a `Value` (a translated stream read every chunk into one, a fifth of what
+/// relaying it cost). Any other shape fails this read (a member of another type, one named
+/// twice) or is declined by [`Chunk::pieces`], and the chunk is read as a `Value`, as before.
+#[derive(serde::Deserialize)]
+struct Chunk<'a> {
+    /// `null` reads as none.
+    #[serde(borrow, default)]
+    error: Option<&'a serde_json::value::RawValue>,
+    #[serde(borrow, default)]
+    choices: Option<FirstOf<Object<Choice<'a>>>>,
+    #[serde(borrow, default)]
+    usage: Option<&'a serde_json::value::RawValue>,
+}
+
+#[derive(serde::Deserialize)]
+struct Choice<'a> {
+    #[serde(borrow, default)]
+    delta: Option<Object<Delta<'a>>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Delta<'a> {
+    #[serde(borrow, default)]
+    content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool_calls: Option<&'a serde_json::value::RawValue>,
+}
+
+/// A struct read from a JSON object only: serde reads one from an array too (its fields in
+/// order), where a `Value` has no such members.
+struct Object<T>(T);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let raw = <&'de serde_json::value::RawValue>::deserialize(deserializer)?;
+        if !raw.get().starts_with('{') {
+            return Err(D::Error::custom("not an object"));
+        }
+        serde_json::from_str(raw.get()).map(Object).map_err(D::Error::custom)
+    }
+}
+
+/// The first element of an array, the others skipped unread; `None` for an empty one.
+struct FirstOf<T>(Option<T>);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for FirstOf<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
+            type Value = FirstOf<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut items: A) -> Result<FirstOf<T>, A::Error> {
+                let first = items.next_element()?;
+                while items.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(FirstOf(first))
+            }
+        }
+        deserializer.deserialize_seq(Visitor(std::marker::PhantomData))
+    }
+}
+
+impl Chunk<'_> {
+    /// The pieces [`pieces_of_value`] reads from this chunk; `None` where only a `Value` reads
+    /// them as it does (an error; an odd usage or tool calls are read from their own `Value`).
+    fn pieces(&self) -> Option<Vec<StreamPiece>> {
+        if self.error.is_some() {
+            return None;
+        }
+        let delta = self.choices.as_ref().and_then(|c| c.0.as_ref()).and_then(|c| c.0.delta.as_ref()).map(|d| &d.0);
+        if let Some(calls) = delta.and_then(|d| d.tool_calls) {
+            let calls: Value = serde_json::from_str(calls.get()).ok()?;
+            if calls.is_array() {
+                return Some(pieces_of_value("", &json!({ "choices": [{ "delta": { "tool_calls": calls } }] })));
+            }
+        }
+        Some(vec![match delta.and_then(|d| d.content.as_deref()) {
+            Some(text) if !text.is_empty() => StreamPiece::Text(text.to_owned()),
+            _ => match self.usage.map(UsageObject::of_raw).as_ref().and_then(usage_of) {
+                Some(usage) => StreamPiece::Usage(usage),
+                None => StreamPiece::Nothing,
+            },
+        }])
+    }
+}
+
 /// A turn's `content`: its text alone as a plain string; else its parts, files and text as text
 /// parts, images as `image_url` parts with a data URL.
 pub(crate) fn content(message: &Message) -> Value {
@@ -371,33 +503,18 @@ impl Wire for OpenAiChat {
         if data.trim() == "[DONE]" {
             return vec![StreamPiece::Done];
         }
-        let Ok(value) = serde_json::from_str::<Value>(data) else {
-            return vec![StreamPiece::Nothing];
-        };
-        if let Some(error) = stream_error(event, &value) {
-            return vec![error];
-        }
-        let delta = &value["choices"][0]["delta"];
-        if let Some(calls) = delta["tool_calls"].as_array() {
-            let mut pieces = Vec::with_capacity(calls.len() * 2);
-            for call in calls {
-                let index = call["index"].as_u64().and_then(|i| u32::try_from(i).ok()).unwrap_or(0);
-                if let (Some(id), Some(name)) = (call["id"].as_str(), call["function"]["name"].as_str()) {
-                    pieces.push(StreamPiece::ToolCall { index, id: id.to_owned(), name: name.to_owned() });
-                }
-                if let Some(json) = call["function"]["arguments"].as_str().filter(|a| !a.is_empty()) {
-                    pieces.push(StreamPiece::ToolArguments { index, json: json.to_owned() });
+        // An object (a struct is read from an array too, where a `Value`'s members are none).
+        if event != "error" && data.trim_start().starts_with('{') {
+            if let Ok(chunk) = serde_json::from_str::<Chunk>(data) {
+                if let Some(pieces) = chunk.pieces() {
+                    return pieces;
                 }
             }
-            return pieces;
         }
-        vec![match delta["content"].as_str() {
-            Some(text) if !text.is_empty() => StreamPiece::Text(text.to_owned()),
-            _ => match usage_of(&UsageObject::of_value(&value["usage"])) {
-                Some(usage) => StreamPiece::Usage(usage),
-                None => StreamPiece::Nothing,
-            },
-        }]
+        match serde_json::from_str::<Value>(data) {
+            Ok(value) => pieces_of_value(event, &value),
+            Err(_) => vec![StreamPiece::Nothing],
+        }
     }
 
     /// `[DONE]`; an `error` event or member; the `usage` member.
