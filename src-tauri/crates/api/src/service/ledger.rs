@@ -320,7 +320,7 @@ mod tests {
             model: format!("model-{}", i % 5),
             session: SessionId::new(format!("chat-{i}")),
             source: format!("client {i}"),
-            member: (i % 3 == 0).then(|| format!("member-{}", i % 2)),
+            member: i.is_multiple_of(3).then(|| format!("member-{}", i % 2)),
             outcome: if i.is_multiple_of(7) { AttemptOutcome::RateLimited } else { AttemptOutcome::Ok },
             status: Some(200),
             first_token_ms: Some(i as u64),

@@ -347,7 +347,7 @@ fn usage_by_source_names_each_agent_and_a_sharp_drop_of_its_cache_share() {
     let start = crate::support::START.as_millis();
     let hour = 3_600_000_i64;
     let conn = rusqlite::Connection::open(h.dir.path().join(keypool_store::DATABASE_FILE_NAME)).unwrap();
-    let mut attempt = |at: i64, source: &str, input: i64, cached: i64| {
+    let attempt = |at: i64, source: &str, input: i64, cached: i64| {
         conn.execute(
             "INSERT INTO usage_attempts (at, provider_id, model, source, outcome, latency_ms, input_tokens, \
              cached_tokens, output_tokens) VALUES (?1, 'p', 'm', ?2, 'ok', 5, ?3, ?4, 10)",
