@@ -44,7 +44,6 @@ struct Metadata {
     user_id: Option<String>,
 }
 
-
 #[derive(Debug, Deserialize)]
 struct Turn<'a> {
     role: String,

@@ -78,7 +78,8 @@ mod tests {
 
     #[test]
     fn the_id_is_read_whole_and_from_the_stream_start() {
-        let created = r#"{"type":"response.created","response":{"id":"resp_1","object":"response","status":"in_progress"}}"#;
+        let created =
+            r#"{"type":"response.created","response":{"id":"resp_1","object":"response","status":"in_progress"}}"#;
         assert_eq!(response_id("response.created", created).as_deref(), Some("resp_1"));
         assert_eq!(response_id("response.output_text.delta", r#"{"delta":"hi"}"#), None);
         assert_eq!(response_id("", r#"{"id":"resp_2","object":"response","output":[]}"#).as_deref(), Some("resp_2"));

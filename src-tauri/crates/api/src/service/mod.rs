@@ -56,8 +56,8 @@ pub use preferences::{Language, Page, Preferences, Theme, UiPreferences, PREFERE
 pub use problem::{FieldError, Rule};
 pub use providers::{is_local, is_local_url, ModelList, NewProvider, Provider, ProviderPatch, Providers};
 pub(crate) use records::Records;
-pub use report::{By, UsageLine, UsageReport};
 pub use reply_error::{BlockedKeyInfo, BlockedState, BreakageKind, LastAnswer, ReplyError};
+pub use report::{By, UsageLine, UsageReport};
 pub use settings::{AppSettings, Proxy, Settings, SettingsPatch, DEFAULT_RETENTION_DAYS, MAX_WAIT_LIMIT_SECONDS};
 pub use team::{Membership, SecretPlace, TeamDown, TeamJoin, TeamPhase, TeamView, CONNECTING_GRACE};
 pub use usage::{

@@ -146,5 +146,9 @@ async fn a_gemini_client_names_provider_slash_model_in_its_path() {
         .collect();
     assert_eq!(said, "Hello from the fake provider.", "in Gemini's chunks: {text}");
     let seen = api.fake.seen();
-    assert_eq!((seen[0].path.as_str(), seen[0].model.as_str()), ("/v1/chat/completions", "gpt-5"), "the provider's own API");
+    assert_eq!(
+        (seen[0].path.as_str(), seen[0].model.as_str()),
+        ("/v1/chat/completions", "gpt-5"),
+        "the provider's own API"
+    );
 }

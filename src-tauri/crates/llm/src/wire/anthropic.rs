@@ -122,7 +122,11 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
     // provider's prompt it would spoil that provider's prefix cache, and it bills nothing there.
     let system = match &body["system"] {
         Value::Array(blocks) => read::text_of(&Value::Array(
-            blocks.iter().filter(|b| !b["text"].as_str().is_some_and(|t| t.starts_with(BILLING_BLOCK))).cloned().collect(),
+            blocks
+                .iter()
+                .filter(|b| !b["text"].as_str().is_some_and(|t| t.starts_with(BILLING_BLOCK)))
+                .cloned()
+                .collect(),
         )),
         other => read::text_of(other),
     };
@@ -538,7 +542,11 @@ mod tests {
             "system": [{ "type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.328.593; cch=1a2b3;" },
                 { "type": "text", "text": "You are Claude Code." }] });
         let request = AnthropicMessages.read_request(&body).unwrap();
-        assert_eq!(request.conversation.system.as_deref(), Some("You are Claude Code."), "the prompt, without the nonce");
+        assert_eq!(
+            request.conversation.system.as_deref(),
+            Some("You are Claude Code."),
+            "the prompt, without the nonce"
+        );
     }
 
     #[test]
