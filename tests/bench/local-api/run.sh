@@ -15,14 +15,16 @@
 # requests wrk counted, at c=64), nginx and keypool-server taking turns in each round, for a
 # whole completion, the 40-event stream, and a translated stream (an Anthropic Messages client
 # routed to the OpenAI-kind provider: `[[routes]]`); the medians of the rounds. All of it shares
-# this machine's cores, so the ratios are the figures that travel.
+# this machine's cores, so the ratios are the figures that travel. Last, long_streams.py holds a
+# thousand slow streams open through keypool-server: its RSS per stream, its CPU per event.
 # A benchmark, not a test: it prints tables and always succeeds.
 #   DURATION=10 (seconds per throughput run)  LATENCY_DURATION=5  ROUNDS=5 CPU_DURATION=5 (the CPU
 #   runs)  CPU_ONLY=1 (only the CPU table)  KEYPOOL_BENCH_NO_BUILD=1  KEYPOOL_SERVER=PATH (another
 #   keypool-server binary)  PERF_DIR=DIR (perf records each run into DIR/PROXY-ANSWER.data,
 #   with call graphs; its figures are then perf's too; for symbols, a build not stripped:
 #   CARGO_PROFILE_RELEASE_STRIP=false CARGO_PROFILE_RELEASE_DEBUG=line-tables-only)  PERF_STAT=1
-#   (perf counts each proxy's system calls and context switches per request)
+#   (perf counts each proxy's system calls and context switches per request)  LONG_STREAMS=0 (not
+#   the long streams: long_streams.py, STREAMS=1000 WINDOW=15 WINDOWS=3)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 here=tests/bench/local-api
@@ -35,6 +37,12 @@ perf_dir=${PERF_DIR:-}
 perf_stat=${PERF_STAT:-}
 
 bash .ci/ensure-deps.sh > /dev/null
+# perf (Debian's linux-perf) only when asked for: the bench's own dependency, not npm test's.
+if [[ -n ${PERF_DIR:-}${PERF_STAT:-} ]] && ! command -v perf > /dev/null; then
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends linux-perf
+fi
 build_dir=${CARGO_TARGET_DIR:-target}
 if [[ -z "${KEYPOOL_BENCH_NO_BUILD:-}" ]]; then
   cargo build --release --quiet -p keypool-bench -p keypool-server --bin keypool-local-api-bench --bin keypool-server
@@ -280,3 +288,8 @@ rows=$(awk -v nw="${cpu_median[nginx whole]}" -v kw="${cpu_median[keypool-server
       row("keypool-server CPU per translated stream ÷ as-is stream", sprintf("%.2f×", kt / ks), "≤ 2×", kt / ks <= 2)
   }')
 node tests/bench/summary.mjs add "$rows"
+
+# Long streams: a thousand held open at once through keypool-server (long_streams.py).
+if [[ -z $cpu_only && ${LONG_STREAMS:-1} != 0 ]]; then
+  KEYPOOL_SERVER=$server_binary python3 $here/long_streams.py
+fi
