@@ -168,7 +168,7 @@ describe('the local API, with the official SDKs, in the real window', () => {
     assert.deepEqual(viaEvents, directEvents, 'the same events, in order');
     assert.deepEqual(
       viaEvents.map((e) => e.type),
-      ['message_start', ...REPLY.map(() => 'content_block_delta'), 'content_block_stop', 'message_delta', 'message_stop'],
+      ['message_start', 'content_block_start', ...REPLY.map(() => 'content_block_delta'), 'content_block_stop', 'message_delta', 'message_stop'],
       'event types as Anthropic streams them',
     );
     assert.equal(viaEvents.map((e) => e.delta?.text ?? '').join(''), REPLY.join(''));
