@@ -367,8 +367,12 @@ pub(crate) fn join(base: &str, path: &str) -> String {
 
 /// An OpenAI or Anthropic `usage` object, read by the members' names: deserialized straight from
 /// a reply (no `Value` built, its map and its strings allocated, on the local API's hot path),
-/// or taken from a `Value` ([`UsageObject::of_value`]).
-#[derive(Debug, Default, Deserialize)]
+/// or taken from a `Value` ([`UsageObject::of_value`]). Deserialized from an object only:
+/// serde's derived structs read an array too, as their fields in order, where a `Value` has no
+/// members (a `usage` written `[11, {...}, 5]` was counted so). A member named twice keeps its
+/// last value, as in a `Value`; one of another type fails the read, and the caller reads a
+/// `Value` instead.
+#[derive(Debug, Default)]
 pub(crate) struct UsageObject {
     pub(crate) prompt_tokens: Option<u64>,
     pub(crate) prompt_tokens_details: Option<PromptTokensDetails>,
@@ -381,21 +385,65 @@ pub(crate) struct UsageObject {
     pub(crate) input_tokens_details: Option<PromptTokensDetails>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default)]
 pub(crate) struct PromptTokensDetails {
     pub(crate) cached_tokens: Option<u64>,
 }
 
-impl UsageObject {
-    /// A `usage` member as it is written: read by name where it holds no array (serde would
-    /// read a struct from one, where a `Value` has no members), else, or where a member has
-    /// another type, through a `Value` ([`UsageObject::of_value`]).
-    pub(crate) fn of_raw(usage: &serde_json::value::RawValue) -> UsageObject {
-        let text = usage.get();
-        let by_name = (!text.contains('[')).then(|| serde_json::from_str::<UsageObject>(text).ok()).flatten();
-        by_name.unwrap_or_else(|| UsageObject::of_value(&serde_json::from_str(text).unwrap_or_default()))
+impl<'de> Deserialize<'de> for PromptTokensDetails {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> serde::de::Visitor<'de> for Members {
+            type Value = PromptTokensDetails;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut details = PromptTokensDetails::default();
+                while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match &*name {
+                        "cached_tokens" => details.cached_tokens = map.next_value()?,
+                        _ => drop(map.next_value::<serde::de::IgnoredAny>()?),
+                    }
+                }
+                Ok(details)
+            }
+        }
+        deserializer.deserialize_map(Members)
     }
+}
 
+impl<'de> Deserialize<'de> for UsageObject {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> serde::de::Visitor<'de> for Members {
+            type Value = UsageObject;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut usage = UsageObject::default();
+                while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match &*name {
+                        "prompt_tokens" => usage.prompt_tokens = map.next_value()?,
+                        "prompt_tokens_details" => usage.prompt_tokens_details = map.next_value()?,
+                        "completion_tokens" => usage.completion_tokens = map.next_value()?,
+                        "input_tokens" => usage.input_tokens = map.next_value()?,
+                        "cache_read_input_tokens" => usage.cache_read_input_tokens = map.next_value()?,
+                        "cache_creation_input_tokens" => usage.cache_creation_input_tokens = map.next_value()?,
+                        "output_tokens" => usage.output_tokens = map.next_value()?,
+                        "input_tokens_details" => usage.input_tokens_details = map.next_value()?,
+                        _ => drop(map.next_value::<serde::de::IgnoredAny>()?),
+                    }
+                }
+                Ok(usage)
+            }
+        }
+        deserializer.deserialize_map(Members)
+    }
+}
+
+impl UsageObject {
     /// The members of `usage` that are counts; anything else (missing, `null`, text, a negative
     /// or fractional number) is none. Deserialized, such a member fails the whole read instead.
     pub(crate) fn of_value(usage: &Value) -> UsageObject {
@@ -429,14 +477,16 @@ pub(crate) fn read_head(
     struct Head<'a> {
         #[serde(borrow, default)]
         error: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow, default)]
-        usage: Option<&'a serde_json::value::RawValue>,
+        /// Read by name; a member of another type fails this read, and the reply is read as a
+        /// `Value` below.
+        #[serde(default)]
+        usage: Option<UsageObject>,
     }
     // An object (serde reads a struct from an array too, where a `Value` has no members).
     let object = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     if let Some(head) = serde_json::from_slice::<Head>(body).ok().filter(|_| object) {
         // `"error": null` reads as none.
-        return (head.error.is_some(), head.usage.map(UsageObject::of_raw).as_ref().and_then(usage_of));
+        return (head.error.is_some(), head.usage.as_ref().and_then(usage_of));
     }
     match serde_json::from_slice::<Value>(body) {
         Ok(reply) => (reply.get("error").is_some_and(|e| !e.is_null()), wire.usage_of_reply(&reply)),

@@ -84,8 +84,8 @@ struct Chunk<'a> {
     error: Option<&'a serde_json::value::RawValue>,
     #[serde(borrow, default)]
     choices: Option<FirstOf<Object<Choice<'a>>>>,
-    #[serde(borrow, default)]
-    usage: Option<&'a serde_json::value::RawValue>,
+    #[serde(default)]
+    usage: Option<UsageObject>,
 }
 
 #[derive(serde::Deserialize)]
@@ -140,7 +140,7 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for FirstOf<T> {
 
 impl Chunk<'_> {
     /// The pieces [`pieces_of_value`] reads from this chunk; `None` where only a `Value` reads
-    /// them as it does (an error; an odd usage or tool calls are read from their own `Value`).
+    /// them as it does (an error; tool calls are read from their own `Value`).
     fn pieces(&self) -> Option<Vec<StreamPiece>> {
         if self.error.is_some() {
             return None;
@@ -154,7 +154,7 @@ impl Chunk<'_> {
         }
         Some(vec![match delta.and_then(|d| d.content.as_deref()) {
             Some(text) if !text.is_empty() => StreamPiece::Text(text.to_owned()),
-            _ => match self.usage.map(UsageObject::of_raw).as_ref().and_then(usage_of) {
+            _ => match self.usage.as_ref().and_then(usage_of) {
                 Some(usage) => StreamPiece::Usage(usage),
                 None => StreamPiece::Nothing,
             },
