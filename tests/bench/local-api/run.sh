@@ -77,7 +77,7 @@ start_endpoint() {
   "$build_dir/release/keypool-local-api-bench" --upstream "http://127.0.0.1:$upstream_port/v1" --keys k1,k2,k3 \
     --requests 1 --serve "$@" > "$dir/$name.txt" 2>&1 & pids+=($!)
   local pid=$!
-  until grep -q 'url=' "$dir/$name.txt"; do
+  until grep -q 'url=' "$dir/$name.txt" 2> /dev/null; do
     kill -0 "$pid" 2> /dev/null || { cat "$dir/$name.txt"; exit 1; }
     sleep 0.1
   done
