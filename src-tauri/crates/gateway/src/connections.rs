@@ -27,13 +27,13 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
-use axum::Router;
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use hyper::rt::{Sleep, Timer};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::{Notify, Semaphore};
-use tower::ServiceExt;
+
+use crate::App;
 
 /// The bounds every connection is served under.
 #[derive(Clone)]
@@ -250,7 +250,7 @@ impl Slots {
 /// ended (those in the middle of an answer finish it; idle ones close).
 pub(crate) async fn serve(
     listener: tokio::net::TcpListener,
-    app: Router,
+    app: Arc<App>,
     bounds: Bounds,
     slots: Arc<Slots>,
     stopped: impl Future<Output = ()> + Clone + Send + 'static,
@@ -299,7 +299,7 @@ pub(crate) async fn serve(
 async fn connection(
     stream: tokio::net::TcpStream,
     peer: Option<std::net::IpAddr>,
-    app: Router,
+    app: Arc<App>,
     bounds: Bounds,
     slots: Arc<Slots>,
     stopped: impl Future<Output = ()>,
@@ -352,17 +352,17 @@ impl Drop for WaitsAgain {
 /// `app`'s answer to `request`, or a 408 when its body has not arrived within the deadline.
 async fn answer(
     request: hyper::Request<hyper::body::Incoming>,
-    app: Router,
+    app: Arc<App>,
     bounds: Bounds,
     again: WaitsAgain,
 ) -> Result<Response, Infallible> {
     if request.body().is_end_stream() {
-        let response = app.oneshot(request.map(Body::new)).await.unwrap_or_else(|never| match never {});
+        let response = app.answer(request.map(Body::new)).await;
         return Ok(response.map(|body| Body::new(Answer { body, _again: again })));
     }
     let arrived = Arc::new(AtomicBool::new(false));
     let request: Request = request.map(|body| Body::new(Arriving { body, arrived: arrived.clone() }));
-    let handled = app.oneshot(request);
+    let handled = app.answer(request);
     // Set now, with the head: the deadline runs from it.
     let deadline = bounds.timer.sleep(bounds.body);
     let late = async {
@@ -372,7 +372,7 @@ async fn answer(
         }
     };
     let response = tokio::select! {
-        response = handled => response.unwrap_or_else(|never| match never {}),
+        response = handled => response,
         () = late => too_slow(bounds.body),
     };
     Ok(response.map(|body| Body::new(Answer { body, _again: again })))

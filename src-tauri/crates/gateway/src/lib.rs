@@ -268,6 +268,18 @@ impl Gateway {
         completions: CompletionService,
         clock: Arc<dyn Clock>,
     ) -> Result<Gateway, StartError> {
+        Gateway::start_serving(port, token_hash, routes, completions, clock, Serving::default()).await
+    }
+
+    /// As [`Gateway::start`], serving as `serving` says (the app's: its named tokens too).
+    pub async fn start_serving(
+        port: u16,
+        token_hash: [u8; 32],
+        routes: Arc<dyn Routes>,
+        completions: CompletionService,
+        clock: Arc<dyn Clock>,
+        serving: Serving,
+    ) -> Result<Gateway, StartError> {
         let v4 = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await.map_err(|error| {
             if error.kind() == std::io::ErrorKind::AddrInUse {
                 StartError::PortInUse(port)
@@ -281,7 +293,7 @@ impl Gateway {
             Ok(v6) => listeners.push(v6),
             Err(error) => tracing::info!(%error, port, "the local API listens on IPv4 only"),
         }
-        let gateway = Gateway::serve(listeners, token_hash, routes, completions, clock, Serving::default())
+        let gateway = Gateway::serve(listeners, token_hash, routes, completions, clock, serving)
             .map_err(|error| StartError::Bind { port, reason: error.to_string() })?;
         tracing::info!(port = gateway.port, "the local API listens on loopback");
         Ok(gateway)
@@ -335,7 +347,7 @@ impl Gateway {
         let mut served = Vec::new();
         for worker in 0..workers() {
             let listeners = listeners.iter().map(|l| l.try_clone()).collect::<std::io::Result<Vec<_>>>()?;
-            let app = router(Arc::new(shared.for_worker()), &serving);
+            let app = Arc::new(router(Arc::new(shared.for_worker()), &serving));
             let stopped: Vec<_> = listeners.iter().map(|_| shutdown.subscribe()).collect();
             let (done, ended) = tokio::sync::oneshot::channel::<()>();
             let (bounds, slots) = (serving.bounds.clone(), slots.clone());
@@ -409,8 +421,8 @@ impl Drop for Gateway {
     }
 }
 
-/// The endpoint's routes over one worker's `shared`.
-fn router(shared: Arc<Shared>, serving: &Serving) -> Router {
+/// The endpoint's routes over one worker's `shared`, and what is done around each request.
+fn router(shared: Arc<Shared>, serving: &Serving) -> App {
     let app = ENDPOINTS.iter().fold(Router::new(), |app, endpoint| app.route(endpoint.path, endpoint.handler()));
     let app = app.fallback(not_found);
     let app = match serving.health.clone() {
@@ -436,51 +448,82 @@ fn router(shared: Arc<Shared>, serving: &Serving) -> Router {
         ),
         None => app,
     };
-    let app = app.with_state(shared);
-    let app = match serving.observer.clone() {
-        Some(observer) => {
-            app.layer(axum::middleware::from_fn(move |request: Request, next| observe(observer.clone(), request, next)))
-        }
-        None => app,
-    };
-    match serving.log_requests {
-        true => app.layer(axum::middleware::from_fn(log_request)),
-        false => app,
+    App {
+        router: app.with_state(shared.clone()),
+        shared,
+        observer: serving.observer.clone(),
+        log_requests: serving.log_requests,
     }
 }
 
-/// Tells `observer` of every answer to the API's paths (`/v1…`): its dialect, status, member and
-/// the time Keypool added.
-async fn observe(observer: Arc<dyn Observer>, request: Request, next: axum::middleware::Next) -> Response {
-    let arrived = std::time::Instant::now();
-    let path = request.uri().path();
-    if !path.starts_with("/v1") {
-        return next.run(request).await;
+/// One worker's endpoint: its router, and what is done around every request (the observer, the
+/// log line), in one place rather than as layers of the router (each of which boxed the request's
+/// future and cloned the routes again). A relayed path is handed to its handler directly.
+pub(crate) struct App {
+    router: Router,
+    shared: Arc<Shared>,
+    observer: Option<Arc<dyn Observer>>,
+    log_requests: bool,
+}
+
+impl App {
+    /// The answer to `request`.
+    pub(crate) async fn answer(self: Arc<Self>, request: Request) -> Response {
+        // One info line per request: method, path without the query, status, milliseconds.
+        let logged = (self.log_requests && tracing::enabled!(tracing::Level::INFO))
+            .then(|| (request.method().clone(), request.uri().path().to_owned()));
+        let arrived = std::time::Instant::now();
+        let path = request.uri().path();
+        let relayed = ENDPOINTS.iter().find_map(|endpoint| match endpoint.serves {
+            Serves::Relay(dialect, upstream) if endpoint.path == path => Some((dialect, upstream)),
+            _ => None,
+        });
+        // Told of every answer to the API's paths (`/v1…`): its dialect, status, member and the
+        // time Keypool added.
+        let observed = match &self.observer {
+            Some(observer) if path.starts_with("/v1") => {
+                let gemini = path.starts_with("/v1beta/") || (path.starts_with("/v1/models/") && path.contains(':'));
+                let dialect = relayed
+                    .map(|(dialect, _)| dialect)
+                    .or(gemini.then_some(Dialect::Gemini))
+                    .unwrap_or_else(|| dialect_of(request.headers(), request.uri()));
+                Some((observer, dialect))
+            }
+            _ => None,
+        };
+        let response = match relayed {
+            // What the router would do with it, without its layers of boxed services.
+            Some((dialect, upstream)) if request.method() == axum::http::Method::POST => {
+                forward(self.shared.clone(), dialect, upstream, request).await
+            }
+            _ => {
+                use tower::ServiceExt;
+                self.router.clone().oneshot(request).await.unwrap_or_else(|never| match never {})
+            }
+        };
+        if let Some((observer, dialect)) = observed {
+            let noted = response.extensions().get::<Noted>();
+            observer.answered(Answered {
+                dialect,
+                status: response.status().as_u16(),
+                member: noted.and_then(|n| n.member.as_deref()),
+                added: noted.and_then(|n| n.first_sent).map(|sent| sent.saturating_duration_since(arrived)),
+                waited: noted.is_some_and(|n| n.waited),
+            });
+        }
+        if let Some((method, path)) = logged {
+            let ms = arrived.elapsed().as_millis();
+            tracing::info!(%method, %path, status = response.status().as_u16(), ms, "request");
+        }
+        response
     }
-    let relayed = ENDPOINTS.iter().find_map(|endpoint| match endpoint.serves {
-        Serves::Relay(dialect, _) if endpoint.path == path => Some(dialect),
-        _ => None,
-    });
-    let gemini = path.starts_with("/v1beta/") || (path.starts_with("/v1/models/") && path.contains(':'));
-    let dialect =
-        relayed.or(gemini.then_some(Dialect::Gemini)).unwrap_or_else(|| dialect_of(request.headers(), request.uri()));
-    let response = next.run(request).await;
-    let noted = response.extensions().get::<Noted>();
-    observer.answered(Answered {
-        dialect,
-        status: response.status().as_u16(),
-        member: noted.and_then(|n| n.member.as_deref()),
-        added: noted.and_then(|n| n.first_sent).map(|sent| sent.saturating_duration_since(arrived)),
-        waited: noted.is_some_and(|n| n.waited),
-    });
-    response
 }
 
 /// One worker: serves every listener on this thread's runtime under `bounds` until its stop
 /// signal, then until its connections have ended.
 async fn serve_on(
     listeners: Vec<std::net::TcpListener>,
-    app: Router,
+    app: Arc<App>,
     stopped: Vec<impl Future<Output = ()> + Send + 'static>,
     bounds: Bounds,
     slots: Arc<connections::Slots>,
@@ -604,16 +647,6 @@ async fn metrics_answer(shared: Arc<Shared>, metrics: MetricsRoute, headers: Hea
         }
         Err(_) => error(Dialect::OpenAi, Problem::Internal, "the metrics could not be rendered", None),
     }
-}
-
-/// One info line per request: method, path without the query, status, milliseconds.
-async fn log_request(request: Request, next: axum::middleware::Next) -> Response {
-    let (method, path) = (request.method().clone(), request.uri().path().to_owned());
-    let started = std::time::Instant::now();
-    let response = next.run(request).await;
-    let ms = started.elapsed().as_millis();
-    tracing::info!(%method, %path, status = response.status().as_u16(), ms, "request");
-    response
 }
 
 fn failed(shared: &Shared, response: Response) -> Response {
