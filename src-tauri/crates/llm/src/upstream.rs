@@ -15,66 +15,516 @@
 //! headers (the key among them); any other redirect is the answer, which the relay refuses.
 
 use std::future::Future;
-use std::net::SocketAddr;
-use std::pin::Pin;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper::header::{HeaderMap, CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
-use hyper::{Method, Request, StatusCode, Uri};
-use hyper_util::client::legacy::connect::dns::Name;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
+use bytes::{Buf, Bytes, BytesMut};
+use hyper::header::{
+    HeaderMap, HeaderName, HeaderValue, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, LOCATION, TRANSFER_ENCODING,
+};
+use hyper::{Method, StatusCode, Uri};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use crate::error::Breakage;
 use crate::net::{breakage, local_addresses, CONNECT_TIMEOUT, MAX_REDIRECTS};
 
-/// The client for plain-http upstreams.
-pub(crate) type PlainClient = Client<HttpConnector<LocalOnly>, Full<Bytes>>;
+/// How long a kept-alive connection may wait unused for its next request (hyper's client's own).
+const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// A new plain-http client; its connections are driven by tasks of the runtime that opens them.
+/// The most kept-alive connections one client keeps unused; beyond, the oldest is closed.
+const MAX_IDLE: usize = 1024;
+
+/// The largest answer head read (hyper's client's own bound), and the most headers in it.
+const MAX_HEAD: usize = 8192 + 4096 * 100;
+const MAX_HEADERS: usize = 100;
+
+/// The client for plain-http upstreams: HTTP/1.1 over connections kept alive per origin, each
+/// written and read by the task whose request it carries, when that task runs: no task, channel
+/// or shared pool of its own per connection (hyper's client drives each connection from a task
+/// of its own, through a channel, and keeps them in a locked pool: under load that was most of
+/// what the client cost). Each worker of the local API has one ([`crate::CompletionService::with_own_connections`]).
+pub(crate) struct PlainClient {
+    idle: Mutex<Vec<Idle>>,
+    /// Whether a task closes connections left unused past [`IDLE_TIMEOUT`].
+    swept: std::sync::atomic::AtomicBool,
+}
+
+/// A connection waiting for its next request.
+struct Idle {
+    origin: Box<str>,
+    connection: Connection,
+    since: Instant,
+}
+
+/// One connection to an origin, and what was read from it and not yet used.
+struct Connection {
+    stream: TcpStream,
+    read: BytesMut,
+}
+
+/// A new plain-http client.
 pub(crate) fn plain_client() -> PlainClient {
-    let mut connector = HttpConnector::new_with_resolver(LocalOnly);
-    connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
-    // Streams are many small writes: see the gateway's listener.
-    connector.set_nodelay(true);
-    Client::builder(TokioExecutor::new()).pool_timer(TokioTimer::new()).build(connector)
+    PlainClient { idle: Mutex::new(Vec::new()), swept: std::sync::atomic::AtomicBool::new(false) }
+}
+
+impl PlainClient {
+    /// A kept-alive connection to `origin` that is still open, the most recently used first.
+    fn take(&self, origin: &str) -> Option<Connection> {
+        loop {
+            let mut connection = {
+                let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+                let at = idle.iter().rposition(|idle| &*idle.origin == origin)?;
+                let idle = idle.remove(at);
+                if idle.since.elapsed() >= IDLE_TIMEOUT {
+                    continue;
+                }
+                idle.connection
+            };
+            if connection.still_open() {
+                return Some(connection);
+            }
+        }
+    }
+
+    /// Keeps `connection` to `origin` for a next request.
+    fn keep(self: &Arc<Self>, origin: &str, connection: Connection) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let stale = idle.iter().take_while(|idle| idle.since.elapsed() >= IDLE_TIMEOUT).count();
+        idle.drain(..stale);
+        if idle.len() >= MAX_IDLE {
+            idle.remove(0);
+        }
+        idle.push(Idle { origin: origin.into(), connection, since: Instant::now() });
+        drop(idle);
+        if !self.swept.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            self.sweep();
+        }
+    }
+
+    /// Closes, every little while, the connections left unused past [`IDLE_TIMEOUT`], for as long
+    /// as the client is in use: on the runtime that first kept one.
+    fn sweep(self: &Arc<Self>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            self.swept.store(false, std::sync::atomic::Ordering::Relaxed);
+            return;
+        };
+        let client: Weak<PlainClient> = Arc::downgrade(self);
+        runtime.spawn(async move {
+            loop {
+                tokio::time::sleep(IDLE_TIMEOUT / 3).await;
+                let Some(client) = client.upgrade() else { return };
+                let mut idle = client.idle.lock().unwrap_or_else(|e| e.into_inner());
+                idle.retain(|idle| idle.since.elapsed() < IDLE_TIMEOUT);
+            }
+        });
+    }
+
+    /// Sends `method` to `uri` with `headers` and `body` on a kept-alive connection to its origin,
+    /// or a new one; the answer's head, its body still to read.
+    async fn send(
+        self: &Arc<Self>,
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+        body: &Bytes,
+    ) -> Result<PlainResponse, Breakage> {
+        let host = uri.host().ok_or(Breakage::Request)?;
+        let port = uri.port_u16().unwrap_or(80);
+        let origin = uri.authority().ok_or(Breakage::Request)?.as_str();
+        let head = request_head(method, uri, host, port, headers, body.len());
+        let connection = match self.take(origin) {
+            Some(mut kept) => match kept.write(&head, body).await {
+                Ok(()) => kept,
+                // Closed as it was taken, before any of the request went: it goes on a new one.
+                Err(_) => Connection::open(host, port).await?.sent(&head, body).await?,
+            },
+            None => Connection::open(host, port).await?.sent(&head, body).await?,
+        };
+        let (status, headers, framing, keep_alive, connection) = connection.answer_head().await?;
+        let body = PlainBody {
+            connection: Some(connection),
+            framing,
+            keep: keep_alive.then(|| (self.clone(), Box::<str>::from(origin))),
+        };
+        Ok(PlainResponse { status, headers, body })
+    }
+}
+
+impl Connection {
+    /// A new connection to `host`:`port`: an address literal as it is, a name resolved to this
+    /// machine's or its network's addresses only, each tried in turn within [`CONNECT_TIMEOUT`].
+    async fn open(host: &str, port: u16) -> Result<Connection, Breakage> {
+        let literal = host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().ok();
+        let connect = async {
+            let addresses = match literal {
+                Some(ip) => vec![SocketAddr::new(ip, port)],
+                None => local_addresses(host)
+                    .await
+                    .map_err(|_| Breakage::Connect)?
+                    .into_iter()
+                    .map(|address| SocketAddr::new(address.ip(), port))
+                    .collect(),
+            };
+            for address in addresses {
+                if let Ok(stream) = TcpStream::connect(address).await {
+                    return Ok(stream);
+                }
+            }
+            Err(Breakage::Connect)
+        };
+        let stream = tokio::time::timeout(CONNECT_TIMEOUT, connect).await.map_err(|_| Breakage::Timeout)??;
+        // Streams are many small writes: see the gateway's listener.
+        let _ = stream.set_nodelay(true);
+        Ok(Connection { stream, read: BytesMut::with_capacity(8192) })
+    }
+
+    /// Whether a kept-alive connection is still open: the other end has neither closed it nor
+    /// sent anything unasked. Only a connection the runtime saw become readable is read.
+    fn still_open(&mut self) -> bool {
+        if !self.read.is_empty() {
+            return false;
+        }
+        let waker = futures_util::task::noop_waker();
+        match self.stream.poll_read_ready(&mut Context::from_waker(&waker)) {
+            Poll::Pending => true,
+            Poll::Ready(Err(_)) => false,
+            Poll::Ready(Ok(())) => {
+                let mut probe = [0u8; 1];
+                matches!(self.stream.try_read(&mut probe), Err(error) if error.kind() == std::io::ErrorKind::WouldBlock)
+            }
+        }
+    }
+
+    /// Writes a request: its `head`, then its `body`.
+    async fn write(&mut self, head: &[u8], body: &Bytes) -> std::io::Result<()> {
+        if body.len() <= 16 * 1024 {
+            // One write for both.
+            let mut request = Vec::with_capacity(head.len() + body.len());
+            request.extend_from_slice(head);
+            request.extend_from_slice(body);
+            self.stream.write_all(&request).await
+        } else {
+            self.stream.write_all(head).await?;
+            self.stream.write_all(body).await
+        }
+    }
+
+    /// This connection with a request written on it.
+    async fn sent(mut self, head: &[u8], body: &Bytes) -> Result<Connection, Breakage> {
+        self.write(head, body).await.map_err(|error| io_breakage(&error))?;
+        Ok(self)
+    }
+
+    /// Reads the head of the answer to the request written.
+    async fn answer_head(mut self) -> Result<(StatusCode, HeaderMap, Framing, bool, Connection), Breakage> {
+        loop {
+            let parsed = {
+                let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+                let mut response = httparse::Response::new(&mut headers);
+                match response.parse(&self.read) {
+                    Ok(httparse::Status::Complete(length)) => Some(Head::of(&response, length)?),
+                    Ok(httparse::Status::Partial) => None,
+                    Err(_) => return Err(Breakage::Request),
+                }
+            };
+            match parsed {
+                // An interim answer (100 Continue): the answer follows it.
+                Some(head) if (100..200).contains(&head.status.as_u16()) => {
+                    if head.status == StatusCode::SWITCHING_PROTOCOLS {
+                        return Err(Breakage::Request);
+                    }
+                    self.read.advance(head.length);
+                }
+                Some(head) => {
+                    self.read.advance(head.length);
+                    return Ok((head.status, head.headers, head.framing, head.keep_alive, self));
+                }
+                None if self.read.len() >= MAX_HEAD => return Err(Breakage::Request),
+                None => {
+                    if self.fill().await.map_err(|error| io_breakage(&error))? == 0 {
+                        return Err(Breakage::Request);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads what has come into the buffer: how many bytes (0 at the end of the stream).
+    async fn fill(&mut self) -> std::io::Result<usize> {
+        if self.read.capacity() - self.read.len() < 4096 {
+            self.read.reserve(8192);
+        }
+        self.stream.read_buf(&mut self.read).await
+    }
+}
+
+/// An answer's head as read.
+struct Head {
+    status: StatusCode,
+    headers: HeaderMap,
+    framing: Framing,
+    keep_alive: bool,
+    /// Its length in bytes.
+    length: usize,
+}
+
+impl Head {
+    fn of(response: &httparse::Response<'_, '_>, length: usize) -> Result<Head, Breakage> {
+        let status = response.code.and_then(|code| StatusCode::from_u16(code).ok()).ok_or(Breakage::Request)?;
+        let mut headers = HeaderMap::with_capacity(response.headers.len());
+        for header in response.headers.iter() {
+            let name = HeaderName::from_bytes(header.name.as_bytes()).map_err(|_| Breakage::Request)?;
+            let value = HeaderValue::from_bytes(header.value).map_err(|_| Breakage::Request)?;
+            headers.append(name, value);
+        }
+        let http11 = response.version == Some(1);
+        let tokens = |name: HeaderName| {
+            headers
+                .get_all(name)
+                .iter()
+                .flat_map(|value| value.as_bytes().split(|&b| b == b','))
+                .map(|token| String::from_utf8_lossy(token).trim().to_ascii_lowercase())
+                .collect::<Vec<_>>()
+        };
+        let connection = tokens(CONNECTION);
+        let mut keep_alive = if http11 {
+            !connection.iter().any(|token| token == "close")
+        } else {
+            connection.iter().any(|token| token == "keep-alive")
+        };
+        let framing = if matches!(status.as_u16(), 100..200 | 204 | 304) {
+            Framing::Length(0)
+        } else if headers.contains_key(TRANSFER_ENCODING) {
+            // Chunked when it is the last coding; else the body runs to the connection's end.
+            if tokens(TRANSFER_ENCODING).last().is_some_and(|coding| coding == "chunked") {
+                // A length beside it is ignored, and the connection not trusted again.
+                keep_alive &= !headers.contains_key(CONTENT_LENGTH);
+                Framing::Chunked(Chunk::Size)
+            } else {
+                keep_alive = false;
+                Framing::ToEnd
+            }
+        } else if headers.contains_key(CONTENT_LENGTH) {
+            let lengths = tokens(CONTENT_LENGTH);
+            let length = lengths.first().and_then(|first| first.parse::<u64>().ok()).ok_or(Breakage::Request)?;
+            if lengths.iter().any(|other| other.parse::<u64>().ok() != Some(length)) {
+                return Err(Breakage::Request);
+            }
+            Framing::Length(length)
+        } else {
+            keep_alive = false;
+            Framing::ToEnd
+        };
+        Ok(Head { status, headers, framing, keep_alive, length })
+    }
+}
+
+/// How an answer's body is delimited, and how much of it is left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// So many bytes are left.
+    Length(u64),
+    /// `Transfer-Encoding: chunked`, at this point of a chunk.
+    Chunked(Chunk),
+    /// Until the connection ends.
+    ToEnd,
+    /// It has all been read.
+    Done,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chunk {
+    /// A chunk's size line comes next.
+    Size,
+    /// So many bytes of a chunk's data are left.
+    Data(u64),
+    /// The line end after a chunk's data.
+    DataEnd,
+    /// The trailers after the last chunk, up to an empty line.
+    Trailers,
+}
+
+/// The head of a request: origin-form target, `Host`, `headers`, and the body's length.
+fn request_head(method: &Method, uri: &Uri, host: &str, port: u16, headers: &HeaderMap, length: usize) -> Vec<u8> {
+    let target = uri.path_and_query().map_or("/", |path| path.as_str());
+    let mut head = Vec::with_capacity(256);
+    head.extend_from_slice(method.as_str().as_bytes());
+    head.push(b' ');
+    head.extend_from_slice(target.as_bytes());
+    head.extend_from_slice(b" HTTP/1.1\r\n");
+    if !headers.contains_key(HOST) {
+        head.extend_from_slice(b"host: ");
+        head.extend_from_slice(host.as_bytes());
+        if port != 80 {
+            head.push(b':');
+            head.extend_from_slice(port.to_string().as_bytes());
+        }
+        head.extend_from_slice(b"\r\n");
+    }
+    for (name, value) in headers {
+        if name == CONTENT_LENGTH || name == TRANSFER_ENCODING {
+            continue;
+        }
+        head.extend_from_slice(name.as_str().as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    // As hyper writes it: a length, but none for a GET or HEAD without a body.
+    if length > 0 || !matches!(*method, Method::GET | Method::HEAD) {
+        head.extend_from_slice(b"content-length: ");
+        head.extend_from_slice(length.to_string().as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    head.extend_from_slice(b"\r\n");
+    head
+}
+
+/// A failed read or write, as the relay tells it.
+fn io_breakage(error: &std::io::Error) -> Breakage {
+    match error.kind() {
+        std::io::ErrorKind::TimedOut => Breakage::Timeout,
+        _ => Breakage::Request,
+    }
+}
+
+/// A plain-http answer: its head, and its body still to read.
+pub(crate) struct PlainResponse {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: PlainBody,
+}
+
+/// A plain-http answer's body, read from its connection as it is asked for; the connection is
+/// kept for a next request once the body has been read to its end (and closed if the body is
+/// dropped before).
+pub(crate) struct PlainBody {
+    connection: Option<Connection>,
+    framing: Framing,
+    /// Where the connection goes back once the body is read, when it may be used again.
+    keep: Option<(Arc<PlainClient>, Box<str>)>,
+}
+
+impl PlainBody {
+    /// The body's next piece; `None` at its end.
+    async fn next(&mut self) -> Option<Result<Bytes, Breakage>> {
+        loop {
+            let connection = self.connection.as_mut()?;
+            let read = &mut connection.read;
+            match self.framing {
+                Framing::Done => {
+                    let connection = self.connection.take()?;
+                    if let Some((client, origin)) = self.keep.take() {
+                        if connection.read.is_empty() {
+                            client.keep(&origin, connection);
+                        }
+                    }
+                    return None;
+                }
+                Framing::Length(0) => self.framing = Framing::Done,
+                Framing::Length(left) | Framing::Chunked(Chunk::Data(left)) if !read.is_empty() => {
+                    let take = usize::try_from(left).unwrap_or(usize::MAX).min(read.len());
+                    let piece = read.split_to(take).freeze();
+                    let left = left - take as u64;
+                    self.framing = match self.framing {
+                        Framing::Length(_) => Framing::Length(left),
+                        _ if left == 0 => Framing::Chunked(Chunk::DataEnd),
+                        _ => Framing::Chunked(Chunk::Data(left)),
+                    };
+                    return Some(Ok(piece));
+                }
+                Framing::ToEnd if !read.is_empty() => return Some(Ok(read.split().freeze())),
+                Framing::Chunked(Chunk::Size) => match httparse::parse_chunk_size(read) {
+                    Ok(httparse::Status::Complete((used, size))) => {
+                        read.advance(used);
+                        self.framing = Framing::Chunked(if size == 0 { Chunk::Trailers } else { Chunk::Data(size) });
+                        continue;
+                    }
+                    Ok(httparse::Status::Partial) if read.len() < MAX_HEAD => {}
+                    _ => return self.broken(),
+                },
+                Framing::Chunked(Chunk::DataEnd) if read.len() >= 2 => {
+                    if &read[..2] != b"\r\n" {
+                        return self.broken();
+                    }
+                    read.advance(2);
+                    self.framing = Framing::Chunked(Chunk::Size);
+                    continue;
+                }
+                Framing::Chunked(Chunk::Trailers) => match read.windows(2).position(|end| end == b"\r\n") {
+                    Some(0) => {
+                        read.advance(2);
+                        self.framing = Framing::Done;
+                        continue;
+                    }
+                    // A trailer: nothing the relay passes on.
+                    Some(line) => {
+                        read.advance(line + 2);
+                        continue;
+                    }
+                    None if read.len() < MAX_HEAD => {}
+                    None => return self.broken(),
+                },
+                _ => {}
+            }
+            if self.framing == Framing::Done {
+                continue;
+            }
+            // More is needed from the connection.
+            let connection = self.connection.as_mut()?;
+            match connection.fill().await {
+                Ok(0) if self.framing == Framing::ToEnd => {
+                    self.keep = None;
+                    self.framing = Framing::Done;
+                }
+                Ok(0) | Err(_) => return self.broken(),
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// The body broke off: the connection is closed.
+    fn broken(&mut self) -> Option<Result<Bytes, Breakage>> {
+        self.connection = None;
+        self.keep = None;
+        Some(Err(Breakage::Body))
+    }
 }
 
 /// The client a relayed request goes out on.
 pub(crate) enum Sender {
-    Plain(std::sync::Arc<PlainClient>),
+    Plain(Arc<PlainClient>),
     Reqwest(reqwest::Client),
 }
 
 /// An upstream answer: its head, and its body still to read.
 pub(crate) enum Response {
     Reqwest(reqwest::Response),
-    Plain(hyper::Response<Incoming>),
+    Plain(PlainResponse),
 }
 
 impl Response {
     pub(crate) fn status(&self) -> StatusCode {
         match self {
             Response::Reqwest(response) => response.status(),
-            Response::Plain(response) => response.status(),
+            Response::Plain(response) => response.status,
         }
     }
 
     pub(crate) fn headers(&self) -> &HeaderMap {
         match self {
             Response::Reqwest(response) => response.headers(),
-            Response::Plain(response) => response.headers(),
+            Response::Plain(response) => &response.headers,
         }
     }
 
     pub(crate) fn into_body(self) -> Body {
         match self {
             Response::Reqwest(response) => Body::Reqwest(response),
-            Response::Plain(response) => Body::Plain(response.into_body()),
+            Response::Plain(response) => Body::Plain(response.body),
         }
     }
 }
@@ -82,7 +532,7 @@ impl Response {
 /// An answer's body, read a piece at a time.
 pub(crate) enum Body {
     Reqwest(reqwest::Response),
-    Plain(Incoming),
+    Plain(PlainBody),
 }
 
 /// Where an answer's body comes from, a piece at a time: `None` at its end.
@@ -100,16 +550,7 @@ impl Chunks for Body {
     async fn next_chunk(&mut self) -> Option<Result<Bytes, Breakage>> {
         match self {
             Body::Reqwest(response) => response.next_chunk().await,
-            Body::Plain(body) => loop {
-                match body.frame().await? {
-                    // Trailers carry nothing the relay passes on.
-                    Ok(frame) => match frame.into_data() {
-                        Ok(data) => return Some(Ok(data)),
-                        Err(_) => continue,
-                    },
-                    Err(_) => return Some(Err(Breakage::Body)),
-                }
-            },
+            Body::Plain(body) => body.next().await,
         }
     }
 }
@@ -135,7 +576,7 @@ impl Sender {
 }
 
 async fn post_plain(
-    client: &PlainClient,
+    client: &Arc<PlainClient>,
     url: &str,
     headers: impl Fn() -> HeaderMap,
     body: Bytes,
@@ -144,23 +585,22 @@ async fn post_plain(
     let (mut method, mut body) = (Method::POST, Some(body));
     for _ in 0..=MAX_REDIRECTS {
         let uri: Uri = url.parse().map_err(|_| Breakage::Request)?;
-        let mut request = Request::builder()
-            .method(method.clone())
-            .uri(uri)
-            .body(Full::new(body.clone().unwrap_or_default()))
-            .map_err(|_| Breakage::Request)?;
-        *request.headers_mut() = headers();
-        if body.is_none() {
-            request.headers_mut().remove(CONTENT_TYPE);
-            request.headers_mut().remove(CONTENT_LENGTH);
+        if uri.scheme_str().is_some_and(|scheme| !scheme.eq_ignore_ascii_case("http")) {
+            return Err(Breakage::Request);
         }
-        let response = client.request(request).await.map_err(|error| plain_breakage(&error))?;
-        let Some(next) = same_origin_redirect(&url, &response) else { return Ok(Response::Plain(response)) };
+        let mut sent = headers();
+        if body.is_none() {
+            sent.remove(CONTENT_TYPE);
+            sent.remove(CONTENT_LENGTH);
+        }
+        let response = client.send(&method, &uri, &sent, body.as_ref().unwrap_or(&Bytes::new())).await?;
+        let Some(next) = same_origin_redirect(&url, response.status, &response.headers) else {
+            return Ok(Response::Plain(response));
+        };
         // As browsers and reqwest do: 303, and 301/302 after a POST, ask again with a GET and no
         // body; 307 and 308 repeat the request as it was.
-        if matches!(response.status(), StatusCode::SEE_OTHER)
-            || (matches!(response.status(), StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND)
-                && method == Method::POST)
+        if matches!(response.status, StatusCode::SEE_OTHER)
+            || (matches!(response.status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND) && method == Method::POST)
         {
             (method, body) = (Method::GET, None);
         }
@@ -170,43 +610,199 @@ async fn post_plain(
     Err(Breakage::Request)
 }
 
-/// Where `response` (an answer to `url`) redirects to, when that is within `url`'s origin.
-fn same_origin_redirect(url: &str, response: &hyper::Response<Incoming>) -> Option<String> {
-    if !matches!(response.status().as_u16(), 301 | 302 | 303 | 307 | 308) {
+/// Where an answer to `url` with `status` and `headers` redirects to, when that is within
+/// `url`'s origin.
+fn same_origin_redirect(url: &str, status: StatusCode, headers: &HeaderMap) -> Option<String> {
+    if !matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308) {
         return None;
     }
     let from = url::Url::parse(url).ok()?;
-    let to = from.join(response.headers().get(LOCATION)?.to_str().ok()?).ok()?;
+    let to = from.join(headers.get(LOCATION)?.to_str().ok()?).ok()?;
     (to.origin() == from.origin()).then(|| to.into())
 }
 
-/// A request hyper's client could not complete, as the relay tells it.
-fn plain_breakage(error: &hyper_util::client::legacy::Error) -> Breakage {
-    let timed_out = std::iter::successors(std::error::Error::source(error), |e| e.source())
-        .any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut));
-    if timed_out {
-        Breakage::Timeout
-    } else if error.is_connect() {
-        Breakage::Connect
-    } else {
-        Breakage::Request
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::net::TcpListener;
+    use tokio::sync::mpsc;
+
+    /// A server on loopback that answers each request it reads with the next of `answers` (the
+    /// bytes, in pieces written apart, and whether the connection closes after it); what it read
+    /// and how many connections it accepted are told on the channels.
+    async fn server(
+        answers: Vec<(Vec<&'static [u8]>, bool)>,
+    ) -> (String, mpsc::UnboundedReceiver<String>, Arc<std::sync::atomic::AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1/chat/completions", listener.local_addr().unwrap());
+        let (heard, requests) = mpsc::unbounded_channel();
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = accepted.clone();
+        tokio::spawn(async move {
+            let answers = Arc::new(Mutex::new(answers.into_iter()));
+            loop {
+                let (mut stream, _) = listener.accept().await.unwrap();
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let (answers, heard) = (answers.clone(), heard.clone());
+                tokio::spawn(async move {
+                    let mut read = Vec::new();
+                    loop {
+                        // A request: its head, then as many bytes as its content-length says.
+                        let request = loop {
+                            if let Some(end) = read.windows(4).position(|w| w == b"\r\n\r\n") {
+                                let head = String::from_utf8_lossy(&read[..end]).to_string();
+                                let length = head
+                                    .lines()
+                                    .find_map(|l| l.strip_prefix("content-length: "))
+                                    .map_or(0, |n| n.parse::<usize>().unwrap());
+                                if read.len() >= end + 4 + length {
+                                    let request = String::from_utf8_lossy(&read[..end + 4 + length]).to_string();
+                                    read.drain(..end + 4 + length);
+                                    break Some(request);
+                                }
+                            }
+                            let mut buf = [0u8; 4096];
+                            match stream.read(&mut buf).await {
+                                Ok(0) | Err(_) => break None,
+                                Ok(n) => read.extend_from_slice(&buf[..n]),
+                            }
+                        };
+                        let Some(request) = request else { return };
+                        let _ = heard.send(request);
+                        let next = answers.lock().unwrap().next();
+                        let Some((pieces, close)) = next else { return };
+                        for piece in pieces {
+                            stream.write_all(piece).await.unwrap();
+                            stream.flush().await.unwrap();
+                            tokio::time::sleep(Duration::from_millis(5)).await;
+                        }
+                        if close {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (url, requests, accepted)
     }
-}
 
-/// Resolves a name only to loopback and private addresses, as reqwest's plain-http client does.
-#[derive(Clone, Copy)]
-pub(crate) struct LocalOnly;
-
-impl tower_service::Service<Name> for LocalOnly {
-    type Response = std::vec::IntoIter<SocketAddr>;
-    type Error = Box<dyn std::error::Error + Send + Sync>;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
+    fn headers() -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert("authorization", HeaderValue::from_static("Bearer k1"));
+        headers
     }
 
-    fn call(&mut self, name: Name) -> Self::Future {
-        Box::pin(async move { Ok(local_addresses(name.as_str()).await?.into_iter()) })
+    /// Sends a POST of `body` to `url` and reads the whole answer: status, a header, the body.
+    async fn post(client: &Arc<PlainClient>, url: &str, body: &'static str) -> Result<(u16, Bytes), Breakage> {
+        let response = post_plain(client, url, headers, Bytes::from_static(body.as_bytes())).await?;
+        let status = response.status().as_u16();
+        let mut body = response.into_body();
+        let mut read = Vec::new();
+        while let Some(piece) = body.next_chunk().await {
+            read.extend_from_slice(&piece?);
+        }
+        Ok((status, Bytes::from(read)))
+    }
+
+    #[tokio::test]
+    async fn a_length_answer_is_read_and_its_connection_kept() {
+        let answer: &[u8] =
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{\"id\":\"x\"}\n";
+        let (url, mut requests, accepted) = server(vec![(vec![answer], false), (vec![answer], false)]).await;
+        let client = Arc::new(plain_client());
+        assert_eq!(
+            post(&client, &url, "{\"model\":\"m\"}").await.unwrap(),
+            (200, Bytes::from_static(b"{\"id\":\"x\"}\n"))
+        );
+        let request = requests.recv().await.unwrap();
+        let port = url.split(':').nth(2).unwrap().split('/').next().unwrap();
+        assert!(request.starts_with("POST /v1/chat/completions HTTP/1.1\r\n"), "{request}");
+        assert!(request.contains(&format!("host: 127.0.0.1:{port}\r\n")), "{request}");
+        assert!(request.contains("authorization: Bearer k1\r\n"), "{request}");
+        assert!(request.ends_with("content-length: 13\r\n\r\n{\"model\":\"m\"}"), "{request}");
+        assert_eq!(post(&client, &url, "{}").await.unwrap().1, Bytes::from_static(b"{\"id\":\"x\"}\n"));
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1, "the second went on the first's connection");
+    }
+
+    #[tokio::test]
+    async fn a_chunked_answer_is_read_across_its_pieces() {
+        let pieces: Vec<&'static [u8]> = vec![
+            b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-type: text/event-stream\r\n\r\n",
+            b"7\r\ndata: 1",
+            b"\r\n",
+            b"a;ext=1\r\n\n\ndata: 2\n",
+            b"\r\n1",
+            b"\r\n\n\r\n0\r\ntrailer: x\r\n",
+            b"\r\n",
+        ];
+        let (url, _requests, accepted) =
+            server(vec![(pieces, false), (vec![b"HTTP/1.1 204 No Content\r\n\r\n"], false)]).await;
+        let client = Arc::new(plain_client());
+        let (status, body) = post(&client, &url, "{}").await.unwrap();
+        assert_eq!((status, &body[..]), (200, &b"data: 1\n\ndata: 2\n\n"[..]));
+        assert_eq!(post(&client, &url, "{}").await.unwrap(), (204, Bytes::new()), "the connection kept");
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_closes_is_read_to_its_end_and_not_kept() {
+        let to_end: Vec<&'static [u8]> = vec![b"HTTP/1.1 200 OK\r\n\r\nall ", b"of it"];
+        let closing: &[u8] = b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok";
+        let (url, _requests, accepted) =
+            server(vec![(to_end, true), (vec![closing], true), (vec![closing], true)]).await;
+        let client = Arc::new(plain_client());
+        assert_eq!(post(&client, &url, "{}").await.unwrap().1, Bytes::from_static(b"all of it"));
+        assert_eq!(post(&client, &url, "{}").await.unwrap().1, Bytes::from_static(b"ok"));
+        assert_eq!(post(&client, &url, "{}").await.unwrap().1, Bytes::from_static(b"ok"));
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 3, "a connection each");
+    }
+
+    #[tokio::test]
+    async fn a_kept_connection_the_server_closed_is_not_used() {
+        let answer: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+        // The server closes after the first answer although it did not say so.
+        let (url, _requests, accepted) = server(vec![(vec![answer], true), (vec![answer], false)]).await;
+        let client = Arc::new(plain_client());
+        assert_eq!(post(&client, &url, "{}").await.unwrap().1, Bytes::from_static(b"ok"));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(post(&client, &url, "{}").await.unwrap().1, Bytes::from_static(b"ok"));
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn failures_before_the_answer_are_told_apart_from_a_broken_body() {
+        let client = Arc::new(plain_client());
+        // Nothing listens: the connection failed (the pool tries another key or provider).
+        let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1", closed.local_addr().unwrap());
+        drop(closed);
+        assert_eq!(post(&client, &url, "{}").await, Err(Breakage::Connect));
+        // A server that reads the request and closes without an answer.
+        let (url, _requests, _) = server(vec![(vec![], true)]).await;
+        assert_eq!(post(&client, &url, "{}").await, Err(Breakage::Request));
+        // A head that is not HTTP.
+        let (url, _requests, _) = server(vec![(vec![b"SMTP ready\r\n\r\n"], true)]).await;
+        assert_eq!(post(&client, &url, "{}").await, Err(Breakage::Request));
+        // A body shorter than its length, and a chunk that is not one.
+        let short: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc";
+        let (url, _requests, _) = server(vec![(vec![short], true)]).await;
+        assert_eq!(post(&client, &url, "{}").await, Err(Breakage::Body));
+        let bad: &[u8] = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n";
+        let (url, _requests, _) = server(vec![(vec![bad], false)]).await;
+        assert_eq!(post(&client, &url, "{}").await, Err(Breakage::Body));
+    }
+
+    #[tokio::test]
+    async fn a_redirect_within_the_origin_is_followed_as_a_get() {
+        let moved: &[u8] = b"HTTP/1.1 303 See Other\r\nlocation: /v1/elsewhere\r\ncontent-length: 0\r\n\r\n";
+        let answer: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+        let (url, mut requests, _) = server(vec![(vec![moved], false), (vec![answer], false)]).await;
+        let client = Arc::new(plain_client());
+        assert_eq!(post(&client, &url, "{}").await.unwrap(), (200, Bytes::from_static(b"ok")));
+        let _ = requests.recv().await.unwrap();
+        let again = requests.recv().await.unwrap();
+        assert!(again.starts_with("GET /v1/elsewhere HTTP/1.1\r\n"), "{again}");
+        assert!(!again.contains("content-length") && !again.contains("content-type"), "{again}");
     }
 }
