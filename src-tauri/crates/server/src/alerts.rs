@@ -252,6 +252,12 @@ impl Recorder for Alerts {
     }
 
     fn attempt(&self, record: AttemptRecord) {
+        crate::metrics::Tap::attempted(self, &record);
+    }
+}
+
+impl crate::metrics::Tap for Alerts {
+    fn attempted(&self, record: &AttemptRecord) {
         if record.outcome != AttemptOutcome::QuotaExhausted || !self.on() {
             return;
         }

@@ -44,8 +44,13 @@ impl Histogram {
     }
 }
 
-/// A series of `keypool_tokens_total`: provider id, model, member, kind.
-type TokensSeries = (String, String, String, &'static str);
+/// The series of `keypool_tokens_total`: provider id → model → member → the counts of each of
+/// [`TOKEN_KINDS`]. Nested, so that counting an attempt finds its series by the names it has
+/// (a key of owned names had to be built, three times, for every attempt).
+type TokensSeries = HashMap<String, HashMap<String, HashMap<String, [u64; 3]>>>;
+
+/// The kinds of `keypool_tokens_total`, in the order of a series' counts.
+const TOKEN_KINDS: [&str; 3] = ["input", "cached", "output"];
 
 /// What the server counts, and what it reads when scraped.
 pub struct Metrics {
@@ -53,9 +58,9 @@ pub struct Metrics {
     requests: Mutex<HashMap<(&'static str, u16, String), u64>>,
     added: Histogram,
     waits: AtomicU64,
-    /// (provider id, outcome) → attempts.
-    attempts: Mutex<HashMap<(String, &'static str), u64>>,
-    tokens: Mutex<HashMap<TokensSeries, u64>>,
+    /// provider id → outcome → attempts.
+    attempts: Mutex<HashMap<String, HashMap<&'static str, u64>>>,
+    tokens: Mutex<TokensSeries>,
     /// (provider id, status) → keys disabled after a verified refusal.
     disabled: Mutex<HashMap<(String, u16), u64>>,
     reading: OnceLock<Reading>,
@@ -125,7 +130,12 @@ impl Metrics {
         family(&mut out, "keypool_key_waits_total", "counter", "Requests that waited for a key to free up.");
         sample(&mut out, "keypool_key_waits_total", &[], self.waits.load(Ordering::Relaxed) as f64);
 
-        let attempts = sorted(lock(&self.attempts).iter().map(|((p, o), v)| ((name(p), *o), *v)).collect());
+        let attempts = sorted(
+            lock(&self.attempts)
+                .iter()
+                .flat_map(|(p, outcomes)| outcomes.iter().map(|(o, v)| ((name(p), *o), *v)))
+                .collect(),
+        );
         family(&mut out, "keypool_attempts_total", "counter", "Upstream attempts, by provider and outcome.");
         let mut failovers: HashMap<String, u64> = HashMap::new();
         for ((provider, outcome), count) in &attempts {
@@ -143,9 +153,17 @@ impl Metrics {
         for (provider, count) in sorted(failovers.into_iter().collect()) {
             sample(&mut out, "keypool_failovers_total", &[("provider", &provider)], count as f64);
         }
-        let tokens = sorted(
-            lock(&self.tokens).iter().map(|((p, m, who, k), v)| ((name(p), m.clone(), who.clone(), *k), *v)).collect(),
-        );
+        let mut tokens = Vec::new();
+        for (provider, models) in lock(&self.tokens).iter() {
+            for (model, members) in models {
+                for (member, counts) in members {
+                    for (kind, count) in TOKEN_KINDS.into_iter().zip(*counts).filter(|(_, count)| *count > 0) {
+                        tokens.push(((name(provider), model.clone(), member.clone(), kind), count));
+                    }
+                }
+            }
+        }
+        let tokens = sorted(tokens);
         family(
             &mut out,
             "keypool_tokens_total",
@@ -202,15 +220,36 @@ impl Metrics {
     }
 
     fn attempt(&self, record: &AttemptRecord) {
-        *lock(&self.attempts).entry((record.provider.as_str().to_owned(), record.outcome.as_str())).or_default() += 1;
+        let provider = record.provider.as_str();
+        {
+            let mut attempts = lock(&self.attempts);
+            let outcomes = match attempts.get_mut(provider) {
+                Some(outcomes) => outcomes,
+                None => attempts.entry(provider.to_owned()).or_default(),
+            };
+            *outcomes.entry(record.outcome.as_str()).or_default() += 1;
+        }
         let Some(usage) = &record.usage else { return };
-        let member = record.member.clone().unwrap_or_default();
+        let counts = [usage.input, usage.cached, usage.output];
+        if counts == [0; 3] {
+            return;
+        }
+        let member = record.member.as_deref().unwrap_or_default();
         let mut tokens = lock(&self.tokens);
-        for (kind, count) in [("input", usage.input), ("cached", usage.cached), ("output", usage.output)] {
-            if count > 0 {
-                let key = (record.provider.as_str().to_owned(), record.model.clone(), member.clone(), kind);
-                *tokens.entry(key).or_default() += count;
-            }
+        let models = match tokens.get_mut(provider) {
+            Some(models) => models,
+            None => tokens.entry(provider.to_owned()).or_default(),
+        };
+        let members = match models.get_mut(record.model.as_str()) {
+            Some(members) => members,
+            None => models.entry(record.model.clone()).or_default(),
+        };
+        let series = match members.get_mut(member) {
+            Some(series) => series,
+            None => members.entry(member.to_owned()).or_default(),
+        };
+        for (total, count) in series.iter_mut().zip(counts) {
+            *total += count;
         }
     }
 }
@@ -412,6 +451,12 @@ impl Recorder for Metrics {
     }
 }
 
+impl Tap for Metrics {
+    fn attempted(&self, record: &AttemptRecord) {
+        Metrics::attempt(self, record);
+    }
+}
+
 /// Serves `GET /metrics`, `/readyz` and `/healthz` on `address` without a token, until the
 /// returned handle is dropped (a scraper's address on a private network).
 pub async fn listen(
@@ -468,9 +513,15 @@ pub struct MetricsListener {
     _stop: tokio::sync::oneshot::Sender<()>,
 }
 
+/// A recorder that reads an attempt's record where it lies: a [`Fanout`] tells each of its
+/// recorders of one record, without a copy of it for each.
+pub trait Tap: Recorder {
+    fn attempted(&self, record: &AttemptRecord);
+}
+
 /// Tells every one of its recorders (the members' book, the metrics, the alerts) what the
 /// completion service records.
-pub struct Fanout(pub Vec<Arc<dyn Recorder>>);
+pub struct Fanout(pub Vec<Arc<dyn Tap>>);
 
 impl Recorder for Fanout {
     fn key_disabled(&self, provider: &ProviderId, key: &KeyId, reason: DisableReason, at: Timestamp) {
@@ -480,11 +531,8 @@ impl Recorder for Fanout {
     }
 
     fn attempt(&self, record: AttemptRecord) {
-        if let Some((last, rest)) = self.0.split_last() {
-            for recorder in rest {
-                recorder.attempt(record.clone());
-            }
-            last.attempt(record);
+        for recorder in &self.0 {
+            recorder.attempted(&record);
         }
     }
 

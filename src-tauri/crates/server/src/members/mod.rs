@@ -839,3 +839,9 @@ impl Recorder for MemberBook {
         self.inner.charge(&record);
     }
 }
+
+impl crate::metrics::Tap for MemberBook {
+    fn attempted(&self, record: &AttemptRecord) {
+        self.inner.charge(record);
+    }
+}
