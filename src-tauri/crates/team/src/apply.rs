@@ -8,7 +8,7 @@ use keypool::{Announced, DisableReason, KeyId, Merged, RemoteFact, Timestamp};
 
 use crate::directory::{Arrived, Directory};
 use crate::layout::{field, Fact, Target};
-use crate::member::Shared;
+use crate::member::{Shared, Told};
 use crate::secret::TeamSecret;
 
 /// A member counts as there when it was heard from this recently.
@@ -206,7 +206,9 @@ impl Shared {
                             changed |= self.merge_key(directory, local, RemoteFact::Enabled, now);
                             if let Some(ids) = directory.ids(local) {
                                 tracing::info!(provider = %ids.provider, key = %local, "team: another member enabled the key again");
-                                self.recorder.key_enabled(&ids.provider, local, Timestamp::from_millis(at));
+                                let (provider, key, at) =
+                                    (ids.provider.clone(), local.clone(), Timestamp::from_millis(at));
+                                self.told.lock().push(Told::Enabled { provider, key, at });
                             }
                         }
                     }
@@ -264,7 +266,7 @@ impl Shared {
         // (An enable reaches the store with its stamp, from `apply_key`.)
         if let (Merged::Disabled { reason }, Some(provider)) = (merged, provider) {
             tracing::warn!(%provider, %key, %reason, "team: another member's provider rejected the key; disabling it");
-            self.recorder.key_disabled(&provider, key, reason, now);
+            self.told.lock().push(Told::Disabled { provider, key: key.clone(), reason, at: now });
         }
         merged != Merged::Unchanged
     }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use keypool::{Clock, KeyPool, ProviderId, SecretResolver, SessionId, Timestamp};
+use keypool::{Clock, DisableReason, KeyId, KeyPool, ProviderId, SecretResolver, SessionId, Timestamp};
 use keypool_llm::{Recorder, Wake};
 use parking_lot::{Mutex, RwLock};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -60,6 +60,42 @@ pub(crate) struct Shared {
     pub backlog: Mutex<VecDeque<Write>>,
     /// How hand-outs went, per path.
     pub admissions: crate::link::Admissions,
+    /// What other members decided, for the recorder once no reading of the directory is held.
+    pub told: Mutex<Vec<Told>>,
+}
+
+/// A decision of another member, for the member's recorder (which persists it, and may tell
+/// more: alerts, the UI). Told once no reading of the directory is held: what the recorder does
+/// may reload the pool, which makes the directory rebuild itself, and a rebuild waits for every
+/// reading to end (a reading of the same thread's would wait forever).
+pub(crate) enum Told {
+    Disabled { provider: ProviderId, key: KeyId, reason: DisableReason, at: Timestamp },
+    Enabled { provider: ProviderId, key: KeyId, at: Timestamp },
+}
+
+/// A reading of the directory ([`Shared::directory`]). When the last reading ends, what other
+/// members decided meanwhile is told to the recorder.
+pub(crate) struct DirectoryRead<'a> {
+    guard: Option<parking_lot::RwLockReadGuard<'a, Directory>>,
+    shared: &'a Shared,
+}
+
+impl std::ops::Deref for DirectoryRead<'_> {
+    type Target = Directory;
+
+    fn deref(&self) -> &Directory {
+        self.guard.as_ref().expect("held until dropped")
+    }
+}
+
+impl Drop for DirectoryRead<'_> {
+    fn drop(&mut self) {
+        drop(self.guard.take());
+        // Another reading still held (this thread's, further up, or another's): its end tells.
+        if !self.shared.directory.is_locked() {
+            self.shared.tell_recorder();
+        }
+    }
 }
 
 /// What the heartbeat and the channel said of the others.
@@ -288,6 +324,7 @@ impl Team {
             writes,
             queued: AtomicUsize::new(0),
             backlog: Mutex::default(),
+            told: Mutex::default(),
             admissions: Default::default(),
         });
         let stop = CancellationToken::new();
@@ -387,11 +424,11 @@ impl Shared {
 
     /// The directory, rebuilt first if the pool loaded since; what the team said before of keys
     /// new to it is applied then.
-    pub fn directory(&self) -> parking_lot::RwLockReadGuard<'_, Directory> {
+    pub fn directory(&self) -> DirectoryRead<'_> {
         {
             let directory = self.directory.read();
             if !directory.stale(&self.pool) {
-                return directory;
+                return DirectoryRead { guard: Some(directory), shared: self };
             }
         }
         let arrived = {
@@ -402,11 +439,29 @@ impl Shared {
                 Some(directory.rebuild(&self.pool, &*self.resolver, &self.secret))
             }
         };
-        let directory = self.directory.read();
+        let directory = DirectoryRead { guard: Some(self.directory.read()), shared: self };
         if let Some(arrived) = arrived {
             self.apply_arrived(&directory, &arrived);
         }
         directory
+    }
+
+    /// Tells the recorder what other members decided since it was last told.
+    pub fn tell_recorder(&self) {
+        loop {
+            let told = std::mem::take(&mut *self.told.lock());
+            if told.is_empty() {
+                return;
+            }
+            for told in told {
+                match told {
+                    Told::Disabled { provider, key, reason, at } => {
+                        self.recorder.key_disabled(&provider, &key, reason, at)
+                    }
+                    Told::Enabled { provider, key, at } => self.recorder.key_enabled(&provider, &key, at),
+                }
+            }
+        }
     }
 }
 
