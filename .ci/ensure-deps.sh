@@ -23,6 +23,9 @@ SYSTEM_PACKAGES=(
   # keypool-server's /metrics is scraped by a Prometheus the test starts (its own port and data
   # folder, never the system service), and checked with promtool.
   prometheus
+  # The app's desktop notifications reach a real notification server (dunst, on a private
+  # session bus under Xvfb) in the end-to-end tests.
+  dunst
 )
 
 missing=()

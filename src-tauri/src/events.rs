@@ -1,9 +1,10 @@
 //! Events the backend sends to the UI.
 
-use keypool_api::ipc::events::{KEY_IMPORT_PROGRESS, LLM_CONFIG_CHANGED, TEAM_CHANGED};
+use keypool_api::ipc::events::{PoolAlertDto, KEY_IMPORT_PROGRESS, LLM_CONFIG_CHANGED, POOL_ALERT, TEAM_CHANGED};
 use keypool_api::ipc::{KeyImportProgress, ProviderChanged};
-use keypool_api::service::{EventSink, ImportProgress};
+use keypool_api::service::{EventSink, ImportProgress, PoolAlert};
 use tauri::{AppHandle, Emitter, Runtime};
+use tauri_plugin_notification::NotificationExt;
 
 pub struct TauriEvents<R: Runtime> {
     app: AppHandle<R>,
@@ -32,6 +33,18 @@ impl<R: Runtime> EventSink for TauriEvents<R> {
     fn key_import_progress(&self, progress: &ImportProgress) {
         if let Err(error) = self.app.emit(KEY_IMPORT_PROGRESS, KeyImportProgress::from(progress)) {
             tracing::warn!(%error, "could not tell the UI how a key import stands");
+        }
+    }
+
+    fn pool_alert(&self, alert: &PoolAlert) {
+        if let Err(error) = self.app.emit(POOL_ALERT, PoolAlertDto::from(alert)) {
+            tracing::warn!(%error, "could not tell the UI that keys were lost");
+        }
+    }
+
+    fn notify(&self, title: &str, body: &str) {
+        if let Err(error) = self.app.notification().builder().title(title).body(body).show() {
+            tracing::warn!(%error, "the desktop notification could not be shown");
         }
     }
 }

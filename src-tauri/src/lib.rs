@@ -52,6 +52,9 @@ pub fn build<R: Runtime>(builder: Builder<R>) -> Builder<R> {
     // The opener opens links from replies in the system browser, only when the page asks (a
     // click), and the capability scopes it to http(s) URLs; no script of its own in the page.
     let opener = tauri_plugin_opener::Builder::new().open_js_links_on_click(false).build();
+    // Notifications are shown from Rust (events.rs); the capability grants the page none of the
+    // plugin's commands.
+    let builder = builder.plugin(tauri_plugin_notification::init());
     builder.plugin(tauri_plugin_dialog::init()).plugin(opener).invoke_handler(ipc::handler()).setup(|app| {
         let dirs = paths::resolve(app.handle())?;
         logging::init(&dirs.log_dir);

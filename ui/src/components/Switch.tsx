@@ -4,10 +4,12 @@ interface Props {
   label: string;
   busy?: boolean;
   testId?: string;
+  /** The id of a hint that describes it. */
+  describedBy?: string;
 }
 
 /** An on/off switch: a button with role="switch", announced as "on"/"off" by screen readers. */
-export function Switch({ checked, onChange, label, busy, testId }: Props) {
+export function Switch({ checked, onChange, label, busy, testId, describedBy }: Props) {
   return (
     <button
       type="button"
@@ -16,6 +18,7 @@ export function Switch({ checked, onChange, label, busy, testId }: Props) {
       aria-checked={checked}
       aria-label={label}
       aria-busy={busy || undefined}
+      aria-describedby={describedBy}
       data-testid={testId}
       onClick={() => onChange(!checked)}
     >

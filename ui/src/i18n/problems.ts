@@ -46,6 +46,8 @@ const ISSUE_KEYS: Record<IssueCode, MessageKey> = {
   token_mismatch: 'issue.tokenMismatch',
   token_required: 'issue.tokenRequired',
   local_api_off: 'issue.localApiOff',
+  bad_token_name: 'issue.badTokenName',
+  token_name_taken: 'issue.tokenNameTaken',
   range_order: 'issue.rangeOrder',
   too_many_buckets: 'issue.tooManyBuckets',
   cannot_write: 'issue.cannotWrite',

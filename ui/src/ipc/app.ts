@@ -7,4 +7,6 @@ export const appApi = {
   getPreferences: () => call('app:getPreferences'),
   /** Keeps the preferences given; the others stay. */
   setPreferences: (changes: SetPreferencesArgs) => call('app:setPreferences', defined(changes)),
+  /** Shows a desktop notification (worded from a `pool:alert`), unless Settings switched them off. */
+  notify: (title: string, body: string) => call('app:notify', { title, body }),
 };

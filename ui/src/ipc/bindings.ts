@@ -479,7 +479,7 @@ export type Issue = { path: string, code: IssueCode, params?: IssueParams, messa
 /**
  * What is wrong with one argument.
  */
-export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "image_too_large" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "no_keys_found" | "keys_of_several_providers" | "bad_glob" | "unknown_provider" | "token_mismatch" | "token_required" | "local_api_off" | "invalid";
+export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "image_too_large" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "no_keys_found" | "keys_of_several_providers" | "bad_glob" | "unknown_provider" | "token_mismatch" | "token_required" | "local_api_off" | "bad_token_name" | "token_name_taken" | "invalid";
 
 /**
  * The numbers and words an issue's wording needs.
@@ -808,14 +808,59 @@ fetchedAt: number,
 cached: boolean, };
 
 /**
+ * A named token of the local API, as shown: never its value.
+ */
+export type NamedToken = { name: string, 
+/**
+ * Milliseconds since the epoch.
+ */
+createdAt: number, 
+/**
+ * When a request it sent was last recorded; null: never (or its history was purged).
+ */
+lastUsedAt: number | null, 
+/**
+ * False when a server sharing this store disabled it or let it expire.
+ */
+usable: boolean, };
+
+/**
+ * A named token just made, with its value: shown this once.
+ */
+export type NewNamedToken = { token: string, name: string, 
+/**
+ * Milliseconds since the epoch.
+ */
+createdAt: number, 
+/**
+ * When a request it sent was last recorded; null: never (or its history was purged).
+ */
+lastUsedAt: number | null, 
+/**
+ * False when a server sharing this store disabled it or let it expire.
+ */
+usable: boolean, };
+
+/**
  * Arguments of a command that takes none; any field is rejected.
  */
 export type NoArgs = Record<string, never>;
 
 /**
+ * A desktop notification, worded by the UI from a `pool:alert`.
+ */
+export type NotifyArgs = { title: string, body: string, };
+
+/**
  * A page of the app: `chat`, `usage`, or a section of Settings.
  */
 export type PageChoice = "chat" | "usage" | "settings/providers" | "settings/general" | "settings/localApi" | "settings/team" | "settings/about";
+
+/**
+ * The payload of `pool:alert`. Names as the user knows them: the provider's, and the key's
+ * label or masked preview (never the key).
+ */
+export type PoolAlert = { "kind": "keyDisabled", providerId: string, provider: string, key: string, status: number, } | { "kind": "keyOutOfCredit", providerId: string, provider: string, key: string, } | { "kind": "providerUnusable", providerId: string, provider: string, };
 
 /**
  * The pool's view of a provider's keys, with the backend's `now` so the UI can count down
@@ -1098,7 +1143,12 @@ usageRetentionDays: number,
 /**
  * Which proxy provider requests go through.
  */
-proxy: ProxySetting, };
+proxy: ProxySetting, 
+/**
+ * A desktop notification when a key dies or a provider has no usable key left (on unless
+ * switched off).
+ */
+notifyKeysLost: boolean, };
 
 /**
  * A range of time, in milliseconds since the epoch.
@@ -1209,6 +1259,30 @@ export type ThemeChoice = "system" | "light" | "dark";
 export type ToggleApiKeyArgs = { id: string, enabled: boolean, };
 
 /**
+ * A named token's name: 1 to 64 of `A-Z a-z 0-9 . _ - @`, unique in any case (the service checks
+ * the characters and the name's use).
+ */
+export type TokenNameArgs = { name: string, };
+
+/**
+ * What the requests of one named token of the local API spent, or (`name` null) those sent
+ * without one: the chat's and the local API's own token's.
+ */
+export type TokenUsage = { name: string | null, requests: number, failed: number, 
+/**
+ * Every prompt token, cached ones included.
+ */
+inputTokens: number, cachedTokens: number, outputTokens: number, 
+/**
+ * US dollars at the price table's prices; null when no model it used has a price.
+ */
+costUsd: number | null, 
+/**
+ * Every model it used has a price: `costUsd` is its whole cost.
+ */
+costComplete: boolean, };
+
+/**
  * At least one field to change.
  */
 export type UpdateApiKeyArgs = { id: string, 
@@ -1289,7 +1363,11 @@ usageRetentionDays?: number,
 /**
  * Which proxy provider requests go through.
  */
-proxy?: ProxySetting, };
+proxy?: ProxySetting, 
+/**
+ * A desktop notification when a key dies or a provider has no usable key left.
+ */
+notifyKeysLost?: boolean, };
 
 /**
  * Every source in order (the agents, the chat, the others), and the drops.
@@ -1391,6 +1469,9 @@ export const LIMITS = {
   redisUrl: { maxChars: 2048 },
   teamName: { maxChars: 64 },
   routes: { maxItems: 100 },
+  notificationTitle: { maxChars: 200 },
+  notificationBody: { maxChars: 1000 },
+  tokenName: { maxChars: 64 },
 } as const;
 
 /**
@@ -1408,6 +1489,7 @@ export type Commands = {
   "app:getStatus": { kind: "sync"; args: NoArgs; result: AppStatus };
   "app:getPreferences": { kind: "sync"; args: NoArgs; result: Preferences };
   "app:setPreferences": { kind: "sync"; args: SetPreferencesArgs; result: Preferences };
+  "app:notify": { kind: "sync"; args: NotifyArgs; result: null };
   "llmConfig:getProviders": { kind: "sync"; args: NoArgs; result: Array<Provider> };
   "llmConfig:addProvider": { kind: "sync"; args: AddProviderArgs; result: Provider };
   "llmConfig:updateProvider": { kind: "sync"; args: UpdateProviderArgs; result: Provider };
@@ -1434,6 +1516,9 @@ export type Commands = {
   "localApi:getStatus": { kind: "sync"; args: NoArgs; result: LocalApiStatus };
   "localApi:configure": { kind: "async"; args: ConfigureLocalApiArgs; result: LocalApiConfigured };
   "localApi:regenerateToken": { kind: "async"; args: NoArgs; result: LocalApiToken };
+  "localApi:listTokens": { kind: "sync"; args: NoArgs; result: Array<NamedToken> };
+  "localApi:createToken": { kind: "sync"; args: TokenNameArgs; result: NewNamedToken };
+  "localApi:revokeToken": { kind: "sync"; args: TokenNameArgs; result: Array<NamedToken> };
   "localApi:getRoutes": { kind: "sync"; args: NoArgs; result: Array<Route> };
   "localApi:setRoutes": { kind: "sync"; args: SetRoutesArgs; result: Array<Route> };
   "localApi:testRoute": { kind: "async"; args: TestRouteArgs; result: RouteTest };
@@ -1454,6 +1539,7 @@ export type Commands = {
   "usage:deletePrice": { kind: "sync"; args: ModelArgs; result: DeletedPrice };
   "usage:purge": { kind: "sync"; args: PurgeUsageArgs; result: Purged };
   "usage:getBySource": { kind: "sync"; args: SourceRangeArgs; result: UsageBySource };
+  "usage:getByToken": { kind: "sync"; args: SourceRangeArgs; result: Array<TokenUsage> };
   "chat:list": { kind: "sync"; args: NoArgs; result: Array<Chat> };
   "chat:create": { kind: "sync"; args: CreateChatArgs; result: Chat };
   "chat:update": { kind: "sync"; args: UpdateChatArgs; result: Chat };
@@ -1472,4 +1558,5 @@ export type Events = {
   "llmConfig:changed": ProviderChanged;
   "llmConfig:keyImportProgress": KeyImportProgress;
   "team:changed": null;
+  "pool:alert": PoolAlert;
 };

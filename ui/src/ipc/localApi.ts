@@ -7,6 +7,12 @@ export const localApiApi = {
   configure: (enabled: boolean, port?: number) => call('localApi:configure', defined({ enabled, port })),
   /** A new token, shown this once; the old one stops working at once. */
   regenerateToken: () => call('localApi:regenerateToken'),
+  /** The named tokens (one per agent, script or person), never their values. */
+  listTokens: () => call('localApi:listTokens'),
+  /** Makes a named token: its value is in the answer, this once. */
+  createToken: (name: string) => call('localApi:createToken', { name }),
+  /** Revokes a named token: it stops at once; what it spent stays under its name. Answers those left. */
+  revokeToken: (name: string) => call('localApi:revokeToken', { name }),
   /** The routes, first match first, each with whether its provider can answer now. */
   getRoutes: () => call('localApi:getRoutes'),
   /** Replaces every route (an add, an edit, a move or a delete is a new list); applied at once. */

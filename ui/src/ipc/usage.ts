@@ -14,6 +14,8 @@ export const usageApi = {
   deletePrice: (model: string) => call('usage:deletePrice', { model }),
   /** The range by source (each coding agent, the chat, other clients) and the agents whose cache share dropped. */
   getBySource: (range: { from: number; to: number }) => call('usage:getBySource', range),
+  /** The range by named token of the local API, the largest spend first; `name` null: requests without one (the chat, the endpoint's own token). */
+  getByToken: (range: { from: number; to: number }) => call('usage:getByToken', range),
   /** Deletes the usage history before `before` (rounded down to the hour), all of it without. */
   purge: (before?: number) => call('usage:purge', before === undefined ? {} : { before }),
 };

@@ -5,6 +5,7 @@ import type { MessageKey } from '../i18n';
 import type { AppStatus } from '../ipc/bindings';
 import { ChatPage } from '../features/chat/ChatPage';
 import { markStartup } from '../startupMarks';
+import { usePoolAlerts } from './poolAlerts';
 import type { Route } from '../route';
 
 // Usage (with its chart library) and Settings (its forms and their schemas) are not on the first
@@ -34,6 +35,7 @@ const NAV = [
 /** The application frame: a navigation rail and the current page. */
 export function Shell({ route, onNavigate, status }: Props) {
   const { t } = useI18n();
+  usePoolAlerts(t);
   useEffect(() => {
     markStartup('shell');
   }, []);

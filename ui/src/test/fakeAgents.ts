@@ -1,4 +1,4 @@
-import type { Agent, AgentFile, AgentState, ErrorCode, ErrorDetails, IpcError, Issue, Provider, Resolution, Route, RouteInput, RouteTest, ServedModel, UsageBySource } from '../ipc/bindings';
+import type { Agent, AgentFile, AgentState, ErrorCode, ErrorDetails, IpcError, Issue, NamedToken, Provider, Resolution, Route, RouteInput, RouteTest, ServedModel, TokenUsage, UsageBySource } from '../ipc/bindings';
 import { LIMITS } from '../ipc/bindings';
 import type { Handlers } from './fakeBackend';
 
@@ -53,6 +53,10 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
   );
   /** What `usage:getBySource` answers (every source at zero until a test sets it). */
   let bySource: UsageBySource | null = null;
+  /** The named tokens, by name as made. */
+  const named: NamedToken[] = [];
+  /** What `usage:getByToken` answers (nothing until a test sets it). */
+  let byToken: TokenUsage[] = [];
   /** What trying a route answers, per provider id (else the provider's word "OK", or no keys). */
   const tests = new Map<string, RouteTest['outcome']>();
 
@@ -134,6 +138,32 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
       const every = [...(Object.keys(DEFAULTS) as Agent[]).map((agent) => ({ kind: 'agent' as const, agent })), { kind: 'chat' as const }, { kind: 'other' as const }];
       return bySource ?? { sources: every.map((source) => ({ source, ...zero })), drops: [] };
     },
+    // Like the backend: a name is 1 to 64 of `A-Z a-z 0-9 . _ - @`, unique in any case; the
+    // list never holds a token; a revoke of an unknown name is `not_found`.
+    'localApi:listTokens': () => [...named].sort((a, b) => a.name.localeCompare(b.name)),
+    'localApi:createToken': ({ name }) => {
+      if (name === undefined) throw fail('validation', 'name: is required', [issue('name', 'required')]);
+      if ([...name].length > LIMITS.tokenName.maxChars) {
+        throw fail('validation', 'name: too long', [{ path: 'name', code: 'too_long', params: { max: LIMITS.tokenName.maxChars }, message: 'too long' }]);
+      }
+      const wanted = name.trim();
+      if (wanted === '') throw fail('validation', 'name: blank', [issue('name', 'blank')]);
+      if (!/^[A-Za-z0-9._@-]{1,64}$/.test(wanted)) throw fail('validation', 'name: bad', [issue('name', 'bad_token_name')]);
+      if (named.some((t) => t.name.toLowerCase() === wanted.toLowerCase())) throw fail('validation', 'name: taken', [issue('name', 'token_name_taken')]);
+      const token: NamedToken = { name: wanted, createdAt: now(), lastUsedAt: null, usable: true };
+      named.push(token);
+      return { ...token, token: `kp-local-named-${named.length}` };
+    },
+    'localApi:revokeToken': ({ name }) => {
+      const index = named.findIndex((t) => t.name.toLowerCase() === name.trim().toLowerCase());
+      if (index < 0) throw fail('not_found', `token "${name}" does not exist`, undefined, { kind: 'notFound', what: 'token' });
+      named.splice(index, 1);
+      return [...named].sort((a, b) => a.name.localeCompare(b.name));
+    },
+    'usage:getByToken': ({ from, to }) => {
+      if (from >= to) throw fail('validation', 'from: must be before `to`', [issue('from', 'range_order')]);
+      return byToken;
+    },
     'localApi:getAgents': () => overview(),
     'localApi:connectAgent': ({ agent, token, model }) => {
       if (!localApi().enabled) throw fail('validation', 'the local API is off', [issue('', 'local_api_off')]);
@@ -162,6 +192,10 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
     routes: () => routes,
     /** What `usage:getBySource` answers from now on. */
     setUsageBySource: (report: UsageBySource) => (bySource = report),
+    /** What `usage:getByToken` answers from now on. */
+    setUsageByToken: (lines: TokenUsage[]) => (byToken = lines),
+    /** The named tokens as kept. */
+    namedTokens: () => named,
     /** What trying a route to `providerId` answers from now on. */
     setRouteTest: (providerId: string, outcome: RouteTest['outcome']) => tests.set(providerId, outcome),
     /** Changes what the fake keeps of `agent`: a file changed or malformed, its last call. */

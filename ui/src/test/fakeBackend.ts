@@ -16,6 +16,7 @@ import type {
   KeyTestResult,
   LocalApiStatus,
   Message,
+  PoolAlert,
   TeamStatus,
   Preferences,
   Provider,
@@ -270,7 +271,9 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
   let exportAnswer: { path: string | null } | { error: IpcError } | null = null;
   /** URLs handed to the opener plugin (the system browser). */
   const opened: string[] = [];
-  let settings: Settings = { maxWaitSeconds: 20, bindingIdleMinutes: 60, usageRetentionDays: 180, proxy: { mode: 'none' } };
+  let settings: Settings = { maxWaitSeconds: 20, bindingIdleMinutes: 60, usageRetentionDays: 180, proxy: { mode: 'none' }, notifyKeysLost: true };
+  /** The desktop notifications shown (`app:notify`, while `notifyKeysLost` is on). */
+  const notifications: { title: string; body: string }[] = [];
   /** The local API: its status, the ports other programs hold, and every token handed out. */
   let localApi: Omit<LocalApiStatus, 'served'> = { enabled: false, running: false, address: null, port: LIMITS.port.default, requests: 0, inFlight: 0, failed: 0, error: null };
   /** The UI's preferences in the data directory (`app:getPreferences`). */
@@ -547,6 +550,11 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       if (systemPrompt !== undefined) found.systemPrompt = systemPrompt.trim() === '' ? null : systemPrompt;
       emit(found.id);
       return shown(found);
+    },
+    'app:notify': ({ title, body }) => {
+      if (title.trim() === '') throw backendError('validation', 'title: blank', [{ path: 'title', code: 'blank', message: 'blank' }]);
+      if (settings.notifyKeysLost) notifications.push({ title, body });
+      return null;
     },
     'llmConfig:deleteProvider': ({ id }) => {
       const index = providers.findIndex((p) => p.id === id);
@@ -859,7 +867,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     },
     'settings:get': () => settings,
     'settings:update': (changes) => {
-      if (Object.keys(changes).length === 0) throw backendError('validation', 'nothing to change', [{ path: '', code: 'nothing_to_change', params: { fields: ['maxWaitSeconds', 'bindingIdleMinutes', 'usageRetentionDays', 'proxy'] }, message: 'nothing to change' }]);
+      if (Object.keys(changes).length === 0) throw backendError('validation', 'nothing to change', [{ path: '', code: 'nothing_to_change', params: { fields: ['maxWaitSeconds', 'bindingIdleMinutes', 'usageRetentionDays', 'proxy', 'notifyKeysLost'] }, message: 'nothing to change' }]);
       checkProxy(changes.proxy);
       checkRange('maxWaitSeconds', changes.maxWaitSeconds, LIMITS.maxWaitSeconds);
       checkRange('bindingIdleMinutes', changes.bindingIdleMinutes, LIMITS.bindingIdleMinutes);
@@ -933,6 +941,8 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     /** The backend's clock now (`PoolStatus.now`, the ledger's default end). */
     now: () => clock,
     setAppStatus: (status: AppStatus) => (appStatus = status),
+    /** The desktop notifications shown so far. */
+    notifications: () => notifications,
     /** The next call of `command` rejects with `error` (a backend `{ code, message, issues }`). */
     rejectNext: (command: keyof Commands, error: IpcError) => rejections.set(command, error),
     stopEmitting: () => (emitting = false),
@@ -1006,6 +1016,10 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       queueMicrotask(() => {
         for (const listener of listeners.get('team:changed') ?? []) listener({ event: 'team:changed', payload: null });
       });
+    },
+    /** The pool lost keys: emits `pool:alert` as the backend does (only while `notifyKeysLost` is on). */
+    alert: (alert: PoolAlert) => {
+      if (settings.notifyKeysLost) emitEvent('pool:alert', alert);
     },
     /** Another program listens on `port`: starting the local API there fails. */
     occupyPort: (port: number) => busyPorts.add(port),

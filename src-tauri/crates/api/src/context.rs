@@ -14,8 +14,8 @@ use keypool_keychain::{Keychain, OsKeychain};
 
 use crate::service::{
     AgentHome, Agents, Attachments, BulkKeys, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Members,
-    Membership, Migrated, NoSaveDialog, Preferences, Providers, Records, SaveDialog, ServiceError, Settings,
-    StoreLoader, Usage, UsageReport, Vault, WritePath, DAY_MS,
+    Membership, Migrated, NoSaveDialog, PoolAlerts, Preferences, Providers, Records, SaveDialog, ServiceError,
+    Settings, StoreLoader, Usage, UsageReport, Vault, WritePath, DAY_MS,
 };
 use crate::SystemClock;
 
@@ -115,6 +115,7 @@ struct Services {
     members: Members,
     usage_report: UsageReport,
     team: Membership,
+    events: Arc<dyn EventSink>,
 }
 
 impl AppContext {
@@ -274,6 +275,16 @@ impl AppContext {
         Ok(&self.services()?.usage_report)
     }
 
+    /// Shows a desktop notification the UI worded from a `pool:alert`, unless Settings → General
+    /// switched them off since.
+    pub fn notify(&self, title: &str, body: &str) -> Result<(), ServiceError> {
+        let services = self.services()?;
+        if services.settings.get()?.notify_keys_lost {
+            services.events.notify(title, body);
+        }
+        Ok(())
+    }
+
     /// The team this app is a member of (Settings → Team).
     pub fn team(&self) -> Result<&Membership, ServiceError> {
         Ok(&self.services()?.team)
@@ -311,7 +322,9 @@ impl Services {
         });
         let ledger = if ledger { Ledger::start(db.clone()) } else { Ledger::off() };
         let attachments = Arc::new(Attachments::open(db.clone(), clock.now().as_millis()));
-        let records = Arc::new(Records { writes: writes.clone(), ledger: ledger.clone(), tap });
+        let alerts = Arc::new(PoolAlerts::new(db.clone(), pool.clone(), events.clone()));
+        let notices = events.clone();
+        let records = Arc::new(Records { writes: writes.clone(), ledger: ledger.clone(), tap, alerts: alerts.clone() });
         let completions =
             CompletionService::new(pool.clone(), clock.clone(), resolver.clone(), records.clone(), waiter);
         let membership = Membership::new(
@@ -342,7 +355,7 @@ impl Services {
             ),
             keys,
             providers: providers.clone(),
-            settings: Arc::new(Settings::open(db.clone(), pool, completions.clone(), clock.clone())),
+            settings: Arc::new(Settings::open(db.clone(), pool, completions.clone(), clock.clone(), alerts)),
             usage: Arc::new(Usage::new(db.clone(), ledger, clock.clone(), save_dialog.clone())),
             local_api: LocalApi::new(
                 db.clone(),
@@ -360,6 +373,7 @@ impl Services {
             clock,
             vault,
             team: membership,
+            events: notices,
         }
     }
 }

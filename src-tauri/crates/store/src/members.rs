@@ -124,6 +124,14 @@ fn bump(conn: &Connection, now: i64) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// When the ledger last recorded an attempt of the member called `name` (milliseconds since
+/// the epoch); `None`: none is kept. Read through the ledger's index on `(member, at)`.
+pub fn last_used(conn: &Connection, name: &str) -> rusqlite::Result<Option<i64>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT MAX(at) FROM usage_attempts WHERE member = ?1 AND member IS NOT NULL")?;
+    stmt.query_row([name], |row| row.get(0))
+}
+
 /// How many writes `members` has seen (0 before the first).
 pub fn generation(conn: &Connection) -> rusqlite::Result<u64> {
     let value: Option<String> =

@@ -4,6 +4,7 @@ import { useI18n } from '../../i18n/I18nProvider';
 import type { LanguagePreference, ThemePreference } from '../../preferences';
 import { useTheme } from '../../useTheme';
 import { BackendSettingFields } from './BackendSettingFields';
+import { NotifyKeysLostField } from './NotifyKeysLostField';
 import { ProxyField } from './ProxyField';
 import { UsageHistoryPurge } from './UsageHistoryPurge';
 import { useAppSettings } from './useAppSettings';
@@ -11,8 +12,8 @@ import { useAppSettings } from './useAppSettings';
 /**
  * Settings → General: the UI language and the colour theme, both "same as the system" by
  * default (kept by the web view); how long a reply waits for a free key, how long an idle chat
- * keeps its key, how long usage history is kept and the proxy for provider requests (kept by the
- * backend); deleting that history, shown once the backend's settings are in (they push what
+ * keeps its key, how long usage history is kept, the proxy for provider requests and whether keys
+ * lost are told as desktop notifications (kept by the backend); deleting that history, shown once the backend's settings are in (they push what
  * follows them down).
  */
 export function GeneralSection() {
@@ -55,6 +56,7 @@ export function GeneralSection() {
         </select>
         <BackendSettingFields load={settings.state} onSave={settings.update} onRetry={settings.reload} />
         {settings.state.kind === 'loaded' && <ProxyField stored={settings.state.settings.proxy} onSave={settings.update} />}
+        {settings.state.kind === 'loaded' && <NotifyKeysLostField stored={settings.state.settings.notifyKeysLost} onSave={settings.update} />}
         {/* Once the settings above it are in: appearing late, it never moves under the pointer. */}
         {settings.state.kind !== 'loading' && <UsageHistoryPurge />}
       </div>

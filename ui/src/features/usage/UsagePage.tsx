@@ -6,6 +6,7 @@ import { usageApi } from '../../ipc/usage';
 import { KeyUsageTable, keyLabel } from './KeyUsageTable';
 import { PricesSection } from './PricesSection';
 import { SourcesSection } from './SourcesSection';
+import { TokensSection } from './TokensSection';
 import { TotalsCards } from './TotalsCards';
 import type { KeyRef } from './usageFigures';
 import { UsageCharts } from './UsageCharts';
@@ -127,6 +128,7 @@ function UsageView({ now, opening }: { now: () => number; opening: RangeChoice }
           <KeyUsageTable keys={summary.keys} providerName={providerName} titleId={keysTitleId} />
         </section>
         <SourcesSection range={range} refresh={asOf} />
+        <TokensSection range={range} refresh={asOf} />
       </div>
     );
   }

@@ -224,3 +224,19 @@ pub(super) fn preferences(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Prefere
 pub(super) fn set_preferences(ctx: &AppContext, args: SetPreferencesArgs) -> Result<PreferencesDto, IpcError> {
     Ok(ctx.preferences().update(args.into())?.into())
 }
+
+/// A desktop notification, worded by the UI from a `pool:alert`.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NotifyArgs {
+    #[garde(length(chars, max = LIMITS.notification_title.max_chars), custom(not_blank))]
+    pub title: String,
+    #[garde(length(chars, max = LIMITS.notification_body.max_chars))]
+    pub body: String,
+}
+
+impl CommandArgs for NotifyArgs {}
+
+pub(super) fn notify(ctx: &AppContext, args: NotifyArgs) -> Result<(), IpcError> {
+    Ok(ctx.notify(&args.title, &args.body)?)
+}

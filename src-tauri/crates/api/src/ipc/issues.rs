@@ -106,6 +106,10 @@ pub enum IssueCode {
     TokenRequired,
     /// The local API is off: turn it on first.
     LocalApiOff,
+    /// A token's name other than 1 to 64 of `A-Z a-z 0-9 . _ - @`.
+    BadTokenName,
+    /// Another named token has this name (any case).
+    TokenNameTaken,
     /// Any other problem; the message says which.
     Invalid,
 }
@@ -247,6 +251,8 @@ impl From<FieldError> for Issue {
             Rule::TokenMismatch => (IssueCode::TokenMismatch, none()),
             Rule::TokenRequired => (IssueCode::TokenRequired, none()),
             Rule::LocalApiOff => (IssueCode::LocalApiOff, none()),
+            Rule::BadTokenName => (IssueCode::BadTokenName, none()),
+            Rule::TokenNameTaken => (IssueCode::TokenNameTaken, none()),
         };
         Issue::new(camel_case_path(&error.field), code, params)
     }
@@ -394,6 +400,8 @@ fn english(code: IssueCode, p: &IssueParams) -> String {
         IssueCode::TokenMismatch => "is not the local API's token".into(),
         IssueCode::TokenRequired => "the local API's token is needed".into(),
         IssueCode::LocalApiOff => "the local API is off: turn it on first".into(),
+        IssueCode::BadTokenName => "must be 1 to 64 letters, digits, dots, dashes, underscores or @".into(),
+        IssueCode::TokenNameTaken => "another token has this name (in any case)".into(),
         IssueCode::CannotWrite => format!("could not be written: {}", p.reason.as_deref().unwrap_or("unknown error")),
         IssueCode::UnsupportedFile => "is neither a PNG, JPEG, WebP or GIF image nor a UTF-8 text file".into(),
         IssueCode::FileTooLarge => format!("is larger than {} bytes", p.max.unwrap_or_default()),

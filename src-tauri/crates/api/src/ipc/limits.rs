@@ -111,6 +111,11 @@ pub struct Limits {
     pub team_name: Text,
     /// The local API's routes (Settings → Local API): first match wins, so a few do.
     pub routes: Items,
+    /// A desktop notification's title and body.
+    pub notification_title: Text,
+    pub notification_body: Text,
+    /// A named token's name (a member's rule: 1 to 64 of `A-Z a-z 0-9 . _ - @`).
+    pub token_name: Text,
 }
 
 pub const LIMITS: Limits = Limits {
@@ -145,6 +150,9 @@ pub const LIMITS: Limits = Limits {
     port: Defaulted { min: 1024, max: 65535, default: DEFAULT_PORT },
     redis_url: Text { max_chars: 2048 },
     team_name: Text { max_chars: 64 },
+    token_name: Text { max_chars: 64 },
+    notification_title: Text { max_chars: 200 },
+    notification_body: Text { max_chars: 1_000 },
     routes: Items { max_items: 100 },
 };
 

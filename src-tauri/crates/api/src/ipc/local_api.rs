@@ -8,7 +8,8 @@ use ts_rs::TS;
 use super::args::{CommandArgs, NoArgs};
 use super::error::IpcError;
 use super::limits::LIMITS;
-use crate::service::LocalApiStatus;
+use super::rules::not_blank;
+use crate::service::{LocalApiStatus, NamedToken};
 use crate::AppContext;
 
 /// Turns the local API on or off; `port` (within `LIMITS.port`) changes where it listens.
@@ -145,4 +146,67 @@ pub(super) async fn configure(
 
 pub(super) async fn regenerate_token(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<LocalApiTokenDto, IpcError> {
     Ok(LocalApiTokenDto { token: ctx.local_api()?.regenerate_token().await? })
+}
+
+/// A named token's name: 1 to 64 of `A-Z a-z 0-9 . _ - @`, unique in any case (the service checks
+/// the characters and the name's use).
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TokenNameArgs {
+    #[garde(length(chars, max = LIMITS.token_name.max_chars), custom(not_blank))]
+    pub name: String,
+}
+
+impl CommandArgs for TokenNameArgs {}
+
+/// A named token of the local API, as shown: never its value.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "NamedToken")]
+pub struct NamedTokenDto {
+    pub name: String,
+    /// Milliseconds since the epoch.
+    pub created_at: i64,
+    /// When a request it sent was last recorded; null: never (or its history was purged).
+    pub last_used_at: Option<i64>,
+    /// False when a server sharing this store disabled it or let it expire.
+    pub usable: bool,
+}
+
+impl From<NamedToken> for NamedTokenDto {
+    fn from(token: NamedToken) -> Self {
+        NamedTokenDto {
+            name: token.name,
+            created_at: token.created_at,
+            last_used_at: token.last_used_at,
+            usable: token.usable,
+        }
+    }
+}
+
+/// A named token just made, with its value: shown this once.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "NewNamedToken")]
+pub struct NewNamedTokenDto {
+    #[serde(flatten)]
+    pub named: NamedTokenDto,
+    pub token: String,
+}
+
+pub(super) fn list_tokens(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<NamedTokenDto>, IpcError> {
+    // When each was last used counts what was answered a moment ago: the ledger writes in batches.
+    ctx.usage()?.flush();
+    Ok(ctx.local_api()?.tokens().list()?.into_iter().map(NamedTokenDto::from).collect())
+}
+
+pub(super) fn create_token(ctx: &AppContext, args: TokenNameArgs) -> Result<NewNamedTokenDto, IpcError> {
+    let (named, token) = ctx.local_api()?.tokens().create(&args.name)?;
+    Ok(NewNamedTokenDto { named: named.into(), token })
+}
+
+pub(super) fn revoke_token(ctx: &AppContext, args: TokenNameArgs) -> Result<Vec<NamedTokenDto>, IpcError> {
+    let tokens = ctx.local_api()?.tokens();
+    tokens.revoke(&args.name)?;
+    Ok(tokens.list()?.into_iter().map(NamedTokenDto::from).collect())
 }

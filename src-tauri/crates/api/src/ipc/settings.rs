@@ -31,6 +31,10 @@ pub struct UpdateSettingsArgs {
     #[serde(default)]
     #[garde(dive)]
     pub proxy: Option<ProxyDto>,
+    /// A desktop notification when a key dies or a provider has no usable key left.
+    #[serde(default)]
+    #[garde(skip)]
+    pub notify_keys_lost: Option<bool>,
 }
 
 impl CommandArgs for UpdateSettingsArgs {
@@ -39,12 +43,14 @@ impl CommandArgs for UpdateSettingsArgs {
             && self.binding_idle_minutes.is_none()
             && self.usage_retention_days.is_none()
             && self.proxy.is_none()
+            && self.notify_keys_lost.is_none()
         {
             return Err(IpcError::nothing_to_change(&[
                 "maxWaitSeconds",
                 "bindingIdleMinutes",
                 "usageRetentionDays",
                 "proxy",
+                "notifyKeysLost",
             ]));
         }
         self.proxy.as_ref().map(ProxyDto::proxy).transpose().map(drop)
@@ -110,6 +116,7 @@ impl From<UpdateSettingsArgs> for SettingsPatch {
             usage_retention_days: a.usage_retention_days,
             // Checked as a whole before: an address that is missing or misplaced never gets here.
             proxy: a.proxy.as_ref().and_then(|p| p.proxy().ok()),
+            notify_keys_lost: a.notify_keys_lost,
         }
     }
 }
@@ -127,6 +134,9 @@ pub struct SettingsDto {
     pub usage_retention_days: u32,
     /// Which proxy provider requests go through.
     pub proxy: ProxyDto,
+    /// A desktop notification when a key dies or a provider has no usable key left (on unless
+    /// switched off).
+    pub notify_keys_lost: bool,
 }
 
 impl From<AppSettings> for SettingsDto {
@@ -136,6 +146,7 @@ impl From<AppSettings> for SettingsDto {
             binding_idle_minutes: s.binding_idle_minutes,
             usage_retention_days: s.usage_retention_days,
             proxy: s.proxy.into(),
+            notify_keys_lost: s.notify_keys_lost,
         }
     }
 }

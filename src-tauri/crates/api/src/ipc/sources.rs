@@ -9,7 +9,7 @@ use super::agents::AgentArg;
 use super::args::CommandArgs;
 use super::error::IpcError;
 use super::issues::{IssueCode, IssueParams};
-use crate::service::{Source, SourceUse, SourcesReport};
+use crate::service::{By, Source, SourceUse, SourcesReport, UsageLine};
 use crate::AppContext;
 
 /// A range of time, in milliseconds since the epoch.
@@ -104,4 +104,45 @@ impl From<SourcesReport> for UsageBySourceDto {
 
 pub(super) fn by_source(ctx: &AppContext, args: SourceRangeArgs) -> Result<UsageBySourceDto, IpcError> {
     Ok(ctx.agents()?.usage_by_source(args.from, args.to)?.into())
+}
+
+/// What the requests of one named token of the local API spent, or (`name` null) those sent
+/// without one: the chat's and the local API's own token's.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "TokenUsage")]
+pub struct TokenUsageDto {
+    pub name: Option<String>,
+    pub requests: u64,
+    pub failed: u64,
+    /// Every prompt token, cached ones included.
+    pub input_tokens: u64,
+    pub cached_tokens: u64,
+    pub output_tokens: u64,
+    /// US dollars at the price table's prices; null when no model it used has a price.
+    pub cost_usd: Option<f64>,
+    /// Every model it used has a price: `costUsd` is its whole cost.
+    pub cost_complete: bool,
+}
+
+impl From<UsageLine> for TokenUsageDto {
+    fn from(line: UsageLine) -> Self {
+        TokenUsageDto {
+            name: line.name,
+            requests: line.attempts,
+            failed: line.failed,
+            input_tokens: line.input_tokens,
+            cached_tokens: line.cached_tokens,
+            output_tokens: line.output_tokens,
+            cost_usd: line.cost_usd,
+            cost_complete: line.cost_complete,
+        }
+    }
+}
+
+/// `usage:getByToken`: the ledger of a range by named token, the largest spend first.
+pub(super) fn by_token(ctx: &AppContext, args: SourceRangeArgs) -> Result<Vec<TokenUsageDto>, IpcError> {
+    // What was answered a moment ago is counted: the ledger writes in batches.
+    ctx.usage()?.flush();
+    Ok(ctx.usage_report()?.lines(By::Member, args.from, args.to)?.into_iter().map(TokenUsageDto::from).collect())
 }

@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::agents::{AgentsDto, ConnectAgentArgs, DisconnectAgentArgs};
-use super::app::{AppStatus, PreferencesDto, SetPreferencesArgs};
+use super::app::{AppStatus, NotifyArgs, PreferencesDto, SetPreferencesArgs};
 use super::args::{parse, IdArgs, NoArgs, ProviderArgs};
 use super::bulk::{
     DeletedKeys, ExportApiKeysArgs, ExportedKeys, ImportIdArgs, KeyIdsArgs, KeyImportPreview, KeyImportProgress,
@@ -32,14 +32,17 @@ use super::keys::{
     AddApiKeyArgs, ApiKeyDto, CooldownReset, DeletedKey, KeyTestResult, PoolStatusDto, ReorderApiKeysArgs,
     SetKeyLimitsArgs, ToggleApiKeyArgs, UpdateApiKeyArgs,
 };
-use super::local_api::{ConfigureLocalApiArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto};
+use super::local_api::{
+    ConfigureLocalApiArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto, NamedTokenDto, NewNamedTokenDto,
+    TokenNameArgs,
+};
 use super::providers::{
     AddProviderArgs, DeletedProviderDto, ListModelsArgs, ListModelsForArgs, ModelListDto, ProviderDto,
     UpdateProviderArgs,
 };
 use super::routes::{RouteDto, RouteTestDto, SetRoutesArgs, TestRouteArgs};
 use super::settings::{SettingsDto, UpdateSettingsArgs};
-use super::sources::{SourceRangeArgs, UsageBySourceDto};
+use super::sources::{SourceRangeArgs, TokenUsageDto, UsageBySourceDto};
 use super::team::{ConnectTeamArgs, TeamSecretDto, TeamStatusDto};
 use super::typescript::TypeSet;
 use super::usage::{
@@ -171,6 +174,7 @@ commands! {
     sync   "app:getStatus"             (NoArgs)             -> AppStatus               => app::status;
     sync   "app:getPreferences"        (NoArgs)             -> PreferencesDto          => app::preferences;
     sync   "app:setPreferences"        (SetPreferencesArgs) -> PreferencesDto          => app::set_preferences;
+    sync   "app:notify"                (NotifyArgs)         -> ()                      => app::notify;
     sync   "llmConfig:getProviders"    (NoArgs)             -> Vec<ProviderDto>        => providers::list;
     sync   "llmConfig:addProvider"     (AddProviderArgs)    -> ProviderDto             => providers::add;
     sync   "llmConfig:updateProvider"  (UpdateProviderArgs) -> ProviderDto             => providers::update;
@@ -197,6 +201,9 @@ commands! {
     sync   "localApi:getStatus"        (NoArgs)             -> LocalApiStatusDto       => local_api::status;
     async  "localApi:configure"        (ConfigureLocalApiArgs) -> LocalApiConfiguredDto => local_api::configure;
     async  "localApi:regenerateToken"  (NoArgs)             -> LocalApiTokenDto        => local_api::regenerate_token;
+    sync   "localApi:listTokens"       (NoArgs)             -> Vec<NamedTokenDto>      => local_api::list_tokens;
+    sync   "localApi:createToken"      (TokenNameArgs)      -> NewNamedTokenDto        => local_api::create_token;
+    sync   "localApi:revokeToken"      (TokenNameArgs)      -> Vec<NamedTokenDto>      => local_api::revoke_token;
     sync   "localApi:getRoutes"        (NoArgs)             -> Vec<RouteDto>           => routes::list;
     sync   "localApi:setRoutes"        (SetRoutesArgs)      -> Vec<RouteDto>           => routes::set;
     async  "localApi:testRoute"        (TestRouteArgs)      -> RouteTestDto            => routes::test;
@@ -217,6 +224,7 @@ commands! {
     sync   "usage:deletePrice"         (ModelArgs)          -> DeletedPrice            => usage::delete_price;
     sync   "usage:purge"               (PurgeUsageArgs)     -> Purged                  => usage::purge;
     sync   "usage:getBySource"         (SourceRangeArgs)    -> UsageBySourceDto        => sources::by_source;
+    sync   "usage:getByToken"          (SourceRangeArgs)    -> Vec<TokenUsageDto>      => sources::by_token;
     sync   "chat:list"                 (NoArgs)             -> Vec<ChatDto>            => chat::list;
     sync   "chat:create"               (CreateChatArgs)     -> ChatDto                 => chat::create;
     sync   "chat:update"               (UpdateChatArgs)     -> ChatDto                 => chat::update;

@@ -11,6 +11,14 @@ pub trait EventSink: Send + Sync {
     /// How a bulk import of keys stands (the shell emits `llmConfig:keyImportProgress`): at most
     /// every 100 ms while it runs, after every batch saved, and once at its end.
     fn key_import_progress(&self, _progress: &super::ImportProgress) {}
+
+    /// The pool lost keys: the shell shows a desktop notification (`pool:alert`), once for each
+    /// loss (see [`super::PoolAlert`]). Nothing to tell by default.
+    fn pool_alert(&self, _alert: &super::PoolAlert) {}
+
+    /// Shows a desktop notification (the UI worded it from a `pool:alert`). Nothing to show by
+    /// default.
+    fn notify(&self, _title: &str, _body: &str) {}
 }
 
 /// For tools that have no UI to tell (benches, a CLI).

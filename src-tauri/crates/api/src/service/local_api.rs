@@ -19,9 +19,11 @@ use super::providers::{address_of, answerable, endpoint_of};
 use super::{Providers, Result, ServiceError, Vault, WritePath};
 
 mod routes;
+mod tokens;
 
 pub use keypool_gateway::DEFAULT_PORT;
 pub use routes::{Resolution, RouteState, RouteTest, RouteTestOutcome, RouteView, Via, ROUTE_TEST_SOURCE};
+pub use tokens::{NamedToken, NamedTokens};
 
 const ENABLED: &str = "localApi.enabled";
 const PORT: &str = "localApi.port";
@@ -47,6 +49,8 @@ pub struct LocalApi {
     clock: Arc<dyn Clock>,
     completions: CompletionService,
     routes: Arc<StoreRoutes>,
+    /// The named tokens it serves beside its own.
+    tokens: Arc<NamedTokens>,
     running: Mutex<Option<Gateway>>,
     error: Mutex<Option<StartError>>,
     /// Held by every change of the endpoint's settings (on, off, port, token), so that each sees
@@ -78,6 +82,7 @@ impl LocalApi {
             model_routes: std::sync::RwLock::new(routes::stored(kept)),
         });
         LocalApi {
+            tokens: Arc::new(NamedTokens::new(db.clone(), clock.clone())),
             db,
             clock,
             completions,
@@ -179,6 +184,17 @@ impl LocalApi {
         Ok(token)
     }
 
+    /// The named tokens: one per agent, script or person, each revoked alone.
+    pub fn tokens(&self) -> &NamedTokens {
+        &self.tokens
+    }
+
+    /// How the app's endpoint serves: its named tokens beside its own.
+    fn serving(&self) -> Serving {
+        let tokens: Arc<dyn keypool_gateway::Members> = self.tokens.clone();
+        Serving { members: Some(tokens), ..Serving::default() }
+    }
+
     /// Whether `token` is the endpoint's token now, compared by its SHA-256 (the token itself
     /// is not kept); none is before the endpoint was first enabled.
     pub fn is_current_token(&self, token: &str) -> Result<bool> {
@@ -215,7 +231,9 @@ impl LocalApi {
             return Ok(());
         };
         let routes: Arc<dyn Routes> = self.routes.clone();
-        let started = Gateway::start(port, hash, routes, self.completions.clone(), self.clock.clone()).await;
+        let started =
+            Gateway::start_serving(port, hash, routes, self.completions.clone(), self.clock.clone(), self.serving())
+                .await;
         match started {
             Ok(gateway) => {
                 *self.error.lock().unwrap_or_else(|e| e.into_inner()) = None;
@@ -237,7 +255,9 @@ impl LocalApi {
             return Ok(());
         };
         let routes: Arc<dyn Routes> = self.routes.clone();
-        match Gateway::start(wanted, hash, routes, self.completions.clone(), self.clock.clone()).await {
+        let serving = self.serving();
+        match Gateway::start_serving(wanted, hash, routes, self.completions.clone(), self.clock.clone(), serving).await
+        {
             Ok(gateway) => {
                 let previous = self.running.lock().unwrap_or_else(|e| e.into_inner()).replace(gateway);
                 if let Some(previous) = previous {

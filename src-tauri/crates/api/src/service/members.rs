@@ -16,7 +16,14 @@ use serde::{Deserialize, Serialize};
 
 use super::{Result, ServiceError};
 
-/// Who manages a member: the config file or the command line. Neither changes the other's.
+/// Whether `name` can name a member: 1 to 64 of `A-Z a-z 0-9 . _ - @` (it is a label in
+/// `/metrics`, a column in the ledger, a word in messages).
+pub fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-@".contains(&b))
+}
+
+/// Who manages a member: the config file, or a person (the command line, or the app's named
+/// tokens). Neither changes the other's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MemberSource {
@@ -118,7 +125,7 @@ impl Member {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -133,7 +140,7 @@ fn unhex(text: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
-fn from_row(row: MemberRow) -> Option<Member> {
+pub(crate) fn from_row(row: MemberRow) -> Option<Member> {
     let budget = match (row.budget_usd, row.budget_tokens) {
         (Some(usd), _) => Some(Budget::Usd(usd)),
         (None, Some(tokens)) => Some(Budget::Tokens(tokens)),
@@ -159,7 +166,7 @@ fn from_row(row: MemberRow) -> Option<Member> {
     })
 }
 
-fn to_row(member: &Member) -> MemberRow {
+pub(crate) fn to_row(member: &Member) -> MemberRow {
     let (budget_usd, budget_tokens) = match member.limits.budget {
         Some(Budget::Usd(usd)) => (Some(usd), None),
         Some(Budget::Tokens(tokens)) => (None, Some(tokens)),

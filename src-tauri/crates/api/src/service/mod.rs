@@ -4,6 +4,7 @@
 //! IPC, JSON shapes or Tauri.
 
 mod agents;
+mod alerts;
 mod attachments;
 mod bulk;
 mod chats;
@@ -31,6 +32,8 @@ pub use agents::{
     cache_drop, Agent, AgentFileProblem, AgentHome, AgentStatus, Agents, AgentsOverview, CacheDrop, Connection, Source,
     SourceUse, SourcesReport, TokenState, AGENTS,
 };
+pub use alerts::PoolAlert;
+pub(crate) use alerts::PoolAlerts;
 pub use attachments::{
     AttachmentInfo, AttachmentKind, Attachments, Variant, MAX_ATTACHMENTS, MAX_IMAGE_BYTES, MAX_TEXT_BYTES,
     SEND_LONG_SIDE,
@@ -48,10 +51,12 @@ pub(crate) use keys::StoreLoader;
 pub use keys::{ApiKey, KeyPatch, Keys, NewKey, PoolStatus};
 pub use ledger::Ledger;
 pub use local_api::{
-    LocalApi, LocalApiStatus, ModelRoute, Resolution, RouteState, RouteTest, RouteTestOutcome, RouteView, Via,
-    DEFAULT_PORT, ROUTE_TEST_SOURCE,
+    LocalApi, LocalApiStatus, ModelRoute, NamedToken, Resolution, RouteState, RouteTest, RouteTestOutcome, RouteView,
+    Via, DEFAULT_PORT, ROUTE_TEST_SOURCE,
 };
-pub use members::{Budget, BudgetPeriod, Member, MemberLimits, MemberSource, Members, Spent};
+pub use members::{
+    valid_name as valid_member_name, Budget, BudgetPeriod, Member, MemberLimits, MemberSource, Members, Spent,
+};
 pub use preferences::{Language, Page, Preferences, Theme, UiPreferences, PREFERENCES_FILE_NAME};
 pub use problem::{FieldError, Rule};
 pub use providers::{is_local, is_local_url, ModelList, NewProvider, Provider, ProviderPatch, Providers};

@@ -66,6 +66,10 @@ pub enum Rule {
     TokenRequired,
     /// The local API is off: turn it on first (it makes the token agents are given).
     LocalApiOff,
+    /// A token's name other than 1 to 64 of `A-Z a-z 0-9 . _ - @`.
+    BadTokenName,
+    /// Another named token (or a server's member) has this name, in any case.
+    TokenNameTaken,
 }
 
 /// One rule broken by one input field, named as the service's input names it (snake_case);

@@ -8,17 +8,21 @@ use keypool_llm::{AttemptRecord, Recorder};
 
 use super::ledger::Ledger;
 use super::write_path::WritePath;
+use super::PoolAlerts;
 
 pub(crate) struct Records {
     pub writes: Arc<WritePath>,
     pub ledger: Ledger,
     /// Told of everything after the store (a server's members, metrics and alerts).
     pub tap: Option<Arc<dyn Recorder>>,
+    /// The user's, of keys lost.
+    pub alerts: Arc<PoolAlerts>,
 }
 
 impl Recorder for Records {
     fn key_disabled(&self, provider: &ProviderId, key: &KeyId, reason: DisableReason, at: Timestamp) {
         self.writes.disable_key(provider, key, reason, at);
+        self.alerts.key_disabled(provider, key, reason.status(), at);
         if let Some(tap) = &self.tap {
             tap.key_disabled(provider, key, reason, at);
         }
@@ -44,6 +48,7 @@ impl Recorder for Records {
 
     fn attempt(&self, record: AttemptRecord) {
         self.ledger.record(&record);
+        self.alerts.attempt(&record);
         if let Some(tap) = &self.tap {
             tap.attempt(record);
         }

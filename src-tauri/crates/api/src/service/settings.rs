@@ -7,7 +7,7 @@ use keypool::{Clock, KeyPool};
 use keypool_llm::{CompletionService, ProxyChoice};
 use keypool_store::{settings, Database};
 
-use super::{Result, Rule, ServiceError};
+use super::{PoolAlerts, Result, Rule, ServiceError};
 
 /// The longest a request may wait for a key to free up, as the user may set it.
 pub const MAX_WAIT_LIMIT_SECONDS: u32 = 120;
@@ -18,6 +18,7 @@ const MAX_WAIT: &str = "pool.maxWaitSeconds";
 const BINDING_IDLE: &str = "pool.bindingIdleMinutes";
 const RETENTION: &str = "usage.retentionDays";
 const PROXY: &str = "http.proxy";
+const NOTIFY: &str = "notifications.keysLost";
 
 /// Which proxy provider requests go through: none unless the user chose one.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -52,6 +53,8 @@ pub struct AppSettings {
     pub usage_retention_days: u32,
     /// Which proxy provider requests go through (never for this machine).
     pub proxy: Proxy,
+    /// A desktop notification when a key dies or a provider has no usable key left.
+    pub notify_keys_lost: bool,
 }
 
 /// The preferences to change; `None` keeps one.
@@ -61,6 +64,7 @@ pub struct SettingsPatch {
     pub binding_idle_minutes: Option<u32>,
     pub usage_retention_days: Option<u32>,
     pub proxy: Option<Proxy>,
+    pub notify_keys_lost: Option<bool>,
 }
 
 pub struct Settings {
@@ -68,6 +72,7 @@ pub struct Settings {
     pool: Arc<KeyPool>,
     completions: CompletionService,
     clock: Arc<dyn Clock>,
+    alerts: Arc<PoolAlerts>,
 }
 
 impl Settings {
@@ -78,8 +83,9 @@ impl Settings {
         pool: Arc<KeyPool>,
         completions: CompletionService,
         clock: Arc<dyn Clock>,
+        alerts: Arc<PoolAlerts>,
     ) -> Self {
-        let settings = Settings { db, pool, completions, clock };
+        let settings = Settings { db, pool, completions, clock, alerts };
         match settings.get() {
             Ok(stored) => settings.apply(&stored),
             Err(error) => tracing::warn!(%error, "could not read the settings; the defaults apply"),
@@ -102,6 +108,9 @@ impl Settings {
             )?,
             usage_retention_days: stored(RETENTION, DEFAULT_RETENTION_DAYS)?,
             proxy: settings::get(&conn, PROXY)?.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default(),
+            notify_keys_lost: settings::get(&conn, NOTIFY)?
+                .and_then(|json| serde_json::from_str::<bool>(&json).ok())
+                .unwrap_or(true),
         })
     }
 
@@ -127,6 +136,9 @@ impl Settings {
                     settings::set(&tx, key, &value.to_string(), now)?;
                 }
             }
+            if let Some(notify) = patch.notify_keys_lost {
+                settings::set(&tx, NOTIFY, &notify.to_string(), now)?;
+            }
             if let Some(proxy) = &patch.proxy {
                 settings::set(&tx, PROXY, &serde_json::to_string(proxy).expect("a proxy serializes"), now)?;
             }
@@ -138,6 +150,7 @@ impl Settings {
     }
 
     fn apply(&self, settings: &AppSettings) {
+        self.alerts.switch(settings.notify_keys_lost);
         self.pool.set_max_wait(Duration::from_secs(u64::from(settings.max_wait_seconds)));
         self.pool.set_binding_idle(Duration::from_secs(u64::from(settings.binding_idle_minutes) * 60));
         if let Err(error) = self.completions.set_proxy(&settings.proxy.choice()) {

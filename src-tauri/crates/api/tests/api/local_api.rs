@@ -4,7 +4,7 @@
 use keypool_fake_provider::{FakeProvider, Reply};
 use serde_json::{json, Value};
 
-use crate::support::Harness;
+use crate::support::{Harness, START};
 
 const KEY_A: &str = "sk-local-AAAAAAAAAAAAAAAAAAAAAAAA-0001";
 const KEY_B: &str = "sk-local-BBBBBBBBBBBBBBBBBBBBBBBB-0002";
@@ -513,4 +513,80 @@ async fn every_model_the_app_offers_is_routed_and_the_status_names_what_can_be_a
     let unknown = api.post("/v1/chat/completions", &chat("nobody-lists-this", "hi", false), &[]).await;
     assert_eq!(unknown.status(), 404, "a model nobody offers is still unknown");
     h.call_async("localApi:configure", json!({ "enabled": false })).await.unwrap();
+}
+
+/// Named tokens: each serves as itself beside the endpoint's own, the ledger keeps every request
+/// under its name (the Usage page's table by token), a revoke stops one at once and only it,
+/// and a bad or taken name is refused with nothing written.
+#[tokio::test(flavor = "multi_thread")]
+async fn named_tokens_serve_under_their_names_and_are_revoked_alone() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let api = setup(&h, &fake).await;
+    fake.always(KEY_A, Reply::text(&["ok"]));
+    fake.always(KEY_B, Reply::text(&["ok"]));
+    let made = h.ok("localApi:createToken", json!({ "name": "ci-bot" }));
+    assert_eq!(made["name"], "ci-bot");
+    let ci = made["token"].as_str().expect("the token, this once").to_owned();
+    let script = h.ok("localApi:createToken", json!({ "name": "script@home" }))["token"].as_str().unwrap().to_owned();
+    assert!(ci.starts_with("kp-local-") && ci != script && ci != api.token);
+
+    let issue = |args: Value| {
+        let error = h.err("localApi:createToken", args);
+        error.issues.unwrap()[0].code.name()
+    };
+    let before = h.ok("localApi:listTokens", json!({}));
+    assert_eq!(issue(json!({ "name": "CI-BOT" })), "token_name_taken", "a name is taken in any case");
+    assert_eq!(issue(json!({ "name": "two words" })), "bad_token_name");
+    assert_eq!(issue(json!({ "name": "x".repeat(65) })), "too_long");
+    assert_eq!(issue(json!({ "name": "  " })), "blank");
+    assert_eq!(h.ok("localApi:listTokens", json!({})), before, "nothing was written");
+
+    let url = format!("{}/v1/chat/completions", api.base);
+    let send = |token: String, stream: bool| {
+        let request = api.http.post(&url).bearer_auth(token).json(&chat("gpt-fake", "hi", stream));
+        async move { request.send().await.unwrap() }
+    };
+    for (token, times) in [(&ci, 3), (&script, 1), (&api.token, 2)] {
+        for i in 0..times {
+            let answer = send(token.clone(), i % 2 == 1).await;
+            assert_eq!(answer.status(), 200);
+            answer.bytes().await.unwrap();
+        }
+    }
+    let listed = h.ok("localApi:listTokens", json!({}));
+    assert_eq!(listed.as_array().unwrap().len(), 2);
+    assert_eq!(listed[0]["name"], "ci-bot");
+    assert_eq!(listed[0]["lastUsedAt"], START.as_millis(), "when it was last used: {listed}");
+    assert_eq!(listed[0]["usable"], true);
+    assert!(!listed.to_string().contains("kp-local-"), "a listing never holds a token");
+
+    let range = json!({ "from": 0, "to": START.as_millis() + 1 });
+    let by_token = h.ok("usage:getByToken", range.clone());
+    let requests =
+        |name: Value| by_token.as_array().unwrap().iter().find(|l| l["name"] == name).map(|l| l["requests"].clone());
+    assert_eq!(requests(json!("ci-bot")), Some(json!(3)), "{by_token}");
+    assert_eq!(requests(json!("script@home")), Some(json!(1)));
+    assert_eq!(requests(Value::Null), Some(json!(2)), "the endpoint's own token: no name");
+
+    let left = h.ok("localApi:revokeToken", json!({ "name": "CI-bot" }));
+    assert_eq!(left.as_array().unwrap().len(), 1, "revoked, in any case: {left}");
+    assert_eq!(send(ci.clone(), false).await.status(), 401, "a revoked token stops at once");
+    assert_eq!(send(script.clone(), false).await.status(), 200, "the other goes on");
+    assert_eq!(send(api.token.clone(), false).await.status(), 200, "and the endpoint's own");
+    let gone = h.err("localApi:revokeToken", json!({ "name": "ci-bot" }));
+    assert_eq!(gone.code, keypool_api::ipc::ErrorCode::NotFound);
+    let by_token = h.ok("usage:getByToken", range);
+    assert!(
+        by_token.as_array().unwrap().iter().any(|l| l["name"] == "ci-bot" && l["requests"] == 3),
+        "what a revoked token spent stays under its name: {by_token}"
+    );
+
+    // Turned off and on again, it serves the named tokens still.
+    let port: u16 = api.base.rsplit(':').next().unwrap().parse().unwrap();
+    h.call_async("localApi:configure", json!({ "enabled": false })).await.unwrap();
+    h.call_async("localApi:configure", json!({ "enabled": true, "port": port })).await.unwrap();
+    assert_eq!(send(script.clone(), false).await.status(), 200, "after a restart of the endpoint");
+    let db = std::fs::read(h.dir.path().join(keypool_store::DATABASE_FILE_NAME)).unwrap();
+    assert!(!db.windows(script.len()).any(|w| w == script.as_bytes()), "only its hash is kept");
 }

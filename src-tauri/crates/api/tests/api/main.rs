@@ -1,6 +1,7 @@
 //! The IPC layer, end to end below Tauri: JSON in, JSON out, a real SQLite file underneath.
 
 mod agents;
+mod alerts;
 mod app_status;
 mod attachments;
 mod bulk_keys;

@@ -13,7 +13,7 @@ use keypool_store::Database;
 use serde_json::Value;
 
 #[derive(Default)]
-pub struct RecordedEvents(Mutex<Vec<String>>, Mutex<Vec<Value>>);
+pub struct RecordedEvents(Mutex<Vec<String>>, Mutex<Vec<Value>>, Mutex<Vec<Value>>);
 
 impl EventSink for RecordedEvents {
     fn llm_config_changed(&self, provider_id: &str) {
@@ -24,11 +24,26 @@ impl EventSink for RecordedEvents {
         let payload = ipc::KeyImportProgress::from(progress);
         self.1.lock().unwrap().push(serde_json::to_value(payload).unwrap());
     }
+
+    fn pool_alert(&self, alert: &keypool_api::service::PoolAlert) {
+        let payload = ipc::events::PoolAlertDto::from(alert);
+        self.2.lock().unwrap().push(serde_json::json!({ "alert": payload }));
+    }
+
+    fn notify(&self, title: &str, body: &str) {
+        self.2.lock().unwrap().push(serde_json::json!({ "notification": { "title": title, "body": body } }));
+    }
 }
 
 impl RecordedEvents {
     pub fn take(&self) -> Vec<String> {
         std::mem::take(&mut *self.0.lock().unwrap())
+    }
+
+    /// The `pool:alert` payloads (`{ "alert": … }`) and the notifications shown
+    /// (`{ "notification": { title, body } }`) so far, in order.
+    pub fn take_alerts(&self) -> Vec<Value> {
+        std::mem::take(&mut *self.2.lock().unwrap())
     }
 
     /// The `llmConfig:keyImportProgress` payloads told so far, as the UI receives them.

@@ -37,7 +37,7 @@ const TIMES: &[&str] = &["createdAt", "updatedAt", "disabledAt", "fetchedAt", "n
 
 /// Every scenario, by the name of its transcript.
 const SCENARIOS: &[&str] =
-    &["keys", "providers", "base-urls", "chats", "settings", "usage", "local-api", "preferences"];
+    &["keys", "providers", "base-urls", "chats", "settings", "usage", "local-api", "named-tokens", "preferences"];
 
 /// A scenario being recorded.
 struct Transcript {
@@ -441,6 +441,22 @@ fn local_api() {
     t.err("localApi:configure", json!({ "enabled": false, "port": u32::from(LIMITS.port.max) + 1 }));
     t.ok("localApi:configure", json!({ "enabled": false, "port": LIMITS.port.max }));
     t.ok("localApi:getStatus", json!({}));
+    t.finish();
+}
+
+#[test]
+fn named_tokens() {
+    let mut t = Transcript::new(
+        "named-tokens",
+        "the local API's named tokens: none yet; names refused; an unknown one revoked",
+    );
+    t.ok("localApi:listTokens", json!({}));
+    t.err("localApi:createToken", json!({ "name": "two words" }));
+    t.err("localApi:createToken", json!({ "name": "  " }));
+    t.err("localApi:createToken", json!({ "name": "x".repeat(LIMITS.token_name.max_chars + 1) }));
+    t.err("localApi:createToken", json!({}));
+    t.err("localApi:revokeToken", json!({ "name": "nobody" }));
+    t.ok("localApi:listTokens", json!({}));
     t.finish();
 }
 

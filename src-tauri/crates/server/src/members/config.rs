@@ -57,11 +57,7 @@ pub struct PriceConfig {
     pub cached_per_million: Option<f64>,
 }
 
-/// Whether `name` can name a member: 1 to 64 of `A-Z a-z 0-9 . _ - @` (it is a label in
-/// `/metrics`, a column in the ledger, a word in messages).
-pub fn valid_name(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-@".contains(&b))
-}
+pub use keypool_api::service::valid_member_name as valid_name;
 
 /// An expiry as the config and the command line write it: `YYYY-MM-DD` (through that day, UTC:
 /// the token stops at the next midnight) or an RFC 3339 instant; milliseconds since the epoch.

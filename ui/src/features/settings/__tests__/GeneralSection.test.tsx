@@ -159,7 +159,7 @@ describe('Settings → General: how long an idle chat keeps its key, and how lon
     await user.tab();
     await waitFor(() => expect(screen.getByTestId('usage-retention-status')).toHaveTextContent('Saved.'));
     expect(backend.callsOf('settings:update')).toEqual([{ bindingIdleMinutes: 5 }, { usageRetentionDays: 181 }]);
-    expect(backend.settings()).toEqual({ maxWaitSeconds: 20, bindingIdleMinutes: 5, usageRetentionDays: 181, proxy: { mode: 'none' } });
+    expect(backend.settings()).toEqual({ maxWaitSeconds: 20, bindingIdleMinutes: 5, usageRetentionDays: 181, proxy: { mode: 'none' }, notifyKeysLost: true });
   });
 
   it.each([

@@ -7,6 +7,7 @@ import { errorText, type Translate } from '../../../i18n/problems';
 import type { ClientApi, LocalApiProblem, LocalApiStatus } from '../../../ipc/bindings';
 import type { MessageKey } from '../../../i18n';
 import { AgentsPanel } from './AgentsPanel';
+import { NamedTokens } from './NamedTokens';
 import { PortField } from './PortField';
 import { RoutesSection } from './RoutesSection';
 import { SnippetTabs } from './SnippetTabs';
@@ -50,7 +51,7 @@ function addressOf(status: LocalApiStatus): string {
 
 /**
  * Settings → Local API: the switch, the port, whether the endpoint is up and where, its live
- * counts, the token (shown once, regenerable), the routes, the coding agents panel and
+ * counts, the token (shown once, regenerable), named tokens (one per agent or script), the routes, the coding agents panel and
  * copy-ready examples for the official SDKs.
  */
 export function LocalApiSection() {
@@ -174,6 +175,7 @@ export function LocalApiSection() {
               </button>
             </div>
           )}
+          {status.enabled && <NamedTokens />}
         </div>
         <RoutesSection providers={providers} onSaved={() => setRoutesVersion((v) => v + 1)} />
         <AgentsPanel enabled={status.enabled} served={status.served} version={`${routesVersion}:${status.port}`} />

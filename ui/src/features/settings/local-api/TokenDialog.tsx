@@ -9,8 +9,11 @@ export type TokenDialogMode = { kind: 'ask' } | { kind: 'shown'; token: string }
 
 interface Props {
   mode: TokenDialogMode;
-  onRegenerate: () => Promise<string>;
+  /** Makes the new token, when asking; a dialog that only shows a token needs none. */
+  onRegenerate?: () => Promise<string>;
   onClose: () => void;
+  /** The title when showing a token: the endpoint's own by default. */
+  title?: string;
 }
 
 /**
@@ -19,7 +22,7 @@ interface Props {
  * stops working at once; Cancel has the focus), then shows the new one in the same dialog, so
  * focus stays inside and goes back to what opened it when it closes.
  */
-export function TokenDialog({ mode: initial, onRegenerate, onClose }: Props) {
+export function TokenDialog({ mode: initial, onRegenerate, onClose, title }: Props) {
   const { t } = useI18n();
   const [mode, setMode] = useState(initial);
   const [busy, setBusy] = useState(false);
@@ -40,7 +43,7 @@ export function TokenDialog({ mode: initial, onRegenerate, onClose }: Props) {
   }, [mode]);
 
   async function regenerate() {
-    if (busy) return;
+    if (busy || !onRegenerate) return;
     setBusy(true);
     setError(undefined);
     try {
@@ -86,7 +89,7 @@ export function TokenDialog({ mode: initial, onRegenerate, onClose }: Props) {
   }
 
   return (
-    <Dialog title={t('localApi.tokenTitle')} onClose={onClose} initialFocus={first} describedBy={warningId} testId="local-api-token-dialog">
+    <Dialog title={title ?? t('localApi.tokenTitle')} onClose={onClose} initialFocus={first} describedBy={warningId} testId="local-api-token-dialog">
       <p id={warningId} className="local-api__warning" data-testid="local-api-token-warning">
         {t('localApi.tokenWarning')}
       </p>

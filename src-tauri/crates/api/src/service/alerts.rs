@@ -1,0 +1,142 @@
+//! What the app tells its user without being asked when the pool loses keys: a key the provider
+//! refused (and the pool disabled), a key out of credit, a provider left without a usable key.
+//! Each once: a key when it dies (again after it was enabled and died again), a provider when it
+//! runs out of usable keys (again only after one of them served, or one added since died). The shell shows each as a
+//! desktop notification, worded by the UI; Settings → General switches them off.
+//!
+//! Told on the request's task, by the completion service's records: a set's lookup for every
+//! attempt, the pool's status only when a key died or the provider was unusable.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use keypool::{KeyId, KeyPool, KeyState, ProviderId, Timestamp};
+use keypool_llm::{AttemptOutcome, AttemptRecord};
+use keypool_store::{api_keys, providers, Database};
+
+use super::EventSink;
+
+/// A loss of keys to tell the user of. Names as the user knows them: the provider's, and the
+/// key's label or masked preview (never the key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PoolAlert {
+    /// The provider refused the key (`status`: 401 or 403) and the pool disabled it.
+    KeyDisabled { provider_id: String, provider: String, key: String, status: u16 },
+    /// The provider said the key is out of credit.
+    KeyOutOfCredit { provider_id: String, provider: String, key: String },
+    /// Every key of the provider is disabled, out of credit or unreadable.
+    ProviderUnusable { provider_id: String, provider: String },
+}
+
+#[derive(Default)]
+struct Told {
+    /// Keys told out of credit, until they serve again.
+    out_of_credit: HashSet<(ProviderId, KeyId)>,
+    /// Providers told unusable, until one of their keys can serve again.
+    unusable: HashSet<ProviderId>,
+}
+
+pub struct PoolAlerts {
+    db: Arc<Database>,
+    pool: Arc<KeyPool>,
+    events: Arc<dyn EventSink>,
+    /// Settings → General: the user wants them (on unless switched off).
+    on: AtomicBool,
+    told: Mutex<Told>,
+}
+
+impl PoolAlerts {
+    pub(crate) fn new(db: Arc<Database>, pool: Arc<KeyPool>, events: Arc<dyn EventSink>) -> PoolAlerts {
+        PoolAlerts { db, pool, events, on: AtomicBool::new(true), told: Mutex::default() }
+    }
+
+    /// Tells the user from now on, or not.
+    pub(crate) fn switch(&self, on: bool) {
+        self.on.store(on, Ordering::Relaxed);
+    }
+
+    fn tell(&self, alert: PoolAlert) {
+        if self.on.load(Ordering::Relaxed) {
+            tracing::info!(?alert, "the user is told of a key lost");
+            self.events.pool_alert(&alert);
+        }
+    }
+
+    /// The provider's name, and the key's label or masked preview.
+    fn names(&self, provider: &ProviderId, key: Option<&KeyId>) -> (String, String) {
+        let Ok(conn) = self.db.lock() else { return (provider.to_string(), String::new()) };
+        let name = providers::get_provider(&conn, provider.as_str()).ok().flatten().map(|p| p.name);
+        let key = key.and_then(|key| api_keys::get_api_key(&conn, key.as_str()).ok().flatten());
+        let key =
+            key.map(|row| row.label.clone().filter(|l| !l.trim().is_empty()).unwrap_or_else(|| row.api_key.preview()));
+        (name.unwrap_or_else(|| provider.to_string()), key.unwrap_or_default())
+    }
+
+    /// The pool disabled `key` of `provider`: told, and the provider checked.
+    pub(crate) fn key_disabled(&self, provider: &ProviderId, key: &KeyId, status: u16, at: Timestamp) {
+        let (name, label) = self.names(provider, Some(key));
+        self.tell(PoolAlert::KeyDisabled { provider_id: provider.to_string(), provider: name, key: label, status });
+        // The key served until now: the provider had a usable key, whatever was told before.
+        self.check_provider(provider, at, true);
+    }
+
+    /// After every attempt: keys newly out of credit are told; a provider told unusable is
+    /// checked again until one of its keys can serve.
+    pub(crate) fn attempt(&self, record: &AttemptRecord) {
+        let was_unusable = self.told.lock().unwrap_or_else(|e| e.into_inner()).unusable.contains(&record.provider);
+        if record.outcome == AttemptOutcome::QuotaExhausted {
+            let newly = self.out_of_credit(&record.provider, record.at);
+            self.check_provider(&record.provider, record.at, newly);
+        } else if was_unusable {
+            self.check_provider(&record.provider, record.at, false);
+        }
+    }
+
+    /// Tells the keys newly out of credit; whether there was one.
+    fn out_of_credit(&self, provider: &ProviderId, at: Timestamp) -> bool {
+        let Ok(keys) = self.pool.status(provider, at) else { return false };
+        let newly: Vec<KeyId> = {
+            let mut told = self.told.lock().unwrap_or_else(|e| e.into_inner());
+            keys.iter()
+                .filter(|k| k.state == KeyState::Exhausted)
+                .filter(|k| told.out_of_credit.insert((provider.clone(), k.key_id.clone())))
+                .map(|k| k.key_id.clone())
+                .collect()
+        };
+        let any = !newly.is_empty();
+        for key in newly {
+            let (name, label) = self.names(provider, Some(&key));
+            self.tell(PoolAlert::KeyOutOfCredit { provider_id: provider.to_string(), provider: name, key: label });
+        }
+        any
+    }
+
+    /// Tells once that `provider` has no usable key (none active or cooling); forgets it, and its
+    /// keys out of credit, once one can serve again, or when a key that served until now was
+    /// just lost (`lost_a_usable_key`: one added since the last telling has died).
+    fn check_provider(&self, provider: &ProviderId, at: Timestamp, lost_a_usable_key: bool) {
+        let Ok(keys) = self.pool.status(provider, at) else { return };
+        let usable = keys.is_empty() || keys.iter().any(|k| matches!(k.state, KeyState::Active | KeyState::Cooling));
+        let newly = {
+            let mut told = self.told.lock().unwrap_or_else(|e| e.into_inner());
+            if lost_a_usable_key {
+                told.unusable.remove(provider);
+            }
+            told.out_of_credit.retain(|(of, id)| {
+                of != provider || keys.iter().any(|k| &k.key_id == id && k.state == KeyState::Exhausted)
+            });
+            match usable {
+                true => {
+                    told.unusable.remove(provider);
+                    false
+                }
+                false => told.unusable.insert(provider.clone()),
+            }
+        };
+        if newly {
+            let (name, _) = self.names(provider, None);
+            self.tell(PoolAlert::ProviderUnusable { provider_id: provider.to_string(), provider: name });
+        }
+    }
+}
