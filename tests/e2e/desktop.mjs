@@ -102,12 +102,14 @@ export function exitOf(child, timeout = 15_000) {
 }
 
 /**
- * Starts a private D-Bus session bus. Returns { address, stop() }. Its own process group, so
- * stopping it also ends what it activated (GTK asks it for the accessibility bus).
+ * Starts a private D-Bus session bus, in `env` (a test's own HOME and XDG_RUNTIME_DIR, say).
+ * Returns { address, stop() }. Its own process group, so stopping it also ends what it activated
+ * (GTK asks it for the accessibility bus).
  */
-export async function startSessionBus() {
+export async function startSessionBus(env = process.env) {
   if (!existsSync('/usr/bin/dbus-daemon')) throw new Error('dbus-daemon is missing (Debian package dbus-daemon)');
   const daemon = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], {
+    env,
     stdio: ['ignore', 'pipe', 'ignore'],
     detached: true,
   });

@@ -4,12 +4,13 @@
 // while `secret-tool` finds it. With no session bus, Settings shows the notice that keys stay in
 // the database, and why.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Key } from 'selenium-webdriver';
+import { startSessionBus } from './desktop.mjs';
 import { By, launchApp, startFakeProvider } from './harness.mjs';
 import { textOf } from './steps.mjs';
 
@@ -21,17 +22,8 @@ async function startKeyring() {
   const home = mkdtempSync(join(tmpdir(), 'keypool-e2e-keyring-'));
   mkdirSync(join(home, 'run'), { mode: 0o700 });
   const base = { ...process.env, HOME: home, XDG_RUNTIME_DIR: join(home, 'run'), XDG_DATA_HOME: join(home, 'data') };
-  const bus = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], { env: base, stdio: ['ignore', 'pipe', 'ignore'] });
-  const address = await new Promise((ok, fail) => {
-    let seen = '';
-    bus.stdout.setEncoding('utf8');
-    bus.stdout.on('data', (chunk) => {
-      seen += chunk;
-      if (seen.includes('\n')) ok(seen.trim());
-    });
-    bus.once('exit', (code) => fail(new Error(`dbus-daemon exited with ${code}`)));
-  });
-  const env = { ...base, DBUS_SESSION_BUS_ADDRESS: address };
+  const bus = await startSessionBus(base);
+  const env = { ...base, DBUS_SESSION_BUS_ADDRESS: bus.address };
   // --unlock reads the password from stdin and creates the login keyring with it; the daemon forks.
   execFileSync('gnome-keyring-daemon', ['--unlock', '--components=secrets'], { env, input: 'keypool-e2e-password', stdio: ['pipe', 'ignore', 'ignore'] });
   execFileSync('gnome-keyring-daemon', ['--start', '--components=secrets'], { env, stdio: 'ignore' });
@@ -44,7 +36,7 @@ async function startKeyring() {
     },
     stop() {
       // The keyring daemon leaves with its bus.
-      bus.kill('SIGTERM');
+      bus.stop();
       rmSync(home, { recursive: true, force: true });
     },
   };

@@ -11,6 +11,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { startSessionBus } from './desktop.mjs';
 import { By, launchApp, startFakeProvider } from './harness.mjs';
 import { assertAccessible, click, fresh, gone, keepPreferences, retype, selectByText, send, textOf, waitFor } from './steps.mjs';
 
@@ -30,17 +31,8 @@ async function startNotificationServer() {
   // Each notification shown and logged, a repeat too (dunst stacks duplicates on screen by default).
   writeFileSync(config, `[global]\n  timeout = 0\n  stack_duplicates = false\n\n[everything]\n  summary = "*"\n  script = ${script}\n`);
   const base = { ...process.env, HOME: home, XDG_RUNTIME_DIR: join(home, 'run') };
-  const bus = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], { env: base, stdio: ['ignore', 'pipe', 'ignore'] });
-  const address = await new Promise((ok, fail) => {
-    let seen = '';
-    bus.stdout.setEncoding('utf8');
-    bus.stdout.on('data', (chunk) => {
-      seen += chunk;
-      if (seen.includes('\n')) ok(seen.trim());
-    });
-    bus.once('exit', (code) => fail(new Error(`dbus-daemon exited with ${code}`)));
-  });
-  const env = { ...base, DBUS_SESSION_BUS_ADDRESS: address };
+  const bus = await startSessionBus(base);
+  const env = { ...base, DBUS_SESSION_BUS_ADDRESS: bus.address };
   const dunst = spawn('dunst', ['-config', config], { env, stdio: 'ignore' });
   return {
     env,
@@ -56,7 +48,7 @@ async function startNotificationServer() {
     },
     stop() {
       dunst.kill('SIGTERM');
-      bus.kill('SIGTERM');
+      bus.stop();
       rmSync(home, { recursive: true, force: true });
     },
   };

@@ -53,6 +53,9 @@ pub struct Wiring {
     /// Where the coding agents keep their configuration (the user's home folder; a temporary
     /// one in tests). `None`: no agent can be connected.
     pub agent_home: Option<AgentHome>,
+    /// Whether keys lost are told to `events` (`pool:alert`, the app's desktop notifications);
+    /// a server has webhook alerts of its own, and nothing shows these.
+    pub pool_alerts: bool,
 }
 
 impl Wiring {
@@ -72,6 +75,7 @@ impl Wiring {
             team: None,
             tap: None,
             agent_home: AgentHome::of_user(),
+            pool_alerts: true,
         }
     }
 }
@@ -170,7 +174,7 @@ impl AppContext {
         tap: Option<Arc<dyn keypool_llm::Recorder>>,
     ) -> Result<Self, OpenError> {
         let database = Database::open(&dirs.data_dir)?;
-        let wiring = Wiring { team, tap, ..Wiring::production(Arc::new(crate::service::NoEvents)) };
+        let wiring = Wiring { team, tap, pool_alerts: false, ..Wiring::production(Arc::new(crate::service::NoEvents)) };
         let mut context = Self::with_wiring(version, dirs, Ok(database), wiring);
         if let Ok(services) = &context.services {
             context._background = Some(background(Background {
@@ -303,8 +307,20 @@ impl AppContext {
 
 impl Services {
     fn new(db: Arc<Database>, wiring: Wiring, data_dir: &std::path::Path) -> Self {
-        let Wiring { events, clock, waiter, resolver, pool, save_dialog, ledger, keychain, team, tap, agent_home } =
-            wiring;
+        let Wiring {
+            events,
+            clock,
+            waiter,
+            resolver,
+            pool,
+            save_dialog,
+            ledger,
+            keychain,
+            team,
+            tap,
+            agent_home,
+            pool_alerts,
+        } = wiring;
         let vault = Arc::new(Vault::new(keychain));
         match vault.migrate(&db) {
             Ok(migrated) if migrated != Migrated::default() => tracing::info!(?migrated, "keychain migration"),
@@ -322,7 +338,7 @@ impl Services {
         });
         let ledger = if ledger { Ledger::start(db.clone()) } else { Ledger::off() };
         let attachments = Arc::new(Attachments::open(db.clone(), clock.now().as_millis()));
-        let alerts = Arc::new(PoolAlerts::new(db.clone(), pool.clone(), events.clone()));
+        let alerts = Arc::new(PoolAlerts::new(db.clone(), pool.clone(), events.clone(), pool_alerts));
         let notices = events.clone();
         let records = Arc::new(Records { writes: writes.clone(), ledger: ledger.clone(), tap, alerts: alerts.clone() });
         let completions =

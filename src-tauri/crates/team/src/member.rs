@@ -73,11 +73,24 @@ pub(crate) enum Told {
     Enabled { provider: ProviderId, key: KeyId, at: Timestamp },
 }
 
-/// A reading of the directory ([`Shared::directory`]). When the last reading ends, what other
-/// members decided meanwhile is told to the recorder.
+/// A reading of the directory ([`Shared::directory`]). When this thread's last reading of it
+/// ends, what other members decided meanwhile is told to the recorder. Other threads' readings
+/// do not hold it back: a rebuild the recorder causes waits only for them to end.
 pub(crate) struct DirectoryRead<'a> {
     guard: Option<parking_lot::RwLockReadGuard<'a, Directory>>,
     shared: &'a Shared,
+}
+
+thread_local! {
+    /// The members (by address) whose directory this thread is reading, once per reading.
+    static READING: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl<'a> DirectoryRead<'a> {
+    fn new(guard: parking_lot::RwLockReadGuard<'a, Directory>, shared: &'a Shared) -> Self {
+        READING.with(|reading| reading.borrow_mut().push(shared as *const Shared as usize));
+        DirectoryRead { guard: Some(guard), shared }
+    }
 }
 
 impl std::ops::Deref for DirectoryRead<'_> {
@@ -91,8 +104,16 @@ impl std::ops::Deref for DirectoryRead<'_> {
 impl Drop for DirectoryRead<'_> {
     fn drop(&mut self) {
         drop(self.guard.take());
-        // Another reading still held (this thread's, further up, or another's): its end tells.
-        if !self.shared.directory.is_locked() {
+        let me = self.shared as *const Shared as usize;
+        let still_reading = READING.with(|reading| {
+            let mut reading = reading.borrow_mut();
+            if let Some(at) = reading.iter().rposition(|&shared| shared == me) {
+                reading.swap_remove(at);
+            }
+            reading.contains(&me)
+        });
+        // A reading of this thread's further up: its end tells.
+        if !still_reading {
             self.shared.tell_recorder();
         }
     }
@@ -428,7 +449,7 @@ impl Shared {
         {
             let directory = self.directory.read();
             if !directory.stale(&self.pool) {
-                return DirectoryRead { guard: Some(directory), shared: self };
+                return DirectoryRead::new(directory, self);
             }
         }
         let arrived = {
@@ -439,7 +460,7 @@ impl Shared {
                 Some(directory.rebuild(&self.pool, &*self.resolver, &self.secret))
             }
         };
-        let directory = DirectoryRead { guard: Some(self.directory.read()), shared: self };
+        let directory = DirectoryRead::new(self.directory.read(), self);
         if let Some(arrived) = arrived {
             self.apply_arrived(&directory, &arrived);
         }

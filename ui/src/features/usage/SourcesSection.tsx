@@ -1,12 +1,13 @@
-import { useEffect, useId, useState } from 'react';
+import { useId } from 'react';
 import { useI18n } from '../../i18n/I18nProvider';
 import { errorText, type Translate } from '../../i18n/problems';
-import type { UsageBySource, UsageSource } from '../../ipc/bindings';
+import type { UsageSource } from '../../ipc/bindings';
 import { usageApi } from '../../ipc/usage';
 import { AGENT_NAMES } from '../settings/local-api/agents';
 import { TableRegion } from './TableRegion';
 import { formatCount, formatShare } from './usageFormat';
 import type { UsageRange } from './usageRange';
+import { useRangeReport } from './useRangeReport';
 import './sources.css';
 
 /** Who asked, in words: an agent by its product name, the chat, or other clients. */
@@ -20,8 +21,6 @@ export function sourceName(t: Translate, source: UsageSource): string {
       return t('usagePage.sourceOther');
   }
 }
-
-type Load = { kind: 'loading' } | { kind: 'failed'; error: unknown } | { kind: 'loaded'; report: UsageBySource };
 
 interface Props {
   range: Pick<UsageRange, 'from' | 'to'>;
@@ -38,19 +37,7 @@ interface Props {
 export function SourcesSection({ range, refresh }: Props) {
   const { t, intlTag } = useI18n();
   const titleId = useId();
-  const [load, setLoad] = useState<Load>({ kind: 'loading' });
-
-  // biome-ignore lint/correctness/useExhaustiveDependencies: `refresh` is the reason to read again
-  useEffect(() => {
-    let live = true;
-    usageApi.getBySource({ from: range.from, to: range.to }).then(
-      (report) => live && setLoad({ kind: 'loaded', report }),
-      (error) => live && setLoad((l) => (l.kind === 'loaded' ? l : { kind: 'failed', error })),
-    );
-    return () => {
-      live = false;
-    };
-  }, [range.from, range.to, refresh]);
+  const load = useRangeReport(usageApi.getBySource, range, refresh);
 
   let body: React.ReactNode;
   if (load.kind === 'loading') {

@@ -1,4 +1,4 @@
-import { useEffect, useId, useState } from 'react';
+import { useId } from 'react';
 import { useI18n } from '../../i18n/I18nProvider';
 import { errorText } from '../../i18n/problems';
 import type { TokenUsage } from '../../ipc/bindings';
@@ -6,8 +6,7 @@ import { usageApi } from '../../ipc/usage';
 import { TableRegion } from './TableRegion';
 import { formatCost, formatCount, formatShare } from './usageFormat';
 import type { UsageRange } from './usageRange';
-
-type Load = { kind: 'loading' } | { kind: 'failed'; error: unknown } | { kind: 'loaded'; lines: TokenUsage[] };
+import { useRangeReport } from './useRangeReport';
 
 interface Props {
   range: Pick<UsageRange, 'from' | 'to'>;
@@ -23,22 +22,10 @@ interface Props {
 export function TokensSection({ range, refresh }: Props) {
   const { t, intlTag } = useI18n();
   const titleId = useId();
-  const [load, setLoad] = useState<Load>({ kind: 'loading' });
-
-  // biome-ignore lint/correctness/useExhaustiveDependencies: `refresh` is the reason to read again
-  useEffect(() => {
-    let live = true;
-    usageApi.getByToken({ from: range.from, to: range.to }).then(
-      (lines) => live && setLoad({ kind: 'loaded', lines }),
-      (error) => live && setLoad((l) => (l.kind === 'loaded' ? l : { kind: 'failed', error })),
-    );
-    return () => {
-      live = false;
-    };
-  }, [range.from, range.to, refresh]);
+  const load = useRangeReport(usageApi.getByToken, range, refresh);
 
   if (load.kind === 'loading') return null;
-  if (load.kind === 'loaded' && !load.lines.some((line) => line.name !== null)) return null;
+  if (load.kind === 'loaded' && !load.report.some((line) => line.name !== null)) return null;
 
   const count = (n: number) => formatCount(n, intlTag);
   const cost = (line: TokenUsage) => {
@@ -79,7 +66,7 @@ export function TokensSection({ range, refresh }: Props) {
               </tr>
             </thead>
             <tbody>
-              {load.lines.map((line) => (
+              {load.report.map((line) => (
                 <tr key={line.name ?? ''} data-testid="usage-token-row" data-token={line.name ?? ''}>
                   <th scope="row" className="usage-table__name">
                     {line.name ?? t('usagePage.tokenNone')}

@@ -41,14 +41,17 @@ pub struct PoolAlerts {
     db: Arc<Database>,
     pool: Arc<KeyPool>,
     events: Arc<dyn EventSink>,
+    /// Something shows them (the app); a server has webhook alerts of its own.
+    shown: bool,
     /// Settings → General: the user wants them (on unless switched off).
     on: AtomicBool,
     told: Mutex<Told>,
 }
 
 impl PoolAlerts {
-    pub(crate) fn new(db: Arc<Database>, pool: Arc<KeyPool>, events: Arc<dyn EventSink>) -> PoolAlerts {
-        PoolAlerts { db, pool, events, on: AtomicBool::new(true), told: Mutex::default() }
+    /// The alerts told to `events`; with `shown` false (a server) they are not even looked for.
+    pub(crate) fn new(db: Arc<Database>, pool: Arc<KeyPool>, events: Arc<dyn EventSink>, shown: bool) -> PoolAlerts {
+        PoolAlerts { db, pool, events, shown, on: AtomicBool::new(true), told: Mutex::default() }
     }
 
     /// Tells the user from now on, or not.
@@ -75,6 +78,9 @@ impl PoolAlerts {
 
     /// The pool disabled `key` of `provider`: told, and the provider checked.
     pub(crate) fn key_disabled(&self, provider: &ProviderId, key: &KeyId, status: u16, at: Timestamp) {
+        if !self.shown {
+            return;
+        }
         let (name, label) = self.names(provider, Some(key));
         self.tell(PoolAlert::KeyDisabled { provider_id: provider.to_string(), provider: name, key: label, status });
         // The key served until now: the provider had a usable key, whatever was told before.
@@ -84,6 +90,9 @@ impl PoolAlerts {
     /// After every attempt: keys newly out of credit are told; a provider told unusable is
     /// checked again until one of its keys can serve.
     pub(crate) fn attempt(&self, record: &AttemptRecord) {
+        if !self.shown {
+            return;
+        }
         let was_unusable = self.told.lock().unwrap_or_else(|e| e.into_inner()).unusable.contains(&record.provider);
         if record.outcome == AttemptOutcome::QuotaExhausted {
             let newly = self.out_of_credit(&record.provider, record.at);

@@ -15,6 +15,7 @@ use keypool_gateway::{token_hash, Dialect, Gateway, ListedModel, Route, Routes, 
 use keypool_llm::{CompletionService, ProviderEndpoint};
 use keypool_store::{providers, settings, Database};
 
+use super::members::{hex, unhex};
 use super::providers::{address_of, answerable, endpoint_of};
 use super::{Providers, Result, ServiceError, Vault, WritePath};
 
@@ -203,10 +204,7 @@ impl LocalApi {
     }
 
     fn new_token(&self) -> Result<String> {
-        let mut random = [0u8; 32];
-        // Only fails without an OS random source, where nothing secure (TLS included) works.
-        getrandom::fill(&mut random).expect("the operating system provides randomness");
-        let token = format!("kp-local-{}", random.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        let token = new_token_value();
         self.store(TOKEN_HASH, hex(&token_hash(&token)))?;
         Ok(token)
     }
@@ -282,19 +280,12 @@ impl LocalApi {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<[u8; 32]> {
-    let mut out = [0u8; 32];
-    if text.len() != 64 {
-        return None;
-    }
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(text.get(i * 2..i * 2 + 2)?, 16).ok()?;
-    }
-    Some(out)
+/// A new token of the local API (its own, or a named one): 32 random bytes, in hex.
+fn new_token_value() -> String {
+    let mut random = [0u8; 32];
+    // Only fails without an OS random source, where nothing secure (TLS included) works.
+    getrandom::fill(&mut random).expect("the operating system provides randomness");
+    format!("kp-local-{}", hex(&random))
 }
 
 /// The providers and their models, as routes: every model the app itself offers for a

@@ -129,7 +129,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn unhex(text: &str) -> Option<[u8; 32]> {
+pub(crate) fn unhex(text: &str) -> Option<[u8; 32]> {
     let mut out = [0u8; 32];
     if text.len() != 64 {
         return None;

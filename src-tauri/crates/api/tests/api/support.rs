@@ -295,6 +295,7 @@ pub fn context_with(
             tap: None,
             // The agents' files in the test's own folder, never the user's.
             agent_home: Some(keypool_api::service::AgentHome::in_home(&dir.join("home"))),
+            pool_alerts: true,
         },
     )
 }

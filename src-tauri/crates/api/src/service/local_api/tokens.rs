@@ -15,7 +15,7 @@ use keypool::Clock;
 use keypool_gateway::{token_hash, Asked, Limit, Members as GatewayMembers, Pass, Refusal};
 use keypool_store::{members as rows, Database};
 
-use crate::service::members::{from_row, hex, valid_name, Member, MemberLimits, MemberSource};
+use crate::service::members::{from_row, valid_name, Member, MemberLimits, MemberSource};
 use crate::service::{Result, Rule, ServiceError};
 
 /// A named token as the app shows it: never its value.
@@ -91,10 +91,7 @@ impl NamedTokens {
         if !valid_name(name) {
             return Err(ServiceError::invalid("name", Rule::BadTokenName));
         }
-        let mut random = [0u8; 32];
-        // Only fails without an OS random source, where nothing secure (TLS included) works.
-        getrandom::fill(&mut random).expect("the operating system provides randomness");
-        let token = format!("kp-local-{}", hex(&random));
+        let token = super::new_token_value();
         let now = self.clock.now().as_millis();
         let member = Member {
             name: name.to_owned(),
