@@ -5,8 +5,8 @@
 // also after the restart.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { By, launchApp, startFakeProvider, tempDataDir, until } from './harness.mjs';
-import { assistantMessages, click, fresh, gone, selectByText, send, textOf, WAIT, waitFor } from './steps.mjs';
+import { By, launchApp, startFakeProvider, tempDataDir } from './harness.mjs';
+import { assistantMessages, click, fresh, gone, openChat, selectByText, send, textOf, waitFor } from './steps.mjs';
 
 const KEY_A = 'sk-fake-AFFINITYAAAA-0001';
 const KEY_B = 'sk-fake-AFFINITYBBBB-0002';
@@ -25,13 +25,6 @@ async function ask(app, text) {
   await waitFor(app, () => assistantMessages(app), (r) => r.length === before + 1 && r.at(-1).status === 'complete', `the reply to "${text}"`);
   await gone(app, 'streaming-reply');
   return fresh(async () => textOf((await app.driver.findElements(By.css('[data-testid="message-key"]'))).at(-1)));
-}
-
-async function openChat(app, chatId) {
-  const select = By.css(`[data-testid="chat-item"][data-chat-id="${chatId}"] [data-testid="chat-item-select"]`);
-  await app.driver.wait(until.elementLocated(select), WAIT, 'the chat is listed');
-  await fresh(async () => (await app.driver.findElement(select)).click());
-  await waitFor(app, async () => (await app.driver.findElement(By.css('[data-testid="chat-item"][aria-current="true"]'))).getAttribute('data-chat-id'), (id) => id === chatId, 'the chat opens');
 }
 
 async function selectedChatId(app) {

@@ -7,26 +7,23 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { By, freePort, launchApp, startFakeProvider, until } from './harness.mjs';
-import { assertAccessible, assistantMessages, click, fresh, send, textOf, WAIT, waitFor } from './steps.mjs';
+import { By, freePort, launchApp, startFakeProvider } from './harness.mjs';
+import { assertAccessible, assistantMessages, click, fresh, openChat, send, textOf, waitFor } from './steps.mjs';
 
 const GATEWAY_KEY = 'sk-fake-GATEWAY00000-0001';
 
 /** Opens the chat `chatId` from the list (reloaded by leaving Chat and coming back). */
-async function openChat(app, chatId) {
+async function reopenChat(app, chatId) {
   await click(app, 'nav-settings');
   await click(app, 'nav-chat');
-  const select = By.css(`[data-testid="chat-item"][data-chat-id="${chatId}"] [data-testid="chat-item-select"]`);
-  await app.driver.wait(until.elementLocated(select), WAIT, 'the chat is listed');
-  await fresh(async () => (await app.driver.findElement(select)).click());
-  await waitFor(app, async () => (await app.driver.findElement(By.css('[data-testid="chat-item"][aria-current="true"]'))).getAttribute('data-chat-id'), (id) => id === chatId, 'the chat opens');
+  await openChat(app, chatId);
   await app.find('composer-input');
 }
 
 async function newChat(app, providerId, model) {
   const chat = await app.invoke('chat:create', { providerId, model, title: `On ${providerId}` });
   assert.ok(chat.ok, JSON.stringify(chat.error));
-  await openChat(app, chat.value.id);
+  await reopenChat(app, chat.value.id);
   return chat.value.id;
 }
 

@@ -3,7 +3,7 @@
 // and reading the replies.
 import assert from 'node:assert/strict';
 import { Key } from 'selenium-webdriver';
-import { By } from './harness.mjs';
+import { By, until } from './harness.mjs';
 
 /** How long a step waits for the window by default. */
 export const WAIT = 15_000;
@@ -83,6 +83,15 @@ export async function send(app, text) {
 }
 
 /** The saved replies of the open chat: their text and status. */
+/** Opens the chat `chatId` from the list and waits until its messages are read. */
+export async function openChat(app, chatId) {
+  const select = By.css(`[data-testid="chat-item"][data-chat-id="${chatId}"] [data-testid="chat-item-select"]`);
+  await app.driver.wait(until.elementLocated(select), WAIT, 'the chat is listed');
+  await fresh(async () => (await app.driver.findElement(select)).click());
+  await waitFor(app, async () => (await app.driver.findElement(By.css('[data-testid="chat-item"][aria-current="true"]'))).getAttribute('data-chat-id'), (id) => id === chatId, 'the chat opens');
+  await waitFor(app, async () => (await app.driver.findElement(By.css('[data-testid="conversation-scroll"]'))).getAttribute('data-loaded'), (loaded) => loaded === 'true', 'the chat’s messages are read');
+}
+
 export async function assistantMessages(app) {
   return fresh(async () => {
     const items = await app.driver.findElements(By.css('[data-testid="message"][data-role="assistant"]'));

@@ -190,6 +190,10 @@ export const MessageScroller = forwardRef<MessageScrollerHandle, Props>(function
       <div
         ref={box}
         className="conversation__scroll"
+        // Until the chat's messages are read, the list is not the chat's yet.
+        aria-busy={!conversation.loaded || undefined}
+        data-testid="conversation-scroll"
+        data-loaded={conversation.loaded}
         // Focus lands here when what had it left the page (Jump to the latest message, the last
         // step, a message far from the view).
         tabIndex={-1}
