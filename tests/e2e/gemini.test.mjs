@@ -340,8 +340,18 @@ describe('Google Gemini in the real window, and @google/genai through the local 
   it('shows the Google Gen AI examples in Settings → Local API, clean under axe', async () => {
     await click(app, 'nav-settings');
     await click(app, 'settings-localApi');
-    await click(app, 'local-api-snippet-tab-geminiJs');
-    const code = await waitFor(app, async () => textOf(await app.find('local-api-snippet-code')), (t) => t.includes('GoogleGenAI'), 'the Gemini example');
+    // The section may still be settling as it opens (a click on a tab it then renders anew is
+    // lost): the tab is clicked again until it is the chosen one, as a user would.
+    const code = await waitFor(
+      app,
+      async () => {
+        const tab = await app.find('local-api-snippet-tab-geminiJs');
+        if ((await tab.getAttribute('aria-selected')) !== 'true') await tab.click();
+        return textOf(await app.find('local-api-snippet-code'));
+      },
+      (t) => t.includes('GoogleGenAI'),
+      'the Gemini example',
+    );
     assert.ok(code.includes(`new GoogleGenAI({ apiKey: "<your token>", httpOptions: { baseUrl: "${address}" } })`), code);
     await assertAccessible(app, 'Settings → Local API with the Gemini example', '[data-testid="local-api-section"]');
     await app.screenshot('settings-local-api-gemini-light');

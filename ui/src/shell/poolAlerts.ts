@@ -33,13 +33,17 @@ export function usePoolAlerts(t: Translate) {
   // The latest wording, without listening again when the language changes.
   const words = useRef(t);
   words.current = t;
+  // One at a time, in the order told: a key refused comes before the provider it left keyless.
+  const shown = useRef<Promise<unknown>>(Promise.resolve());
   useEffect(
     () =>
       listen('pool:alert', (alert) => {
         const { title, body } = poolAlertText(words.current, alert);
-        appApi.notify(title, body).catch(() => {
-          // Nowhere to show it: the keys' own page says the same.
-        });
+        shown.current = shown.current.then(() =>
+          appApi.notify(title, body).catch(() => {
+            // Nowhere to show it: the keys' own page says the same.
+          }),
+        );
       }),
     [],
   );
