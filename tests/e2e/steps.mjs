@@ -82,7 +82,6 @@ export async function send(app, text) {
   await box.sendKeys(Key.ENTER);
 }
 
-/** The saved replies of the open chat: their text and status. */
 /** Opens the chat `chatId` from the list and waits until its messages are read. */
 export async function openChat(app, chatId) {
   const select = By.css(`[data-testid="chat-item"][data-chat-id="${chatId}"] [data-testid="chat-item-select"]`);
@@ -92,6 +91,7 @@ export async function openChat(app, chatId) {
   await waitFor(app, async () => (await app.driver.findElement(By.css('[data-testid="conversation-scroll"]'))).getAttribute('data-loaded'), (loaded) => loaded === 'true', 'the chat’s messages are read');
 }
 
+/** The saved replies of the open chat: their text and status. */
 export async function assistantMessages(app) {
   return fresh(async () => {
     const items = await app.driver.findElements(By.css('[data-testid="message"][data-role="assistant"]'));

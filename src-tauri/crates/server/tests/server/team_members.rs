@@ -47,8 +47,30 @@ async fn pair(members: &[(&str, &str)]) -> Pair {
         [&pair.a, &pair.b].iter().all(|s| s.log().contains("team: connected"))
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    for server in [&pair.a, &pair.b] {
+        members_seen_become(server, 2).await;
+    }
     pair
+}
+
+/// Waits until `server` counts `count` team members seen (its `keypool_team_members`, the count
+/// a limit is shared by while Redis is away).
+async fn members_seen_become(server: &Server, count: u64) {
+    let client = client();
+    let mut seen = None;
+    for _ in 0..1500 {
+        let response = client.get(server.url("/metrics")).bearer_auth(server.token()).send().await;
+        let text = match response {
+            Ok(response) => response.text().await.unwrap_or_default(),
+            Err(_) => String::new(),
+        };
+        seen = text.lines().find_map(|line| line.strip_prefix("keypool_team_members ")).map(|v| v.trim().to_owned());
+        if seen.as_deref().and_then(|v| v.parse::<f64>().ok()) == Some(count as f64) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the server never saw {count} team members (last: {seen:?}):\n{}", server.log());
 }
 
 async fn team_becomes(server: &Server, state: &str) {
