@@ -20,10 +20,13 @@
 # A benchmark, not a test: it prints tables and always succeeds.
 #   DURATION=10 (seconds per throughput run)  LATENCY_DURATION=5  ROUNDS=5 CPU_DURATION=5 (the CPU
 #   runs)  CPU_ONLY=1 (only the CPU table)  KEYPOOL_BENCH_NO_BUILD=1  KEYPOOL_SERVER=PATH (another
-#   keypool-server binary)  PERF_DIR=DIR (perf records each run into DIR/PROXY-ANSWER.data,
+#   keypool-server binary)  KEYPOOL_SERVER_BEFORE=PATH (a second binary measured in turn with the
+#   first: a change's CPU before and after, from one run)  PERF_DIR=DIR (perf records each run into DIR/PROXY-ANSWER.data,
 #   with call graphs; its figures are then perf's too; for symbols, a build not stripped:
-#   CARGO_PROFILE_RELEASE_STRIP=false CARGO_PROFILE_RELEASE_DEBUG=line-tables-only)  PERF_STAT=1
-#   (perf counts each proxy's system calls and context switches per request)  LONG_STREAMS=0 (not
+#   CARGO_PROFILE_RELEASE_STRIP=false CARGO_PROFILE_RELEASE_DEBUG=line-tables-only; with
+#   PERF_EVENTS, each of those events is recorded instead of the CPU's time)  PERF_STAT=1
+#   (perf counts each proxy's system calls and context switches per request; PERF_EVENTS=LIST
+#   counts those events instead, e.g. uprobes set with `perf probe -x …/libc.so.6 malloc`)  LONG_STREAMS=0 (not
 #   the long streams: long_streams.py, STREAMS=1000 WINDOW=15 WINDOWS=3)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
@@ -94,7 +97,6 @@ if [[ -z $cpu_only ]]; then
   UNRECORDED_TOKEN=$(endpoint_token unrecorded)
 fi
 
-mkdir -p "$dir/server"
 cat > "$dir/server.toml" << TOML
 [[providers]]
 name = "bench"
@@ -123,13 +125,29 @@ key = "k3"
 model = "claude-bench"
 to = "bench-stream/bench-stream"
 TOML
-RUST_LOG=warn "$server_binary" serve --data-dir "$dir/server" --listen "127.0.0.1:$server_port" \
-  --config "$dir/server.toml" --token-file "$dir/server-token" > "$dir/server.txt" 2>&1 & pids+=($!)
-server_pid=$!
-until curl -s -o /dev/null "http://127.0.0.1:$server_port/healthz"; do
-  kill -0 "$server_pid" 2> /dev/null || { cat "$dir/server.txt"; exit 1; }
-  sleep 0.1
-done
+# keypool-server NAME BINARY PORT: started with that config in $dir/NAME, its pid in $started_pid.
+start_server() {
+  local name=$1 binary=$2 port=$3
+  mkdir -p "$dir/$name"
+  RUST_LOG=warn "$binary" serve --data-dir "$dir/$name" --listen "127.0.0.1:$port" \
+    --config "$dir/server.toml" --token-file "$dir/$name-token" > "$dir/$name.txt" 2>&1 & pids+=($!)
+  started_pid=$!
+  until curl -s -o /dev/null "http://127.0.0.1:$port/healthz"; do
+    kill -0 "$started_pid" 2> /dev/null || { cat "$dir/$name.txt"; exit 1; }
+    sleep 0.1
+  done
+}
+start_server server "$server_binary" "$server_port"
+server_pid=$started_pid
+# KEYPOOL_SERVER_BEFORE: another build measured in turn with this one, for a change's before and
+# after in one run (the CPU table only).
+before_binary=${KEYPOOL_SERVER_BEFORE:-}
+if [[ -n $before_binary ]]; then
+  before_port=$(free_port)
+  start_server before "$before_binary" "$before_port"
+  before_pid=$started_pid
+  BEFORE_TOKEN=$(cat "$dir/before-token")
+fi
 # Idle: started, its store open, no request served yet.
 rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 server_idle_rss=$(rss_kib "$server_pid")
@@ -218,16 +236,19 @@ cpu_per_request() {
   case $proxy in
     nginx) url="http://127.0.0.1:$proxy_port" pid=$proxy_pid token=bench ;;
     keypool-server) url="http://127.0.0.1:$server_port" pid=$server_pid token=$SERVER_TOKEN ;;
+    before) url="http://127.0.0.1:$before_port" pid=$before_pid token=$BEFORE_TOKEN ;;
   esac
   [[ $proxy == nginx && $answer == stream ]] && path=/stream/v1/chat/completions
   ANSWER=$answer TOKEN=$token WRK_PATH=$path wrk -t2 -c64 -d1s -s $here/chat.lua "$url" > /dev/null
   local before out after perf=()
   if [[ -n $perf_dir ]]; then
-    perf=(perf record --quiet -F 2999 --call-graph dwarf,32768 -o "$perf_dir/$proxy-$answer.data" -p "$(echo "$pid" $(pgrep -P "$pid") | tr ' ' ,)" --)
+    local sampled=(-F 2999)
+    [[ -n ${PERF_EVENTS:-} ]] && sampled=(-e "$PERF_EVENTS")
+    perf=(perf record --quiet "${sampled[@]}" --call-graph dwarf,32768 -o "$perf_dir/$proxy-$answer.data" -p "$(echo "$pid" $(pgrep -P "$pid") | tr ' ' ,)" --)
   elif [[ -n $perf_stat ]]; then
     local all
     all=$(echo "$pid" $(pgrep -P "$pid") | tr ' ' ,)
-    perf=(perf stat -x, -e raw_syscalls:sys_enter,context-switches -o "$dir/perf-stat" -p "$all" --)
+    perf=(perf stat -x, -e "${PERF_EVENTS:-raw_syscalls:sys_enter,context-switches}" -o "$dir/perf-stat" -p "$all" --)
   fi
   before=$(cpu_ticks "$pid")
   out=$(ANSWER=$answer TOKEN=$token WRK_PATH=$path "${perf[@]}" wrk -t2 -c64 -d"${cpu_duration}s" -s $here/chat.lua "$url")
@@ -240,7 +261,7 @@ cpu_per_request() {
   local requests
   requests=$(awk '/requests in/ { print $1 }' <<< "$out")
   if [[ -n $perf_stat ]]; then
-    awk -F, -v n="$requests" -v what="$proxy $answer" '$3 ~ /sys_enter|context-switches/ { printf "%s: %.2f %s per request\n", what, $1 / n, $3 }' "$dir/perf-stat" >&2
+    awk -F, -v n="$requests" -v what="$proxy $answer" '$3 != "" && $1 ~ /^[0-9]/ { printf "%s: %.2f %s per request\n", what, $1 / n, $3 }' "$dir/perf-stat" >&2
   fi
   awk -v t=$((after - before)) -v hz="$ticks_per_s" -v n="$requests" 'BEGIN { printf "%.1f", t / hz * 1e6 / n }'
 }
@@ -248,6 +269,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 
 
 declare -A cpu
 runs=("nginx whole" "keypool-server whole" "nginx stream" "keypool-server stream" "keypool-server translated")
+if [[ -n $before_binary ]]; then runs+=("before whole" "before stream" "before translated"); fi
 for ((round = 1; round <= rounds; round++)); do
   # Every other round in the opposite order, so neither proxy always follows the other.
   order=("${runs[@]}")
@@ -274,6 +296,15 @@ awk -v n="${cpu_median[nginx stream]}" -v k="${cpu_median[keypool-server stream]
 awk -v s="${cpu_median[keypool-server stream]}" -v t="${cpu_median[keypool-server translated]}" \
   'BEGIN { printf "| the stream translated (Anthropic client, OpenAI provider) | — | %.1f µs | %.2f× the stream as-is |\n", t, t / s }'
 for run in "${runs[@]}"; do echo "  $run:${cpu[$run]}"; done
+if [[ -n $before_binary ]]; then
+  echo
+  echo "| answer | before ($before_binary) | after | after ÷ before |"
+  echo "|---|---|---|---|"
+  for answer in whole stream translated; do
+    awk -v a="$answer" -v b="${cpu_median[before $answer]}" -v k="${cpu_median[keypool-server $answer]}" \
+      'BEGIN { printf "| %s | %.1f µs | %.1f µs | %.2f× |\n", a, b, k, k / b }'
+  done
+fi
 
 # The issue's targets, as rows of the benches' one table (tests/bench/summary.mjs).
 rows=$(awk -v nw="${cpu_median[nginx whole]}" -v kw="${cpu_median[keypool-server whole]}" \

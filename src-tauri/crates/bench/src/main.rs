@@ -176,9 +176,9 @@ async fn main() {
     };
     let endpoint = ProviderEndpoint {
         id: keypool::ProviderId::new(provider.id.as_str()),
-        name: provider.name.clone(),
+        name: provider.name.as_str().into(),
         kind,
-        base_url: args.base_url.clone(),
+        base_url: args.base_url.as_str().into(),
         provider_key: None,
     };
     let direct_key = Secret::new(keys[0].key.as_str());

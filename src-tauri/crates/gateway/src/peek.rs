@@ -1,6 +1,8 @@
 //! What the gateway reads of a request body without changing it: the model, whether it
 //! streams, and what identifies the conversation.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
@@ -9,10 +11,13 @@ use keypool_llm::wire::BILLING_BLOCK;
 
 use crate::Dialect;
 
-/// The fields routing and affinity need; everything else stays unread.
+/// The fields routing and affinity need; everything else stays unread. Text is borrowed from the
+/// body where it holds no escapes: read for every request, a coding agent's body holds hundreds
+/// of turns.
 #[derive(Debug, Deserialize)]
 pub struct Peek<'a> {
-    pub model: String,
+    #[serde(borrow)]
+    pub model: Cow<'a, str>,
     #[serde(default)]
     pub stream: bool,
     /// Anthropic's system prompt.
@@ -46,7 +51,8 @@ struct Metadata {
 
 #[derive(Debug, Deserialize)]
 struct Turn<'a> {
-    role: String,
+    #[serde(borrow)]
+    role: Cow<'a, str>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
 }

@@ -42,7 +42,7 @@ pub(crate) struct WithoutResponses(std::sync::RwLock<std::collections::HashSet<(
 
 impl WithoutResponses {
     fn name(endpoint: &ProviderEndpoint) -> (String, String) {
-        (endpoint.id.to_string(), endpoint.base_url.clone())
+        (endpoint.id.to_string(), endpoint.base_url.to_string())
     }
 
     pub(crate) fn knows(&self, endpoint: &ProviderEndpoint) -> bool {

@@ -603,7 +603,7 @@ impl CompletionService {
             Err(PoolError::NoAvailableKey { reason: Unavailability::NoKeys, .. }) => {
                 let no_key = |why| {
                     Choice::Fail(CompletionError::NoAvailableKey(NoKey {
-                        provider: target.endpoint.name.clone(),
+                        provider: target.endpoint.name.to_string(),
                         why,
                         last: None,
                     }))

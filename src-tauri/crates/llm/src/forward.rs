@@ -26,6 +26,7 @@ use crate::sse::{Decoder, EventRef};
 use crate::stored::{response_id, StoredResponses};
 use crate::stream::{read_error_body, read_whole, MAX_WHOLE_ANSWER, REDIRECT_REFUSED};
 use crate::upstream::{self, Chunks};
+use crate::wait::within;
 use crate::wire::{may_signal, StreamPiece, Wire, WireFormat};
 
 /// Which upstream endpoint a request goes to.
@@ -365,10 +366,7 @@ impl Relay {
             }
             let upstream = self.upstream.as_mut()?;
             let idle = self.service.deadlines.idle;
-            let chunk = tokio::select! {
-                chunk = upstream.next_chunk() => Some(chunk),
-                _ = self.service.waiter.after(idle) => None,
-            };
+            let chunk = within(&*self.service.waiter, idle, upstream.next_chunk()).await;
             match chunk {
                 Some(Some(Ok(bytes))) => self.events.push(&bytes),
                 Some(None) => {
@@ -398,10 +396,7 @@ impl Relay {
     async fn pass_through(&mut self) -> Option<Bytes> {
         let upstream = self.upstream.as_mut()?;
         let idle = self.service.deadlines.idle;
-        let chunk = tokio::select! {
-            chunk = upstream.next_chunk() => Some(chunk),
-            _ = self.service.waiter.after(idle) => None,
-        };
+        let chunk = within(&*self.service.waiter, idle, upstream.next_chunk()).await;
         let passed = self.passed.as_mut()?;
         match chunk {
             Some(Some(Ok(bytes))) if passed.len() + bytes.len() <= MAX_WHOLE_ANSWER => {

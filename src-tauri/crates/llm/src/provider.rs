@@ -1,6 +1,8 @@
 //! Where a provider is and how to reach it: its endpoint, addressed and authenticated by its
 //! kind's wire format (see [`crate::wire`]).
 
+use std::sync::Arc;
+
 use keypool::{ProviderId, Secret};
 use serde_json::Value;
 
@@ -13,12 +15,13 @@ use crate::wire::{join, Wire, WriteOptions};
 #[derive(Debug, Clone)]
 pub struct ProviderEndpoint {
     pub id: ProviderId,
-    /// The name people know it by, for messages (ids of added providers are UUIDs).
-    pub name: String,
+    /// The name people know it by, for messages (ids of added providers are UUIDs). Shared, as
+    /// the base URL is: an endpoint is cloned for every relayed request.
+    pub name: Arc<str>,
     pub kind: ProviderKind,
     /// e.g. `https://api.openai.com/v1`, `https://api.anthropic.com` or
     /// `https://generativelanguage.googleapis.com` (Gemini: the host root, `v1beta/…` is added).
-    pub base_url: String,
+    pub base_url: Arc<str>,
     /// Used only while the provider's pool has no entries at all.
     pub provider_key: Option<Secret>,
 }

@@ -16,7 +16,7 @@ use crate::provider_clock::ProviderClocks;
 use crate::rate_limit::announced_wait;
 use crate::sse::Decoder;
 use crate::upstream::Chunks;
-use crate::wait::Waiter;
+use crate::wait::{within, Waiter};
 use crate::wire::StreamPiece;
 
 /// What an attempt learned besides its text, whatever its end: the windows the answer
@@ -94,9 +94,8 @@ pub(crate) async fn read_whole(
 ) -> Result<Vec<u8>, Breakage> {
     let mut body = Vec::new();
     loop {
-        let chunk = tokio::select! {
-            chunk = response.next_chunk() => chunk,
-            _ = waiter.after(idle) => return Err(Breakage::Timeout),
+        let Some(chunk) = within(waiter, idle, response.next_chunk()).await else {
+            return Err(Breakage::Timeout);
         };
         match chunk {
             None => return Ok(body),
@@ -117,9 +116,8 @@ pub(crate) const REDIRECT_REFUSED: &str = "the provider redirected to another or
 pub(crate) async fn read_error_body(mut response: impl Chunks, idle: Duration, waiter: &dyn Waiter) -> String {
     let mut body = Vec::new();
     while body.len() < MAX_ERROR_BODY {
-        let chunk = tokio::select! {
-            chunk = response.next_chunk() => chunk,
-            _ = waiter.after(idle) => break,
+        let Some(chunk) = within(waiter, idle, response.next_chunk()).await else {
+            break;
         };
         match chunk {
             Some(Ok(chunk)) => body.extend_from_slice(&chunk[..chunk.len().min(MAX_ERROR_BODY - body.len())]),

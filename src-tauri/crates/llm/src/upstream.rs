@@ -90,14 +90,14 @@ impl PlainClient {
     }
 
     /// Keeps `connection` to `origin` for a next request.
-    fn keep(self: &Arc<Self>, origin: &str, connection: Connection) {
+    fn keep(self: &Arc<Self>, origin: Box<str>, connection: Connection) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let stale = idle.iter().take_while(|idle| idle.since.elapsed() >= IDLE_TIMEOUT).count();
         idle.drain(..stale);
         if idle.len() >= MAX_IDLE {
             idle.remove(0);
         }
-        idle.push(Idle { origin: origin.into(), connection, since: Instant::now() });
+        idle.push(Idle { origin, connection, since: Instant::now() });
         drop(idle);
         if !self.swept.swap(true, std::sync::atomic::Ordering::Relaxed) {
             self.sweep();
@@ -134,14 +134,14 @@ impl PlainClient {
         let host = uri.host().ok_or(Breakage::Request)?;
         let port = uri.port_u16().unwrap_or(80);
         let origin = uri.authority().ok_or(Breakage::Request)?.as_str();
-        let head = request_head(method, uri, host, port, headers, body.len());
+        let request = Request::of(method, uri, host, port, headers, body);
         let connection = match self.take(origin) {
-            Some(mut kept) => match kept.write(&head, body).await {
+            Some(mut kept) => match kept.write(&request, body).await {
                 Ok(()) => kept,
                 // Closed as it was taken, before any of the request went: it goes on a new one.
-                Err(_) => Connection::open(host, port).await?.sent(&head, body).await?,
+                Err(_) => Connection::open(host, port).await?.sent(&request, body).await?,
             },
-            None => Connection::open(host, port).await?.sent(&head, body).await?,
+            None => Connection::open(host, port).await?.sent(&request, body).await?,
         };
         let (status, headers, framing, keep_alive, connection) = connection.answer_head().await?;
         let body = PlainBody {
@@ -198,50 +198,32 @@ impl Connection {
         }
     }
 
-    /// Writes a request: its `head`, then its `body`.
-    async fn write(&mut self, head: &[u8], body: &Bytes) -> std::io::Result<()> {
-        if body.len() <= 16 * 1024 {
-            // One write for both.
-            let mut request = Vec::with_capacity(head.len() + body.len());
-            request.extend_from_slice(head);
-            request.extend_from_slice(body);
-            self.stream.write_all(&request).await
-        } else {
-            self.stream.write_all(head).await?;
-            self.stream.write_all(body).await
+    /// Writes `request`, whose body is `body`.
+    async fn write(&mut self, request: &Request, body: &Bytes) -> std::io::Result<()> {
+        self.stream.write_all(&request.written).await?;
+        if !request.whole {
+            self.stream.write_all(body).await?;
         }
+        Ok(())
     }
 
-    /// This connection with a request written on it.
-    async fn sent(mut self, head: &[u8], body: &Bytes) -> Result<Connection, Breakage> {
-        self.write(head, body).await.map_err(|error| io_breakage(&error))?;
+    /// This connection with `request` written on it.
+    async fn sent(mut self, request: &Request, body: &Bytes) -> Result<Connection, Breakage> {
+        self.write(request, body).await.map_err(|error| io_breakage(&error))?;
         Ok(self)
     }
 
     /// Reads the head of the answer to the request written.
     async fn answer_head(mut self) -> Result<(StatusCode, HeaderMap, Framing, bool, Connection), Breakage> {
         loop {
-            let parsed = {
-                let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-                let mut response = httparse::Response::new(&mut headers);
-                match response.parse(&self.read) {
-                    Ok(httparse::Status::Complete(length)) => Some(Head::of(&response, length)?),
-                    Ok(httparse::Status::Partial) => None,
-                    Err(_) => return Err(Breakage::Request),
-                }
-            };
-            match parsed {
+            match Head::read(&mut self.read)? {
                 // An interim answer (100 Continue): the answer follows it.
                 Some(head) if (100..200).contains(&head.status.as_u16()) => {
                     if head.status == StatusCode::SWITCHING_PROTOCOLS {
                         return Err(Breakage::Request);
                     }
-                    self.read.advance(head.length);
                 }
-                Some(head) => {
-                    self.read.advance(head.length);
-                    return Ok((head.status, head.headers, head.framing, head.keep_alive, self));
-                }
+                Some(head) => return Ok((head.status, head.headers, head.framing, head.keep_alive, self)),
                 None if self.read.len() >= MAX_HEAD => return Err(Breakage::Request),
                 None => {
                     if self.fill().await.map_err(|error| io_breakage(&error))? == 0 {
@@ -267,39 +249,70 @@ struct Head {
     headers: HeaderMap,
     framing: Framing,
     keep_alive: bool,
-    /// Its length in bytes.
-    length: usize,
+}
+
+/// Where a header's name and value are in the head read: byte ranges, as (start, end).
+#[derive(Clone, Copy, Default)]
+struct HeaderSpan {
+    name: (usize, usize),
+    value: (usize, usize),
 }
 
 impl Head {
-    fn of(response: &httparse::Response<'_, '_>, length: usize) -> Result<Head, Breakage> {
-        let status = response.code.and_then(|code| StatusCode::from_u16(code).ok()).ok_or(Breakage::Request)?;
-        let mut headers = HeaderMap::with_capacity(response.headers.len());
-        for header in response.headers.iter() {
-            let name = HeaderName::from_bytes(header.name.as_bytes()).map_err(|_| Breakage::Request)?;
-            let value = HeaderValue::from_bytes(header.value).map_err(|_| Breakage::Request)?;
+    /// The head at the start of `read`, taken out of it once it has all come; `None` until then.
+    fn read(read: &mut BytesMut) -> Result<Option<Head>, Breakage> {
+        let mut spans = [HeaderSpan::default(); MAX_HEADERS];
+        let (code, version, count, length) = {
+            let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+            let mut response = httparse::Response::new(&mut headers);
+            match response.parse(read) {
+                Ok(httparse::Status::Complete(length)) => {
+                    let start = read.as_ptr() as usize;
+                    let at =
+                        |part: &[u8]| (part.as_ptr() as usize - start, part.as_ptr() as usize - start + part.len());
+                    for (span, header) in spans.iter_mut().zip(response.headers.iter()) {
+                        *span = HeaderSpan { name: at(header.name.as_bytes()), value: at(header.value) };
+                    }
+                    (response.code, response.version, response.headers.len(), length)
+                }
+                Ok(httparse::Status::Partial) => return Ok(None),
+                Err(_) => return Err(Breakage::Request),
+            }
+        };
+        // The header values are the read buffer's own bytes, not copies of them.
+        Head::of(code, version, &spans[..count], &read.split_to(length).freeze()).map(Some)
+    }
+
+    /// The head `head`, as httparse read it: its status `code`, its HTTP/1 minor `version`, and
+    /// where its headers are. A header's value is a slice of `head`, not a copy.
+    fn of(code: Option<u16>, version: Option<u8>, spans: &[HeaderSpan], head: &Bytes) -> Result<Head, Breakage> {
+        let status = code.and_then(|code| StatusCode::from_u16(code).ok()).ok_or(Breakage::Request)?;
+        let mut headers = HeaderMap::with_capacity(spans.len());
+        for span in spans {
+            let name = HeaderName::from_bytes(&head[span.name.0..span.name.1]).map_err(|_| Breakage::Request)?;
+            let value = HeaderValue::from_maybe_shared(head.slice(span.value.0..span.value.1))
+                .map_err(|_| Breakage::Request)?;
             headers.append(name, value);
         }
-        let http11 = response.version == Some(1);
+        let http11 = version == Some(1);
+        // The comma-separated tokens of every `name` header, trimmed.
         let tokens = |name: HeaderName| {
             headers
                 .get_all(name)
-                .iter()
+                .into_iter()
                 .flat_map(|value| value.as_bytes().split(|&b| b == b','))
-                .map(|token| String::from_utf8_lossy(token).trim().to_ascii_lowercase())
-                .collect::<Vec<_>>()
+                .map(<[u8]>::trim_ascii)
         };
-        let connection = tokens(CONNECTION);
         let mut keep_alive = if http11 {
-            !connection.iter().any(|token| token == "close")
+            !tokens(CONNECTION).any(|token| token.eq_ignore_ascii_case(b"close"))
         } else {
-            connection.iter().any(|token| token == "keep-alive")
+            tokens(CONNECTION).any(|token| token.eq_ignore_ascii_case(b"keep-alive"))
         };
         let framing = if matches!(status.as_u16(), 100..200 | 204 | 304) {
             Framing::Length(0)
         } else if headers.contains_key(TRANSFER_ENCODING) {
             // Chunked when it is the last coding; else the body runs to the connection's end.
-            if tokens(TRANSFER_ENCODING).last().is_some_and(|coding| coding == "chunked") {
+            if tokens(TRANSFER_ENCODING).next_back().is_some_and(|coding| coding.eq_ignore_ascii_case(b"chunked")) {
                 // A length beside it is ignored, and the connection not trusted again.
                 keep_alive &= !headers.contains_key(CONTENT_LENGTH);
                 Framing::Chunked(Chunk::Size)
@@ -308,9 +321,10 @@ impl Head {
                 Framing::ToEnd
             }
         } else if headers.contains_key(CONTENT_LENGTH) {
-            let lengths = tokens(CONTENT_LENGTH);
-            let length = lengths.first().and_then(|first| first.parse::<u64>().ok()).ok_or(Breakage::Request)?;
-            if lengths.iter().any(|other| other.parse::<u64>().ok() != Some(length)) {
+            let mut lengths = tokens(CONTENT_LENGTH)
+                .map(|token| std::str::from_utf8(token).ok().and_then(|token| token.parse::<u64>().ok()));
+            let length = lengths.next().flatten().ok_or(Breakage::Request)?;
+            if lengths.any(|other| other != Some(length)) {
                 return Err(Breakage::Request);
             }
             Framing::Length(length)
@@ -318,7 +332,7 @@ impl Head {
             keep_alive = false;
             Framing::ToEnd
         };
-        Ok(Head { status, headers, framing, keep_alive, length })
+        Ok(Head { status, headers, framing, keep_alive })
     }
 }
 
@@ -347,10 +361,43 @@ enum Chunk {
     Trailers,
 }
 
-/// The head of a request: origin-form target, `Host`, `headers`, and the body's length.
-fn request_head(method: &Method, uri: &Uri, host: &str, port: u16, headers: &HeaderMap, length: usize) -> Vec<u8> {
+/// The most of a body written in one piece with its head.
+const ONE_WRITE: usize = 16 * 1024;
+
+/// A request as it is written: its head, and its body after it when the body is at most
+/// [`ONE_WRITE`] bytes (`whole`): one write for both, from one buffer. A larger body is written
+/// on its own, after the head.
+struct Request {
+    written: Vec<u8>,
+    whole: bool,
+}
+
+impl Request {
+    /// `method` to `uri` (on `host`:`port`) with `headers` and `body`.
+    fn of(method: &Method, uri: &Uri, host: &str, port: u16, headers: &HeaderMap, body: &Bytes) -> Request {
+        let whole = body.len() <= ONE_WRITE;
+        let mut written = Vec::with_capacity(512 + if whole { body.len() } else { 0 });
+        write_head(&mut written, method, uri, host, port, headers, body.len());
+        if whole {
+            written.extend_from_slice(body);
+        }
+        Request { written, whole }
+    }
+}
+
+/// Writes the head of a request into `head`: origin-form target, `Host`, `headers`, and the
+/// body's `length`.
+fn write_head(
+    head: &mut Vec<u8>,
+    method: &Method,
+    uri: &Uri,
+    host: &str,
+    port: u16,
+    headers: &HeaderMap,
+    length: usize,
+) {
+    use std::io::Write;
     let target = uri.path_and_query().map_or("/", |path| path.as_str());
-    let mut head = Vec::with_capacity(256);
     head.extend_from_slice(method.as_str().as_bytes());
     head.push(b' ');
     head.extend_from_slice(target.as_bytes());
@@ -359,8 +406,7 @@ fn request_head(method: &Method, uri: &Uri, host: &str, port: u16, headers: &Hea
         head.extend_from_slice(b"host: ");
         head.extend_from_slice(host.as_bytes());
         if port != 80 {
-            head.push(b':');
-            head.extend_from_slice(port.to_string().as_bytes());
+            let _ = write!(head, ":{port}");
         }
         head.extend_from_slice(b"\r\n");
     }
@@ -375,12 +421,9 @@ fn request_head(method: &Method, uri: &Uri, host: &str, port: u16, headers: &Hea
     }
     // As hyper writes it: a length, but none for a GET or HEAD without a body.
     if length > 0 || !matches!(*method, Method::GET | Method::HEAD) {
-        head.extend_from_slice(b"content-length: ");
-        head.extend_from_slice(length.to_string().as_bytes());
-        head.extend_from_slice(b"\r\n");
+        let _ = write!(head, "content-length: {length}\r\n");
     }
     head.extend_from_slice(b"\r\n");
-    head
 }
 
 /// A failed read or write, as the relay tells it.
@@ -419,7 +462,7 @@ impl PlainBody {
                     let connection = self.connection.take()?;
                     if let Some((client, origin)) = self.keep.take() {
                         if connection.read.is_empty() {
-                            client.keep(&origin, connection);
+                            client.keep(origin, connection);
                         }
                     }
                     return None;
@@ -723,6 +766,38 @@ mod tests {
         assert!(request.ends_with("content-length: 13\r\n\r\n{\"model\":\"m\"}"), "{request}");
         assert_eq!(post(&client, &url, "{}").await.unwrap().1, Bytes::from_static(b"{\"id\":\"x\"}\n"));
         assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1, "the second went on the first's connection");
+    }
+
+    #[tokio::test]
+    async fn a_head_is_read_by_its_tokens_in_any_case_and_its_values_as_they_came() {
+        let interim_then_closing: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nConnection: Close\r\n\
+            Content-Length: 2, 2\r\nx-ratelimit-remaining-requests: 99\r\nX-Request-Id: req_1\r\n\r\nok";
+        let conflicting: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\nok";
+        // Neither answer's connection is closed by the server: the client closes the first.
+        let (url, _requests, accepted) =
+            server(vec![(vec![interim_then_closing], false), (vec![conflicting], false)]).await;
+        let client = Arc::new(plain_client());
+        let response = post_plain(&client, &url, headers, Bytes::from_static(b"{}")).await.unwrap();
+        assert_eq!(response.status(), 200, "the answer after the interim one");
+        assert_eq!(response.headers()["x-ratelimit-remaining-requests"], "99");
+        assert_eq!(response.headers()["x-request-id"], "req_1", "a name in any case, its value as written");
+        let mut body = response.into_body();
+        assert_eq!(body.next_chunk().await.unwrap().unwrap(), Bytes::from_static(b"ok"), "the length, given twice");
+        assert!(body.next_chunk().await.is_none());
+        assert!(matches!(post(&client, &url, "{}").await, Err(Breakage::Request)), "two lengths that differ");
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2, "`Connection: Close` was not kept");
+    }
+
+    #[tokio::test]
+    async fn a_large_body_goes_after_its_head_whole() {
+        let answer: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+        let (url, mut requests, _accepted) = server(vec![(vec![answer], false)]).await;
+        let client = Arc::new(plain_client());
+        let large: &'static str = Box::leak(format!("{{\"text\":\"{}\"}}", "x".repeat(ONE_WRITE)).into_boxed_str());
+        assert_eq!(post(&client, &url, large).await.unwrap().1, Bytes::from_static(b"ok"));
+        let request = requests.recv().await.unwrap();
+        assert!(request.contains(&format!("content-length: {}\r\n\r\n", large.len())), "{}", &request[..200]);
+        assert!(request.ends_with(large), "the body whole, after the head");
     }
 
     #[tokio::test]

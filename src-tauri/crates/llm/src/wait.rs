@@ -4,12 +4,28 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use keypool::{Clock, ManualClock, Timestamp};
 
 /// A future the waiter hands out.
 pub type Wait<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// `read`, or `None` when it has not ended within `wait` of now. A read that ends as it is first
+/// polled (a piece that had come already, the end of an answer read whole) sets no timer: most
+/// pieces of a relayed answer are read so, and each timer was an allocation and a turn of the
+/// runtime's timer wheel.
+pub(crate) async fn within<F: Future>(waiter: &dyn Waiter, wait: Duration, read: F) -> Option<F::Output> {
+    let mut read = std::pin::pin!(read);
+    if let Poll::Ready(out) = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await {
+        return Some(out);
+    }
+    tokio::select! {
+        out = read => Some(out),
+        () = waiter.after(wait) => None,
+    }
+}
 
 /// How the completion service lets time pass.
 pub trait Waiter: Send + Sync {

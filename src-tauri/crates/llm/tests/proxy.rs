@@ -65,7 +65,7 @@ fn request(base_url: String) -> CompletionRequest {
             id: ProviderId::from("p"),
             name: "P".into(),
             kind: ProviderKind::Openai,
-            base_url,
+            base_url: base_url.into(),
             provider_key: None,
         },
         model: "m".into(),

@@ -440,8 +440,8 @@ impl Routes for StoreRoutes {
         }
         for model in &mut listed {
             if let Ok((route, Via::Route { .. })) = self.resolve(dialect, &model.id) {
-                if route.endpoint.name != model.provider {
-                    let first = std::mem::replace(&mut model.provider, route.endpoint.name);
+                if *route.endpoint.name != *model.provider {
+                    let first = std::mem::replace(&mut model.provider, route.endpoint.name.to_string());
                     model.others.retain(|other| *other != model.provider);
                     model.others.insert(0, first);
                 }

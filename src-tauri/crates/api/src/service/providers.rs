@@ -272,9 +272,9 @@ impl Providers {
         require_network_consent(base_url, on_my_network)?;
         let endpoint = ProviderEndpoint {
             id: ProviderId::new(""),
-            name: String::new(),
+            name: "".into(),
             kind,
-            base_url: base_url.to_owned(),
+            base_url: base_url.into(),
             provider_key: None,
         };
         let models =
@@ -451,9 +451,9 @@ pub(crate) fn endpoint_of(provider: &ProviderRow, vault: &Vault) -> Result<Provi
         .ok_or_else(|| ServiceError::invalid("kind", Rule::UnknownKind(provider.kind.clone())))?;
     Ok(ProviderEndpoint {
         id: ProviderId::new(provider.id.as_str()),
-        name: provider.name.clone(),
+        name: provider.name.as_str().into(),
         kind,
-        base_url: provider.base_url.clone(),
+        base_url: provider.base_url.as_str().into(),
         provider_key: provider.api_key.as_ref().and_then(|stored| {
             vault
                 .reveal(&provider_account(&provider.id), stored)

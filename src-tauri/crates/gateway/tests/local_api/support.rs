@@ -61,7 +61,7 @@ impl Routes for OneProvider {
         let served = self.models.as_ref().is_none_or(|models| models.iter().any(|m| m == model));
         match (served, dialect == self.dialect()) {
             (true, true) => Ok(Route { endpoint: self.endpoint.clone(), model: model.to_owned() }),
-            (true, false) => Err(Unrouted::OtherDialect { provider: self.endpoint.name.clone() }),
+            (true, false) => Err(Unrouted::OtherDialect { provider: self.endpoint.name.to_string() }),
             (false, _) => Err(Unrouted::Unknown),
         }
     }
@@ -69,7 +69,12 @@ impl Routes for OneProvider {
     fn models(&self, dialect: Dialect) -> Vec<ListedModel> {
         let listed = self.models.iter().flatten().filter(|_| dialect == self.dialect());
         listed
-            .map(|id| ListedModel { id: id.clone(), provider: self.endpoint.name.clone(), others: Vec::new(), dialect })
+            .map(|id| ListedModel {
+                id: id.clone(),
+                provider: self.endpoint.name.to_string(),
+                others: Vec::new(),
+                dialect,
+            })
             .collect()
     }
 }
@@ -164,8 +169,13 @@ impl LocalApi {
             ProviderKind::Openrouter => format!("{}/api/v1", fake.url()),
             ProviderKind::Anthropic | ProviderKind::Gemini => fake.url(),
         });
-        let endpoint =
-            ProviderEndpoint { id: ProviderId::new("p"), name: "Fake".into(), kind, base_url, provider_key: None };
+        let endpoint = ProviderEndpoint {
+            id: ProviderId::new("p"),
+            name: "Fake".into(),
+            kind,
+            base_url: base_url.into(),
+            provider_key: None,
+        };
         let models = models.map(|models| models.iter().map(|m| (*m).to_owned()).collect());
         let routes = Arc::new(OneProvider { endpoint, models });
         let gateway = start(routes, service, as_clock).await;

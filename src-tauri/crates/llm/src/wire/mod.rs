@@ -385,6 +385,30 @@ pub(crate) struct UsageObject {
     pub(crate) input_tokens_details: Option<PromptTokensDetails>,
 }
 
+/// A member's name as it is read: which of these names it is (`None`: another), matched where
+/// it lies in the body, never copied out (serde reads a `Cow<str>` key into a new `String`).
+struct MemberOf(&'static [&'static str]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for MemberOf {
+    type Value = Option<&'static str>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl serde::de::Visitor<'_> for MemberOf {
+    type Value = Option<&'static str>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a member's name")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Self::Value, E> {
+        Ok(self.0.iter().copied().find(|known| *known == name))
+    }
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct PromptTokensDetails {
     pub(crate) cached_tokens: Option<u64>,
@@ -400,9 +424,9 @@ impl<'de> Deserialize<'de> for PromptTokensDetails {
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut details = PromptTokensDetails::default();
-                while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match &*name {
-                        "cached_tokens" => details.cached_tokens = map.next_value()?,
+                while let Some(name) = map.next_key_seed(MemberOf(&["cached_tokens"]))? {
+                    match name {
+                        Some("cached_tokens") => details.cached_tokens = map.next_value()?,
                         _ => drop(map.next_value::<serde::de::IgnoredAny>()?),
                     }
                 }
@@ -423,16 +447,26 @@ impl<'de> Deserialize<'de> for UsageObject {
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut usage = UsageObject::default();
-                while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match &*name {
-                        "prompt_tokens" => usage.prompt_tokens = map.next_value()?,
-                        "prompt_tokens_details" => usage.prompt_tokens_details = map.next_value()?,
-                        "completion_tokens" => usage.completion_tokens = map.next_value()?,
-                        "input_tokens" => usage.input_tokens = map.next_value()?,
-                        "cache_read_input_tokens" => usage.cache_read_input_tokens = map.next_value()?,
-                        "cache_creation_input_tokens" => usage.cache_creation_input_tokens = map.next_value()?,
-                        "output_tokens" => usage.output_tokens = map.next_value()?,
-                        "input_tokens_details" => usage.input_tokens_details = map.next_value()?,
+                const MEMBERS: &[&str] = &[
+                    "prompt_tokens",
+                    "prompt_tokens_details",
+                    "completion_tokens",
+                    "input_tokens",
+                    "cache_read_input_tokens",
+                    "cache_creation_input_tokens",
+                    "output_tokens",
+                    "input_tokens_details",
+                ];
+                while let Some(name) = map.next_key_seed(MemberOf(MEMBERS))? {
+                    match name {
+                        Some("prompt_tokens") => usage.prompt_tokens = map.next_value()?,
+                        Some("prompt_tokens_details") => usage.prompt_tokens_details = map.next_value()?,
+                        Some("completion_tokens") => usage.completion_tokens = map.next_value()?,
+                        Some("input_tokens") => usage.input_tokens = map.next_value()?,
+                        Some("cache_read_input_tokens") => usage.cache_read_input_tokens = map.next_value()?,
+                        Some("cache_creation_input_tokens") => usage.cache_creation_input_tokens = map.next_value()?,
+                        Some("output_tokens") => usage.output_tokens = map.next_value()?,
+                        Some("input_tokens_details") => usage.input_tokens_details = map.next_value()?,
                         _ => drop(map.next_value::<serde::de::IgnoredAny>()?),
                     }
                 }

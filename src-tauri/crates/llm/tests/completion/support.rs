@@ -133,7 +133,7 @@ impl Rig {
                 id: ProviderId::new("p"),
                 name: "Fake".into(),
                 kind: self.kind,
-                base_url,
+                base_url: base_url.into(),
                 provider_key: self.provider_key.clone(),
             },
             model: "fake-model".into(),

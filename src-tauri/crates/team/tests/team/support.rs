@@ -212,7 +212,7 @@ impl Rig {
             id: ProviderId::new("p"),
             name: "Fake".into(),
             kind: ProviderKind::Openai,
-            base_url: format!("{}/v1", fake.url()),
+            base_url: format!("{}/v1", fake.url()).into(),
             provider_key: None,
         };
         let config = heartbeat.map(|heartbeat| {

@@ -179,7 +179,7 @@ impl LocalApi {
             Ok((route, via)) => {
                 let served = self.routes.served();
                 let usable = served.iter().any(|p| p.id == route.endpoint.id.as_ref() && p.usable);
-                Resolution::Routed { provider: route.endpoint.name, model: route.model, via, usable }
+                Resolution::Routed { provider: route.endpoint.name.to_string(), model: route.model, via, usable }
             }
             Err(Unrouted::OtherDialect { provider }) => Resolution::OtherDialect { provider },
             Err(Unrouted::Unknown) => Resolution::Unknown,
@@ -255,10 +255,9 @@ impl StoreRoutes {
         }
         let listing = |p: &&super::Served| p.models.iter().any(|m| m == model);
         // A provider with keys first; one without still answers, with why it cannot.
-        let mut same_dialect: Vec<&super::Served> =
-            served.iter().filter(|p| Dialect::of_wire(p.endpoint.kind.row().wire) == dialect).filter(listing).collect();
-        same_dialect.sort_by_key(|p| !p.usable);
-        if let Some(provider) = same_dialect.first() {
+        let same_dialect =
+            || served.iter().filter(|p| Dialect::of_wire(p.endpoint.kind.row().wire) == dialect).filter(listing);
+        if let Some(provider) = same_dialect().find(|p| p.usable).or_else(|| same_dialect().next()) {
             let routed = keypool_gateway::Route { endpoint: provider.endpoint.clone(), model: model.to_owned() };
             return Ok((routed, Via::Listed));
         }
