@@ -267,9 +267,12 @@ impl Head {
             let mut response = httparse::Response::new(&mut headers);
             match response.parse(read) {
                 Ok(httparse::Status::Complete(length)) => {
+                    // httparse's slices are of `read` (an empty one may be anywhere: it is none).
                     let start = read.as_ptr() as usize;
-                    let at =
-                        |part: &[u8]| (part.as_ptr() as usize - start, part.as_ptr() as usize - start + part.len());
+                    let at = |part: &[u8]| match part.as_ptr() as usize {
+                        _ if part.is_empty() => (0, 0),
+                        at => (at - start, at - start + part.len()),
+                    };
                     for (span, header) in spans.iter_mut().zip(response.headers.iter()) {
                         *span = HeaderSpan { name: at(header.name.as_bytes()), value: at(header.value) };
                     }
@@ -771,7 +774,8 @@ mod tests {
     #[tokio::test]
     async fn a_head_is_read_by_its_tokens_in_any_case_and_its_values_as_they_came() {
         let interim_then_closing: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nConnection: Close\r\n\
-            Content-Length: 2, 2\r\nx-ratelimit-remaining-requests: 99\r\nX-Request-Id: req_1\r\n\r\nok";
+            Content-Length: 2, 2\r\nx-ratelimit-remaining-requests: 99\r\nX-Request-Id: req_1\r\nx-empty:\r\n\
+            x-blank:   \r\n\r\nok";
         let conflicting: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\nok";
         // Neither answer's connection is closed by the server: the client closes the first.
         let (url, _requests, accepted) =
@@ -781,6 +785,8 @@ mod tests {
         assert_eq!(response.status(), 200, "the answer after the interim one");
         assert_eq!(response.headers()["x-ratelimit-remaining-requests"], "99");
         assert_eq!(response.headers()["x-request-id"], "req_1", "a name in any case, its value as written");
+        assert_eq!(response.headers()["x-empty"], "", "an empty value");
+        assert_eq!(response.headers()["x-blank"], "", "a value of spaces");
         let mut body = response.into_body();
         assert_eq!(body.next_chunk().await.unwrap().unwrap(), Bytes::from_static(b"ok"), "the length, given twice");
         assert!(body.next_chunk().await.is_none());
