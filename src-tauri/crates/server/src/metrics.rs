@@ -367,6 +367,15 @@ fn render_members(out: &mut String, book: &MemberBook) {
             sample(out, &limit, &[("member", &budget.member)], budget.limit);
         }
     }
+    if let Some(reads) = book.team_reads() {
+        family(
+            out,
+            "keypool_team_definition_reads_total",
+            "counter",
+            "Times this replica read the team's member definitions, changed or not.",
+        );
+        sample(out, "keypool_team_definition_reads_total", &[], reads as f64);
+    }
     family(
         out,
         "keypool_member_refusals_total",

@@ -29,6 +29,7 @@ pub mod config;
 pub mod rules;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -167,6 +168,9 @@ struct Inner {
     attached: OnceLock<Attached>,
     /// Refusals per member and limit, for metrics.
     refusals: Mutex<HashMap<(String, &'static str), u64>>,
+    /// Times the team's definitions were read, changed or not, for metrics: what a test of their
+    /// spread waits on, not a time.
+    team_reads: AtomicU64,
     /// Told when a member's budget is spent.
     alerts: OnceLock<crate::alerts::Alerts>,
 }
@@ -198,6 +202,7 @@ impl MemberBook {
                 prices: RwLock::default(),
                 attached: OnceLock::new(),
                 refusals: Mutex::default(),
+                team_reads: AtomicU64::new(0),
                 alerts: OnceLock::new(),
             }),
         }
@@ -264,6 +269,12 @@ impl MemberBook {
     }
 
     /// Refusals so far, per member and limit.
+    /// How many times the team's member definitions were read (changed or not); `None` without
+    /// a team.
+    pub fn team_reads(&self) -> Option<u64> {
+        self.inner.allowance().map(|_| self.inner.team_reads.load(Ordering::Relaxed))
+    }
+
     pub fn refusals(&self) -> Vec<(String, &'static str, u64)> {
         let refusals = self.inner.refusals.lock().unwrap_or_else(|e| e.into_inner());
         let mut out: Vec<_> = refusals.iter().map(|((m, l), n)| (m.clone(), *l, *n)).collect();
@@ -549,7 +560,9 @@ impl Inner {
             self.tell_counts(allowance);
         }
         let seen = self.lock_definitions().team_version;
-        let Some((version, records)) = allowance.definitions(seen).await else { return };
+        let read = allowance.definitions(seen).await;
+        self.team_reads.fetch_add(1, Ordering::Relaxed);
+        let Some((version, records)) = read else { return };
         let mut team = HashMap::new();
         for (at, text) in records {
             match serde_json::from_str::<TeamRecord>(&text) {

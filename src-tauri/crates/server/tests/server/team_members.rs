@@ -56,21 +56,27 @@ async fn pair(members: &[(&str, &str)]) -> Pair {
 /// Waits until `server` counts `count` team members seen (its `keypool_team_members`, the count
 /// a limit is shared by while Redis is away).
 async fn members_seen_become(server: &Server, count: u64) {
-    let client = client();
-    let mut seen = None;
+    metric_reaches(server, "keypool_team_members", count as f64, "team members seen").await;
+}
+
+/// `server`'s `/metrics` sample of `name` (one without labels), if it has one.
+async fn metric(server: &Server, name: &str) -> Option<f64> {
+    let response = client().get(server.url("/metrics")).bearer_auth(server.token()).send().await.ok()?;
+    let text = response.text().await.ok()?;
+    text.lines().find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// Waits until `server`'s `name` is at least `value` (`what` it counts, for the failure).
+async fn metric_reaches(server: &Server, name: &str, value: f64, what: &str) {
+    let mut last = None;
     for _ in 0..1500 {
-        let response = client.get(server.url("/metrics")).bearer_auth(server.token()).send().await;
-        let text = match response {
-            Ok(response) => response.text().await.unwrap_or_default(),
-            Err(_) => String::new(),
-        };
-        seen = text.lines().find_map(|line| line.strip_prefix("keypool_team_members ")).map(|v| v.trim().to_owned());
-        if seen.as_deref().and_then(|v| v.parse::<f64>().ok()) == Some(count as f64) {
+        last = metric(server, name).await;
+        if last.is_some_and(|last| last >= value) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    panic!("the server never saw {count} team members (last: {seen:?}):\n{}", server.log());
+    panic!("the server never reached {value} {what} (last: {last:?}):\n{}", server.log());
 }
 
 async fn team_becomes(server: &Server, state: &str) {
@@ -165,7 +171,13 @@ async fn a_revoke_through_one_replicas_config_reaches_the_other_within_a_second(
     // B's own config still says erin is on; re-reading it changes nothing it had not changed.
     p.b.signal("HUP");
     p.b.logged("SIGHUP: members applied").await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // Two reads of the team's definitions on each replica since: what B wrote, were it wrong, has
+    // reached both.
+    for server in [&p.a, &p.b] {
+        let reads =
+            metric(server, "keypool_team_definition_reads_total").await.expect("a team replica counts its reads");
+        metric_reaches(server, "keypool_team_definition_reads_total", reads + 2.0, "reads of the definitions").await;
+    }
     let (status, _, body) = p.b.ask_as(erin, "erin-after").await;
     assert_eq!(status, 403, "an unchanged config does not overrule the newer revoke: {body}");
     assert_eq!(p.a.ask_as(erin, "erin-a").await.0, 403, "nor on A");
