@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real app (debug, self-contained) and drives its window under Xvfb through
 # WebKitWebDriver. Screenshots go to tests/artifacts/ (git-ignored). With KEYPOOL_APP_BINARY set,
-# it drives that binary instead of building one (npm test: the one its .deb holds).
+# it drives that binary instead of building one (npm test: the one its .deb holds). Test files as
+# arguments run only those (`npm run test:e2e -- tests/e2e/gemini.test.mjs`); none, every one.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -20,4 +21,6 @@ export KEYPOOL_SERVER_BINARY="$target/debug/keypool-server"
 # The coding agents' CLIs (agents.test.mjs runs them against the app's local API), cached.
 source tests/agents/install.sh
 mkdir -p tests/artifacts
-xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/*.test.mjs
+files=("$@")
+if [ ${#files[@]} -eq 0 ]; then files=(tests/e2e/*.test.mjs); fi
+xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 "${files[@]}"
