@@ -359,36 +359,30 @@ async fn answer(
     // The answer's future is the whole request's state machine, many KiB: boxed, hyper moves a
     // pointer into its dispatcher, not the state machine (its memcpy was 1.2% of the CPU a
     // relayed request costs, issue 44).
-    if request.body().is_end_stream() {
-        let response = Box::pin(app.answer(request.map(Body::new))).await;
-        return Ok(response.map(|body| Body::new(Answer { body, _again: again })));
-    }
-    // The deadline runs from the head.
-    let head_at = bounds.timer.now();
-    let arrived = Arc::new(AtomicBool::new(false));
-    let request: Request = request.map(|body| Body::new(Arriving { body, arrived: arrived.clone() }));
-    let mut handled = Box::pin(app.answer(request));
-    // A body that came with its head (most do) is read in the answer's first steps: it needs no
-    // deadline, and none is set (a timer per request was an allocation and two turns of the
-    // runtime's timer wheel).
-    let first = std::future::poll_fn(|cx| Poll::Ready(handled.as_mut().poll(cx))).await;
-    if let Poll::Ready(response) = first {
-        return Ok(response.map(|body| Body::new(Answer { body, _again: again })));
-    }
-    if arrived.load(Ordering::SeqCst) {
-        let response = handled.await;
-        return Ok(response.map(|body| Body::new(Answer { body, _again: again })));
-    }
-    let deadline = bounds.timer.sleep_until(head_at + bounds.body);
-    let late = async {
-        deadline.await;
-        if arrived.load(Ordering::SeqCst) {
-            std::future::pending::<()>().await;
+    let response = if request.body().is_end_stream() {
+        Box::pin(app.answer(request.map(Body::new))).await
+    } else {
+        // The deadline runs from the head.
+        let head_at = bounds.timer.now();
+        let arrived = Arc::new(AtomicBool::new(false));
+        let request: Request = request.map(|body| Body::new(Arriving { body, arrived: arrived.clone() }));
+        let handled = Box::pin(app.answer(request));
+        // A body that came with its head (most do) has arrived once the answer has first been
+        // polled (`biased`: before this): it needs no deadline, and none is set (a timer per
+        // request was an allocation and two turns of the runtime's timer wheel).
+        let late = async {
+            if !arrived.load(Ordering::SeqCst) {
+                bounds.timer.sleep_until(head_at + bounds.body).await;
+            }
+            if arrived.load(Ordering::SeqCst) {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            biased;
+            response = handled => response,
+            () = late => too_slow(bounds.body),
         }
-    };
-    let response = tokio::select! {
-        response = handled => response,
-        () = late => too_slow(bounds.body),
     };
     Ok(response.map(|body| Body::new(Answer { body, _again: again })))
 }
