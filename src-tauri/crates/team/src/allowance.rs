@@ -31,8 +31,8 @@ use keypool::Timestamp;
 use redis::{Script, Value};
 use tokio::sync::mpsc;
 
-use crate::link::broken;
-use crate::member::{Shared, Team};
+use crate::member::Team;
+use crate::shared::{broken, Shared};
 
 /// How often a replica reads the definitions' version.
 pub const DEFINITIONS_POLL: Duration = Duration::from_millis(250);
@@ -201,7 +201,7 @@ impl Allowance {
             .arg(unit)
             .arg(limit)
             .arg(&self.shared.member)
-            .arg(now_ms - crate::apply::LIVE.as_millis() as i64)
+            .arg(now_ms - crate::mirror::LIVE.as_millis() as i64)
             .arg(millis(FLIGHT_TTL));
         let mut conn = self.shared.conn.clone();
         let started = Instant::now();
@@ -352,7 +352,7 @@ impl Allowance {
 }
 
 fn millis(d: Duration) -> u64 {
-    crate::link::millis(d)
+    crate::layout::millis(d)
 }
 
 /// The script's answer as a verdict.

@@ -7,7 +7,9 @@
 //! is right. Reading is strict and bounded: a value that is too long, has the wrong number of words
 //! or a word that is not a number of the right range is no fact at all.
 
-use keypool::{Resting, Timestamp, Window};
+use std::time::Duration;
+
+use keypool::{Resting, ScopeFacts, Timestamp, Window};
 
 use crate::secret::is_identity;
 
@@ -16,6 +18,18 @@ pub(crate) const MAX_VALUE: usize = 512;
 
 /// The longest scope (model name) shared: what the local API accepts as a model name.
 pub(crate) const MAX_SCOPE: usize = 256;
+
+/// How long a group's rest stays in Redis without writes (rests last 15 min at most).
+pub(crate) const GROUP_TTL: Duration = Duration::from_secs(3600);
+/// A scope's state (a daily quota lasts up to a day).
+pub(crate) const SCOPE_TTL: Duration = Duration::from_secs(25 * 3600);
+/// A key's rejection and credit.
+pub(crate) const KEY_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Whole milliseconds of `d`, for Redis.
+pub(crate) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
 
 /// The team's names in Redis: every key under one hash tag, so a Redis Cluster keeps a team on
 /// one slot and its scripts may touch several of its keys.
@@ -271,6 +285,14 @@ impl Fact {
             _ => None,
         }
     }
+}
+
+/// A scope's windows as the team stores them (`rq`, `tk`), those that have not refilled by `now`
+/// (a window that has is old news for the team).
+pub(crate) fn current_windows(facts: &ScopeFacts, now: Timestamp) -> Vec<(&'static str, String)> {
+    let current = |window: Option<keypool::Window>| window.filter(|w| w.reset_at > now);
+    let windows = [(field::REQUESTS, current(facts.requests)), (field::TOKENS, current(facts.tokens))];
+    windows.into_iter().filter_map(|(name, current)| Some((name, window(current?)))).collect()
 }
 
 #[cfg(test)]

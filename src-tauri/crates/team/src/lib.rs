@@ -66,14 +66,17 @@
 //! a script that finds a key of the wrong type deletes it and writes its own.
 #![forbid(unsafe_code)]
 
+mod admissions;
 mod allowance;
 mod apply;
 mod directory;
 mod layout;
 mod link;
 mod member;
+mod mirror;
 mod scripts;
 mod secret;
+mod shared;
 mod sync;
 #[cfg(feature = "test-support")]
 pub mod test_redis;

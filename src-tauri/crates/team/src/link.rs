@@ -1,30 +1,20 @@
 //! The request path: what the completion service asks and tells the team. Nothing here fails a
 //! request or keeps it longer than [`crate::TeamConfig::request_timeout`] per round trip.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use keypool::{FailureOutcome, KeyId, ProviderId, RemoteFact, ScopeFacts, SessionId, Timestamp};
+use keypool::{FailureOutcome, KeyId, ProviderId, RemoteFact, SessionId, Timestamp};
 use keypool_llm::{Admission, HandOut, Taught, TeamFuture, TeamHold, TeamLink, Wake};
 use redis::Value;
 
+use crate::admissions::Path;
 use crate::layout::{self, field, Op, Target};
-use crate::member::{Shared, Team, Write};
+use crate::layout::{current_windows, millis, GROUP_TTL, KEY_TTL, SCOPE_TTL};
+use crate::member::Team;
 use crate::scripts::{ADMIT_SCRIPT, BIND_SCRIPT};
 use crate::secret::is_identity;
-
-/// How long a group's rest stays in Redis without writes (rests last 15 min at most).
-pub(crate) const GROUP_TTL: Duration = Duration::from_secs(3600);
-/// A scope's state (a daily quota lasts up to a day).
-pub(crate) const SCOPE_TTL: Duration = Duration::from_secs(25 * 3600);
-/// A key's rejection and credit.
-pub(crate) const KEY_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
-
-/// Whether an error means the connection is gone (not a refusal of one command).
-pub(crate) fn broken(error: &redis::RedisError) -> bool {
-    error.is_io_error() || error.is_connection_dropped() || error.is_connection_refusal()
-}
+use crate::shared::{broken, Shared, Write};
 
 impl TeamLink for Team {
     fn binding<'a>(
@@ -75,48 +65,6 @@ impl TeamLink for Team {
 
     fn attach(&self, wake: Wake) {
         *self.shared.wake.lock() = Some(wake);
-    }
-}
-
-/// How the team's side of hand-outs went, per path, since the member joined: which requests the
-/// team's `ADMIT` decided, and which the member decided alone (and why). For diagnostics and the
-/// burst figure: a refusal upstream with the team on and Redis healthy is a bug, and these say
-/// which path let it through.
-#[derive(Debug, Default)]
-pub(crate) struct Admissions([AtomicU64; 5]);
-
-/// One path of a hand-out, for [`Admissions`].
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Path {
-    /// `ADMIT` found room.
-    Admitted,
-    /// `ADMIT` found the team's requests in flight fill the window.
-    Full,
-    /// No window known for the scope: nothing to ask (the member decides alone).
-    NoWindow,
-    /// Redis was not there (the member decides alone).
-    Disconnected,
-    /// `ADMIT` answered nothing within the request timeout (the member decides alone).
-    TimedOut,
-    /// `ADMIT` failed or its answer could not be read (the member decides alone).
-    Failed,
-}
-
-impl Admissions {
-    fn count(&self, path: Path) {
-        let slot = match path {
-            Path::Admitted => 0,
-            Path::Full => 1,
-            Path::NoWindow | Path::Disconnected => 2,
-            Path::TimedOut => 3,
-            Path::Failed => 4,
-        };
-        self.0[slot].fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn counts(&self) -> crate::AdmissionCounts {
-        let get = |slot: usize| self.0[slot].load(Ordering::Relaxed);
-        crate::AdmissionCounts { admitted: get(0), full: get(1), unasked: get(2), timed_out: get(3), failed: get(4) }
     }
 }
 
@@ -241,7 +189,7 @@ impl Shared {
                 .arg(scope_target.suffix())
                 .arg(millis(SCOPE_TTL))
                 .arg(now.as_millis())
-                .arg((now - crate::apply::LIVE).as_millis())
+                .arg((now - crate::mirror::LIVE).as_millis())
                 .arg(seq)
                 .arg(requests)
                 .arg(reserved_tokens)
@@ -390,14 +338,6 @@ impl Shared {
     }
 }
 
-/// A scope's windows as the team stores them (`rq`, `tk`), those that have not refilled by `now`
-/// (a window that has is old news for the team).
-pub(crate) fn current_windows(facts: &ScopeFacts, now: Timestamp) -> Vec<(&'static str, String)> {
-    let current = |window: Option<keypool::Window>| window.filter(|w| w.reset_at > now);
-    let windows = [(field::REQUESTS, current(facts.requests)), (field::TOKENS, current(facts.tokens))];
-    windows.into_iter().filter_map(|(name, window)| Some((name, layout::window(window?)))).collect()
-}
-
 /// The answer of the `ADMIT` script, the other members' counts checked.
 struct Verdict {
     admitted: bool,
@@ -480,9 +420,4 @@ fn room(window: Option<keypool::Window>, used: u64, now: Timestamp) -> bool {
         (true, None) => return true,
     };
     used <= left
-}
-
-/// Whole milliseconds of `d`, for Redis.
-pub(crate) fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
 }

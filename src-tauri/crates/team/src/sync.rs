@@ -12,11 +12,11 @@ use serde::Deserialize;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
-use crate::apply::LIVE;
 use crate::layout::{self, field, Op, Target};
-use crate::link::{broken, current_windows, millis, SCOPE_TTL};
-use crate::member::{Shared, Write};
+use crate::layout::{current_windows, millis, SCOPE_TTL};
+use crate::mirror::LIVE;
 use crate::scripts::{self, BEAT_SCRIPT, BIND_SCRIPT, MERGE_SCRIPT, READ_SCRIPT};
+use crate::shared::{broken, Shared, Write};
 
 /// The first wait before reconnecting; it doubles up to [`MAX_BACKOFF`].
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
