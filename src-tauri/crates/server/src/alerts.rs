@@ -15,11 +15,14 @@ use std::time::{Duration, Instant};
 
 use hmac::{KeyInit, Mac};
 use keypool::{DisableReason, KeyId, KeyState, ProviderId, Timestamp};
+use keypool_api::service::BudgetSpent;
 use keypool_api::AppContext;
-use keypool_llm::{AttemptOutcome, AttemptRecord, Recorder};
+use keypool_llm::{AttemptOutcome, AttemptRecord};
 use keypool_team::Allowance;
 use serde::Deserialize;
 use serde_json::{json, Value};
+
+use crate::observe::Observe;
 use tokio::sync::mpsc;
 
 /// `[alerts]` in the config file.
@@ -200,37 +203,9 @@ impl Alerts {
             }),
         });
     }
-
-    /// A member's budget is spent: `used` of `limit` in `unit` for the period `period` (its
-    /// name, `day:2026-12-10`), which ends at `resets_at` (`None`: never).
-    pub fn budget_spent(
-        &self,
-        member: &str,
-        unit: &str,
-        used: f64,
-        limit: f64,
-        period: &str,
-        resets_at: Option<Timestamp>,
-    ) {
-        let now = keypool::Clock::now(&keypool_api::SystemClock);
-        let ttl = resets_at.map_or(Duration::from_secs(40 * 24 * 3600), |end| end.saturating_duration_since(now));
-        self.send(Event {
-            id: format!("member_budget_spent:{}:{period}", member.to_lowercase()),
-            ttl: ttl.max(Duration::from_secs(60)),
-            body: json!({
-                "event": "member_budget_spent",
-                "at": now.to_string(),
-                "member": member,
-                "budget": { unit: limit, "period": period },
-                "used": used,
-                "resets_at": resets_at.map(|at| at.to_string()),
-                "message": format!("{member}'s budget is spent"),
-            }),
-        });
-    }
 }
 
-impl Recorder for Alerts {
+impl Observe for Alerts {
     fn key_disabled(&self, provider: &ProviderId, key: &KeyId, reason: DisableReason, at: Timestamp) {
         if !self.on() {
             return;
@@ -251,12 +226,6 @@ impl Recorder for Alerts {
         self.check_provider(provider, &name);
     }
 
-    fn attempt(&self, record: AttemptRecord) {
-        crate::metrics::Tap::attempted(self, &record);
-    }
-}
-
-impl crate::metrics::Tap for Alerts {
     fn attempted(&self, record: &AttemptRecord) {
         if record.outcome != AttemptOutcome::QuotaExhausted || !self.on() {
             return;
@@ -282,6 +251,25 @@ impl crate::metrics::Tap for Alerts {
         }
         let (name, _) = self.names(&record.provider, &KeyId::new(""));
         self.check_provider(&record.provider, &name);
+    }
+
+    fn budget_spent(&self, spent: &BudgetSpent) {
+        let BudgetSpent { member, unit, used, limit, period, resets_at } = spent;
+        let now = keypool::Clock::now(&keypool_api::SystemClock);
+        let ttl = resets_at.map_or(Duration::from_secs(40 * 24 * 3600), |end| end.saturating_duration_since(now));
+        self.send(Event {
+            id: format!("member_budget_spent:{}:{period}", member.to_lowercase()),
+            ttl: ttl.max(Duration::from_secs(60)),
+            body: json!({
+                "event": "member_budget_spent",
+                "at": now.to_string(),
+                "member": member,
+                "budget": { *unit: limit, "period": period },
+                "used": used,
+                "resets_at": resets_at.map(|at| at.to_string()),
+                "message": format!("{member}'s budget is spent"),
+            }),
+        });
     }
 }
 

@@ -20,6 +20,7 @@ mod config;
 mod keys;
 mod members;
 mod metrics;
+mod observe;
 mod token;
 mod usage;
 
@@ -30,6 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use keypool_api::service::MemberBook;
 use keypool_api::{AppContext, Dirs};
 use keypool_gateway::Serving;
 use keypool_team::{TeamConfig, TeamSecret};
@@ -249,14 +251,18 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
         keypool_api::files::log_privacy(&data_dir, privacy);
     }
     let dirs = Dirs { data_dir: data_dir.clone(), log_dir: data_dir.join("logs") };
-    let book = members::MemberBook::new(Arc::new(keypool_api::SystemClock));
+    let book = MemberBook::new(Arc::new(keypool_api::SystemClock));
     let metrics = metrics::Metrics::new();
     let alerts = alerts::Alerts::start();
     alerts.set_webhook(config.as_ref().and_then(|c| c.webhook.clone()));
-    book.alert_with(alerts.clone());
-    let tap: Arc<dyn keypool_llm::Recorder> =
-        Arc::new(metrics::Fanout(vec![Arc::new(book.clone()), metrics.clone(), Arc::new(alerts.clone())]));
-    let context = AppContext::headless_tapped(env!("CARGO_PKG_VERSION"), dirs, team, Some(tap))
+    let observers = Arc::new(observe::Observers(vec![
+        Arc::new(observe::Charges(book.clone())),
+        metrics.clone(),
+        Arc::new(alerts.clone()),
+    ]));
+    let watch: Arc<dyn keypool_api::service::BookWatch> = observers.clone();
+    book.watch_with(Arc::downgrade(&watch));
+    let context = AppContext::headless_tapped(env!("CARGO_PKG_VERSION"), dirs, team, Some(observers))
         .map_err(|e| format!("the store in {} cannot be opened: {e}", data_dir.display()))?;
     let context = Arc::new(context);
     if serve.team.is_some() && context.team_state() == keypool_team::TeamState::Off {
@@ -401,7 +407,7 @@ struct Reloading<'a> {
     context: &'a AppContext,
     serve: &'a Serve,
     data_dir: &'a Path,
-    book: &'a members::MemberBook,
+    book: &'a MemberBook,
     alerts: &'a alerts::Alerts,
     /// The server's own token's digest (no member may have it).
     owner: [u8; 32],

@@ -13,12 +13,13 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use keypool::{DisableReason, KeyId, KeyState, ProviderId, Timestamp};
+use keypool_api::service::{BookSnapshot, MemberBook};
 use keypool_api::AppContext;
 use keypool_gateway::{Answered, Observer};
-use keypool_llm::{AttemptRecord, Recorder};
+use keypool_llm::AttemptRecord;
 use keypool_team::{Allowance, Team, TeamState};
 
-use crate::members::MemberBook;
+use crate::observe::Observe;
 
 /// The upper bounds of the added-time histogram, in seconds: from half a millisecond (what a
 /// member check and a key's selection take on loopback) to ten seconds (a wait for a free key).
@@ -197,7 +198,7 @@ impl Metrics {
             render_keys(&mut out, context, &names, now);
         }
         if let Some(reading) = reading {
-            render_members(&mut out, &reading.book);
+            render_members(&mut out, &reading.book.snapshot());
             render_team(&mut out, reading);
         }
         family(&mut out, "keypool_build_info", "gauge", "The running build.");
@@ -337,8 +338,8 @@ fn render_keys(out: &mut String, context: &AppContext, names: &HashMap<String, S
 }
 
 /// Each member's budget (used, left, limit) and refusals.
-fn render_members(out: &mut String, book: &MemberBook) {
-    let budgets = book.budgets();
+fn render_members(out: &mut String, book: &BookSnapshot) {
+    let budgets = &book.budgets;
     for (unit, suffix) in [("usd", "usd"), ("tokens", "tokens")] {
         let mine: Vec<_> = budgets.iter().filter(|b| b.unit == unit).collect();
         if mine.is_empty() {
@@ -367,7 +368,7 @@ fn render_members(out: &mut String, book: &MemberBook) {
             sample(out, &limit, &[("member", &budget.member)], budget.limit);
         }
     }
-    if let Some(reads) = book.team_reads() {
+    if let Some(reads) = book.team_reads {
         family(
             out,
             "keypool_team_definition_reads_total",
@@ -382,8 +383,8 @@ fn render_members(out: &mut String, book: &MemberBook) {
         "counter",
         "Requests of members refused, by member and the limit that refused them.",
     );
-    for (member, limit, count) in book.refusals() {
-        sample(out, "keypool_member_refusals_total", &[("member", &member), ("limit", limit)], count as f64);
+    for (member, limit, count) in &book.refusals {
+        sample(out, "keypool_member_refusals_total", &[("member", member), ("limit", limit)], *count as f64);
     }
 }
 
@@ -450,19 +451,13 @@ impl Observer for Metrics {
     }
 }
 
-impl Recorder for Metrics {
+impl Observe for Metrics {
     fn key_disabled(&self, provider: &ProviderId, _: &KeyId, reason: DisableReason, _: Timestamp) {
         *lock(&self.disabled).entry((provider.as_str().to_owned(), reason.status())).or_default() += 1;
     }
 
-    fn attempt(&self, record: AttemptRecord) {
-        Metrics::attempt(self, &record);
-    }
-}
-
-impl Tap for Metrics {
     fn attempted(&self, record: &AttemptRecord) {
-        Metrics::attempt(self, record);
+        self.attempt(record);
     }
 }
 
@@ -520,36 +515,6 @@ pub async fn listen(
 /// The metrics listener; it stops when dropped.
 pub struct MetricsListener {
     _stop: tokio::sync::oneshot::Sender<()>,
-}
-
-/// A recorder that reads an attempt's record where it lies: a [`Fanout`] tells each of its
-/// recorders of one record, without a copy of it for each.
-pub trait Tap: Recorder {
-    fn attempted(&self, record: &AttemptRecord);
-}
-
-/// Tells every one of its recorders (the members' book, the metrics, the alerts) what the
-/// completion service records.
-pub struct Fanout(pub Vec<Arc<dyn Tap>>);
-
-impl Recorder for Fanout {
-    fn key_disabled(&self, provider: &ProviderId, key: &KeyId, reason: DisableReason, at: Timestamp) {
-        for recorder in &self.0 {
-            recorder.key_disabled(provider, key, reason, at);
-        }
-    }
-
-    fn attempt(&self, record: AttemptRecord) {
-        for recorder in &self.0 {
-            recorder.attempted(&record);
-        }
-    }
-
-    fn key_enabled(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
-        for recorder in &self.0 {
-            recorder.key_enabled(provider, key, at);
-        }
-    }
 }
 
 #[cfg(test)]

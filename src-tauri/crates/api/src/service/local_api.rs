@@ -313,17 +313,7 @@ pub struct ModelRoute {
 impl ModelRoute {
     /// Whether the requested `model` matches this route's glob.
     pub fn matches(&self, model: &str) -> bool {
-        glob_matches(self.model.as_bytes(), model.as_bytes())
-    }
-}
-
-/// `*` matches any run of characters, `?` one; everything else itself.
-fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
-    match pattern.split_first() {
-        None => text.is_empty(),
-        Some((b'*', rest)) => (0..=text.len()).any(|skip| glob_matches(rest, &text[skip..])),
-        Some((b'?', rest)) => !text.is_empty() && glob_matches(rest, &text[1..]),
-        Some((c, rest)) => text.first() == Some(c) && glob_matches(rest, &text[1..]),
+        keypool::glob_matches(&self.model, model)
     }
 }
 

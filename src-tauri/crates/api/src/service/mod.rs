@@ -55,7 +55,8 @@ pub use local_api::{
     Via, DEFAULT_PORT, ROUTE_TEST_SOURCE,
 };
 pub use members::{
-    valid_name as valid_member_name, Budget, BudgetPeriod, Member, MemberLimits, MemberSource, Members, Spent,
+    valid_name as valid_member_name, BookSnapshot, BookWatch, Budget, BudgetPeriod, BudgetSpent, BudgetView, Member,
+    MemberBook, MemberLimits, MemberSource, Members, Spent,
 };
 pub use preferences::{Language, Page, Preferences, Theme, UiPreferences, PREFERENCES_FILE_NAME};
 pub use problem::{FieldError, Rule};

@@ -1,7 +1,7 @@
-//! Members of a server's shared endpoint: a name, a token of their own (only its SHA-256 is kept)
-//! and optional limits. `keypool-server` keeps them here (its command line and its config file
-//! write them; its endpoint reads them); what the limits mean when a request comes is the
-//! server's (see its `members` module).
+//! Members of an endpoint: a name, a token of their own (only its SHA-256 is kept) and optional
+//! limits. `keypool-server` keeps them here (its command line and its config file write them),
+//! and so does the app (its named tokens); what the limits mean when a request comes is the
+//! [`MemberBook`]'s.
 //!
 //! Every write bumps the store's members generation, so a serving process learns of a change
 //! another process made by reading one row ([`Members::generation`]).
@@ -15,6 +15,14 @@ use keypool_store::Database;
 use serde::{Deserialize, Serialize};
 
 use super::{Result, ServiceError};
+
+mod admission;
+mod book;
+mod directory;
+pub mod rules;
+mod spend;
+
+pub use book::{BookSnapshot, BookWatch, BudgetSpent, BudgetView, MemberBook};
 
 /// Whether `name` can name a member: 1 to 64 of `A-Z a-z 0-9 . _ - @` (it is a label in
 /// `/metrics`, a column in the ledger, a word in messages).

@@ -1,0 +1,51 @@
+//! The server's one plug for observers: what the completion service records (every attempt, a
+//! key disabled or enabled again) and what the members' book decides (a budget spent), told to
+//! each observer (the book's charges, the metrics, the alerts) as it lies, without a copy of an
+//! attempt's record for each.
+
+use std::sync::Arc;
+
+use keypool::{DisableReason, KeyId, ProviderId, Timestamp};
+use keypool_api::service::{BookWatch, BudgetSpent, MemberBook};
+use keypool_llm::{AttemptRecord, Recorder};
+
+/// One observer of the server: each method is told one event, on the thread that made it, and
+/// must only count or queue.
+pub trait Observe: Send + Sync {
+    fn attempted(&self, _record: &AttemptRecord) {}
+    fn key_disabled(&self, _provider: &ProviderId, _key: &KeyId, _reason: DisableReason, _at: Timestamp) {}
+    fn key_enabled(&self, _provider: &ProviderId, _key: &KeyId, _at: Timestamp) {}
+    fn budget_spent(&self, _spent: &BudgetSpent) {}
+}
+
+/// Every observer: the completion service's recorder and the book's watch.
+pub struct Observers(pub Vec<Arc<dyn Observe>>);
+
+impl Recorder for Observers {
+    fn key_disabled(&self, provider: &ProviderId, key: &KeyId, reason: DisableReason, at: Timestamp) {
+        self.0.iter().for_each(|observer| observer.key_disabled(provider, key, reason, at));
+    }
+
+    fn attempt(&self, record: AttemptRecord) {
+        self.0.iter().for_each(|observer| observer.attempted(&record));
+    }
+
+    fn key_enabled(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
+        self.0.iter().for_each(|observer| observer.key_enabled(provider, key, at));
+    }
+}
+
+impl BookWatch for Observers {
+    fn budget_spent(&self, spent: &BudgetSpent) {
+        self.0.iter().for_each(|observer| observer.budget_spent(spent));
+    }
+}
+
+/// The book charges each attempt to its member.
+pub struct Charges(pub MemberBook);
+
+impl Observe for Charges {
+    fn attempted(&self, record: &AttemptRecord) {
+        self.0.charged(record);
+    }
+}
