@@ -60,13 +60,14 @@ export type AgentConnection = { connectedAt: number, model: string | null,
 changed: Array<string>, };
 
 /**
- * An agent's file that stops Connect or Disconnect.
+ * An agent's file that stops Connect or Disconnect, as the UI is told of it.
  */
 export type AgentFile = { path: string, problem: AgentFileProblem, };
 
 /**
- * What is wrong with it: not JSON or TOML it can be merged into (left as it is), unreadable,
- * unwritable, or changed since Connect (Disconnect would undo the change: `force` it).
+ * Why an agent's file stops Connect or Disconnect: not JSON or TOML it can be merged into (left
+ * as it is), unreadable, unwritable, or changed since Connect (Disconnect would undo the change:
+ * `force` it).
  */
 export type AgentFileProblem = { "kind": "malformed", reason: string, } | { "kind": "unreadable", reason: string, } | { "kind": "unwritable", reason: string, } | { "kind": "changed" };
 

@@ -10,7 +10,7 @@ use super::args::{CommandArgs, NoArgs};
 use super::error::IpcError;
 use super::limits::LIMITS;
 use super::rules::{not_blank, KeyArg};
-use crate::service::{Agent, AgentFileProblem, AgentStatus, AgentsOverview, Resolution, TokenState, Via};
+use crate::service::{Agent, AgentFile, AgentStatus, AgentsOverview, Resolution, TokenState, Via};
 use crate::AppContext;
 
 /// A coding agent.
@@ -120,7 +120,7 @@ pub struct AgentDto {
     /// When the local API last heard from it (milliseconds since the epoch).
     pub last_call: Option<i64>,
     /// A file of its that Connect could not merge now.
-    pub problem: Option<AgentFileDto>,
+    pub problem: Option<AgentFile>,
 }
 
 /// Keypool's connection of an agent.
@@ -166,39 +166,6 @@ pub enum ViaDto {
     Listed,
 }
 
-/// An agent's file that stops Connect or Disconnect.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "AgentFile")]
-pub struct AgentFileDto {
-    pub path: String,
-    pub problem: AgentFileProblemDto,
-}
-
-/// What is wrong with it: not JSON or TOML it can be merged into (left as it is), unreadable,
-/// unwritable, or changed since Connect (Disconnect would undo the change: `force` it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
-#[ts(rename = "AgentFileProblem")]
-pub enum AgentFileProblemDto {
-    Malformed { reason: String },
-    Unreadable { reason: String },
-    Unwritable { reason: String },
-    Changed,
-}
-
-impl AgentFileDto {
-    pub(super) fn new(path: &std::path::Path, problem: &AgentFileProblem) -> AgentFileDto {
-        let problem = match problem.clone() {
-            AgentFileProblem::Malformed { reason } => AgentFileProblemDto::Malformed { reason },
-            AgentFileProblem::Unreadable { reason } => AgentFileProblemDto::Unreadable { reason },
-            AgentFileProblem::Unwritable { reason } => AgentFileProblemDto::Unwritable { reason },
-            AgentFileProblem::Changed => AgentFileProblemDto::Changed,
-        };
-        AgentFileDto { path: path.display().to_string(), problem }
-    }
-}
-
 impl From<Resolution> for ResolutionDto {
     fn from(resolution: Resolution) -> Self {
         match resolution {
@@ -237,7 +204,7 @@ impl From<AgentStatus> for AgentDto {
             default_model: status.agent.default_model().to_owned(),
             resolution: status.resolution.into(),
             last_call: status.last_call,
-            problem: status.problem.map(|(path, problem)| AgentFileDto::new(&path, &problem)),
+            problem: status.problem.map(|(path, problem)| AgentFile::new(&path, &problem)),
         }
     }
 }

@@ -3,10 +3,9 @@
 use serde::Serialize;
 use ts_rs::TS;
 
-use super::agents::AgentFileDto;
 use super::issues::{Issue, IssueCode, IssueParams};
 use super::problems::{ConflictDto, KeychainStatusDto, ProbeProblemDto};
-use crate::service::{AgentFileProblem, KeychainState, ServiceError};
+use crate::service::{AgentFile, AgentFileProblem, KeychainState, ServiceError};
 
 /// The fixed set of error codes the UI may match on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, TS)]
@@ -61,7 +60,7 @@ pub enum ErrorDetails {
     /// The provider did not answer as asked: `status` when it answered, its words in `message`.
     Upstream { status: Option<u16>, problem: ProbeProblemDto, message: String },
     /// A coding agent's configuration file stopped Connect or Disconnect; nothing was changed.
-    AgentFile { file: AgentFileDto },
+    AgentFile { file: AgentFile },
 }
 
 impl IpcError {
@@ -136,7 +135,7 @@ impl From<ServiceError> for IpcError {
                     AgentFileProblem::Unreadable { .. } | AgentFileProblem::Unwritable { .. } => ErrorCode::Storage,
                 };
                 IpcError::new(code, error.to_string())
-                    .with(ErrorDetails::AgentFile { file: AgentFileDto::new(path, problem) })
+                    .with(ErrorDetails::AgentFile { file: AgentFile::new(path, problem) })
             }
             ServiceError::Files(ref e) => {
                 tracing::error!(error = %e, "attachment file failure");

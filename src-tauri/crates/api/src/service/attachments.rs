@@ -28,7 +28,8 @@ pub use keypool_store::attachments::AttachmentKind;
 use keypool_store::attachments::{self as rows, AttachmentRow, FileStore, LinkedAttachment};
 use keypool_store::Database;
 
-use super::{Result, Rule, ServiceError};
+use crate::service::error::{Result, ServiceError};
+use crate::service::problem::Rule;
 
 /// At most this many attachments per message.
 pub const MAX_ATTACHMENTS: usize = 10;

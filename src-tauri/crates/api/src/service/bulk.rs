@@ -30,7 +30,9 @@ use super::providers::{endpoint_of, require_provider};
 use super::usage::SaveDialog;
 use super::vault::{key_account, Vault};
 use super::write_path::{Changed, WritePath};
-use super::{ApiKey, Keys, Result, Rule, ServiceError, DAY_MS};
+use super::{ApiKey, Keys, DAY_MS};
+use crate::service::error::{Result, ServiceError};
+use crate::service::problem::Rule;
 
 /// Keys saved per transaction.
 pub const BATCH: usize = 500;

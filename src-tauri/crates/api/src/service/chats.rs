@@ -18,7 +18,8 @@ use super::providers::{endpoint_of, provider_not_found};
 use super::reply_error::ReplyError;
 use super::usage::SaveDialog;
 use super::Vault;
-use super::{Conflict, Result, Rule, ServiceError};
+use crate::service::error::{Conflict, Result, ServiceError};
+use crate::service::problem::Rule;
 
 /// A conversation with one provider and model.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,7 +15,8 @@ use super::providers::{endpoint_of, require_provider};
 use super::vault::key_account;
 use super::write_path::{Changed, WritePath};
 use super::Vault;
-use super::{Conflict, Result, Rule, ServiceError};
+use crate::service::error::{Conflict, Result, ServiceError};
+use crate::service::problem::Rule;
 
 /// A key to add, validated and normalized by the caller.
 pub struct NewKey {

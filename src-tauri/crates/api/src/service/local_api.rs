@@ -17,7 +17,8 @@ use keypool_store::{providers, settings, Database};
 
 use super::members::{hex, unhex};
 use super::providers::{address_of, answerable, endpoint_of};
-use super::{Providers, Result, ServiceError, Vault, WritePath};
+use super::{Providers, Vault, WritePath};
+use crate::service::error::{Result, ServiceError};
 
 mod routes;
 mod tokens;

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Result, ServiceError};
+use crate::service::error::{Result, ServiceError};
 
 /// The file, in the data directory.
 pub const PREFERENCES_FILE_NAME: &str = "preferences.json";

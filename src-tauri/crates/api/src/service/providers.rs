@@ -12,7 +12,8 @@ use keypool_store::{api_keys, Database, StoredKey};
 use super::vault::{key_account, provider_account};
 use super::write_path::{Changed, WritePath};
 use super::Vault;
-use super::{Result, Rule, ServiceError};
+use crate::service::error::{Result, ServiceError};
+use crate::service::problem::Rule;
 
 /// Where a request may go without a key, and which hosts are local: the completion service's
 /// rules (keypool-llm), so what the UI calls answerable and what is sent agree.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 pub use keypool_store::report::By;
 use keypool_store::{api_keys, providers, report, usage, Database};
 
-use super::Result;
+use crate::service::error::Result;
 
 /// One group's sums.
 #[derive(Debug, Clone, Default, PartialEq)]

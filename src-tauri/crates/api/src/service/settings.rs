@@ -7,7 +7,9 @@ use keypool::{Clock, KeyPool};
 use keypool_llm::{CompletionService, ProxyChoice};
 use keypool_store::{settings, Database};
 
-use super::{PoolAlerts, Result, Rule, ServiceError};
+use super::PoolAlerts;
+use crate::service::error::{Result, ServiceError};
+use crate::service::problem::Rule;
 
 /// The longest a request may wait for a key to free up, as the user may set it.
 pub const MAX_WAIT_LIMIT_SECONDS: u32 = 120;

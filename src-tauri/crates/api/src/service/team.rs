@@ -25,7 +25,9 @@ use percent_encoding::percent_decode_str;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::vault::TEAM_ACCOUNT_PREFIX;
-use super::{EventSink, KeychainState, Records, Result, Rule, ServiceError, Vault};
+use super::{EventSink, KeychainState, Records, Vault};
+use crate::service::error::{Result, ServiceError};
+use crate::service::problem::Rule;
 
 const ENABLED: &str = "team.enabled";
 const REDIS_URL: &str = "team.redisUrl";

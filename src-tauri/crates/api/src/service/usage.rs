@@ -12,7 +12,8 @@ use keypool_store::usage::{self, Histogram, HOUR_MS};
 use keypool_store::{api_keys, providers, Database};
 
 use super::ledger::Ledger;
-use super::{Result, Rule, ServiceError};
+use crate::service::error::{Result, ServiceError};
+use crate::service::problem::Rule;
 
 pub const DAY_MS: i64 = 24 * HOUR_MS;
 /// The range a summary covers when the caller names none.

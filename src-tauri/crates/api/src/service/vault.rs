@@ -16,7 +16,7 @@ use keypool::Secret;
 use keypool_keychain::{Keychain, KeychainError};
 use keypool_store::{api_keys, backups, providers, Database, StoredKey, KEYCHAIN_MARKER};
 
-use super::Result;
+use crate::service::error::Result;
 
 /// Whether keys go to the keychain, and if not, why.
 #[derive(Debug, Clone, PartialEq, Eq)]

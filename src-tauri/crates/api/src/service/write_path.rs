@@ -13,7 +13,8 @@ use keypool_store::api_keys;
 use keypool_store::rusqlite::Transaction;
 use keypool_store::Database;
 
-use super::{EventSink, Result, Vault};
+use super::{EventSink, Vault};
+use crate::service::error::Result;
 
 /// The result of a write: its value, and the provider whose keys it changed.
 pub(crate) struct Changed<T> {

@@ -6,20 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::service::{Result, ServiceError};
-
-/// Why an agent's file stops Connect or Disconnect.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AgentFileProblem {
-    /// Not what the agent reads (not JSON, not TOML, a setting of the wrong type): left as it is.
-    Malformed { reason: String },
-    /// It could not be read (`reason`: the system's words).
-    Unreadable { reason: String },
-    /// It could not be written.
-    Unwritable { reason: String },
-    /// Changed since Connect wrote it: restoring the backup would undo that change.
-    Changed,
-}
+use crate::service::error::{AgentFileProblem, Result, ServiceError};
 
 /// One file Connect wrote, as the manifest keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

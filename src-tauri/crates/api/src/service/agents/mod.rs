@@ -30,9 +30,9 @@ use keypool_store::{sources, Database};
 use serde::{Deserialize, Serialize};
 
 use super::local_api::{LocalApi, Resolution};
-use super::{Result, Rule, ServiceError};
+use crate::service::error::{AgentFileProblem, Result, ServiceError};
+use crate::service::problem::Rule;
 
-pub use files::AgentFileProblem;
 pub use usage::{cache_drop, CacheDrop, Source, SourceUse, SourcesReport};
 
 /// A coding agent Keypool can connect.

@@ -7,7 +7,8 @@
 use keypool_store::sources::{self, SourceTotals};
 
 use super::{Agent, Agents, AGENTS};
-use crate::service::{Result, DAY_MS, ROUTE_TEST_SOURCE};
+use crate::service::error::Result;
+use crate::service::{DAY_MS, ROUTE_TEST_SOURCE};
 
 /// Who asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

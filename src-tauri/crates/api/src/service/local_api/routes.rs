@@ -11,7 +11,9 @@ use keypool_llm::{CancellationToken, ChatMessage, CompletionRequest, Role, StopR
 use serde::{Deserialize, Serialize};
 
 use super::{LocalApi, ModelRoute, StoreRoutes};
-use crate::service::{FieldError, ReplyError, Result, Rule, ServiceError};
+use crate::service::error::{Result, ServiceError};
+use crate::service::problem::{FieldError, Rule};
+use crate::service::ReplyError;
 
 /// The settings key the routes are kept under.
 pub(super) const ROUTES: &str = "localApi.routes";

@@ -15,8 +15,9 @@ use keypool::Clock;
 use keypool_gateway::{token_hash, Asked, Limit, Members as GatewayMembers, Pass, Refusal};
 use keypool_store::{members as rows, Database};
 
+use crate::service::error::{Result, ServiceError};
 use crate::service::members::{from_row, valid_name, Member, MemberLimits, MemberSource};
-use crate::service::{Result, Rule, ServiceError};
+use crate::service::problem::Rule;
 
 /// A named token as the app shows it: never its value.
 #[derive(Debug, Clone, PartialEq, Eq)]

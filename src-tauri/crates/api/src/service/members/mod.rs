@@ -14,7 +14,7 @@ use keypool_store::members::{self as rows, MemberRow};
 use keypool_store::Database;
 use serde::{Deserialize, Serialize};
 
-use super::{Result, ServiceError};
+use crate::service::error::{Result, ServiceError};
 
 mod admission;
 mod book;
