@@ -33,7 +33,7 @@ use hyper::rt::{Sleep, Timer};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::{Notify, Semaphore};
 
-use crate::App;
+use crate::app::App;
 
 /// The bounds every connection is served under.
 #[derive(Clone)]

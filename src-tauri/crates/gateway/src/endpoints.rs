@@ -4,20 +4,22 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::{Path, Request, State};
 use axum::routing::{get, post, MethodRouter};
-use keypool_llm::UpstreamPath;
+use keypool_llm::wire::{Operation, WireFormat};
 
-use crate::dialect::Dialect;
+use crate::intake::{relay, Asks};
 use crate::Shared;
 
 /// What a request to an endpoint becomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Serves {
-    /// A body that names its model, relayed as it is to the routed provider's `UpstreamPath`.
-    Relay(Dialect, UpstreamPath),
-    /// Google's `POST …/models/{model}:{method}`: the model and the method in the path.
-    GeminiAction,
+    /// A body of this format that names its model, asking this operation: relayed to the routed
+    /// provider (as it is, or translated for one of another dialect).
+    Relay(WireFormat, Operation),
+    /// A format's `POST …/models/{action}`, the model and what is asked in the path (Google's
+    /// `{model}:{method}`).
+    Action(WireFormat),
     /// `GET`: the models a client of the request's dialect may ask for.
     Models,
 }
@@ -33,39 +35,43 @@ pub struct Endpoint {
 
 /// Every path the local API serves.
 pub const ENDPOINTS: [Endpoint; 9] = [
-    Endpoint { path: "/v1/chat/completions", serves: Serves::Relay(Dialect::OpenAi, UpstreamPath::ChatCompletions) },
+    Endpoint { path: "/v1/chat/completions", serves: Serves::Relay(WireFormat::OpenAiChat, Operation::Reply) },
     // OpenAI's Responses API (Codex CLI), relayed as it is to OpenAI-dialect providers.
-    Endpoint { path: "/v1/responses", serves: Serves::Relay(Dialect::OpenAi, UpstreamPath::Responses) },
-    Endpoint { path: "/v1/responses/compact", serves: Serves::Relay(Dialect::OpenAi, UpstreamPath::ResponsesCompact) },
-    Endpoint { path: "/v1/messages", serves: Serves::Relay(Dialect::Anthropic, UpstreamPath::Messages) },
+    Endpoint { path: "/v1/responses", serves: Serves::Relay(WireFormat::OpenAiResponses, Operation::Reply) },
+    Endpoint { path: "/v1/responses/compact", serves: Serves::Relay(WireFormat::OpenAiResponses, Operation::Compact) },
+    Endpoint { path: "/v1/messages", serves: Serves::Relay(WireFormat::AnthropicMessages, Operation::Reply) },
     Endpoint {
         path: "/v1/messages/count_tokens",
-        serves: Serves::Relay(Dialect::Anthropic, UpstreamPath::CountTokens),
+        serves: Serves::Relay(WireFormat::AnthropicMessages, Operation::CountTokens),
     },
     // Shared by the dialects: which one asks is read from the request (see `dialect_of`).
     Endpoint { path: "/v1/models", serves: Serves::Models },
     // Google's stable version, which `@google/genai` calls unless told `apiVersion`.
-    Endpoint { path: "/v1/models/{*action}", serves: Serves::GeminiAction },
+    Endpoint { path: "/v1/models/{*action}", serves: Serves::Action(WireFormat::GeminiGenerate) },
     Endpoint { path: "/v1beta/models", serves: Serves::Models },
-    Endpoint { path: "/v1beta/models/{*action}", serves: Serves::GeminiAction },
+    Endpoint { path: "/v1beta/models/{*action}", serves: Serves::Action(WireFormat::GeminiGenerate) },
 ];
 
 impl Endpoint {
     /// The method and the handler of this row.
     pub(crate) fn handler(self) -> MethodRouter<Arc<Shared>> {
         match self.serves {
-            Serves::Relay(dialect, upstream) => post(move |State(shared): State<Arc<Shared>>, request: Request| {
-                crate::forward(shared, dialect, upstream, request)
+            Serves::Relay(format, operation) => post(move |State(shared): State<Arc<Shared>>, request: Request| {
+                relay(shared, format, Asks::Operation(operation), request)
             }),
-            Serves::GeminiAction => post(crate::gemini::action),
-            Serves::Models => get(crate::models),
+            Serves::Action(format) => {
+                post(move |State(shared): State<Arc<Shared>>, Path(action): Path<String>, request: Request| {
+                    relay(shared, format, Asks::Action(action), request)
+                })
+            }
+            Serves::Models => get(crate::app::models),
         }
     }
 
     /// `POST` or `GET`.
     pub fn method(self) -> &'static str {
         match self.serves {
-            Serves::Relay(..) | Serves::GeminiAction => "POST",
+            Serves::Relay(..) | Serves::Action(_) => "POST",
             Serves::Models => "GET",
         }
     }
@@ -85,7 +91,7 @@ mod tests {
         for endpoint in ENDPOINTS {
             let written = endpoint.path.replace("{*action}", "{model}:");
             let shown = match endpoint.serves {
-                Serves::GeminiAction => written.trim_end_matches("{model}:").to_owned(),
+                Serves::Action(_) => written.trim_end_matches("{model}:").to_owned(),
                 _ => format!("{} {written}", endpoint.method()),
             };
             assert!(table.contains(&shown), "the README's table names {shown}");

@@ -21,7 +21,9 @@ use std::time::Duration;
 use axum::http::HeaderValue;
 use axum::response::Response;
 
-use crate::dialect::{error, Dialect, Problem};
+use keypool_llm::wire::{Problem, WireFormat};
+
+use crate::answers::error;
 
 /// Who sent a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,10 +100,10 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    /// The refusal in `dialect`'s error shape, with the headers that tell SDKs whether to retry.
-    pub fn response(&self, dialect: Dialect) -> Response {
+    /// The refusal in `format`'s error shape, with the headers that tell SDKs whether to retry.
+    pub fn response(&self, format: WireFormat) -> Response {
         let seconds = self.retry_after.map(|wait| wait.as_secs_f64().ceil() as u64);
-        let mut response = error(dialect, self.limit.problem(), self.message.clone(), seconds);
+        let mut response = error(format, self.limit.problem(), self.message.clone(), seconds);
         let headers = response.headers_mut();
         headers.insert("x-keypool-limit", HeaderValue::from_static(self.limit.as_str()));
         match (self.limit.passes_with_time(), self.retry_after) {
@@ -167,25 +169,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_refusal_says_whether_waiting_can_help_in_every_dialect() {
+    fn a_refusal_says_whether_waiting_can_help_in_every_format() {
         let spent = Refusal { limit: Limit::Budget, message: "spent".into(), retry_after: None };
         let rate = Refusal {
             limit: Limit::RequestsPerMinute,
             message: "too fast".into(),
             retry_after: Some(Duration::from_millis(2_500)),
         };
-        for dialect in [Dialect::OpenAi, Dialect::Anthropic, Dialect::Gemini] {
-            let response = spent.response(dialect);
-            assert_eq!(response.status().as_u16(), 403, "{dialect:?}: a spent budget is a status no SDK retries");
-            assert_eq!(response.headers()["x-should-retry"], "false", "{dialect:?}: and the SDKs are told so");
-            assert_eq!(response.headers()["x-keypool-limit"], "budget", "{dialect:?}: the limit is named");
-            let response = rate.response(dialect);
-            assert_eq!(response.status().as_u16(), 429, "{dialect:?}: a rate is a 429");
-            assert_eq!(response.headers()["retry-after"], "3", "{dialect:?}: whole seconds, rounded up");
-            assert_eq!(response.headers()["retry-after-ms"], "2500", "{dialect:?}: and the SDKs' own header");
-            assert!(!response.headers().contains_key("x-should-retry"), "{dialect:?}: a retry after the wait passes");
+        for format in WireFormat::ALL {
+            let response = spent.response(format);
+            assert_eq!(response.status().as_u16(), 403, "{format:?}: a spent budget is a status no SDK retries");
+            assert_eq!(response.headers()["x-should-retry"], "false", "{format:?}: and the SDKs are told so");
+            assert_eq!(response.headers()["x-keypool-limit"], "budget", "{format:?}: the limit is named");
+            let response = rate.response(format);
+            assert_eq!(response.status().as_u16(), 429, "{format:?}: a rate is a 429");
+            assert_eq!(response.headers()["retry-after"], "3", "{format:?}: whole seconds, rounded up");
+            assert_eq!(response.headers()["retry-after-ms"], "2500", "{format:?}: and the SDKs' own header");
+            assert!(!response.headers().contains_key("x-should-retry"), "{format:?}: a retry after the wait passes");
         }
         let expired = Refusal { limit: Limit::Expired, message: "expired".into(), retry_after: None };
-        assert_eq!(expired.response(Dialect::OpenAi).status().as_u16(), 401, "an expired token is a 401");
+        assert_eq!(expired.response(WireFormat::OpenAiChat).status().as_u16(), 401, "an expired token is a 401");
     }
 }

@@ -27,59 +27,25 @@ use crate::stored::{response_id, StoredResponses};
 use crate::stream::{read_error_body, read_whole, MAX_WHOLE_ANSWER, REDIRECT_REFUSED};
 use crate::upstream::{self, Chunks};
 use crate::wait::within;
-use crate::wire::{may_signal, StreamPiece, Wire, WireFormat};
+use crate::wire::{
+    error_message, may_signal, Address, Delivery, Operation, Problem, StreamPiece, StreamWriter, Translation, Wire,
+    WireFormat,
+};
 
-/// Which upstream endpoint a request goes to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UpstreamPath {
-    /// OpenAI-compatible `chat/completions`.
-    ChatCompletions,
-    /// OpenAI's Responses API, `responses`.
-    Responses,
-    /// OpenAI's `responses/compact` (Codex's `/compact`).
-    ResponsesCompact,
-    /// Anthropic `v1/messages`.
-    Messages,
-    /// Anthropic `v1/messages/count_tokens`.
-    CountTokens,
-    /// Gemini `v1beta/models/{model}:generateContent`.
-    GenerateContent,
-    /// Gemini `v1beta/models/{model}:streamGenerateContent`, as SSE (`alt=sse`) or as one JSON
-    /// array streamed as it is written.
-    StreamGenerateContent { sse: bool },
-    /// Gemini `v1beta/models/{model}:countTokens`.
-    CountGeminiTokens,
-}
-
-impl UpstreamPath {
-    /// The wire format a request to this path is written in, and its answer.
-    pub fn wire(self) -> WireFormat {
-        match self {
-            UpstreamPath::ChatCompletions => WireFormat::OpenAiChat,
-            UpstreamPath::Responses | UpstreamPath::ResponsesCompact => WireFormat::OpenAiResponses,
-            UpstreamPath::Messages | UpstreamPath::CountTokens => WireFormat::AnthropicMessages,
-            UpstreamPath::GenerateContent
-            | UpstreamPath::StreamGenerateContent { .. }
-            | UpstreamPath::CountGeminiTokens => WireFormat::GeminiGenerate,
-        }
-    }
-}
-
-/// A client's request, to forward as it is.
+/// A client's request, to forward as it is (or as it was translated for its provider).
 #[derive(Debug, Clone)]
 pub struct ForwardRequest {
     pub endpoint: ProviderEndpoint,
-    pub path: UpstreamPath,
+    /// Where the body goes: the format it is written in (the path follows from it), what it
+    /// asks, and how its answer comes (a stream of events is read event by event for its usage;
+    /// anything else is read whole, a Gemini array stream still passed on as it comes).
+    pub address: Address,
     /// The model, as the provider knows it (for the budgets and the ledger).
     pub model: String,
     /// The conversation, for keeping it on one key.
     pub session: SessionId,
     /// The body, sent upstream byte for byte.
     pub body: Bytes,
-    /// The answer is a stream of SSE events (`"stream": true`, Gemini's `alt=sse`), read event by
-    /// event for its usage; otherwise it is read whole (a Gemini JSON-array stream included,
-    /// still passed on as it comes).
-    pub stream: bool,
     /// Request headers passed upstream as the client sent them (`anthropic-version`,
     /// `anthropic-beta`, `openai-beta`: see [`passed_headers`]); the key is Keypool's.
     pub headers: Vec<(HeaderName, HeaderValue)>,
@@ -90,6 +56,9 @@ pub struct ForwardRequest {
     /// State the request carries that lives in one organisation, if any: it goes to a key of
     /// that organisation (the same quota group) or to none.
     pub bound: Option<BoundState>,
+    /// The client's format, when the body was translated out of it: the answer (whole, streamed,
+    /// or a refusal) is written back in it by the relay, from what it reads anyway.
+    pub answer_in: Option<Translation>,
 }
 
 /// What binds a request to one organisation's keys.
@@ -202,7 +171,7 @@ impl CompletionService {
         plan.record.member = request.member.clone();
         let mut attempt = RelayAttempt {
             service: self,
-            url: upstream_url(&request.endpoint, request.path, &request.model),
+            url: upstream_url(&request.endpoint, request.address, &request.model),
             request: &request,
             refusal: None,
         };
@@ -211,13 +180,11 @@ impl CompletionService {
             Ok(forwarded) => Ok(Forwarded { attempts: driven.attempts, ..forwarded }),
             // A refusal no other key cures goes back as the provider gave it.
             Err(Stop::Failed(CompletionError::Provider(failure))) => match attempt.refusal.take() {
-                // The refusal of the last attempt (each attempt starts without one).
-                Some(refusal) => Ok(Forwarded {
-                    status: refusal.status,
-                    headers: refusal.headers,
-                    body: ForwardedBody::Whole(Bytes::from(refusal.body)),
-                    attempts: driven.attempts,
-                }),
+                // The refusal of the last attempt (each attempt starts without one), in the
+                // client's words when it speaks another format.
+                Some(refusal) => {
+                    Ok(Forwarded { attempts: driven.attempts, ..refusal.answer(request.answer_in.as_ref()) })
+                }
                 _ => Err(CompletionError::Provider(failure)),
             },
             Err(Stop::Failed(error)) => Err(error),
@@ -247,17 +214,11 @@ impl CompletionService {
     }
 }
 
-fn upstream_url(endpoint: &ProviderEndpoint, path: UpstreamPath, model: &str) -> String {
-    match path {
-        UpstreamPath::ChatCompletions | UpstreamPath::Messages => endpoint.completion_url(model, false),
-        UpstreamPath::CountTokens => format!("{}/count_tokens", endpoint.completion_url(model, false)),
-        UpstreamPath::Responses => endpoint.url_of("responses"),
-        UpstreamPath::ResponsesCompact => endpoint.url_of("responses/compact"),
-        UpstreamPath::GenerateContent => endpoint.completion_url(model, false),
-        UpstreamPath::StreamGenerateContent { sse: true } => endpoint.completion_url(model, true),
-        UpstreamPath::StreamGenerateContent { sse: false } => endpoint.model_method_url(model, "streamGenerateContent"),
-        UpstreamPath::CountGeminiTokens => endpoint.model_method_url(model, "countTokens"),
-    }
+/// Where `address` is asked of `model` at `endpoint`. The gateway relays only what its format
+/// has (its endpoints' rows), and translates only replies, which every format has.
+fn upstream_url(endpoint: &ProviderEndpoint, address: Address, model: &str) -> String {
+    let path = address.format.wire().path(address.operation, model, address.delivery).unwrap_or_default();
+    endpoint.url_of(&path)
 }
 
 /// The headers of `headers` named in `names` (lower case) whose values are text, as they are:
@@ -279,6 +240,23 @@ struct Observed {
     first_token_ms: Option<u64>,
     /// The stream said it is complete (`[DONE]`, `message_stop`).
     done: bool,
+}
+
+impl Observed {
+    /// Learns what `piece` says: the first text's time (the attempt's, from `settlement`), the
+    /// usage, the end.
+    fn learn(&mut self, piece: &StreamPiece, settlement: &Option<Settlement>) {
+        match piece {
+            StreamPiece::Text(_) if self.first_token_ms.is_none() => {
+                self.first_token_ms = settlement.as_ref().map(Settlement::elapsed_ms);
+            }
+            StreamPiece::Usage(usage) => self.usage = Some(*usage),
+            StreamPiece::OutputTokens(output) => self.usage.get_or_insert_with(Usage::default).output = *output,
+            // A blocked reply is a complete answer to pass on: the client reads why.
+            StreamPiece::Done | StreamPiece::Broken(_) => self.done = true,
+            _ => {}
+        }
+    }
 }
 
 /// An upstream answer whose headers said it is one: read whole already, or a stream to relay.
@@ -311,6 +289,9 @@ struct Relay {
     endpoint: ProviderEndpoint,
     /// The answer's wire format (the request's, which may not be the provider's own).
     wire: &'static dyn Wire,
+    /// For a translated request: the client's format, and the writer of the answer in it (every
+    /// piece read is written so; nothing goes on as it came).
+    writer: Option<(&'static dyn Wire, Box<dyn StreamWriter>)>,
     upstream: Option<upstream::Body>,
     /// What was passed on so far of an answer relayed as it comes, unparsed (its usage is read at
     /// the end); `None` for a stream of events.
@@ -429,26 +410,22 @@ impl Relay {
             }
         }
         let wire = self.wire;
+        if let Some((_, writer)) = &mut self.writer {
+            for piece in wire.stream_pieces(event.name, event.data) {
+                self.observed.learn(&piece, &self.settlement);
+                writer.piece(&piece, out);
+            }
+            return;
+        }
         if self.observed.first_token_ms.is_some() && !may_signal(wire, event.name, event.data) {
             out.extend_from_slice(event.raw);
             return;
         }
         let mut rewrite = false;
         for piece in wire.stream_pieces(event.name, event.data) {
-            match piece {
-                StreamPiece::Text(_) if self.observed.first_token_ms.is_none() => {
-                    self.observed.first_token_ms = self.settlement.as_ref().map(Settlement::elapsed_ms);
-                }
-                StreamPiece::Usage(usage) => self.observed.usage = Some(usage),
-                StreamPiece::OutputTokens(output) => {
-                    self.observed.usage.get_or_insert_with(Usage::default).output = output
-                }
-                // A blocked reply is a complete answer to pass on: the client reads why.
-                StreamPiece::Done | StreamPiece::Broken(_) => self.observed.done = true,
-                // An error inside a 200 stream may repeat a key, in any of its forms.
-                StreamPiece::Error(_) => rewrite = true,
-                _ => {}
-            }
+            // An error inside a 200 stream may repeat a key, in any of its forms.
+            rewrite |= matches!(piece, StreamPiece::Error(_));
+            self.observed.learn(&piece, &self.settlement);
         }
         if let (true, Some(settlement)) = (rewrite, &self.settlement) {
             let redactor = self.service.redactor(&self.endpoint, settlement.credential().secret());
@@ -465,9 +442,11 @@ impl Relay {
     /// (bytes already went out, so that is how the client learns it).
     fn break_off(&mut self, mut out: Vec<u8>, broke: Breakage) -> Bytes {
         self.end(AttemptOutcome::TransportError);
-        // Events get an error event; an answer passed on unparsed gets the error as JSON.
+        // Events get an error event; an answer passed on unparsed gets the error as JSON; a
+        // translated one, its client's error event.
         let message = format!("the provider's answer broke off ({broke})");
-        out.extend_from_slice(&self.wire.broken_off(self.passed.is_none(), &message));
+        let wire = self.writer.as_ref().map_or(self.wire, |(client, _)| *client);
+        out.extend_from_slice(&wire.broken_off(self.passed.is_none(), &message));
         Bytes::from(out)
     }
 
@@ -517,12 +496,72 @@ struct Refusal {
     body: String,
 }
 
+impl Refusal {
+    /// The refusal as the client gets it: as it came, or (`answer_in`) as the client's error.
+    fn answer(self, answer_in: Option<&Translation>) -> Forwarded {
+        let Some(translation) = answer_in else {
+            return Forwarded {
+                status: self.status,
+                headers: self.headers,
+                body: ForwardedBody::Whole(Bytes::from(self.body)),
+                attempts: 0,
+            };
+        };
+        let problem = Problem::of_status(self.status);
+        let body = translation.client.wire().error_body(problem, &error_message(&self.body));
+        Forwarded {
+            status: problem.status(),
+            headers: with_content_type(self.headers, "application/json"),
+            body: ForwardedBody::Whole(Bytes::from(body.to_string())),
+            attempts: 0,
+        }
+    }
+}
+
+/// A whole answer of `provider`'s format, written in the client's (`translation`); one that
+/// cannot be read is a 502 in the client's words.
+fn translated_whole(
+    provider: WireFormat,
+    translation: &Translation,
+    status: u16,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    body: &[u8],
+) -> Forwarded {
+    let client = translation.client.wire();
+    let reply = serde_json::from_slice::<Value>(body).ok().and_then(|value| provider.wire().read_reply(&value));
+    let (status, body) = match reply {
+        Some(reply) => (status, client.write_reply(&reply, &translation.model)),
+        None => (
+            Problem::Upstream.status(),
+            client.error_body(Problem::Upstream, "the provider's answer could not be read"),
+        ),
+    };
+    Forwarded {
+        status,
+        headers: with_content_type(headers, "application/json"),
+        body: ForwardedBody::Whole(Bytes::from(body.to_string())),
+        attempts: 0,
+    }
+}
+
+/// `headers` with their content type replaced by `content_type`.
+fn with_content_type(
+    mut headers: Vec<(HeaderName, HeaderValue)>,
+    content_type: &'static str,
+) -> Vec<(HeaderName, HeaderValue)> {
+    headers.retain(|(name, _)| *name != CONTENT_TYPE);
+    headers.push((CONTENT_TYPE, HeaderValue::from_static(content_type)));
+    headers
+}
+
 impl RelayAttempt<'_> {
     /// For a Responses API request answered with a pooled key: where its response's id is
     /// remembered, and that key.
     fn stores_responses(&self, settlement: &Settlement) -> Option<(Arc<StoredResponses>, KeyId)> {
-        match (self.request.path, settlement.credential()) {
-            (UpstreamPath::Responses, Credential::Pooled(selection)) => {
+        let responses = self.request.address.format == WireFormat::OpenAiResponses
+            && self.request.address.operation == Operation::Reply;
+        match (responses, settlement.credential()) {
+            (true, Credential::Pooled(selection)) => {
                 Some((self.service.stored_responses.clone(), selection.key_id.clone()))
             }
             _ => None,
@@ -543,7 +582,7 @@ impl Attempt for RelayAttempt<'_> {
     ) -> Tried<Answer> {
         self.refusal = None;
         let (service, request) = (self.service, self.request);
-        let (wire, deadlines, waiter) = (request.path.wire().wire(), service.deadlines, &*service.waiter);
+        let (wire, deadlines, waiter) = (request.address.format.wire(), service.deadlines, &*service.waiter);
         let sent = service.clock.now();
         let response = tokio::select! {
             response = service.send_as_is(request, &self.url, credential) => response,
@@ -576,10 +615,10 @@ impl Attempt for RelayAttempt<'_> {
             let failure = Failure { message: redactor.redact(&refusal.message), ..refusal };
             self.refusal = Some(Refusal { status, headers, body });
             Ended::Refused(failure)
-        } else if request.path == (UpstreamPath::StreamGenerateContent { sse: false }) {
+        } else if request.address.delivery == Delivery::Array {
             // Gemini's stream as one JSON array: passed on as it is written, read for its usage.
             Ended::Answered(Answer::Passed { status, headers, upstream: response.into_body() })
-        } else if !request.stream {
+        } else if !request.address.events() {
             match read_whole(response.into_body(), MAX_WHOLE_ANSWER, deadlines.idle, waiter).await {
                 Err(broke) => Ended::Broken(broke),
                 Ok(body) => {
@@ -620,16 +659,27 @@ impl Attempt for RelayAttempt<'_> {
                 let first_token_ms = Some(settlement.elapsed_ms());
                 let lesson = Lesson::Answer(&tried.announced);
                 let _ = settlement.settle(AttemptOutcome::Ok, Some(200), usage, first_token_ms, lesson);
-                return Forwarded { status, headers, body: ForwardedBody::Whole(body), attempts: 0 };
+                return match &self.request.answer_in {
+                    Some(translation) => {
+                        translated_whole(self.request.address.format, translation, status, headers, &body)
+                    }
+                    None => Forwarded { status, headers, body: ForwardedBody::Whole(body), attempts: 0 },
+                };
             }
             Answer::Stream { status, headers, upstream } => (status, headers, upstream, false),
             Answer::Passed { status, headers, upstream } => (status, headers, upstream, true),
+        };
+        let translation = self.request.answer_in.as_ref();
+        let headers = match translation {
+            Some(_) => with_content_type(headers, "text/event-stream"),
+            None => headers,
         };
         let relay = Relay {
             stored: self.stores_responses(&settlement),
             service: self.service.clone(),
             endpoint: self.request.endpoint.clone(),
-            wire: self.request.path.wire().wire(),
+            wire: self.request.address.format.wire(),
+            writer: translation.map(|t| (t.client.wire(), t.client.wire().stream_writer(&t.model))),
             upstream: Some(upstream),
             passed: passing.then(Vec::new),
             events: Decoder::default(),

@@ -45,11 +45,6 @@ impl ProviderEndpoint {
         join(&self.base_url, &self.wire().reply_path(model, stream))
     }
 
-    /// Where one of `model`'s methods is (Gemini: `v1beta/models/{model}:{method}`).
-    pub(crate) fn model_method_url(&self, model: &str, method: &str) -> String {
-        join(&self.base_url, &crate::wire::gemini::model_path(model, method))
-    }
-
     /// The cheapest authenticated request: listing models.
     pub fn models_url(&self) -> String {
         join(&self.base_url, self.wire().models_path())

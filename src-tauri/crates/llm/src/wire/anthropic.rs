@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 
 use super::read::{self, name_results};
 use super::{
-    error_answer, read_head, stream_error, ClientRequest, StreamPiece, Untranslatable, UsageObject, Wire, WireFormat,
-    WriteOptions,
+    error_answer, read_head, stream_error, ClientRequest, Delivery, ListedModel, Operation, Problem, StreamPiece,
+    Untranslatable, UsageObject, Wire, WireFormat, WriteOptions,
 };
 use super::{StreamWriter, Tally};
 use crate::conversation::{
@@ -273,8 +273,12 @@ impl Wire for AnthropicMessages {
         WireFormat::AnthropicMessages
     }
 
-    fn reply_path(&self, _model: &str, _stream: bool) -> String {
-        "v1/messages".into()
+    fn path(&self, operation: Operation, _model: &str, _delivery: Delivery) -> Option<String> {
+        match operation {
+            Operation::Reply => Some("v1/messages".into()),
+            Operation::CountTokens => Some("v1/messages/count_tokens".into()),
+            Operation::Compact => None,
+        }
     }
 
     fn models_path(&self) -> &'static str {
@@ -467,6 +471,23 @@ impl Wire for AnthropicMessages {
         } else {
             format!("event: {name}\ndata: {data}\n\n").into_bytes()
         }
+    }
+
+    fn error_body(&self, problem: Problem, message: &str) -> Value {
+        json!({ "type": "error", "error": { "type": problem.anthropic_type(), "message": message } })
+    }
+
+    fn model_list(&self, models: &[ListedModel]) -> Value {
+        let data: Vec<_> = models
+            .iter()
+            .map(|m| json!({ "type": "model", "id": m.id, "display_name": m.id, "created_at": "1970-01-01T00:00:00Z" }))
+            .collect();
+        json!({
+            "data": data,
+            "has_more": false,
+            "first_id": models.first().map(|m| &m.id),
+            "last_id": models.last().map(|m| &m.id),
+        })
     }
 
     fn broken_off(&self, stream: bool, message: &str) -> Bytes {

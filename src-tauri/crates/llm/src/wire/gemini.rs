@@ -16,7 +16,10 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
 use super::read::{self, name_results};
-use super::{error_answer, error_message, ClientRequest, StreamPiece, Untranslatable, Wire, WireFormat, WriteOptions};
+use super::{
+    error_answer, error_message, ClientRequest, Delivery, ListedModel, Operation, Problem, StreamPiece, Untranslatable,
+    Wire, WireFormat, WriteOptions,
+};
 use super::{StreamWriter, Tally};
 use crate::conversation::{
     arguments_value, base64_of, file_text, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult,
@@ -383,8 +386,34 @@ impl Wire for GeminiGenerate {
         WireFormat::GeminiGenerate
     }
 
-    fn reply_path(&self, model: &str, stream: bool) -> String {
-        generate_path(model, stream)
+    fn path(&self, operation: Operation, model: &str, delivery: Delivery) -> Option<String> {
+        match (operation, delivery) {
+            (Operation::Reply, Delivery::Whole) => Some(model_path(model, "generateContent")),
+            (Operation::Reply, Delivery::Events) => Some(generate_path(model, true)),
+            (Operation::Reply, Delivery::Array) => Some(model_path(model, "streamGenerateContent")),
+            (Operation::CountTokens, _) => Some(model_path(model, "countTokens")),
+            (Operation::Compact, _) => None,
+        }
+    }
+
+    /// `{model}:{method}` (a `models/` prefix, as some clients write it, dropped):
+    /// `generateContent`, `streamGenerateContent` (events with `alt=sse`, one JSON array
+    /// without), `countTokens`.
+    fn action<'a>(&self, action: &'a str, query: Option<&str>) -> Option<(&'a str, Operation, Delivery)> {
+        let (model, method) = action.rsplit_once(':')?;
+        let model = model.strip_prefix("models/").unwrap_or(model);
+        if model.is_empty() {
+            return None;
+        }
+        let sse = query.is_some_and(|q| q.split('&').any(|pair| pair == "alt=sse"));
+        let (operation, delivery) = match method {
+            "generateContent" => (Operation::Reply, Delivery::Whole),
+            "streamGenerateContent" if sse => (Operation::Reply, Delivery::Events),
+            "streamGenerateContent" => (Operation::Reply, Delivery::Array),
+            "countTokens" => (Operation::CountTokens, Delivery::Whole),
+            _ => return None,
+        };
+        Some((model, operation, delivery))
     }
 
     fn models_path(&self) -> &'static str {
@@ -494,6 +523,21 @@ impl Wire for GeminiGenerate {
     /// An `error` member; `usageMetadata`; a finish or a block.
     fn stream_signals(&self) -> &'static [&'static str] {
         &["error", "usageMetadata", "finishReason", "blockReason"]
+    }
+
+    fn error_body(&self, problem: Problem, message: &str) -> Value {
+        json!({ "error": { "code": problem.status(), "message": message, "status": problem.google_status() } })
+    }
+
+    fn model_list(&self, models: &[ListedModel]) -> Value {
+        let models: Vec<_> = models
+            .iter()
+            .map(|m| {
+                json!({ "name": format!("models/{}", m.id), "displayName": m.id,
+                    "supportedGenerationMethods": ["generateContent", "streamGenerateContent", "countTokens"] })
+            })
+            .collect();
+        json!({ "models": models })
     }
 
     fn broken_off(&self, stream: bool, message: &str) -> Bytes {

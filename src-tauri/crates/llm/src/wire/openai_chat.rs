@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 
 use super::read::{self, name_results};
 use super::{
-    error_answer, read_head, stream_error, ClientRequest, StreamPiece, Untranslatable, UsageObject, Wire, WireFormat,
-    WriteOptions,
+    error_answer, read_head, stream_error, ClientRequest, Delivery, ListedModel, Operation, Problem, StreamPiece,
+    Untranslatable, UsageObject, Wire, WireFormat, WriteOptions,
 };
 use super::{StreamWriter, Tally};
 use crate::conversation::{
@@ -357,13 +357,34 @@ impl StreamWriter for ChunkWriter {
     }
 }
 
+/// OpenAI's model list. It says who serves each model (`owned_by`, the provider's name), and
+/// lists a model other providers list too once more per other provider, as `provider/model`,
+/// the name that reaches it.
+pub(crate) fn openai_model_list(models: &[ListedModel]) -> Value {
+    let entry = |id: &str, provider: &str| json!({ "id": id, "object": "model", "created": 0, "owned_by": provider });
+    let data: Vec<_> = models
+        .iter()
+        .flat_map(|m| {
+            let others = m.others.iter().map(|other| entry(&format!("{other}/{}", m.id), other));
+            std::iter::once(entry(&m.id, &m.provider)).chain(others)
+        })
+        .collect();
+    json!({ "object": "list", "data": data })
+}
+
+/// OpenAI's error body.
+pub(crate) fn openai_error(problem: Problem, message: &str) -> Value {
+    let (kind, code) = problem.openai_type_and_code();
+    json!({ "error": { "message": message, "type": kind, "param": null, "code": code } })
+}
+
 impl Wire for OpenAiChat {
     fn format(&self) -> WireFormat {
         WireFormat::OpenAiChat
     }
 
-    fn reply_path(&self, _model: &str, _stream: bool) -> String {
-        "chat/completions".into()
+    fn path(&self, operation: Operation, _model: &str, _delivery: Delivery) -> Option<String> {
+        (operation == Operation::Reply).then(|| "chat/completions".into())
     }
 
     fn models_path(&self) -> &'static str {
@@ -525,6 +546,14 @@ impl Wire for OpenAiChat {
     fn broken_off(&self, stream: bool, message: &str) -> Bytes {
         let body = json!({ "error": { "message": message, "type": "server_error", "param": null, "code": null } });
         error_answer(self, stream, "", &body)
+    }
+
+    fn error_body(&self, problem: Problem, message: &str) -> Value {
+        openai_error(problem, message)
+    }
+
+    fn model_list(&self, models: &[ListedModel]) -> Value {
+        openai_model_list(models)
     }
 
     fn announced_limits(&self, headers: &HeaderMap, now: Timestamp, _skew: ClockSkew) -> Announced {

@@ -9,9 +9,11 @@ use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
 use super::openai_chat::OpenAiChat;
+use super::openai_chat::{openai_error, openai_model_list};
 use super::read::{self, name_results};
 use super::{
-    error_answer, read_head, ClientRequest, StreamPiece, Untranslatable, UsageObject, Wire, WireFormat, WriteOptions,
+    error_answer, read_head, ClientRequest, Delivery, ListedModel, Operation, Problem, StreamPiece, Untranslatable,
+    UsageObject, Wire, WireFormat, WriteOptions,
 };
 use super::{StreamWriter, Tally};
 use crate::conversation::{
@@ -329,8 +331,12 @@ impl Wire for OpenAiResponses {
         WireFormat::OpenAiResponses
     }
 
-    fn reply_path(&self, _model: &str, _stream: bool) -> String {
-        "responses".into()
+    fn path(&self, operation: Operation, _model: &str, _delivery: Delivery) -> Option<String> {
+        match operation {
+            Operation::Reply => Some("responses".into()),
+            Operation::Compact => Some("responses/compact".into()),
+            Operation::CountTokens => None,
+        }
     }
 
     fn models_path(&self) -> &'static str {
@@ -510,6 +516,14 @@ impl Wire for OpenAiResponses {
         } else {
             format!("event: {name}\ndata: {data}\n\n").into_bytes()
         }
+    }
+
+    fn error_body(&self, problem: Problem, message: &str) -> Value {
+        openai_error(problem, message)
+    }
+
+    fn model_list(&self, models: &[ListedModel]) -> Value {
+        openai_model_list(models)
     }
 
     fn broken_off(&self, stream: bool, message: &str) -> Bytes {

@@ -1,5 +1,7 @@
-//! What the gateway reads of a request body without changing it: the model, whether it
-//! streams, and what identifies the conversation.
+//! What is read of a client's request body without changing it: the model, whether it streams,
+//! and what identifies its conversation; each format's own members, borrowed from the body
+//! (read for every relayed request, a coding agent's body holds hundreds of turns). And the body
+//! with another model, every other member kept as written.
 
 use std::borrow::Cow;
 
@@ -7,17 +9,17 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
-use keypool_llm::wire::BILLING_BLOCK;
+use super::anthropic::BILLING_BLOCK;
+use super::WireFormat;
+use crate::forward::BoundState;
 
-use crate::Dialect;
-
-/// The fields routing and affinity need; everything else stays unread. Text is borrowed from the
-/// body where it holds no escapes: read for every request, a coding agent's body holds hundreds
-/// of turns.
+/// The members routing and affinity need, of any format; everything else stays unread. Text is
+/// borrowed from the body where it holds no escapes.
 #[derive(Debug, Deserialize)]
 pub struct Peek<'a> {
-    #[serde(borrow)]
-    pub model: Cow<'a, str>,
+    /// The model the body names (Gemini names it in the path: none here).
+    #[serde(borrow, default)]
+    model: Option<Cow<'a, str>>,
     #[serde(default)]
     pub stream: bool,
     /// Anthropic's system prompt.
@@ -32,8 +34,8 @@ pub struct Peek<'a> {
     input: Option<&'a RawValue>,
     /// The conversation the Responses API's client names for the provider's prompt cache
     /// (Codex: the session's id).
-    #[serde(default)]
-    pub prompt_cache_key: Option<String>,
+    #[serde(default, borrow)]
+    prompt_cache_key: Option<Cow<'a, str>>,
     /// The Responses API's stored response this request continues (it lives in the organisation
     /// of the key that made it).
     #[serde(default)]
@@ -41,6 +43,11 @@ pub struct Peek<'a> {
     /// Anthropic's request metadata: Claude Code names its session in `user_id`.
     #[serde(default)]
     metadata: Option<Metadata>,
+    /// Gemini's system instruction and turns.
+    #[serde(default, borrow, rename = "systemInstruction")]
+    system_instruction: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    contents: Vec<GeminiTurn<'a>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -57,17 +64,48 @@ struct Turn<'a> {
     content: Option<&'a RawValue>,
 }
 
-impl Peek<'_> {
+#[derive(Debug, Deserialize)]
+struct GeminiTurn<'a> {
+    #[serde(default, borrow)]
+    role: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    parts: Option<&'a RawValue>,
+}
+
+impl<'a> Peek<'a> {
+    /// `body` read as a request of `format`: a JSON object, with a `model` unless the format
+    /// names it in the path. `Err`: why it is not one, for the client.
+    pub fn of(format: WireFormat, body: &'a [u8]) -> Result<Peek<'a>, String> {
+        let peek: Peek<'a> = serde_json::from_slice(body).map_err(|e| match format {
+            WireFormat::GeminiGenerate => format!("the body must be a JSON object: {e}"),
+            _ => format!("the body must be a JSON object with a model: {e}"),
+        })?;
+        if peek.model.is_none() && format != WireFormat::GeminiGenerate {
+            return Err("the body must be a JSON object with a model: missing field `model`".into());
+        }
+        Ok(peek)
+    }
+
+    /// The model the body names; empty where the path names it (Gemini).
+    pub fn model(&self) -> &str {
+        self.model.as_deref().unwrap_or_default()
+    }
+
+    /// The conversation the client names for the provider's prompt cache (Codex: its session).
+    pub fn prompt_cache_key(&self) -> Option<&str> {
+        self.prompt_cache_key.as_deref()
+    }
+
     /// What binds a Responses request to one organisation's keys: the stored response it
     /// continues, or reasoning encrypted for one organisation (Codex sends its earlier turns'
     /// reasoning so when it stores nothing).
-    pub fn bound_state(&self) -> Option<keypool_llm::BoundState> {
+    pub fn bound_state(&self) -> Option<BoundState> {
         let encrypted = self.input.is_some_and(|input| {
             let text = input.get();
             text.contains(r#""encrypted_content":""#) || text.contains(r#""encrypted_content": ""#)
         });
         (self.previous_response_id.is_some() || encrypted)
-            .then(|| keypool_llm::BoundState { previous_response_id: self.previous_response_id.clone() })
+            .then(|| BoundState { previous_response_id: self.previous_response_id.clone() })
     }
 
     /// The session Claude Code names in `metadata.user_id`: a JSON object's `session_id`
@@ -85,13 +123,17 @@ impl Peek<'_> {
         .filter(|id| !id.is_empty())
     }
 
-    /// A stable name for the conversation: its system prompt and its first user message (a
-    /// Responses request: its instructions and its first input item), hashed. Every later turn of one conversation starts the same way, so it keeps its key.
-    pub fn conversation(&self, dialect: Dialect) -> String {
-        let system = match dialect {
-            // Gemini bodies are read by `gemini::Peek`; this reads the other dialects'.
-            Dialect::Anthropic | Dialect::Gemini => self.system.map(RawValue::get),
-            Dialect::OpenAi => self
+    /// A stable name for the conversation, from how it starts: its system prompt and its first
+    /// user message (a Responses request: its instructions and its first input item; Gemini: its
+    /// system instruction and first user turn), hashed. Every later turn of one conversation
+    /// starts the same way, so it keeps its key.
+    pub fn conversation(&self, format: WireFormat) -> String {
+        if format == WireFormat::GeminiGenerate {
+            return self.gemini_conversation();
+        }
+        let system = match format {
+            WireFormat::AnthropicMessages | WireFormat::GeminiGenerate => self.system.map(RawValue::get),
+            WireFormat::OpenAiChat | WireFormat::OpenAiResponses => self
                 .messages
                 .iter()
                 .find(|t| t.role == "system" || t.role == "developer")
@@ -114,6 +156,21 @@ impl Peek<'_> {
             Some(blocks) => blocks.iter().for_each(|block| hash.update(block.get())),
             None => hash.update(system.unwrap_or_default()),
         }
+        hash.update([0]);
+        hash.update(first_user.unwrap_or_default());
+        conversation_name(hash)
+    }
+
+    /// Gemini's: its system instruction and its first user turn (a turn without a role is the
+    /// user's).
+    fn gemini_conversation(&self) -> String {
+        let first_user = self
+            .contents
+            .iter()
+            .find(|t| t.role.as_deref().is_none_or(|role| role == "user"))
+            .and_then(|t| t.parts.map(RawValue::get));
+        let mut hash = Sha256::new();
+        hash.update(self.system_instruction.map(RawValue::get).unwrap_or_default());
         hash.update([0]);
         hash.update(first_user.unwrap_or_default());
         conversation_name(hash)
@@ -206,15 +263,18 @@ mod tests {
         let later = br#"{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},
             {"role":"assistant","content":"hello"},{"role":"user","content":"more"}]}"#;
         let other = br#"{"model":"m","messages":[{"role":"user","content":"something else"}]}"#;
-        let name = |body: &[u8]| serde_json::from_slice::<Peek>(body).unwrap().conversation(Dialect::OpenAi);
+        let name = |body: &[u8]| Peek::of(WireFormat::OpenAiChat, body).unwrap().conversation(WireFormat::OpenAiChat);
         assert_eq!(name(first), name(later), "a later turn of the same conversation");
         assert_ne!(name(first), name(other), "another conversation");
         // The name is SHA-256 of the system prompt, a zero byte and the first user message, as
         // written: the same across versions, so a conversation keeps its key through an upgrade.
         assert_eq!(name(first), "api:dc0ba83828b482b79752aeed");
         let anthropic = br#"{"model":"m","system":"be brief","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#;
-        let peek: Peek = serde_json::from_slice(anthropic).unwrap();
-        assert!(peek.conversation(Dialect::Anthropic).starts_with("api:"), "Anthropic's system is top-level");
+        let peek = Peek::of(WireFormat::AnthropicMessages, anthropic).unwrap();
+        assert!(
+            peek.conversation(WireFormat::AnthropicMessages).starts_with("api:"),
+            "Anthropic's system is top-level"
+        );
     }
 
     #[test]
@@ -223,13 +283,13 @@ mod tests {
         let later = br#"{"model":"m","instructions":"you are codex","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"fix it"}]},
             {"type":"function_call","call_id":"c","name":"shell","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"ok"}]}"#;
         let other = br#"{"model":"m","instructions":"you are codex","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"other"}]}]}"#;
-        let name = |body: &[u8]| serde_json::from_slice::<Peek>(body).unwrap().conversation(Dialect::OpenAi);
+        let name = |body: &[u8]| Peek::of(WireFormat::OpenAiChat, body).unwrap().conversation(WireFormat::OpenAiChat);
         assert_eq!(name(first), name(later), "a later turn of the same conversation");
         assert_ne!(name(first), name(other), "not every Responses request one session");
         let text = br#"{"model":"m","input":"hello","prompt_cache_key":"019a-session"}"#;
-        let peek: Peek = serde_json::from_slice(text).unwrap();
-        assert_eq!(peek.prompt_cache_key.as_deref(), Some("019a-session"), "the client's cache key is read");
-        assert_ne!(peek.conversation(Dialect::OpenAi), name(other), "a text input names its own");
+        let peek = Peek::of(WireFormat::OpenAiResponses, text).unwrap();
+        assert_eq!(peek.prompt_cache_key(), Some("019a-session"), "the client's cache key is read");
+        assert_ne!(peek.conversation(WireFormat::OpenAiResponses), name(other), "a text input names its own");
     }
 
     #[test]
@@ -242,7 +302,11 @@ mod tests {
                 "messages":[{{"role":"user","content":"hi"}}]}}"#
             )
         };
-        let name = |body: &str| serde_json::from_str::<Peek>(body).unwrap().conversation(Dialect::Anthropic);
+        let name = |body: &str| {
+            Peek::of(WireFormat::AnthropicMessages, body.as_bytes())
+                .unwrap()
+                .conversation(WireFormat::AnthropicMessages)
+        };
         assert_eq!(name(&body("a1b2c")), name(&body("f9e8d")), "the same conversation, whatever the nonce");
         let other = body("a1b2c").replace("You are Claude Code.", "You are another agent.");
         assert_ne!(name(&body("a1b2c")), name(&other), "the rest of the system prompt still counts");
@@ -252,7 +316,7 @@ mod tests {
     fn claude_codes_session_is_read_from_its_metadata() {
         let peek = |user_id: &str| {
             let body = serde_json::json!({ "model": "m", "metadata": { "user_id": user_id } }).to_string();
-            serde_json::from_str::<Peek>(&body).unwrap().claude_code_session()
+            Peek::of(WireFormat::AnthropicMessages, body.as_bytes()).unwrap().claude_code_session()
         };
         let v2 = r#"{"device_id":"c3d4","account_uuid":"","session_id":"88bd35f3-dfcf-47bb-b455-0403e8427af0"}"#;
         assert_eq!(peek(v2).as_deref(), Some("88bd35f3-dfcf-47bb-b455-0403e8427af0"), "2.x: a JSON object");
@@ -287,9 +351,10 @@ mod tests {
             model in "\\PC{0,40}",
         ) {
             for body in [bytes.as_slice(), json.as_bytes()] {
-                if let Ok(peek) = serde_json::from_slice::<Peek>(body) {
-                    let _ = peek.conversation(Dialect::OpenAi);
-                    let _ = peek.conversation(Dialect::Anthropic);
+                for format in WireFormat::ALL {
+                    if let Ok(peek) = Peek::of(format, body) {
+                        let _ = peek.conversation(format);
+                    }
                 }
                 if let Some(out) = with_model(body, &model) {
                     let value: serde_json::Value = serde_json::from_slice(&out).expect("still JSON");
@@ -297,5 +362,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_conversation_is_named_by_its_instruction_and_first_user_turn() {
+        let name = |body: &str| {
+            Peek::of(WireFormat::GeminiGenerate, body.as_bytes()).unwrap().conversation(WireFormat::GeminiGenerate)
+        };
+        let first = r#"{"systemInstruction":{"parts":[{"text":"be brief"}]},"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#;
+        let later = r#"{"systemInstruction":{"parts":[{"text":"be brief"}]},"contents":[{"role":"user","parts":[{"text":"hi"}]},
+            {"role":"model","parts":[{"text":"hello"}]},{"role":"user","parts":[{"text":"more"}]}]}"#;
+        let other = r#"{"contents":[{"parts":[{"text":"something else"}]}]}"#;
+        assert_eq!(name(first), name(later), "a later turn of the same conversation");
+        assert_ne!(name(first), name(other), "another conversation");
     }
 }

@@ -1,0 +1,236 @@
+//! One worker's endpoint: its routes (built from [`crate::ENDPOINTS`]), what is done around every
+//! request (the observer, the log line), and the small answers that are not relayed: the model
+//! lists, a path not served, `/healthz`, `/readyz`, `/metrics`.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use keypool_llm::wire::{Dialect, Problem, WireFormat};
+
+use crate::answers::{error, model_list, refusal};
+use crate::endpoints::{Serves, ENDPOINTS};
+use crate::guard::Denied;
+use crate::intake::{relay, Asks};
+use crate::members::Caller;
+use crate::{
+    connections, noted, Answered, Bounds, Health, InFlight, MetricsRoute, Noted, Observer, Readiness, Serving, Shared,
+};
+
+/// The format of the answers that are no dialect's own (health, readiness, metrics).
+const OPENAI: WireFormat = WireFormat::OpenAiChat;
+
+/// The endpoint's routes over one worker's `shared`, and what is done around each request.
+pub(crate) fn router(shared: Arc<Shared>, serving: &Serving) -> App {
+    let app = ENDPOINTS.iter().fold(Router::new(), |app, endpoint| app.route(endpoint.path, endpoint.handler()));
+    let app = app.fallback(not_found);
+    let app = match serving.health.clone() {
+        Some(health) => app.route(
+            "/healthz",
+            get(move |State(shared): State<Arc<Shared>>, headers: HeaderMap| healthz(shared, health.clone(), headers)),
+        ),
+        None => app,
+    };
+    let app = match serving.ready.clone() {
+        Some(ready) => app.route(
+            "/readyz",
+            get(move |State(shared): State<Arc<Shared>>, headers: HeaderMap| readyz(shared, ready.clone(), headers)),
+        ),
+        None => app,
+    };
+    let app = match serving.metrics.clone() {
+        Some(metrics) => app.route(
+            "/metrics",
+            get(move |State(shared): State<Arc<Shared>>, headers: HeaderMap| {
+                metrics_answer(shared, metrics.clone(), headers)
+            }),
+        ),
+        None => app,
+    };
+    App {
+        router: app.with_state(shared.clone()),
+        shared,
+        observer: serving.observer.clone(),
+        log_requests: serving.log_requests,
+    }
+}
+
+/// One worker's endpoint: its router, and what is done around every request (the observer, the
+/// log line), in one place rather than as layers of the router (each of which boxed the request's
+/// future and cloned the routes again). A relayed path is handed to its handler directly.
+pub(crate) struct App {
+    router: Router,
+    shared: Arc<Shared>,
+    observer: Option<Arc<dyn Observer>>,
+    log_requests: bool,
+}
+
+impl App {
+    /// The answer to `request`.
+    pub(crate) async fn answer(self: Arc<Self>, request: Request) -> Response {
+        // One info line per request: method, path without the query, status, milliseconds.
+        let logged = (self.log_requests && tracing::enabled!(tracing::Level::INFO))
+            .then(|| (request.method().clone(), request.uri().path().to_owned()));
+        let arrived = std::time::Instant::now();
+        let path = request.uri().path();
+        let relayed = ENDPOINTS.iter().find_map(|endpoint| match endpoint.serves {
+            Serves::Relay(format, operation) if endpoint.path == path => Some((format, operation)),
+            _ => None,
+        });
+        // Told of every answer to the API's paths (`/v1…`): its dialect, status, member and the
+        // time Keypool added.
+        let observed = match &self.observer {
+            Some(observer) if path.starts_with("/v1") => {
+                let gemini = path.starts_with("/v1beta/") || (path.starts_with("/v1/models/") && path.contains(':'));
+                let dialect = relayed
+                    .map(|(format, _)| format.dialect())
+                    .or(gemini.then_some(Dialect::Gemini))
+                    .unwrap_or_else(|| dialect_of(request.headers(), request.uri()));
+                Some((observer, dialect))
+            }
+            _ => None,
+        };
+        let response = match relayed {
+            // What the router would do with it, without its layers of boxed services.
+            Some((format, operation)) if request.method() == axum::http::Method::POST => {
+                relay(self.shared.clone(), format, Asks::Operation(operation), request).await
+            }
+            _ => {
+                use tower::ServiceExt;
+                self.router.clone().oneshot(request).await.unwrap_or_else(|never| match never {})
+            }
+        };
+        if let Some((observer, dialect)) = observed {
+            let noted = response.extensions().get::<Noted>();
+            observer.answered(Answered {
+                dialect,
+                status: response.status().as_u16(),
+                member: noted.and_then(|n| n.member.as_deref()),
+                added: noted.and_then(|n| n.first_sent).map(|sent| sent.saturating_duration_since(arrived)),
+                waited: noted.is_some_and(|n| n.waited),
+            });
+        }
+        if let Some((method, path)) = logged {
+            let ms = arrived.elapsed().as_millis();
+            tracing::info!(%method, %path, status = response.status().as_u16(), ms, "request");
+        }
+        response
+    }
+}
+
+/// One worker: serves every listener on this thread's runtime under `bounds` until its stop
+/// signal, then until its connections have ended.
+pub(crate) async fn serve_on(
+    listeners: Vec<std::net::TcpListener>,
+    app: Arc<App>,
+    stopped: Vec<impl Future<Output = ()> + Send + 'static>,
+    bounds: Bounds,
+    slots: Arc<connections::Slots>,
+) {
+    let serving = listeners.into_iter().zip(stopped).map(|(listener, stopped)| {
+        let (app, bounds, slots) = (app.clone(), bounds.clone(), slots.clone());
+        async move {
+            let listener = match tokio::net::TcpListener::from_std(listener) {
+                Ok(listener) => listener,
+                Err(error) => return tracing::error!(%error, "a local API worker could not listen"),
+            };
+            connections::serve(listener, app, bounds, slots, futures_util::FutureExt::shared(Box::pin(stopped))).await;
+        }
+    });
+    futures_util::future::join_all(serving).await;
+}
+
+pub(crate) async fn models(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let _in_flight = InFlight::new(&shared);
+    let dialect = dialect_of(request.headers(), request.uri());
+    let query = (dialect == Dialect::Gemini).then(|| request.uri().query()).flatten();
+    let caller = match shared.guard.check(request.headers(), query) {
+        Ok(caller) => caller,
+        Err(denied) => return shared.failed(refusal(dialect.format(), denied)),
+    };
+    let mut models = shared.routes.models(dialect);
+    if let (Some(member), Some(members)) = (caller.member(), &shared.members) {
+        models.retain(|model| members.lists(member, &model.id));
+    }
+    noted(model_list(dialect.format(), &models), caller.member().cloned(), None)
+}
+
+/// The dialect of a request whose path several dialects share (`/v1/models`, a path not
+/// served): Gemini under `/v1beta/`, or when it authenticates Google's way (`x-goog-api-key`,
+/// `?key=`); Anthropic with an `anthropic-version` header; OpenAI otherwise.
+fn dialect_of(headers: &HeaderMap, uri: &axum::http::Uri) -> Dialect {
+    let googles_key = headers.contains_key("x-goog-api-key")
+        || uri.query().is_some_and(|q| q.split('&').any(|pair| pair.starts_with("key=")));
+    if uri.path().starts_with("/v1beta/") {
+        Dialect::Gemini
+    } else if headers.contains_key("anthropic-version") {
+        Dialect::Anthropic
+    } else if googles_key {
+        Dialect::Gemini
+    } else {
+        Dialect::OpenAi
+    }
+}
+
+async fn not_found(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let _in_flight = InFlight::new(&shared);
+    let dialect = dialect_of(request.headers(), request.uri());
+    let query = (dialect == Dialect::Gemini).then(|| request.uri().query()).flatten();
+    if let Err(denied) = shared.guard.check(request.headers(), query) {
+        return shared.failed(refusal(dialect.format(), denied));
+    }
+    let message = format!("{} {} is not served here", request.method(), request.uri().path());
+    shared.failed(error(dialect.format(), Problem::NotFound, message, None))
+}
+
+/// `GET /healthz`: the team's state, to this machine's names (and the allowed hosts) only.
+async fn healthz(shared: Arc<Shared>, health: Health, headers: HeaderMap) -> Response {
+    if !shared.guard.host_allowed(&headers) {
+        return refusal(OPENAI, Denied::Host);
+    }
+    let body = serde_json::json!({ "status": "ok", "team": health() }).to_string();
+    ([(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// `GET /readyz`: 200 when the server says it is ready, 503 with why otherwise; to this machine's
+/// names (and the allowed hosts) only, without the token.
+async fn readyz(shared: Arc<Shared>, ready: Readiness, headers: HeaderMap) -> Response {
+    if !shared.guard.host_allowed(&headers) {
+        return refusal(OPENAI, Denied::Host);
+    }
+    let (status, body) = match ready() {
+        Ok(()) => (axum::http::StatusCode::OK, serde_json::json!({ "status": "ready" })),
+        Err(why) => {
+            (axum::http::StatusCode::SERVICE_UNAVAILABLE, serde_json::json!({ "status": "not ready", "why": why }))
+        }
+    };
+    (status, [(axum::http::header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// `GET /metrics`: the server's metrics, to the owner's token or the metrics token (a member's
+/// is refused); rendered off the worker's thread.
+async fn metrics_answer(shared: Arc<Shared>, metrics: MetricsRoute, headers: HeaderMap) -> Response {
+    if !shared.guard.host_allowed(&headers) {
+        return refusal(OPENAI, Denied::Host);
+    }
+    let scraper = metrics.token_hash.is_some_and(|hash| shared.guard.offers(&headers, &hash));
+    if !scraper {
+        match shared.guard.check(&headers, None) {
+            Ok(Caller::Owner) => {}
+            Ok(Caller::Member(_)) => {
+                return error(OPENAI, Problem::Forbidden, "a member's token cannot read the metrics", None)
+            }
+            Err(denied) => return refusal(OPENAI, denied),
+        }
+    }
+    match tokio::task::spawn_blocking(move || (metrics.render)()).await {
+        Ok(text) => {
+            ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text).into_response()
+        }
+        Err(_) => error(OPENAI, Problem::Internal, "the metrics could not be rendered", None),
+    }
+}

@@ -1,0 +1,311 @@
+//! One intake for every relayed request, whatever its format: the token, the body, what the
+//! format reads of it (its model, whether it streams, its conversation), the route, the member's
+//! limits, and then the pool: as it came to a provider of the client's dialect, translated to one
+//! of another, and its answer back as it comes.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use futures_util::StreamExt;
+use keypool_llm::wire::{translate, with_model, Address, Delivery, Operation, Problem, Translated, WireFormat};
+use keypool_llm::{
+    passed_headers, retry_after_of, CompletionError, ForwardRequest, ForwardedBody, NoKeyReason, Queued,
+};
+
+use crate::answers::{error, refusal};
+use crate::members::{Asked, Caller, Pass};
+use crate::session::Session;
+use crate::{noted, InFlight, Route, Shared, Unrouted, MAX_BODY, MAX_MODEL_BYTES};
+
+/// Request headers passed upstream as the client sent them.
+const PASSED_REQUEST_HEADERS: [&str; 3] = ["anthropic-version", "anthropic-beta", "openai-beta"];
+
+/// What a request's path says it asks: an operation of its format (the body names the model and
+/// whether it streams), or a format's action naming the model (Gemini's `{model}:{method}`).
+#[derive(Debug, Clone)]
+pub(crate) enum Asks {
+    Operation(Operation),
+    Action(String),
+}
+
+/// A request admitted: who sent it, and for a member the pass its limits hold until the answer
+/// has gone.
+struct Admitted {
+    member: Option<Arc<str>>,
+    _pass: Option<Pass>,
+}
+
+/// Answers a request of `format` to a path that `asks` what it does.
+pub(crate) async fn relay(shared: Arc<Shared>, format: WireFormat, asks: Asks, request: Request) -> Response {
+    let in_flight = InFlight::new(&shared);
+    let (parts, body) = request.into_parts();
+    let wire = format.wire();
+    // Google's clients may send the token as `?key=`; the others' query is never read.
+    let query = (format == WireFormat::GeminiGenerate).then(|| parts.uri.query()).flatten();
+    let caller = match shared.guard.check(&parts.headers, query) {
+        Ok(caller) => caller,
+        Err(denied) => return shared.failed(refusal(format, denied)),
+    };
+    let action = match &asks {
+        Asks::Action(action) => match wire.action(action, parts.uri.query()) {
+            Some(action) => Some(action),
+            None => {
+                let message = format!("POST {} is not served here", parts.uri.path());
+                return shared.failed(error(format, Problem::NotFound, message, None));
+            }
+        },
+        Asks::Operation(_) => None,
+    };
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
+        let message = format!("the request body is larger than {} MiB", MAX_BODY / (1024 * 1024));
+        return shared.failed(error(format, Problem::TooLarge, message, None));
+    };
+    let peek = match wire.peek(&bytes) {
+        Ok(peek) => peek,
+        Err(message) => return shared.failed(error(format, Problem::BadRequest, message, None)),
+    };
+    let (model, address) = match (action, &asks) {
+        (Some((model, operation, delivery)), _) => (model, Address { format, operation, delivery }),
+        (None, Asks::Operation(operation)) => {
+            let delivery = if peek.stream { Delivery::Events } else { Delivery::Whole };
+            (peek.model(), Address { format, operation: *operation, delivery })
+        }
+        (None, Asks::Action(_)) => unreachable!("an action is read above"),
+    };
+    let named = match bounded(model).and_then(|()| Session::named(&parts.headers)) {
+        Ok(named) => named,
+        Err(message) => return shared.failed(error(format, Problem::BadRequest, message, None)),
+    };
+    let route = match shared.route(format.dialect(), model).await {
+        Ok(route) => route,
+        Err(Unrouted::Unknown) => {
+            let listed = if format == WireFormat::GeminiGenerate { "/v1beta/models" } else { "/v1/models" };
+            let message = format!("the model `{model}` does not exist here: GET {listed} lists the models served");
+            return shared.failed(error(format, Problem::NotFound, message, None));
+        }
+        Err(Unrouted::OtherDialect { provider }) => {
+            let message = format!(
+                "the model `{model}` is served by {provider}, which speaks another API: call it through that API, \
+                 or add a route to it in Settings → Local API"
+            );
+            return shared.failed(error(format, Problem::BadRequest, message, None));
+        }
+    };
+    let admitted = match shared.admit(caller, format, model, &route).await {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused,
+    };
+    let claude = peek.claude_code_session();
+    let session = named
+        .or_else(|| Session::of_agent(&parts.headers, &peek, &claude))
+        .unwrap_or_else(|| Session::started(&peek, format))
+        .id();
+    let bound = (address.format == WireFormat::OpenAiResponses).then(|| peek.bound_state()).flatten();
+    let renamed = route.model != model;
+    drop(peek);
+    let upstream = Upstream { route, address, session, body: bytes, renamed, admitted, bound };
+    pass(shared, format, in_flight, &parts.headers, upstream).await
+}
+
+/// Refuses a model name longer than [`MAX_MODEL_BYTES`]: it reaches the pool's budgets and the
+/// ledger.
+fn bounded(model: &str) -> Result<(), String> {
+    match model.len() > MAX_MODEL_BYTES {
+        true => Err(format!("the model name is longer than {MAX_MODEL_BYTES} bytes")),
+        false => Ok(()),
+    }
+}
+
+/// A request on its way upstream, routed and read.
+struct Upstream {
+    route: Route,
+    /// Where the client asked: its format, operation, delivery.
+    address: Address,
+    session: keypool::SessionId,
+    /// The body as the client sent it.
+    body: bytes::Bytes,
+    /// The route names the model otherwise: the body goes with the route's.
+    renamed: bool,
+    /// Who sent it, and what its limits hold for it until the answer has gone.
+    admitted: Admitted,
+    /// State it carries that lives in one organisation (a Responses request's stored response
+    /// or encrypted reasoning), if any.
+    bound: Option<keypool_llm::BoundState>,
+}
+
+impl Shared {
+    /// Whether `caller` may send a request for `model` (as asked) routed by `route`: the owner
+    /// always may; a member within its limits. `Err`: the refusal, in `format`.
+    async fn admit(
+        &self,
+        caller: Caller,
+        format: WireFormat,
+        model: &str,
+        route: &Route,
+    ) -> Result<Admitted, Response> {
+        let (Caller::Member(member), Some(members)) = (caller, &self.members) else {
+            return Ok(Admitted { member: None, _pass: None });
+        };
+        let asked = Asked { model, provider: &route.endpoint.name, routed: &route.model };
+        match members.admit(&member, asked).await {
+            Ok(pass) => Ok(Admitted { member: Some(member), _pass: Some(pass) }),
+            Err(refused) => Err(noted(self.failed(refused.response(format)), Some(member), None)),
+        }
+    }
+}
+
+/// Forwards a routed request through the pool and passes the answer back as it comes, or says
+/// in `format` why no key could answer.
+async fn pass(
+    shared: Arc<Shared>,
+    format: WireFormat,
+    in_flight: InFlight,
+    headers: &HeaderMap,
+    upstream: Upstream,
+) -> Response {
+    let Upstream { route, address, session, body, renamed, admitted, bound } = upstream;
+    let member = admitted.member.clone();
+    let provider = route.endpoint.kind.row().wire;
+    // A provider of another dialect is asked in its own words; its answer comes back in the
+    // client's. A Responses request to a provider without that API goes to its chat completions;
+    // one to a provider not known to lack it goes as it is, and is asked again that way after a
+    // 404.
+    let chat_only = shared.without_responses.knows(&route.endpoint);
+    let responses = address.format == WireFormat::OpenAiResponses && address.operation == Operation::Reply;
+    let to_chat = responses && provider == WireFormat::OpenAiChat;
+    let fallback = (to_chat && !chat_only).then(|| (route.clone(), body.clone()));
+    let translated = if provider.dialect() == format.dialect() && !(to_chat && chat_only) {
+        None
+    } else {
+        // Read once from the body as it came, and written once for the provider.
+        match translate(address, provider, &route.endpoint.name, &route.model, &body) {
+            Ok(translated) => Some(translated),
+            Err(refused) => {
+                let refused = shared.failed(error(format, Problem::BadRequest, refused.to_string(), None));
+                return noted(refused, member, None);
+            }
+        }
+    };
+    // As it came, its model the route's when it names another.
+    let body = match (&translated, renamed) {
+        (None, true) => match with_model(&body, &route.model) {
+            Some(renamed) => bytes::Bytes::from(renamed),
+            None => {
+                let refused = shared.failed(error(format, Problem::BadRequest, "the body is not a JSON object", None));
+                return noted(refused, member, None);
+            }
+        },
+        _ => body,
+    };
+    let source: String = headers
+        .get("user-agent")
+        .and_then(|v| v.to_str().ok())
+        .map(|ua| ua.chars().take(200).collect())
+        .unwrap_or_else(|| "local API".to_owned());
+    let member_name = member.as_deref().map(str::to_owned);
+    let request = |route: Route, translated: Option<Translated>, session, source| {
+        let (address, body, answer_in) = match translated {
+            Some(Translated { body: written, address, answer_in }) => (address, written, Some(answer_in)),
+            None => (address, body.clone(), None),
+        };
+        ForwardRequest {
+            endpoint: route.endpoint,
+            address,
+            model: route.model,
+            session,
+            body,
+            headers: passed_headers(headers, &PASSED_REQUEST_HEADERS),
+            source,
+            member: member_name.clone(),
+            // A translated request carries no such state (it is refused or left out).
+            bound: if answer_in.is_none() { bound.clone() } else { None },
+            answer_in,
+        }
+    };
+    let names = fallback.as_ref().map(|_| (session.clone(), source.clone()));
+    let now = shared.completions.clock().now();
+    let calling = Instant::now();
+    let (mut forwarded, mut queued) =
+        shared.completions.forward_timed(request(route, translated, session, source)).await;
+    let not_found = matches!(&forwarded, Ok(answer) if answer.status == 404);
+    if let (Some((route, original)), Some((session, source)), true) = (fallback, names, not_found) {
+        let chat = WireFormat::OpenAiChat;
+        if let Ok(translated) = translate(address, chat, &route.endpoint.name, &route.model, &original) {
+            let endpoint = route.endpoint.clone();
+            let (again, waited) =
+                shared.completions.forward_timed(request(route, Some(translated), session, source)).await;
+            if again.as_ref().is_ok_and(|a| a.status < 400) {
+                shared.without_responses.learn(&endpoint);
+            }
+            (forwarded, queued) = (again, waited);
+        }
+    }
+    let answer = match forwarded {
+        Ok(forwarded) => {
+            if forwarded.status >= 400 {
+                shared.count_failure();
+            }
+            let body = match forwarded.body {
+                ForwardedBody::Whole(bytes) => Body::from(bytes),
+                ForwardedBody::Stream(stream) => Body::from_stream(stream.map(move |chunk| {
+                    let _counted = (&in_flight, &admitted);
+                    chunk
+                })),
+            };
+            let mut response = Response::builder().status(forwarded.status);
+            for (name, value) in forwarded.headers {
+                response = response.header(name, value);
+            }
+            response.body(body).unwrap_or_else(|_| {
+                error(format, Problem::Internal, "the provider's answer could not be passed on", None)
+            })
+        }
+        Err(failure) => shared.failed(upstream_failure(format, &failure, now)),
+    };
+    noted(answer, member, Some((calling, queued)))
+}
+
+/// A request no key could answer, in the client's format: when keys are only resting, a 429
+/// with when to come back, so SDKs retry on their own.
+fn upstream_failure(format: WireFormat, failure: &CompletionError, now: keypool::Timestamp) -> Response {
+    match failure {
+        CompletionError::NoAvailableKey(no_key) => match &no_key.why {
+            NoKeyReason::Empty | NoKeyReason::ProviderKeyUnresolved { .. } => error(
+                format,
+                Problem::Unavailable,
+                format!("Keypool has no usable API key for {}: add one in Settings → Providers", no_key.provider),
+                None,
+            ),
+            NoKeyReason::Blocked(_) => {
+                let retry = retry_after_of(failure, now).map(|wait| wait.as_secs_f64().ceil() as u64);
+                let message = match retry {
+                    Some(seconds) => format!(
+                        "every Keypool key for {} is busy or rate-limited; one frees up in {seconds} s",
+                        no_key.provider
+                    ),
+                    None => format!("no Keypool key for {} can take the request now", no_key.provider),
+                };
+                error(format, Problem::RateLimited, message, retry.or(Some(1)))
+            }
+        },
+        CompletionError::Network(kind) => {
+            error(format, Problem::Upstream, format!("could not reach the provider: {kind}"), None)
+        }
+        CompletionError::Provider(refusal) => error(
+            format,
+            Problem::Upstream,
+            format!("the provider answered HTTP {}: {}", refusal.status, refusal.message),
+            None,
+        ),
+        other => error(format, Problem::Internal, other.to_string(), None),
+    }
+}
+
+/// When the first attempt went upstream, for the observer.
+pub(crate) fn first_sent(calling: Instant, queued: Queued) -> Option<Instant> {
+    Some(calling + queued.first_sent?)
+}
