@@ -451,6 +451,11 @@ impl Wire for AnthropicMessages {
             },
             "message_start" => usage_of(&UsageObject::of_value(&value["message"]["usage"]))
                 .map_or(StreamPiece::Nothing, StreamPiece::Usage),
+            // The output so far; the input too where the delta carries it (the API does now, and
+            // so do gateways that learn the input only at the end, as a translated stream does).
+            "message_delta" if value["usage"]["input_tokens"].is_u64() => {
+                usage_of(&UsageObject::of_value(&value["usage"])).map_or(StreamPiece::Nothing, StreamPiece::Usage)
+            }
             "message_delta" => {
                 value["usage"]["output_tokens"].as_u64().map_or(StreamPiece::Nothing, StreamPiece::OutputTokens)
             }

@@ -16,5 +16,6 @@ mod provider_level_key;
 mod secrets;
 mod streaming;
 mod support;
+mod translation;
 mod usage;
 mod verification;
