@@ -2,21 +2,20 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { Icon } from '../../components/Icon';
 import { useI18n } from '../../i18n/I18nProvider';
 import { errorText } from '../../i18n/problems';
-import type { Chat, Provider } from '../../ipc/bindings';
+import type { Chat } from '../../ipc/bindings';
 import { chatApi } from '../../ipc/chat';
 import { useProviders } from '../../hooks/useProviders';
 import { preferences } from '../../preferences';
-import { ChatList } from './ChatList';
+import { ChatSidebar } from './ChatSidebar';
 import { ChooseProvider } from './ChooseProvider';
 import { Composer } from './Composer';
+import { ConversationHeader } from './ConversationHeader';
 import { DeleteChatDialog } from './DeleteChatDialog';
 import { MessageScroller, type MessageScrollerHandle } from './MessageScroller';
 import { Messages } from './Messages';
 import { providerOf } from './models';
 import { NewChatDialog } from './NewChatDialog';
-import { SearchResults } from './SearchResults';
 import { SystemPromptDialog } from './SystemPromptDialog';
-import { useChatSearch } from './useChatSearch';
 import { useChats } from './useChats';
 import { useConversations, type Outgoing } from './useConversations';
 
@@ -48,7 +47,6 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
   const [mode, setMode] = useState<Mode>({ kind: 'idle' });
   const [problem, setProblem] = useState<Problem>();
   const [announcement, setAnnouncement] = useState('');
-  const [query, setQuery] = useState('');
   /** A message to bring into view once its chat has loaded (a search result). */
   const [jump, setJump] = useState<{ chatId: string; messageId: string } | null>(null);
   const scroller = useRef<MessageScrollerHandle>(null);
@@ -56,7 +54,6 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
   const chats = chatsState.kind === 'loaded' ? chatsState.chats : [];
   const selected = chats.find((c) => c.id === selectedId) ?? null;
   const conversation = conversations.conversation(selected?.id ?? null);
-  const search = useChatSearch(query, chatsState);
 
   // Keep a chat chosen: the most recent one at first, the next one after a delete.
   useEffect(() => {
@@ -111,7 +108,6 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
   }
 
   const streaming = conversation.streaming;
-  const searching = query.trim() !== '';
 
   return (
     <section className="chat" aria-labelledby="chat-title" data-testid="chat-page">
@@ -122,55 +118,16 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
         {announcement}
       </p>
       <div className="chat__body">
-        <aside className="chat__sidebar" aria-label={t('chat.list')}>
-          <button type="button" className="button button--primary chat__new" onClick={() => setMode({ kind: 'new' })} data-testid="chat-new">
-            <Icon name="plus" size={16} />
-            {t('chat.new')}
-          </button>
-          <div className="chat-search">
-            <Icon name="search" size={16} />
-            <input
-              type="search"
-              className="input chat-search__input"
-              aria-label={t('search.label')}
-              placeholder={t('search.placeholder')}
-              value={query}
-              onChange={(e) => setQuery(e.target.value)}
-              onKeyDown={(e) => {
-                if (e.key === 'Escape' && query) {
-                  e.preventDefault();
-                  setQuery('');
-                }
-              }}
-              data-testid="chat-search"
-            />
-          </div>
-          {chatsState.kind === 'loading' && (
-            <p className="muted" aria-busy="true">
-              {t('chat.loading')}
-            </p>
-          )}
-          {chatsState.kind === 'failed' && (
-            <div className="form-error" role="alert">
-              <p>{t('chat.loadFailed', { message: errorText(t, chatsState.error) })}</p>
-              <button type="button" className="button" onClick={() => void actions.reload()}>
-                {t('providers.retry')}
-              </button>
-            </div>
-          )}
-          {searching ? (
-            <SearchResults query={query} state={search} selectedId={selectedId} onOpen={select} />
-          ) : (
-            <ChatList
-              chats={chats}
-              selectedId={selectedId}
-              busy={(id) => conversations.conversation(id).streaming !== null}
-              onSelect={(id) => select(id)}
-              onRename={(id, title) => actions.update(id, { title })}
-              onDelete={(chat) => setMode({ kind: 'delete', chat })}
-            />
-          )}
-        </aside>
+        <ChatSidebar
+          chatsState={chatsState}
+          selectedId={selectedId}
+          busy={(id) => conversations.conversation(id).streaming !== null}
+          onNew={() => setMode({ kind: 'new' })}
+          onReload={() => void actions.reload()}
+          onOpen={select}
+          onRename={(id, title) => actions.update(id, { title })}
+          onDelete={(chat) => setMode({ kind: 'delete', chat })}
+        />
 
         <div className="chat__main" data-testid="conversation">
           {chatsState.kind === 'loaded' && chats.length === 0 && (
@@ -267,42 +224,5 @@ export function ChatPage({ onOpenSettings = () => {} }: Props) {
         />
       )}
     </section>
-  );
-}
-
-interface HeaderProps {
-  chat: Chat;
-  provider: Provider | undefined;
-  canExport: boolean;
-  onSystemPrompt: () => void;
-  onExport: () => void;
-}
-
-function ConversationHeader({ chat, provider, canExport, onSystemPrompt, onExport }: HeaderProps) {
-  const { t } = useI18n();
-  return (
-    <header className="conversation__header">
-      <div className="conversation__heading">
-        <h2 data-testid="conversation-title">{chat.title}</h2>
-        <p className="muted" data-testid="conversation-model">
-          {provider ? t('chat.providerModel', { provider: provider.name, model: chat.model }) : chat.model}
-          {chat.systemPrompt && (
-            <span className="tag conversation__prompt-tag" title={chat.systemPrompt} data-testid="conversation-has-prompt">
-              {t('systemPrompt.set')}
-            </span>
-          )}
-        </p>
-      </div>
-      <div className="conversation__tools">
-        <button type="button" className="button button--small" aria-haspopup="dialog" onClick={onSystemPrompt} data-testid="chat-system-prompt">
-          <Icon name="prompt" size={16} />
-          {t('systemPrompt.button')}
-        </button>
-        <button type="button" className="button button--small" onClick={onExport} disabled={!canExport} data-testid="chat-export">
-          <Icon name="download" size={16} />
-          {t('chat.export')}
-        </button>
-      </div>
-    </header>
   );
 }

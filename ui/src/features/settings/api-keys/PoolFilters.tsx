@@ -1,6 +1,6 @@
 import { useId } from 'react';
 import { useI18n } from '../../../i18n/I18nProvider';
-import { STATE_FILTERS, type StateFilter } from './keyTable';
+import { STATE_FILTERS, type StateFilter } from './table/keyTable';
 import { groupFilterOf, groupFilterValue } from './poolView';
 import type { PoolViewState } from './usePoolView';
 

@@ -1,5 +1,5 @@
 import { filterRows, quotaGroups, type GroupFilter, type KeyRow } from './keyRows';
-import { canReorder, viewRows, type Sort, type StateFilter } from './keyTable';
+import { canReorder, viewRows, type Sort, type StateFilter } from './table/keyTable';
 
 /** What the user chose to see of the pool: a quota group, a state, a search, a sort. */
 export interface PoolViewChoice {

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useI18n } from '../../../i18n/I18nProvider';
 import type { GroupFilter, KeyRow } from './keyRows';
-import { keepExisting, nextSort, POOL_ORDER, selectClick, type Sort, type SortColumn, type StateFilter } from './keyTable';
+import { keepExisting, nextSort, POOL_ORDER, selectClick, type Sort, type SortColumn, type StateFilter } from './table/keyTable';
 import { poolView } from './poolView';
 
 interface Selection {

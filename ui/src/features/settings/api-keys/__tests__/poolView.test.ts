@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiKey } from '../../../../ipc/bindings';
 import { keyRows } from '../keyRows';
-import { POOL_ORDER } from '../keyTable';
+import { POOL_ORDER } from '../table/keyTable';
 import { groupFilterOf, groupFilterValue, poolView, type PoolViewChoice } from '../poolView';
 
 const key = (id: string, extra: Partial<ApiKey> = {}): ApiKey => ({
