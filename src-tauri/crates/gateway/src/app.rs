@@ -15,7 +15,7 @@ use keypool_llm::wire::{Dialect, Problem, WireFormat};
 use crate::answers::{error, model_list, refusal};
 use crate::endpoints::{Serves, ENDPOINTS};
 use crate::guard::Denied;
-use crate::intake::{relay, Asks};
+use crate::intake::{relay_noted, Asks};
 use crate::members::Caller;
 use crate::{
     connections, noted, Answered, Bounds, Health, InFlight, MetricsRoute, Noted, Observer, Readiness, Serving, Shared,
@@ -78,7 +78,12 @@ impl App {
         let arrived = std::time::Instant::now();
         let path = request.uri().path();
         let relayed = ENDPOINTS.iter().find_map(|endpoint| match endpoint.serves {
-            Serves::Relay(format, operation) if endpoint.path == path => Some((format, operation)),
+            Serves::Relay(format, operation) if endpoint.path == path => Some((format, Asks::Operation(operation))),
+            Serves::Action(format) => {
+                let prefix = endpoint.path.strip_suffix("{*action}")?;
+                let action = path.strip_prefix(prefix).filter(|action| !action.is_empty())?;
+                Some((format, Asks::Action(action.to_owned())))
+            }
             _ => None,
         });
         // Told of every answer to the API's paths (`/v1…`): its dialect, status, member and the
@@ -87,6 +92,7 @@ impl App {
             Some(observer) if path.starts_with("/v1") => {
                 let gemini = path.starts_with("/v1beta/") || (path.starts_with("/v1/models/") && path.contains(':'));
                 let dialect = relayed
+                    .as_ref()
                     .map(|(format, _)| format.dialect())
                     .or(gemini.then_some(Dialect::Gemini))
                     .unwrap_or_else(|| dialect_of(request.headers(), request.uri()));
@@ -94,18 +100,19 @@ impl App {
             }
             _ => None,
         };
-        let response = match relayed {
+        let (response, noted) = match relayed {
             // What the router would do with it, without its layers of boxed services.
-            Some((format, operation)) if request.method() == axum::http::Method::POST => {
-                relay(self.shared.clone(), format, Asks::Operation(operation), request).await
+            Some((format, asks)) if request.method() == axum::http::Method::POST => {
+                relay_noted(self.shared.clone(), format, asks, request).await
             }
             _ => {
                 use tower::ServiceExt;
-                self.router.clone().oneshot(request).await.unwrap_or_else(|never| match never {})
+                let response = self.router.clone().oneshot(request).await.unwrap_or_else(|never| match never {});
+                (response, None)
             }
         };
         if let Some((observer, dialect)) = observed {
-            let noted = response.extensions().get::<Noted>();
+            let noted = noted.as_ref().or_else(|| response.extensions().get::<Noted>());
             observer.answered(Answered {
                 dialect,
                 status: response.status().as_u16(),

@@ -355,7 +355,7 @@ async fn answer(
     app: Arc<App>,
     bounds: Bounds,
     again: WaitsAgain,
-) -> Result<Response, Infallible> {
+) -> Result<hyper::Response<Answer>, Infallible> {
     // The answer's future is the whole request's state machine, many KiB: boxed, hyper moves a
     // pointer into its dispatcher, not the state machine (its memcpy was 1.2% of the CPU a
     // relayed request costs, issue 44).
@@ -384,7 +384,7 @@ async fn answer(
             () = late => too_slow(bounds.body),
         }
     };
-    Ok(response.map(|body| Body::new(Answer { body, _again: again })))
+    Ok(response.map(|body| Answer { body, _again: again }))
 }
 
 /// The answer to a body that did not arrive in time; the connection closes after it.

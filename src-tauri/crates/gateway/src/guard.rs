@@ -159,7 +159,7 @@ impl Guard {
             return Err(Denied::LockedOut(until.saturating_duration_since(now).as_secs().max(1)));
         }
         let expected = *self.hash.lock().unwrap_or_else(|e| e.into_inner());
-        for given in tokens_of(headers).chain(query_key(query)) {
+        for given in tokens_of(headers).chain(query_key(query).map(Cow::Owned)) {
             let hash = token_hash(&given);
             if same(&hash, &expected) {
                 return Ok(Caller::Owner);
@@ -217,13 +217,13 @@ fn percent_decode(text: &str) -> String {
 
 /// The tokens a request's headers offer: `Authorization: Bearer T` (OpenAI SDKs; the scheme in
 /// any case), `x-api-key: T` (Anthropic SDKs) and `x-goog-api-key: T` (Google's).
-fn tokens_of(headers: &HeaderMap) -> impl Iterator<Item = String> + '_ {
+fn tokens_of(headers: &HeaderMap) -> impl Iterator<Item = Cow<'_, str>> + '_ {
     let bearer = headers.get("authorization").and_then(|v| v.to_str().ok()).and_then(|value| {
         let (scheme, token) = value.trim().split_once(' ')?;
         scheme.eq_ignore_ascii_case("bearer").then_some(token.trim())
     });
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-    bearer.into_iter().chain(header("x-api-key")).chain(header("x-goog-api-key")).map(str::to_owned)
+    bearer.into_iter().chain(header("x-api-key")).chain(header("x-goog-api-key")).map(Cow::Borrowed)
 }
 
 /// A `Host` header's name, lower case, without its port or a final dot: `Example.COM.:443` is

@@ -19,7 +19,7 @@ use keypool_llm::{
 use crate::answers::{error, refusal};
 use crate::members::{Asked, Caller, Pass};
 use crate::session::Session;
-use crate::{noted, InFlight, Route, Shared, Unrouted, MAX_BODY, MAX_MODEL_BYTES};
+use crate::{InFlight, Noted, Route, Shared, Unrouted, MAX_BODY, MAX_MODEL_BYTES};
 
 /// Request headers passed upstream as the client sent them.
 const PASSED_REQUEST_HEADERS: [&str; 3] = ["anthropic-version", "anthropic-beta", "openai-beta"];
@@ -41,6 +41,23 @@ struct Admitted {
 
 /// Answers a request of `format` to a path that `asks` what it does.
 pub(crate) async fn relay(shared: Arc<Shared>, format: WireFormat, asks: Asks, request: Request) -> Response {
+    match relay_noted(shared, format, asks, request).await {
+        (mut response, Some(noted)) => {
+            response.extensions_mut().insert(noted);
+            response
+        }
+        (response, None) => response,
+    }
+}
+
+/// [`relay`], and what the observer is told of the answer (none for a request refused before
+/// its token was known).
+pub(crate) async fn relay_noted(
+    shared: Arc<Shared>,
+    format: WireFormat,
+    asks: Asks,
+    request: Request,
+) -> (Response, Option<Noted>) {
     let in_flight = InFlight::new(&shared);
     let (parts, body) = request.into_parts();
     let wire = format.wire();
@@ -48,25 +65,25 @@ pub(crate) async fn relay(shared: Arc<Shared>, format: WireFormat, asks: Asks, r
     let query = (format == WireFormat::GeminiGenerate).then(|| parts.uri.query()).flatten();
     let caller = match shared.guard.check(&parts.headers, query) {
         Ok(caller) => caller,
-        Err(denied) => return shared.failed(refusal(format, denied)),
+        Err(denied) => return (shared.failed(refusal(format, denied)), None),
     };
     let action = match &asks {
         Asks::Action(action) => match wire.action(action, parts.uri.query()) {
             Some(action) => Some(action),
             None => {
                 let message = format!("POST {} is not served here", parts.uri.path());
-                return shared.failed(error(format, Problem::NotFound, message, None));
+                return (shared.failed(error(format, Problem::NotFound, message, None)), None);
             }
         },
         Asks::Operation(_) => None,
     };
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
         let message = format!("the request body is larger than {} MiB", MAX_BODY / (1024 * 1024));
-        return shared.failed(error(format, Problem::TooLarge, message, None));
+        return (shared.failed(error(format, Problem::TooLarge, message, None)), None);
     };
     let peek = match wire.peek(&bytes) {
         Ok(peek) => peek,
-        Err(message) => return shared.failed(error(format, Problem::BadRequest, message, None)),
+        Err(message) => return (shared.failed(error(format, Problem::BadRequest, message, None)), None),
     };
     let (model, address) = match (action, &asks) {
         (Some((model, operation, delivery)), _) => (model, Address { format, operation, delivery }),
@@ -78,21 +95,21 @@ pub(crate) async fn relay(shared: Arc<Shared>, format: WireFormat, asks: Asks, r
     };
     let named = match bounded(model).and_then(|()| Session::named(&parts.headers)) {
         Ok(named) => named,
-        Err(message) => return shared.failed(error(format, Problem::BadRequest, message, None)),
+        Err(message) => return (shared.failed(error(format, Problem::BadRequest, message, None)), None),
     };
     let route = match shared.route(format.dialect(), model).await {
         Ok(route) => route,
         Err(Unrouted::Unknown) => {
             let listed = if format == WireFormat::GeminiGenerate { "/v1beta/models" } else { "/v1/models" };
             let message = format!("the model `{model}` does not exist here: GET {listed} lists the models served");
-            return shared.failed(error(format, Problem::NotFound, message, None));
+            return (shared.failed(error(format, Problem::NotFound, message, None)), None);
         }
         Err(Unrouted::OtherDialect { provider }) => {
             let message = format!(
                 "the model `{model}` is served by {provider}, which speaks another API: call it through that API, \
                  or add a route to it in Settings → Local API"
             );
-            return shared.failed(error(format, Problem::BadRequest, message, None));
+            return (shared.failed(error(format, Problem::BadRequest, message, None)), None);
         }
     };
     let admitted = match shared.admit(caller, format, model, &route).await {
@@ -103,9 +120,9 @@ pub(crate) async fn relay(shared: Arc<Shared>, format: WireFormat, asks: Asks, r
     let session = named
         .or_else(|| Session::of_agent(&parts.headers, &peek, &claude))
         .unwrap_or_else(|| Session::started(&peek, format))
-        .id();
+        .id(&shared.sessions);
     let bound = (address.format == WireFormat::OpenAiResponses).then(|| peek.bound_state()).flatten();
-    let renamed = route.model != model;
+    let renamed = *route.model != *model;
     drop(peek);
     let upstream = Upstream { route, address, session, body: bytes, renamed, admitted, bound };
     pass(shared, format, in_flight, &parts.headers, upstream).await
@@ -146,14 +163,14 @@ impl Shared {
         format: WireFormat,
         model: &str,
         route: &Route,
-    ) -> Result<Admitted, Response> {
+    ) -> Result<Admitted, (Response, Option<Noted>)> {
         let (Caller::Member(member), Some(members)) = (caller, &self.members) else {
             return Ok(Admitted { member: None, _pass: None });
         };
         let asked = Asked { model, provider: &route.endpoint.name, routed: &route.model };
         match members.admit(&member, asked).await {
             Ok(pass) => Ok(Admitted { member: Some(member), _pass: Some(pass) }),
-            Err(refused) => Err(noted(self.failed(refused.response(format)), Some(member), None)),
+            Err(refused) => Err((self.failed(refused.response(format)), Some(Noted::of(Some(member), None)))),
         }
     }
 }
@@ -166,7 +183,7 @@ async fn pass(
     in_flight: InFlight,
     headers: &HeaderMap,
     upstream: Upstream,
-) -> Response {
+) -> (Response, Option<Noted>) {
     let Upstream { route, address, session, body, renamed, admitted, bound } = upstream;
     let member = admitted.member.clone();
     let provider = route.endpoint.kind.row().wire;
@@ -186,7 +203,7 @@ async fn pass(
             Ok(translated) => Some(translated),
             Err(refused) => {
                 let refused = shared.failed(error(format, Problem::BadRequest, refused.to_string(), None));
-                return noted(refused, member, None);
+                return (refused, Some(Noted::of(member, None)));
             }
         }
     };
@@ -196,17 +213,12 @@ async fn pass(
             Some(renamed) => bytes::Bytes::from(renamed),
             None => {
                 let refused = shared.failed(error(format, Problem::BadRequest, "the body is not a JSON object", None));
-                return noted(refused, member, None);
+                return (refused, Some(Noted::of(member, None)));
             }
         },
         _ => body,
     };
-    let source: String = headers
-        .get("user-agent")
-        .and_then(|v| v.to_str().ok())
-        .map(|ua| ua.chars().take(200).collect())
-        .unwrap_or_else(|| "local API".to_owned());
-    let member_name = member.as_deref().map(str::to_owned);
+    let source = shared.source(headers);
     let request = |route: Route, translated: Option<Translated>, session, source| {
         let (address, body, answer_in) = match translated {
             Some(Translated { body: written, address, answer_in }) => (address, written, Some(answer_in)),
@@ -220,7 +232,7 @@ async fn pass(
             body,
             headers: passed_headers(headers, &PASSED_REQUEST_HEADERS),
             source,
-            member: member_name.clone(),
+            member: member.clone(),
             // A translated request carries no such state (it is refused or left out).
             bound: if answer_in.is_none() { bound.clone() } else { None },
             answer_in,
@@ -266,7 +278,7 @@ async fn pass(
         }
         Err(failure) => shared.failed(upstream_failure(format, &failure, now)),
     };
-    noted(answer, member, Some((calling, queued)))
+    (answer, Some(Noted::of(member, Some((calling, queued)))))
 }
 
 /// A request no key could answer, in the client's format: when keys are only resting, a 429
@@ -305,7 +317,12 @@ fn upstream_failure(format: WireFormat, failure: &CompletionError, now: keypool:
     }
 }
 
-/// When the first attempt went upstream, for the observer.
-pub(crate) fn first_sent(calling: Instant, queued: Queued) -> Option<Instant> {
-    Some(calling + queued.first_sent?)
+impl Noted {
+    /// What the observer is told of an answer to `member` (none: the owner), and of its
+    /// upstream attempts when the request went up, `forwarded` at `calling` and waited `queued`.
+    pub(crate) fn of(member: Option<Arc<str>>, forwarded: Option<(Instant, Queued)>) -> Noted {
+        let first_sent = forwarded.and_then(|(calling, queued)| Some(calling + queued.first_sent?));
+        let waited = forwarded.is_some_and(|(_, queued)| queued.waited);
+        Noted { member, first_sent, waited }
+    }
 }

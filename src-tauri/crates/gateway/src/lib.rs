@@ -69,7 +69,7 @@ pub const DEFAULT_PORT: u16 = 4141;
 pub struct Route {
     pub endpoint: ProviderEndpoint,
     /// The model as the provider knows it (without a `provider/` prefix).
-    pub model: String,
+    pub model: Arc<str>,
 }
 
 /// Why a model has no route.
@@ -201,7 +201,18 @@ struct Shared {
     members: Option<Arc<dyn Members>>,
     /// The providers found to have no Responses API (answered through their chat completions).
     without_responses: Arc<responses::WithoutResponses>,
+    /// The user agents this worker saw lately, as the ledger records them (a client sends the
+    /// same one with every request: its text is made once).
+    sources: std::sync::Mutex<Vec<Arc<str>>>,
+    /// The sessions this worker served lately (see [`session::Session::id`]).
+    sessions: std::sync::Mutex<Vec<keypool::SessionId>>,
 }
+
+/// How many user agents a worker keeps.
+const SOURCES: usize = 32;
+
+/// The longest user agent recorded, in characters.
+const MAX_SOURCE_CHARS: usize = 200;
 
 impl Shared {
     /// The same endpoint for one more worker, with upstream connections of its own.
@@ -213,7 +224,32 @@ impl Shared {
             counters: self.counters.clone(),
             members: self.members.clone(),
             without_responses: self.without_responses.clone(),
+            sources: std::sync::Mutex::default(),
+            sessions: std::sync::Mutex::default(),
         }
+    }
+
+    /// Who sent a request with `headers`, for the ledger: its user agent (its first
+    /// [`MAX_SOURCE_CHARS`] characters), or `local API`.
+    fn source(&self, headers: &axum::http::HeaderMap) -> Arc<str> {
+        static ANONYMOUS: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from("local API"));
+        let Some(agent) = headers.get("user-agent").and_then(|v| v.to_str().ok()) else {
+            return ANONYMOUS.clone();
+        };
+        let agent = match agent.char_indices().nth(MAX_SOURCE_CHARS) {
+            Some((end, _)) => &agent[..end],
+            None => agent,
+        };
+        let mut sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(known) = sources.iter().find(|known| ***known == *agent) {
+            return known.clone();
+        }
+        let source: Arc<str> = Arc::from(agent);
+        if sources.len() >= SOURCES {
+            sources.remove(0);
+        }
+        sources.push(source.clone());
+        source
     }
 
     /// Where `model` goes for `dialect`; a model no provider was known to list is routed again
@@ -338,6 +374,8 @@ impl Gateway {
             counters: Arc::default(),
             members: serving.members.clone(),
             without_responses: Arc::default(),
+            sources: std::sync::Mutex::default(),
+            sessions: std::sync::Mutex::default(),
         });
         let addresses = listeners.iter().filter_map(|l| l.local_addr().ok()).collect();
         // Out of the starting runtime, to be registered again with each worker's.
@@ -445,9 +483,7 @@ fn noted(
     member: Option<Arc<str>>,
     forwarded: Option<(std::time::Instant, Queued)>,
 ) -> Response {
-    let first_sent = forwarded.and_then(|(calling, queued)| intake::first_sent(calling, queued));
-    let waited = forwarded.is_some_and(|(_, queued)| queued.waited);
-    response.extensions_mut().insert(Noted { member, first_sent, waited });
+    response.extensions_mut().insert(Noted::of(member, forwarded));
     response
 }
 

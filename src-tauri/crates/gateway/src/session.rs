@@ -3,9 +3,12 @@
 
 use axum::http::HeaderMap;
 use keypool::SessionId;
-use keypool_llm::wire::{Peek, WireFormat};
+use keypool_llm::wire::{ConversationName, Peek, WireFormat};
 
 use crate::MAX_SESSION_BYTES;
+
+/// How many sessions a worker keeps the names of.
+pub(crate) const KNOWN: usize = 64;
 
 /// A request's conversation, by who named it. Its [`SessionId`] keeps the words it has always
 /// had (`api:session:…`, `agent:session:…`, `api:<hash>`), so a conversation keeps its key (and
@@ -17,7 +20,7 @@ pub(crate) enum Session<'a> {
     /// A coding agent's own session id (see [`Session::of_agent`]).
     Agent(&'a str),
     /// No one named it: the hash of how it starts ([`Peek::conversation`]).
-    Started(String),
+    Started(ConversationName),
 }
 
 impl<'a> Session<'a> {
@@ -53,12 +56,29 @@ impl<'a> Session<'a> {
         Session::Started(peek.conversation(format))
     }
 
-    /// The pool's name for it.
-    pub(crate) fn id(self) -> SessionId {
-        match self {
-            Session::Named(name) => SessionId::new(format!("api:session:{name}")),
-            Session::Agent(id) => SessionId::new(format!("agent:session:{id}")),
-            Session::Started(name) => SessionId::new(name),
+    /// The pool's name for it: one of `known` when it is there (a conversation's requests name
+    /// the same one; its text is made once), else made and kept there (the last [`KNOWN`]).
+    pub(crate) fn id(self, known: &std::sync::Mutex<Vec<SessionId>>) -> SessionId {
+        let mut text = [0u8; 16 + MAX_SESSION_BYTES];
+        let (prefix, id) = match &self {
+            Session::Named(name) => ("api:session:", *name),
+            Session::Agent(id) => ("agent:session:", *id),
+            Session::Started(name) => ("", name.as_str()),
+        };
+        let length = prefix.len() + id.len();
+        text[..prefix.len()].copy_from_slice(prefix.as_bytes());
+        text[prefix.len()..length].copy_from_slice(id.as_bytes());
+        // Two whole strings, each of at most its bound.
+        let text = std::str::from_utf8(&text[..length]).unwrap_or_default();
+        let mut known = known.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(id) = known.iter().find(|id| id.as_str() == text) {
+            return id.clone();
         }
+        let id = SessionId::new(text);
+        if known.len() >= KNOWN {
+            known.remove(0);
+        }
+        known.push(id.clone());
+        id
     }
 }

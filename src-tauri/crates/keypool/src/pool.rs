@@ -646,6 +646,7 @@ fn hand_out(
     let reserve = ps.keys[pos].needs_lease(demand);
     ps.record_hand_out(pos, demand, reserve, now);
     let group = reserve.then(|| ps.group_id(pos).clone());
+    let scope = demand.scope.filter(|_| reserve).map(|scope| ps.scope(scope));
     let key = &ps.keys[pos];
     let lease = Lease {
         held: group.map(|group| Held {
@@ -653,7 +654,7 @@ fn hand_out(
             provider: slot,
             key: key.id.clone(),
             group,
-            scope: demand.scope.map(Arc::from),
+            scope,
             tokens: demand.tokens,
         }),
     };

@@ -47,6 +47,8 @@ pub(crate) struct ProviderState {
     /// No available key has a budget or a user limit, as of the last rebuild: picks skip the
     /// admission checks. Budgets appear with an answer, which rebuilds.
     budgets_idle: bool,
+    /// The scopes hand-outs reserved in, each text made once (a lease names its scope).
+    scopes: Vec<std::sync::Arc<str>>,
 }
 
 impl ProviderState {
@@ -66,7 +68,21 @@ impl ProviderState {
             strategy: config.strategy.build(),
             weights: Vec::new(),
             budgets_idle: true,
+            scopes: Vec::new(),
         }
+    }
+
+    /// `scope`, shared with the leases that reserved in it before.
+    pub fn scope(&mut self, scope: &str) -> std::sync::Arc<str> {
+        if let Some(known) = self.scopes.iter().find(|known| ***known == *scope) {
+            return known.clone();
+        }
+        let made: std::sync::Arc<str> = scope.into();
+        if self.scopes.len() >= crate::MAX_SCOPES_PER_KEY {
+            self.scopes.clear();
+        }
+        self.scopes.push(made.clone());
+        made
     }
 
     pub fn is_fresh(&self) -> bool {

@@ -70,7 +70,7 @@ impl CompletionService {
         on_event: &mut (dyn FnMut(CompletionEvent) + Send),
         cancel: &CancellationToken,
     ) -> CompletionOutcome {
-        let scope = scope_of(request.endpoint.kind, &request.model);
+        let scope = scope_of(request.endpoint.kind, &std::sync::Arc::from(request.model.as_str()));
         let target = Target {
             endpoint: &request.endpoint,
             session: &request.session,
@@ -78,10 +78,12 @@ impl CompletionService {
             outside: &[],
         };
         let tokens = estimate_tokens(&request.messages);
-        let plan = Plan::new(self, target, &scope, tokens, &request.model, &request.source);
+        let (model, source) =
+            (std::sync::Arc::from(request.model.as_str()), std::sync::Arc::from(request.source.as_str()));
+        let plan = Plan::new(self, target, &scope, tokens, &model, &source);
         let mut attempt = ChatAttempt { service: self, request, text: String::new(), usage: None };
         let driven = self.drive(&plan, &mut attempt, on_event, cancel).await;
-        let (key_id, key_label) = driven.last_key.map_or((None, None), |(id, label)| (id, Some(label)));
+        let (key_id, key_label) = driven.last_key.map_or((None, None), |(id, label)| (id, Some(label.to_string())));
         let end = match driven.end {
             Ok(()) => StopReason::Finished,
             Err(Stop::Cancelled) => StopReason::Cancelled,

@@ -8,6 +8,7 @@
 //! function [`decide`], tested as a table below.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use keypool::{
     Announced, Demand, FailureKind, FailureOutcome, KeyId, PoolError, ProviderId, Secret, Selection, SelectionRequest,
@@ -89,6 +90,8 @@ pub(crate) struct Plan<'a> {
     pub deadline: Timestamp,
     /// The ledger's record of each attempt, as far as it is known before sending.
     pub record: AttemptRecord,
+    /// The demand's scope, shared with each attempt's settlement.
+    pub scope: Arc<str>,
 }
 
 impl<'a> Plan<'a> {
@@ -97,15 +100,16 @@ impl<'a> Plan<'a> {
     pub(crate) fn new(
         service: &CompletionService,
         target: Target<'a>,
-        scope: &'a str,
+        scope: &'a Arc<str>,
         tokens: u32,
-        model: &str,
-        source: &str,
+        model: &Arc<str>,
+        source: &Arc<str>,
     ) -> Self {
         let record = AttemptRecord::draft(target.endpoint.id.clone(), model, target.session, source);
         Plan {
             target,
             demand: Demand { scope: Some(scope), tokens },
+            scope: scope.clone(),
             deadline: service.clock.now() + service.pool.max_wait(),
             record,
         }
@@ -118,7 +122,7 @@ pub(crate) struct Driven<O> {
     /// HTTP requests sent upstream.
     pub attempts: u32,
     /// The last key tried: its id (none for the provider-level key) and how people know it.
-    pub last_key: Option<(Option<KeyId>, String)>,
+    pub last_key: Option<(Option<KeyId>, Arc<str>)>,
     /// The last refusal, for a request that gives up on it.
     pub last_refusal: Option<Failure>,
 }
@@ -274,7 +278,7 @@ pub(crate) struct Settlement {
     /// The attempt's share in the team's requests in flight, ended with the credential's.
     hold: TeamHold,
     record: AttemptRecord,
-    scope: String,
+    scope: Arc<str>,
     started: tokio::time::Instant,
 }
 
@@ -377,7 +381,7 @@ impl CompletionService {
             // A request sent without a key names none.
             driven.last_key = (!keyless).then(|| (key_id.clone(), label.clone()));
             on_event(CompletionEvent::KeySelected {
-                key_id: key_id.as_ref().map(ToString::to_string),
+                key_id: key_id.clone(),
                 key_label: label.clone(),
                 provider_level,
                 keyless,
@@ -389,7 +393,7 @@ impl CompletionService {
                 credential,
                 hold,
                 record: AttemptRecord { at: self.clock.now(), key: sent_with, ..plan.record.clone() },
-                scope: plan.demand.scope.unwrap_or_default().to_owned(),
+                scope: plan.scope.clone(),
                 started: tokio::time::Instant::now(),
             };
             let Tried { ended, shown, announced, usage, first_token_ms } =
@@ -459,7 +463,7 @@ impl CompletionService {
                     if let (Ended::Refused(failure), true) = (ended, failover) {
                         tracing::info!(provider = %plan.target.endpoint.id, key = ?key_id, status = failure.status, "key refused; failing over");
                         on_event(CompletionEvent::Failover {
-                            key_label: label,
+                            key_label: label.to_string(),
                             status: failure.status,
                             reason: taught.expect("the pool was told of the refusal it acted on"),
                             message: failure.message.clone(),
@@ -723,11 +727,13 @@ impl Credential {
     }
 
     /// How people know the key: never anything derived from a resolved `$NAME` value.
-    pub(crate) fn label(&self) -> String {
+    pub(crate) fn label(&self) -> Arc<str> {
+        static PROVIDER_KEY: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from("provider key"));
+        static NO_KEY: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from("no key"));
         match self {
-            Credential::Pooled(selection) => selection.name.to_string(),
-            Credential::ProviderLevel(_) => "provider key".to_owned(),
-            Credential::None => "no key".to_owned(),
+            Credential::Pooled(selection) => selection.name.clone(),
+            Credential::ProviderLevel(_) => PROVIDER_KEY.clone(),
+            Credential::None => NO_KEY.clone(),
         }
     }
 }

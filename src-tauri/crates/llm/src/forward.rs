@@ -11,7 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::stream::{BoxStream, StreamExt};
 use keypool::{KeyId, SessionId, Timestamp};
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, USER_AGENT};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -41,7 +41,7 @@ pub struct ForwardRequest {
     /// anything else is read whole, a Gemini array stream still passed on as it comes).
     pub address: Address,
     /// The model, as the provider knows it (for the budgets and the ledger).
-    pub model: String,
+    pub model: Arc<str>,
     /// The conversation, for keeping it on one key.
     pub session: SessionId,
     /// The body, sent upstream byte for byte.
@@ -50,9 +50,9 @@ pub struct ForwardRequest {
     /// `anthropic-beta`, `openai-beta`: see [`passed_headers`]); the key is Keypool's.
     pub headers: Vec<(HeaderName, HeaderValue)>,
     /// Who asks, for the ledger: the client's user agent.
-    pub source: String,
+    pub source: Arc<str>,
     /// The member of a server's endpoint whose token sent it (for the ledger), if any.
-    pub member: Option<String>,
+    pub member: Option<Arc<str>>,
     /// State the request carries that lives in one organisation, if any: it goes to a key of
     /// that organisation (the same quota group) or to none.
     pub bound: Option<BoundState>,
@@ -82,7 +82,7 @@ pub struct Queued {
 /// The answer to send back: the upstream status, the headers a client may see, the body.
 pub struct Forwarded {
     pub status: u16,
-    pub headers: Vec<(HeaderName, HeaderValue)>,
+    pub headers: AnswerHeaders,
     pub body: ForwardedBody,
     /// How many upstream requests it took.
     pub attempts: u32,
@@ -100,6 +100,55 @@ pub enum ForwardedBody {
 /// Answer headers a client may see; everything else (cookies, organization and project ids,
 /// the key's rate-limit windows) stays here.
 const PASSED_ANSWER_HEADERS: [&str; 4] = ["content-type", "request-id", "x-request-id", "retry-after"];
+
+/// The headers of an answer a client may see ([`PASSED_ANSWER_HEADERS`], and a content type a
+/// translation sets), held inline: they are few, and a list of them was an allocation per answer.
+#[derive(Debug, Clone, Default)]
+pub struct AnswerHeaders {
+    items: [Option<(HeaderName, HeaderValue)>; PASSED_ANSWER_HEADERS.len() + 1],
+}
+
+impl AnswerHeaders {
+    /// Those of `headers` a client may see, as they are.
+    fn of(headers: &HeaderMap) -> AnswerHeaders {
+        let mut passed = AnswerHeaders::default();
+        for name in PASSED_ANSWER_HEADERS {
+            if let Some(value) = headers.get(name).filter(|value| value.to_str().is_ok()) {
+                passed.push(HeaderName::from_static(name), value.clone());
+            }
+        }
+        passed
+    }
+
+    /// Adds a header (none beyond the room there is: only the allow-list and a type are added).
+    fn push(&mut self, name: HeaderName, value: HeaderValue) {
+        if let Some(slot) = self.items.iter_mut().find(|slot| slot.is_none()) {
+            *slot = Some((name, value));
+        }
+    }
+
+    fn remove(&mut self, name: &HeaderName) {
+        for slot in &mut self.items {
+            if slot.as_ref().is_some_and(|(held, _)| held == name) {
+                *slot = None;
+            }
+        }
+    }
+
+    /// Each header, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&HeaderName, &HeaderValue)> {
+        self.items.iter().flatten().map(|(name, value)| (name, value))
+    }
+}
+
+impl IntoIterator for AnswerHeaders {
+    type Item = (HeaderName, HeaderValue);
+    type IntoIter = std::iter::Flatten<std::array::IntoIter<Option<(HeaderName, HeaderValue)>, 5>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.into_iter().flatten()
+    }
+}
 
 impl CompletionService {
     /// The key whose organisation holds `bound`'s state (the key that made the previous
@@ -171,11 +220,18 @@ impl CompletionService {
         plan.record.member = request.member.clone();
         let mut attempt = RelayAttempt {
             service: self,
-            url: upstream_url(&request.endpoint, request.address, &request.model),
+            path: request
+                .address
+                .format
+                .wire()
+                .path(request.address.operation, &request.model, request.address.delivery)
+                .unwrap_or_default(),
             request: &request,
             refusal: None,
         };
-        let driven = self.drive(&plan, &mut attempt, on_event, &CancellationToken::new()).await;
+        // Nothing cancels a forward (the client going away drops it): one token for all of them.
+        static NEVER: std::sync::LazyLock<CancellationToken> = std::sync::LazyLock::new(CancellationToken::new);
+        let driven = self.drive(&plan, &mut attempt, on_event, &NEVER).await;
         match driven.end {
             Ok(forwarded) => Ok(Forwarded { attempts: driven.attempts, ..forwarded }),
             // A refusal no other key cures goes back as the provider gave it.
@@ -197,28 +253,28 @@ impl CompletionService {
     async fn send_as_is(
         &self,
         request: &ForwardRequest,
-        url: &str,
+        path: &str,
         credential: &Credential,
     ) -> Result<upstream::Response, Breakage> {
-        let headers = || {
-            let mut headers = HeaderMap::with_capacity(8);
-            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            headers.insert(USER_AGENT, HeaderValue::from_static(crate::http::USER_AGENT));
-            request.endpoint.authorize_headers(&mut headers, credential.secret());
-            for (name, value) in &request.headers {
-                headers.insert(name.clone(), value.clone());
+        let wire = request.endpoint.wire();
+        let fixed = wire.fixed_header();
+        let defaults = [("content-type", "application/json"), ("user-agent", crate::http::USER_AGENT)];
+        let with_fixed;
+        let defaults: &[(&'static str, &str)] = match fixed {
+            Some(fixed) => {
+                with_fixed = [defaults[0], defaults[1], fixed];
+                &with_fixed
             }
-            headers
+            None => &defaults,
         };
-        self.http.sender(url).post(url, headers, request.body.clone()).await
+        let key = credential.secret().map(|key| {
+            let (name, prefix) = wire.key_header();
+            (name, prefix, key.expose())
+        });
+        let headers = upstream::Outgoing { defaults, key, passed: &request.headers };
+        let base = &request.endpoint.base_url;
+        self.http.sender(base).post(base, path, &headers, request.body.clone()).await
     }
-}
-
-/// Where `address` is asked of `model` at `endpoint`. The gateway relays only what its format
-/// has (its endpoints' rows), and translates only replies, which every format has.
-fn upstream_url(endpoint: &ProviderEndpoint, address: Address, model: &str) -> String {
-    let path = address.format.wire().path(address.operation, model, address.delivery).unwrap_or_default();
-    endpoint.url_of(&path)
 }
 
 /// The headers of `headers` named in `names` (lower case) whose values are text, as they are:
@@ -263,21 +319,21 @@ impl Observed {
 enum Answer {
     Whole {
         status: u16,
-        headers: Vec<(HeaderName, HeaderValue)>,
+        headers: AnswerHeaders,
         body: Bytes,
         /// Read from the body when it came.
         usage: Option<Usage>,
     },
     Stream {
         status: u16,
-        headers: Vec<(HeaderName, HeaderValue)>,
+        headers: AnswerHeaders,
         upstream: upstream::Body,
     },
     /// Passed on piece by piece as it comes, and read whole (up to [`MAX_WHOLE_ANSWER`]) for its
     /// usage: Gemini's stream written as one JSON array.
     Passed {
         status: u16,
-        headers: Vec<(HeaderName, HeaderValue)>,
+        headers: AnswerHeaders,
         upstream: upstream::Body,
     },
 }
@@ -411,10 +467,11 @@ impl Relay {
         }
         let wire = self.wire;
         if let Some((_, writer)) = &mut self.writer {
-            for piece in wire.stream_pieces(event.name, event.data) {
-                self.observed.learn(&piece, &self.settlement);
+            let (observed, settlement) = (&mut self.observed, &self.settlement);
+            wire.each_piece(event.name, event.data, &mut |piece| {
+                observed.learn(&piece, settlement);
                 writer.piece(&piece, out);
-            }
+            });
             return;
         }
         if self.observed.first_token_ms.is_some() && !may_signal(wire, event.name, event.data) {
@@ -422,11 +479,12 @@ impl Relay {
             return;
         }
         let mut rewrite = false;
-        for piece in wire.stream_pieces(event.name, event.data) {
+        let (observed, settlement) = (&mut self.observed, &self.settlement);
+        wire.each_piece(event.name, event.data, &mut |piece| {
             // An error inside a 200 stream may repeat a key, in any of its forms.
             rewrite |= matches!(piece, StreamPiece::Error(_));
-            self.observed.learn(&piece, &self.settlement);
-        }
+            observed.learn(&piece, settlement);
+        });
         if let (true, Some(settlement)) = (rewrite, &self.settlement) {
             let redactor = self.service.redactor(&self.endpoint, settlement.credential().secret());
             let data = redactor.redact_json(event.data);
@@ -483,7 +541,8 @@ pub fn retry_after_of(error: &CompletionError, now: Timestamp) -> Option<Duratio
 struct RelayAttempt<'a> {
     service: &'a CompletionService,
     request: &'a ForwardRequest,
-    url: String,
+    /// Where under the provider's base URL it goes.
+    path: std::borrow::Cow<'static, str>,
     /// The last refusal as it came, to pass on as it is if the request gives up on it.
     refusal: Option<Refusal>,
 }
@@ -491,7 +550,7 @@ struct RelayAttempt<'a> {
 /// A refusal's answer as the client may see it.
 struct Refusal {
     status: u16,
-    headers: Vec<(HeaderName, HeaderValue)>,
+    headers: AnswerHeaders,
     /// The body, every key of the pool masked.
     body: String,
 }
@@ -524,7 +583,7 @@ fn translated_whole(
     provider: WireFormat,
     translation: &Translation,
     status: u16,
-    headers: Vec<(HeaderName, HeaderValue)>,
+    headers: AnswerHeaders,
     body: &[u8],
 ) -> Forwarded {
     let client = translation.client.wire();
@@ -545,12 +604,9 @@ fn translated_whole(
 }
 
 /// `headers` with their content type replaced by `content_type`.
-fn with_content_type(
-    mut headers: Vec<(HeaderName, HeaderValue)>,
-    content_type: &'static str,
-) -> Vec<(HeaderName, HeaderValue)> {
-    headers.retain(|(name, _)| *name != CONTENT_TYPE);
-    headers.push((CONTENT_TYPE, HeaderValue::from_static(content_type)));
+fn with_content_type(mut headers: AnswerHeaders, content_type: &'static str) -> AnswerHeaders {
+    headers.remove(&CONTENT_TYPE);
+    headers.push(CONTENT_TYPE, HeaderValue::from_static(content_type));
     headers
 }
 
@@ -584,12 +640,10 @@ impl Attempt for RelayAttempt<'_> {
         let (service, request) = (self.service, self.request);
         let (wire, deadlines, waiter) = (request.address.format.wire(), service.deadlines, &*service.waiter);
         let sent = service.clock.now();
-        let response = tokio::select! {
-            response = service.send_as_is(request, &self.url, credential) => response,
-            _ = waiter.after(deadlines.first_byte) => {
-                tracing::info!(provider = %request.endpoint.id, "no answer came within the deadline");
-                return Tried::ended(Ended::Broken(Breakage::Timeout));
-            }
+        let send = service.send_as_is(request, &self.path, credential);
+        let Some(response) = crate::wait::deadline(waiter, deadlines.first_byte, send).await else {
+            tracing::info!(provider = %request.endpoint.id, "no answer came within the deadline");
+            return Tried::ended(Ended::Broken(Breakage::Timeout));
         };
         let response = match response {
             Ok(response) => response,
@@ -603,7 +657,7 @@ impl Attempt for RelayAttempt<'_> {
         let skew = service.provider_clocks.observe(&request.endpoint.id, response.headers(), sent, now);
         // The windows are the provider's, whatever the request's format.
         let announced = request.endpoint.wire().announced_limits(response.headers(), now, skew);
-        let headers = passed_headers(response.headers(), &PASSED_ANSWER_HEADERS);
+        let headers = AnswerHeaders::of(response.headers());
         let ended = if response.status().is_redirection() {
             Ended::Refused(Failure::new(status, REDIRECT_REFUSED))
         } else if !response.status().is_success() {

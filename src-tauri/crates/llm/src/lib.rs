@@ -39,7 +39,9 @@ pub use chat::{estimate_tokens, CompletionOutcome, CompletionRequest, StopReason
 pub use check::KeyVerdict;
 pub use conversation::{Attachment, ChatMessage, Finish, Reply, Role, Usage};
 pub use error::{Breakage, CompletionError, Failure, Interruption, Meaning, NoKey, NoKeyReason};
-pub use forward::{passed_headers, retry_after_of, BoundState, ForwardRequest, Forwarded, ForwardedBody, Queued};
+pub use forward::{
+    passed_headers, retry_after_of, AnswerHeaders, BoundState, ForwardRequest, Forwarded, ForwardedBody, Queued,
+};
 pub use http::{ProxyChoice, ProxyError};
 pub use kind::{every_key_shape, KindRow, ProviderKind, QuotaSharing, Verification, ACCOUNT_GROUP, KINDS};
 pub use models::MAX_MODEL_LIST;

@@ -2,6 +2,8 @@
 //! ledger: when, with which key, for which chat and model, how it ended, how long it took and
 //! what it used.
 
+use std::sync::Arc;
+
 use keypool::{KeyId, ProviderId, SessionId, Timestamp};
 
 use crate::conversation::Usage;
@@ -61,7 +63,8 @@ impl SentWith {
     }
 }
 
-/// One upstream attempt.
+/// One upstream attempt. Its text is shared: a request's record is copied for each of its
+/// attempts, and each copy goes to the ledger, the metrics and the members' book.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptRecord {
     /// When it was sent.
@@ -69,14 +72,14 @@ pub struct AttemptRecord {
     pub provider: ProviderId,
     /// The key it went with: a pool key, the provider-level key, or none.
     pub key: SentWith,
-    pub model: String,
+    pub model: Arc<str>,
     /// The chat (or the local endpoint's conversation) it served.
     pub session: SessionId,
     /// Who asked: `chat`, or a local API client's user agent.
-    pub source: String,
+    pub source: Arc<str>,
     /// The member of a server's endpoint whose token sent the request; `None` for the app and for
     /// the server's own token.
-    pub member: Option<String>,
+    pub member: Option<Arc<str>>,
     pub outcome: AttemptOutcome,
     /// The HTTP status, when an answer came.
     pub status: Option<u16>,
@@ -92,7 +95,7 @@ impl AttemptRecord {
     /// The record of an attempt as far as it is known before the key is chosen and the request
     /// sent; the failover loop fills in the rest.
     /// Model and source are cut to [`MAX_RECORDED_TEXT`] bytes: they come from clients.
-    pub(crate) fn draft(provider: ProviderId, model: &str, session: &SessionId, source: &str) -> Self {
+    pub(crate) fn draft(provider: ProviderId, model: &Arc<str>, session: &SessionId, source: &Arc<str>) -> Self {
         AttemptRecord {
             at: Timestamp::EPOCH,
             provider,
@@ -113,12 +116,17 @@ impl AttemptRecord {
 /// The most of a client's text (a model name, a user agent) that the ledger keeps, in bytes.
 pub const MAX_RECORDED_TEXT: usize = 256;
 
-fn bounded(text: &str) -> String {
-    let mut end = text.len().min(MAX_RECORDED_TEXT);
+/// `text` itself when it is short enough (as almost every model and user agent is), else cut at
+/// a character's boundary.
+fn bounded(text: &Arc<str>) -> Arc<str> {
+    if text.len() <= MAX_RECORDED_TEXT {
+        return text.clone();
+    }
+    let mut end = MAX_RECORDED_TEXT;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    text[..end].to_owned()
+    Arc::from(&text[..end])
 }
 
 #[cfg(test)]
@@ -127,10 +135,11 @@ mod tests {
 
     #[test]
     fn what_clients_name_is_recorded_bounded() {
-        let long = "é".repeat(300);
+        let long: Arc<str> = "é".repeat(300).into();
         let record = AttemptRecord::draft(ProviderId::from("p"), &long, &SessionId::from("s"), &long);
         assert!(record.model.len() <= MAX_RECORDED_TEXT && record.source.len() <= MAX_RECORDED_TEXT, "both cut");
         assert!(record.model.chars().all(|c| c == 'é'), "at a character's boundary");
-        assert_eq!(AttemptRecord::draft(ProviderId::from("p"), "gpt", &SessionId::from("s"), "chat").model, "gpt");
+        let (gpt, chat): (Arc<str>, Arc<str>) = ("gpt".into(), "chat".into());
+        assert_eq!(&*AttemptRecord::draft(ProviderId::from("p"), &gpt, &SessionId::from("s"), &chat).model, "gpt");
     }
 }

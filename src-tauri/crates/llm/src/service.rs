@@ -26,8 +26,8 @@ pub enum CompletionEvent {
     /// than the one it had (the provider's prompt cache starts cold).
     /// `keyless`: sent without a key (the pool is empty, the provider has no key of its own).
     KeySelected {
-        key_id: Option<String>,
-        key_label: String,
+        key_id: Option<KeyId>,
+        key_label: Arc<str>,
         provider_level: bool,
         keyless: bool,
         rebound: bool,
@@ -275,6 +275,6 @@ pub(crate) struct CachedRedactor {
 /// The rate-limit scope of a request to `model`: OpenAI limits each model separately, Anthropic
 /// each model class (the Opus models share one limit, the Sonnet models another, the Haiku
 /// models a third).
-pub fn scope_of(kind: crate::kind::ProviderKind, model: &str) -> String {
+pub fn scope_of(kind: crate::kind::ProviderKind, model: &Arc<str>) -> Arc<str> {
     kind.wire().scope(model)
 }

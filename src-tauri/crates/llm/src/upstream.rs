@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
 use hyper::header::{
-    HeaderMap, HeaderName, HeaderValue, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, LOCATION, TRANSFER_ENCODING,
+    HeaderMap, HeaderName, HeaderValue, CONNECTION, CONTENT_LENGTH, HOST, LOCATION, TRANSFER_ENCODING,
 };
-use hyper::{Method, StatusCode, Uri};
+use hyper::{Method, StatusCode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -48,13 +48,16 @@ const MAX_HEADERS: usize = 100;
 /// what the client cost). Each worker of the local API has one ([`crate::CompletionService::with_own_connections`]).
 pub(crate) struct PlainClient {
     idle: Mutex<Vec<Idle>>,
+    /// The origins this client has kept connections to, each made once (a kept connection names
+    /// its origin).
+    origins: Mutex<Vec<Arc<str>>>,
     /// Whether a task closes connections left unused past [`IDLE_TIMEOUT`].
     swept: std::sync::atomic::AtomicBool,
 }
 
 /// A connection waiting for its next request.
 struct Idle {
-    origin: Box<str>,
+    origin: Arc<str>,
     connection: Connection,
     since: Instant,
 }
@@ -67,7 +70,11 @@ struct Connection {
 
 /// A new plain-http client.
 pub(crate) fn plain_client() -> PlainClient {
-    PlainClient { idle: Mutex::new(Vec::new()), swept: std::sync::atomic::AtomicBool::new(false) }
+    PlainClient {
+        idle: Mutex::new(Vec::new()),
+        origins: Mutex::new(Vec::new()),
+        swept: std::sync::atomic::AtomicBool::new(false),
+    }
 }
 
 impl PlainClient {
@@ -89,8 +96,22 @@ impl PlainClient {
         }
     }
 
+    /// `origin`, shared with the connections kept to it before.
+    fn origin(&self, origin: &str) -> Arc<str> {
+        let mut origins = self.origins.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(known) = origins.iter().find(|known| ***known == *origin) {
+            return known.clone();
+        }
+        let made: Arc<str> = Arc::from(origin);
+        if origins.len() >= MAX_IDLE {
+            origins.clear();
+        }
+        origins.push(made.clone());
+        made
+    }
+
     /// Keeps `connection` to `origin` for a next request.
-    fn keep(self: &Arc<Self>, origin: Box<str>, connection: Connection) {
+    fn keep(self: &Arc<Self>, origin: Arc<str>, connection: Connection) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let stale = idle.iter().take_while(|idle| idle.since.elapsed() >= IDLE_TIMEOUT).count();
         idle.drain(..stale);
@@ -127,14 +148,12 @@ impl PlainClient {
     async fn send(
         self: &Arc<Self>,
         method: &Method,
-        uri: &Uri,
-        headers: &HeaderMap,
+        target: &Target<'_>,
+        headers: &dyn HeadLines,
         body: &Bytes,
     ) -> Result<PlainResponse, Breakage> {
-        let host = uri.host().ok_or(Breakage::Request)?;
-        let port = uri.port_u16().unwrap_or(80);
-        let origin = uri.authority().ok_or(Breakage::Request)?.as_str();
-        let request = Request::of(method, uri, host, port, headers, body);
+        let Target { host, port, origin, .. } = *target;
+        let request = Request::of(method, target, headers, body);
         let connection = match self.take(origin) {
             Some(mut kept) => match kept.write(&request, body).await {
                 Ok(()) => kept,
@@ -147,7 +166,7 @@ impl PlainClient {
         let body = PlainBody {
             connection: Some(connection),
             framing,
-            keep: keep_alive.then(|| (self.clone(), Box::<str>::from(origin))),
+            keep: keep_alive.then(|| (self.clone(), self.origin(origin))),
         };
         Ok(PlainResponse { status, headers, body })
     }
@@ -376,11 +395,11 @@ struct Request {
 }
 
 impl Request {
-    /// `method` to `uri` (on `host`:`port`) with `headers` and `body`.
-    fn of(method: &Method, uri: &Uri, host: &str, port: u16, headers: &HeaderMap, body: &Bytes) -> Request {
+    /// `method` to `target` with `headers` and `body`.
+    fn of(method: &Method, target: &Target<'_>, headers: &dyn HeadLines, body: &Bytes) -> Request {
         let whole = body.len() <= ONE_WRITE;
         let mut written = Vec::with_capacity(512 + if whole { body.len() } else { 0 });
-        write_head(&mut written, method, uri, host, port, headers, body.len());
+        write_head(&mut written, method, target, headers, body.len());
         if whole {
             written.extend_from_slice(body);
         }
@@ -390,38 +409,29 @@ impl Request {
 
 /// Writes the head of a request into `head`: origin-form target, `Host`, `headers`, and the
 /// body's `length`.
-fn write_head(
-    head: &mut Vec<u8>,
-    method: &Method,
-    uri: &Uri,
-    host: &str,
-    port: u16,
-    headers: &HeaderMap,
-    length: usize,
-) {
+fn write_head(head: &mut Vec<u8>, method: &Method, target: &Target<'_>, headers: &dyn HeadLines, length: usize) {
     use std::io::Write;
-    let target = uri.path_and_query().map_or("/", |path| path.as_str());
     head.extend_from_slice(method.as_str().as_bytes());
     head.push(b' ');
-    head.extend_from_slice(target.as_bytes());
+    target.write_path(head);
     head.extend_from_slice(b" HTTP/1.1\r\n");
-    if !headers.contains_key(HOST) {
+    if !headers.has_host() {
         head.extend_from_slice(b"host: ");
-        head.extend_from_slice(host.as_bytes());
-        if port != 80 {
-            let _ = write!(head, ":{port}");
+        head.extend_from_slice(target.host.as_bytes());
+        if target.port != 80 {
+            let _ = write!(head, ":{}", target.port);
         }
         head.extend_from_slice(b"\r\n");
     }
-    for (name, value) in headers {
-        if name == CONTENT_LENGTH || name == TRANSFER_ENCODING {
-            continue;
+    headers.each(&mut |name, value| {
+        if name.eq_ignore_ascii_case(b"content-length") || name.eq_ignore_ascii_case(b"transfer-encoding") {
+            return;
         }
-        head.extend_from_slice(name.as_str().as_bytes());
+        head.extend_from_slice(name);
         head.extend_from_slice(b": ");
-        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(value);
         head.extend_from_slice(b"\r\n");
-    }
+    });
     // As hyper writes it: a length, but none for a GET or HEAD without a body.
     if length > 0 || !matches!(*method, Method::GET | Method::HEAD) {
         let _ = write!(head, "content-length: {length}\r\n");
@@ -451,7 +461,7 @@ pub(crate) struct PlainBody {
     connection: Option<Connection>,
     framing: Framing,
     /// Where the connection goes back once the body is read, when it may be used again.
-    keep: Option<(Arc<PlainClient>, Box<str>)>,
+    keep: Option<(Arc<PlainClient>, Arc<str>)>,
 }
 
 impl PlainBody {
@@ -602,45 +612,238 @@ impl Chunks for Body {
 }
 
 impl Sender {
-    /// Sends `body` to `url` with `headers` (each hop's, from `headers()`), following redirects
-    /// within the origin.
+    /// Sends `body` to `url` with `headers`, following redirects within the origin: on a plain
+    /// connection the headers are written into the request's head as they are (no map is built).
+    /// `path` is under the `base` URL (joined by one slash).
     pub(crate) async fn post(
         &self,
-        url: &str,
-        headers: impl Fn() -> HeaderMap,
+        base: &str,
+        path: &str,
+        headers: &Outgoing<'_>,
         body: Bytes,
     ) -> Result<Response, Breakage> {
         match self {
             Sender::Reqwest(client) => {
+                let url = crate::wire::join(base, path);
                 // reqwest's own policy follows redirects within the origin (`crate::http`).
-                let response = client.post(url).headers(headers()).body(body).send().await;
+                let response = client.post(url).headers(headers.to_map()).body(body).send().await;
                 response.map(Response::Reqwest).map_err(|error| breakage(&error))
             }
-            Sender::Plain(client) => post_plain(client, url, headers, body).await,
+            Sender::Plain(client) => {
+                let target = Target::under(base, path).ok_or(Breakage::Request)?;
+                post_plain_to(client, target, headers, body).await
+            }
         }
     }
 }
 
+/// A relayed request's headers, as text: written straight into its head on a plain connection
+/// (a header map was three allocations per request), made a map for reqwest.
+pub(crate) struct Outgoing<'a> {
+    /// Keypool's own, each left out when the client passed one of the same name.
+    pub defaults: &'a [(&'static str, &'a str)],
+    /// The key's header: its name, the prefix of its value, the key. A key that cannot be a
+    /// header's value is left out (the provider refuses the request as one without a key).
+    pub key: Option<(&'static str, &'static str, &'a str)>,
+    /// The client's, as it sent them.
+    pub passed: &'a [(HeaderName, HeaderValue)],
+}
+
+impl Outgoing<'_> {
+    fn passes(&self, name: &str) -> bool {
+        self.passed.iter().any(|(passed, _)| passed.as_str().eq_ignore_ascii_case(name))
+    }
+
+    /// Whether `value` can be a header's value as it is (what `HeaderValue::from_str` takes).
+    fn valid(value: &str) -> bool {
+        value.bytes().all(|b| b == b'\t' || (32..127).contains(&b))
+    }
+
+    /// The same headers as a map (the key's value marked sensitive).
+    pub(crate) fn to_map(&self) -> HeaderMap {
+        let mut map = HeaderMap::with_capacity(self.defaults.len() + self.passed.len() + 1);
+        for (name, value) in self.defaults {
+            if let (false, Ok(value)) = (self.passes(name), HeaderValue::from_str(value)) {
+                map.insert(HeaderName::from_static(name), value);
+            }
+        }
+        if let Some((name, prefix, key)) = self.key {
+            if let Ok(mut value) = HeaderValue::try_from(format!("{prefix}{key}")) {
+                value.set_sensitive(true);
+                map.insert(HeaderName::from_static(name), value);
+            }
+        }
+        for (name, value) in self.passed {
+            map.insert(name.clone(), value.clone());
+        }
+        map
+    }
+}
+
+/// Header lines for a request's head: each name and value, in order.
+trait HeadLines: Sync {
+    fn each(&self, line: &mut dyn FnMut(&[u8], &[u8]));
+    fn has_host(&self) -> bool;
+}
+
+impl HeadLines for HeaderMap {
+    fn each(&self, line: &mut dyn FnMut(&[u8], &[u8])) {
+        for (name, value) in self {
+            line(name.as_str().as_bytes(), value.as_bytes());
+        }
+    }
+
+    fn has_host(&self) -> bool {
+        self.contains_key(HOST)
+    }
+}
+
+/// The headers of a hop that carries no body (a redirect answered with a GET): no type of one.
+struct Bodiless<'a>(&'a dyn HeadLines);
+
+impl HeadLines for Bodiless<'_> {
+    fn each(&self, line: &mut dyn FnMut(&[u8], &[u8])) {
+        self.0.each(&mut |name, value| {
+            if !name.eq_ignore_ascii_case(b"content-type") {
+                line(name, value);
+            }
+        });
+    }
+
+    fn has_host(&self) -> bool {
+        self.0.has_host()
+    }
+}
+
+impl HeadLines for Outgoing<'_> {
+    fn each(&self, line: &mut dyn FnMut(&[u8], &[u8])) {
+        for (name, value) in self.defaults {
+            if !self.passes(name) && Self::valid(value) {
+                line(name.as_bytes(), value.as_bytes());
+            }
+        }
+        if let Some((name, prefix, key)) = self.key.filter(|(_, prefix, key)| Self::valid(prefix) && Self::valid(key)) {
+            // Joined on the stack, not on the heap (a key longer than that is rare).
+            let mut value = [0u8; 256];
+            let length = prefix.len() + key.len();
+            if length <= value.len() {
+                value[..prefix.len()].copy_from_slice(prefix.as_bytes());
+                value[prefix.len()..length].copy_from_slice(key.as_bytes());
+                line(name.as_bytes(), &value[..length]);
+            } else {
+                line(name.as_bytes(), format!("{prefix}{key}").as_bytes());
+            }
+        }
+        for (name, value) in self.passed {
+            line(name.as_str().as_bytes(), value.as_bytes());
+        }
+    }
+
+    fn has_host(&self) -> bool {
+        self.passes("host")
+    }
+}
+
+/// Where a plain-http request goes, read from its URL: the host, port and origin (`host:port` as
+/// written), and the path with its query, in two pieces (a base URL's path and the path under
+/// it: written joined by one slash, never joined in memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Target<'a> {
+    host: &'a str,
+    port: u16,
+    origin: &'a str,
+    path: &'a str,
+    under: &'a str,
+}
+
+impl<'a> Target<'a> {
+    /// `url`, an `http://` URL; `None` for any other, or one without a host.
+    fn of(url: &'a str) -> Option<Target<'a>> {
+        let scheme = url.get(..7).filter(|scheme| scheme.eq_ignore_ascii_case("http://"))?;
+        let rest = &url[scheme.len()..];
+        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (origin, path) = rest.split_at(end);
+        let path = path.split('#').next().unwrap_or_default();
+        let path = if path.is_empty() { "/" } else { path };
+        // A user's part is no origin's: refused, as a key could ride in it.
+        if origin.contains('@') || origin.is_empty() {
+            return None;
+        }
+        let (host, port) = match origin.strip_prefix('[') {
+            Some(inside) => {
+                let (address, after) = inside.split_once(']')?;
+                (&origin[..address.len() + 2], after.strip_prefix(':'))
+            }
+            None => match origin.rsplit_once(':') {
+                Some((host, port)) => (host, Some(port)),
+                None => (origin, None),
+            },
+        };
+        let port = match port {
+            Some(port) => port.parse().ok()?,
+            None => 80,
+        };
+        (!host.is_empty()).then_some(Target { host, port, origin, path, under: "" })
+    }
+
+    /// `base` (an `http://` URL) with `path` under it.
+    fn under(base: &'a str, path: &'a str) -> Option<Target<'a>> {
+        let base = Target::of(base)?;
+        let under = path.trim_start_matches('/');
+        let path = if under.is_empty() { base.path } else { base.path.trim_end_matches('/') };
+        Some(Target { path, under, ..base })
+    }
+
+    /// Writes the path (with its query) into a request's head.
+    fn write_path(&self, head: &mut Vec<u8>) {
+        head.extend_from_slice(self.path.as_bytes());
+        if !self.under.is_empty() {
+            head.push(b'/');
+            head.extend_from_slice(self.under.as_bytes());
+        }
+    }
+
+    /// The whole URL, for a redirect's resolution.
+    fn url(&self) -> String {
+        let mut url = format!("http://{}", self.origin);
+        let mut path = Vec::new();
+        self.write_path(&mut path);
+        url.push_str(&String::from_utf8_lossy(&path));
+        url
+    }
+}
+
+#[cfg(test)]
 async fn post_plain(
     client: &Arc<PlainClient>,
     url: &str,
-    headers: impl Fn() -> HeaderMap,
+    headers: &dyn HeadLines,
     body: Bytes,
 ) -> Result<Response, Breakage> {
-    let mut url = std::borrow::Cow::Borrowed(url);
+    post_plain_to(client, Target::of(url).ok_or(Breakage::Request)?, headers, body).await
+}
+
+/// Sends `body` to `first`, and on to where it redirects within its origin.
+async fn post_plain_to(
+    client: &Arc<PlainClient>,
+    first: Target<'_>,
+    headers: &dyn HeadLines,
+    body: Bytes,
+) -> Result<Response, Breakage> {
+    let mut url: Option<String> = None;
     let (mut method, mut body) = (Method::POST, Some(body));
     for _ in 0..=MAX_REDIRECTS {
-        let uri: Uri = url.parse().map_err(|_| Breakage::Request)?;
-        if uri.scheme_str().is_some_and(|scheme| !scheme.eq_ignore_ascii_case("http")) {
-            return Err(Breakage::Request);
-        }
-        let mut sent = headers();
-        if body.is_none() {
-            sent.remove(CONTENT_TYPE);
-            sent.remove(CONTENT_LENGTH);
-        }
-        let response = client.send(&method, &uri, &sent, body.as_ref().unwrap_or(&Bytes::new())).await?;
-        let Some(next) = same_origin_redirect(&url, response.status, &response.headers) else {
+        let target = match &url {
+            Some(url) => Target::of(url).ok_or(Breakage::Request)?,
+            None => first,
+        };
+        let bodiless = Bodiless(headers);
+        let sent: &dyn HeadLines = if body.is_none() { &bodiless } else { headers };
+        let response = client.send(&method, &target, sent, body.as_ref().unwrap_or(&Bytes::new())).await?;
+        let redirected = matches!(response.status.as_u16(), 301 | 302 | 303 | 307 | 308);
+        let next =
+            redirected.then(|| same_origin_redirect(&target.url(), response.status, &response.headers)).flatten();
+        let Some(next) = next else {
             return Ok(Response::Plain(response));
         };
         // As browsers and reqwest do: 303, and 301/302 after a POST, ask again with a GET and no
@@ -650,7 +853,7 @@ async fn post_plain(
         {
             (method, body) = (Method::GET, None);
         }
-        url = std::borrow::Cow::Owned(next);
+        url = Some(next);
     }
     tracing::info!("a plain-http upstream redirected more than {MAX_REDIRECTS} times");
     Err(Breakage::Request)
@@ -734,14 +937,14 @@ mod tests {
 
     fn headers() -> HeaderMap {
         let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert("authorization", HeaderValue::from_static("Bearer k1"));
         headers
     }
 
     /// Sends a POST of `body` to `url` and reads the whole answer: status, a header, the body.
     async fn post(client: &Arc<PlainClient>, url: &str, body: &'static str) -> Result<(u16, Bytes), Breakage> {
-        let response = post_plain(client, url, headers, Bytes::from_static(body.as_bytes())).await?;
+        let response = post_plain(client, url, &headers(), Bytes::from_static(body.as_bytes())).await?;
         let status = response.status().as_u16();
         let mut body = response.into_body();
         let mut read = Vec::new();
@@ -749,6 +952,29 @@ mod tests {
             read.extend_from_slice(&piece?);
         }
         Ok((status, Bytes::from(read)))
+    }
+
+    #[test]
+    fn a_target_is_read_from_a_base_url_and_the_path_under_it() {
+        fn written(target: Target<'_>) -> (String, u16, String, String) {
+            let mut path = Vec::new();
+            target.write_path(&mut path);
+            (target.host.to_owned(), target.port, target.origin.to_owned(), String::from_utf8(path).unwrap())
+        }
+        let under = |base, path| written(Target::under(base, path).expect("a plain URL"));
+        assert_eq!(
+            under("http://127.0.0.1:8080/v1", "chat/completions"),
+            ("127.0.0.1".to_owned(), 8080, "127.0.0.1:8080".to_owned(), "/v1/chat/completions".to_owned())
+        );
+        assert_eq!(under("http://[::1]:11434/", "/v1/models").3, "/v1/models", "one slash between");
+        assert_eq!(under("http://[::1]:11434/", "v1/models").0, "[::1]", "an IPv6 host in its brackets");
+        assert_eq!(under("http://localhost", "v1/x").1, 80, "port 80 unless told");
+        assert_eq!(under("http://localhost", "").3, "/", "the root");
+        assert_eq!(written(Target::of("http://h:1/a/b?c=d#e").unwrap()).3, "/a/b?c=d", "a query, no fragment");
+        for refused in ["https://h/v1", "http://user:key@h/v1", "http:///v1", "http://h:port/v1", "ftp://h"] {
+            assert_eq!(Target::of(refused), None, "{refused}");
+        }
+        assert_eq!(Target::under("http://h:1/v1", "x").unwrap().url(), "http://h:1/v1/x", "the whole URL");
     }
 
     #[tokio::test]
@@ -781,7 +1007,7 @@ mod tests {
         let (url, _requests, accepted) =
             server(vec![(vec![interim_then_closing], false), (vec![conflicting], false)]).await;
         let client = Arc::new(plain_client());
-        let response = post_plain(&client, &url, headers, Bytes::from_static(b"{}")).await.unwrap();
+        let response = post_plain(&client, &url, &headers(), Bytes::from_static(b"{}")).await.unwrap();
         assert_eq!(response.status(), 200, "the answer after the interim one");
         assert_eq!(response.headers()["x-ratelimit-remaining-requests"], "99");
         assert_eq!(response.headers()["x-request-id"], "req_1", "a name in any case, its value as written");

@@ -21,9 +21,21 @@ pub(crate) async fn within<F: Future>(waiter: &dyn Waiter, wait: Duration, read:
     if let Poll::Ready(out) = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await {
         return Some(out);
     }
-    tokio::select! {
-        out = read => Some(out),
-        () = waiter.after(wait) => None,
+    deadline(waiter, wait, read).await
+}
+
+/// `work`, or `None` when it has not ended within `wait` of now. In real time the timer is
+/// tokio's own, held in this future (no allocation); another waiter's is asked for.
+pub(crate) async fn deadline<F: Future>(waiter: &dyn Waiter, wait: Duration, work: F) -> Option<F::Output> {
+    match waiter.real_deadline(wait) {
+        Some(at) => tokio::select! {
+            out = work => Some(out),
+            () = tokio::time::sleep_until(at) => None,
+        },
+        None => tokio::select! {
+            out = work => Some(out),
+            () = waiter.after(wait) => None,
+        },
     }
 }
 
@@ -40,6 +52,13 @@ pub trait Waiter: Send + Sync {
     /// byte, between two pieces). Simulated time never ends it by itself: a test of a deadline
     /// passes a waiter whose deadlines pass.
     fn after(&self, wait: Duration) -> Wait<'_>;
+
+    /// When `wait` from now ends on tokio's timer, if this waiter's time is real time (its
+    /// deadlines then need no boxed future); `None` for any other.
+    fn real_deadline(&self, wait: Duration) -> Option<tokio::time::Instant> {
+        let _ = wait;
+        None
+    }
 }
 
 /// Real time: tokio's timer against the app's clock.
@@ -64,6 +83,10 @@ impl Waiter for RealTime {
 
     fn after(&self, wait: Duration) -> Wait<'_> {
         Box::pin(tokio::time::sleep(wait))
+    }
+
+    fn real_deadline(&self, wait: Duration) -> Option<tokio::time::Instant> {
+        Some(tokio::time::Instant::now() + wait)
     }
 }
 

@@ -241,9 +241,9 @@ impl Metrics {
             Some(models) => models,
             None => tokens.entry(provider.to_owned()).or_default(),
         };
-        let members = match models.get_mut(record.model.as_str()) {
+        let members = match models.get_mut(&*record.model) {
             Some(members) => members,
-            None => models.entry(record.model.clone()).or_default(),
+            None => models.entry(record.model.to_string()).or_default(),
         };
         let series = match members.get_mut(member) {
             Some(series) => series,

@@ -430,7 +430,14 @@ impl From<ChatProgress> for ChatEvent {
                 keyless,
                 rebound,
                 attempt,
-            }) => ChatEvent::KeySelected { key_id, key_label, provider_level, keyless, rebound, attempt },
+            }) => ChatEvent::KeySelected {
+                key_id: key_id.map(|key| key.to_string()),
+                key_label: key_label.to_string(),
+                provider_level,
+                keyless,
+                rebound,
+                attempt,
+            },
             ChatProgress::Completion(CompletionEvent::Failover { key_label, status, reason, message }) => {
                 let reason = match reason {
                     FailureKind::AuthRejected => FailoverReason::AuthRejected,

@@ -81,7 +81,7 @@ impl LocalApi {
             writes,
             providers,
             snapshot: Mutex::new(None),
-            model_routes: std::sync::RwLock::new(routes::stored(kept)),
+            model_routes: std::sync::RwLock::new(Routed::all(routes::stored(kept))),
         });
         LocalApi {
             tokens: Arc::new(NamedTokens::new(db.clone(), clock.clone())),
@@ -109,7 +109,7 @@ impl LocalApi {
     /// list is consulted; a provider of another dialect than the client's is asked in its own,
     /// the request and its answer translated.
     pub fn set_model_routes(&self, routes: Vec<ModelRoute>) {
-        *self.routes.model_routes.write().unwrap_or_else(|e| e.into_inner()) = routes;
+        *self.routes.model_routes.write().unwrap_or_else(|e| e.into_inner()) = Routed::all(routes);
     }
 
     /// The models a client can be answered for now, dialect by dialect, each with its provider:
@@ -299,7 +299,19 @@ struct StoreRoutes {
     providers: Arc<Providers>,
     snapshot: Mutex<Option<Snapshot>>,
     /// Routes the user wrote, first match first.
-    model_routes: std::sync::RwLock<Vec<ModelRoute>>,
+    model_routes: std::sync::RwLock<Vec<Routed>>,
+}
+
+/// A route as requests use it: the user's, and the model it sends to, shared with every request.
+struct Routed {
+    route: ModelRoute,
+    to_model: Arc<str>,
+}
+
+impl Routed {
+    fn all(routes: Vec<ModelRoute>) -> Vec<Routed> {
+        routes.into_iter().map(|route| Routed { to_model: Arc::from(route.to_model.as_str()), route }).collect()
+    }
 }
 
 /// A model sent to a provider whatever it lists: `model` (a glob, `*` any run of characters,
@@ -332,8 +344,9 @@ struct Served {
     id: String,
     name: String,
     endpoint: ProviderEndpoint,
-    /// Its own list, its default, then what its models endpoint listed; each once.
-    models: Vec<String>,
+    /// Its own list, its default, then what its models endpoint listed; each once (shared with
+    /// the requests routed to one).
+    models: Vec<Arc<str>>,
     /// Its models endpoint has been asked this run.
     fetched: bool,
     /// It can answer now, as far as its stored keys tell (see [`answerable`]).
@@ -364,11 +377,12 @@ impl StoreRoutes {
                 let usable = answerable(&row);
                 let listed = self.providers.fetched().get(&row.id, &address_of(&row));
                 let fetched = listed.is_some();
-                let mut models = row.models.clone();
-                let offered = row.default_model.iter().chain(listed.iter().flat_map(|list| &list.models));
+                let mut models: Vec<Arc<str>> = Vec::with_capacity(row.models.len());
+                let offered =
+                    row.models.iter().chain(&row.default_model).chain(listed.iter().flat_map(|list| &list.models));
                 for model in offered {
-                    if !models.contains(model) {
-                        models.push(model.clone());
+                    if !models.iter().any(|m| **m == **model) {
+                        models.push(Arc::from(model.as_str()));
                     }
                 }
                 Some(Served { id: row.id, name: row.name, models, fetched, endpoint, usable })
@@ -418,10 +432,10 @@ impl Routes for StoreRoutes {
             self.served().iter().filter(|p| p.usable && Dialect::of_wire(p.endpoint.kind.row().wire) == dialect)
         {
             for model in &provider.models {
-                match listed.iter_mut().find(|m| &m.id == model) {
+                match listed.iter_mut().find(|m| *m.id == **model) {
                     Some(first) => first.others.push(provider.name.clone()),
                     None => listed.push(ListedModel {
-                        id: model.clone(),
+                        id: model.to_string(),
                         provider: provider.name.clone(),
                         others: Vec::new(),
                         dialect,
@@ -430,7 +444,7 @@ impl Routes for StoreRoutes {
             }
         }
         for model in &mut listed {
-            if let Ok((route, Via::Route { .. })) = self.resolve(dialect, &model.id) {
+            if let Ok((route, Via::Route { .. })) = self.resolve(dialect, &model.id, true) {
                 if *route.endpoint.name != *model.provider {
                     let first = std::mem::replace(&mut model.provider, route.endpoint.name.to_string());
                     model.others.retain(|other| *other != model.provider);

@@ -56,11 +56,11 @@ impl Routes for OneProvider {
         // `fake/model` names the provider: asked in its own dialect whatever the client's, as the
         // app's routes do.
         if let Some(model) = model.strip_prefix("fake/") {
-            return Ok(Route { endpoint: self.endpoint.clone(), model: model.to_owned() });
+            return Ok(Route { endpoint: self.endpoint.clone(), model: model.into() });
         }
         let served = self.models.as_ref().is_none_or(|models| models.iter().any(|m| m == model));
         match (served, dialect == self.dialect()) {
-            (true, true) => Ok(Route { endpoint: self.endpoint.clone(), model: model.to_owned() }),
+            (true, true) => Ok(Route { endpoint: self.endpoint.clone(), model: model.into() }),
             (true, false) => Err(Unrouted::OtherDialect { provider: self.endpoint.name.to_string() }),
             (false, _) => Err(Unrouted::Unknown),
         }

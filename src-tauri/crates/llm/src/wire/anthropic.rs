@@ -3,8 +3,8 @@
 //! `anthropic-ratelimit-*` headers with RFC 3339 resets on the provider's clock.
 
 use bytes::Bytes;
-use keypool::{Announced, Secret, Timestamp};
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use keypool::{Announced, Timestamp};
+use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
 use super::read::{self, name_results};
@@ -273,7 +273,7 @@ impl Wire for AnthropicMessages {
         WireFormat::AnthropicMessages
     }
 
-    fn path(&self, operation: Operation, _model: &str, _delivery: Delivery) -> Option<String> {
+    fn path(&self, operation: Operation, _model: &str, _delivery: Delivery) -> Option<std::borrow::Cow<'static, str>> {
         match operation {
             Operation::Reply => Some("v1/messages".into()),
             Operation::CountTokens => Some("v1/messages/count_tokens".into()),
@@ -299,13 +299,12 @@ impl Wire for AnthropicMessages {
         Some((ids.map(str::to_owned).collect(), next))
     }
 
-    fn authorize(&self, headers: &mut HeaderMap, key: Option<&Secret>) {
-        headers.insert("anthropic-version", HeaderValue::from_static(ANTHROPIC_VERSION));
-        let Some(key) = key else { return };
-        if let Ok(mut value) = HeaderValue::from_str(key.expose()) {
-            value.set_sensitive(true);
-            headers.insert(HeaderName::from_static("x-api-key"), value);
-        }
+    fn key_header(&self) -> (&'static str, &'static str) {
+        ("x-api-key", "")
+    }
+
+    fn fixed_header(&self) -> Option<(&'static str, &'static str)> {
+        Some(("anthropic-version", ANTHROPIC_VERSION))
     }
 
     fn write_request(&self, conversation: &Conversation, model: &str, options: WriteOptions) -> Value {
@@ -527,11 +526,17 @@ impl Wire for AnthropicMessages {
 
     /// Anthropic limits each model class: the Opus models share one limit, the Sonnet models
     /// another, the Haiku models a third.
-    fn scope(&self, model: &str) -> String {
-        let lower = model.to_ascii_lowercase();
-        match ["opus", "sonnet", "haiku"].into_iter().find(|class| lower.contains(class)) {
-            Some(class) => format!("claude-{class}"),
-            None => model.to_owned(),
+    fn scope(&self, model: &std::sync::Arc<str>) -> std::sync::Arc<str> {
+        use std::sync::{Arc, LazyLock};
+        /// The classes, made once.
+        static CLASSES: LazyLock<[(&str, Arc<str>); 3]> =
+            LazyLock::new(|| ["opus", "sonnet", "haiku"].map(|class| (class, Arc::from(format!("claude-{class}")))));
+        let holds = |class: &str| {
+            model.as_bytes().windows(class.len()).any(|window| window.eq_ignore_ascii_case(class.as_bytes()))
+        };
+        match CLASSES.iter().find(|(class, _)| holds(class)) {
+            Some((_, scope)) => scope.clone(),
+            None => model.clone(),
         }
     }
 }

@@ -11,8 +11,8 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use keypool::{Announced, Quota, Secret, Timestamp};
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use keypool::{Announced, Quota, Timestamp};
+use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
 use super::read::{self, name_results};
@@ -386,12 +386,12 @@ impl Wire for GeminiGenerate {
         WireFormat::GeminiGenerate
     }
 
-    fn path(&self, operation: Operation, model: &str, delivery: Delivery) -> Option<String> {
+    fn path(&self, operation: Operation, model: &str, delivery: Delivery) -> Option<std::borrow::Cow<'static, str>> {
         match (operation, delivery) {
-            (Operation::Reply, Delivery::Whole) => Some(model_path(model, "generateContent")),
-            (Operation::Reply, Delivery::Events) => Some(generate_path(model, true)),
-            (Operation::Reply, Delivery::Array) => Some(model_path(model, "streamGenerateContent")),
-            (Operation::CountTokens, _) => Some(model_path(model, "countTokens")),
+            (Operation::Reply, Delivery::Whole) => Some(model_path(model, "generateContent").into()),
+            (Operation::Reply, Delivery::Events) => Some(generate_path(model, true).into()),
+            (Operation::Reply, Delivery::Array) => Some(model_path(model, "streamGenerateContent").into()),
+            (Operation::CountTokens, _) => Some(model_path(model, "countTokens").into()),
             (Operation::Compact, _) => None,
         }
     }
@@ -429,12 +429,8 @@ impl Wire for GeminiGenerate {
     }
 
     /// In a header, never in the URL (`?key=`): URLs end up in logs and proxies.
-    fn authorize(&self, headers: &mut HeaderMap, key: Option<&Secret>) {
-        let Some(key) = key else { return };
-        if let Ok(mut value) = HeaderValue::from_str(key.expose()) {
-            value.set_sensitive(true);
-            headers.insert(HeaderName::from_static("x-goog-api-key"), value);
-        }
+    fn key_header(&self) -> (&'static str, &'static str) {
+        ("x-goog-api-key", "")
     }
 
     fn write_request(&self, conversation: &Conversation, _model: &str, _options: WriteOptions) -> Value {
@@ -555,8 +551,11 @@ impl Wire for GeminiGenerate {
     }
 
     /// Gemini's quotas are per model; `models/x` and `x` are one model.
-    fn scope(&self, model: &str) -> String {
-        model.strip_prefix("models/").unwrap_or(model).to_owned()
+    fn scope(&self, model: &std::sync::Arc<str>) -> std::sync::Arc<str> {
+        match model.strip_prefix("models/") {
+            Some(bare) => bare.into(),
+            None => model.clone(),
+        }
     }
 }
 

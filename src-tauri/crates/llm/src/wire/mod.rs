@@ -6,11 +6,13 @@
 //! Requests are written from one internal representation of a conversation
 //! ([`crate::conversation`]); streamed answers are read into provider-neutral [`StreamPiece`]s.
 
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use keypool::{Announced, Secret, Timestamp};
-use reqwest::header::HeaderMap;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 use crate::conversation::{Conversation, Reply, Usage};
@@ -30,7 +32,7 @@ mod translate;
 mod usage;
 
 pub use address::{Address, Delivery, Dialect, Operation};
-pub use peek::{with_model, Peek};
+pub use peek::{with_model, ConversationName, Peek};
 pub use problem::{ListedModel, Problem};
 pub use translate::{translate, Translated, Translation};
 
@@ -186,12 +188,12 @@ pub trait Wire: Send + Sync {
 
     /// The path under the base URL where `operation` is asked of `model`, its answer delivered
     /// as `delivery`; `None` when the format has no such operation.
-    fn path(&self, operation: Operation, model: &str, delivery: Delivery) -> Option<String>;
+    fn path(&self, operation: Operation, model: &str, delivery: Delivery) -> Option<Cow<'static, str>>;
 
     /// The path of a reply of `model` under the base URL, whole or streamed.
     fn reply_path(&self, model: &str, stream: bool) -> String {
         let delivery = if stream { Delivery::Events } else { Delivery::Whole };
-        self.path(Operation::Reply, model, delivery).unwrap_or_default()
+        self.path(Operation::Reply, model, delivery).unwrap_or_default().into_owned()
     }
 
     /// What a request to the local API's `…/models/{action}` path asks, for a format that names
@@ -221,7 +223,25 @@ pub trait Wire: Send + Sync {
     /// Puts `key` in `headers` where this format expects it, as a sensitive value (none: only
     /// the headers the format still expects). A key that cannot be a header value is left out,
     /// and the provider refuses the request as one without a key.
-    fn authorize(&self, headers: &mut HeaderMap, key: Option<&Secret>);
+    fn authorize(&self, headers: &mut HeaderMap, key: Option<&Secret>) {
+        if let Some((name, value)) = self.fixed_header() {
+            headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+        }
+        let Some(key) = key else { return };
+        let (name, prefix) = self.key_header();
+        if let Ok(mut value) = HeaderValue::try_from(format!("{prefix}{}", key.expose())) {
+            value.set_sensitive(true);
+            headers.insert(HeaderName::from_static(name), value);
+        }
+    }
+
+    /// Where this format puts a key: its header's name (lower case) and the prefix of its value.
+    fn key_header(&self) -> (&'static str, &'static str);
+
+    /// A header every request of this format carries, whatever its key (Anthropic's version).
+    fn fixed_header(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
 
     // Requests.
 
@@ -267,6 +287,12 @@ pub trait Wire: Send + Sync {
     /// Every piece of one SSE event (`event:` name and `data:` payload) of a stream, in order.
     fn stream_pieces(&self, event: &str, data: &str) -> Vec<StreamPiece>;
 
+    /// [`Wire::stream_pieces`], each given to `piece` as it is read (no list made for them: the
+    /// relay reads its events so).
+    fn each_piece(&self, event: &str, data: &str, piece: &mut dyn FnMut(StreamPiece)) {
+        self.stream_pieces(event, data).into_iter().for_each(piece);
+    }
+
     /// Words one of which an event's name or data holds, as written, whenever its
     /// [`Wire::stream_pieces`] are more than text and tool calls (a usage, the end, an error, a
     /// reply blocked): the member names and event types those are read from. See
@@ -310,8 +336,8 @@ pub trait Wire: Send + Sync {
 
     /// The rate-limit scope of a request to `model`: the provider limits each model apart,
     /// unless its format says otherwise.
-    fn scope(&self, model: &str) -> String {
-        model.to_owned()
+    fn scope(&self, model: &Arc<str>) -> Arc<str> {
+        model.clone()
     }
 }
 

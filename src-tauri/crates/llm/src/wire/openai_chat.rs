@@ -3,8 +3,8 @@
 //! `x-ratelimit-*` headers with Go-style durations.
 
 use bytes::Bytes;
-use keypool::{Announced, Secret, Timestamp};
-use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
+use keypool::{Announced, Timestamp};
+use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
 use super::read::{self, name_results};
@@ -97,7 +97,7 @@ struct Choice<'a> {
 #[derive(serde::Deserialize)]
 struct Delta<'a> {
     #[serde(borrow, default)]
-    content: Option<std::borrow::Cow<'a, str>>,
+    content: Option<super::read::Text<'a>>,
     #[serde(borrow, default)]
     tool_calls: Option<&'a serde_json::value::RawValue>,
 }
@@ -108,12 +108,17 @@ struct Object<T>(T);
 
 impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Object<T> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let raw = <&'de serde_json::value::RawValue>::deserialize(deserializer)?;
-        if !raw.get().starts_with('{') {
-            return Err(D::Error::custom("not an object"));
+        struct Visitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
+            type Value = Object<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Object<T>, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Object)
+            }
         }
-        serde_json::from_str(raw.get()).map(Object).map_err(D::Error::custom)
+        deserializer.deserialize_map(Visitor(std::marker::PhantomData))
     }
 }
 
@@ -139,26 +144,30 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for FirstOf<T> {
 }
 
 impl Chunk<'_> {
-    /// The pieces [`pieces_of_value`] reads from this chunk; `None` where only a `Value` reads
-    /// them as it does (an error; tool calls are read from their own `Value`).
-    fn pieces(&self) -> Option<Vec<StreamPiece>> {
+    /// Gives `piece` the pieces [`pieces_of_value`] reads from this chunk; false (and gives none)
+    /// where only a `Value` reads them as it does (an error; tool calls are read from their own
+    /// `Value`).
+    fn pieces(&self, piece: &mut dyn FnMut(StreamPiece)) -> bool {
         if self.error.is_some() {
-            return None;
+            return false;
         }
         let delta = self.choices.as_ref().and_then(|c| c.0.as_ref()).and_then(|c| c.0.delta.as_ref()).map(|d| &d.0);
         if let Some(calls) = delta.and_then(|d| d.tool_calls) {
-            let calls: Value = serde_json::from_str(calls.get()).ok()?;
+            let Ok(calls) = serde_json::from_str::<Value>(calls.get()) else { return false };
             if calls.is_array() {
-                return Some(pieces_of_value("", &json!({ "choices": [{ "delta": { "tool_calls": calls } }] })));
+                let chunk = json!({ "choices": [{ "delta": { "tool_calls": calls } }] });
+                pieces_of_value("", &chunk).into_iter().for_each(piece);
+                return true;
             }
         }
-        Some(vec![match delta.and_then(|d| d.content.as_deref()) {
+        piece(match delta.and_then(|d| d.content.as_deref()) {
             Some(text) if !text.is_empty() => StreamPiece::Text(text.to_owned()),
             _ => match self.usage.as_ref().and_then(usage_of) {
                 Some(usage) => StreamPiece::Usage(usage),
                 None => StreamPiece::Nothing,
             },
-        }])
+        });
+        true
     }
 }
 
@@ -383,8 +392,8 @@ impl Wire for OpenAiChat {
         WireFormat::OpenAiChat
     }
 
-    fn path(&self, operation: Operation, _model: &str, _delivery: Delivery) -> Option<String> {
-        (operation == Operation::Reply).then(|| "chat/completions".into())
+    fn path(&self, operation: Operation, _model: &str, _delivery: Delivery) -> Option<std::borrow::Cow<'static, str>> {
+        (operation == Operation::Reply).then_some(std::borrow::Cow::Borrowed("chat/completions"))
     }
 
     fn models_path(&self) -> &'static str {
@@ -397,12 +406,8 @@ impl Wire for OpenAiChat {
         Some((ids.map(str::to_owned).collect(), None))
     }
 
-    fn authorize(&self, headers: &mut HeaderMap, key: Option<&Secret>) {
-        let Some(key) = key else { return };
-        if let Ok(mut value) = HeaderValue::try_from(format!("Bearer {}", key.expose())) {
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
+    fn key_header(&self) -> (&'static str, &'static str) {
+        ("authorization", "Bearer ")
     }
 
     fn write_request(&self, conversation: &Conversation, model: &str, options: WriteOptions) -> Value {
@@ -521,20 +526,26 @@ impl Wire for OpenAiChat {
     }
 
     fn stream_pieces(&self, event: &str, data: &str) -> Vec<StreamPiece> {
+        let mut pieces = Vec::new();
+        self.each_piece(event, data, &mut |piece| pieces.push(piece));
+        pieces
+    }
+
+    fn each_piece(&self, event: &str, data: &str, piece: &mut dyn FnMut(StreamPiece)) {
         if data.trim() == "[DONE]" {
-            return vec![StreamPiece::Done];
+            return piece(StreamPiece::Done);
         }
         // An object (a struct is read from an array too, where a `Value`'s members are none).
         if event != "error" && data.trim_start().starts_with('{') {
             if let Ok(chunk) = serde_json::from_str::<Chunk>(data) {
-                if let Some(pieces) = chunk.pieces() {
-                    return pieces;
+                if chunk.pieces(piece) {
+                    return;
                 }
             }
         }
         match serde_json::from_str::<Value>(data) {
-            Ok(value) => pieces_of_value(event, &value),
-            Err(_) => vec![StreamPiece::Nothing],
+            Ok(value) => pieces_of_value(event, &value).into_iter().for_each(piece),
+            Err(_) => piece(StreamPiece::Nothing),
         }
     }
 

@@ -4,7 +4,7 @@
 //! usage, `error`, `response.failed`).
 
 use bytes::Bytes;
-use keypool::{Announced, Secret, Timestamp};
+use keypool::{Announced, Timestamp};
 use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
@@ -331,10 +331,10 @@ impl Wire for OpenAiResponses {
         WireFormat::OpenAiResponses
     }
 
-    fn path(&self, operation: Operation, _model: &str, _delivery: Delivery) -> Option<String> {
+    fn path(&self, operation: Operation, _model: &str, _delivery: Delivery) -> Option<std::borrow::Cow<'static, str>> {
         match operation {
-            Operation::Reply => Some("responses".into()),
-            Operation::Compact => Some("responses/compact".into()),
+            Operation::Reply => Some(std::borrow::Cow::Borrowed("responses")),
+            Operation::Compact => Some(std::borrow::Cow::Borrowed("responses/compact")),
             Operation::CountTokens => None,
         }
     }
@@ -347,8 +347,8 @@ impl Wire for OpenAiResponses {
         OpenAiChat.models_page(page)
     }
 
-    fn authorize(&self, headers: &mut HeaderMap, key: Option<&Secret>) {
-        OpenAiChat.authorize(headers, key);
+    fn key_header(&self) -> (&'static str, &'static str) {
+        OpenAiChat.key_header()
     }
 
     fn write_request(&self, conversation: &Conversation, model: &str, options: WriteOptions) -> Value {

@@ -10,6 +10,7 @@ use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use super::anthropic::BILLING_BLOCK;
+use super::read::Text;
 use super::WireFormat;
 use crate::forward::BoundState;
 
@@ -19,14 +20,14 @@ use crate::forward::BoundState;
 pub struct Peek<'a> {
     /// The model the body names (Gemini names it in the path: none here).
     #[serde(borrow, default)]
-    model: Option<Cow<'a, str>>,
+    model: Option<Text<'a>>,
     #[serde(default)]
     pub stream: bool,
     /// Anthropic's system prompt.
     #[serde(default, borrow)]
     system: Option<&'a RawValue>,
     #[serde(default, borrow)]
-    messages: Vec<Turn<'a>>,
+    messages: Turns<'a>,
     /// The Responses API's system prompt and its turns (a string, or items).
     #[serde(default, borrow)]
     instructions: Option<&'a RawValue>,
@@ -35,7 +36,7 @@ pub struct Peek<'a> {
     /// The conversation the Responses API's client names for the provider's prompt cache
     /// (Codex: the session's id).
     #[serde(default, borrow)]
-    prompt_cache_key: Option<Cow<'a, str>>,
+    prompt_cache_key: Option<Text<'a>>,
     /// The Responses API's stored response this request continues (it lives in the organisation
     /// of the key that made it).
     #[serde(default)]
@@ -47,7 +48,71 @@ pub struct Peek<'a> {
     #[serde(default, borrow, rename = "systemInstruction")]
     system_instruction: Option<&'a RawValue>,
     #[serde(default, borrow)]
-    contents: Vec<GeminiTurn<'a>>,
+    contents: GeminiTurns<'a>,
+}
+
+/// Of a conversation's turns, what names it: the first system (or developer) turn's content and
+/// the first user turn's, read as the turns go by (none of them is kept).
+#[derive(Debug, Default)]
+struct Turns<'a> {
+    any: bool,
+    system: Option<&'a RawValue>,
+    first_user: Option<&'a RawValue>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Turns<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Turns<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of turns")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut turns: A) -> Result<Turns<'a>, A::Error> {
+                let mut read = Turns::default();
+                while let Some(turn) = turns.next_element::<Turn<'de>>()? {
+                    read.any = true;
+                    let system = turn.role == "system" || turn.role == "developer";
+                    if system && read.system.is_none() {
+                        read.system = turn.content;
+                    } else if turn.role == "user" && read.first_user.is_none() {
+                        read.first_user = turn.content;
+                    }
+                }
+                Ok(read)
+            }
+        }
+        deserializer.deserialize_seq(Visit(std::marker::PhantomData))
+    }
+}
+
+/// Gemini's turns: the first user turn's parts (a turn without a role is the user's).
+#[derive(Debug, Default)]
+struct GeminiTurns<'a> {
+    first_user: Option<&'a RawValue>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for GeminiTurns<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = GeminiTurns<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of turns")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut turns: A) -> Result<GeminiTurns<'a>, A::Error> {
+                let mut read = GeminiTurns::default();
+                while let Some(turn) = turns.next_element::<GeminiTurn<'de>>()? {
+                    let user = turn.role.as_deref().is_none_or(|role| role == "user");
+                    if user && read.first_user.is_none() {
+                        read.first_user = turn.parts;
+                    }
+                }
+                Ok(read)
+            }
+        }
+        deserializer.deserialize_seq(Visit(std::marker::PhantomData))
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -67,7 +132,7 @@ struct Turn<'a> {
 #[derive(Debug, Deserialize)]
 struct GeminiTurn<'a> {
     #[serde(default, borrow)]
-    role: Option<Cow<'a, str>>,
+    role: Option<Text<'a>>,
     #[serde(default, borrow)]
     parts: Option<&'a RawValue>,
 }
@@ -127,20 +192,16 @@ impl<'a> Peek<'a> {
     /// user message (a Responses request: its instructions and its first input item; Gemini: its
     /// system instruction and first user turn), hashed. Every later turn of one conversation
     /// starts the same way, so it keeps its key.
-    pub fn conversation(&self, format: WireFormat) -> String {
+    pub fn conversation(&self, format: WireFormat) -> ConversationName {
         if format == WireFormat::GeminiGenerate {
             return self.gemini_conversation();
         }
         let system = match format {
             WireFormat::AnthropicMessages | WireFormat::GeminiGenerate => self.system.map(RawValue::get),
-            WireFormat::OpenAiChat | WireFormat::OpenAiResponses => self
-                .messages
-                .iter()
-                .find(|t| t.role == "system" || t.role == "developer")
-                .and_then(|t| t.content.map(RawValue::get)),
+            WireFormat::OpenAiChat | WireFormat::OpenAiResponses => self.messages.system.map(RawValue::get),
         };
-        let first_user = self.messages.iter().find(|t| t.role == "user").and_then(|t| t.content.map(RawValue::get));
-        let responses = self.messages.is_empty() && (self.instructions.is_some() || self.input.is_some());
+        let first_user = self.messages.first_user.map(RawValue::get);
+        let responses = !self.messages.any && (self.instructions.is_some() || self.input.is_some());
         // A Responses request: its instructions, and its first input item (or its text).
         let first_item = |input: &'_ RawValue| match serde_json::from_str::<Vec<&RawValue>>(input.get()) {
             Ok(items) => items.first().map(|item| item.get().to_owned()),
@@ -163,12 +224,8 @@ impl<'a> Peek<'a> {
 
     /// Gemini's: its system instruction and its first user turn (a turn without a role is the
     /// user's).
-    fn gemini_conversation(&self) -> String {
-        let first_user = self
-            .contents
-            .iter()
-            .find(|t| t.role.as_deref().is_none_or(|role| role == "user"))
-            .and_then(|t| t.parts.map(RawValue::get));
+    fn gemini_conversation(&self) -> ConversationName {
+        let first_user = self.contents.first_user.map(RawValue::get);
         let mut hash = Sha256::new();
         hash.update(self.system_instruction.map(RawValue::get).unwrap_or_default());
         hash.update([0]);
@@ -184,7 +241,7 @@ fn without_billing_block(system: &str) -> Option<Vec<&RawValue>> {
     #[derive(Deserialize)]
     struct Block<'a> {
         #[serde(default, borrow)]
-        text: Option<std::borrow::Cow<'a, str>>,
+        text: Option<Text<'a>>,
     }
     let billing = |block: &&RawValue| {
         serde_json::from_str::<Block>(block.get()).is_ok_and(|b| b.text.is_some_and(|t| t.starts_with(BILLING_BLOCK)))
@@ -196,16 +253,40 @@ fn without_billing_block(system: &str) -> Option<Vec<&RawValue>> {
 /// A conversation's session name from the hash of how it starts: `api:` and the first 12 bytes
 /// of the digest in hex. Written into one string: a `format!` per byte was a tenth of a relayed
 /// request's allocations.
-pub fn conversation_name(hash: Sha256) -> String {
+pub fn conversation_name(hash: Sha256) -> ConversationName {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = hash.finalize();
-    let mut name = String::with_capacity(4 + 24);
-    name.push_str("api:");
-    for byte in &digest[..12] {
-        name.push(char::from(HEX[usize::from(byte >> 4)]));
-        name.push(char::from(HEX[usize::from(byte & 0xf)]));
+    let mut name = [0u8; 28];
+    name[..4].copy_from_slice(b"api:");
+    for (i, byte) in digest[..12].iter().enumerate() {
+        name[4 + 2 * i] = HEX[usize::from(byte >> 4)];
+        name[5 + 2 * i] = HEX[usize::from(byte & 0xf)];
     }
-    name
+    ConversationName(name)
+}
+
+/// A conversation's name: `api:` and 24 hex digits, held where it is made (it becomes the pool's
+/// session id, made once from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConversationName([u8; 28]);
+
+impl ConversationName {
+    pub fn as_str(&self) -> &str {
+        // ASCII, as written above.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Display for ConversationName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for ConversationName {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
 }
 
 /// `body` with its top-level `model` replaced, every other member kept as written and in order.
@@ -272,7 +353,7 @@ mod tests {
         let anthropic = br#"{"model":"m","system":"be brief","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#;
         let peek = Peek::of(WireFormat::AnthropicMessages, anthropic).unwrap();
         assert!(
-            peek.conversation(WireFormat::AnthropicMessages).starts_with("api:"),
+            peek.conversation(WireFormat::AnthropicMessages).as_str().starts_with("api:"),
             "Anthropic's system is top-level"
         );
     }

@@ -92,3 +92,17 @@ pub(crate) fn name_results(mut conversation: Conversation) -> Conversation {
     }
     conversation
 }
+
+/// Text borrowed from the body where it holds no escapes. serde borrows a `Cow<str>` member only
+/// when it is one itself: inside an `Option` it is always copied out (an allocation per request
+/// for a model's name), so optional text is an `Option` of this.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct Text<'a>(#[serde(borrow)] pub std::borrow::Cow<'a, str>);
+
+impl std::ops::Deref for Text<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}

@@ -21,10 +21,7 @@ async fn usage_is_read_in_both_shapes_streamed_and_whole() {
                 (AttemptOutcome::Ok, Some(200), Some(expected), Some("id-a")),
                 "{kind:?} stream={stream}: recorded with its key, status and usage"
             );
-            assert_eq!(
-                (record.model.as_str(), record.session.as_str(), record.source.as_str()),
-                ("fake-model", "chat", "chat")
-            );
+            assert_eq!((&*record.model, record.session.as_str(), &*record.source), ("fake-model", "chat", "chat"));
             assert_eq!(record.at, START, "{kind:?} stream={stream}: sent at the service's clock");
             assert!(record.first_token_ms.is_some(), "{kind:?} stream={stream}: time to first token");
         }

@@ -99,7 +99,7 @@ struct OneProvider(ProviderEndpoint);
 
 impl Routes for OneProvider {
     fn route(&self, _: Dialect, model: &str) -> Result<Route, Unrouted> {
-        Ok(Route { endpoint: self.0.clone(), model: model.to_owned() })
+        Ok(Route { endpoint: self.0.clone(), model: model.into() })
     }
 
     fn models(&self, _: Dialect) -> Vec<ListedModel> {

@@ -3,6 +3,7 @@
 //! (`localApi.routes`, the provider by id so a rename keeps it), read when the app starts, and
 //! applied to the running endpoint as soon as they are saved.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use keypool::SessionId;
@@ -123,7 +124,7 @@ pub(super) fn stored(json: Option<String>) -> Vec<ModelRoute> {
 impl LocalApi {
     /// The routes the user wrote, in order.
     pub fn model_routes(&self) -> Vec<ModelRoute> {
-        self.routes.model_routes.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.routes.model_routes.read().unwrap_or_else(|e| e.into_inner()).iter().map(|r| r.route.clone()).collect()
     }
 
     /// The routes with their providers' names and whether each can be answered now.
@@ -177,11 +178,16 @@ impl LocalApi {
     /// Where `model`, asked for by a client speaking `dialect`, goes now: as the endpoint would
     /// route it.
     pub fn resolve(&self, dialect: Dialect, model: &str) -> Resolution {
-        match self.routes.resolve(dialect, model) {
+        match self.routes.resolve(dialect, model, true) {
             Ok((route, via)) => {
                 let served = self.routes.served();
                 let usable = served.iter().any(|p| p.id == route.endpoint.id.as_ref() && p.usable);
-                Resolution::Routed { provider: route.endpoint.name.to_string(), model: route.model, via, usable }
+                Resolution::Routed {
+                    provider: route.endpoint.name.to_string(),
+                    model: route.model.to_string(),
+                    via,
+                    usable,
+                }
             }
             Err(Unrouted::OtherDialect { provider }) => Resolution::OtherDialect { provider },
             Err(Unrouted::Unknown) => Resolution::Unknown,
@@ -223,10 +229,13 @@ impl StoreRoutes {
     /// Where `model` goes for a client speaking `dialect`, and why: the user's first matching
     /// route (to its provider whatever its dialect: translated when another), then
     /// `provider/model`, then a provider of the dialect that lists it (one with keys first).
+    /// The reason is told only when `explain` (a request needs none: a route's name is not
+    /// copied for it).
     pub(super) fn resolve(
         &self,
         dialect: Dialect,
         model: &str,
+        explain: bool,
     ) -> std::result::Result<(keypool_gateway::Route, Via), Unrouted> {
         let served = self.served();
         // A provider's name before another's id: a user's provider named `gemini` over the
@@ -238,11 +247,12 @@ impl StoreRoutes {
                 .or_else(|| served.iter().find(|p| p.id.eq_ignore_ascii_case(name)))
         };
         let routes = self.model_routes.read().unwrap_or_else(|e| e.into_inner());
-        if let Some(route) = routes.iter().find(|r| r.matches(model)) {
-            if let Some(provider) = named(&route.provider) {
-                let via = Via::Route { glob: route.model.clone() };
+        if let Some(routed) = routes.iter().find(|r| r.route.matches(model)) {
+            if let Some(provider) = named(&routed.route.provider) {
+                // Unexplained, the route's glob is not copied: a request needs none.
+                let via = if explain { Via::Route { glob: routed.route.model.clone() } } else { Via::Listed };
                 let routed =
-                    keypool_gateway::Route { endpoint: provider.endpoint.clone(), model: route.to_model.clone() };
+                    keypool_gateway::Route { endpoint: provider.endpoint.clone(), model: routed.to_model.clone() };
                 return Ok((routed, via));
             }
         }
@@ -251,16 +261,18 @@ impl StoreRoutes {
         // it is another); otherwise the whole name is the model (ids may hold a `/` themselves).
         if let Some((prefix, rest)) = model.split_once('/') {
             if let Some(provider) = named(prefix) {
-                let routed = keypool_gateway::Route { endpoint: provider.endpoint.clone(), model: rest.to_owned() };
+                let routed = keypool_gateway::Route { endpoint: provider.endpoint.clone(), model: Arc::from(rest) };
                 return Ok((routed, Via::Prefix));
             }
         }
-        let listing = |p: &&super::Served| p.models.iter().any(|m| m == model);
+        let listing = |p: &&super::Served| p.models.iter().any(|m| **m == *model);
         // A provider with keys first; one without still answers, with why it cannot.
         let same_dialect =
             || served.iter().filter(|p| Dialect::of_wire(p.endpoint.kind.row().wire) == dialect).filter(listing);
         if let Some(provider) = same_dialect().find(|p| p.usable).or_else(|| same_dialect().next()) {
-            let routed = keypool_gateway::Route { endpoint: provider.endpoint.clone(), model: model.to_owned() };
+            let listed = provider.models.iter().find(|m| ***m == *model).cloned();
+            let model = listed.unwrap_or_else(|| Arc::from(model));
+            let routed = keypool_gateway::Route { endpoint: provider.endpoint.clone(), model };
             return Ok((routed, Via::Listed));
         }
         match served.iter().find(listing) {
@@ -277,5 +289,5 @@ pub(super) fn route(
     dialect: Dialect,
     model: &str,
 ) -> std::result::Result<keypool_gateway::Route, Unrouted> {
-    routes.resolve(dialect, model).map(|(route, _)| route)
+    routes.resolve(dialect, model, false).map(|(route, _)| route)
 }
