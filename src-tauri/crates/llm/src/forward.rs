@@ -28,8 +28,8 @@ use crate::stream::{read_error_body, read_whole, MAX_WHOLE_ANSWER, REDIRECT_REFU
 use crate::upstream::{self, Chunks};
 use crate::wait::within;
 use crate::wire::{
-    error_message, may_signal, Address, Delivery, Operation, Problem, StreamPiece, StreamWriter, Translation, Wire,
-    WireFormat,
+    error_message, may_signal, Address, Delivery, Operation, PieceMemo, Problem, StreamPiece, StreamWriter,
+    Translation, Wire, WireFormat,
 };
 
 /// A client's request, to forward as it is (or as it was translated for its provider).
@@ -348,6 +348,8 @@ struct Relay {
     /// For a translated request: the client's format, and the writer of the answer in it (every
     /// piece read is written so; nothing goes on as it came).
     writer: Option<(&'static dyn Wire, Box<dyn StreamWriter>)>,
+    /// What the format's reader remembers of this stream's events.
+    memo: PieceMemo,
     upstream: Option<upstream::Body>,
     /// What was passed on so far of an answer relayed as it comes, unparsed (its usage is read at
     /// the end); `None` for a stream of events.
@@ -468,9 +470,9 @@ impl Relay {
         let wire = self.wire;
         if let Some((_, writer)) = &mut self.writer {
             let (observed, settlement) = (&mut self.observed, &self.settlement);
-            wire.each_piece(event.name, event.data, &mut |piece| {
-                observed.learn(&piece, settlement);
-                writer.piece(&piece, out);
+            wire.each_piece(event.name, event.data, &mut self.memo, &mut |piece| {
+                observed.learn(piece, settlement);
+                writer.piece(piece, out);
             });
             return;
         }
@@ -480,10 +482,10 @@ impl Relay {
         }
         let mut rewrite = false;
         let (observed, settlement) = (&mut self.observed, &self.settlement);
-        wire.each_piece(event.name, event.data, &mut |piece| {
+        wire.each_piece(event.name, event.data, &mut self.memo, &mut |piece| {
             // An error inside a 200 stream may repeat a key, in any of its forms.
             rewrite |= matches!(piece, StreamPiece::Error(_));
-            observed.learn(&piece, settlement);
+            observed.learn(piece, settlement);
         });
         if let (true, Some(settlement)) = (rewrite, &self.settlement) {
             let redactor = self.service.redactor(&self.endpoint, settlement.credential().secret());
@@ -734,6 +736,7 @@ impl Attempt for RelayAttempt<'_> {
             endpoint: self.request.endpoint.clone(),
             wire: self.request.address.format.wire(),
             writer: translation.map(|t| (t.client.wire(), t.client.wire().stream_writer(&t.model))),
+            memo: PieceMemo::default(),
             upstream: Some(upstream),
             passed: passing.then(Vec::new),
             events: Decoder::default(),

@@ -183,43 +183,161 @@ impl EventWriter {
     }
 
     fn delta(index: u32, delta: Delta<'_>, out: &mut Vec<u8>) {
+        // A text delta, the event of nearly every piece, written as its serialization would be.
+        if let Delta::Text { text, r#type: "text_delta" } = delta {
+            out.extend_from_slice(b"event: content_block_delta\ndata: {\"delta\":{\"text\":");
+            json_string(text, out);
+            out.extend_from_slice(b",\"type\":\"text_delta\"},\"index\":");
+            out.extend_from_slice(itoa_u32(index, &mut [0; 10]));
+            out.extend_from_slice(b",\"type\":\"content_block_delta\"}\n\n");
+            return;
+        }
         Self::event("content_block_delta", &BlockDelta { delta, index, r#type: "content_block_delta" }, out);
     }
 
     fn start(&mut self, out: &mut Vec<u8>) {
         if !self.started {
             self.started = true;
-            let message = json!({ "id": "msg_keypool", "type": "message", "role": "assistant", "model": self.model,
-                "content": [], "stop_reason": null, "stop_sequence": null, "usage": self.usage() });
-            Self::event("message_start", &json!({ "type": "message_start", "message": message }), out);
+            let message = MessageOut {
+                content: [],
+                id: "msg_keypool",
+                model: &self.model,
+                role: "assistant",
+                stop_reason: None,
+                stop_sequence: None,
+                r#type: "message",
+                usage: self.usage(),
+            };
+            Self::event("message_start", &MessageStart { message, r#type: "message_start" }, out);
         }
     }
 
     /// The usage so far in Anthropic's terms (the cache counted apart).
-    fn usage(&self) -> Value {
+    fn usage(&self) -> UsageOut {
         let usage = self.tally.usage.unwrap_or_default();
-        json!({ "input_tokens": usage.input.saturating_sub(usage.cached), "cache_read_input_tokens": usage.cached,
-            "cache_creation_input_tokens": 0, "output_tokens": usage.output })
+        UsageOut {
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: usage.cached,
+            input_tokens: usage.input.saturating_sub(usage.cached),
+            output_tokens: usage.output,
+        }
     }
 
     fn close(&mut self, out: &mut Vec<u8>) {
         if let Some((index, _)) = self.open.take() {
-            Self::event("content_block_stop", &json!({ "type": "content_block_stop", "index": index }), out);
+            Self::event("content_block_stop", &Indexed { index, r#type: "content_block_stop" }, out);
         }
     }
 
-    fn open(&mut self, block: Value, call: Option<u32>, out: &mut Vec<u8>) -> u32 {
+    fn open(&mut self, block: Block<'_>, call: Option<u32>, out: &mut Vec<u8>) -> u32 {
         self.close(out);
         let index = self.next_block;
         self.next_block += 1;
         self.open = Some((index, call));
         Self::event(
             "content_block_start",
-            &json!({ "type": "content_block_start", "index": index, "content_block": block }),
+            &BlockStart { content_block: block, index, r#type: "content_block_start" },
             out,
         );
         index
     }
+}
+
+/// `text` as a JSON string, as serde_json writes it: copied as it is when nothing in it needs an
+/// escape (the common case), else escaped by serde_json.
+fn json_string(text: &str, out: &mut Vec<u8>) {
+    if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        // Into a `Vec`: it cannot fail.
+        let _ = serde_json::to_writer(&mut *out, text);
+    }
+}
+
+/// `n` in decimal, in `buffer`.
+fn itoa_u32(mut n: u32, buffer: &mut [u8; 10]) -> &[u8] {
+    let mut at = buffer.len();
+    loop {
+        at -= 1;
+        buffer[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buffer[at..];
+        }
+    }
+}
+
+// The events' data, written straight from these (as a `Value` wrote them: members in the order
+// of their names); a `Value` tree per event was most of what writing a translated stream cost.
+
+#[derive(serde::Serialize)]
+struct UsageOut {
+    cache_creation_input_tokens: u64,
+    cache_read_input_tokens: u64,
+    input_tokens: u64,
+    output_tokens: u64,
+}
+
+#[derive(serde::Serialize)]
+struct MessageOut<'a> {
+    content: [(); 0],
+    id: &'a str,
+    model: &'a str,
+    role: &'static str,
+    stop_reason: Option<&'static str>,
+    stop_sequence: Option<&'static str>,
+    r#type: &'static str,
+    usage: UsageOut,
+}
+
+#[derive(serde::Serialize)]
+struct MessageStart<'a> {
+    message: MessageOut<'a>,
+    r#type: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct Indexed {
+    index: u32,
+    r#type: &'static str,
+}
+
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Block<'a> {
+    Text { text: &'static str, r#type: &'static str },
+    ToolUse { id: &'a str, input: Empty, name: &'a str, r#type: &'static str },
+}
+
+/// `{}`.
+#[derive(serde::Serialize)]
+struct Empty {}
+
+#[derive(serde::Serialize)]
+struct BlockStart<'a> {
+    content_block: Block<'a>,
+    index: u32,
+    r#type: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct Stop {
+    stop_reason: &'static str,
+    stop_sequence: Option<&'static str>,
+}
+
+#[derive(serde::Serialize)]
+struct Typed {
+    r#type: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct MessageDelta {
+    delta: Stop,
+    r#type: &'static str,
+    usage: UsageOut,
 }
 
 impl StreamWriter for EventWriter {
@@ -232,13 +350,14 @@ impl StreamWriter for EventWriter {
                 self.start(out);
                 let index = match self.open {
                     Some((index, None)) => index,
-                    _ => self.open(json!({ "type": "text", "text": "" }), None, out),
+                    _ => self.open(Block::Text { text: "", r#type: "text" }, None, out),
                 };
                 Self::delta(index, Delta::Text { text, r#type: "text_delta" }, out);
             }
             StreamPiece::ToolCall { index, id, name } => {
                 self.start(out);
-                self.open(json!({ "type": "tool_use", "id": id, "name": name, "input": {} }), Some(*index), out);
+                let block = Block::ToolUse { id, input: Empty {}, name, r#type: "tool_use" };
+                self.open(block, Some(*index), out);
             }
             StreamPiece::ToolArguments { json, .. } => {
                 if let Some((block, Some(_))) = self.open {
@@ -249,10 +368,13 @@ impl StreamWriter for EventWriter {
                 self.start(out);
                 self.close(out);
                 let stop = if self.tally.called { "tool_use" } else { "end_turn" };
-                let delta = json!({ "type": "message_delta", "delta": { "stop_reason": stop, "stop_sequence": null },
-                    "usage": self.usage() });
+                let delta = MessageDelta {
+                    delta: Stop { stop_reason: stop, stop_sequence: None },
+                    r#type: "message_delta",
+                    usage: self.usage(),
+                };
                 Self::event("message_delta", &delta, out);
-                Self::event("message_stop", &json!({ "type": "message_stop" }), out);
+                Self::event("message_stop", &Typed { r#type: "message_stop" }, out);
             }
             StreamPiece::Error(failure) => {
                 let kind = match failure.status {
@@ -549,6 +671,24 @@ mod tests {
 
     fn parse_stream_event(event: &str, data: &str) -> StreamPiece {
         AnthropicMessages.stream_pieces(event, data).into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn a_text_delta_is_written_as_its_serialization_is() {
+        for text in ["", " word", "caf\u{e9}", "a\"b", "back\\slash", "line\nbreak", "\u{7f}\u{1}", "日本"] {
+            for index in [0, 7, 12, 4_000_000_000] {
+                let mut fast = Vec::new();
+                EventWriter::delta(index, Delta::Text { text, r#type: "text_delta" }, &mut fast);
+                let mut slow = Vec::new();
+                let data = BlockDelta {
+                    delta: Delta::Text { text, r#type: "text_delta" },
+                    index,
+                    r#type: "content_block_delta",
+                };
+                EventWriter::event("content_block_delta", &data, &mut slow);
+                assert_eq!(String::from_utf8(fast).unwrap(), String::from_utf8(slow).unwrap(), "{text:?} at {index}");
+            }
+        }
     }
 
     #[test]

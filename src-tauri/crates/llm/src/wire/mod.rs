@@ -28,6 +28,7 @@ mod peek;
 mod problem;
 pub(crate) mod read;
 mod refusal;
+mod skim;
 mod translate;
 mod usage;
 
@@ -141,6 +142,12 @@ pub enum StreamPiece {
     OutputTokens(u64),
     /// Anything else (pings, metadata).
     Nothing,
+}
+
+/// What a format's reader remembers of one stream's events (see [`Wire::each_piece`]).
+#[derive(Debug, Default)]
+pub struct PieceMemo {
+    pub(crate) chunk: skim::Template,
 }
 
 /// Writes a provider's stream, piece by piece, as a stream in a client's dialect (a translated
@@ -287,10 +294,12 @@ pub trait Wire: Send + Sync {
     /// Every piece of one SSE event (`event:` name and `data:` payload) of a stream, in order.
     fn stream_pieces(&self, event: &str, data: &str) -> Vec<StreamPiece>;
 
-    /// [`Wire::stream_pieces`], each given to `piece` as it is read (no list made for them: the
+    /// [`Wire::stream_pieces`], each lent to `piece` as it is read (no list made for them, a
+    /// text's buffer used again, and what one stream's events share remembered in `memo`: the
     /// relay reads its events so).
-    fn each_piece(&self, event: &str, data: &str, piece: &mut dyn FnMut(StreamPiece)) {
-        self.stream_pieces(event, data).into_iter().for_each(piece);
+    fn each_piece(&self, event: &str, data: &str, memo: &mut PieceMemo, piece: &mut dyn FnMut(&StreamPiece)) {
+        let _ = memo;
+        self.stream_pieces(event, data).iter().for_each(piece);
     }
 
     /// Words one of which an event's name or data holds, as written, whenever its

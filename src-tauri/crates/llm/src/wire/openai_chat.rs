@@ -147,7 +147,7 @@ impl Chunk<'_> {
     /// Gives `piece` the pieces [`pieces_of_value`] reads from this chunk; false (and gives none)
     /// where only a `Value` reads them as it does (an error; tool calls are read from their own
     /// `Value`).
-    fn pieces(&self, piece: &mut dyn FnMut(StreamPiece)) -> bool {
+    fn pieces(&self, piece: &mut dyn FnMut(&StreamPiece)) -> bool {
         if self.error.is_some() {
             return false;
         }
@@ -156,18 +156,40 @@ impl Chunk<'_> {
             let Ok(calls) = serde_json::from_str::<Value>(calls.get()) else { return false };
             if calls.is_array() {
                 let chunk = json!({ "choices": [{ "delta": { "tool_calls": calls } }] });
-                pieces_of_value("", &chunk).into_iter().for_each(piece);
+                pieces_of_value("", &chunk).iter().for_each(piece);
                 return true;
             }
         }
-        piece(match delta.and_then(|d| d.content.as_deref()) {
-            Some(text) if !text.is_empty() => StreamPiece::Text(text.to_owned()),
-            _ => match self.usage.as_ref().and_then(usage_of) {
+        match delta.and_then(|d| d.content.as_deref()) {
+            Some(text) if !text.is_empty() => with_text(text, piece),
+            _ => piece(&match self.usage.as_ref().and_then(usage_of) {
                 Some(usage) => StreamPiece::Usage(usage),
                 None => StreamPiece::Nothing,
-            },
-        });
+            }),
+        }
         true
+    }
+}
+
+thread_local! {
+    /// The buffer each text piece of this thread's streams is lent in, used again.
+    static TEXT: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
+}
+
+/// Lends `piece` a text piece of `text`, in this thread's buffer (a text piece per event of a
+/// translated stream was an allocation each).
+fn with_text(text: &str, piece: &mut dyn FnMut(&StreamPiece)) {
+    let mut buffer = TEXT.take();
+    buffer.clear();
+    buffer.push_str(text);
+    let lent = StreamPiece::Text(buffer);
+    piece(&lent);
+    if let StreamPiece::Text(mut buffer) = lent {
+        // A long text's buffer is not kept.
+        if buffer.capacity() <= 4096 {
+            buffer.clear();
+            TEXT.set(buffer);
+        }
     }
 }
 
@@ -527,13 +549,21 @@ impl Wire for OpenAiChat {
 
     fn stream_pieces(&self, event: &str, data: &str) -> Vec<StreamPiece> {
         let mut pieces = Vec::new();
-        self.each_piece(event, data, &mut |piece| pieces.push(piece));
+        self.each_piece(event, data, &mut super::PieceMemo::default(), &mut |piece| pieces.push(piece.clone()));
         pieces
     }
 
-    fn each_piece(&self, event: &str, data: &str, piece: &mut dyn FnMut(StreamPiece)) {
+    fn each_piece(&self, event: &str, data: &str, memo: &mut super::PieceMemo, piece: &mut dyn FnMut(&StreamPiece)) {
         if data.trim() == "[DONE]" {
-            return piece(StreamPiece::Done);
+            return piece(&StreamPiece::Done);
+        }
+        // The common chunk, skimmed; the rest read by name.
+        if event != "error" {
+            match super::skim::templated_text(data, &mut memo.chunk) {
+                Ok(Some(text)) => return with_text(text, piece),
+                Ok(None) => return piece(&StreamPiece::Nothing),
+                Err(super::skim::Declined) => {}
+            }
         }
         // An object (a struct is read from an array too, where a `Value`'s members are none).
         if event != "error" && data.trim_start().starts_with('{') {
@@ -544,8 +574,8 @@ impl Wire for OpenAiChat {
             }
         }
         match serde_json::from_str::<Value>(data) {
-            Ok(value) => pieces_of_value(event, &value).into_iter().for_each(piece),
-            Err(_) => piece(StreamPiece::Nothing),
+            Ok(value) => pieces_of_value(event, &value).iter().for_each(piece),
+            Err(_) => piece(&StreamPiece::Nothing),
         }
     }
 
