@@ -8,17 +8,21 @@ use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
 use super::read::{self, name_results};
+use super::StreamWriter;
 use super::{
     error_answer, read_head, stream_error, ClientRequest, Delivery, ListedModel, Operation, Problem, StreamPiece,
     Untranslatable, UsageObject, Wire, WireFormat, WriteOptions,
 };
-use super::{StreamWriter, Tally};
 use crate::conversation::{
     arguments_value, base64_of, file_text, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult,
     Usage,
 };
 use crate::provider_clock::ClockSkew;
 use crate::rate_limit::{provider_instant, window_of};
+
+mod events;
+
+use events::EventWriter;
 
 /// The first text of the system block Claude Code adds to each request (`x-anthropic-billing-header:
 /// cc_version=…; cch=…;`), read by Anthropic alone.
@@ -141,253 +145,6 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
         stream: body["stream"].as_bool().unwrap_or(false),
         conversation: name_results(conversation),
     })
-}
-
-/// Messages stream events: `message_start`, a content block per text run and per tool call
-/// (`content_block_start`, its deltas, `content_block_stop`), then `message_delta` with the stop
-/// reason and the usage, and `message_stop`.
-struct EventWriter {
-    model: String,
-    started: bool,
-    tally: Tally,
-    /// The block open now: its index, and the provider's index of the call it is (none: text).
-    open: Option<(u32, Option<u32>)>,
-    next_block: u32,
-}
-
-/// A `content_block_delta` event's data, its members in the order of their names (as its
-/// `Value` wrote them): written straight from the text, where a `Value` built for each of a
-/// translated stream's deltas was a tenth of what relaying it cost.
-#[derive(serde::Serialize)]
-struct BlockDelta<'a> {
-    delta: Delta<'a>,
-    index: u32,
-    r#type: &'static str,
-}
-
-#[derive(serde::Serialize)]
-#[serde(untagged)]
-enum Delta<'a> {
-    Text { text: &'a str, r#type: &'static str },
-    Json { partial_json: &'a str, r#type: &'static str },
-}
-
-impl EventWriter {
-    fn event(name: &str, data: &impl serde::Serialize, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"event: ");
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(b"\ndata: ");
-        // Into a `Vec`, of a `Value` or a struct of text and numbers: it cannot fail.
-        let _ = serde_json::to_writer(&mut *out, data);
-        out.extend_from_slice(b"\n\n");
-    }
-
-    fn delta(index: u32, delta: Delta<'_>, out: &mut Vec<u8>) {
-        // A text delta, the event of nearly every piece, written as its serialization would be.
-        if let Delta::Text { text, r#type: "text_delta" } = delta {
-            out.extend_from_slice(b"event: content_block_delta\ndata: {\"delta\":{\"text\":");
-            json_string(text, out);
-            out.extend_from_slice(b",\"type\":\"text_delta\"},\"index\":");
-            out.extend_from_slice(itoa_u32(index, &mut [0; 10]));
-            out.extend_from_slice(b",\"type\":\"content_block_delta\"}\n\n");
-            return;
-        }
-        Self::event("content_block_delta", &BlockDelta { delta, index, r#type: "content_block_delta" }, out);
-    }
-
-    fn start(&mut self, out: &mut Vec<u8>) {
-        if !self.started {
-            self.started = true;
-            let message = MessageOut {
-                content: [],
-                id: "msg_keypool",
-                model: &self.model,
-                role: "assistant",
-                stop_reason: None,
-                stop_sequence: None,
-                r#type: "message",
-                usage: self.usage(),
-            };
-            Self::event("message_start", &MessageStart { message, r#type: "message_start" }, out);
-        }
-    }
-
-    /// The usage so far in Anthropic's terms (the cache counted apart).
-    fn usage(&self) -> UsageOut {
-        let usage = self.tally.usage.unwrap_or_default();
-        UsageOut {
-            cache_creation_input_tokens: 0,
-            cache_read_input_tokens: usage.cached,
-            input_tokens: usage.input.saturating_sub(usage.cached),
-            output_tokens: usage.output,
-        }
-    }
-
-    fn close(&mut self, out: &mut Vec<u8>) {
-        if let Some((index, _)) = self.open.take() {
-            Self::event("content_block_stop", &Indexed { index, r#type: "content_block_stop" }, out);
-        }
-    }
-
-    fn open(&mut self, block: Block<'_>, call: Option<u32>, out: &mut Vec<u8>) -> u32 {
-        self.close(out);
-        let index = self.next_block;
-        self.next_block += 1;
-        self.open = Some((index, call));
-        Self::event(
-            "content_block_start",
-            &BlockStart { content_block: block, index, r#type: "content_block_start" },
-            out,
-        );
-        index
-    }
-}
-
-/// `text` as a JSON string, as serde_json writes it: copied as it is when nothing in it needs an
-/// escape (the common case), else escaped by serde_json.
-fn json_string(text: &str, out: &mut Vec<u8>) {
-    if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-        out.push(b'"');
-        out.extend_from_slice(text.as_bytes());
-        out.push(b'"');
-    } else {
-        // Into a `Vec`: it cannot fail.
-        let _ = serde_json::to_writer(&mut *out, text);
-    }
-}
-
-/// `n` in decimal, in `buffer`.
-fn itoa_u32(mut n: u32, buffer: &mut [u8; 10]) -> &[u8] {
-    let mut at = buffer.len();
-    loop {
-        at -= 1;
-        buffer[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buffer[at..];
-        }
-    }
-}
-
-// The events' data, written straight from these (as a `Value` wrote them: members in the order
-// of their names); a `Value` tree per event was most of what writing a translated stream cost.
-
-#[derive(serde::Serialize)]
-struct UsageOut {
-    cache_creation_input_tokens: u64,
-    cache_read_input_tokens: u64,
-    input_tokens: u64,
-    output_tokens: u64,
-}
-
-#[derive(serde::Serialize)]
-struct MessageOut<'a> {
-    content: [(); 0],
-    id: &'a str,
-    model: &'a str,
-    role: &'static str,
-    stop_reason: Option<&'static str>,
-    stop_sequence: Option<&'static str>,
-    r#type: &'static str,
-    usage: UsageOut,
-}
-
-#[derive(serde::Serialize)]
-struct MessageStart<'a> {
-    message: MessageOut<'a>,
-    r#type: &'static str,
-}
-
-#[derive(serde::Serialize)]
-struct Indexed {
-    index: u32,
-    r#type: &'static str,
-}
-
-#[derive(serde::Serialize)]
-#[serde(untagged)]
-enum Block<'a> {
-    Text { text: &'static str, r#type: &'static str },
-    ToolUse { id: &'a str, input: Empty, name: &'a str, r#type: &'static str },
-}
-
-/// `{}`.
-#[derive(serde::Serialize)]
-struct Empty {}
-
-#[derive(serde::Serialize)]
-struct BlockStart<'a> {
-    content_block: Block<'a>,
-    index: u32,
-    r#type: &'static str,
-}
-
-#[derive(serde::Serialize)]
-struct Stop {
-    stop_reason: &'static str,
-    stop_sequence: Option<&'static str>,
-}
-
-#[derive(serde::Serialize)]
-struct Typed {
-    r#type: &'static str,
-}
-
-#[derive(serde::Serialize)]
-struct MessageDelta {
-    delta: Stop,
-    r#type: &'static str,
-    usage: UsageOut,
-}
-
-impl StreamWriter for EventWriter {
-    fn piece(&mut self, piece: &StreamPiece, out: &mut Vec<u8>) {
-        if self.tally.count(piece) {
-            return;
-        }
-        match piece {
-            StreamPiece::Text(text) => {
-                self.start(out);
-                let index = match self.open {
-                    Some((index, None)) => index,
-                    _ => self.open(Block::Text { text: "", r#type: "text" }, None, out),
-                };
-                Self::delta(index, Delta::Text { text, r#type: "text_delta" }, out);
-            }
-            StreamPiece::ToolCall { index, id, name } => {
-                self.start(out);
-                let block = Block::ToolUse { id, input: Empty {}, name, r#type: "tool_use" };
-                self.open(block, Some(*index), out);
-            }
-            StreamPiece::ToolArguments { json, .. } => {
-                if let Some((block, Some(_))) = self.open {
-                    Self::delta(block, Delta::Json { partial_json: json, r#type: "input_json_delta" }, out);
-                }
-            }
-            StreamPiece::Done | StreamPiece::Broken(_) => {
-                self.start(out);
-                self.close(out);
-                let stop = if self.tally.called { "tool_use" } else { "end_turn" };
-                let delta = MessageDelta {
-                    delta: Stop { stop_reason: stop, stop_sequence: None },
-                    r#type: "message_delta",
-                    usage: self.usage(),
-                };
-                Self::event("message_delta", &delta, out);
-                Self::event("message_stop", &Typed { r#type: "message_stop" }, out);
-            }
-            StreamPiece::Error(failure) => {
-                let kind = match failure.status {
-                    429 => "rate_limit_error",
-                    529 | 503 => "overloaded_error",
-                    _ => "api_error",
-                };
-                let error = json!({ "type": "error", "error": { "type": kind, "message": failure.message } });
-                Self::event("error", &error, out);
-            }
-            _ => {}
-        }
-    }
 }
 
 impl Wire for AnthropicMessages {
@@ -529,13 +286,7 @@ impl Wire for AnthropicMessages {
     }
 
     fn stream_writer(&self, model: &str) -> Box<dyn StreamWriter> {
-        Box::new(EventWriter {
-            model: model.to_owned(),
-            started: false,
-            tally: Tally::default(),
-            open: None,
-            next_block: 0,
-        })
+        Box::new(EventWriter::new(model))
     }
 
     fn usage_of_reply(&self, body: &Value) -> Option<Usage> {
@@ -664,119 +415,4 @@ impl Wire for AnthropicMessages {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::conversation::tests::asking;
-    use crate::error::Failure;
-
-    fn parse_stream_event(event: &str, data: &str) -> StreamPiece {
-        AnthropicMessages.stream_pieces(event, data).into_iter().next().unwrap()
-    }
-
-    #[test]
-    fn a_text_delta_is_written_as_its_serialization_is() {
-        for text in ["", " word", "caf\u{e9}", "a\"b", "back\\slash", "line\nbreak", "\u{7f}\u{1}", "日本"] {
-            for index in [0, 7, 12, 4_000_000_000] {
-                let mut fast = Vec::new();
-                EventWriter::delta(index, Delta::Text { text, r#type: "text_delta" }, &mut fast);
-                let mut slow = Vec::new();
-                let data = BlockDelta {
-                    delta: Delta::Text { text, r#type: "text_delta" },
-                    index,
-                    r#type: "content_block_delta",
-                };
-                EventWriter::event("content_block_delta", &data, &mut slow);
-                assert_eq!(String::from_utf8(fast).unwrap(), String::from_utf8(slow).unwrap(), "{text:?} at {index}");
-            }
-        }
-    }
-
-    #[test]
-    fn deltas_are_written_as_their_values_were() {
-        let mut writer = AnthropicMessages.stream_writer("m");
-        let mut out = Vec::new();
-        writer.piece(&StreamPiece::Text("caf\u{e9} \"quoted\"\n".into()), &mut out);
-        writer.piece(&StreamPiece::ToolCall { index: 0, id: "c".into(), name: "read".into() }, &mut out);
-        writer.piece(&StreamPiece::ToolArguments { index: 0, json: r#"{"path":"#.into() }, &mut out);
-        let text = json!({ "type": "content_block_delta", "index": 0,
-            "delta": { "type": "text_delta", "text": "caf\u{e9} \"quoted\"\n" } });
-        let arguments = json!({ "type": "content_block_delta", "index": 1,
-            "delta": { "type": "input_json_delta", "partial_json": r#"{"path":"# } });
-        let out = String::from_utf8(out).unwrap();
-        assert!(out.contains(&format!("event: content_block_delta\ndata: {text}\n\n")), "the text's: {out}");
-        assert!(out.contains(&format!("event: content_block_delta\ndata: {arguments}\n\n")), "the call's: {out}");
-    }
-
-    #[test]
-    fn claude_codes_billing_block_is_not_carried_to_another_provider() {
-        let body = json!({ "model": "m", "max_tokens": 8, "messages": [{ "role": "user", "content": "hi" }],
-            "system": [{ "type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.328.593; cch=1a2b3;" },
-                { "type": "text", "text": "You are Claude Code." }] });
-        let request = AnthropicMessages.read_request(&body).unwrap();
-        assert_eq!(
-            request.conversation.system.as_deref(),
-            Some("You are Claude Code."),
-            "the prompt, without the nonce"
-        );
-    }
-
-    #[test]
-    fn anthropic_overloaded_error_in_stream_is_529() {
-        let data = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
-        let piece = parse_stream_event("error", data);
-        assert_eq!(piece, StreamPiece::Error(Failure::new(529, "Overloaded")), "overloaded is 529");
-    }
-
-    #[test]
-    fn anthropic_text_delta_and_stop() {
-        let data = r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"yo"}}"#;
-        assert_eq!(parse_stream_event("content_block_delta", data), StreamPiece::Text("yo".into()));
-        assert_eq!(parse_stream_event("message_stop", r#"{"type":"message_stop"}"#), StreamPiece::Done);
-    }
-
-    #[test]
-    fn usage_is_read_whole_and_from_the_stream() {
-        let anthropic = serde_json::json!({ "usage": { "input_tokens": 4, "cache_read_input_tokens": 5,
-            "cache_creation_input_tokens": 2, "output_tokens": 3 } });
-        assert_eq!(
-            AnthropicMessages.usage_of_reply(&anthropic),
-            Some(Usage { input: 11, cached: 5, output: 3 }),
-            "Anthropic's input excludes the cache: the total prompt is input + cache read + cache creation"
-        );
-        let start = r#"{"type":"message_start","message":{"usage":{"input_tokens":6,"cache_read_input_tokens":5,"output_tokens":1}}}"#;
-        assert_eq!(
-            parse_stream_event("message_start", start),
-            StreamPiece::Usage(Usage { input: 11, cached: 5, output: 1 })
-        );
-        let delta = r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":7}}"#;
-        assert_eq!(parse_stream_event("message_delta", delta), StreamPiece::OutputTokens(7));
-    }
-
-    #[test]
-    fn an_image_is_a_base64_block_and_an_image_alone_has_no_empty_text() {
-        let message = Conversation::of_chat(&[asking()]).messages.remove(0);
-        assert_eq!(
-            content(&message)[1],
-            json!({ "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "iVBORw==" } }),
-            "Anthropic: a base64 source"
-        );
-        let mut image_only = asking();
-        image_only.content = " ".into();
-        let message = Conversation::of_chat(&[image_only]).messages.remove(0);
-        assert_eq!(content(&message).as_array().unwrap().len(), 2, "no empty text block after the attachments");
-    }
-
-    #[test]
-    fn streamed_tool_calls_are_read() {
-        let start = r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"read","input":{}}}"#;
-        assert_eq!(
-            parse_stream_event("content_block_start", start),
-            StreamPiece::ToolCall { index: 1, id: "toolu_1".into(), name: "read".into() }
-        );
-        let delta = r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\""}}"#;
-        assert_eq!(
-            parse_stream_event("content_block_delta", delta),
-            StreamPiece::ToolArguments { index: 1, json: "{\"path\"".into() }
-        );
-    }
-}
+mod tests;
