@@ -103,6 +103,10 @@ struct Inner {
     queue: mpsc::UnboundedSender<Event>,
     /// Events this process sent (or saw claimed) lately, for deduplication without Redis.
     recent: Mutex<HashMap<String, Instant>>,
+    /// How each event went, by its kind and outcome (`delivered`, `claimed` by another replica
+    /// or an earlier send, `refused` by the webhook), for metrics: what a test of one alert per
+    /// team waits on, not a time.
+    outcomes: Mutex<HashMap<(String, &'static str), u64>>,
     reading: OnceLock<Reading>,
 }
 
@@ -120,6 +124,7 @@ impl Alerts {
                 webhook: Mutex::new(None),
                 queue,
                 recent: Mutex::default(),
+                outcomes: Mutex::default(),
                 reading: OnceLock::new(),
             }),
         };
@@ -135,6 +140,14 @@ impl Alerts {
     /// Reads the pool of `context` (a provider's keys' states) and claims events through the team.
     pub fn attach(&self, context: &Arc<AppContext>, allowance: Option<Arc<Allowance>>) {
         let _ = self.inner.reading.set(Reading { context: Arc::downgrade(context), allowance });
+    }
+
+    /// How the events went so far: kind, outcome, count.
+    pub fn outcomes(&self) -> Vec<(String, &'static str, u64)> {
+        let outcomes = self.inner.outcomes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out: Vec<_> = outcomes.iter().map(|((kind, outcome), n)| (kind.clone(), *outcome, *n)).collect();
+        out.sort();
+        out
     }
 
     fn on(&self) -> bool {
@@ -295,21 +308,25 @@ async fn deliver(inner: Weak<Inner>, mut events: mpsc::UnboundedReceiver<Event>)
             }
         }
         let client = client.as_ref().expect("made above");
+        let kind = event.body["event"].as_str().unwrap_or("alert").to_owned();
+        let count = |alerts: &Inner, outcome: &'static str| {
+            let mut outcomes = alerts.outcomes.lock().unwrap_or_else(|e| e.into_inner());
+            *outcomes.entry((kind.clone(), outcome)).or_default() += 1;
+        };
         if !claimed(&alerts, &event).await {
+            count(&alerts, "claimed");
             continue;
         }
         let body = event.body.to_string();
         let mut delivery = [0u8; 12];
         getrandom::fill(&mut delivery).expect("the operating system provides randomness");
         let delivery: String = delivery.iter().map(|b| format!("{b:02x}")).collect();
-        let kind = event.body["event"].as_str().unwrap_or("alert").to_owned();
         let signature = webhook.secret.as_ref().map(|secret| {
             let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret).expect("HMAC takes a key of any length");
             mac.update(body.as_bytes());
             let digest = mac.finalize().into_bytes();
             format!("sha256={}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>())
         });
-        drop(alerts);
         let mut wait = Duration::from_secs(1);
         for attempt in 1..=6 {
             let mut request = client
@@ -326,6 +343,7 @@ async fn deliver(inner: Weak<Inner>, mut events: mpsc::UnboundedReceiver<Event>)
             let retry = match &sent {
                 Ok(answer) if answer.status().is_success() => {
                     tracing::info!(event = %kind, %delivery, "alert delivered");
+                    count(&alerts, "delivered");
                     break;
                 }
                 Ok(answer) => answer.status().as_u16() == 429 || answer.status().is_server_error(),
@@ -334,6 +352,7 @@ async fn deliver(inner: Weak<Inner>, mut events: mpsc::UnboundedReceiver<Event>)
             let status = sent.as_ref().ok().map(|a| a.status().as_u16());
             if !retry || attempt == 6 {
                 tracing::warn!(event = %kind, %delivery, ?status, attempt, "the alert webhook refused the alert; given up");
+                count(&alerts, "refused");
                 break;
             }
             tracing::info!(event = %kind, %delivery, ?status, attempt, "the alert webhook did not take the alert; retrying");

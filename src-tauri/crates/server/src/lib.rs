@@ -372,7 +372,7 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
     };
     book.attach(&context, allowance.clone());
     alerts.attach(&context, allowance.clone());
-    metrics.attach(&context, book.clone(), team, allowance);
+    metrics.attach(&context, book.clone(), team, allowance, alerts.clone());
     let metrics_token = match &serve.metrics_token_file {
         Some(path) => {
             warn_if_others_can_read(path, "the metrics token file");

@@ -19,6 +19,7 @@ use keypool_gateway::{Answered, Observer};
 use keypool_llm::AttemptRecord;
 use keypool_team::{Allowance, Team, TeamState};
 
+use crate::alerts::Alerts;
 use crate::observe::Observe;
 
 /// The upper bounds of the added-time histogram, in seconds: from half a millisecond (what a
@@ -73,6 +74,7 @@ struct Reading {
     book: MemberBook,
     team: Option<Arc<Team>>,
     allowance: Option<Arc<Allowance>>,
+    alerts: Alerts,
 }
 
 impl Metrics {
@@ -95,8 +97,9 @@ impl Metrics {
         book: MemberBook,
         team: Option<Arc<Team>>,
         allowance: Option<Arc<Allowance>>,
+        alerts: Alerts,
     ) {
-        let _ = self.reading.set(Reading { context: Arc::downgrade(context), book, team, allowance });
+        let _ = self.reading.set(Reading { context: Arc::downgrade(context), book, team, allowance, alerts });
     }
 
     /// The metrics now, in Prometheus' text format.
@@ -200,6 +203,7 @@ impl Metrics {
         if let Some(reading) = reading {
             render_members(&mut out, &reading.book.snapshot());
             render_team(&mut out, reading);
+            render_alerts(&mut out, &reading.alerts);
         }
         family(&mut out, "keypool_build_info", "gauge", "The running build.");
         sample(&mut out, "keypool_build_info", &[("version", env!("CARGO_PKG_VERSION"))], 1.0);
@@ -385,6 +389,14 @@ fn render_members(out: &mut String, book: &BookSnapshot) {
     );
     for (member, limit, count) in &book.refusals {
         sample(out, "keypool_member_refusals_total", &[("member", member), ("limit", limit)], *count as f64);
+    }
+}
+
+/// How the alerts went: delivered, claimed (by another replica, or sent before), refused.
+fn render_alerts(out: &mut String, alerts: &Alerts) {
+    family(out, "keypool_alerts_total", "counter", "Alert events, by kind and how each went: delivered to the webhook, claimed by another replica or an earlier send (not sent again), or refused by the webhook.");
+    for (kind, outcome, count) in alerts.outcomes() {
+        sample(out, "keypool_alerts_total", &[("event", &kind), ("outcome", outcome)], count as f64);
     }
 }
 

@@ -71,8 +71,11 @@ async fn a_key_disabled_through_two_replicas_is_one_signed_alert_without_the_key
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(!received.lock().unwrap().is_empty(), "the alert arrives:\nA:\n{}\nB:\n{}", a.log(), b.log());
-    // Time for a second delivery, had the other replica sent one too.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Each replica has dealt with its event (delivered it, or found the other claimed it): no
+    // second delivery is on its way.
+    for server in [&a, &b] {
+        wait_until_handled(server, "key_disabled", 1.0).await;
+    }
 
     let received = received.lock().unwrap().clone();
     let disabled: Vec<&(axum::http::HeaderMap, String)> =
@@ -110,13 +113,8 @@ async fn a_spent_budget_is_told_once_for_its_period() {
     for turn in 0..3 {
         assert_eq!(server.ask_as(&carol_token, &format!("refused-{turn}")).await.0, 403, "spent");
     }
-    for _ in 0..500 {
-        if !received.lock().unwrap().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Each refusal told the alerts; all three dealt with, one delivered.
+    wait_until_handled(&server, "member_budget_spent", 3.0).await;
     let received = received.lock().unwrap().clone();
     assert_eq!(received.len(), 1, "three refusals, one alert: {received:?}");
     let (headers, body) = &received[0];
@@ -127,4 +125,18 @@ async fn a_spent_budget_is_told_once_for_its_period() {
     assert_eq!(event["budget"], json!({ "tokens": 10.0, "period": event["budget"]["period"] }), "{body}");
     assert!(event["budget"]["period"].as_str().unwrap().starts_with("week:"), "{body}");
     assert!(!body.contains(&carol_token[10..30]), "no token in an alert");
+}
+
+/// Waits until `server` has dealt with `count` events of `kind` (delivered or claimed).
+async fn wait_until_handled(server: &Server, kind: &str, count: f64) {
+    let of = |outcome: &str| format!("keypool_alerts_total{{event=\"{kind}\",outcome=\"{outcome}\"}}");
+    for _ in 0..1500 {
+        let delivered = metric(server, &of("delivered")).await.unwrap_or(0.0);
+        let claimed = metric(server, &of("claimed")).await.unwrap_or(0.0);
+        if delivered + claimed >= count {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the server never dealt with {count} {kind} alerts:\n{}", server.log());
 }

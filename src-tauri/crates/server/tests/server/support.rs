@@ -224,3 +224,23 @@ pub async fn until(what: &str, mut done: impl FnMut() -> bool) {
     }
     panic!("timed out waiting until {what}");
 }
+
+/// `server`'s `/metrics` sample of `name` (one without labels), if it has one.
+pub async fn metric(server: &Server, name: &str) -> Option<f64> {
+    let response = client().get(server.url("/metrics")).bearer_auth(server.token()).send().await.ok()?;
+    let text = response.text().await.ok()?;
+    text.lines().find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// Waits until `server`'s `name` is at least `value` (`what` it counts, for the failure).
+pub async fn metric_reaches(server: &Server, name: &str, value: f64, what: &str) {
+    let mut last = None;
+    for _ in 0..1500 {
+        last = metric(server, name).await;
+        if last.is_some_and(|last| last >= value) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the server never reached {value} {what} (last: {last:?}):\n{}", server.log());
+}

@@ -59,26 +59,6 @@ async fn members_seen_become(server: &Server, count: u64) {
     metric_reaches(server, "keypool_team_members", count as f64, "team members seen").await;
 }
 
-/// `server`'s `/metrics` sample of `name` (one without labels), if it has one.
-async fn metric(server: &Server, name: &str) -> Option<f64> {
-    let response = client().get(server.url("/metrics")).bearer_auth(server.token()).send().await.ok()?;
-    let text = response.text().await.ok()?;
-    text.lines().find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
-}
-
-/// Waits until `server`'s `name` is at least `value` (`what` it counts, for the failure).
-async fn metric_reaches(server: &Server, name: &str, value: f64, what: &str) {
-    let mut last = None;
-    for _ in 0..1500 {
-        last = metric(server, name).await;
-        if last.is_some_and(|last| last >= value) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the server never reached {value} {what} (last: {last:?}):\n{}", server.log());
-}
-
 async fn team_becomes(server: &Server, state: &str) {
     for _ in 0..1500 {
         if server.healthy().await["team"] == state {
