@@ -1,5 +1,6 @@
-//! A fake LLM provider on loopback, speaking OpenAI's Chat Completions, Anthropic's Messages API
-//! and Google Gemini's API ([`gemini`]), whose answers are scripted per API key.
+//! A fake LLM provider on loopback, speaking OpenAI's Chat Completions and Responses APIs,
+//! Anthropic's Messages API and Google Gemini's API, whose answers are scripted per API key.
+//! Gemini's: see [`gemini`].
 //!
 //! Each key has a queue of [`Reply`]s (used once each) and an optional standing reply (used when
 //! the queue is empty); keys with neither get a short default text. Every request is logged.
