@@ -13,7 +13,9 @@
 //!   shape): each non-empty line that is not a comment (`#`, `//`) gives its longest token of key
 //!   characters that has a letter and a digit and at least [`MIN_KEY_CHARS`] characters;
 //!   separators (`, ; | = :` tabs and spaces), quotes and labels around it are ignored, and so is
-//!   a trailing comment.
+//!   a trailing comment. In an assignment (`NAME=value`, `NAME: value`, `export NAME="value"`,
+//!   JSON's `"name": "value"`) only the value is read: a variable's name, however long, is never
+//!   the key.
 //!
 //! A line that gives nothing but looks as if it held a key (a token of [`MIN_KEY_CHARS`] key
 //! characters or more, or, reading one per line, anything at all) is reported by its number:
@@ -178,6 +180,7 @@ fn line_key(line: &str) -> LineKey<'_> {
         return LineKey::Nothing;
     }
     let line = strip_trailing_comment(line);
+    let line = assigned_value(line).unwrap_or(line);
     let best = tokens(line)
         .filter(|t| t.len() >= MIN_KEY_CHARS)
         .filter(|t| t.chars().any(|c| c.is_ascii_alphabetic()) && t.chars().any(|c| c.is_ascii_digit()))
@@ -186,6 +189,19 @@ fn line_key(line: &str) -> LineKey<'_> {
         Some(key) => LineKey::Key(key),
         None => LineKey::Unrecognised,
     }
+}
+
+/// The value of an assignment line (`NAME=value`, `NAME: value`, `export NAME="value"`,
+/// `"name": "value",`): what follows the first `=` or `:` after a name, when a name (letters,
+/// digits, `_ . -`, quoted or not) is all that comes before it and some key character after it.
+/// `None`: not an assignment (a key ending in `==` is not one either).
+fn assigned_value(line: &str) -> Option<&str> {
+    let line = line.strip_prefix("export ").map_or(line, str::trim_start);
+    let at = line.find(['=', ':'])?;
+    let name = line[..at].trim().trim_matches(|c| c == '"' || c == '\'');
+    let value = &line[at + 1..];
+    let is_name = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    (is_name && value.chars().any(is_key_char)).then_some(value)
 }
 
 /// `line` without a ` # …` or ` // …` comment at its end (one after whitespace: a `#` or `//`
@@ -272,6 +288,11 @@ mod tests {
             ("one per line takes a known shape's line too, and any other token", format!("{OPENAI}\nGITHUB_TOKEN=ghp_0123456789abcdefABCDEF0123456789abcd\n"), lines, vec![OPENAI, "ghp_0123456789abcdefABCDEF0123456789abcd"], vec![]),
             ("a line with nothing key-like is unrecognised", "abcd1234efgh5678ijkl\nhello world\nshort1\n".into(), lines, vec!["abcd1234efgh5678ijkl"], vec![2, 3]),
             ("base64-like keys keep their characters", "key=ab+cd/ef12.34~gh56ij78\n".into(), lines, vec!["ab+cd/ef12.34~gh56ij78"], vec![]),
+            (
+                "an assignment gives its value, never the variable's name, however long",
+                "export ANTHROPIC_API_KEY_2=\"sk-x9Y8z7W6\"\nMY_SERVICE_API_KEY_NUMBER_3: 'Ab12Cd34Ef56Gh78'\n  \"the_longest_json_name_of_all_2\": \"Zz9Yy8Xx7Ww6Vv5Uu4\",\nVERY_LONG_VARIABLE_NAME_2024=short1\nabcd1234efgh5678ijkl==\n".into(),
+                lines, vec!["Ab12Cd34Ef56Gh78", "Zz9Yy8Xx7Ww6Vv5Uu4", "abcd1234efgh5678ijkl"], vec![1, 4],
+            ),
             ("windows line ends", format!("{OPENAI}\r\n{GEMINI}\r\n"), all, vec![OPENAI, GEMINI], vec![]),
             ("nothing at all", "\n\n   \n".into(), all, vec![], vec![]),
             ("nothing at all, one per line", "\n\n   \n".into(), lines, vec![], vec![]),

@@ -1,17 +1,20 @@
-//! Checking a key that is not in any pool yet (a bulk import): one authenticated model list,
-//! the provider's free request (Gemini's documented `GET v1beta/models`), read for what it says
-//! of the key. Nothing is reported to the pool and no binding moves.
+//! Checking a key that is not in any pool yet (a bulk import): the request its kind verifies keys
+//! with (its row's [`Verification`], as the key's Test asks): one authenticated model list, the
+//! provider's free request (Gemini's documented `GET v1beta/models`), or the key's own answer
+//! where the model list is public (OpenRouter's `GET key`), read for what it says of the key.
+//! Nothing is reported to the pool and no binding moves.
 
 use std::time::Duration;
 
 use keypool::{FailureKind, Secret};
 
+use crate::kind::Verification;
 use crate::provider::ProviderEndpoint;
 use crate::rate_limit::announced_wait;
 use crate::service::CompletionService;
 use crate::stream::read_error_body;
 
-/// What one model list said of a key.
+/// What one verification said of a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyVerdict {
     /// The provider accepted the key (a 2xx, whatever the body).
@@ -29,13 +32,18 @@ pub enum KeyVerdict {
 }
 
 impl CompletionService {
-    /// Asks `endpoint` for its model list with `key` (already resolved: never a `$NAME`) and
-    /// says what the answer means for the key. Only the first page is read.
+    /// Asks `endpoint` about `key` (already resolved: never a `$NAME`) the way its kind verifies
+    /// keys, and says what the answer means for the key. Only a model list's first page is read.
     pub async fn check_key(&self, endpoint: &ProviderEndpoint, key: &Secret) -> KeyVerdict {
-        let mut url = endpoint.models_url();
-        if let Some((size, _)) = endpoint.wire().models_paging() {
-            url = format!("{url}?{size}=1");
-        }
+        // Asked the way the key's Test asks: a kind whose model list is public (OpenRouter's)
+        // answers about a key only at its own request.
+        let url = match endpoint.kind.row().verification {
+            Verification::KeyInfo { path } => endpoint.url_of(path),
+            Verification::ModelList => match endpoint.wire().models_paging() {
+                Some((size, _)) => format!("{}?{size}=1", endpoint.models_url()),
+                None => endpoint.models_url(),
+            },
+        };
         let request = endpoint.authorize(self.client(&url).get(&url), key);
         // The chat's deadline for an answer to begin: a provider that never answers holds no
         // import for ever.

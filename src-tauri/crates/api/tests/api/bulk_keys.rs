@@ -313,6 +313,33 @@ mod import_with_validation {
         assert_no_secret_sent(&h, &(0..9).map(key).collect::<Vec<_>>(), &progress);
     }
 
+    /// OpenRouter's model list answers any key: an import asks each key's own answer (`GET key`),
+    /// as the key's Test does, so keys OpenRouter refuses there are not called valid.
+    #[tokio::test]
+    async fn openrouter_keys_are_checked_where_openrouter_tells_a_refused_key() {
+        let h = Harness::new();
+        let fake = FakeProvider::start().await;
+        let provider = h.ok(
+            "llmConfig:addProvider",
+            json!({ "name": "Router", "kind": "openrouter", "baseUrl": format!("{}/api/v1", fake.url()), "models": ["m"] }),
+        );
+        let provider = provider["id"].as_str().unwrap().to_owned();
+        let router = |n: usize| format!("sk-or-v1-{n:064}");
+        fake.script(&router(1), [Reply::InvalidKey]);
+        fake.script(&router(2), [Reply::InvalidKey]);
+        let text = (0..3).map(router).collect::<Vec<_>>().join("\n");
+        let got = preview(&h, &provider, &text);
+        let end = import(&h, got["importId"].as_str().unwrap(), json!({ "validate": true })).await;
+        assert_eq!(
+            [&end["checked"], &end["valid"], &end["invalid"], &end["added"]],
+            [&json!(3), &json!(1), &json!(2), &json!(1)],
+            "the two keys OpenRouter refuses are invalid: {end}"
+        );
+        let asked: Vec<String> = fake.seen().iter().map(|s| s.path.clone()).collect();
+        assert!(asked.iter().all(|path| path == "/api/v1/key"), "each key was asked at GET key only: {asked:?}");
+        assert_eq!(pool(&h, &provider).len(), 1, "only the valid key is in the pool");
+    }
+
     /// A `.env` imported into an OpenAI provider: the provider is asked about its OpenAI keys and
     /// nothing else (not the Anthropic or Gemini key, nor the GitHub token or the password).
     #[tokio::test]

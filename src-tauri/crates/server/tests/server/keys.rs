@@ -233,3 +233,44 @@ async fn tokens_of_another_shape_need_one_per_line_and_can_be_left_out() {
     assert_eq!(stdout_json(&output)["added"], 1, "the Groq key alone");
     assert!(fake.seen().iter().all(|s| s.key != github), "the token left out never reached the provider");
 }
+
+/// The two defects of a first-time user's import, through the command line: OpenRouter keys
+/// that its `GET key` refuses are not called valid (its model list answers any key), and a
+/// `.env` read one per line gives each variable's value, never its longer name.
+#[tokio::test(flavor = "multi_thread")]
+async fn openrouter_refusals_count_and_a_variables_name_is_never_the_key() {
+    let fake = FakeProvider::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let config = config(&fake.url(), &[])
+        .replace("kind = \"openai\"", "kind = \"openrouter\"")
+        .replace(&format!("{}/v1", fake.url()), &format!("{}/api/v1", fake.url()));
+    let server = Server::start(tmp.path(), &config, &[]);
+    server.healthy().await;
+    server.signal("TERM");
+    assert_eq!(server.exited().await, Some(0), "the first run stops cleanly");
+    let dir = &tmp.path().join("data");
+    let router = |n: usize| format!("sk-or-v1-{n:064}");
+    for n in [1, 2] {
+        fake.always(&router(n), Reply::InvalidKey);
+    }
+    let file = tmp.path().join("router.txt");
+    std::fs::write(&file, (0..3).map(router).collect::<Vec<_>>().join("\n")).unwrap();
+    let output = cli(args(dir, &["import", "--provider", "fake", "--file", &file.display().to_string()])).await;
+    assert!(output.status.success(), "the import succeeds: {}", String::from_utf8_lossy(&output.stderr));
+    let imported = stdout_json(&output);
+    assert_eq!(
+        (&imported["invalid"], &imported["added"]),
+        (&json!(2), &json!(1)),
+        "two refused, one added: {imported}"
+    );
+    assert!(fake.seen().iter().all(|s| s.path == "/api/v1/key"), "asked at GET key: {:?}", fake.seen());
+
+    let value = "Qz7Wx5Er3Ty1Ui9Op8As";
+    let env = tmp.path().join("keys.env");
+    std::fs::write(&env, format!("export ANTHROPIC_API_KEY_NUMBER_2=\"{value}\"\n")).unwrap();
+    let env = env.display().to_string();
+    let listed = cli(args(dir, &["import", "--provider", "fake", "--file", &env, "--one-per-line", "--list"])).await;
+    let listed = stdout_json(&listed);
+    assert_eq!(listed["new"].as_array().map(Vec::len), Some(1), "one candidate: {listed}");
+    assert_eq!(listed["new"][0]["preview"], keypool::preview(value), "the value, not the name: {listed}");
+}
