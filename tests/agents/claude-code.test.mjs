@@ -1,7 +1,8 @@
 // Claude Code (the real `@anthropic-ai/claude-code`, pinned) through keypool-server: as-is to an
 // Anthropic pool, with the pool's affinity and failover, and through a route to an OpenAI-kind pool
 // where its tool loop runs on translated requests. Run by tests/agents/run.sh, which installs it.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -110,5 +111,32 @@ describe('Claude Code through keypool-server', () => {
     const { contents } = JSON.parse(asked[0].body);
     const asking = contents.filter((c) => c.role === 'user' && JSON.stringify(c.parts).includes('hello gemini'));
     assert.equal(asking.length, 1, 'the question, carried in a user turn');
+  });
+
+  it("reads its key from Keypool's key helper, with no token in its settings", async () => {
+    // What the app's Connect writes with the key helper on: the address in `env`, the token
+    // only in a file of Keypool's own (0600), printed by `apiKeyHelper`.
+    const home = mkdtempSync(join(tmpdir(), 'keypool-helper-home-'));
+    try {
+      const kept = join(home, 'keypool-data', 'agents', 'claude-code');
+      mkdirSync(kept, { recursive: true, mode: 0o700 });
+      writeFileSync(join(kept, 'token'), TOKEN, { mode: 0o600 });
+      mkdirSync(join(home, '.claude'));
+      const settings = { apiKeyHelper: `cat '${join(kept, 'token')}'`, env: { ANTHROPIC_BASE_URL: server.url } };
+      writeFileSync(join(home, '.claude', 'settings.json'), `${JSON.stringify(settings, null, 2)}\n`);
+      chmodSync(join(home, '.claude', 'settings.json'), 0o644);
+      const before = (await messages()).length;
+      const turn = await run(CLAUDE, ['-p', '--model', 'claude-sonnet-4-6', 'via the helper'], {
+        cwd: server.work,
+        env: { HOME: home, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' },
+      });
+      assert.equal(turn.code, 0, `claude answered: ${turn.stdout}${turn.stderr}`);
+      assert.match(turn.stdout, /Hello from the fake provider\./, "the pool's reply, with the helper's token");
+      const asked = (await messages()).slice(before);
+      assert.equal(asked.length, 1, 'one Messages request');
+      assert.match(asked[0].last_user, /via the helper$/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });

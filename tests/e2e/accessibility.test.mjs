@@ -174,6 +174,16 @@ describe('accessibility of the real window', () => {
       await assertAccessible(app, `the Connect dialog (${theme})`, '[data-testid="agent-connect-dialog"]');
       await click(app, 'agent-connect-cancel');
       await gone(app, 'agent-connect-dialog');
+      if (theme === 'light') {
+        await (await app.find('named-token-name-input')).sendKeys('a11y-bot');
+        await click(app, 'named-token-create');
+        await click(app, 'local-api-token-done');
+      }
+      await click(app, 'named-token-limits');
+      await app.find('token-rules-dialog');
+      await assertAccessible(app, `a token's limits (${theme})`, '[data-testid="token-rules-dialog"]');
+      await click(app, 'token-rules-cancel');
+      await gone(app, 'token-rules-dialog');
 
       await click(app, 'settings-about');
       const about = await app.find('about');

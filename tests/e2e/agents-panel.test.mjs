@@ -3,7 +3,7 @@
 // Claude Code, Codex CLI and Gemini CLI leaves their files exactly as they were (a file with the
 // user's own settings, one that did not exist, with its folder). Screenshots in light and dark.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -29,6 +29,7 @@ describe('routes and coding agents, in the real window', () => {
   let fake;
   let home;
   let token;
+  let port;
 
   before(async () => {
     fake = await startFakeProvider();
@@ -36,6 +37,7 @@ describe('routes and coding agents, in the real window', () => {
     for (const [path, text] of Object.entries(BEFORE)) {
       mkdirSync(join(home, path, '..'), { recursive: true });
       writeFileSync(join(home, path), text);
+      chmodSync(join(home, path), 0o644);
     }
     // The agents' files go in this home, never the user's (nor where CLAUDE_CONFIG_DIR or
     // CODEX_HOME would point).
@@ -49,9 +51,10 @@ describe('routes and coding agents, in the real window', () => {
 
     await click(app, 'nav-settings');
     await click(app, 'settings-localApi');
-    const port = await app.find('local-api-port-input');
-    await retype(port, String(await freePort()));
-    await port.sendKeys(Key.ENTER);
+    port = await freePort();
+    const portInput = await app.find('local-api-port-input');
+    await retype(portInput, String(port));
+    await portInput.sendKeys(Key.ENTER);
     await waitFor(app, () => fresh(async () => textOf(await app.find('local-api-port-status'))), (t) => t === 'Saved.', 'the port is saved');
     await click(app, 'local-api-switch');
     token = await (await app.find('local-api-token')).getAttribute('value');
@@ -89,11 +92,15 @@ describe('routes and coding agents, in the real window', () => {
       assert.equal(await stateOf(app, agent), 'notConnected', `${agent} is not connected yet`);
       await (await inCard(app, agent, 'agent-connect')).click();
       await app.find('agent-connect-dialog');
-      // The token is asked only while no connected agent holds it: the first time.
       const asked = await app.driver.findElements(By.css('[data-testid="agent-token-input"]'));
-      assert.equal(asked.length, agent === 'claudeCode' ? 1 : 0, `${agent}: the token asked only once`);
-      if (asked.length) await asked[0].sendKeys(token);
+      assert.equal(asked.length, 0, `${agent}: no token is asked, Connect makes one of its own`);
       await click(app, 'agent-connect-confirm');
+      // The user's own files were readable by others (0644): the dialog says it made them private.
+      if (agent !== 'codex') {
+        const notice = await textOf(await app.find('agent-tightened'));
+        assert.match(notice, /readable by you only \(it was 0644\)/, `${agent}: the dialog says so`);
+        await click(app, 'agent-connect-done');
+      }
       await gone(app, 'agent-connect-dialog');
       await waitFor(app, () => stateOf(app, agent), (s) => s === 'connected', `${agent} is connected`);
     }
@@ -105,8 +112,20 @@ describe('routes and coding agents, in the real window', () => {
     await app.screenshot('settings-local-api-agents-dark');
 
     const claude = JSON.parse(readFileSync(join(home, '.claude/settings.json'), 'utf8'));
-    assert.equal(claude.env.ANTHROPIC_AUTH_TOKEN, token, 'Claude Code holds the local token');
+    const own = claude.env.ANTHROPIC_AUTH_TOKEN;
+    assert.ok(own.startsWith('kp-local-') && own !== token, 'Claude Code holds a token of its own, not the main one');
+    assert.equal(statSync(join(home, '.claude/settings.json')).mode & 0o777, 0o600, 'in a file only its owner can read');
     assert.equal(claude.env.DISABLE_TELEMETRY, '1', 'and the user’s own env');
+    const answer = await fetch(`${claude.env.ANTHROPIC_BASE_URL}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${own}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-fake', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    assert.equal(answer.status, 200, 'its token answers through the app');
+    await click(app, 'nav-settings');
+    await click(app, 'settings-localApi');
+    const listed = await waitFor(app, () => fresh(async () => textOf(await app.find('named-tokens-list'))), (t) => t.includes('gemini-cli'), 'the agents’ tokens are listed');
+    assert.match(listed, /claude-code · Claude Code on this machine/, 'each with its agent');
     const codex = readFileSync(join(home, '.codex/config.toml'), 'utf8');
     assert.match(codex, /model_provider = "keypool"/, 'Codex is given Keypool as its provider');
     assert.match(codex, /wire_api = "responses"/);
@@ -118,7 +137,14 @@ describe('routes and coding agents, in the real window', () => {
     }
     for (const [path, text] of Object.entries(BEFORE)) {
       assert.equal(readFileSync(join(home, path), 'utf8'), text, `${path}: byte for byte as it was`);
+      assert.equal(statSync(join(home, path)).mode & 0o777, 0o644, `${path}: and its mode`);
     }
+    const revoked = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${own}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-fake', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    assert.equal(revoked.status, 401, 'Disconnect revoked Claude Code’s token');
     assert.ok(!existsSync(join(home, '.codex')), 'Codex’s file, which did not exist, is gone with its folder');
   });
 });

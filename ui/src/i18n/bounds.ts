@@ -40,6 +40,12 @@ export const BOUNDS: Partial<Record<MessageKey, Bound>> = {
   'chat.titleTooLong': chars(LIMITS.chatTitle),
   'usagePage.modelTooLong': bytes(LIMITS.modelName),
   'usagePage.priceRange': range(LIMITS.price),
+  'namedTokens.rpmRange': range(LIMITS.tokenRequestsPerMinute),
+  'namedTokens.tpmRange': range(LIMITS.tokenTokensPerMinute),
+  'namedTokens.inFlightRange': range(LIMITS.tokenInFlight),
+  'namedTokens.budgetUsdRange': range(LIMITS.tokenBudgetUsd),
+  'namedTokens.budgetTokensRange': range(LIMITS.tokenBudgetTokens),
+  'namedTokens.modelsTooMany': { max: LIMITS.tokenModels.maxItems },
   'localApi.portHint': LIMITS.port,
   'localApi.portRange': range(LIMITS.port),
 };

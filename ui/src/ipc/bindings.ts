@@ -51,9 +51,28 @@ onMyNetwork?: boolean, };
 export type Agent = "claudeCode" | "codex" | "geminiCli";
 
 /**
+ * What Connect did: the agents now, and the files it made readable by their owner only.
+ */
+export type AgentConnected = { agents: Agents, 
+/**
+ * Files others could read that now hold the token (0600), each with the mode it had
+ * (Disconnect puts it back).
+ */
+tightened: Array<TightenedFile>, };
+
+/**
  * Keypool's connection of an agent.
  */
 export type AgentConnection = { connectedAt: number, model: string | null, 
+/**
+ * Its own token's name (a named token of the local API); none for a connection made before
+ * agents had their own.
+ */
+token: string | null, 
+/**
+ * It reads the token from Keypool's helper command (Claude Code's `apiKeyHelper`).
+ */
+keyHelper: boolean, 
 /**
  * Files changed since Connect wrote them: Disconnect would undo those changes.
  */
@@ -105,18 +124,15 @@ lastCall: number | null,
 problem: AgentFile | null, };
 
 /**
- * The token an agent's files hold: none, the local API's now, or another (an older one).
+ * The token an agent's files hold: none, its own, the local API's main one (shared, from a
+ * connection made before agents had their own), or another (revoked, or some other key).
  */
-export type AgentToken = "none" | "current" | "other";
+export type AgentToken = "none" | "own" | "main" | "other";
 
 /**
- * The coding agents, and what connecting one needs.
+ * The coding agents, and the address Connect gives them.
  */
 export type Agents = { agents: Array<AgentState>, 
-/**
- * A connected agent holds the local API's token: Connect needs none given.
- */
-tokenKnown: boolean, 
 /**
  * What agents are pointed at: `http://127.0.0.1:PORT`.
  */
@@ -257,6 +273,16 @@ coolingUntil: number | null,
 usedUpUntil: number | null, };
 
 /**
+ * A budget: US dollars (at the price table's prices) or tokens.
+ */
+export type BudgetInput = { "usd": number } | { "tokens": number };
+
+/**
+ * The span a budget is counted over, in UTC.
+ */
+export type BudgetPeriod = "day" | "week" | "month" | "total";
+
+/**
  * An agent whose share of cached input tokens in the last day is at most half of the week
  * before's (a session off its key, or a prompt that changes at its start).
  */
@@ -321,10 +347,11 @@ export type ConfigureLocalApiArgs = { enabled: boolean, port?: number, };
 export type Conflict = "duplicate_key" | "reply_in_progress";
 
 /**
- * Points an agent at the local API. `token`: the local API's, needed only when no connected
- * agent holds it (`tokenKnown`); `model`: the model it asks for (none: its own choice).
+ * Points an agent at the local API with a token of its own. `model`: the model it asks for
+ * (none: its own choice); `newToken`: a new value for its token even when its files hold it;
+ * `keyHelper`: Claude Code reads the token from Keypool's helper command, not its settings file.
  */
-export type ConnectAgentArgs = { agent: Agent, token?: KeyArg, model?: string, };
+export type ConnectAgentArgs = { agent: Agent, model?: string, newToken?: boolean, keyHelper?: boolean, };
 
 /**
  * The team to join: its Redis, its name, and the team secret (64 hex digits; leave it out to
@@ -345,6 +372,11 @@ export type CreateChatArgs = { providerId: string, model?: string, title?: strin
  * Defaults to the provider's; `""`: none.
  */
 systemPrompt?: string, };
+
+/**
+ * Makes a named token: its name (see [`TokenNameArgs`]) and what it may do.
+ */
+export type CreateTokenArgs = { name: string, rules?: TokenRulesInput, };
 
 /**
  * What a key may still spend, in US dollars, as the provider counts it (OpenRouter's
@@ -480,7 +512,7 @@ export type Issue = { path: string, code: IssueCode, params?: IssueParams, messa
 /**
  * What is wrong with one argument.
  */
-export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "image_too_large" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "no_keys_found" | "keys_of_several_providers" | "bad_glob" | "unknown_provider" | "token_mismatch" | "token_required" | "local_api_off" | "bad_token_name" | "token_name_taken" | "invalid";
+export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "image_too_large" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "no_keys_found" | "keys_of_several_providers" | "bad_glob" | "unknown_provider" | "token_mismatch" | "token_required" | "local_api_off" | "bad_token_name" | "token_name_taken" | "expiry_passed" | "no_key_helper" | "invalid";
 
 /**
  * The numbers and words an issue's wording needs.
@@ -809,7 +841,7 @@ fetchedAt: number,
 cached: boolean, };
 
 /**
- * A named token of the local API, as shown: never its value.
+ * A named token as the app shows it: never its value.
  */
 export type NamedToken = { name: string, 
 /**
@@ -817,13 +849,27 @@ export type NamedToken = { name: string,
  */
 createdAt: number, 
 /**
- * When a request it sent was last recorded; null: never (or its history was purged).
+ * When the ledger last recorded a request it sent (milliseconds); `None`: never (or its
+ * history was purged).
  */
 lastUsedAt: number | null, 
 /**
- * False when a server sharing this store disabled it or let it expire.
+ * Whether it is served: not expired, and not disabled by a server sharing this store.
  */
-usable: boolean, };
+usable: boolean, 
+/**
+ * The coding agent Connect made it for (`claude-code`, `codex`, `gemini-cli`); `None`: made
+ * by hand. Disconnecting the agent revokes it.
+ */
+agent: string | null, 
+/**
+ * What it may do, and until when.
+ */
+rules: TokenRules, 
+/**
+ * What it spent.
+ */
+spent: TokenSpend, };
 
 /**
  * A named token just made, with its value: shown this once.
@@ -834,13 +880,27 @@ export type NewNamedToken = { token: string, name: string,
  */
 createdAt: number, 
 /**
- * When a request it sent was last recorded; null: never (or its history was purged).
+ * When the ledger last recorded a request it sent (milliseconds); `None`: never (or its
+ * history was purged).
  */
 lastUsedAt: number | null, 
 /**
- * False when a server sharing this store disabled it or let it expire.
+ * Whether it is served: not expired, and not disabled by a server sharing this store.
  */
-usable: boolean, };
+usable: boolean, 
+/**
+ * The coding agent Connect made it for (`claude-code`, `codex`, `gemini-cli`); `None`: made
+ * by hand. Disconnecting the agent revokes it.
+ */
+agent: string | null, 
+/**
+ * What it may do, and until when.
+ */
+rules: TokenRules, 
+/**
+ * What it spent.
+ */
+spent: TokenSpend, };
 
 /**
  * Arguments of a command that takes none; any field is rejected.
@@ -1162,6 +1222,12 @@ export type SourceRangeArgs = { from: number, to: number, };
 export type SourceUsage = { source: UsageSource, requests: number, inputTokens: number, cachedTokens: number, outputTokens: number, cachedShare: number | null, };
 
 /**
+ * What a member may spend per period: US dollars (at the price table's prices) or tokens
+ * (prompt, cached included, and output).
+ */
+export type SpendBudget = { "usd": number } | { "tokens": number };
+
+/**
  * How to import a previewed text.
  */
 export type StartKeyImportArgs = { importId: string, 
@@ -1257,6 +1323,15 @@ export type TestRouteArgs = { route: RouteInput, };
  */
 export type ThemeChoice = "system" | "light" | "dark";
 
+/**
+ * A file whose mode Connect tightened.
+ */
+export type TightenedFile = { path: string, 
+/**
+ * Its permission bits before (`0o644` is 420).
+ */
+mode: number, };
+
 export type ToggleApiKeyArgs = { id: string, enabled: boolean, };
 
 /**
@@ -1264,6 +1339,52 @@ export type ToggleApiKeyArgs = { id: string, enabled: boolean, };
  * the characters and the name's use).
  */
 export type TokenNameArgs = { name: string, };
+
+/**
+ * What a named token may do: a server member's limits (each `None`, or no models, is no limit),
+ * and the moment it stops working.
+ */
+export type TokenRules = { 
+/**
+ * What it may spend per `budget_period` (a month unless told): dollars at the price table's
+ * prices, or tokens.
+ */
+budget: SpendBudget | null, budgetPeriod: BudgetPeriod | null, requestsPerMinute: number | null, tokensPerMinute: number | null, 
+/**
+ * Requests it may have in flight at once.
+ */
+maxInFlight: number | null, 
+/**
+ * Globs (`*`, `?`) of the models it may ask for, matched against the name asked (a route's
+ * included) and the model routed to; empty: every model.
+ */
+models: Array<string>, 
+/**
+ * Milliseconds since the epoch; `None`: never.
+ */
+expiresAt: number | null, };
+
+/**
+ * What a named token may do (each left out: no limit). A budget is dollars or tokens per
+ * `budgetPeriod` (a month unless told); `models` are globs (`*`, `?`); `expiresAt` is ms since
+ * the epoch, ahead of now.
+ */
+export type TokenRulesInput = { budget?: BudgetInput, budgetPeriod?: BudgetPeriod, requestsPerMinute?: number, tokensPerMinute?: number, maxInFlight?: number, models?: Array<string>, expiresAt?: number, };
+
+/**
+ * What a named token spent, as the book counts it (from the store's tally at start, then every
+ * answer).
+ */
+export type TokenSpend = { 
+/**
+ * This calendar month (UTC): tokens (prompt and output) and US dollars at the price table's
+ * prices.
+ */
+monthTokens: number, monthUsd: number, 
+/**
+ * Of its budget, in the budget's unit and period; `None` without a budget.
+ */
+budgetUsed: number | null, };
 
 /**
  * What the requests of one named token of the local API spent, or (`name` null) those sent
@@ -1371,6 +1492,11 @@ proxy?: ProxySetting,
 notifyKeysLost?: boolean, };
 
 /**
+ * Sets what the named token `name` may do (its value stays).
+ */
+export type UpdateTokenArgs = { name: string, rules: TokenRulesInput, };
+
+/**
  * Every source in order (the agents, the chat, the others), and the drops.
  */
 export type UsageBySource = { sources: Array<SourceUsage>, drops: Array<CacheDrop>, };
@@ -1473,6 +1599,12 @@ export const LIMITS = {
   notificationTitle: { maxChars: 200 },
   notificationBody: { maxChars: 1000 },
   tokenName: { maxChars: 64 },
+  tokenBudgetUsd: { min: 0.0, max: 1000000.0 },
+  tokenBudgetTokens: { min: 0, max: 1000000000000 },
+  tokenRequestsPerMinute: { min: 1, max: 1000000 },
+  tokenTokensPerMinute: { min: 1, max: 1000000000000 },
+  tokenInFlight: { min: 1, max: 10000 },
+  tokenModels: { maxItems: 50 },
 } as const;
 
 /**
@@ -1518,13 +1650,14 @@ export type Commands = {
   "localApi:configure": { kind: "async"; args: ConfigureLocalApiArgs; result: LocalApiConfigured };
   "localApi:regenerateToken": { kind: "async"; args: NoArgs; result: LocalApiToken };
   "localApi:listTokens": { kind: "sync"; args: NoArgs; result: Array<NamedToken> };
-  "localApi:createToken": { kind: "sync"; args: TokenNameArgs; result: NewNamedToken };
+  "localApi:createToken": { kind: "sync"; args: CreateTokenArgs; result: NewNamedToken };
+  "localApi:updateToken": { kind: "sync"; args: UpdateTokenArgs; result: Array<NamedToken> };
   "localApi:revokeToken": { kind: "sync"; args: TokenNameArgs; result: Array<NamedToken> };
   "localApi:getRoutes": { kind: "sync"; args: NoArgs; result: Array<Route> };
   "localApi:setRoutes": { kind: "sync"; args: SetRoutesArgs; result: Array<Route> };
   "localApi:testRoute": { kind: "async"; args: TestRouteArgs; result: RouteTest };
   "localApi:getAgents": { kind: "sync"; args: NoArgs; result: Agents };
-  "localApi:connectAgent": { kind: "sync"; args: ConnectAgentArgs; result: Agents };
+  "localApi:connectAgent": { kind: "sync"; args: ConnectAgentArgs; result: AgentConnected };
   "localApi:disconnectAgent": { kind: "sync"; args: DisconnectAgentArgs; result: Agents };
   "team:getStatus": { kind: "sync"; args: NoArgs; result: TeamStatus };
   "team:connect": { kind: "async"; args: ConnectTeamArgs; result: TeamStatus };

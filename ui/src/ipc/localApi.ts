@@ -1,4 +1,4 @@
-import type { Agent, RouteInput } from './bindings';
+import type { Agent, RouteInput, TokenRulesInput } from './bindings';
 import { call, defined } from './client';
 
 export const localApiApi = {
@@ -9,8 +9,10 @@ export const localApiApi = {
   regenerateToken: () => call('localApi:regenerateToken'),
   /** The named tokens (one per agent, script or person), never their values. */
   listTokens: () => call('localApi:listTokens'),
-  /** Makes a named token: its value is in the answer, this once. */
-  createToken: (name: string) => call('localApi:createToken', { name }),
+  /** Makes a named token (with what it may do): its value is in the answer, this once. */
+  createToken: (name: string, rules?: TokenRulesInput) => call('localApi:createToken', defined({ name, rules })),
+  /** Sets what a named token may do (its value stays). Answers every token. */
+  updateToken: (name: string, rules: TokenRulesInput) => call('localApi:updateToken', { name, rules }),
   /** Revokes a named token: it stops at once; what it spent stays under its name. Answers those left. */
   revokeToken: (name: string) => call('localApi:revokeToken', { name }),
   /** The routes, first match first, each with whether its provider can answer now. */
@@ -21,8 +23,18 @@ export const localApiApi = {
   testRoute: (route: RouteInput) => call('localApi:testRoute', { route }),
   /** The coding agents: connected or not, their model and where it goes, their last call. */
   getAgents: () => call('localApi:getAgents'),
-  /** Writes the agent's own files to use the local API (after keeping them); `token` when none is known. */
-  connectAgent: (agent: Agent, options: { token?: string; model?: string } = {}) => call('localApi:connectAgent', defined({ agent, ...options })),
+  /**
+   * Writes the agent's own files to use the local API with a token of its own (after keeping
+   * them): `newToken` gives it a new value, `keyHelper` keeps it out of Claude Code's settings.
+   */
+  connectAgent: (agent: Agent, options: ConnectOptions = {}) => call('localApi:connectAgent', defined({ agent, ...options })),
   /** Puts the agent's files back as they were; `force` also when they changed since Connect. */
   disconnectAgent: (agent: Agent, force?: boolean) => call('localApi:disconnectAgent', defined({ agent, force })),
 };
+
+/** How to connect an agent (see `localApiApi.connectAgent`). */
+export interface ConnectOptions {
+  model?: string;
+  newToken?: boolean;
+  keyHelper?: boolean;
+}

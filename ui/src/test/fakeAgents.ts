@@ -4,10 +4,12 @@ import type { Handlers } from './fakeBackend';
 
 /*
  * The fake backend's routes and coding agents, behind `localApi:getRoutes`, `setRoutes`,
- * `testRoute`, `getAgents`, `connectAgent` and `disconnectAgent`, with the backend's rules: a
- * route's glob, provider and model are checked (an issue each, at `routes[i].field`); Connect
- * needs the local API on and its token (given, or held by a connected agent); a file a test
- * marks malformed stops Connect, one marked changed stops Disconnect unless forced.
+ * `testRoute`, `getAgents`, `connectAgent` and `disconnectAgent`, and the named tokens, with the
+ * backend's rules: a route's glob, provider and model are checked (an issue each, at
+ * `routes[i].field`); Connect needs the local API on and gives the agent a named token of its own
+ * (kept when connected again, a new value with `newToken`; the key helper for Claude Code only),
+ * Disconnect revokes it; a file a test marks malformed stops Connect, one marked changed stops
+ * Disconnect unless forced, one marked readable by others is reported tightened.
  */
 
 type BackendError = (code: ErrorCode, message: string, issues?: Issue[], details?: ErrorDetails) => IpcError;
@@ -39,6 +41,11 @@ interface FakeAgent {
   model: string | null;
   /** The token its files hold. */
   token: string | null;
+  /** Its own token's name, while connected. */
+  tokenName: string | null;
+  keyHelper: boolean;
+  /** A file others can read (a test's doing), with its mode: Connect tightens it once. */
+  readable: { path: string; mode: number } | null;
   /** Files changed since Connect (a test's doing). */
   changed: string[];
   /** A file Connect cannot merge (a test's doing). */
@@ -49,7 +56,10 @@ interface FakeAgent {
 export function createFakeLocalApiExtras({ fail, providers, localApi, localTokens, served, now }: Deps) {
   let routes: RouteInput[] = [];
   const agents = new Map<Agent, FakeAgent>(
-    (Object.keys(DEFAULTS) as Agent[]).map((agent) => [agent, { connectedAt: null, model: null, token: null, changed: [], malformed: null, lastCall: null }]),
+    (Object.keys(DEFAULTS) as Agent[]).map((agent) => [
+      agent,
+      { connectedAt: null, model: null, token: null, tokenName: null, keyHelper: false, readable: null, changed: [], malformed: null, lastCall: null },
+    ]),
   );
   /** What `usage:getBySource` answers (every source at zero until a test sets it). */
   let bySource: UsageBySource | null = null;
@@ -62,6 +72,23 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
 
   const issue = (path: string, code: Issue['code']): Issue => ({ path, code, message: code });
   const currentToken = () => localTokens().at(-1) ?? null;
+  /** Every value each named token was given, by name (the last one serves). */
+  const values = new Map<string, string[]>();
+  let issued = 0;
+  const servedValue = (name: string | null) => (name === null ? undefined : values.get(name)?.at(-1));
+  const noRules = (): NamedToken['rules'] => ({ budget: null, budgetPeriod: null, requestsPerMinute: null, tokensPerMinute: null, maxInFlight: null, models: [], expiresAt: null });
+  const noSpend = (): NamedToken['spent'] => ({ monthTokens: 0, monthUsd: 0, budgetUsed: null });
+  const sortedTokens = () => [...named].sort((a, b) => a.name.localeCompare(b.name));
+  const SLUGS: Record<Agent, string> = { claudeCode: 'claude-code', codex: 'codex', geminiCli: 'gemini-cli' };
+
+  /** A new value for `name` (made, with `agent`, when there is no such token). */
+  function issue_(name: string, agent: string | null): string {
+    issued += 1;
+    const value = `kp-local-named-${issued}`;
+    if (!named.some((t) => t.name === name)) named.push({ name, createdAt: now(), lastUsedAt: null, usable: true, agent, rules: noRules(), spent: noSpend() });
+    values.set(name, [...(values.get(name) ?? []), value]);
+    return value;
+  }
 
   function views(): Route[] {
     return routes.map((route) => {
@@ -89,9 +116,9 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
     return {
       agent,
       files: DEFAULTS[agent].files,
-      connection: connected ? { connectedAt: a.connectedAt as number, model: a.model, changed: a.changed } : null,
+      connection: connected ? { connectedAt: a.connectedAt as number, model: a.model, token: a.tokenName, keyHelper: a.keyHelper, changed: a.changed } : null,
       pointsHere: connected,
-      token: a.token === null ? 'none' : a.token === currentToken() ? 'current' : 'other',
+      token: a.token === null ? 'none' : a.token === servedValue(a.tokenName) ? 'own' : a.token === currentToken() ? 'main' : 'other',
       model: a.model,
       defaultModel: DEFAULTS[agent].model,
       resolution: resolve(agent, a.model ?? DEFAULTS[agent].model),
@@ -102,8 +129,7 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
 
   function overview() {
     const list = (Object.keys(DEFAULTS) as Agent[]).map(state);
-    const tokenKnown = list.some((a) => a.connection !== null && a.token === 'current');
-    return { agents: list, tokenKnown, address: `http://127.0.0.1:${localApi().port}` };
+    return { agents: list, address: `http://127.0.0.1:${localApi().port}` };
   }
 
   function checkRoutes(list: RouteInput[], path: (i: number, field: string) => string) {
@@ -140,7 +166,24 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
     },
     // Like the backend: a name is 1 to 64 of `A-Z a-z 0-9 . _ - @`, unique in any case; the
     // list never holds a token; a revoke of an unknown name is `not_found`.
-    'localApi:listTokens': () => [...named].sort((a, b) => a.name.localeCompare(b.name)),
+    'localApi:listTokens': () => sortedTokens(),
+    'localApi:updateToken': ({ name, rules }) => {
+      const token = named.find((t) => t.name.toLowerCase() === name.trim().toLowerCase());
+      if (!token) throw fail('not_found', `token "${name}" does not exist`, undefined, { kind: 'notFound', what: 'token' });
+      if (rules.expiresAt !== undefined && rules.expiresAt <= now()) throw fail('validation', 'expired', [issue('rules.expiresAt', 'expiry_passed')]);
+      if (rules.requestsPerMinute !== undefined && rules.requestsPerMinute < 1) throw fail('validation', 'rpm', [issue('rules.requestsPerMinute', 'too_small')]);
+      token.rules = {
+        budget: rules.budget ?? null,
+        budgetPeriod: rules.budget ? (rules.budgetPeriod ?? 'month') : null,
+        requestsPerMinute: rules.requestsPerMinute ?? null,
+        tokensPerMinute: rules.tokensPerMinute ?? null,
+        maxInFlight: rules.maxInFlight ?? null,
+        models: rules.models ?? [],
+        expiresAt: rules.expiresAt ?? null,
+      };
+      token.usable = token.rules.expiresAt === null || token.rules.expiresAt > now();
+      return sortedTokens();
+    },
     'localApi:createToken': ({ name }) => {
       if (name === undefined) throw fail('validation', 'name: is required', [issue('name', 'required')]);
       if ([...name].length > LIMITS.tokenName.maxChars) {
@@ -150,30 +193,33 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
       if (wanted === '') throw fail('validation', 'name: blank', [issue('name', 'blank')]);
       if (!/^[A-Za-z0-9._@-]{1,64}$/.test(wanted)) throw fail('validation', 'name: bad', [issue('name', 'bad_token_name')]);
       if (named.some((t) => t.name.toLowerCase() === wanted.toLowerCase())) throw fail('validation', 'name: taken', [issue('name', 'token_name_taken')]);
-      const token: NamedToken = { name: wanted, createdAt: now(), lastUsedAt: null, usable: true };
-      named.push(token);
-      return { ...token, token: `kp-local-named-${named.length}` };
+      const value = issue_(wanted, null);
+      const token = named.find((t) => t.name === wanted) as NamedToken;
+      return { ...token, token: value };
     },
     'localApi:revokeToken': ({ name }) => {
       const index = named.findIndex((t) => t.name.toLowerCase() === name.trim().toLowerCase());
       if (index < 0) throw fail('not_found', `token "${name}" does not exist`, undefined, { kind: 'notFound', what: 'token' });
+      values.delete(named[index].name);
       named.splice(index, 1);
-      return [...named].sort((a, b) => a.name.localeCompare(b.name));
+      return sortedTokens();
     },
     'usage:getByToken': ({ from, to }) => {
       if (from >= to) throw fail('validation', 'from: must be before `to`', [issue('from', 'range_order')]);
       return byToken;
     },
     'localApi:getAgents': () => overview(),
-    'localApi:connectAgent': ({ agent, token, model }) => {
+    'localApi:connectAgent': ({ agent, model, newToken, keyHelper }) => {
       if (!localApi().enabled) throw fail('validation', 'the local API is off', [issue('', 'local_api_off')]);
-      const known = overview().tokenKnown ? currentToken() : null;
-      if (token !== undefined && token.trim() !== currentToken()) throw fail('validation', 'token: not the token', [issue('token', 'token_mismatch')]);
-      if (token === undefined && known === null) throw fail('validation', 'token: required', [issue('token', 'token_required')]);
+      if (keyHelper && agent !== 'claudeCode') throw fail('validation', 'no key helper', [issue('keyHelper', 'no_key_helper')]);
       const a = agents.get(agent) as FakeAgent;
       if (a.malformed) throw fail('conflict', `${a.malformed.path}: cannot be merged`, undefined, { kind: 'agentFile', file: a.malformed });
-      agents.set(agent, { ...a, connectedAt: a.connectedAt ?? now(), model: model?.trim() ?? null, token: currentToken() });
-      return overview();
+      const keep = a.tokenName !== null && a.token === servedValue(a.tokenName) && !newToken;
+      const tokenName = a.tokenName ?? SLUGS[agent];
+      const value = keep ? (a.token as string) : issue_(tokenName, SLUGS[agent]);
+      const tightened = a.readable && !keyHelper ? [a.readable] : [];
+      agents.set(agent, { ...a, connectedAt: a.connectedAt ?? now(), model: model?.trim() ?? null, token: value, tokenName, keyHelper: keyHelper === true, readable: tightened.length > 0 ? null : a.readable });
+      return { agents: overview(), tightened };
     },
     'localApi:disconnectAgent': ({ agent, force }) => {
       const a = agents.get(agent) as FakeAgent;
@@ -181,7 +227,12 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
       if (a.changed.length > 0 && force !== true) {
         throw fail('conflict', `${a.changed[0]}: changed since`, undefined, { kind: 'agentFile', file: { path: a.changed[0], problem: { kind: 'changed' } } });
       }
-      agents.set(agent, { ...a, connectedAt: null, model: null, token: null, changed: [] });
+      const index = named.findIndex((t) => t.name === a.tokenName && t.agent === SLUGS[agent]);
+      if (index >= 0) {
+        values.delete(named[index].name);
+        named.splice(index, 1);
+      }
+      agents.set(agent, { ...a, connectedAt: null, model: null, token: null, tokenName: null, keyHelper: false, changed: [] });
       return overview();
     },
   };
@@ -198,7 +249,9 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
     namedTokens: () => named,
     /** What trying a route to `providerId` answers from now on. */
     setRouteTest: (providerId: string, outcome: RouteTest['outcome']) => tests.set(providerId, outcome),
-    /** Changes what the fake keeps of `agent`: a file changed or malformed, its last call. */
+    /** Every value the token `name` was given, the serving one last. */
+    tokenValues: (name: string) => values.get(name) ?? [],
+    /** Changes what the fake keeps of `agent`: a file changed, malformed or readable by others, its last call. */
     setAgent: (agent: Agent, changes: Partial<FakeAgent>) => agents.set(agent, { ...(agents.get(agent) as FakeAgent), ...changes }),
     agent: (agent: Agent) => state(agent),
   };

@@ -13,8 +13,8 @@ use tokio_util::sync::DropGuard;
 use keypool_keychain::{Keychain, OsKeychain};
 
 use crate::service::{
-    AgentHome, Agents, Attachments, BulkKeys, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, Members,
-    Membership, Migrated, NoSaveDialog, PoolAlerts, Preferences, Providers, Records, SaveDialog, ServiceError,
+    AgentHome, Agents, Attachments, BulkKeys, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, MemberBook,
+    Members, Membership, Migrated, NoSaveDialog, PoolAlerts, Preferences, Providers, Records, SaveDialog, ServiceError,
     Settings, StoreLoader, Usage, UsageReport, Vault, WritePath, DAY_MS,
 };
 use crate::SystemClock;
@@ -117,6 +117,8 @@ struct Services {
     local_api: LocalApi,
     agents: Agents,
     members: Members,
+    /// The members' (and named tokens') limits and spend, as the endpoint enforces them.
+    book: MemberBook,
     usage_report: UsageReport,
     team: Membership,
     events: Arc<dyn EventSink>,
@@ -274,6 +276,12 @@ impl AppContext {
         Ok(&self.services()?.members)
     }
 
+    /// What the endpoint enforces of its members' limits, and what they spent: a server's members,
+    /// the app's named tokens.
+    pub fn member_book(&self) -> Result<&MemberBook, ServiceError> {
+        Ok(&self.services()?.book)
+    }
+
     /// The ledger summed by member, model, provider or key (`keypool-server usage`).
     pub fn usage_report(&self) -> Result<&UsageReport, ServiceError> {
         Ok(&self.services()?.usage_report)
@@ -340,7 +348,16 @@ impl Services {
         let attachments = Arc::new(Attachments::open(db.clone(), clock.now().as_millis()));
         let alerts = Arc::new(PoolAlerts::new(db.clone(), pool.clone(), events.clone(), pool_alerts));
         let notices = events.clone();
-        let records = Arc::new(Records { writes: writes.clone(), ledger: ledger.clone(), tap, alerts: alerts.clone() });
+        let members = Members::new(db.clone(), clock.clone());
+        let book = MemberBook::new(clock.clone());
+        book.attach(members.clone());
+        let records = Arc::new(Records {
+            writes: writes.clone(),
+            ledger: ledger.clone(),
+            tap,
+            alerts: alerts.clone(),
+            book: book.clone(),
+        });
         let completions =
             CompletionService::new(pool.clone(), clock.clone(), resolver.clone(), records.clone(), waiter);
         let membership = Membership::new(
@@ -380,9 +397,11 @@ impl Services {
                 writes.clone(),
                 vault.clone(),
                 providers,
+                book.clone(),
             ),
             agents: Agents::new(db.clone(), clock.clone(), agent_home, data_dir),
-            members: Members::new(db.clone(), clock.clone()),
+            members,
+            book,
             usage_report: UsageReport::new(db.clone()),
             chats: Chats::new(db, completions.clone(), clock.clone(), save_dialog, vault.clone(), attachments),
             completions,

@@ -329,20 +329,18 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
         keypool_api::files::log_privacy(&data_dir, privacy);
     }
     let dirs = Dirs { data_dir: data_dir.clone(), log_dir: data_dir.join("logs") };
-    let book = MemberBook::new(Arc::new(keypool_api::SystemClock));
     let metrics = metrics::Metrics::new();
     let alerts = alerts::Alerts::start();
     alerts.set_webhook(config.as_ref().and_then(|c| c.webhook.clone()));
-    let observers = Arc::new(observe::Observers(vec![
-        Arc::new(observe::Charges(book.clone())),
-        metrics.clone(),
-        Arc::new(alerts.clone()),
-    ]));
-    let watch: Arc<dyn keypool_api::service::BookWatch> = observers.clone();
-    book.watch_with(Arc::downgrade(&watch));
-    let context = AppContext::headless_tapped(env!("CARGO_PKG_VERSION"), dirs, team, Some(observers))
+    let observers = Arc::new(observe::Observers(vec![metrics.clone(), Arc::new(alerts.clone())]));
+    let context = AppContext::headless_tapped(env!("CARGO_PKG_VERSION"), dirs, team, Some(observers.clone()))
         .map_err(|e| format!("the store in {} cannot be opened: {e}", data_dir.display()))?;
     let context = Arc::new(context);
+    // The store's services charge the book with every member's answer; the observers hear what
+    // it decides beyond a request's own answer.
+    let book: MemberBook = context.member_book().map_err(|e| e.to_string())?.clone();
+    let watch: Arc<dyn keypool_api::service::BookWatch> = observers;
+    book.watch_with(Arc::downgrade(&watch));
     if serve.team.is_some() && context.team_state() == keypool_team::TeamState::Off {
         // The name or the URL was refused (the reason is logged above, without the URL).
         return Err(
@@ -370,7 +368,12 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
         Some(team) => Some(team.allowance(&replica_id(&data_dir)?)),
         None => None,
     };
-    book.attach(&context, allowance.clone());
+    if let Some(allowance) = &allowance {
+        book.count_with(allowance.clone());
+    }
+    // The members the config file just wrote serve from the first request.
+    book.refresh();
+    book.follow();
     alerts.attach(&context, allowance.clone());
     metrics.attach(&context, book.clone(), team, allowance, alerts.clone());
     let metrics_token = match &serve.metrics_token_file {

@@ -1,12 +1,12 @@
 //! The server's one plug for observers: what the completion service records (every attempt, a
 //! key disabled or enabled again) and what the members' book decides (a budget spent), told to
-//! each observer (the book's charges, the metrics, the alerts) as it lies, without a copy of an
-//! attempt's record for each.
+//! each observer (the metrics, the alerts) as it lies, without a copy of an attempt's record for
+//! each. The members' book is charged by the store's services themselves.
 
 use std::sync::Arc;
 
 use keypool::{DisableReason, KeyId, ProviderId, Timestamp};
-use keypool_api::service::{BookWatch, BudgetSpent, MemberBook};
+use keypool_api::service::{BookWatch, BudgetSpent};
 use keypool_llm::{AttemptRecord, Recorder};
 
 /// One observer of the server: each method is told one event, on the thread that made it, and
@@ -38,14 +38,5 @@ impl Recorder for Observers {
 impl BookWatch for Observers {
     fn budget_spent(&self, spent: &BudgetSpent) {
         self.0.iter().for_each(|observer| observer.budget_spent(spent));
-    }
-}
-
-/// The book charges each attempt to its member.
-pub struct Charges(pub MemberBook);
-
-impl Observe for Charges {
-    fn attempted(&self, record: &AttemptRecord) {
-        self.0.charged(record);
     }
 }

@@ -27,13 +27,15 @@ pub struct MemberRow {
     pub max_in_flight: Option<u32>,
     /// Globs of the models it may ask for; empty: every model.
     pub models: Vec<String>,
+    /// The coding agent the app's Connect made it for (`claude-code`, …); `None`: made by hand.
+    pub agent: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
 }
 
 const SELECT: &str =
     "SELECT name, token_sha256, source, enabled, expires_at, budget_usd, budget_tokens, budget_period, \
-     requests_per_minute, tokens_per_minute, max_in_flight, models, created_at, updated_at FROM members";
+     requests_per_minute, tokens_per_minute, max_in_flight, models, created_at, updated_at, agent FROM members";
 
 fn row(row: &Row<'_>) -> rusqlite::Result<MemberRow> {
     let models: String = row.get(11)?;
@@ -52,6 +54,7 @@ fn row(row: &Row<'_>) -> rusqlite::Result<MemberRow> {
         models: serde_json::from_str(&models).unwrap_or_default(),
         created_at: row.get(12)?,
         updated_at: row.get(13)?,
+        agent: row.get(14)?,
     })
 }
 
@@ -74,14 +77,14 @@ pub fn put(conn: &mut Connection, member: &MemberRow) -> rusqlite::Result<()> {
     let models = serde_json::to_string(&member.models).expect("strings serialize");
     tx.execute(
         "INSERT INTO members (name, token_sha256, source, enabled, expires_at, budget_usd, budget_tokens, budget_period, \
-         requests_per_minute, tokens_per_minute, max_in_flight, models, created_at, updated_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) \
+         requests_per_minute, tokens_per_minute, max_in_flight, models, created_at, updated_at, agent) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) \
          ON CONFLICT (name) DO UPDATE SET name = excluded.name, token_sha256 = excluded.token_sha256, \
          source = excluded.source, enabled = excluded.enabled, expires_at = excluded.expires_at, \
          budget_usd = excluded.budget_usd, budget_tokens = excluded.budget_tokens, \
          budget_period = excluded.budget_period, requests_per_minute = excluded.requests_per_minute, \
          tokens_per_minute = excluded.tokens_per_minute, max_in_flight = excluded.max_in_flight, \
-         models = excluded.models, updated_at = excluded.updated_at",
+         models = excluded.models, updated_at = excluded.updated_at, agent = excluded.agent",
         params![
             member.name,
             member.token_sha256,
@@ -97,6 +100,7 @@ pub fn put(conn: &mut Connection, member: &MemberRow) -> rusqlite::Result<()> {
             models,
             member.created_at,
             member.updated_at,
+            member.agent,
         ],
     )?;
     bump(&tx, member.updated_at)?;

@@ -9,8 +9,10 @@ use ts_rs::TS;
 use super::args::{CommandArgs, NoArgs};
 use super::error::IpcError;
 use super::limits::LIMITS;
-use super::rules::{not_blank, KeyArg};
-use crate::service::{Agent, AgentFile, AgentStatus, AgentsOverview, Resolution, TokenState, Via};
+use super::rules::not_blank;
+use crate::service::{
+    Agent, AgentFile, AgentStatus, AgentsOverview, ConnectOptions, Connected, Resolution, TokenState, Via,
+};
 use crate::AppContext;
 
 /// A coding agent.
@@ -43,8 +45,9 @@ impl From<Agent> for AgentArg {
     }
 }
 
-/// Points an agent at the local API. `token`: the local API's, needed only when no connected
-/// agent holds it (`tokenKnown`); `model`: the model it asks for (none: its own choice).
+/// Points an agent at the local API with a token of its own. `model`: the model it asks for
+/// (none: its own choice); `newToken`: a new value for its token even when its files hold it;
+/// `keyHelper`: Claude Code reads the token from Keypool's helper command, not its settings file.
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
@@ -52,19 +55,17 @@ pub struct ConnectAgentArgs {
     #[garde(skip)]
     pub agent: AgentArg,
     #[serde(default)]
-    #[garde(inner(custom(token_rule)))]
-    pub token: Option<KeyArg>,
-    #[serde(default)]
     #[garde(inner(length(bytes, max = LIMITS.model_name.max_bytes), custom(not_blank), custom(no_spaces)))]
     pub model: Option<String>,
+    #[serde(default)]
+    #[garde(skip)]
+    pub new_token: Option<bool>,
+    #[serde(default)]
+    #[garde(skip)]
+    pub key_helper: Option<bool>,
 }
 
 impl CommandArgs for ConnectAgentArgs {}
-
-fn token_rule(value: &KeyArg, ctx: &()) -> garde::Result {
-    not_blank(value.0.expose(), ctx)?;
-    no_spaces(value.0.expose().trim(), ctx)
-}
 
 fn no_spaces(value: &str, _: &()) -> garde::Result {
     if value.trim().chars().any(|c| c.is_whitespace() || c.is_control()) {
@@ -87,16 +88,47 @@ pub struct DisconnectAgentArgs {
 
 impl CommandArgs for DisconnectAgentArgs {}
 
-/// The coding agents, and what connecting one needs.
+/// The coding agents, and the address Connect gives them.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "Agents")]
 pub struct AgentsDto {
     pub agents: Vec<AgentDto>,
-    /// A connected agent holds the local API's token: Connect needs none given.
-    pub token_known: bool,
     /// What agents are pointed at: `http://127.0.0.1:PORT`.
     pub address: String,
+}
+
+/// What Connect did: the agents now, and the files it made readable by their owner only.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "AgentConnected")]
+pub struct ConnectedDto {
+    pub agents: AgentsDto,
+    /// Files others could read that now hold the token (0600), each with the mode it had
+    /// (Disconnect puts it back).
+    pub tightened: Vec<TightenedFile>,
+}
+
+/// A file whose mode Connect tightened.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TightenedFile {
+    pub path: String,
+    /// Its permission bits before (`0o644` is 420).
+    pub mode: u32,
+}
+
+impl From<Connected> for ConnectedDto {
+    fn from(connected: Connected) -> Self {
+        ConnectedDto {
+            agents: connected.agents.into(),
+            tightened: connected
+                .tightened
+                .into_iter()
+                .map(|(path, mode)| TightenedFile { path: path.display().to_string(), mode })
+                .collect(),
+        }
+    }
 }
 
 /// One coding agent as the panel shows it.
@@ -130,16 +162,23 @@ pub struct AgentDto {
 pub struct AgentConnectionDto {
     pub connected_at: i64,
     pub model: Option<String>,
+    /// Its own token's name (a named token of the local API); none for a connection made before
+    /// agents had their own.
+    pub token: Option<String>,
+    /// It reads the token from Keypool's helper command (Claude Code's `apiKeyHelper`).
+    pub key_helper: bool,
     /// Files changed since Connect wrote them: Disconnect would undo those changes.
     pub changed: Vec<String>,
 }
 
-/// The token an agent's files hold: none, the local API's now, or another (an older one).
+/// The token an agent's files hold: none, its own, the local API's main one (shared, from a
+/// connection made before agents had their own), or another (revoked, or some other key).
 #[derive(Debug, Clone, Copy, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub enum AgentToken {
     None,
-    Current,
+    Own,
+    Main,
     Other,
 }
 
@@ -192,12 +231,15 @@ impl From<AgentStatus> for AgentDto {
             connection: status.connection.map(|c| AgentConnectionDto {
                 connected_at: c.connected_at,
                 model: c.model,
+                token: c.token,
+                key_helper: c.key_helper,
                 changed: c.changed.iter().map(path).collect(),
             }),
             points_here: status.points_here,
             token: match status.token {
                 TokenState::None => AgentToken::None,
-                TokenState::Current => AgentToken::Current,
+                TokenState::Own => AgentToken::Own,
+                TokenState::Main => AgentToken::Main,
                 TokenState::Other => AgentToken::Other,
             },
             model: status.model,
@@ -211,22 +253,23 @@ impl From<AgentStatus> for AgentDto {
 
 impl From<AgentsOverview> for AgentsDto {
     fn from(overview: AgentsOverview) -> Self {
-        AgentsDto {
-            agents: overview.agents.into_iter().map(AgentDto::from).collect(),
-            token_known: overview.token_known,
-            address: overview.address,
-        }
+        AgentsDto { agents: overview.agents.into_iter().map(AgentDto::from).collect(), address: overview.address }
     }
 }
 
 pub(super) fn list(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<AgentsDto, IpcError> {
+    // When each last called counts what was answered a moment ago: the ledger writes in batches.
+    ctx.usage()?.flush();
     Ok(ctx.agents()?.overview(ctx.local_api()?)?.into())
 }
 
-pub(super) fn connect(ctx: &AppContext, args: ConnectAgentArgs) -> Result<AgentsDto, IpcError> {
-    let token = args.token.map(|t| t.trimmed());
-    let model = args.model.map(|m| m.trim().to_owned());
-    Ok(ctx.agents()?.connect(args.agent.into(), token, model, ctx.local_api()?)?.into())
+pub(super) fn connect(ctx: &AppContext, args: ConnectAgentArgs) -> Result<ConnectedDto, IpcError> {
+    let options = ConnectOptions {
+        model: args.model.map(|m| m.trim().to_owned()),
+        new_token: args.new_token.unwrap_or(false),
+        key_helper: args.key_helper.unwrap_or(false),
+    };
+    Ok(ctx.agents()?.connect(args.agent.into(), options, ctx.local_api()?)?.into())
 }
 
 pub(super) fn disconnect(ctx: &AppContext, args: DisconnectAgentArgs) -> Result<AgentsDto, IpcError> {

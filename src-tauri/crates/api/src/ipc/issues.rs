@@ -110,6 +110,10 @@ pub enum IssueCode {
     BadTokenName,
     /// Another named token has this name (any case).
     TokenNameTaken,
+    /// An expiry that is not ahead of now.
+    ExpiryPassed,
+    /// A key helper asked for an agent that cannot run one (only Claude Code can).
+    NoKeyHelper,
     /// Any other problem; the message says which.
     Invalid,
 }
@@ -253,6 +257,8 @@ impl From<FieldError> for Issue {
             Rule::LocalApiOff => (IssueCode::LocalApiOff, none()),
             Rule::BadTokenName => (IssueCode::BadTokenName, none()),
             Rule::TokenNameTaken => (IssueCode::TokenNameTaken, none()),
+            Rule::ExpiryPassed => (IssueCode::ExpiryPassed, none()),
+            Rule::NoKeyHelper => (IssueCode::NoKeyHelper, none()),
         };
         Issue::new(camel_case_path(&error.field), code, params)
     }
@@ -402,6 +408,8 @@ fn english(code: IssueCode, p: &IssueParams) -> String {
         IssueCode::LocalApiOff => "the local API is off: turn it on first".into(),
         IssueCode::BadTokenName => "must be 1 to 64 letters, digits, dots, dashes, underscores or @".into(),
         IssueCode::TokenNameTaken => "another token has this name (in any case)".into(),
+        IssueCode::ExpiryPassed => "the expiry must be ahead of now".into(),
+        IssueCode::NoKeyHelper => "only Claude Code can read its key from a command".into(),
         IssueCode::CannotWrite => format!("could not be written: {}", p.reason.as_deref().unwrap_or("unknown error")),
         IssueCode::UnsupportedFile => "is neither a PNG, JPEG, WebP or GIF image nor a UTF-8 text file".into(),
         IssueCode::FileTooLarge => format!("is larger than {} bytes", p.max.unwrap_or_default()),

@@ -116,6 +116,15 @@ pub struct Limits {
     pub notification_body: Text,
     /// A named token's name (a member's rule: 1 to 64 of `A-Z a-z 0-9 . _ - @`).
     pub token_name: Text,
+    /// A named token's budget: dollars, and tokens, per period.
+    pub token_budget_usd: Range<f64>,
+    pub token_budget_tokens: Range<u64>,
+    /// A named token's rates, per minute, and the requests it may have in flight.
+    pub token_requests_per_minute: Range<u32>,
+    pub token_tokens_per_minute: Range<u64>,
+    pub token_in_flight: Range<u32>,
+    /// The model globs a named token may ask for.
+    pub token_models: Items,
 }
 
 pub const LIMITS: Limits = Limits {
@@ -151,6 +160,12 @@ pub const LIMITS: Limits = Limits {
     redis_url: Text { max_chars: 2048 },
     team_name: Text { max_chars: 64 },
     token_name: Text { max_chars: 64 },
+    token_budget_usd: Range { min: 0.0, max: 1_000_000.0 },
+    token_budget_tokens: Range { min: 0, max: 1_000_000_000_000 },
+    token_requests_per_minute: Range { min: 1, max: 1_000_000 },
+    token_tokens_per_minute: Range { min: 1, max: 1_000_000_000_000 },
+    token_in_flight: Range { min: 1, max: 10_000 },
+    token_models: Items { max_items: 50 },
     notification_title: Text { max_chars: 200 },
     notification_body: Text { max_chars: 1_000 },
     routes: Items { max_items: 100 },

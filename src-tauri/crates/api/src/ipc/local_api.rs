@@ -9,7 +9,7 @@ use super::args::{CommandArgs, NoArgs};
 use super::error::IpcError;
 use super::limits::LIMITS;
 use super::rules::not_blank;
-use crate::service::{LocalApiStatus, NamedToken};
+use crate::service::{Budget, BudgetPeriod, LocalApiStatus, NamedToken, TokenRules};
 use crate::AppContext;
 
 /// Turns the local API on or off; `port` (within `LIMITS.port`) changes where it listens.
@@ -159,54 +159,117 @@ pub struct TokenNameArgs {
 
 impl CommandArgs for TokenNameArgs {}
 
-/// A named token of the local API, as shown: never its value.
+/// A named token just made, with its value: shown this once.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
-#[ts(rename = "NamedToken")]
-pub struct NamedTokenDto {
-    pub name: String,
-    /// Milliseconds since the epoch.
-    pub created_at: i64,
-    /// When a request it sent was last recorded; null: never (or its history was purged).
-    pub last_used_at: Option<i64>,
-    /// False when a server sharing this store disabled it or let it expire.
-    pub usable: bool,
+pub struct NewNamedToken {
+    #[serde(flatten)]
+    pub named: NamedToken,
+    pub token: String,
 }
 
-impl From<NamedToken> for NamedTokenDto {
-    fn from(token: NamedToken) -> Self {
-        NamedTokenDto {
-            name: token.name,
-            created_at: token.created_at,
-            last_used_at: token.last_used_at,
-            usable: token.usable,
+/// What a named token may do (each left out: no limit). A budget is dollars or tokens per
+/// `budgetPeriod` (a month unless told); `models` are globs (`*`, `?`); `expiresAt` is ms since
+/// the epoch, ahead of now.
+#[derive(Debug, Default, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields, rename = "TokenRulesInput")]
+pub struct TokenRulesArg {
+    #[serde(default)]
+    #[garde(dive)]
+    pub budget: Option<BudgetArg>,
+    #[serde(default)]
+    #[garde(skip)]
+    pub budget_period: Option<BudgetPeriod>,
+    #[serde(default)]
+    #[garde(inner(range(min = LIMITS.token_requests_per_minute.min, max = LIMITS.token_requests_per_minute.max)))]
+    pub requests_per_minute: Option<u32>,
+    #[serde(default)]
+    #[garde(inner(range(min = LIMITS.token_tokens_per_minute.min, max = LIMITS.token_tokens_per_minute.max)))]
+    pub tokens_per_minute: Option<u64>,
+    #[serde(default)]
+    #[garde(inner(range(min = LIMITS.token_in_flight.min, max = LIMITS.token_in_flight.max)))]
+    pub max_in_flight: Option<u32>,
+    #[serde(default)]
+    #[garde(inner(length(max = LIMITS.token_models.max_items), inner(length(bytes, min = 1, max = LIMITS.model_name.max_bytes), custom(super::routes::glob_rule))))]
+    pub models: Option<Vec<String>>,
+    #[serde(default)]
+    #[garde(skip)]
+    pub expires_at: Option<i64>,
+}
+
+/// A budget: US dollars (at the price table's prices) or tokens.
+#[derive(Debug, Clone, Copy, Deserialize, Validate, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "BudgetInput")]
+pub enum BudgetArg {
+    Usd(#[garde(range(min = LIMITS.token_budget_usd.min, max = LIMITS.token_budget_usd.max))] f64),
+    Tokens(#[garde(range(min = LIMITS.token_budget_tokens.min, max = LIMITS.token_budget_tokens.max))] u64),
+}
+
+impl From<TokenRulesArg> for TokenRules {
+    fn from(rules: TokenRulesArg) -> Self {
+        TokenRules {
+            budget: rules.budget.map(|budget| match budget {
+                BudgetArg::Usd(usd) => Budget::Usd(usd),
+                BudgetArg::Tokens(tokens) => Budget::Tokens(tokens),
+            }),
+            budget_period: rules.budget_period,
+            requests_per_minute: rules.requests_per_minute,
+            tokens_per_minute: rules.tokens_per_minute,
+            max_in_flight: rules.max_in_flight,
+            models: rules.models.unwrap_or_default().iter().map(|m| m.trim().to_owned()).collect(),
+            expires_at: rules.expires_at,
         }
     }
 }
 
-/// A named token just made, with its value: shown this once.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "NewNamedToken")]
-pub struct NewNamedTokenDto {
-    #[serde(flatten)]
-    pub named: NamedTokenDto,
-    pub token: String,
+/// Makes a named token: its name (see [`TokenNameArgs`]) and what it may do.
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[ts(optional_fields)]
+pub struct CreateTokenArgs {
+    #[garde(length(chars, max = LIMITS.token_name.max_chars), custom(not_blank))]
+    pub name: String,
+    #[serde(default)]
+    #[garde(dive)]
+    pub rules: Option<TokenRulesArg>,
 }
 
-pub(super) fn list_tokens(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<NamedTokenDto>, IpcError> {
+impl CommandArgs for CreateTokenArgs {}
+
+/// Sets what the named token `name` may do (its value stays).
+#[derive(Debug, Deserialize, Validate, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct UpdateTokenArgs {
+    #[garde(length(chars, max = LIMITS.token_name.max_chars), custom(not_blank))]
+    pub name: String,
+    #[garde(dive)]
+    pub rules: TokenRulesArg,
+}
+
+impl CommandArgs for UpdateTokenArgs {}
+
+pub(super) fn list_tokens(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<NamedToken>, IpcError> {
     // When each was last used counts what was answered a moment ago: the ledger writes in batches.
     ctx.usage()?.flush();
-    Ok(ctx.local_api()?.tokens().list()?.into_iter().map(NamedTokenDto::from).collect())
+    Ok(ctx.local_api()?.tokens().list()?)
 }
 
-pub(super) fn create_token(ctx: &AppContext, args: TokenNameArgs) -> Result<NewNamedTokenDto, IpcError> {
-    let (named, token) = ctx.local_api()?.tokens().create(&args.name)?;
-    Ok(NewNamedTokenDto { named: named.into(), token })
+pub(super) fn create_token(ctx: &AppContext, args: CreateTokenArgs) -> Result<NewNamedToken, IpcError> {
+    let rules = args.rules.map(TokenRules::from).unwrap_or_default();
+    let (named, token) = ctx.local_api()?.tokens().create(&args.name, rules)?;
+    Ok(NewNamedToken { named, token })
 }
 
-pub(super) fn revoke_token(ctx: &AppContext, args: TokenNameArgs) -> Result<Vec<NamedTokenDto>, IpcError> {
+pub(super) fn update_token(ctx: &AppContext, args: UpdateTokenArgs) -> Result<Vec<NamedToken>, IpcError> {
+    let tokens = ctx.local_api()?.tokens();
+    tokens.update(&args.name, args.rules.into())?;
+    Ok(tokens.list()?)
+}
+
+pub(super) fn revoke_token(ctx: &AppContext, args: TokenNameArgs) -> Result<Vec<NamedToken>, IpcError> {
     let tokens = ctx.local_api()?.tokens();
     tokens.revoke(&args.name)?;
-    Ok(tokens.list()?.into_iter().map(NamedTokenDto::from).collect())
+    Ok(tokens.list()?)
 }

@@ -41,7 +41,7 @@ impl From<RouteArg> for ModelRoute {
 
 /// Only `*` and `?` are wildcards; brackets and braces (other globs' classes and sets) would
 /// match only themselves, and no model name holds spaces.
-fn glob_rule(value: &str, _: &()) -> garde::Result {
+pub(super) fn glob_rule(value: &str, _: &()) -> garde::Result {
     let value = value.trim();
     if value.chars().any(|c| matches!(c, '[' | ']' | '{' | '}') || c.is_whitespace() || c.is_control()) {
         return Err(garde::Error::new(coded(IssueCode::BadGlob)));

@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::agents::{AgentsDto, ConnectAgentArgs, DisconnectAgentArgs};
+use super::agents::{AgentsDto, ConnectAgentArgs, ConnectedDto, DisconnectAgentArgs};
 use super::app::{AppStatus, NotifyArgs, PreferencesDto, SetPreferencesArgs};
 use super::args::{parse, IdArgs, NoArgs, ProviderArgs};
 use super::bulk::{
@@ -33,8 +33,8 @@ use super::keys::{
     SetKeyLimitsArgs, ToggleApiKeyArgs, UpdateApiKeyArgs,
 };
 use super::local_api::{
-    ConfigureLocalApiArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto, NamedTokenDto, NewNamedTokenDto,
-    TokenNameArgs,
+    ConfigureLocalApiArgs, CreateTokenArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto, NewNamedToken,
+    TokenNameArgs, UpdateTokenArgs,
 };
 use super::providers::{
     AddProviderArgs, DeletedProviderDto, ListModelsArgs, ListModelsForArgs, ModelListDto, ProviderDto,
@@ -50,6 +50,7 @@ use super::usage::{
     UsageSeriesArgs, UsageSummaryDto,
 };
 use super::{agents, app, bulk, chat, keys, local_api, providers, routes, settings, sources, team, usage};
+use crate::service::NamedToken;
 use crate::AppContext;
 
 /// What a command answers: its result as JSON text, or the one error. Text, not a `Value`: the
@@ -201,14 +202,15 @@ commands! {
     sync   "localApi:getStatus"        (NoArgs)             -> LocalApiStatusDto       => local_api::status;
     async  "localApi:configure"        (ConfigureLocalApiArgs) -> LocalApiConfiguredDto => local_api::configure;
     async  "localApi:regenerateToken"  (NoArgs)             -> LocalApiTokenDto        => local_api::regenerate_token;
-    sync   "localApi:listTokens"       (NoArgs)             -> Vec<NamedTokenDto>      => local_api::list_tokens;
-    sync   "localApi:createToken"      (TokenNameArgs)      -> NewNamedTokenDto        => local_api::create_token;
-    sync   "localApi:revokeToken"      (TokenNameArgs)      -> Vec<NamedTokenDto>      => local_api::revoke_token;
+    sync   "localApi:listTokens"       (NoArgs)             -> Vec<NamedToken>         => local_api::list_tokens;
+    sync   "localApi:createToken"      (CreateTokenArgs)    -> NewNamedToken           => local_api::create_token;
+    sync   "localApi:updateToken"      (UpdateTokenArgs)    -> Vec<NamedToken>         => local_api::update_token;
+    sync   "localApi:revokeToken"      (TokenNameArgs)      -> Vec<NamedToken>         => local_api::revoke_token;
     sync   "localApi:getRoutes"        (NoArgs)             -> Vec<RouteDto>           => routes::list;
     sync   "localApi:setRoutes"        (SetRoutesArgs)      -> Vec<RouteDto>           => routes::set;
     async  "localApi:testRoute"        (TestRouteArgs)      -> RouteTestDto            => routes::test;
     sync   "localApi:getAgents"        (NoArgs)             -> AgentsDto               => agents::list;
-    sync   "localApi:connectAgent"     (ConnectAgentArgs)   -> AgentsDto               => agents::connect;
+    sync   "localApi:connectAgent"     (ConnectAgentArgs)   -> ConnectedDto            => agents::connect;
     sync   "localApi:disconnectAgent"  (DisconnectAgentArgs) -> AgentsDto              => agents::disconnect;
     sync   "team:getStatus"            (NoArgs)             -> TeamStatusDto           => team::status;
     async  "team:connect"              (ConnectTeamArgs)    -> TeamStatusDto           => team::connect;

@@ -15,7 +15,7 @@ use keypool_gateway::{token_hash, Dialect, Gateway, ListedModel, Route, Routes, 
 use keypool_llm::{CompletionService, ProviderEndpoint};
 use keypool_store::{providers, settings, Database};
 
-use super::members::{hex, unhex};
+use super::members::{hex, unhex, MemberBook};
 use super::providers::{address_of, answerable, endpoint_of};
 use super::{Providers, Vault, WritePath};
 use crate::service::error::{Result, ServiceError};
@@ -25,7 +25,7 @@ mod tokens;
 
 pub use keypool_gateway::DEFAULT_PORT;
 pub use routes::{Resolution, RouteState, RouteTest, RouteTestOutcome, RouteView, Via, ROUTE_TEST_SOURCE};
-pub use tokens::{NamedToken, NamedTokens};
+pub use tokens::{NamedToken, NamedTokens, TokenRules, TokenSpend};
 
 const ENABLED: &str = "localApi.enabled";
 const PORT: &str = "localApi.port";
@@ -53,6 +53,8 @@ pub struct LocalApi {
     routes: Arc<StoreRoutes>,
     /// The named tokens it serves beside its own.
     tokens: Arc<NamedTokens>,
+    /// What it enforces of their limits.
+    book: MemberBook,
     running: Mutex<Option<Gateway>>,
     error: Mutex<Option<StartError>>,
     /// Held by every change of the endpoint's settings (on, off, port, token), so that each sees
@@ -68,6 +70,7 @@ impl LocalApi {
         writes: Arc<WritePath>,
         vault: Arc<Vault>,
         providers: Arc<Providers>,
+        book: MemberBook,
     ) -> Self {
         // The routes the user kept apply from the start (a server replaces them with its file's).
         let kept = db.lock().map_err(ServiceError::from).and_then(|c| Ok(settings::get(&c, routes::ROUTES)?));
@@ -84,7 +87,8 @@ impl LocalApi {
             model_routes: std::sync::RwLock::new(Routed::all(routes::stored(kept))),
         });
         LocalApi {
-            tokens: Arc::new(NamedTokens::new(db.clone(), clock.clone())),
+            tokens: Arc::new(NamedTokens::new(db.clone(), clock.clone(), book.clone())),
+            book,
             db,
             clock,
             completions,
@@ -191,9 +195,10 @@ impl LocalApi {
         &self.tokens
     }
 
-    /// How the app's endpoint serves: its named tokens beside its own.
+    /// How the app's endpoint serves: its named tokens beside its own, within their limits.
     fn serving(&self) -> Serving {
-        let tokens: Arc<dyn keypool_gateway::Members> = self.tokens.clone();
+        self.book.follow();
+        let tokens: Arc<dyn keypool_gateway::Members> = Arc::new(self.book.clone());
         Serving { members: Some(tokens), ..Serving::default() }
     }
 

@@ -27,8 +27,8 @@ mod vault;
 mod write_path;
 
 pub use agents::{
-    cache_drop, Agent, AgentHome, AgentStatus, Agents, AgentsOverview, CacheDrop, Connection, Source, SourceUse,
-    SourcesReport, TokenState, AGENTS,
+    cache_drop, Agent, AgentHome, AgentStatus, Agents, AgentsOverview, CacheDrop, ConnectOptions, Connected,
+    Connection, Source, SourceUse, SourcesReport, TokenState, AGENTS,
 };
 pub use alerts::PoolAlert;
 pub(crate) use alerts::PoolAlerts;
@@ -51,7 +51,7 @@ pub use keys::{ApiKey, KeyPatch, Keys, NewKey, PoolStatus};
 pub use ledger::Ledger;
 pub use local_api::{
     LocalApi, LocalApiStatus, ModelRoute, NamedToken, Resolution, RouteState, RouteTest, RouteTestOutcome, RouteView,
-    Via, DEFAULT_PORT, ROUTE_TEST_SOURCE,
+    TokenRules, TokenSpend, Via, DEFAULT_PORT, ROUTE_TEST_SOURCE,
 };
 pub use members::{
     valid_name as valid_member_name, BookSnapshot, BookWatch, Budget, BudgetPeriod, BudgetSpent, BudgetView, Member,

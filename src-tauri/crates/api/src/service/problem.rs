@@ -70,6 +70,10 @@ pub enum Rule {
     BadTokenName,
     /// Another named token (or a server's member) has this name, in any case.
     TokenNameTaken,
+    /// A key helper asked for an agent that cannot run one (only Claude Code can).
+    NoKeyHelper,
+    /// An expiry that is not ahead of now: the token would be refused from the start.
+    ExpiryPassed,
 }
 
 /// One rule broken by one input field, named as the service's input names it (snake_case);

@@ -7,6 +7,7 @@ use keypool::{DisableReason, KeyId, ProviderId, Timestamp};
 use keypool_llm::{AttemptRecord, Recorder};
 
 use super::ledger::Ledger;
+use super::members::MemberBook;
 use super::write_path::WritePath;
 use super::PoolAlerts;
 
@@ -17,6 +18,8 @@ pub(crate) struct Records {
     pub tap: Option<Arc<dyn Recorder>>,
     /// The user's, of keys lost.
     pub alerts: Arc<PoolAlerts>,
+    /// Charged with what each member's (each named token's) answers used.
+    pub book: MemberBook,
 }
 
 impl Recorder for Records {
@@ -49,6 +52,9 @@ impl Recorder for Records {
     fn attempt(&self, record: AttemptRecord) {
         self.ledger.record(&record);
         self.alerts.attempt(&record);
+        if record.member.is_some() {
+            self.book.charged(&record);
+        }
         if let Some(tap) = &self.tap {
             tap.attempt(record);
         }

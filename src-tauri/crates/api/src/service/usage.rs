@@ -299,7 +299,7 @@ impl Usage {
     }
 
     pub fn prices(&self) -> Result<Vec<Price>> {
-        Ok(usage::prices(&*self.db.lock()?)?.into_iter().map(Price::from).collect())
+        price_list(&self.db)
     }
 
     pub fn set_price(&self, new: NewPrice) -> Result<Price> {
@@ -405,4 +405,9 @@ fn write_csv(
     }
     out.flush()?;
     Ok(())
+}
+
+/// The price table in `db`.
+pub(crate) fn price_list(db: &Database) -> Result<Vec<Price>> {
+    Ok(usage::prices(&*db.lock()?)?.into_iter().map(Price::from).collect())
 }

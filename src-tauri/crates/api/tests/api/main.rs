@@ -1,5 +1,6 @@
 //! The IPC layer, end to end below Tauri: JSON in, JSON out, a real SQLite file underneath.
 
+mod agent_tokens;
 mod agents;
 mod alerts;
 mod app_status;

@@ -186,6 +186,7 @@ fn add(add: Add) -> ExitCode {
         enabled: true,
         expires_at,
         limits,
+        agent: None,
         created_at: 0,
         updated_at: 0,
     };

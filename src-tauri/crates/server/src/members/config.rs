@@ -182,6 +182,7 @@ pub fn resolve(members: &[MemberConfig], line: impl Fn(usize) -> usize) -> Resul
             enabled: member.enabled,
             expires_at,
             limits,
+            agent: None,
             created_at: 0,
             updated_at: 0,
         });

@@ -51,6 +51,8 @@ function noticeText(t: Translate, agent: Agent, notice: AgentNotice): string {
       return t('agents.pointsElsewhere');
     case 'oldToken':
       return t('agents.oldToken');
+    case 'sharedToken':
+      return t('agents.sharedToken');
     case 'changed':
       return t('agents.changedSince', { files: notice.files.join(t('list.separator')) });
     case 'noUsableKey':
@@ -125,7 +127,7 @@ export function AgentsPanel({ enabled, served, version }: Props) {
       </div>
     );
   } else {
-    const { agents, tokenKnown, address } = api.state.status;
+    const { agents, address } = api.state.status;
     const now = Date.now();
     body = (
       <>
@@ -149,6 +151,15 @@ export function AgentsPanel({ enabled, served, version }: Props) {
                   <dd data-testid="agent-model">{agent.model ? <code>{agent.model}</code> : t('agents.defaultModel', { model: agent.defaultModel })}</dd>
                   <dt>{t('agents.goesFact')}</dt>
                   <dd data-testid="agent-resolution">{resolutionText(t, agent.agent, agent.resolution)}</dd>
+                  {agent.connection?.token && (
+                    <>
+                      <dt>{t('agents.tokenFact')}</dt>
+                      <dd data-testid="agent-token">
+                        <code>{agent.connection.token}</code>
+                        {agent.connection.keyHelper && ` · ${t('agents.viaKeyHelper')}`}
+                      </dd>
+                    </>
+                  )}
                   <dt>{t('agents.lastCallFact')}</dt>
                   <dd data-testid="agent-last-call">{agent.lastCall === null ? t('agents.neverCalled') : formatRelative(agent.lastCall, now, intlTag)}</dd>
                   <dt>{t('agents.filesFact')}</dt>
@@ -210,18 +221,19 @@ export function AgentsPanel({ enabled, served, version }: Props) {
             return (
               <ConnectAgentDialog
                 agent={agent}
-                tokenKnown={tokenKnown}
                 models={models}
                 onConnect={async (options) => {
+                  let connected: Awaited<ReturnType<typeof api.connect>>;
                   try {
-                    await api.connect(connecting, options);
+                    connected = await api.connect(connecting, options);
                   } catch (e) {
-                    // What stopped it (a file, the token) may have changed what the panel shows.
+                    // What stopped it (a file) may have changed what the panel shows.
                     api.retry();
                     throw e;
                   }
                   setProblems((p) => ({ ...p, [connecting]: undefined }));
                   setAnnouncement(t('agents.connected', { name: AGENT_NAMES[connecting] }));
+                  return connected.tightened;
                 }}
                 onClose={() => setConnecting(null)}
               />

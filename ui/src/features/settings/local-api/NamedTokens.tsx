@@ -7,14 +7,24 @@ import { errorText } from '../../../i18n/problems';
 import { LIMITS, type NamedToken } from '../../../ipc/bindings';
 import { localApiApi } from '../../../ipc/localApi';
 import { placeBackendError } from '../../../forms/placeBackendError';
+import type { Agent } from '../../../ipc/bindings';
+import { formatCount } from '../../../i18n/format';
+import { AGENT_NAMES } from './agents';
 import { TokenDialog } from './TokenDialog';
+import { TokenRulesDialog } from './TokenRulesDialog';
+import { rulesSummary, usd } from './tokenRules';
+
+/** The agent Connect made a token for, by the slug the backend names it with. */
+const AGENT_OF_SLUG: Record<string, Agent> = { 'claude-code': 'claudeCode', codex: 'codex', 'gemini-cli': 'geminiCli' };
 
 type Load = { kind: 'loading' } | { kind: 'failed'; error: unknown } | { kind: 'loaded'; tokens: NamedToken[] };
 
 /**
- * Named tokens of the local API: one per agent, script or person, each shown once when made,
- * each revoked alone (after a question), each request of one counted under its name on the
- * Usage page. The list never holds a token, only names and when each was made and last used.
+ * Named tokens of the local API: one per agent (Connect makes those), script or person, each
+ * shown once when made, each with limits of its own (a budget, rates, requests at once, models,
+ * an expiry), each revoked alone (after a question), each request of one counted under its name
+ * on the Usage page. The list never holds a token: names, the agent, when each was last used,
+ * what it spent this month and what it may do.
  */
 export function NamedTokens() {
   const { t, intlTag } = useI18n();
@@ -26,6 +36,7 @@ export function NamedTokens() {
   const [busy, setBusy] = useState(false);
   const [made, setMade] = useState<{ name: string; token: string } | null>(null);
   const [revoking, setRevoking] = useState<string | null>(null);
+  const [editing, setEditing] = useState<NamedToken | null>(null);
   const input = useRef<HTMLInputElement>(null);
   const list = useRef<HTMLUListElement>(null);
 
@@ -89,11 +100,33 @@ export function NamedTokens() {
       <ul className="named-tokens__list" ref={list} aria-labelledby={titleId} data-testid="named-tokens-list">
         {load.tokens.map((token) => (
           <li key={token.name} className="named-tokens__row" data-testid="named-token" data-name={token.name}>
-            <span className="named-tokens__name">{token.name}</span>
-            <span className="named-tokens__used muted" data-testid="named-token-last-used">
-              {token.lastUsedAt === null ? t('namedTokens.neverUsed') : t('namedTokens.lastUsed', { when: formatRelative(token.lastUsedAt, now, intlTag) })}
-              {!token.usable && ` · ${t('namedTokens.notServed')}`}
-            </span>
+            <div className="named-tokens__what">
+              <span className="named-tokens__name">{token.name}</span>
+              {token.agent && AGENT_OF_SLUG[token.agent] && (
+                <span className="muted" data-testid="named-token-agent">
+                  {' · '}
+                  {t('namedTokens.agentToken', { name: AGENT_NAMES[AGENT_OF_SLUG[token.agent]] })}
+                </span>
+              )}
+              <span className="named-tokens__used muted" data-testid="named-token-last-used">
+                {token.lastUsedAt === null ? t('namedTokens.neverUsed') : t('namedTokens.lastUsed', { when: formatRelative(token.lastUsedAt, now, intlTag) })}
+                {!token.usable && ` · ${t('namedTokens.notServed')}`}
+                {' · '}
+                {t('namedTokens.spentMonth', { tokens: formatCount(token.spent.monthTokens, intlTag), usd: usd(token.spent.monthUsd, intlTag) })}
+              </span>
+              <span className="named-tokens__rules muted" data-testid="named-token-rules">
+                {rulesSummary(t, token.rules, intlTag)}
+              </span>
+            </div>
+            <button
+              type="button"
+              className="button button--small"
+              onClick={() => setEditing(token)}
+              aria-label={t('namedTokens.limitsNamed', { name: token.name })}
+              data-testid="named-token-limits"
+            >
+              {t('namedTokens.limits')}
+            </button>
             <button
               type="button"
               className="button button--small"
@@ -141,6 +174,16 @@ export function NamedTokens() {
           {t('namedTokens.create')}
         </button>
       </form>
+      {editing && (
+        <TokenRulesDialog
+          token={editing}
+          onSave={async (rules) => {
+            const tokens = await localApiApi.updateToken(editing.name, rules);
+            setLoad({ kind: 'loaded', tokens });
+          }}
+          onClose={() => setEditing(null)}
+        />
+      )}
       {made && <TokenDialog mode={{ kind: 'shown', token: made.token }} title={t('namedTokens.madeTitle', { name: made.name })} onClose={() => setMade(null)} />}
       {revoking && (
         <ConfirmDeleteDialog

@@ -32,8 +32,10 @@ export type AgentNotice =
   | { kind: 'fileProblem'; file: AgentFile }
   /** Connected, but its files point elsewhere now (the port moved, or they were edited): Connect again. */
   | { kind: 'pointsElsewhere' }
-  /** It points here with a token that is not the local API's now (regenerated): Connect again. */
+  /** It points here with a token this local API does not take (revoked, or regenerated): Connect again. */
   | { kind: 'oldToken' }
+  /** Connected before agents had tokens of their own: it shares the local API's own. Connect again. */
+  | { kind: 'sharedToken' }
   /** Files changed since Connect: Disconnect would undo those changes. */
   | { kind: 'changed'; files: string[] }
   /** Its model goes to a provider with no usable key. */
@@ -48,7 +50,8 @@ export function agentNotices(agent: AgentState): AgentNotice[] {
   const state = connectionState(agent);
   if (agent.problem) notices.push({ kind: 'fileProblem', file: agent.problem });
   if (state === 'connected' && !agent.pointsHere) notices.push({ kind: 'pointsElsewhere' });
-  if (state !== 'notConnected' && agent.pointsHere && agent.token !== 'current') notices.push({ kind: 'oldToken' });
+  if (state !== 'notConnected' && agent.pointsHere && (agent.token === 'other' || agent.token === 'none')) notices.push({ kind: 'oldToken' });
+  if (state === 'connected' && agent.token === 'main') notices.push({ kind: 'sharedToken' });
   if (agent.connection && agent.connection.changed.length > 0) notices.push({ kind: 'changed', files: agent.connection.changed });
   notices.push(...resolutionNotices(agent.resolution));
   return notices;

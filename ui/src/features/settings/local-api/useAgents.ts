@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef } from 'react';
 import { type LiveLoad, useLiveStatus } from '../../../hooks/useLiveStatus';
 import type { Agent, Agents } from '../../../ipc/bindings';
-import { localApiApi } from '../../../ipc/localApi';
+import { type ConnectOptions, localApiApi } from '../../../ipc/localApi';
 
 export type AgentsLoad = LiveLoad<Agents>;
 
@@ -26,10 +26,11 @@ export function useAgents(version: unknown, pollMs = AGENTS_POLL_MS) {
     () => ({
       state,
       retry,
-      connect: (agent: Agent, options: { token?: string; model?: string }) =>
+      /** Answers the files whose mode Connect tightened. */
+      connect: (agent: Agent, options: ConnectOptions) =>
         change(async () => {
-          const agents = await localApiApi.connectAgent(agent, options);
-          return { status: agents, answer: agents };
+          const connected = await localApiApi.connectAgent(agent, options);
+          return { status: connected.agents, answer: connected };
         }),
       disconnect: (agent: Agent, force?: boolean) =>
         change(async () => {

@@ -60,7 +60,12 @@ pub(super) fn read(files: &[Option<Vec<u8>>]) -> Configured {
     };
     let table = config.get("model_providers").and_then(|p| p.get(provider));
     let text = |key: &str| table.and_then(|t| t.get(key)).and_then(Item::as_str).map(str::to_owned);
-    Configured { base_url: text("base_url"), token: text("experimental_bearer_token").map(Secret::new), model }
+    Configured {
+        base_url: text("base_url"),
+        token: text("experimental_bearer_token").map(Secret::new),
+        model,
+        key_helper: None,
+    }
 }
 
 /// Why the text is not TOML, with where (never the line itself, which may hold a secret).

@@ -76,15 +76,28 @@ pub(super) fn keep(backups: &Path, name: &str, path: &Path, planned: &[u8]) -> R
     Ok(Kept { path: path.to_owned(), backup, mode, written: digest(planned), created_dirs })
 }
 
-/// Writes `bytes` to `path` atomically: its folders made, the mode of the file it replaces kept
-/// (a new one readable by its owner only: it holds the token).
-pub(super) fn write(path: &Path, bytes: &[u8]) -> std::result::Result<(), AgentFileProblem> {
+/// Writes `bytes` to `path` atomically, its folders made. A file that holds a token (`secret`)
+/// ends readable by its owner only: a new one is made 0600, and one others could read keeps its
+/// owner's bits alone (0644 becomes 0600), its old mode returned so the user can be told. Any
+/// other file keeps the mode of the one it replaces.
+pub(super) fn write(path: &Path, bytes: &[u8], secret: bool) -> std::result::Result<Option<u32>, AgentFileProblem> {
     let unwritable = |e: std::io::Error| AgentFileProblem::Unwritable { reason: e.to_string() };
-    let mode = mode_of(path).map_err(unwritable)?;
+    let old = mode_of(path).map_err(unwritable)?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(unwritable)?;
     }
-    replace(path, bytes, mode.unwrap_or(0o600)).map_err(unwritable)
+    let (mode, tightened) = match old {
+        None => (0o600, None),
+        Some(old) if secret && old & 0o077 != 0 => (old & 0o7700, Some(old)),
+        Some(old) => (old, None),
+    };
+    replace(path, bytes, mode).map_err(unwritable)?;
+    Ok(tightened)
+}
+
+/// Whether `bytes` hold `secret` (a file Connect writes the token into).
+pub(super) fn holds(bytes: &[u8], secret: &str) -> bool {
+    !secret.is_empty() && bytes.windows(secret.len()).any(|window| window == secret.as_bytes())
 }
 
 /// Writes one of Keypool's own files (a backup, a manifest) atomically, readable by its owner

@@ -48,7 +48,12 @@ pub(super) fn read(files: &[Option<Vec<u8>>]) -> Configured {
         let Some(Json::Object(model)) = json::get(&settings, "model") else { return None };
         json::text(model, "name").map(str::to_owned)
     });
-    Configured { base_url: variable(env, BASE_URL), token: variable(env, KEY).map(Secret::new), model }
+    Configured {
+        base_url: variable(env, BASE_URL),
+        token: variable(env, KEY).map(Secret::new),
+        model,
+        key_helper: None,
+    }
 }
 
 /// The name a `.env` line assigns (`NAME=…` or `export NAME=…`), if it assigns one.

@@ -9,9 +9,14 @@
 //!   app's data directory, with a manifest that says what Keypool wrote; Disconnect puts those
 //!   bytes back exactly (or removes a file that did not exist, and the folders made for it).
 //!   Connecting again keeps the first backup.
-//! - Every write is atomic (a temporary file in the same folder, flushed, renamed over), new files
-//!   are readable by their owner only (they hold the token), and a symbolic link is written
-//!   through, not replaced.
+//! - Every write is atomic (a temporary file in the same folder, flushed, renamed over), and a
+//!   symbolic link is written through, not replaced. A file that holds the token ends readable by
+//!   its owner only (0600): an existing one others could read is tightened, the caller told, and
+//!   its old mode kept for Disconnect to put back.
+//! - Each agent has a token of its own, a named token of the local API made by Connect (its rules
+//!   kept when Reconnect gives it a new value) and revoked by Disconnect, so the ledger knows which
+//!   agent asked whatever headers it sends. Claude Code can instead read it from a command
+//!   (`apiKeyHelper`) that prints Keypool's own copy, so it never sits in a settings file.
 //! - The token is never logged: it is a [`Secret`], and errors name files, never their text.
 
 mod claude;
@@ -90,6 +95,9 @@ struct AgentRow {
     /// 2.1.328, Codex CLI 0.169.0, Gemini CLI 0.61.0).
     default_model: &'static str,
     files: fn(&AgentHome) -> Vec<PathBuf>,
+    /// It can read its key from a command's output instead of a file (Claude Code's
+    /// `apiKeyHelper`).
+    key_helper: bool,
     /// Its files (read, `None` when absent) merged with the setup, or why one cannot be.
     plan: Plan,
     /// What its files point it at.
@@ -107,6 +115,7 @@ const ROWS: [AgentRow; 3] = [
         user_agent: "claude-cli/",
         default_model: "claude-opus-5-5",
         files: |home| vec![home.claude.join("settings.json")],
+        key_helper: true,
         plan: claude::plan,
         read: claude::read,
     },
@@ -117,6 +126,7 @@ const ROWS: [AgentRow; 3] = [
         user_agent: "codex_",
         default_model: "gpt-6.1-sol",
         files: |home| vec![home.codex.join("config.toml")],
+        key_helper: false,
         plan: codex::plan,
         read: codex::read,
     },
@@ -127,6 +137,7 @@ const ROWS: [AgentRow; 3] = [
         user_agent: "GeminiCLI",
         default_model: "gemini-3.1-pro-preview",
         files: |home| vec![home.gemini.join("settings.json"), home.gemini.join(".env")],
+        key_helper: false,
         plan: gemini::plan,
         read: gemini::read,
     },
@@ -147,6 +158,22 @@ impl Agent {
         self.row().default_model
     }
 
+    /// The name of its backups' folder, and of the token Connect makes for it: `claude-code`,
+    /// `codex`, `gemini-cli`.
+    pub fn slug(self) -> &'static str {
+        self.row().slug
+    }
+
+    /// The agent whose slug is `slug`.
+    pub fn of_slug(slug: &str) -> Option<Agent> {
+        ROWS.iter().find(|row| row.slug == slug).map(|row| row.agent)
+    }
+
+    /// Whether it can read its key from a command (Claude Code's `apiKeyHelper`).
+    pub fn takes_key_helper(self) -> bool {
+        self.row().key_helper
+    }
+
     /// The agent whose requests carry `user_agent` (the ledger's `source`), if one does.
     pub fn of_user_agent(user_agent: &str) -> Option<Agent> {
         ROWS.iter().find(|row| user_agent.starts_with(row.user_agent)).map(|row| row.agent)
@@ -161,6 +188,10 @@ pub(super) struct Setup<'a> {
     model: Option<&'a str>,
     /// The model an earlier Connect set, taken out again when none is given now.
     previous_model: Option<&'a str>,
+    /// The command that prints Keypool's copy of the token (Claude Code's `apiKeyHelper`).
+    helper: &'a str,
+    /// Write `helper` instead of the token.
+    use_helper: bool,
 }
 
 /// A file an agent's plan cannot merge: its index in the row's files, and why.
@@ -175,6 +206,8 @@ pub(super) struct Configured {
     base_url: Option<String>,
     token: Option<Secret>,
     model: Option<String>,
+    /// The command it runs for its key, if its files name one.
+    key_helper: Option<String>,
 }
 
 /// One agent as the panel shows it.
@@ -187,13 +220,15 @@ pub struct AgentStatus {
     pub connection: Option<Connection>,
     /// Its files point it at this local API now (its address, whoever wrote them).
     pub points_here: bool,
-    /// The token its files hold, compared with the local API's.
+    /// The token its files hold (or its key helper prints), compared with its own and the local
+    /// API's.
     pub token: TokenState,
     /// The model its files set, if any.
     pub model: Option<String>,
     /// Where the model it will ask for (the one set, or its default) goes now.
     pub resolution: Resolution,
-    /// When the local API last heard from it (the ledger, by user agent).
+    /// When the local API last heard from it: its token's last request, or the ledger's last by
+    /// its user agent, whichever is later.
     pub last_call: Option<i64>,
     /// A file of its that cannot be read or merged now.
     pub problem: Option<(PathBuf, AgentFileProblem)>,
@@ -205,6 +240,11 @@ pub struct Connection {
     pub connected_at: i64,
     /// The model Connect set, if any.
     pub model: Option<String>,
+    /// The name of the agent's own token (a named token of the local API); `None` for a
+    /// connection made before agents had their own (it holds the local API's token).
+    pub token: Option<String>,
+    /// Its key comes from Keypool's helper command, not from its files.
+    pub key_helper: bool,
     /// Files changed since Connect wrote them (by the user or by the agent): Disconnect would
     /// undo those changes too.
     pub changed: Vec<PathBuf>,
@@ -214,20 +254,42 @@ pub struct Connection {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenState {
     None,
-    /// The local API's token now.
-    Current,
-    /// Another one: an older token of this local API (regenerated since), or some other key.
+    /// Its own token, made by Connect, and still served.
+    Own,
+    /// The local API's own token, shared with everything else that holds it (a connection made
+    /// before agents had their own): Reconnect gives it one.
+    Main,
+    /// Another one: a revoked or regenerated token, or some other key.
     Other,
 }
 
-/// Every agent, and what Connect needs to know about the local API.
+/// Every agent, and the address Connect gives them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentsOverview {
     pub agents: Vec<AgentStatus>,
-    /// A connected agent holds the local API's token now, so Connect needs none given.
-    pub token_known: bool,
     /// The address agents are given: `http://127.0.0.1:PORT`.
     pub address: String,
+}
+
+/// How to connect an agent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConnectOptions {
+    /// The model to set; `None`: the one its files set, or its default.
+    pub model: Option<String>,
+    /// Give it a new token even when its files hold its own (the old one stops working).
+    pub new_token: bool,
+    /// Have it read the token from Keypool's helper command instead of its files (agents that
+    /// can: [`Agent::takes_key_helper`]).
+    pub key_helper: bool,
+}
+
+/// What Connect did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Connected {
+    pub agents: AgentsOverview,
+    /// Files others could read that now hold the token, each with the mode it had (Disconnect
+    /// puts it back).
+    pub tightened: Vec<(PathBuf, u32)>,
 }
 
 /// What the manifest of a connected agent says, kept beside its backups.
@@ -236,6 +298,11 @@ pub struct AgentsOverview {
 struct Manifest {
     connected_at: i64,
     model: Option<String>,
+    /// The agent's own token's name (none before agents had their own).
+    #[serde(default)]
+    token: Option<String>,
+    #[serde(default)]
+    key_helper: bool,
     files: Vec<files::Kept>,
 }
 
@@ -265,6 +332,11 @@ impl Agents {
         self.kept.join(format!("{}.json", agent.row().slug))
     }
 
+    /// Keypool's copy of the agent's token, which its key helper prints.
+    fn helper_file(&self, agent: Agent) -> PathBuf {
+        self.kept.join(agent.row().slug).join("token")
+    }
+
     fn manifest(&self, agent: Agent) -> Result<Option<Manifest>> {
         let path = self.manifest_path(agent);
         match std::fs::read(&path) {
@@ -283,14 +355,20 @@ impl Agents {
     pub fn overview(&self, local_api: &LocalApi) -> Result<AgentsOverview> {
         let address = address_of(local_api)?;
         let home = self.home()?;
-        let mut agents = Vec::with_capacity(AGENTS.len());
-        let mut token_known = false;
-        for agent in AGENTS {
-            let status = self.status_of(agent, home, &address, local_api)?;
-            token_known |= status.connection.is_some() && status.token == TokenState::Current;
-            agents.push(status);
+        let agents =
+            AGENTS.into_iter().map(|agent| self.status_of(agent, home, &address, local_api)).collect::<Result<_>>()?;
+        Ok(AgentsOverview { agents, address })
+    }
+
+    /// The token the agent's files hold, or that its key helper prints when it is Keypool's.
+    fn held_token(&self, agent: Agent, configured: &Configured) -> Option<Secret> {
+        let helper = helper_command(&self.helper_file(agent));
+        match &configured.key_helper {
+            Some(command) if *command == helper && configured.token.is_none() => {
+                std::fs::read_to_string(self.helper_file(agent)).ok().map(|t| Secret::new(t.trim().to_owned()))
+            }
+            _ => configured.token.clone(),
         }
-        Ok(AgentsOverview { agents, token_known, address })
     }
 
     fn status_of(&self, agent: Agent, home: &AgentHome, address: &str, local_api: &LocalApi) -> Result<AgentStatus> {
@@ -307,30 +385,43 @@ impl Agents {
                 }
             }
         }
+        let helper = helper_command(&self.helper_file(agent));
         if problem.is_none() {
-            let probe = Setup { address, token: "", model: None, previous_model: None };
+            let probe =
+                Setup { address, token: "", model: None, previous_model: None, helper: &helper, use_helper: false };
             if let Err(m) = (row.plan)(&contents, &probe) {
                 problem = Some((paths[m.file].clone(), AgentFileProblem::Malformed { reason: m.reason }));
             }
         }
         let configured = (row.read)(&contents);
-        let connection = self.manifest(agent)?.map(|manifest| {
+        let manifest = self.manifest(agent)?;
+        let own = manifest.as_ref().and_then(|m| m.token.clone());
+        let own = own.as_deref();
+        let token = match self.held_token(agent, &configured) {
+            None => TokenState::None,
+            Some(token) if own.is_some_and(|name| local_api.tokens().holds(name, token.expose())) => TokenState::Own,
+            Some(token) if local_api.is_current_token(token.expose())? => TokenState::Main,
+            Some(_) => TokenState::Other,
+        };
+        let connection = manifest.map(|manifest| {
             let changed = manifest
                 .files
                 .iter()
                 .filter(|kept| files::digest_of(&kept.path).as_deref() != Some(kept.written.as_str()))
                 .map(|kept| kept.path.clone())
                 .collect();
-            Connection { connected_at: manifest.connected_at, model: manifest.model, changed }
+            Connection {
+                connected_at: manifest.connected_at,
+                model: manifest.model,
+                token: manifest.token,
+                key_helper: manifest.key_helper,
+                changed,
+            }
         });
-        let token = match &configured.token {
-            None => TokenState::None,
-            Some(token) if local_api.is_current_token(token.expose())? => TokenState::Current,
-            Some(_) => TokenState::Other,
-        };
         let points_here = configured.base_url.as_deref().is_some_and(|url| same_address(url, address));
         let asked = configured.model.clone().unwrap_or_else(|| row.default_model.to_owned());
-        let last_call = sources::last_call(&*self.db.lock()?, row.user_agent)?;
+        let by_user_agent = sources::last_call(&*self.db.lock()?, row.user_agent)?;
+        let by_token = own.and_then(|name| local_api.tokens().get(name).ok()).and_then(|t| t.last_used_at);
         Ok(AgentStatus {
             agent,
             files: paths,
@@ -339,36 +430,27 @@ impl Agents {
             token,
             model: configured.model,
             resolution: local_api.resolve(row.dialect, &asked),
-            last_call,
+            last_call: by_user_agent.max(by_token),
             problem,
         })
     }
 
-    /// Points `agent` at `local_api`: its files merged with the address, the token and `model`
-    /// (none: the model its files set, or its default), after keeping them as they were (unless
-    /// it is connected already: the first backup stands). `token` may be left out when a
-    /// connected agent holds the current one.
-    pub fn connect(
-        &self,
-        agent: Agent,
-        token: Option<Secret>,
-        model: Option<String>,
-        local_api: &LocalApi,
-    ) -> Result<AgentsOverview> {
+    /// Points `agent` at `local_api` with a token of its own: its files merged with the address,
+    /// the token (or Keypool's key helper) and the model, after keeping them as they were (unless
+    /// it is connected already: the first backup stands). Its token is kept when its files still
+    /// hold it, unless a new one is asked for; a new one keeps the old one's rules, and the old
+    /// value stops working.
+    pub fn connect(&self, agent: Agent, options: ConnectOptions, local_api: &LocalApi) -> Result<Connected> {
         let status = local_api.status()?;
         if !status.enabled {
             return Err(ServiceError::invalid("", Rule::LocalApiOff));
         }
+        let row = agent.row();
+        if options.key_helper && !row.key_helper {
+            return Err(ServiceError::invalid("key_helper", Rule::NoKeyHelper));
+        }
         let address = address_of(local_api)?;
         let home = self.home()?;
-        let token = match token {
-            Some(token) if local_api.is_current_token(token.expose())? => token,
-            Some(_) => return Err(ServiceError::invalid("token", Rule::TokenMismatch)),
-            None => {
-                self.known_token(home, local_api)?.ok_or_else(|| ServiceError::invalid("token", Rule::TokenRequired))?
-            }
-        };
-        let row = agent.row();
         let paths: Vec<PathBuf> = (row.files)(home).iter().map(|p| files::through_links(p)).collect();
         let mut contents = Vec::with_capacity(paths.len());
         for path in &paths {
@@ -376,58 +458,133 @@ impl Agents {
                 .push(files::read(path).map_err(|problem| ServiceError::AgentFile { path: path.clone(), problem })?);
         }
         let previous = self.manifest(agent)?;
-        let setup = Setup {
+        let helper_file = self.helper_file(agent);
+        let helper = helper_command(&helper_file);
+        // Checked with no token first: a file that cannot be merged leaves every token as it was.
+        let probe = Setup {
             address: &address,
-            token: token.expose(),
-            model: model.as_deref(),
+            token: "",
+            model: options.model.as_deref(),
             previous_model: previous.as_ref().and_then(|m| m.model.as_deref()),
+            helper: &helper,
+            use_helper: options.key_helper,
         };
-        let planned = (row.plan)(&contents, &setup).map_err(|m| ServiceError::AgentFile {
+        (row.plan)(&contents, &probe).map_err(|m| ServiceError::AgentFile {
             path: paths[m.file].clone(),
             problem: AgentFileProblem::Malformed { reason: m.reason },
         })?;
-        // Kept before anything of the agent's is written (the first backup stands).
+        let tokens = local_api.tokens();
+        let own = previous.as_ref().and_then(|m| m.token.clone());
+        let held = self.held_token(agent, &(row.read)(&contents));
+        let kept = match (&own, held) {
+            (Some(name), Some(token)) if !options.new_token && tokens.holds(name, token.expose()) => {
+                Some((name.clone(), token))
+            }
+            _ => None,
+        };
+        let (name, token, undo) = match kept {
+            Some((name, token)) => (name, token, None),
+            None => {
+                let issued = tokens.issue_for_agent(row.slug, own.as_deref())?;
+                (issued.name, Secret::new(issued.token), Some(issued.undo))
+            }
+        };
+        let setup = Setup { token: token.expose(), ..probe };
+        let written = (row.plan)(&contents, &setup)
+            .map_err(|m| ServiceError::AgentFile {
+                path: paths[m.file].clone(),
+                problem: AgentFileProblem::Malformed { reason: m.reason },
+            })
+            .and_then(|planned| {
+                let manifest = Manifest {
+                    connected_at: previous.as_ref().map_or_else(|| self.clock.now().as_millis(), |m| m.connected_at),
+                    model: options.model.clone(),
+                    token: Some(name.clone()),
+                    key_helper: options.key_helper,
+                    files: Vec::new(),
+                };
+                self.write_connection(agent, &paths, &planned, previous, manifest, &token)
+            });
+        let tightened = match written {
+            Ok(tightened) => tightened,
+            Err(error) => {
+                if let Some(undo) = undo {
+                    tokens.undo(undo);
+                }
+                return Err(error);
+            }
+        };
+        tracing::info!(agent = row.slug, files = paths.len(), token = %name, "coding agent connected to the local API");
+        Ok(Connected { agents: self.overview(local_api)?, tightened })
+    }
+
+    /// Writes what `manifest` describes for a connection with `token` (its files kept first, the
+    /// first backup standing), Keypool's copy of the token when its key helper prints it, and
+    /// `planned` over the agent's files; what was written goes back when a write fails. The files
+    /// whose mode was tightened, with the mode each had.
+    fn write_connection(
+        &self,
+        agent: Agent,
+        paths: &[PathBuf],
+        planned: &[Vec<u8>],
+        previous: Option<Manifest>,
+        mut manifest: Manifest,
+        token: &Secret,
+    ) -> Result<Vec<(PathBuf, u32)>> {
+        let row = agent.row();
         let backups = self.kept.join(row.slug);
         let earlier = |path: &PathBuf| previous.as_ref().and_then(|m| m.files.iter().find(|kept| &kept.path == path));
-        let kept_files = paths
+        manifest.files = paths
             .iter()
-            .zip(&planned)
+            .zip(planned)
             .enumerate()
             .map(|(i, (path, bytes))| match earlier(path) {
                 Some(kept) => Ok(files::Kept { written: files::digest(bytes), ..kept.clone() }),
                 None => files::keep(&backups, &format!("{i}.backup"), path, bytes),
             })
             .collect::<Result<Vec<_>>>()?;
-        let manifest = Manifest {
-            connected_at: previous.as_ref().map_or_else(|| self.clock.now().as_millis(), |m| m.connected_at),
-            model: model.clone(),
-            files: kept_files,
-        };
+        let helper_file = self.helper_file(agent);
+        if manifest.key_helper {
+            files::write_private(&helper_file, token.expose().as_bytes())
+                .map_err(|problem| ServiceError::AgentFile { path: helper_file.clone(), problem })?;
+        }
         self.write_manifest(agent, &manifest)?;
         let mut written: Vec<&Path> = Vec::new();
-        for (path, bytes) in paths.iter().zip(&planned) {
-            if let Err(problem) = files::write(path, bytes) {
-                // What was written goes back, so a half-connected agent is not left behind.
-                for done in written {
-                    if let Some(kept) = manifest.files.iter().find(|k| k.path == done) {
-                        let _ = files::restore(&backups, kept);
+        let mut tightened = Vec::new();
+        for (path, bytes) in paths.iter().zip(planned) {
+            match files::write(path, bytes, files::holds(bytes, token.expose())) {
+                Ok(Some(mode)) => tightened.push((path.clone(), mode)),
+                Ok(None) => {}
+                Err(problem) => {
+                    // What was written goes back, so a half-connected agent is not left behind.
+                    for done in written {
+                        if let Some(kept) = manifest.files.iter().find(|k| k.path == done) {
+                            let _ = files::restore(&backups, kept);
+                        }
                     }
+                    match &previous {
+                        Some(previous) => {
+                            let _ = self.write_manifest(agent, previous);
+                        }
+                        None => {
+                            let _ = self.forget(agent);
+                        }
+                    }
+                    return Err(ServiceError::AgentFile { path: path.clone(), problem });
                 }
-                if previous.is_none() {
-                    let _ = self.forget(agent);
-                }
-                return Err(ServiceError::AgentFile { path: path.clone(), problem });
             }
             written.push(path);
         }
-        tracing::info!(agent = row.slug, files = paths.len(), "coding agent connected to the local API");
-        self.overview(local_api)
+        if !manifest.key_helper {
+            let _ = std::fs::remove_file(&helper_file);
+        }
+        Ok(tightened)
     }
 
     /// Puts `agent`'s files back as they were before Connect, byte for byte (a file that did not
-    /// exist is removed, with the folders made for it). Refused with the files changed since
-    /// Connect (by the user or the agent) unless `force`: restoring would undo those changes.
-    /// Nothing to do when it is not connected.
+    /// exist is removed, with the folders made for it), and revokes its token. Refused with the
+    /// files changed since Connect (by the user or the agent) unless `force`: restoring would undo
+    /// those changes. Nothing to do when it is not connected.
     pub fn disconnect(&self, agent: Agent, force: bool, local_api: &LocalApi) -> Result<AgentsOverview> {
         let Some(manifest) = self.manifest(agent)? else { return self.overview(local_api) };
         if !force {
@@ -446,26 +603,18 @@ impl Agents {
             files::restore(&backups, kept)
                 .map_err(|problem| ServiceError::AgentFile { path: kept.path.clone(), problem })?;
         }
-        self.forget(agent)?;
-        tracing::info!(agent = agent.row().slug, "coding agent disconnected: its files are as they were");
-        self.overview(local_api)
-    }
-
-    /// The local API's current token, from a connected agent's files, if one holds it.
-    fn known_token(&self, home: &AgentHome, local_api: &LocalApi) -> Result<Option<Secret>> {
-        for row in &ROWS {
-            if self.manifest(row.agent)?.is_none() {
-                continue;
-            }
-            let contents: Vec<Option<Vec<u8>>> =
-                (row.files)(home).iter().map(|path| files::read(path).ok().flatten()).collect();
-            if let Some(token) = (row.read)(&contents).token {
-                if local_api.is_current_token(token.expose())? {
-                    return Ok(Some(token));
-                }
+        if let Some(name) = &manifest.token {
+            match local_api.tokens().revoke_agents(name, agent.row().slug) {
+                Ok(()) | Err(ServiceError::NotFound { .. }) => {}
+                Err(error) => return Err(error),
             }
         }
-        Ok(None)
+        self.forget(agent)?;
+        tracing::info!(
+            agent = agent.row().slug,
+            "coding agent disconnected: its files are as they were, its token revoked"
+        );
+        self.overview(local_api)
     }
 
     fn write_manifest(&self, agent: Agent, manifest: &Manifest) -> Result<()> {
@@ -474,7 +623,7 @@ impl Agents {
         files::write_private(&path, &bytes).map_err(|problem| ServiceError::AgentFile { path, problem })
     }
 
-    /// Drops the manifest and backups of `agent`.
+    /// Drops the manifest and backups of `agent` (and Keypool's copy of its token).
     fn forget(&self, agent: Agent) -> Result<()> {
         let path = self.manifest_path(agent);
         match std::fs::remove_file(&path) {
@@ -489,6 +638,16 @@ impl Agents {
         }
         let _ = std::fs::remove_dir_all(self.kept.join(agent.row().slug));
         Ok(())
+    }
+}
+
+/// The command that prints the token kept at `path` (Claude Code runs it in `/bin/sh`).
+fn helper_command(path: &Path) -> String {
+    let path = path.display().to_string();
+    if cfg!(windows) {
+        format!("type \"{path}\"")
+    } else {
+        format!("cat '{}'", path.replace('\'', "'\\''"))
     }
 }
 

@@ -39,7 +39,7 @@ use super::admission::Admission;
 use super::directory::Roster;
 use super::rules;
 use super::spend::Spending;
-use crate::AppContext;
+use super::Members as Store;
 
 /// How often the book looks for changes: the store's members, the team's definitions.
 const POLL: Duration = keypool_team::DEFINITIONS_POLL;
@@ -85,17 +85,25 @@ struct Inner {
     clock: Arc<dyn Clock>,
     roster: Roster,
     spending: Spending,
-    attached: OnceLock<Attached>,
+    /// The store the members are read from and their spend written to.
+    store: OnceLock<Store>,
+    /// The team's counts, once a team is joined.
+    allowance: OnceLock<Arc<Allowance>>,
+    /// The task that keeps the book in step has started.
+    following: std::sync::atomic::AtomicBool,
     /// Refusals per member and limit, for metrics.
     refusals: Mutex<HashMap<(String, &'static str), u64>>,
     /// Told when a member's budget is spent.
     watch: OnceLock<Weak<dyn BookWatch>>,
 }
 
-/// What the book works with once the endpoint's context exists.
-struct Attached {
-    context: Weak<AppContext>,
-    allowance: Option<Arc<Allowance>>,
+/// What one member spent, as the app's token list shows it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MemberSpent {
+    /// In this calendar month (UTC).
+    pub month: super::Spent,
+    /// Of its budget, in the budget's unit and period; `None` without a budget.
+    pub budget_used: Option<f64>,
 }
 
 /// One member's budget as `/metrics` shows it.
@@ -115,7 +123,9 @@ impl MemberBook {
                 clock,
                 roster: Roster::default(),
                 spending: Spending::default(),
-                attached: OnceLock::new(),
+                store: OnceLock::new(),
+                allowance: OnceLock::new(),
+                following: Default::default(),
                 refusals: Mutex::default(),
                 watch: OnceLock::new(),
             }),
@@ -133,26 +143,40 @@ impl MemberBook {
         self.inner.charge(record);
     }
 
-    /// Starts serving `context`'s members (counted through `allowance` when a team is joined):
-    /// reads them and their spend, and keeps in step with the store and the team on a task of the
-    /// current runtime until the context goes.
-    pub fn attach(&self, context: &Arc<AppContext>, allowance: Option<Arc<Allowance>>) {
-        let attached = Attached { context: Arc::downgrade(context), allowance };
-        if self.inner.attached.set(attached).is_err() {
+    /// Serves the members of `store`: reads them, their spend and the prices now (the store's
+    /// services do, when they are made).
+    pub(crate) fn attach(&self, store: Store) {
+        if self.inner.store.set(store).is_err() {
             return;
         }
-        if let Ok(members) = context.members() {
+        if let Some(members) = self.inner.store.get() {
             self.inner.spending.load(members, self.inner.clock.now());
         }
-        self.inner.read_prices();
         self.refresh();
-        let inner = self.inner.clone();
-        tokio::spawn(async move { inner.keep_in_step().await });
     }
 
-    /// Reads the store's members again now (after an apply), and tells the team what changed.
+    /// Counts the members through the team's `allowance` from now on (a server that joined one).
+    pub fn count_with(&self, allowance: Arc<Allowance>) {
+        if self.inner.allowance.set(allowance).is_ok() {
+            self.refresh();
+        }
+    }
+
+    /// Keeps the book in step with the store and the team (see [`POLL`]) on a task of the current
+    /// Tokio runtime, for as long as the book lives; once, however often it is called.
+    pub fn follow(&self) {
+        if self.inner.following.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
+        let inner = Arc::downgrade(&self.inner);
+        tokio::spawn(Inner::keep_in_step(inner));
+    }
+
+    /// Reads the store's members and prices again now (after an apply, a token's change), and
+    /// tells the team what changed.
     pub fn refresh(&self) {
         self.inner.refresh_local(true);
+        self.inner.read_prices();
     }
 
     /// Members the config file no longer lists, removed from the store now: the team is told.
@@ -177,6 +201,15 @@ impl MemberBook {
             .collect();
         out.sort_by(|a, b| a.member.cmp(&b.member));
         out
+    }
+
+    /// What `member` spent this month, and of its budget.
+    pub fn spent(&self, member: &super::Member) -> MemberSpent {
+        let now = self.inner.clock.now();
+        MemberSpent {
+            month: self.inner.spending.spent_in(&member.name, &rules::span(super::BudgetPeriod::Month, now).key),
+            budget_used: self.inner.spending.budget_used(member, now).map(|(_, _, used)| used),
+        }
     }
 
     /// What the book holds now, for a scrape.
@@ -205,31 +238,25 @@ impl MemberBook {
 }
 
 impl Inner {
-    fn context(&self) -> Option<Arc<AppContext>> {
-        self.attached.get()?.context.upgrade()
-    }
-
     fn allowance(&self) -> Option<&Arc<Allowance>> {
-        self.attached.get()?.allowance.as_ref()
+        self.allowance.get()
     }
 
     fn refresh_local(&self, force: bool) {
-        let Some(context) = self.context() else { return };
-        let Ok(members) = context.members() else { return };
+        let Some(members) = self.store.get() else { return };
         let allowance = self.allowance().map(|a| &**a);
         self.roster.refresh_local(members, allowance, self.clock.now().as_millis(), force);
     }
 
     fn save_spend(&self) {
-        let Some(context) = self.context() else { return };
-        if let Ok(members) = context.members() {
+        if let Some(members) = self.store.get() {
             self.spending.save(members, self.clock.now());
         }
     }
 
     fn read_prices(&self) {
-        let Some(context) = self.context() else { return };
-        match context.usage().and_then(|usage| usage.prices()) {
+        let Some(members) = self.store.get() else { return };
+        match members.prices() {
             Ok(prices) => self.spending.set_prices(prices),
             Err(error) => tracing::warn!(%error, "members: the price table could not be read"),
         }
@@ -276,29 +303,32 @@ impl Inner {
 
     /// Every [`POLL`]: the store's members, the team's definitions (and after a reconnect, what
     /// the team may have lost); every [`FLUSH`] the spend to the store; every [`PRICES`] the
-    /// prices. Until the context goes.
-    async fn keep_in_step(self: Arc<Self>) {
+    /// prices. Until the book goes (its spend written then).
+    async fn keep_in_step(inner: Weak<Inner>) {
         let mut flushed = Instant::now();
         let mut priced = Instant::now();
         loop {
             tokio::time::sleep(POLL).await;
-            if self.context().is_none() {
-                return;
+            let Some(this) = inner.upgrade() else { return };
+            this.step(&mut flushed, &mut priced).await;
+        }
+    }
+
+    /// One round of [`Inner::keep_in_step`].
+    async fn step(&self, flushed: &mut Instant, priced: &mut Instant) {
+        self.refresh_local(false);
+        if let Some(allowance) = self.allowance().cloned() {
+            if self.roster.follow_team(&allowance).await {
+                self.spending.tell_counts(&self.roster.members(), &allowance, self.clock.now());
             }
-            self.refresh_local(false);
-            if let Some(allowance) = self.allowance().cloned() {
-                if self.roster.follow_team(&allowance).await {
-                    self.spending.tell_counts(&self.roster.members(), &allowance, self.clock.now());
-                }
-            }
-            if flushed.elapsed() >= FLUSH {
-                self.save_spend();
-                flushed = Instant::now();
-            }
-            if priced.elapsed() >= PRICES {
-                self.read_prices();
-                priced = Instant::now();
-            }
+        }
+        if flushed.elapsed() >= FLUSH {
+            self.save_spend();
+            *flushed = Instant::now();
+        }
+        if priced.elapsed() >= PRICES {
+            self.read_prices();
+            *priced = Instant::now();
         }
     }
 }

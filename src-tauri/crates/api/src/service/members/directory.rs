@@ -69,6 +69,8 @@ impl TeamRecord {
             enabled: self.enabled,
             expires_at: self.expires_at,
             limits: self.limits.clone(),
+            // An agent's token is one machine's: the team carries no agent.
+            agent: None,
             created_at: self.created_at,
             updated_at: self.updated_at,
         })

@@ -49,7 +49,7 @@ impl MemberSource {
 }
 
 /// The span a budget is counted over, in UTC.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum BudgetPeriod {
     Day,
@@ -79,15 +79,17 @@ impl BudgetPeriod {
 
 /// What a member may spend per period: US dollars (at the price table's prices) or tokens
 /// (prompt, cached included, and output).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "SpendBudget")]
 #[serde(rename_all = "lowercase")]
 pub enum Budget {
     Usd(f64),
     Tokens(u64),
 }
 
-/// A member's limits; `None` (or no models) is no limit.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// A member's limits; `None` (or no models) is no limit. Its fields keep their snake_case names
+/// everywhere (the team's definitions in Redis, the IPC), as a server's config file spells them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ts_rs::TS)]
 pub struct MemberLimits {
     pub budget: Option<Budget>,
     pub budget_period: Option<BudgetPeriod>,
@@ -118,6 +120,9 @@ pub struct Member {
     /// Milliseconds since the epoch; `None`: never.
     pub expires_at: Option<i64>,
     pub limits: MemberLimits,
+    /// The coding agent the app's Connect made it for (`claude-code`, `codex`, `gemini-cli`);
+    /// `None`: a member made by hand or by a config file.
+    pub agent: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -130,6 +135,7 @@ impl Member {
             && self.enabled == other.enabled
             && self.expires_at == other.expires_at
             && self.limits == other.limits
+            && self.agent == other.agent
     }
 }
 
@@ -168,6 +174,7 @@ pub(crate) fn from_row(row: MemberRow) -> Option<Member> {
             max_in_flight: row.max_in_flight,
             models: row.models,
         },
+        agent: row.agent,
         name: row.name,
         created_at: row.created_at,
         updated_at: row.updated_at,
@@ -193,12 +200,14 @@ pub(crate) fn to_row(member: &Member) -> MemberRow {
         tokens_per_minute: member.limits.tokens_per_minute,
         max_in_flight: member.limits.max_in_flight,
         models: member.limits.models.clone(),
+        agent: member.agent.clone(),
         created_at: member.created_at,
         updated_at: member.updated_at,
     }
 }
 
 /// The members in the store.
+#[derive(Clone)]
 pub struct Members {
     db: Arc<Database>,
     clock: Arc<dyn Clock>,
@@ -244,6 +253,11 @@ impl Members {
             true => Ok(()),
             false => Err(ServiceError::not_found("member", name)),
         }
+    }
+
+    /// The price table, at whose prices members' budgets in dollars are counted.
+    pub fn prices(&self) -> Result<Vec<crate::service::Price>> {
+        crate::service::usage::price_list(&self.db)
     }
 
     /// How many writes the members have seen: a change since a reading shows as a new number.

@@ -117,7 +117,7 @@ pub fn in_budget_unit(budget: Budget, tokens: u64, micro_usd: u64) -> (u64, u64)
 /// Refusals that need no counts: an expired or revoked token.
 pub fn check_token(member: &Member, now: Timestamp) -> Result<(), Refusal> {
     if !member.enabled {
-        let message = format!("this token ({}) was revoked; ask the server's operator", member.name);
+        let message = format!("this token ({}) was revoked; ask whoever gave it to you", member.name);
         return Err(Refusal { limit: Limit::Revoked, message, retry_after: None });
     }
     if let Some(expires) = member.expires_at.filter(|&at| at <= now.as_millis()) {
@@ -181,7 +181,7 @@ pub fn budget_refusal(member: &Member, used: u64, span: &Span) -> Refusal {
     };
     let resets = match span.end {
         Some(end) => format!("it resets at {end}"),
-        None => format!("it does not reset: `keypool-server members update {} --budget-…` raises it", member.name),
+        None => "it does not reset: only a larger budget lets it go on".to_owned(),
     };
     let message = format!("{}'s budget of {amount} {per} is spent ({used} used); {resets}", member.name);
     Refusal { limit: Limit::Budget, message, retry_after: None }

@@ -73,6 +73,11 @@ impl Spending {
         &self.tallies
     }
 
+    /// What the member called `name` spent in the period `key` (`month:2026-12`), as best known.
+    pub(super) fn spent_in(&self, name: &str, key: &str) -> Spent {
+        lock(&self.tallies).get(&name.to_lowercase()).map_or(Spent::default(), |t| t.team_view(key))
+    }
+
     /// What `member` used of its budget in the current period at `now`, in the budget's unit: the
     /// unit's name, the limit and the amount used (the team's count at its last answer, with this
     /// replica's since; this replica's alone without a team). `None` without a budget.

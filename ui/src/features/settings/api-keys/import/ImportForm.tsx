@@ -3,7 +3,7 @@ import { Field } from '../../../../components/Field';
 import type { MessageKey } from '../../../../i18n';
 import { useI18n } from '../../../../i18n/I18nProvider';
 import type { KeyReading } from '../../../../ipc/bindings';
-import { CheckField } from './CheckField';
+import { CheckField } from '../../../../components/CheckField';
 import { ImportPreview } from './ImportPreview';
 import { KeyWeightField } from '../fields/KeyFields';
 import { QuotaGroupField } from '../fields/QuotaGroupField';

@@ -35,13 +35,14 @@ async function enable(user: User) {
 
 const card = (agent: string) => screen.getByTestId(`agent-${agent}`);
 
-/** Connect on `agent`'s card, with `model` and `token` typed when given and asked for. */
-async function connect(user: User, agent: string, name: string, { token, model }: { token?: string; model?: string } = {}) {
-  await user.click(within(card(agent)).getByRole('button', { name: new RegExp(`^Connect ${name}`) }));
-  const dialog = await screen.findByRole('dialog', { name: new RegExp(`^Connect ${name}`) });
+/** Connect on `agent`'s card, with `model` typed and the options checked when given. */
+async function connect(user: User, agent: string, name: string, { model, keyHelper, again }: { model?: string; keyHelper?: boolean; again?: boolean } = {}) {
+  const label = again ? `Connect ${name} again` : `Connect ${name}`;
+  await user.click(within(card(agent)).getByRole('button', { name: label }));
+  const dialog = await screen.findByRole('dialog', { name: label });
   expect(within(dialog).getByLabelText('Model (optional)'), 'the model has the focus').toHaveFocus();
   if (model) await user.keyboard(model);
-  if (token !== undefined) await user.type(within(dialog).getByLabelText('Local API token'), token);
+  if (keyHelper) await user.click(within(dialog).getByRole('checkbox', { name: 'Keep the token out of its settings file' }));
   await user.click(within(dialog).getByRole('button', { name: 'Connect' }));
   return dialog;
 }
@@ -71,45 +72,73 @@ describe('Settings → Local API → Coding agents', () => {
     expect(within(card('claudeCode')).getByTestId('agent-last-call')).toHaveTextContent('Never');
   });
 
-  it('connects with the token once, then the next agent without it; disconnects', async () => {
+  it('connects each agent with a token of its own, listed by its agent, and Disconnect revokes it', async () => {
     const user = await renderPanel();
-    const token = await enable(user);
-    await connect(user, 'claudeCode', 'Claude Code', { token, model: 'claude-sonnet-4-5' });
-    await waitFor(() => expect(within(card('claudeCode')).getByTestId('agent-state')).toHaveTextContent('Connected'));
-    expect(backend.callsOf('localApi:connectAgent')).toEqual([{ agent: 'claudeCode', token, model: 'claude-sonnet-4-5' }]);
-    expect(within(card('claudeCode')).getByTestId('agent-model')).toHaveTextContent('claude-sonnet-4-5');
-    expect(screen.getByTestId('agents-announcement')).toHaveTextContent('Claude Code connected.');
-
-    // Codex: a connected agent holds the token, so none is asked.
-    await user.click(within(card('codex')).getByRole('button', { name: 'Connect Codex CLI' }));
-    const dialog = await screen.findByRole('dialog', { name: 'Connect Codex CLI' });
-    expect(within(dialog).queryByLabelText('Local API token'), 'no token asked').not.toBeInTheDocument();
-    expect(within(dialog).getByText('/home/user/.codex/config.toml'), 'the file Keypool will change is named').toBeInTheDocument();
+    const mainToken = await enable(user);
+    const dialog = await (async () => {
+      await user.click(within(card('claudeCode')).getByRole('button', { name: 'Connect Claude Code' }));
+      return screen.findByRole('dialog', { name: 'Connect Claude Code' });
+    })();
+    expect(within(dialog).queryByLabelText('Local API token'), 'no token is asked: Connect makes one').not.toBeInTheDocument();
+    expect(within(dialog).queryByRole('checkbox', { name: 'Give it a new token' }), 'nothing to renew yet').not.toBeInTheDocument();
+    await user.keyboard('claude-sonnet-4-5');
     await user.click(within(dialog).getByRole('button', { name: 'Connect' }));
+    await waitFor(() => expect(within(card('claudeCode')).getByTestId('agent-state')).toHaveTextContent('Connected'));
+    expect(backend.callsOf('localApi:connectAgent')).toEqual([{ agent: 'claudeCode', model: 'claude-sonnet-4-5' }]);
+    expect(within(card('claudeCode')).getByTestId('agent-model')).toHaveTextContent('claude-sonnet-4-5');
+    expect(within(card('claudeCode')).getByTestId('agent-token')).toHaveTextContent('claude-code');
+    expect(screen.getByTestId('agents-announcement')).toHaveTextContent('Claude Code connected.');
+    const [own] = backend.localApiExtras.tokenValues('claude-code');
+    expect(own, 'a token of its own, not the main one').not.toBe(mainToken);
+
+    const codex = await connect(user, 'codex', 'Codex CLI');
+    expect(within(codex).queryByRole('checkbox', { name: 'Keep the token out of its settings file' }), 'only Claude Code runs a key helper').not.toBeInTheDocument();
     await waitFor(() => expect(within(card('codex')).getByTestId('agent-state')).toHaveTextContent('Connected'));
-    expect(backend.callsOf('localApi:connectAgent')[1]).toEqual({ agent: 'codex' });
+    expect(backend.localApiExtras.namedTokens().map((t) => [t.name, t.agent])).toEqual([
+      ['claude-code', 'claude-code'],
+      ['codex', 'codex'],
+    ]);
+
+    // Again: it keeps its token; with a new token, the old value stops and the name stays.
+    await connect(user, 'claudeCode', 'Claude Code', { again: true });
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(backend.localApiExtras.tokenValues('claude-code'), 'kept').toHaveLength(1);
+    await user.click(within(card('claudeCode')).getByRole('button', { name: 'Connect Claude Code again' }));
+    const renew = await screen.findByRole('dialog', { name: 'Connect Claude Code again' });
+    await user.click(within(renew).getByRole('checkbox', { name: 'Give it a new token' }));
+    await user.click(within(renew).getByRole('button', { name: 'Connect' }));
+    await waitFor(() => expect(backend.localApiExtras.tokenValues('claude-code')).toHaveLength(2));
+    expect(backend.callsOf('localApi:connectAgent').at(-1)).toEqual({ agent: 'claudeCode', model: 'claude-sonnet-4-5', newToken: true });
 
     await user.click(within(card('claudeCode')).getByRole('button', { name: 'Disconnect Claude Code' }));
     await waitFor(() => expect(within(card('claudeCode')).getByTestId('agent-state')).toHaveTextContent('Not connected'));
     expect(screen.getByTestId('agents-announcement')).toHaveTextContent('Claude Code disconnected: its files are as they were.');
+    expect(backend.localApiExtras.namedTokens().map((t) => t.name), 'its token is revoked').toEqual(['codex']);
   });
 
-  it('says at the field when the token is not the local API’s, and connects nothing', async () => {
+  it('says when it made a settings file private, and offers the key helper to Claude Code', async () => {
     const user = await renderPanel();
     await enable(user);
-    const dialog = await connect(user, 'geminiCli', 'Gemini CLI', { token: 'kp-local-not-it' });
-    const field = await within(dialog).findByLabelText('Local API token');
-    await waitFor(() => expect(field).toHaveAttribute('aria-invalid', 'true'));
-    expect(field).toHaveAccessibleDescription(/This is not the local API’s token/);
-    expect(backend.localApiExtras.agent('geminiCli').connection).toBeNull();
+    backend.localApiExtras.setAgent('codex', { readable: { path: '/home/user/.codex/config.toml', mode: 0o644 } });
+    const dialog = await connect(user, 'codex', 'Codex CLI');
+    const notice = await within(dialog).findByTestId('agent-tightened');
+    expect(notice).toHaveTextContent('/home/user/.codex/config.toml holds the token now, so Keypool made it readable by you only (it was 0644)');
+    expect(within(dialog).getByRole('button', { name: 'Done' }), 'the notice has the focus’s way out').toBeInTheDocument();
+    await user.click(within(dialog).getByRole('button', { name: 'Done' }));
+    expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
+
+    await connect(user, 'claudeCode', 'Claude Code', { keyHelper: true });
+    await waitFor(() => expect(within(card('claudeCode')).getByTestId('agent-token')).toHaveTextContent('claude-code · read through the key helper'));
+    expect(backend.callsOf('localApi:connectAgent').at(-1)).toEqual({ agent: 'claudeCode', keyHelper: true });
+    expect(screen.queryByRole('dialog'), 'nothing tightened: the dialog closes').not.toBeInTheDocument();
   });
 
   it('names a file it cannot merge, in the panel and when connecting', async () => {
     const user = await renderPanel();
-    const token = await enable(user);
+    await enable(user);
     const file = { path: '/home/user/.claude/settings.json', problem: { kind: 'malformed' as const, reason: 'expected `,` or `}` at line 3 column 1' } };
     backend.localApiExtras.setAgent('claudeCode', { malformed: file });
-    const dialog = await connect(user, 'claudeCode', 'Claude Code', { token });
+    const dialog = await connect(user, 'claudeCode', 'Claude Code');
     expect(await within(dialog).findByRole('alert')).toHaveTextContent(
       '/home/user/.claude/settings.json cannot be merged, so Keypool left it as it is: expected `,` or `}` at line 3 column 1.',
     );
@@ -119,8 +148,8 @@ describe('Settings → Local API → Coding agents', () => {
 
   it('asks before putting back files changed since Connect', async () => {
     const user = await renderPanel();
-    const token = await enable(user);
-    await connect(user, 'codex', 'Codex CLI', { token });
+    await enable(user);
+    await connect(user, 'codex', 'Codex CLI');
     await waitFor(() => expect(within(card('codex')).getByTestId('agent-state')).toHaveTextContent('Connected'));
     backend.localApiExtras.setAgent('codex', { changed: ['/home/user/.codex/config.toml'] });
 

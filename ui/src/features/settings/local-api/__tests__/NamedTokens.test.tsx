@@ -30,7 +30,7 @@ describe('Settings → Local API → Named tokens', () => {
 
   it('makes a token from its name, shows it once, and lists the name only', async () => {
     const user = renderTokens();
-    expect(await screen.findByTestId('named-tokens-empty')).toHaveTextContent('No named tokens yet.');
+    expect(await screen.findByTestId('named-tokens-empty')).toHaveTextContent('No named tokens.');
     await user.type(nameInput(), 'ci-bot{Enter}');
     const dialog = await screen.findByRole('dialog', { name: 'The token ci-bot' });
     const shown = within(dialog).getByRole('textbox', { name: 'Token' });
@@ -60,6 +60,42 @@ describe('Settings → Local API → Named tokens', () => {
     await user.type(nameInput(), 'ALICE{Enter}');
     await waitFor(() => expect(nameInput()).toHaveAccessibleDescription(/^Another token is called that \(in any case\)/));
     expect(backend.localApiExtras.namedTokens().map((t) => t.name)).toEqual(['alice']);
+  });
+
+  it('sets a token’s limits from the keyboard, refusing a bad one at its field', async () => {
+    const user = renderTokens();
+    await screen.findByTestId('named-tokens-empty');
+    await user.type(nameInput(), 'ci-bot{Enter}');
+    await user.click(within(await screen.findByRole('dialog')).getByRole('button', { name: 'Done' }));
+    expect(await screen.findByTestId('named-token-rules')).toHaveTextContent('No limits');
+    expect(screen.getByTestId('named-token-last-used')).toHaveTextContent('this month 0 tokens, $0.00');
+
+    await user.click(screen.getByRole('button', { name: 'Limits of the token ci-bot' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Limits of ci-bot' });
+    expect(within(dialog).getByRole('textbox', { name: 'Budget' }), 'the first field has the focus').toHaveFocus();
+    await user.keyboard('20');
+    await user.selectOptions(within(dialog).getByRole('combobox', { name: 'Per' }), 'day');
+    await user.type(within(dialog).getByRole('textbox', { name: 'Requests per minute' }), '0');
+    await user.type(within(dialog).getByRole('textbox', { name: 'Models it may ask for' }), 'gpt-* claude-[[x]');
+    await user.click(within(dialog).getByRole('button', { name: 'Save limits' }));
+    const rpm = within(dialog).getByRole('textbox', { name: 'Requests per minute' });
+    expect(rpm, 'the first field in error has the focus').toHaveFocus();
+    expect(rpm).toHaveAccessibleDescription(/from 1 to 1,000,000/);
+    expect(within(dialog).getByRole('textbox', { name: 'Models it may ask for' })).toHaveAccessibleDescription(/Only \* and \? are wildcards/);
+    expect(backend.callsOf('localApi:updateToken'), 'nothing was sent').toEqual([]);
+
+    await user.clear(rpm);
+    await user.type(rpm, '60');
+    const models = within(dialog).getByRole('textbox', { name: 'Models it may ask for' });
+    await user.clear(models);
+    await user.type(models, 'gpt-*, claude-sonnet-*');
+    await user.type(within(dialog).getByRole('textbox', { name: 'Requests at once' }), '4');
+    await user.click(within(dialog).getByRole('button', { name: 'Save limits' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    expect(backend.callsOf('localApi:updateToken')).toEqual([
+      { name: 'ci-bot', rules: { budget: { usd: 20 }, budgetPeriod: 'day', requestsPerMinute: 60, maxInFlight: 4, models: ['gpt-*', 'claude-sonnet-*'] } },
+    ]);
+    expect(screen.getByTestId('named-token-rules')).toHaveTextContent('$20.00 a day · 60 requests/min · 4 at once · only gpt-*; claude-sonnet-*');
   });
 
   it('revokes a token after a question whose Cancel has the focus', async () => {

@@ -15,12 +15,12 @@ const agent = (changes: Partial<AgentState> = {}): AgentState => ({
   problem: null,
   ...changes,
 });
-const connected = { connectedAt: 1, model: null, changed: [] };
+const connected = { connectedAt: 1, model: null, token: 'claude-code', keyHelper: false, changed: [] };
 
 describe('coding agents', () => {
   it('tells connected, set up by hand and not connected apart', () => {
     expect(connectionState(agent())).toBe('notConnected');
-    expect(connectionState(agent({ pointsHere: true, token: 'current' })), 'its files point here without Keypool’s backup').toBe('byHand');
+    expect(connectionState(agent({ pointsHere: true, token: 'main' })), 'its files point here without Keypool’s backup').toBe('byHand');
     expect(connectionState(agent({ connection: connected, pointsHere: true }))).toBe('connected');
   });
 
@@ -28,6 +28,10 @@ describe('coding agents', () => {
     expect(agentNotices(agent()), 'nothing: its model answers').toEqual([]);
     const stale = agent({ connection: { ...connected, changed: ['/f'] }, pointsHere: true, token: 'other' });
     expect(agentNotices(stale).map((n) => n.kind)).toEqual(['oldToken', 'changed']);
+    const own = agent({ connection: connected, pointsHere: true, token: 'own' });
+    expect(agentNotices(own), 'its own token: nothing to say').toEqual([]);
+    const shared = agent({ connection: { ...connected, token: null }, pointsHere: true, token: 'main' });
+    expect(agentNotices(shared).map((n) => n.kind), 'connected before agents had their own').toEqual(['sharedToken']);
     expect(agentNotices(agent({ connection: connected, pointsHere: false })).map((n) => n.kind), 'the port moved').toEqual(['pointsElsewhere']);
     expect(agentNotices(agent({ resolution: { kind: 'unknown' } })).map((n) => n.kind)).toEqual(['unrouted']);
     expect(agentNotices(agent({ resolution: { kind: 'otherApi', provider: 'OpenAI' } }))).toEqual([{ kind: 'otherApi', provider: 'OpenAI' }]);
