@@ -344,8 +344,12 @@ export function blockedKeyText(t: Translate, key: BlockedKeyInfo, clock: Clock):
   }
 }
 
-/** A failed reply, worded: the sentences in order, for one paragraph. */
-export function replyErrorText(t: Translate, error: ReplyError, clock: Clock): string {
+/**
+ * A failed reply, worded: the sentences in order, for one paragraph. With the chat's `provider`,
+ * a pool of disabled keys also says whether its provider-level key was tried (it is used only
+ * while the pool is empty, which surprises when the pool holds only dead keys).
+ */
+export function replyErrorText(t: Translate, error: ReplyError, clock: Clock, provider?: Pick<Provider, 'apiKeyPreview'>): string {
   switch (error.kind) {
     case 'noKeys':
       return t('reply.noKeys', { provider: error.provider });
@@ -353,7 +357,12 @@ export function replyErrorText(t: Translate, error: ReplyError, clock: Clock): s
       return t('reply.providerKeyUnresolved', { provider: error.provider, name: error.var });
     case 'allBlocked': {
       const clauses = error.keys.map((key) => blockedKeyText(t, key, clock));
-      const parts = [clauses.length > 0 ? t('reply.allBlocked', { keys: clauses.join(t('list.separator')) }) : t('reply.allBlockedNoKeys', { provider: error.provider })];
+      const allDisabled = error.keys.length > 0 && error.keys.every((key) => key.state === 'disabled');
+      const keys = clauses.join(t('list.separator'));
+      const parts = [
+        clauses.length === 0 ? t('reply.allBlockedNoKeys', { provider: error.provider }) : allDisabled ? t('reply.allDisabled', { provider: error.provider, keys }) : t('reply.allBlocked', { keys }),
+      ];
+      if (allDisabled && provider && provider.apiKeyPreview !== null) parts.push(t('reply.providerKeyNotTried'));
       if (error.firstFreeAt !== null && error.keys.filter((k) => k.until !== null).length > 1 && error.firstFreeAt > clock.now) {
         parts.push(t('reply.firstFree', { time: formatClockTime(error.firstFreeAt, clock.now, clock.intlTag) }));
       }

@@ -192,7 +192,7 @@ function ReplyError({
   const text = error
     ? provider && keylessServerDown(error, provider)
       ? keylessServerDownText(t, provider)
-      : replyErrorText(t, error, { now, intlTag })
+      : replyErrorText(t, error, { now, intlTag }, provider)
     : message.errorCode
       ? errorText(t, new IpcError(message.errorCode, message.error ?? ''))
       : (message.error ?? '');

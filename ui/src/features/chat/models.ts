@@ -12,12 +12,15 @@ export function providerOf(providers: Provider[], id: string | null): Provider |
 
 /**
  * The provider a new chat preselects: the one last chatted with (the most recently active chat's)
- * when its pool can answer now; else the first that can; else the last one used, else the first.
- * A provider with no keys is never preferred over one that can answer.
+ * when its pool can answer now; else the first that can with a key of the user's (a fresh
+ * install's keyless local server, which may not be running, comes after a provider the user gave
+ * keys); else the first that can at all; else the last one used, else the first. A provider with
+ * no keys is never preferred over one that can answer.
  */
 export function preferredProvider(providers: readonly Provider[], chats: readonly Chat[]): Provider | undefined {
   const recent = [...chats].sort((a, b) => b.updatedAt - a.updatedAt);
   const lastUsed = recent.map((chat) => providers.find((p) => p.id === chat.providerId)).find((p) => p !== undefined);
   if (lastUsed?.answerable) return lastUsed;
-  return providers.find((p) => p.answerable) ?? lastUsed ?? providers[0];
+  const keyed = providers.find((p) => p.answerable && (p.keyCount > 0 || p.apiKeyPreview !== null));
+  return keyed ?? providers.find((p) => p.answerable) ?? lastUsed ?? providers[0];
 }

@@ -169,6 +169,25 @@ describe('failed replies, worded from their kind, with countdowns and local time
     );
   });
 
+  it('says every key is disabled, and the way out, and whether the provider-level key was tried', () => {
+    const dead: ReplyError = {
+      kind: 'allBlocked',
+      provider: 'OpenRouter',
+      keys: [
+        { name: 'a', state: 'disabled', until: null, status: 401, tried: false },
+        { name: 'b', state: 'disabled', until: null, status: 401, tried: false },
+      ],
+      firstFreeAt: null,
+      last: null,
+    };
+    expect(replyErrorText(tOf('en'), dead, clock('en'))).toBe(
+      'Every key of OpenRouter is disabled: a was disabled after a 401; b was disabled after a 401. Test them, replace them or turn them on in Settings → Providers.',
+    );
+    expect(replyErrorText(tOf('en'), dead, clock('en'), { apiKeyPreview: 'sk-or…1234' })).toMatch(/ Its provider-level key was not tried: it is used only while the pool holds no keys\.$/);
+    expect(replyErrorText(tOf('en'), dead, clock('en'), { apiKeyPreview: null }), 'no provider-level key: nothing to say of it').not.toMatch(/provider-level/);
+    for (const locale of LOCALES) expect(replyErrorText(tOf(locale), dead, clock(locale)), locale).toContain('OpenRouter');
+  });
+
   it('counts down: a cooling key that is free by now says so', () => {
     const later = { now: NOW + 600_000, intlTag: 'en' };
     expect(replyErrorText(tOf('en'), BUSY, later)).toMatch(/^All keys are busy: key A is free again; key B/);

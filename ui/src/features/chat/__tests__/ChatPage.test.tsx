@@ -266,7 +266,7 @@ describe('the chat page', () => {
     await user.type(await screen.findByRole('textbox', { name: 'Message' }), 'Q{Enter}');
 
     const error = await screen.findByTestId('message-error');
-    expect(error).toHaveTextContent('The reply failed: All keys are busy: only was disabled after a 401. The last answer was HTTP 401. The provider said: “invalid key”');
+    expect(error).toHaveTextContent('The reply failed: Every key of OpenAI is disabled: only was disabled after a 401. Test them, replace them or turn them on in Settings → Providers. Its provider-level key was not tried: it is used only while the pool holds no keys. The last answer was HTTP 401. The provider said: “invalid key”');
     expect(error, 'the backend’s English is not shown').not.toHaveTextContent('no key of OpenAI is available');
     expect(screen.getByTestId('chat-notice')).toHaveTextContent('only was rejected (401) and disabled');
     await user.click(within(error).getByRole('button', { name: 'Open Settings → Providers' }));

@@ -20,6 +20,14 @@ describe('what a new chat preselects', () => {
     expect(preferredProvider([openai, anthropic], [])?.id, 'no chats yet').toBe('anthropic');
   });
 
+  it('the first time, a provider with the user’s keys before a keyless local server', () => {
+    const keyed = provider('anthropic', 'Anthropic', { answerable: true, keyCount: 2 });
+    const keyless = provider('local', 'Local', { answerable: true, local: true, keyCount: 0, apiKeyPreview: null });
+    expect(preferredProvider([keyless, keyed], [])?.id, 'Local is listed first, yet Anthropic has keys').toBe('anthropic');
+    expect(preferredProvider([keyless, { ...keyed, answerable: false }], [])?.id, 'no key can answer: the local server').toBe('local');
+    expect(preferredProvider([keyless, keyed], [chat('local', 4)])?.id, 'once chatted with, the local server stays').toBe('local');
+  });
+
   it('else the last one used, else the first', () => {
     const none = [openai, { ...anthropic, answerable: false }];
     expect(preferredProvider(none, [chat('anthropic', 1)])?.id, 'nothing can answer: the one last used').toBe('anthropic');

@@ -136,7 +136,7 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
       {loaded && rows.length === 0 && <PoolEmpty provider={provider} />}
       {loaded && rows.length > 0 && <PoolFilters view={view} total={rows.length} />}
       {loaded && view.selected.size > 0 && (
-        <PoolBulkBar providerId={provider.id} view={view} actions={actions} feedback={feedback} testMany={testMany} open={setDialog} />
+        <PoolBulkBar providerId={provider.id} view={view} actions={actions} feedback={feedback} testMany={testMany} open={setDialog} rows={rows} />
       )}
       {loaded && rows.length > 0 && view.shown.length === 0 && (
         <p className="muted pool__no-match" data-testid="pool-no-match">
@@ -170,6 +170,7 @@ export function ApiKeyPoolSection({ provider }: { provider: Provider }) {
         clearSelection={view.clearSelection}
         close={() => setDialog({ kind: 'none' })}
         returnFocus={() => addButton.current}
+        testMany={testMany}
       />
     </section>
   );

@@ -29,6 +29,10 @@ pub(super) fn plan(files: &[Option<Vec<u8>>], setup: &Setup) -> Result<Vec<Vec<u
             {
                 if json::text(model_settings, "name") == Some(previous) {
                     json::remove(model_settings, "name");
+                    // Emptied by taking Keypool's model out: no `"model": {}` is left behind.
+                    if model_settings.is_empty() {
+                        json::remove(&mut settings, "model");
+                    }
                 }
             }
         }

@@ -346,6 +346,28 @@ describe('API Key Pool section', () => {
     expect(await within(row('revoked')).findByRole('switch', { name: 'Use revoked' })).toHaveAttribute('aria-checked', 'true');
   });
 
+  it('asks the same before a bulk Enable turns on keys the provider refused, and tests them first', async () => {
+    const good = backend.add('openai', 'sk-revoked-0001', { label: 'came back', enabled: false, disabledReason: 'HTTP 401', disabledAt: backend.now() - 60_000 });
+    const dead = backend.add('openai', 'sk-revoked-0002', { label: 'still dead', enabled: false, disabledReason: 'HTTP 401', disabledAt: backend.now() - 60_000 });
+    const off = backend.add('openai', 'sk-off-0003', { label: 'by hand', enabled: false });
+    backend.setKeyTest(good.id, { ok: true, status: 200, problem: null, message: 'OK', latencyMs: 30 });
+    backend.setKeyTest(dead.id, { ok: false, status: 401, problem: { kind: 'refused' }, message: 'Incorrect API key provided', latencyMs: 30 });
+    const user = renderSection();
+    await user.click(await screen.findByRole('checkbox', { name: 'Select all 3 keys shown' }));
+    await user.click(screen.getByRole('button', { name: 'Enable' }));
+    const dialog = await screen.findByRole('alertdialog', { name: 'Turn on 2 keys the provider refused?' });
+    expect(dialog).toHaveAccessibleDescription(/refused 2 of the 3 selected keys \(401 or 403\)/);
+    expect(backend.callsOf('llmConfig:updateApiKeys'), 'nothing is switched before the user says').toEqual([]);
+    const test = within(dialog).getByRole('button', { name: 'Test the 2' });
+    expect(test, 'testing first is the way offered').toHaveFocus();
+    await user.click(test);
+    expect(await within(dialog).findByText('Accepted now: 1; still refused: 1.')).toBeInTheDocument();
+    await user.click(within(dialog).getByRole('button', { name: 'Turn on 2, leave the refused off' }));
+    await waitFor(() => expect(screen.queryByRole('alertdialog')).not.toBeInTheDocument());
+    const [call] = backend.callsOf('llmConfig:updateApiKeys') as { ids: string[] }[];
+    expect([...call.ids].sort(), 'the accepted and the one switched off by hand').toEqual([good.id, off.id].sort());
+  });
+
   it('turns a key switched off by hand back on without asking', async () => {
     backend.add('openai', 'sk-off-0001', { label: 'off', enabled: false });
     const user = renderSection();
@@ -582,6 +604,15 @@ describe('API Key Pool section', () => {
     const state = await within(await screen.findByTestId('key-row')).findByTestId('key-state');
     expect(state).toHaveTextContent('Disabled after 401 at 14:02');
     expect(screen.getByRole('switch', { name: 'Use revoked' })).toHaveAttribute('aria-checked', 'false');
+  });
+
+  it('words a reason of the import’s own without brackets in brackets', async () => {
+    const at = new Date(2026, 0, 15, 8, 19).getTime();
+    backend.setClock(new Date(2026, 0, 15, 9, 0).getTime());
+    backend.add('openai', 'sk-unchecked-0001', { label: 'kept', enabled: false, disabledReason: 'not checked (HTTP 404)', disabledAt: at });
+    renderSection();
+    const state = await within(await screen.findByTestId('key-row')).findByTestId('key-state');
+    expect(state).toHaveTextContent(/^Disabled at 08:19: not checked \(HTTP 404\)$/);
   });
 
   it('follows llmConfig:changed for its provider, not for others', async () => {

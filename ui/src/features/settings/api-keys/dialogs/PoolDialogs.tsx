@@ -1,7 +1,7 @@
 import { useMemo } from 'react';
 import { ConfirmDeleteDialog } from '../../../../components/ConfirmDeleteDialog';
 import { useI18n } from '../../../../i18n/I18nProvider';
-import type { Provider } from '../../../../ipc/bindings';
+import type { KeyTestResult, Provider } from '../../../../ipc/bindings';
 import { listen } from '../../../../ipc/client';
 import { llmConfigApi } from '../../../../ipc/llmConfig';
 import { AddKeyDialog } from './AddKeyDialog';
@@ -12,6 +12,7 @@ import { ImportKeysDialog } from '../import/ImportKeysDialog';
 import { keyName, type KeyRow } from '../keyRows';
 import { exportedText, type PoolDialog } from './poolDialog';
 import { RevokedKeyDialog } from './RevokedKeyDialog';
+import { BulkRevokedDialog } from './BulkRevokedDialog';
 import type { KeyImportApi } from '../import/useKeyImport';
 import type { PoolActions } from '../usePool';
 
@@ -31,10 +32,12 @@ interface Props {
   close: () => void;
   /** Where focus goes when the dialog's own opener is gone. */
   returnFocus: () => HTMLElement | null;
+  /** Tests keys in one command, showing each one's result in its row. */
+  testMany: (ids: string[]) => Promise<KeyTestResult[]>;
 }
 
 /** The open dialog, bound to the pool: what it saves goes through the pool's writes. */
-export function PoolDialogs({ dialog, provider, offset, actions, announce, keysAdded, importReloaded, clearSelection, close, returnFocus }: Props) {
+export function PoolDialogs({ dialog, provider, offset, actions, announce, keysAdded, importReloaded, clearSelection, close, returnFocus, testMany }: Props) {
   const { t } = useI18n();
   const importApi: KeyImportApi = useMemo(
     () => ({
@@ -115,6 +118,21 @@ export function PoolDialogs({ dialog, provider, offset, actions, announce, keysA
           offset={offset}
           onTest={() => llmConfigApi.testApiKey(dialog.row.key.id)}
           onEnable={() => actions.toggle(dialog.row.key.id, true)}
+          onClose={close}
+          returnFocus={returnFocus}
+        />
+      );
+    case 'bulkRevoked':
+      return (
+        <BulkRevokedDialog
+          provider={provider.name}
+          ids={dialog.ids}
+          refused={dialog.refused}
+          onTest={testMany}
+          onEnable={async (ids) => {
+            const keys = await actions.updateMany(ids, { enabled: true });
+            announce(t('bulkbar.enabled', { count: keys.length }));
+          }}
           onClose={close}
           returnFocus={returnFocus}
         />

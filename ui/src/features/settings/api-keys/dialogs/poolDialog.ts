@@ -14,7 +14,9 @@ export type PoolDialog =
   | { kind: 'delete'; row: KeyRow }
   | { kind: 'edit'; row: KeyRow }
   /** Switching back on a key the provider refused (`status`): asked first, with a test offered. */
-  | { kind: 'revoked'; row: KeyRow; status: string };
+  | { kind: 'revoked'; row: KeyRow; status: string }
+  /** Switching on several keys, some of which the provider refused (`refused`): asked first, with a test offered. */
+  | { kind: 'bulkRevoked'; ids: string[]; refused: string[] };
 
 /** Where the keys went, or that no file was chosen. */
 export function exportedText(t: Translate, exported: ExportedKeys): string {

@@ -57,7 +57,7 @@ export function ImportPreview({ preview, kept, leftOutCount, onRemove, onPutBack
             <>
               {' '}
               <span className="muted">
-                ({t('import.unrecognisedLines', { lines: lines.slice(0, LINES_LISTED).join(', ') })}
+                ({t('import.unrecognisedLines', { count: Math.min(lines.length, LINES_LISTED), lines: lines.slice(0, LINES_LISTED).join(', ') })}
                 {lines.length > LINES_LISTED ? `, ${t('import.more', { count: lines.length - LINES_LISTED })}` : ''})
               </span>
             </>

@@ -61,7 +61,7 @@ describe('importing keys', () => {
     expect(within(preview).getByTestId('import-new')).toHaveTextContent('New: 3');
     expect(within(preview).getByTestId('import-dup-paste')).toHaveTextContent('Repeated in the text: 1');
     expect(within(preview).getByTestId('import-dup-pool')).toHaveTextContent('Already in the pool: 1');
-    expect(within(preview).getByTestId('import-unrecognised'), 'the line number is named').toHaveTextContent('Lines not read as keys: 1 (Lines 6)');
+    expect(within(preview).getByTestId('import-unrecognised'), 'the line number is named').toHaveTextContent('Lines not read as keys: 1 (Line 6)');
     expect(
       within(preview)
         .getAllByTestId('import-new-key')

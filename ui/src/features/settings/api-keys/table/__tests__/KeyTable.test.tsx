@@ -172,6 +172,9 @@ describe('bulk actions on the selected keys', () => {
     expect(backend.keys().map((k) => k.enabled)).toEqual([true, false, false, false, true]);
 
     await user.click(within(bar).getByRole('button', { name: 'Enable' }));
+    // Delta was switched off after a 401: asked first, as for one key.
+    const ask = await screen.findByRole('alertdialog', { name: 'Turn on a key the provider refused?' });
+    await user.click(within(ask).getByRole('button', { name: 'Turn all 3 on anyway' }));
     await waitFor(() => expect(screen.getByTestId('pool-announcement')).toHaveTextContent('3 keys enabled.'));
     expect(backend.callsOf('llmConfig:updateApiKeys').at(-1)).toEqual({ ids: ids(), enabled: true });
 
