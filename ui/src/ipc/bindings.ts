@@ -123,31 +123,35 @@ tokenKnown: boolean,
 address: string, };
 
 /**
- * A pool entry as stored. The secret never comes back: only `apiKeyPreview`.
+ * A pool key as the services show it: its value never, only a masked preview.
  */
 export type ApiKey = { id: string, providerId: string, label: string | null, 
 /**
  * `sk-…9f3a`, or a `$NAME` reference as written.
  */
-apiKeyPreview: string, isEnvRef: boolean, enabled: boolean, 
+apiKeyPreview: string, 
+/**
+ * The key is a `$NAME` reference to an environment variable.
+ */
+isEnvRef: boolean, enabled: boolean, 
 /**
  * Within `LIMITS.weight`.
  */
 weight: number, sortOrder: number, 
 /**
- * Why the backend switched the key off, e.g. `HTTP 401`; null when the user did.
+ * Why the pool switched the key off (`HTTP 401`); `None` when the user did, or it is on.
  */
 disabledReason: string | null, disabledAt: number | null, createdAt: number, updatedAt: number, 
 /**
- * The user's limit of requests per minute; null: none.
+ * The user's limit of requests per minute; `None`: none.
  */
 rpmLimit: number | null, 
 /**
- * The user's limit of requests at once; null: none.
+ * The user's limit of requests at once; `None`: none.
  */
 maxConcurrent: number | null, 
 /**
- * The quota group it shares its provider's limits with; null: a group of its own.
+ * The quota group it shares its provider's limits with; `None`: a group of its own.
  */
 quotaGroup: string | null, };
 
@@ -386,6 +390,10 @@ export type DeletedKeys = { deleted: number, };
  */
 export type DeletedPrice = { model: string, };
 
+/**
+ * What deleting a provider answers: the provider that is gone, and how many of its keys went
+ * with it. Composed here from the id asked for and the count the service answers.
+ */
 export type DeletedProvider = { id: string, 
 /**
  * How many pool keys were deleted with the provider.
@@ -532,12 +540,12 @@ new: Array<ImportKeyPreview>, duplicatesInPaste: number, duplicatesInPool: numbe
 unrecognisedLines: Array<number>, };
 
 /**
- * How an import stands: the answer of start and cancel, and the payload of
+ * How an import stands: the answer of starting and cancelling one, and the payload of
  * `llmConfig:keyImportProgress` (at most every 100 ms, after every batch saved, and at the end).
  */
 export type KeyImportProgress = { importId: string, providerId: string, 
 /**
- * The keys to import (the preview's `new`).
+ * Keys to import (new ones, after de-duplication: the preview's `new`).
  */
 total: number, 
 /**
@@ -545,7 +553,7 @@ total: number,
  */
 checked: number, valid: number, 
 /**
- * The provider said the key is not valid: 401, `invalid_api_key`, `API_KEY_INVALID`.
+ * The provider said the key is not valid (a 401, `invalid_api_key`, `API_KEY_INVALID`).
  */
 invalid: number, 
 /**
@@ -562,7 +570,7 @@ unreachable: number,
  */
 added: number, 
 /**
- * In the paste, in the pool, and found in the pool while saving.
+ * In the paste, in the pool at the preview, and found in the pool when saving.
  */
 duplicates: number, state: KeyImportState, };
 
@@ -804,7 +812,8 @@ export type ModelList = { models: Array<string>,
  */
 fetchedAt: number, 
 /**
- * Answered from the list fetched before (pass `refresh: true` to ask again).
+ * Answered from what was fetched before, not asked again (`llmConfig:listModels` asks again
+ * with `refresh: true`).
  */
 cached: boolean, };
 
@@ -858,8 +867,8 @@ export type NotifyArgs = { title: string, body: string, };
 export type PageChoice = "chat" | "usage" | "settings/providers" | "settings/general" | "settings/localApi" | "settings/team" | "settings/about";
 
 /**
- * The payload of `pool:alert`. Names as the user knows them: the provider's, and the key's
- * label or masked preview (never the key).
+ * A loss of keys to tell the user of (the payload of `pool:alert`). Names as the user knows them:
+ * the provider's, and the key's label or masked preview (never the key).
  */
 export type PoolAlert = { "kind": "keyDisabled", providerId: string, provider: string, key: string, status: number, } | { "kind": "keyOutOfCredit", providerId: string, provider: string, key: string, } | { "kind": "providerUnusable", providerId: string, provider: string, };
 
@@ -909,7 +918,7 @@ export type Price = { model: string, inputPerMillion: number, cachedInputPerMill
 export type ProbeProblem = { "kind": "envUnset", var: string, } | { "kind": "redirected" } | { "kind": "refused" } | { "kind": "unreachable", breakage: BreakageKind, } | { "kind": "unreadable" } | { "kind": "outOfCredit" };
 
 /**
- * A provider as the UI sees it; its own key only as a preview.
+ * A provider as the services show it; its own key only as a masked preview.
  */
 export type Provider = { 
 /**
@@ -940,7 +949,8 @@ keyCount: number,
 local: boolean, 
 /**
  * A request can be answered as far as the stored keys tell: an enabled pool key, or while
- * the pool is empty the provider key, or none for a local server. A key may still be resting.
+ * the pool is empty the provider key, or none for a local server. A key may still be
+ * resting (see [`answerable`]).
  */
 answerable: boolean, createdAt: number, updatedAt: number, };
 

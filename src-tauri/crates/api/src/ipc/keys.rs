@@ -191,56 +191,6 @@ pub struct ReorderApiKeysArgs {
 
 impl CommandArgs for ReorderApiKeysArgs {}
 
-/// A pool entry as stored. The secret never comes back: only `apiKeyPreview`.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "ApiKey")]
-pub struct ApiKeyDto {
-    pub id: String,
-    pub provider_id: String,
-    pub label: Option<String>,
-    /// `sk-…9f3a`, or a `$NAME` reference as written.
-    pub api_key_preview: String,
-    pub is_env_ref: bool,
-    pub enabled: bool,
-    /// Within `LIMITS.weight`.
-    pub weight: u32,
-    pub sort_order: i64,
-    /// Why the backend switched the key off, e.g. `HTTP 401`; null when the user did.
-    pub disabled_reason: Option<String>,
-    pub disabled_at: Option<i64>,
-    pub created_at: i64,
-    pub updated_at: i64,
-    /// The user's limit of requests per minute; null: none.
-    pub rpm_limit: Option<u32>,
-    /// The user's limit of requests at once; null: none.
-    pub max_concurrent: Option<u32>,
-    /// The quota group it shares its provider's limits with; null: a group of its own.
-    pub quota_group: Option<String>,
-}
-
-impl From<ApiKey> for ApiKeyDto {
-    fn from(key: ApiKey) -> Self {
-        ApiKeyDto {
-            id: key.id,
-            provider_id: key.provider_id,
-            label: key.label,
-            api_key_preview: key.preview,
-            is_env_ref: key.is_env_ref,
-            enabled: key.enabled,
-            weight: key.weight,
-            sort_order: key.sort_order,
-            disabled_reason: key.disabled_reason,
-            disabled_at: key.disabled_at,
-            created_at: key.created_at,
-            updated_at: key.updated_at,
-            rpm_limit: key.limits.rpm,
-            max_concurrent: key.limits.max_concurrent,
-            quota_group: key.quota_group,
-        }
-    }
-}
-
 /// What deleting a key answers: the key that is gone.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct DeletedKey {
@@ -468,21 +418,21 @@ impl From<ProbeResult> for KeyTestResult {
     }
 }
 
-pub(super) fn list(ctx: &AppContext, args: ProviderArgs) -> Result<Vec<ApiKeyDto>> {
-    Ok(ctx.keys()?.list(&args.provider_id)?.into_iter().map(ApiKeyDto::from).collect())
+pub(super) fn list(ctx: &AppContext, args: ProviderArgs) -> Result<Vec<ApiKey>> {
+    Ok(ctx.keys()?.list(&args.provider_id)?)
 }
 
-pub(super) fn add(ctx: &AppContext, args: AddApiKeyArgs) -> Result<ApiKeyDto> {
-    Ok(ctx.keys()?.add(args.into())?.into())
+pub(super) fn add(ctx: &AppContext, args: AddApiKeyArgs) -> Result<ApiKey> {
+    Ok(ctx.keys()?.add(args.into())?)
 }
 
-pub(super) fn update(ctx: &AppContext, args: UpdateApiKeyArgs) -> Result<ApiKeyDto> {
+pub(super) fn update(ctx: &AppContext, args: UpdateApiKeyArgs) -> Result<ApiKey> {
     let id = args.id.clone();
-    Ok(ctx.keys()?.update(&id, args.into())?.into())
+    Ok(ctx.keys()?.update(&id, args.into())?)
 }
 
-pub(super) fn set_limits(ctx: &AppContext, args: SetKeyLimitsArgs) -> Result<ApiKeyDto> {
-    Ok(ctx.keys()?.set_limits(&args.id, (&args).into())?.into())
+pub(super) fn set_limits(ctx: &AppContext, args: SetKeyLimitsArgs) -> Result<ApiKey> {
+    Ok(ctx.keys()?.set_limits(&args.id, (&args).into())?)
 }
 
 pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedKey> {
@@ -490,12 +440,12 @@ pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedK
     Ok(DeletedKey { id })
 }
 
-pub(super) fn toggle(ctx: &AppContext, args: ToggleApiKeyArgs) -> Result<ApiKeyDto> {
-    Ok(ctx.keys()?.set_enabled(&args.id, args.enabled)?.into())
+pub(super) fn toggle(ctx: &AppContext, args: ToggleApiKeyArgs) -> Result<ApiKey> {
+    Ok(ctx.keys()?.set_enabled(&args.id, args.enabled)?)
 }
 
-pub(super) fn reorder(ctx: &AppContext, args: ReorderApiKeysArgs) -> Result<Vec<ApiKeyDto>> {
-    Ok(ctx.keys()?.reorder(&args.provider_id, &args.ids)?.into_iter().map(ApiKeyDto::from).collect())
+pub(super) fn reorder(ctx: &AppContext, args: ReorderApiKeysArgs) -> Result<Vec<ApiKey>> {
+    Ok(ctx.keys()?.reorder(&args.provider_id, &args.ids)?)
 }
 
 pub(super) fn pool_status(ctx: &AppContext, ProviderArgs { provider_id }: ProviderArgs) -> Result<PoolStatusDto> {

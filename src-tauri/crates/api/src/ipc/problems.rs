@@ -1,12 +1,11 @@
 //! Why something could not be done, in the words several domains share: where API keys are
-//! kept and why not the keychain, why asking a provider failed, how a connection broke, what a
-//! request collides with.
+//! kept and why not the keychain, why asking a provider failed, how a connection broke.
 
 use keypool_llm::ProbeProblem;
 use serde::Serialize;
 use ts_rs::TS;
 
-use crate::service::{self, BreakageKind, KeychainProblem, KeychainState};
+use crate::service::{BreakageKind, KeychainProblem, KeychainState};
 
 /// Whether API keys go to the operating system's keychain, and if not, why: the UI shows a
 /// notice in the user's language from `reason`; `detail` is the system's own words.
@@ -79,26 +78,6 @@ impl From<ProbeProblem> for ProbeProblemDto {
             }
             ProbeProblem::Unreadable => ProbeProblemDto::Unreadable,
             ProbeProblem::OutOfCredit => ProbeProblemDto::OutOfCredit,
-        }
-    }
-}
-
-/// What a request collides with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-#[ts(rename = "Conflict")]
-pub enum ConflictDto {
-    /// The key is already in the provider's pool.
-    DuplicateKey,
-    /// The chat is writing a reply; stop it or wait.
-    ReplyInProgress,
-}
-
-impl From<service::Conflict> for ConflictDto {
-    fn from(conflict: service::Conflict) -> Self {
-        match conflict {
-            service::Conflict::DuplicateKey => ConflictDto::DuplicateKey,
-            service::Conflict::ReplyInProgress => ConflictDto::ReplyInProgress,
         }
     }
 }

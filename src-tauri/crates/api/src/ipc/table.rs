@@ -20,8 +20,8 @@ use super::agents::{AgentsDto, ConnectAgentArgs, DisconnectAgentArgs};
 use super::app::{AppStatus, NotifyArgs, PreferencesDto, SetPreferencesArgs};
 use super::args::{parse, IdArgs, NoArgs, ProviderArgs};
 use super::bulk::{
-    DeletedKeys, ExportApiKeysArgs, ExportedKeys, ImportIdArgs, KeyIdsArgs, KeyImportPreview, KeyImportProgress,
-    PreviewKeyImportArgs, StartKeyImportArgs, UpdateApiKeysArgs,
+    DeletedKeys, ExportApiKeysArgs, ExportedKeys, ImportIdArgs, KeyIdsArgs, KeyImportPreview, PreviewKeyImportArgs,
+    StartKeyImportArgs, UpdateApiKeysArgs,
 };
 use super::chat::{
     AttachArgs, AttachmentData, AttachmentDataArgs, AttachmentDto, ChatClosed, ChatDto, ChatEvent, ChatIdArgs,
@@ -29,17 +29,14 @@ use super::chat::{
 };
 use super::error::IpcError;
 use super::keys::{
-    AddApiKeyArgs, ApiKeyDto, CooldownReset, DeletedKey, KeyTestResult, PoolStatusDto, ReorderApiKeysArgs,
-    SetKeyLimitsArgs, ToggleApiKeyArgs, UpdateApiKeyArgs,
+    AddApiKeyArgs, CooldownReset, DeletedKey, KeyTestResult, PoolStatusDto, ReorderApiKeysArgs, SetKeyLimitsArgs,
+    ToggleApiKeyArgs, UpdateApiKeyArgs,
 };
 use super::local_api::{
     ConfigureLocalApiArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto, NamedTokenDto, NewNamedTokenDto,
     TokenNameArgs,
 };
-use super::providers::{
-    AddProviderArgs, DeletedProviderDto, ListModelsArgs, ListModelsForArgs, ModelListDto, ProviderDto,
-    UpdateProviderArgs,
-};
+use super::providers::{AddProviderArgs, DeletedProviderDto, ListModelsArgs, ListModelsForArgs, UpdateProviderArgs};
 use super::routes::{RouteDto, RouteTestDto, SetRoutesArgs, TestRouteArgs};
 use super::settings::{SettingsDto, UpdateSettingsArgs};
 use super::sources::{SourceRangeArgs, TokenUsageDto, UsageBySourceDto};
@@ -50,6 +47,7 @@ use super::usage::{
     UsageSeriesArgs, UsageSummaryDto,
 };
 use super::{agents, app, bulk, chat, keys, local_api, providers, routes, settings, sources, team, usage};
+use crate::service::{ApiKey, ImportProgress, ModelList, Provider};
 use crate::AppContext;
 
 /// What a command answers: its result as JSON text, or the one error. Text, not a `Value`: the
@@ -175,29 +173,29 @@ commands! {
     sync   "app:getPreferences"        (NoArgs)             -> PreferencesDto          => app::preferences;
     sync   "app:setPreferences"        (SetPreferencesArgs) -> PreferencesDto          => app::set_preferences;
     sync   "app:notify"                (NotifyArgs)         -> ()                      => app::notify;
-    sync   "llmConfig:getProviders"    (NoArgs)             -> Vec<ProviderDto>        => providers::list;
-    sync   "llmConfig:addProvider"     (AddProviderArgs)    -> ProviderDto             => providers::add;
-    sync   "llmConfig:updateProvider"  (UpdateProviderArgs) -> ProviderDto             => providers::update;
+    sync   "llmConfig:getProviders"    (NoArgs)             -> Vec<Provider>           => providers::list;
+    sync   "llmConfig:addProvider"     (AddProviderArgs)    -> Provider                => providers::add;
+    sync   "llmConfig:updateProvider"  (UpdateProviderArgs) -> Provider                => providers::update;
     sync   "llmConfig:deleteProvider"  (IdArgs)             -> DeletedProviderDto      => providers::delete;
-    sync   "llmConfig:getApiKeys"      (ProviderArgs)       -> Vec<ApiKeyDto>          => keys::list;
-    sync   "llmConfig:addApiKey"       (AddApiKeyArgs)      -> ApiKeyDto               => keys::add;
-    sync   "llmConfig:updateApiKey"    (UpdateApiKeyArgs)   -> ApiKeyDto               => keys::update;
-    sync   "llmConfig:setKeyLimits"    (SetKeyLimitsArgs)   -> ApiKeyDto               => keys::set_limits;
+    sync   "llmConfig:getApiKeys"      (ProviderArgs)       -> Vec<ApiKey>             => keys::list;
+    sync   "llmConfig:addApiKey"       (AddApiKeyArgs)      -> ApiKey                  => keys::add;
+    sync   "llmConfig:updateApiKey"    (UpdateApiKeyArgs)   -> ApiKey                  => keys::update;
+    sync   "llmConfig:setKeyLimits"    (SetKeyLimitsArgs)   -> ApiKey                  => keys::set_limits;
     sync   "llmConfig:deleteApiKey"    (IdArgs)             -> DeletedKey              => keys::delete;
-    sync   "llmConfig:toggleApiKey"    (ToggleApiKeyArgs)   -> ApiKeyDto               => keys::toggle;
-    sync   "llmConfig:reorderApiKeys"  (ReorderApiKeysArgs) -> Vec<ApiKeyDto>          => keys::reorder;
+    sync   "llmConfig:toggleApiKey"    (ToggleApiKeyArgs)   -> ApiKey                  => keys::toggle;
+    sync   "llmConfig:reorderApiKeys"  (ReorderApiKeysArgs) -> Vec<ApiKey>             => keys::reorder;
     sync   "llmConfig:getPoolStatus"   (ProviderArgs)       -> PoolStatusDto           => keys::pool_status;
     sync   "llmConfig:resetCooldown"   (IdArgs)             -> CooldownReset           => keys::reset_cooldown;
     async  "llmConfig:testApiKey"      (IdArgs)             -> KeyTestResult           => keys::test;
     sync   "llmConfig:previewKeyImport" (PreviewKeyImportArgs) -> KeyImportPreview    => bulk::preview_import;
-    async  "llmConfig:startKeyImport"  (StartKeyImportArgs) -> KeyImportProgress       => bulk::start_import;
-    async  "llmConfig:cancelKeyImport" (ImportIdArgs)       -> KeyImportProgress       => bulk::cancel_import;
-    sync   "llmConfig:updateApiKeys"   (UpdateApiKeysArgs)  -> Vec<ApiKeyDto>          => bulk::update;
+    async  "llmConfig:startKeyImport"  (StartKeyImportArgs) -> ImportProgress          => bulk::start_import;
+    async  "llmConfig:cancelKeyImport" (ImportIdArgs)       -> ImportProgress          => bulk::cancel_import;
+    sync   "llmConfig:updateApiKeys"   (UpdateApiKeysArgs)  -> Vec<ApiKey>             => bulk::update;
     sync   "llmConfig:deleteApiKeys"   (KeyIdsArgs)         -> DeletedKeys             => bulk::delete;
     async  "llmConfig:testApiKeys"     (KeyIdsArgs)         -> Vec<KeyTestResult>      => bulk::test;
     async  "llmConfig:exportApiKeys"   (ExportApiKeysArgs)  -> ExportedKeys            => bulk::export;
-    async  "llmConfig:listModels"      (ListModelsArgs)     -> ModelListDto            => providers::models;
-    async  "llmConfig:listModelsFor"   (ListModelsForArgs)  -> ModelListDto            => providers::models_for;
+    async  "llmConfig:listModels"      (ListModelsArgs)     -> ModelList               => providers::models;
+    async  "llmConfig:listModelsFor"   (ListModelsForArgs)  -> ModelList               => providers::models_for;
     sync   "localApi:getStatus"        (NoArgs)             -> LocalApiStatusDto       => local_api::status;
     async  "localApi:configure"        (ConfigureLocalApiArgs) -> LocalApiConfiguredDto => local_api::configure;
     async  "localApi:regenerateToken"  (NoArgs)             -> LocalApiTokenDto        => local_api::regenerate_token;

@@ -89,7 +89,9 @@ pub struct ImportOptions {
     pub left_out: HashSet<usize>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(rename = "KeyImportState")]
 pub enum ImportState {
     Running,
     Cancelled,
@@ -97,20 +99,27 @@ pub enum ImportState {
     Failed,
 }
 
-/// How an import stands.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How an import stands: the answer of starting and cancelling one, and the payload of
+/// `llmConfig:keyImportProgress` (at most every 100 ms, after every batch saved, and at the end).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "KeyImportProgress")]
 pub struct ImportProgress {
     pub import_id: String,
     pub provider_id: String,
-    /// Keys to import (new ones, after de-duplication).
+    /// Keys to import (new ones, after de-duplication: the preview's `new`).
     pub total: usize,
+    /// Validated so far (0 without validation).
     pub checked: usize,
     pub valid: usize,
     /// The provider said the key is not valid (a 401, `invalid_api_key`, `API_KEY_INVALID`).
     pub invalid: usize,
+    /// Still rate-limited when checked again after the announced wait.
     pub rate_limited: usize,
-    /// Could not be checked: no answer, or one that says nothing of the key (a 5xx, a 403).
+    /// Could not be checked: no answer, or one that says nothing of the key (a 5xx, a 403: a key
+    /// restricted by scope may be refused the model list and still chat).
     pub unreachable: usize,
+    /// Saved to the pool so far.
     pub added: usize,
     /// In the paste, in the pool at the preview, and found in the pool when saving.
     pub duplicates: usize,

@@ -31,16 +31,19 @@ pub struct NewKey {
 }
 
 /// A pool key as the services show it: its value never, only a masked preview.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct ApiKey {
     pub id: String,
     pub provider_id: String,
     pub label: Option<String>,
     /// `sk-…9f3a`, or a `$NAME` reference as written.
+    #[serde(rename = "apiKeyPreview")]
     pub preview: String,
     /// The key is a `$NAME` reference to an environment variable.
     pub is_env_ref: bool,
     pub enabled: bool,
+    /// Within `LIMITS.weight`.
     pub weight: u32,
     pub sort_order: i64,
     /// Why the pool switched the key off (`HTTP 401`); `None` when the user did, or it is on.
@@ -48,7 +51,10 @@ pub struct ApiKey {
     pub disabled_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
-    pub limits: UserLimits,
+    /// The user's limit of requests per minute; `None`: none.
+    pub rpm_limit: Option<u32>,
+    /// The user's limit of requests at once; `None`: none.
+    pub max_concurrent: Option<u32>,
     /// The quota group it shares its provider's limits with; `None`: a group of its own.
     pub quota_group: Option<String>,
 }
@@ -68,7 +74,8 @@ impl From<ApiKeyRow> for ApiKey {
             disabled_at: row.disabled_at,
             created_at: row.created_at,
             updated_at: row.updated_at,
-            limits: UserLimits { rpm: row.rpm_limit, max_concurrent: row.max_concurrent },
+            rpm_limit: row.rpm_limit,
+            max_concurrent: row.max_concurrent,
             quota_group: row.quota_group,
         }
     }

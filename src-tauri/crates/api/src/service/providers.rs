@@ -61,7 +61,8 @@ pub(crate) fn address_of(row: &ProviderRow) -> String {
 }
 
 /// A provider as the services show it; its own key only as a masked preview.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct Provider {
     /// `openai`, `anthropic`, `gemini`, `local` for the built-in ones, a UUID for the others.
     pub id: String,
@@ -77,11 +78,15 @@ pub struct Provider {
     pub default_model: Option<String>,
     /// The system prompt new chats with this provider start with.
     pub system_prompt: Option<String>,
-    /// How many keys the pool holds.
+    /// How many keys the pool holds; while 0, the provider-level key is used (or, without one,
+    /// no key at all).
     pub key_count: u32,
-    /// Its base URL is on this machine or a private network, where servers commonly need no key.
+    /// Its base URL is on this machine or a private network: a server there commonly needs no
+    /// key, and requests go without one while the pool is empty and no provider key is set.
     pub local: bool,
-    /// A request can be answered as far as the stored keys tell (see [`answerable`]).
+    /// A request can be answered as far as the stored keys tell: an enabled pool key, or while
+    /// the pool is empty the provider key, or none for a local server. A key may still be
+    /// resting (see [`answerable`]).
     pub answerable: bool,
     pub created_at: i64,
     pub updated_at: i64,
@@ -186,13 +191,15 @@ fn names_public_address(base_url: &str) -> bool {
     !keypool_llm::is_local_address(ip)
 }
 
-/// The models a provider's endpoint lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The models a provider's models endpoint lists.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct ModelList {
     pub models: Vec<String>,
     /// When they were fetched (milliseconds since the epoch).
     pub fetched_at: i64,
-    /// Answered from what was fetched before, not asked again.
+    /// Answered from what was fetched before, not asked again (`llmConfig:listModels` asks again
+    /// with `refresh: true`).
     pub cached: bool,
 }
 

@@ -45,7 +45,7 @@ async fn import(h: &Harness, import_id: &str, options: Value) -> Value {
     let started = h.call_async("llmConfig:startKeyImport", args).await.expect("the import starts");
     assert_eq!(started["state"], "running", "start answers at once, running: {started}");
     let ended = h.ctx.bulk_keys().unwrap().finished(import_id).await.expect("the import is known");
-    serde_json::to_value(keypool_api::ipc::KeyImportProgress::from(&ended)).unwrap()
+    serde_json::to_value(&ended).unwrap()
 }
 
 fn pool(h: &Harness, provider: &str) -> Vec<Value> {

@@ -21,13 +21,11 @@ impl EventSink for RecordedEvents {
     }
 
     fn key_import_progress(&self, progress: &keypool_api::service::ImportProgress) {
-        let payload = ipc::KeyImportProgress::from(progress);
-        self.1.lock().unwrap().push(serde_json::to_value(payload).unwrap());
+        self.1.lock().unwrap().push(serde_json::to_value(progress).unwrap());
     }
 
     fn pool_alert(&self, alert: &keypool_api::service::PoolAlert) {
-        let payload = ipc::events::PoolAlertDto::from(alert);
-        self.2.lock().unwrap().push(serde_json::json!({ "alert": payload }));
+        self.2.lock().unwrap().push(serde_json::json!({ "alert": alert }));
     }
 
     fn notify(&self, title: &str, body: &str) {
