@@ -46,16 +46,21 @@ systemPrompt?: string,
 onMyNetwork?: boolean, };
 
 /**
- * A coding agent.
+ * A coding agent Keypool can connect.
  */
 export type Agent = "claudeCode" | "codex" | "geminiCli";
 
 /**
  * Keypool's connection of an agent.
  */
-export type AgentConnection = { connectedAt: number, model: string | null, 
+export type AgentConnection = { connectedAt: number, 
 /**
- * Files changed since Connect wrote them: Disconnect would undo those changes.
+ * The model Connect set, if any.
+ */
+model: string | null, 
+/**
+ * Files changed since Connect wrote them (by the user or by the agent): Disconnect would
+ * undo those changes too.
  */
 changed: Array<string>, };
 
@@ -72,7 +77,7 @@ export type AgentFile = { path: string, problem: AgentFileProblem, };
 export type AgentFileProblem = { "kind": "malformed", reason: string, } | { "kind": "unreadable", reason: string, } | { "kind": "unwritable", reason: string, } | { "kind": "changed" };
 
 /**
- * One coding agent as the panel shows it.
+ * One agent as the panel shows it.
  */
 export type AgentState = { agent: Agent, 
 /**
@@ -84,23 +89,28 @@ files: Array<string>,
  */
 connection: AgentConnection | null, 
 /**
- * Its files point it at this local API now (whoever wrote them).
+ * Its files point it at this local API now (its address, whoever wrote them).
  */
-pointsHere: boolean, token: AgentToken, 
+pointsHere: boolean, 
 /**
- * The model its files set (none: its own default, `defaultModel`).
+ * The token its files hold, compared with the local API's.
+ */
+token: AgentToken, 
+/**
+ * The model its files set, if any (none: its own default, `default_model`).
  */
 model: string | null, defaultModel: string, 
 /**
- * Where the model it asks for goes now.
+ * Where the model it will ask for (the one set, or its default) goes now.
  */
 resolution: Resolution, 
 /**
- * When the local API last heard from it (milliseconds since the epoch).
+ * When the local API last heard from it (the ledger, by user agent; milliseconds since the
+ * epoch).
  */
 lastCall: number | null, 
 /**
- * A file of its that Connect could not merge now.
+ * A file of its that cannot be read or merged now.
  */
 problem: AgentFile | null, };
 
@@ -110,15 +120,15 @@ problem: AgentFile | null, };
 export type AgentToken = "none" | "current" | "other";
 
 /**
- * The coding agents, and what connecting one needs.
+ * Every agent, and what Connect needs to know about the local API.
  */
 export type Agents = { agents: Array<AgentState>, 
 /**
- * A connected agent holds the local API's token: Connect needs none given.
+ * A connected agent holds the local API's token now, so Connect needs none given.
  */
 tokenKnown: boolean, 
 /**
- * What agents are pointed at: `http://127.0.0.1:PORT`.
+ * The address agents are given: `http://127.0.0.1:PORT`.
  */
 address: string, };
 
@@ -169,7 +179,8 @@ keychain: KeychainStatus | null, };
 export type AttachArgs = { name: string, data: string, };
 
 /**
- * An image or a text file attached to a message.
+ * An image or a text file attached to a message. A view of its own: its `kind` is the store's
+ * enum, which knows nothing of serde, named here.
  */
 export type Attachment = { 
 /**
@@ -262,7 +273,8 @@ usedUpUntil: number | null, };
 
 /**
  * An agent whose share of cached input tokens in the last day is at most half of the week
- * before's (a session off its key, or a prompt that changes at its start).
+ * before's (a session off its key, or a prompt that changes at its start): its share in the
+ * last day, and in the week before it.
  */
 export type CacheDrop = { agent: Agent, lastDay: number, weekBefore: number, };
 
@@ -271,11 +283,11 @@ export type CacheDrop = { agent: Agent, lastDay: number, weekBefore: number, };
  */
 export type Chat = { id: string, title: string, 
 /**
- * `null` when the chat's provider was deleted: pick another before sending.
+ * `None` when the chat's provider was deleted: another must be chosen before sending.
  */
 providerId: string | null, model: string, 
 /**
- * Sent first, as the system message; null: none.
+ * Sent first, as the system message.
  */
 systemPrompt: string | null, createdAt: number, updatedAt: number, };
 
@@ -301,16 +313,18 @@ export type ChatSearchResult = { chat: Chat,
  */
 inTitle: boolean, 
 /**
- * The first matching message; null when only the title matches.
+ * The first matching message, cut around the match; `None` when only the title matches.
  */
 snippet: SearchSnippet | null, 
 /**
- * How many of the chat's messages match.
+ * How many of its messages match.
  */
 messageCount: number, };
 
 /**
- * The API a local API client speaks.
+ * The API families clients speak. A provider of a client's family answers it as-is; one of
+ * another family is asked in its own words and its answer translated. The UI names it a
+ * `ClientApi`.
  */
 export type ClientApi = "openai" | "anthropic" | "gemini";
 
@@ -707,7 +721,8 @@ onMyNetwork?: boolean, };
 
 /**
  * The status after `localApi:configure`; `token` only the first time the endpoint is enabled
- * (it is never shown again: `localApi:regenerateToken` makes a new one).
+ * (it is never shown again: `localApi:regenerateToken` makes a new one). Composed here from the
+ * status and the token the service answers beside it.
  */
 export type LocalApiConfigured = { token?: string, enabled: boolean, running: boolean, 
 /**
@@ -734,7 +749,9 @@ served: Array<ServedModel>, };
 export type LocalApiProblem = { "kind": "portInUse", port: number, } | { "kind": "bind", port: number, reason: string, };
 
 /**
- * The local API: whether it is on and up, where, and what it served since it started.
+ * The local API: whether it is on and up, where, and what it served since it started. A view
+ * of its own: the service's status holds the gateway's counters and start error, flattened and
+ * worded here.
  */
 export type LocalApiStatus = { enabled: boolean, running: boolean, 
 /**
@@ -756,10 +773,14 @@ error: LocalApiProblem | null,
 served: Array<ServedModel>, };
 
 /**
- * A new local API token, shown this once.
+ * A new local API token, shown this once (the service answers the bare string).
  */
 export type LocalApiToken = { token: string, };
 
+/**
+ * A message as saved, with its error code typed as the IPC error's (the service keeps the text
+ * the reply failed with), and its attachments as the UI shows them.
+ */
 export type Message = { id: string, chatId: string, role: Role, content: string, status: MessageStatus, 
 /**
  * Why the reply failed, in English (the fallback); set when `status` is `error`.
@@ -796,8 +817,10 @@ attachments: Array<Attachment>, };
 export type MessageStatus = "complete" | "stopped" | "error";
 
 /**
- * The tokens of one reply: `inputTokens` counts every prompt token, `cachedTokens` those read
- * from the provider's prompt cache ("cached 5 of 11 input tokens").
+ * The tokens a reply used. `input` counts every prompt token, cached ones included (for
+ * Anthropic: `input_tokens + cache_read_input_tokens + cache_creation_input_tokens`); `cached`
+ * those read from the prompt cache ("cached 5 of 11 input tokens"). The UI reads it as a
+ * message's `MessageUsage`.
  */
 export type MessageUsage = { inputTokens: number, cachedTokens: number, outputTokens: number, };
 
@@ -818,7 +841,7 @@ fetchedAt: number,
 cached: boolean, };
 
 /**
- * A named token of the local API, as shown: never its value.
+ * A named token as the app shows it: never its value.
  */
 export type NamedToken = { name: string, 
 /**
@@ -826,16 +849,18 @@ export type NamedToken = { name: string,
  */
 createdAt: number, 
 /**
- * When a request it sent was last recorded; null: never (or its history was purged).
+ * When the ledger last recorded a request it sent (milliseconds); `None`: never (or its
+ * history was purged).
  */
 lastUsedAt: number | null, 
 /**
- * False when a server sharing this store disabled it or let it expire.
+ * Whether it is served: a server sharing this store may have disabled it or let it expire.
  */
 usable: boolean, };
 
 /**
- * A named token just made, with its value: shown this once.
+ * A named token just made, with its value: shown this once. Composed here from the token and
+ * the value the service answers beside it.
  */
 export type NewNamedToken = { token: string, name: string, 
 /**
@@ -843,11 +868,12 @@ export type NewNamedToken = { token: string, name: string,
  */
 createdAt: number, 
 /**
- * When a request it sent was last recorded; null: never (or its history was purged).
+ * When the ledger last recorded a request it sent (milliseconds); `None`: never (or its
+ * history was purged).
  */
 lastUsedAt: number | null, 
 /**
- * False when a server sharing this store disabled it or let it expire.
+ * Whether it is served: a server sharing this store may have disabled it or let it expire.
  */
 usable: boolean, };
 
@@ -1005,7 +1031,7 @@ export type ReorderApiKeysArgs = { providerId: string, ids: Array<string>, };
 export type ReplyError = { "kind": "noKeys", provider: string, } | { "kind": "providerKeyUnresolved", provider: string, var: string, } | { "kind": "allBlocked", provider: string, keys: Array<BlockedKeyInfo>, firstFreeAt: number | null, last: LastAnswer | null, } | { "kind": "keyUnresolved", key: string, var: string, } | { "kind": "refused", status: number, message: string, } | { "kind": "imagesRefused", status: number, message: string, } | { "kind": "redirected", status: number, } | { "kind": "unreachable", breakage: BreakageKind, } | { "kind": "interrupted", breakage?: BreakageKind, status?: number, message?: string, } | { "kind": "storage" } | { "kind": "other", message: string, };
 
 /**
- * Where a model goes now.
+ * Where a model asked for in a dialect goes, and why there.
  */
 export type Resolution = { "kind": "routed", provider: string, model: string, via: Via, usable: boolean, } | { "kind": "otherApi", provider: string, } | { "kind": "unknown" };
 
@@ -1015,13 +1041,14 @@ export type Resolution = { "kind": "routed", provider: string, model: string, vi
 export type Role = "user" | "assistant";
 
 /**
- * A route with its provider's name and whether it can be answered now.
+ * A route as Settings → Local API shows it: with its provider's name and whether it can be
+ * answered now.
  */
-export type Route = { model: string, provider: string, 
+export type Route = { 
 /**
  * The provider's name, while it exists.
  */
-providerName: string | null, toModel: string, state: RouteState, };
+providerName: string | null, state: RouteState, model: string, provider: string, toModel: string, };
 
 /**
  * A route as the UI writes it.
@@ -1046,11 +1073,11 @@ toModel: string, };
 export type RouteState = "ready" | "noUsableKey" | "unknownProvider";
 
 /**
- * What trying a route came to: the provider's reply, or why none came (as a chat says it).
+ * What a route's test came to: the provider's reply, or why none came (as a chat says it).
  */
 export type RouteTest = { 
 /**
- * The provider's name and the model it was asked for.
+ * The provider's name and the model asked.
  */
 provider: string, model: string, outcome: RouteTestOutcome, };
 
@@ -1062,8 +1089,8 @@ export type RouteTestOutcome = { "kind": "answered", reply: string, keyLabel: st
 export type SearchChatsArgs = { query: string, };
 
 /**
- * `before` + `matched` + `after` is a piece of one message on one line; `matched` is the
- * query as the message writes it (for highlighting).
+ * A piece of a message around a match, on one line: `before` + `matched` + `after`, `matched`
+ * being the query as the message writes it (for highlighting).
  */
 export type SearchSnippet = { messageId: string, before: string, matched: string, after: string, };
 
@@ -1091,17 +1118,22 @@ attachments?: Array<AttachmentRef>, };
 export type SentWith = "poolKey" | "providerKey" | "noKey";
 
 /**
- * A model the local API can answer for now.
+ * A model an endpoint serves, as listed (Settings → Local API shows them as `ServedModel`s).
  */
 export type ServedModel = { model: string, 
 /**
- * The name of the provider a request naming the model alone goes to.
+ * The provider a request naming the model alone goes to, by the name people know it by.
  */
 provider: string, 
 /**
- * The other providers that can answer and list it too, by name: `name/model` reaches one.
+ * The other providers of the dialect that can answer and list the model too: a client
+ * reaches one of them as `name/model`.
  */
-others: Array<string>, api: ClientApi, };
+others: Array<string>, 
+/**
+ * The API a client asking for it speaks.
+ */
+api: ClientApi, };
 
 /**
  * The user's limits of a key, both replaced: an absent one is removed.
@@ -1167,9 +1199,14 @@ notifyKeysLost: boolean, };
 export type SourceRangeArgs = { from: number, to: number, };
 
 /**
- * What one source spent; `cachedShare` is `cachedTokens / inputTokens` (null without input).
+ * What one source spent, with `cached_share`: `cached_tokens / input_tokens` (`None` without
+ * input).
  */
-export type SourceUsage = { source: UsageSource, requests: number, inputTokens: number, cachedTokens: number, outputTokens: number, cachedShare: number | null, };
+export type SourceUsage = { source: UsageSource, cachedShare: number | null, requests: number, 
+/**
+ * Every prompt token, cached ones included.
+ */
+inputTokens: number, cachedTokens: number, outputTokens: number, };
 
 /**
  * How to import a previewed text.
@@ -1201,6 +1238,10 @@ keepRejectedDisabled: boolean,
  */
 leftOut?: Array<number>, };
 
+/**
+ * What stopping a chat's reply answers, composed here from the chat asked for and whether the
+ * service had a reply to stop.
+ */
 export type Stopped = { chatId: string, 
 /**
  * Whether a reply was being written (and is now stopped).
@@ -1277,7 +1318,8 @@ export type TokenNameArgs = { name: string, };
 
 /**
  * What the requests of one named token of the local API spent, or (`name` null) those sent
- * without one: the chat's and the local API's own token's.
+ * without one: the chat's and the local API's own token's. A view of its own: the report's line
+ * also names an id and a provider, which a member has none of.
  */
 export type TokenUsage = { name: string | null, requests: number, failed: number, 
 /**
@@ -1381,7 +1423,8 @@ proxy?: ProxySetting,
 notifyKeysLost?: boolean, };
 
 /**
- * Every source in order (the agents, the chat, the others), and the drops.
+ * The ledger of a range by source (every source, in the panel's order: the agents, the chat,
+ * the others), and the agents whose cache share dropped as of `now`.
  */
 export type UsageBySource = { sources: Array<SourceUsage>, drops: Array<CacheDrop>, };
 

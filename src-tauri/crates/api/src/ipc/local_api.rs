@@ -1,7 +1,7 @@
 //! `localApi:*`: the local OpenAI- and Anthropic-compatible endpoint.
 
 use garde::Validate;
-use keypool_gateway::{Dialect, ListedModel, StartError};
+use keypool_gateway::{ListedModel, StartError};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -26,7 +26,9 @@ pub struct ConfigureLocalApiArgs {
 
 impl CommandArgs for ConfigureLocalApiArgs {}
 
-/// The local API: whether it is on and up, where, and what it served since it started.
+/// The local API: whether it is on and up, where, and what it served since it started. A view
+/// of its own: the service's status holds the gateway's counters and start error, flattened and
+/// worded here.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "LocalApiStatus")]
@@ -44,40 +46,7 @@ pub struct LocalApiStatusDto {
     pub error: Option<LocalApiProblem>,
     /// The models it can answer for now, by the API a client speaks: those of the providers
     /// whose keys can answer (or that need none), as `GET /v1/models` lists them.
-    pub served: Vec<ServedModelDto>,
-}
-
-/// A model the local API can answer for now.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "ServedModel")]
-pub struct ServedModelDto {
-    pub model: String,
-    /// The name of the provider a request naming the model alone goes to.
-    pub provider: String,
-    /// The other providers that can answer and list it too, by name: `name/model` reaches one.
-    pub others: Vec<String>,
-    pub api: ClientApi,
-}
-
-/// The API a local API client speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum ClientApi {
-    Openai,
-    Anthropic,
-    Gemini,
-}
-
-impl From<ListedModel> for ServedModelDto {
-    fn from(listed: ListedModel) -> Self {
-        let api = match listed.dialect {
-            Dialect::OpenAi => ClientApi::Openai,
-            Dialect::Anthropic => ClientApi::Anthropic,
-            Dialect::Gemini => ClientApi::Gemini,
-        };
-        ServedModelDto { model: listed.id, provider: listed.provider, others: listed.others, api }
-    }
+    pub served: Vec<ListedModel>,
 }
 
 /// Why the local API could not start.
@@ -106,13 +75,14 @@ impl From<LocalApiStatus> for LocalApiStatusDto {
                 // Only a server listens on an address of its own; the app's endpoint is loopback.
                 StartError::Listen { address, reason } => LocalApiProblem::Bind { port: address.port(), reason },
             }),
-            served: status.served.into_iter().map(ServedModelDto::from).collect(),
+            served: status.served,
         }
     }
 }
 
 /// The status after `localApi:configure`; `token` only the first time the endpoint is enabled
-/// (it is never shown again: `localApi:regenerateToken` makes a new one).
+/// (it is never shown again: `localApi:regenerateToken` makes a new one). Composed here from the
+/// status and the token the service answers beside it.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "LocalApiConfigured")]
@@ -124,7 +94,7 @@ pub struct LocalApiConfiguredDto {
     pub token: Option<String>,
 }
 
-/// A new local API token, shown this once.
+/// A new local API token, shown this once (the service answers the bare string).
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "LocalApiToken")]
@@ -159,54 +129,30 @@ pub struct TokenNameArgs {
 
 impl CommandArgs for TokenNameArgs {}
 
-/// A named token of the local API, as shown: never its value.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "NamedToken")]
-pub struct NamedTokenDto {
-    pub name: String,
-    /// Milliseconds since the epoch.
-    pub created_at: i64,
-    /// When a request it sent was last recorded; null: never (or its history was purged).
-    pub last_used_at: Option<i64>,
-    /// False when a server sharing this store disabled it or let it expire.
-    pub usable: bool,
-}
-
-impl From<NamedToken> for NamedTokenDto {
-    fn from(token: NamedToken) -> Self {
-        NamedTokenDto {
-            name: token.name,
-            created_at: token.created_at,
-            last_used_at: token.last_used_at,
-            usable: token.usable,
-        }
-    }
-}
-
-/// A named token just made, with its value: shown this once.
+/// A named token just made, with its value: shown this once. Composed here from the token and
+/// the value the service answers beside it.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "NewNamedToken")]
 pub struct NewNamedTokenDto {
     #[serde(flatten)]
-    pub named: NamedTokenDto,
+    pub named: NamedToken,
     pub token: String,
 }
 
-pub(super) fn list_tokens(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<NamedTokenDto>, IpcError> {
+pub(super) fn list_tokens(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<NamedToken>, IpcError> {
     // When each was last used counts what was answered a moment ago: the ledger writes in batches.
     ctx.usage()?.flush();
-    Ok(ctx.local_api()?.tokens().list()?.into_iter().map(NamedTokenDto::from).collect())
+    Ok(ctx.local_api()?.tokens().list()?)
 }
 
 pub(super) fn create_token(ctx: &AppContext, args: TokenNameArgs) -> Result<NewNamedTokenDto, IpcError> {
     let (named, token) = ctx.local_api()?.tokens().create(&args.name)?;
-    Ok(NewNamedTokenDto { named: named.into(), token })
+    Ok(NewNamedTokenDto { named, token })
 }
 
-pub(super) fn revoke_token(ctx: &AppContext, args: TokenNameArgs) -> Result<Vec<NamedTokenDto>, IpcError> {
+pub(super) fn revoke_token(ctx: &AppContext, args: TokenNameArgs) -> Result<Vec<NamedToken>, IpcError> {
     let tokens = ctx.local_api()?.tokens();
     tokens.revoke(&args.name)?;
-    Ok(tokens.list()?.into_iter().map(NamedTokenDto::from).collect())
+    Ok(tokens.list()?)
 }

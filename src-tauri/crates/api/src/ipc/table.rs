@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::agents::{AgentsDto, ConnectAgentArgs, DisconnectAgentArgs};
+use super::agents::{ConnectAgentArgs, DisconnectAgentArgs};
 use super::app::{AppStatus, NotifyArgs, PreferencesDto, SetPreferencesArgs};
 use super::args::{parse, IdArgs, NoArgs, ProviderArgs};
 use super::bulk::{
@@ -24,8 +24,8 @@ use super::bulk::{
     StartKeyImportArgs, UpdateApiKeysArgs,
 };
 use super::chat::{
-    AttachArgs, AttachmentData, AttachmentDataArgs, AttachmentDto, ChatClosed, ChatDto, ChatEvent, ChatIdArgs,
-    CreateChatArgs, DeletedChat, MessageDto, SearchChatsArgs, SearchResultDto, SendArgs, StoppedDto, UpdateChatArgs,
+    AttachArgs, AttachmentData, AttachmentDataArgs, AttachmentDto, ChatClosed, ChatEvent, ChatIdArgs, CreateChatArgs,
+    DeletedChat, MessageDto, SearchChatsArgs, SendArgs, StoppedDto, UpdateChatArgs,
 };
 use super::error::IpcError;
 use super::keys::{
@@ -33,13 +33,12 @@ use super::keys::{
     ToggleApiKeyArgs, UpdateApiKeyArgs,
 };
 use super::local_api::{
-    ConfigureLocalApiArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto, NamedTokenDto, NewNamedTokenDto,
-    TokenNameArgs,
+    ConfigureLocalApiArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto, NewNamedTokenDto, TokenNameArgs,
 };
 use super::providers::{AddProviderArgs, DeletedProviderDto, ListModelsArgs, ListModelsForArgs, UpdateProviderArgs};
-use super::routes::{RouteDto, RouteTestDto, SetRoutesArgs, TestRouteArgs};
+use super::routes::{SetRoutesArgs, TestRouteArgs};
 use super::settings::{SettingsDto, UpdateSettingsArgs};
-use super::sources::{SourceRangeArgs, TokenUsageDto, UsageBySourceDto};
+use super::sources::{SourceRangeArgs, TokenUsageDto};
 use super::team::{ConnectTeamArgs, TeamSecretDto, TeamStatusDto};
 use super::typescript::TypeSet;
 use super::usage::{
@@ -47,7 +46,10 @@ use super::usage::{
     UsageSeriesArgs, UsageSummaryDto,
 };
 use super::{agents, app, bulk, chat, keys, local_api, providers, routes, settings, sources, team, usage};
-use crate::service::{ApiKey, ImportProgress, ModelList, Provider};
+use crate::service::{
+    AgentsOverview, ApiKey, Chat, ImportProgress, ModelList, NamedToken, Provider, RouteTest, RouteView, SearchResult,
+    SourcesReport,
+};
 use crate::AppContext;
 
 /// What a command answers: its result as JSON text, or the one error. Text, not a `Value`: the
@@ -199,15 +201,15 @@ commands! {
     sync   "localApi:getStatus"        (NoArgs)             -> LocalApiStatusDto       => local_api::status;
     async  "localApi:configure"        (ConfigureLocalApiArgs) -> LocalApiConfiguredDto => local_api::configure;
     async  "localApi:regenerateToken"  (NoArgs)             -> LocalApiTokenDto        => local_api::regenerate_token;
-    sync   "localApi:listTokens"       (NoArgs)             -> Vec<NamedTokenDto>      => local_api::list_tokens;
+    sync   "localApi:listTokens"       (NoArgs)             -> Vec<NamedToken>         => local_api::list_tokens;
     sync   "localApi:createToken"      (TokenNameArgs)      -> NewNamedTokenDto        => local_api::create_token;
-    sync   "localApi:revokeToken"      (TokenNameArgs)      -> Vec<NamedTokenDto>      => local_api::revoke_token;
-    sync   "localApi:getRoutes"        (NoArgs)             -> Vec<RouteDto>           => routes::list;
-    sync   "localApi:setRoutes"        (SetRoutesArgs)      -> Vec<RouteDto>           => routes::set;
-    async  "localApi:testRoute"        (TestRouteArgs)      -> RouteTestDto            => routes::test;
-    sync   "localApi:getAgents"        (NoArgs)             -> AgentsDto               => agents::list;
-    sync   "localApi:connectAgent"     (ConnectAgentArgs)   -> AgentsDto               => agents::connect;
-    sync   "localApi:disconnectAgent"  (DisconnectAgentArgs) -> AgentsDto              => agents::disconnect;
+    sync   "localApi:revokeToken"      (TokenNameArgs)      -> Vec<NamedToken>         => local_api::revoke_token;
+    sync   "localApi:getRoutes"        (NoArgs)             -> Vec<RouteView>          => routes::list;
+    sync   "localApi:setRoutes"        (SetRoutesArgs)      -> Vec<RouteView>          => routes::set;
+    async  "localApi:testRoute"        (TestRouteArgs)      -> RouteTest               => routes::test;
+    sync   "localApi:getAgents"        (NoArgs)             -> AgentsOverview          => agents::list;
+    sync   "localApi:connectAgent"     (ConnectAgentArgs)   -> AgentsOverview          => agents::connect;
+    sync   "localApi:disconnectAgent"  (DisconnectAgentArgs) -> AgentsOverview         => agents::disconnect;
     sync   "team:getStatus"            (NoArgs)             -> TeamStatusDto           => team::status;
     async  "team:connect"              (ConnectTeamArgs)    -> TeamStatusDto           => team::connect;
     async  "team:disconnect"           (NoArgs)             -> TeamStatusDto           => team::disconnect;
@@ -221,16 +223,16 @@ commands! {
     sync   "usage:setPrice"            (SetPriceArgs)       -> PriceDto                => usage::set_price;
     sync   "usage:deletePrice"         (ModelArgs)          -> DeletedPrice            => usage::delete_price;
     sync   "usage:purge"               (PurgeUsageArgs)     -> Purged                  => usage::purge;
-    sync   "usage:getBySource"         (SourceRangeArgs)    -> UsageBySourceDto        => sources::by_source;
+    sync   "usage:getBySource"         (SourceRangeArgs)    -> SourcesReport           => sources::by_source;
     sync   "usage:getByToken"          (SourceRangeArgs)    -> Vec<TokenUsageDto>      => sources::by_token;
-    sync   "chat:list"                 (NoArgs)             -> Vec<ChatDto>            => chat::list;
-    sync   "chat:create"               (CreateChatArgs)     -> ChatDto                 => chat::create;
-    sync   "chat:update"               (UpdateChatArgs)     -> ChatDto                 => chat::update;
+    sync   "chat:list"                 (NoArgs)             -> Vec<Chat>               => chat::list;
+    sync   "chat:create"               (CreateChatArgs)     -> Chat                    => chat::create;
+    sync   "chat:update"               (UpdateChatArgs)     -> Chat                    => chat::update;
     sync   "chat:delete"               (IdArgs)             -> DeletedChat             => chat::delete;
     sync   "chat:close"                (IdArgs)             -> ChatClosed              => chat::close;
     sync   "chat:getMessages"          (ChatIdArgs)         -> Vec<MessageDto>         => chat::messages;
     sync   "chat:stop"                 (ChatIdArgs)         -> StoppedDto              => chat::stop;
-    sync   "chat:search"               (SearchChatsArgs)    -> Vec<SearchResultDto>    => chat::search;
+    sync   "chat:search"               (SearchChatsArgs)    -> Vec<SearchResult>       => chat::search;
     sync   "chat:attach"               (AttachArgs)         -> AttachmentDto           => chat::attach;
     sync   "chat:attachmentData"       (AttachmentDataArgs) -> AttachmentData          => chat::attachment_data;
     async  "chat:exportMarkdown"       (ChatIdArgs)         -> ExportResult            => chat::export_markdown;

@@ -27,8 +27,8 @@ mod vault;
 mod write_path;
 
 pub use agents::{
-    cache_drop, Agent, AgentHome, AgentStatus, Agents, AgentsOverview, CacheDrop, Connection, Source, SourceUse,
-    SourcesReport, TokenState, AGENTS,
+    cache_drop, Agent, AgentHome, AgentStatus, Agents, AgentsOverview, CacheDrop, Connection, Source, SourceUsage,
+    SourceUse, SourcesReport, TokenState, AGENTS,
 };
 pub use alerts::PoolAlert;
 pub(crate) use alerts::PoolAlerts;

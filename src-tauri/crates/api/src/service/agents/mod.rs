@@ -30,13 +30,13 @@ use keypool_store::{sources, Database};
 use serde::{Deserialize, Serialize};
 
 use super::local_api::{LocalApi, Resolution};
-use crate::service::error::{AgentFileProblem, Result, ServiceError};
+use crate::service::error::{AgentFile, AgentFileProblem, Result, ServiceError};
 use crate::service::problem::Rule;
 
-pub use usage::{cache_drop, CacheDrop, Source, SourceUse, SourcesReport};
+pub use usage::{cache_drop, CacheDrop, Source, SourceUsage, SourceUse, SourcesReport};
 
 /// A coding agent Keypool can connect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub enum Agent {
     ClaudeCode,
@@ -178,10 +178,14 @@ pub(super) struct Configured {
 }
 
 /// One agent as the panel shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "AgentState")]
 pub struct AgentStatus {
     pub agent: Agent,
     /// The files Connect writes (and Disconnect puts back).
+    #[serde(with = "displayed")]
+    #[ts(as = "Vec<String>")]
     pub files: Vec<PathBuf>,
     /// Set while Keypool's Connect is in force.
     pub connection: Option<Connection>,
@@ -189,29 +193,46 @@ pub struct AgentStatus {
     pub points_here: bool,
     /// The token its files hold, compared with the local API's.
     pub token: TokenState,
-    /// The model its files set, if any.
+    /// The model its files set, if any (none: its own default, `default_model`).
     pub model: Option<String>,
+    pub default_model: &'static str,
     /// Where the model it will ask for (the one set, or its default) goes now.
     pub resolution: Resolution,
-    /// When the local API last heard from it (the ledger, by user agent).
+    /// When the local API last heard from it (the ledger, by user agent; milliseconds since the
+    /// epoch).
     pub last_call: Option<i64>,
     /// A file of its that cannot be read or merged now.
-    pub problem: Option<(PathBuf, AgentFileProblem)>,
+    pub problem: Option<AgentFile>,
 }
 
 /// Keypool's connection of an agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "AgentConnection")]
 pub struct Connection {
     pub connected_at: i64,
     /// The model Connect set, if any.
     pub model: Option<String>,
     /// Files changed since Connect wrote them (by the user or by the agent): Disconnect would
     /// undo those changes too.
+    #[serde(with = "displayed")]
+    #[ts(as = "Vec<String>")]
     pub changed: Vec<PathBuf>,
 }
 
-/// The token an agent's files hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Paths as the user reads them (as `Path::display` writes them, whatever the bytes).
+mod displayed {
+    use std::path::PathBuf;
+
+    pub fn serialize<S: serde::Serializer>(paths: &[PathBuf], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(paths.iter().map(|path| path.display().to_string()))
+    }
+}
+
+/// The token an agent's files hold: none, the local API's now, or another (an older one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "AgentToken")]
 pub enum TokenState {
     None,
     /// The local API's token now.
@@ -221,7 +242,9 @@ pub enum TokenState {
 }
 
 /// Every agent, and what Connect needs to know about the local API.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Agents")]
 pub struct AgentsOverview {
     pub agents: Vec<AgentStatus>,
     /// A connected agent holds the local API's token now, so Connect needs none given.
@@ -302,7 +325,7 @@ impl Agents {
             match files::read(path) {
                 Ok(bytes) => contents.push(bytes),
                 Err(p) => {
-                    problem.get_or_insert((path.clone(), p));
+                    problem.get_or_insert(AgentFile::new(path, &p));
                     contents.push(None);
                 }
             }
@@ -310,7 +333,7 @@ impl Agents {
         if problem.is_none() {
             let probe = Setup { address, token: "", model: None, previous_model: None };
             if let Err(m) = (row.plan)(&contents, &probe) {
-                problem = Some((paths[m.file].clone(), AgentFileProblem::Malformed { reason: m.reason }));
+                problem = Some(AgentFile::new(&paths[m.file], &AgentFileProblem::Malformed { reason: m.reason }));
             }
         }
         let configured = (row.read)(&contents);
@@ -338,6 +361,7 @@ impl Agents {
             points_here,
             token,
             model: configured.model,
+            default_model: row.default_model,
             resolution: local_api.resolve(row.dialect, &asked),
             last_call,
             problem,

@@ -20,13 +20,16 @@ use crate::service::members::{from_row, valid_name, Member, MemberLimits, Member
 use crate::service::problem::Rule;
 
 /// A named token as the app shows it: never its value.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct NamedToken {
     pub name: String,
+    /// Milliseconds since the epoch.
     pub created_at: i64,
-    /// When the ledger last recorded a request it sent (milliseconds); `None`: never.
+    /// When the ledger last recorded a request it sent (milliseconds); `None`: never (or its
+    /// history was purged).
     pub last_used_at: Option<i64>,
-    /// Whether it is served: a server may have disabled it or let it expire.
+    /// Whether it is served: a server sharing this store may have disabled it or let it expire.
     pub usable: bool,
 }
 
