@@ -669,7 +669,7 @@ credit?: Credit, };
 /**
  * One key's usage. `keyId` names the row (`""` for the provider-level key; another reserved id
  * for no key), `sentWith` says which of the three it is; `label` is null but for a pool key
- * that still exists.
+ * that still exists. A view of its own, with its totals as [`TotalsDto`] and `sentWith`.
  */
 export type KeyUsage = { providerId: string, keyId: string, sentWith: SentWith, label: string | null, p50LatencyMs: number | null, p95LatencyMs: number | null, requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
 
@@ -677,7 +677,9 @@ export type KeychainReason = "not_configured" | "unreachable" | "locked" | "fail
 
 /**
  * Whether API keys go to the operating system's keychain, and if not, why: the UI shows a
- * notice in the user's language from `reason`; `detail` is the system's own words.
+ * notice in the user's language from `reason`; `detail` is the system's own words. A view of
+ * its own: the service's problem carries its detail in each variant, here a reason and a
+ * detail apart.
  */
 export type KeychainStatus = { "state": "available" } | { "state": "unavailable", reason: KeychainReason, detail?: string, };
 
@@ -691,6 +693,9 @@ export type LanguageChoice = "system" | "en" | "zh" | "ja" | "ru";
  */
 export type LastAnswer = { status: number, message: string, };
 
+/**
+ * A key's last failure, with its English wording and when it came.
+ */
 export type LastError = { kind: LastErrorKind, status: number | null, message: string, at: number | null, };
 
 /**
@@ -888,7 +893,7 @@ export type NoArgs = Record<string, never>;
 export type NotifyArgs = { title: string, body: string, };
 
 /**
- * A page of the app: `chat`, `usage`, or a section of Settings.
+ * A page of the app, as the window reopens on it: `chat`, `usage`, or a section of Settings.
  */
 export type PageChoice = "chat" | "usage" | "settings/providers" | "settings/general" | "settings/localApi" | "settings/team" | "settings/about";
 
@@ -900,13 +905,15 @@ export type PoolAlert = { "kind": "keyDisabled", providerId: string, provider: s
 
 /**
  * The pool's view of a provider's keys, with the backend's `now` so the UI can count down
- * cooldowns without trusting its own clock.
+ * cooldowns without trusting its own clock. This view and the four below are the pool's
+ * statuses (keypool, which knows nothing of serde) reshaped: its times as milliseconds, its
+ * errors worded, each `$NAME` key's unset variable joined in.
  */
 export type PoolStatus = { providerId: string, now: number, keys: Array<KeyStatus>, };
 
 /**
  * The UI's preferences, kept in the data directory (one set per Keypool profile); null: never
- * chosen.
+ * chosen. A view of its own: the file leaves out what was never chosen, the UI reads nulls.
  */
 export type Preferences = { theme: ThemeChoice | null, language: LanguageChoice | null, 
 /**
@@ -933,13 +940,17 @@ text: string,
 reading?: KeyReading, };
 
 /**
- * A model's price, in US dollars per million tokens; `cachedInputPerMillion` null: the input
- * price.
+ * A model's price, in US dollars per million tokens.
  */
-export type Price = { model: string, inputPerMillion: number, cachedInputPerMillion: number | null, outputPerMillion: number, updatedAt: number, };
+export type Price = { model: string, inputPerMillion: number, 
+/**
+ * `None`: cached input costs what input costs.
+ */
+cachedInputPerMillion: number | null, outputPerMillion: number, updatedAt: number, };
 
 /**
- * Why asking a provider (a key test, a model list) failed.
+ * Why asking a provider (a key test, a model list) failed. A view of its own: keypool-llm's
+ * problem holds its breakage as the client saw it, named here as a `BreakageKind`.
  */
 export type ProbeProblem = { "kind": "envUnset", var: string, } | { "kind": "redirected" } | { "kind": "refused" } | { "kind": "unreachable", breakage: BreakageKind, } | { "kind": "unreadable" } | { "kind": "outOfCredit" };
 
@@ -1000,7 +1011,8 @@ export type ProxyMode = "none" | "system" | "url";
 
 /**
  * Which proxy provider requests over https go through (never for this machine): `none` (the
- * default), `system` (its `HTTPS_PROXY`/`ALL_PROXY`), or `url` with the address in `url`.
+ * default), `system` (its `HTTPS_PROXY`/`ALL_PROXY`), or `url` with the address in `url`. An
+ * argument (checked here) that the settings answer in the same form.
  */
 export type ProxySetting = { mode: ProxyMode, 
 /**
@@ -1168,7 +1180,7 @@ export type SetPriceArgs = { model: string, inputPerMillion: number, cachedInput
 export type SetRoutesArgs = { routes: Array<RouteInput>, };
 
 /**
- * The app's preferences.
+ * The app's preferences. A view of its own: the proxy in the form `settings:update` takes it.
  */
 export type Settings = { 
 /**
@@ -1255,7 +1267,7 @@ export type TeamReason = "unreachable" | "lost" | "secretMissing";
 
 /**
  * A new team secret, shown this once: copy it to the other members, then connect with it.
- * Nothing is kept until `team:connect`.
+ * Nothing is kept until `team:connect`. Composed here from the team crate's secret, as hex.
  */
 export type TeamSecret = { secret: string, };
 
@@ -1265,12 +1277,14 @@ export type TeamSecret = { secret: string, };
 export type TeamSecretPlace = "keychain" | "memory" | "none";
 
 /**
- * Where the team stands: `off`, `connecting`, `connected`, or `disconnected` with a reason.
+ * Where the team stands: `off`, `connecting`, `connected`, or `disconnected` with a reason
+ * (the service's phase, whose disconnected variant holds the reason).
  */
 export type TeamState = "off" | "connecting" | "connected" | "disconnected";
 
 /**
- * How this app stands with its team. Never holds the secret or the URL's password.
+ * How this app stands with its team. Never holds the secret or the URL's password. A view of
+ * its own: the service's phase is a state and a reason here, its times milliseconds.
  */
 export type TeamStatus = { state: TeamState, 
 /**
@@ -1432,7 +1446,11 @@ export type UsageBySource = { sources: Array<SourceUsage>, drops: Array<CacheDro
  * One bucket of one key's attempts; `at` is the bucket's start. `failovers`: attempts refused
  * in a way the pool moved on from (rate limited, auth rejected, out of credit).
  */
-export type UsagePoint = { at: number, providerId: string, keyId: string, sentWith: SentWith, requests: number, failures: number, rateLimited: number, failovers: number, inputTokens: number, cachedTokens: number, outputTokens: number, };
+export type UsagePoint = { at: number, providerId: string, 
+/**
+ * `""` for the provider-level key, [`usage::NO_KEY`] for requests sent without any key.
+ */
+keyId: string, sentWith: SentWith, requests: number, failures: number, rateLimited: number, failovers: number, inputTokens: number, cachedTokens: number, outputTokens: number, };
 
 /**
  * The usage of one provider (or all) over a range of time, in milliseconds since the epoch;
@@ -1441,6 +1459,9 @@ export type UsagePoint = { at: number, providerId: string, keyId: string, sentWi
  */
 export type UsageRangeArgs = { providerId?: string, from?: number, to?: number, };
 
+/**
+ * The buckets of a range (`[from, to)`), each key's in its own [`Point`].
+ */
 export type UsageSeries = { from: number, to: number, points: Array<UsagePoint>, };
 
 /**
@@ -1459,6 +1480,9 @@ keyId?: string, bucket: BucketArg, from: number, to: number, };
  */
 export type UsageSource = { "kind": "agent", agent: Agent, } | { "kind": "chat" } | { "kind": "other" };
 
+/**
+ * A summary of a range, with its totals and keys as [`TotalsDto`] and [`KeyUsageDto`].
+ */
 export type UsageSummary = { from: number, to: number, totals: UsageTotals, 
 /**
  * Most requests first.
@@ -1478,6 +1502,7 @@ firstAt: number | null, };
  * Sums of attempts. `requests`: attempts sent; `failures`: all but the answered and the
  * stopped; `inputTokens` counts cached ones too. `cost` (US dollars) covers the models with a
  * price, null when none has one; `costComplete` says whether every model that spent tokens has a price.
+ * A view of its own: a [`Spend`] flattened, without the failovers a summary does not show.
  */
 export type UsageTotals = { requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
 
@@ -1486,6 +1511,9 @@ export type UsageTotals = { requests: number, failures: number, rateLimited: num
  */
 export type Via = { "kind": "route", glob: string, } | { "kind": "prefix" } | { "kind": "listed" };
 
+/**
+ * A window of a budget: what is left of it, of how much, until when (milliseconds).
+ */
 export type Window = { remaining: number, limit: number | null, resetAt: number, };
 
 /**

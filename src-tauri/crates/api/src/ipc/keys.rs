@@ -204,7 +204,9 @@ pub struct CooldownReset {
 }
 
 /// The pool's view of a provider's keys, with the backend's `now` so the UI can count down
-/// cooldowns without trusting its own clock.
+/// cooldowns without trusting its own clock. This view and the four below are the pool's
+/// statuses (keypool, which knows nothing of serde) reshaped: its times as milliseconds, its
+/// errors worded, each `$NAME` key's unset variable joined in.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "PoolStatus")]
@@ -302,6 +304,7 @@ pub struct BudgetDto {
     pub used_up_until: Option<i64>,
 }
 
+/// A window of a budget: what is left of it, of how much, until when (milliseconds).
 #[derive(Debug, Clone, Copy, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "Window")]
@@ -327,6 +330,7 @@ pub enum LastErrorKind {
     QuotaExhausted,
 }
 
+/// A key's last failure, with its English wording and when it came.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "LastError")]

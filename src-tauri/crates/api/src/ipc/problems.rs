@@ -8,7 +8,9 @@ use ts_rs::TS;
 use crate::service::{BreakageKind, KeychainProblem, KeychainState};
 
 /// Whether API keys go to the operating system's keychain, and if not, why: the UI shows a
-/// notice in the user's language from `reason`; `detail` is the system's own words.
+/// notice in the user's language from `reason`; `detail` is the system's own words. A view of
+/// its own: the service's problem carries its detail in each variant, here a reason and a
+/// detail apart.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[serde(tag = "state", rename_all = "camelCase", rename_all_fields = "camelCase")]
 #[ts(rename = "KeychainStatus")]
@@ -48,7 +50,8 @@ impl From<&KeychainState> for KeychainStatusDto {
     }
 }
 
-/// Why asking a provider (a key test, a model list) failed.
+/// Why asking a provider (a key test, a model list) failed. A view of its own: keypool-llm's
+/// problem holds its breakage as the client saw it, named here as a `BreakageKind`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 #[ts(rename = "ProbeProblem")]

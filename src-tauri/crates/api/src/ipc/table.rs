@@ -42,13 +42,13 @@ use super::sources::{SourceRangeArgs, TokenUsageDto};
 use super::team::{ConnectTeamArgs, TeamSecretDto, TeamStatusDto};
 use super::typescript::TypeSet;
 use super::usage::{
-    DeletedPrice, ExportResult, ModelArgs, PriceDto, PurgeUsageArgs, Purged, SeriesDto, SetPriceArgs, UsageRangeArgs,
-    UsageSeriesArgs, UsageSummaryDto,
+    DeletedPrice, ExportResult, ModelArgs, PurgeUsageArgs, Purged, SetPriceArgs, UsageRangeArgs, UsageSeriesArgs,
+    UsageSummaryDto,
 };
 use super::{agents, app, bulk, chat, keys, local_api, providers, routes, settings, sources, team, usage};
 use crate::service::{
-    AgentsOverview, ApiKey, Chat, ImportProgress, ModelList, NamedToken, Provider, RouteTest, RouteView, SearchResult,
-    SourcesReport,
+    AgentsOverview, ApiKey, Chat, ImportProgress, ModelList, NamedToken, Price, Provider, RouteTest, RouteView,
+    SearchResult, Series, SourcesReport,
 };
 use crate::AppContext;
 
@@ -217,10 +217,10 @@ commands! {
     sync   "settings:get"              (NoArgs)             -> SettingsDto             => settings::get;
     sync   "settings:update"           (UpdateSettingsArgs) -> SettingsDto             => settings::update;
     sync   "usage:getSummary"          (UsageRangeArgs)     -> UsageSummaryDto         => usage::summary;
-    sync   "usage:getSeries"           (UsageSeriesArgs)    -> SeriesDto               => usage::series;
+    sync   "usage:getSeries"           (UsageSeriesArgs)    -> Series                  => usage::series;
     async  "usage:exportCsv"           (UsageRangeArgs)     -> ExportResult            => usage::export_csv;
-    sync   "usage:getPrices"           (NoArgs)             -> Vec<PriceDto>           => usage::prices;
-    sync   "usage:setPrice"            (SetPriceArgs)       -> PriceDto                => usage::set_price;
+    sync   "usage:getPrices"           (NoArgs)             -> Vec<Price>              => usage::prices;
+    sync   "usage:setPrice"            (SetPriceArgs)       -> Price                   => usage::set_price;
     sync   "usage:deletePrice"         (ModelArgs)          -> DeletedPrice            => usage::delete_price;
     sync   "usage:purge"               (PurgeUsageArgs)     -> Purged                  => usage::purge;
     sync   "usage:getBySource"         (SourceRangeArgs)    -> SourcesReport           => sources::by_source;

@@ -66,7 +66,8 @@ pub use report::{By, UsageLine, UsageReport};
 pub use settings::{AppSettings, Proxy, Settings, SettingsPatch, DEFAULT_RETENTION_DAYS, MAX_WAIT_LIMIT_SECONDS};
 pub use team::{Membership, SecretPlace, TeamDown, TeamJoin, TeamPhase, TeamView, CONNECTING_GRACE};
 pub use usage::{
-    Bucket, KeySpend, NewPrice, NoSaveDialog, Point, Price, SaveDialog, Spend, Summary, Totals, Usage, DAY_MS,
+    Bucket, KeySpend, NewPrice, NoSaveDialog, Point, Price, SaveDialog, SentWith, Series, Spend, Summary, Totals,
+    Usage, DAY_MS,
 };
 pub use vault::{KeychainProblem, KeychainState, Migrated, Vault};
 pub(crate) use write_path::WritePath;
