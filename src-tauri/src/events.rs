@@ -17,8 +17,8 @@ impl<R: Runtime> TauriEvents<R> {
 }
 
 impl<R: Runtime> EventSink for TauriEvents<R> {
-    fn llm_config_changed(&self, provider_id: &str) {
-        let payload = ProviderChanged { provider_id: provider_id.to_owned() };
+    fn llm_config_changed(&self, provider_id: &str, generation: u64) {
+        let payload = ProviderChanged { provider_id: provider_id.to_owned(), generation };
         if let Err(error) = self.app.emit(LLM_CONFIG_CHANGED, payload) {
             tracing::warn!(%error, "could not tell the UI that the keys changed");
         }

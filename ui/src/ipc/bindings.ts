@@ -604,6 +604,12 @@ rpmLimit?: number,
 maxConcurrent?: number, };
 
 /**
+ * Keys as a write left them (a provider's whole list in its order, or the keys a bulk change
+ * set): in an object, so that the answer carries the write's generation beside them.
+ */
+export type KeyList = { keys: Array<ApiKey>, };
+
+/**
  * How a text is read for keys.
  */
 export type KeyReading = "shapes" | "one_per_line";
@@ -997,10 +1003,16 @@ answerable: boolean, createdAt: number, updatedAt: number, };
 export type ProviderArgs = { providerId: string, };
 
 /**
- * The payload of `llmConfig:changed`, emitted after every write to a provider's keys (by a
- * command, or by the pool disabling a key the provider rejected).
+ * The payload of `llmConfig:changed`: a provider or its keys changed (a command's write, a bulk
+ * import's batch, the pool disabling a key the provider rejected, or a change of the pool's
+ * memory alone: a cooldown ended, a key back from out of credit).
  */
-export type ProviderChanged = { providerId: string, };
+export type ProviderChanged = { providerId: string, 
+/**
+ * The change's generation: changes are counted in the order they commit, and a key command
+ * answers the generation of its own (`Written`), so a view knows the echo of its write.
+ */
+generation: number, };
 
 /**
  * Which kind of service a provider is; each kind is one row of keypool-llm's kind table.
@@ -1517,6 +1529,13 @@ export type Via = { "kind": "route", glob: string, } | { "kind": "prefix" } | { 
 export type Window = { remaining: number, limit: number | null, resetAt: number, };
 
 /**
+ * What a committed write (or a change of the pool's memory) answers: its value, and the
+ * generation it got, which the `llmConfig:changed` it caused carries too. The value is a struct:
+ * its fields and `generation` are the answer's.
+ */
+export type Written<T> = { generation: number, } & T;
+
+/**
  * The bounds of the commands' arguments (src-tauri/crates/api/src/ipc/limits.rs).
  */
 export const LIMITS = {
@@ -1577,20 +1596,20 @@ export type Commands = {
   "llmConfig:updateProvider": { kind: "sync"; args: UpdateProviderArgs; result: Provider };
   "llmConfig:deleteProvider": { kind: "sync"; args: IdArgs; result: DeletedProvider };
   "llmConfig:getApiKeys": { kind: "sync"; args: ProviderArgs; result: Array<ApiKey> };
-  "llmConfig:addApiKey": { kind: "sync"; args: AddApiKeyArgs; result: ApiKey };
-  "llmConfig:updateApiKey": { kind: "sync"; args: UpdateApiKeyArgs; result: ApiKey };
-  "llmConfig:setKeyLimits": { kind: "sync"; args: SetKeyLimitsArgs; result: ApiKey };
-  "llmConfig:deleteApiKey": { kind: "sync"; args: IdArgs; result: DeletedKey };
-  "llmConfig:toggleApiKey": { kind: "sync"; args: ToggleApiKeyArgs; result: ApiKey };
-  "llmConfig:reorderApiKeys": { kind: "sync"; args: ReorderApiKeysArgs; result: Array<ApiKey> };
+  "llmConfig:addApiKey": { kind: "sync"; args: AddApiKeyArgs; result: Written<ApiKey> };
+  "llmConfig:updateApiKey": { kind: "sync"; args: UpdateApiKeyArgs; result: Written<ApiKey> };
+  "llmConfig:setKeyLimits": { kind: "sync"; args: SetKeyLimitsArgs; result: Written<ApiKey> };
+  "llmConfig:deleteApiKey": { kind: "sync"; args: IdArgs; result: Written<DeletedKey> };
+  "llmConfig:toggleApiKey": { kind: "sync"; args: ToggleApiKeyArgs; result: Written<ApiKey> };
+  "llmConfig:reorderApiKeys": { kind: "sync"; args: ReorderApiKeysArgs; result: Written<KeyList> };
   "llmConfig:getPoolStatus": { kind: "sync"; args: ProviderArgs; result: PoolStatus };
-  "llmConfig:resetCooldown": { kind: "sync"; args: IdArgs; result: CooldownReset };
+  "llmConfig:resetCooldown": { kind: "sync"; args: IdArgs; result: Written<CooldownReset> };
   "llmConfig:testApiKey": { kind: "async"; args: IdArgs; result: KeyTestResult };
   "llmConfig:previewKeyImport": { kind: "sync"; args: PreviewKeyImportArgs; result: KeyImportPreview };
   "llmConfig:startKeyImport": { kind: "async"; args: StartKeyImportArgs; result: KeyImportProgress };
   "llmConfig:cancelKeyImport": { kind: "async"; args: ImportIdArgs; result: KeyImportProgress };
-  "llmConfig:updateApiKeys": { kind: "sync"; args: UpdateApiKeysArgs; result: Array<ApiKey> };
-  "llmConfig:deleteApiKeys": { kind: "sync"; args: KeyIdsArgs; result: DeletedKeys };
+  "llmConfig:updateApiKeys": { kind: "sync"; args: UpdateApiKeysArgs; result: Written<KeyList> };
+  "llmConfig:deleteApiKeys": { kind: "sync"; args: KeyIdsArgs; result: Written<DeletedKeys> };
   "llmConfig:testApiKeys": { kind: "async"; args: KeyIdsArgs; result: Array<KeyTestResult> };
   "llmConfig:exportApiKeys": { kind: "async"; args: ExportApiKeysArgs; result: ExportedKeys };
   "llmConfig:listModels": { kind: "async"; args: ListModelsArgs; result: ModelList };

@@ -9,11 +9,11 @@ use ts_rs::TS;
 
 use super::args::CommandArgs;
 use super::error::IpcError;
-use super::keys::KeyTestResult;
+use super::keys::{KeyList, KeyTestResult};
 use super::limits::LIMITS;
 use super::rules::{not_blank, trimmed_or_none};
 use super::usage::ExportResult;
-use crate::service::{ApiKey, BulkPatch, ImportOptions, ImportPreview, ImportProgress, KeyReading};
+use crate::service::{BulkPatch, ImportOptions, ImportPreview, ImportProgress, KeyReading, Written};
 use crate::AppContext;
 
 type Result<T, E = IpcError> = std::result::Result<T, E>;
@@ -225,12 +225,12 @@ pub(super) async fn cancel_import(ctx: &AppContext, args: ImportIdArgs) -> Resul
     Ok(ctx.bulk_keys()?.cancel(&args.import_id).await?)
 }
 
-pub(super) fn update(ctx: &AppContext, args: UpdateApiKeysArgs) -> Result<Vec<ApiKey>> {
-    Ok(ctx.bulk_keys()?.update(&args.ids, (&args).into())?)
+pub(super) fn update(ctx: &AppContext, args: UpdateApiKeysArgs) -> Result<Written<KeyList>> {
+    Ok(ctx.bulk_keys()?.update(&args.ids, (&args).into())?.map(|keys| KeyList { keys }))
 }
 
-pub(super) fn delete(ctx: &AppContext, args: KeyIdsArgs) -> Result<DeletedKeys> {
-    Ok(DeletedKeys { deleted: ctx.bulk_keys()?.delete(&args.ids)? })
+pub(super) fn delete(ctx: &AppContext, args: KeyIdsArgs) -> Result<Written<DeletedKeys>> {
+    Ok(ctx.bulk_keys()?.delete(&args.ids)?.map(|deleted| DeletedKeys { deleted }))
 }
 
 pub(super) async fn test(ctx: &AppContext, args: KeyIdsArgs) -> Result<Vec<KeyTestResult>> {

@@ -12,7 +12,7 @@ use super::error::IpcError;
 use super::limits::LIMITS;
 use super::problems::ProbeProblemDto;
 use super::rules::{key_arg_rule, not_blank, optional_key_arg_rule, trimmed_or_none, KeyArg};
-use crate::service::{ApiKey, KeyPatch, NewKey, PoolStatus as PoolView};
+use crate::service::{ApiKey, KeyPatch, NewKey, PoolStatus as PoolView, Written};
 use crate::AppContext;
 
 type Result<T, E = IpcError> = std::result::Result<T, E>;
@@ -190,6 +190,13 @@ pub struct ReorderApiKeysArgs {
 }
 
 impl CommandArgs for ReorderApiKeysArgs {}
+
+/// Keys as a write left them (a provider's whole list in its order, or the keys a bulk change
+/// set): in an object, so that the answer carries the write's generation beside them.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct KeyList {
+    pub keys: Vec<ApiKey>,
+}
 
 /// What deleting a key answers: the key that is gone.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -426,30 +433,29 @@ pub(super) fn list(ctx: &AppContext, args: ProviderArgs) -> Result<Vec<ApiKey>> 
     Ok(ctx.keys()?.list(&args.provider_id)?)
 }
 
-pub(super) fn add(ctx: &AppContext, args: AddApiKeyArgs) -> Result<ApiKey> {
+pub(super) fn add(ctx: &AppContext, args: AddApiKeyArgs) -> Result<Written<ApiKey>> {
     Ok(ctx.keys()?.add(args.into())?)
 }
 
-pub(super) fn update(ctx: &AppContext, args: UpdateApiKeyArgs) -> Result<ApiKey> {
+pub(super) fn update(ctx: &AppContext, args: UpdateApiKeyArgs) -> Result<Written<ApiKey>> {
     let id = args.id.clone();
     Ok(ctx.keys()?.update(&id, args.into())?)
 }
 
-pub(super) fn set_limits(ctx: &AppContext, args: SetKeyLimitsArgs) -> Result<ApiKey> {
+pub(super) fn set_limits(ctx: &AppContext, args: SetKeyLimitsArgs) -> Result<Written<ApiKey>> {
     Ok(ctx.keys()?.set_limits(&args.id, (&args).into())?)
 }
 
-pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedKey> {
-    ctx.keys()?.delete(&id)?;
-    Ok(DeletedKey { id })
+pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<Written<DeletedKey>> {
+    Ok(ctx.keys()?.delete(&id)?.map(|()| DeletedKey { id }))
 }
 
-pub(super) fn toggle(ctx: &AppContext, args: ToggleApiKeyArgs) -> Result<ApiKey> {
+pub(super) fn toggle(ctx: &AppContext, args: ToggleApiKeyArgs) -> Result<Written<ApiKey>> {
     Ok(ctx.keys()?.set_enabled(&args.id, args.enabled)?)
 }
 
-pub(super) fn reorder(ctx: &AppContext, args: ReorderApiKeysArgs) -> Result<Vec<ApiKey>> {
-    Ok(ctx.keys()?.reorder(&args.provider_id, &args.ids)?)
+pub(super) fn reorder(ctx: &AppContext, args: ReorderApiKeysArgs) -> Result<Written<KeyList>> {
+    Ok(ctx.keys()?.reorder(&args.provider_id, &args.ids)?.map(|keys| KeyList { keys }))
 }
 
 pub(super) fn pool_status(ctx: &AppContext, ProviderArgs { provider_id }: ProviderArgs) -> Result<PoolStatusDto> {
@@ -457,9 +463,8 @@ pub(super) fn pool_status(ctx: &AppContext, ProviderArgs { provider_id }: Provid
     Ok(PoolStatusDto::new(provider_id, view))
 }
 
-pub(super) fn reset_cooldown(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<CooldownReset> {
-    ctx.keys()?.reset_cooldown(&id)?;
-    Ok(CooldownReset { id })
+pub(super) fn reset_cooldown(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<Written<CooldownReset>> {
+    Ok(ctx.keys()?.reset_cooldown(&id)?.map(|()| CooldownReset { id }))
 }
 
 pub(super) async fn test(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<KeyTestResult> {

@@ -29,8 +29,8 @@ use super::chat::{
 };
 use super::error::IpcError;
 use super::keys::{
-    AddApiKeyArgs, CooldownReset, DeletedKey, KeyTestResult, PoolStatusDto, ReorderApiKeysArgs, SetKeyLimitsArgs,
-    ToggleApiKeyArgs, UpdateApiKeyArgs,
+    AddApiKeyArgs, CooldownReset, DeletedKey, KeyList, KeyTestResult, PoolStatusDto, ReorderApiKeysArgs,
+    SetKeyLimitsArgs, ToggleApiKeyArgs, UpdateApiKeyArgs,
 };
 use super::local_api::{
     ConfigureLocalApiArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto, NewNamedTokenDto, TokenNameArgs,
@@ -48,7 +48,7 @@ use super::usage::{
 use super::{agents, app, bulk, chat, keys, local_api, providers, routes, settings, sources, team, usage};
 use crate::service::{
     AgentsOverview, ApiKey, Chat, ImportProgress, ModelList, NamedToken, Price, Provider, RouteTest, RouteView,
-    SearchResult, Series, SourcesReport,
+    SearchResult, Series, SourcesReport, Written,
 };
 use crate::AppContext;
 
@@ -180,20 +180,20 @@ commands! {
     sync   "llmConfig:updateProvider"  (UpdateProviderArgs) -> Provider                => providers::update;
     sync   "llmConfig:deleteProvider"  (IdArgs)             -> DeletedProviderDto      => providers::delete;
     sync   "llmConfig:getApiKeys"      (ProviderArgs)       -> Vec<ApiKey>             => keys::list;
-    sync   "llmConfig:addApiKey"       (AddApiKeyArgs)      -> ApiKey                  => keys::add;
-    sync   "llmConfig:updateApiKey"    (UpdateApiKeyArgs)   -> ApiKey                  => keys::update;
-    sync   "llmConfig:setKeyLimits"    (SetKeyLimitsArgs)   -> ApiKey                  => keys::set_limits;
-    sync   "llmConfig:deleteApiKey"    (IdArgs)             -> DeletedKey              => keys::delete;
-    sync   "llmConfig:toggleApiKey"    (ToggleApiKeyArgs)   -> ApiKey                  => keys::toggle;
-    sync   "llmConfig:reorderApiKeys"  (ReorderApiKeysArgs) -> Vec<ApiKey>             => keys::reorder;
+    sync   "llmConfig:addApiKey"       (AddApiKeyArgs)      -> Written<ApiKey>         => keys::add;
+    sync   "llmConfig:updateApiKey"    (UpdateApiKeyArgs)   -> Written<ApiKey>         => keys::update;
+    sync   "llmConfig:setKeyLimits"    (SetKeyLimitsArgs)   -> Written<ApiKey>         => keys::set_limits;
+    sync   "llmConfig:deleteApiKey"    (IdArgs)             -> Written<DeletedKey>     => keys::delete;
+    sync   "llmConfig:toggleApiKey"    (ToggleApiKeyArgs)   -> Written<ApiKey>         => keys::toggle;
+    sync   "llmConfig:reorderApiKeys"  (ReorderApiKeysArgs) -> Written<KeyList>        => keys::reorder;
     sync   "llmConfig:getPoolStatus"   (ProviderArgs)       -> PoolStatusDto           => keys::pool_status;
-    sync   "llmConfig:resetCooldown"   (IdArgs)             -> CooldownReset           => keys::reset_cooldown;
+    sync   "llmConfig:resetCooldown"   (IdArgs)             -> Written<CooldownReset>  => keys::reset_cooldown;
     async  "llmConfig:testApiKey"      (IdArgs)             -> KeyTestResult           => keys::test;
     sync   "llmConfig:previewKeyImport" (PreviewKeyImportArgs) -> KeyImportPreview    => bulk::preview_import;
     async  "llmConfig:startKeyImport"  (StartKeyImportArgs) -> ImportProgress          => bulk::start_import;
     async  "llmConfig:cancelKeyImport" (ImportIdArgs)       -> ImportProgress          => bulk::cancel_import;
-    sync   "llmConfig:updateApiKeys"   (UpdateApiKeysArgs)  -> Vec<ApiKey>             => bulk::update;
-    sync   "llmConfig:deleteApiKeys"   (KeyIdsArgs)         -> DeletedKeys             => bulk::delete;
+    sync   "llmConfig:updateApiKeys"   (UpdateApiKeysArgs)  -> Written<KeyList>        => bulk::update;
+    sync   "llmConfig:deleteApiKeys"   (KeyIdsArgs)         -> Written<DeletedKeys>    => bulk::delete;
     async  "llmConfig:testApiKeys"     (KeyIdsArgs)         -> Vec<KeyTestResult>      => bulk::test;
     async  "llmConfig:exportApiKeys"   (ExportApiKeysArgs)  -> ExportedKeys            => bulk::export;
     async  "llmConfig:listModels"      (ListModelsArgs)     -> ModelList               => providers::models;

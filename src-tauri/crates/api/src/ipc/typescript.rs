@@ -19,6 +19,9 @@ impl TypeSet {
 
     /// Adds `T`'s declaration (if it has one of its own) and those of the types it mentions.
     pub fn add<T: TS + 'static + ?Sized>(&mut self) {
+        // A generic type is declared once, but each use of it names arguments of its own
+        // (`Written<ApiKey>`, `Written<KeyList>`): they are visited every time.
+        T::visit_generics(&mut Visit(self));
         if T::output_path().is_some() {
             let name = T::ident(&self.cfg);
             if self.declarations.contains_key(&name) {
@@ -28,7 +31,6 @@ impl TypeSet {
             self.declarations.insert(name, format!("{docs}export {}", T::decl(&self.cfg)));
         }
         T::visit_dependencies(&mut Visit(self));
-        T::visit_generics(&mut Visit(self));
     }
 
     /// `T` as TypeScript spells it where it is used.

@@ -29,7 +29,7 @@ use tokio::task::JoinSet;
 use super::providers::{endpoint_of, require_provider};
 use super::usage::SaveDialog;
 use super::vault::{key_account, Vault};
-use super::write_path::{Changed, WritePath};
+use super::write_path::{Changed, WritePath, Written};
 use super::{ApiKey, Keys, DAY_MS};
 use crate::service::error::{Result, ServiceError};
 use crate::service::problem::Rule;
@@ -351,11 +351,11 @@ impl BulkKeys {
 
     /// Sets `patch` on every key of `ids` (all of one provider) in one transaction: an id that
     /// does not exist changes nothing. Enabling clears why a key was disabled.
-    pub fn update(&self, ids: &[String], patch: BulkPatch) -> Result<Vec<ApiKey>> {
+    pub fn update(&self, ids: &[String], patch: BulkPatch) -> Result<Written<Vec<ApiKey>>> {
         let now = self.inner.clock.now().as_millis();
         let enabling = patch.enabled == Some(true);
         let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
-        let keys = self.inner.writes.apply(|tx| {
+        let written = self.inner.writes.apply(|tx| {
             let provider_id = provider_of_all(tx, ids)?;
             let stored = ApiKeyPatch {
                 label: None,
@@ -377,12 +377,12 @@ impl BulkKeys {
                 self.inner.completions.key_enabled(&KeyId::new(id.as_str()));
             }
         }
-        Ok(keys)
+        Ok(written)
     }
 
     /// Deletes every key of `ids` (all of one provider) in one transaction, and their keychain
     /// entries; an id that does not exist deletes nothing. Answers how many went.
-    pub fn delete(&self, ids: &[String]) -> Result<usize> {
+    pub fn delete(&self, ids: &[String]) -> Result<Written<usize>> {
         let deleted = self.inner.writes.apply(|tx| {
             let provider_id = provider_of_all(tx, ids)?;
             let deleted = api_keys::delete_api_keys(tx, ids)?;
@@ -757,7 +757,7 @@ impl Inner {
             api_keys::insert_api_keys(tx, &rows, now)?;
             Ok(Changed { provider_id: provider_id.to_owned(), value: (rows.len(), again) })
         });
-        match saved {
+        match saved.map(|written| written.value) {
             Ok((added, again)) => {
                 *label_number += added;
                 progress.update(&self.writes, true, |p| {

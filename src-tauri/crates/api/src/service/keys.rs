@@ -13,7 +13,7 @@ use keypool_store::{providers, usage, Database};
 
 use super::providers::{endpoint_of, require_provider};
 use super::vault::key_account;
-use super::write_path::{Changed, WritePath};
+use super::write_path::{Changed, WritePath, Written};
 use super::Vault;
 use crate::service::error::{Conflict, Result, ServiceError};
 use crate::service::problem::Rule;
@@ -187,7 +187,7 @@ impl Keys {
     }
 
     /// Adds a key; its value goes to the keychain when one is reachable.
-    pub fn add(&self, new: NewKey) -> Result<ApiKey> {
+    pub fn add(&self, new: NewKey) -> Result<Written<ApiKey>> {
         let now = self.clock.now().as_millis();
         let id = uuid::Uuid::new_v4().to_string();
         let vault = &self.writes.vault;
@@ -272,13 +272,13 @@ impl Keys {
     /// Applies `patch` in one transaction; enabling a key clears why it was disabled and lifts
     /// the pool's refusal. A new value is kept where the vault decides (the keychain entry is
     /// overwritten, or removed when the new value is a `$NAME`).
-    pub fn update(&self, id: &str, patch: KeyPatch) -> Result<ApiKey> {
+    pub fn update(&self, id: &str, patch: KeyPatch) -> Result<Written<ApiKey>> {
         let now = self.clock.now().as_millis();
         let enabling = patch.enabled == Some(true);
         let replaces_secret = patch.api_key.is_some();
         let vault = &self.writes.vault;
         let mut was_in_keychain = false;
-        let row = self.writes.apply(|tx| {
+        let written = self.writes.apply(|tx| {
             let current = require_key(tx, id)?;
             was_in_keychain = current.api_key.in_keychain();
             let mut stored = ApiKeyPatch {
@@ -300,7 +300,7 @@ impl Keys {
             Ok(Changed { provider_id: row.provider_id.clone(), value: row })
         })?;
         if replaces_secret {
-            if was_in_keychain && !row.api_key.in_keychain() {
+            if was_in_keychain && !written.value.api_key.in_keychain() {
                 vault.forget(&key_account(id));
             }
             self.writes.forget_removed_secrets();
@@ -309,26 +309,25 @@ impl Keys {
             // The pool lifts its refusal, and so does every member of a team.
             self.completions.key_enabled(&KeyId::new(id));
         }
-        Ok(ApiKey::from(row))
+        Ok(written.map(ApiKey::from))
     }
 
     /// Puts the key in the quota group `group` (keys of one account that share its limits), or
     /// in none.
-    pub fn set_quota_group(&self, id: &str, group: Option<&str>) -> Result<ApiKey> {
+    pub fn set_quota_group(&self, id: &str, group: Option<&str>) -> Result<Written<ApiKey>> {
         let now = self.clock.now().as_millis();
-        let row = self.writes.apply(|tx| {
+        self.writes.apply(|tx| {
             let row = api_keys::set_quota_group(tx, id, group, now)?.ok_or_else(|| key_not_found(id))?;
-            Ok(Changed { provider_id: row.provider_id.clone(), value: row })
-        })?;
-        Ok(ApiKey::from(row))
+            Ok(Changed { provider_id: row.provider_id.clone(), value: ApiKey::from(row) })
+        })
     }
 
-    pub fn set_enabled(&self, id: &str, enabled: bool) -> Result<ApiKey> {
+    pub fn set_enabled(&self, id: &str, enabled: bool) -> Result<Written<ApiKey>> {
         self.update(id, KeyPatch { enabled: Some(enabled), ..KeyPatch::default() })
     }
 
     /// Sets the user's limits of a key, replacing both (`None`: no limit).
-    pub fn set_limits(&self, id: &str, limits: UserLimits) -> Result<ApiKey> {
+    pub fn set_limits(&self, id: &str, limits: UserLimits) -> Result<Written<ApiKey>> {
         let now = self.clock.now().as_millis();
         self.writes.apply(|tx| {
             let row = api_keys::set_limits(tx, id, limits.rpm, limits.max_concurrent, now)?
@@ -338,18 +337,18 @@ impl Keys {
     }
 
     /// Deletes a key, its keychain entry with it.
-    pub fn delete(&self, id: &str) -> Result<()> {
-        self.writes.apply(|tx| {
+    pub fn delete(&self, id: &str) -> Result<Written<()>> {
+        let written = self.writes.apply(|tx| {
             let provider_id = api_keys::delete_api_key(tx, id)?.ok_or_else(|| key_not_found(id))?;
             Ok(Changed { provider_id, value: () })
         })?;
         self.writes.vault.forget(&key_account(id));
         self.writes.forget_removed_secrets();
-        Ok(())
+        Ok(written)
     }
 
     /// Sets the display (and cycle) order: `ids` must list each of the provider's keys once.
-    pub fn reorder(&self, provider_id: &str, ids: &[String]) -> Result<Vec<ApiKey>> {
+    pub fn reorder(&self, provider_id: &str, ids: &[String]) -> Result<Written<Vec<ApiKey>>> {
         let now = self.clock.now().as_millis();
         self.writes.apply(|tx| {
             require_provider(tx, provider_id)?;
@@ -386,12 +385,12 @@ impl Keys {
         Ok(PoolStatus { now, keys, unset_vars })
     }
 
-    /// Ends a key's cooldown by hand. Not a database write, but the UI is told all the same.
-    pub fn reset_cooldown(&self, id: &str) -> Result<()> {
+    /// Ends a key's cooldown by hand. Not a database write, but the UI is told all the same,
+    /// under a generation of its own.
+    pub fn reset_cooldown(&self, id: &str) -> Result<Written<()>> {
         let row = require_key(&*self.db.lock()?, id)?;
         self.pool.reset_cooldown(&KeyId::new(id));
-        self.writes.events.llm_config_changed(&row.provider_id);
-        Ok(())
+        Ok(Written { value: (), generation: self.writes.tell(&row.provider_id) })
     }
 
     /// Tests one pool key against its provider; no chat's binding changes. The test moves the
@@ -420,7 +419,7 @@ impl Keys {
             let usable = self.completions.probe_credit(&endpoint, &key, &model).await;
             tracing::info!(key = %key_id, usable, "checked an out-of-credit key by hand");
             self.completions.probed(&key_id, usable);
-            self.writes.events.llm_config_changed(&provider.id);
+            self.writes.tell(&provider.id);
             if !usable {
                 return Ok(ProbeResult {
                     ok: false,
@@ -458,7 +457,7 @@ impl Keys {
                 returned |= usable;
             }
             if returned {
-                self.writes.events.llm_config_changed(&provider.id);
+                self.writes.tell(&provider.id);
             }
         }
         Ok(())

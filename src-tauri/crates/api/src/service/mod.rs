@@ -71,3 +71,4 @@ pub use usage::{
 };
 pub use vault::{KeychainProblem, KeychainState, Migrated, Vault};
 pub(crate) use write_path::WritePath;
+pub use write_path::Written;

@@ -10,7 +10,7 @@ use keypool_store::providers::{self, ProviderRow};
 use keypool_store::{api_keys, Database, StoredKey};
 
 use super::vault::{key_account, provider_account};
-use super::write_path::{Changed, WritePath};
+use super::write_path::{Changed, WritePath, Written};
 use super::Vault;
 use crate::service::error::{Result, ServiceError};
 use crate::service::problem::Rule;
@@ -326,7 +326,7 @@ impl Providers {
         if added.is_err() {
             self.writes.vault.forget(&account);
         }
-        added
+        added.map(|written| written.value)
     }
 
     /// Applies `patch`. Moving the base URL to another origin (scheme, host or port) while the
@@ -345,7 +345,7 @@ impl Providers {
         };
         let replaces_secret = patch.api_key.is_some();
         let vault = &self.writes.vault;
-        let row = self.writes.apply(|tx| {
+        let Written { value: row, .. } = self.writes.apply(|tx| {
             let current = providers::get_provider(tx, id)?.ok_or_else(|| provider_not_found(id))?;
             if let Some(name) = &patch.name {
                 refuse_taken_name(tx, name, Some(id))?;
@@ -394,7 +394,7 @@ impl Providers {
 
     /// Deletes a provider with its pool keys (their count is returned); its chats stay, detached.
     pub fn delete(&self, id: &str) -> Result<u32> {
-        let (deleted_keys, key_ids) = self.writes.apply(|tx| {
+        let Written { value: (deleted_keys, key_ids), .. } = self.writes.apply(|tx| {
             let key_ids: Vec<String> = api_keys::list_api_keys(tx, id)?.into_iter().map(|k| k.id).collect();
             let deleted_keys = providers::delete_provider(tx, id)?.ok_or_else(|| provider_not_found(id))?;
             Ok(Changed { provider_id: id.to_owned(), value: (deleted_keys, key_ids) })
