@@ -1,7 +1,7 @@
 //! Events the backend sends to the UI.
 
-use keypool_api::ipc::events::{PoolAlertDto, KEY_IMPORT_PROGRESS, LLM_CONFIG_CHANGED, POOL_ALERT, TEAM_CHANGED};
-use keypool_api::ipc::{KeyImportProgress, ProviderChanged};
+use keypool_api::ipc::events::{KEY_IMPORT_PROGRESS, LLM_CONFIG_CHANGED, POOL_ALERT, TEAM_CHANGED};
+use keypool_api::ipc::ProviderChanged;
 use keypool_api::service::{EventSink, ImportProgress, PoolAlert};
 use tauri::{AppHandle, Emitter, Runtime};
 use tauri_plugin_notification::NotificationExt;
@@ -17,8 +17,8 @@ impl<R: Runtime> TauriEvents<R> {
 }
 
 impl<R: Runtime> EventSink for TauriEvents<R> {
-    fn llm_config_changed(&self, provider_id: &str) {
-        let payload = ProviderChanged { provider_id: provider_id.to_owned() };
+    fn llm_config_changed(&self, provider_id: &str, generation: u64) {
+        let payload = ProviderChanged { provider_id: provider_id.to_owned(), generation };
         if let Err(error) = self.app.emit(LLM_CONFIG_CHANGED, payload) {
             tracing::warn!(%error, "could not tell the UI that the keys changed");
         }
@@ -31,13 +31,13 @@ impl<R: Runtime> EventSink for TauriEvents<R> {
     }
 
     fn key_import_progress(&self, progress: &ImportProgress) {
-        if let Err(error) = self.app.emit(KEY_IMPORT_PROGRESS, KeyImportProgress::from(progress)) {
+        if let Err(error) = self.app.emit(KEY_IMPORT_PROGRESS, progress) {
             tracing::warn!(%error, "could not tell the UI how a key import stands");
         }
     }
 
     fn pool_alert(&self, alert: &PoolAlert) {
-        if let Err(error) = self.app.emit(POOL_ALERT, PoolAlertDto::from(alert)) {
+        if let Err(error) = self.app.emit(POOL_ALERT, alert) {
             tracing::warn!(%error, "could not tell the UI that keys were lost");
         }
     }

@@ -53,13 +53,18 @@ describe('llmConfig commands in the real window', () => {
     assert.equal(toggled.enabled, false, 'the key is off');
 
     const reordered = await ok('llmConfig:reorderApiKeys', { providerId: 'openai', ids: [b.id, a.id] });
-    assert.deepEqual(reordered.map((k) => k.id), [b.id, a.id], 'the new order is returned');
+    assert.deepEqual(reordered.keys.map((k) => k.id), [b.id, a.id], 'the new order is returned');
+    assert.ok(reordered.generation > toggled.generation, 'each write gets a newer generation');
 
     const status = await ok('llmConfig:getPoolStatus', { providerId: 'openai' });
     assert.deepEqual(status.keys.map((k) => k.state), ['active', 'disabled'], 'the pool sees the toggle');
-    assert.deepEqual(await ok('llmConfig:resetCooldown', { id: b.id }), { id: b.id });
+    const reset = await ok('llmConfig:resetCooldown', { id: b.id });
+    assert.equal(reset.id, b.id);
+    assert.ok(reset.generation > reordered.generation, 'a cooldown ended is told as a change of its own');
 
-    assert.deepEqual(await ok('llmConfig:deleteApiKey', { id: a.id }), { id: a.id }, 'delete returns the id');
+    const deleted = await ok('llmConfig:deleteApiKey', { id: a.id });
+    assert.equal(deleted.id, a.id, 'delete returns the id');
+    assert.ok(deleted.generation > reset.generation, 'and its write’s generation');
     const left = await ok('llmConfig:getApiKeys', { providerId: 'openai' });
     assert.deepEqual(left.map((k) => k.id), [b.id], 'only the other key is left');
   });
@@ -79,15 +84,26 @@ describe('llmConfig commands in the real window', () => {
     assert.deepEqual(await ok('llmConfig:getApiKeys', { providerId: 'anthropic' }), before, 'nothing was added');
   });
 
-  it('emits llmConfig:changed with the provider after a write', async () => {
-    const event = await app.driver.executeAsyncScript(`
+  it('emits llmConfig:changed with the provider and the write’s generation after a write', async () => {
+    const seen = await app.driver.executeAsyncScript(`
       const done = arguments[arguments.length - 1];
       const internals = window.__TAURI_INTERNALS__;
-      const handler = internals.transformCallback((event) => done(event.payload));
+      let event = null;
+      let answer = null;
+      const both = () => event && answer && done({ event, answer });
+      const handler = internals.transformCallback((heard) => {
+        event = heard.payload;
+        both();
+      });
       internals.invoke('plugin:event|listen', { event: 'llmConfig:changed', target: { kind: 'Any' }, handler })
         .then(() => internals.invoke('llmConfig:addApiKey', { providerId: 'local', apiKey: 'sk-local-event-key-0001' }))
+        .then((added) => {
+          answer = added;
+          both();
+        })
         .catch((error) => done({ error }));
     `);
-    assert.deepEqual(event, { providerId: 'local' }, 'the UI learns which provider changed');
+    assert.equal(typeof seen.answer?.generation, 'number', `the answer carries its write's generation: ${JSON.stringify(seen)}`);
+    assert.deepEqual(seen.event, { providerId: 'local', generation: seen.answer.generation }, 'the UI learns which provider changed, and by which write');
   });
 });

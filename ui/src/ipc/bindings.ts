@@ -46,7 +46,7 @@ systemPrompt?: string,
 onMyNetwork?: boolean, };
 
 /**
- * A coding agent.
+ * A coding agent Keypool can connect.
  */
 export type Agent = "claudeCode" | "codex" | "geminiCli";
 
@@ -63,18 +63,23 @@ tightened: Array<TightenedFile>, };
 /**
  * Keypool's connection of an agent.
  */
-export type AgentConnection = { connectedAt: number, model: string | null, 
+export type AgentConnection = { connectedAt: number, 
 /**
- * Its own token's name (a named token of the local API); none for a connection made before
- * agents had their own.
+ * The model Connect set, if any.
+ */
+model: string | null, 
+/**
+ * The name of the agent's own token (a named token of the local API); `None` for a
+ * connection made before agents had their own (it holds the local API's token).
  */
 token: string | null, 
 /**
- * It reads the token from Keypool's helper command (Claude Code's `apiKeyHelper`).
+ * Its key comes from Keypool's helper command, not from its files.
  */
 keyHelper: boolean, 
 /**
- * Files changed since Connect wrote them: Disconnect would undo those changes.
+ * Files changed since Connect wrote them (by the user or by the agent): Disconnect would
+ * undo those changes too.
  */
 changed: Array<string>, };
 
@@ -91,7 +96,7 @@ export type AgentFile = { path: string, problem: AgentFileProblem, };
 export type AgentFileProblem = { "kind": "malformed", reason: string, } | { "kind": "unreadable", reason: string, } | { "kind": "unwritable", reason: string, } | { "kind": "changed" };
 
 /**
- * One coding agent as the panel shows it.
+ * One agent as the panel shows it.
  */
 export type AgentState = { agent: Agent, 
 /**
@@ -103,67 +108,76 @@ files: Array<string>,
  */
 connection: AgentConnection | null, 
 /**
- * Its files point it at this local API now (whoever wrote them).
+ * Its files point it at this local API now (its address, whoever wrote them).
  */
-pointsHere: boolean, token: AgentToken, 
+pointsHere: boolean, 
 /**
- * The model its files set (none: its own default, `defaultModel`).
+ * The token its files hold (or its key helper prints), compared with its own and the local
+ * API's.
+ */
+token: AgentToken, 
+/**
+ * The model its files set, if any (none: its own default, `default_model`).
  */
 model: string | null, defaultModel: string, 
 /**
- * Where the model it asks for goes now.
+ * Where the model it will ask for (the one set, or its default) goes now.
  */
 resolution: Resolution, 
 /**
- * When the local API last heard from it (milliseconds since the epoch).
+ * When the local API last heard from it (milliseconds since the epoch): its token's last
+ * request, or the ledger's last by its user agent, whichever is later.
  */
 lastCall: number | null, 
 /**
- * A file of its that Connect could not merge now.
+ * A file of its that cannot be read or merged now.
  */
 problem: AgentFile | null, };
 
 /**
- * The token an agent's files hold: none, its own, the local API's main one (shared, from a
- * connection made before agents had their own), or another (revoked, or some other key).
+ * The token an agent's files hold: none, its own, the local API's main one, or another.
  */
 export type AgentToken = "none" | "own" | "main" | "other";
 
 /**
- * The coding agents, and the address Connect gives them.
+ * Every agent, and the address Connect gives them.
  */
 export type Agents = { agents: Array<AgentState>, 
 /**
- * What agents are pointed at: `http://127.0.0.1:PORT`.
+ * The address agents are given: `http://127.0.0.1:PORT`.
  */
 address: string, };
 
 /**
- * A pool entry as stored. The secret never comes back: only `apiKeyPreview`.
+ * A pool key as the services show it: its value never, only a masked preview.
  */
 export type ApiKey = { id: string, providerId: string, label: string | null, 
 /**
  * `sk-…9f3a`, or a `$NAME` reference as written.
  */
-apiKeyPreview: string, isEnvRef: boolean, enabled: boolean, 
+apiKeyPreview: string, 
+/**
+ * The key is a `$NAME` reference to an environment variable.
+ */
+isEnvRef: boolean, enabled: boolean, 
 /**
  * Within `LIMITS.weight`.
  */
 weight: number, sortOrder: number, 
 /**
- * Why the backend switched the key off, e.g. `HTTP 401`; null when the user did.
+ * Why the pool switched the key off (`HTTP 401`); `None` when the user did, or it is on.
  */
 disabledReason: string | null, disabledAt: number | null, createdAt: number, updatedAt: number, 
 /**
- * The user's limit of requests per minute; null: none.
+ * The user's limit of requests per minute; `None`: none.
  */
 rpmLimit: number | null, 
 /**
- * The user's limit of requests at once; null: none.
+ * The user's limit of requests at once; `None`: none.
  */
 maxConcurrent: number | null, 
 /**
- * The quota group it shares its provider's limits with; null: a group of its own.
+ * The quota group it shares its provider's limits with; `None`: a group of its own.
  */
 quotaGroup: string | null, };
 
@@ -181,7 +195,8 @@ keychain: KeychainStatus | null, };
 export type AttachArgs = { name: string, data: string, };
 
 /**
- * An image or a text file attached to a message.
+ * An image or a text file attached to a message. A view of its own: its `kind` is the store's
+ * enum, which knows nothing of serde, named here.
  */
 export type Attachment = { 
 /**
@@ -284,7 +299,8 @@ export type BudgetPeriod = "day" | "week" | "month" | "total";
 
 /**
  * An agent whose share of cached input tokens in the last day is at most half of the week
- * before's (a session off its key, or a prompt that changes at its start).
+ * before's (a session off its key, or a prompt that changes at its start): its share in the
+ * last day, and in the week before it.
  */
 export type CacheDrop = { agent: Agent, lastDay: number, weekBefore: number, };
 
@@ -293,11 +309,11 @@ export type CacheDrop = { agent: Agent, lastDay: number, weekBefore: number, };
  */
 export type Chat = { id: string, title: string, 
 /**
- * `null` when the chat's provider was deleted: pick another before sending.
+ * `None` when the chat's provider was deleted: another must be chosen before sending.
  */
 providerId: string | null, model: string, 
 /**
- * Sent first, as the system message; null: none.
+ * Sent first, as the system message.
  */
 systemPrompt: string | null, createdAt: number, updatedAt: number, };
 
@@ -323,16 +339,18 @@ export type ChatSearchResult = { chat: Chat,
  */
 inTitle: boolean, 
 /**
- * The first matching message; null when only the title matches.
+ * The first matching message, cut around the match; `None` when only the title matches.
  */
 snippet: SearchSnippet | null, 
 /**
- * How many of the chat's messages match.
+ * How many of its messages match.
  */
 messageCount: number, };
 
 /**
- * The API a local API client speaks.
+ * The API families clients speak. A provider of a client's family answers it as-is; one of
+ * another family is asked in its own words and its answer translated. The UI names it a
+ * `ClientApi`.
  */
 export type ClientApi = "openai" | "anthropic" | "gemini";
 
@@ -418,6 +436,10 @@ export type DeletedKeys = { deleted: number, };
  */
 export type DeletedPrice = { model: string, };
 
+/**
+ * What deleting a provider answers: the provider that is gone, and how many of its keys went
+ * with it. Composed here from the id asked for and the count the service answers.
+ */
 export type DeletedProvider = { id: string, 
 /**
  * How many pool keys were deleted with the provider.
@@ -564,12 +586,12 @@ new: Array<ImportKeyPreview>, duplicatesInPaste: number, duplicatesInPool: numbe
 unrecognisedLines: Array<number>, };
 
 /**
- * How an import stands: the answer of start and cancel, and the payload of
+ * How an import stands: the answer of starting and cancelling one, and the payload of
  * `llmConfig:keyImportProgress` (at most every 100 ms, after every batch saved, and at the end).
  */
 export type KeyImportProgress = { importId: string, providerId: string, 
 /**
- * The keys to import (the preview's `new`).
+ * Keys to import (new ones, after de-duplication: the preview's `new`).
  */
 total: number, 
 /**
@@ -577,7 +599,7 @@ total: number,
  */
 checked: number, valid: number, 
 /**
- * The provider said the key is not valid: 401, `invalid_api_key`, `API_KEY_INVALID`.
+ * The provider said the key is not valid (a 401, `invalid_api_key`, `API_KEY_INVALID`).
  */
 invalid: number, 
 /**
@@ -594,7 +616,7 @@ unreachable: number,
  */
 added: number, 
 /**
- * In the paste, in the pool, and found in the pool while saving.
+ * In the paste, in the pool at the preview, and found in the pool when saving.
  */
 duplicates: number, state: KeyImportState, };
 
@@ -612,6 +634,12 @@ rpmLimit?: number,
  * Requests at once (`LIMITS.maxConcurrent`); absent: no limit.
  */
 maxConcurrent?: number, };
+
+/**
+ * Keys as a write left them (a provider's whole list in its order, or the keys a bulk change
+ * set): in an object, so that the answer carries the write's generation beside them.
+ */
+export type KeyList = { keys: Array<ApiKey>, };
 
 /**
  * How a text is read for keys.
@@ -679,7 +707,7 @@ credit?: Credit, };
 /**
  * One key's usage. `keyId` names the row (`""` for the provider-level key; another reserved id
  * for no key), `sentWith` says which of the three it is; `label` is null but for a pool key
- * that still exists.
+ * that still exists. A view of its own, with its totals as [`TotalsDto`] and `sentWith`.
  */
 export type KeyUsage = { providerId: string, keyId: string, sentWith: SentWith, label: string | null, p50LatencyMs: number | null, p95LatencyMs: number | null, requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
 
@@ -687,7 +715,9 @@ export type KeychainReason = "not_configured" | "unreachable" | "locked" | "fail
 
 /**
  * Whether API keys go to the operating system's keychain, and if not, why: the UI shows a
- * notice in the user's language from `reason`; `detail` is the system's own words.
+ * notice in the user's language from `reason`; `detail` is the system's own words. A view of
+ * its own: the service's problem carries its detail in each variant, here a reason and a
+ * detail apart.
  */
 export type KeychainStatus = { "state": "available" } | { "state": "unavailable", reason: KeychainReason, detail?: string, };
 
@@ -701,6 +731,9 @@ export type LanguageChoice = "system" | "en" | "zh" | "ja" | "ru";
  */
 export type LastAnswer = { status: number, message: string, };
 
+/**
+ * A key's last failure, with its English wording and when it came.
+ */
 export type LastError = { kind: LastErrorKind, status: number | null, message: string, at: number | null, };
 
 /**
@@ -731,7 +764,8 @@ onMyNetwork?: boolean, };
 
 /**
  * The status after `localApi:configure`; `token` only the first time the endpoint is enabled
- * (it is never shown again: `localApi:regenerateToken` makes a new one).
+ * (it is never shown again: `localApi:regenerateToken` makes a new one). Composed here from the
+ * status and the token the service answers beside it.
  */
 export type LocalApiConfigured = { token?: string, enabled: boolean, running: boolean, 
 /**
@@ -758,7 +792,9 @@ served: Array<ServedModel>, };
 export type LocalApiProblem = { "kind": "portInUse", port: number, } | { "kind": "bind", port: number, reason: string, };
 
 /**
- * The local API: whether it is on and up, where, and what it served since it started.
+ * The local API: whether it is on and up, where, and what it served since it started. A view
+ * of its own: the service's status holds the gateway's counters and start error, flattened and
+ * worded here.
  */
 export type LocalApiStatus = { enabled: boolean, running: boolean, 
 /**
@@ -780,10 +816,14 @@ error: LocalApiProblem | null,
 served: Array<ServedModel>, };
 
 /**
- * A new local API token, shown this once.
+ * A new local API token, shown this once (the service answers the bare string).
  */
 export type LocalApiToken = { token: string, };
 
+/**
+ * A message as saved, with its error code typed as the IPC error's (the service keeps the text
+ * the reply failed with), and its attachments as the UI shows them.
+ */
 export type Message = { id: string, chatId: string, role: Role, content: string, status: MessageStatus, 
 /**
  * Why the reply failed, in English (the fallback); set when `status` is `error`.
@@ -820,8 +860,10 @@ attachments: Array<Attachment>, };
 export type MessageStatus = "complete" | "stopped" | "error";
 
 /**
- * The tokens of one reply: `inputTokens` counts every prompt token, `cachedTokens` those read
- * from the provider's prompt cache ("cached 5 of 11 input tokens").
+ * The tokens a reply used. `input` counts every prompt token, cached ones included (for
+ * Anthropic: `input_tokens + cache_read_input_tokens + cache_creation_input_tokens`); `cached`
+ * those read from the prompt cache ("cached 5 of 11 input tokens"). The UI reads it as a
+ * message's `MessageUsage`.
  */
 export type MessageUsage = { inputTokens: number, cachedTokens: number, outputTokens: number, };
 
@@ -836,7 +878,8 @@ export type ModelList = { models: Array<string>,
  */
 fetchedAt: number, 
 /**
- * Answered from the list fetched before (pass `refresh: true` to ask again).
+ * Answered from what was fetched before, not asked again (`llmConfig:listModels` asks again
+ * with `refresh: true`).
  */
 cached: boolean, };
 
@@ -913,25 +956,27 @@ export type NoArgs = Record<string, never>;
 export type NotifyArgs = { title: string, body: string, };
 
 /**
- * A page of the app: `chat`, `usage`, or a section of Settings.
+ * A page of the app, as the window reopens on it: `chat`, `usage`, or a section of Settings.
  */
 export type PageChoice = "chat" | "usage" | "settings/providers" | "settings/general" | "settings/localApi" | "settings/team" | "settings/about";
 
 /**
- * The payload of `pool:alert`. Names as the user knows them: the provider's, and the key's
- * label or masked preview (never the key).
+ * A loss of keys to tell the user of (the payload of `pool:alert`). Names as the user knows them:
+ * the provider's, and the key's label or masked preview (never the key).
  */
 export type PoolAlert = { "kind": "keyDisabled", providerId: string, provider: string, key: string, status: number, } | { "kind": "keyOutOfCredit", providerId: string, provider: string, key: string, } | { "kind": "providerUnusable", providerId: string, provider: string, };
 
 /**
  * The pool's view of a provider's keys, with the backend's `now` so the UI can count down
- * cooldowns without trusting its own clock.
+ * cooldowns without trusting its own clock. This view and the four below are the pool's
+ * statuses (keypool, which knows nothing of serde) reshaped: its times as milliseconds, its
+ * errors worded, each `$NAME` key's unset variable joined in.
  */
 export type PoolStatus = { providerId: string, now: number, keys: Array<KeyStatus>, };
 
 /**
  * The UI's preferences, kept in the data directory (one set per Keypool profile); null: never
- * chosen.
+ * chosen. A view of its own: the file leaves out what was never chosen, the UI reads nulls.
  */
 export type Preferences = { theme: ThemeChoice | null, language: LanguageChoice | null, 
 /**
@@ -958,18 +1003,22 @@ text: string,
 reading?: KeyReading, };
 
 /**
- * A model's price, in US dollars per million tokens; `cachedInputPerMillion` null: the input
- * price.
+ * A model's price, in US dollars per million tokens.
  */
-export type Price = { model: string, inputPerMillion: number, cachedInputPerMillion: number | null, outputPerMillion: number, updatedAt: number, };
+export type Price = { model: string, inputPerMillion: number, 
+/**
+ * `None`: cached input costs what input costs.
+ */
+cachedInputPerMillion: number | null, outputPerMillion: number, updatedAt: number, };
 
 /**
- * Why asking a provider (a key test, a model list) failed.
+ * Why asking a provider (a key test, a model list) failed. A view of its own: keypool-llm's
+ * problem holds its breakage as the client saw it, named here as a `BreakageKind`.
  */
 export type ProbeProblem = { "kind": "envUnset", var: string, } | { "kind": "redirected" } | { "kind": "refused" } | { "kind": "unreachable", breakage: BreakageKind, } | { "kind": "unreadable" } | { "kind": "outOfCredit" };
 
 /**
- * A provider as the UI sees it; its own key only as a preview.
+ * A provider as the services show it; its own key only as a masked preview.
  */
 export type Provider = { 
 /**
@@ -1000,7 +1049,8 @@ keyCount: number,
 local: boolean, 
 /**
  * A request can be answered as far as the stored keys tell: an enabled pool key, or while
- * the pool is empty the provider key, or none for a local server. A key may still be resting.
+ * the pool is empty the provider key, or none for a local server. A key may still be
+ * resting (see [`answerable`]).
  */
 answerable: boolean, createdAt: number, updatedAt: number, };
 
@@ -1010,10 +1060,16 @@ answerable: boolean, createdAt: number, updatedAt: number, };
 export type ProviderArgs = { providerId: string, };
 
 /**
- * The payload of `llmConfig:changed`, emitted after every write to a provider's keys (by a
- * command, or by the pool disabling a key the provider rejected).
+ * The payload of `llmConfig:changed`: a provider or its keys changed (a command's write, a bulk
+ * import's batch, the pool disabling a key the provider rejected, or a change of the pool's
+ * memory alone: a cooldown ended, a key back from out of credit).
  */
-export type ProviderChanged = { providerId: string, };
+export type ProviderChanged = { providerId: string, 
+/**
+ * The change's generation: changes are counted in the order they commit, and a key command
+ * answers the generation of its own (`Written`), so a view knows the echo of its write.
+ */
+generation: number, };
 
 /**
  * Which kind of service a provider is; each kind is one row of keypool-llm's kind table.
@@ -1024,7 +1080,8 @@ export type ProxyMode = "none" | "system" | "url";
 
 /**
  * Which proxy provider requests over https go through (never for this machine): `none` (the
- * default), `system` (its `HTTPS_PROXY`/`ALL_PROXY`), or `url` with the address in `url`.
+ * default), `system` (its `HTTPS_PROXY`/`ALL_PROXY`), or `url` with the address in `url`. An
+ * argument (checked here) that the settings answer in the same form.
  */
 export type ProxySetting = { mode: ProxyMode, 
 /**
@@ -1055,7 +1112,7 @@ export type ReorderApiKeysArgs = { providerId: string, ids: Array<string>, };
 export type ReplyError = { "kind": "noKeys", provider: string, } | { "kind": "providerKeyUnresolved", provider: string, var: string, } | { "kind": "allBlocked", provider: string, keys: Array<BlockedKeyInfo>, firstFreeAt: number | null, last: LastAnswer | null, } | { "kind": "keyUnresolved", key: string, var: string, } | { "kind": "refused", status: number, message: string, } | { "kind": "imagesRefused", status: number, message: string, } | { "kind": "redirected", status: number, } | { "kind": "unreachable", breakage: BreakageKind, } | { "kind": "interrupted", breakage?: BreakageKind, status?: number, message?: string, } | { "kind": "storage" } | { "kind": "other", message: string, };
 
 /**
- * Where a model goes now.
+ * Where a model asked for in a dialect goes, and why there.
  */
 export type Resolution = { "kind": "routed", provider: string, model: string, via: Via, usable: boolean, } | { "kind": "otherApi", provider: string, } | { "kind": "unknown" };
 
@@ -1065,13 +1122,14 @@ export type Resolution = { "kind": "routed", provider: string, model: string, vi
 export type Role = "user" | "assistant";
 
 /**
- * A route with its provider's name and whether it can be answered now.
+ * A route as Settings → Local API shows it: with its provider's name and whether it can be
+ * answered now.
  */
-export type Route = { model: string, provider: string, 
+export type Route = { 
 /**
  * The provider's name, while it exists.
  */
-providerName: string | null, toModel: string, state: RouteState, };
+providerName: string | null, state: RouteState, model: string, provider: string, toModel: string, };
 
 /**
  * A route as the UI writes it.
@@ -1096,11 +1154,11 @@ toModel: string, };
 export type RouteState = "ready" | "noUsableKey" | "unknownProvider";
 
 /**
- * What trying a route came to: the provider's reply, or why none came (as a chat says it).
+ * What a route's test came to: the provider's reply, or why none came (as a chat says it).
  */
 export type RouteTest = { 
 /**
- * The provider's name and the model it was asked for.
+ * The provider's name and the model asked.
  */
 provider: string, model: string, outcome: RouteTestOutcome, };
 
@@ -1112,8 +1170,8 @@ export type RouteTestOutcome = { "kind": "answered", reply: string, keyLabel: st
 export type SearchChatsArgs = { query: string, };
 
 /**
- * `before` + `matched` + `after` is a piece of one message on one line; `matched` is the
- * query as the message writes it (for highlighting).
+ * A piece of a message around a match, on one line: `before` + `matched` + `after`, `matched`
+ * being the query as the message writes it (for highlighting).
  */
 export type SearchSnippet = { messageId: string, before: string, matched: string, after: string, };
 
@@ -1141,17 +1199,22 @@ attachments?: Array<AttachmentRef>, };
 export type SentWith = "poolKey" | "providerKey" | "noKey";
 
 /**
- * A model the local API can answer for now.
+ * A model an endpoint serves, as listed (Settings → Local API shows them as `ServedModel`s).
  */
 export type ServedModel = { model: string, 
 /**
- * The name of the provider a request naming the model alone goes to.
+ * The provider a request naming the model alone goes to, by the name people know it by.
  */
 provider: string, 
 /**
- * The other providers that can answer and list it too, by name: `name/model` reaches one.
+ * The other providers of the dialect that can answer and list the model too: a client
+ * reaches one of them as `name/model`.
  */
-others: Array<string>, api: ClientApi, };
+others: Array<string>, 
+/**
+ * The API a client asking for it speaks.
+ */
+api: ClientApi, };
 
 /**
  * The user's limits of a key, both replaced: an absent one is removed.
@@ -1186,7 +1249,7 @@ export type SetPriceArgs = { model: string, inputPerMillion: number, cachedInput
 export type SetRoutesArgs = { routes: Array<RouteInput>, };
 
 /**
- * The app's preferences.
+ * The app's preferences. A view of its own: the proxy in the form `settings:update` takes it.
  */
 export type Settings = { 
 /**
@@ -1217,9 +1280,14 @@ notifyKeysLost: boolean, };
 export type SourceRangeArgs = { from: number, to: number, };
 
 /**
- * What one source spent; `cachedShare` is `cachedTokens / inputTokens` (null without input).
+ * What one source spent, with `cached_share`: `cached_tokens / input_tokens` (`None` without
+ * input).
  */
-export type SourceUsage = { source: UsageSource, requests: number, inputTokens: number, cachedTokens: number, outputTokens: number, cachedShare: number | null, };
+export type SourceUsage = { source: UsageSource, cachedShare: number | null, requests: number, 
+/**
+ * Every prompt token, cached ones included.
+ */
+inputTokens: number, cachedTokens: number, outputTokens: number, };
 
 /**
  * What a member may spend per period: US dollars (at the price table's prices) or tokens
@@ -1257,6 +1325,10 @@ keepRejectedDisabled: boolean,
  */
 leftOut?: Array<number>, };
 
+/**
+ * What stopping a chat's reply answers, composed here from the chat asked for and whether the
+ * service had a reply to stop.
+ */
 export type Stopped = { chatId: string, 
 /**
  * Whether a reply was being written (and is now stopped).
@@ -1270,7 +1342,7 @@ export type TeamReason = "unreachable" | "lost" | "secretMissing";
 
 /**
  * A new team secret, shown this once: copy it to the other members, then connect with it.
- * Nothing is kept until `team:connect`.
+ * Nothing is kept until `team:connect`. Composed here from the team crate's secret, as hex.
  */
 export type TeamSecret = { secret: string, };
 
@@ -1280,12 +1352,14 @@ export type TeamSecret = { secret: string, };
 export type TeamSecretPlace = "keychain" | "memory" | "none";
 
 /**
- * Where the team stands: `off`, `connecting`, `connected`, or `disconnected` with a reason.
+ * Where the team stands: `off`, `connecting`, `connected`, or `disconnected` with a reason
+ * (the service's phase, whose disconnected variant holds the reason).
  */
 export type TeamState = "off" | "connecting" | "connected" | "disconnected";
 
 /**
- * How this app stands with its team. Never holds the secret or the URL's password.
+ * How this app stands with its team. Never holds the secret or the URL's password. A view of
+ * its own: the service's phase is a state and a reason here, its times milliseconds.
  */
 export type TeamStatus = { state: TeamState, 
 /**
@@ -1326,7 +1400,11 @@ export type ThemeChoice = "system" | "light" | "dark";
 /**
  * A file whose mode Connect tightened.
  */
-export type TightenedFile = { path: string, 
+export type TightenedFile = { 
+/**
+ * As `Path::display` writes it.
+ */
+path: string, 
 /**
  * Its permission bits before (`0o644` is 420).
  */
@@ -1388,7 +1466,8 @@ budgetUsed: number | null, };
 
 /**
  * What the requests of one named token of the local API spent, or (`name` null) those sent
- * without one: the chat's and the local API's own token's.
+ * without one: the chat's and the local API's own token's. A view of its own: the report's line
+ * also names an id and a provider, which a member has none of.
  */
 export type TokenUsage = { name: string | null, requests: number, failed: number, 
 /**
@@ -1497,7 +1576,8 @@ notifyKeysLost?: boolean, };
 export type UpdateTokenArgs = { name: string, rules: TokenRulesInput, };
 
 /**
- * Every source in order (the agents, the chat, the others), and the drops.
+ * The ledger of a range by source (every source, in the panel's order: the agents, the chat,
+ * the others), and the agents whose cache share dropped as of `now`.
  */
 export type UsageBySource = { sources: Array<SourceUsage>, drops: Array<CacheDrop>, };
 
@@ -1505,7 +1585,11 @@ export type UsageBySource = { sources: Array<SourceUsage>, drops: Array<CacheDro
  * One bucket of one key's attempts; `at` is the bucket's start. `failovers`: attempts refused
  * in a way the pool moved on from (rate limited, auth rejected, out of credit).
  */
-export type UsagePoint = { at: number, providerId: string, keyId: string, sentWith: SentWith, requests: number, failures: number, rateLimited: number, failovers: number, inputTokens: number, cachedTokens: number, outputTokens: number, };
+export type UsagePoint = { at: number, providerId: string, 
+/**
+ * `""` for the provider-level key, [`usage::NO_KEY`] for requests sent without any key.
+ */
+keyId: string, sentWith: SentWith, requests: number, failures: number, rateLimited: number, failovers: number, inputTokens: number, cachedTokens: number, outputTokens: number, };
 
 /**
  * The usage of one provider (or all) over a range of time, in milliseconds since the epoch;
@@ -1514,6 +1598,9 @@ export type UsagePoint = { at: number, providerId: string, keyId: string, sentWi
  */
 export type UsageRangeArgs = { providerId?: string, from?: number, to?: number, };
 
+/**
+ * The buckets of a range (`[from, to)`), each key's in its own [`Point`].
+ */
 export type UsageSeries = { from: number, to: number, points: Array<UsagePoint>, };
 
 /**
@@ -1532,6 +1619,9 @@ keyId?: string, bucket: BucketArg, from: number, to: number, };
  */
 export type UsageSource = { "kind": "agent", agent: Agent, } | { "kind": "chat" } | { "kind": "other" };
 
+/**
+ * A summary of a range, with its totals and keys as [`TotalsDto`] and [`KeyUsageDto`].
+ */
 export type UsageSummary = { from: number, to: number, totals: UsageTotals, 
 /**
  * Most requests first.
@@ -1551,6 +1641,7 @@ firstAt: number | null, };
  * Sums of attempts. `requests`: attempts sent; `failures`: all but the answered and the
  * stopped; `inputTokens` counts cached ones too. `cost` (US dollars) covers the models with a
  * price, null when none has one; `costComplete` says whether every model that spent tokens has a price.
+ * A view of its own: a [`Spend`] flattened, without the failovers a summary does not show.
  */
 export type UsageTotals = { requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
 
@@ -1559,7 +1650,17 @@ export type UsageTotals = { requests: number, failures: number, rateLimited: num
  */
 export type Via = { "kind": "route", glob: string, } | { "kind": "prefix" } | { "kind": "listed" };
 
+/**
+ * A window of a budget: what is left of it, of how much, until when (milliseconds).
+ */
 export type Window = { remaining: number, limit: number | null, resetAt: number, };
+
+/**
+ * What a committed write (or a change of the pool's memory) answers: its value, and the
+ * generation it got, which the `llmConfig:changed` it caused carries too. The value is a struct:
+ * its fields and `generation` are the answer's.
+ */
+export type Written<T> = { generation: number, } & T;
 
 /**
  * The bounds of the commands' arguments (src-tauri/crates/api/src/ipc/limits.rs).
@@ -1628,20 +1729,20 @@ export type Commands = {
   "llmConfig:updateProvider": { kind: "sync"; args: UpdateProviderArgs; result: Provider };
   "llmConfig:deleteProvider": { kind: "sync"; args: IdArgs; result: DeletedProvider };
   "llmConfig:getApiKeys": { kind: "sync"; args: ProviderArgs; result: Array<ApiKey> };
-  "llmConfig:addApiKey": { kind: "sync"; args: AddApiKeyArgs; result: ApiKey };
-  "llmConfig:updateApiKey": { kind: "sync"; args: UpdateApiKeyArgs; result: ApiKey };
-  "llmConfig:setKeyLimits": { kind: "sync"; args: SetKeyLimitsArgs; result: ApiKey };
-  "llmConfig:deleteApiKey": { kind: "sync"; args: IdArgs; result: DeletedKey };
-  "llmConfig:toggleApiKey": { kind: "sync"; args: ToggleApiKeyArgs; result: ApiKey };
-  "llmConfig:reorderApiKeys": { kind: "sync"; args: ReorderApiKeysArgs; result: Array<ApiKey> };
+  "llmConfig:addApiKey": { kind: "sync"; args: AddApiKeyArgs; result: Written<ApiKey> };
+  "llmConfig:updateApiKey": { kind: "sync"; args: UpdateApiKeyArgs; result: Written<ApiKey> };
+  "llmConfig:setKeyLimits": { kind: "sync"; args: SetKeyLimitsArgs; result: Written<ApiKey> };
+  "llmConfig:deleteApiKey": { kind: "sync"; args: IdArgs; result: Written<DeletedKey> };
+  "llmConfig:toggleApiKey": { kind: "sync"; args: ToggleApiKeyArgs; result: Written<ApiKey> };
+  "llmConfig:reorderApiKeys": { kind: "sync"; args: ReorderApiKeysArgs; result: Written<KeyList> };
   "llmConfig:getPoolStatus": { kind: "sync"; args: ProviderArgs; result: PoolStatus };
-  "llmConfig:resetCooldown": { kind: "sync"; args: IdArgs; result: CooldownReset };
+  "llmConfig:resetCooldown": { kind: "sync"; args: IdArgs; result: Written<CooldownReset> };
   "llmConfig:testApiKey": { kind: "async"; args: IdArgs; result: KeyTestResult };
   "llmConfig:previewKeyImport": { kind: "sync"; args: PreviewKeyImportArgs; result: KeyImportPreview };
   "llmConfig:startKeyImport": { kind: "async"; args: StartKeyImportArgs; result: KeyImportProgress };
   "llmConfig:cancelKeyImport": { kind: "async"; args: ImportIdArgs; result: KeyImportProgress };
-  "llmConfig:updateApiKeys": { kind: "sync"; args: UpdateApiKeysArgs; result: Array<ApiKey> };
-  "llmConfig:deleteApiKeys": { kind: "sync"; args: KeyIdsArgs; result: DeletedKeys };
+  "llmConfig:updateApiKeys": { kind: "sync"; args: UpdateApiKeysArgs; result: Written<KeyList> };
+  "llmConfig:deleteApiKeys": { kind: "sync"; args: KeyIdsArgs; result: Written<DeletedKeys> };
   "llmConfig:testApiKeys": { kind: "async"; args: KeyIdsArgs; result: Array<KeyTestResult> };
   "llmConfig:exportApiKeys": { kind: "async"; args: ExportApiKeysArgs; result: ExportedKeys };
   "llmConfig:listModels": { kind: "async"; args: ListModelsArgs; result: ModelList };

@@ -292,6 +292,8 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
   };
   /** When false, writes do not emit (to test the fallback reload). */
   let emitting = true;
+  /** The writes committed so far, as the backend counts them (`llmConfig:changed`'s generation). */
+  let generation = 0;
   /** The usage ledger: attempts a test sets, summed by the `usage:*` commands. */
   const ledger = createFakeLedger({
     fail: backendError,
@@ -389,12 +391,19 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     return { keys: shaped.flat(), unrecognised };
   }
 
-  function emit(providerId: string) {
-    if (!emitting) return;
+  /**
+   * A write committed to `providerId`'s keys or to the provider: like the backend, it gets the
+   * next generation, which `llmConfig:changed` carries (and a key command answers).
+   */
+  function emit(providerId: string): number {
+    generation += 1;
+    const payload = { providerId, generation };
+    if (!emitting) return generation;
     // like Tauri: delivered asynchronously, after the command answered or around it
     queueMicrotask(() => {
-      for (const listener of listeners.get('llmConfig:changed') ?? []) listener({ event: 'llmConfig:changed', payload: { providerId } });
+      for (const listener of listeners.get('llmConfig:changed') ?? []) listener({ event: 'llmConfig:changed', payload });
     });
+    return generation;
   }
 
   function add(providerId: string, secret: string, extra: Partial<ApiKey> = {}): ApiKey {
@@ -720,8 +729,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
         maxConcurrent: maxConcurrent ?? null,
         quotaGroup: labelOf(quotaGroup),
       });
-      emit(providerId);
-      return key;
+      return { ...key, generation: emit(providerId) };
     },
     'llmConfig:updateApiKey': ({ id, apiKey, label, limits, quotaGroup, ...changes }) => {
       checkSomething({ apiKey, label, limits, quotaGroup, ...changes }, ['label', 'apiKey', 'enabled', 'weight', 'limits', 'quotaGroup']);
@@ -740,33 +748,29 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       if (label !== undefined) key.label = labelOf(label);
       if (quotaGroup !== undefined) key.quotaGroup = labelOf(quotaGroup);
       if (apiKey !== undefined) Object.assign(key, { secret: apiKey.trim(), apiKeyPreview: preview(apiKey.trim()), isEnvRef: apiKey.startsWith('$') });
-      emit(key.providerId);
-      return publicKey(key);
+      return { ...publicKey(key), generation: emit(key.providerId) };
     },
     'llmConfig:setKeyLimits': ({ id, rpmLimit, maxConcurrent }) => {
       checkLimits({ rpmLimit, maxConcurrent });
       const key = find(id);
       Object.assign(key, { rpmLimit: rpmLimit ?? null, maxConcurrent: maxConcurrent ?? null, updatedAt: clock });
-      emit(key.providerId);
-      return publicKey(key);
+      return { ...publicKey(key), generation: emit(key.providerId) };
     },
     'llmConfig:toggleApiKey': ({ id, enabled }) => {
       const key = find(id);
       key.enabled = enabled;
       if (key.enabled) key.disabledReason = null;
-      emit(key.providerId);
-      return publicKey(key);
+      return { ...publicKey(key), generation: emit(key.providerId) };
     },
     'llmConfig:deleteApiKey': ({ id }) => {
       const key = find(id);
       keys.splice(keys.indexOf(key), 1);
-      emit(key.providerId);
-      return { id };
+      return { id, generation: emit(key.providerId) };
     },
     'llmConfig:reorderApiKeys': ({ providerId, ids }) => {
       for (const [index, id] of ids.entries()) find(id).sortOrder = index;
-      emit(providerId);
-      return byProvider(providerId).map(publicKey);
+      const written = emit(providerId);
+      return { keys: byProvider(providerId).map(publicKey), generation: written };
     },
     'llmConfig:previewKeyImport': ({ providerId, text, reading }) => {
       const provider = providers.find((p) => p.id === providerId);
@@ -842,14 +846,14 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
         if (quotaGroup !== undefined) key.quotaGroup = labelOf(quotaGroup);
         key.updatedAt = clock;
       }
-      if (changed.length > 0) emit(changed[0].providerId);
-      return changed.map(publicKey);
+      const written = changed.length > 0 ? emit(changed[0].providerId) : generation;
+      return { keys: changed.map(publicKey), generation: written };
     },
     'llmConfig:deleteApiKeys': ({ ids }) => {
       const gone = ids.map(find);
       for (const key of gone) keys.splice(keys.indexOf(key), 1);
-      if (gone.length > 0) emit(gone[0].providerId);
-      return { deleted: gone.length };
+      const written = gone.length > 0 ? emit(gone[0].providerId) : generation;
+      return { deleted: gone.length, generation: written };
     },
     'llmConfig:testApiKeys': ({ ids }) =>
       ids.map((id) => {
@@ -861,9 +865,10 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       return { path: keyExportPath, count: keyExportPath === null ? 0 : ids.length };
     },
     'llmConfig:resetCooldown': ({ id }) => {
-      find(id);
+      const key = find(id);
       live.delete(id);
-      return { id };
+      // the pool's memory only, but told (and counted) as the backend does
+      return { id, generation: emit(key.providerId) };
     },
     'settings:get': () => settings,
     'settings:update': (changes) => {

@@ -66,11 +66,16 @@ impl ChatMessage {
 
 /// The tokens a reply used. `input` counts every prompt token, cached ones included (for
 /// Anthropic: `input_tokens + cache_read_input_tokens + cache_creation_input_tokens`); `cached`
-/// those read from the prompt cache.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// those read from the prompt cache ("cached 5 of 11 input tokens"). The UI reads it as a
+/// message's `MessageUsage`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "MessageUsage"))]
 pub struct Usage {
+    #[serde(rename = "inputTokens")]
     pub input: u64,
+    #[serde(rename = "cachedTokens")]
     pub cached: u64,
+    #[serde(rename = "outputTokens")]
     pub output: u64,
 }
 

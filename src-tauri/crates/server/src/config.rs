@@ -352,7 +352,7 @@ fn apply_recording(
                         quota_group: None,
                     };
                     applied.keys_added += 1;
-                    let row = keys.add(new).map_err(|e| failed(format!("provider {name:?}: {}", described(&e))))?;
+                    let row = keys.add(new).map_err(|e| failed(format!("provider {name:?}: {}", described(&e))))?.value;
                     added.push(row.id.clone());
                     additions.keys.push(row.id.clone());
                     row.id
@@ -371,7 +371,7 @@ fn apply_recording(
     }
     for id in before.iter().filter(|id| !added.contains(id)) {
         match keys.delete(id) {
-            Ok(()) => applied.keys_removed += 1,
+            Ok(_) => applied.keys_removed += 1,
             // Removed meanwhile by someone else: nothing left to do.
             Err(keypool_api::service::ServiceError::NotFound { .. }) => {}
             Err(error) => return Err(failed(error.to_string())),

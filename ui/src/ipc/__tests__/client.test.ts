@@ -71,7 +71,7 @@ describe('the IPC client', () => {
     const unlisten = vi.fn();
     confirm(unlisten);
     await Promise.resolve();
-    deliver({ payload: { providerId: 'openai' } });
+    deliver({ payload: { providerId: 'openai', generation: 1 } });
     expect(handler, 'nothing is delivered after unsubscribing').not.toHaveBeenCalled();
     expect(unlisten, 'the late subscription is undone').toHaveBeenCalled();
   });

@@ -91,55 +91,16 @@ impl FirstScreen {
     }
 }
 
-/// The colour theme: the OS's, or one chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum ThemeChoice {
-    System,
-    Light,
-    Dark,
-}
-
-/// The UI's language: the OS's, or one chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum LanguageChoice {
-    System,
-    En,
-    Zh,
-    Ja,
-    Ru,
-}
-
-/// A page of the app: `chat`, `usage`, or a section of Settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub enum PageChoice {
-    #[serde(rename = "chat")]
-    Chat,
-    #[serde(rename = "usage")]
-    Usage,
-    #[serde(rename = "settings/providers")]
-    SettingsProviders,
-    #[serde(rename = "settings/general")]
-    SettingsGeneral,
-    #[serde(rename = "settings/localApi")]
-    SettingsLocalApi,
-    #[serde(rename = "settings/team")]
-    SettingsTeam,
-    #[serde(rename = "settings/about")]
-    SettingsAbout,
-}
-
 /// The UI's preferences, kept in the data directory (one set per Keypool profile); null: never
-/// chosen.
+/// chosen. A view of its own: the file leaves out what was never chosen, the UI reads nulls.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "Preferences")]
 pub struct PreferencesDto {
-    pub theme: Option<ThemeChoice>,
-    pub language: Option<LanguageChoice>,
+    pub theme: Option<Theme>,
+    pub language: Option<Language>,
     /// The page the window was left on.
-    pub page: Option<PageChoice>,
+    pub page: Option<Page>,
     /// The provider Settings → Providers showed last (it may have been deleted since).
     pub provider: Option<String>,
 }
@@ -151,13 +112,13 @@ pub struct PreferencesDto {
 pub struct SetPreferencesArgs {
     #[serde(default)]
     #[garde(skip)]
-    pub theme: Option<ThemeChoice>,
+    pub theme: Option<Theme>,
     #[serde(default)]
     #[garde(skip)]
-    pub language: Option<LanguageChoice>,
+    pub language: Option<Language>,
     #[serde(default)]
     #[garde(skip)]
-    pub page: Option<PageChoice>,
+    pub page: Option<Page>,
     /// A provider's id (`LIMITS.id`, in bytes).
     #[serde(default)]
     #[garde(inner(length(bytes, max = LIMITS.id.max_bytes), custom(not_blank)))]
@@ -173,45 +134,18 @@ impl CommandArgs for SetPreferencesArgs {
     }
 }
 
-/// Each variant of the transport's enum is the service's of the same name.
-macro_rules! same_variants {
-    ($dto:ident <=> $service:ident { $($variant:ident),* }) => {
-        impl From<$dto> for $service {
-            fn from(value: $dto) -> Self {
-                match value { $($dto::$variant => $service::$variant),* }
-            }
-        }
-        impl From<$service> for $dto {
-            fn from(value: $service) -> Self {
-                match value { $($service::$variant => $dto::$variant),* }
-            }
-        }
-    };
-}
-
-same_variants!(ThemeChoice <=> Theme { System, Light, Dark });
-same_variants!(LanguageChoice <=> Language { System, En, Zh, Ja, Ru });
-same_variants!(PageChoice <=> Page {
-    Chat, Usage, SettingsProviders, SettingsGeneral, SettingsLocalApi, SettingsTeam, SettingsAbout
-});
-
 impl From<UiPreferences> for PreferencesDto {
     fn from(p: UiPreferences) -> Self {
-        PreferencesDto {
-            theme: p.theme.map(Into::into),
-            language: p.language.map(Into::into),
-            page: p.page.map(Into::into),
-            provider: p.provider,
-        }
+        PreferencesDto { theme: p.theme, language: p.language, page: p.page, provider: p.provider }
     }
 }
 
 impl From<SetPreferencesArgs> for UiPreferences {
     fn from(a: SetPreferencesArgs) -> Self {
         UiPreferences {
-            theme: a.theme.map(Into::into),
-            language: a.language.map(Into::into),
-            page: a.page.map(Into::into),
+            theme: a.theme,
+            language: a.language,
+            page: a.page,
             provider: a.provider.map(|p| p.trim().to_owned()),
         }
     }

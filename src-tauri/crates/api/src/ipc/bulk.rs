@@ -9,11 +9,11 @@ use ts_rs::TS;
 
 use super::args::CommandArgs;
 use super::error::IpcError;
-use super::keys::{ApiKeyDto, KeyTestResult};
+use super::keys::{KeyList, KeyTestResult};
 use super::limits::LIMITS;
 use super::rules::{not_blank, trimmed_or_none};
 use super::usage::ExportResult;
-use crate::service::{BulkPatch, ImportOptions, ImportPreview, ImportProgress, ImportState, KeyReading};
+use crate::service::{BulkPatch, ImportOptions, ImportPreview, ImportProgress, KeyReading, Written};
 use crate::AppContext;
 
 type Result<T, E = IpcError> = std::result::Result<T, E>;
@@ -131,64 +131,6 @@ pub struct ImportIdArgs {
 
 impl CommandArgs for ImportIdArgs {}
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum KeyImportState {
-    Running,
-    Cancelled,
-    Done,
-    Failed,
-}
-
-/// How an import stands: the answer of start and cancel, and the payload of
-/// `llmConfig:keyImportProgress` (at most every 100 ms, after every batch saved, and at the end).
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct KeyImportProgress {
-    pub import_id: String,
-    pub provider_id: String,
-    /// The keys to import (the preview's `new`).
-    pub total: usize,
-    /// Validated so far (0 without validation).
-    pub checked: usize,
-    pub valid: usize,
-    /// The provider said the key is not valid: 401, `invalid_api_key`, `API_KEY_INVALID`.
-    pub invalid: usize,
-    /// Still rate-limited when checked again after the announced wait.
-    pub rate_limited: usize,
-    /// Could not be checked: no answer, or one that says nothing of the key (a 5xx, a 403: a key
-    /// restricted by scope may be refused the model list and still chat).
-    pub unreachable: usize,
-    /// Saved to the pool so far.
-    pub added: usize,
-    /// In the paste, in the pool, and found in the pool while saving.
-    pub duplicates: usize,
-    pub state: KeyImportState,
-}
-
-impl From<&ImportProgress> for KeyImportProgress {
-    fn from(p: &ImportProgress) -> Self {
-        KeyImportProgress {
-            import_id: p.import_id.clone(),
-            provider_id: p.provider_id.clone(),
-            total: p.total,
-            checked: p.checked,
-            valid: p.valid,
-            invalid: p.invalid,
-            rate_limited: p.rate_limited,
-            unreachable: p.unreachable,
-            added: p.added,
-            duplicates: p.duplicates,
-            state: match p.state {
-                ImportState::Running => KeyImportState::Running,
-                ImportState::Cancelled => KeyImportState::Cancelled,
-                ImportState::Done => KeyImportState::Done,
-                ImportState::Failed => KeyImportState::Failed,
-            },
-        }
-    }
-}
-
 /// Keys of one provider, each once.
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -275,20 +217,20 @@ pub(super) fn preview_import(ctx: &AppContext, args: PreviewKeyImportArgs) -> Re
     Ok(ctx.bulk_keys()?.preview(&args.provider_id, &args.text, args.reading.unwrap_or_default())?.into())
 }
 
-pub(super) async fn start_import(ctx: &AppContext, args: StartKeyImportArgs) -> Result<KeyImportProgress> {
-    Ok((&ctx.bulk_keys()?.start(&args.import_id, (&args).into())?).into())
+pub(super) async fn start_import(ctx: &AppContext, args: StartKeyImportArgs) -> Result<ImportProgress> {
+    Ok(ctx.bulk_keys()?.start(&args.import_id, (&args).into())?)
 }
 
-pub(super) async fn cancel_import(ctx: &AppContext, args: ImportIdArgs) -> Result<KeyImportProgress> {
-    Ok((&ctx.bulk_keys()?.cancel(&args.import_id).await?).into())
+pub(super) async fn cancel_import(ctx: &AppContext, args: ImportIdArgs) -> Result<ImportProgress> {
+    Ok(ctx.bulk_keys()?.cancel(&args.import_id).await?)
 }
 
-pub(super) fn update(ctx: &AppContext, args: UpdateApiKeysArgs) -> Result<Vec<ApiKeyDto>> {
-    Ok(ctx.bulk_keys()?.update(&args.ids, (&args).into())?.into_iter().map(ApiKeyDto::from).collect())
+pub(super) fn update(ctx: &AppContext, args: UpdateApiKeysArgs) -> Result<Written<KeyList>> {
+    Ok(ctx.bulk_keys()?.update(&args.ids, (&args).into())?.map(|keys| KeyList { keys }))
 }
 
-pub(super) fn delete(ctx: &AppContext, args: KeyIdsArgs) -> Result<DeletedKeys> {
-    Ok(DeletedKeys { deleted: ctx.bulk_keys()?.delete(&args.ids)? })
+pub(super) fn delete(ctx: &AppContext, args: KeyIdsArgs) -> Result<Written<DeletedKeys>> {
+    Ok(ctx.bulk_keys()?.delete(&args.ids)?.map(|deleted| DeletedKeys { deleted }))
 }
 
 pub(super) async fn test(ctx: &AppContext, args: KeyIdsArgs) -> Result<Vec<KeyTestResult>> {

@@ -2,7 +2,7 @@
 
 use garde::Validate;
 use keypool::FailureKind;
-use keypool_llm::CompletionEvent;
+use keypool_llm::{CompletionEvent, Usage};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -13,7 +13,8 @@ use super::limits::LIMITS;
 use super::rules::not_blank;
 use super::usage::ExportResult;
 use crate::service::{
-    self, AttachmentInfo, AttachmentRef, Chat, ChatPatch, ChatProgress, Message, NewChat, SearchResult, Turn, Variant,
+    self, AttachmentInfo, AttachmentRef, Chat, ChatPatch, ChatProgress, Message, MessageStatus, NewChat, Role,
+    SearchResult, Turn, Variant,
 };
 use crate::AppContext;
 
@@ -190,7 +191,8 @@ pub struct AttachmentDataArgs {
 
 impl CommandArgs for AttachmentDataArgs {}
 
-/// An image or a text file attached to a message.
+/// An image or a text file attached to a message. A view of its own: its `kind` is the store's
+/// enum, which knows nothing of serde, named here.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "Attachment")]
@@ -254,48 +256,8 @@ pub(crate) fn trimmed(s: String) -> String {
     s.trim().to_owned()
 }
 
-/// A conversation with one provider and model.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "Chat")]
-pub struct ChatDto {
-    pub id: String,
-    pub title: String,
-    /// `null` when the chat's provider was deleted: pick another before sending.
-    pub provider_id: Option<String>,
-    pub model: String,
-    /// Sent first, as the system message; null: none.
-    pub system_prompt: Option<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
-
-impl From<Chat> for ChatDto {
-    fn from(chat: Chat) -> Self {
-        let Chat { id, title, provider_id, model, system_prompt, created_at, updated_at } = chat;
-        ChatDto { id, title, provider_id, model, system_prompt, created_at, updated_at }
-    }
-}
-
-/// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    User,
-    Assistant,
-}
-
-/// How a message ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum MessageStatus {
-    Complete,
-    /// Stopped by the user; the text so far stands.
-    Stopped,
-    /// Failed; `error` and `errorCode` say why.
-    Error,
-}
-
+/// A message as saved, with its error code typed as the IPC error's (the service keeps the text
+/// the reply failed with), and its attachments as the UI shows them.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "Message")]
@@ -317,20 +279,9 @@ pub struct MessageDto {
     pub provider_key: bool,
     pub created_at: i64,
     /// What the reply used, as the provider reported it; null when it reported nothing.
-    pub usage: Option<MessageUsageDto>,
+    pub usage: Option<Usage>,
     /// Images and text files sent with a user message, in order.
     pub attachments: Vec<AttachmentDto>,
-}
-
-/// The tokens of one reply: `inputTokens` counts every prompt token, `cachedTokens` those read
-/// from the provider's prompt cache ("cached 5 of 11 input tokens").
-#[derive(Debug, Clone, Copy, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "MessageUsage")]
-pub struct MessageUsageDto {
-    pub input_tokens: u64,
-    pub cached_tokens: u64,
-    pub output_tokens: u64,
 }
 
 impl From<Message> for MessageDto {
@@ -338,27 +289,16 @@ impl From<Message> for MessageDto {
         MessageDto {
             id: message.id,
             chat_id: message.chat_id,
-            role: match message.role {
-                service::Role::User => Role::User,
-                service::Role::Assistant => Role::Assistant,
-            },
+            role: message.role,
             content: message.content,
-            status: match message.status {
-                service::MessageStatus::Complete => MessageStatus::Complete,
-                service::MessageStatus::Stopped => MessageStatus::Stopped,
-                service::MessageStatus::Error => MessageStatus::Error,
-            },
+            status: message.status,
             error: message.error,
             error_code: message.error_code.as_deref().map(ErrorCode::parse),
             error_details: message.error_details,
             key_label: message.key_label,
             provider_key: message.provider_key,
             created_at: message.created_at,
-            usage: message.usage.map(|u| MessageUsageDto {
-                input_tokens: u.input,
-                cached_tokens: u.cached,
-                output_tokens: u.output,
-            }),
+            usage: message.usage,
             attachments: message.attachments.into_iter().map(AttachmentDto::from).collect(),
         }
     }
@@ -472,6 +412,8 @@ pub struct ChatClosed {
     pub id: String,
 }
 
+/// What stopping a chat's reply answers, composed here from the chat asked for and whether the
+/// service had a reply to stop.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "Stopped")]
@@ -481,60 +423,18 @@ pub struct StoppedDto {
     pub stopped: bool,
 }
 
-/// A chat that matches a search: where, and the first matching message cut around the match.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "ChatSearchResult")]
-pub struct SearchResultDto {
-    pub chat: ChatDto,
-    /// The query is in the title.
-    pub in_title: bool,
-    /// The first matching message; null when only the title matches.
-    pub snippet: Option<SnippetDto>,
-    /// How many of the chat's messages match.
-    pub message_count: u32,
+pub(super) fn list(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<Chat>> {
+    Ok(ctx.chats()?.list()?)
 }
 
-/// `before` + `matched` + `after` is a piece of one message on one line; `matched` is the
-/// query as the message writes it (for highlighting).
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "SearchSnippet")]
-pub struct SnippetDto {
-    pub message_id: String,
-    pub before: String,
-    pub matched: String,
-    pub after: String,
-}
-
-impl From<SearchResult> for SearchResultDto {
-    fn from(result: SearchResult) -> Self {
-        SearchResultDto {
-            chat: result.chat.into(),
-            in_title: result.in_title,
-            snippet: result.snippet.map(|s| SnippetDto {
-                message_id: s.message_id,
-                before: s.before,
-                matched: s.matched,
-                after: s.after,
-            }),
-            message_count: result.message_count,
-        }
-    }
-}
-
-pub(super) fn list(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<ChatDto>> {
-    Ok(ctx.chats()?.list()?.into_iter().map(ChatDto::from).collect())
-}
-
-pub(super) fn create(ctx: &AppContext, args: CreateChatArgs) -> Result<ChatDto> {
+pub(super) fn create(ctx: &AppContext, args: CreateChatArgs) -> Result<Chat> {
     let provider_id = args.provider_id.clone();
-    Ok(ctx.chats()?.create(&provider_id, args.into())?.into())
+    Ok(ctx.chats()?.create(&provider_id, args.into())?)
 }
 
-pub(super) fn update(ctx: &AppContext, args: UpdateChatArgs) -> Result<ChatDto> {
+pub(super) fn update(ctx: &AppContext, args: UpdateChatArgs) -> Result<Chat> {
     let id = args.id.clone();
-    Ok(ctx.chats()?.update(&id, args.into())?.into())
+    Ok(ctx.chats()?.update(&id, args.into())?)
 }
 
 /// Stops a running reply and releases the chat's key.
@@ -558,8 +458,8 @@ pub(super) fn stop(ctx: &AppContext, ChatIdArgs { chat_id }: ChatIdArgs) -> Resu
     Ok(StoppedDto { chat_id, stopped })
 }
 
-pub(super) fn search(ctx: &AppContext, SearchChatsArgs { query }: SearchChatsArgs) -> Result<Vec<SearchResultDto>> {
-    Ok(ctx.chats()?.search(&query)?.into_iter().map(SearchResultDto::from).collect())
+pub(super) fn search(ctx: &AppContext, SearchChatsArgs { query }: SearchChatsArgs) -> Result<Vec<SearchResult>> {
+    Ok(ctx.chats()?.search(&query)?)
 }
 
 pub(super) fn attach(ctx: &AppContext, AttachArgs { name, data }: AttachArgs) -> Result<AttachmentDto> {

@@ -4,8 +4,8 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use super::issues::{Issue, IssueCode, IssueParams};
-use super::problems::{ConflictDto, KeychainStatusDto, ProbeProblemDto};
-use crate::service::{AgentFile, AgentFileProblem, KeychainState, ServiceError};
+use super::problems::{KeychainStatusDto, ProbeProblemDto};
+use crate::service::{AgentFile, AgentFileProblem, Conflict, KeychainState, ServiceError};
 
 /// The fixed set of error codes the UI may match on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, TS)]
@@ -54,7 +54,7 @@ pub enum ErrorDetails {
     /// The thing an id named does not exist: `what` is `chat`, `provider`, `API key`, ….
     NotFound { what: String },
     /// The request collides with the state: `conflict` says how.
-    Conflict { conflict: ConflictDto },
+    Conflict { conflict: Conflict },
     /// A key's value is kept in the keychain, which cannot be read now.
     Keychain { keychain: KeychainStatusDto },
     /// The provider did not answer as asked: `status` when it answered, its words in `message`.
@@ -107,8 +107,9 @@ impl From<ServiceError> for IpcError {
             }
             ServiceError::NotFound { what, .. } => IpcError::new(ErrorCode::NotFound, error.to_string())
                 .with(ErrorDetails::NotFound { what: what.to_owned() }),
-            ServiceError::Conflict(conflict) => IpcError::new(ErrorCode::Conflict, error.to_string())
-                .with(ErrorDetails::Conflict { conflict: conflict.into() }),
+            ServiceError::Conflict(conflict) => {
+                IpcError::new(ErrorCode::Conflict, error.to_string()).with(ErrorDetails::Conflict { conflict })
+            }
             ServiceError::Keychain(ref failure) => {
                 let keychain = KeychainStatusDto::from(&KeychainState::Unavailable(failure.clone().into()));
                 IpcError::new(ErrorCode::Storage, error.to_string()).with(ErrorDetails::Keychain { keychain })

@@ -12,7 +12,7 @@ use super::error::IpcError;
 use super::limits::LIMITS;
 use super::problems::ProbeProblemDto;
 use super::rules::{key_arg_rule, not_blank, optional_key_arg_rule, trimmed_or_none, KeyArg};
-use crate::service::{ApiKey, KeyPatch, NewKey, PoolStatus as PoolView};
+use crate::service::{ApiKey, KeyPatch, NewKey, PoolStatus as PoolView, Written};
 use crate::AppContext;
 
 type Result<T, E = IpcError> = std::result::Result<T, E>;
@@ -191,54 +191,11 @@ pub struct ReorderApiKeysArgs {
 
 impl CommandArgs for ReorderApiKeysArgs {}
 
-/// A pool entry as stored. The secret never comes back: only `apiKeyPreview`.
+/// Keys as a write left them (a provider's whole list in its order, or the keys a bulk change
+/// set): in an object, so that the answer carries the write's generation beside them.
 #[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "ApiKey")]
-pub struct ApiKeyDto {
-    pub id: String,
-    pub provider_id: String,
-    pub label: Option<String>,
-    /// `sk-…9f3a`, or a `$NAME` reference as written.
-    pub api_key_preview: String,
-    pub is_env_ref: bool,
-    pub enabled: bool,
-    /// Within `LIMITS.weight`.
-    pub weight: u32,
-    pub sort_order: i64,
-    /// Why the backend switched the key off, e.g. `HTTP 401`; null when the user did.
-    pub disabled_reason: Option<String>,
-    pub disabled_at: Option<i64>,
-    pub created_at: i64,
-    pub updated_at: i64,
-    /// The user's limit of requests per minute; null: none.
-    pub rpm_limit: Option<u32>,
-    /// The user's limit of requests at once; null: none.
-    pub max_concurrent: Option<u32>,
-    /// The quota group it shares its provider's limits with; null: a group of its own.
-    pub quota_group: Option<String>,
-}
-
-impl From<ApiKey> for ApiKeyDto {
-    fn from(key: ApiKey) -> Self {
-        ApiKeyDto {
-            id: key.id,
-            provider_id: key.provider_id,
-            label: key.label,
-            api_key_preview: key.preview,
-            is_env_ref: key.is_env_ref,
-            enabled: key.enabled,
-            weight: key.weight,
-            sort_order: key.sort_order,
-            disabled_reason: key.disabled_reason,
-            disabled_at: key.disabled_at,
-            created_at: key.created_at,
-            updated_at: key.updated_at,
-            rpm_limit: key.limits.rpm,
-            max_concurrent: key.limits.max_concurrent,
-            quota_group: key.quota_group,
-        }
-    }
+pub struct KeyList {
+    pub keys: Vec<ApiKey>,
 }
 
 /// What deleting a key answers: the key that is gone.
@@ -254,7 +211,9 @@ pub struct CooldownReset {
 }
 
 /// The pool's view of a provider's keys, with the backend's `now` so the UI can count down
-/// cooldowns without trusting its own clock.
+/// cooldowns without trusting its own clock. This view and the four below are the pool's
+/// statuses (keypool, which knows nothing of serde) reshaped: its times as milliseconds, its
+/// errors worded, each `$NAME` key's unset variable joined in.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "PoolStatus")]
@@ -352,6 +311,7 @@ pub struct BudgetDto {
     pub used_up_until: Option<i64>,
 }
 
+/// A window of a budget: what is left of it, of how much, until when (milliseconds).
 #[derive(Debug, Clone, Copy, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "Window")]
@@ -377,6 +337,7 @@ pub enum LastErrorKind {
     QuotaExhausted,
 }
 
+/// A key's last failure, with its English wording and when it came.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "LastError")]
@@ -468,34 +429,33 @@ impl From<ProbeResult> for KeyTestResult {
     }
 }
 
-pub(super) fn list(ctx: &AppContext, args: ProviderArgs) -> Result<Vec<ApiKeyDto>> {
-    Ok(ctx.keys()?.list(&args.provider_id)?.into_iter().map(ApiKeyDto::from).collect())
+pub(super) fn list(ctx: &AppContext, args: ProviderArgs) -> Result<Vec<ApiKey>> {
+    Ok(ctx.keys()?.list(&args.provider_id)?)
 }
 
-pub(super) fn add(ctx: &AppContext, args: AddApiKeyArgs) -> Result<ApiKeyDto> {
-    Ok(ctx.keys()?.add(args.into())?.into())
+pub(super) fn add(ctx: &AppContext, args: AddApiKeyArgs) -> Result<Written<ApiKey>> {
+    Ok(ctx.keys()?.add(args.into())?)
 }
 
-pub(super) fn update(ctx: &AppContext, args: UpdateApiKeyArgs) -> Result<ApiKeyDto> {
+pub(super) fn update(ctx: &AppContext, args: UpdateApiKeyArgs) -> Result<Written<ApiKey>> {
     let id = args.id.clone();
-    Ok(ctx.keys()?.update(&id, args.into())?.into())
+    Ok(ctx.keys()?.update(&id, args.into())?)
 }
 
-pub(super) fn set_limits(ctx: &AppContext, args: SetKeyLimitsArgs) -> Result<ApiKeyDto> {
-    Ok(ctx.keys()?.set_limits(&args.id, (&args).into())?.into())
+pub(super) fn set_limits(ctx: &AppContext, args: SetKeyLimitsArgs) -> Result<Written<ApiKey>> {
+    Ok(ctx.keys()?.set_limits(&args.id, (&args).into())?)
 }
 
-pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedKey> {
-    ctx.keys()?.delete(&id)?;
-    Ok(DeletedKey { id })
+pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<Written<DeletedKey>> {
+    Ok(ctx.keys()?.delete(&id)?.map(|()| DeletedKey { id }))
 }
 
-pub(super) fn toggle(ctx: &AppContext, args: ToggleApiKeyArgs) -> Result<ApiKeyDto> {
-    Ok(ctx.keys()?.set_enabled(&args.id, args.enabled)?.into())
+pub(super) fn toggle(ctx: &AppContext, args: ToggleApiKeyArgs) -> Result<Written<ApiKey>> {
+    Ok(ctx.keys()?.set_enabled(&args.id, args.enabled)?)
 }
 
-pub(super) fn reorder(ctx: &AppContext, args: ReorderApiKeysArgs) -> Result<Vec<ApiKeyDto>> {
-    Ok(ctx.keys()?.reorder(&args.provider_id, &args.ids)?.into_iter().map(ApiKeyDto::from).collect())
+pub(super) fn reorder(ctx: &AppContext, args: ReorderApiKeysArgs) -> Result<Written<KeyList>> {
+    Ok(ctx.keys()?.reorder(&args.provider_id, &args.ids)?.map(|keys| KeyList { keys }))
 }
 
 pub(super) fn pool_status(ctx: &AppContext, ProviderArgs { provider_id }: ProviderArgs) -> Result<PoolStatusDto> {
@@ -503,9 +463,8 @@ pub(super) fn pool_status(ctx: &AppContext, ProviderArgs { provider_id }: Provid
     Ok(PoolStatusDto::new(provider_id, view))
 }
 
-pub(super) fn reset_cooldown(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<CooldownReset> {
-    ctx.keys()?.reset_cooldown(&id)?;
-    Ok(CooldownReset { id })
+pub(super) fn reset_cooldown(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<Written<CooldownReset>> {
+    Ok(ctx.keys()?.reset_cooldown(&id)?.map(|()| CooldownReset { id }))
 }
 
 pub(super) async fn test(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<KeyTestResult> {

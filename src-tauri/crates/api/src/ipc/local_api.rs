@@ -1,7 +1,7 @@
 //! `localApi:*`: the local OpenAI- and Anthropic-compatible endpoint.
 
 use garde::Validate;
-use keypool_gateway::{Dialect, ListedModel, StartError};
+use keypool_gateway::{ListedModel, StartError};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -26,7 +26,9 @@ pub struct ConfigureLocalApiArgs {
 
 impl CommandArgs for ConfigureLocalApiArgs {}
 
-/// The local API: whether it is on and up, where, and what it served since it started.
+/// The local API: whether it is on and up, where, and what it served since it started. A view
+/// of its own: the service's status holds the gateway's counters and start error, flattened and
+/// worded here.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "LocalApiStatus")]
@@ -44,40 +46,7 @@ pub struct LocalApiStatusDto {
     pub error: Option<LocalApiProblem>,
     /// The models it can answer for now, by the API a client speaks: those of the providers
     /// whose keys can answer (or that need none), as `GET /v1/models` lists them.
-    pub served: Vec<ServedModelDto>,
-}
-
-/// A model the local API can answer for now.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "ServedModel")]
-pub struct ServedModelDto {
-    pub model: String,
-    /// The name of the provider a request naming the model alone goes to.
-    pub provider: String,
-    /// The other providers that can answer and list it too, by name: `name/model` reaches one.
-    pub others: Vec<String>,
-    pub api: ClientApi,
-}
-
-/// The API a local API client speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum ClientApi {
-    Openai,
-    Anthropic,
-    Gemini,
-}
-
-impl From<ListedModel> for ServedModelDto {
-    fn from(listed: ListedModel) -> Self {
-        let api = match listed.dialect {
-            Dialect::OpenAi => ClientApi::Openai,
-            Dialect::Anthropic => ClientApi::Anthropic,
-            Dialect::Gemini => ClientApi::Gemini,
-        };
-        ServedModelDto { model: listed.id, provider: listed.provider, others: listed.others, api }
-    }
+    pub served: Vec<ListedModel>,
 }
 
 /// Why the local API could not start.
@@ -106,13 +75,14 @@ impl From<LocalApiStatus> for LocalApiStatusDto {
                 // Only a server listens on an address of its own; the app's endpoint is loopback.
                 StartError::Listen { address, reason } => LocalApiProblem::Bind { port: address.port(), reason },
             }),
-            served: status.served.into_iter().map(ServedModelDto::from).collect(),
+            served: status.served,
         }
     }
 }
 
 /// The status after `localApi:configure`; `token` only the first time the endpoint is enabled
-/// (it is never shown again: `localApi:regenerateToken` makes a new one).
+/// (it is never shown again: `localApi:regenerateToken` makes a new one). Composed here from the
+/// status and the token the service answers beside it.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "LocalApiConfigured")]
@@ -124,7 +94,7 @@ pub struct LocalApiConfiguredDto {
     pub token: Option<String>,
 }
 
-/// A new local API token, shown this once.
+/// A new local API token, shown this once (the service answers the bare string).
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "LocalApiToken")]

@@ -1,8 +1,10 @@
 //! The transport: the IPC contract as the web UI sees it, one file per domain. A domain's file
 //! holds its commands' arguments (parsed strictly, validated where they are declared), their
-//! results and their handlers side by side; each handler is one call into a service. Beside
-//! them: the command table (`table.rs`), the one serializable error and its issues, the events,
-//! and the TypeScript generated from all of them.
+//! results and their handlers side by side; each handler is one call into a service. A result
+//! the UI reads as a service shows it is the service's own type, which derives its TypeScript
+//! where it is defined; the DTOs here reshape (each says why) or compose a handler's answer.
+//! Beside them: the command table (`table.rs`), the one serializable error and its issues, the
+//! events, and the TypeScript generated from all of them.
 
 mod agents;
 mod app;

@@ -1,15 +1,16 @@
 //! Why something could not be done, in the words several domains share: where API keys are
-//! kept and why not the keychain, why asking a provider failed, how a connection broke, what a
-//! request collides with.
+//! kept and why not the keychain, why asking a provider failed, how a connection broke.
 
 use keypool_llm::ProbeProblem;
 use serde::Serialize;
 use ts_rs::TS;
 
-use crate::service::{self, BreakageKind, KeychainProblem, KeychainState};
+use crate::service::{BreakageKind, KeychainProblem, KeychainState};
 
 /// Whether API keys go to the operating system's keychain, and if not, why: the UI shows a
-/// notice in the user's language from `reason`; `detail` is the system's own words.
+/// notice in the user's language from `reason`; `detail` is the system's own words. A view of
+/// its own: the service's problem carries its detail in each variant, here a reason and a
+/// detail apart.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[serde(tag = "state", rename_all = "camelCase", rename_all_fields = "camelCase")]
 #[ts(rename = "KeychainStatus")]
@@ -49,7 +50,8 @@ impl From<&KeychainState> for KeychainStatusDto {
     }
 }
 
-/// Why asking a provider (a key test, a model list) failed.
+/// Why asking a provider (a key test, a model list) failed. A view of its own: keypool-llm's
+/// problem holds its breakage as the client saw it, named here as a `BreakageKind`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 #[ts(rename = "ProbeProblem")]
@@ -79,26 +81,6 @@ impl From<ProbeProblem> for ProbeProblemDto {
             }
             ProbeProblem::Unreadable => ProbeProblemDto::Unreadable,
             ProbeProblem::OutOfCredit => ProbeProblemDto::OutOfCredit,
-        }
-    }
-}
-
-/// What a request collides with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-#[ts(rename = "Conflict")]
-pub enum ConflictDto {
-    /// The key is already in the provider's pool.
-    DuplicateKey,
-    /// The chat is writing a reply; stop it or wait.
-    ReplyInProgress,
-}
-
-impl From<service::Conflict> for ConflictDto {
-    fn from(conflict: service::Conflict) -> Self {
-        match conflict {
-            service::Conflict::DuplicateKey => ConflictDto::DuplicateKey,
-            service::Conflict::ReplyInProgress => ConflictDto::ReplyInProgress,
         }
     }
 }

@@ -180,60 +180,8 @@ pub struct ListModelsForArgs {
 
 impl CommandArgs for ListModelsForArgs {}
 
-/// A provider as the UI sees it; its own key only as a preview.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "Provider")]
-pub struct ProviderDto {
-    /// `openai`, `anthropic`, `gemini`, `local` for the built-in ones, a UUID for the others.
-    pub id: String,
-    pub name: String,
-    pub kind: ProviderKind,
-    pub base_url: String,
-    /// The provider-level key, masked; used while the pool is empty.
-    pub api_key_preview: Option<String>,
-    pub builtin: bool,
-    pub sort_order: i64,
-    /// The models offered when starting a chat with this provider.
-    pub models: Vec<String>,
-    pub default_model: Option<String>,
-    /// The system prompt new chats with this provider start with.
-    pub system_prompt: Option<String>,
-    /// How many keys the pool holds; while 0, the provider-level key is used (or, without one,
-    /// no key at all).
-    pub key_count: u32,
-    /// Its base URL is on this machine or a private network: a server there commonly needs no
-    /// key, and requests go without one while the pool is empty and no provider key is set.
-    pub local: bool,
-    /// A request can be answered as far as the stored keys tell: an enabled pool key, or while
-    /// the pool is empty the provider key, or none for a local server. A key may still be resting.
-    pub answerable: bool,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
-
-impl From<Provider> for ProviderDto {
-    fn from(provider: Provider) -> Self {
-        ProviderDto {
-            id: provider.id,
-            name: provider.name,
-            kind: provider.kind,
-            base_url: provider.base_url,
-            api_key_preview: provider.api_key_preview,
-            builtin: provider.builtin,
-            sort_order: provider.sort_order,
-            models: provider.models,
-            default_model: provider.default_model,
-            system_prompt: provider.system_prompt,
-            key_count: provider.key_count,
-            local: provider.local,
-            answerable: provider.answerable,
-            created_at: provider.created_at,
-            updated_at: provider.updated_at,
-        }
-    }
-}
-
+/// What deleting a provider answers: the provider that is gone, and how many of its keys went
+/// with it. Composed here from the id asked for and the count the service answers.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "DeletedProvider")]
@@ -243,37 +191,19 @@ pub struct DeletedProviderDto {
     pub deleted_keys: u32,
 }
 
-/// The models a provider's models endpoint lists.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "ModelList")]
-pub struct ModelListDto {
-    pub models: Vec<String>,
-    /// When they were fetched (milliseconds since the epoch).
-    pub fetched_at: i64,
-    /// Answered from the list fetched before (pass `refresh: true` to ask again).
-    pub cached: bool,
-}
-
-impl From<ModelList> for ModelListDto {
-    fn from(list: ModelList) -> Self {
-        ModelListDto { models: list.models, fetched_at: list.fetched_at, cached: list.cached }
-    }
-}
-
 type Result<T, E = IpcError> = std::result::Result<T, E>;
 
-pub(super) fn list(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<ProviderDto>> {
-    Ok(ctx.providers()?.list()?.into_iter().map(ProviderDto::from).collect())
+pub(super) fn list(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<Provider>> {
+    Ok(ctx.providers()?.list()?)
 }
 
-pub(super) fn add(ctx: &AppContext, args: AddProviderArgs) -> Result<ProviderDto> {
-    Ok(ctx.providers()?.add(args.into())?.into())
+pub(super) fn add(ctx: &AppContext, args: AddProviderArgs) -> Result<Provider> {
+    Ok(ctx.providers()?.add(args.into())?)
 }
 
-pub(super) fn update(ctx: &AppContext, args: UpdateProviderArgs) -> Result<ProviderDto> {
+pub(super) fn update(ctx: &AppContext, args: UpdateProviderArgs) -> Result<Provider> {
     let (id, confirmed) = (args.id.clone(), args.confirm_host_change.unwrap_or(false));
-    Ok(ctx.providers()?.update(&id, args.into(), confirmed)?.into())
+    Ok(ctx.providers()?.update(&id, args.into(), confirmed)?)
 }
 
 pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedProviderDto> {
@@ -281,14 +211,14 @@ pub(super) fn delete(ctx: &AppContext, IdArgs { id }: IdArgs) -> Result<DeletedP
     Ok(DeletedProviderDto { id, deleted_keys })
 }
 
-pub(super) async fn models(ctx: &AppContext, args: ListModelsArgs) -> Result<ModelListDto> {
-    Ok(ctx.providers()?.models(&args.provider_id, args.refresh.unwrap_or(false)).await?.into())
+pub(super) async fn models(ctx: &AppContext, args: ListModelsArgs) -> Result<ModelList> {
+    Ok(ctx.providers()?.models(&args.provider_id, args.refresh.unwrap_or(false)).await?)
 }
 
-pub(super) async fn models_for(ctx: &AppContext, args: ListModelsForArgs) -> Result<ModelListDto> {
+pub(super) async fn models_for(ctx: &AppContext, args: ListModelsForArgs) -> Result<ModelList> {
     let api_key = args.api_key.map(|k| k.trimmed());
     let consent = args.on_my_network.unwrap_or(false);
-    Ok(ctx.providers()?.models_unsaved(args.kind, args.base_url.trim(), api_key, consent).await?.into())
+    Ok(ctx.providers()?.models_unsaved(args.kind, args.base_url.trim(), api_key, consent).await?)
 }
 
 /// The provider kinds in the order the form offers them, each with the base URL a provider of it

@@ -2,7 +2,7 @@
 //! the model a client asks for (first match wins) to a provider's model.
 
 use garde::Validate;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use ts_rs::TS;
 
 use super::args::{CommandArgs, NoArgs};
@@ -10,7 +10,7 @@ use super::error::IpcError;
 use super::issues::{coded, IssueCode};
 use super::limits::LIMITS;
 use super::rules::not_blank;
-use crate::service::{self, ModelRoute, RouteState, RouteTestOutcome, RouteView};
+use crate::service::{ModelRoute, RouteTest, RouteView};
 use crate::AppContext;
 
 /// A route as the UI writes it.
@@ -69,89 +69,15 @@ pub struct TestRouteArgs {
 
 impl CommandArgs for TestRouteArgs {}
 
-/// A route with its provider's name and whether it can be answered now.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "Route")]
-pub struct RouteDto {
-    pub model: String,
-    pub provider: String,
-    /// The provider's name, while it exists.
-    pub provider_name: Option<String>,
-    pub to_model: String,
-    pub state: RouteStateDto,
+pub(super) fn list(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<RouteView>, IpcError> {
+    Ok(ctx.local_api()?.route_views())
 }
 
-/// Whether a route can be answered now.
-#[derive(Debug, Clone, Copy, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "RouteState")]
-pub enum RouteStateDto {
-    Ready,
-    /// Its provider has no key that can answer: a request it takes says so.
-    NoUsableKey,
-    /// Its provider was deleted: it matches nothing until changed.
-    UnknownProvider,
-}
-
-impl From<RouteView> for RouteDto {
-    fn from(view: RouteView) -> Self {
-        RouteDto {
-            model: view.route.model,
-            provider: view.route.provider,
-            provider_name: view.provider_name,
-            to_model: view.route.to_model,
-            state: match view.state {
-                RouteState::Ready => RouteStateDto::Ready,
-                RouteState::NoUsableKey => RouteStateDto::NoUsableKey,
-                RouteState::UnknownProvider => RouteStateDto::UnknownProvider,
-            },
-        }
-    }
-}
-
-/// What trying a route came to: the provider's reply, or why none came (as a chat says it).
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "RouteTest")]
-pub struct RouteTestDto {
-    /// The provider's name and the model it was asked for.
-    pub provider: String,
-    pub model: String,
-    pub outcome: RouteTestOutcomeDto,
-}
-
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
-#[ts(rename = "RouteTestOutcome")]
-pub enum RouteTestOutcomeDto {
-    /// The reply (its first 500 characters), the key that gave it, how long it took.
-    Answered {
-        reply: String,
-        key_label: Option<String>,
-        latency_ms: u64,
-    },
-    Failed {
-        error: service::ReplyError,
-    },
-}
-
-pub(super) fn list(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<RouteDto>, IpcError> {
-    Ok(ctx.local_api()?.route_views().into_iter().map(RouteDto::from).collect())
-}
-
-pub(super) fn set(ctx: &AppContext, args: SetRoutesArgs) -> Result<Vec<RouteDto>, IpcError> {
+pub(super) fn set(ctx: &AppContext, args: SetRoutesArgs) -> Result<Vec<RouteView>, IpcError> {
     let routes = args.routes.into_iter().map(ModelRoute::from).collect();
-    Ok(ctx.local_api()?.set_routes(routes)?.into_iter().map(RouteDto::from).collect())
+    Ok(ctx.local_api()?.set_routes(routes)?)
 }
 
-pub(super) async fn test(ctx: &AppContext, args: TestRouteArgs) -> Result<RouteTestDto, IpcError> {
-    let tested = ctx.local_api()?.test_route(&ModelRoute::from(args.route)).await?;
-    let outcome = match tested.outcome {
-        RouteTestOutcome::Answered { reply, key_label, latency_ms } => {
-            RouteTestOutcomeDto::Answered { reply, key_label, latency_ms }
-        }
-        RouteTestOutcome::Failed(error) => RouteTestOutcomeDto::Failed { error },
-    };
-    Ok(RouteTestDto { provider: tested.provider, model: tested.model, outcome })
+pub(super) async fn test(ctx: &AppContext, args: TestRouteArgs) -> Result<RouteTest, IpcError> {
+    Ok(ctx.local_api()?.test_route(&ModelRoute::from(args.route)).await?)
 }

@@ -58,7 +58,8 @@ impl CommandArgs for UpdateSettingsArgs {
 }
 
 /// Which proxy provider requests over https go through (never for this machine): `none` (the
-/// default), `system` (its `HTTPS_PROXY`/`ALL_PROXY`), or `url` with the address in `url`.
+/// default), `system` (its `HTTPS_PROXY`/`ALL_PROXY`), or `url` with the address in `url`. An
+/// argument (checked here) that the settings answer in the same form.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(rename = "ProxySetting", optional_fields)]
@@ -121,7 +122,7 @@ impl From<UpdateSettingsArgs> for SettingsPatch {
     }
 }
 
-/// The app's preferences.
+/// The app's preferences. A view of its own: the proxy in the form `settings:update` takes it.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "Settings")]

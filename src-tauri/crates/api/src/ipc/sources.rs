@@ -5,11 +5,10 @@ use garde::Validate;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::agents::AgentArg;
 use super::args::CommandArgs;
 use super::error::IpcError;
 use super::issues::{IssueCode, IssueParams};
-use crate::service::{By, Source, SourceUse, SourcesReport, UsageLine};
+use crate::service::{By, SourcesReport, UsageLine};
 use crate::AppContext;
 
 /// A range of time, in milliseconds since the epoch.
@@ -31,83 +30,13 @@ impl CommandArgs for SourceRangeArgs {
     }
 }
 
-/// Who asked: a coding agent, the app's chat, or another client (an SDK, a script).
-#[derive(Debug, Clone, Copy, Serialize, TS)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
-#[ts(rename = "UsageSource")]
-pub enum SourceDto {
-    Agent { agent: AgentArg },
-    Chat,
-    Other,
-}
-
-/// What one source spent; `cachedShare` is `cachedTokens / inputTokens` (null without input).
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "SourceUsage")]
-pub struct SourceUsageDto {
-    pub source: SourceDto,
-    pub requests: u64,
-    pub input_tokens: u64,
-    pub cached_tokens: u64,
-    pub output_tokens: u64,
-    pub cached_share: Option<f64>,
-}
-
-/// An agent whose share of cached input tokens in the last day is at most half of the week
-/// before's (a session off its key, or a prompt that changes at its start).
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "CacheDrop")]
-pub struct CacheDropDto {
-    pub agent: AgentArg,
-    pub last_day: f64,
-    pub week_before: f64,
-}
-
-/// Every source in order (the agents, the chat, the others), and the drops.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "UsageBySource")]
-pub struct UsageBySourceDto {
-    pub sources: Vec<SourceUsageDto>,
-    pub drops: Vec<CacheDropDto>,
-}
-
-fn usage(source: Source, used: SourceUse) -> SourceUsageDto {
-    SourceUsageDto {
-        source: match source {
-            Source::Agent(agent) => SourceDto::Agent { agent: agent.into() },
-            Source::Chat => SourceDto::Chat,
-            Source::Other => SourceDto::Other,
-        },
-        requests: used.requests,
-        input_tokens: used.input_tokens,
-        cached_tokens: used.cached_tokens,
-        output_tokens: used.output_tokens,
-        cached_share: used.cached_share(),
-    }
-}
-
-impl From<SourcesReport> for UsageBySourceDto {
-    fn from(report: SourcesReport) -> Self {
-        UsageBySourceDto {
-            sources: report.sources.into_iter().map(|(source, used)| usage(source, used)).collect(),
-            drops: report
-                .drops
-                .into_iter()
-                .map(|d| CacheDropDto { agent: d.agent.into(), last_day: d.last_day, week_before: d.week_before })
-                .collect(),
-        }
-    }
-}
-
-pub(super) fn by_source(ctx: &AppContext, args: SourceRangeArgs) -> Result<UsageBySourceDto, IpcError> {
-    Ok(ctx.agents()?.usage_by_source(args.from, args.to)?.into())
+pub(super) fn by_source(ctx: &AppContext, args: SourceRangeArgs) -> Result<SourcesReport, IpcError> {
+    Ok(ctx.agents()?.usage_by_source(args.from, args.to)?)
 }
 
 /// What the requests of one named token of the local API spent, or (`name` null) those sent
-/// without one: the chat's and the local API's own token's.
+/// without one: the chat's and the local API's own token's. A view of its own: the report's line
+/// also names an id and a provider, which a member has none of.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "TokenUsage")]

@@ -16,41 +16,41 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::agents::{AgentsDto, ConnectAgentArgs, ConnectedDto, DisconnectAgentArgs};
+use super::agents::{ConnectAgentArgs, DisconnectAgentArgs};
 use super::app::{AppStatus, NotifyArgs, PreferencesDto, SetPreferencesArgs};
 use super::args::{parse, IdArgs, NoArgs, ProviderArgs};
 use super::bulk::{
-    DeletedKeys, ExportApiKeysArgs, ExportedKeys, ImportIdArgs, KeyIdsArgs, KeyImportPreview, KeyImportProgress,
-    PreviewKeyImportArgs, StartKeyImportArgs, UpdateApiKeysArgs,
+    DeletedKeys, ExportApiKeysArgs, ExportedKeys, ImportIdArgs, KeyIdsArgs, KeyImportPreview, PreviewKeyImportArgs,
+    StartKeyImportArgs, UpdateApiKeysArgs,
 };
 use super::chat::{
-    AttachArgs, AttachmentData, AttachmentDataArgs, AttachmentDto, ChatClosed, ChatDto, ChatEvent, ChatIdArgs,
-    CreateChatArgs, DeletedChat, MessageDto, SearchChatsArgs, SearchResultDto, SendArgs, StoppedDto, UpdateChatArgs,
+    AttachArgs, AttachmentData, AttachmentDataArgs, AttachmentDto, ChatClosed, ChatEvent, ChatIdArgs, CreateChatArgs,
+    DeletedChat, MessageDto, SearchChatsArgs, SendArgs, StoppedDto, UpdateChatArgs,
 };
 use super::error::IpcError;
 use super::keys::{
-    AddApiKeyArgs, ApiKeyDto, CooldownReset, DeletedKey, KeyTestResult, PoolStatusDto, ReorderApiKeysArgs,
+    AddApiKeyArgs, CooldownReset, DeletedKey, KeyList, KeyTestResult, PoolStatusDto, ReorderApiKeysArgs,
     SetKeyLimitsArgs, ToggleApiKeyArgs, UpdateApiKeyArgs,
 };
 use super::local_api::{
     ConfigureLocalApiArgs, CreateTokenArgs, LocalApiConfiguredDto, LocalApiStatusDto, LocalApiTokenDto, NewNamedToken,
     TokenNameArgs, UpdateTokenArgs,
 };
-use super::providers::{
-    AddProviderArgs, DeletedProviderDto, ListModelsArgs, ListModelsForArgs, ModelListDto, ProviderDto,
-    UpdateProviderArgs,
-};
-use super::routes::{RouteDto, RouteTestDto, SetRoutesArgs, TestRouteArgs};
+use super::providers::{AddProviderArgs, DeletedProviderDto, ListModelsArgs, ListModelsForArgs, UpdateProviderArgs};
+use super::routes::{SetRoutesArgs, TestRouteArgs};
 use super::settings::{SettingsDto, UpdateSettingsArgs};
-use super::sources::{SourceRangeArgs, TokenUsageDto, UsageBySourceDto};
+use super::sources::{SourceRangeArgs, TokenUsageDto};
 use super::team::{ConnectTeamArgs, TeamSecretDto, TeamStatusDto};
 use super::typescript::TypeSet;
 use super::usage::{
-    DeletedPrice, ExportResult, ModelArgs, PriceDto, PurgeUsageArgs, Purged, SeriesDto, SetPriceArgs, UsageRangeArgs,
-    UsageSeriesArgs, UsageSummaryDto,
+    DeletedPrice, ExportResult, ModelArgs, PurgeUsageArgs, Purged, SetPriceArgs, UsageRangeArgs, UsageSeriesArgs,
+    UsageSummaryDto,
 };
 use super::{agents, app, bulk, chat, keys, local_api, providers, routes, settings, sources, team, usage};
-use crate::service::NamedToken;
+use crate::service::{
+    AgentsOverview, ApiKey, Chat, Connected, ImportProgress, ModelList, NamedToken, Price, Provider, RouteTest,
+    RouteView, SearchResult, Series, SourcesReport, Written,
+};
 use crate::AppContext;
 
 /// What a command answers: its result as JSON text, or the one error. Text, not a `Value`: the
@@ -176,29 +176,29 @@ commands! {
     sync   "app:getPreferences"        (NoArgs)             -> PreferencesDto          => app::preferences;
     sync   "app:setPreferences"        (SetPreferencesArgs) -> PreferencesDto          => app::set_preferences;
     sync   "app:notify"                (NotifyArgs)         -> ()                      => app::notify;
-    sync   "llmConfig:getProviders"    (NoArgs)             -> Vec<ProviderDto>        => providers::list;
-    sync   "llmConfig:addProvider"     (AddProviderArgs)    -> ProviderDto             => providers::add;
-    sync   "llmConfig:updateProvider"  (UpdateProviderArgs) -> ProviderDto             => providers::update;
+    sync   "llmConfig:getProviders"    (NoArgs)             -> Vec<Provider>           => providers::list;
+    sync   "llmConfig:addProvider"     (AddProviderArgs)    -> Provider                => providers::add;
+    sync   "llmConfig:updateProvider"  (UpdateProviderArgs) -> Provider                => providers::update;
     sync   "llmConfig:deleteProvider"  (IdArgs)             -> DeletedProviderDto      => providers::delete;
-    sync   "llmConfig:getApiKeys"      (ProviderArgs)       -> Vec<ApiKeyDto>          => keys::list;
-    sync   "llmConfig:addApiKey"       (AddApiKeyArgs)      -> ApiKeyDto               => keys::add;
-    sync   "llmConfig:updateApiKey"    (UpdateApiKeyArgs)   -> ApiKeyDto               => keys::update;
-    sync   "llmConfig:setKeyLimits"    (SetKeyLimitsArgs)   -> ApiKeyDto               => keys::set_limits;
-    sync   "llmConfig:deleteApiKey"    (IdArgs)             -> DeletedKey              => keys::delete;
-    sync   "llmConfig:toggleApiKey"    (ToggleApiKeyArgs)   -> ApiKeyDto               => keys::toggle;
-    sync   "llmConfig:reorderApiKeys"  (ReorderApiKeysArgs) -> Vec<ApiKeyDto>          => keys::reorder;
+    sync   "llmConfig:getApiKeys"      (ProviderArgs)       -> Vec<ApiKey>             => keys::list;
+    sync   "llmConfig:addApiKey"       (AddApiKeyArgs)      -> Written<ApiKey>         => keys::add;
+    sync   "llmConfig:updateApiKey"    (UpdateApiKeyArgs)   -> Written<ApiKey>         => keys::update;
+    sync   "llmConfig:setKeyLimits"    (SetKeyLimitsArgs)   -> Written<ApiKey>         => keys::set_limits;
+    sync   "llmConfig:deleteApiKey"    (IdArgs)             -> Written<DeletedKey>     => keys::delete;
+    sync   "llmConfig:toggleApiKey"    (ToggleApiKeyArgs)   -> Written<ApiKey>         => keys::toggle;
+    sync   "llmConfig:reorderApiKeys"  (ReorderApiKeysArgs) -> Written<KeyList>        => keys::reorder;
     sync   "llmConfig:getPoolStatus"   (ProviderArgs)       -> PoolStatusDto           => keys::pool_status;
-    sync   "llmConfig:resetCooldown"   (IdArgs)             -> CooldownReset           => keys::reset_cooldown;
+    sync   "llmConfig:resetCooldown"   (IdArgs)             -> Written<CooldownReset>  => keys::reset_cooldown;
     async  "llmConfig:testApiKey"      (IdArgs)             -> KeyTestResult           => keys::test;
     sync   "llmConfig:previewKeyImport" (PreviewKeyImportArgs) -> KeyImportPreview    => bulk::preview_import;
-    async  "llmConfig:startKeyImport"  (StartKeyImportArgs) -> KeyImportProgress       => bulk::start_import;
-    async  "llmConfig:cancelKeyImport" (ImportIdArgs)       -> KeyImportProgress       => bulk::cancel_import;
-    sync   "llmConfig:updateApiKeys"   (UpdateApiKeysArgs)  -> Vec<ApiKeyDto>          => bulk::update;
-    sync   "llmConfig:deleteApiKeys"   (KeyIdsArgs)         -> DeletedKeys             => bulk::delete;
+    async  "llmConfig:startKeyImport"  (StartKeyImportArgs) -> ImportProgress          => bulk::start_import;
+    async  "llmConfig:cancelKeyImport" (ImportIdArgs)       -> ImportProgress          => bulk::cancel_import;
+    sync   "llmConfig:updateApiKeys"   (UpdateApiKeysArgs)  -> Written<KeyList>        => bulk::update;
+    sync   "llmConfig:deleteApiKeys"   (KeyIdsArgs)         -> Written<DeletedKeys>    => bulk::delete;
     async  "llmConfig:testApiKeys"     (KeyIdsArgs)         -> Vec<KeyTestResult>      => bulk::test;
     async  "llmConfig:exportApiKeys"   (ExportApiKeysArgs)  -> ExportedKeys            => bulk::export;
-    async  "llmConfig:listModels"      (ListModelsArgs)     -> ModelListDto            => providers::models;
-    async  "llmConfig:listModelsFor"   (ListModelsForArgs)  -> ModelListDto            => providers::models_for;
+    async  "llmConfig:listModels"      (ListModelsArgs)     -> ModelList               => providers::models;
+    async  "llmConfig:listModelsFor"   (ListModelsForArgs)  -> ModelList               => providers::models_for;
     sync   "localApi:getStatus"        (NoArgs)             -> LocalApiStatusDto       => local_api::status;
     async  "localApi:configure"        (ConfigureLocalApiArgs) -> LocalApiConfiguredDto => local_api::configure;
     async  "localApi:regenerateToken"  (NoArgs)             -> LocalApiTokenDto        => local_api::regenerate_token;
@@ -206,12 +206,12 @@ commands! {
     sync   "localApi:createToken"      (CreateTokenArgs)    -> NewNamedToken           => local_api::create_token;
     sync   "localApi:updateToken"      (UpdateTokenArgs)    -> Vec<NamedToken>         => local_api::update_token;
     sync   "localApi:revokeToken"      (TokenNameArgs)      -> Vec<NamedToken>         => local_api::revoke_token;
-    sync   "localApi:getRoutes"        (NoArgs)             -> Vec<RouteDto>           => routes::list;
-    sync   "localApi:setRoutes"        (SetRoutesArgs)      -> Vec<RouteDto>           => routes::set;
-    async  "localApi:testRoute"        (TestRouteArgs)      -> RouteTestDto            => routes::test;
-    sync   "localApi:getAgents"        (NoArgs)             -> AgentsDto               => agents::list;
-    sync   "localApi:connectAgent"     (ConnectAgentArgs)   -> ConnectedDto            => agents::connect;
-    sync   "localApi:disconnectAgent"  (DisconnectAgentArgs) -> AgentsDto              => agents::disconnect;
+    sync   "localApi:getRoutes"        (NoArgs)             -> Vec<RouteView>          => routes::list;
+    sync   "localApi:setRoutes"        (SetRoutesArgs)      -> Vec<RouteView>          => routes::set;
+    async  "localApi:testRoute"        (TestRouteArgs)      -> RouteTest               => routes::test;
+    sync   "localApi:getAgents"        (NoArgs)             -> AgentsOverview          => agents::list;
+    sync   "localApi:connectAgent"     (ConnectAgentArgs)   -> Connected               => agents::connect;
+    sync   "localApi:disconnectAgent"  (DisconnectAgentArgs) -> AgentsOverview         => agents::disconnect;
     sync   "team:getStatus"            (NoArgs)             -> TeamStatusDto           => team::status;
     async  "team:connect"              (ConnectTeamArgs)    -> TeamStatusDto           => team::connect;
     async  "team:disconnect"           (NoArgs)             -> TeamStatusDto           => team::disconnect;
@@ -219,22 +219,22 @@ commands! {
     sync   "settings:get"              (NoArgs)             -> SettingsDto             => settings::get;
     sync   "settings:update"           (UpdateSettingsArgs) -> SettingsDto             => settings::update;
     sync   "usage:getSummary"          (UsageRangeArgs)     -> UsageSummaryDto         => usage::summary;
-    sync   "usage:getSeries"           (UsageSeriesArgs)    -> SeriesDto               => usage::series;
+    sync   "usage:getSeries"           (UsageSeriesArgs)    -> Series                  => usage::series;
     async  "usage:exportCsv"           (UsageRangeArgs)     -> ExportResult            => usage::export_csv;
-    sync   "usage:getPrices"           (NoArgs)             -> Vec<PriceDto>           => usage::prices;
-    sync   "usage:setPrice"            (SetPriceArgs)       -> PriceDto                => usage::set_price;
+    sync   "usage:getPrices"           (NoArgs)             -> Vec<Price>              => usage::prices;
+    sync   "usage:setPrice"            (SetPriceArgs)       -> Price                   => usage::set_price;
     sync   "usage:deletePrice"         (ModelArgs)          -> DeletedPrice            => usage::delete_price;
     sync   "usage:purge"               (PurgeUsageArgs)     -> Purged                  => usage::purge;
-    sync   "usage:getBySource"         (SourceRangeArgs)    -> UsageBySourceDto        => sources::by_source;
+    sync   "usage:getBySource"         (SourceRangeArgs)    -> SourcesReport           => sources::by_source;
     sync   "usage:getByToken"          (SourceRangeArgs)    -> Vec<TokenUsageDto>      => sources::by_token;
-    sync   "chat:list"                 (NoArgs)             -> Vec<ChatDto>            => chat::list;
-    sync   "chat:create"               (CreateChatArgs)     -> ChatDto                 => chat::create;
-    sync   "chat:update"               (UpdateChatArgs)     -> ChatDto                 => chat::update;
+    sync   "chat:list"                 (NoArgs)             -> Vec<Chat>               => chat::list;
+    sync   "chat:create"               (CreateChatArgs)     -> Chat                    => chat::create;
+    sync   "chat:update"               (UpdateChatArgs)     -> Chat                    => chat::update;
     sync   "chat:delete"               (IdArgs)             -> DeletedChat             => chat::delete;
     sync   "chat:close"                (IdArgs)             -> ChatClosed              => chat::close;
     sync   "chat:getMessages"          (ChatIdArgs)         -> Vec<MessageDto>         => chat::messages;
     sync   "chat:stop"                 (ChatIdArgs)         -> StoppedDto              => chat::stop;
-    sync   "chat:search"               (SearchChatsArgs)    -> Vec<SearchResultDto>    => chat::search;
+    sync   "chat:search"               (SearchChatsArgs)    -> Vec<SearchResult>       => chat::search;
     sync   "chat:attach"               (AttachArgs)         -> AttachmentDto           => chat::attach;
     sync   "chat:attachmentData"       (AttachmentDataArgs) -> AttachmentData          => chat::attachment_data;
     async  "chat:exportMarkdown"       (ChatIdArgs)         -> ExportResult            => chat::export_markdown;

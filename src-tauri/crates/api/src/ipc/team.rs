@@ -57,7 +57,8 @@ fn team_secret_rule(value: &Option<String>, _: &()) -> garde::Result {
         .map_err(|bad| garde::Error::new(coded_with(IssueCode::BadTeamSecret, &[("count", &bad.found)])))
 }
 
-/// Where the team stands: `off`, `connecting`, `connected`, or `disconnected` with a reason.
+/// Where the team stands: `off`, `connecting`, `connected`, or `disconnected` with a reason
+/// (the service's phase, whose disconnected variant holds the reason).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "TeamState")]
@@ -80,19 +81,8 @@ pub enum TeamReason {
     SecretMissing,
 }
 
-/// Where the team secret is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "TeamSecretPlace")]
-pub enum SecretPlaceDto {
-    Keychain,
-    /// In memory for this run only: there is no keychain, so the team is not joined again at
-    /// the next start.
-    Memory,
-    None,
-}
-
-/// How this app stands with its team. Never holds the secret or the URL's password.
+/// How this app stands with its team. Never holds the secret or the URL's password. A view of
+/// its own: the service's phase is a state and a reason here, its times milliseconds.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "TeamStatus")]
@@ -111,7 +101,7 @@ pub struct TeamStatusDto {
     pub last_change_at: Option<i64>,
     /// When the app last connected or disconnected (ms since the epoch).
     pub since: Option<i64>,
-    pub secret: SecretPlaceDto,
+    pub secret: SecretPlace,
 }
 
 impl From<TeamView> for TeamStatusDto {
@@ -138,17 +128,13 @@ impl From<TeamView> for TeamStatusDto {
             members: u32::try_from(view.members).unwrap_or(u32::MAX),
             last_change_at: view.last_change.map(|t| t.as_millis()),
             since: view.since.map(|t| t.as_millis()),
-            secret: match view.secret {
-                SecretPlace::Keychain => SecretPlaceDto::Keychain,
-                SecretPlace::Memory => SecretPlaceDto::Memory,
-                SecretPlace::None => SecretPlaceDto::None,
-            },
+            secret: view.secret,
         }
     }
 }
 
 /// A new team secret, shown this once: copy it to the other members, then connect with it.
-/// Nothing is kept until `team:connect`.
+/// Nothing is kept until `team:connect`. Composed here from the team crate's secret, as hex.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "TeamSecret")]

@@ -9,35 +9,36 @@ use ts_rs::{Config, TypeVisitor, TS};
 pub struct TypeSet {
     cfg: Config,
     declarations: BTreeMap<String, String>,
-    /// The Rust type behind each name: two types of one name would declare one of them only.
-    owners: BTreeMap<String, (std::any::TypeId, &'static str)>,
 }
 
 impl TypeSet {
     pub(super) fn new() -> Self {
         // Times and counters are integers far below 2^53: plain numbers, not bigints.
-        TypeSet { cfg: Config::new().with_large_int("number"), declarations: BTreeMap::new(), owners: BTreeMap::new() }
+        TypeSet { cfg: Config::new().with_large_int("number"), declarations: BTreeMap::new() }
     }
 
     /// Adds `T`'s declaration (if it has one of its own) and those of the types it mentions.
     pub fn add<T: TS + 'static + ?Sized>(&mut self) {
+        // A generic type is declared once, but each use of it names arguments of its own
+        // (`Written<ApiKey>`, `Written<KeyList>`): they are visited every time.
+        T::visit_generics(&mut Visit(self));
         if T::output_path().is_some() {
             let name = T::ident(&self.cfg);
-            let owner = (std::any::TypeId::of::<T>(), std::any::type_name::<T>());
-            if let Some((id, first)) = self.owners.get(&name) {
+            let docs = T::docs().unwrap_or_default();
+            let declaration = format!("{docs}export {}", T::decl(&self.cfg));
+            // Two Rust types of one TypeScript name would be declared as one of them only (a
+            // generic type's uses all declare the same).
+            if let Some(first) = self.declarations.get(&name) {
                 assert!(
-                    *id == owner.0,
-                    "two Rust types are both `{name}` in TypeScript: {first} and {}; rename one",
-                    owner.1
+                    *first == declaration,
+                    "two Rust types are both `{name}` in TypeScript ({}, and another); rename one",
+                    std::any::type_name::<T>()
                 );
                 return;
             }
-            self.owners.insert(name.clone(), owner);
-            let docs = T::docs().unwrap_or_default();
-            self.declarations.insert(name, format!("{docs}export {}", T::decl(&self.cfg)));
+            self.declarations.insert(name, declaration);
         }
         T::visit_dependencies(&mut Visit(self));
-        T::visit_generics(&mut Visit(self));
     }
 
     /// `T` as TypeScript spells it where it is used.

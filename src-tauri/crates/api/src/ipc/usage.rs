@@ -11,7 +11,7 @@ use super::error::IpcError;
 use super::issues::{IssueCode, IssueParams};
 use super::limits::LIMITS;
 use super::rules::not_blank;
-use crate::service::{Bucket, KeySpend, NewPrice, Point, Price, Spend, Summary, Totals};
+use crate::service::{Bucket, KeySpend, NewPrice, Price, SentWith, Series, Spend, Summary};
 use crate::AppContext;
 
 type Result<T, E = IpcError> = std::result::Result<T, E>;
@@ -157,6 +157,7 @@ fn check_range(from: Option<i64>, to: Option<i64>) -> Result<(), IpcError> {
 /// Sums of attempts. `requests`: attempts sent; `failures`: all but the answered and the
 /// stopped; `inputTokens` counts cached ones too. `cost` (US dollars) covers the models with a
 /// price, null when none has one; `costComplete` says whether every model that spent tokens has a price.
+/// A view of its own: a [`Spend`] flattened, without the failovers a summary does not show.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "UsageTotals")]
@@ -187,30 +188,9 @@ impl From<&Spend> for TotalsDto {
     }
 }
 
-/// What a key row of the ledger sent its requests with: a key of the pool, the provider-level
-/// key, or no key at all (a server on this machine, such as Ollama, while its provider has none).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub enum SentWith {
-    PoolKey,
-    ProviderKey,
-    NoKey,
-}
-
-impl SentWith {
-    /// Of a key id as the ledger keeps it: `""` the provider-level key, `usage::NO_KEY` none.
-    fn of(key_id: &str) -> Self {
-        match key_id {
-            "" => SentWith::ProviderKey,
-            keypool_store::usage::NO_KEY => SentWith::NoKey,
-            _ => SentWith::PoolKey,
-        }
-    }
-}
-
 /// One key's usage. `keyId` names the row (`""` for the provider-level key; another reserved id
 /// for no key), `sentWith` says which of the three it is; `label` is null but for a pool key
-/// that still exists.
+/// that still exists. A view of its own, with its totals as [`TotalsDto`] and `sentWith`.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "KeyUsage")]
@@ -239,6 +219,7 @@ impl From<&KeySpend> for KeyUsageDto {
     }
 }
 
+/// A summary of a range, with its totals and keys as [`TotalsDto`] and [`KeyUsageDto`].
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "UsageSummary")]
@@ -268,54 +249,6 @@ impl From<Summary> for UsageSummaryDto {
     }
 }
 
-/// One bucket of one key's attempts; `at` is the bucket's start. `failovers`: attempts refused
-/// in a way the pool moved on from (rate limited, auth rejected, out of credit).
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "UsagePoint")]
-pub struct PointDto {
-    pub at: i64,
-    pub provider_id: String,
-    pub key_id: String,
-    pub sent_with: SentWith,
-    pub requests: u64,
-    pub failures: u64,
-    pub rate_limited: u64,
-    pub failovers: u64,
-    pub input_tokens: u64,
-    pub cached_tokens: u64,
-    pub output_tokens: u64,
-}
-
-impl From<Point> for PointDto {
-    fn from(p: Point) -> Self {
-        let Totals { requests, failures, rate_limited, failovers, input_tokens, cached_tokens, output_tokens } =
-            p.totals;
-        PointDto {
-            at: p.at,
-            sent_with: SentWith::of(&p.key_id),
-            provider_id: p.provider_id,
-            key_id: p.key_id,
-            requests,
-            failures,
-            rate_limited,
-            failovers,
-            input_tokens,
-            cached_tokens,
-            output_tokens,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "UsageSeries")]
-pub struct SeriesDto {
-    pub from: i64,
-    pub to: i64,
-    pub points: Vec<PointDto>,
-}
-
 /// Where the CSV went: `path` is null when the user cancelled the save dialog.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -329,31 +262,6 @@ impl From<Option<(PathBuf, usize)>> for ExportResult {
         match written {
             Some((path, rows)) => ExportResult { path: Some(path.display().to_string()), rows },
             None => ExportResult { path: None, rows: 0 },
-        }
-    }
-}
-
-/// A model's price, in US dollars per million tokens; `cachedInputPerMillion` null: the input
-/// price.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename = "Price")]
-pub struct PriceDto {
-    pub model: String,
-    pub input_per_million: f64,
-    pub cached_input_per_million: Option<f64>,
-    pub output_per_million: f64,
-    pub updated_at: i64,
-}
-
-impl From<Price> for PriceDto {
-    fn from(p: Price) -> Self {
-        PriceDto {
-            model: p.model,
-            input_per_million: p.input_per_million,
-            cached_input_per_million: p.cached_per_million,
-            output_per_million: p.output_per_million,
-            updated_at: p.updated_at,
         }
     }
 }
@@ -376,21 +284,20 @@ pub(super) fn summary(ctx: &AppContext, a: UsageRangeArgs) -> Result<UsageSummar
     Ok(ctx.usage()?.summary(a.provider_id.as_deref(), a.from, a.to)?.into())
 }
 
-pub(super) fn series(ctx: &AppContext, a: UsageSeriesArgs) -> Result<SeriesDto> {
-    let points = ctx.usage()?.series(a.provider_id.as_deref(), a.key_id.as_deref(), a.bucket.into(), a.from, a.to)?;
-    Ok(SeriesDto { from: a.from, to: a.to, points: points.into_iter().map(Into::into).collect() })
+pub(super) fn series(ctx: &AppContext, a: UsageSeriesArgs) -> Result<Series> {
+    Ok(ctx.usage()?.series(a.provider_id.as_deref(), a.key_id.as_deref(), a.bucket.into(), a.from, a.to)?)
 }
 
 pub(super) async fn export_csv(ctx: &AppContext, a: UsageRangeArgs) -> Result<ExportResult> {
     Ok(ctx.usage()?.export_csv(a.provider_id.as_deref(), a.from, a.to).await?.into())
 }
 
-pub(super) fn prices(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<PriceDto>> {
-    Ok(ctx.usage()?.prices()?.into_iter().map(Into::into).collect())
+pub(super) fn prices(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<Price>> {
+    Ok(ctx.usage()?.prices()?)
 }
 
-pub(super) fn set_price(ctx: &AppContext, a: SetPriceArgs) -> Result<PriceDto> {
-    Ok(ctx.usage()?.set_price(a.into())?.into())
+pub(super) fn set_price(ctx: &AppContext, a: SetPriceArgs) -> Result<Price> {
+    Ok(ctx.usage()?.set_price(a.into())?)
 }
 
 pub(super) fn delete_price(ctx: &AppContext, ModelArgs { model }: ModelArgs) -> Result<DeletedPrice> {

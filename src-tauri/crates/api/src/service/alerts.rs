@@ -17,9 +17,10 @@ use keypool_store::{api_keys, providers, Database};
 
 use super::EventSink;
 
-/// A loss of keys to tell the user of. Names as the user knows them: the provider's, and the
-/// key's label or masked preview (never the key).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A loss of keys to tell the user of (the payload of `pool:alert`). Names as the user knows them:
+/// the provider's, and the key's label or masked preview (never the key).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum PoolAlert {
     /// The provider refused the key (`status`: 401 or 403) and the pool disabled it.
     KeyDisabled { provider_id: String, provider: String, key: String, status: u16 },

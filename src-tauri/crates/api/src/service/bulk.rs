@@ -29,7 +29,7 @@ use tokio::task::JoinSet;
 use super::providers::{endpoint_of, require_provider};
 use super::usage::SaveDialog;
 use super::vault::{key_account, Vault};
-use super::write_path::{Changed, WritePath};
+use super::write_path::{Changed, WritePath, Written};
 use super::{ApiKey, Keys, DAY_MS};
 use crate::service::error::{Result, ServiceError};
 use crate::service::problem::Rule;
@@ -89,7 +89,9 @@ pub struct ImportOptions {
     pub left_out: HashSet<usize>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(rename = "KeyImportState")]
 pub enum ImportState {
     Running,
     Cancelled,
@@ -97,20 +99,27 @@ pub enum ImportState {
     Failed,
 }
 
-/// How an import stands.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How an import stands: the answer of starting and cancelling one, and the payload of
+/// `llmConfig:keyImportProgress` (at most every 100 ms, after every batch saved, and at the end).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "KeyImportProgress")]
 pub struct ImportProgress {
     pub import_id: String,
     pub provider_id: String,
-    /// Keys to import (new ones, after de-duplication).
+    /// Keys to import (new ones, after de-duplication: the preview's `new`).
     pub total: usize,
+    /// Validated so far (0 without validation).
     pub checked: usize,
     pub valid: usize,
     /// The provider said the key is not valid (a 401, `invalid_api_key`, `API_KEY_INVALID`).
     pub invalid: usize,
+    /// Still rate-limited when checked again after the announced wait.
     pub rate_limited: usize,
-    /// Could not be checked: no answer, or one that says nothing of the key (a 5xx, a 403).
+    /// Could not be checked: no answer, or one that says nothing of the key (a 5xx, a 403: a key
+    /// restricted by scope may be refused the model list and still chat).
     pub unreachable: usize,
+    /// Saved to the pool so far.
     pub added: usize,
     /// In the paste, in the pool at the preview, and found in the pool when saving.
     pub duplicates: usize,
@@ -342,11 +351,11 @@ impl BulkKeys {
 
     /// Sets `patch` on every key of `ids` (all of one provider) in one transaction: an id that
     /// does not exist changes nothing. Enabling clears why a key was disabled.
-    pub fn update(&self, ids: &[String], patch: BulkPatch) -> Result<Vec<ApiKey>> {
+    pub fn update(&self, ids: &[String], patch: BulkPatch) -> Result<Written<Vec<ApiKey>>> {
         let now = self.inner.clock.now().as_millis();
         let enabling = patch.enabled == Some(true);
         let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
-        let keys = self.inner.writes.apply(|tx| {
+        let written = self.inner.writes.apply(|tx| {
             let provider_id = provider_of_all(tx, ids)?;
             let stored = ApiKeyPatch {
                 label: None,
@@ -368,12 +377,12 @@ impl BulkKeys {
                 self.inner.completions.key_enabled(&KeyId::new(id.as_str()));
             }
         }
-        Ok(keys)
+        Ok(written)
     }
 
     /// Deletes every key of `ids` (all of one provider) in one transaction, and their keychain
     /// entries; an id that does not exist deletes nothing. Answers how many went.
-    pub fn delete(&self, ids: &[String]) -> Result<usize> {
+    pub fn delete(&self, ids: &[String]) -> Result<Written<usize>> {
         let deleted = self.inner.writes.apply(|tx| {
             let provider_id = provider_of_all(tx, ids)?;
             let deleted = api_keys::delete_api_keys(tx, ids)?;
@@ -748,7 +757,7 @@ impl Inner {
             api_keys::insert_api_keys(tx, &rows, now)?;
             Ok(Changed { provider_id: provider_id.to_owned(), value: (rows.len(), again) })
         });
-        match saved {
+        match saved.map(|written| written.value) {
             Ok((added, again)) => {
                 *label_number += added;
                 progress.update(&self.writes, true, |p| {

@@ -22,7 +22,8 @@ use crate::service::error::{Conflict, Result, ServiceError};
 use crate::service::problem::Rule;
 
 /// A conversation with one provider and model.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct Chat {
     pub id: String,
     pub title: String,
@@ -50,14 +51,16 @@ impl From<ChatRow> for Chat {
 }
 
 /// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "lowercase")]
 pub enum Role {
     User,
     Assistant,
 }
 
 /// How a message ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "lowercase")]
 pub enum MessageStatus {
     Complete,
     /// Stopped by the user; the text so far stands.
@@ -179,19 +182,25 @@ pub struct NewChat {
     pub system_prompt: Option<String>,
 }
 
-/// A chat that matches a search.
-#[derive(Debug, Clone)]
+/// A chat that matches a search: where, and the first matching message cut around the match.
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "ChatSearchResult")]
 pub struct SearchResult {
     pub chat: Chat,
+    /// The query is in the title.
     pub in_title: bool,
-    /// The first matching message, cut around the match.
+    /// The first matching message, cut around the match; `None` when only the title matches.
     pub snippet: Option<Snippet>,
     /// How many of its messages match.
     pub message_count: u32,
 }
 
-/// A piece of a message around a match: `before`, the match as written, `after`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A piece of a message around a match, on one line: `before` + `matched` + `after`, `matched`
+/// being the query as the message writes it (for highlighting).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "SearchSnippet")]
 pub struct Snippet {
     pub message_id: String,
     pub before: String,

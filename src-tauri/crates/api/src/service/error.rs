@@ -37,7 +37,8 @@ impl AgentFile {
 }
 
 /// What a request collides with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
 pub enum Conflict {
     /// The key is already in the provider's pool.
     #[error("this API key is already in the provider's pool")]

@@ -2,7 +2,9 @@
 
 /// Tells the UI that a provider's keys changed (the shell emits `llmConfig:changed`).
 pub trait EventSink: Send + Sync {
-    fn llm_config_changed(&self, provider_id: &str);
+    /// A write to `provider_id` or its keys committed, and got `generation` (see
+    /// [`super::Written`]).
+    fn llm_config_changed(&self, provider_id: &str, generation: u64);
 
     /// The team's status changed (joined, left, connected, disconnected, members); the shell
     /// emits `team:changed`. Nothing to tell by default.
@@ -25,5 +27,5 @@ pub trait EventSink: Send + Sync {
 pub struct NoEvents;
 
 impl EventSink for NoEvents {
-    fn llm_config_changed(&self, _: &str) {}
+    fn llm_config_changed(&self, _: &str, _: u64) {}
 }

@@ -13,7 +13,7 @@ use keypool_store::{providers, usage, Database};
 
 use super::providers::{endpoint_of, require_provider};
 use super::vault::key_account;
-use super::write_path::{Changed, WritePath};
+use super::write_path::{Changed, WritePath, Written};
 use super::Vault;
 use crate::service::error::{Conflict, Result, ServiceError};
 use crate::service::problem::Rule;
@@ -31,16 +31,19 @@ pub struct NewKey {
 }
 
 /// A pool key as the services show it: its value never, only a masked preview.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct ApiKey {
     pub id: String,
     pub provider_id: String,
     pub label: Option<String>,
     /// `sk-…9f3a`, or a `$NAME` reference as written.
+    #[serde(rename = "apiKeyPreview")]
     pub preview: String,
     /// The key is a `$NAME` reference to an environment variable.
     pub is_env_ref: bool,
     pub enabled: bool,
+    /// Within `LIMITS.weight`.
     pub weight: u32,
     pub sort_order: i64,
     /// Why the pool switched the key off (`HTTP 401`); `None` when the user did, or it is on.
@@ -48,7 +51,10 @@ pub struct ApiKey {
     pub disabled_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
-    pub limits: UserLimits,
+    /// The user's limit of requests per minute; `None`: none.
+    pub rpm_limit: Option<u32>,
+    /// The user's limit of requests at once; `None`: none.
+    pub max_concurrent: Option<u32>,
     /// The quota group it shares its provider's limits with; `None`: a group of its own.
     pub quota_group: Option<String>,
 }
@@ -68,7 +74,8 @@ impl From<ApiKeyRow> for ApiKey {
             disabled_at: row.disabled_at,
             created_at: row.created_at,
             updated_at: row.updated_at,
-            limits: UserLimits { rpm: row.rpm_limit, max_concurrent: row.max_concurrent },
+            rpm_limit: row.rpm_limit,
+            max_concurrent: row.max_concurrent,
             quota_group: row.quota_group,
         }
     }
@@ -180,7 +187,7 @@ impl Keys {
     }
 
     /// Adds a key; its value goes to the keychain when one is reachable.
-    pub fn add(&self, new: NewKey) -> Result<ApiKey> {
+    pub fn add(&self, new: NewKey) -> Result<Written<ApiKey>> {
         let now = self.clock.now().as_millis();
         let id = uuid::Uuid::new_v4().to_string();
         let vault = &self.writes.vault;
@@ -265,13 +272,13 @@ impl Keys {
     /// Applies `patch` in one transaction; enabling a key clears why it was disabled and lifts
     /// the pool's refusal. A new value is kept where the vault decides (the keychain entry is
     /// overwritten, or removed when the new value is a `$NAME`).
-    pub fn update(&self, id: &str, patch: KeyPatch) -> Result<ApiKey> {
+    pub fn update(&self, id: &str, patch: KeyPatch) -> Result<Written<ApiKey>> {
         let now = self.clock.now().as_millis();
         let enabling = patch.enabled == Some(true);
         let replaces_secret = patch.api_key.is_some();
         let vault = &self.writes.vault;
         let mut was_in_keychain = false;
-        let row = self.writes.apply(|tx| {
+        let written = self.writes.apply(|tx| {
             let current = require_key(tx, id)?;
             was_in_keychain = current.api_key.in_keychain();
             let mut stored = ApiKeyPatch {
@@ -293,7 +300,7 @@ impl Keys {
             Ok(Changed { provider_id: row.provider_id.clone(), value: row })
         })?;
         if replaces_secret {
-            if was_in_keychain && !row.api_key.in_keychain() {
+            if was_in_keychain && !written.value.api_key.in_keychain() {
                 vault.forget(&key_account(id));
             }
             self.writes.forget_removed_secrets();
@@ -302,26 +309,25 @@ impl Keys {
             // The pool lifts its refusal, and so does every member of a team.
             self.completions.key_enabled(&KeyId::new(id));
         }
-        Ok(ApiKey::from(row))
+        Ok(written.map(ApiKey::from))
     }
 
     /// Puts the key in the quota group `group` (keys of one account that share its limits), or
     /// in none.
-    pub fn set_quota_group(&self, id: &str, group: Option<&str>) -> Result<ApiKey> {
+    pub fn set_quota_group(&self, id: &str, group: Option<&str>) -> Result<Written<ApiKey>> {
         let now = self.clock.now().as_millis();
-        let row = self.writes.apply(|tx| {
+        self.writes.apply(|tx| {
             let row = api_keys::set_quota_group(tx, id, group, now)?.ok_or_else(|| key_not_found(id))?;
-            Ok(Changed { provider_id: row.provider_id.clone(), value: row })
-        })?;
-        Ok(ApiKey::from(row))
+            Ok(Changed { provider_id: row.provider_id.clone(), value: ApiKey::from(row) })
+        })
     }
 
-    pub fn set_enabled(&self, id: &str, enabled: bool) -> Result<ApiKey> {
+    pub fn set_enabled(&self, id: &str, enabled: bool) -> Result<Written<ApiKey>> {
         self.update(id, KeyPatch { enabled: Some(enabled), ..KeyPatch::default() })
     }
 
     /// Sets the user's limits of a key, replacing both (`None`: no limit).
-    pub fn set_limits(&self, id: &str, limits: UserLimits) -> Result<ApiKey> {
+    pub fn set_limits(&self, id: &str, limits: UserLimits) -> Result<Written<ApiKey>> {
         let now = self.clock.now().as_millis();
         self.writes.apply(|tx| {
             let row = api_keys::set_limits(tx, id, limits.rpm, limits.max_concurrent, now)?
@@ -331,18 +337,18 @@ impl Keys {
     }
 
     /// Deletes a key, its keychain entry with it.
-    pub fn delete(&self, id: &str) -> Result<()> {
-        self.writes.apply(|tx| {
+    pub fn delete(&self, id: &str) -> Result<Written<()>> {
+        let written = self.writes.apply(|tx| {
             let provider_id = api_keys::delete_api_key(tx, id)?.ok_or_else(|| key_not_found(id))?;
             Ok(Changed { provider_id, value: () })
         })?;
         self.writes.vault.forget(&key_account(id));
         self.writes.forget_removed_secrets();
-        Ok(())
+        Ok(written)
     }
 
     /// Sets the display (and cycle) order: `ids` must list each of the provider's keys once.
-    pub fn reorder(&self, provider_id: &str, ids: &[String]) -> Result<Vec<ApiKey>> {
+    pub fn reorder(&self, provider_id: &str, ids: &[String]) -> Result<Written<Vec<ApiKey>>> {
         let now = self.clock.now().as_millis();
         self.writes.apply(|tx| {
             require_provider(tx, provider_id)?;
@@ -379,12 +385,12 @@ impl Keys {
         Ok(PoolStatus { now, keys, unset_vars })
     }
 
-    /// Ends a key's cooldown by hand. Not a database write, but the UI is told all the same.
-    pub fn reset_cooldown(&self, id: &str) -> Result<()> {
+    /// Ends a key's cooldown by hand. Not a database write, but the UI is told all the same,
+    /// under a generation of its own.
+    pub fn reset_cooldown(&self, id: &str) -> Result<Written<()>> {
         let row = require_key(&*self.db.lock()?, id)?;
         self.pool.reset_cooldown(&KeyId::new(id));
-        self.writes.events.llm_config_changed(&row.provider_id);
-        Ok(())
+        Ok(Written { value: (), generation: self.writes.tell(&row.provider_id) })
     }
 
     /// Tests one pool key against its provider; no chat's binding changes. The test moves the
@@ -413,7 +419,7 @@ impl Keys {
             let usable = self.completions.probe_credit(&endpoint, &key, &model).await;
             tracing::info!(key = %key_id, usable, "checked an out-of-credit key by hand");
             self.completions.probed(&key_id, usable);
-            self.writes.events.llm_config_changed(&provider.id);
+            self.writes.tell(&provider.id);
             if !usable {
                 return Ok(ProbeResult {
                     ok: false,
@@ -451,7 +457,7 @@ impl Keys {
                 returned |= usable;
             }
             if returned {
-                self.writes.events.llm_config_changed(&provider.id);
+                self.writes.tell(&provider.id);
             }
         }
         Ok(())

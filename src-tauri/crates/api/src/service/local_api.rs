@@ -321,7 +321,8 @@ impl Routed {
 
 /// A model sent to a provider whatever it lists: `model` (a glob, `*` any run of characters,
 /// `?` one) goes to `provider` (its name in any case, or its id) as `to_model`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct ModelRoute {
     pub model: String,
     pub provider: String,

@@ -28,7 +28,7 @@ mod write_path;
 
 pub use agents::{
     cache_drop, Agent, AgentHome, AgentStatus, Agents, AgentsOverview, CacheDrop, ConnectOptions, Connected,
-    Connection, Source, SourceUse, SourcesReport, TokenState, AGENTS,
+    Connection, Source, SourceUsage, SourceUse, SourcesReport, TightenedFile, TokenState, AGENTS,
 };
 pub use alerts::PoolAlert;
 pub(crate) use alerts::PoolAlerts;
@@ -66,7 +66,9 @@ pub use report::{By, UsageLine, UsageReport};
 pub use settings::{AppSettings, Proxy, Settings, SettingsPatch, DEFAULT_RETENTION_DAYS, MAX_WAIT_LIMIT_SECONDS};
 pub use team::{Membership, SecretPlace, TeamDown, TeamJoin, TeamPhase, TeamView, CONNECTING_GRACE};
 pub use usage::{
-    Bucket, KeySpend, NewPrice, NoSaveDialog, Point, Price, SaveDialog, Spend, Summary, Totals, Usage, DAY_MS,
+    Bucket, KeySpend, NewPrice, NoSaveDialog, Point, Price, SaveDialog, SentWith, Series, Spend, Summary, Totals,
+    Usage, DAY_MS,
 };
 pub use vault::{KeychainProblem, KeychainState, Migrated, Vault};
 pub(crate) use write_path::WritePath;
+pub use write_path::Written;

@@ -18,8 +18,10 @@ use crate::service::error::{Result, ServiceError};
 /// The file, in the data directory.
 pub const PREFERENCES_FILE_NAME: &str = "preferences.json";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The colour theme: the OS's, or one chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
+#[ts(rename = "ThemeChoice")]
 pub enum Theme {
     /// The OS's light or dark.
     System,
@@ -27,8 +29,10 @@ pub enum Theme {
     Dark,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The UI's language: the OS's, or one chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
+#[ts(rename = "LanguageChoice")]
 pub enum Language {
     /// The OS's language, when the UI has it.
     System,
@@ -38,8 +42,9 @@ pub enum Language {
     Ru,
 }
 
-/// A page of the app, as the window reopens on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// A page of the app, as the window reopens on it: `chat`, `usage`, or a section of Settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "PageChoice")]
 pub enum Page {
     #[serde(rename = "chat")]
     Chat,

@@ -10,7 +10,7 @@ use keypool_store::providers::{self, ProviderRow};
 use keypool_store::{api_keys, Database, StoredKey};
 
 use super::vault::{key_account, provider_account};
-use super::write_path::{Changed, WritePath};
+use super::write_path::{Changed, WritePath, Written};
 use super::Vault;
 use crate::service::error::{Result, ServiceError};
 use crate::service::problem::Rule;
@@ -61,7 +61,8 @@ pub(crate) fn address_of(row: &ProviderRow) -> String {
 }
 
 /// A provider as the services show it; its own key only as a masked preview.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct Provider {
     /// `openai`, `anthropic`, `gemini`, `local` for the built-in ones, a UUID for the others.
     pub id: String,
@@ -77,11 +78,15 @@ pub struct Provider {
     pub default_model: Option<String>,
     /// The system prompt new chats with this provider start with.
     pub system_prompt: Option<String>,
-    /// How many keys the pool holds.
+    /// How many keys the pool holds; while 0, the provider-level key is used (or, without one,
+    /// no key at all).
     pub key_count: u32,
-    /// Its base URL is on this machine or a private network, where servers commonly need no key.
+    /// Its base URL is on this machine or a private network: a server there commonly needs no
+    /// key, and requests go without one while the pool is empty and no provider key is set.
     pub local: bool,
-    /// A request can be answered as far as the stored keys tell (see [`answerable`]).
+    /// A request can be answered as far as the stored keys tell: an enabled pool key, or while
+    /// the pool is empty the provider key, or none for a local server. A key may still be
+    /// resting (see [`answerable`]).
     pub answerable: bool,
     pub created_at: i64,
     pub updated_at: i64,
@@ -186,13 +191,15 @@ fn names_public_address(base_url: &str) -> bool {
     !keypool_llm::is_local_address(ip)
 }
 
-/// The models a provider's endpoint lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The models a provider's models endpoint lists.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct ModelList {
     pub models: Vec<String>,
     /// When they were fetched (milliseconds since the epoch).
     pub fetched_at: i64,
-    /// Answered from what was fetched before, not asked again.
+    /// Answered from what was fetched before, not asked again (`llmConfig:listModels` asks again
+    /// with `refresh: true`).
     pub cached: bool,
 }
 
@@ -319,7 +326,7 @@ impl Providers {
         if added.is_err() {
             self.writes.vault.forget(&account);
         }
-        added
+        added.map(|written| written.value)
     }
 
     /// Applies `patch`. Moving the base URL to another origin (scheme, host or port) while the
@@ -338,7 +345,7 @@ impl Providers {
         };
         let replaces_secret = patch.api_key.is_some();
         let vault = &self.writes.vault;
-        let row = self.writes.apply(|tx| {
+        let Written { value: row, .. } = self.writes.apply(|tx| {
             let current = providers::get_provider(tx, id)?.ok_or_else(|| provider_not_found(id))?;
             if let Some(name) = &patch.name {
                 refuse_taken_name(tx, name, Some(id))?;
@@ -387,7 +394,7 @@ impl Providers {
 
     /// Deletes a provider with its pool keys (their count is returned); its chats stay, detached.
     pub fn delete(&self, id: &str) -> Result<u32> {
-        let (deleted_keys, key_ids) = self.writes.apply(|tx| {
+        let Written { value: (deleted_keys, key_ids), .. } = self.writes.apply(|tx| {
             let key_ids: Vec<String> = api_keys::list_api_keys(tx, id)?.into_iter().map(|k| k.id).collect();
             let deleted_keys = providers::delete_provider(tx, id)?.ok_or_else(|| provider_not_found(id))?;
             Ok(Changed { provider_id: id.to_owned(), value: (deleted_keys, key_ids) })

@@ -71,10 +71,13 @@ pub enum TeamDown {
 }
 
 /// Where the team secret is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "TeamSecretPlace")]
 pub enum SecretPlace {
     Keychain,
-    /// In memory for this run only (there is no keychain).
+    /// In memory for this run only: there is no keychain, so the team is not joined again at
+    /// the next start.
     Memory,
     None,
 }

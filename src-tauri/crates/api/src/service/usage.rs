@@ -36,7 +36,8 @@ impl SaveDialog for NoSaveDialog {
 
 /// Sums of attempts. `failures`: all but the answered and the stopped; `failovers`: refusals
 /// the pool moved on from; `input_tokens` counts the cached ones too.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct Totals {
     pub requests: u64,
     pub failures: u64,
@@ -84,11 +85,13 @@ impl Tally {
 }
 
 /// A model's price, in US dollars per million tokens.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct Price {
     pub model: String,
     pub input_per_million: f64,
     /// `None`: cached input costs what input costs.
+    #[serde(rename = "cachedInputPerMillion")]
     pub cached_per_million: Option<f64>,
     pub output_per_million: f64,
     pub updated_at: i64,
@@ -155,13 +158,50 @@ impl Bucket {
     }
 }
 
-/// One bucket of one key's attempts.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One bucket of one key's attempts; `at` is the bucket's start. `failovers`: attempts refused
+/// in a way the pool moved on from (rate limited, auth rejected, out of credit).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "UsagePoint")]
 pub struct Point {
     pub at: i64,
     pub provider_id: String,
+    /// `""` for the provider-level key, [`usage::NO_KEY`] for requests sent without any key.
     pub key_id: String,
+    pub sent_with: SentWith,
+    #[serde(flatten)]
     pub totals: Totals,
+}
+
+/// The buckets of a range (`[from, to)`), each key's in its own [`Point`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "UsageSeries")]
+pub struct Series {
+    pub from: i64,
+    pub to: i64,
+    pub points: Vec<Point>,
+}
+
+/// What a key row of the ledger sent its requests with: a key of the pool, the provider-level
+/// key, or no key at all (a server on this machine, such as Ollama, while its provider has none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub enum SentWith {
+    PoolKey,
+    ProviderKey,
+    NoKey,
+}
+
+impl SentWith {
+    /// Of a key id as the ledger keeps it: `""` the provider-level key, [`usage::NO_KEY`] none.
+    pub fn of(key_id: &str) -> Self {
+        match key_id {
+            "" => SentWith::ProviderKey,
+            usage::NO_KEY => SentWith::NoKey,
+            _ => SentWith::PoolKey,
+        }
+    }
 }
 
 pub struct Usage {
@@ -255,14 +295,21 @@ impl Usage {
         bucket: Bucket,
         from: i64,
         to: i64,
-    ) -> Result<Vec<Point>> {
+    ) -> Result<Series> {
         let (from, to) = self.range(Some(from), Some(to))?;
         self.ledger.flush();
         let rows = usage::series(&*self.db.lock()?, provider, key, bucket.millis(), from, to)?;
-        Ok(rows
+        let points = rows
             .into_iter()
-            .map(|(at, provider_id, key_id, totals)| Point { at, provider_id, key_id, totals: totals.into() })
-            .collect())
+            .map(|(at, provider_id, key_id, totals)| Point {
+                at,
+                provider_id,
+                sent_with: SentWith::of(&key_id),
+                key_id,
+                totals: totals.into(),
+            })
+            .collect();
+        Ok(Series { from, to, points })
     }
 
     /// Writes the attempts of `[from, to)`, of one provider or all, as CSV where the user chooses

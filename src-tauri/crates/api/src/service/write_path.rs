@@ -4,6 +4,12 @@
 //! pool asks for after a provider rejected a key) goes through [`WritePath::apply`], which
 //! commits one transaction and then, in one place, drops the pool's cache for the provider it
 //! touched and tells the UI.
+//!
+//! Each committed write gets the next generation, counted while the database is still held, so
+//! generations follow the order of the commits; so does each change of the pool's memory the UI
+//! is told of ([`WritePath::tell`]). The UI is told the provider and the generation, and a
+//! command answers the generation of its change with its value ([`Written`]): a view that shows
+//! a change's answer knows the event that echoes it, and reads again only for the others.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -22,30 +28,59 @@ pub(crate) struct Changed<T> {
     pub value: T,
 }
 
+/// What a committed write (or a change of the pool's memory) answers: its value, and the
+/// generation it got, which the `llmConfig:changed` it caused carries too. The value is a struct:
+/// its fields and `generation` are the answer's.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+pub struct Written<T> {
+    #[serde(flatten)]
+    pub value: T,
+    pub generation: u64,
+}
+
+impl<T> Written<T> {
+    /// The same write, answering `f` of its value.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Written<U> {
+        Written { value: f(self.value), generation: self.generation }
+    }
+}
+
 pub(crate) struct WritePath {
     pub db: Arc<Database>,
     pub pool: Arc<KeyPool>,
     pub events: Arc<dyn EventSink>,
     /// Where key values are kept at rest.
     pub vault: Arc<Vault>,
-    /// Counts the writes, so readers of providers and keys know when what they hold is stale.
+    /// Counts the committed writes and the changes of the pool's memory told: the last one's
+    /// generation. Readers of providers and keys know by it when what they hold is stale, and the
+    /// UI which events it has applied.
     pub generation: AtomicU64,
 }
 
 impl WritePath {
-    pub(crate) fn apply<T>(&self, change: impl FnOnce(&Transaction<'_>) -> Result<Changed<T>>) -> Result<T> {
-        let Changed { provider_id, value } = {
+    pub(crate) fn apply<T>(&self, change: impl FnOnce(&Transaction<'_>) -> Result<Changed<T>>) -> Result<Written<T>> {
+        let (Changed { provider_id, value }, generation) = {
             let mut conn = self.db.lock()?;
             let tx = conn.transaction()?;
             let changed = change(&tx)?;
             tx.commit()?;
-            changed
+            (changed, self.generation.fetch_add(1, Ordering::AcqRel) + 1)
         };
-        self.generation.fetch_add(1, Ordering::Release);
         self.pool.invalidate(&ProviderId::new(provider_id.as_str()));
-        tracing::debug!(provider = %provider_id, "API keys changed");
-        self.events.llm_config_changed(&provider_id);
-        Ok(value)
+        tracing::debug!(provider = %provider_id, generation, "API keys changed");
+        self.events.llm_config_changed(&provider_id, generation);
+        Ok(Written { value, generation })
+    }
+
+    /// Tells the UI of a change of the pool's memory alone (a cooldown ended, a key back from out
+    /// of credit): nothing to commit, but the change gets the next generation all the same.
+    pub(crate) fn tell(&self, provider_id: &str) -> u64 {
+        let generation = {
+            let _held = self.db.lock();
+            self.generation.fetch_add(1, Ordering::AcqRel) + 1
+        };
+        self.events.llm_config_changed(provider_id, generation);
+        generation
     }
 
     /// Persists a disable the pool decided on. The pool already refuses the key in memory, so a
@@ -56,7 +91,7 @@ impl WritePath {
             api_keys::disable_api_key(tx, key.as_str(), &reason_text, at.as_millis())?;
             Ok(Changed { provider_id: provider.as_str().to_owned(), value: () })
         });
-        match written {
+        match written.map(|written| written.value) {
             Ok(()) => {
                 tracing::warn!(%key, %provider, status = reason.status(), "API key disabled after the provider rejected it")
             }
@@ -83,7 +118,7 @@ impl WritePath {
             }
             Ok(Changed { provider_id: provider.as_str().to_owned(), value: rejected })
         });
-        match written {
+        match written.map(|written| written.value) {
             Ok(true) => tracing::info!(%key, %provider, "API key enabled again by another member of the team"),
             Ok(false) => {}
             Err(error) => tracing::error!(%key, %provider, %error, "could not record the key as enabled again"),

@@ -137,7 +137,9 @@ mod adding {
         assert_eq!(key["providerId"], "openai", "the provider is recorded");
         assert_eq!(key["createdAt"], crate::support::START.as_millis(), "times come from the injected clock");
         let listed = h.ok("llmConfig:getApiKeys", json!({ "providerId": "openai" }));
-        assert_eq!(listed[0], key, "add returns the entry exactly as stored");
+        let mut stored = key.clone();
+        stored.as_object_mut().unwrap().remove("generation");
+        assert_eq!(listed[0], stored, "add returns the entry exactly as stored, with its write's generation");
         assert_eq!(h.events.take(), vec!["openai"], "the UI is told the provider changed");
     }
 
@@ -172,6 +174,53 @@ mod adding {
         assert_eq!(err.code, ErrorCode::NotFound, "the provider does not exist: {err:?}");
         assert_eq!(h.snapshot(), before, "nothing was written");
         assert!(h.events.take().is_empty(), "no change event for a failed write");
+    }
+}
+
+/// Every committed write gets the next generation; a key command answers it, and the
+/// `llmConfig:changed` the write causes carries it, so the UI knows its own write's echo.
+mod generations {
+    use super::*;
+
+    fn generation(answer: &Value) -> u64 {
+        answer["generation"].as_u64().unwrap_or_else(|| panic!("the answer carries its write's generation: {answer}"))
+    }
+
+    #[test]
+    fn each_key_write_answers_the_generation_its_event_carries() {
+        let h = Harness::new();
+        let added = h.ok("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": SECRET_A }));
+        let id = id_of(&added);
+        let answers = [
+            added,
+            h.ok("llmConfig:toggleApiKey", json!({ "id": id, "enabled": false })),
+            h.ok("llmConfig:updateApiKey", json!({ "id": id, "weight": 2 })),
+            h.ok("llmConfig:setKeyLimits", json!({ "id": id, "rpmLimit": 10 })),
+            h.ok("llmConfig:reorderApiKeys", json!({ "providerId": "openai", "ids": [id] })),
+            h.ok("llmConfig:updateApiKeys", json!({ "ids": [id], "weight": 3 })),
+            h.ok("llmConfig:deleteApiKey", json!({ "id": id })),
+        ];
+        let answered: Vec<u64> = answers.iter().map(generation).collect();
+        let told: Vec<(String, u64)> = answered.iter().map(|g| ("openai".to_owned(), *g)).collect();
+        assert_eq!(h.events.take_changes(), told, "each event names the provider and its write's generation");
+        assert!(
+            answered.windows(2).all(|pair| pair[1] == pair[0] + 1),
+            "one generation per write, in order: {answered:?}"
+        );
+        assert_eq!(answers[1]["enabled"], false, "the key row is answered beside the generation");
+        assert_eq!(answers[4]["keys"][0]["id"], json!(id), "a list is answered as `keys`");
+    }
+
+    #[test]
+    fn a_refused_write_takes_no_generation_and_other_writes_count() {
+        let h = Harness::new();
+        let first = generation(&h.ok("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": SECRET_A })));
+        h.err("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": SECRET_A }));
+        h.ok("llmConfig:updateProvider", json!({ "id": "openai", "name": "OpenAI (work)" }));
+        let (_, provider_write) = h.events.take_changes().pop().expect("the provider's write is told");
+        assert_eq!(provider_write, first + 1, "the duplicate counted nothing; the provider's write counted one");
+        let next = generation(&h.ok("llmConfig:addApiKey", json!({ "providerId": "openai", "apiKey": SECRET_B })));
+        assert_eq!(next, provider_write + 1, "the next key write comes after it");
     }
 }
 
@@ -361,7 +410,7 @@ mod writes_reach_the_pool {
         add(&h, "openai", SECRET_B, "b", 1);
         select_label(&h, "openai");
         let deleted = h.ok("llmConfig:deleteApiKey", json!({ "id": a }));
-        assert_eq!(deleted, json!({ "id": a }), "delete returns the id");
+        assert_eq!(deleted["id"], json!(a), "delete returns the id: {deleted}");
         for _ in 0..3 {
             assert_eq!(select_label(&h, "openai").as_deref(), Some("b"), "a deleted key is never selected");
         }
@@ -375,8 +424,8 @@ mod writes_reach_the_pool {
         let b = id_of(&add(&h, "openai", SECRET_B, "b", 1));
         assert_eq!(select_label(&h, "openai").as_deref(), Some("a"), "slot 0 is the first key");
         let listed = h.ok("llmConfig:reorderApiKeys", json!({ "providerId": "openai", "ids": [b, a] }));
-        assert_eq!(listed[0]["id"], json!(b), "the list comes back in the new order");
-        assert_eq!(listed[0]["sortOrder"], 0, "positions become sortOrder");
+        assert_eq!(listed["keys"][0]["id"], json!(b), "the list comes back in the new order");
+        assert_eq!(listed["keys"][0]["sortOrder"], 0, "positions become sortOrder");
         let after = h.ok("llmConfig:getApiKeys", json!({ "providerId": "openai" }));
         assert_eq!(after[0]["id"], json!(b), "the order is stored");
         // a served last; in the pool's smooth order b catches up, then a takes its turns again.
@@ -454,7 +503,7 @@ mod pool_status {
         assert_eq!(status["keys"][1]["state"], "active", "the other key is untouched");
 
         h.events.take();
-        assert_eq!(h.ok("llmConfig:resetCooldown", json!({ "id": a })), json!({ "id": a }));
+        assert_eq!(h.ok("llmConfig:resetCooldown", json!({ "id": a }))["id"], json!(a));
         let status = h.ok("llmConfig:getPoolStatus", json!({ "providerId": "openai" }));
         assert_eq!(status["keys"][0]["state"], "active", "reset ends the cooldown");
         assert_eq!(status["keys"][0]["consecutiveErrors"], 0, "and the failure streak");

@@ -13,21 +13,19 @@ use keypool_store::Database;
 use serde_json::Value;
 
 #[derive(Default)]
-pub struct RecordedEvents(Mutex<Vec<String>>, Mutex<Vec<Value>>, Mutex<Vec<Value>>);
+pub struct RecordedEvents(Mutex<Vec<(String, u64)>>, Mutex<Vec<Value>>, Mutex<Vec<Value>>);
 
 impl EventSink for RecordedEvents {
-    fn llm_config_changed(&self, provider_id: &str) {
-        self.0.lock().unwrap().push(provider_id.to_owned());
+    fn llm_config_changed(&self, provider_id: &str, generation: u64) {
+        self.0.lock().unwrap().push((provider_id.to_owned(), generation));
     }
 
     fn key_import_progress(&self, progress: &keypool_api::service::ImportProgress) {
-        let payload = ipc::KeyImportProgress::from(progress);
-        self.1.lock().unwrap().push(serde_json::to_value(payload).unwrap());
+        self.1.lock().unwrap().push(serde_json::to_value(progress).unwrap());
     }
 
     fn pool_alert(&self, alert: &keypool_api::service::PoolAlert) {
-        let payload = ipc::events::PoolAlertDto::from(alert);
-        self.2.lock().unwrap().push(serde_json::json!({ "alert": payload }));
+        self.2.lock().unwrap().push(serde_json::json!({ "alert": alert }));
     }
 
     fn notify(&self, title: &str, body: &str) {
@@ -36,7 +34,13 @@ impl EventSink for RecordedEvents {
 }
 
 impl RecordedEvents {
+    /// The providers `llmConfig:changed` named so far, in order.
     pub fn take(&self) -> Vec<String> {
+        self.take_changes().into_iter().map(|(provider, _)| provider).collect()
+    }
+
+    /// The `llmConfig:changed` payloads so far, in order: each provider with its write's generation.
+    pub fn take_changes(&self) -> Vec<(String, u64)> {
         std::mem::take(&mut *self.0.lock().unwrap())
     }
 

@@ -89,7 +89,7 @@ impl Store {
         self.call("llmConfig:startKeyImport", args).await;
         let end = self.ctx.bulk_keys().unwrap().finished(&import_id).await.unwrap();
         let imported = started.elapsed();
-        (previewed, imported, serde_json::to_value(ipc::KeyImportProgress::from(&end)).unwrap())
+        (previewed, imported, serde_json::to_value(&end).unwrap())
     }
 }
 

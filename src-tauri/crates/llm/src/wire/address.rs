@@ -5,8 +5,11 @@
 use super::WireFormat;
 
 /// The API families clients speak. A provider of a client's family answers it as-is; one of
-/// another family is asked in its own words and its answer translated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// another family is asked in its own words and its answer translated. The UI names it a
+/// `ClientApi`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ClientApi"))]
+#[serde(rename_all = "lowercase")]
 pub enum Dialect {
     /// OpenAI's Chat Completions and Responses APIs.
     OpenAi,

@@ -96,14 +96,18 @@ impl Problem {
     }
 }
 
-/// A model an endpoint serves, as listed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A model an endpoint serves, as listed (Settings → Local API shows them as `ServedModel`s).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ServedModel"))]
 pub struct ListedModel {
+    #[serde(rename = "model")]
     pub id: String,
-    /// The provider a request naming `id` alone goes to, by the name people know it by.
+    /// The provider a request naming the model alone goes to, by the name people know it by.
     pub provider: String,
-    /// The other providers of the dialect that can answer and list `id` too: a client reaches
-    /// one of them as `name/id`.
+    /// The other providers of the dialect that can answer and list the model too: a client
+    /// reaches one of them as `name/model`.
     pub others: Vec<String>,
+    /// The API a client asking for it speaks.
+    #[serde(rename = "api")]
     pub dialect: Dialect,
 }

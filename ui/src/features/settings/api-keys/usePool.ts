@@ -1,13 +1,13 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useLatestLoad } from '../../../hooks/useLatestLoad';
-import type { AddApiKeyArgs, ApiKey, KeyUsage, PoolStatus } from '../../../ipc/bindings';
+import type { AddApiKeyArgs, ApiKey, KeyUsage, PoolStatus, Written } from '../../../ipc/bindings';
 import { type IpcError, listen } from '../../../ipc/client';
 import { type ApiKeyChanges, llmConfigApi } from '../../../ipc/llmConfig';
 import { usageApi } from '../../../ipc/usage';
 import { clockOffset } from '../../../clock';
 import { keyRows, type KeyRow } from './keyRows';
-import { ownWrites } from './ownWrites';
-import { applyAnswer, goneKeys, type KeysAnswer, movesLiveState, noKeys, storedKey, storedKeysOf } from './writeAnswers';
+import { applyAnswer, goneKeys, type KeysAnswer, movesLiveState, noKeys, storedKey, storedKeysOf, writtenValue } from './writeAnswers';
+import { writeGenerations } from './writeGenerations';
 
 /** Request counts and cooldowns change without a write; refresh them this often. */
 const STATUS_POLL_MS = 10_000;
@@ -41,10 +41,11 @@ interface Override {
  * A provider's API key pool: the stored keys joined with the pool's live status.
  *
  * The list follows the backend. A write of this view shows what the write answered (each key
- * command answers with what it stored), and its own `llmConfig:changed` reads nothing again;
- * any other `llmConfig:changed` naming this provider reloads the keys, the status and today's
- * use. While a switch or a weight is being written the row shows the value asked for (an
- * override), dropped once the answer is in, so nothing flickers.
+ * command answers with what it stored, and the generation its write got), so its own
+ * `llmConfig:changed`, which carries that generation, reads nothing again; a `llmConfig:changed`
+ * of any other generation naming this provider reloads the keys, the status and today's use (see
+ * `writeGenerations`). While a switch or a weight is being written the row shows the value asked
+ * for (an override), dropped once the answer is in, so nothing flickers.
  */
 export function usePool(providerId: string) {
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
@@ -56,9 +57,7 @@ export function usePool(providerId: string) {
   const [order, setOrder] = useState<string[] | null>(null);
 
   const loads = useLatestLoad();
-  /** Full loads in flight: one may have read the keys before a write that answers meanwhile. */
-  const loading = useRef(0);
-  const [echoes] = useState(ownWrites);
+  const [generations] = useState(writeGenerations);
   const shown = useRef(providerId);
   shown.current = providerId;
 
@@ -67,10 +66,17 @@ export function usePool(providerId: string) {
       const [nextKeys, nextStatus] = await Promise.all([llmConfigApi.getApiKeys(providerId), llmConfigApi.getPoolStatus(providerId)]);
       return [nextKeys, nextStatus, await usageToday(providerId, nextStatus.now)] as const;
     };
-    loading.current += 1;
-    try {
+    for (let again = true; again; ) {
+      again = false;
+      const since = generations.newest();
       await loads.run(loadAll, {
         loaded: ([nextKeys, nextStatus, nextToday]) => {
+          // A write of this view answered meanwhile, with a newer generation: the keys may have
+          // been read before it committed, and would hide it. Read them again.
+          if (generations.newest() !== since) {
+            again = true;
+            return;
+          }
           setKeys(nextKeys);
           setStatus(nextStatus);
           if (nextToday) setToday(nextToday);
@@ -79,10 +85,8 @@ export function usePool(providerId: string) {
         },
         failed: setError,
       });
-    } finally {
-      loading.current -= 1;
     }
-  }, [providerId, loads]);
+  }, [providerId, loads, generations]);
 
   const loadStatus = useCallback(async () => {
     try {
@@ -101,10 +105,10 @@ export function usePool(providerId: string) {
     setStatus(null);
     setToday([]);
     setError(null);
-    echoes.reset();
+    generations.reset();
     void load();
     const stop = listen('llmConfig:changed', (change) => {
-      if (change.providerId === providerId && !echoes.heard(Date.now())) void load();
+      if (change.providerId === providerId && generations.heard(change.generation)) void load();
     });
     const poll = setInterval(() => {
       if (document.visibilityState !== 'hidden') void loadStatus();
@@ -114,7 +118,7 @@ export function usePool(providerId: string) {
       clearInterval(poll);
       loads.cancel(); // answers still in flight are for the old provider
     };
-  }, [providerId, load, loadStatus, loads, echoes]);
+  }, [providerId, load, loadStatus, loads, generations]);
 
   /**
    * Runs a write and shows what it answered (`answer`). `live`: the write moves the pool's live
@@ -122,24 +126,24 @@ export function usePool(providerId: string) {
    * shows the write.
    */
   const write = useCallback(
-    async <T,>(command: () => Promise<T>, answer: (result: T) => KeysAnswer, live = false): Promise<T> => {
-      const echo = echoes.expect();
-      let result: T;
+    async <T extends object>(command: () => Promise<Written<T>>, answer: (result: T) => KeysAnswer, live = false): Promise<T> => {
+      const own = generations.started();
+      let written: Written<T>;
       try {
-        result = await command();
+        written = await command();
       } catch (e) {
-        if (echoes.failed(echo)) void load(); // the event it took was another write's
+        if (generations.failed(own)) void load(); // an event heard meanwhile was another write's
         throw e;
       }
-      echoes.answered(echo, Date.now());
+      const missed = generations.answered(own, written.generation);
+      const result = writtenValue(written);
       if (shown.current !== providerId) return result; // the view has moved to another provider
       setKeys((held) => held && applyAnswer(held, answer(result)));
-      // A reload in flight may have read the keys before this write: one started now reads after it.
-      if (loading.current > 0) void load();
+      if (missed) void load();
       if (live) await loadStatus();
       return result;
     },
-    [providerId, echoes, load, loadStatus],
+    [providerId, generations, load, loadStatus],
   );
 
   const withOverride = useCallback(async <T,>(id: string, override: Override, command: () => Promise<T>): Promise<T> => {
@@ -161,14 +165,14 @@ export function usePool(providerId: string) {
         withOverride(id, { enabled }, () => write(() => llmConfigApi.toggleApiKey(id, enabled), storedKey, movesLiveState({ enabled }))),
       remove: (id: string) => write(() => llmConfigApi.deleteApiKey(id), (gone) => goneKeys([gone.id])),
       /** Enabled, weight or quota group set on every key of `ids`, in one write. */
-      updateMany: (ids: string[], changes: { enabled?: boolean; weight?: number; quotaGroup?: string }) =>
-        write(() => llmConfigApi.updateApiKeys(ids, changes), (stored) => storedKeysOf(ids, stored), movesLiveState(changes)),
+      updateMany: async (ids: string[], changes: { enabled?: boolean; weight?: number; quotaGroup?: string }) =>
+        (await write(() => llmConfigApi.updateApiKeys(ids, changes), (stored) => storedKeysOf(ids, stored.keys), movesLiveState(changes))).keys,
       /** Every key of `ids` goes (one that was gone already too): the answer counts them. */
       removeMany: (ids: string[]) => write(() => llmConfigApi.deleteApiKeys(ids), () => goneKeys(ids)),
       reorder: async (ids: string[]) => {
         setOrder(ids);
         try {
-          return await write(() => llmConfigApi.reorderApiKeys(providerId, ids), (all): KeysAnswer => ({ kind: 'all', keys: all }));
+          return (await write(() => llmConfigApi.reorderApiKeys(providerId, ids), (all): KeysAnswer => ({ kind: 'all', keys: all.keys }))).keys;
         } finally {
           setOrder(null);
         }

@@ -1,4 +1,4 @@
-import type { ApiKey } from '../../../ipc/bindings';
+import type { ApiKey, Written } from '../../../ipc/bindings';
 
 /**
  * What a write to the keys stored, as the list of keys sees it. Every key command answers with
@@ -26,6 +26,11 @@ export const goneKeys = (ids: readonly string[]): KeysAnswer => ({ kind: 'rows',
 export function storedKeysOf(asked: readonly string[], keys: readonly ApiKey[]): KeysAnswer {
   const answered = new Set(keys.map((key) => key.id));
   return { kind: 'rows', keys, gone: asked.filter((id) => !answered.has(id)) };
+}
+
+/** A write's answer without the generation the write got: what it stored. */
+export function writtenValue<T extends object>({ generation: _, ...value }: Written<T>): T {
+  return value as T;
 }
 
 /** The keys held after `answer`; every other key stays as it was. */

@@ -35,13 +35,13 @@ use keypool_store::{sources, Database};
 use serde::{Deserialize, Serialize};
 
 use super::local_api::{LocalApi, Resolution};
-use crate::service::error::{AgentFileProblem, Result, ServiceError};
+use crate::service::error::{AgentFile, AgentFileProblem, Result, ServiceError};
 use crate::service::problem::Rule;
 
-pub use usage::{cache_drop, CacheDrop, Source, SourceUse, SourcesReport};
+pub use usage::{cache_drop, CacheDrop, Source, SourceUsage, SourceUse, SourcesReport};
 
 /// A coding agent Keypool can connect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub enum Agent {
     ClaudeCode,
@@ -211,10 +211,14 @@ pub(super) struct Configured {
 }
 
 /// One agent as the panel shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "AgentState")]
 pub struct AgentStatus {
     pub agent: Agent,
     /// The files Connect writes (and Disconnect puts back).
+    #[serde(with = "displayed")]
+    #[ts(as = "Vec<String>")]
     pub files: Vec<PathBuf>,
     /// Set while Keypool's Connect is in force.
     pub connection: Option<Connection>,
@@ -223,19 +227,22 @@ pub struct AgentStatus {
     /// The token its files hold (or its key helper prints), compared with its own and the local
     /// API's.
     pub token: TokenState,
-    /// The model its files set, if any.
+    /// The model its files set, if any (none: its own default, `default_model`).
     pub model: Option<String>,
+    pub default_model: &'static str,
     /// Where the model it will ask for (the one set, or its default) goes now.
     pub resolution: Resolution,
-    /// When the local API last heard from it: its token's last request, or the ledger's last by
-    /// its user agent, whichever is later.
+    /// When the local API last heard from it (milliseconds since the epoch): its token's last
+    /// request, or the ledger's last by its user agent, whichever is later.
     pub last_call: Option<i64>,
     /// A file of its that cannot be read or merged now.
-    pub problem: Option<(PathBuf, AgentFileProblem)>,
+    pub problem: Option<AgentFile>,
 }
 
 /// Keypool's connection of an agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "AgentConnection")]
 pub struct Connection {
     pub connected_at: i64,
     /// The model Connect set, if any.
@@ -247,11 +254,24 @@ pub struct Connection {
     pub key_helper: bool,
     /// Files changed since Connect wrote them (by the user or by the agent): Disconnect would
     /// undo those changes too.
+    #[serde(with = "displayed")]
+    #[ts(as = "Vec<String>")]
     pub changed: Vec<PathBuf>,
 }
 
-/// The token an agent's files hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Paths as the user reads them (as `Path::display` writes them, whatever the bytes).
+mod displayed {
+    use std::path::PathBuf;
+
+    pub fn serialize<S: serde::Serializer>(paths: &[PathBuf], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(paths.iter().map(|path| path.display().to_string()))
+    }
+}
+
+/// The token an agent's files hold: none, its own, the local API's main one, or another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "AgentToken")]
 pub enum TokenState {
     None,
     /// Its own token, made by Connect, and still served.
@@ -264,7 +284,9 @@ pub enum TokenState {
 }
 
 /// Every agent, and the address Connect gives them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Agents")]
 pub struct AgentsOverview {
     pub agents: Vec<AgentStatus>,
     /// The address agents are given: `http://127.0.0.1:PORT`.
@@ -283,13 +305,25 @@ pub struct ConnectOptions {
     pub key_helper: bool,
 }
 
-/// What Connect did.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What Connect did: the agents now, and the files it made readable by their owner only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "AgentConnected")]
 pub struct Connected {
     pub agents: AgentsOverview,
-    /// Files others could read that now hold the token, each with the mode it had (Disconnect
-    /// puts it back).
-    pub tightened: Vec<(PathBuf, u32)>,
+    /// Files others could read that now hold the token (0600), each with the mode it had
+    /// (Disconnect puts it back).
+    pub tightened: Vec<TightenedFile>,
+}
+
+/// A file whose mode Connect tightened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TightenedFile {
+    /// As `Path::display` writes it.
+    pub path: String,
+    /// Its permission bits before (`0o644` is 420).
+    pub mode: u32,
 }
 
 /// What the manifest of a connected agent says, kept beside its backups.
@@ -380,7 +414,7 @@ impl Agents {
             match files::read(path) {
                 Ok(bytes) => contents.push(bytes),
                 Err(p) => {
-                    problem.get_or_insert((path.clone(), p));
+                    problem.get_or_insert(AgentFile::new(path, &p));
                     contents.push(None);
                 }
             }
@@ -390,7 +424,7 @@ impl Agents {
             let probe =
                 Setup { address, token: "", model: None, previous_model: None, helper: &helper, use_helper: false };
             if let Err(m) = (row.plan)(&contents, &probe) {
-                problem = Some((paths[m.file].clone(), AgentFileProblem::Malformed { reason: m.reason }));
+                problem = Some(AgentFile::new(&paths[m.file], &AgentFileProblem::Malformed { reason: m.reason }));
             }
         }
         let configured = (row.read)(&contents);
@@ -429,6 +463,7 @@ impl Agents {
             points_here,
             token,
             model: configured.model,
+            default_model: row.default_model,
             resolution: local_api.resolve(row.dialect, &asked),
             last_call: by_user_agent.max(by_token),
             problem,
@@ -530,7 +565,7 @@ impl Agents {
         previous: Option<Manifest>,
         mut manifest: Manifest,
         token: &Secret,
-    ) -> Result<Vec<(PathBuf, u32)>> {
+    ) -> Result<Vec<TightenedFile>> {
         let row = agent.row();
         let backups = self.kept.join(row.slug);
         let earlier = |path: &PathBuf| previous.as_ref().and_then(|m| m.files.iter().find(|kept| &kept.path == path));
@@ -553,7 +588,7 @@ impl Agents {
         let mut tightened = Vec::new();
         for (path, bytes) in paths.iter().zip(planned) {
             match files::write(path, bytes, files::holds(bytes, token.expose())) {
-                Ok(Some(mode)) => tightened.push((path.clone(), mode)),
+                Ok(Some(mode)) => tightened.push(TightenedFile { path: path.display().to_string(), mode }),
                 Ok(None) => {}
                 Err(problem) => {
                     // What was written goes back, so a half-connected agent is not left behind.

@@ -10,10 +10,14 @@ use super::{Agent, Agents, AGENTS};
 use crate::service::error::Result;
 use crate::service::{DAY_MS, ROUTE_TEST_SOURCE};
 
-/// Who asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Who asked: a coding agent, the app's chat, or another client (an SDK, a script).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[ts(rename = "UsageSource")]
 pub enum Source {
-    Agent(Agent),
+    Agent {
+        agent: Agent,
+    },
     /// The app's own chats.
     Chat,
     /// Any other client of the local API (an SDK, a script), and the routes' tests.
@@ -29,12 +33,13 @@ impl Source {
         if recorded == ROUTE_TEST_SOURCE {
             return Source::Other;
         }
-        Agent::of_user_agent(recorded).map_or(Source::Other, Source::Agent)
+        Agent::of_user_agent(recorded).map_or(Source::Other, |agent| Source::Agent { agent })
     }
 }
 
 /// What one source spent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct SourceUse {
     pub requests: u64,
     /// Every prompt token, cached ones included.
@@ -57,19 +62,41 @@ impl SourceUse {
     }
 }
 
-/// An agent whose cache share dropped: its share in the last day, and in the week before it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// An agent whose share of cached input tokens in the last day is at most half of the week
+/// before's (a session off its key, or a prompt that changes at its start): its share in the
+/// last day, and in the week before it.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct CacheDrop {
     pub agent: Agent,
     pub last_day: f64,
     pub week_before: f64,
 }
 
-/// The ledger of a range by source (every source, in the panel's order), and the agents whose
-/// cache share dropped as of `now`.
-#[derive(Debug, Clone, PartialEq)]
+/// What one source spent, with `cached_share`: `cached_tokens / input_tokens` (`None` without
+/// input).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceUsage {
+    pub source: Source,
+    #[serde(flatten)]
+    pub used: SourceUse,
+    pub cached_share: Option<f64>,
+}
+
+impl SourceUsage {
+    fn of((source, used): (Source, SourceUse)) -> SourceUsage {
+        SourceUsage { source, used, cached_share: used.cached_share() }
+    }
+}
+
+/// The ledger of a range by source (every source, in the panel's order: the agents, the chat,
+/// the others), and the agents whose cache share dropped as of `now`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "UsageBySource")]
 pub struct SourcesReport {
-    pub sources: Vec<(Source, SourceUse)>,
+    pub sources: Vec<SourceUsage>,
     pub drops: Vec<CacheDrop>,
 }
 
@@ -94,7 +121,7 @@ pub fn cache_drop(last_day: &SourceUse, week_before: &SourceUse) -> Option<(f64,
 
 /// Every source, in the order shown: the agents, the chat, the others.
 fn every_source() -> Vec<Source> {
-    AGENTS.iter().map(|a| Source::Agent(*a)).chain([Source::Chat, Source::Other]).collect()
+    AGENTS.iter().map(|&agent| Source::Agent { agent }).chain([Source::Chat, Source::Other]).collect()
 }
 
 fn by_source(rows: &[SourceTotals]) -> Vec<(Source, SourceUse)> {
@@ -121,13 +148,16 @@ impl Agents {
             .iter()
             .filter_map(|agent| {
                 let of = |list: &[(Source, SourceUse)]| {
-                    list.iter().find(|(s, _)| *s == Source::Agent(*agent)).map(|(_, u)| *u).unwrap_or_default()
+                    list.iter()
+                        .find(|(s, _)| *s == Source::Agent { agent: *agent })
+                        .map(|(_, u)| *u)
+                        .unwrap_or_default()
                 };
                 let (now, before) = cache_drop(&of(&last_day), &of(&week_before))?;
                 Some(CacheDrop { agent: *agent, last_day: now, week_before: before })
             })
             .collect();
-        Ok(SourcesReport { sources, drops })
+        Ok(SourcesReport { sources: sources.into_iter().map(SourceUsage::of).collect(), drops })
     }
 }
 
@@ -141,10 +171,13 @@ mod tests {
 
     #[test]
     fn a_sources_text_names_the_agent_the_chat_or_another_client() {
-        assert_eq!(Source::of("claude-cli/2.1.328 (external, sdk-cli)"), Source::Agent(Agent::ClaudeCode));
-        assert_eq!(Source::of("codex_exec/0.169.0 (Debian 12; x86_64) xterm"), Source::Agent(Agent::Codex));
-        assert_eq!(Source::of("codex_cli_rs/0.169.0"), Source::Agent(Agent::Codex), "Codex's TUI too");
-        assert_eq!(Source::of("GeminiCLI-tui/0.61.0/gemini-2.5-pro (linux; x64)"), Source::Agent(Agent::GeminiCli));
+        assert_eq!(Source::of("claude-cli/2.1.328 (external, sdk-cli)"), Source::Agent { agent: Agent::ClaudeCode });
+        assert_eq!(Source::of("codex_exec/0.169.0 (Debian 12; x86_64) xterm"), Source::Agent { agent: Agent::Codex });
+        assert_eq!(Source::of("codex_cli_rs/0.169.0"), Source::Agent { agent: Agent::Codex }, "Codex's TUI too");
+        assert_eq!(
+            Source::of("GeminiCLI-tui/0.61.0/gemini-2.5-pro (linux; x64)"),
+            Source::Agent { agent: Agent::GeminiCli }
+        );
         assert_eq!(Source::of("chat"), Source::Chat);
         assert_eq!(Source::of("OpenAI/Python 1.99.0"), Source::Other);
         assert_eq!(Source::of(ROUTE_TEST_SOURCE), Source::Other, "a route's test is no agent");

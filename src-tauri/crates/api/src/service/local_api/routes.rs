@@ -45,9 +45,13 @@ fn breaks_glob(c: char) -> bool {
     matches!(c, '[' | ']' | '{' | '}') || c.is_whitespace() || c.is_control()
 }
 
-/// A route as Settings → Local API shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A route as Settings → Local API shows it: with its provider's name and whether it can be
+/// answered now.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "Route")]
 pub struct RouteView {
+    #[serde(flatten)]
     pub route: ModelRoute,
     /// The provider's name, while it exists.
     pub provider_name: Option<String>,
@@ -55,7 +59,8 @@ pub struct RouteView {
 }
 
 /// Whether a route can be answered now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub enum RouteState {
     /// Its provider has a usable key (or needs none).
     Ready,
@@ -67,18 +72,22 @@ pub enum RouteState {
 }
 
 /// Where a model asked for in a dialect goes, and why there.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum Resolution {
-    /// To `provider`'s `model`.
+    /// To `provider`'s `model`; `usable`: it has a key that can answer.
     Routed { provider: String, model: String, via: Via, usable: bool },
-    /// Only a provider of another dialect lists it: a route (or `provider/model`) sends it there.
+    /// Only a provider of another dialect (another API) lists it: a route (or `provider/model`)
+    /// sends it there.
+    #[serde(rename = "otherApi")]
     OtherDialect { provider: String },
     /// No provider lists it and no route takes it.
     Unknown,
 }
 
-/// Why a model goes where it goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a model goes where it goes: a route (its glob), `provider/model`, or a provider's list.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum Via {
     /// The user's route with this glob matched first.
     Route { glob: String },
@@ -88,8 +97,9 @@ pub enum Via {
     Listed,
 }
 
-/// What a route's test came to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a route's test came to: the provider's reply, or why none came (as a chat says it).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct RouteTest {
     /// The provider's name and the model asked.
     pub provider: String,
@@ -97,13 +107,14 @@ pub struct RouteTest {
     pub outcome: RouteTestOutcome,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum RouteTestOutcome {
     /// The reply (its first [`TEST_REPLY_CHARS`] characters), the key that gave it, how long
     /// it took.
     Answered { reply: String, key_label: Option<String>, latency_ms: u64 },
     /// Why no reply came, as a chat's reply says it.
-    Failed(ReplyError),
+    Failed { error: ReplyError },
 }
 
 /// The routes kept in the store; none when there are none or they cannot be read (logged).
@@ -214,7 +225,7 @@ impl LocalApi {
         let started = Instant::now();
         let outcome = self.completions.complete(&request, &mut |_| {}, &CancellationToken::new()).await;
         let outcome = match &outcome.end {
-            StopReason::Failed(error) => RouteTestOutcome::Failed(ReplyError::of_request(error, false)),
+            StopReason::Failed(error) => RouteTestOutcome::Failed { error: ReplyError::of_request(error, false) },
             StopReason::Finished | StopReason::Cancelled => RouteTestOutcome::Answered {
                 reply: outcome.text.chars().take(TEST_REPLY_CHARS).collect(),
                 key_label: outcome.key_label.clone(),

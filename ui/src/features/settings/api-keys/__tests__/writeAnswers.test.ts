@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiKey } from '../../../../ipc/bindings';
-import { ECHO_WAIT_MS, ownWrites } from '../ownWrites';
 import { applyAnswer, goneKeys, movesLiveState, noKeys, storedKey, storedKeysOf } from '../writeAnswers';
+import { writeGenerations } from '../writeGenerations';
 
 const key = (id: string, extra: Partial<ApiKey> = {}): ApiKey => ({
   id, providerId: 'openai', label: null, apiKeyPreview: 'sk-…0000', isEnvRef: false, enabled: true, weight: 1,
@@ -48,43 +48,71 @@ describe('movesLiveState', () => {
   });
 });
 
-describe('ownWrites', () => {
-  it('takes the event that comes while a write runs as its echo, and reloads for the next', () => {
-    const writes = ownWrites();
-    const echo = writes.expect();
-    expect(writes.heard(0), 'the write’s own event').toBe(true);
-    writes.answered(echo, 1);
-    expect(writes.heard(2), 'another’s change').toBe(false);
+describe('writeGenerations', () => {
+  it('reads nothing again for its own write’s event, and reads any other', () => {
+    const writes = writeGenerations();
+    expect(writes.answered(writes.started(), 5), 'nothing heard meanwhile').toBe(false);
+    expect(writes.heard(5), 'the write’s own event: its answer is shown').toBe(false);
+    expect(writes.heard(6), 'another’s change').toBe(true);
+    expect(writes.heard(5), 'one event per write: the same generation again is not taken for an echo').toBe(true);
   });
 
-  it('takes the event that comes after the answer as its echo, once', () => {
-    const writes = ownWrites();
-    writes.answered(writes.expect(), 0);
-    expect(writes.heard(10)).toBe(true);
-    expect(writes.heard(20), 'one event per write').toBe(false);
+  it('takes an event that comes before its write’s answer as its echo once the answer names it', () => {
+    const writes = writeGenerations();
+    const write = writes.started();
+    expect(writes.heard(7), 'it may be the write’s own: wait for the answer').toBe(false);
+    expect(writes.answered(write, 7), 'it was').toBe(false);
+    expect(writes.heard(8)).toBe(true);
   });
 
-  it('gives up an answered write’s echo that never comes, so it takes no later change of another’s', () => {
-    const writes = ownWrites();
-    writes.answered(writes.expect(), 0);
-    expect(writes.heard(ECHO_WAIT_MS + 1)).toBe(false);
+  it('reads an event heard while its write ran when the answer names another generation', () => {
+    const writes = writeGenerations();
+    const write = writes.started();
+    expect(writes.heard(3)).toBe(false);
+    expect(writes.answered(write, 4), 'the event was of another write').toBe(true);
+    expect(writes.heard(4), 'and the write’s own, coming later, reads nothing').toBe(false);
   });
 
-  it('says when a failed write had taken an event: it was another’s, to be read', () => {
-    const writes = ownWrites();
-    const refused = writes.expect();
-    expect(writes.heard(0)).toBe(true);
-    expect(writes.failed(refused), 'a refused write emits nothing: the event was another’s').toBe(true);
-    expect(writes.failed(writes.expect()), 'nothing taken, nothing to read').toBe(false);
+  it('never loses another’s change to an echo that does not come', () => {
+    const writes = writeGenerations();
+    writes.answered(writes.started(), 1);
+    expect(writes.heard(2), 'the event of generation 1 never came; 2 is not it').toBe(true);
   });
 
-  it('takes one event per write in flight, and forgets them all on reset', () => {
-    const writes = ownWrites();
-    writes.expect();
-    writes.expect();
-    expect([writes.heard(0), writes.heard(0), writes.heard(0)]).toEqual([true, true, false]);
-    writes.expect();
+  it('says when a failed write had an event wait for it: a refused write emits nothing', () => {
+    const writes = writeGenerations();
+    const refused = writes.started();
+    expect(writes.heard(2)).toBe(false);
+    expect(writes.failed(refused), 'the event was another’s, to be read').toBe(true);
+    expect(writes.failed(writes.started()), 'nothing heard, nothing to read').toBe(false);
+  });
+
+  it('holds events until every write in flight has answered', () => {
+    const writes = writeGenerations();
+    const first = writes.started();
+    const second = writes.started();
+    expect([writes.heard(1), writes.heard(2), writes.heard(3)]).toEqual([false, false, false]);
+    expect(writes.answered(second, 2), 'the first is still in flight').toBe(false);
+    expect(writes.answered(first, 1), 'generation 3 is neither write’s').toBe(true);
+  });
+
+  it('keeps the newest generation it applied, as the writes committed', () => {
+    const writes = writeGenerations();
+    expect(writes.newest()).toBe(0);
+    const early = writes.started();
+    writes.answered(writes.started(), 9);
+    writes.answered(early, 8);
+    expect(writes.newest(), 'an answer that comes late does not move it back').toBe(9);
+  });
+
+  it('forgets every write on reset', () => {
+    const writes = writeGenerations();
+    const old = writes.started();
+    writes.answered(writes.started(), 4);
     writes.reset();
-    expect(writes.heard(0), 'another provider: nothing of the old one is waited for').toBe(false);
+    expect(writes.heard(4), 'another provider: nothing of the old one is taken for an echo').toBe(true);
+    expect(writes.answered(old, 5), 'a write of the old provider answering late').toBe(false);
+    expect(writes.heard(5), 'is not this view’s').toBe(true);
+    expect(writes.newest()).toBe(0);
   });
 });

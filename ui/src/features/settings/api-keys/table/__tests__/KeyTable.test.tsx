@@ -173,7 +173,7 @@ describe('bulk actions on the selected keys', () => {
 
     await user.click(within(bar).getByRole('button', { name: 'Enable' }));
     // Delta was switched off after a 401: asked first, as for one key.
-    const ask = await screen.findByRole('alertdialog', { name: 'Turn on a key the provider refused?' });
+    const ask = await screen.findByRole('alertdialog', { name: 'Turn on 1 key the provider refused?' });
     await user.click(within(ask).getByRole('button', { name: 'Turn all 3 on anyway' }));
     await waitFor(() => expect(screen.getByTestId('pool-announcement')).toHaveTextContent('3 keys enabled.'));
     expect(backend.callsOf('llmConfig:updateApiKeys').at(-1)).toEqual({ ids: ids(), enabled: true });
