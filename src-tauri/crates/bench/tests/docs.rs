@@ -112,7 +112,12 @@ fn the_map_names_only_paths_that_exist() {
             if i == 0 {
                 folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
             }
-            assert!(dir.join(&path).exists(), "src-tauri/README.md's map names {} in {}", path.display(), dir.display());
+            assert!(
+                dir.join(&path).exists(),
+                "src-tauri/README.md's map names {} in {}",
+                path.display(),
+                dir.display()
+            );
         }
     }
 }
