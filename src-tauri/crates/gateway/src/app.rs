@@ -6,13 +6,14 @@ use std::future::Future;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use keypool_llm::wire::{Dialect, Problem, WireFormat};
 
 use crate::answers::{error, model_list, refusal};
+use crate::drain::{or_cut, CUT_MESSAGE};
 use crate::endpoints::{Serves, ENDPOINTS};
 use crate::guard::Denied;
 use crate::intake::{relay_noted, Asks};
@@ -100,10 +101,21 @@ impl App {
             }
             _ => None,
         };
-        let (response, noted) = match relayed {
+        let draining = self.shared.drain.draining();
+        // While draining, only the probes and the metrics are answered.
+        let refused = (draining && !matches!(path, "/healthz" | "/readyz" | "/metrics")).then(|| {
+            relayed
+                .as_ref()
+                .map_or_else(|| dialect_of(request.headers(), request.uri()).format(), |(format, _)| *format)
+        });
+        let (mut response, noted) = match (refused, relayed) {
+            (Some(format), _) => (drain_refusal(format, "the server is shutting down: try again"), None),
             // What the router would do with it, without its layers of boxed services.
-            Some((format, asks)) if request.method() == axum::http::Method::POST => {
-                relay_noted(self.shared.clone(), format, asks, request).await
+            (None, Some((format, asks))) if request.method() == axum::http::Method::POST => {
+                match or_cut(relay_noted(self.shared.clone(), format, asks, request), &self.shared.drain).await {
+                    Some(answered) => answered,
+                    None => (drain_refusal(format, CUT_MESSAGE), None),
+                }
             }
             _ => {
                 use tower::ServiceExt;
@@ -111,6 +123,10 @@ impl App {
                 (response, None)
             }
         };
+        if draining || self.shared.drain.draining() {
+            // A kept-alive connection's next request goes elsewhere.
+            response.headers_mut().insert(axum::http::header::CONNECTION, HeaderValue::from_static("close"));
+        }
         if let Some((observer, dialect)) = observed {
             let noted = noted.as_ref().or_else(|| response.extensions().get::<Noted>());
             observer.answered(Answered {
@@ -209,13 +225,22 @@ async fn readyz(shared: Arc<Shared>, ready: Readiness, headers: HeaderMap) -> Re
     if !shared.guard.host_allowed(&headers) {
         return refusal(OPENAI, Denied::Host);
     }
-    let (status, body) = match ready() {
+    let ready = if shared.drain.draining() { Err("draining: the server is shutting down".to_owned()) } else { ready() };
+    let (status, body) = match ready {
         Ok(()) => (axum::http::StatusCode::OK, serde_json::json!({ "status": "ready" })),
         Err(why) => {
             (axum::http::StatusCode::SERVICE_UNAVAILABLE, serde_json::json!({ "status": "not ready", "why": why }))
         }
     };
     (status, [(axum::http::header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// A request refused while draining (or cut off before its answer began): a 503 every SDK and
+/// agent retries, on a connection that closes, so the retry may reach another replica.
+fn drain_refusal(format: WireFormat, message: &str) -> Response {
+    let mut response = error(format, Problem::Unavailable, message, Some(1));
+    response.headers_mut().insert("x-should-retry", HeaderValue::from_static("true"));
+    response
 }
 
 /// `GET /metrics`: the server's metrics, to the owner's token or the metrics token (a member's

@@ -24,6 +24,7 @@
 mod answers;
 mod app;
 mod connections;
+mod drain;
 mod endpoints;
 mod guard;
 mod intake;
@@ -206,6 +207,8 @@ struct Shared {
     sources: std::sync::Mutex<Vec<Arc<str>>>,
     /// The sessions this worker served lately (see [`session::Session::id`]).
     sessions: std::sync::Mutex<Vec<keypool::SessionId>>,
+    /// A server's drain, every worker's.
+    drain: Arc<drain::Drain>,
 }
 
 /// How many user agents a worker keeps.
@@ -226,6 +229,7 @@ impl Shared {
             without_responses: self.without_responses.clone(),
             sources: std::sync::Mutex::default(),
             sessions: std::sync::Mutex::default(),
+            drain: self.drain.clone(),
         }
     }
 
@@ -376,6 +380,7 @@ impl Gateway {
             without_responses: Arc::default(),
             sources: std::sync::Mutex::default(),
             sessions: std::sync::Mutex::default(),
+            drain: Arc::default(),
         });
         let addresses = listeners.iter().filter_map(|l| l.local_addr().ok()).collect();
         // Out of the starting runtime, to be registered again with each worker's.
@@ -408,6 +413,28 @@ impl Gateway {
             }
         }
         Ok(Gateway { shared, port, addresses, shutdown, served })
+    }
+
+    /// Starts draining (a server's SIGTERM): from now on `/readyz` answers 503, every new request
+    /// to the API is refused with a 503 in its dialect (`retry-after`, `x-should-retry: true`,
+    /// `connection: close`: a client retries, through a load balancer on another replica), and the
+    /// requests in flight, streams included, go on. `/healthz` and `/metrics` still answer.
+    pub fn drain(&self) {
+        self.shared.drain.start();
+    }
+
+    /// Returns once no request is in flight (for a stream: once its last byte went), after
+    /// [`Gateway::drain`]; at once when none is.
+    pub async fn idle(&self) {
+        let counters = &self.shared.counters;
+        self.shared.drain.idle(|| counters.in_flight.load(Ordering::SeqCst)).await;
+    }
+
+    /// Ends the requests still in flight: a stream with an error event in its client's dialect
+    /// (a body that is no stream of events, with an error body), a request whose answer has not
+    /// begun with a 503 in its dialect. Drains too, if it was not draining.
+    pub fn cut_off(&self) {
+        self.shared.drain.cut();
     }
 
     /// Stops accepting, and waits up to `grace` for the requests in flight (streams included) to
@@ -466,14 +493,18 @@ struct InFlight(Arc<Shared>);
 impl InFlight {
     fn new(shared: &Arc<Shared>) -> InFlight {
         shared.counters.requests.fetch_add(1, Ordering::Relaxed);
-        shared.counters.in_flight.fetch_add(1, Ordering::Relaxed);
+        shared.counters.in_flight.fetch_add(1, Ordering::SeqCst);
         InFlight(shared.clone())
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.counters.in_flight.fetch_sub(1, Ordering::Relaxed);
+        // Sequentially consistent with the drain's flag: the last request to end sees it, or
+        // the drain sees none in flight.
+        if self.0.counters.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.drain.went_idle();
+        }
     }
 }
 

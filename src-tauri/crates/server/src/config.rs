@@ -35,9 +35,18 @@ pub enum ConfigError {
     Store { path: PathBuf, reason: String },
 }
 
+/// How long requests in flight may run after SIGTERM when the file does not say.
+pub const DRAIN_DEFAULT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// The longest `drain_seconds` accepted: a day (a longer one is taken for a typo).
+const DRAIN_MAX_SECONDS: u64 = 86_400;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// How long requests in flight (streams included) may run after SIGTERM before what is
+    /// left is cut off; [`DRAIN_DEFAULT`] when left out.
+    pub drain_seconds: Option<Spanned<u64>>,
     #[serde(default)]
     pub providers: Vec<ProviderConfig>,
     /// Models sent to a provider whatever it lists, first match first.
@@ -154,12 +163,25 @@ pub fn read(path: &Path) -> Result<Config, ConfigError> {
             return Err(invalid(format!("line {line}: a route needs the model it takes")));
         }
     }
+    if let Some(drain) = &config.drain_seconds {
+        if *drain.get_ref() > DRAIN_MAX_SECONDS {
+            let line = line_of(&text, drain.span().start);
+            return Err(invalid(format!("line {line}: drain_seconds is at most {DRAIN_MAX_SECONDS} (a day)")));
+        }
+    }
     let mut config = config;
     config.resolved_members =
         crate::members::config::resolve(&config.members, |offset| line_of(&text, offset)).map_err(invalid)?;
     crate::members::config::check_prices(&config.prices).map_err(invalid)?;
     config.webhook = config.alerts.as_ref().map(|alerts| alerts.webhook()).transpose().map_err(invalid)?;
     Ok(config)
+}
+
+impl Config {
+    /// How long requests in flight may run after SIGTERM.
+    pub fn drain(&self) -> std::time::Duration {
+        self.drain_seconds.as_ref().map_or(DRAIN_DEFAULT, |seconds| std::time::Duration::from_secs(*seconds.get_ref()))
+    }
 }
 
 /// The file's routes, their providers (checked before anything was written) in the store now.

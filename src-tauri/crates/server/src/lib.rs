@@ -27,6 +27,7 @@ mod usage;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,8 +37,8 @@ use keypool_api::{AppContext, Dirs};
 use keypool_gateway::Serving;
 use keypool_team::{TeamConfig, TeamSecret};
 
-/// How long requests in flight may take to finish after SIGINT/SIGTERM.
-const GRACE: Duration = Duration::from_secs(30);
+/// How long the answers a drain cut off may take to be written before the process exits.
+const LAST_WRITES: Duration = Duration::from_secs(5);
 
 #[derive(Parser)]
 #[command(name = "keypool-server", version, about = "Keypool's key pool and local API, headless")]
@@ -250,7 +251,7 @@ fn team_config(serve: &Serve) -> Result<Option<TeamConfig>, Fatal> {
 
 async fn run(serve: Serve) -> Result<(), Fatal> {
     // Listened for before the endpoint serves (see `Signals`).
-    let signals = Signals::listen()?;
+    let mut signals = Signals::listen()?;
     let running = start(serve).await?;
     let reloading = Reloading {
         context: &running.context,
@@ -259,9 +260,11 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
         book: &running.book,
         alerts: &running.alerts,
         owner: running.owner,
+        drain_limit: &running.drain_limit,
     };
     signals.wait_for_stop(&reloading).await?;
-    running.stop().await;
+    running.drain();
+    running.finish(signals.stopped_again()).await;
     Ok(())
 }
 
@@ -274,6 +277,21 @@ pub struct Running {
     owner: [u8; 32],
     gateway: keypool_gateway::Gateway,
     _metrics_listener: Option<metrics::MetricsListener>,
+    /// Set by [`Running::drain`]; readiness (on every listener) says no from then on.
+    draining: Arc<AtomicBool>,
+    /// How long a drain waits for the requests in flight, in seconds (`drain_seconds`; a SIGHUP
+    /// may change it).
+    drain_limit: Arc<AtomicU64>,
+}
+
+/// How a [`Running::finish`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finished {
+    /// Every request in flight ran to its end.
+    Drained,
+    /// Those still running when the drain ended (its limit, or a second SIGTERM) were cut off,
+    /// each with an error in its dialect.
+    CutOff,
 }
 
 impl Running {
@@ -290,18 +308,70 @@ impl Running {
         self.book.flush();
     }
 
-    /// Stops accepting, lets the requests in flight finish (up to 30 s), and writes what waits.
-    pub async fn stop(self) {
-        tracing::info!("stopping: no new requests; waiting up to 30 s for those in flight");
+    /// How long a drain waits for the requests in flight.
+    pub fn drain_limit(&self) -> Duration {
+        Duration::from_secs(self.drain_limit.load(Ordering::SeqCst))
+    }
+
+    /// What SIGTERM does first: `/readyz` answers 503 from this moment (on every listener), new
+    /// requests are refused with a retryable 503 in their dialect, and those in flight go on.
+    /// `/healthz` still answers 200.
+    pub fn drain(&self) {
+        // Before anything is said: whoever reads the log line finds the server not ready.
+        self.draining.store(true, Ordering::SeqCst);
+        self.gateway.drain();
+        let in_flight = self.gateway.stats().in_flight;
+        tracing::info!(
+            in_flight,
+            "draining: not ready, refusing new requests; waiting up to {} s for those in flight",
+            self.drain_limit().as_secs()
+        );
+    }
+
+    /// Ends a drain ([`Running::drain`], begun here if it was not): waits until no request is in
+    /// flight, [`Running::drain_limit`] has passed, or `cut` resolves (a second SIGTERM); then
+    /// ends what is still running (a stream with an error event in its dialect), stops
+    /// listening and writes what waits (the ledger, the members' spend).
+    pub async fn finish(self, cut: impl std::future::Future<Output = ()>) -> Finished {
+        if !self.draining.load(Ordering::SeqCst) {
+            self.drain();
+        }
+        let limit = self.drain_limit();
+        let finished = tokio::select! {
+            () = self.gateway.idle() => Finished::Drained,
+            () = tokio::time::sleep(limit) => {
+                let in_flight = self.gateway.stats().in_flight;
+                tracing::warn!(in_flight, "still in flight after {} s (drain_seconds): cutting them off", limit.as_secs());
+                Finished::CutOff
+            }
+            () = cut => {
+                let in_flight = self.gateway.stats().in_flight;
+                tracing::warn!(in_flight, "asked again to stop: cutting off what is in flight at once");
+                Finished::CutOff
+            }
+        };
+        if finished == Finished::CutOff {
+            self.gateway.cut_off();
+        } else {
+            tracing::info!("drained: every request in flight ran to its end");
+        }
         let Running { context, book, gateway, .. } = self;
-        if !gateway.shut_down(GRACE).await {
-            tracing::warn!("requests still in flight after 30 s were cut off");
+        if !gateway.shut_down(LAST_WRITES).await {
+            tracing::warn!("connections still writing after {} s were closed", LAST_WRITES.as_secs());
         }
         if let Ok(usage) = context.usage() {
             usage.flush();
         }
         book.flush();
         tracing::info!("stopped");
+        finished
+    }
+
+    /// Drains and stops as SIGTERM does when no second one comes: [`Running::drain`], then
+    /// [`Running::finish`] within [`Running::drain_limit`].
+    pub async fn stop(self) -> Finished {
+        self.drain();
+        self.finish(std::future::pending()).await
     }
 }
 
@@ -385,10 +455,16 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
         let metrics = metrics.clone();
         Arc::new(move || metrics.render())
     };
+    let draining = Arc::new(AtomicBool::new(false));
+    let drain = config.as_ref().map_or(config::DRAIN_DEFAULT, config::Config::drain);
+    let drain_limit = Arc::new(AtomicU64::new(drain.as_secs()));
     let ready: keypool_gateway::Readiness = {
-        let context = context.clone();
+        let (context, draining) = (context.clone(), draining.clone());
         let teamed = serve.team.is_some();
-        Arc::new(move || readiness(&context, teamed))
+        Arc::new(move || match draining.load(Ordering::SeqCst) {
+            true => Err("draining: the server is shutting down".to_owned()),
+            false => readiness(&context, teamed),
+        })
     };
     let _metrics_listener = match serve.metrics_listen {
         Some(address) => Some(metrics::listen(address, render.clone(), ready.clone()).await?),
@@ -415,7 +491,7 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
     let gateway = local_api.serve_at(serve.listen, &token, serving).await.map_err(|e| e.to_string())?;
     gateway.allow_hosts(serve.allowed_hosts.iter().cloned());
     tracing::info!(address = %serve.listen, team = context.team_state().as_str(), "keypool-server serves");
-    Ok(Running { context, serve, book, alerts, owner, gateway, _metrics_listener })
+    Ok(Running { context, serve, book, alerts, owner, gateway, _metrics_listener, draining, drain_limit })
 }
 
 /// SIGINT, SIGTERM (stop) and SIGHUP (re-read the config), listened for before the endpoint
@@ -442,12 +518,23 @@ impl Signals {
 
     /// Until SIGINT or SIGTERM; re-applies the config file on every SIGHUP (a bad file is
     /// logged and changes nothing).
-    async fn wait_for_stop(mut self, reloading: &Reloading<'_>) -> Result<(), Fatal> {
+    async fn wait_for_stop(&mut self, reloading: &Reloading<'_>) -> Result<(), Fatal> {
         loop {
             tokio::select! {
                 _ = self.hangup.recv() => reload(reloading),
                 _ = self.terminate.recv() => return Ok(()),
                 _ = self.interrupt.recv() => return Ok(()),
+            }
+        }
+    }
+
+    /// Until SIGINT or SIGTERM comes again (during a drain; a SIGHUP then is logged and ignored).
+    async fn stopped_again(mut self) {
+        loop {
+            tokio::select! {
+                _ = self.hangup.recv() => tracing::info!("SIGHUP while draining: the config is not re-read"),
+                _ = self.terminate.recv() => return,
+                _ = self.interrupt.recv() => return,
             }
         }
     }
@@ -462,8 +549,12 @@ impl Signals {
         Ok(Signals)
     }
 
-    async fn wait_for_stop(self, _: &Reloading<'_>) -> Result<(), Fatal> {
+    async fn wait_for_stop(&mut self, _: &Reloading<'_>) -> Result<(), Fatal> {
         tokio::signal::ctrl_c().await.map_err(|e| format!("cannot listen for Ctrl-C: {e}").into())
+    }
+
+    async fn stopped_again(self) {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
 
@@ -476,10 +567,11 @@ struct Reloading<'a> {
     alerts: &'a alerts::Alerts,
     /// The server's own token's digest (no member may have it).
     owner: [u8; 32],
+    drain_limit: &'a AtomicU64,
 }
 
 fn reload(reloading: &Reloading<'_>) {
-    let Reloading { context, serve, data_dir, book, alerts, owner } = reloading;
+    let Reloading { context, serve, data_dir, book, alerts, owner, drain_limit } = reloading;
     let Some(path) = &serve.config else {
         return tracing::info!("SIGHUP: no config file to re-read");
     };
@@ -492,6 +584,7 @@ fn reload(reloading: &Reloading<'_>) {
         Err(error) => return tracing::error!(%error, "SIGHUP: the config file was not applied; nothing changed"),
     }
     alerts.set_webhook(config.webhook.clone());
+    drain_limit.store(config.drain().as_secs(), Ordering::SeqCst);
     match members::config::apply(context, &config.resolved_members, &config.prices, owner) {
         Ok(members) => {
             tracing::info!(?members, "SIGHUP: members applied");
