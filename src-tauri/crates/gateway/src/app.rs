@@ -71,6 +71,11 @@ pub(crate) struct App {
 }
 
 impl App {
+    /// The client a request from `peer` with `headers` is from (see [`crate::forwarded`]).
+    pub(crate) fn client_of(&self, peer: std::net::IpAddr, headers: &HeaderMap) -> std::net::IpAddr {
+        self.shared.guard.client_of(peer, headers)
+    }
+
     /// The answer to `request`.
     pub(crate) async fn answer(self: Arc<Self>, request: Request) -> Response {
         // One info line per request: method, path without the query, status, milliseconds.
@@ -139,7 +144,8 @@ impl App {
         }
         if let Some((method, path)) = logged {
             let ms = arrived.elapsed().as_millis();
-            tracing::info!(%method, %path, status = response.status().as_u16(), ms, "request");
+            let client = crate::guard::PEER.try_with(|client| *client).ok().map(tracing::field::display);
+            tracing::info!(%method, %path, status = response.status().as_u16(), ms, client, "request");
         }
         response
     }

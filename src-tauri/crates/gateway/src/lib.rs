@@ -26,6 +26,7 @@ mod app;
 mod connections;
 mod drain;
 mod endpoints;
+mod forwarded;
 mod guard;
 mod intake;
 mod members;
@@ -46,6 +47,7 @@ use shutdown::Shutdown;
 pub use answers::{error, model_list};
 pub use connections::{Bounds, ConnectionTimer, ManualTimer, BODY_DEADLINE, HEADER_READ};
 pub use endpoints::{Endpoint, Serves, ENDPOINTS};
+pub use forwarded::{ForwardedHeader, TrustedProxies};
 pub use guard::{token_hash, Denied, FAILURE_WINDOW, LOCKOUT, MAX_FAILURES};
 pub use keypool_llm::wire::{Dialect, ListedModel, Problem};
 pub use members::{Asked, Caller, Limit, Members, Pass, Refusal};
@@ -181,6 +183,10 @@ pub struct Answered<'a> {
 /// Told of every answer (its headers, for a stream), on the request's task: it must only count.
 pub trait Observer: Send + Sync {
     fn answered(&self, answered: Answered<'_>);
+    /// A client was locked out for wrong tokens (see [`LOCKOUT`]).
+    fn locked_out(&self) {}
+    /// A peer that is not a trusted proxy sent a forwarded header, which was ignored.
+    fn forwarded_ignored(&self) {}
 }
 
 /// What a handler notes on its answer for the [`Observer`].
@@ -374,7 +380,11 @@ impl Gateway {
         let shared = Arc::new(Shared {
             routes,
             completions,
-            guard: Arc::new(Guard::new(token_hash, clock).with_members(serving.members.clone())),
+            guard: Arc::new(
+                Guard::new(token_hash, clock)
+                    .with_members(serving.members.clone())
+                    .with_observer(serving.observer.clone()),
+            ),
             counters: Arc::default(),
             members: serving.members.clone(),
             without_responses: Arc::default(),
@@ -468,6 +478,12 @@ impl Gateway {
     /// reverse proxy, reached by its own name).
     pub fn allow_hosts(&self, hosts: impl IntoIterator<Item = String>) {
         self.shared.guard.allow_hosts(hosts);
+    }
+
+    /// Reads each request's client from `proxies`' forwarded header when it comes from one of
+    /// them, for the lockout, the log line and the metrics (replacing those trusted before).
+    pub fn trust_proxies(&self, proxies: TrustedProxies) {
+        self.shared.guard.trust_proxies(proxies);
     }
 
     /// Replaces the token (the old one stops working at once).

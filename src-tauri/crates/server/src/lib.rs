@@ -261,6 +261,7 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
         alerts: &running.alerts,
         owner: running.owner,
         drain_limit: &running.drain_limit,
+        gateway: &running.gateway,
     };
     signals.wait_for_stop(&reloading).await?;
     running.drain();
@@ -490,8 +491,24 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
     let local_api = context.local_api().map_err(|e| e.to_string())?;
     let gateway = local_api.serve_at(serve.listen, &token, serving).await.map_err(|e| e.to_string())?;
     gateway.allow_hosts(serve.allowed_hosts.iter().cloned());
+    if let Some(config) = &config {
+        trust_proxies(&gateway, &config.proxies);
+    }
     tracing::info!(address = %serve.listen, team = context.team_state().as_str(), "keypool-server serves");
     Ok(Running { context, serve, book, alerts, owner, gateway, _metrics_listener, draining, drain_limit })
+}
+
+/// Reads the client's address from `proxies`' forwarded header from now on, and says so.
+fn trust_proxies(gateway: &keypool_gateway::Gateway, proxies: &keypool_gateway::TrustedProxies) {
+    if !proxies.networks.is_empty() {
+        let networks: Vec<String> = proxies.networks.iter().map(ToString::to_string).collect();
+        tracing::info!(
+            proxies = %networks.join(", "),
+            header = proxies.header.name(),
+            "the client's address is read from the trusted proxies' forwarded header"
+        );
+    }
+    gateway.trust_proxies(proxies.clone());
 }
 
 /// SIGINT, SIGTERM (stop) and SIGHUP (re-read the config), listened for before the endpoint
@@ -568,10 +585,11 @@ struct Reloading<'a> {
     /// The server's own token's digest (no member may have it).
     owner: [u8; 32],
     drain_limit: &'a AtomicU64,
+    gateway: &'a keypool_gateway::Gateway,
 }
 
 fn reload(reloading: &Reloading<'_>) {
-    let Reloading { context, serve, data_dir, book, alerts, owner, drain_limit } = reloading;
+    let Reloading { context, serve, data_dir, book, alerts, owner, drain_limit, gateway } = reloading;
     let Some(path) = &serve.config else {
         return tracing::info!("SIGHUP: no config file to re-read");
     };
@@ -585,6 +603,7 @@ fn reload(reloading: &Reloading<'_>) {
     }
     alerts.set_webhook(config.webhook.clone());
     drain_limit.store(config.drain().as_secs(), Ordering::SeqCst);
+    trust_proxies(gateway, &config.proxies);
     match members::config::apply(context, &config.resolved_members, &config.prices, owner) {
         Ok(members) => {
             tracing::info!(?members, "SIGHUP: members applied");

@@ -6,6 +6,7 @@ mod drain;
 mod keys;
 mod members;
 mod metrics;
+mod proxies;
 mod serve;
 mod support;
 mod team;

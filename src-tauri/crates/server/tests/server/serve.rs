@@ -56,12 +56,14 @@ async fn a_bad_config_stops_the_start_naming_the_line_and_changes_nothing() {
         // Before the tables, on line 1.
         ("drain_seconds = \"ten\"", 1, "invalid type"),
         ("drain_seconds = 100000", 1, "drain_seconds is at most 86400"),
+        ("trusted_proxies = [\"10.0.0.0/8\",\n  \"10.0.0.0/33\"]", 2, "trusted_proxies holds \"10.0.0.0/33\""),
+        ("forwarded_header = \"x-real-ip\"", 1, "forwarded_header is \"x-forwarded-for\" or \"forwarded\""),
     ];
     for (change, line, what) in cases {
         let mut text = config(&fake.url(), &["a"]);
         if change.starts_with("kind") {
             text = text.replace("kind = \"openai\"", change);
-        } else if change.starts_with("drain_seconds") {
+        } else if ["drain_seconds", "trusted_proxies", "forwarded_header"].iter().any(|top| change.starts_with(top)) {
             text = format!("{change}\n{text}");
         } else {
             text.push_str(change);
