@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use keypool_llm::wire::{Dialect, Problem, WireFormat};
+use tracing::Instrument;
 
 use crate::answers::{error, model_list, refusal};
 use crate::drain::{or_cut, CUT_MESSAGE};
@@ -18,6 +19,7 @@ use crate::endpoints::{Serves, ENDPOINTS};
 use crate::guard::Denied;
 use crate::intake::{relay_noted, Asks};
 use crate::members::Caller;
+use crate::traces::{answered, request_span};
 use crate::{
     connections, noted, Answered, Bounds, Health, InFlight, MetricsRoute, Noted, Observer, Readiness, Serving, Shared,
 };
@@ -106,6 +108,8 @@ impl App {
             }
             _ => None,
         };
+        // Not the probes': one span per request to the API.
+        let span = if path.starts_with("/v1") { request_span(request.method(), path) } else { tracing::Span::none() };
         let draining = self.shared.drain.draining();
         // While draining, only the probes and the metrics are answered.
         let refused = (draining && !matches!(path, "/healthz" | "/readyz" | "/metrics")).then(|| {
@@ -117,7 +121,8 @@ impl App {
             (Some(format), _) => (drain_refusal(format, "the server is shutting down: try again"), None),
             // What the router would do with it, without its layers of boxed services.
             (None, Some((format, asks))) if request.method() == axum::http::Method::POST => {
-                match or_cut(relay_noted(self.shared.clone(), format, asks, request), &self.shared.drain).await {
+                let relayed = relay_noted(self.shared.clone(), format, asks, request).instrument(span.clone());
+                match or_cut(relayed, &self.shared.drain).await {
                     Some(answered) => answered,
                     None => (drain_refusal(format, CUT_MESSAGE), None),
                 }
@@ -132,8 +137,9 @@ impl App {
             // A kept-alive connection's next request goes elsewhere.
             response.headers_mut().insert(axum::http::header::CONNECTION, HeaderValue::from_static("close"));
         }
+        let noted = noted.as_ref().or_else(|| response.extensions().get::<Noted>());
+        let member = noted.and_then(|n| n.member.clone());
         if let Some((observer, dialect)) = observed {
-            let noted = noted.as_ref().or_else(|| response.extensions().get::<Noted>());
             observer.answered(Answered {
                 dialect,
                 status: response.status().as_u16(),
@@ -147,7 +153,8 @@ impl App {
             let client = crate::guard::PEER.try_with(|client| *client).ok().map(tracing::field::display);
             tracing::info!(%method, %path, status = response.status().as_u16(), ms, client, "request");
         }
-        response
+        let dialect = observed.map(|(_, dialect)| dialect_name(dialect));
+        answered(span, response, dialect, member.as_deref())
     }
 }
 
@@ -186,6 +193,15 @@ pub(crate) async fn models(State(shared): State<Arc<Shared>>, request: Request) 
         models.retain(|model| members.lists(member, &model.id));
     }
     noted(model_list(dialect.format(), &models), caller.member().cloned(), None)
+}
+
+/// A dialect as traces and metrics name it.
+fn dialect_name(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::OpenAi => "openai",
+        Dialect::Anthropic => "anthropic",
+        Dialect::Gemini => "gemini",
+    }
 }
 
 /// The dialect of a request whose path several dialects share (`/v1/models`, a path not

@@ -32,6 +32,7 @@ mod intake;
 mod members;
 mod responses;
 mod session;
+mod traces;
 
 use std::future::Future;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};

@@ -56,6 +56,11 @@ pub struct Config {
     /// [`Config::trusted_proxies`] read (filled by [`read`]).
     #[serde(skip)]
     pub proxies: keypool_gateway::TrustedProxies,
+    /// Traces for an OpenTelemetry collector (see `otel`); none when left out.
+    pub otel: Option<crate::otel::OtelConfig>,
+    /// `[otel]` checked, its headers read (filled by [`read`]).
+    #[serde(skip)]
+    pub traces: Option<crate::otel::Otel>,
     #[serde(default)]
     pub providers: Vec<ProviderConfig>,
     /// Models sent to a provider whatever it lists, first match first.
@@ -180,6 +185,8 @@ pub fn read(path: &Path) -> Result<Config, ConfigError> {
     }
     let mut config = config;
     config.proxies = trusted_proxies(&config, &text).map_err(invalid)?;
+    config.traces =
+        config.otel.as_ref().map(|otel| otel.resolve(|offset| line_of(&text, offset))).transpose().map_err(invalid)?;
     config.resolved_members =
         crate::members::config::resolve(&config.members, |offset| line_of(&text, offset)).map_err(invalid)?;
     crate::members::config::check_prices(&config.prices).map_err(invalid)?;

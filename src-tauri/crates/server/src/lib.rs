@@ -12,8 +12,8 @@
 //! keypool-server usage --data-dir DIR [--by member|model|provider|key] [--since WHEN] [--json|--csv]
 //! ```
 //!
-//! Invariants: no log line holds a key, the token, the team secret or the Redis URL (which may
-//! hold a password); a bad config file stops the start before the store is opened.
+//! Invariants: no log line or span holds a key, the token, the team secret or the Redis URL
+//! (which may hold a password); a bad config file stops the start before the store is opened.
 
 mod alerts;
 mod config;
@@ -21,6 +21,7 @@ mod keys;
 mod members;
 mod metrics;
 mod observe;
+mod otel;
 mod token;
 mod usage;
 
@@ -135,11 +136,23 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).init();
     let cli = Cli::parse_from(args);
+    // `[otel]` is read before logging starts, to put the exporter's layer beside the log's; a
+    // config that cannot be read exports nothing, and is reported by the start (read again).
+    let traces = match &cli.command {
+        Command::Serve(serve) => {
+            serve.config.as_deref().and_then(|path| config::read(path).ok()).and_then(|c| c.traces)
+        }
+        _ => None,
+    };
+    let exporting = match start_logging(traces.as_ref()) {
+        Ok(exporting) => exporting,
+        Err(message) => {
+            tracing::error!("{message}");
+            eprintln!("keypool-server: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
     match cli.command {
         Command::Token { data_dir, regenerate } => token_command(&data_dir, regenerate),
         Command::Keys(command) => keys::run(command),
@@ -153,7 +166,13 @@ where
                     return ExitCode::FAILURE;
                 }
             };
-            match runtime.block_on(run(serve)) {
+            let ran = runtime.block_on(run(serve));
+            drop(runtime);
+            // After the runtime: the spans of the requests the drain let finish go too.
+            if let Some(exporting) = exporting {
+                exporting.shut_down();
+            }
+            match ran {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(message) => {
                     tracing::error!("{message}");
@@ -161,6 +180,40 @@ where
                     ExitCode::FAILURE
                 }
             }
+        }
+    }
+}
+
+/// Logging to stderr, filtered by `RUST_LOG` (default `info`), and with `traces` the exporter's
+/// layer beside it, which sees only the spans of [`keypool_llm::SPAN_TARGET`] (whatever
+/// `RUST_LOG` says: a filter of each layer's own). `Err`: the exporter cannot be built (logging
+/// has started without it).
+fn start_logging(traces: Option<&otel::Otel>) -> Result<Option<otel::Exporting>, String> {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::Layer as _;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let log = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(ansi).with_filter(filter);
+    let logging = tracing_subscriber::registry().with(log);
+    let Some(traces) = traces else {
+        logging.init();
+        return Ok(None);
+    };
+    match otel::Exporting::start(traces) {
+        Ok((exporting, layer)) => {
+            logging.with(layer).init();
+            tracing::info!(
+                collector = %otel::collector(&traces.endpoint),
+                sample_ratio = traces.sample_ratio,
+                "traces are exported (OTLP/HTTP)"
+            );
+            Ok(Some(exporting))
+        }
+        Err(message) => {
+            logging.init();
+            Err(message)
         }
     }
 }

@@ -11,3 +11,4 @@ mod serve;
 mod support;
 mod team;
 mod team_members;
+mod traces;

@@ -58,6 +58,13 @@ async fn a_bad_config_stops_the_start_naming_the_line_and_changes_nothing() {
         ("drain_seconds = 100000", 1, "drain_seconds is at most 86400"),
         ("trusted_proxies = [\"10.0.0.0/8\",\n  \"10.0.0.0/33\"]", 2, "trusted_proxies holds \"10.0.0.0/33\""),
         ("forwarded_header = \"x-real-ip\"", 1, "forwarded_header is \"x-forwarded-for\" or \"forwarded\""),
+        // A table of its own after the key's, from line 9.
+        ("[otel]\nendpoint = \"ftp://collector\"", 10, "[otel] endpoint is an http:// or https:// address"),
+        (
+            "[otel]\nendpoint = \"http://collector:4318\"\nheaders = { authorization = \"$KP_UNSET_FOR_THE_TEST\" }",
+            11,
+            "the environment variable KP_UNSET_FOR_THE_TEST is not set",
+        ),
     ];
     for (change, line, what) in cases {
         let mut text = config(&fake.url(), &["a"]);
