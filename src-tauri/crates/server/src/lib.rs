@@ -22,6 +22,7 @@ mod members;
 mod metrics;
 mod observe;
 mod otel;
+mod probe;
 mod token;
 mod usage;
 
@@ -68,6 +69,17 @@ enum Command {
     Members(members::cli::MembersCommand),
     /// The ledger summed by member, model, provider or key: a table, JSON or CSV.
     Usage(usage::Usage),
+    /// Exits 0 when a plain-http URL (the server's /healthz on loopback) answers 200: a
+    /// container's health check without a shell or curl.
+    Probe {
+        #[arg(default_value = "http://127.0.0.1:4141/healthz")]
+        url: String,
+    },
+    /// Reads a config file as `serve` would, and says whether it would start or why not.
+    Check {
+        #[arg(long)]
+        config: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -158,6 +170,8 @@ where
         Command::Keys(command) => keys::run(command),
         Command::Members(command) => members::cli::run(command),
         Command::Usage(usage) => usage::run(usage),
+        Command::Probe { url } => probe::run_probe(&url),
+        Command::Check { config } => probe::run_check(&config),
         Command::Serve(serve) => {
             let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
                 Ok(runtime) => runtime,

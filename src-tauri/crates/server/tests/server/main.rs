@@ -2,6 +2,7 @@
 //! the team) a redis-server of the test's own.
 
 mod alerts;
+mod deploy;
 mod drain;
 mod keys;
 mod members;
