@@ -6,17 +6,20 @@ use std::future::Future;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use keypool_llm::wire::{Dialect, Problem, WireFormat};
+use tracing::Instrument;
 
 use crate::answers::{error, model_list, refusal};
+use crate::drain::{or_cut, CUT_MESSAGE};
 use crate::endpoints::{Serves, ENDPOINTS};
 use crate::guard::Denied;
 use crate::intake::{relay_noted, Asks};
 use crate::members::Caller;
+use crate::traces::{answered, request_span};
 use crate::{
     connections, noted, Answered, Bounds, Health, InFlight, MetricsRoute, Noted, Observer, Readiness, Serving, Shared,
 };
@@ -70,6 +73,11 @@ pub(crate) struct App {
 }
 
 impl App {
+    /// The client a request from `peer` with `headers` is from (see [`crate::forwarded`]).
+    pub(crate) fn client_of(&self, peer: std::net::IpAddr, headers: &HeaderMap) -> std::net::IpAddr {
+        self.shared.guard.client_of(peer, headers)
+    }
+
     /// The answer to `request`.
     pub(crate) async fn answer(self: Arc<Self>, request: Request) -> Response {
         // One info line per request: method, path without the query, status, milliseconds.
@@ -100,10 +108,24 @@ impl App {
             }
             _ => None,
         };
-        let (response, noted) = match relayed {
+        // Not the probes': one span per request to the API.
+        let span = if path.starts_with("/v1") { request_span(request.method(), path) } else { tracing::Span::none() };
+        let draining = self.shared.drain.draining();
+        // While draining, only the probes and the metrics are answered.
+        let refused = (draining && !matches!(path, "/healthz" | "/readyz" | "/metrics")).then(|| {
+            relayed
+                .as_ref()
+                .map_or_else(|| dialect_of(request.headers(), request.uri()).format(), |(format, _)| *format)
+        });
+        let (mut response, noted) = match (refused, relayed) {
+            (Some(format), _) => (drain_refusal(format, "the server is shutting down: try again"), None),
             // What the router would do with it, without its layers of boxed services.
-            Some((format, asks)) if request.method() == axum::http::Method::POST => {
-                relay_noted(self.shared.clone(), format, asks, request).await
+            (None, Some((format, asks))) if request.method() == axum::http::Method::POST => {
+                let relayed = relay_noted(self.shared.clone(), format, asks, request).instrument(span.clone());
+                match or_cut(relayed, &self.shared.drain).await {
+                    Some(answered) => answered,
+                    None => (drain_refusal(format, CUT_MESSAGE), None),
+                }
             }
             _ => {
                 use tower::ServiceExt;
@@ -111,8 +133,13 @@ impl App {
                 (response, None)
             }
         };
+        if draining || self.shared.drain.draining() {
+            // A kept-alive connection's next request goes elsewhere.
+            response.headers_mut().insert(axum::http::header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        let noted = noted.as_ref().or_else(|| response.extensions().get::<Noted>());
+        let member = noted.and_then(|n| n.member.clone());
         if let Some((observer, dialect)) = observed {
-            let noted = noted.as_ref().or_else(|| response.extensions().get::<Noted>());
             observer.answered(Answered {
                 dialect,
                 status: response.status().as_u16(),
@@ -123,9 +150,11 @@ impl App {
         }
         if let Some((method, path)) = logged {
             let ms = arrived.elapsed().as_millis();
-            tracing::info!(%method, %path, status = response.status().as_u16(), ms, "request");
+            let client = crate::guard::PEER.try_with(|client| *client).ok().map(tracing::field::display);
+            tracing::info!(%method, %path, status = response.status().as_u16(), ms, client, "request");
         }
-        response
+        let dialect = observed.map(|(_, dialect)| dialect_name(dialect));
+        answered(span, response, dialect, member.as_deref())
     }
 }
 
@@ -164,6 +193,15 @@ pub(crate) async fn models(State(shared): State<Arc<Shared>>, request: Request) 
         models.retain(|model| members.lists(member, &model.id));
     }
     noted(model_list(dialect.format(), &models), caller.member().cloned(), None)
+}
+
+/// A dialect as traces and metrics name it.
+fn dialect_name(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::OpenAi => "openai",
+        Dialect::Anthropic => "anthropic",
+        Dialect::Gemini => "gemini",
+    }
 }
 
 /// The dialect of a request whose path several dialects share (`/v1/models`, a path not
@@ -209,13 +247,22 @@ async fn readyz(shared: Arc<Shared>, ready: Readiness, headers: HeaderMap) -> Re
     if !shared.guard.host_allowed(&headers) {
         return refusal(OPENAI, Denied::Host);
     }
-    let (status, body) = match ready() {
+    let ready = if shared.drain.draining() { Err("draining: the server is shutting down".to_owned()) } else { ready() };
+    let (status, body) = match ready {
         Ok(()) => (axum::http::StatusCode::OK, serde_json::json!({ "status": "ready" })),
         Err(why) => {
             (axum::http::StatusCode::SERVICE_UNAVAILABLE, serde_json::json!({ "status": "not ready", "why": why }))
         }
     };
     (status, [(axum::http::header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// A request refused while draining (or cut off before its answer began): a 503 every SDK and
+/// agent retries, on a connection that closes, so the retry may reach another replica.
+fn drain_refusal(format: WireFormat, message: &str) -> Response {
+    let mut response = error(format, Problem::Unavailable, message, Some(1));
+    response.headers_mut().insert("x-should-retry", HeaderValue::from_static("true"));
+    response
 }
 
 /// `GET /metrics`: the server's metrics, to the owner's token or the metrics token (a member's

@@ -311,11 +311,13 @@ async fn connection(
         hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
             slots.heard(&slot);
             let again = WaitsAgain { slot: slot.clone(), slots: slots.clone() };
+            // The guard locks out wrong tokens per client: it learns the client from here (the
+            // peer, or the client a trusted proxy names).
+            let client = peer.map(|peer| app.client_of(peer, request.headers()));
             let answered = answer(request, app.clone(), bounds.clone(), again);
-            // The guard locks out wrong tokens per peer: it learns the peer from here.
             async move {
-                match peer {
-                    Some(peer) => crate::guard::PEER.scope(peer, answered).await,
+                match client {
+                    Some(client) => crate::guard::PEER.scope(client, answered).await,
                     None => answered.await,
                 }
             }

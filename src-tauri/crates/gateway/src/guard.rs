@@ -13,7 +13,9 @@ use axum::http::HeaderMap;
 use keypool::{Clock, Timestamp};
 use sha2::{Digest, Sha256};
 
+use crate::forwarded::{TrustedProxies, Via};
 use crate::members::{Caller, Members, Refusal};
+use crate::Observer;
 
 /// More wrong tokens than this within [`FAILURE_WINDOW`] lock failures out.
 pub const MAX_FAILURES: usize = 10;
@@ -25,8 +27,8 @@ pub const LOCKOUT: Duration = Duration::from_secs(30);
 const MAX_PEERS_KEPT: usize = 4096;
 
 tokio::task_local! {
-    /// The address of the peer whose request is being answered, set by the connection that
-    /// carries it (see `connections`).
+    /// The address of the client whose request is being answered, set by the connection that
+    /// carries it (see `connections`): its peer's, or the one a trusted proxy named.
     pub(crate) static PEER: IpAddr;
 }
 
@@ -63,6 +65,10 @@ pub struct Guard {
     failures: Mutex<HashMap<Option<IpAddr>, Failures>>,
     /// Whose other tokens are served, besides the owner's.
     members: Option<Arc<dyn Members>>,
+    /// The reverse proxies whose forwarded header names the client.
+    proxies: Mutex<TrustedProxies>,
+    /// Told of lockouts and of forwarded headers ignored.
+    observer: Option<Arc<dyn Observer>>,
     clock: Arc<dyn Clock>,
 }
 
@@ -80,6 +86,8 @@ impl Guard {
             listen_host: Mutex::default(),
             failures: Mutex::default(),
             members: None,
+            proxies: Mutex::default(),
+            observer: None,
             clock,
         }
     }
@@ -87,6 +95,25 @@ impl Guard {
     /// Serves the tokens of `members` too, each as its member.
     pub fn with_members(self, members: Option<Arc<dyn Members>>) -> Guard {
         Guard { members, ..self }
+    }
+
+    /// Tells `observer` of lockouts and of forwarded headers ignored.
+    pub fn with_observer(self, observer: Option<Arc<dyn Observer>>) -> Guard {
+        Guard { observer, ..self }
+    }
+
+    /// Reads the client's address from these proxies' forwarded header from now on.
+    pub fn trust_proxies(&self, proxies: TrustedProxies) {
+        *self.proxies.lock().unwrap_or_else(|e| e.into_inner()) = proxies;
+    }
+
+    /// The address a request from `peer` with `headers` is from: its lockout's, its log line's.
+    pub(crate) fn client_of(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
+        let client = self.proxies.lock().unwrap_or_else(|e| e.into_inner()).client(peer, headers);
+        if let (Via::Ignored, Some(observer)) = (client.via, &self.observer) {
+            observer.forwarded_ignored();
+        }
+        client.address
     }
 
     pub fn set_hash(&self, hash: [u8; 32]) {
@@ -175,7 +202,11 @@ impl Guard {
             failures.recent.pop_front();
         }
         if failures.recent.len() > MAX_FAILURES {
-            tracing::warn!(?peer, "wrong local API tokens in a row: refusing the peer for {} s", LOCKOUT.as_secs());
+            let client = peer.map(|peer| peer.to_string()).unwrap_or_default();
+            tracing::warn!(%client, "wrong local API tokens in a row: refusing the client for {} s", LOCKOUT.as_secs());
+            if let Some(observer) = &self.observer {
+                observer.locked_out();
+            }
             failures.locked_until = Some(now + LOCKOUT);
             failures.recent.clear();
             return Err(Denied::LockedOut(LOCKOUT.as_secs()));

@@ -17,6 +17,7 @@ use keypool_llm::{
 };
 
 use crate::answers::{error, refusal};
+use crate::drain::UntilCut;
 use crate::members::{Asked, Caller, Pass};
 use crate::session::Session;
 use crate::{InFlight, Noted, Route, Shared, Unrouted, MAX_BODY, MAX_MODEL_BYTES};
@@ -263,10 +264,13 @@ async fn pass(
             }
             let body = match forwarded.body {
                 ForwardedBody::Whole(bytes) => Body::from(bytes),
-                ForwardedBody::Stream(stream) => Body::from_stream(stream.map(move |chunk| {
-                    let _counted = (&in_flight, &admitted);
-                    chunk
-                })),
+                ForwardedBody::Stream(stream) => {
+                    let events = address.delivery == Delivery::Events;
+                    Body::from_stream(UntilCut::new(stream, &shared.drain, format, events).map(move |chunk| {
+                        let _counted = (&in_flight, &admitted);
+                        chunk
+                    }))
+                }
             };
             let mut response = Response::builder().status(forwarded.status);
             for (name, value) in forwarded.headers {

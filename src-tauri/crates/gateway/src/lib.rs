@@ -24,12 +24,15 @@
 mod answers;
 mod app;
 mod connections;
+mod drain;
 mod endpoints;
+mod forwarded;
 mod guard;
 mod intake;
 mod members;
 mod responses;
 mod session;
+mod traces;
 
 use std::future::Future;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -45,6 +48,7 @@ use shutdown::Shutdown;
 pub use answers::{error, model_list};
 pub use connections::{Bounds, ConnectionTimer, ManualTimer, BODY_DEADLINE, HEADER_READ};
 pub use endpoints::{Endpoint, Serves, ENDPOINTS};
+pub use forwarded::{ForwardedHeader, TrustedProxies};
 pub use guard::{token_hash, Denied, FAILURE_WINDOW, LOCKOUT, MAX_FAILURES};
 pub use keypool_llm::wire::{Dialect, ListedModel, Problem};
 pub use members::{Asked, Caller, Limit, Members, Pass, Refusal};
@@ -180,6 +184,10 @@ pub struct Answered<'a> {
 /// Told of every answer (its headers, for a stream), on the request's task: it must only count.
 pub trait Observer: Send + Sync {
     fn answered(&self, answered: Answered<'_>);
+    /// A client was locked out for wrong tokens (see [`LOCKOUT`]).
+    fn locked_out(&self) {}
+    /// A peer that is not a trusted proxy sent a forwarded header, which was ignored.
+    fn forwarded_ignored(&self) {}
 }
 
 /// What a handler notes on its answer for the [`Observer`].
@@ -206,6 +214,8 @@ struct Shared {
     sources: std::sync::Mutex<Vec<Arc<str>>>,
     /// The sessions this worker served lately (see [`session::Session::id`]).
     sessions: std::sync::Mutex<Vec<keypool::SessionId>>,
+    /// A server's drain, every worker's.
+    drain: Arc<drain::Drain>,
 }
 
 /// How many user agents a worker keeps.
@@ -226,6 +236,7 @@ impl Shared {
             without_responses: self.without_responses.clone(),
             sources: std::sync::Mutex::default(),
             sessions: std::sync::Mutex::default(),
+            drain: self.drain.clone(),
         }
     }
 
@@ -370,12 +381,17 @@ impl Gateway {
         let shared = Arc::new(Shared {
             routes,
             completions,
-            guard: Arc::new(Guard::new(token_hash, clock).with_members(serving.members.clone())),
+            guard: Arc::new(
+                Guard::new(token_hash, clock)
+                    .with_members(serving.members.clone())
+                    .with_observer(serving.observer.clone()),
+            ),
             counters: Arc::default(),
             members: serving.members.clone(),
             without_responses: Arc::default(),
             sources: std::sync::Mutex::default(),
             sessions: std::sync::Mutex::default(),
+            drain: Arc::default(),
         });
         let addresses = listeners.iter().filter_map(|l| l.local_addr().ok()).collect();
         // Out of the starting runtime, to be registered again with each worker's.
@@ -408,6 +424,28 @@ impl Gateway {
             }
         }
         Ok(Gateway { shared, port, addresses, shutdown, served })
+    }
+
+    /// Starts draining (a server's SIGTERM): from now on `/readyz` answers 503, every new request
+    /// to the API is refused with a 503 in its dialect (`retry-after`, `x-should-retry: true`,
+    /// `connection: close`: a client retries, through a load balancer on another replica), and the
+    /// requests in flight, streams included, go on. `/healthz` and `/metrics` still answer.
+    pub fn drain(&self) {
+        self.shared.drain.start();
+    }
+
+    /// Returns once no request is in flight (for a stream: once its last byte went), after
+    /// [`Gateway::drain`]; at once when none is.
+    pub async fn idle(&self) {
+        let counters = &self.shared.counters;
+        self.shared.drain.idle(|| counters.in_flight.load(Ordering::SeqCst)).await;
+    }
+
+    /// Ends the requests still in flight: a stream with an error event in its client's dialect
+    /// (a body that is no stream of events, with an error body), a request whose answer has not
+    /// begun with a 503 in its dialect. Drains too, if it was not draining.
+    pub fn cut_off(&self) {
+        self.shared.drain.cut();
     }
 
     /// Stops accepting, and waits up to `grace` for the requests in flight (streams included) to
@@ -443,6 +481,12 @@ impl Gateway {
         self.shared.guard.allow_hosts(hosts);
     }
 
+    /// Reads each request's client from `proxies`' forwarded header when it comes from one of
+    /// them, for the lockout, the log line and the metrics (replacing those trusted before).
+    pub fn trust_proxies(&self, proxies: TrustedProxies) {
+        self.shared.guard.trust_proxies(proxies);
+    }
+
     /// Replaces the token (the old one stops working at once).
     pub fn set_token_hash(&self, hash: [u8; 32]) {
         self.shared.guard.set_hash(hash);
@@ -466,14 +510,18 @@ struct InFlight(Arc<Shared>);
 impl InFlight {
     fn new(shared: &Arc<Shared>) -> InFlight {
         shared.counters.requests.fetch_add(1, Ordering::Relaxed);
-        shared.counters.in_flight.fetch_add(1, Ordering::Relaxed);
+        shared.counters.in_flight.fetch_add(1, Ordering::SeqCst);
         InFlight(shared.clone())
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.counters.in_flight.fetch_sub(1, Ordering::Relaxed);
+        // Sequentially consistent with the drain's flag: the last request to end sees it, or
+        // the drain sees none in flight.
+        if self.0.counters.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.drain.went_idle();
+        }
     }
 }
 

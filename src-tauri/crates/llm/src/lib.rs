@@ -51,6 +51,12 @@ pub use provider::ProviderEndpoint;
 pub use provider_clock::{ClockOffset, ClockSkew, MAX_CLOCK_OFFSET};
 pub use rate_limit::{announced_wait, provider_instant};
 pub use record::{AttemptOutcome, AttemptRecord, SentWith};
+
+/// The `tracing` target of the spans a server exports as traces (OpenTelemetry): a relayed
+/// request's (the gateway's) and each of its attempts' (the failover loop's). They are at TRACE
+/// level, so that a log filter at its default (`info`) never makes them: without an exporter
+/// they cost a disabled callsite's check.
+pub const SPAN_TARGET: &str = "keypool::trace";
 pub use service::{scope_of, CompletionEvent, CompletionService, Recorder};
 pub use stream::{Deadlines, MAX_WHOLE_ANSWER};
 pub use team::{Admission, HandOut, Taught, TeamFuture, TeamHold, TeamLink, Wake};

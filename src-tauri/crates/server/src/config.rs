@@ -35,9 +35,32 @@ pub enum ConfigError {
     Store { path: PathBuf, reason: String },
 }
 
+/// How long requests in flight may run after SIGTERM when the file does not say.
+pub const DRAIN_DEFAULT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// The longest `drain_seconds` accepted: a day (a longer one is taken for a typo).
+const DRAIN_MAX_SECONDS: u64 = 86_400;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// How long requests in flight (streams included) may run after SIGTERM before what is
+    /// left is cut off; [`DRAIN_DEFAULT`] when left out.
+    pub drain_seconds: Option<Spanned<u64>>,
+    /// The reverse proxies (networks `10.0.0.0/8` or addresses) whose forwarded header names the
+    /// client; none by default.
+    #[serde(default)]
+    pub trusted_proxies: Vec<Spanned<String>>,
+    /// The header they write: `x-forwarded-for` (the default) or `forwarded`.
+    pub forwarded_header: Option<Spanned<String>>,
+    /// [`Config::trusted_proxies`] read (filled by [`read`]).
+    #[serde(skip)]
+    pub proxies: keypool_gateway::TrustedProxies,
+    /// Traces for an OpenTelemetry collector (see `otel`); none when left out.
+    pub otel: Option<crate::otel::OtelConfig>,
+    /// `[otel]` checked, its headers read (filled by [`read`]).
+    #[serde(skip)]
+    pub traces: Option<crate::otel::Otel>,
     #[serde(default)]
     pub providers: Vec<ProviderConfig>,
     /// Models sent to a provider whatever it lists, first match first.
@@ -154,12 +177,59 @@ pub fn read(path: &Path) -> Result<Config, ConfigError> {
             return Err(invalid(format!("line {line}: a route needs the model it takes")));
         }
     }
+    if let Some(drain) = &config.drain_seconds {
+        if *drain.get_ref() > DRAIN_MAX_SECONDS {
+            let line = line_of(&text, drain.span().start);
+            return Err(invalid(format!("line {line}: drain_seconds is at most {DRAIN_MAX_SECONDS} (a day)")));
+        }
+    }
     let mut config = config;
+    config.proxies = trusted_proxies(&config, &text).map_err(invalid)?;
+    config.traces =
+        config.otel.as_ref().map(|otel| otel.resolve(|offset| line_of(&text, offset))).transpose().map_err(invalid)?;
     config.resolved_members =
         crate::members::config::resolve(&config.members, |offset| line_of(&text, offset)).map_err(invalid)?;
     crate::members::config::check_prices(&config.prices).map_err(invalid)?;
     config.webhook = config.alerts.as_ref().map(|alerts| alerts.webhook()).transpose().map_err(invalid)?;
     Ok(config)
+}
+
+/// `trusted_proxies` and `forwarded_header` as the gateway takes them; `Err` names the line.
+fn trusted_proxies(config: &Config, text: &str) -> Result<keypool_gateway::TrustedProxies, String> {
+    let mut networks = Vec::new();
+    for entry in &config.trusted_proxies {
+        let line = line_of(text, entry.span().start);
+        let written = entry.get_ref().trim();
+        let network = written
+            .parse::<ipnet::IpNet>()
+            .or_else(|_| written.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+            .map_err(|_| {
+                format!("line {line}: trusted_proxies holds {written:?}, which is no network (10.0.0.0/8, fd00::/8) or address")
+            })?;
+        // 10.1.2.3/8 is taken for 10.0.0.0/8, as it contains the same addresses.
+        networks.push(network.trunc());
+    }
+    let header = match &config.forwarded_header {
+        None => keypool_gateway::ForwardedHeader::XForwardedFor,
+        Some(name) => match name.get_ref().trim().to_ascii_lowercase().as_str() {
+            "x-forwarded-for" => keypool_gateway::ForwardedHeader::XForwardedFor,
+            "forwarded" => keypool_gateway::ForwardedHeader::Forwarded,
+            other => {
+                let line = line_of(text, name.span().start);
+                return Err(format!(
+                    "line {line}: forwarded_header is \"x-forwarded-for\" or \"forwarded\", not {other:?}"
+                ));
+            }
+        },
+    };
+    Ok(keypool_gateway::TrustedProxies { networks, header })
+}
+
+impl Config {
+    /// How long requests in flight may run after SIGTERM.
+    pub fn drain(&self) -> std::time::Duration {
+        self.drain_seconds.as_ref().map_or(DRAIN_DEFAULT, |seconds| std::time::Duration::from_secs(*seconds.get_ref()))
+    }
 }
 
 /// The file's routes, their providers (checked before anything was written) in the store now.

@@ -12,8 +12,8 @@
 //! keypool-server usage --data-dir DIR [--by member|model|provider|key] [--since WHEN] [--json|--csv]
 //! ```
 //!
-//! Invariants: no log line holds a key, the token, the team secret or the Redis URL (which may
-//! hold a password); a bad config file stops the start before the store is opened.
+//! Invariants: no log line or span holds a key, the token, the team secret or the Redis URL
+//! (which may hold a password); a bad config file stops the start before the store is opened.
 
 mod alerts;
 mod config;
@@ -21,12 +21,15 @@ mod keys;
 mod members;
 mod metrics;
 mod observe;
+mod otel;
+mod probe;
 mod token;
 mod usage;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,8 +39,8 @@ use keypool_api::{AppContext, Dirs};
 use keypool_gateway::Serving;
 use keypool_team::{TeamConfig, TeamSecret};
 
-/// How long requests in flight may take to finish after SIGINT/SIGTERM.
-const GRACE: Duration = Duration::from_secs(30);
+/// How long the answers a drain cut off may take to be written before the process exits.
+const LAST_WRITES: Duration = Duration::from_secs(5);
 
 #[derive(Parser)]
 #[command(name = "keypool-server", version, about = "Keypool's key pool and local API, headless")]
@@ -66,6 +69,17 @@ enum Command {
     Members(members::cli::MembersCommand),
     /// The ledger summed by member, model, provider or key: a table, JSON or CSV.
     Usage(usage::Usage),
+    /// Exits 0 when a plain-http URL (the server's /healthz on loopback) answers 200: a
+    /// container's health check without a shell or curl.
+    Probe {
+        #[arg(default_value = "http://127.0.0.1:4141/healthz")]
+        url: String,
+    },
+    /// Reads a config file as `serve` would, and says whether it would start or why not.
+    Check {
+        #[arg(long)]
+        config: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -134,16 +148,30 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).init();
     let cli = Cli::parse_from(args);
+    // `[otel]` is read before logging starts, to put the exporter's layer beside the log's; a
+    // config that cannot be read exports nothing, and is reported by the start (read again).
+    let traces = match &cli.command {
+        Command::Serve(serve) => {
+            serve.config.as_deref().and_then(|path| config::read(path).ok()).and_then(|c| c.traces)
+        }
+        _ => None,
+    };
+    let exporting = match start_logging(traces.as_ref()) {
+        Ok(exporting) => exporting,
+        Err(message) => {
+            tracing::error!("{message}");
+            eprintln!("keypool-server: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
     match cli.command {
         Command::Token { data_dir, regenerate } => token_command(&data_dir, regenerate),
         Command::Keys(command) => keys::run(command),
         Command::Members(command) => members::cli::run(command),
         Command::Usage(usage) => usage::run(usage),
+        Command::Probe { url } => probe::run_probe(&url),
+        Command::Check { config } => probe::run_check(&config),
         Command::Serve(serve) => {
             let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
                 Ok(runtime) => runtime,
@@ -152,7 +180,13 @@ where
                     return ExitCode::FAILURE;
                 }
             };
-            match runtime.block_on(run(serve)) {
+            let ran = runtime.block_on(run(serve));
+            drop(runtime);
+            // After the runtime: the spans of the requests the drain let finish go too.
+            if let Some(exporting) = exporting {
+                exporting.shut_down();
+            }
+            match ran {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(message) => {
                     tracing::error!("{message}");
@@ -160,6 +194,40 @@ where
                     ExitCode::FAILURE
                 }
             }
+        }
+    }
+}
+
+/// Logging to stderr, filtered by `RUST_LOG` (default `info`), and with `traces` the exporter's
+/// layer beside it, which sees only the spans of [`keypool_llm::SPAN_TARGET`] (whatever
+/// `RUST_LOG` says: a filter of each layer's own). `Err`: the exporter cannot be built (logging
+/// has started without it).
+fn start_logging(traces: Option<&otel::Otel>) -> Result<Option<otel::Exporting>, String> {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::Layer as _;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let log = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(ansi).with_filter(filter);
+    let logging = tracing_subscriber::registry().with(log);
+    let Some(traces) = traces else {
+        logging.init();
+        return Ok(None);
+    };
+    match otel::Exporting::start(traces) {
+        Ok((exporting, layer)) => {
+            logging.with(layer).init();
+            tracing::info!(
+                collector = %otel::collector(&traces.endpoint),
+                sample_ratio = traces.sample_ratio,
+                "traces are exported (OTLP/HTTP)"
+            );
+            Ok(Some(exporting))
+        }
+        Err(message) => {
+            logging.init();
+            Err(message)
         }
     }
 }
@@ -250,7 +318,7 @@ fn team_config(serve: &Serve) -> Result<Option<TeamConfig>, Fatal> {
 
 async fn run(serve: Serve) -> Result<(), Fatal> {
     // Listened for before the endpoint serves (see `Signals`).
-    let signals = Signals::listen()?;
+    let mut signals = Signals::listen()?;
     let running = start(serve).await?;
     let reloading = Reloading {
         context: &running.context,
@@ -259,9 +327,12 @@ async fn run(serve: Serve) -> Result<(), Fatal> {
         book: &running.book,
         alerts: &running.alerts,
         owner: running.owner,
+        drain_limit: &running.drain_limit,
+        gateway: &running.gateway,
     };
     signals.wait_for_stop(&reloading).await?;
-    running.stop().await;
+    running.drain();
+    running.finish(signals.stopped_again()).await;
     Ok(())
 }
 
@@ -274,6 +345,21 @@ pub struct Running {
     owner: [u8; 32],
     gateway: keypool_gateway::Gateway,
     _metrics_listener: Option<metrics::MetricsListener>,
+    /// Set by [`Running::drain`]; readiness (on every listener) says no from then on.
+    draining: Arc<AtomicBool>,
+    /// How long a drain waits for the requests in flight, in seconds (`drain_seconds`; a SIGHUP
+    /// may change it).
+    drain_limit: Arc<AtomicU64>,
+}
+
+/// How a [`Running::finish`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finished {
+    /// Every request in flight ran to its end.
+    Drained,
+    /// Those still running when the drain ended (its limit, or a second SIGTERM) were cut off,
+    /// each with an error in its dialect.
+    CutOff,
 }
 
 impl Running {
@@ -290,18 +376,70 @@ impl Running {
         self.book.flush();
     }
 
-    /// Stops accepting, lets the requests in flight finish (up to 30 s), and writes what waits.
-    pub async fn stop(self) {
-        tracing::info!("stopping: no new requests; waiting up to 30 s for those in flight");
+    /// How long a drain waits for the requests in flight.
+    pub fn drain_limit(&self) -> Duration {
+        Duration::from_secs(self.drain_limit.load(Ordering::SeqCst))
+    }
+
+    /// What SIGTERM does first: `/readyz` answers 503 from this moment (on every listener), new
+    /// requests are refused with a retryable 503 in their dialect, and those in flight go on.
+    /// `/healthz` still answers 200.
+    pub fn drain(&self) {
+        // Before anything is said: whoever reads the log line finds the server not ready.
+        self.draining.store(true, Ordering::SeqCst);
+        self.gateway.drain();
+        let in_flight = self.gateway.stats().in_flight;
+        tracing::info!(
+            in_flight,
+            "draining: not ready, refusing new requests; waiting up to {} s for those in flight",
+            self.drain_limit().as_secs()
+        );
+    }
+
+    /// Ends a drain ([`Running::drain`], begun here if it was not): waits until no request is in
+    /// flight, [`Running::drain_limit`] has passed, or `cut` resolves (a second SIGTERM); then
+    /// ends what is still running (a stream with an error event in its dialect), stops
+    /// listening and writes what waits (the ledger, the members' spend).
+    pub async fn finish(self, cut: impl std::future::Future<Output = ()>) -> Finished {
+        if !self.draining.load(Ordering::SeqCst) {
+            self.drain();
+        }
+        let limit = self.drain_limit();
+        let finished = tokio::select! {
+            () = self.gateway.idle() => Finished::Drained,
+            () = tokio::time::sleep(limit) => {
+                let in_flight = self.gateway.stats().in_flight;
+                tracing::warn!(in_flight, "still in flight after {} s (drain_seconds): cutting them off", limit.as_secs());
+                Finished::CutOff
+            }
+            () = cut => {
+                let in_flight = self.gateway.stats().in_flight;
+                tracing::warn!(in_flight, "asked again to stop: cutting off what is in flight at once");
+                Finished::CutOff
+            }
+        };
+        if finished == Finished::CutOff {
+            self.gateway.cut_off();
+        } else {
+            tracing::info!("drained: every request in flight ran to its end");
+        }
         let Running { context, book, gateway, .. } = self;
-        if !gateway.shut_down(GRACE).await {
-            tracing::warn!("requests still in flight after 30 s were cut off");
+        if !gateway.shut_down(LAST_WRITES).await {
+            tracing::warn!("connections still writing after {} s were closed", LAST_WRITES.as_secs());
         }
         if let Ok(usage) = context.usage() {
             usage.flush();
         }
         book.flush();
         tracing::info!("stopped");
+        finished
+    }
+
+    /// Drains and stops as SIGTERM does when no second one comes: [`Running::drain`], then
+    /// [`Running::finish`] within [`Running::drain_limit`].
+    pub async fn stop(self) -> Finished {
+        self.drain();
+        self.finish(std::future::pending()).await
     }
 }
 
@@ -388,10 +526,16 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
         let metrics = metrics.clone();
         Arc::new(move || metrics.render())
     };
+    let draining = Arc::new(AtomicBool::new(false));
+    let drain = config.as_ref().map_or(config::DRAIN_DEFAULT, config::Config::drain);
+    let drain_limit = Arc::new(AtomicU64::new(drain.as_secs()));
     let ready: keypool_gateway::Readiness = {
-        let context = context.clone();
+        let (context, draining) = (context.clone(), draining.clone());
         let teamed = serve.team.is_some();
-        Arc::new(move || readiness(&context, teamed))
+        Arc::new(move || match draining.load(Ordering::SeqCst) {
+            true => Err("draining: the server is shutting down".to_owned()),
+            false => readiness(&context, teamed),
+        })
     };
     let _metrics_listener = match serve.metrics_listen {
         Some(address) => Some(metrics::listen(address, render.clone(), ready.clone()).await?),
@@ -417,8 +561,24 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
     let local_api = context.local_api().map_err(|e| e.to_string())?;
     let gateway = local_api.serve_at(serve.listen, &token, serving).await.map_err(|e| e.to_string())?;
     gateway.allow_hosts(serve.allowed_hosts.iter().cloned());
+    if let Some(config) = &config {
+        trust_proxies(&gateway, &config.proxies);
+    }
     tracing::info!(address = %serve.listen, team = context.team_state().as_str(), "keypool-server serves");
-    Ok(Running { context, serve, book, alerts, owner, gateway, _metrics_listener })
+    Ok(Running { context, serve, book, alerts, owner, gateway, _metrics_listener, draining, drain_limit })
+}
+
+/// Reads the client's address from `proxies`' forwarded header from now on, and says so.
+fn trust_proxies(gateway: &keypool_gateway::Gateway, proxies: &keypool_gateway::TrustedProxies) {
+    if !proxies.networks.is_empty() {
+        let networks: Vec<String> = proxies.networks.iter().map(ToString::to_string).collect();
+        tracing::info!(
+            proxies = %networks.join(", "),
+            header = proxies.header.name(),
+            "the client's address is read from the trusted proxies' forwarded header"
+        );
+    }
+    gateway.trust_proxies(proxies.clone());
 }
 
 /// SIGINT, SIGTERM (stop) and SIGHUP (re-read the config), listened for before the endpoint
@@ -445,12 +605,23 @@ impl Signals {
 
     /// Until SIGINT or SIGTERM; re-applies the config file on every SIGHUP (a bad file is
     /// logged and changes nothing).
-    async fn wait_for_stop(mut self, reloading: &Reloading<'_>) -> Result<(), Fatal> {
+    async fn wait_for_stop(&mut self, reloading: &Reloading<'_>) -> Result<(), Fatal> {
         loop {
             tokio::select! {
                 _ = self.hangup.recv() => reload(reloading),
                 _ = self.terminate.recv() => return Ok(()),
                 _ = self.interrupt.recv() => return Ok(()),
+            }
+        }
+    }
+
+    /// Until SIGINT or SIGTERM comes again (during a drain; a SIGHUP then is logged and ignored).
+    async fn stopped_again(mut self) {
+        loop {
+            tokio::select! {
+                _ = self.hangup.recv() => tracing::info!("SIGHUP while draining: the config is not re-read"),
+                _ = self.terminate.recv() => return,
+                _ = self.interrupt.recv() => return,
             }
         }
     }
@@ -465,8 +636,12 @@ impl Signals {
         Ok(Signals)
     }
 
-    async fn wait_for_stop(self, _: &Reloading<'_>) -> Result<(), Fatal> {
+    async fn wait_for_stop(&mut self, _: &Reloading<'_>) -> Result<(), Fatal> {
         tokio::signal::ctrl_c().await.map_err(|e| format!("cannot listen for Ctrl-C: {e}").into())
+    }
+
+    async fn stopped_again(self) {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
 
@@ -479,10 +654,12 @@ struct Reloading<'a> {
     alerts: &'a alerts::Alerts,
     /// The server's own token's digest (no member may have it).
     owner: [u8; 32],
+    drain_limit: &'a AtomicU64,
+    gateway: &'a keypool_gateway::Gateway,
 }
 
 fn reload(reloading: &Reloading<'_>) {
-    let Reloading { context, serve, data_dir, book, alerts, owner } = reloading;
+    let Reloading { context, serve, data_dir, book, alerts, owner, drain_limit, gateway } = reloading;
     let Some(path) = &serve.config else {
         return tracing::info!("SIGHUP: no config file to re-read");
     };
@@ -495,6 +672,8 @@ fn reload(reloading: &Reloading<'_>) {
         Err(error) => return tracing::error!(%error, "SIGHUP: the config file was not applied; nothing changed"),
     }
     alerts.set_webhook(config.webhook.clone());
+    drain_limit.store(config.drain().as_secs(), Ordering::SeqCst);
+    trust_proxies(gateway, &config.proxies);
     match members::config::apply(context, &config.resolved_members, &config.prices, owner) {
         Ok(members) => {
             tracing::info!(?members, "SIGHUP: members applied");

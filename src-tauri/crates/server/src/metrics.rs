@@ -65,6 +65,10 @@ pub struct Metrics {
     tokens: Mutex<TokensSeries>,
     /// (provider id, status) → keys disabled after a verified refusal.
     disabled: Mutex<HashMap<(String, u16), u64>>,
+    /// Clients locked out for wrong tokens.
+    lockouts: AtomicU64,
+    /// Forwarded headers from peers that are no trusted proxy, ignored.
+    forwarded_ignored: AtomicU64,
     reading: OnceLock<Reading>,
 }
 
@@ -86,6 +90,8 @@ impl Metrics {
             attempts: Mutex::default(),
             tokens: Mutex::default(),
             disabled: Mutex::default(),
+            lockouts: AtomicU64::new(0),
+            forwarded_ignored: AtomicU64::new(0),
             reading: OnceLock::new(),
         })
     }
@@ -133,6 +139,15 @@ impl Metrics {
         self.render_added(&mut out);
         family(&mut out, "keypool_key_waits_total", "counter", "Requests that waited for a key to free up.");
         sample(&mut out, "keypool_key_waits_total", &[], self.waits.load(Ordering::Relaxed) as f64);
+        family(&mut out, "keypool_client_lockouts_total", "counter", "Clients locked out for wrong tokens.");
+        sample(&mut out, "keypool_client_lockouts_total", &[], self.lockouts.load(Ordering::Relaxed) as f64);
+        family(
+            &mut out,
+            "keypool_forwarded_ignored_total",
+            "counter",
+            "Requests whose forwarded header was ignored: their peer is no trusted proxy.",
+        );
+        sample(&mut out, "keypool_forwarded_ignored_total", &[], self.forwarded_ignored.load(Ordering::Relaxed) as f64);
 
         let attempts = sorted(
             lock(&self.attempts)
@@ -460,6 +475,14 @@ impl Observer for Metrics {
         if answered.waited {
             self.waits.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    fn locked_out(&self) {
+        self.lockouts.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn forwarded_ignored(&self) {
+        self.forwarded_ignored.fetch_add(1, Ordering::Relaxed);
     }
 }
 

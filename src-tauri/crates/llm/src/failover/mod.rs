@@ -158,6 +158,7 @@ impl CompletionService {
         let team_key = self.team_binding(&plan.target).await;
         let preferred = team_key.as_ref().or(plan.target.preferred_key);
         loop {
+            let waiting = tokio::time::Instant::now();
             let acquired =
                 self.acquire(plan, preferred, &mut tried, driven.last_refusal.as_ref(), on_event, cancel).await;
             let (credential, hold) = match acquired {
@@ -184,13 +185,15 @@ impl CompletionService {
                 rebound,
                 attempt: driven.attempts,
             });
+            let started = tokio::time::Instant::now();
             let settlement = Settlement {
                 service: self.clone(),
                 credential,
                 hold,
+                span: settle::attempt_span(plan, key_id.as_ref(), driven.attempts, started - waiting),
                 record: AttemptRecord { at: self.clock.now(), key: sent_with, ..plan.record.clone() },
                 scope: plan.scope.clone(),
-                started: tokio::time::Instant::now(),
+                started,
             };
             let Tried { ended, shown, announced, usage, first_token_ms } =
                 attempt.run(settlement.credential(), driven.attempts, on_event, cancel).await;

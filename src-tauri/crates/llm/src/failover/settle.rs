@@ -23,6 +23,39 @@ pub(crate) struct Settlement {
     pub(super) record: AttemptRecord,
     pub(super) scope: Arc<str>,
     pub(super) started: tokio::time::Instant,
+    /// The attempt's span (see [`crate::SPAN_TARGET`]), ended when it is settled.
+    pub(super) span: tracing::Span,
+}
+
+/// The span of attempt `attempt` of `plan`, with `key` after a wait of `waited` for it: its
+/// provider, key id (never the key), model and wait; its status, outcome and tokens are recorded
+/// when it is settled. A disabled span (no exporter) when nothing exports traces.
+pub(super) fn attempt_span(
+    plan: &super::Plan<'_>,
+    key: Option<&keypool::KeyId>,
+    attempt: u32,
+    waited: std::time::Duration,
+) -> tracing::Span {
+    let endpoint = plan.target.endpoint;
+    tracing::trace_span!(
+        target: crate::SPAN_TARGET,
+        "attempt",
+        otel.name = "attempt",
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+        keypool.attempt = attempt,
+        keypool.provider = &*endpoint.name,
+        keypool.provider_id = endpoint.id.as_str(),
+        keypool.key_id = key.map(|key| key.as_str()),
+        keypool.wait_ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+        gen_ai.request.model = &*plan.record.model,
+        http.response.status_code = tracing::field::Empty,
+        keypool.outcome = tracing::field::Empty,
+        keypool.first_token_ms = tracing::field::Empty,
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        keypool.usage.cached_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+    )
 }
 
 /// What the pool learns from an attempt's end.
@@ -60,7 +93,20 @@ impl Settlement {
         lesson: Lesson<'_>,
     ) -> Option<Result<FailureOutcome, PoolError>> {
         let latency_ms = self.elapsed_ms();
-        let Settlement { service, credential, hold, record, scope, .. } = self;
+        let Settlement { service, credential, hold, record, scope, span, .. } = self;
+        if !span.is_disabled() {
+            span.record("keypool.outcome", outcome.as_str());
+            span.record("http.response.status_code", status);
+            span.record("keypool.first_token_ms", first_token_ms);
+            if let Some(usage) = usage {
+                span.record("gen_ai.usage.input_tokens", usage.input);
+                span.record("keypool.usage.cached_tokens", usage.cached);
+                span.record("gen_ai.usage.output_tokens", usage.output);
+            }
+            if outcome != AttemptOutcome::Ok {
+                span.record("otel.status_code", "ERROR");
+            }
+        }
         let key = record.key.pool_key().cloned();
         let reported = match (lesson, &key) {
             (Lesson::Answer(announced), Some(key)) => {

@@ -2,10 +2,14 @@
 //! the team) a redis-server of the test's own.
 
 mod alerts;
+mod deploy;
+mod drain;
 mod keys;
 mod members;
 mod metrics;
+mod proxies;
 mod serve;
 mod support;
 mod team;
 mod team_members;
+mod traces;

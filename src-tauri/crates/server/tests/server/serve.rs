@@ -24,35 +24,6 @@ async fn serves_chat_through_the_pool_and_answers_healthz_without_the_token() {
     assert!(!log.contains(&server.token()[9..21]), "nor of the token:\n{log}");
 }
 
-#[tokio::test]
-async fn sigterm_lets_the_request_in_flight_finish_then_exits() {
-    let fake = FakeProvider::start().await;
-    fake.script(
-        &key("a"),
-        [Reply::Hold { chunks_before: vec![], gate: "gate".into(), chunks_after: vec!["late".into()] }],
-    );
-    let tmp = tempfile::tempdir().unwrap();
-    let server = Server::start(tmp.path(), &config(&fake.url(), &["a"]), &[]);
-    server.healthy().await;
-    let in_flight = {
-        let (url, token) = (server.url("/v1/chat/completions"), server.token());
-        tokio::spawn(async move {
-            let body = json!({ "model": MODEL, "stream": true, "messages": [{ "role": "user", "content": "slow" }] });
-            let response = client().post(url).bearer_auth(token).json(&body).send().await.unwrap();
-            (response.status().as_u16(), response.text().await.unwrap())
-        })
-    };
-    until("the request is upstream", || !fake.keys_used().is_empty()).await;
-    server.signal("TERM");
-    server.logged("stopping").await;
-    assert!(server.running(), "the server waits for the request in flight");
-    fake.release("gate");
-    let (status, body) = in_flight.await.unwrap();
-    assert_eq!(status, 200, "the request in flight was answered");
-    assert!(body.contains("late"), "to its end: {body}");
-    assert_eq!(server.exited().await, Some(0), "then the server exits cleanly:\n{}", server.log());
-}
-
 /// Every file under `dir` (its folders too, e.g. the attachments) and its bytes.
 fn snapshot(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
@@ -82,11 +53,25 @@ async fn a_bad_config_stops_the_start_naming_the_line_and_changes_nothing() {
         ("weight = 0", 9, "weight"),
         ("bogus = 1", 9, "unknown field `bogus`"),
         ("kind = \"mistral\"", 3, "unknown variant `mistral`"),
+        // Before the tables, on line 1.
+        ("drain_seconds = \"ten\"", 1, "invalid type"),
+        ("drain_seconds = 100000", 1, "drain_seconds is at most 86400"),
+        ("trusted_proxies = [\"10.0.0.0/8\",\n  \"10.0.0.0/33\"]", 2, "trusted_proxies holds \"10.0.0.0/33\""),
+        ("forwarded_header = \"x-real-ip\"", 1, "forwarded_header is \"x-forwarded-for\" or \"forwarded\""),
+        // A table of its own after the key's, from line 9.
+        ("[otel]\nendpoint = \"ftp://collector\"", 10, "[otel] endpoint is an http:// or https:// address"),
+        (
+            "[otel]\nendpoint = \"http://collector:4318\"\nheaders = { authorization = \"$KP_UNSET_FOR_THE_TEST\" }",
+            11,
+            "the environment variable KP_UNSET_FOR_THE_TEST is not set",
+        ),
     ];
     for (change, line, what) in cases {
         let mut text = config(&fake.url(), &["a"]);
         if change.starts_with("kind") {
             text = text.replace("kind = \"openai\"", change);
+        } else if ["drain_seconds", "trusted_proxies", "forwarded_header"].iter().any(|top| change.starts_with(top)) {
+            text = format!("{change}\n{text}");
         } else {
             text.push_str(change);
             text.push('\n');

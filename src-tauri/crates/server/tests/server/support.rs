@@ -57,17 +57,31 @@ impl Server {
     }
 
     pub fn start_listening(dir: &Path, config: &str, listen: &str, port: u16, extra: &[&str]) -> Server {
-        Server::spawn(dir, config, listen, port, extra, None)
+        Server::spawn(dir, config, listen, port, extra, None, &[])
+    }
+
+    /// [`Server::start`] with `env` set in the process's environment (the `$NAME`s of its config).
+    pub fn start_with_env(dir: &Path, config: &str, env: &[(&str, &str)]) -> Server {
+        let port = free_port();
+        Server::spawn(dir, config, &format!("127.0.0.1:{port}"), port, &[], None, env)
     }
 
     /// The same on a free loopback port, the process allowed at most `fds` open files
     /// (`ulimit -n`).
     pub fn start_with_fd_limit(dir: &Path, config: &str, fds: u32) -> Server {
         let port = free_port();
-        Server::spawn(dir, config, &format!("127.0.0.1:{port}"), port, &[], Some(fds))
+        Server::spawn(dir, config, &format!("127.0.0.1:{port}"), port, &[], Some(fds), &[])
     }
 
-    fn spawn(dir: &Path, config: &str, listen: &str, port: u16, extra: &[&str], fds: Option<u32>) -> Server {
+    fn spawn(
+        dir: &Path,
+        config: &str,
+        listen: &str,
+        port: u16,
+        extra: &[&str],
+        fds: Option<u32>,
+        env: &[(&str, &str)],
+    ) -> Server {
         std::fs::create_dir_all(dir).unwrap();
         let config_path = dir.join("config.toml");
         std::fs::write(&config_path, config).unwrap();
@@ -91,6 +105,7 @@ impl Server {
             .args(extra)
             // The team's debug lines say when a member applied another's change.
             .env("RUST_LOG", "info,keypool_team=debug")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
