@@ -215,6 +215,8 @@ pub(crate) fn seen(
         body: String::from_utf8_lossy(raw).into_owned(),
         anthropic_version: None,
         images,
+        breakpoints: 0,
+        hop: None,
     })
 }
 

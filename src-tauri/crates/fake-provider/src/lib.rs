@@ -164,6 +164,13 @@ pub struct Seen {
     /// The images of every user turn, in order, read in the dialect's shape.
     #[serde(default)]
     pub images: Vec<SeenImage>,
+    /// Anthropic: how many `cache_control` breakpoints the request set (tools, system blocks,
+    /// content blocks).
+    #[serde(default)]
+    pub breakpoints: usize,
+    /// The Keypool hop marks it carried (`x-keypool-hop`).
+    #[serde(default)]
+    pub hop: Option<String>,
 }
 
 impl Seen {
@@ -180,8 +187,48 @@ impl Seen {
             body: String::new(),
             anthropic_version: None,
             images: Vec::new(),
+            breakpoints: 0,
+            hop: None,
         }
     }
+}
+
+/// Anthropic's most breakpoints in one request.
+const MAX_BREAKPOINTS: usize = 4;
+
+/// The `cache_control` breakpoints of a Messages request, or Anthropic's refusal of them: more
+/// than four, or one on an empty text block.
+fn breakpoints(body: &Value) -> Result<usize, String> {
+    let list = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    let mut blocks = list(&body["tools"]);
+    blocks.extend(list(&body["system"]));
+    for turn in list(&body["messages"]) {
+        blocks.extend(list(&turn["content"]));
+    }
+    let marked: Vec<&Value> = blocks.iter().filter(|b| b.get("cache_control").is_some()).collect();
+    if marked.iter().any(|b| b["type"] == "text" && b["text"].as_str().is_some_and(str::is_empty)) {
+        return Err("messages: cache_control cannot be set for empty text blocks".into());
+    }
+    if marked.len() > MAX_BREAKPOINTS {
+        return Err(format!(
+            "A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {}.",
+            marked.len()
+        ));
+    }
+    Ok(marked.len())
+}
+
+/// A system prompt as text: Anthropic's string or text blocks, or an OpenAI system message's.
+fn system_text(body: &Value) -> Option<String> {
+    let text_of = |v: &Value| match v {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(blocks) => Some(blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n")),
+        _ => None,
+    };
+    text_of(&body["system"]).or_else(|| {
+        let first = &body["messages"][0];
+        (first["role"] == "system").then(|| text_of(&first["content"]).unwrap_or_default())
+    })
 }
 
 #[derive(Default)]
@@ -573,6 +620,8 @@ async fn count_tokens(State(shared): State<Arc<Shared>>, headers: HeaderMap, raw
         body: String::from_utf8_lossy(&raw).into_owned(),
         anthropic_version: headers.get("anthropic-version").and_then(|v| v.to_str().ok()).map(str::to_owned),
         images: Vec::new(),
+        breakpoints: 0,
+        hop: None,
     };
     match next_refusal_or_listing(&shared, seen) {
         Reply::Status { status, headers, message } => {
@@ -705,20 +754,26 @@ pub(crate) async fn complete(
         Ok(read) => read,
         Err(problem) => return error_response(dialect, 400, &[], &problem),
     };
+    let breakpoints = match dialect {
+        Dialect::Anthropic => match breakpoints(&body) {
+            Ok(count) => count,
+            Err(problem) => return error_response(dialect, 400, &[], &problem),
+        },
+        _ => 0,
+    };
     let seen = Seen {
         key: key.clone(),
         path: path.to_owned(),
         stream,
         model: body["model"].as_str().unwrap_or_default().to_owned(),
         messages: turns.len(),
-        system: body["system"].as_str().map(str::to_owned).or_else(|| {
-            let first = &body["messages"][0];
-            (first["role"] == "system").then(|| first["content"].as_str().unwrap_or_default().to_owned())
-        }),
+        system: system_text(&body),
         last_user: read.last().map(|r| r.text.clone()).unwrap_or_default(),
         body: String::from_utf8_lossy(&raw).into_owned(),
         anthropic_version: headers.get("anthropic-version").and_then(|v| v.to_str().ok()).map(str::to_owned),
         images: read.into_iter().flat_map(|r| r.images).collect(),
+        breakpoints,
+        hop: headers.get("x-keypool-hop").and_then(|v| v.to_str().ok()).map(str::to_owned),
     };
     if let Some(refused) = refuse_images(&shared, dialect, &seen) {
         return refused;

@@ -83,6 +83,8 @@ pub(crate) async fn respond(State(shared): State<Arc<Shared>>, uri: Uri, headers
         body: String::from_utf8_lossy(&raw).into_owned(),
         anthropic_version: None,
         images: Vec::new(),
+        breakpoints: 0,
+        hop: headers.get("x-keypool-hop").and_then(|v| v.to_str().ok()).map(str::to_owned),
     };
     let clock = shared.script.lock().unwrap().provider_clock;
     let window = match admit(&shared, &key, &model) {

@@ -17,6 +17,10 @@ pub fn error(format: WireFormat, problem: Problem, message: impl Into<String>, r
     if let Some(seconds) = retry_after {
         response.headers_mut().insert("retry-after", HeaderValue::from(seconds.max(1)));
     }
+    if problem == Problem::Loop {
+        // It would come back again: the SDKs that retry a 5xx are told not to.
+        response.headers_mut().insert("x-should-retry", HeaderValue::from_static("false"));
+    }
     response
 }
 

@@ -62,6 +62,12 @@ pub(crate) async fn relay_noted(
     let in_flight = InFlight::new(&shared);
     let (parts, body) = request.into_parts();
     let wire = format.wire();
+    // Before the token: a request of this Keypool's own that came back says so, whatever key
+    // the provider that sent it here holds.
+    let hop = match crate::loops::hop(&shared.hops, &parts.headers) {
+        Ok(hop) => hop,
+        Err(message) => return (shared.failed(error(format, Problem::Loop, message, None)), None),
+    };
     // Google's clients may send the token as `?key=`; the others' query is never read.
     let query = (format == WireFormat::GeminiGenerate).then(|| parts.uri.query()).flatten();
     let caller = match shared.guard.check(&parts.headers, query) {
@@ -125,7 +131,7 @@ pub(crate) async fn relay_noted(
     let bound = (address.format == WireFormat::OpenAiResponses).then(|| peek.bound_state()).flatten();
     let renamed = *route.model != *model;
     drop(peek);
-    let upstream = Upstream { route, address, session, body: bytes, renamed, admitted, bound };
+    let upstream = Upstream { route, address, session, body: bytes, renamed, admitted, bound, hop };
     pass(shared, format, in_flight, &parts.headers, upstream).await
 }
 
@@ -153,6 +159,8 @@ struct Upstream {
     /// State it carries that lives in one organisation (a Responses request's stored response
     /// or encrypted reasoning), if any.
     bound: Option<keypool_llm::BoundState>,
+    /// The hop marks it goes on with (see [`keypool_llm::hop`]).
+    hop: String,
 }
 
 impl Shared {
@@ -185,8 +193,20 @@ async fn pass(
     headers: &HeaderMap,
     upstream: Upstream,
 ) -> (Response, Option<Noted>) {
-    let Upstream { route, address, session, body, renamed, admitted, bound } = upstream;
+    let Upstream { route, address, session, body, renamed, admitted, bound, hop } = upstream;
     let member = admitted.member.clone();
+    if crate::loops::points_at_itself(&route.endpoint.base_url, &shared.own) {
+        let message = format!(
+            "the provider {} points at this Keypool ({}): its requests would come back here. Set its base URL to \
+             the service's own address",
+            route.endpoint.name, route.endpoint.base_url
+        );
+        return (shared.failed(error(format, Problem::Loop, message, None)), Some(Noted::of(member, None)));
+    }
+    let hop = (
+        axum::http::HeaderName::from_static(keypool_llm::hop::HOP_HEADER),
+        axum::http::HeaderValue::from_str(&hop).unwrap_or(axum::http::HeaderValue::from_static("")),
+    );
     let provider = route.endpoint.kind.row().wire;
     // A provider of another dialect is asked in its own words; its answer comes back in the
     // client's. A Responses request to a provider without that API goes to its chat completions;
@@ -200,7 +220,8 @@ async fn pass(
         None
     } else {
         // Read once from the body as it came, and written once for the provider.
-        match translate(address, provider, &route.endpoint.name, &route.model, &body) {
+        let id = shared.answer_ids.next(shared.completions.clock().now());
+        match translate(address, provider, &route.endpoint.name, &route.model, &body, id) {
             Ok(translated) => Some(translated),
             Err(refused) => {
                 let refused = shared.failed(error(format, Problem::BadRequest, refused.to_string(), None));
@@ -231,7 +252,11 @@ async fn pass(
             model: route.model,
             session,
             body,
-            headers: passed_headers(headers, &PASSED_REQUEST_HEADERS),
+            headers: {
+                let mut passed = passed_headers(headers, &PASSED_REQUEST_HEADERS);
+                passed.push(hop.clone());
+                passed
+            },
             source,
             member: member.clone(),
             // A translated request carries no such state (it is refused or left out).
@@ -247,7 +272,8 @@ async fn pass(
     let not_found = matches!(&forwarded, Ok(answer) if answer.status == 404);
     if let (Some((route, original)), Some((session, source)), true) = (fallback, names, not_found) {
         let chat = WireFormat::OpenAiChat;
-        if let Ok(translated) = translate(address, chat, &route.endpoint.name, &route.model, &original) {
+        let id = shared.answer_ids.next(shared.completions.clock().now());
+        if let Ok(translated) = translate(address, chat, &route.endpoint.name, &route.model, &original, id) {
             let endpoint = route.endpoint.clone();
             let (again, waited) =
                 shared.completions.forward_timed(request(route, Some(translated), session, source)).await;

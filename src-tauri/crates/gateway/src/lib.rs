@@ -29,6 +29,7 @@ mod endpoints;
 mod forwarded;
 mod guard;
 mod intake;
+mod loops;
 mod members;
 mod responses;
 mod session;
@@ -216,6 +217,12 @@ struct Shared {
     sessions: std::sync::Mutex<Vec<keypool::SessionId>>,
     /// A server's drain, every worker's.
     drain: Arc<drain::Drain>,
+    /// The names of translated answers, unique across workers.
+    answer_ids: Arc<keypool_llm::wire::AnswerIds>,
+    /// Where the endpoint listens: a provider there would send its requests back here.
+    own: Arc<[SocketAddr]>,
+    /// The marks its relayed requests carry, to know one that comes back.
+    hops: Arc<keypool_llm::hop::HopMarks>,
 }
 
 /// How many user agents a worker keeps.
@@ -237,6 +244,9 @@ impl Shared {
             sources: std::sync::Mutex::default(),
             sessions: std::sync::Mutex::default(),
             drain: self.drain.clone(),
+            answer_ids: self.answer_ids.clone(),
+            own: self.own.clone(),
+            hops: self.hops.clone(),
         }
     }
 
@@ -378,6 +388,7 @@ impl Gateway {
         serving: Serving,
     ) -> std::io::Result<Gateway> {
         let port = listeners.first().and_then(|l| l.local_addr().ok()).map_or(0, |a| a.port());
+        let addresses: Vec<SocketAddr> = listeners.iter().filter_map(|l| l.local_addr().ok()).collect();
         let shared = Arc::new(Shared {
             routes,
             completions,
@@ -392,8 +403,10 @@ impl Gateway {
             sources: std::sync::Mutex::default(),
             sessions: std::sync::Mutex::default(),
             drain: Arc::default(),
+            answer_ids: Arc::new(keypool_llm::wire::AnswerIds::random()),
+            own: addresses.clone().into(),
+            hops: Arc::default(),
         });
-        let addresses = listeners.iter().filter_map(|l| l.local_addr().ok()).collect();
         // Out of the starting runtime, to be registered again with each worker's.
         let listeners = listeners.into_iter().map(|l| l.into_std()).collect::<std::io::Result<Vec<_>>>()?;
         let shutdown = Shutdown::default();

@@ -89,6 +89,23 @@ pub struct Conversation {
     /// The tools the model may call.
     pub tools: Vec<Tool>,
     pub sampling: Sampling,
+    /// Where the prompt is to be cached up to.
+    pub cache: CacheMarks,
+}
+
+/// Where a provider that caches only where it is told (Anthropic's `cache_control`
+/// breakpoints) is to cache the prompt up to. Its prefix is the tools, then the system prompt,
+/// then the turns: a mark caches all before it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum CacheMarks {
+    /// The client marked nothing: the writer marks where the prefix stays the same from one
+    /// request to the next.
+    #[default]
+    Unmarked,
+    /// The client's own marks (as OpenAI-format clients write them for Claude models), carried
+    /// as they are: after the tools, after the system prompt, after these turns (indexes into
+    /// [`Conversation::messages`]).
+    Client { tools: bool, system: bool, turns: Vec<usize> },
 }
 
 /// One turn.

@@ -15,6 +15,7 @@ mod failover;
 mod forward;
 #[cfg(test)]
 mod fuzz;
+pub mod hop;
 mod http;
 mod kind;
 mod models;

@@ -126,7 +126,10 @@ mod tests {
         };
         let messages = [ChatMessage::new(Role::System, "be brief"), ChatMessage::new(Role::User, "hi")];
         let body = endpoint.completion_body("claude", &messages, 64, true);
-        assert_eq!(body["system"], "be brief", "the system prompt is a top-level field");
+        assert_eq!(body["system"][0]["text"], "be brief", "the system prompt is a top-level field");
+        // A chat is cached after its system prompt and its newest turn.
+        assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
+        assert_eq!(body["messages"][0]["content"][0]["cache_control"]["type"], "ephemeral");
         assert_eq!(body["messages"].as_array().unwrap().len(), 1, "only turns remain in messages");
         assert_eq!(endpoint.completion_url("claude", true), "http://x/v1/messages", "the base URL is joined cleanly");
     }

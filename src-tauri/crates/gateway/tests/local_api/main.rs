@@ -5,6 +5,7 @@ mod bounds;
 mod connections;
 mod gemini;
 mod hostile;
+mod loops;
 mod openrouter;
 mod responses;
 mod serving;

@@ -41,13 +41,18 @@ impl Recorder for Keys {
 
 /// One provider, served in its kind's dialect: every model, or only those listed.
 struct OneProvider {
-    endpoint: ProviderEndpoint,
+    /// Its endpoint, which a test may point elsewhere ([`LocalApi::point_at`]).
+    endpoint: Mutex<ProviderEndpoint>,
     models: Option<Vec<String>>,
 }
 
 impl OneProvider {
+    fn endpoint(&self) -> ProviderEndpoint {
+        self.endpoint.lock().unwrap().clone()
+    }
+
     fn dialect(&self) -> Dialect {
-        Dialect::of_wire(self.endpoint.kind.row().wire)
+        Dialect::of_wire(self.endpoint().kind.row().wire)
     }
 }
 
@@ -56,12 +61,12 @@ impl Routes for OneProvider {
         // `fake/model` names the provider: asked in its own dialect whatever the client's, as the
         // app's routes do.
         if let Some(model) = model.strip_prefix("fake/") {
-            return Ok(Route { endpoint: self.endpoint.clone(), model: model.into() });
+            return Ok(Route { endpoint: self.endpoint(), model: model.into() });
         }
         let served = self.models.as_ref().is_none_or(|models| models.iter().any(|m| m == model));
         match (served, dialect == self.dialect()) {
-            (true, true) => Ok(Route { endpoint: self.endpoint.clone(), model: model.into() }),
-            (true, false) => Err(Unrouted::OtherDialect { provider: self.endpoint.name.to_string() }),
+            (true, true) => Ok(Route { endpoint: self.endpoint(), model: model.into() }),
+            (true, false) => Err(Unrouted::OtherDialect { provider: self.endpoint().name.to_string() }),
             (false, _) => Err(Unrouted::Unknown),
         }
     }
@@ -71,7 +76,7 @@ impl Routes for OneProvider {
         listed
             .map(|id| ListedModel {
                 id: id.clone(),
-                provider: self.endpoint.name.to_string(),
+                provider: self.endpoint().name.to_string(),
                 others: Vec::new(),
                 dialect,
             })
@@ -84,6 +89,7 @@ pub struct LocalApi {
     pub gateway: Gateway,
     keys: Arc<Keys>,
     http: reqwest::Client,
+    routes: Arc<OneProvider>,
 }
 
 impl LocalApi {
@@ -177,9 +183,14 @@ impl LocalApi {
             provider_key: None,
         };
         let models = models.map(|models| models.iter().map(|m| (*m).to_owned()).collect());
-        let routes = Arc::new(OneProvider { endpoint, models });
-        let gateway = start(routes, service, as_clock).await;
-        LocalApi { fake, gateway, keys: keys_for_records, http: reqwest::Client::new() }
+        let routes = Arc::new(OneProvider { endpoint: Mutex::new(endpoint), models });
+        let gateway = start(routes.clone(), service, as_clock).await;
+        LocalApi { fake, gateway, keys: keys_for_records, http: reqwest::Client::new(), routes }
+    }
+
+    /// Points the provider at `base_url` from now on.
+    pub fn point_at(&self, base_url: &str) {
+        self.routes.endpoint.lock().unwrap().base_url = base_url.into();
     }
 
     /// Every attempt the service recorded for the ledger.

@@ -107,6 +107,78 @@ async fn a_codex_client_is_answered_by_an_anthropic_pool() {
     assert_eq!(seen[0].system.as_deref(), Some("You are Codex."));
 }
 
+/// Codex's request after `turns` exchanges of one session: its instructions, tools and the whole history, no marks.
+fn codex_turn(turns: usize, stream: bool) -> serde_json::Value {
+    let mut input = Vec::new();
+    for turn in 0..turns {
+        input.push(json!({ "type": "message", "role": "user", "content": [{ "type": "input_text", "text": format!("step {turn}") }] }));
+        input.push(json!({ "type": "message", "role": "assistant", "content": [{ "type": "output_text", "text": format!("did {turn}") }] }));
+    }
+    input.push(json!({ "type": "message", "role": "user", "content": [{ "type": "input_text", "text": format!("step {turns}") }] }));
+    json!({ "model": "fake/claude-sonnet-4-6", "instructions": "You are Codex.", "stream": stream, "input": input,
+        "tools": [{ "type": "function", "name": "shell", "parameters": { "type": "object" } }] })
+}
+
+#[tokio::test]
+async fn a_codex_session_on_an_anthropic_pool_is_cached_and_each_answer_has_its_own_id() {
+    let api = LocalApi::of_kind(ProviderKind::Anthropic, None, &["a"]).await;
+    let mut ids = Vec::new();
+    for (turns, stream) in [(0, true), (1, true), (2, false)] {
+        let (status, text) = post(&api, "/v1/responses", &codex_turn(turns, stream).to_string()).await;
+        assert_eq!(status, 200, "{text}");
+        let response = if stream {
+            let events = events(&text);
+            let created: Vec<_> = events.iter().filter_map(|(_, d)| d["response"]["id"].as_str()).collect();
+            assert!(created.windows(2).all(|w| w[0] == w[1]), "one id in every event of a stream: {created:?}");
+            events.into_iter().find(|(n, _)| n == "response.completed").expect("completed").1["response"].clone()
+        } else {
+            serde_json::from_str::<serde_json::Value>(&text).unwrap()
+        };
+        let id = response["id"].as_str().unwrap_or_default().to_owned();
+        assert!(id.starts_with("resp_") && id.len() > 20, "a Responses id: {id}");
+        assert!(response["created_at"].as_i64().is_some_and(|t| t > 1_600_000_000), "its time: {response}");
+        ids.push(id);
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "each answer its own id: {ids:?}");
+    let seen = api.fake.seen();
+    // System (after the tools), the newest turn and the user turn before it: three of four.
+    let marks: Vec<usize> = seen.iter().map(|s| s.breakpoints).collect();
+    assert_eq!(marks, [2, 3, 3], "the first has no earlier user turn to mark");
+    fn unmark(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(members) => {
+                members.remove("cache_control");
+                members.values_mut().for_each(unmark);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(unmark),
+            _ => {}
+        }
+    }
+    let unmarked = |s: &keypool_fake_provider::Seen| {
+        let mut body = serde_json::from_str(&s.body).unwrap();
+        unmark(&mut body);
+        body
+    };
+    let bodies: Vec<serde_json::Value> = seen.iter().map(unmarked).collect();
+    let earlier = |body: &serde_json::Value| body["messages"].as_array().unwrap()[..3].to_vec();
+    assert_eq!(earlier(&bodies[1]), earlier(&bodies[2]), "the earlier turns are written as they were");
+    let bodies: Vec<serde_json::Value> = seen.iter().map(|s| serde_json::from_str(&s.body).unwrap()).collect();
+    assert_eq!(bodies[2]["system"][0]["cache_control"]["type"], "ephemeral");
+
+    // An Anthropic client goes as it is: its own marks, byte for byte.
+    let body = claude_body(false).replace("fake/gpt-5", "fake/claude-sonnet-4-6");
+    let (status, _) = post(&api, "/v1/messages", &body).await;
+    assert_eq!(status, 200);
+    let last = api.fake.seen().pop().unwrap();
+    assert_eq!(last.breakpoints, 0, "none added to a request that goes as it is");
+    assert_eq!(
+        last.body,
+        body.replace("fake/claude-sonnet-4-6", "claude-sonnet-4-6"),
+        "as it came, but the route's model"
+    );
+}
+
 #[tokio::test]
 async fn a_providers_refusal_reaches_the_client_in_its_own_dialect() {
     let api = LocalApi::of_kind(ProviderKind::Openai, None, &["a"]).await;

@@ -100,7 +100,7 @@ fn translated_whole(
     let client = translation.client.wire();
     let reply = serde_json::from_slice::<Value>(body).ok().and_then(|value| provider.wire().read_reply(&value));
     let (status, body) = match reply {
-        Some(reply) => (status, client.write_reply(&reply, &translation.model)),
+        Some(reply) => (status, client.write_reply(&reply, &translation.model, translation.id)),
         None => (
             Problem::Upstream.status(),
             client.error_body(Problem::Upstream, "the provider's answer could not be read"),
@@ -244,7 +244,7 @@ impl Attempt for RelayAttempt<'_> {
             service: self.service.clone(),
             endpoint: self.request.endpoint.clone(),
             wire: self.request.address.format.wire(),
-            writer: translation.map(|t| (t.client.wire(), t.client.wire().stream_writer(&t.model))),
+            writer: translation.map(|t| (t.client.wire(), t.client.wire().stream_writer(&t.model, t.id))),
             memo: PieceMemo::default(),
             upstream: Some(upstream),
             passed: passing.then(Vec::new),

@@ -35,7 +35,7 @@ mod usage;
 pub use address::{Address, Delivery, Dialect, Operation};
 pub use peek::{with_model, ConversationName, Peek};
 pub use problem::{ListedModel, Problem};
-pub use translate::{translate, Translated, Translation};
+pub use translate::{translate, AnswerId, AnswerIds, Translated, Translation};
 
 pub(crate) use refusal::{error_answer, names_invalid_key, out_of_credit, stream_error};
 pub use refusal::{error_message, may_signal};
@@ -268,11 +268,12 @@ pub trait Wire: Send + Sync {
     /// A whole answer read as text, tool calls, its finish and its usage (none: not an answer).
     fn read_reply(&self, body: &Value) -> Option<Reply>;
 
-    /// A whole answer of `model` written in this format, for a client that speaks it.
-    fn write_reply(&self, reply: &Reply, model: &str) -> Value;
+    /// A whole answer of `model` written in this format, called `id`, for a client that speaks it.
+    fn write_reply(&self, reply: &Reply, model: &str, id: AnswerId) -> Value;
 
-    /// A writer of `model`'s streamed answer in this format, for a client that speaks it.
-    fn stream_writer(&self, model: &str) -> Box<dyn StreamWriter>;
+    /// A writer of `model`'s streamed answer in this format, every event of it called `id`, for a
+    /// client that speaks it.
+    fn stream_writer(&self, model: &str, id: AnswerId) -> Box<dyn StreamWriter>;
 
     /// How a whole answer ends when it is not a reply (blocked by a filter).
     fn blocked(&self, _body: &Value) -> Option<Breakage> {

@@ -20,6 +20,9 @@ pub enum Problem {
     Upstream,
     Unavailable,
     Internal,
+    /// The request came back to the Keypool that sent it (a provider or route pointing at it):
+    /// HTTP 508.
+    Loop,
 }
 
 impl Problem {
@@ -36,6 +39,7 @@ impl Problem {
             Problem::Upstream => 502,
             Problem::Unavailable => 503,
             Problem::Internal => 500,
+            Problem::Loop => 508,
         }
     }
 
@@ -56,7 +60,7 @@ impl Problem {
     /// Anthropic's `error.type` for it.
     pub(crate) fn anthropic_type(self) -> &'static str {
         match self {
-            Problem::BadRequest | Problem::Misdirected => "invalid_request_error",
+            Problem::BadRequest | Problem::Misdirected | Problem::Loop => "invalid_request_error",
             Problem::Unauthorized => "authentication_error",
             Problem::Forbidden | Problem::Spent => "permission_error",
             Problem::NotFound => "not_found_error",
@@ -71,6 +75,7 @@ impl Problem {
     pub(crate) fn google_status(self) -> &'static str {
         match self {
             Problem::BadRequest | Problem::TooLarge | Problem::Misdirected => "INVALID_ARGUMENT",
+            Problem::Loop => "FAILED_PRECONDITION",
             Problem::Unauthorized => "UNAUTHENTICATED",
             Problem::Forbidden | Problem::Spent => "PERMISSION_DENIED",
             Problem::NotFound => "NOT_FOUND",
@@ -85,6 +90,7 @@ impl Problem {
         match self {
             Problem::BadRequest => ("invalid_request_error", None),
             Problem::Misdirected => ("invalid_request_error", Some("misdirected_request")),
+            Problem::Loop => ("invalid_request_error", Some("loop_detected")),
             Problem::Unauthorized => ("invalid_request_error", Some("invalid_api_key")),
             Problem::Forbidden => ("invalid_request_error", Some("forbidden")),
             Problem::Spent => ("insufficient_quota", Some("insufficient_quota")),

@@ -3,6 +3,94 @@ use std::sync::Arc;
 use super::*;
 use crate::conversation::{Message, Part, Role, Sampling, Tool, ToolCall, ToolResult};
 
+/// The name the tests give an answer they write.
+pub(crate) const ANSWER: AnswerId = AnswerId { number: 7, created: Timestamp::EPOCH };
+
+/// Every id a written answer (a whole one, or one stream event's data) names itself by, with
+/// the time it says it was made (in seconds; none where the format says none).
+fn answer_names(format: WireFormat, value: &Value) -> (Vec<String>, Option<i64>) {
+    let text = |v: &Value| v.as_str().map(str::to_owned);
+    let (mut ids, created) = match format {
+        WireFormat::OpenAiChat => (vec![text(&value["id"])], value["created"].as_i64()),
+        WireFormat::OpenAiResponses => {
+            let response = if value["response"].is_object() { &value["response"] } else { value };
+            let items = response["output"].as_array().into_iter().flatten().chain([&value["item"]]);
+            let message_items = items.filter(|i| i["type"] == "message").map(|i| text(&i["id"]));
+            let mut ids = vec![text(&response["id"]), text(&value["item_id"])];
+            ids.extend(message_items);
+            (ids, response["created_at"].as_i64())
+        }
+        WireFormat::AnthropicMessages => {
+            let message = if value["message"].is_object() { &value["message"] } else { value };
+            (vec![text(&message["id"])], None)
+        }
+        WireFormat::GeminiGenerate => (vec![text(&value["responseId"])], None),
+    };
+    ids.retain(Option::is_some);
+    (ids.into_iter().flatten().collect(), created)
+}
+
+#[test]
+fn every_translated_answer_is_named_apart_in_its_formats_own_form_with_its_time() {
+    let ids = AnswerIds::new(0x5eed);
+    let now = Timestamp::from_millis(1_780_000_123_456);
+    let reply = Reply { parts: vec![Part::Text("hi".into())], finish: crate::conversation::Finish::Stop, usage: None };
+    let pieces = [StreamPiece::Text("a".into()), StreamPiece::Text("b".into()), StreamPiece::Done];
+    let prefixes = [
+        (WireFormat::OpenAiChat, "chatcmpl-"),
+        (WireFormat::OpenAiResponses, "resp_"),
+        (WireFormat::AnthropicMessages, "msg_01"),
+        (WireFormat::GeminiGenerate, ""),
+    ];
+    let mut seen = std::collections::HashSet::new();
+    for (format, prefix) in prefixes {
+        for _ in 0..2 {
+            let body = format.wire().write_reply(&reply, "m", ids.next(now));
+            let (names, created) = answer_names(format, &body);
+            assert!(!names.is_empty(), "{format:?} names its answer: {body}");
+            assert!(names[0].starts_with(prefix) && names[0].len() > prefix.len() + 16, "{format:?}: {}", names[0]);
+            assert!(seen.insert(names[0].clone()), "{format:?}: {} was given before", names[0]);
+            if let Some(created) = created {
+                assert_eq!(created, 1_780_000_123, "{format:?}: created when it was made");
+            }
+        }
+        // A stream: one name in every event, another than the next stream's.
+        let mut streams = Vec::new();
+        for _ in 0..2 {
+            let mut writer = format.wire().stream_writer("m", ids.next(now));
+            let mut bytes = Vec::new();
+            pieces.iter().for_each(|piece| writer.piece(piece, &mut bytes));
+            let mut decoder = crate::sse::Decoder::default();
+            decoder.push(&bytes);
+            let mut names = std::collections::BTreeSet::new();
+            while let Ok(Some(event)) = decoder.next_event() {
+                let Ok(data) = serde_json::from_str::<Value>(&event.data) else { continue };
+                let (ids, created) = answer_names(format, &data);
+                names.extend(ids.into_iter().filter(|id| !id.starts_with("msg_") || prefix == "msg_01"));
+                if let Some(created) = created {
+                    assert_eq!(created, 1_780_000_123, "{format:?}: created when it was made");
+                }
+            }
+            assert_eq!(names.len(), 1, "{format:?}: one name in every event of a stream: {names:?}");
+            streams.push(names);
+        }
+        assert_ne!(streams[0], streams[1], "{format:?}: two streams, two names");
+    }
+}
+
+#[test]
+fn answer_ids_of_two_seeds_or_two_counts_never_meet() {
+    let now = Timestamp::EPOCH;
+    let (a, b) = (AnswerIds::new(1), AnswerIds::new(2));
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..10_000 {
+        assert!(seen.insert(a.next(now).base62()));
+        assert!(seen.insert(b.next(now).base62()));
+    }
+    assert_eq!(AnswerId { number: u128::MAX, created: now }.base62().len(), 22);
+    assert_ne!(AnswerIds::random().next(now), AnswerIds::random().next(now), "two runs draw two seeds");
+}
+
 /// A conversation with everything the formats carry: a system prompt, text, an image, a tool
 /// on offer, its call and its result, sampling. Gemini names a call by its tool: `id` is
 /// the tool's name there.
@@ -45,6 +133,7 @@ fn everything(call_id: &str) -> Conversation {
             parameters: serde_json::json!({ "type": "object", "properties": { "path": { "type": "string" } } }),
         }],
         sampling: Sampling { max_tokens: Some(512), temperature: Some(0.5), top_p: None, stop: vec![] },
+        cache: crate::conversation::CacheMarks::Unmarked,
     }
 }
 
@@ -64,7 +153,7 @@ fn every_format_reads_back_the_streams_it_writes() {
         StreamPiece::Done,
     ];
     for format in WireFormat::ALL {
-        let mut writer = format.wire().stream_writer("m");
+        let mut writer = format.wire().stream_writer("m", ANSWER);
         let mut bytes = Vec::new();
         for piece in &provider {
             writer.piece(piece, &mut bytes);
@@ -130,7 +219,7 @@ fn every_format_reads_back_the_answers_it_writes() {
             Reply { parts: vec![Part::Text("cut".into())], finish: Finish::Length, usage: None },
         ];
         for reply in replies {
-            let body = format.wire().write_reply(&reply, "m");
+            let body = format.wire().write_reply(&reply, "m", ANSWER);
             let read =
                 format.wire().read_reply(&body).unwrap_or_else(|| panic!("{format:?} reads its own answer: {body}"));
             assert_eq!(read, reply, "{format:?}: the answer survives the trip: {body}");
@@ -272,7 +361,7 @@ fn written_events() -> Vec<(String, String)> {
     ];
     let mut bytes = Vec::new();
     for format in WireFormat::ALL {
-        let mut writer = format.wire().stream_writer("m");
+        let mut writer = format.wire().stream_writer("m", ANSWER);
         pieces.iter().for_each(|piece| writer.piece(piece, &mut bytes));
         bytes.extend_from_slice(&format.wire().broken_off(true, "broke"));
     }

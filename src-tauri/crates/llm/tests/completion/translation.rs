@@ -5,7 +5,7 @@
 
 use futures_util::StreamExt;
 use keypool_llm::sse::Decoder;
-use keypool_llm::wire::{translate, Address, Delivery, Operation, StreamPiece, WireFormat};
+use keypool_llm::wire::{translate, Address, AnswerId, Delivery, Operation, StreamPiece, WireFormat};
 use keypool_llm::{ForwardRequest, ForwardedBody};
 
 use crate::support::*;
@@ -73,7 +73,8 @@ async fn relay(rig: &Rig, client: WireFormat, stream: bool) -> (u16, Vec<u8>) {
     let provider = rig.kind.row().wire;
     let delivery = if stream { Delivery::Events } else { Delivery::Whole };
     let address = Address { format: client, operation: Operation::Reply, delivery };
-    let translated = translate(address, provider, "Fake", "fake-model", &client_body(client, stream))
+    let id = AnswerId { number: 42, created: keypool::Timestamp::from_millis(1_780_000_000_000) };
+    let translated = translate(address, provider, "Fake", "fake-model", &client_body(client, stream), id)
         .unwrap_or_else(|e| panic!("{client:?} → {provider:?}: {e}"));
     let endpoint = rig.request("s", stream).endpoint;
     let request = ForwardRequest {

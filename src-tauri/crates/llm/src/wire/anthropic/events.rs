@@ -10,6 +10,7 @@ use super::super::{StreamPiece, StreamWriter, Tally};
 /// reason and the usage, and `message_stop`.
 pub(super) struct EventWriter {
     model: String,
+    id: String,
     started: bool,
     tally: Tally,
     /// The block open now: its index, and the provider's index of the call it is (none: text).
@@ -35,8 +36,8 @@ enum Delta<'a> {
 }
 
 impl EventWriter {
-    pub(super) fn new(model: &str) -> EventWriter {
-        EventWriter { model: model.to_owned(), started: false, tally: Tally::default(), open: None, next_block: 0 }
+    pub(super) fn new(model: &str, id: String) -> EventWriter {
+        EventWriter { model: model.to_owned(), id, started: false, tally: Tally::default(), open: None, next_block: 0 }
     }
 
     fn event(name: &str, data: &impl serde::Serialize, out: &mut Vec<u8>) {
@@ -66,7 +67,7 @@ impl EventWriter {
             self.started = true;
             let message = MessageOut {
                 content: [],
-                id: "msg_keypool",
+                id: &self.id,
                 model: &self.model,
                 role: "assistant",
                 stop_reason: None,

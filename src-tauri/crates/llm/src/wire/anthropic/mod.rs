@@ -8,14 +8,14 @@ use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
 use super::read::{self, name_results};
-use super::StreamWriter;
 use super::{
     error_answer, read_head, stream_error, ClientRequest, Delivery, ListedModel, Operation, Problem, StreamPiece,
     Untranslatable, UsageObject, Wire, WireFormat, WriteOptions,
 };
+use super::{AnswerId, StreamWriter};
 use crate::conversation::{
-    arguments_value, base64_of, file_text, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult,
-    Usage,
+    arguments_value, base64_of, file_text, CacheMarks, Conversation, Finish, Message, Part, Reply, Role, ToolCall,
+    ToolResult, Usage,
 };
 use crate::provider_clock::ClockSkew;
 use crate::rate_limit::{provider_instant, window_of};
@@ -32,6 +32,11 @@ pub const BILLING_BLOCK: &str = "x-anthropic-billing-header:";
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 pub(crate) struct AnthropicMessages;
+
+/// A message's id, as Anthropic writes them.
+fn message_id(id: AnswerId) -> String {
+    format!("msg_01{}", id.base62())
+}
 
 /// Anthropic's `usage` object: the input side (whole replies, `message_start`) and the output.
 pub(crate) fn usage_of(usage: &UsageObject) -> Option<Usage> {
@@ -65,6 +70,64 @@ pub(crate) fn content(message: &Message) -> Value {
         }
     });
     Value::Array(blocks.collect())
+}
+
+/// Anthropic's cache mark: the default five-minute cache.
+fn ephemeral() -> Value {
+    json!({ "type": "ephemeral" })
+}
+
+/// Where a request written for Anthropic marks its prompt to be cached (`cache_control`): after
+/// the tools, after the system prompt, after these turns.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Breakpoints {
+    pub(crate) tools: bool,
+    pub(crate) system: bool,
+    pub(crate) turns: Vec<usize>,
+}
+
+impl Breakpoints {
+    /// The client's marks as it set them; where it set none, the places the next request's
+    /// prompt repeats: the end of the tools and system prompt (the system prompt's mark caches
+    /// the tools before it), the newest turn (read back by the next request), and the user turn
+    /// before it (the last request's newest, read back now). Three at most, under Anthropic's
+    /// four; no earlier turn is touched.
+    pub(crate) fn of(conversation: &Conversation) -> Breakpoints {
+        match &conversation.cache {
+            CacheMarks::Client { tools, system, turns } => {
+                Breakpoints { tools: *tools, system: *system, turns: turns.clone() }
+            }
+            CacheMarks::Unmarked => {
+                let system = conversation.system.as_deref().is_some_and(|s| !s.is_empty());
+                let tools = !system && !conversation.tools.is_empty();
+                let mut turns = Vec::new();
+                if let Some(newest) = conversation.messages.len().checked_sub(1) {
+                    let messages = &conversation.messages[..newest];
+                    if let Some(before) = messages.iter().rposition(|m| m.role == Role::User) {
+                        turns.push(before);
+                    }
+                    turns.push(newest);
+                }
+                Breakpoints { tools, system, turns }
+            }
+        }
+    }
+}
+
+/// Marks a turn's last block that can carry a mark (not an empty text: Anthropic refuses
+/// that), writing a plain-text turn as one block.
+fn mark_last_block(content: &mut Value) {
+    if let Value::String(text) = content {
+        if text.is_empty() {
+            return;
+        }
+        *content = json!([{ "type": "text", "text": std::mem::take(text) }]);
+    }
+    let Value::Array(blocks) = content else { return };
+    let markable = |b: &Value| b["type"] != "text" || b["text"].as_str().is_some_and(|t| !t.is_empty());
+    if let Some(block) = blocks.iter_mut().rev().find(|b| markable(b)) {
+        block["cache_control"] = ephemeral();
+    }
 }
 
 /// A content block read into a part; thinking is dropped (its signature belongs to the provider
@@ -139,6 +202,8 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
         messages,
         tools,
         sampling: read::sampling(&body["max_tokens"], &body["temperature"], &body["top_p"], &body["stop_sequences"]),
+        // An Anthropic client's marks matter only to Anthropic, where its request goes as it is.
+        cache: CacheMarks::Unmarked,
     };
     Ok(ClientRequest {
         model: body["model"].as_str().unwrap_or_default().to_owned(),
@@ -187,15 +252,34 @@ impl Wire for AnthropicMessages {
     }
 
     fn write_request(&self, conversation: &Conversation, model: &str, options: WriteOptions) -> Value {
+        let marks = Breakpoints::of(conversation);
         let turns: Vec<Value> = conversation
             .messages
             .iter()
-            .map(|message| json!({ "role": message.role, "content": content(message) }))
+            .enumerate()
+            .map(|(at, message)| {
+                let mut content = content(message);
+                // A marked request writes every turn as blocks, so that a turn reads the same
+                // when the next request marks it no more.
+                if let (Value::String(text), false) = (&content, marks.turns.is_empty()) {
+                    if !text.is_empty() {
+                        content = json!([{ "type": "text", "text": text }]);
+                    }
+                }
+                if marks.turns.contains(&at) {
+                    mark_last_block(&mut content);
+                }
+                json!({ "role": message.role, "content": content })
+            })
             .collect();
         let max_tokens = conversation.sampling.max_tokens.unwrap_or(options.max_tokens);
         let mut body = json!({ "model": model, "max_tokens": max_tokens, "messages": turns, "stream": options.stream });
         if let Some(system) = &conversation.system {
-            body["system"] = Value::String(system.clone());
+            body["system"] = if marks.system && !system.is_empty() {
+                json!([{ "type": "text", "text": system, "cache_control": ephemeral() }])
+            } else {
+                Value::String(system.clone())
+            };
         }
         if !conversation.tools.is_empty() {
             let tools = conversation.tools.iter().map(|tool| {
@@ -205,7 +289,11 @@ impl Wire for AnthropicMessages {
                 }
                 written
             });
-            body["tools"] = Value::Array(tools.collect());
+            let mut tools: Vec<Value> = tools.collect();
+            if let (true, Some(last)) = (marks.tools, tools.last_mut()) {
+                last["cache_control"] = ephemeral();
+            }
+            body["tools"] = Value::Array(tools);
         }
         let sampling = &conversation.sampling;
         if let Some(temperature) = sampling.temperature {
@@ -258,7 +346,7 @@ impl Wire for AnthropicMessages {
         Some(Reply { parts, finish, usage: self.usage_of_reply(body) })
     }
 
-    fn write_reply(&self, reply: &Reply, model: &str) -> Value {
+    fn write_reply(&self, reply: &Reply, model: &str, id: AnswerId) -> Value {
         let content: Vec<Value> = reply
             .parts
             .iter()
@@ -275,7 +363,7 @@ impl Wire for AnthropicMessages {
             Finish::ToolCalls => "tool_use",
             Finish::Refused => "refusal",
         };
-        let mut body = json!({ "id": "msg_keypool", "type": "message", "role": "assistant", "model": model,
+        let mut body = json!({ "id": message_id(id), "type": "message", "role": "assistant", "model": model,
             "content": content, "stop_reason": stop, "stop_sequence": null });
         if let Some(usage) = reply.usage {
             // Anthropic counts the cache apart: the prompt is input + cache reads + cache writes.
@@ -285,8 +373,8 @@ impl Wire for AnthropicMessages {
         body
     }
 
-    fn stream_writer(&self, model: &str) -> Box<dyn StreamWriter> {
-        Box::new(EventWriter::new(model))
+    fn stream_writer(&self, model: &str, id: AnswerId) -> Box<dyn StreamWriter> {
+        Box::new(EventWriter::new(model, message_id(id)))
     }
 
     fn usage_of_reply(&self, body: &Value) -> Option<Usage> {

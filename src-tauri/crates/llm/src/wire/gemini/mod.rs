@@ -20,10 +20,10 @@ use super::{
     error_answer, error_message, ClientRequest, Delivery, ListedModel, Operation, Problem, StreamPiece, Untranslatable,
     Wire, WireFormat, WriteOptions,
 };
-use super::{StreamWriter, Tally};
+use super::{AnswerId, StreamWriter, Tally};
 use crate::conversation::{
-    arguments_value, base64_of, file_text, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult,
-    Usage,
+    arguments_value, base64_of, file_text, CacheMarks, Conversation, Finish, Message, Part, Reply, Role, ToolCall,
+    ToolResult, Usage,
 };
 use crate::error::{Breakage, Failure, Meaning};
 use crate::provider_clock::ClockSkew;
@@ -168,6 +168,8 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
             &config["topP"],
             &config["stopSequences"],
         ),
+        // Gemini's clients cache by a cached content's name, not by marks.
+        cache: CacheMarks::Unmarked,
     };
     Ok(ClientRequest { model: String::new(), stream: false, conversation: name_results(conversation) })
 }
@@ -319,6 +321,8 @@ pub(crate) fn models_page(page: &Value) -> Option<(Vec<String>, Option<String>)>
 /// when the next call starts or the answer ends.
 struct ResponseWriter {
     model: String,
+    /// The answer's `responseId`, in each of its chunks.
+    id: String,
     tally: Tally,
     /// Calls whose arguments are still arriving: name and arguments so far.
     pending: Vec<(u32, String, String)>,
@@ -330,7 +334,7 @@ impl ResponseWriter {
         if let Some(finish) = finish {
             candidate["finishReason"] = json!(finish);
         }
-        let mut response = json!({ "candidates": [candidate], "modelVersion": self.model });
+        let mut response = json!({ "candidates": [candidate], "modelVersion": self.model, "responseId": self.id });
         if let (Some(usage), Some(_)) = (self.tally.usage, finish) {
             response["usageMetadata"] = json!({ "promptTokenCount": usage.input, "cachedContentTokenCount": usage.cached,
                 "candidatesTokenCount": usage.output, "totalTokenCount": usage.input + usage.output });
@@ -478,7 +482,7 @@ impl Wire for GeminiGenerate {
         Some(Reply { parts, finish, usage: usage_of(body) })
     }
 
-    fn write_reply(&self, reply: &Reply, model: &str) -> Value {
+    fn write_reply(&self, reply: &Reply, model: &str, id: AnswerId) -> Value {
         let parts: Vec<Value> = reply
             .parts
             .iter()
@@ -496,7 +500,7 @@ impl Wire for GeminiGenerate {
             Finish::Refused => "SAFETY",
         };
         let mut body = json!({ "candidates": [{ "content": { "role": "model", "parts": parts }, "finishReason": finish,
-            "index": 0 }], "modelVersion": model });
+            "index": 0 }], "modelVersion": model, "responseId": id.base62() });
         if let Some(usage) = reply.usage {
             body["usageMetadata"] = json!({ "promptTokenCount": usage.input, "cachedContentTokenCount": usage.cached,
                 "candidatesTokenCount": usage.output, "totalTokenCount": usage.input + usage.output });
@@ -504,8 +508,13 @@ impl Wire for GeminiGenerate {
         body
     }
 
-    fn stream_writer(&self, model: &str) -> Box<dyn StreamWriter> {
-        Box::new(ResponseWriter { model: model.to_owned(), tally: Tally::default(), pending: Vec::new() })
+    fn stream_writer(&self, model: &str, id: AnswerId) -> Box<dyn StreamWriter> {
+        Box::new(ResponseWriter {
+            model: model.to_owned(),
+            id: id.base62(),
+            tally: Tally::default(),
+            pending: Vec::new(),
+        })
     }
 
     fn usage_of_reply(&self, body: &Value) -> Option<Usage> {

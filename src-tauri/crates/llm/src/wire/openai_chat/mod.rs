@@ -12,9 +12,9 @@ use super::{
     error_answer, read_head, stream_error, ClientRequest, Delivery, ListedModel, Operation, Problem, StreamPiece,
     Untranslatable, UsageObject, Wire, WireFormat, WriteOptions,
 };
-use super::{StreamWriter, Tally};
+use super::{AnswerId, StreamWriter, Tally};
 use crate::conversation::{
-    base64_of, file_text, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult, Usage,
+    base64_of, file_text, CacheMarks, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult, Usage,
 };
 use crate::provider_clock::ClockSkew;
 use crate::rate_limit::{parse_go_duration, window_of};
@@ -143,12 +143,27 @@ fn parts_of(content: &Value) -> Result<Vec<Part>, Untranslatable> {
     }
 }
 
+/// Whether a message (or any of its content parts) carries a `cache_control` mark, as clients
+/// write them for Claude models behind an OpenAI-compatible API.
+fn marked(message: &Value) -> bool {
+    let parts = message["content"].as_array().map(Vec::as_slice).unwrap_or_default();
+    message.get("cache_control").is_some() || parts.iter().any(|part| part.get("cache_control").is_some())
+}
+
 /// A Chat Completions body read into the conversation.
 fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
     let mut system = Vec::new();
     let mut messages = Vec::new();
+    let (mut system_marked, mut turns_marked) = (false, Vec::new());
     for message in body["messages"].as_array().map(Vec::as_slice).unwrap_or_default() {
-        match message["role"].as_str().unwrap_or_default() {
+        let role = message["role"].as_str().unwrap_or_default();
+        if marked(message) {
+            match role {
+                "system" | "developer" => system_marked = true,
+                _ => turns_marked.push(messages.len()),
+            }
+        }
+        match role {
             "system" | "developer" => system.push(read::text_of(&message["content"])),
             "user" => messages.push(Message { role: Role::User, parts: parts_of(&message["content"])? }),
             "assistant" => {
@@ -183,6 +198,13 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
             read::tool(&tool["function"]["name"], &tool["function"]["description"], &tool["function"]["parameters"])
         })
         .collect::<Result<_, _>>()?;
+    let tools_marked =
+        body["tools"].as_array().is_some_and(|tools| tools.iter().any(|t| t.get("cache_control").is_some()));
+    let cache = if system_marked || tools_marked || !turns_marked.is_empty() {
+        CacheMarks::Client { tools: tools_marked, system: system_marked, turns: turns_marked }
+    } else {
+        CacheMarks::Unmarked
+    };
     let max =
         if body["max_completion_tokens"].is_null() { &body["max_tokens"] } else { &body["max_completion_tokens"] };
     let conversation = Conversation {
@@ -190,6 +212,7 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
         messages,
         tools,
         sampling: read::sampling(max, &body["temperature"], &body["top_p"], &body["stop"]),
+        cache,
     };
     Ok(ClientRequest {
         model: body["model"].as_str().unwrap_or_default().to_owned(),
@@ -198,10 +221,17 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
     })
 }
 
+/// A chat completion's id, as OpenAI writes them.
+fn completion_id(id: AnswerId) -> String {
+    format!("chatcmpl-{}", id.base62())
+}
+
 /// Chat Completions chunks: text and tool calls as deltas, the finish and the usage last, then
 /// `[DONE]`. A call's index is its place among the answer's calls.
 struct ChunkWriter {
     model: String,
+    id: String,
+    created: i64,
     started: bool,
     tally: Tally,
     /// The provider's index of each call, in the order they came.
@@ -214,7 +244,7 @@ impl ChunkWriter {
     }
 
     fn chunk_with(&self, choices: Value, usage: Option<Value>, out: &mut Vec<u8>) {
-        let mut chunk = json!({ "id": "chatcmpl-keypool", "object": "chat.completion.chunk", "created": 0,
+        let mut chunk = json!({ "id": self.id, "object": "chat.completion.chunk", "created": self.created,
             "model": self.model, "choices": choices });
         if let Some(usage) = usage {
             chunk["usage"] = usage;
@@ -387,7 +417,7 @@ impl Wire for OpenAiChat {
         Some(Reply { parts, finish, usage: self.usage_of_reply(body) })
     }
 
-    fn write_reply(&self, reply: &Reply, model: &str) -> Value {
+    fn write_reply(&self, reply: &Reply, model: &str, id: AnswerId) -> Value {
         let text: String =
             reply.parts.iter().filter_map(|p| if let Part::Text(t) = p { Some(t.as_str()) } else { None }).collect();
         let calls: Vec<Value> = reply
@@ -410,7 +440,7 @@ impl Wire for OpenAiChat {
             Finish::ToolCalls => "tool_calls",
             Finish::Refused => "content_filter",
         };
-        let mut body = json!({ "id": "chatcmpl-keypool", "object": "chat.completion", "created": 0, "model": model,
+        let mut body = json!({ "id": completion_id(id), "object": "chat.completion", "created": id.created_seconds(), "model": model,
             "choices": [{ "index": 0, "message": message, "finish_reason": finish }] });
         if let Some(usage) = reply.usage {
             body["usage"] = json!({ "prompt_tokens": usage.input, "completion_tokens": usage.output,
@@ -419,8 +449,15 @@ impl Wire for OpenAiChat {
         body
     }
 
-    fn stream_writer(&self, model: &str) -> Box<dyn StreamWriter> {
-        Box::new(ChunkWriter { model: model.to_owned(), started: false, tally: Tally::default(), calls: Vec::new() })
+    fn stream_writer(&self, model: &str, id: AnswerId) -> Box<dyn StreamWriter> {
+        Box::new(ChunkWriter {
+            model: model.to_owned(),
+            id: completion_id(id),
+            created: id.created_seconds(),
+            started: false,
+            tally: Tally::default(),
+            calls: Vec::new(),
+        })
     }
 
     fn usage_of_reply(&self, body: &Value) -> Option<Usage> {

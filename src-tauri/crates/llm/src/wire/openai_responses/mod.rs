@@ -15,9 +15,9 @@ use super::{
     error_answer, read_head, ClientRequest, Delivery, ListedModel, Operation, Problem, StreamPiece, Untranslatable,
     UsageObject, Wire, WireFormat, WriteOptions,
 };
-use super::{StreamWriter, Tally};
+use super::{AnswerId, StreamWriter, Tally};
 use crate::conversation::{
-    base64_of, file_text, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult, Usage,
+    base64_of, file_text, CacheMarks, Conversation, Finish, Message, Part, Reply, Role, ToolCall, ToolResult, Usage,
 };
 use crate::error::Failure;
 use crate::provider_clock::ClockSkew;
@@ -170,6 +170,8 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
         messages,
         tools,
         sampling: read::sampling(&body["max_output_tokens"], &body["temperature"], &body["top_p"], &Value::Null),
+        // The Responses API caches without marks; its clients send none.
+        cache: CacheMarks::Unmarked,
     };
     Ok(ClientRequest {
         model: body["model"].as_str().unwrap_or_default().to_owned(),
@@ -178,11 +180,19 @@ fn read(body: &Value) -> Result<ClientRequest, Untranslatable> {
     })
 }
 
+/// The id of a translated answer's message item at `at` in its output (`hex`: the answer's id).
+fn message_id(hex: &str, at: usize) -> String {
+    format!("msg_{hex}{at:02x}")
+}
+
 /// Responses API events, numbered: `response.created` and `response.in_progress`; per output
 /// item `response.output_item.added`, its deltas and its `…done` events; then
 /// `response.completed` with the whole output and the usage.
 struct ItemWriter {
     model: String,
+    /// The answer's id, in hexadecimal.
+    hex: String,
+    created: i64,
     sequence: u64,
     started: bool,
     tally: Tally,
@@ -211,8 +221,13 @@ impl ItemWriter {
                 "output_tokens": usage.output, "output_tokens_details": { "reasoning_tokens": 0 },
                 "total_tokens": usage.input + usage.output })
         });
-        json!({ "id": "resp_keypool", "object": "response", "created_at": 0, "status": status, "model": self.model,
-            "output": self.output, "usage": usage })
+        json!({ "id": format!("resp_{}", self.hex), "object": "response", "created_at": self.created, "status": status,
+            "model": self.model, "output": self.output, "usage": usage })
+    }
+
+    /// The id of the output item at `at`.
+    fn item_id(&self, at: usize) -> String {
+        message_id(&self.hex, at)
     }
 
     fn start(&mut self, out: &mut Vec<u8>) {
@@ -230,11 +245,11 @@ impl ItemWriter {
         match self.open.take() {
             Some(Open::Message(text)) => {
                 self.event(
-                    json!({ "type": "response.output_text.done", "item_id": "msg_keypool", "output_index": at,
+                    json!({ "type": "response.output_text.done", "item_id": self.item_id(at), "output_index": at,
                     "content_index": 0, "text": text }),
                     out,
                 );
-                let item = json!({ "type": "message", "id": "msg_keypool", "status": "completed", "role": "assistant",
+                let item = json!({ "type": "message", "id": self.item_id(at), "status": "completed", "role": "assistant",
                     "content": [{ "type": "output_text", "text": text, "annotations": [] }] });
                 self.event(json!({ "type": "response.output_item.done", "output_index": at, "item": item }), out);
                 self.output.push(item);
@@ -269,11 +284,11 @@ impl StreamWriter for ItemWriter {
                     let at = self.output.len();
                     self.event(
                         json!({ "type": "response.output_item.added", "output_index": at, "item": { "type": "message",
-                        "id": "msg_keypool", "status": "in_progress", "role": "assistant", "content": [] } }),
+                        "id": self.item_id(at), "status": "in_progress", "role": "assistant", "content": [] } }),
                         out,
                     );
                     self.event(
-                        json!({ "type": "response.content_part.added", "item_id": "msg_keypool", "output_index": at,
+                        json!({ "type": "response.content_part.added", "item_id": self.item_id(at), "output_index": at,
                         "content_index": 0, "part": { "type": "output_text", "text": "", "annotations": [] } }),
                         out,
                     );
@@ -284,7 +299,7 @@ impl StreamWriter for ItemWriter {
                 }
                 let at = self.output.len();
                 self.event(
-                    json!({ "type": "response.output_text.delta", "item_id": "msg_keypool", "output_index": at,
+                    json!({ "type": "response.output_text.delta", "item_id": self.item_id(at), "output_index": at,
                     "content_index": 0, "delta": text }),
                     out,
                 );
@@ -426,11 +441,13 @@ impl Wire for OpenAiResponses {
         Some(Reply { parts, finish, usage: self.usage_of_reply(body) })
     }
 
-    fn write_reply(&self, reply: &Reply, model: &str) -> Value {
+    fn write_reply(&self, reply: &Reply, model: &str, id: AnswerId) -> Value {
+        let hex = id.hex();
         let mut output = Vec::new();
         for part in &reply.parts {
             match part {
-                Part::Text(text) => output.push(json!({ "type": "message", "id": "msg_keypool", "status": "completed",
+                Part::Text(text) => output
+                    .push(json!({ "type": "message", "id": message_id(&hex, output.len()), "status": "completed",
                     "role": "assistant", "content": [{ "type": "output_text", "text": text, "annotations": [] }] })),
                 Part::ToolCall(call) => output.push(json!({ "type": "function_call", "id": format!("fc_{}", call.id),
                     "call_id": call.id, "name": call.name, "arguments": call.arguments, "status": "completed" })),
@@ -447,13 +464,15 @@ impl Wire for OpenAiResponses {
                 "output_tokens": usage.output, "output_tokens_details": { "reasoning_tokens": 0 },
                 "total_tokens": usage.input + usage.output })
         });
-        json!({ "id": "resp_keypool", "object": "response", "created_at": 0, "status": status, "model": model,
-            "output": output, "incomplete_details": incomplete, "usage": usage })
+        json!({ "id": format!("resp_{hex}"), "object": "response", "created_at": id.created_seconds(), "status": status,
+            "model": model, "output": output, "incomplete_details": incomplete, "usage": usage })
     }
 
-    fn stream_writer(&self, model: &str) -> Box<dyn StreamWriter> {
+    fn stream_writer(&self, model: &str, id: AnswerId) -> Box<dyn StreamWriter> {
         Box::new(ItemWriter {
             model: model.to_owned(),
+            hex: id.hex(),
+            created: id.created_seconds(),
             sequence: 0,
             started: false,
             tally: Tally::default(),
