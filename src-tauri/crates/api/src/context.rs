@@ -56,6 +56,8 @@ pub struct Wiring {
     /// Whether keys lost are told to `events` (`pool:alert`, the app's desktop notifications);
     /// a server has webhook alerts of its own, and nothing shows these.
     pub pool_alerts: bool,
+    /// How long a provider may keep an attempt waiting (a server's `first_event_seconds`).
+    pub deadlines: keypool_llm::Deadlines,
 }
 
 impl Wiring {
@@ -76,6 +78,7 @@ impl Wiring {
             tap: None,
             agent_home: AgentHome::of_user(),
             pool_alerts: true,
+            deadlines: keypool_llm::Deadlines::default(),
         }
     }
 }
@@ -164,19 +167,21 @@ impl AppContext {
         dirs: Dirs,
         team: Option<keypool_team::TeamConfig>,
     ) -> Result<Self, OpenError> {
-        Self::headless_tapped(version, dirs, team, None)
+        Self::headless_tapped(version, dirs, team, None, keypool_llm::Deadlines::default())
     }
 
     /// A server's context ([`AppContext::headless`]) whose completion service's records are also
-    /// told to `tap` (see [`Wiring::tap`]).
+    /// told to `tap` (see [`Wiring::tap`]), its providers waited for as `deadlines` say.
     pub fn headless_tapped(
         version: impl Into<String>,
         dirs: Dirs,
         team: Option<keypool_team::TeamConfig>,
         tap: Option<Arc<dyn keypool_llm::Recorder>>,
+        deadlines: keypool_llm::Deadlines,
     ) -> Result<Self, OpenError> {
         let database = Database::open(&dirs.data_dir)?;
-        let wiring = Wiring { team, tap, pool_alerts: false, ..Wiring::production(Arc::new(crate::service::NoEvents)) };
+        let events = Arc::new(crate::service::NoEvents);
+        let wiring = Wiring { team, tap, pool_alerts: false, deadlines, ..Wiring::production(events) };
         let mut context = Self::with_wiring(version, dirs, Ok(database), wiring);
         if let Ok(services) = &context.services {
             context._background = Some(background(Background {
@@ -328,6 +333,7 @@ impl Services {
             tap,
             agent_home,
             pool_alerts,
+            deadlines,
         } = wiring;
         let vault = Arc::new(Vault::new(keychain));
         match vault.migrate(&db) {
@@ -359,7 +365,8 @@ impl Services {
             book: book.clone(),
         });
         let completions =
-            CompletionService::new(pool.clone(), clock.clone(), resolver.clone(), records.clone(), waiter);
+            CompletionService::new(pool.clone(), clock.clone(), resolver.clone(), records.clone(), waiter)
+                .with_deadlines(deadlines);
         let membership = Membership::new(
             db.clone(),
             clock.clone(),

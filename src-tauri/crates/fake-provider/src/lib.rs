@@ -80,6 +80,14 @@ pub enum Reply {
         #[serde(default)]
         chunks_after: Vec<String>,
     },
+    /// HTTP 200, `comments` SSE comments (`: keep-alive`, as a provider holding a queued request
+    /// open sends them) and no event until `gate` is released; then `chunks`.
+    KeepAlive {
+        comments: u32,
+        gate: String,
+        #[serde(default)]
+        chunks: Vec<String>,
+    },
     /// A successful reply with a pause before each piece.
     Slow { chunks: Vec<String>, delay_ms: u64 },
     /// The account is out of credit, in the dialect's words: OpenAI's 429 `insufficient_quota`,
@@ -943,6 +951,7 @@ fn whole_reply(dialect: Dialect, reply: Reply) -> Response {
         }
         Reply::Drop { .. }
         | Reply::Hold { .. }
+        | Reply::KeepAlive { .. }
         | Reply::Status { .. }
         | Reply::Redirect { .. }
         | Reply::QuotaExceeded
@@ -1222,6 +1231,20 @@ async fn play(
             }
             let output = chunks_before.len() + chunks_after.len();
             for bytes in texts(&chunks_after).into_iter().chain(done_events(dialect, output, include_usage)) {
+                if !send(bytes).await {
+                    return;
+                }
+            }
+        }
+        Reply::KeepAlive { comments, gate, chunks } => {
+            for _ in 0..comments {
+                send(Bytes::from_static(b": keep-alive\n\n")).await;
+            }
+            tokio::select! {
+                _ = released(&shared, &gate) => {}
+                _ = tx.closed() => return,
+            }
+            for bytes in texts(&chunks).into_iter().chain(done_events(dialect, chunks.len(), include_usage)) {
                 if !send(bytes).await {
                     return;
                 }

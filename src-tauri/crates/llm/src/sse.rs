@@ -75,7 +75,7 @@ fn field_text<'a>(buf: &'a [u8], field: Field, copied: &'a str) -> &'a str {
 }
 
 /// Turns bytes, as they arrive, into events.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Decoder {
     buf: Vec<u8>,
     /// Where the event being read starts in `buf`; bytes before it are consumed.
@@ -242,6 +242,12 @@ impl Decoder {
             _ if self.buf[at + 1] == b'\n' => Some((at, at + 2)),
             _ => Some((at, at + 1)),
         }
+    }
+
+    /// Whether the bytes so far hold a complete event (or one past the limit), without taking it:
+    /// what a relay waits for before it calls a stream started. Comments are no event.
+    pub fn holds_event(&self) -> bool {
+        !matches!(self.clone().next(), Ok(None))
     }
 
     /// How many bytes the decoder holds that no event it lent took yet.

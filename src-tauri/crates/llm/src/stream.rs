@@ -75,13 +75,22 @@ pub struct Deadlines {
     /// From sending until the answer's headers arrive. A reply taken whole arrives only once it
     /// is written, so this is long.
     pub first_byte: Duration,
-    /// Between two pieces of an answer (a stream's events, a whole reply's chunks).
+    /// Between two pieces of an answer (a stream's events, a whole reply's chunks). A relayed
+    /// stream's SSE comments (keep-alives) are no pieces.
     pub idle: Duration,
+    /// A relayed stream (the local API's): from sending until its first event. Past it, with
+    /// nothing sent to the client yet, the request goes to another key; SSE comments (the
+    /// keep-alives of a provider holding a queued request open) do not count.
+    pub first_event: Duration,
 }
 
 impl Default for Deadlines {
     fn default() -> Self {
-        Deadlines { first_byte: Duration::from_secs(300), idle: Duration::from_secs(120) }
+        Deadlines {
+            first_byte: Duration::from_secs(300),
+            idle: Duration::from_secs(120),
+            first_event: Duration::from_secs(45),
+        }
     }
 }
 

@@ -41,12 +41,18 @@ pub const DRAIN_DEFAULT: std::time::Duration = std::time::Duration::from_secs(60
 /// The longest `drain_seconds` accepted: a day (a longer one is taken for a typo).
 const DRAIN_MAX_SECONDS: u64 = 86_400;
 
+/// The longest `first_event_seconds` accepted: the first-byte deadline's five minutes.
+const FIRST_EVENT_MAX_SECONDS: u64 = 300;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// How long requests in flight (streams included) may run after SIGTERM before what is
     /// left is cut off; [`DRAIN_DEFAULT`] when left out.
     pub drain_seconds: Option<Spanned<u64>>,
+    /// How long a stream may take to send its first event before the request goes to another
+    /// key (keep-alive comments do not count); 45 s when left out.
+    pub first_event_seconds: Option<Spanned<u64>>,
     /// The reverse proxies (networks `10.0.0.0/8` or addresses) whose forwarded header names the
     /// client; none by default.
     #[serde(default)]
@@ -183,6 +189,12 @@ pub fn read(path: &Path) -> Result<Config, ConfigError> {
             return Err(invalid(format!("line {line}: drain_seconds is at most {DRAIN_MAX_SECONDS} (a day)")));
         }
     }
+    if let Some(first) = &config.first_event_seconds {
+        if !(1..=FIRST_EVENT_MAX_SECONDS).contains(first.get_ref()) {
+            let line = line_of(&text, first.span().start);
+            return Err(invalid(format!("line {line}: first_event_seconds is 1 to {FIRST_EVENT_MAX_SECONDS}")));
+        }
+    }
     let mut config = config;
     config.proxies = trusted_proxies(&config, &text).map_err(invalid)?;
     config.traces =
@@ -226,6 +238,13 @@ fn trusted_proxies(config: &Config, text: &str) -> Result<keypool_gateway::Trust
 }
 
 impl Config {
+    /// How long the server waits for its providers.
+    pub fn deadlines(&self) -> keypool_llm::Deadlines {
+        let default = keypool_llm::Deadlines::default();
+        let first = self.first_event_seconds.as_ref().map(|s| std::time::Duration::from_secs(*s.get_ref()));
+        keypool_llm::Deadlines { first_event: first.unwrap_or(default.first_event), ..default }
+    }
+
     /// How long requests in flight may run after SIGTERM.
     pub fn drain(&self) -> std::time::Duration {
         self.drain_seconds.as_ref().map_or(DRAIN_DEFAULT, |seconds| std::time::Duration::from_secs(*seconds.get_ref()))

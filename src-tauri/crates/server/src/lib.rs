@@ -471,8 +471,10 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
     let alerts = alerts::Alerts::start();
     alerts.set_webhook(config.as_ref().and_then(|c| c.webhook.clone()));
     let observers = Arc::new(observe::Observers(vec![metrics.clone(), Arc::new(alerts.clone())]));
-    let context = AppContext::headless_tapped(env!("CARGO_PKG_VERSION"), dirs, team, Some(observers.clone()))
-        .map_err(|e| format!("the store in {} cannot be opened: {e}", data_dir.display()))?;
+    let deadlines = config.as_ref().map(config::Config::deadlines).unwrap_or_default();
+    let context =
+        AppContext::headless_tapped(env!("CARGO_PKG_VERSION"), dirs, team, Some(observers.clone()), deadlines)
+            .map_err(|e| format!("the store in {} cannot be opened: {e}", data_dir.display()))?;
     let context = Arc::new(context);
     // The store's services charge the book with every member's answer; the observers hear what
     // it decides beyond a request's own answer.

@@ -300,6 +300,7 @@ pub fn context_with(
             // The agents' files in the test's own folder, never the user's.
             agent_home: Some(keypool_api::service::AgentHome::in_home(&dir.join("home"))),
             pool_alerts: true,
+            deadlines: keypool_llm::Deadlines::default(),
         },
     )
 }

@@ -82,6 +82,7 @@ pub(crate) enum End<'a> {
     Broken(Breakage),
     Cancelled,
     Again,
+    Stalled,
 }
 
 impl<A> Ended<A> {
@@ -91,6 +92,7 @@ impl<A> Ended<A> {
             Ended::Refused(failure) => End::Refused(failure),
             Ended::Broken(breakage) => End::Broken(*breakage),
             Ended::Cancelled => End::Cancelled,
+            Ended::Stalled => End::Stalled,
             Ended::Again(_) => End::Again,
         }
     }
@@ -114,6 +116,8 @@ pub(crate) fn decide(situation: Situation<'_>) -> Step {
             End::Answered => Step::Done,
             End::Cancelled => Step::Stopped,
             End::Again => Step::Retry { exclude: false, failover: false },
+            // Nothing reached the client: another key, and this one no more for this request.
+            End::Stalled => Step::Retry { exclude: true, failover: true },
             End::Broken(broke) if shown => Step::GiveUp(GiveUp::CutOff(Interruption::Broken(broke))),
             End::Broken(broke) => Step::GiveUp(GiveUp::Unreachable(broke)),
             End::Refused(failure) if shown => Step::GiveUp(GiveUp::CutOff(Interruption::Refused {

@@ -41,6 +41,9 @@ pub(crate) enum Ended<A> {
     Broken(Breakage),
     /// The user stopped it.
     Cancelled,
+    /// A relayed stream sent no event within its deadline ([`crate::Deadlines::first_event`]):
+    /// nothing reached the client, so another key may answer.
+    Stalled,
     /// The provider refused something optional the attempt asked for and will leave out from now
     /// on (a server that does not know `stream_options`): ask again with the same key, at once.
     Again(Failure),
@@ -240,7 +243,7 @@ impl CompletionService {
                     _ => (ledger_outcome(failure), Some(failure.status), Lesson::Nothing),
                 },
                 Ended::Again(failure) => (ledger_outcome(failure), Some(failure.status), Lesson::Nothing),
-                Ended::Broken(_) => (AttemptOutcome::TransportError, None, Lesson::Nothing),
+                Ended::Broken(_) | Ended::Stalled => (AttemptOutcome::TransportError, None, Lesson::Nothing),
                 Ended::Cancelled | Ended::Answered(_) => (AttemptOutcome::Stopped, None, Lesson::Nothing),
             };
             let taught = match lesson {
@@ -259,7 +262,12 @@ impl CompletionService {
                     if let (true, Some(key)) = (exclude, &key_id) {
                         tried.push(key.clone());
                     }
-                    if let (Ended::Refused(failure), true) = (ended, failover) {
+                    if let Ended::Stalled = ended {
+                        let waited = self.deadlines.first_event.as_secs();
+                        tracing::info!(provider = %plan.target.endpoint.id, key = ?key_id, waited, "no event came; failing over");
+                        let message = format!("the provider sent no event within {waited} s");
+                        driven.last_refusal = Some(Failure::new(504, &message));
+                    } else if let (Ended::Refused(failure), true) = (ended, failover) {
                         tracing::info!(provider = %plan.target.endpoint.id, key = ?key_id, status = failure.status, "key refused; failing over");
                         on_event(CompletionEvent::Failover {
                             key_label: label.to_string(),

@@ -37,14 +37,12 @@ pub(super) enum Answer {
         status: u16,
         headers: AnswerHeaders,
         upstream: upstream::Body,
+        /// What came of it so far: its first event at least.
+        events: Decoder,
     },
     /// Passed on piece by piece as it comes, and read whole (up to [`MAX_WHOLE_ANSWER`]) for its
     /// usage: Gemini's stream written as one JSON array.
-    Passed {
-        status: u16,
-        headers: AnswerHeaders,
-        upstream: upstream::Body,
-    },
+    Passed { status: u16, headers: AnswerHeaders, upstream: upstream::Body },
 }
 
 /// A local API client's request relayed as it came: the attempt ends with the answer's headers
@@ -56,6 +54,22 @@ pub(super) struct RelayAttempt<'a> {
     pub(super) path: std::borrow::Cow<'static, str>,
     /// The last refusal as it came, to pass on as it is if the request gives up on it.
     pub(super) refusal: Option<Refusal>,
+}
+
+/// Reads `upstream` into `events` until they hold a complete event (comments are none). An
+/// answer that ends first is left to the relay to tell.
+async fn first_event_of(upstream: &mut upstream::Body, events: &mut Decoder) -> Result<(), Breakage> {
+    use crate::upstream::Chunks;
+    loop {
+        if events.holds_event() {
+            return Ok(());
+        }
+        match upstream.next_chunk().await {
+            Some(Ok(bytes)) => events.push(&bytes),
+            Some(Err(broke)) => return Err(broke),
+            None => return Ok(()),
+        }
+    }
 }
 
 /// A refusal's answer as the client may see it.
@@ -152,7 +166,20 @@ impl Attempt for RelayAttempt<'_> {
         let (wire, deadlines, waiter) = (request.address.format.wire(), service.deadlines, &*service.waiter);
         let sent = service.clock.now();
         let send = service.send_as_is(request, &self.path, credential);
-        let Some(response) = crate::wait::deadline(waiter, deadlines.first_byte, send).await else {
+        // A stream's first event is due within its own deadline, from now: the answer's head
+        // and the comments before any event count for nothing.
+        let events = request.address.delivery == Delivery::Events;
+        let mut first_event = std::pin::pin!(async {
+            match events {
+                true => waiter.bound(sent + deadlines.first_event).await,
+                false => std::future::pending().await,
+            }
+        });
+        let response = tokio::select! {
+            response = crate::wait::deadline(waiter, deadlines.first_byte, send) => response,
+            () = &mut first_event => return Tried::ended(Ended::Stalled),
+        };
+        let Some(response) = response else {
             tracing::info!(provider = %request.endpoint.id, "no answer came within the deadline");
             return Tried::ended(Ended::Broken(Breakage::Timeout));
         };
@@ -207,13 +234,21 @@ impl Attempt for RelayAttempt<'_> {
                 }
             }
         } else {
-            Ended::Answered(Answer::Stream { status, headers, upstream: response.into_body() })
+            let mut upstream = response.into_body();
+            let mut events = Decoder::default();
+            tokio::select! {
+                read = first_event_of(&mut upstream, &mut events) => match read {
+                    Ok(()) => Ended::Answered(Answer::Stream { status, headers, upstream, events }),
+                    Err(broke) => Ended::Broken(broke),
+                },
+                () = &mut first_event => Ended::Stalled,
+            }
         };
         Tried { announced, ..Tried::ended(ended) }
     }
 
     fn answered(&mut self, answer: Answer, settlement: Settlement, tried: Tried<()>) -> Forwarded {
-        let (status, headers, upstream, passing) = match answer {
+        let (status, headers, upstream, events) = match answer {
             Answer::Whole { status, headers, body, usage } => {
                 if let Some((stored, key)) = self.stores_responses(&settlement) {
                     if let Some(id) = response_id("", &String::from_utf8_lossy(&body)) {
@@ -231,9 +266,10 @@ impl Attempt for RelayAttempt<'_> {
                     None => Forwarded { status, headers, body: ForwardedBody::Whole(body), attempts: 0 },
                 };
             }
-            Answer::Stream { status, headers, upstream } => (status, headers, upstream, false),
-            Answer::Passed { status, headers, upstream } => (status, headers, upstream, true),
+            Answer::Stream { status, headers, upstream, events } => (status, headers, upstream, Some(events)),
+            Answer::Passed { status, headers, upstream } => (status, headers, upstream, None),
         };
+        let (passing, events) = (events.is_none(), events.unwrap_or_default());
         let translation = self.request.answer_in.as_ref();
         let headers = match translation {
             Some(_) => with_content_type(headers, "text/event-stream"),
@@ -248,7 +284,7 @@ impl Attempt for RelayAttempt<'_> {
             memo: PieceMemo::default(),
             upstream: Some(upstream),
             passed: passing.then(Vec::new),
-            events: Decoder::default(),
+            events,
             observed: Observed::default(),
             announced: tried.announced,
             settlement: Some(settlement),

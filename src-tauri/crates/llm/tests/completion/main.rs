@@ -14,6 +14,7 @@ mod openrouter;
 mod probe;
 mod provider_level_key;
 mod secrets;
+mod stalls;
 mod streaming;
 mod support;
 mod translation;

@@ -79,7 +79,8 @@ impl Rig {
         let deadlines = Arc::new(Deadlines::new());
         let waiter = deadlines.clone();
         let rig = Rig::build_with(kind, keys, MapResolver::new(), PoolConfig::default(), move |clock| {
-            waiter.time.set(SimulatedTime::new(clock)).ok();
+            waiter.time.set(SimulatedTime::new(clock.clone())).ok();
+            waiter.clock.set(clock).ok();
             waiter
         })
         .await;
@@ -193,20 +194,36 @@ impl Rig {
     }
 }
 
-/// Simulated time whose provider deadlines pass all at once when the test calls [`Deadlines::pass`].
+/// Simulated time whose provider deadlines pass all at once when the test calls [`Deadlines::pass`];
+/// a deadline set at an instant ([`Waiter::bound`]) passes when [`Deadlines::advance`] moves the
+/// clock there.
 pub struct Deadlines {
     time: std::sync::OnceLock<SimulatedTime>,
+    clock: std::sync::OnceLock<Arc<ManualClock>>,
     passed: tokio::sync::watch::Sender<bool>,
+    /// Told each time [`Deadlines::advance`] moves the clock.
+    moved: tokio::sync::watch::Sender<()>,
 }
 
 impl Deadlines {
     fn new() -> Self {
-        Deadlines { time: std::sync::OnceLock::new(), passed: tokio::sync::watch::channel(false).0 }
+        Deadlines {
+            time: std::sync::OnceLock::new(),
+            clock: std::sync::OnceLock::new(),
+            passed: tokio::sync::watch::channel(false).0,
+            moved: tokio::sync::watch::channel(()).0,
+        }
     }
 
     /// Every deadline running now or later has passed.
     pub fn pass(&self) {
         self.passed.send_replace(true);
+    }
+
+    /// Moves the clock on by `by`: the deadlines set at instants until then pass.
+    pub fn advance(&self, by: Duration) {
+        self.clock.get().expect("set when the rig is built").advance(by);
+        self.moved.send_replace(());
     }
 
     fn time(&self) -> &SimulatedTime {
@@ -220,7 +237,11 @@ impl Waiter for Deadlines {
     }
 
     fn bound(&self, deadline: Timestamp) -> Wait<'_> {
-        self.time().bound(deadline)
+        let mut moved = self.moved.subscribe();
+        let clock = self.clock.get().expect("set when the rig is built").clone();
+        Box::pin(async move {
+            let _ = moved.wait_for(|()| keypool::Clock::now(&*clock) >= deadline).await;
+        })
     }
 
     fn after(&self, _: Duration) -> Wait<'_> {

@@ -56,6 +56,7 @@ async fn a_bad_config_stops_the_start_naming_the_line_and_changes_nothing() {
         // Before the tables, on line 1.
         ("drain_seconds = \"ten\"", 1, "invalid type"),
         ("drain_seconds = 100000", 1, "drain_seconds is at most 86400"),
+        ("first_event_seconds = 0", 1, "first_event_seconds is 1 to 300"),
         ("trusted_proxies = [\"10.0.0.0/8\",\n  \"10.0.0.0/33\"]", 2, "trusted_proxies holds \"10.0.0.0/33\""),
         ("forwarded_header = \"x-real-ip\"", 1, "forwarded_header is \"x-forwarded-for\" or \"forwarded\""),
         // A table of its own after the key's, from line 9.
@@ -70,7 +71,10 @@ async fn a_bad_config_stops_the_start_naming_the_line_and_changes_nothing() {
         let mut text = config(&fake.url(), &["a"]);
         if change.starts_with("kind") {
             text = text.replace("kind = \"openai\"", change);
-        } else if ["drain_seconds", "trusted_proxies", "forwarded_header"].iter().any(|top| change.starts_with(top)) {
+        } else if ["drain_seconds", "first_event_seconds", "trusted_proxies", "forwarded_header"]
+            .iter()
+            .any(|top| change.starts_with(top))
+        {
             text = format!("{change}\n{text}");
         } else {
             text.push_str(change);

@@ -46,6 +46,8 @@ pub struct Server {
     pub dir: PathBuf,
     pub config: PathBuf,
     lines: Arc<Mutex<Vec<String>>>,
+    /// Reads `lines` from the server's stderr until it closes.
+    reader: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl Server {
@@ -113,12 +115,13 @@ impl Server {
         let lines = Arc::new(Mutex::new(Vec::new()));
         let stderr = child.stderr.take().unwrap();
         let collected = lines.clone();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 collected.lock().unwrap().push(line);
             }
         });
-        Server { child: Mutex::new(Some(child)), port, dir: data, config: config_path, lines }
+        let reader = Mutex::new(Some(reader));
+        Server { child: Mutex::new(Some(child)), port, dir: data, config: config_path, lines, reader }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -174,6 +177,10 @@ impl Server {
         for _ in 0..6000 {
             let status = self.child.lock().unwrap().as_mut().expect("the server ran").try_wait().unwrap();
             if let Some(status) = status {
+                // Every line it wrote is read before its log is looked at.
+                if let Some(reader) = self.reader.lock().unwrap().take() {
+                    let _ = reader.join();
+                }
                 return status.code();
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
