@@ -81,6 +81,11 @@ describe('Codex CLI through keypool-server', () => {
     assert.equal(asked[0].key, KEY_C, 'with its key');
     assert.equal(asked[0].model, 'claude-sonnet-4-6', 'the route\'s model');
     assert.equal(asked[0].last_user, 'hello claude', 'the question, carried');
+    // Codex marks nothing for a cache; translated to Anthropic, its prompt is marked after the
+    // instructions and after its turn (Anthropic caches nothing unmarked).
+    assert.ok(asked[0].breakpoints >= 2 && asked[0].breakpoints <= 4, `cache marks: ${asked[0].breakpoints}`);
+    const sent = JSON.parse(asked[0].body);
+    assert.equal(sent.system.at(-1).cache_control?.type, 'ephemeral', 'after the instructions');
   });
 
   it('answers through a route to a Gemini pool, its Responses request translated', async () => {
