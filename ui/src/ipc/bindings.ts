@@ -369,7 +369,11 @@ export type Conflict = "duplicate_key" | "reply_in_progress";
  * (none: its own choice); `newToken`: a new value for its token even when its files hold it;
  * `keyHelper`: Claude Code reads the token from Keypool's helper command, not its settings file.
  */
-export type ConnectAgentArgs = { agent: Agent, model?: string, newToken?: boolean, keyHelper?: boolean, };
+export type ConnectAgentArgs = { agent: Agent, model?: string, newToken?: boolean, keyHelper?: boolean, 
+/**
+ * The model's context window in tokens; left out: the known one, if any.
+ */
+contextWindow?: number, };
 
 /**
  * The team to join: its Redis, its name, and the team secret (64 hex digits; leave it out to

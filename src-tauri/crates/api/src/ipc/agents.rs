@@ -31,6 +31,10 @@ pub struct ConnectAgentArgs {
     #[serde(default)]
     #[garde(skip)]
     pub key_helper: Option<bool>,
+    /// The model's context window in tokens; left out: the known one, if any.
+    #[serde(default)]
+    #[garde(inner(range(min = 1_000, max = 100_000_000)))]
+    pub context_window: Option<u32>,
 }
 
 impl CommandArgs for ConnectAgentArgs {}
@@ -67,6 +71,7 @@ pub(super) fn connect(ctx: &AppContext, args: ConnectAgentArgs) -> Result<Connec
         model: args.model.map(|m| m.trim().to_owned()),
         new_token: args.new_token.unwrap_or(false),
         key_helper: args.key_helper.unwrap_or(false),
+        context_window: args.context_window,
     };
     Ok(ctx.agents()?.connect(args.agent, options, ctx.local_api()?)?)
 }

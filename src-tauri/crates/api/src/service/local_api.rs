@@ -116,6 +116,12 @@ impl LocalApi {
         *self.routes.model_routes.write().unwrap_or_else(|e| e.into_inner()) = Routed::all(routes);
     }
 
+    /// The model a request for `model` reaches: the first route's that matches it, else itself.
+    pub fn routed_model(&self, model: &str) -> String {
+        let routes = self.routes.model_routes.read().unwrap_or_else(|e| e.into_inner());
+        routes.iter().find(|r| r.route.matches(model)).map_or_else(|| model.to_owned(), |r| r.route.to_model.clone())
+    }
+
     /// The models a client can be answered for now, dialect by dialect, each with its provider:
     /// what `GET /v1/models` lists, and what an example should ask for.
     pub fn served_models(&self) -> Vec<ListedModel> {

@@ -415,3 +415,51 @@ fn usage_by_source_names_each_agent_and_a_sharp_drop_of_its_cache_share() {
     let error = h.err("usage:getBySource", json!({ "from": start, "to": start }));
     assert_eq!(error.issues.unwrap()[0].code, keypool_api::ipc::IssueCode::RangeOrder, "an empty range is refused");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connect_tells_codex_and_claude_code_the_routed_models_window_and_takes_it_back() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let provider = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "Fake Gemini", "kind": "gemini", "baseUrl": fake.url(), "models": ["gemini-2.5-pro"] }),
+    );
+    local_api_on(&h).await;
+    h.ok(
+        "localApi:setRoutes",
+        json!({ "routes": [{ "model": "big-context", "provider": provider["id"], "toModel": "gemini-2.5-pro" }] }),
+    );
+    let home = home(&h);
+    let files = users_files(&h);
+    let codex = home.join(".codex/config.toml");
+    let claude = home.join(".claude/settings.json");
+    let window_of_codex = || {
+        let parsed: toml_edit::DocumentMut = std::fs::read_to_string(&codex).unwrap().parse().unwrap();
+        parsed.get("model_context_window").and_then(toml_edit::Item::as_integer)
+    };
+    let window_of_claude = || {
+        let parsed: Value = serde_json::from_slice(&std::fs::read(&claude).unwrap()).unwrap();
+        parsed["env"]["CLAUDE_CODE_AUTO_COMPACT_WINDOW"].as_str().map(str::to_owned)
+    };
+
+    // A route's name: the window of the model it goes to, not a guess for the name.
+    h.ok("localApi:connectAgent", json!({ "agent": "codex", "model": "big-context" }));
+    assert_eq!(window_of_codex(), Some(1_048_576), "Gemini 2.5 Pro's window, through the route");
+    h.ok("localApi:connectAgent", json!({ "agent": "claudeCode", "model": "claude-sonnet-4-6" }));
+    assert_eq!(window_of_claude().as_deref(), Some("200000"));
+    // The user's own figure wins.
+    h.ok("localApi:connectAgent", json!({ "agent": "codex", "model": "big-context", "contextWindow": 500000 }));
+    assert_eq!(window_of_codex(), Some(500_000));
+    // Connect again with no model: the window Keypool wrote goes with the model.
+    h.ok("localApi:connectAgent", json!({ "agent": "codex" }));
+    assert_eq!(window_of_codex(), None, "taken out");
+    let refused = h.call("localApi:connectAgent", json!({ "agent": "codex", "contextWindow": 10 }));
+    assert!(refused.is_err(), "a window of ten tokens is refused: {refused:?}");
+    // Disconnect puts every file back as it was.
+    for agent in ["codex", "claudeCode"] {
+        h.ok("localApi:disconnectAgent", json!({ "agent": agent }));
+    }
+    for (path, before) in files.iter().take(2) {
+        assert_eq!(std::fs::read(path).unwrap(), *before, "{} as it was", path.display());
+    }
+}

@@ -17,6 +17,9 @@ pub(super) const TOKEN: &str = "ANTHROPIC_AUTH_TOKEN";
 pub(super) const MODEL: &str = "ANTHROPIC_MODEL";
 const API_KEY: &str = "ANTHROPIC_API_KEY";
 const KEY_HELPER: &str = "apiKeyHelper";
+/// The window Claude Code compacts the conversation within (Claude Code 2.1: it assumes 200k,
+/// or 1M for a name it does not know).
+const WINDOW: &str = "CLAUDE_CODE_AUTO_COMPACT_WINDOW";
 
 /// `settings.json` with the endpoint, the token and the model (when one is given) in its `env`.
 pub(super) fn plan(files: &[Option<Vec<u8>>], setup: &Setup) -> Result<Vec<Vec<u8>>, Malformed> {
@@ -35,6 +38,13 @@ pub(super) fn plan(files: &[Option<Vec<u8>>], setup: &Setup) -> Result<Vec<Vec<u
         (Some(model), _) => json::set(env, MODEL, Json::String(model.to_owned())),
         // The model Keypool set before goes; one the user set stays.
         (None, Some(previous)) if json::text(env, MODEL) == Some(previous) => json::remove(env, MODEL),
+        (None, _) => {}
+    }
+    match (setup.window, setup.previous_window) {
+        (Some(window), _) => json::set(env, WINDOW, Json::String(window.to_string())),
+        (None, Some(previous)) if json::text(env, WINDOW) == Some(previous.to_string().as_str()) => {
+            json::remove(env, WINDOW)
+        }
         (None, _) => {}
     }
     if setup.use_helper {

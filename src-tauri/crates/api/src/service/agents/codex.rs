@@ -13,6 +13,9 @@ use super::{Configured, Malformed, Setup};
 /// The provider's name in `model_providers`.
 pub(super) const PROVIDER: &str = "keypool";
 
+/// The model's context window, in tokens (Codex 0.169).
+const WINDOW: &str = "model_context_window";
+
 /// `config.toml` with Keypool as its model provider (and the model, when one is given).
 pub(super) fn plan(files: &[Option<Vec<u8>>], setup: &Setup) -> Result<Vec<Vec<u8>>, Malformed> {
     let malformed = |reason| Malformed { file: 0, reason };
@@ -24,6 +27,14 @@ pub(super) fn plan(files: &[Option<Vec<u8>>], setup: &Setup) -> Result<Vec<Vec<u
         (Some(model), _) => config["model"] = value(model),
         (None, Some(previous)) if config.get("model").and_then(Item::as_str) == Some(previous) => {
             config.remove("model");
+        }
+        (None, _) => {}
+    }
+    // The window Codex would otherwise guess for a name it does not know.
+    match (setup.window, setup.previous_window) {
+        (Some(window), _) => config[WINDOW] = value(i64::from(window)),
+        (None, Some(previous)) if config.get(WINDOW).and_then(Item::as_integer) == Some(i64::from(previous)) => {
+            config.remove(WINDOW);
         }
         (None, _) => {}
     }

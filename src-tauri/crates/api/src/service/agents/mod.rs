@@ -25,6 +25,7 @@ mod files;
 mod gemini;
 mod json;
 mod usage;
+mod windows;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -192,6 +193,10 @@ pub(super) struct Setup<'a> {
     helper: &'a str,
     /// Write `helper` instead of the token.
     use_helper: bool,
+    /// How many tokens the model's context holds, for an agent that needs telling.
+    window: Option<u32>,
+    /// The window an earlier Connect set, taken out again when none is known now.
+    previous_window: Option<u32>,
 }
 
 /// A file an agent's plan cannot merge: its index in the row's files, and why.
@@ -303,6 +308,9 @@ pub struct ConnectOptions {
     /// Have it read the token from Keypool's helper command instead of its files (agents that
     /// can: [`Agent::takes_key_helper`]).
     pub key_helper: bool,
+    /// The model's context window in tokens; `None`: the known one of the model the chosen one
+    /// is routed to, if any.
+    pub context_window: Option<u32>,
 }
 
 /// What Connect did: the agents now, and the files it made readable by their owner only.
@@ -337,6 +345,9 @@ struct Manifest {
     token: Option<String>,
     #[serde(default)]
     key_helper: bool,
+    /// The context window written for the agent, if any.
+    #[serde(default)]
+    window: Option<u32>,
     files: Vec<files::Kept>,
 }
 
@@ -421,8 +432,16 @@ impl Agents {
         }
         let helper = helper_command(&self.helper_file(agent));
         if problem.is_none() {
-            let probe =
-                Setup { address, token: "", model: None, previous_model: None, helper: &helper, use_helper: false };
+            let probe = Setup {
+                address,
+                token: "",
+                model: None,
+                previous_model: None,
+                helper: &helper,
+                use_helper: false,
+                window: None,
+                previous_window: None,
+            };
             if let Err(m) = (row.plan)(&contents, &probe) {
                 problem = Some(AgentFile::new(&paths[m.file], &AgentFileProblem::Malformed { reason: m.reason }));
             }
@@ -495,6 +514,10 @@ impl Agents {
         let previous = self.manifest(agent)?;
         let helper_file = self.helper_file(agent);
         let helper = helper_command(&helper_file);
+        let window = options.context_window.or_else(|| {
+            let model = options.model.as_deref()?;
+            windows::known(&local_api.routed_model(model))
+        });
         // Checked with no token first: a file that cannot be merged leaves every token as it was.
         let probe = Setup {
             address: &address,
@@ -503,6 +526,8 @@ impl Agents {
             previous_model: previous.as_ref().and_then(|m| m.model.as_deref()),
             helper: &helper,
             use_helper: options.key_helper,
+            window,
+            previous_window: previous.as_ref().and_then(|m| m.window),
         };
         (row.plan)(&contents, &probe).map_err(|m| ServiceError::AgentFile {
             path: paths[m.file].clone(),
@@ -536,6 +561,7 @@ impl Agents {
                     model: options.model.clone(),
                     token: Some(name.clone()),
                     key_helper: options.key_helper,
+                    window,
                     files: Vec::new(),
                 };
                 self.write_connection(agent, &paths, &planned, previous, manifest, &token)
