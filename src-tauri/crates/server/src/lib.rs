@@ -18,6 +18,7 @@
 mod alerts;
 mod config;
 mod keys;
+pub mod ledger;
 mod members;
 mod metrics;
 mod observe;
@@ -344,6 +345,8 @@ pub struct Running {
     alerts: alerts::Alerts,
     owner: [u8; 32],
     gateway: keypool_gateway::Gateway,
+    /// The team's ledger in Postgres, when the config names one.
+    team_ledger: Option<ledger::TeamLedger>,
     _metrics_listener: Option<metrics::MetricsListener>,
     /// Set by [`Running::drain`]; readiness (on every listener) says no from then on.
     draining: Arc<AtomicBool>,
@@ -399,7 +402,8 @@ impl Running {
     /// Ends a drain ([`Running::drain`], begun here if it was not): waits until no request is in
     /// flight, [`Running::drain_limit`] has passed, or `cut` resolves (a second SIGTERM); then
     /// ends what is still running (a stream with an error event in its dialect), stops
-    /// listening and writes what waits (the ledger, the members' spend).
+    /// listening and writes what waits (the ledger, the members' spend, the team ledger's rows:
+    /// shipped, or kept in the store for the next start).
     pub async fn finish(self, cut: impl std::future::Future<Output = ()>) -> Finished {
         if !self.draining.load(Ordering::SeqCst) {
             self.drain();
@@ -423,7 +427,7 @@ impl Running {
         } else {
             tracing::info!("drained: every request in flight ran to its end");
         }
-        let Running { context, book, gateway, .. } = self;
+        let Running { context, book, gateway, team_ledger, .. } = self;
         if !gateway.shut_down(LAST_WRITES).await {
             tracing::warn!("connections still writing after {} s were closed", LAST_WRITES.as_secs());
         }
@@ -431,6 +435,9 @@ impl Running {
             usage.flush();
         }
         book.flush();
+        if let Some(ledger) = team_ledger {
+            ledger.close(LAST_WRITES).await;
+        }
         tracing::info!("stopped");
         finished
     }
@@ -470,7 +477,15 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
     let metrics = metrics::Metrics::new();
     let alerts = alerts::Alerts::start();
     alerts.set_webhook(config.as_ref().and_then(|c| c.webhook.clone()));
-    let observers = Arc::new(observe::Observers(vec![metrics.clone(), Arc::new(alerts.clone())]));
+    let team_ledger = match config.as_ref().and_then(|c| c.team_ledger.clone()) {
+        Some(ledger) => Some(ledger::TeamLedger::new(ledger, replica_id(&data_dir)?)),
+        None => None,
+    };
+    let mut watching: Vec<Arc<dyn observe::Observe>> = vec![metrics.clone(), Arc::new(alerts.clone())];
+    if let Some(ledger) = &team_ledger {
+        watching.push(Arc::new(ledger.clone()));
+    }
+    let observers = Arc::new(observe::Observers(watching));
     let context = AppContext::headless_tapped(env!("CARGO_PKG_VERSION"), dirs, team, Some(observers.clone()))
         .map_err(|e| format!("the store in {} cannot be opened: {e}", data_dir.display()))?;
     let context = Arc::new(context);
@@ -513,6 +528,9 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
     book.refresh();
     book.follow();
     alerts.attach(&context, allowance.clone());
+    if let Some(ledger) = &team_ledger {
+        ledger.attach(&context, allowance.clone())?;
+    }
     metrics.attach(&context, book.clone(), team, allowance, alerts.clone());
     let metrics_token = match &serve.metrics_token_file {
         Some(path) => {
@@ -523,8 +541,14 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
         None => None,
     };
     let render: Arc<dyn Fn() -> String + Send + Sync> = {
-        let metrics = metrics.clone();
-        Arc::new(move || metrics.render())
+        let (metrics, ledger) = (metrics.clone(), team_ledger.clone());
+        Arc::new(move || {
+            let mut out = metrics.render();
+            if let Some(ledger) = &ledger {
+                ledger.render(&mut out);
+            }
+            out
+        })
     };
     let draining = Arc::new(AtomicBool::new(false));
     let drain = config.as_ref().map_or(config::DRAIN_DEFAULT, config::Config::drain);
@@ -565,7 +589,7 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
         trust_proxies(&gateway, &config.proxies);
     }
     tracing::info!(address = %serve.listen, team = context.team_state().as_str(), "keypool-server serves");
-    Ok(Running { context, serve, book, alerts, owner, gateway, _metrics_listener, draining, drain_limit })
+    Ok(Running { context, serve, book, alerts, owner, gateway, team_ledger, _metrics_listener, draining, drain_limit })
 }
 
 /// Reads the client's address from `proxies`' forwarded header from now on, and says so.
