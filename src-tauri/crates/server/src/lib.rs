@@ -9,11 +9,12 @@
 //! keypool-server keys import --data-dir DIR --provider NAME --file FILE [--weight N] [--group G] [--no-validate]
 //! keypool-server keys list --data-dir DIR [--provider NAME] --json
 //! keypool-server members add|list|update|revoke … --data-dir DIR
-//! keypool-server usage --data-dir DIR [--by member|model|provider|key] [--since WHEN] [--json|--csv]
+//! keypool-server usage --data-dir DIR [--config FILE] [--by member|model|provider|key|source|day] [--since WHEN] [--json|--csv]
 //! ```
 //!
-//! Invariants: no log line or span holds a key, the token, the team secret or the Redis URL
-//! (which may hold a password); a bad config file stops the start before the store is opened.
+//! Invariants: no log line or span holds a key, the token, the team secret, the Redis URL or the
+//! ledger's URL (either may hold a password); a bad config file stops the start before the store
+//! is opened.
 
 mod alerts;
 mod config;
@@ -68,7 +69,8 @@ enum Command {
     /// Adds, lists, changes and revokes members: tokens of their own, with limits.
     #[command(subcommand)]
     Members(members::cli::MembersCommand),
-    /// The ledger summed by member, model, provider or key: a table, JSON or CSV.
+    /// The ledger (the team's with a `ledger` in --config) summed by member, model, provider, key,
+    /// client or day: a table, JSON or CSV.
     Usage(usage::Usage),
     /// Exits 0 when a plain-http URL (the server's /healthz on loopback) answers 200: a
     /// container's health check without a shell or curl.

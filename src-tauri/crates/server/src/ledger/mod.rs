@@ -292,12 +292,12 @@ impl Inner {
                 LedgerRow {
                     seq: first + i as i64,
                     at: record.at.as_millis(),
-                    provider,
+                    provider: text(&provider),
                     key_identity,
-                    key_label,
-                    model: record.model.to_string(),
-                    source: record.source.to_string(),
-                    member: record.member.as_deref().map(str::to_owned),
+                    key_label: key_label.as_deref().map(text),
+                    model: text(&record.model),
+                    source: text(&record.source),
+                    member: record.member.as_deref().map(text),
                     outcome: record.outcome.as_str().to_owned(),
                     status: record.status,
                     ttft_ms: record.first_token_ms,
@@ -338,6 +338,12 @@ impl Inner {
     fn context(&self) -> Option<Arc<AppContext>> {
         self.attached.get()?.context.upgrade()
     }
+}
+
+/// `name` as Postgres' text can hold it: a NUL (a client may send one in a model's name) would
+/// fail its batch, and every batch queued behind it, for good.
+fn text(name: &str) -> String {
+    name.replace('\0', "\u{FFFD}")
 }
 
 impl Names {
@@ -423,7 +429,6 @@ async fn write(inner: &Inner) {
                 Ok(connected) => {
                     tracing::info!(server = %server_of(&inner.config.url), "the team ledger's Postgres is connected");
                     link = Some(connected);
-                    retry = RETRY_FIRST;
                     outage_logged = false;
                 }
                 Err(error) => {
@@ -451,6 +456,7 @@ async fn write(inner: &Inner) {
             }
         }
         inner.connected.store(link.is_some(), Ordering::SeqCst);
+        let linked = link.is_some();
 
         if !rows.is_empty() {
             let direct = link.is_some() && inner.outbox.load(Ordering::SeqCst) == 0;
@@ -465,6 +471,14 @@ async fn write(inner: &Inner) {
             true => ship_oldest(inner, &mut link).await,
             false => Ok(()),
         };
+        // A link that took its rows keeps the first delay; one that connected and then failed
+        // waits as a failed connection does (Postgres is not hammered with reconnections).
+        if link.is_some() {
+            retry = RETRY_FIRST;
+        } else if linked {
+            next_try = Instant::now() + retry;
+            retry = (retry * 2).min(RETRY_LAST);
+        }
         inner.connected.store(link.is_some(), Ordering::SeqCst);
         if inner.closing.load(Ordering::SeqCst) && lock(&inner.queue).is_empty() {
             let more = link.is_some() && inner.outbox.load(Ordering::SeqCst) > 0;
@@ -629,6 +643,11 @@ mod tests {
         assert_eq!(config.url, "postgres://keypool:p%40ss%2Fword@db:5433/team", "the password may hold any byte");
         assert_eq!(server_of(&config.url), "db:5433/team", "a log line names the server without the password");
         assert!(!format!("{config:?}").contains("p%40ss"), "nor does Debug: {config:?}");
+    }
+
+    #[test]
+    fn a_nul_a_client_sent_cannot_reach_postgres() {
+        assert_eq!(text("gpt\0-5"), "gpt\u{FFFD}-5", "Postgres' text refuses NUL: the batch would never ship");
     }
 
     #[test]
