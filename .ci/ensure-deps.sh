@@ -26,6 +26,9 @@ SYSTEM_PACKAGES=(
   # The app's desktop notifications reach a real notification server (dunst, on a private
   # session bus under Xvfb) in the end-to-end tests.
   dunst
+  # keypool-server's team ledger: its tests run a postgres of their own (initdb into a temporary
+  # directory, its own port; never the system service).
+  postgresql
   # keypool-server's deploy files: its systemd unit is checked by systemd-analyze, its image
   # built and run by podman (runc where crun cannot run: cgroup v1 or hybrid), its Kubernetes
   # and compose YAML read with PyYAML.

@@ -27,7 +27,9 @@
 #   PERF_EVENTS, each of those events is recorded instead of the CPU's time)  PERF_STAT=1
 #   (perf counts each proxy's system calls and context switches per request; PERF_EVENTS=LIST
 #   counts those events instead, e.g. uprobes set with `perf probe -x …/libc.so.6 malloc`)  LONG_STREAMS=0 (not
-#   the long streams: long_streams.py, STREAMS=1000 WINDOW=15 WINDOWS=3)
+#   the long streams: long_streams.py, STREAMS=1000 WINDOW=15 WINDOWS=3)  LEDGER=postgres://…
+#   (keypool-server writes its team ledger there too; with KEYPOOL_SERVER_BEFORE set to the same
+#   binary, "before" is the SQLite ledger alone and "after" the two: what the team ledger costs)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 here=tests/bench/local-api
@@ -125,19 +127,28 @@ key = "k3"
 model = "claude-bench"
 to = "bench-stream/bench-stream"
 TOML
-# keypool-server NAME BINARY PORT: started with that config in $dir/NAME, its pid in $started_pid.
+# LEDGER: the measured server's config names the team ledger too (before any [[table]]).
+if [[ -n ${LEDGER:-} ]]; then
+  { printf 'ledger = "%s"\n' "$LEDGER"; cat "$dir/server.toml"; } > "$dir/server-ledger.toml"
+fi
+# keypool-server NAME BINARY PORT [CONFIG]: started with that config in $dir/NAME, its pid in
+# $started_pid.
 start_server() {
-  local name=$1 binary=$2 port=$3
+  local name=$1 binary=$2 port=$3 config=${4:-$dir/server.toml}
   mkdir -p "$dir/$name"
   RUST_LOG=warn "$binary" serve --data-dir "$dir/$name" --listen "127.0.0.1:$port" \
-    --config "$dir/server.toml" --token-file "$dir/$name-token" > "$dir/$name.txt" 2>&1 & pids+=($!)
+    --config "$config" --token-file "$dir/$name-token" > "$dir/$name.txt" 2>&1 & pids+=($!)
   started_pid=$!
   until curl -s -o /dev/null "http://127.0.0.1:$port/healthz"; do
     kill -0 "$started_pid" 2> /dev/null || { cat "$dir/$name.txt"; exit 1; }
     sleep 0.1
   done
 }
-start_server server "$server_binary" "$server_port"
+if [[ -n ${LEDGER:-} ]]; then
+  start_server server "$server_binary" "$server_port" "$dir/server-ledger.toml"
+else
+  start_server server "$server_binary" "$server_port"
+fi
 server_pid=$started_pid
 # KEYPOOL_SERVER_BEFORE: another build measured in turn with this one, for a change's before and
 # after in one run (the CPU table only).

@@ -13,9 +13,9 @@ use tokio_util::sync::DropGuard;
 use keypool_keychain::{Keychain, OsKeychain};
 
 use crate::service::{
-    AgentHome, Agents, Attachments, BulkKeys, Chats, EventSink, KeychainProblem, Keys, Ledger, LocalApi, MemberBook,
-    Members, Membership, Migrated, NoSaveDialog, PoolAlerts, Preferences, Providers, Records, SaveDialog, ServiceError,
-    Settings, StoreLoader, Usage, UsageReport, Vault, WritePath, DAY_MS,
+    AgentHome, Agents, Attachments, BulkKeys, Chats, EventSink, KeychainProblem, Keys, Ledger, LedgerOutbox, LocalApi,
+    MemberBook, Members, Membership, Migrated, NoSaveDialog, PoolAlerts, Preferences, Providers, Records, SaveDialog,
+    ServiceError, Settings, StoreLoader, Usage, UsageReport, Vault, WritePath, DAY_MS,
 };
 use crate::SystemClock;
 
@@ -123,6 +123,7 @@ struct Services {
     /// The members' (and named tokens') limits and spend, as the endpoint enforces them.
     book: MemberBook,
     usage_report: UsageReport,
+    ledger_outbox: LedgerOutbox,
     team: Membership,
     events: Arc<dyn EventSink>,
 }
@@ -287,9 +288,14 @@ impl AppContext {
         Ok(&self.services()?.book)
     }
 
-    /// The ledger summed by member, model, provider or key (`keypool-server usage`).
+    /// The ledger summed by member, model, provider, key, client or day (`keypool-server usage`).
     pub fn usage_report(&self) -> Result<&UsageReport, ServiceError> {
         Ok(&self.services()?.usage_report)
+    }
+
+    /// What a server could not ship to its team's ledger (Postgres) yet.
+    pub fn ledger_outbox(&self) -> Result<&LedgerOutbox, ServiceError> {
+        Ok(&self.services()?.ledger_outbox)
     }
 
     /// Shows a desktop notification the UI worded from a `pool:alert`, unless Settings → General
@@ -410,6 +416,7 @@ impl Services {
             members,
             book,
             usage_report: UsageReport::new(db.clone()),
+            ledger_outbox: LedgerOutbox::new(db.clone()),
             chats: Chats::new(db, completions.clone(), clock.clone(), save_dialog, vault.clone(), attachments),
             completions,
             clock,

@@ -59,6 +59,14 @@ pub struct Config {
     pub trusted_proxies: Vec<Spanned<String>>,
     /// The header they write: `x-forwarded-for` (the default) or `forwarded`.
     pub forwarded_header: Option<Spanned<String>>,
+    /// The team's ledger: a `postgres://` URL, `$NAME`s read from the environment (see
+    /// `ledger`); the data dir's SQLite ledger alone when left out.
+    pub ledger: Option<Spanned<String>>,
+    /// The months of the team ledger kept before the current one; all when left out.
+    pub ledger_retention_months: Option<Spanned<u32>>,
+    /// [`Config::ledger`] read (filled by [`read`]).
+    #[serde(skip)]
+    pub team_ledger: Option<crate::ledger::LedgerConfig>,
     /// [`Config::trusted_proxies`] read (filled by [`read`]).
     #[serde(skip)]
     pub proxies: keypool_gateway::TrustedProxies,
@@ -197,6 +205,16 @@ pub fn read(path: &Path) -> Result<Config, ConfigError> {
     }
     let mut config = config;
     config.proxies = trusted_proxies(&config, &text).map_err(invalid)?;
+    config.team_ledger = match (&config.ledger, &config.ledger_retention_months) {
+        (Some(url), retention) => {
+            Some(crate::ledger::resolve(url, retention.as_ref(), |offset| line_of(&text, offset)).map_err(invalid)?)
+        }
+        (None, Some(months)) => {
+            let line = line_of(&text, months.span().start);
+            return Err(invalid(format!("line {line}: ledger_retention_months needs a ledger = \"postgres://…\"")));
+        }
+        (None, None) => None,
+    };
     config.traces =
         config.otel.as_ref().map(|otel| otel.resolve(|offset| line_of(&text, offset))).transpose().map_err(invalid)?;
     config.resolved_members =
@@ -204,6 +222,27 @@ pub fn read(path: &Path) -> Result<Config, ConfigError> {
     crate::members::config::check_prices(&config.prices).map_err(invalid)?;
     config.webhook = config.alerts.as_ref().map(|alerts| alerts.webhook()).transpose().map_err(invalid)?;
     Ok(config)
+}
+
+/// The team ledger the file at `path` names, if any, reading nothing else of it (the commands
+/// that only read the ledger need none of the members' or the alerts' secrets).
+pub fn read_ledger(path: &Path) -> Result<Option<crate::ledger::LedgerConfig>, ConfigError> {
+    #[derive(Deserialize)]
+    struct LedgerOnly {
+        ledger: Option<Spanned<String>>,
+        ledger_retention_months: Option<Spanned<u32>>,
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| ConfigError::Unreadable { path: path.to_owned(), reason: error.to_string() })?;
+    let invalid = |message: String| ConfigError::Invalid { path: path.to_owned(), message };
+    let only: LedgerOnly = toml::from_str(&text).map_err(|error| {
+        let line = error.span().map(|span| line_of(&text, span.start));
+        invalid(format!("line {}: {}", line.unwrap_or(0), error.message()))
+    })?;
+    only.ledger
+        .map(|url| crate::ledger::resolve(&url, only.ledger_retention_months.as_ref(), |offset| line_of(&text, offset)))
+        .transpose()
+        .map_err(invalid)
 }
 
 /// `trusted_proxies` and `forwarded_header` as the gateway takes them; `Err` names the line.

@@ -9,15 +9,17 @@
 //! keypool-server keys import --data-dir DIR --provider NAME --file FILE [--weight N] [--group G] [--no-validate]
 //! keypool-server keys list --data-dir DIR [--provider NAME] --json
 //! keypool-server members add|list|update|revoke … --data-dir DIR
-//! keypool-server usage --data-dir DIR [--by member|model|provider|key] [--since WHEN] [--json|--csv]
+//! keypool-server usage --data-dir DIR [--config FILE] [--by member|model|provider|key|source|day] [--since WHEN] [--json|--csv]
 //! ```
 //!
-//! Invariants: no log line or span holds a key, the token, the team secret or the Redis URL
-//! (which may hold a password); a bad config file stops the start before the store is opened.
+//! Invariants: no log line or span holds a key, the token, the team secret, the Redis URL or the
+//! ledger's URL (either may hold a password); a bad config file stops the start before the store
+//! is opened.
 
 mod alerts;
 mod config;
 mod keys;
+pub mod ledger;
 mod members;
 mod metrics;
 mod observe;
@@ -67,7 +69,8 @@ enum Command {
     /// Adds, lists, changes and revokes members: tokens of their own, with limits.
     #[command(subcommand)]
     Members(members::cli::MembersCommand),
-    /// The ledger summed by member, model, provider or key: a table, JSON or CSV.
+    /// The ledger (the team's with a `ledger` in --config) summed by member, model, provider, key,
+    /// client or day: a table, JSON or CSV.
     Usage(usage::Usage),
     /// Exits 0 when a plain-http URL (the server's /healthz on loopback) answers 200: a
     /// container's health check without a shell or curl.
@@ -344,6 +347,8 @@ pub struct Running {
     alerts: alerts::Alerts,
     owner: [u8; 32],
     gateway: keypool_gateway::Gateway,
+    /// The team's ledger in Postgres, when the config names one.
+    team_ledger: Option<ledger::TeamLedger>,
     _metrics_listener: Option<metrics::MetricsListener>,
     /// Set by [`Running::drain`]; readiness (on every listener) says no from then on.
     draining: Arc<AtomicBool>,
@@ -399,7 +404,8 @@ impl Running {
     /// Ends a drain ([`Running::drain`], begun here if it was not): waits until no request is in
     /// flight, [`Running::drain_limit`] has passed, or `cut` resolves (a second SIGTERM); then
     /// ends what is still running (a stream with an error event in its dialect), stops
-    /// listening and writes what waits (the ledger, the members' spend).
+    /// listening and writes what waits (the ledger, the members' spend, the team ledger's rows:
+    /// shipped, or kept in the store for the next start).
     pub async fn finish(self, cut: impl std::future::Future<Output = ()>) -> Finished {
         if !self.draining.load(Ordering::SeqCst) {
             self.drain();
@@ -423,7 +429,7 @@ impl Running {
         } else {
             tracing::info!("drained: every request in flight ran to its end");
         }
-        let Running { context, book, gateway, .. } = self;
+        let Running { context, book, gateway, team_ledger, .. } = self;
         if !gateway.shut_down(LAST_WRITES).await {
             tracing::warn!("connections still writing after {} s were closed", LAST_WRITES.as_secs());
         }
@@ -431,6 +437,9 @@ impl Running {
             usage.flush();
         }
         book.flush();
+        if let Some(ledger) = team_ledger {
+            ledger.close(LAST_WRITES).await;
+        }
         tracing::info!("stopped");
         finished
     }
@@ -470,7 +479,15 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
     let metrics = metrics::Metrics::new();
     let alerts = alerts::Alerts::start();
     alerts.set_webhook(config.as_ref().and_then(|c| c.webhook.clone()));
-    let observers = Arc::new(observe::Observers(vec![metrics.clone(), Arc::new(alerts.clone())]));
+    let team_ledger = match config.as_ref().and_then(|c| c.team_ledger.clone()) {
+        Some(ledger) => Some(ledger::TeamLedger::new(ledger, replica_id(&data_dir)?)),
+        None => None,
+    };
+    let mut watching: Vec<Arc<dyn observe::Observe>> = vec![metrics.clone(), Arc::new(alerts.clone())];
+    if let Some(ledger) = &team_ledger {
+        watching.push(Arc::new(ledger.clone()));
+    }
+    let observers = Arc::new(observe::Observers(watching));
     let deadlines = config.as_ref().map(config::Config::deadlines).unwrap_or_default();
     let context =
         AppContext::headless_tapped(env!("CARGO_PKG_VERSION"), dirs, team, Some(observers.clone()), deadlines)
@@ -515,6 +532,9 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
     book.refresh();
     book.follow();
     alerts.attach(&context, allowance.clone());
+    if let Some(ledger) = &team_ledger {
+        ledger.attach(&context, allowance.clone())?;
+    }
     metrics.attach(&context, book.clone(), team, allowance, alerts.clone());
     let metrics_token = match &serve.metrics_token_file {
         Some(path) => {
@@ -525,8 +545,14 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
         None => None,
     };
     let render: Arc<dyn Fn() -> String + Send + Sync> = {
-        let metrics = metrics.clone();
-        Arc::new(move || metrics.render())
+        let (metrics, ledger) = (metrics.clone(), team_ledger.clone());
+        Arc::new(move || {
+            let mut out = metrics.render();
+            if let Some(ledger) = &ledger {
+                ledger.render(&mut out);
+            }
+            out
+        })
     };
     let draining = Arc::new(AtomicBool::new(false));
     let drain = config.as_ref().map_or(config::DRAIN_DEFAULT, config::Config::drain);
@@ -567,7 +593,7 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
         trust_proxies(&gateway, &config.proxies);
     }
     tracing::info!(address = %serve.listen, team = context.team_state().as_str(), "keypool-server serves");
-    Ok(Running { context, serve, book, alerts, owner, gateway, _metrics_listener, draining, drain_limit })
+    Ok(Running { context, serve, book, alerts, owner, gateway, team_ledger, _metrics_listener, draining, drain_limit })
 }
 
 /// Reads the client's address from `proxies`' forwarded header from now on, and says so.

@@ -1,6 +1,7 @@
-//! `keypool-server usage`: the ledger of this data dir summed by member, model, provider or key
-//! over a time range, with its cost where the price table has the models' prices; as a table,
-//! JSON or CSV. With a team, each replica has its own ledger: this is this replica's share.
+//! `keypool-server usage`: the ledger summed by member, model, provider, key, client or day over
+//! a time range, with its cost where the price table has the models' prices; as a table, JSON or
+//! CSV. The ledger is the team's (Postgres) when `--config` names one, every replica's attempts;
+//! otherwise this data dir's own (with a team, this replica's share).
 //!
 //! Invariants: the output goes to stdout alone; a usage problem (a bad `--since`, a data dir
 //! without a store) is one line on stderr and exit status 2.
@@ -9,9 +10,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use keypool_api::service::{By, UsageLine};
+use keypool_api::service::{sum_lines, By, UsageLine};
 use keypool_api::{AppContext, Dirs};
 use serde_json::json;
+
+use crate::ledger::{server_of, LedgerConfig, Postgres};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Dimension {
@@ -19,12 +22,33 @@ pub enum Dimension {
     Model,
     Provider,
     Key,
+    /// The client: `chat`, or the user agent of the API's client.
+    Source,
+    /// The UTC day.
+    Day,
+}
+
+impl Dimension {
+    fn by(self) -> By {
+        match self {
+            Dimension::Member => By::Member,
+            Dimension::Model => By::Model,
+            Dimension::Provider => By::Provider,
+            Dimension::Key => By::Key,
+            Dimension::Source => By::Source,
+            Dimension::Day => By::Day,
+        }
+    }
 }
 
 #[derive(Args)]
 pub struct Usage {
     #[arg(long)]
     data_dir: PathBuf,
+    /// The server's config file: with a `ledger = "postgres://…"`, the team's ledger is summed
+    /// (every replica's attempts) rather than this data dir's.
+    #[arg(long)]
+    config: Option<PathBuf>,
     /// What the attempts are summed by.
     #[arg(long, value_enum, default_value = "member")]
     by: Dimension,
@@ -90,23 +114,41 @@ pub fn run(usage: Usage) -> ExitCode {
         Ok(context) => context,
         Err(error) => return fail(1, &format!("the store in {} cannot be opened: {error}", usage.data_dir.display())),
     };
-    let by = match usage.by {
-        Dimension::Member => By::Member,
-        Dimension::Model => By::Model,
-        Dimension::Provider => By::Provider,
-        Dimension::Key => By::Key,
+    let team = match usage.config.as_deref().map(crate::config::read_ledger).transpose() {
+        Ok(team) => team.flatten(),
+        Err(error) => return fail(USAGE, &error.to_string()),
     };
-    let lines = match context.usage_report().and_then(|report| report.lines(by, from, to)) {
+    let lines = match summed(&runtime, &context, team.as_ref(), usage.by.by(), from, to) {
         Ok(lines) => lines,
-        Err(error) => return fail(1, &error.to_string()),
+        Err(message) => return fail(1, &message),
     };
     let text = match (usage.json, usage.csv) {
-        (true, _) => json_of(usage.by, &lines, from, to),
+        (true, _) => json_of(usage.by, &lines, from, to, team.is_some()),
         (_, true) => csv_of(usage.by, &lines),
         _ => table_of(usage.by, &lines),
     };
     print!("{text}");
     ExitCode::SUCCESS
+}
+
+/// The attempts over `[from, to)` summed by `by`: from the team's ledger when there is one, from
+/// the store's otherwise; costed at the store's prices either way.
+pub fn summed(
+    runtime: &tokio::runtime::Runtime,
+    context: &AppContext,
+    team: Option<&LedgerConfig>,
+    by: By,
+    from: i64,
+    to: i64,
+) -> Result<Vec<UsageLine>, String> {
+    let Some(team) = team else {
+        return context.usage_report().and_then(|report| report.lines(by, from, to)).map_err(|e| e.to_string());
+    };
+    let prices = context.usage().and_then(|usage| usage.prices()).map_err(|e| e.to_string())?;
+    let rows = runtime
+        .block_on(async { Postgres::open(&team.url).await?.report(by, from, to).await })
+        .map_err(|error| format!("{error} ({})", server_of(&team.url)))?;
+    Ok(sum_lines(rows, &prices))
 }
 
 /// What a line's name is shown as: the member `None` is the server's own token.
@@ -124,10 +166,12 @@ fn dimension_name(by: Dimension) -> &'static str {
         Dimension::Model => "model",
         Dimension::Provider => "provider",
         Dimension::Key => "key",
+        Dimension::Source => "source",
+        Dimension::Day => "day",
     }
 }
 
-fn json_of(by: Dimension, lines: &[UsageLine], from: i64, to: i64) -> String {
+fn json_of(by: Dimension, lines: &[UsageLine], from: i64, to: i64, team: bool) -> String {
     let rows: Vec<serde_json::Value> = lines
         .iter()
         .map(|line| {
@@ -151,7 +195,8 @@ fn json_of(by: Dimension, lines: &[UsageLine], from: i64, to: i64) -> String {
         })
         .collect();
     let at = |ms: i64| keypool::Timestamp::from_millis(ms).to_string();
-    format!("{}\n", json!({ "from": at(from), "to": at(to), "by": dimension_name(by), "rows": rows }))
+    let ledger = if team { "team" } else { "replica" };
+    format!("{}\n", json!({ "from": at(from), "to": at(to), "by": dimension_name(by), "ledger": ledger, "rows": rows }))
 }
 
 /// A CSV field: quoted when it must be, and kept from being read as a formula by a spreadsheet.

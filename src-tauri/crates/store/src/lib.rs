@@ -14,6 +14,7 @@ mod database;
 pub mod files;
 pub mod members;
 mod migrations;
+pub mod outbox;
 pub mod providers;
 pub mod report;
 pub mod settings;

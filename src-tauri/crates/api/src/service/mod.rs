@@ -14,6 +14,7 @@ mod keys;
 mod ledger;
 mod local_api;
 mod members;
+mod outbox;
 mod preferences;
 mod problem;
 mod providers;
@@ -57,12 +58,13 @@ pub use members::{
     valid_name as valid_member_name, BookSnapshot, BookWatch, Budget, BudgetPeriod, BudgetSpent, BudgetView, Member,
     MemberBook, MemberLimits, MemberSource, Members, Spent,
 };
+pub use outbox::{LedgerOutbox, LedgerRow};
 pub use preferences::{Language, Page, Preferences, Theme, UiPreferences, PREFERENCES_FILE_NAME};
 pub use problem::{FieldError, Rule};
 pub use providers::{is_local, is_local_url, ModelList, NewProvider, Provider, ProviderPatch, Providers};
 pub(crate) use records::Records;
 pub use reply_error::{BlockedKeyInfo, BlockedState, BreakageKind, LastAnswer, ReplyError};
-pub use report::{By, UsageLine, UsageReport};
+pub use report::{sum_lines, By, LineOf, ReportRow, UsageLine, UsageReport};
 pub use settings::{AppSettings, Proxy, Settings, SettingsPatch, DEFAULT_RETENTION_DAYS, MAX_WAIT_LIMIT_SECONDS};
 pub use team::{Membership, SecretPlace, TeamDown, TeamJoin, TeamPhase, TeamView, CONNECTING_GRACE};
 pub use usage::{

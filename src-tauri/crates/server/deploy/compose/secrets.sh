@@ -1,6 +1,7 @@
 #!/bin/sh
 # Makes the compose team's secrets in ./secrets (mode 0600): the server's token, the team
-# secret (64 hex digits), the Redis URL and Postgres' password. Run once; it keeps what exists.
+# secret (64 hex digits), the Redis URL and Postgres' password (and, as an env file, the same
+# password for the replicas' ledger). Run once; it keeps what exists.
 set -eu
 cd "$(dirname "$0")"
 umask 077
@@ -10,6 +11,8 @@ hex() { od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'; }
 [ -f secrets/team_secret ] || printf '%s\n' "$(hex 32)" > secrets/team_secret
 [ -f secrets/redis_url ] || printf 'redis://redis:6379\n' > secrets/redis_url
 [ -f secrets/postgres_password ] || printf '%s\n' "$(hex 24)" > secrets/postgres_password
+# The same password for the replicas, as the config's $KEYPOOL_LEDGER_PASSWORD (an env_file).
+[ -f secrets/ledger.env ] || printf 'KEYPOOL_LEDGER_PASSWORD=%s\n' "$(cat secrets/postgres_password)" > secrets/ledger.env
 # The containers run as user 65532, and compose mounts the files as they are: they must be
 # that user's to read (as root: theirs, mode 0600; otherwise readable by all, which the server
 # warns about).

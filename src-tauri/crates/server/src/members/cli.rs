@@ -6,12 +6,13 @@
 //! nothing else ever prints a token or its digest; a usage problem (an unknown member, one the
 //! config file manages, a bad limit) is one line on stderr and exit status 2, and changes nothing.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use keypool::Timestamp;
-use keypool_api::service::{Budget, BudgetPeriod, Member, MemberLimits, MemberSource, ServiceError};
+use keypool_api::service::{Budget, BudgetPeriod, By, Member, MemberLimits, MemberSource, ServiceError, UsageLine};
 use keypool_api::{AppContext, Dirs};
 use serde_json::json;
 
@@ -75,6 +76,10 @@ pub struct Add {
 pub struct List {
     #[arg(long)]
     data_dir: PathBuf,
+    /// The server's config file: with a `ledger = "postgres://…"`, what each member used is
+    /// the team's sum (every replica's) rather than this data dir's.
+    #[arg(long)]
+    config: Option<PathBuf>,
     /// JSON (the only format).
     #[arg(long)]
     json: bool,
@@ -120,10 +125,15 @@ pub fn run(command: MembersCommand) -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => return fail(1, &format!("no async runtime: {error}")),
     };
+    if let MembersCommand::List(list) = command {
+        // Outside `block_on`: reading the team's ledger runs on this runtime.
+        let _entered = runtime.enter();
+        return self::list(list, &runtime);
+    }
     runtime.block_on(async move {
         match command {
             MembersCommand::Add(add) => self::add(add),
-            MembersCommand::List(list) => self::list(list),
+            MembersCommand::List(_) => unreachable!("listed above"),
             MembersCommand::Update(update) => self::update(update),
             MembersCommand::Revoke(revoke) => self::revoke(revoke),
         }
@@ -223,22 +233,78 @@ fn view(member: &Member) -> serde_json::Value {
     })
 }
 
-fn list(list: List) -> ExitCode {
+/// [`view`] and what the member used in its budget's current period, from `since` (the ledger's
+/// sums).
+fn listed(member: &Member, used: Option<&UsageLine>, since: i64) -> serde_json::Value {
+    let mut view = view(member);
+    view["used"] = json!({
+        "since": Timestamp::from_millis(since).to_string(),
+        "attempts": used.map_or(0, |u| u.attempts),
+        "input_tokens": used.map_or(0, |u| u.input_tokens),
+        "cached_tokens": used.map_or(0, |u| u.cached_tokens),
+        "output_tokens": used.map_or(0, |u| u.output_tokens),
+        "cost_usd": used.and_then(|u| u.cost_usd),
+    });
+    view
+}
+
+/// When the current period of `member`'s budget (a month without one) began at `now_ms`, in UTC:
+/// today's midnight, Monday's, the month's first day, or (`total`) when it was added.
+fn period_start(member: &Member, now_ms: i64) -> i64 {
+    let at = jiff::Timestamp::from_millisecond(now_ms).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let today = at.to_zoned_datetime(jiff::tz::TimeZone::UTC).date();
+    let first = match member.limits.period() {
+        BudgetPeriod::Total => return member.created_at,
+        BudgetPeriod::Day => today,
+        BudgetPeriod::Week => today
+            .checked_sub(jiff::Span::new().days(i64::from(today.weekday().to_monday_zero_offset())))
+            .unwrap_or(today),
+        BudgetPeriod::Month => today.first_of_month(),
+    };
+    first.to_zoned_datetime(jiff::tz::TimeZone::UTC).map_or(0, |midnight| midnight.timestamp().as_millisecond())
+}
+
+fn list(list: List, runtime: &tokio::runtime::Runtime) -> ExitCode {
     let _ = list.json;
     if !list.data_dir.join(keypool_store::DATABASE_FILE_NAME).exists() {
         return fail(USAGE, &format!("{}: no Keypool store in this directory", list.data_dir.display()));
     }
+    let team = match list.config.as_deref().map(crate::config::read_ledger).transpose() {
+        Ok(team) => team.flatten(),
+        Err(error) => return fail(USAGE, &error.to_string()),
+    };
     let context = match open(&list.data_dir) {
         Ok(context) => context,
         Err(code) => return code,
     };
-    match context.members().and_then(|members| members.list()) {
-        Ok(members) => {
-            println!("{}", serde_json::Value::Array(members.iter().map(view).collect()));
-            ExitCode::SUCCESS
+    let members = match context.members().and_then(|members| members.list()) {
+        Ok(members) => members,
+        Err(error) => return fail(1, &error.to_string()),
+    };
+    let now = keypool::Clock::now(&keypool_api::SystemClock).as_millis();
+    // One sum per period start (a few: today, this week, this month, each total's).
+    let mut used: HashMap<i64, Vec<UsageLine>> = HashMap::new();
+    for member in &members {
+        let since = period_start(member, now);
+        if let std::collections::hash_map::Entry::Vacant(entry) = used.entry(since) {
+            match crate::usage::summed(runtime, &context, team.as_ref(), By::Member, since, now + 1) {
+                Ok(lines) => {
+                    entry.insert(lines);
+                }
+                Err(message) => return fail(1, &message),
+            }
         }
-        Err(error) => fail(1, &error.to_string()),
     }
+    let views: Vec<serde_json::Value> = members
+        .iter()
+        .map(|member| {
+            let since = period_start(member, now);
+            let line = used[&since].iter().find(|line| line.name.as_deref() == Some(member.name.as_str()));
+            listed(member, line, since)
+        })
+        .collect();
+    println!("{}", serde_json::Value::Array(views));
+    ExitCode::SUCCESS
 }
 
 /// The member `name`, when the command line may change it.

@@ -36,9 +36,14 @@ fn yaml(path: &Path) -> Vec<Value> {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
-/// `keypool-server check --config FILE`: whether the server would start on it.
+/// `keypool-server check --config FILE`: whether the server would start on it, with the
+/// compose team's ledger password set as `secrets/ledger.env` sets it.
 fn would_start(path: &Path) -> String {
-    let output = run(binary(), &["check", "--config", path.to_str().unwrap()]).unwrap();
+    let output = Command::new(binary())
+        .args(["check", "--config", path.to_str().unwrap()])
+        .env("KEYPOOL_LEDGER_PASSWORD", "from-secrets-ledger-env")
+        .output()
+        .unwrap();
     assert!(output.status.success(), "{} would not start the server: {}", path.display(), text(&output));
     text(&output)
 }
@@ -193,6 +198,14 @@ fn the_compose_team_is_two_replicas_of_one_team_with_redis_and_postgres() {
             assert!(secrets.contains_key(secret.as_str().unwrap()), "the secret {secret} is declared");
         }
     }
+    assert!(
+        config.contains("ledger = \"postgres://keypool:$KEYPOOL_LEDGER_PASSWORD@postgres:5432/keypool"),
+        "the replicas' ledger is the compose Postgres, its password from the environment"
+    );
+    let env_files: Vec<&str> = a["env_file"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert!(env_files.contains(&"secrets/ledger.env"), "which secrets.sh writes: {env_files:?}");
+    let secrets_sh = std::fs::read_to_string(dir.join("secrets.sh")).unwrap();
+    assert!(secrets_sh.contains("KEYPOOL_LEDGER_PASSWORD="), "secrets.sh writes the ledger's password");
     for file in ["nginx.conf", "config.toml", "secrets.sh", "env.example"] {
         assert!(dir.join(file).exists(), "{file} is beside compose.yaml");
     }

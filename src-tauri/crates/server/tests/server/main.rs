@@ -5,6 +5,7 @@ mod alerts;
 mod deploy;
 mod drain;
 mod keys;
+mod ledger;
 mod members;
 mod metrics;
 mod proxies;

@@ -68,6 +68,12 @@ impl Server {
         Server::spawn(dir, config, &format!("127.0.0.1:{port}"), port, &[], None, env)
     }
 
+    /// [`Server::start`] with `extra` arguments and `env` in the process's environment.
+    pub fn start_with(dir: &Path, config: &str, extra: &[&str], env: &[(&str, &str)]) -> Server {
+        let port = free_port();
+        Server::spawn(dir, config, &format!("127.0.0.1:{port}"), port, extra, None, env)
+    }
+
     /// The same on a free loopback port, the process allowed at most `fds` open files
     /// (`ulimit -n`).
     pub fn start_with_fd_limit(dir: &Path, config: &str, fds: u32) -> Server {
