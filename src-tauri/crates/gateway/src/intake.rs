@@ -160,7 +160,7 @@ struct Upstream {
     /// or encrypted reasoning), if any.
     bound: Option<keypool_llm::BoundState>,
     /// The hop marks it goes on with (see [`keypool_llm::hop`]).
-    hop: String,
+    hop: keypool_llm::hop::HopHeader,
 }
 
 impl Shared {
@@ -203,10 +203,7 @@ async fn pass(
         );
         return (shared.failed(error(format, Problem::Loop, message, None)), Some(Noted::of(member, None)));
     }
-    let hop = (
-        axum::http::HeaderName::from_static(keypool_llm::hop::HOP_HEADER),
-        axum::http::HeaderValue::from_str(&hop).unwrap_or(axum::http::HeaderValue::from_static("")),
-    );
+
     let provider = route.endpoint.kind.row().wire;
     // A provider of another dialect is asked in its own words; its answer comes back in the
     // client's. A Responses request to a provider without that API goes to its chat completions;
@@ -252,11 +249,8 @@ async fn pass(
             model: route.model,
             session,
             body,
-            headers: {
-                let mut passed = passed_headers(headers, &PASSED_REQUEST_HEADERS);
-                passed.push(hop.clone());
-                passed
-            },
+            headers: passed_headers(headers, &PASSED_REQUEST_HEADERS),
+            hop: Some(hop.clone()),
             source,
             member: member.clone(),
             // A translated request carries no such state (it is refused or left out).

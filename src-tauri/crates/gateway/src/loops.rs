@@ -5,7 +5,7 @@
 use std::net::{IpAddr, SocketAddr};
 
 use axum::http::{HeaderMap, Uri};
-use keypool_llm::hop::{Hop, HopMarks, HOP_HEADER, MAX_HOPS};
+use keypool_llm::hop::{Hop, HopHeader, HopMarks, HOP_HEADER, MAX_HOPS};
 
 /// Whether `base_url` names one of `own` listening addresses: the same port, and the very
 /// address it listens on, `localhost` where it listens on loopback, or a loopback address where
@@ -32,7 +32,7 @@ pub(crate) fn points_at_itself(base_url: &str, own: &[SocketAddr]) -> bool {
 
 /// What a request's hop marks say (see [`keypool_llm::hop`]): `Err` the words of its refusal,
 /// `Ok` the mark it goes on with.
-pub(crate) fn hop(marks: &HopMarks, headers: &HeaderMap) -> Result<String, String> {
+pub(crate) fn hop(marks: &HopMarks, headers: &HeaderMap) -> Result<HopHeader, String> {
     let came = headers.get(HOP_HEADER).and_then(|value| value.to_str().ok());
     match marks.pass(came) {
         Hop::Onward(mark) => Ok(mark),

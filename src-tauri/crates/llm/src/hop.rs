@@ -35,8 +35,20 @@ impl Default for HopMarks {
 impl HopMarks {
     /// A new mark: 32 hexadecimal digits.
     pub fn next(&self) -> String {
+        String::from_utf8_lossy(&self.next_mark()).into_owned()
+    }
+
+    /// [`HopMarks::next`], its digits in place (no allocation for the request's hot path).
+    fn next_mark(&self) -> [u8; 32] {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let number = self.numbers.hash_one(self.count.fetch_add(1, Ordering::Relaxed));
-        format!("{number:016x}{:016x}", self.hashes.hash_one(number))
+        let hash = self.hashes.hash_one(number);
+        let mut mark = [0u8; 32];
+        for (at, digit) in mark.iter_mut().enumerate() {
+            let (half, shift) = if at < 16 { (number, 60 - 4 * at) } else { (hash, 60 - 4 * (at - 16)) };
+            *digit = DIGITS[((half >> shift) & 0xf) as usize];
+        }
+        mark
     }
 
     /// Whether `mark` is one of this process's.
@@ -62,11 +74,31 @@ impl HopMarks {
         if marks.len() >= MAX_HOPS {
             return Hop::TooMany(marks.len());
         }
-        let mine = self.next();
+        let mine = self.next_mark();
         Hop::Onward(match came {
-            Some(came) if !marks.is_empty() => format!("{}, {mine}", came.trim()),
-            _ => mine,
+            Some(came) if !marks.is_empty() => {
+                HopHeader::After(format!("{}, {}", came.trim(), String::from_utf8_lossy(&mine)))
+            }
+            _ => HopHeader::First(mine),
         })
+    }
+}
+
+/// The [`HOP_HEADER`] a request goes on with: this Keypool's mark alone, or after the marks it
+/// came with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HopHeader {
+    First([u8; 32]),
+    After(String),
+}
+
+impl HopHeader {
+    pub fn as_str(&self) -> &str {
+        match self {
+            // Hexadecimal digits: always text.
+            HopHeader::First(mark) => std::str::from_utf8(mark).unwrap_or_default(),
+            HopHeader::After(marks) => marks,
+        }
     }
 }
 
@@ -78,7 +110,7 @@ pub enum Hop {
     /// It passed this many Keypools already.
     TooMany(usize),
     /// It goes on with this [`HOP_HEADER`].
-    Onward(String),
+    Onward(HopHeader),
 }
 
 #[cfg(test)]
@@ -106,12 +138,15 @@ mod tests {
     fn a_request_goes_on_with_its_marks_and_one_more_until_it_comes_back() {
         let (desktop, server) = (HopMarks::default(), HopMarks::default());
         let Hop::Onward(first) = desktop.pass(None) else { panic!("a first hop goes on") };
+        let first = first.as_str().to_owned();
+        assert!(desktop.is_own(&first), "{first}");
         let Hop::Onward(second) = server.pass(Some(&first)) else { panic!("through another Keypool") };
+        let second = second.as_str().to_owned();
         assert!(second.starts_with(&first) && second.split(',').count() == 2, "{second}");
         assert_eq!(desktop.pass(Some(&second)), Hop::Returned, "back at the desktop");
         assert_eq!(server.pass(Some(&second)), Hop::Returned);
         let long = (0..MAX_HOPS).map(|_| HopMarks::default().next()).collect::<Vec<_>>().join(", ");
         assert_eq!(desktop.pass(Some(&long)), Hop::TooMany(MAX_HOPS));
-        assert!(matches!(desktop.pass(Some(" , ")), Hop::Onward(mark) if !mark.contains(',')), "an empty list is none");
+        assert!(matches!(desktop.pass(Some(" , ")), Hop::Onward(HopHeader::First(_))), "an empty list is none");
     }
 }

@@ -75,7 +75,7 @@ fn field_text<'a>(buf: &'a [u8], field: Field, copied: &'a str) -> &'a str {
 }
 
 /// Turns bytes, as they arrive, into events.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Decoder {
     buf: Vec<u8>,
     /// Where the event being read starts in `buf`; bytes before it are consumed.
@@ -247,7 +247,30 @@ impl Decoder {
     /// Whether the bytes so far hold a complete event (or one past the limit), without taking it:
     /// what a relay waits for before it calls a stream started. Comments are no event.
     pub fn holds_event(&self) -> bool {
-        !matches!(self.clone().next(), Ok(None))
+        if self.buf.len() - self.event_start > self.limit {
+            return true;
+        }
+        // The lines not read yet: a blank one after a `data` field ends an event.
+        let mut data = self.data != Field::Unset;
+        let mut at = self.line_start;
+        while let Some(offset) = memchr::memchr2(b'\n', b'\r', &self.buf[at..]) {
+            let end = at + offset;
+            // A CR at the very end may be half of a CRLF: the decoder waits for the next byte.
+            if self.buf[end] == b'\r' && end + 1 == self.buf.len() {
+                return false;
+            }
+            let line = &self.buf[at..end];
+            if line.is_empty() && data {
+                return true;
+            }
+            if line.is_empty() {
+                data = false;
+            } else if line.starts_with(b"data") && matches!(line.get(4), None | Some(b':')) {
+                data = true;
+            }
+            at = if self.buf[end] == b'\r' && self.buf.get(end + 1) == Some(&b'\n') { end + 2 } else { end + 1 };
+        }
+        false
     }
 
     /// How many bytes the decoder holds that no event it lent took yet.
@@ -316,6 +339,31 @@ mod tests {
         assert_eq!((event.name, event.data), ("a\u{fffd}b", "x\u{fffd}y\nz"), "as text, lines joined");
         let event = decoder.next().unwrap().unwrap();
         assert_eq!((event.name, event.data), ("e", "\u{fffd}"), "the next event's own, nothing of the last");
+    }
+
+    #[test]
+    fn holds_event_says_whether_next_would_give_one_at_every_split() {
+        let streams: [&[u8]; 5] = [
+            b": keep-alive\n\n: keep-alive\n\ndata: {\"a\":1}\n\n",
+            b"event: message_start\r\ndata: {}\r\n\r\nevent: ping\r\ndata: {}\r\n\r\n",
+            b"id: 1\rretry: 5\rdata\r\r",
+            b"\n\n\ndata: one\ndata: two\n\n",
+            b": only a comment\n\n",
+        ];
+        for stream in streams {
+            for split in 0..=stream.len() {
+                let mut decoder = Decoder::default();
+                decoder.push(&stream[..split]);
+                let holds = decoder.holds_event();
+                let gives = matches!(decoder.next(), Ok(Some(_)));
+                assert_eq!(holds, gives, "{:?} cut at {split}", String::from_utf8_lossy(stream));
+            }
+        }
+        // After a first event was taken, the next one is looked for from there.
+        let mut decoder = Decoder::default();
+        decoder.push(b"data: 1\n\n: keep-alive\n\n");
+        assert!(decoder.next().unwrap().is_some());
+        assert!(!decoder.holds_event(), "comments are no event");
     }
 
     #[test]

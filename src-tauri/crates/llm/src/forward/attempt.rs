@@ -169,10 +169,13 @@ impl Attempt for RelayAttempt<'_> {
         // A stream's first event is due within its own deadline, from now: the answer's head
         // and the comments before any event count for nothing.
         let events = request.address.delivery == Delivery::Events;
+        let real = events.then(|| waiter.real_deadline(deadlines.first_event)).flatten();
         let mut first_event = std::pin::pin!(async {
-            match events {
-                true => waiter.bound(sent + deadlines.first_event).await,
-                false => std::future::pending().await,
+            match (events, real) {
+                // Real time: a timer in place, no allocation per request.
+                (true, Some(at)) => tokio::time::sleep_until(at).await,
+                (true, None) => waiter.bound(sent + deadlines.first_event).await,
+                (false, _) => std::future::pending().await,
             }
         });
         let response = tokio::select! {

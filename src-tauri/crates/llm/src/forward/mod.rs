@@ -38,6 +38,9 @@ pub struct ForwardRequest {
     /// Request headers passed upstream as the client sent them (`anthropic-version`,
     /// `anthropic-beta`, `openai-beta`: see [`passed_headers`]); the key is Keypool's.
     pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// The marks of the Keypools it passed, this one's last (see [`crate::hop`]); none for a
+    /// request of no endpoint's.
+    pub hop: Option<crate::hop::HopHeader>,
     /// Who asks, for the ledger: the client's user agent.
     pub source: Arc<str>,
     /// The member of a server's endpoint whose token sent it (for the ledger), if any.
@@ -247,15 +250,15 @@ impl CompletionService {
     ) -> Result<upstream::Response, Breakage> {
         let wire = request.endpoint.wire();
         let fixed = wire.fixed_header();
-        let defaults = [("content-type", "application/json"), ("user-agent", crate::http::USER_AGENT)];
-        let with_fixed;
-        let defaults: &[(&'static str, &str)] = match fixed {
-            Some(fixed) => {
-                with_fixed = [defaults[0], defaults[1], fixed];
-                &with_fixed
-            }
-            None => &defaults,
-        };
+        let hop = request.hop.as_ref().map(|hop| (crate::hop::HOP_HEADER, hop.as_str()));
+        let mut defaults =
+            [("content-type", "application/json"), ("user-agent", crate::http::USER_AGENT), ("", ""), ("", "")];
+        let mut count = 2;
+        for extra in [fixed, hop].into_iter().flatten() {
+            defaults[count] = extra;
+            count += 1;
+        }
+        let defaults: &[(&'static str, &str)] = &defaults[..count];
         let key = credential.secret().map(|key| {
             let (name, prefix) = wire.key_header();
             (name, prefix, key.expose())

@@ -22,6 +22,7 @@ fn streamed(rig: &Rig) -> ForwardRequest {
         session: keypool::SessionId::new("agent"),
         body: serde_json::to_vec(&body).unwrap().into(),
         headers: Vec::new(),
+        hop: None,
         source: "test".into(),
         member: None,
         bound: None,

@@ -84,6 +84,7 @@ async fn relay(rig: &Rig, client: WireFormat, stream: bool) -> (u16, Vec<u8>) {
         session: SessionId::new("s"),
         body: translated.body,
         headers: Vec::new(),
+        hop: None,
         source: "test".into(),
         member: None,
         bound: None,
