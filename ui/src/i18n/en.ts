@@ -1039,6 +1039,7 @@ export const en = {
   'issue.tokenNameTaken': 'Another token is called that (in any case): choose another name.',
   'issue.expiryPassed': 'That day has passed: choose a day ahead, or leave it empty.',
   'issue.noKeyHelper': 'Only Claude Code can read its key from a command.',
+  'issue.noFolderTrust': "Only Gemini CLI has a folder trust setting.",
   'usagePage.tokensTitle': 'By token',
   'usagePage.tokensHint': 'Requests to the local API by named token (Settings → Local API), the largest spend first.',
   'usagePage.colToken': 'Token',

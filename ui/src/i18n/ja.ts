@@ -1025,6 +1025,7 @@ export const ja: Dictionary = {
   'issue.tokenNameTaken': '同じ名前（大文字小文字を区別しない）のトークンがあります。別の名前にしてください。',
   'issue.expiryPassed': 'その日は過ぎています。これから先の日を選ぶか、空欄にしてください。',
   'issue.noKeyHelper': 'コマンドからキーを読めるのは Claude Code だけです。',
+  'issue.noFolderTrust': "フォルダーの信頼設定があるのは Gemini CLI だけです。",
   'usagePage.tokensTitle': 'トークン別',
   'usagePage.tokensHint': '名前付きトークン（設定 → ローカル API）ごとのローカル API へのリクエスト。消費の多い順。',
   'usagePage.colToken': 'トークン',

@@ -1025,6 +1025,7 @@ export const ru: Dictionary = {
   'issue.tokenNameTaken': 'Так уже называется другой токен (без учёта регистра): выберите другое название.',
   'issue.expiryPassed': 'Этот день уже прошёл: выберите будущий день или оставьте пустым.',
   'issue.noKeyHelper': 'Читать ключ из команды умеет только Claude Code.',
+  'issue.noFolderTrust': "Настройка доверия к папкам есть только у Gemini CLI.",
   'usagePage.tokensTitle': 'По токенам',
   'usagePage.tokensHint': 'Запросы к локальному API по именным токенам (Настройки → Локальный API), сначала самые затратные.',
   'usagePage.colToken': 'Токен',

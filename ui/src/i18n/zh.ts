@@ -1022,6 +1022,7 @@ export const zh: Dictionary = {
   'issue.tokenNameTaken': '已有同名（不区分大小写）的令牌：请换一个名称。',
   'issue.expiryPassed': '这一天已经过去：请选择之后的日期，或留空。',
   'issue.noKeyHelper': '只有 Claude Code 能通过命令读取密钥。',
+  'issue.noFolderTrust': "只有 Gemini CLI 有文件夹信任设置。",
   'usagePage.tokensTitle': '按令牌',
   'usagePage.tokensHint': '按命名令牌（设置 → 本地 API）统计的本地 API 请求，花费最多的在前。',
   'usagePage.colToken': '令牌',

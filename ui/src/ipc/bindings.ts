@@ -78,6 +78,10 @@ token: string | null,
  */
 keyHelper: boolean, 
 /**
+ * Connect turned its folder trust off (Disconnect puts the setting back).
+ */
+trustAllFolders: boolean, 
+/**
  * Files changed since Connect wrote them (by the user or by the agent): Disconnect would
  * undo those changes too.
  */
@@ -132,7 +136,13 @@ lastCall: number | null,
 /**
  * A file of its that cannot be read or merged now.
  */
-problem: AgentFile | null, };
+problem: AgentFile | null, 
+/**
+ * It reads the file with the address and token only in folders it trusts (Gemini CLI's
+ * `~/.gemini/.env` while its folder trust is on): in any other folder it asks for a key.
+ * Connect can turn the trust off (see [`ConnectOptions::trust_all_folders`]).
+ */
+trustedFoldersOnly: boolean, };
 
 /**
  * The token an agent's files hold: none, its own, the local API's main one, or another.
@@ -367,9 +377,11 @@ export type Conflict = "duplicate_key" | "reply_in_progress";
 /**
  * Points an agent at the local API with a token of its own. `model`: the model it asks for
  * (none: its own choice); `newToken`: a new value for its token even when its files hold it;
- * `keyHelper`: Claude Code reads the token from Keypool's helper command, not its settings file.
+ * `keyHelper`: Claude Code reads the token from Keypool's helper command, not its settings file;
+ * `trustAllFolders`: Gemini CLI's folder trust is turned off, so it reads `~/.gemini/.env` in
+ * every folder.
  */
-export type ConnectAgentArgs = { agent: Agent, model?: string, newToken?: boolean, keyHelper?: boolean, };
+export type ConnectAgentArgs = { agent: Agent, model?: string, newToken?: boolean, keyHelper?: boolean, trustAllFolders?: boolean, };
 
 /**
  * The team to join: its Redis, its name, and the team secret (64 hex digits; leave it out to
@@ -534,7 +546,7 @@ export type Issue = { path: string, code: IssueCode, params?: IssueParams, messa
 /**
  * What is wrong with one argument.
  */
-export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "image_too_large" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "no_keys_found" | "keys_of_several_providers" | "bad_glob" | "unknown_provider" | "token_mismatch" | "token_required" | "local_api_off" | "bad_token_name" | "token_name_taken" | "expiry_passed" | "no_key_helper" | "invalid";
+export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "image_too_large" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "no_keys_found" | "keys_of_several_providers" | "bad_glob" | "unknown_provider" | "token_mismatch" | "token_required" | "local_api_off" | "bad_token_name" | "token_name_taken" | "expiry_passed" | "no_key_helper" | "no_folder_trust" | "invalid";
 
 /**
  * The numbers and words an issue's wording needs.

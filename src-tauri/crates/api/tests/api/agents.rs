@@ -273,6 +273,52 @@ async fn connect_needs_the_local_api_on_and_reconnect_gives_a_new_value() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn gemini_cli_is_said_to_read_its_env_only_in_trusted_folders_until_connect_turns_that_off() {
+    let h = Harness::new();
+    local_api_on(&h).await;
+    let files = users_files(&h);
+    let settings = home(&h).join(".gemini/settings.json");
+    h.ok("localApi:connectAgent", json!({ "agent": "geminiCli" }));
+    let overview = h.ok("localApi:getAgents", json!({}));
+    assert_eq!(
+        agent(&overview, "geminiCli")["trustedFoldersOnly"],
+        true,
+        "its folder trust is on by default: outside a trusted folder it finds no key"
+    );
+    assert_eq!(agent(&overview, "claudeCode")["trustedFoldersOnly"], false, "Claude Code reads its files everywhere");
+
+    let error = h.err("localApi:connectAgent", json!({ "agent": "claudeCode", "trustAllFolders": true }));
+    assert_eq!(
+        error.issues.unwrap()[0].code,
+        keypool_api::ipc::IssueCode::NoFolderTrust,
+        "only Gemini CLI has the setting"
+    );
+
+    let connected = h.ok("localApi:connectAgent", json!({ "agent": "geminiCli", "trustAllFolders": true }));
+    let written: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(written["security"]["folderTrust"]["enabled"], false, "trust off, in the user's settings: {written}");
+    assert_eq!(written["security"]["auth"]["selectedType"], "gemini-api-key", "the sign-in stays");
+    let gemini = agent(&connected["agents"], "geminiCli");
+    assert_eq!(gemini["trustedFoldersOnly"], false, "it reads ~/.gemini/.env in every folder now");
+    assert_eq!(gemini["connection"]["trustAllFolders"], true, "the card knows Keypool did it");
+
+    h.ok("localApi:connectAgent", json!({ "agent": "geminiCli" }));
+    let again: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(again["security"].get("folderTrust"), None, "not asked again: Keypool's setting is taken back: {again}");
+
+    h.ok("localApi:connectAgent", json!({ "agent": "geminiCli", "trustAllFolders": true }));
+    h.ok("localApi:disconnectAgent", json!({ "agent": "geminiCli" }));
+    for (path, before) in files.iter().filter(|(p, _)| p.starts_with(home(&h).join(".gemini"))) {
+        assert_eq!(
+            std::fs::read(path).unwrap(),
+            *before,
+            "{}: Disconnect puts the trust back, byte for byte",
+            path.display()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_file_changed_since_connect_is_put_back_only_when_forced() {
     let h = Harness::new();
     local_api_on(&h).await;

@@ -98,6 +98,9 @@ struct AgentRow {
     /// It can read its key from a command's output instead of a file (Claude Code's
     /// `apiKeyHelper`).
     key_helper: bool,
+    /// It has a folder trust setting that can be turned off (Gemini CLI's
+    /// `security.folderTrust.enabled`).
+    folder_trust: bool,
     /// Its files (read, `None` when absent) merged with the setup, or why one cannot be.
     plan: Plan,
     /// What its files point it at.
@@ -116,6 +119,7 @@ const ROWS: [AgentRow; 3] = [
         default_model: "claude-opus-5-5",
         files: |home| vec![home.claude.join("settings.json")],
         key_helper: true,
+        folder_trust: false,
         plan: claude::plan,
         read: claude::read,
     },
@@ -127,6 +131,7 @@ const ROWS: [AgentRow; 3] = [
         default_model: "gpt-6.1-sol",
         files: |home| vec![home.codex.join("config.toml")],
         key_helper: false,
+        folder_trust: false,
         plan: codex::plan,
         read: codex::read,
     },
@@ -138,6 +143,7 @@ const ROWS: [AgentRow; 3] = [
         default_model: "gemini-3.1-pro-preview",
         files: |home| vec![home.gemini.join("settings.json"), home.gemini.join(".env")],
         key_helper: false,
+        folder_trust: true,
         plan: gemini::plan,
         read: gemini::read,
     },
@@ -192,6 +198,11 @@ pub(super) struct Setup<'a> {
     helper: &'a str,
     /// Write `helper` instead of the token.
     use_helper: bool,
+    /// Turn the agent's folder trust off (Gemini CLI: then it reads `~/.gemini/.env` in every
+    /// folder, not only in those it trusts).
+    trust_all_folders: bool,
+    /// An earlier Connect turned it off: taken back when not asked for now.
+    trusted_all_folders: bool,
 }
 
 /// A file an agent's plan cannot merge: its index in the row's files, and why.
@@ -208,6 +219,9 @@ pub(super) struct Configured {
     model: Option<String>,
     /// The command it runs for its key, if its files name one.
     key_helper: Option<String>,
+    /// Its files are read only in a folder it trusts (Gemini CLI's `.env`, while its folder
+    /// trust is on): elsewhere it runs without the address and the token.
+    trusted_folders_only: bool,
 }
 
 /// One agent as the panel shows it.
@@ -237,6 +251,10 @@ pub struct AgentStatus {
     pub last_call: Option<i64>,
     /// A file of its that cannot be read or merged now.
     pub problem: Option<AgentFile>,
+    /// It reads the file with the address and token only in folders it trusts (Gemini CLI's
+    /// `~/.gemini/.env` while its folder trust is on): in any other folder it asks for a key.
+    /// Connect can turn the trust off (see [`ConnectOptions::trust_all_folders`]).
+    pub trusted_folders_only: bool,
 }
 
 /// Keypool's connection of an agent.
@@ -252,6 +270,8 @@ pub struct Connection {
     pub token: Option<String>,
     /// Its key comes from Keypool's helper command, not from its files.
     pub key_helper: bool,
+    /// Connect turned its folder trust off (Disconnect puts the setting back).
+    pub trust_all_folders: bool,
     /// Files changed since Connect wrote them (by the user or by the agent): Disconnect would
     /// undo those changes too.
     #[serde(with = "displayed")]
@@ -303,6 +323,10 @@ pub struct ConnectOptions {
     /// Have it read the token from Keypool's helper command instead of its files (agents that
     /// can: [`Agent::takes_key_helper`]).
     pub key_helper: bool,
+    /// Turn its folder trust off, so it reads its files in every folder (agents that have the
+    /// setting: Gemini CLI, whose `~/.gemini/.env` is otherwise read only in folders it trusts).
+    /// The setting is in a file Connect keeps, so Disconnect puts it back.
+    pub trust_all_folders: bool,
 }
 
 /// What Connect did: the agents now, and the files it made readable by their owner only.
@@ -337,6 +361,8 @@ struct Manifest {
     token: Option<String>,
     #[serde(default)]
     key_helper: bool,
+    #[serde(default)]
+    trust_all_folders: bool,
     files: Vec<files::Kept>,
 }
 
@@ -421,8 +447,16 @@ impl Agents {
         }
         let helper = helper_command(&self.helper_file(agent));
         if problem.is_none() {
-            let probe =
-                Setup { address, token: "", model: None, previous_model: None, helper: &helper, use_helper: false };
+            let probe = Setup {
+                address,
+                token: "",
+                model: None,
+                previous_model: None,
+                helper: &helper,
+                use_helper: false,
+                trust_all_folders: false,
+                trusted_all_folders: false,
+            };
             if let Err(m) = (row.plan)(&contents, &probe) {
                 problem = Some(AgentFile::new(&paths[m.file], &AgentFileProblem::Malformed { reason: m.reason }));
             }
@@ -449,6 +483,7 @@ impl Agents {
                 model: manifest.model,
                 token: manifest.token,
                 key_helper: manifest.key_helper,
+                trust_all_folders: manifest.trust_all_folders,
                 changed,
             }
         });
@@ -467,6 +502,7 @@ impl Agents {
             resolution: local_api.resolve(row.dialect, &asked),
             last_call: by_user_agent.max(by_token),
             problem,
+            trusted_folders_only: configured.trusted_folders_only,
         })
     }
 
@@ -483,6 +519,9 @@ impl Agents {
         let row = agent.row();
         if options.key_helper && !row.key_helper {
             return Err(ServiceError::invalid("key_helper", Rule::NoKeyHelper));
+        }
+        if options.trust_all_folders && !row.folder_trust {
+            return Err(ServiceError::invalid("trust_all_folders", Rule::NoFolderTrust));
         }
         let address = address_of(local_api)?;
         let home = self.home()?;
@@ -503,6 +542,8 @@ impl Agents {
             previous_model: previous.as_ref().and_then(|m| m.model.as_deref()),
             helper: &helper,
             use_helper: options.key_helper,
+            trust_all_folders: options.trust_all_folders,
+            trusted_all_folders: previous.as_ref().is_some_and(|m| m.trust_all_folders),
         };
         (row.plan)(&contents, &probe).map_err(|m| ServiceError::AgentFile {
             path: paths[m.file].clone(),
@@ -536,6 +577,7 @@ impl Agents {
                     model: options.model.clone(),
                     token: Some(name.clone()),
                     key_helper: options.key_helper,
+                    trust_all_folders: options.trust_all_folders,
                     files: Vec::new(),
                 };
                 self.write_connection(agent, &paths, &planned, previous, manifest, &token)
