@@ -1063,6 +1063,18 @@ export const en = {
   'alert.keyOutOfCreditBody': 'The provider says the key {key} is out of credit. Keypool uses the others and tries it again later.',
   'alert.providerUnusableTitle': '{provider} has no usable key',
   'alert.providerUnusableBody': 'Every key of {provider} is disabled or out of credit: its requests fail until you add or enable one.',
+  'alerts.title': "Keys lost",
+  'alerts.hint': "Since Keypool started, the newest first, whether the desktop showed them or not.",
+  'alerts.none': "No key lost since Keypool started.",
+  'alerts.unavailable': "Desktop notifications cannot be shown.",
+  'alerts.unavailableReason': "No notification service answers (on Linux, the one of your desktop session: GNOME Shell, KDE Plasma, dunst, mako…). Keys lost are still listed here.",
+  'alerts.test': "Send a test notification",
+  'alerts.testTitle': "Keypool: a test notification",
+  'alerts.testBody': "Keypool’s notifications reach this desktop.",
+  'alerts.testSent': "Sent. If nothing appeared, the desktop holds notifications back (Do Not Disturb, or Keypool’s switched off in its settings).",
+  'alerts.testNotShown': "Nothing was shown: no notification service answers.",
+  'alerts.testFailed': "Could not send it: {message}",
+  'alerts.loadFailed': "Could not read the alerts: {message}",
 } as const;
 
 export type MessageKey = keyof typeof en;

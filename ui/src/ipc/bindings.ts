@@ -159,6 +159,12 @@ export type Agents = { agents: Array<AgentState>,
 address: string, };
 
 /**
+ * Settings → General's alerts: whether the desktop shows notifications now, and the keys lost
+ * this run (the newest first), shown there or not.
+ */
+export type Alerts = { notifications: Notifications, recent: Array<RecentAlert>, };
+
+/**
  * A pool key as the services show it: its value never, only a masked preview.
  */
 export type ApiKey = { id: string, providerId: string, label: string | null, 
@@ -963,6 +969,11 @@ spent: TokenSpend, };
 export type NoArgs = Record<string, never>;
 
 /**
+ * Whether desktop notifications can be shown.
+ */
+export type Notifications = { "state": "available" } | { "state": "unavailable", detail?: string, };
+
+/**
  * A desktop notification, worded by the UI from a `pool:alert`.
  */
 export type NotifyArgs = { title: string, body: string, };
@@ -1111,6 +1122,11 @@ export type Purged = {
  * How many attempts were deleted.
  */
 attempts: number, };
+
+/**
+ * An alert as the app lists it: when it was told (milliseconds since the epoch), and what.
+ */
+export type RecentAlert = { at: number, alert: PoolAlert, };
 
 /**
  * Each of the provider's key ids once, in the new order.
@@ -1736,6 +1752,8 @@ export type Commands = {
   "app:getPreferences": { kind: "sync"; args: NoArgs; result: Preferences };
   "app:setPreferences": { kind: "sync"; args: SetPreferencesArgs; result: Preferences };
   "app:notify": { kind: "sync"; args: NotifyArgs; result: null };
+  "app:getAlerts": { kind: "sync"; args: NoArgs; result: Alerts };
+  "app:testNotification": { kind: "sync"; args: NotifyArgs; result: Notifications };
   "llmConfig:getProviders": { kind: "sync"; args: NoArgs; result: Array<Provider> };
   "llmConfig:addProvider": { kind: "sync"; args: AddProviderArgs; result: Provider };
   "llmConfig:updateProvider": { kind: "sync"; args: UpdateProviderArgs; result: Provider };
