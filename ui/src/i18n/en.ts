@@ -105,6 +105,7 @@ export const en = {
   'provider.providerKey': 'Provider-level key',
   'provider.noProviderKey': 'Not set',
   'provider.noKeyNeeded': 'None needed: a server on this computer or your network answers without one',
+  'provider.keylessRefused': "Needed after all: this server refused the last request sent without a key (HTTP {status}). Add its key with Edit, or to the pool below.",
   'provider.providerKeyFallback': 'used only while the pool is empty',
 
   'pool.title': 'API Key Pool',
@@ -121,6 +122,7 @@ export const en = {
   'pool.emptyFallbackUnset':
     'While the pool is empty, the provider-level key is used; this provider has none, so add a key to chat with it.',
   'pool.emptyLocal': 'No key needed: while the pool is empty, requests to this server go without one, as local servers (Ollama, LM Studio, vLLM) expect. Add keys only if yours asks for them.',
+  'pool.emptyLocalRefused': "This server refused the last request sent without a key (HTTP {status}): it needs one. Add its key here, or as the provider key.",
   'pool.colKey': 'Key',
   'pool.groupAll': 'All groups',
   'pool.groupNone': 'No group',

@@ -94,6 +94,7 @@ export const ja: Dictionary = {
   'provider.providerKey': 'プロバイダーレベルのキー',
   'provider.noProviderKey': '未設定',
   'provider.noKeyNeeded': '不要：このコンピューターまたはネットワーク上のサーバーはキーなしで応答します',
+  'provider.keylessRefused': "結局必要です: このサーバーはキーなしで送られた直近のリクエストを拒否しました（HTTP {status}）。「編集」でキーを追加するか、下のプールに追加してください。",
   'provider.providerKeyFallback': 'プールが空のときだけ使用',
 
   'pool.title': 'API キープール',
@@ -110,6 +111,7 @@ export const ja: Dictionary = {
   'pool.emptyFallbackUnset':
     'プールが空の間はプロバイダーレベルのキーが使われますが、このプロバイダーには設定されていません。チャットするにはキーを追加してください。',
   'pool.emptyLocal': 'キーは不要です。プールが空の間、このサーバーへのリクエストはキーなしで送られます（Ollama、LM Studio、vLLM などのローカルサーバーの想定どおり）。サーバーがキーを求める場合だけ追加してください。',
+  'pool.emptyLocalRefused': "このサーバーはキーなしで送られた直近のリクエストを拒否しました（HTTP {status}）。キーが必要です。ここでキーを追加するか、プロバイダーキーとして設定してください。",
   'pool.colKey': 'キー',
   'pool.groupAll': 'すべてのグループ',
   'pool.groupNone': 'グループなし',

@@ -93,6 +93,7 @@ export const zh: Dictionary = {
   'provider.providerKey': '提供商级 Key',
   'provider.noProviderKey': '未设置',
   'provider.noKeyNeeded': '不需要：本机或你所在网络中的服务器无需 Key 即可应答',
+  'provider.keylessRefused': "仍然需要：此服务器拒绝了最近一次不带密钥的请求（HTTP {status}）。请通过“编辑”添加其密钥，或添加到下方的密钥池。",
   'provider.providerKeyFallback': '仅在 Key 池为空时使用',
 
   'pool.title': 'API Key 池',
@@ -107,6 +108,7 @@ export const zh: Dictionary = {
   'pool.emptyFallbackSet': 'Key 池为空时，使用提供商级 Key（{preview}）。',
   'pool.emptyFallbackUnset': 'Key 池为空时使用提供商级 Key；这个提供商没有设置，请添加一个 Key 才能聊天。',
   'pool.emptyLocal': '无需 Key：池为空时，发往此服务器的请求不带 Key，这正是本地服务器（Ollama、LM Studio、vLLM）所期望的。只有服务器要求时才需要添加 Key。',
+  'pool.emptyLocalRefused': "此服务器拒绝了最近一次不带密钥的请求（HTTP {status}）：它需要密钥。请在此添加，或设为提供商密钥。",
   'pool.colKey': 'Key',
   'pool.groupAll': '全部分组',
   'pool.groupNone': '未分组',

@@ -1075,7 +1075,13 @@ local: boolean,
  * the pool is empty the provider key, or none for a local server. A key may still be
  * resting (see [`answerable`]).
  */
-answerable: boolean, createdAt: number, updatedAt: number, };
+answerable: boolean, 
+/**
+ * The last request sent to it without any key (while it has none) was refused with this
+ * status, 401 or 403: the server needs a key after all, whatever its address suggests.
+ * `None`: the last one was answered, or none was sent.
+ */
+keylessRefused: number | null, createdAt: number, updatedAt: number, };
 
 /**
  * The provider a command reads.

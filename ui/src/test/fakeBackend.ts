@@ -64,7 +64,7 @@ export const READY: AppStatus = {
 };
 
 export function provider(id: string, name: string, extra: Partial<Provider> = {}): Provider {
-  return { id, name, kind: 'openai', baseUrl: `https://${id}.example/v1`, apiKeyPreview: null, builtin: true, sortOrder: 0, models: [], defaultModel: null, systemPrompt: null, keyCount: 0, local: false, answerable: false, createdAt: 0, updatedAt: 0, ...extra };
+  return { id, name, kind: 'openai', baseUrl: `https://${id}.example/v1`, apiKeyPreview: null, builtin: true, sortOrder: 0, models: [], defaultModel: null, systemPrompt: null, keyCount: 0, local: false, answerable: false, keylessRefused: null, createdAt: 0, updatedAt: 0, ...extra };
 }
 
 /** What a test's reply script gets: emit events, and learn when chat:stop is called. */
