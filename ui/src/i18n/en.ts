@@ -733,6 +733,7 @@ export const en = {
   'localApi.snippet.geminiPython': 'Google Gen AI SDK · Python',
   'localApi.snippet.geminiJs': 'Google Gen AI SDK · JavaScript',
   'localApi.snippet.env': 'Environment variables',
+  'localApi.snippet.curl': "curl",
   'issue.badGlob': 'Use letters, digits and the model name’s own characters; * stands for any run of characters and ? for one. No spaces, brackets or braces.',
   'issue.unknownProvider': 'No such provider: choose one of the list.',
   'issue.tokenMismatch': 'This is not the local API’s token. Paste the one shown when the API was turned on or its token last regenerated.',

@@ -719,6 +719,7 @@ export const ja: Dictionary = {
   'localApi.snippet.geminiPython': 'Google Gen AI SDK · Python',
   'localApi.snippet.geminiJs': 'Google Gen AI SDK · JavaScript',
   'localApi.snippet.env': '環境変数',
+  'localApi.snippet.curl': "curl",
   'issue.badGlob': '英字・数字とモデル名に使われる文字で書いてください。* は任意の文字列、? は任意の 1 文字を表します。空白、角かっこ、波かっこは使えません。',
   'issue.unknownProvider': 'そのプロバイダーはありません。一覧から選んでください。',
   'issue.tokenMismatch': 'ローカル API のトークンではありません。API をオンにしたとき、または最後にトークンを再生成したときに表示されたものを貼り付けてください。',

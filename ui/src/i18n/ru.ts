@@ -719,6 +719,7 @@ export const ru: Dictionary = {
   'localApi.snippet.geminiPython': 'Google Gen AI SDK · Python',
   'localApi.snippet.geminiJs': 'Google Gen AI SDK · JavaScript',
   'localApi.snippet.env': 'Переменные окружения',
+  'localApi.snippet.curl': "curl",
   'issue.badGlob': 'Используйте буквы, цифры и символы из названий моделей; * означает любую последовательность символов, ? — один символ. Без пробелов, квадратных и фигурных скобок.',
   'issue.unknownProvider': 'Такого провайдера нет: выберите из списка.',
   'issue.tokenMismatch': 'Это не токен локального API. Вставьте тот, что был показан при включении API или при последней смене токена.',

@@ -716,6 +716,7 @@ export const zh: Dictionary = {
   'localApi.snippet.geminiPython': 'Google Gen AI SDK · Python',
   'localApi.snippet.geminiJs': 'Google Gen AI SDK · JavaScript',
   'localApi.snippet.env': '环境变量',
+  'localApi.snippet.curl': "curl",
   'issue.badGlob': '请使用字母、数字和模型名本身的字符；* 表示任意一串字符，? 表示一个字符。不能有空格、方括号或花括号。',
   'issue.unknownProvider': '没有这个提供商：请从列表中选择。',
   'issue.tokenMismatch': '这不是本地 API 的令牌。请粘贴开启 API 时或最近一次重新生成令牌时显示的令牌。',
