@@ -1315,9 +1315,22 @@ export type SourceRangeArgs = { from: number, to: number, };
 
 /**
  * What one source spent, with `cached_share`: `cached_tokens / input_tokens` (`None` without
- * input).
+ * input), and its cost where its models have prices.
  */
-export type SourceUsage = { source: UsageSource, cachedShare: number | null, requests: number, 
+export type SourceUsage = { source: UsageSource, cachedShare: number | null, 
+/**
+ * US dollars, over the models with a price; `None` when none of those that spent tokens
+ * has one.
+ */
+cost: number | null, 
+/**
+ * Every model that spent tokens has a price, so `cost` is the whole cost.
+ */
+costComplete: boolean, requests: number, 
+/**
+ * Refused or broken off: every outcome but answered and stopped.
+ */
+failures: number, 
 /**
  * Every prompt token, cached ones included.
  */

@@ -166,7 +166,7 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
     },
     'usage:getBySource': ({ from, to }) => {
       if (from >= to) throw fail('validation', 'from: must be before `to`', [issue('from', 'range_order')]);
-      const zero = { requests: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, cachedShare: null };
+      const zero = { requests: 0, failures: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, cachedShare: null, cost: null, costComplete: true };
       const every = [...(Object.keys(DEFAULTS) as Agent[]).map((agent) => ({ kind: 'agent' as const, agent })), { kind: 'chat' as const }, { kind: 'other' as const }];
       return bySource ?? { sources: every.map((source) => ({ source, ...zero })), drops: [] };
     },

@@ -461,3 +461,49 @@ fn usage_by_source_names_each_agent_and_a_sharp_drop_of_its_cache_share() {
     let error = h.err("usage:getBySource", json!({ "from": start, "to": start }));
     assert_eq!(error.issues.unwrap()[0].code, keypool_api::ipc::IssueCode::RangeOrder, "an empty range is refused");
 }
+
+#[test]
+fn usage_by_source_counts_each_sources_failures_and_its_cost_where_models_have_prices() {
+    let h = Harness::new();
+    let start = crate::support::START.as_millis();
+    let conn = rusqlite::Connection::open(h.dir.path().join(keypool_store::DATABASE_FILE_NAME)).unwrap();
+    let attempt = |source: &str, model: &str, outcome: &str, input: i64, output: i64| {
+        conn.execute(
+            "INSERT INTO usage_attempts (at, provider_id, model, source, outcome, latency_ms, input_tokens, \
+             cached_tokens, output_tokens) VALUES (?1, 'p', ?2, ?3, ?4, 5, ?5, 0, ?6)",
+            rusqlite::params![start - 60_000, model, source, outcome, input, output],
+        )
+        .unwrap();
+    };
+    let claude = "claude-cli/2.1.328 (external, sdk-cli)";
+    attempt(claude, "priced", "ok", 1_000_000, 100_000);
+    attempt(claude, "priced", "rate_limited", 0, 0);
+    attempt(claude, "unpriced", "ok", 1_000, 10);
+    attempt("chat", "priced", "ok", 500_000, 0);
+    attempt("chat", "unpriced", "auth_rejected", 0, 0);
+    attempt("chat", "priced", "stopped", 0, 0);
+    h.ok("usage:setPrice", json!({ "model": "priced", "inputPerMillion": 2.0, "outputPerMillion": 10.0 }));
+
+    let report = h.ok("usage:getBySource", json!({ "from": start - 3_600_000, "to": start }));
+    let of = |kind: &str| {
+        report["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["source"]["agent"] == kind || s["source"]["kind"] == kind)
+            .unwrap()
+            .clone()
+    };
+    let claude = of("claudeCode");
+    assert_eq!((claude["requests"].as_u64(), claude["failures"].as_u64()), (Some(3), Some(1)), "a 429 failed");
+    assert_eq!(claude["cost"], json!(3.0), "1 M input at $2 and 100 k output at $10: {claude}");
+    assert_eq!(claude["costComplete"], false, "a model without a price spent tokens: the cost is partial");
+    let chat = of("chat");
+    assert_eq!(chat["failures"], 1, "a refusal fails, a stop does not: {chat}");
+    assert_eq!(
+        (chat["cost"].clone(), chat["costComplete"].clone()),
+        (json!(1.0), json!(true)),
+        "a refusal spent nothing"
+    );
+    assert_eq!(of("codex")["cost"], Value::Null, "no request, no cost");
+}
