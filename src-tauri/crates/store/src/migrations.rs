@@ -25,7 +25,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0017_key_enabled_at.sql"),
     include_str!("../migrations/0018_usage_by_source.sql"),
     include_str!("../migrations/0019_member_agent.sql"),
-    include_str!("../migrations/0020_keyless_answers.sql"),
+    include_str!("../migrations/0021_keyless_answers.sql"),
 ];
 
 /// The schema version this build writes and understands.
