@@ -2,7 +2,7 @@
 
 use keypool_api::ipc::events::{KEY_IMPORT_PROGRESS, LLM_CONFIG_CHANGED, POOL_ALERT, TEAM_CHANGED};
 use keypool_api::ipc::ProviderChanged;
-use keypool_api::service::{EventSink, ImportProgress, PoolAlert};
+use keypool_api::service::{EventSink, ImportProgress, Notifications, PoolAlert};
 use tauri::{AppHandle, Emitter, Runtime};
 use tauri_plugin_notification::NotificationExt;
 
@@ -45,6 +45,23 @@ impl<R: Runtime> EventSink for TauriEvents<R> {
     fn notify(&self, title: &str, body: &str) {
         if let Err(error) = self.app.notification().builder().title(title).body(body).show() {
             tracing::warn!(%error, "the desktop notification could not be shown");
+        }
+    }
+
+    /// On Linux, a notification service answers on the session bus (the plugin hands a
+    /// notification to D-Bus and drops the error when nothing takes it); elsewhere the system
+    /// always has one.
+    fn notifications(&self) -> Notifications {
+        #[cfg(target_os = "linux")]
+        {
+            match notify_rust::get_server_information() {
+                Ok(_) => Notifications::Available,
+                Err(error) => Notifications::Unavailable { detail: Some(error.to_string()) },
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            Notifications::Available
         }
     }
 }

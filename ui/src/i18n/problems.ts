@@ -50,6 +50,7 @@ const ISSUE_KEYS: Record<IssueCode, MessageKey> = {
   token_name_taken: 'issue.tokenNameTaken',
   expiry_passed: 'issue.expiryPassed',
   no_key_helper: 'issue.noKeyHelper',
+  no_folder_trust: 'issue.noFolderTrust',
   range_order: 'issue.rangeOrder',
   too_many_buckets: 'issue.tooManyBuckets',
   cannot_write: 'issue.cannotWrite',

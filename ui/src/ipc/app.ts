@@ -9,4 +9,8 @@ export const appApi = {
   setPreferences: (changes: SetPreferencesArgs) => call('app:setPreferences', defined(changes)),
   /** Shows a desktop notification (worded from a `pool:alert`), unless Settings switched them off. */
   notify: (title: string, body: string) => call('app:notify', { title, body }),
+  /** Whether the desktop can show notifications now, and the keys lost this run (the newest first). */
+  getAlerts: () => call('app:getAlerts'),
+  /** Shows a test notification whatever Settings say; answers whether the desktop can show one. */
+  testNotification: (title: string, body: string) => call('app:testNotification', { title, body }),
 };

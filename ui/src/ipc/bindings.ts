@@ -78,6 +78,10 @@ token: string | null,
  */
 keyHelper: boolean, 
 /**
+ * Connect turned its folder trust off (Disconnect puts the setting back).
+ */
+trustAllFolders: boolean, 
+/**
  * Files changed since Connect wrote them (by the user or by the agent): Disconnect would
  * undo those changes too.
  */
@@ -132,7 +136,13 @@ lastCall: number | null,
 /**
  * A file of its that cannot be read or merged now.
  */
-problem: AgentFile | null, };
+problem: AgentFile | null, 
+/**
+ * It reads the file with the address and token only in folders it trusts (Gemini CLI's
+ * `~/.gemini/.env` while its folder trust is on): in any other folder it asks for a key.
+ * Connect can turn the trust off (see [`ConnectOptions::trust_all_folders`]).
+ */
+trustedFoldersOnly: boolean, };
 
 /**
  * The token an agent's files hold: none, its own, the local API's main one, or another.
@@ -147,6 +157,12 @@ export type Agents = { agents: Array<AgentState>,
  * The address agents are given: `http://127.0.0.1:PORT`.
  */
 address: string, };
+
+/**
+ * Settings → General's alerts: whether the desktop shows notifications now, and the keys lost
+ * this run (the newest first), shown there or not.
+ */
+export type Alerts = { notifications: Notifications, recent: Array<RecentAlert>, };
 
 /**
  * A pool key as the services show it: its value never, only a masked preview.
@@ -367,13 +383,15 @@ export type Conflict = "duplicate_key" | "reply_in_progress";
 /**
  * Points an agent at the local API with a token of its own. `model`: the model it asks for
  * (none: its own choice); `newToken`: a new value for its token even when its files hold it;
- * `keyHelper`: Claude Code reads the token from Keypool's helper command, not its settings file.
+ * `keyHelper`: Claude Code reads the token from Keypool's helper command, not its settings file;
+ * `trustAllFolders`: Gemini CLI's folder trust is turned off, so it reads `~/.gemini/.env` in
+ * every folder.
  */
 export type ConnectAgentArgs = { agent: Agent, model?: string, newToken?: boolean, keyHelper?: boolean, 
 /**
  * The model's context window in tokens; left out: the known one, if any.
  */
-contextWindow?: number, };
+contextWindow?: number, trustAllFolders?: boolean, };
 
 /**
  * The team to join: its Redis, its name, and the team secret (64 hex digits; leave it out to
@@ -538,7 +556,7 @@ export type Issue = { path: string, code: IssueCode, params?: IssueParams, messa
 /**
  * What is wrong with one argument.
  */
-export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "image_too_large" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "no_keys_found" | "keys_of_several_providers" | "bad_glob" | "unknown_provider" | "token_mismatch" | "token_required" | "local_api_off" | "bad_token_name" | "token_name_taken" | "expiry_passed" | "no_key_helper" | "invalid";
+export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "image_too_large" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "no_keys_found" | "keys_of_several_providers" | "bad_glob" | "unknown_provider" | "token_mismatch" | "token_required" | "local_api_off" | "bad_token_name" | "token_name_taken" | "expiry_passed" | "no_key_helper" | "no_folder_trust" | "invalid";
 
 /**
  * The numbers and words an issue's wording needs.
@@ -955,6 +973,11 @@ spent: TokenSpend, };
 export type NoArgs = Record<string, never>;
 
 /**
+ * Whether desktop notifications can be shown.
+ */
+export type Notifications = { "state": "available" } | { "state": "unavailable", detail?: string, };
+
+/**
  * A desktop notification, worded by the UI from a `pool:alert`.
  */
 export type NotifyArgs = { title: string, body: string, };
@@ -1056,7 +1079,13 @@ local: boolean,
  * the pool is empty the provider key, or none for a local server. A key may still be
  * resting (see [`answerable`]).
  */
-answerable: boolean, createdAt: number, updatedAt: number, };
+answerable: boolean, 
+/**
+ * The last request sent to it without any key (while it has none) was refused with this
+ * status, 401 or 403: the server needs a key after all, whatever its address suggests.
+ * `None`: the last one was answered, or none was sent.
+ */
+keylessRefused: number | null, createdAt: number, updatedAt: number, };
 
 /**
  * The provider a command reads.
@@ -1103,6 +1132,11 @@ export type Purged = {
  * How many attempts were deleted.
  */
 attempts: number, };
+
+/**
+ * An alert as the app lists it: when it was told (milliseconds since the epoch), and what.
+ */
+export type RecentAlert = { at: number, alert: PoolAlert, };
 
 /**
  * Each of the provider's key ids once, in the new order.
@@ -1285,9 +1319,22 @@ export type SourceRangeArgs = { from: number, to: number, };
 
 /**
  * What one source spent, with `cached_share`: `cached_tokens / input_tokens` (`None` without
- * input).
+ * input), and its cost where its models have prices.
  */
-export type SourceUsage = { source: UsageSource, cachedShare: number | null, requests: number, 
+export type SourceUsage = { source: UsageSource, cachedShare: number | null, 
+/**
+ * US dollars, over the models with a price; `None` when none of those that spent tokens
+ * has one.
+ */
+cost: number | null, 
+/**
+ * Every model that spent tokens has a price, so `cost` is the whole cost.
+ */
+costComplete: boolean, requests: number, 
+/**
+ * Refused or broken off: every outcome but answered and stopped.
+ */
+failures: number, 
 /**
  * Every prompt token, cached ones included.
  */
@@ -1728,6 +1775,8 @@ export type Commands = {
   "app:getPreferences": { kind: "sync"; args: NoArgs; result: Preferences };
   "app:setPreferences": { kind: "sync"; args: SetPreferencesArgs; result: Preferences };
   "app:notify": { kind: "sync"; args: NotifyArgs; result: null };
+  "app:getAlerts": { kind: "sync"; args: NoArgs; result: Alerts };
+  "app:testNotification": { kind: "sync"; args: NotifyArgs; result: Notifications };
   "llmConfig:getProviders": { kind: "sync"; args: NoArgs; result: Array<Provider> };
   "llmConfig:addProvider": { kind: "sync"; args: AddProviderArgs; result: Provider };
   "llmConfig:updateProvider": { kind: "sync"; args: UpdateProviderArgs; result: Provider };

@@ -25,7 +25,8 @@ export const localApiApi = {
   getAgents: () => call('localApi:getAgents'),
   /**
    * Writes the agent's own files to use the local API with a token of its own (after keeping
-   * them): `newToken` gives it a new value, `keyHelper` keeps it out of Claude Code's settings.
+   * them): `newToken` gives it a new value, `keyHelper` keeps it out of Claude Code's settings,
+   * `trustAllFolders` has Gemini CLI read ~/.gemini/.env in every folder (its folder trust off).
    */
   connectAgent: (agent: Agent, options: ConnectOptions = {}) => call('localApi:connectAgent', defined({ agent, ...options })),
   /** Puts the agent's files back as they were; `force` also when they changed since Connect. */
@@ -37,4 +38,5 @@ export interface ConnectOptions {
   model?: string;
   newToken?: boolean;
   keyHelper?: boolean;
+  trustAllFolders?: boolean;
 }

@@ -44,6 +44,8 @@ interface FakeAgent {
   /** Its own token's name, while connected. */
   tokenName: string | null;
   keyHelper: boolean;
+  /** Connect turned its folder trust off (Gemini CLI). */
+  trustAllFolders: boolean;
   /** A file others can read (a test's doing), with its mode: Connect tightens it once. */
   readable: { path: string; mode: number } | null;
   /** Files changed since Connect (a test's doing). */
@@ -58,7 +60,7 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
   const agents = new Map<Agent, FakeAgent>(
     (Object.keys(DEFAULTS) as Agent[]).map((agent) => [
       agent,
-      { connectedAt: null, model: null, token: null, tokenName: null, keyHelper: false, readable: null, changed: [], malformed: null, lastCall: null },
+      { connectedAt: null, model: null, token: null, tokenName: null, keyHelper: false, trustAllFolders: false, readable: null, changed: [], malformed: null, lastCall: null },
     ]),
   );
   /** What `usage:getBySource` answers (every source at zero until a test sets it). */
@@ -116,7 +118,9 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
     return {
       agent,
       files: DEFAULTS[agent].files,
-      connection: connected ? { connectedAt: a.connectedAt as number, model: a.model, token: a.tokenName, keyHelper: a.keyHelper, changed: a.changed } : null,
+      connection: connected
+        ? { connectedAt: a.connectedAt as number, model: a.model, token: a.tokenName, keyHelper: a.keyHelper, trustAllFolders: a.trustAllFolders, changed: a.changed }
+        : null,
       pointsHere: connected,
       token: a.token === null ? 'none' : a.token === servedValue(a.tokenName) ? 'own' : a.token === currentToken() ? 'main' : 'other',
       model: a.model,
@@ -124,6 +128,8 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
       resolution: resolve(agent, a.model ?? DEFAULTS[agent].model),
       lastCall: a.lastCall,
       problem: a.malformed,
+      // Like Gemini CLI's default: its folder trust is on until Connect turns it off.
+      trustedFoldersOnly: agent === 'geminiCli' && !a.trustAllFolders,
     };
   }
 
@@ -160,7 +166,7 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
     },
     'usage:getBySource': ({ from, to }) => {
       if (from >= to) throw fail('validation', 'from: must be before `to`', [issue('from', 'range_order')]);
-      const zero = { requests: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, cachedShare: null };
+      const zero = { requests: 0, failures: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, cachedShare: null, cost: null, costComplete: true };
       const every = [...(Object.keys(DEFAULTS) as Agent[]).map((agent) => ({ kind: 'agent' as const, agent })), { kind: 'chat' as const }, { kind: 'other' as const }];
       return bySource ?? { sources: every.map((source) => ({ source, ...zero })), drops: [] };
     },
@@ -209,16 +215,17 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
       return byToken;
     },
     'localApi:getAgents': () => overview(),
-    'localApi:connectAgent': ({ agent, model, newToken, keyHelper }) => {
+    'localApi:connectAgent': ({ agent, model, newToken, keyHelper, trustAllFolders }) => {
       if (!localApi().enabled) throw fail('validation', 'the local API is off', [issue('', 'local_api_off')]);
       if (keyHelper && agent !== 'claudeCode') throw fail('validation', 'no key helper', [issue('keyHelper', 'no_key_helper')]);
+      if (trustAllFolders && agent !== 'geminiCli') throw fail('validation', 'no folder trust', [issue('trustAllFolders', 'no_folder_trust')]);
       const a = agents.get(agent) as FakeAgent;
       if (a.malformed) throw fail('conflict', `${a.malformed.path}: cannot be merged`, undefined, { kind: 'agentFile', file: a.malformed });
       const keep = a.tokenName !== null && a.token === servedValue(a.tokenName) && !newToken;
       const tokenName = a.tokenName ?? SLUGS[agent];
       const value = keep ? (a.token as string) : issue_(tokenName, SLUGS[agent]);
       const tightened = a.readable && !keyHelper ? [a.readable] : [];
-      agents.set(agent, { ...a, connectedAt: a.connectedAt ?? now(), model: model?.trim() ?? null, token: value, tokenName, keyHelper: keyHelper === true, readable: tightened.length > 0 ? null : a.readable });
+      agents.set(agent, { ...a, connectedAt: a.connectedAt ?? now(), model: model?.trim() ?? null, token: value, tokenName, keyHelper: keyHelper === true, trustAllFolders: trustAllFolders === true, readable: tightened.length > 0 ? null : a.readable });
       return { agents: overview(), tightened };
     },
     'localApi:disconnectAgent': ({ agent, force }) => {
@@ -232,7 +239,7 @@ export function createFakeLocalApiExtras({ fail, providers, localApi, localToken
         values.delete(named[index].name);
         named.splice(index, 1);
       }
-      agents.set(agent, { ...a, connectedAt: null, model: null, token: null, tokenName: null, keyHelper: false, changed: [] });
+      agents.set(agent, { ...a, connectedAt: null, model: null, token: null, tokenName: null, keyHelper: false, trustAllFolders: false, changed: [] });
       return overview();
     },
   };

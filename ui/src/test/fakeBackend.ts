@@ -17,6 +17,7 @@ import type {
   LocalApiStatus,
   Message,
   PoolAlert,
+  RecentAlert,
   TeamStatus,
   Preferences,
   Provider,
@@ -63,7 +64,7 @@ export const READY: AppStatus = {
 };
 
 export function provider(id: string, name: string, extra: Partial<Provider> = {}): Provider {
-  return { id, name, kind: 'openai', baseUrl: `https://${id}.example/v1`, apiKeyPreview: null, builtin: true, sortOrder: 0, models: [], defaultModel: null, systemPrompt: null, keyCount: 0, local: false, answerable: false, createdAt: 0, updatedAt: 0, ...extra };
+  return { id, name, kind: 'openai', baseUrl: `https://${id}.example/v1`, apiKeyPreview: null, builtin: true, sortOrder: 0, models: [], defaultModel: null, systemPrompt: null, keyCount: 0, local: false, answerable: false, keylessRefused: null, createdAt: 0, updatedAt: 0, ...extra };
 }
 
 /** What a test's reply script gets: emit events, and learn when chat:stop is called. */
@@ -274,6 +275,10 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
   let settings: Settings = { maxWaitSeconds: 20, bindingIdleMinutes: 60, usageRetentionDays: 180, proxy: { mode: 'none' }, notifyKeysLost: true };
   /** The desktop notifications shown (`app:notify`, while `notifyKeysLost` is on). */
   const notifications: { title: string; body: string }[] = [];
+  /** The keys lost, the newest first, as `app:getAlerts` lists them (whatever `notifyKeysLost` says). */
+  const recentAlerts: RecentAlert[] = [];
+  /** Why the desktop shows no notifications (null: it does). */
+  let notificationsDown: string | null = null;
   /** The local API: its status, the ports other programs hold, and every token handed out. */
   let localApi: Omit<LocalApiStatus, 'served'> = { enabled: false, running: false, address: null, port: LIMITS.port.default, requests: 0, inFlight: 0, failed: 0, error: null };
   /** The UI's preferences in the data directory (`app:getPreferences`). */
@@ -559,6 +564,16 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
       if (systemPrompt !== undefined) found.systemPrompt = systemPrompt.trim() === '' ? null : systemPrompt;
       emit(found.id);
       return shown(found);
+    },
+    'app:getAlerts': () => ({
+      notifications: notificationsDown === null ? { state: 'available' as const } : { state: 'unavailable' as const, detail: notificationsDown },
+      recent: [...recentAlerts],
+    }),
+    'app:testNotification': ({ title, body }) => {
+      if (title.trim() === '') throw backendError('validation', 'title: blank', [{ path: 'title', code: 'blank', message: 'blank' }]);
+      if (notificationsDown !== null) return { state: 'unavailable' as const, detail: notificationsDown };
+      notifications.push({ title, body });
+      return { state: 'available' as const };
     },
     'app:notify': ({ title, body }) => {
       if (title.trim() === '') throw backendError('validation', 'title: blank', [{ path: 'title', code: 'blank', message: 'blank' }]);
@@ -1024,7 +1039,14 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
     },
     /** The pool lost keys: emits `pool:alert` as the backend does (only while `notifyKeysLost` is on). */
     alert: (alert: PoolAlert) => {
+      recentAlerts.unshift({ at: clock, alert });
+      // A key disabled is a write to the provider's keys, told as the backend's write path tells it.
+      if (alert.kind === 'keyDisabled') emit(alert.providerId);
       if (settings.notifyKeysLost) emitEvent('pool:alert', alert);
+    },
+    /** No notification service answers from now on (`detail`: what the system said); null: one does again. */
+    notificationsDown: (detail: string | null) => {
+      notificationsDown = detail;
     },
     /** Another program listens on `port`: starting the local API there fails. */
     occupyPort: (port: number) => busyPorts.add(port),

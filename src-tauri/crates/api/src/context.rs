@@ -14,8 +14,8 @@ use keypool_keychain::{Keychain, OsKeychain};
 
 use crate::service::{
     AgentHome, Agents, Attachments, BulkKeys, Chats, EventSink, KeychainProblem, Keys, Ledger, LedgerOutbox, LocalApi,
-    MemberBook, Members, Membership, Migrated, NoSaveDialog, PoolAlerts, Preferences, Providers, Records, SaveDialog,
-    ServiceError, Settings, StoreLoader, Usage, UsageReport, Vault, WritePath, DAY_MS,
+    MemberBook, Members, Membership, Migrated, NoSaveDialog, Notifications, PoolAlerts, Preferences, Providers,
+    RecentAlert, Records, SaveDialog, ServiceError, Settings, StoreLoader, Usage, UsageReport, Vault, WritePath, DAY_MS,
 };
 use crate::SystemClock;
 
@@ -126,6 +126,7 @@ struct Services {
     ledger_outbox: LedgerOutbox,
     team: Membership,
     events: Arc<dyn EventSink>,
+    alerts: Arc<PoolAlerts>,
 }
 
 impl AppContext {
@@ -308,6 +309,28 @@ impl AppContext {
         Ok(())
     }
 
+    /// The keys lost this run, as the app lists them (the newest first), told to the desktop or
+    /// not.
+    pub fn recent_alerts(&self) -> Result<Vec<RecentAlert>, ServiceError> {
+        Ok(self.services()?.alerts.recent())
+    }
+
+    /// Whether desktop notifications can be shown now (it may block for a moment).
+    pub fn notifications(&self) -> Result<Notifications, ServiceError> {
+        Ok(self.services()?.events.notifications())
+    }
+
+    /// Shows a desktop notification whatever Settings say (the user asked for a test), when one
+    /// can be shown; answers whether one can.
+    pub fn test_notification(&self, title: &str, body: &str) -> Result<Notifications, ServiceError> {
+        let services = self.services()?;
+        let state = services.events.notifications();
+        if state == Notifications::Available {
+            services.events.notify(title, body);
+        }
+        Ok(state)
+    }
+
     /// The team this app is a member of (Settings → Team).
     pub fn team(&self) -> Result<&Membership, ServiceError> {
         Ok(&self.services()?.team)
@@ -401,7 +424,7 @@ impl Services {
             ),
             keys,
             providers: providers.clone(),
-            settings: Arc::new(Settings::open(db.clone(), pool, completions.clone(), clock.clone(), alerts)),
+            settings: Arc::new(Settings::open(db.clone(), pool, completions.clone(), clock.clone(), alerts.clone())),
             usage: Arc::new(Usage::new(db.clone(), ledger, clock.clone(), save_dialog.clone())),
             local_api: LocalApi::new(
                 db.clone(),
@@ -423,6 +446,7 @@ impl Services {
             vault,
             team: membership,
             events: notices,
+            alerts,
         }
     }
 }

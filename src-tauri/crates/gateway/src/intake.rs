@@ -204,6 +204,8 @@ async fn pass(
         return (shared.failed(error(format, Problem::Loop, message, None)), Some(Noted::of(member, None)));
     }
 
+    // Named in a failure as a chat names it: the provider, and where it was asked.
+    let asked = route.endpoint.clone();
     let provider = route.endpoint.kind.row().wire;
     // A provider of another dialect is asked in its own words; its answer comes back in the
     // client's. A Responses request to a provider without that API goes to its chat completions;
@@ -300,14 +302,21 @@ async fn pass(
                 error(format, Problem::Internal, "the provider's answer could not be passed on", None)
             })
         }
-        Err(failure) => shared.failed(upstream_failure(format, &failure, now)),
+        Err(failure) => shared.failed(upstream_failure(format, &failure, now, &asked)),
     };
     (answer, Some(Noted::of(member, Some((calling, queued)))))
 }
 
 /// A request no key could answer, in the client's format: when keys are only resting, a 429
-/// with when to come back, so SDKs retry on their own.
-fn upstream_failure(format: WireFormat, failure: &CompletionError, now: keypool::Timestamp) -> Response {
+/// with when to come back, so SDKs retry on their own. A provider that cannot be reached is
+/// named with its address, as the app's chat names it (a local server is most often not
+/// running).
+fn upstream_failure(
+    format: WireFormat,
+    failure: &CompletionError,
+    now: keypool::Timestamp,
+    endpoint: &keypool_llm::ProviderEndpoint,
+) -> Response {
     match failure {
         CompletionError::NoAvailableKey(no_key) => match &no_key.why {
             NoKeyReason::Empty | NoKeyReason::ProviderKeyUnresolved { .. } => error(
@@ -328,9 +337,7 @@ fn upstream_failure(format: WireFormat, failure: &CompletionError, now: keypool:
                 error(format, Problem::RateLimited, message, retry.or(Some(1)))
             }
         },
-        CompletionError::Network(kind) => {
-            error(format, Problem::Upstream, format!("could not reach the provider: {kind}"), None)
-        }
+        CompletionError::Network(kind) => error(format, Problem::Upstream, unreachable(endpoint, *kind), None),
         CompletionError::Provider(refusal) => error(
             format,
             Problem::Upstream,
@@ -339,6 +346,14 @@ fn upstream_failure(format: WireFormat, failure: &CompletionError, now: keypool:
         ),
         other => error(format, Problem::Internal, other.to_string(), None),
     }
+}
+
+/// "could not reach Local at http://127.0.0.1:11434/v1 (connection failed): is its server
+/// running?": the provider by name, where it was asked, what broke, and for a server on this
+/// machine or network what most often is the matter.
+fn unreachable(endpoint: &keypool_llm::ProviderEndpoint, kind: keypool_llm::Breakage) -> String {
+    let hint = if endpoint.is_local() { ": is its server running?" } else { "" };
+    format!("could not reach {} at {} ({kind}){hint}", endpoint.name, endpoint.base_url)
 }
 
 impl Noted {

@@ -26,6 +26,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0018_usage_by_source.sql"),
     include_str!("../migrations/0019_member_agent.sql"),
     include_str!("../migrations/0020_ledger_outbox.sql"),
+    include_str!("../migrations/0021_keyless_answers.sql"),
 ];
 
 /// The schema version this build writes and understands.

@@ -24,6 +24,10 @@ pub struct ProviderRow {
     pub key_count: u32,
     /// How many of its keys are switched on.
     pub enabled_key_count: u32,
+    /// The last request sent to it without any key that it answered or refused as
+    /// unauthenticated was refused, with this status (401 or 403): a server that needs a key
+    /// after all. `None`: it answered, or none was sent.
+    pub keyless_refused: Option<u16>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -57,7 +61,11 @@ pub struct ProviderPatch {
 const SELECT: &str = "SELECT p.id, p.name, p.kind, p.base_url, p.api_key, p.builtin, p.sort_order, p.models, \
      p.default_model, (SELECT COUNT(*) FROM llm_provider_api_keys k WHERE k.provider_id = p.id), \
      p.created_at, p.updated_at, p.system_prompt, p.api_key_storage, p.api_key_preview, \
-     (SELECT COUNT(*) FROM llm_provider_api_keys k WHERE k.provider_id = p.id AND k.enabled = 1) FROM providers p";
+     (SELECT COUNT(*) FROM llm_provider_api_keys k WHERE k.provider_id = p.id AND k.enabled = 1), \
+     (SELECT CASE u.outcome WHEN 'auth_rejected' THEN COALESCE(u.status, 401) END FROM usage_attempts u \
+      WHERE u.provider_id = p.id AND u.key_id = '(no key)' AND u.outcome IN ('ok', 'auth_rejected') \
+      ORDER BY u.at DESC, u.id DESC LIMIT 1) \
+     FROM providers p";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ProviderRow> {
     let models: String = row.get(7)?;
@@ -78,6 +86,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ProviderRow> {
         default_model: row.get(8)?,
         key_count: row.get(9)?,
         enabled_key_count: row.get(15)?,
+        keyless_refused: row.get(16)?,
         created_at: row.get(10)?,
         updated_at: row.get(11)?,
         system_prompt: row.get(12)?,

@@ -5,11 +5,14 @@
 
 use rusqlite::{params, Connection};
 
-/// What the attempts of one source add up to.
+/// What the attempts of one source for one model add up to (a model's price gives its cost).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SourceTotals {
     pub source: String,
+    pub model: String,
     pub requests: u64,
+    /// Every outcome but `ok` and `stopped`, as the hourly totals count failures.
+    pub failures: u64,
     /// Every prompt token, cached ones included.
     pub input_tokens: u64,
     pub cached_tokens: u64,
@@ -24,19 +27,22 @@ pub fn last_call(conn: &Connection, prefix: &str) -> rusqlite::Result<Option<i64
     stmt.query_row(params![low, high], |row| row.get(0))
 }
 
-/// The totals of `[from, to)` per source, in no particular order.
+/// The totals of `[from, to)` per source and model, in no particular order.
 pub fn totals_by_source(conn: &Connection, from: i64, to: i64) -> rusqlite::Result<Vec<SourceTotals>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT source, COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(cached_tokens), 0), \
-         COALESCE(SUM(output_tokens), 0) FROM usage_attempts WHERE at >= ?1 AND at < ?2 GROUP BY source",
+        "SELECT source, model, COUNT(*), SUM(outcome NOT IN ('ok', 'stopped')), COALESCE(SUM(input_tokens), 0), \
+         COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(output_tokens), 0) FROM usage_attempts \
+         WHERE at >= ?1 AND at < ?2 GROUP BY source, model",
     )?;
     let rows = stmt.query_map(params![from, to], |row| {
         Ok(SourceTotals {
             source: row.get(0)?,
-            requests: row.get(1)?,
-            input_tokens: row.get(2)?,
-            cached_tokens: row.get(3)?,
-            output_tokens: row.get(4)?,
+            model: row.get(1)?,
+            requests: row.get(2)?,
+            failures: row.get(3)?,
+            input_tokens: row.get(4)?,
+            cached_tokens: row.get(5)?,
+            output_tokens: row.get(6)?,
         })
     })?;
     rows.collect()
@@ -76,16 +82,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = crate::Database::open(dir.path()).unwrap();
         let conn = db.lock().unwrap();
-        for (at, source, cached) in [
-            (1_000, "claude-cli/2.1.328 (external, sdk-cli)", 80),
-            (3_000, "claude-cli/2.1.329 (external, sdk-cli)", 90),
-            (2_000, "codex_exec/0.169.0 (Debian 12; x86_64)", 0),
-            (4_000, "chat", 10),
+        for (at, source, cached, outcome) in [
+            (1_000, "claude-cli/2.1.328 (external, sdk-cli)", 80, "ok"),
+            (3_000, "claude-cli/2.1.329 (external, sdk-cli)", 90, "ok"),
+            (2_000, "codex_exec/0.169.0 (Debian 12; x86_64)", 0, "auth_rejected"),
+            (4_000, "chat", 10, "ok"),
         ] {
             conn.execute(
                 "INSERT INTO usage_attempts (at, provider_id, model, source, outcome, latency_ms, input_tokens, \
-                 cached_tokens, output_tokens) VALUES (?1, 'p', 'm', ?2, 'ok', 5, 100, ?3, 7)",
-                params![at, source, cached],
+                 cached_tokens, output_tokens) VALUES (?1, 'p', 'm', ?2, ?4, 5, 100, ?3, 7)",
+                params![at, source, cached, outcome],
             )
             .unwrap();
         }
@@ -94,14 +100,14 @@ mod tests {
         assert_eq!(last_call(&conn, "GeminiCLI").unwrap(), None, "never called");
         let mut totals = totals_by_source(&conn, 0, 3_500).unwrap();
         totals.sort_by(|a, b| a.source.cmp(&b.source));
-        let sums: Vec<(&str, u64, u64)> =
-            totals.iter().map(|t| (t.source.as_str(), t.requests, t.cached_tokens)).collect();
+        let sums: Vec<(&str, u64, u64, u64)> =
+            totals.iter().map(|t| (t.source.as_str(), t.requests, t.failures, t.cached_tokens)).collect();
         assert_eq!(
             sums,
             [
-                ("claude-cli/2.1.328 (external, sdk-cli)", 1, 80),
-                ("claude-cli/2.1.329 (external, sdk-cli)", 1, 90),
-                ("codex_exec/0.169.0 (Debian 12; x86_64)", 1, 0)
+                ("claude-cli/2.1.328 (external, sdk-cli)", 1, 0, 80),
+                ("claude-cli/2.1.329 (external, sdk-cli)", 1, 0, 90),
+                ("codex_exec/0.169.0 (Debian 12; x86_64)", 1, 1, 0)
             ],
             "the attempts of [from, to), by source"
         );

@@ -4,6 +4,7 @@ import { useI18n } from '../../i18n/I18nProvider';
 import type { LanguagePreference, ThemePreference } from '../../preferences';
 import { useTheme } from '../../useTheme';
 import { BackendSettingFields } from './BackendSettingFields';
+import { KeysLostAlerts } from './KeysLostAlerts';
 import { NotifyKeysLostField } from './NotifyKeysLostField';
 import { ProxyField } from './ProxyField';
 import { UsageHistoryPurge } from './UsageHistoryPurge';
@@ -14,7 +15,7 @@ import { useAppSettings } from './useAppSettings';
  * default (kept by the web view); how long a reply waits for a free key, how long an idle chat
  * keeps its key, how long usage history is kept, the proxy for provider requests and whether keys
  * lost are told as desktop notifications (kept by the backend); deleting that history, shown once the backend's settings are in (they push what
- * follows them down).
+ * follows them down); the keys lost this run, with a test notification.
  */
 export function GeneralSection() {
   const { t, preference, setPreference, systemLocale } = useI18n();
@@ -60,6 +61,7 @@ export function GeneralSection() {
         {/* Once the settings above it are in: appearing late, it never moves under the pointer. */}
         {settings.state.kind !== 'loading' && <UsageHistoryPurge />}
       </div>
+      <KeysLostAlerts />
     </div>
   );
 }

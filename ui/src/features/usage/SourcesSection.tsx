@@ -1,11 +1,11 @@
 import { useId } from 'react';
 import { useI18n } from '../../i18n/I18nProvider';
 import { errorText, type Translate } from '../../i18n/problems';
-import type { UsageSource } from '../../ipc/bindings';
+import type { SourceUsage, UsageSource } from '../../ipc/bindings';
 import { usageApi } from '../../ipc/usage';
 import { AGENT_NAMES } from '../settings/local-api/agents';
 import { TableRegion } from './TableRegion';
-import { formatCount, formatShare } from './usageFormat';
+import { formatCost, formatCount, formatShare } from './usageFormat';
 import type { UsageRange } from './usageRange';
 import { useRangeReport } from './useRangeReport';
 import './sources.css';
@@ -29,8 +29,8 @@ interface Props {
 }
 
 /**
- * Usage by source: each coding agent, the chat and other clients, with its share of input
- * tokens the prompt cache served; a warning for an agent whose share dropped sharply in the last
+ * Usage by source: each coding agent, the chat and other clients, with its failures, its share of
+ * input tokens the prompt cache served and its cost where its models have prices (as By token); a warning for an agent whose share dropped sharply in the last
  * day against the week before (a session off its key, or a prompt that changes at its start).
  * Every provider's, whatever the page's filter: the sources are the clients, not the pools.
  */
@@ -55,6 +55,11 @@ export function SourcesSection({ range, refresh }: Props) {
   } else {
     const { sources, drops } = load.report;
     const count = (n: number) => formatCount(n, intlTag);
+    const cost = (row: SourceUsage) => {
+      if (row.cost === null) return '—';
+      const text = formatCost(row.cost, intlTag);
+      return row.costComplete ? text : t('usagePage.costPartial', { cost: text });
+    };
     body = (
       <>
         {drops.length > 0 && (
@@ -76,6 +81,9 @@ export function SourcesSection({ range, refresh }: Props) {
                   {t('usagePage.requests')}
                 </th>
                 <th scope="col" className="num">
+                  {t('usagePage.failures')}
+                </th>
+                <th scope="col" className="num">
                   {t('usagePage.colInput')}
                 </th>
                 <th scope="col" className="num">
@@ -83,6 +91,9 @@ export function SourcesSection({ range, refresh }: Props) {
                 </th>
                 <th scope="col" className="num">
                   {t('usagePage.colOutput')}
+                </th>
+                <th scope="col" className="num">
+                  {t('usagePage.cost')}
                 </th>
               </tr>
             </thead>
@@ -95,9 +106,15 @@ export function SourcesSection({ range, refresh }: Props) {
                       {name}
                     </th>
                     <td className="num">{count(row.requests)}</td>
+                    <td className="num" data-testid="usage-source-failures">
+                      {count(row.failures)}
+                    </td>
                     <td className="num">{count(row.inputTokens)}</td>
                     <td className="num">{row.cachedShare === null ? '—' : formatShare(row.cachedShare, intlTag)}</td>
                     <td className="num">{count(row.outputTokens)}</td>
+                    <td className="num" data-testid="usage-source-cost">
+                      {cost(row)}
+                    </td>
                   </tr>
                 );
               })}

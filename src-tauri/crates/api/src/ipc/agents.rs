@@ -15,7 +15,9 @@ use crate::AppContext;
 
 /// Points an agent at the local API with a token of its own. `model`: the model it asks for
 /// (none: its own choice); `newToken`: a new value for its token even when its files hold it;
-/// `keyHelper`: Claude Code reads the token from Keypool's helper command, not its settings file.
+/// `keyHelper`: Claude Code reads the token from Keypool's helper command, not its settings file;
+/// `trustAllFolders`: Gemini CLI's folder trust is turned off, so it reads `~/.gemini/.env` in
+/// every folder.
 #[derive(Debug, Deserialize, Validate, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[ts(optional_fields)]
@@ -35,6 +37,9 @@ pub struct ConnectAgentArgs {
     #[serde(default)]
     #[garde(inner(range(min = 1_000, max = 100_000_000)))]
     pub context_window: Option<u32>,
+    #[serde(default)]
+    #[garde(skip)]
+    pub trust_all_folders: Option<bool>,
 }
 
 impl CommandArgs for ConnectAgentArgs {}
@@ -72,6 +77,7 @@ pub(super) fn connect(ctx: &AppContext, args: ConnectAgentArgs) -> Result<Connec
         new_token: args.new_token.unwrap_or(false),
         key_helper: args.key_helper.unwrap_or(false),
         context_window: args.context_window,
+        trust_all_folders: args.trust_all_folders.unwrap_or(false),
     };
     Ok(ctx.agents()?.connect(args.agent, options, ctx.local_api()?)?)
 }

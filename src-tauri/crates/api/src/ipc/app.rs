@@ -10,7 +10,7 @@ use super::limits::LIMITS;
 use super::problems::KeychainStatusDto;
 use super::rules::not_blank;
 use crate::context::{AppContext, DatabaseState};
-use crate::service::{Language, Page, Theme, UiPreferences};
+use crate::service::{Language, Notifications, Page, RecentAlert, Theme, UiPreferences};
 
 #[derive(Debug, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -173,4 +173,23 @@ impl CommandArgs for NotifyArgs {}
 
 pub(super) fn notify(ctx: &AppContext, args: NotifyArgs) -> Result<(), IpcError> {
     Ok(ctx.notify(&args.title, &args.body)?)
+}
+
+/// Settings → General's alerts: whether the desktop shows notifications now, and the keys lost
+/// this run (the newest first), shown there or not.
+#[derive(Debug, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Alerts {
+    pub notifications: Notifications,
+    pub recent: Vec<RecentAlert>,
+}
+
+pub(super) fn alerts(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Alerts, IpcError> {
+    Ok(Alerts { notifications: ctx.notifications()?, recent: ctx.recent_alerts()? })
+}
+
+/// Shows a test notification (worded by the UI), whatever Settings say; answers whether the
+/// desktop can show one.
+pub(super) fn test_notification(ctx: &AppContext, args: NotifyArgs) -> Result<Notifications, IpcError> {
+    Ok(ctx.test_notification(&args.title, &args.body)?)
 }

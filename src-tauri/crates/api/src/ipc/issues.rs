@@ -114,6 +114,8 @@ pub enum IssueCode {
     ExpiryPassed,
     /// A key helper asked for an agent that cannot run one (only Claude Code can).
     NoKeyHelper,
+    /// Folder trust turned off for an agent that has no such setting (only Gemini CLI has).
+    NoFolderTrust,
     /// Any other problem; the message says which.
     Invalid,
 }
@@ -259,6 +261,7 @@ impl From<FieldError> for Issue {
             Rule::TokenNameTaken => (IssueCode::TokenNameTaken, none()),
             Rule::ExpiryPassed => (IssueCode::ExpiryPassed, none()),
             Rule::NoKeyHelper => (IssueCode::NoKeyHelper, none()),
+            Rule::NoFolderTrust => (IssueCode::NoFolderTrust, none()),
         };
         Issue::new(camel_case_path(&error.field), code, params)
     }
@@ -410,6 +413,7 @@ fn english(code: IssueCode, p: &IssueParams) -> String {
         IssueCode::TokenNameTaken => "another token has this name (in any case)".into(),
         IssueCode::ExpiryPassed => "the expiry must be ahead of now".into(),
         IssueCode::NoKeyHelper => "only Claude Code can read its key from a command".into(),
+        IssueCode::NoFolderTrust => "only Gemini CLI has a folder trust setting".into(),
         IssueCode::CannotWrite => format!("could not be written: {}", p.reason.as_deref().unwrap_or("unknown error")),
         IssueCode::UnsupportedFile => "is neither a PNG, JPEG, WebP or GIF image nor a UTF-8 text file".into(),
         IssueCode::FileTooLarge => format!("is larger than {} bytes", p.max.unwrap_or_default()),

@@ -194,6 +194,8 @@ pub struct DeletedProviderDto {
 type Result<T, E = IpcError> = std::result::Result<T, E>;
 
 pub(super) fn list(ctx: &AppContext, NoArgs {}: NoArgs) -> Result<Vec<Provider>> {
+    // What a keyless server answered a moment ago counts: the ledger writes in batches.
+    ctx.usage()?.flush();
     Ok(ctx.providers()?.list()?)
 }
 

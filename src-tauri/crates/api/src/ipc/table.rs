@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::agents::{ConnectAgentArgs, DisconnectAgentArgs};
-use super::app::{AppStatus, NotifyArgs, PreferencesDto, SetPreferencesArgs};
+use super::app::{Alerts, AppStatus, NotifyArgs, PreferencesDto, SetPreferencesArgs};
 use super::args::{parse, IdArgs, NoArgs, ProviderArgs};
 use super::bulk::{
     DeletedKeys, ExportApiKeysArgs, ExportedKeys, ImportIdArgs, KeyIdsArgs, KeyImportPreview, PreviewKeyImportArgs,
@@ -48,8 +48,8 @@ use super::usage::{
 };
 use super::{agents, app, bulk, chat, keys, local_api, providers, routes, settings, sources, team, usage};
 use crate::service::{
-    AgentsOverview, ApiKey, Chat, Connected, ImportProgress, ModelList, NamedToken, Price, Provider, RouteTest,
-    RouteView, SearchResult, Series, SourcesReport, Written,
+    AgentsOverview, ApiKey, Chat, Connected, ImportProgress, ModelList, NamedToken, Notifications, Price, Provider,
+    RouteTest, RouteView, SearchResult, Series, SourcesReport, Written,
 };
 use crate::AppContext;
 
@@ -176,6 +176,8 @@ commands! {
     sync   "app:getPreferences"        (NoArgs)             -> PreferencesDto          => app::preferences;
     sync   "app:setPreferences"        (SetPreferencesArgs) -> PreferencesDto          => app::set_preferences;
     sync   "app:notify"                (NotifyArgs)         -> ()                      => app::notify;
+    sync   "app:getAlerts"             (NoArgs)             -> Alerts                  => app::alerts;
+    sync   "app:testNotification"      (NotifyArgs)         -> Notifications           => app::test_notification;
     sync   "llmConfig:getProviders"    (NoArgs)             -> Vec<Provider>           => providers::list;
     sync   "llmConfig:addProvider"     (AddProviderArgs)    -> Provider                => providers::add;
     sync   "llmConfig:updateProvider"  (UpdateProviderArgs) -> Provider                => providers::update;

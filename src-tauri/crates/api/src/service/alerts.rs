@@ -2,12 +2,14 @@
 //! refused (and the pool disabled), a key out of credit, a provider left without a usable key.
 //! Each once: a key when it dies (again after it was enabled and died again), a provider when it
 //! runs out of usable keys (again only after one of them served, or one added since died). The shell shows each as a
-//! desktop notification, worded by the UI; Settings → General switches them off.
+//! desktop notification, worded by the UI; Settings → General switches them off. The last
+//! [`RECENT`] are kept for the app to list too, switched off or not: a desktop without a
+//! notification service shows none of them, and the list is where the user finds them then.
 //!
 //! Told on the request's task, by the completion service's records: a set's lookup for every
 //! attempt, the pool's status only when a key died or the provider was unusable.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -30,6 +32,17 @@ pub enum PoolAlert {
     ProviderUnusable { provider_id: String, provider: String },
 }
 
+/// An alert as the app lists it: when it was told (milliseconds since the epoch), and what.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentAlert {
+    pub at: i64,
+    pub alert: PoolAlert,
+}
+
+/// How many alerts the app lists, the newest first; older ones are forgotten.
+pub const RECENT: usize = 50;
+
 #[derive(Default)]
 struct Told {
     /// Keys told out of credit, until they serve again.
@@ -47,12 +60,22 @@ pub struct PoolAlerts {
     /// Settings → General: the user wants them (on unless switched off).
     on: AtomicBool,
     told: Mutex<Told>,
+    /// The last [`RECENT`] told, the oldest first (kept this run only).
+    recent: Mutex<VecDeque<RecentAlert>>,
 }
 
 impl PoolAlerts {
     /// The alerts told to `events`; with `shown` false (a server) they are not even looked for.
     pub(crate) fn new(db: Arc<Database>, pool: Arc<KeyPool>, events: Arc<dyn EventSink>, shown: bool) -> PoolAlerts {
-        PoolAlerts { db, pool, events, shown, on: AtomicBool::new(true), told: Mutex::default() }
+        PoolAlerts {
+            db,
+            pool,
+            events,
+            shown,
+            on: AtomicBool::new(true),
+            told: Mutex::default(),
+            recent: Mutex::default(),
+        }
     }
 
     /// Tells the user from now on, or not.
@@ -60,7 +83,19 @@ impl PoolAlerts {
         self.on.store(on, Ordering::Relaxed);
     }
 
-    fn tell(&self, alert: PoolAlert) {
+    /// The alerts told this run, the newest first (at most [`RECENT`]).
+    pub fn recent(&self) -> Vec<RecentAlert> {
+        self.recent.lock().unwrap_or_else(|e| e.into_inner()).iter().rev().cloned().collect()
+    }
+
+    fn tell(&self, alert: PoolAlert, at: Timestamp) {
+        {
+            let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+            if recent.len() == RECENT {
+                recent.pop_front();
+            }
+            recent.push_back(RecentAlert { at: at.as_millis(), alert: alert.clone() });
+        }
         if self.on.load(Ordering::Relaxed) {
             tracing::info!(?alert, "the user is told of a key lost");
             self.events.pool_alert(&alert);
@@ -83,7 +118,7 @@ impl PoolAlerts {
             return;
         }
         let (name, label) = self.names(provider, Some(key));
-        self.tell(PoolAlert::KeyDisabled { provider_id: provider.to_string(), provider: name, key: label, status });
+        self.tell(PoolAlert::KeyDisabled { provider_id: provider.to_string(), provider: name, key: label, status }, at);
         // The key served until now: the provider had a usable key, whatever was told before.
         self.check_provider(provider, at, true);
     }
@@ -117,7 +152,7 @@ impl PoolAlerts {
         let any = !newly.is_empty();
         for key in newly {
             let (name, label) = self.names(provider, Some(&key));
-            self.tell(PoolAlert::KeyOutOfCredit { provider_id: provider.to_string(), provider: name, key: label });
+            self.tell(PoolAlert::KeyOutOfCredit { provider_id: provider.to_string(), provider: name, key: label }, at);
         }
         any
     }
@@ -146,7 +181,7 @@ impl PoolAlerts {
         };
         if newly {
             let (name, _) = self.names(provider, None);
-            self.tell(PoolAlert::ProviderUnusable { provider_id: provider.to_string(), provider: name });
+            self.tell(PoolAlert::ProviderUnusable { provider_id: provider.to_string(), provider: name }, at);
         }
     }
 }

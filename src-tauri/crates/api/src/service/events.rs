@@ -21,6 +21,27 @@ pub trait EventSink: Send + Sync {
     /// Shows a desktop notification (the UI worded it from a `pool:alert`). Nothing to show by
     /// default.
     fn notify(&self, _title: &str, _body: &str) {}
+
+    /// Whether a desktop notification can be shown now (on Linux: a notification service
+    /// answers on the session bus). It may block for a moment: call it off the UI's thread. By
+    /// default nothing shows them.
+    fn notifications(&self) -> Notifications {
+        Notifications::Unavailable { detail: None }
+    }
+}
+
+/// Whether desktop notifications can be shown.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(tag = "state", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum Notifications {
+    Available,
+    /// Nothing shows them: no notification service (Linux), or no desktop at all. `detail`: the
+    /// system's own words, for a bug report.
+    Unavailable {
+        #[ts(optional)]
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
 }
 
 /// For tools that have no UI to tell (benches, a CLI).

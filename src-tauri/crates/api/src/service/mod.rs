@@ -31,8 +31,8 @@ pub use agents::{
     cache_drop, Agent, AgentHome, AgentStatus, Agents, AgentsOverview, CacheDrop, ConnectOptions, Connected,
     Connection, Source, SourceUsage, SourceUse, SourcesReport, TightenedFile, TokenState, AGENTS,
 };
-pub use alerts::PoolAlert;
 pub(crate) use alerts::PoolAlerts;
+pub use alerts::{PoolAlert, RecentAlert, RECENT as RECENT_ALERTS};
 pub use attachments::{
     AttachmentInfo, AttachmentKind, Attachments, Variant, MAX_ATTACHMENTS, MAX_IMAGE_BYTES, MAX_TEXT_BYTES,
     SEND_LONG_SIDE,
@@ -46,7 +46,7 @@ pub use chats::{
     Turn, NEW_CHAT_TITLE,
 };
 pub use error::{AgentFile, AgentFileProblem, Conflict, Result, ServiceError};
-pub use events::{EventSink, NoEvents};
+pub use events::{EventSink, NoEvents, Notifications};
 pub(crate) use keys::StoreLoader;
 pub use keys::{ApiKey, KeyPatch, Keys, NewKey, PoolStatus};
 pub use ledger::Ledger;

@@ -72,6 +72,8 @@ pub enum Rule {
     TokenNameTaken,
     /// A key helper asked for an agent that cannot run one (only Claude Code can).
     NoKeyHelper,
+    /// Folder trust turned off for an agent that has no such setting (only Gemini CLI has).
+    NoFolderTrust,
     /// An expiry that is not ahead of now: the token would be refused from the start.
     ExpiryPassed,
 }

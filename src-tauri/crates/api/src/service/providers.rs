@@ -88,6 +88,10 @@ pub struct Provider {
     /// the pool is empty the provider key, or none for a local server. A key may still be
     /// resting (see [`answerable`]).
     pub answerable: bool,
+    /// The last request sent to it without any key (while it has none) was refused with this
+    /// status, 401 or 403: the server needs a key after all, whatever its address suggests.
+    /// `None`: the last one was answered, or none was sent.
+    pub keyless_refused: Option<u16>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -110,6 +114,7 @@ impl From<ProviderRow> for Provider {
             key_count: row.key_count,
             local,
             answerable,
+            keyless_refused: row.keyless_refused,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }

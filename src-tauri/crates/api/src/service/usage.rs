@@ -380,7 +380,7 @@ impl Usage {
 
 /// What `totals` of one model cost at `price`: cached input at its own price (or the input
 /// price), the rest of the input at the input price, the output at the output price.
-fn cost_of(totals: &usage::Totals, price: &usage::Price) -> f64 {
+pub(crate) fn cost_of(totals: &usage::Totals, price: &usage::Price) -> f64 {
     let fresh = totals.input_tokens.saturating_sub(totals.cached_tokens) as f64;
     let cached = totals.cached_tokens as f64;
     let output = totals.output_tokens as f64;

@@ -273,6 +273,52 @@ async fn connect_needs_the_local_api_on_and_reconnect_gives_a_new_value() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn gemini_cli_is_said_to_read_its_env_only_in_trusted_folders_until_connect_turns_that_off() {
+    let h = Harness::new();
+    local_api_on(&h).await;
+    let files = users_files(&h);
+    let settings = home(&h).join(".gemini/settings.json");
+    h.ok("localApi:connectAgent", json!({ "agent": "geminiCli" }));
+    let overview = h.ok("localApi:getAgents", json!({}));
+    assert_eq!(
+        agent(&overview, "geminiCli")["trustedFoldersOnly"],
+        true,
+        "its folder trust is on by default: outside a trusted folder it finds no key"
+    );
+    assert_eq!(agent(&overview, "claudeCode")["trustedFoldersOnly"], false, "Claude Code reads its files everywhere");
+
+    let error = h.err("localApi:connectAgent", json!({ "agent": "claudeCode", "trustAllFolders": true }));
+    assert_eq!(
+        error.issues.unwrap()[0].code,
+        keypool_api::ipc::IssueCode::NoFolderTrust,
+        "only Gemini CLI has the setting"
+    );
+
+    let connected = h.ok("localApi:connectAgent", json!({ "agent": "geminiCli", "trustAllFolders": true }));
+    let written: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(written["security"]["folderTrust"]["enabled"], false, "trust off, in the user's settings: {written}");
+    assert_eq!(written["security"]["auth"]["selectedType"], "gemini-api-key", "the sign-in stays");
+    let gemini = agent(&connected["agents"], "geminiCli");
+    assert_eq!(gemini["trustedFoldersOnly"], false, "it reads ~/.gemini/.env in every folder now");
+    assert_eq!(gemini["connection"]["trustAllFolders"], true, "the card knows Keypool did it");
+
+    h.ok("localApi:connectAgent", json!({ "agent": "geminiCli" }));
+    let again: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(again["security"].get("folderTrust"), None, "not asked again: Keypool's setting is taken back: {again}");
+
+    h.ok("localApi:connectAgent", json!({ "agent": "geminiCli", "trustAllFolders": true }));
+    h.ok("localApi:disconnectAgent", json!({ "agent": "geminiCli" }));
+    for (path, before) in files.iter().filter(|(p, _)| p.starts_with(home(&h).join(".gemini"))) {
+        assert_eq!(
+            std::fs::read(path).unwrap(),
+            *before,
+            "{}: Disconnect puts the trust back, byte for byte",
+            path.display()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_file_changed_since_connect_is_put_back_only_when_forced() {
     let h = Harness::new();
     local_api_on(&h).await;
@@ -462,4 +508,50 @@ async fn connect_tells_codex_and_claude_code_the_routed_models_window_and_takes_
     for (path, before) in files.iter().take(2) {
         assert_eq!(std::fs::read(path).unwrap(), *before, "{} as it was", path.display());
     }
+}
+
+#[test]
+fn usage_by_source_counts_each_sources_failures_and_its_cost_where_models_have_prices() {
+    let h = Harness::new();
+    let start = crate::support::START.as_millis();
+    let conn = rusqlite::Connection::open(h.dir.path().join(keypool_store::DATABASE_FILE_NAME)).unwrap();
+    let attempt = |source: &str, model: &str, outcome: &str, input: i64, output: i64| {
+        conn.execute(
+            "INSERT INTO usage_attempts (at, provider_id, model, source, outcome, latency_ms, input_tokens, \
+             cached_tokens, output_tokens) VALUES (?1, 'p', ?2, ?3, ?4, 5, ?5, 0, ?6)",
+            rusqlite::params![start - 60_000, model, source, outcome, input, output],
+        )
+        .unwrap();
+    };
+    let claude = "claude-cli/2.1.328 (external, sdk-cli)";
+    attempt(claude, "priced", "ok", 1_000_000, 100_000);
+    attempt(claude, "priced", "rate_limited", 0, 0);
+    attempt(claude, "unpriced", "ok", 1_000, 10);
+    attempt("chat", "priced", "ok", 500_000, 0);
+    attempt("chat", "unpriced", "auth_rejected", 0, 0);
+    attempt("chat", "priced", "stopped", 0, 0);
+    h.ok("usage:setPrice", json!({ "model": "priced", "inputPerMillion": 2.0, "outputPerMillion": 10.0 }));
+
+    let report = h.ok("usage:getBySource", json!({ "from": start - 3_600_000, "to": start }));
+    let of = |kind: &str| {
+        report["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["source"]["agent"] == kind || s["source"]["kind"] == kind)
+            .unwrap()
+            .clone()
+    };
+    let claude = of("claudeCode");
+    assert_eq!((claude["requests"].as_u64(), claude["failures"].as_u64()), (Some(3), Some(1)), "a 429 failed");
+    assert_eq!(claude["cost"], json!(3.0), "1 M input at $2 and 100 k output at $10: {claude}");
+    assert_eq!(claude["costComplete"], false, "a model without a price spent tokens: the cost is partial");
+    let chat = of("chat");
+    assert_eq!(chat["failures"], 1, "a refusal fails, a stop does not: {chat}");
+    assert_eq!(
+        (chat["cost"].clone(), chat["costComplete"].clone()),
+        (json!(1.0), json!(true)),
+        "a refusal spent nothing"
+    );
+    assert_eq!(of("codex")["cost"], Value::Null, "no request, no cost");
 }

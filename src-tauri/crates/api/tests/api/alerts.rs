@@ -112,3 +112,46 @@ async fn a_key_out_of_credit_is_told_once_and_the_switch_silences_everything() {
     let error = h.err("app:notify", json!({ "title": " ", "body": "x" }));
     assert_eq!(error.issues.unwrap()[0].code.name(), "blank", "a notification has a title");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_app_lists_the_keys_lost_switched_off_or_not_and_says_when_nothing_shows_notifications() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let provider = fake_provider(&h, &fake, "openai", &["a", "b"]);
+    assert_eq!(
+        h.ok("app:getAlerts", json!({})),
+        json!({ "notifications": { "state": "available" }, "recent": [] }),
+        "nothing lost yet, and the desktop shows notifications"
+    );
+
+    h.ok("settings:update", json!({ "notifyKeysLost": false }));
+    fake.always("key-a", Reply::status(401));
+    fake.always("key-b", Reply::status(401));
+    h.send(&new_chat(&h, &provider), Some("hi"), |_| {}).await.unwrap();
+    assert_eq!(h.events.take_alerts(), Vec::<Value>::new(), "switched off: no desktop notification");
+    let listed = h.ok("app:getAlerts", json!({}));
+    let recent: Vec<&str> =
+        listed["recent"].as_array().unwrap().iter().map(|r| r["alert"]["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        recent,
+        ["providerUnusable", "keyDisabled", "keyDisabled"],
+        "the app still lists every loss, the newest first: {listed}"
+    );
+    assert!(listed["recent"][0]["at"].as_i64().unwrap() > 0, "each with when it was told");
+
+    // A test notification is shown whatever the switch says: the user asked for it.
+    let shown = h.ok("app:testNotification", json!({ "title": "Keypool", "body": "a test" }));
+    assert_eq!(shown, json!({ "state": "available" }));
+    assert_eq!(
+        h.events.take_alerts(),
+        [json!({ "notification": { "title": "Keypool", "body": "a test" } })],
+        "the test is shown although alerts are switched off"
+    );
+
+    h.events.notifications_fail("org.freedesktop.Notifications was not provided by any .service files");
+    let none = h.ok("app:testNotification", json!({ "title": "Keypool", "body": "a test" }));
+    assert_eq!(none["state"], "unavailable", "no notification service: the app says so");
+    assert!(none["detail"].as_str().unwrap().contains("org.freedesktop.Notifications"), "with the system's words");
+    assert_eq!(h.events.take_alerts(), Vec::<Value>::new(), "and shows nothing");
+    assert_eq!(h.ok("app:getAlerts", json!({}))["notifications"]["state"], "unavailable", "the banner's state too");
+}

@@ -287,3 +287,27 @@ fn the_stores_kinds_are_the_kind_tables_rows() {
     rows.sort_unstable();
     assert_eq!(stored, rows, "providers.kind's CHECK lists every kind of KINDS and no other");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_local_server_that_refused_a_request_without_a_key_is_said_to_need_one() {
+    use crate::chat::{fake_provider, new_chat};
+    use keypool_fake_provider::{FakeProvider, Reply};
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    // On loopback with no key at all: sent without one.
+    let provider = fake_provider(&h, &fake, "openai", &[]);
+    let refused = |h: &Harness| {
+        let providers = h.ok("llmConfig:getProviders", json!({}));
+        providers.as_array().unwrap().iter().find(|p| p["id"] == provider.as_str()).unwrap()["keylessRefused"].clone()
+    };
+    assert_eq!(refused(&h), Value::Null, "nothing sent yet: nothing to follow");
+
+    fake.always("", Reply::status(401));
+    let (failed, _) = h.send(&new_chat(&h, &provider), Some("hi"), |_| {}).await.unwrap();
+    assert_eq!(failed["status"], "error", "refused without a key");
+    assert_eq!(refused(&h), json!(401), "the card follows what the server answered, not its address");
+
+    fake.always("", Reply::text(&["fine"]));
+    h.send(&new_chat(&h, &provider), Some("again"), |_| {}).await.unwrap();
+    assert_eq!(refused(&h), Value::Null, "it answers without a key now: none needed");
+}

@@ -13,7 +13,13 @@ use keypool_store::Database;
 use serde_json::Value;
 
 #[derive(Default)]
-pub struct RecordedEvents(Mutex<Vec<(String, u64)>>, Mutex<Vec<Value>>, Mutex<Vec<Value>>);
+pub struct RecordedEvents(
+    Mutex<Vec<(String, u64)>>,
+    Mutex<Vec<Value>>,
+    Mutex<Vec<Value>>,
+    /// Why notifications cannot be shown (`None`: they can).
+    Mutex<Option<String>>,
+);
 
 impl EventSink for RecordedEvents {
     fn llm_config_changed(&self, provider_id: &str, generation: u64) {
@@ -30,6 +36,13 @@ impl EventSink for RecordedEvents {
 
     fn notify(&self, title: &str, body: &str) {
         self.2.lock().unwrap().push(serde_json::json!({ "notification": { "title": title, "body": body } }));
+    }
+
+    fn notifications(&self) -> keypool_api::service::Notifications {
+        match self.3.lock().unwrap().clone() {
+            None => keypool_api::service::Notifications::Available,
+            Some(detail) => keypool_api::service::Notifications::Unavailable { detail: Some(detail) },
+        }
     }
 }
 
@@ -48,6 +61,11 @@ impl RecordedEvents {
     /// (`{ "notification": { title, body } }`) so far, in order.
     pub fn take_alerts(&self) -> Vec<Value> {
         std::mem::take(&mut *self.2.lock().unwrap())
+    }
+
+    /// From now on, no notification service answers (`detail`: what the system said).
+    pub fn notifications_fail(&self, detail: &str) {
+        *self.3.lock().unwrap() = Some(detail.to_owned());
     }
 
     /// The `llmConfig:keyImportProgress` payloads told so far, as the UI receives them.

@@ -56,7 +56,11 @@ async fn an_upstream_that_refuses_connections_is_said_to_be_unreachable() {
     assert_eq!(answer.status(), 502);
     let body: Value = answer.json().await.unwrap();
     let message = body["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("could not reach the provider: connection failed"), "{message}");
+    assert_eq!(
+        message,
+        format!("could not reach Fake at http://127.0.0.1:{port}/v1 (connection failed): is its server running?"),
+        "the provider named with its address, as the chat names it"
+    );
 }
 
 /// An upstream on a socket of its own that records each request's head (lower case) and answers

@@ -16,8 +16,10 @@ export function PoolEmpty({ provider }: { provider: Provider }) {
       <p className="pool__fallback" data-testid="pool-fallback">
         {provider.apiKeyPreview
           ? t('pool.emptyFallbackSet', { preview: provider.apiKeyPreview })
-          : provider.local
-            ? t('pool.emptyLocal')
+          : provider.local && provider.keylessRefused !== null
+            ? t('pool.emptyLocalRefused', { status: provider.keylessRefused })
+            : provider.local
+              ? t('pool.emptyLocal')
             : t('pool.emptyFallbackUnset')}
       </p>
     </div>

@@ -4,10 +4,12 @@ import { Dialog } from '../../../components/Dialog';
 import { formatRelative } from '../../../i18n/format';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { agentFileText, errorText, type Translate } from '../../../i18n/problems';
-import type { Agent, Resolution, ServedModel } from '../../../ipc/bindings';
+import type { Agent, Provider, Resolution, RouteInput, ServedModel } from '../../../ipc/bindings';
 import { IpcError } from '../../../ipc/client';
+import { localApiApi } from '../../../ipc/localApi';
 import type { MessageKey } from '../../../i18n';
-import { AGENT_API, AGENT_GLOB, AGENT_NAMES, type AgentNotice, agentNotices, connectionState, type ConnectionState, manualFiles } from './agents';
+import { AGENT_API, AGENT_GLOB, AGENT_NAMES, type AgentNotice, agentNotices, connectionState, type ConnectionState, envInShell, manualFiles } from './agents';
+import { inputOf } from './routes';
 import { ConnectAgentDialog } from './ConnectAgentDialog';
 import { useAgents } from './useAgents';
 import './agents.css';
@@ -19,6 +21,10 @@ interface Props {
   served: readonly ServedModel[];
   /** Changes when something the agents' states depend on was saved (the routes). */
   version: unknown;
+  /** The providers, for a route Connect offers to add (served names them by name). */
+  providers?: readonly Provider[];
+  /** Told after Connect added a route (the Routes list shows it). */
+  onRouteMade?: () => void;
 }
 
 const STATE_WORDS: Record<ConnectionState, MessageKey> = {
@@ -53,6 +59,8 @@ function noticeText(t: Translate, agent: Agent, notice: AgentNotice): string {
       return t('agents.oldToken');
     case 'sharedToken':
       return t('agents.sharedToken');
+    case 'trustedFoldersOnly':
+      return t('agents.trustedFoldersOnly', { name: AGENT_NAMES[agent], file: notice.envFile });
     case 'changed':
       return t('agents.changedSince', { files: notice.files.join(t('list.separator')) });
     case 'noUsableKey':
@@ -77,7 +85,7 @@ const MANUAL_NOTES: Record<Agent, MessageKey> = {
  * where that goes now, and when it last called; Connect writes its own files (after keeping a
  * copy), Disconnect puts them back exactly. Copy-ready files for doing it by hand too.
  */
-export function AgentsPanel({ enabled, served, version }: Props) {
+export function AgentsPanel({ enabled, served, version, providers = [], onRouteMade }: Props) {
   const { t, intlTag } = useI18n();
   const titleId = useId();
   const api = useAgents(version);
@@ -87,6 +95,26 @@ export function AgentsPanel({ enabled, served, version }: Props) {
   const [problems, setProblems] = useState<Partial<Record<Agent, string>>>({});
   const [announcement, setAnnouncement] = useState('');
   const confirmCancel = useRef<HTMLButtonElement>(null);
+  /** The routes when Connect opened: whether the model typed goes anywhere. */
+  const [routes, setRoutes] = useState<RouteInput[]>([]);
+
+  function openConnect(agent: Agent) {
+    setConnecting(agent);
+    localApiApi.getRoutes().then(
+      (list) => setRoutes(list.map(inputOf)),
+      () => setRoutes([]),
+    );
+  }
+
+  /** Adds a route sending `model` as it is to the provider named `provider`, after the others. */
+  async function makeRoute(model: string, provider: string) {
+    const target = providers.find((p) => p.name === provider);
+    if (!target) throw new Error(provider);
+    const current = (await localApiApi.getRoutes()).map(inputOf);
+    const saved = await localApiApi.setRoutes([...current, { model, provider: target.id, toModel: model }]);
+    setRoutes(saved.map(inputOf));
+    onRouteMade?.();
+  }
 
   async function disconnect(agent: Agent, force = false) {
     setBusy(agent);
@@ -174,6 +202,18 @@ export function AgentsPanel({ enabled, served, version }: Props) {
                     {notices.map((notice) => (
                       <li key={notice.kind} data-kind={notice.kind}>
                         {noticeText(t, agent.agent, notice)}
+                        {notice.kind === 'trustedFoldersOnly' && (
+                          <div className="code-block agents__shell-line">
+                            <div className="code-block__bar">
+                              <span className="code-block__language">bash</span>
+                              <CopyButton text={() => envInShell(notice.envFile)} label={t('agents.copyEnvLine')} className="button button--small code-block__copy" testId="agent-env-line-copy" />
+                            </div>
+                            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a long line scrolls sideways; the keyboard must reach it to scroll */}
+                            <pre className="code-block__pre" tabIndex={0} data-testid="agent-env-line">
+                              <code>{envInShell(notice.envFile)}</code>
+                            </pre>
+                          </div>
+                        )}
                       </li>
                     ))}
                   </ul>
@@ -184,7 +224,7 @@ export function AgentsPanel({ enabled, served, version }: Props) {
                   </p>
                 )}
                 <div className="agents__actions">
-                  <button type="button" className="button button--primary" disabled={!enabled || busy !== null} onClick={() => setConnecting(agent.agent)} aria-label={t(state === 'connected' ? 'agents.reconnectLabel' : 'agents.connectLabel', { name })} data-testid="agent-connect">
+                  <button type="button" className="button button--primary" disabled={!enabled || busy !== null} onClick={() => openConnect(agent.agent)} aria-label={t(state === 'connected' ? 'agents.reconnectLabel' : 'agents.connectLabel', { name })} data-testid="agent-connect">
                     {t(state === 'connected' ? 'agents.reconnect' : 'agents.connect')}
                   </button>
                   {agent.connection && (
@@ -222,6 +262,9 @@ export function AgentsPanel({ enabled, served, version }: Props) {
               <ConnectAgentDialog
                 agent={agent}
                 models={models}
+                served={served}
+                routes={routes}
+                onMakeRoute={providers.length > 0 ? makeRoute : undefined}
                 onConnect={async (options) => {
                   let connected: Awaited<ReturnType<typeof api.connect>>;
                   try {

@@ -5,15 +5,20 @@ import { Field } from '../../../components/Field';
 import { FormActions } from '../../../components/FormActions';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText, fieldError } from '../../../i18n/problems';
-import type { AgentState, TightenedFile } from '../../../ipc/bindings';
+import type { AgentState, RouteInput, ServedModel, TightenedFile } from '../../../ipc/bindings';
 import { LIMITS } from '../../../ipc/bindings';
 import type { ConnectOptions } from '../../../ipc/localApi';
-import { AGENT_NAMES } from './agents';
+import { AGENT_API, AGENT_NAMES, otherApiOwner } from './agents';
 
 interface Props {
   agent: AgentState;
   /** Models to suggest: those the local API serves in the agent's API, and the routes' globs' targets. */
   models: readonly string[];
+  /** What the local API serves and its routes: whether the model typed goes anywhere. */
+  served?: readonly ServedModel[];
+  routes?: readonly RouteInput[];
+  /** Adds a route sending `model` to the provider named `provider` (the same model, translated). */
+  onMakeRoute?: (model: string, provider: string) => Promise<void>;
   /** Connects; answers the files whose mode was tightened. */
   onConnect: (options: ConnectOptions) => Promise<readonly TightenedFile[]>;
   onClose: () => void;
@@ -27,17 +32,22 @@ export function octal(mode: number): string {
 /**
  * Connect (or connect again): names the files Keypool will change (after keeping a copy), takes
  * the model the agent should ask for (blank: its own choice), and for Claude Code whether it reads
- * its token from Keypool's key helper instead of its settings file; connected again, whether it
- * gets a new token. Each agent gets a token of its own, which Disconnect revokes. When Connect
+ * its token from Keypool's key helper instead of its settings file, for Gemini CLI whether it
+ * reads its files in every folder (its folder trust off); connected again, whether it gets a new
+ * token. A model only a provider of another API lists is said to need a route, which one click
+ * adds. Each agent gets a token of its own, which Disconnect revokes. When Connect
  * made a file others could read private (it now holds the token), the dialog says so before it
  * closes. A refusal is shown at its field, or above the buttons when it is about a file.
  */
-export function ConnectAgentDialog({ agent, models, onConnect, onClose }: Props) {
+export function ConnectAgentDialog({ agent, models, served = [], routes = [], onMakeRoute, onConnect, onClose }: Props) {
   const { t } = useI18n();
   const name = AGENT_NAMES[agent.agent];
   const [model, setModel] = useState(agent.connection?.model ?? '');
   const [keyHelper, setKeyHelper] = useState(agent.connection?.keyHelper ?? false);
   const [newToken, setNewToken] = useState(false);
+  const [trustAll, setTrustAll] = useState(agent.connection?.trustAllFolders ?? false);
+  const [routing, setRouting] = useState<{ kind: 'busy' } | { kind: 'made'; said: string } | { kind: 'failed'; said: string } | null>(null);
+  const [madeFor, setMadeFor] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const [tightened, setTightened] = useState<readonly TightenedFile[] | null>(null);
@@ -48,6 +58,22 @@ export function ConnectAgentDialog({ agent, models, onConnect, onClose }: Props)
   const modelError = fieldError(t, error, 'model');
   const general = error && !modelError ? errorText(t, error) : undefined;
   const helperOffered = agent.agent === 'claudeCode';
+  const trustOffered = agent.agent === 'geminiCli';
+  const asked = model.trim() || agent.defaultModel;
+  const owner = madeFor.includes(asked) ? null : otherApiOwner(served, routes, AGENT_API[agent.agent], asked);
+  const ownerId = useId();
+
+  async function makeRoute(provider: string) {
+    if (!onMakeRoute || routing?.kind === 'busy') return;
+    setRouting({ kind: 'busy' });
+    try {
+      await onMakeRoute(asked, provider);
+      setMadeFor((m) => [...m, asked]);
+      setRouting({ kind: 'made', said: t('agents.routeMade', { model: asked, provider }) });
+    } catch (e) {
+      setRouting({ kind: 'failed', said: t('agents.routeFailed', { message: errorText(t, e) }) });
+    }
+  }
   const connected = agent.connection !== null;
 
   async function submit(event: React.FormEvent) {
@@ -58,6 +84,7 @@ export function ConnectAgentDialog({ agent, models, onConnect, onClose }: Props)
     try {
       const options: ConnectOptions = { model: model.trim() || undefined };
       if (helperOffered && keyHelper) options.keyHelper = true;
+      if (trustOffered && trustAll) options.trustAllFolders = true;
       if (connected && newToken) options.newToken = true;
       const files = await onConnect(options);
       if (files.length === 0) {
@@ -133,7 +160,28 @@ export function ConnectAgentDialog({ agent, models, onConnect, onClose }: Props)
             </>
           )}
         </Field>
+        {owner && (
+          <div className="agents__route-needed" data-testid="agent-model-other-api">
+            <p id={ownerId}>{t('agents.otherApiModel', { provider: owner, model: asked, name })}</p>
+            {onMakeRoute && (
+              <button type="button" className="button button--small" aria-describedby={ownerId} aria-busy={routing?.kind === 'busy' || undefined} onClick={() => void makeRoute(owner)} data-testid="agent-make-route">
+                {t('agents.makeRoute', { provider: owner })}
+              </button>
+            )}
+          </div>
+        )}
+        {routing?.kind === 'made' && (
+          <p className="field__hint" role="status" data-testid="agent-route-made">
+            {routing.said}
+          </p>
+        )}
+        {routing?.kind === 'failed' && (
+          <p className="form-error" role="alert" data-testid="agent-route-failed">
+            {routing.said}
+          </p>
+        )}
         {helperOffered && <CheckField label={t('agents.keyHelper')} hint={t('agents.keyHelperHint')} checked={keyHelper} onChange={setKeyHelper} testId="agent-key-helper" />}
+        {trustOffered && <CheckField label={t('agents.trustAllFolders')} hint={t('agents.trustAllFoldersHint')} checked={trustAll} onChange={setTrustAll} testId="agent-trust-all-folders" />}
         {connected && <CheckField label={t('agents.newToken')} hint={t('agents.newTokenHint', { name })} checked={newToken} onChange={setNewToken} testId="agent-new-token" />}
         {general && (
           <p className="form-error" role="alert" data-testid="agent-connect-error">

@@ -177,8 +177,14 @@ export function LocalApiSection() {
           )}
           {status.enabled && <NamedTokens />}
         </div>
-        <RoutesSection providers={providers} onSaved={() => setRoutesVersion((v) => v + 1)} />
-        <AgentsPanel enabled={status.enabled} served={status.served} version={`${routesVersion}:${status.port}`} />
+        <RoutesSection providers={providers} onSaved={() => setRoutesVersion((v) => v + 1)} version={routesVersion} />
+        <AgentsPanel
+          enabled={status.enabled}
+          served={status.served}
+          version={`${routesVersion}:${status.port}`}
+          providers={providers}
+          onRouteMade={() => setRoutesVersion((v) => v + 1)}
+        />
         <section className="local-api__usage" aria-labelledby={`${titleId}-usage`}>
           <h3 id={`${titleId}-usage`}>{t('localApi.usage')}</h3>
           <p className="field__hint">{t('localApi.usageHint')}</p>

@@ -1,4 +1,4 @@
-import { useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { Dialog } from '../../../components/Dialog';
 import { Field } from '../../../components/Field';
 import { FormActions } from '../../../components/FormActions';
@@ -6,6 +6,7 @@ import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText, issueText } from '../../../i18n/problems';
 import type { Provider, RouteInput } from '../../../ipc/bindings';
 import { LIMITS } from '../../../ipc/bindings';
+import { llmConfigApi } from '../../../ipc/llmConfig';
 import { providerModels, routeIssues } from './routes';
 
 interface Props {
@@ -21,7 +22,8 @@ interface Props {
 
 /**
  * Adds or edits one route: the models it takes (a glob), the provider it sends them to, and the
- * model that provider is asked for (its own models suggested). A refused save is shown at the
+ * model that provider is asked for (suggested: its own list and default, and what its models
+ * endpoint lists, asked once per provider chosen and kept by the backend). A refused save is shown at the
  * field it is about; the dialog stays open.
  */
 export function RouteDialog({ route, index, providers, onSave, onClose }: Props) {
@@ -35,7 +37,21 @@ export function RouteDialog({ route, index, providers, onSave, onClose }: Props)
   const listId = useId();
   const issues = routeIssues(error, index);
   const known = providers.some((p) => p.id === provider);
-  const suggestions = providerModels(providers.find((p) => p.id === provider));
+  const [listed, setListed] = useState<{ provider: string; models: string[] } | null>(null);
+  useEffect(() => {
+    if (!known) return;
+    let live = true;
+    llmConfigApi.listModels(provider).then(
+      (list) => live && setListed({ provider, models: list.models }),
+      // No list (a server not running, a refusal): its own models are still suggested.
+      () => live && setListed(null),
+    );
+    return () => {
+      live = false;
+    };
+  }, [provider, known]);
+  const own = providerModels(providers.find((p) => p.id === provider));
+  const suggestions = [...own, ...(listed?.provider === provider ? listed.models.filter((m) => !own.includes(m)) : [])];
   // What the fields cannot show: a refusal that is not about one of them.
   const general = error && Object.keys(issues).length === 0 ? errorText(t, error) : undefined;
 

@@ -1,4 +1,4 @@
-import { useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { useI18n } from '../../../i18n/I18nProvider';
 import { errorText, replyErrorText } from '../../../i18n/problems';
 import type { Provider, Route, RouteInput, RouteState, RouteTest } from '../../../ipc/bindings';
@@ -13,6 +13,8 @@ interface Props {
   providers: readonly Provider[];
   /** Told after every saved change (the agents' resolutions follow the routes). */
   onSaved?: () => void;
+  /** Changes when the routes were saved elsewhere (Connect's one-click route): read them again. */
+  version?: unknown;
 }
 
 /** A route that cannot answer now, in words (a ready one says nothing). */
@@ -33,7 +35,7 @@ type RowAction = 'try' | 'edit' | 'up' | 'down' | 'delete';
  * through the pool, its answer or why none came shown under the route). Each change saves the
  * whole list at once; the running endpoint applies it at once.
  */
-export function RoutesSection({ providers, onSaved }: Props) {
+export function RoutesSection({ providers, onSaved, version }: Props) {
   const { t, intlTag } = useI18n();
   const titleId = useId();
   const api = useRoutes();
@@ -42,6 +44,13 @@ export function RoutesSection({ providers, onSaved }: Props) {
   const [problem, setProblem] = useState<string>();
   const [announcement, setAnnouncement] = useState('');
   const buttons = useRef(new Map<string, HTMLButtonElement>());
+  const retry = api.retry;
+  const seenVersion = useRef(version);
+  useEffect(() => {
+    if (seenVersion.current === version) return;
+    seenVersion.current = version;
+    retry();
+  }, [version, retry]);
   const addButton = useRef<HTMLButtonElement>(null);
   const focusAfter = (index: number, action: RowAction) =>
     setTimeout(() => (buttons.current.get(`${index}:${action}`) ?? addButton.current)?.focus(), 0);

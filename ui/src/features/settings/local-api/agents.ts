@@ -1,4 +1,6 @@
-import type { Agent, AgentFile, AgentState, ClientApi, Resolution } from '../../../ipc/bindings';
+import type { Agent, AgentFile, AgentState, ClientApi, Resolution, RouteInput, ServedModel } from '../../../ipc/bindings';
+import { firstMatch } from './routes';
+import { shellWord } from './snippets';
 
 /*
  * The Coding agents panel's derived state: what each agent is called, which API it speaks, how
@@ -36,6 +38,12 @@ export type AgentNotice =
   | { kind: 'oldToken' }
   /** Connected before agents had tokens of their own: it shares the local API's own. Connect again. */
   | { kind: 'sharedToken' }
+  /**
+   * It reads the file with the address and token only in folders it trusts (Gemini CLI's
+   * `~/.gemini/.env` while its folder trust is on): elsewhere it asks for a key. `envFile` is
+   * that file, to read into the shell instead.
+   */
+  | { kind: 'trustedFoldersOnly'; envFile: string }
   /** Files changed since Connect: Disconnect would undo those changes. */
   | { kind: 'changed'; files: string[] }
   /** Its model goes to a provider with no usable key. */
@@ -52,6 +60,9 @@ export function agentNotices(agent: AgentState): AgentNotice[] {
   if (state === 'connected' && !agent.pointsHere) notices.push({ kind: 'pointsElsewhere' });
   if (state !== 'notConnected' && agent.pointsHere && (agent.token === 'other' || agent.token === 'none')) notices.push({ kind: 'oldToken' });
   if (state === 'connected' && agent.token === 'main') notices.push({ kind: 'sharedToken' });
+  if (state !== 'notConnected' && agent.pointsHere && agent.trustedFoldersOnly) {
+    notices.push({ kind: 'trustedFoldersOnly', envFile: agent.files.find((f) => /[\\/]\.env$/.test(f)) ?? agent.files[agent.files.length - 1] });
+  }
   if (agent.connection && agent.connection.changed.length > 0) notices.push({ kind: 'changed', files: agent.connection.changed });
   notices.push(...resolutionNotices(agent.resolution));
   return notices;
@@ -115,4 +126,26 @@ export function manualFiles(agent: Agent, address: string, token: string, model:
       ];
     }
   }
+}
+
+/**
+ * The shell line that sets every variable of `envFile` in this shell (POSIX shells: bash, zsh):
+ * what Gemini CLI then reads in any folder, trusted or not, since a variable set in the shell
+ * wins over its files. The token stays in the file: it is never written here.
+ */
+export function envInShell(envFile: string): string {
+  return `set -a; . ${shellWord(envFile)}; set +a`;
+}
+
+/**
+ * The provider a model typed at Connect would need a route to: only a provider of another API
+ * than `api` serves it, no route takes it and no provider of `api` serves it, so the agent's
+ * requests would be refused (HTTP 400). Null when it goes somewhere, or nobody lists it.
+ */
+export function otherApiOwner(served: readonly ServedModel[], routes: readonly RouteInput[], api: ClientApi, model: string): string | null {
+  const name = model.trim();
+  if (!name || firstMatch(routes, name) >= 0) return null;
+  if (served.some((m) => m.api === api && (m.model === name || `${m.provider}/${m.model}` === name || m.others.some((o) => `${o}/${m.model}` === name)))) return null;
+  if (served.some((m) => `${m.provider}/${m.model}` === name)) return null;
+  return served.find((m) => m.api !== api && m.model === name)?.provider ?? null;
 }

@@ -5,7 +5,7 @@ import type { ClientApi, Provider, ServedModel } from '../../../ipc/bindings';
  * The real token never appears here: it is shown once, in its own dialog.
  */
 
-export type SnippetId = 'openaiPython' | 'openaiJs' | 'anthropicPython' | 'anthropicJs' | 'geminiPython' | 'geminiJs' | 'env';
+export type SnippetId = 'openaiPython' | 'openaiJs' | 'anthropicPython' | 'anthropicJs' | 'geminiPython' | 'geminiJs' | 'curl' | 'env';
 
 export interface Snippet {
   id: SnippetId;
@@ -25,7 +25,7 @@ export interface SnippetInputs {
   geminiModel: string;
 }
 
-export const SNIPPET_IDS: readonly SnippetId[] = ['openaiPython', 'openaiJs', 'anthropicPython', 'anthropicJs', 'geminiPython', 'geminiJs', 'env'];
+export const SNIPPET_IDS: readonly SnippetId[] = ['openaiPython', 'openaiJs', 'anthropicPython', 'anthropicJs', 'geminiPython', 'geminiJs', 'curl', 'env'];
 
 /** A string literal for Python and JavaScript alike (double quotes, escaped as JSON escapes them). */
 const quoted = (text: string) => JSON.stringify(text);
@@ -98,6 +98,13 @@ export function snippets({ address, token, openaiModel, anthropicModel, geminiMo
       `const reply = await ai.models.generateContent({ model: ${quoted(geminiModel)}, contents: 'Hello' });`,
       'console.log(reply.text);',
     ].join('\n'),
+    // No SDK at all: the OpenAI chat completions request, each word quoted for a POSIX shell.
+    curl: [
+      `curl ${shellWord(`${urls.openai}/chat/completions`)} \\`,
+      `  -H ${shellWord(`Authorization: Bearer ${token}`)} \\`,
+      `  -H ${shellWord('Content-Type: application/json')} \\`,
+      `  -d ${shellWord(JSON.stringify({ model: openaiModel, messages: [{ role: 'user', content: 'Hello' }] }))}`,
+    ].join('\n'),
     env: [
       `export OPENAI_BASE_URL=${shellWord(urls.openai)}`,
       `export OPENAI_API_KEY=${shellWord(token)}`,
@@ -114,6 +121,7 @@ export function snippets({ address, token, openaiModel, anthropicModel, geminiMo
     anthropicJs: 'javascript',
     geminiPython: 'python',
     geminiJs: 'javascript',
+    curl: 'bash',
     env: 'bash',
   };
   return SNIPPET_IDS.map((id) => ({ id, language: language[id], code: code[id] }));

@@ -210,6 +210,11 @@ function ProviderSettings({ provider, onEdit, onDelete }: { provider: Provider; 
               <code>{provider.apiKeyPreview}</code>
               <span className="muted"> · {t('provider.providerKeyFallback')}</span>
             </>
+          ) : provider.local && provider.keylessRefused !== null && provider.keyCount === 0 ? (
+            // Its address says a key is not needed; what it answered says otherwise.
+            <span className="form-error" data-testid="provider-key-refused">
+              {t('provider.keylessRefused', { status: provider.keylessRefused })}
+            </span>
           ) : provider.local ? (
             <span className="muted">{t('provider.noKeyNeeded')}</span>
           ) : (

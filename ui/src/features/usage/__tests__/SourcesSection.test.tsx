@@ -15,11 +15,11 @@ const RANGE = { from: Date.UTC(2026, 0, 8), to: Date.UTC(2026, 0, 15) };
 
 const REPORT: UsageBySource = {
   sources: [
-    { source: { kind: 'agent', agent: 'claudeCode' }, requests: 1200, inputTokens: 9_000_000, cachedTokens: 6_300_000, outputTokens: 150_000, cachedShare: 0.7 },
-    { source: { kind: 'agent', agent: 'codex' }, requests: 40, inputTokens: 400_000, cachedTokens: 0, outputTokens: 9_000, cachedShare: 0 },
-    { source: { kind: 'agent', agent: 'geminiCli' }, requests: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, cachedShare: null },
-    { source: { kind: 'chat' }, requests: 12, inputTokens: 24_000, cachedTokens: 6_000, outputTokens: 3_000, cachedShare: 0.25 },
-    { source: { kind: 'other' }, requests: 3, inputTokens: 300, cachedTokens: 0, outputTokens: 30, cachedShare: 0 },
+    { source: { kind: 'agent', agent: 'claudeCode' }, requests: 1200, failures: 17, inputTokens: 9_000_000, cachedTokens: 6_300_000, outputTokens: 150_000, cachedShare: 0.7, cost: 12.5, costComplete: true },
+    { source: { kind: 'agent', agent: 'codex' }, requests: 40, failures: 0, inputTokens: 400_000, cachedTokens: 0, outputTokens: 9_000, cachedShare: 0, cost: 0.42, costComplete: false },
+    { source: { kind: 'agent', agent: 'geminiCli' }, requests: 0, failures: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, cachedShare: null, cost: null, costComplete: true },
+    { source: { kind: 'chat' }, requests: 12, failures: 1, inputTokens: 24_000, cachedTokens: 6_000, outputTokens: 3_000, cachedShare: 0.25, cost: null, costComplete: false },
+    { source: { kind: 'other' }, requests: 3, failures: 0, inputTokens: 300, cachedTokens: 0, outputTokens: 30, cachedShare: 0, cost: 0, costComplete: true },
   ],
   drops: [{ agent: 'claudeCode', lastDay: 0.12, weekBefore: 0.81 }],
 };
@@ -48,6 +48,22 @@ describe('Usage → By source', () => {
     expect(rows[0]).toHaveTextContent('70%');
     expect(rows[2], 'no input: no share').toHaveTextContent('—');
     expect(backend.callsOf('usage:getBySource')).toEqual([RANGE]);
+  });
+
+  it('shows each source’s failures and its cost, partly priced or not priced at all, as By token does', async () => {
+    backend.localApiExtras.setUsageBySource(REPORT);
+    renderSection();
+    const table = await screen.findByRole('table', { name: 'By source' });
+    const headers = within(table).getAllByRole('columnheader').map((h) => h.textContent);
+    expect(headers, 'with a failures and a cost column').toEqual(['Source', 'Requests', 'Failures', 'Input', 'Cached input', 'Output', 'Cost']);
+    const rows = within(table).getAllByTestId('usage-source-row');
+    const column = (id: string) => rows.map((r) => within(r).getByTestId(id).textContent);
+    expect(column('usage-source-failures')).toEqual(['17', '0', '0', '1', '0']);
+    const costs = column('usage-source-cost');
+    expect(costs[0]).toBe('$12.50');
+    expect(costs[1], 'a model without a price spent tokens').toBe('$0.42 (some models have no price)');
+    expect(costs[2], 'nothing spent: no cost').toBe('—');
+    expect(costs[3], 'no model of it has a price').toBe('—');
   });
 
   it('warns of an agent whose cache share dropped sharply, and of none otherwise', async () => {

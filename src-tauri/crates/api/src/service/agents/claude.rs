@@ -71,5 +71,6 @@ pub(super) fn read(files: &[Option<Vec<u8>>]) -> Configured {
         token: text(TOKEN).or_else(|| text(API_KEY)).map(Secret::new),
         model: text(MODEL).or_else(|| json::text(&settings, "model").map(str::to_owned)),
         key_helper,
+        trusted_folders_only: false,
     }
 }

@@ -76,6 +76,7 @@ pub(super) fn read(files: &[Option<Vec<u8>>]) -> Configured {
         token: text("experimental_bearer_token").map(Secret::new),
         model,
         key_helper: None,
+        trusted_folders_only: false,
     }
 }
 

@@ -99,6 +99,9 @@ struct AgentRow {
     /// It can read its key from a command's output instead of a file (Claude Code's
     /// `apiKeyHelper`).
     key_helper: bool,
+    /// It has a folder trust setting that can be turned off (Gemini CLI's
+    /// `security.folderTrust.enabled`).
+    folder_trust: bool,
     /// Its files (read, `None` when absent) merged with the setup, or why one cannot be.
     plan: Plan,
     /// What its files point it at.
@@ -117,6 +120,7 @@ const ROWS: [AgentRow; 3] = [
         default_model: "claude-opus-5-5",
         files: |home| vec![home.claude.join("settings.json")],
         key_helper: true,
+        folder_trust: false,
         plan: claude::plan,
         read: claude::read,
     },
@@ -128,6 +132,7 @@ const ROWS: [AgentRow; 3] = [
         default_model: "gpt-6.1-sol",
         files: |home| vec![home.codex.join("config.toml")],
         key_helper: false,
+        folder_trust: false,
         plan: codex::plan,
         read: codex::read,
     },
@@ -139,6 +144,7 @@ const ROWS: [AgentRow; 3] = [
         default_model: "gemini-3.1-pro-preview",
         files: |home| vec![home.gemini.join("settings.json"), home.gemini.join(".env")],
         key_helper: false,
+        folder_trust: true,
         plan: gemini::plan,
         read: gemini::read,
     },
@@ -197,6 +203,11 @@ pub(super) struct Setup<'a> {
     window: Option<u32>,
     /// The window an earlier Connect set, taken out again when none is known now.
     previous_window: Option<u32>,
+    /// Turn the agent's folder trust off (Gemini CLI: then it reads `~/.gemini/.env` in every
+    /// folder, not only in those it trusts).
+    trust_all_folders: bool,
+    /// An earlier Connect turned it off: taken back when not asked for now.
+    trusted_all_folders: bool,
 }
 
 /// A file an agent's plan cannot merge: its index in the row's files, and why.
@@ -213,6 +224,9 @@ pub(super) struct Configured {
     model: Option<String>,
     /// The command it runs for its key, if its files name one.
     key_helper: Option<String>,
+    /// Its files are read only in a folder it trusts (Gemini CLI's `.env`, while its folder
+    /// trust is on): elsewhere it runs without the address and the token.
+    trusted_folders_only: bool,
 }
 
 /// One agent as the panel shows it.
@@ -242,6 +256,10 @@ pub struct AgentStatus {
     pub last_call: Option<i64>,
     /// A file of its that cannot be read or merged now.
     pub problem: Option<AgentFile>,
+    /// It reads the file with the address and token only in folders it trusts (Gemini CLI's
+    /// `~/.gemini/.env` while its folder trust is on): in any other folder it asks for a key.
+    /// Connect can turn the trust off (see [`ConnectOptions::trust_all_folders`]).
+    pub trusted_folders_only: bool,
 }
 
 /// Keypool's connection of an agent.
@@ -257,6 +275,8 @@ pub struct Connection {
     pub token: Option<String>,
     /// Its key comes from Keypool's helper command, not from its files.
     pub key_helper: bool,
+    /// Connect turned its folder trust off (Disconnect puts the setting back).
+    pub trust_all_folders: bool,
     /// Files changed since Connect wrote them (by the user or by the agent): Disconnect would
     /// undo those changes too.
     #[serde(with = "displayed")]
@@ -311,6 +331,10 @@ pub struct ConnectOptions {
     /// The model's context window in tokens; `None`: the known one of the model the chosen one
     /// is routed to, if any.
     pub context_window: Option<u32>,
+    /// Turn its folder trust off, so it reads its files in every folder (agents that have the
+    /// setting: Gemini CLI, whose `~/.gemini/.env` is otherwise read only in folders it trusts).
+    /// The setting is in a file Connect keeps, so Disconnect puts it back.
+    pub trust_all_folders: bool,
 }
 
 /// What Connect did: the agents now, and the files it made readable by their owner only.
@@ -348,6 +372,8 @@ struct Manifest {
     /// The context window written for the agent, if any.
     #[serde(default)]
     window: Option<u32>,
+    #[serde(default)]
+    trust_all_folders: bool,
     files: Vec<files::Kept>,
 }
 
@@ -441,6 +467,8 @@ impl Agents {
                 use_helper: false,
                 window: None,
                 previous_window: None,
+                trust_all_folders: false,
+                trusted_all_folders: false,
             };
             if let Err(m) = (row.plan)(&contents, &probe) {
                 problem = Some(AgentFile::new(&paths[m.file], &AgentFileProblem::Malformed { reason: m.reason }));
@@ -468,6 +496,7 @@ impl Agents {
                 model: manifest.model,
                 token: manifest.token,
                 key_helper: manifest.key_helper,
+                trust_all_folders: manifest.trust_all_folders,
                 changed,
             }
         });
@@ -486,6 +515,7 @@ impl Agents {
             resolution: local_api.resolve(row.dialect, &asked),
             last_call: by_user_agent.max(by_token),
             problem,
+            trusted_folders_only: configured.trusted_folders_only,
         })
     }
 
@@ -502,6 +532,9 @@ impl Agents {
         let row = agent.row();
         if options.key_helper && !row.key_helper {
             return Err(ServiceError::invalid("key_helper", Rule::NoKeyHelper));
+        }
+        if options.trust_all_folders && !row.folder_trust {
+            return Err(ServiceError::invalid("trust_all_folders", Rule::NoFolderTrust));
         }
         let address = address_of(local_api)?;
         let home = self.home()?;
@@ -528,6 +561,8 @@ impl Agents {
             use_helper: options.key_helper,
             window,
             previous_window: previous.as_ref().and_then(|m| m.window),
+            trust_all_folders: options.trust_all_folders,
+            trusted_all_folders: previous.as_ref().is_some_and(|m| m.trust_all_folders),
         };
         (row.plan)(&contents, &probe).map_err(|m| ServiceError::AgentFile {
             path: paths[m.file].clone(),
@@ -562,6 +597,7 @@ impl Agents {
                     token: Some(name.clone()),
                     key_helper: options.key_helper,
                     window,
+                    trust_all_folders: options.trust_all_folders,
                     files: Vec::new(),
                 };
                 self.write_connection(agent, &paths, &planned, previous, manifest, &token)

@@ -4,10 +4,14 @@
 //! (a broken affinity) or a prompt that changes at its start (a nonce, a date) makes every
 //! request pay for its whole prompt again, several times the cost.
 
+use std::collections::HashMap;
+
 use keypool_store::sources::{self, SourceTotals};
+use keypool_store::usage::{self as ledger, Price};
 
 use super::{Agent, Agents, AGENTS};
 use crate::service::error::Result;
+use crate::service::usage::cost_of;
 use crate::service::{DAY_MS, ROUTE_TEST_SOURCE};
 
 /// Who asked: a coding agent, the app's chat, or another client (an SDK, a script).
@@ -42,6 +46,8 @@ impl Source {
 #[serde(rename_all = "camelCase")]
 pub struct SourceUse {
     pub requests: u64,
+    /// Refused or broken off: every outcome but answered and stopped.
+    pub failures: u64,
     /// Every prompt token, cached ones included.
     pub input_tokens: u64,
     pub cached_tokens: u64,
@@ -51,6 +57,7 @@ pub struct SourceUse {
 impl SourceUse {
     fn add(&mut self, totals: &SourceTotals) {
         self.requests += totals.requests;
+        self.failures += totals.failures;
         self.input_tokens += totals.input_tokens;
         self.cached_tokens += totals.cached_tokens;
         self.output_tokens += totals.output_tokens;
@@ -74,7 +81,7 @@ pub struct CacheDrop {
 }
 
 /// What one source spent, with `cached_share`: `cached_tokens / input_tokens` (`None` without
-/// input).
+/// input), and its cost where its models have prices.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceUsage {
@@ -82,12 +89,37 @@ pub struct SourceUsage {
     #[serde(flatten)]
     pub used: SourceUse,
     pub cached_share: Option<f64>,
+    /// US dollars, over the models with a price; `None` when none of those that spent tokens
+    /// has one.
+    pub cost: Option<f64>,
+    /// Every model that spent tokens has a price, so `cost` is the whole cost.
+    pub cost_complete: bool,
 }
 
-impl SourceUsage {
-    fn of((source, used): (Source, SourceUse)) -> SourceUsage {
-        SourceUsage { source, used, cached_share: used.cached_share() }
-    }
+/// Each source's use over `rows`, with its cost at `prices` (by model).
+fn priced_by_source(rows: &[SourceTotals], prices: &HashMap<String, Price>) -> Vec<SourceUsage> {
+    by_source(rows)
+        .into_iter()
+        .map(|(source, used)| {
+            let (mut cost, mut complete) = (None, true);
+            for row in rows.iter().filter(|row| Source::of(&row.source) == source) {
+                let spent = row.input_tokens + row.output_tokens > 0;
+                let totals = ledger::Totals {
+                    input_tokens: row.input_tokens,
+                    cached_tokens: row.cached_tokens,
+                    output_tokens: row.output_tokens,
+                    ..ledger::Totals::default()
+                };
+                match prices.get(&row.model) {
+                    Some(price) => cost = Some(cost.unwrap_or(0.0) + cost_of(&totals, price)),
+                    // Attempts that spent no tokens cost nothing, priced or not.
+                    None if spent => complete = false,
+                    None => {}
+                }
+            }
+            SourceUsage { source, used, cached_share: used.cached_share(), cost, cost_complete: complete }
+        })
+        .collect()
 }
 
 /// The ledger of a range by source (every source, in the panel's order: the agents, the chat,
@@ -141,7 +173,8 @@ impl Agents {
     pub fn usage_by_source(&self, from: i64, to: i64) -> Result<SourcesReport> {
         let now = self.clock.now().as_millis();
         let conn = self.db.lock()?;
-        let sources = by_source(&sources::totals_by_source(&conn, from, to)?);
+        let prices: HashMap<String, Price> = ledger::prices(&conn)?.into_iter().map(|p| (p.model.clone(), p)).collect();
+        let sources = priced_by_source(&sources::totals_by_source(&conn, from, to)?, &prices);
         let last_day = by_source(&sources::totals_by_source(&conn, now - DAY_MS, now)?);
         let week_before = by_source(&sources::totals_by_source(&conn, now - 8 * DAY_MS, now - DAY_MS)?);
         let drops = AGENTS
@@ -157,7 +190,7 @@ impl Agents {
                 Some(CacheDrop { agent: *agent, last_day: now, week_before: before })
             })
             .collect();
-        Ok(SourcesReport { sources: sources.into_iter().map(SourceUsage::of).collect(), drops })
+        Ok(SourcesReport { sources, drops })
     }
 }
 
@@ -166,7 +199,7 @@ mod tests {
     use super::*;
 
     fn used(requests: u64, input_tokens: u64, cached_tokens: u64) -> SourceUse {
-        SourceUse { requests, input_tokens, cached_tokens, output_tokens: 0 }
+        SourceUse { requests, failures: 0, input_tokens, cached_tokens, output_tokens: 0 }
     }
 
     #[test]

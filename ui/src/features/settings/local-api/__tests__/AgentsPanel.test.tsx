@@ -188,6 +188,43 @@ describe('Settings → Local API → Coding agents', () => {
     expect(await navigator.clipboard.readText()).toContain('model_provider = "keypool"');
   });
 
+  it('says Gemini CLI reads its .env only in trusted folders, and Connect can turn that off', async () => {
+    const user = await renderPanel();
+    await enable(user);
+    await connect(user, 'geminiCli', 'Gemini CLI');
+    await waitFor(() => expect(within(card('geminiCli')).getByTestId('agent-state')).toHaveTextContent('Connected'));
+    const notice = within(card('geminiCli')).getByTestId('agent-notices');
+    expect(notice, 'connected, yet it asks for a key in any other folder').toHaveTextContent('reads /home/user/.gemini/.env only in folders you trusted');
+    expect(within(notice).getByTestId('agent-env-line')).toHaveTextContent('set -a; . /home/user/.gemini/.env; set +a');
+    await user.click(within(notice).getByRole('button', { name: 'Copy the shell line' }));
+    expect(await navigator.clipboard.readText(), 'the line, never the token').toBe('set -a; . /home/user/.gemini/.env; set +a');
+
+    await user.click(within(card('geminiCli')).getByRole('button', { name: 'Connect Gemini CLI again' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Connect Gemini CLI again' });
+    await user.click(within(dialog).getByRole('checkbox', { name: 'Read it in every folder' }));
+    await user.click(within(dialog).getByRole('button', { name: 'Connect' }));
+    expect(backend.callsOf('localApi:connectAgent').at(-1)).toEqual({ agent: 'geminiCli', trustAllFolders: true });
+    await waitFor(() =>
+      expect(card('geminiCli').querySelector('[data-kind="trustedFoldersOnly"]'), 'its folder trust is off: it reads the file everywhere').toBeNull(),
+    );
+  });
+
+  it('says at Connect that a model of a provider with another API needs a route, and adds it in one click', async () => {
+    const user = await renderPanel();
+    await enable(user);
+    await user.click(within(card('geminiCli')).getByRole('button', { name: 'Connect Gemini CLI' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Connect Gemini CLI' });
+    expect(within(dialog).queryByTestId('agent-model-other-api'), 'nothing typed yet').not.toBeInTheDocument();
+    await user.keyboard('gpt-4o');
+    const warning = within(dialog).getByTestId('agent-model-other-api');
+    expect(warning).toHaveTextContent('Only OpenAI lists gpt-4o, and it speaks another API: without a route Gemini CLI gets HTTP 400 for it.');
+    await user.click(within(warning).getByRole('button', { name: 'Add a route to OpenAI' }));
+    await waitFor(() => expect(within(dialog).getByTestId('agent-route-made')).toHaveTextContent('Route added: gpt-4o goes to OpenAI, translated.'));
+    expect(backend.callsOf('localApi:setRoutes').at(-1)).toEqual({ routes: [{ model: 'gpt-4o', provider: 'openai', toModel: 'gpt-4o' }] });
+    expect(within(dialog).queryByTestId('agent-model-other-api'), 'routed now').not.toBeInTheDocument();
+    await waitFor(() => expect(screen.getByTestId('routes-list'), 'the Routes list shows it at once').toHaveTextContent('gpt-4o'));
+  });
+
   it('speaks the UI’s language', async () => {
     await renderPanel('ru');
     expect(screen.getByRole('heading', { name: 'Агенты для программирования' })).toBeInTheDocument();

@@ -333,6 +333,7 @@ describe('Settings → Local API', () => {
       'Anthropic SDK · JavaScript',
       'Google Gen AI SDK · Python',
       'Google Gen AI SDK · JavaScript',
+      'curl',
       'Environment variables',
     ]);
     await user.click(first);
@@ -342,6 +343,10 @@ describe('Settings → Local API', () => {
     await user.keyboard('{ArrowRight}');
     expect(screen.getByRole('tabpanel')).toHaveTextContent('Anthropic(base_url="http://127.0.0.1:4141", api_key="<your token>")');
     expect(screen.getByRole('tabpanel'), 'a model the Anthropic provider lists, now that it has a key').toHaveTextContent('model="claude-sonnet-4-5"');
+    await user.keyboard('{End}{ArrowLeft}');
+    expect(screen.getByRole('tabpanel', { name: 'curl' }), 'no SDK: the request itself').toHaveTextContent(
+      "curl http://127.0.0.1:4141/v1/chat/completions \\ -H 'Authorization: Bearer <your token>'",
+    );
     await user.keyboard('{End}');
     const env = screen.getByRole('tabpanel', { name: 'Environment variables' });
     expect(screen.getByTestId('local-api-snippet-code').textContent).toBe(

@@ -57,6 +57,18 @@ describe('Settings → Local API → Routes', () => {
     expect(within(section).getByRole('button', { name: 'Add route' }), 'focus goes back to what opened the dialog').toHaveFocus();
   });
 
+  it('suggests the models the chosen provider lists, its models endpoint’s too', async () => {
+    backend.setModels('anthropic', { models: ['claude-opus-4-1', 'claude-sonnet-4-5'] });
+    const { user, section } = await renderRoutes();
+    await user.click(within(section).getByRole('button', { name: 'Add route' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Add a route' });
+    await user.selectOptions(within(dialog).getByRole('combobox', { name: 'Provider' }), 'Anthropic (no usable key)');
+    const field = within(dialog).getByRole('combobox', { name: 'Model it asks for' });
+    const options = () => [...(document.getElementById(field.getAttribute('list') ?? '')?.querySelectorAll('option') ?? [])].map((o) => o.value);
+    await waitFor(() => expect(options(), 'its own list first, then what its endpoint lists, each once').toEqual(['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1']));
+    expect(backend.callsOf('llmConfig:listModels').at(-1), 'the backend’s kept list, not a new fetch each time').toEqual({ providerId: 'anthropic' });
+  });
+
   it('refuses a bad pattern at its field, keeping the dialog and what was typed', async () => {
     const { user, section } = await renderRoutes();
     // `[[` types one `[`.

@@ -22,6 +22,19 @@ describe('local API examples', () => {
     expect(byId.env.code, 'the variables @google/genai reads').toContain("export GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:4141\nexport GEMINI_API_KEY='<t>'");
   });
 
+  it('include a curl request to the chat completions endpoint, every word quoted for the shell', () => {
+    const byId = Object.fromEntries(
+      snippets({ address: 'http://127.0.0.1:4141', token: '<your token>', openaiModel: "it's-a-model", anthropicModel: 'a', geminiModel: 'g' }).map((s) => [s.id, s]),
+    );
+    expect(byId.curl.language).toBe('bash');
+    expect(byId.curl.code.split('\n')).toEqual([
+      'curl http://127.0.0.1:4141/v1/chat/completions \\',
+      "  -H 'Authorization: Bearer <your token>' \\",
+      "  -H 'Content-Type: application/json' \\",
+      `  -d '{"model":"it'\\''s-a-model","messages":[{"role":"user","content":"Hello"}]}'`,
+    ]);
+  });
+
   it('quote what they are given, so a model with quotes cannot break the code', () => {
     const [python] = snippets({ address: 'http://127.0.0.1:1', token: '<t>', openaiModel: 'a"b', anthropicModel: 'c', geminiModel: 'g' });
     expect(python.code).toContain('model="a\\"b",');

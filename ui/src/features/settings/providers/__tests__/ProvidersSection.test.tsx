@@ -2,7 +2,7 @@ import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { I18nProvider } from '../../../../i18n/I18nProvider';
-import { createFakeBackend, type FakeBackend } from '../../../../test/fakeBackend';
+import { createFakeBackend, type FakeBackend, provider } from '../../../../test/fakeBackend';
 
 let backend: FakeBackend;
 vi.mock('@tauri-apps/api/core', () => ({ invoke: (command: string, args: Record<string, unknown>) => backend.invoke(command, args) }));
@@ -30,6 +30,23 @@ describe('provider settings', () => {
   beforeEach(() => {
     backend = createFakeBackend();
     localStorage.clear();
+  });
+
+  it('follows what a local server answered a request without a key, not only its address', async () => {
+    // An address the backend takes for a local server (the base-urls transcript's).
+    const local = { baseUrl: 'http://127.0.0.1:11434/v1', local: true };
+    backend = createFakeBackend(undefined, { providers: [provider('lm', 'LM Studio', { ...local, keylessRefused: 401 })] });
+    renderSection();
+    const key = await screen.findByTestId('provider-key');
+    expect(key, 'it refused a keyless request: it needs a key after all').toHaveTextContent('Needed after all: this server refused the last request sent without a key (HTTP 401).');
+    expect(key).not.toHaveTextContent('None needed');
+    expect(await screen.findByTestId('pool-fallback'), 'the empty pool says the same').toHaveTextContent('This server refused the last request sent without a key (HTTP 401): it needs one.');
+  });
+
+  it('says a local server that answers without a key needs none', async () => {
+    backend = createFakeBackend(undefined, { providers: [provider('lm', 'LM Studio', { baseUrl: 'http://127.0.0.1:11434/v1', local: true })] });
+    renderSection();
+    expect(await screen.findByTestId('provider-key')).toHaveTextContent('None needed');
   });
 
   it('shows the provider’s models with its default', async () => {
