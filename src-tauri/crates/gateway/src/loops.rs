@@ -4,20 +4,41 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use axum::http::{HeaderMap, Uri};
+use axum::http::HeaderMap;
 use keypool_llm::hop::{Hop, HopHeader, HopMarks, HOP_HEADER, MAX_HOPS};
 
 /// Whether `base_url` names one of `own` listening addresses: the same port, and the very
 /// address it listens on, `localhost` where it listens on loopback, or a loopback address where
 /// it listens on every interface.
 pub(crate) fn points_at_itself(base_url: &str, own: &[SocketAddr]) -> bool {
-    let Ok(uri) = base_url.parse::<Uri>() else { return false };
-    let Some(host) = uri.host() else { return false };
-    let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
-    let host = host.trim_start_matches('[').trim_end_matches(']');
+    // Read by hand: asked of every request, and a parsed URI allocates.
+    let (default_port, rest) = match base_url.split_once("://") {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("https") => (443, rest),
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => (80, rest),
+        _ => return false,
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(bracketed) => match bracketed.split_once(']') {
+            Some((host, after)) => (host, after.strip_prefix(':')),
+            None => return false,
+        },
+        None => match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
+    };
+    let port = match port {
+        Some(port) => match port.parse::<u16>() {
+            Ok(port) => port,
+            Err(_) => return false,
+        },
+        None => default_port,
+    };
     let ip = match host.parse::<IpAddr>() {
         Ok(ip) => Some(ip),
-        Err(_) if host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost") => None,
+        Err(_) if is_localhost(host) => None,
         Err(_) => return false,
     };
     let loopback = ip.is_none_or(|ip| ip.is_loopback() || ip.is_unspecified());
@@ -28,6 +49,13 @@ pub(crate) fn points_at_itself(base_url: &str, own: &[SocketAddr]) -> bool {
                 || (ip.is_none() && listens.is_loopback())
                 || (loopback && listens.is_unspecified()))
     })
+}
+
+/// `localhost`, or a name under it, in any case.
+fn is_localhost(host: &str) -> bool {
+    let host = host.as_bytes();
+    let under = host.len() > 10 && host[host.len() - 10..].eq_ignore_ascii_case(b".localhost");
+    under || host.eq_ignore_ascii_case(b"localhost")
 }
 
 /// What a request's hop marks say (see [`keypool_llm::hop`]): `Err` the words of its refusal,
@@ -64,6 +92,9 @@ mod tests {
         ] {
             assert!(!points_at_itself(other, &desktop), "{other}");
         }
+        assert!(points_at_itself("http://user:pw@LOCALHOST:8787/v1", &desktop), "userinfo and case set aside");
+        assert!(points_at_itself("http://api.localhost:8787", &desktop));
+        assert!(!points_at_itself("http://localhost:87x/v1", &desktop), "not a port");
         let server: [SocketAddr; 1] = ["0.0.0.0:80".parse().unwrap()];
         assert!(points_at_itself("http://localhost/v1", &server), "every interface, the default port");
         assert!(!points_at_itself("https://localhost/v1", &server), "another port");
