@@ -15,7 +15,8 @@ use keypool_keychain::{Keychain, OsKeychain};
 use crate::service::{
     AgentHome, Agents, Attachments, BulkKeys, Chats, EventSink, KeychainProblem, Keys, Ledger, LedgerOutbox, LocalApi,
     MemberBook, Members, Membership, Migrated, NoSaveDialog, Notifications, PoolAlerts, Preferences, Providers,
-    RecentAlert, Records, SaveDialog, ServiceError, Settings, StoreLoader, Usage, UsageReport, Vault, WritePath, DAY_MS,
+    RecentAlert, Records, SaveDialog, ServiceError, Settings, StoreLoader, Usage, UsageReport, Vault, WritePath,
+    DAY_MS,
 };
 use crate::SystemClock;
 
