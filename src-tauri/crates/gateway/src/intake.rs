@@ -128,10 +128,20 @@ pub(crate) async fn relay_noted(
         .or_else(|| Session::of_agent(&parts.headers, &peek, &claude))
         .unwrap_or_else(|| Session::started(&peek, format))
         .id(&shared.sessions);
+    // A Claude Code subagent goes where a route for `subagent:MODEL` sends it, on a session of
+    // its own; the main route is its way back when that pool has no key.
+    let (route, session, main) = match subagent_route(&shared, &parts.headers, format, model) {
+        Some((agent, sub)) => {
+            let own = keypool::SessionId::new(format!("{}#{agent}", session.as_str()));
+            let back = MainRoute { renamed: *route.model != *model, route, session };
+            (sub, own, Some(back))
+        }
+        None => (route, session, None),
+    };
     let bound = (address.format == WireFormat::OpenAiResponses).then(|| peek.bound_state()).flatten();
     let renamed = *route.model != *model;
     drop(peek);
-    let upstream = Upstream { route, address, session, body: bytes, renamed, admitted, bound, hop };
+    let upstream = Upstream { route, address, session, body: bytes, renamed, admitted, bound, hop, main };
     pass(shared, format, in_flight, &parts.headers, upstream).await
 }
 
@@ -161,6 +171,27 @@ struct Upstream {
     bound: Option<keypool_llm::BoundState>,
     /// The hop marks it goes on with (see [`keypool_llm::hop`]).
     hop: keypool_llm::hop::HopHeader,
+    /// A subagent's main route, taken when its own pool has no key.
+    main: Option<MainRoute>,
+}
+
+/// Where a subagent's request goes when its own route's pool has no key: the main agent's.
+struct MainRoute {
+    route: Route,
+    /// The route names the model otherwise than the client.
+    renamed: bool,
+    session: keypool::SessionId,
+}
+
+/// The header Claude Code sends on a subagent's requests (2.1: its agent's id).
+const SUBAGENT_HEADER: &str = "x-claude-code-agent-id";
+
+/// The route a user wrote for `subagent:MODEL`, when the request is a subagent's: its agent's
+/// id and the route. Routed as written (no provider is asked what it lists for such a name).
+fn subagent_route(shared: &Shared, headers: &HeaderMap, format: WireFormat, model: &str) -> Option<(String, Route)> {
+    let agent = headers.get(SUBAGENT_HEADER)?.to_str().ok().filter(|id| !id.is_empty() && id.len() <= 128)?;
+    let route = shared.routes.route(format.dialect(), &format!("subagent:{model}")).ok()?;
+    Some((agent.to_owned(), route))
 }
 
 impl Shared {
@@ -193,7 +224,8 @@ async fn pass(
     headers: &HeaderMap,
     upstream: Upstream,
 ) -> (Response, Option<Noted>) {
-    let Upstream { route, address, session, body, renamed, admitted, bound, hop } = upstream;
+    let Upstream { route, address, session, body, renamed, admitted, bound, hop, main } = upstream;
+    let original = body.clone();
     let member = admitted.member.clone();
     if crate::loops::points_at_itself(&route.endpoint.base_url, &shared.own) {
         let message = format!(
@@ -205,7 +237,7 @@ async fn pass(
     }
 
     // Named in a failure as a chat names it: the provider, and where it was asked.
-    let asked = route.endpoint.clone();
+    let mut asked = route.endpoint.clone();
     let provider = route.endpoint.kind.row().wire;
     // A provider of another dialect is asked in its own words; its answer comes back in the
     // client's. A Responses request to a provider without that API goes to its chat completions;
@@ -277,6 +309,33 @@ async fn pass(
                 shared.without_responses.learn(&endpoint);
             }
             (forwarded, queued) = (again, waited);
+        }
+    }
+    let no_key = matches!(&forwarded, Err(CompletionError::NoAvailableKey(_)));
+    if let (true, Some(main)) = (no_key, main) {
+        tracing::info!(provider = %asked.name, back = %main.route.endpoint.name, "a subagent's pool has no key: back to the main route");
+        let source = shared.source(headers);
+        let provider = main.route.endpoint.kind.row().wire;
+        let written = if provider.dialect() == format.dialect() {
+            let body = if main.renamed {
+                with_model(&original, &main.route.model).map(bytes::Bytes::from)
+            } else {
+                Some(original)
+            };
+            body.map(|body| (None, body))
+        } else {
+            let id = shared.answer_ids.next(shared.completions.clock().now());
+            translate(address, provider, &main.route.endpoint.name, &main.route.model, &original, id)
+                .ok()
+                .map(|translated| (Some(translated), bytes::Bytes::new()))
+        };
+        if let Some((translated, body)) = written {
+            asked = main.route.endpoint.clone();
+            let mut again = request(main.route, translated, main.session, source);
+            if again.answer_in.is_none() {
+                again.body = body;
+            }
+            (forwarded, queued) = shared.completions.forward_timed(again).await;
         }
     }
     let answer = match forwarded {

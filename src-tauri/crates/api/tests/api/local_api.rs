@@ -590,3 +590,48 @@ async fn named_tokens_serve_under_their_names_and_are_revoked_alone() {
     let db = std::fs::read(h.dir.path().join(keypool_store::DATABASE_FILE_NAME)).unwrap();
     assert!(!db.windows(script.len()).any(|w| w == script.as_bytes()), "only its hash is kept");
 }
+
+/// A Claude Code subagent (its `x-claude-code-agent-id`) goes where a `subagent:` route sends
+/// it, translated when that pool speaks another API, while the main agent stays on its own; with
+/// no key in the subagent's pool, the main route answers it.
+#[tokio::test(flavor = "multi_thread")]
+async fn subagents_take_their_own_route_and_come_back_to_the_main_one_without_a_key() {
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let api = setup(&h, &fake).await;
+    let providers = h.ok("llmConfig:getProviders", json!({}));
+    let openai = providers.as_array().unwrap().iter().find(|p| p["name"] == "fake-openai").unwrap()["id"].clone();
+    h.ok(
+        "localApi:setRoutes",
+        json!({ "routes": [{ "model": "subagent:claude-*", "provider": openai, "toModel": "gpt-fake" }] }),
+    );
+    let ask = |subagent: Option<&'static str>| {
+        let body =
+            json!({ "model": "claude-fake", "max_tokens": 64, "messages": [{ "role": "user", "content": "hi" }] });
+        let mut headers = vec![("anthropic-version", "2023-06-01"), ("x-claude-code-session-id", "session-1")];
+        headers.extend(subagent.map(|id| ("x-claude-code-agent-id", id)));
+        let api = &api;
+        async move {
+            let answer = api.post("/v1/messages", &body, &headers).await;
+            let status = answer.status();
+            (status, answer.json::<Value>().await.unwrap())
+        }
+    };
+    let asked = |fake: &FakeProvider| fake.seen().last().map(|s| (s.path.clone(), s.model.clone())).unwrap();
+
+    let (status, main) = ask(None).await;
+    assert_eq!(status, 200, "{main}");
+    assert_eq!(asked(&fake), ("/v1/messages".into(), "claude-fake".into()), "the main agent stays on its pool");
+    let (status, sub) = ask(Some("agent-7")).await;
+    assert_eq!(status, 200, "{sub}");
+    assert_eq!(sub["type"], "message", "answered in Anthropic's words: {sub}");
+    assert_eq!(asked(&fake), ("/v1/chat/completions".into(), "gpt-fake".into()), "the subagent on its route's pool");
+
+    // The subagent's pool without a key: back to the main route.
+    for key in h.ok("llmConfig:getApiKeys", json!({ "providerId": openai })).as_array().unwrap() {
+        h.ok("llmConfig:toggleApiKey", json!({ "id": key["id"], "enabled": false }));
+    }
+    let (status, back) = ask(Some("agent-7")).await;
+    assert_eq!(status, 200, "answered all the same: {back}");
+    assert_eq!(asked(&fake), ("/v1/messages".into(), "claude-fake".into()), "by the main route");
+}
