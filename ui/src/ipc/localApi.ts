@@ -39,4 +39,6 @@ export interface ConnectOptions {
   newToken?: boolean;
   keyHelper?: boolean;
   trustAllFolders?: boolean;
+  /** The model's context window in tokens (Codex, Claude Code); left out: the known one, if any. */
+  contextWindow?: number;
 }

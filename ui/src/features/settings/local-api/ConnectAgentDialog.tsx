@@ -46,6 +46,7 @@ export function ConnectAgentDialog({ agent, models, served = [], routes = [], on
   const [keyHelper, setKeyHelper] = useState(agent.connection?.keyHelper ?? false);
   const [newToken, setNewToken] = useState(false);
   const [trustAll, setTrustAll] = useState(agent.connection?.trustAllFolders ?? false);
+  const [contextWindow, setContextWindow] = useState('');
   const [routing, setRouting] = useState<{ kind: 'busy' } | { kind: 'made'; said: string } | { kind: 'failed'; said: string } | null>(null);
   const [madeFor, setMadeFor] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
@@ -56,7 +57,9 @@ export function ConnectAgentDialog({ agent, models, served = [], routes = [], on
   const bodyId = useId();
   const listId = useId();
   const modelError = fieldError(t, error, 'model');
-  const general = error && !modelError ? errorText(t, error) : undefined;
+  const windowError = fieldError(t, error, 'contextWindow');
+  const general = error && !modelError && !windowError ? errorText(t, error) : undefined;
+  const windowOffered = agent.agent === 'codex' || agent.agent === 'claudeCode';
   const helperOffered = agent.agent === 'claudeCode';
   const trustOffered = agent.agent === 'geminiCli';
   const asked = model.trim() || agent.defaultModel;
@@ -85,6 +88,7 @@ export function ConnectAgentDialog({ agent, models, served = [], routes = [], on
       const options: ConnectOptions = { model: model.trim() || undefined };
       if (helperOffered && keyHelper) options.keyHelper = true;
       if (trustOffered && trustAll) options.trustAllFolders = true;
+      if (windowOffered && contextWindow.trim() !== '') options.contextWindow = Number(contextWindow.trim());
       if (connected && newToken) options.newToken = true;
       const files = await onConnect(options);
       if (files.length === 0) {
@@ -179,6 +183,25 @@ export function ConnectAgentDialog({ agent, models, served = [], routes = [], on
           <p className="form-error" role="alert" data-testid="agent-route-failed">
             {routing.said}
           </p>
+        )}
+        {windowOffered && (
+          <Field label={t('agents.contextWindow')} hint={t('agents.contextWindowHint', { name })} error={windowError} testId="agent-context-window">
+            {({ id, describedBy, invalid }) => (
+              <input
+                id={id}
+                className="input input--mono"
+                inputMode="numeric"
+                value={contextWindow}
+                onChange={(e) => setContextWindow(e.target.value.replace(/[^0-9]/g, ''))}
+                aria-describedby={describedBy}
+                aria-invalid={invalid || undefined}
+                maxLength={9}
+                autoComplete="off"
+                placeholder={t('agents.contextWindowPlaceholder')}
+                data-testid="agent-context-window-input"
+              />
+            )}
+          </Field>
         )}
         {helperOffered && <CheckField label={t('agents.keyHelper')} hint={t('agents.keyHelperHint')} checked={keyHelper} onChange={setKeyHelper} testId="agent-key-helper" />}
         {trustOffered && <CheckField label={t('agents.trustAllFolders')} hint={t('agents.trustAllFoldersHint')} checked={trustAll} onChange={setTrustAll} testId="agent-trust-all-folders" />}

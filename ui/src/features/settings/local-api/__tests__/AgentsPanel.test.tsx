@@ -133,6 +133,28 @@ describe('Settings → Local API → Coding agents', () => {
     expect(screen.queryByRole('dialog'), 'nothing tightened: the dialog closes').not.toBeInTheDocument();
   });
 
+  it('takes a context window for Codex and Claude Code, digits only, and leaves it out when blank', async () => {
+    const user = await renderPanel();
+    await enable(user);
+    await user.click(within(card('codex')).getByRole('button', { name: 'Connect Codex CLI' }));
+    let dialog = await screen.findByRole('dialog', { name: 'Connect Codex CLI' });
+    const field = within(dialog).getByLabelText('Context window (tokens)');
+    expect(field).toHaveAccessibleDescription(/Where Codex CLI compacts the conversation/);
+    await user.type(field, '1,048,576k');
+    expect(field).toHaveValue('1048576');
+    await user.click(within(dialog).getByRole('button', { name: 'Connect' }));
+    await waitFor(() => expect(backend.callsOf('localApi:connectAgent').at(-1)).toEqual({ agent: 'codex', contextWindow: 1048576 }));
+
+    await user.click(await within(card('claudeCode')).findByRole('button', { name: 'Connect Claude Code' }));
+    dialog = await screen.findByRole('dialog', { name: 'Connect Claude Code' });
+    await user.click(within(dialog).getByRole('button', { name: 'Connect' }));
+    await waitFor(() => expect(backend.callsOf('localApi:connectAgent').at(-1)).toEqual({ agent: 'claudeCode' }));
+
+    await user.click(within(card('geminiCli')).getByRole('button', { name: 'Connect Gemini CLI' }));
+    dialog = await screen.findByRole('dialog', { name: 'Connect Gemini CLI' });
+    expect(within(dialog).queryByLabelText('Context window (tokens)'), 'Gemini CLI reads none').not.toBeInTheDocument();
+  });
+
   it('names a file it cannot merge, in the panel and when connecting', async () => {
     const user = await renderPanel();
     await enable(user);
