@@ -3,12 +3,12 @@ import { CopyButton } from '../../../components/CopyButton';
 import { Dialog } from '../../../components/Dialog';
 import { formatRelative } from '../../../i18n/format';
 import { useI18n } from '../../../i18n/I18nProvider';
-import { agentFileText, errorText, type Translate } from '../../../i18n/problems';
-import type { Agent, Provider, Resolution, RouteInput, ServedModel } from '../../../ipc/bindings';
+import { errorText } from '../../../i18n/problems';
+import type { Agent, Provider, RouteInput, ServedModel } from '../../../ipc/bindings';
 import { IpcError } from '../../../ipc/client';
 import { localApiApi } from '../../../ipc/localApi';
-import type { MessageKey } from '../../../i18n';
-import { AGENT_API, AGENT_GLOB, AGENT_NAMES, type AgentNotice, agentNotices, connectionState, type ConnectionState, envInShell, manualFiles } from './agents';
+import { AGENT_API, AGENT_NAMES, agentNotices, connectionState, envInShell, manualFiles } from './agents';
+import { MANUAL_NOTES, noticeText, resolutionText, STATE_BADGES, STATE_WORDS } from './agentWords';
 import { inputOf } from './routes';
 import { ConnectAgentDialog } from './ConnectAgentDialog';
 import { useAgents } from './useAgents';
@@ -26,58 +26,6 @@ interface Props {
   /** Told after Connect added a route (the Routes list shows it). */
   onRouteMade?: () => void;
 }
-
-const STATE_WORDS: Record<ConnectionState, MessageKey> = {
-  connected: 'agents.stateConnected',
-  byHand: 'agents.stateByHand',
-  notConnected: 'agents.stateNotConnected',
-};
-
-const STATE_BADGES: Record<ConnectionState, string> = { connected: 'badge--active', byHand: 'badge--cooling', notConnected: 'badge--off' };
-
-/** Where an agent's model goes, in words. */
-function resolutionText(t: Translate, agent: Agent, resolution: Resolution): string {
-  switch (resolution.kind) {
-    case 'routed':
-      return resolution.via.kind === 'route'
-        ? t('agents.goesViaRoute', { provider: resolution.provider, model: resolution.model, glob: resolution.via.glob })
-        : t('agents.goesTo', { provider: resolution.provider, model: resolution.model });
-    case 'otherApi':
-      return t('agents.goesNowhereOtherApi', { provider: resolution.provider });
-    case 'unknown':
-      return t('agents.goesNowhere', { glob: AGENT_GLOB[agent] });
-  }
-}
-
-function noticeText(t: Translate, agent: Agent, notice: AgentNotice): string {
-  switch (notice.kind) {
-    case 'fileProblem':
-      return agentFileText(t, notice.file);
-    case 'pointsElsewhere':
-      return t('agents.pointsElsewhere');
-    case 'oldToken':
-      return t('agents.oldToken');
-    case 'sharedToken':
-      return t('agents.sharedToken');
-    case 'trustedFoldersOnly':
-      return t('agents.trustedFoldersOnly', { name: AGENT_NAMES[agent], file: notice.envFile });
-    case 'changed':
-      return t('agents.changedSince', { files: notice.files.join(t('list.separator')) });
-    case 'noUsableKey':
-      return t('agents.noUsableKey', { provider: notice.provider });
-    case 'otherApi':
-      return t('agents.otherApiHint', { provider: notice.provider, glob: AGENT_GLOB[agent] });
-    case 'unrouted':
-      return t('agents.unroutedHint', { glob: AGENT_GLOB[agent] });
-  }
-}
-
-/** The extra words an agent's manual setup needs. */
-const MANUAL_NOTES: Record<Agent, MessageKey> = {
-  claudeCode: 'agents.manualClaude',
-  codex: 'agents.manualCodex',
-  geminiCli: 'agents.manualGemini',
-};
 
 /**
  * Settings → Local API → Coding agents: Claude Code, Codex CLI and Gemini CLI, each with whether
