@@ -6,8 +6,6 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use keypool_llm::wire::{ListedModel, Problem, WireFormat};
 
-use crate::guard::Denied;
-
 /// An error answer in `format`'s own shape, so SDKs raise their usual exception types; with a
 /// `retry-after` of `retry_after` seconds (at least 1) when given.
 pub fn error(format: WireFormat, problem: Problem, message: impl Into<String>, retry_after: Option<u64>) -> Response {
@@ -27,20 +25,4 @@ pub fn error(format: WireFormat, problem: Problem, message: impl Into<String>, r
 /// `GET …/models` in `format`'s list format.
 pub fn model_list(format: WireFormat, models: &[ListedModel]) -> Response {
     ([("content-type", "application/json")], format.wire().model_list(models).to_string()).into_response()
-}
-
-/// A request the guard turned away, said in `format`.
-pub(crate) fn refusal(format: WireFormat, denied: Denied) -> Response {
-    match denied {
-        Denied::Host => error(format, Problem::Misdirected, "this endpoint answers only to this machine's names", None),
-        Denied::Origin => error(format, Problem::Forbidden, "requests from web pages are refused", None),
-        Denied::Token => error(format, Problem::Unauthorized, "the local API token is missing or wrong", None),
-        Denied::LockedOut(seconds) => error(
-            format,
-            Problem::RateLimited,
-            format!("too many wrong tokens: try again in {seconds} s"),
-            Some(seconds),
-        ),
-        Denied::Member(refused) => refused.response(format),
-    }
 }

@@ -13,15 +13,16 @@ use axum::Router;
 use keypool_llm::wire::{Dialect, Problem, WireFormat};
 use tracing::Instrument;
 
-use crate::answers::{error, model_list, refusal};
+use crate::answers::error;
 use crate::drain::{or_cut, CUT_MESSAGE};
 use crate::endpoints::{Serves, ENDPOINTS};
 use crate::guard::Denied;
 use crate::intake::{relay_noted, Asks};
+use crate::lists::dialect_of;
 use crate::members::Caller;
 use crate::traces::{answered, request_span};
 use crate::{
-    connections, noted, Answered, Bounds, Health, InFlight, MetricsRoute, Noted, Observer, Readiness, Serving, Shared,
+    connections, Answered, Bounds, Health, InFlight, MetricsRoute, Noted, Observer, Readiness, Serving, Shared,
 };
 
 /// The format of the answers that are no dialect's own (health, readiness, metrics).
@@ -72,14 +73,20 @@ pub(crate) struct App {
     log_requests: bool,
 }
 
-impl App {
-    /// The client a request from `peer` with `headers` is from (see [`crate::forwarded`]).
-    pub(crate) fn client_of(&self, peer: std::net::IpAddr, headers: &HeaderMap) -> std::net::IpAddr {
+impl connections::Served for App {
+    /// See [`crate::forwarded`].
+    fn client_of(&self, peer: std::net::IpAddr, headers: &HeaderMap) -> std::net::IpAddr {
         self.shared.guard.client_of(peer, headers)
     }
 
+    fn answer(self: Arc<Self>, request: Request) -> impl Future<Output = Response> + Send {
+        self.answered(request)
+    }
+}
+
+impl App {
     /// The answer to `request`.
-    pub(crate) async fn answer(self: Arc<Self>, request: Request) -> Response {
+    async fn answered(self: Arc<Self>, request: Request) -> Response {
         // One info line per request: method, path without the query, status, milliseconds.
         let logged = (self.log_requests && tracing::enabled!(tracing::Level::INFO))
             .then(|| (request.method().clone(), request.uri().path().to_owned()));
@@ -180,21 +187,6 @@ pub(crate) async fn serve_on(
     futures_util::future::join_all(serving).await;
 }
 
-pub(crate) async fn models(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    let _in_flight = InFlight::new(&shared);
-    let dialect = dialect_of(request.headers(), request.uri());
-    let query = (dialect == Dialect::Gemini).then(|| request.uri().query()).flatten();
-    let caller = match shared.guard.check(request.headers(), query) {
-        Ok(caller) => caller,
-        Err(denied) => return shared.failed(refusal(dialect.format(), denied)),
-    };
-    let mut models = shared.routes.models(dialect);
-    if let (Some(member), Some(members)) = (caller.member(), &shared.members) {
-        models.retain(|model| members.lists(member, &model.id));
-    }
-    noted(model_list(dialect.format(), &models), caller.member().cloned(), None)
-}
-
 /// A dialect as traces and metrics name it.
 fn dialect_name(dialect: Dialect) -> &'static str {
     match dialect {
@@ -204,29 +196,12 @@ fn dialect_name(dialect: Dialect) -> &'static str {
     }
 }
 
-/// The dialect of a request whose path several dialects share (`/v1/models`, a path not
-/// served): Gemini under `/v1beta/`, or when it authenticates Google's way (`x-goog-api-key`,
-/// `?key=`); Anthropic with an `anthropic-version` header; OpenAI otherwise.
-fn dialect_of(headers: &HeaderMap, uri: &axum::http::Uri) -> Dialect {
-    let googles_key = headers.contains_key("x-goog-api-key")
-        || uri.query().is_some_and(|q| q.split('&').any(|pair| pair.starts_with("key=")));
-    if uri.path().starts_with("/v1beta/") {
-        Dialect::Gemini
-    } else if headers.contains_key("anthropic-version") {
-        Dialect::Anthropic
-    } else if googles_key {
-        Dialect::Gemini
-    } else {
-        Dialect::OpenAi
-    }
-}
-
 async fn not_found(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let _in_flight = InFlight::new(&shared);
     let dialect = dialect_of(request.headers(), request.uri());
     let query = (dialect == Dialect::Gemini).then(|| request.uri().query()).flatten();
     if let Err(denied) = shared.guard.check(request.headers(), query) {
-        return shared.failed(refusal(dialect.format(), denied));
+        return shared.failed(denied.response(dialect.format()));
     }
     let message = format!("{} {} is not served here", request.method(), request.uri().path());
     shared.failed(error(dialect.format(), Problem::NotFound, message, None))
@@ -235,7 +210,7 @@ async fn not_found(State(shared): State<Arc<Shared>>, request: Request) -> Respo
 /// `GET /healthz`: the team's state, to this machine's names (and the allowed hosts) only.
 async fn healthz(shared: Arc<Shared>, health: Health, headers: HeaderMap) -> Response {
     if !shared.guard.host_allowed(&headers) {
-        return refusal(OPENAI, Denied::Host);
+        return Denied::Host.response(OPENAI);
     }
     let body = serde_json::json!({ "status": "ok", "team": health() }).to_string();
     ([(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response()
@@ -245,7 +220,7 @@ async fn healthz(shared: Arc<Shared>, health: Health, headers: HeaderMap) -> Res
 /// names (and the allowed hosts) only, without the token.
 async fn readyz(shared: Arc<Shared>, ready: Readiness, headers: HeaderMap) -> Response {
     if !shared.guard.host_allowed(&headers) {
-        return refusal(OPENAI, Denied::Host);
+        return Denied::Host.response(OPENAI);
     }
     let ready = if shared.drain.draining() { Err("draining: the server is shutting down".to_owned()) } else { ready() };
     let (status, body) = match ready {
@@ -269,7 +244,7 @@ fn drain_refusal(format: WireFormat, message: &str) -> Response {
 /// is refused); rendered off the worker's thread.
 async fn metrics_answer(shared: Arc<Shared>, metrics: MetricsRoute, headers: HeaderMap) -> Response {
     if !shared.guard.host_allowed(&headers) {
-        return refusal(OPENAI, Denied::Host);
+        return Denied::Host.response(OPENAI);
     }
     let scraper = metrics.token_hash.is_some_and(|hash| shared.guard.offers(&headers, &hash));
     if !scraper {
@@ -278,7 +253,7 @@ async fn metrics_answer(shared: Arc<Shared>, metrics: MetricsRoute, headers: Hea
             Ok(Caller::Member(_)) => {
                 return error(OPENAI, Problem::Forbidden, "a member's token cannot read the metrics", None)
             }
-            Err(denied) => return refusal(OPENAI, denied),
+            Err(denied) => return denied.response(OPENAI),
         }
     }
     match tokio::task::spawn_blocking(move || (metrics.render)()).await {

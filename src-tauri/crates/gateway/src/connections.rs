@@ -33,7 +33,13 @@ use hyper::rt::{Sleep, Timer};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::{Notify, Semaphore};
 
-use crate::app::App;
+/// What the connections serve: the client a request is from, and the answer to it.
+pub(crate) trait Served: Send + Sync + 'static {
+    /// The client a request from `peer` with `headers` is from (a trusted proxy may name it).
+    fn client_of(&self, peer: std::net::IpAddr, headers: &axum::http::HeaderMap) -> std::net::IpAddr;
+    /// The answer to `request`.
+    fn answer(self: Arc<Self>, request: Request) -> impl Future<Output = Response> + Send;
+}
 
 /// The bounds every connection is served under.
 #[derive(Clone)]
@@ -248,9 +254,9 @@ impl Slots {
 
 /// Serves `listener` with `app` under `bounds` until `stopped`, then until its connections have
 /// ended (those in the middle of an answer finish it; idle ones close).
-pub(crate) async fn serve(
+pub(crate) async fn serve<A: Served>(
     listener: tokio::net::TcpListener,
-    app: Arc<App>,
+    app: Arc<A>,
     bounds: Bounds,
     slots: Arc<Slots>,
     stopped: impl Future<Output = ()> + Clone + Send + 'static,
@@ -296,10 +302,10 @@ pub(crate) async fn serve(
 }
 
 /// One connection, until it closes, is evicted, or the endpoint stops.
-async fn connection(
+async fn connection<A: Served>(
     stream: tokio::net::TcpStream,
     peer: Option<std::net::IpAddr>,
-    app: Arc<App>,
+    app: Arc<A>,
     bounds: Bounds,
     slots: Arc<Slots>,
     stopped: impl Future<Output = ()>,
@@ -352,9 +358,9 @@ impl Drop for WaitsAgain {
 }
 
 /// `app`'s answer to `request`, or a 408 when its body has not arrived within the deadline.
-async fn answer(
+async fn answer<A: Served>(
     request: hyper::Request<hyper::body::Incoming>,
-    app: Arc<App>,
+    app: Arc<A>,
     bounds: Bounds,
     again: WaitsAgain,
 ) -> Result<hyper::Response<Answer>, Infallible> {

@@ -64,7 +64,7 @@ impl Endpoint {
                     relay(shared, format, Asks::Action(action), request)
                 })
             }
-            Serves::Models => get(crate::app::models),
+            Serves::Models => get(crate::lists::models),
         }
     }
 

@@ -13,6 +13,9 @@ use axum::http::HeaderMap;
 use keypool::{Clock, Timestamp};
 use sha2::{Digest, Sha256};
 
+use keypool_llm::wire::{Problem, WireFormat};
+
+use crate::answers::error;
 use crate::forwarded::{TrustedProxies, Via};
 use crate::members::{Caller, Members, Refusal};
 use crate::Observer;
@@ -52,6 +55,26 @@ pub enum Denied {
     /// A member's token that may not be used now (expired, revoked). Not a wrong token: it
     /// counts toward no lockout.
     Member(Refusal),
+}
+
+impl Denied {
+    /// The refusal, said in `format`.
+    pub(crate) fn response(self, format: WireFormat) -> axum::response::Response {
+        match self {
+            Denied::Host => {
+                error(format, Problem::Misdirected, "this endpoint answers only to this machine's names", None)
+            }
+            Denied::Origin => error(format, Problem::Forbidden, "requests from web pages are refused", None),
+            Denied::Token => error(format, Problem::Unauthorized, "the local API token is missing or wrong", None),
+            Denied::LockedOut(seconds) => error(
+                format,
+                Problem::RateLimited,
+                format!("too many wrong tokens: try again in {seconds} s"),
+                Some(seconds),
+            ),
+            Denied::Member(refused) => refused.response(format),
+        }
+    }
 }
 
 pub struct Guard {

@@ -16,7 +16,7 @@ use keypool_llm::{
     passed_headers, retry_after_of, CompletionError, ForwardRequest, ForwardedBody, NoKeyReason, Queued,
 };
 
-use crate::answers::{error, refusal};
+use crate::answers::error;
 use crate::drain::UntilCut;
 use crate::members::{Asked, Caller, Pass};
 use crate::session::Session;
@@ -72,7 +72,7 @@ pub(crate) async fn relay_noted(
     let query = (format == WireFormat::GeminiGenerate).then(|| parts.uri.query()).flatten();
     let caller = match shared.guard.check(&parts.headers, query) {
         Ok(caller) => caller,
-        Err(denied) => return (shared.failed(refusal(format, denied)), None),
+        Err(denied) => return (shared.failed(denied.response(format)), None),
     };
     let action = match &asks {
         Asks::Action(action) => match wire.action(action, parts.uri.query()) {

@@ -29,6 +29,7 @@ mod endpoints;
 mod forwarded;
 mod guard;
 mod intake;
+mod lists;
 mod loops;
 mod members;
 mod responses;

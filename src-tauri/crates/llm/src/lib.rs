@@ -40,9 +40,7 @@ pub use chat::{estimate_tokens, CompletionOutcome, CompletionRequest, StopReason
 pub use check::KeyVerdict;
 pub use conversation::{Attachment, ChatMessage, Finish, Reply, Role, Usage};
 pub use error::{Breakage, CompletionError, Failure, Interruption, Meaning, NoKey, NoKeyReason};
-pub use forward::{
-    passed_headers, retry_after_of, AnswerHeaders, BoundState, ForwardRequest, Forwarded, ForwardedBody, Queued,
-};
+pub use forward::{passed_headers, retry_after_of, AnswerHeaders, ForwardRequest, Forwarded, ForwardedBody, Queued};
 pub use http::{ProxyChoice, ProxyError};
 pub use kind::{every_key_shape, KindRow, ProviderKind, QuotaSharing, Verification, ACCOUNT_GROUP, KINDS};
 pub use models::MAX_MODEL_LIST;
@@ -52,6 +50,7 @@ pub use provider::ProviderEndpoint;
 pub use provider_clock::{ClockOffset, ClockSkew, MAX_CLOCK_OFFSET};
 pub use rate_limit::{announced_wait, provider_instant};
 pub use record::{AttemptOutcome, AttemptRecord, SentWith};
+pub use wire::BoundState;
 
 /// The `tracing` target of the spans a server exports as traces (OpenTelemetry): a relayed
 /// request's (the gateway's) and each of its attempts' (the failover loop's). They are at TRACE

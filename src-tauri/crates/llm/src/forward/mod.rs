@@ -19,7 +19,7 @@ use crate::failover::{Credential, Plan, Stop, Target};
 use crate::provider::ProviderEndpoint;
 use crate::service::{scope_of, CompletionEvent, CompletionService};
 use crate::upstream;
-use crate::wire::{Address, Translation};
+use crate::wire::{Address, BoundState, Translation};
 
 /// A client's request, to forward as it is (or as it was translated for its provider).
 #[derive(Debug, Clone)]
@@ -51,15 +51,6 @@ pub struct ForwardRequest {
     /// The client's format, when the body was translated out of it: the answer (whole, streamed,
     /// or a refusal) is written back in it by the relay, from what it reads anyway.
     pub answer_in: Option<Translation>,
-}
-
-/// What binds a request to one organisation's keys.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BoundState {
-    /// The Responses API's `previous_response_id`: stored by the organisation of the key that
-    /// made it. Without it (encrypted reasoning items), the key the session is bound to stands
-    /// for the organisation.
-    pub previous_response_id: Option<String>,
 }
 
 /// How long a forwarded request waited in Keypool before its first attempt went upstream.

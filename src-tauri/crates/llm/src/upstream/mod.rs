@@ -1,7 +1,7 @@
 //! The local API's way upstream: a client's request sent on as it came, and the answer read back,
 //! on whichever client carries it.
 //!
-//! A provider over `https` is reached through reqwest ([`crate::http`]: the proxy the user chose,
+//! A provider over `https` is reached through reqwest (the `http` module: the proxy the user chose,
 //! TLS, HTTP/2). A server over plain `http` (on this machine or its network: Ollama, vLLM, LM
 //! Studio, a gateway) is reached through hyper's own client, under the rules reqwest's plain-http
 //! client keeps: no proxy, a name resolved to addresses of this machine or its network only
@@ -108,7 +108,7 @@ impl Sender {
         match self {
             Sender::Reqwest(client) => {
                 let url = crate::wire::join(base, path);
-                // reqwest's own policy follows redirects within the origin (`crate::http`).
+                // reqwest's own policy follows redirects within the origin (the `http` module).
                 let response = client.post(url).headers(headers.to_map()).body(body).send().await;
                 response.map(Response::Reqwest).map_err(|error| breakage(&error))
             }

@@ -33,7 +33,7 @@ mod translate;
 mod usage;
 
 pub use address::{Address, Delivery, Dialect, Operation};
-pub use peek::{with_model, ConversationName, Peek};
+pub use peek::{with_model, BoundState, ConversationName, Peek};
 pub use problem::{ListedModel, Problem};
 pub use translate::{translate, AnswerId, AnswerIds, Translated, Translation};
 

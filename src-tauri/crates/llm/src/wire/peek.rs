@@ -12,7 +12,15 @@ use sha2::{Digest, Sha256};
 use super::anthropic::BILLING_BLOCK;
 use super::read::Text;
 use super::WireFormat;
-use crate::forward::BoundState;
+
+/// What binds a request to one organisation's keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BoundState {
+    /// The Responses API's `previous_response_id`: stored by the organisation of the key that
+    /// made it. Without it (encrypted reasoning items), the key the session is bound to stands
+    /// for the organisation.
+    pub previous_response_id: Option<String>,
+}
 
 /// The members routing and affinity need, of any format; everything else stays unread. Text is
 /// borrowed from the body where it holds no escapes.
