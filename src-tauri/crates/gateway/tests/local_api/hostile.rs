@@ -70,8 +70,9 @@ async fn a_key_written_with_json_escapes_never_reaches_the_client() {
 }
 
 /// A local API client's request that the provider refuses with 403 while the key still lists its
-/// models (a prompt-injected agent asking for a model the organisation may not use): the refusal
-/// goes back as it came, no other key is tried, and no key is disabled.
+/// models (a prompt-injected agent asking for a model the organisation may not use): one other
+/// key is asked, and when it refuses too the refusal goes back as it came; no key is disabled or
+/// rests.
 #[tokio::test]
 async fn a_forbidden_request_disables_no_key_and_goes_back_as_it_came() {
     let api = LocalApi::start(&["a", "b"]).await;
@@ -87,7 +88,10 @@ async fn a_forbidden_request_disables_no_key_and_goes_back_as_it_came() {
     }
     let completions: Vec<String> =
         api.fake.seen().into_iter().filter(|s| !s.path.ends_with("models")).map(|s| s.key).collect();
-    assert_eq!(completions, ["key-a"; 3], "never failed over to b");
+    assert_eq!(completions.len(), 6, "two keys a round, no third attempt: {completions:?}");
+    for pair in completions.chunks(2) {
+        assert_ne!(pair[0], pair[1], "each round asked both keys once: {completions:?}");
+    }
     api.fake.always("key-a", Reply::text(&["fine"]));
     let answer = api.chat(&chat_body("allowed-model", false), &[("x-keypool-session", "agent")]).await;
     assert_eq!(answer.status(), 200, "a's still enabled and answers the next request");

@@ -158,6 +158,10 @@ impl CompletionService {
     ) -> Driven<A::Output> {
         let mut tried: Vec<KeyId> = plan.target.outside.to_vec();
         let mut driven = Driven { end: Err(Stop::Cancelled), attempts: 0, last_key: None, last_refusal: None };
+        // A key that refused this request with a 403 nothing shows to be the key's: another key
+        // is asked; if it answers, the refused one rests for the scope, and if none is left the
+        // request is refused as the first key was.
+        let mut doubted: Option<Doubted> = None;
         let team_key = self.team_binding(&plan.target).await;
         let preferred = team_key.as_ref().or(plan.target.preferred_key);
         loop {
@@ -166,6 +170,10 @@ impl CompletionService {
                 self.acquire(plan, preferred, &mut tried, driven.last_refusal.as_ref(), on_event, cancel).await;
             let (credential, hold) = match acquired {
                 Ok(acquired) => acquired,
+                Err(Stop::Failed(CompletionError::NoAvailableKey(_))) if doubted.is_some() => {
+                    let failure = doubted.take().map(|d| d.failure).expect("a doubted refusal");
+                    return Driven { end: Err(Stop::Failed(CompletionError::Provider(failure))), ..driven };
+                }
                 Err(stop) => return Driven { end: Err(stop), ..driven },
             };
             driven.attempts += 1;
@@ -189,6 +197,7 @@ impl CompletionService {
                 attempt: driven.attempts,
             });
             let started = tokio::time::Instant::now();
+            let sent_at = self.clock.now();
             let settlement = Settlement {
                 service: self.clone(),
                 credential,
@@ -201,6 +210,12 @@ impl CompletionService {
             let Tried { ended, shown, announced, usage, first_token_ms } =
                 attempt.run(settlement.credential(), driven.attempts, on_event, cancel).await;
             if let Ended::Answered(answer) = ended {
+                if let Some(doubted) = doubted.take() {
+                    // Another key answered what the doubted one refused: the refusal was the key's.
+                    tracing::info!(provider = %plan.target.endpoint.id, key = %doubted.key, "another key answered what a 403 refused: the refused key rests");
+                    let provider = &plan.target.endpoint.id;
+                    let _ = self.report(provider, &doubted.key, 403, UNVERIFIED_REFUSAL, &plan.scope, doubted.sent_at);
+                }
                 let rest = Tried { ended: Ended::Answered(()), shown, announced, usage, first_token_ms };
                 let output = attempt.answered(answer, settlement, rest);
                 return Driven { end: Ok(output), ..driven };
@@ -250,12 +265,24 @@ impl CompletionService {
                 Lesson::Refusal { kind, .. } => Some(kind),
                 _ => None,
             };
+            // A 403 the pool was not told of: the verdict called it the request's, not the key's.
+            let doubtful = !shown
+                && doubted.is_none()
+                && matches!(lesson, Lesson::Nothing)
+                && matches!(&ended, Ended::Refused(f) if f.status == 403 && f.pool_kind() == Some(FailureKind::AuthRejected));
             let reported = settlement.settle(outcome, status, usage, first_token_ms, lesson);
             let pool_outcome = match reported {
                 Some(Ok(outcome)) => Some(outcome),
                 Some(Err(error)) => return Driven { end: Err(Stop::Failed(error.into())), ..driven },
                 None => None,
             };
+            if let (true, Ended::Refused(failure), Some(key)) = (doubtful, &ended, &key_id) {
+                tracing::info!(provider = %plan.target.endpoint.id, key = %key, "a 403 no check puts on the key: asking another key");
+                tried.push(key.clone());
+                driven.last_refusal = Some(failure.clone());
+                doubted = Some(Doubted { key: key.clone(), sent_at, failure: failure.clone() });
+                continue;
+            }
             let step = decide(Situation::Attempted { end: ended.end(), shown, outcome: pool_outcome, keyless });
             match step {
                 Step::Retry { exclude, failover } => {
@@ -481,6 +508,15 @@ const MAX_TEAM_REFUSALS: u32 = 4;
 /// disabled on one request's word.
 const UNVERIFIED_REFUSAL: FailureKind =
     FailureKind::RateLimited { retry_after: None, announced: Announced { requests: None, tokens: None }, quota: None };
+
+/// A key that refused a request with a 403 nothing showed to be the key's, until another key
+/// tells whose it was.
+struct Doubted {
+    key: KeyId,
+    /// When its attempt was sent.
+    sent_at: Timestamp,
+    failure: Failure,
+}
 
 /// How an attempt's refusal goes into the ledger.
 fn ledger_outcome(failure: &Failure) -> AttemptOutcome {

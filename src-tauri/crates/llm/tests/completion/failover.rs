@@ -72,7 +72,7 @@ async fn auth_failures_disable_the_key_and_fail_over() {
 /// request is not tried on the other keys, which would refuse it the same way.
 #[tokio::test]
 async fn a_refusal_the_key_survives_is_the_requests_and_disables_nothing() {
-    for status in [403, 401] {
+    for status in [401] {
         let rig = Rig::new(ProviderKind::Openai, &[("a", 1), ("b", 1)]).await;
         rig.fake.script(
             "key-a",
@@ -93,6 +93,51 @@ async fn a_refusal_the_key_survives_is_the_requests_and_disables_nothing() {
         let models = rig.fake.seen().iter().filter(|s| s.path.ends_with("models") && s.key == "key-a").count();
         assert_eq!(models, 1, "{status}: the key was asked once, for its models");
     }
+}
+
+/// A 403 the key's check does not explain is asked of another key: when that one answers, the
+/// refusal was the key's, which rests (never disabled); when a second key refuses it too, the
+/// request is refused as the provider said it and no key rests.
+#[tokio::test]
+async fn a_403_another_key_answers_rests_the_refused_key_and_one_two_keys_refuse_rests_none() {
+    let rig = Rig::new(ProviderKind::Openai, &[("a", 1), ("b", 1)]).await;
+    rig.fake.always(
+        "key-a",
+        Reply::Status { status: 403, headers: vec![], message: "this organisation may not use this model".into() },
+    );
+    for session in ["chat-1", "chat-2", "chat-3"] {
+        let (outcome, _) = rig.ask(session).await;
+        assert!(finished(&outcome), "{session}: answered by b: {:?}", outcome.end);
+    }
+    let used = rig.fake.keys_used();
+    assert_eq!(used.iter().filter(|k| *k == "key-a").count(), 1, "a refused once, then rested: {used:?}");
+    assert!(rig.keys.disabled.lock().unwrap().is_empty(), "nothing disabled on a 403");
+    assert_eq!(rig.state_of("a").0, KeyState::Cooling, "a rests");
+    assert_eq!(rig.state_of("b").0, KeyState::Active);
+
+    let rig = Rig::new(ProviderKind::Openai, &[("a", 1), ("b", 1)]).await;
+    for key in ["key-a", "key-b"] {
+        rig.fake.always(key, Reply::Status { status: 403, headers: vec![], message: "flagged request".into() });
+    }
+    let (outcome, events) = rig.ask("chat").await;
+    match error_of(&outcome) {
+        CompletionError::Provider(failure) => {
+            assert_eq!((failure.status, failure.message.as_str()), (403, "flagged request"))
+        }
+        other => panic!("expected the provider's 403, got {other:?}"),
+    }
+    assert!(failovers(&events).is_empty(), "no key was failed over for its own sake");
+    assert_eq!(rig.fake.keys_used().len(), 2, "asked of two keys, no more");
+    for label in ["a", "b"] {
+        assert_eq!(rig.state_of(label).0, KeyState::Active, "{label}: the request's refusal rests no key");
+    }
+
+    // One key alone: its 403 goes back as it came.
+    let rig = Rig::new(ProviderKind::Openai, &[("a", 1)]).await;
+    rig.fake.always("key-a", Reply::Status { status: 403, headers: vec![], message: "flagged request".into() });
+    let (outcome, _) = rig.ask("chat").await;
+    assert!(matches!(error_of(&outcome), CompletionError::Provider(f) if f.status == 403), "{:?}", outcome.end);
+    assert_eq!(rig.state_of("a").0, KeyState::Active);
 }
 
 /// Many requests refused together with one key: one verification, which all of them share.

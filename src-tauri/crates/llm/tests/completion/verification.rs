@@ -22,9 +22,9 @@ async fn a_restricted_keys_403_on_a_refused_request_leaves_every_key_enabled() {
     for label in ["a", "b", "c"] {
         let key = format!("key-{label}");
         rig.fake.restricted(&key);
-        rig.fake.script(
+        rig.fake.always(
             &key,
-            [Reply::Status { status: 403, headers: vec![], message: "this project may not use this model".into() }],
+            Reply::Status { status: 403, headers: vec![], message: "this project may not use this model".into() },
         );
     }
     for session in ["chat-1", "chat-2", "chat-3"] {
@@ -33,7 +33,7 @@ async fn a_restricted_keys_403_on_a_refused_request_leaves_every_key_enabled() {
             CompletionError::Provider(failure) => assert_eq!(failure.status, 403, "the provider's refusal goes back"),
             other => panic!("expected the provider's 403, got {other:?}"),
         }
-        assert!(failovers(&events).is_empty(), "{session}: a 403 nothing shows is the key's is not failed over");
+        assert!(failovers(&events).is_empty(), "{session}: two keys refusing it: the request's, no key failed over");
     }
     assert!(rig.keys.disabled.lock().unwrap().is_empty(), "a 403 on the model list proves nothing: none disabled");
     for label in ["a", "b", "c"] {
