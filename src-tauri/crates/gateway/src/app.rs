@@ -128,7 +128,8 @@ impl App {
             (Some(format), _) => (drain_refusal(format, "the server is shutting down: try again"), None),
             // What the router would do with it, without its layers of boxed services.
             (None, Some((format, asks))) if request.method() == axum::http::Method::POST => {
-                let relayed = relay_noted(self.shared.clone(), format, asks, request).instrument(span.clone());
+                let relayed =
+                    std::pin::pin!(relay_noted(self.shared.clone(), format, asks, request).instrument(span.clone()));
                 match or_cut(relayed, &self.shared.drain).await {
                     Some(answered) => answered,
                     None => (drain_refusal(format, CUT_MESSAGE), None),

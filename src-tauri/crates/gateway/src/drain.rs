@@ -133,9 +133,9 @@ impl Drop for CutWatch {
     }
 }
 
-/// `future`'s output, or `None` when the drain cuts first.
-pub(crate) async fn or_cut<F: Future>(future: F, drain: &Arc<Drain>) -> Option<F::Output> {
-    let mut future = std::pin::pin!(future);
+/// `future`'s output, or `None` when the drain cuts first. Pinned where it lives (a request's
+/// future is KiBs: taken by value, it would be held twice, as the argument and pinned).
+pub(crate) async fn or_cut<F: Future>(mut future: std::pin::Pin<&mut F>, drain: &Arc<Drain>) -> Option<F::Output> {
     let mut watch: Option<CutWatch> = None;
     std::future::poll_fn(|cx| {
         if let Poll::Ready(output) = future.as_mut().poll(cx) {
@@ -227,7 +227,7 @@ mod tests {
     #[tokio::test]
     async fn a_future_cut_before_it_ends_gives_none_and_idle_waits_for_the_last_request() {
         let drain = Arc::new(Drain::default());
-        assert_eq!(or_cut(async { 7 }, &drain).await, Some(7), "an answer that comes is the answer");
+        assert_eq!(or_cut(std::pin::pin!(async { 7 }), &drain).await, Some(7), "an answer that comes is the answer");
         let in_flight = Arc::new(std::sync::atomic::AtomicU64::new(1));
         drain.start();
         let idle = {
@@ -236,7 +236,7 @@ mod tests {
         };
         let pending = {
             let drain = drain.clone();
-            tokio::spawn(async move { or_cut(std::future::pending::<()>(), &drain).await })
+            tokio::spawn(async move { or_cut(std::pin::pin!(std::future::pending::<()>()), &drain).await })
         };
         until_registered(&drain).await;
         assert!(!idle.is_finished(), "one request is in flight");

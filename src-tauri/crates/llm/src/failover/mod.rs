@@ -208,7 +208,9 @@ impl CompletionService {
                 started,
             };
             let Tried { ended, shown, announced, usage, first_token_ms } =
-                attempt.run(settlement.credential(), driven.attempts, on_event, cancel).await;
+                // Boxed: the attempt's state machine (its upstream request's) is KiBs, and every
+                // future that awaits it inline holds, and moves, a copy of its size.
+                Box::pin(attempt.run(settlement.credential(), driven.attempts, on_event, cancel)).await;
             if let Ended::Answered(answer) = ended {
                 if let Some(doubted) = doubted.take() {
                     // Another key answered what the doubted one refused: the refusal was the key's.
@@ -227,7 +229,8 @@ impl CompletionService {
                         // and the cheapest question about the key agree that it is not valid.
                         let secret = settlement.credential().secret().expect("a pooled key has a value");
                         let refused_at = self.clock.now();
-                        let verdict = self.verify(plan.target.endpoint, key, secret, refused_at).await;
+                        // Boxed: a rare path should not make every request's future larger.
+                        let verdict = Box::pin(self.verify(plan.target.endpoint, key, secret, refused_at)).await;
                         let status = Some(failure.status);
                         match (failure.says_key_invalid(), verdict) {
                             (true, Verdict::KeyInvalid) => (

@@ -170,15 +170,16 @@ impl CompletionService {
     pub async fn forward_timed(&self, request: ForwardRequest) -> (Result<Forwarded, CompletionError>, Queued) {
         let started = std::time::Instant::now();
         let mut queued = Queued::default();
-        let forwarded = self
-            .forward_noting(request, &mut |event| match event {
-                CompletionEvent::KeySelected { .. } if queued.first_sent.is_none() => {
-                    queued.first_sent = Some(started.elapsed());
-                }
-                CompletionEvent::Waiting { .. } => queued.waited = true,
-                _ => {}
-            })
-            .await;
+        // Boxed, as the attempts are: the callers' futures (the gateway's, up to the
+        // connection's) stay small instead of each holding a copy of this one's KiBs.
+        let forwarded = Box::pin(self.forward_noting(request, &mut |event| match event {
+            CompletionEvent::KeySelected { .. } if queued.first_sent.is_none() => {
+                queued.first_sent = Some(started.elapsed());
+            }
+            CompletionEvent::Waiting { .. } => queued.waited = true,
+            _ => {}
+        }))
+        .await;
         (forwarded, queued)
     }
 
