@@ -9,8 +9,9 @@
 //! `POST /__fake/models` with a JSON list of model ids, `POST /__fake/text-only` with the models
 //! that take no images, `POST /__fake/project` `{key, project}`,
 //! `POST /__fake/project-limit` `{project, requests, windowMs, perDay?}`, and OpenRouter's
-//! `POST /__fake/credit` `{key, limit, usage}`). OpenRouter's API is under `/api/v1`
-//! ([`openrouter`]). A key that begins [`NEVER_ISSUED`] is refused by the model list (unless it
+//! `POST /__fake/credit` `{key, limit, usage}`, and DeepSeek's, Moonshot's and SiliconFlow's
+//! `POST /__fake/balance` `{key, amount, currency?, available?, raw?}`). OpenRouter's API is under
+//! `/api/v1` ([`openrouter`]); the vendors' balance reads are [`vendors`]. A key that begins [`NEVER_ISSUED`] is refused by the model list (unless it
 //! is public: [`FakeProvider::public_models`]) and by OpenRouter's key answer, as a provider that
 //! checks keys refuses one it never issued.
 
@@ -18,6 +19,7 @@ mod content;
 pub mod gemini;
 pub mod openrouter;
 mod responses;
+pub mod vendors;
 
 pub use content::SeenImage;
 
@@ -275,6 +277,8 @@ pub(crate) struct Script {
     pub(crate) project_usage: HashMap<(String, String), gemini::ProjectUse>,
     /// OpenRouter: what each key may spend (a key not listed: unlimited, nothing spent).
     pub(crate) credits: HashMap<String, openrouter::Credit>,
+    /// DeepSeek, Moonshot, SiliconFlow: what each key's account holds (not listed: 100.00).
+    pub(crate) balances: HashMap<String, vendors::VendorBalance>,
 }
 
 /// The provider's own clock as its answers show it: its `date` header, the instants of
@@ -380,6 +384,9 @@ impl FakeProvider {
             .route("/api/v1/chat/completions", post(openai))
             .route("/api/v1/models", get(openrouter::models))
             .route("/api/v1/key", get(openrouter::key))
+            .route("/user/balance", get(vendors::deepseek))
+            .route("/v1/users/me/balance", get(vendors::moonshot))
+            .route("/v1/user/info", get(vendors::siliconflow))
             .route("/v1beta/models", get(gemini::models))
             .route("/v1beta/models/{action}", post(gemini::action))
             .route("/__fake/project", post(control_project))
@@ -394,6 +401,7 @@ impl FakeProvider {
             .route("/__fake/text-only", post(control_text_only))
             .route("/__fake/clock", post(control_clock))
             .route("/__fake/credit", post(control_credit))
+            .route("/__fake/balance", post(control_balance))
             .layer(axum::middleware::map_response_with_state(shared.clone(), with_date))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("bind loopback");
@@ -488,6 +496,11 @@ impl FakeProvider {
     /// OpenRouter: `key`'s credit as `GET /api/v1/key` answers it.
     pub fn credit(&self, key: &str, credit: openrouter::Credit) {
         self.shared.script.lock().unwrap().credits.insert(key.to_owned(), credit);
+    }
+
+    /// DeepSeek, Moonshot, SiliconFlow: what `key`'s account holds, as their balance reads answer.
+    pub fn balance(&self, key: &str, balance: vendors::VendorBalance) {
+        self.shared.script.lock().unwrap().balances.insert(key.to_owned(), balance);
     }
 
     /// How many bytes of [`Reply::Flood`]s went out so far.
@@ -1424,6 +1437,18 @@ struct CreditRequest {
 
 async fn control_credit(State(shared): State<Arc<Shared>>, Json(request): Json<CreditRequest>) -> StatusCode {
     shared.script.lock().unwrap().credits.insert(request.key, request.credit);
+    StatusCode::NO_CONTENT
+}
+
+#[derive(Deserialize)]
+struct BalanceRequest {
+    key: String,
+    #[serde(flatten)]
+    balance: vendors::VendorBalance,
+}
+
+async fn control_balance(State(shared): State<Arc<Shared>>, Json(request): Json<BalanceRequest>) -> StatusCode {
+    shared.script.lock().unwrap().balances.insert(request.key, request.balance);
     StatusCode::NO_CONTENT
 }
 

@@ -344,6 +344,14 @@ impl KeyPool {
         Ok(state.providers[slot].keys.iter().map(|key| key.secret.clone()).collect())
     }
 
+    /// The stored values of `provider`'s keys (`$NAME` unresolved), each with its key's id: for
+    /// background reads about each key (its balance).
+    pub fn secrets_by_key(&self, provider: &ProviderId) -> Result<Vec<(KeyId, Secret)>, PoolError> {
+        let mut state = self.state.lock();
+        let slot = self.ready_slot(&mut state, provider)?;
+        Ok(state.providers[slot].keys.iter().map(|key| (key.id.clone(), key.secret.clone())).collect())
+    }
+
     /// The stored values of `provider`'s keys, as [`KeyPool::secrets`], but only when they may
     /// have changed since the load numbered `known` (`None` when nothing is known): the number of
     /// the current load, and the values when it is another. For callers that keep something made

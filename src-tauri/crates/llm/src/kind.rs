@@ -9,6 +9,7 @@
 use keypool::KeyShape;
 use serde::{Deserialize, Serialize};
 
+use crate::balance::{BalanceDialect, BalancePath, BalanceRead};
 use crate::wire::{Wire, WireFormat};
 
 /// Which kind of service a provider is; each kind is one row of keypool-llm's kind table.
@@ -24,6 +25,16 @@ pub enum ProviderKind {
     Gemini,
     /// OpenRouter: OpenAI's wire format, keys checked (and their credit read) at `GET key`.
     Openrouter,
+    /// DeepSeek: OpenAI's wire format; one account's keys share its limits; its balance read.
+    Deepseek,
+    /// Moonshot (Kimi's API platform): OpenAI's wire format; its balance read.
+    Moonshot,
+    /// SiliconFlow: OpenAI's wire format; its balance read.
+    Siliconflow,
+    /// Groq: OpenAI's wire format; limits per organisation.
+    Groq,
+    /// xAI: OpenAI's wire format; limits per team.
+    Xai,
 }
 
 /// How a key is verified: the cheapest authenticated request that says whether the provider
@@ -61,15 +72,23 @@ pub struct KindRow {
     pub key_shapes: &'static [KeyShape],
     pub verification: Verification,
     pub quota_sharing: QuotaSharing,
+    /// How a key's balance is read, where the provider tells it (prepaid accounts).
+    pub balance: Option<BalanceRead>,
 }
 
 const OPENAI_KEY: KeyShape = KeyShape::prefixed("sk-", 20).except(&["sk-ant-", "sk-or-"]);
 const ANTHROPIC_KEY: KeyShape = KeyShape::prefixed("sk-ant-", 16);
 const OPENROUTER_KEY: KeyShape = KeyShape::prefixed("sk-or-", 17);
 const GEMINI_KEY: KeyShape = KeyShape::exact("AIza", 39);
+/// `sk-` and 32 hexadecimal digits.
+const DEEPSEEK_KEY: KeyShape = KeyShape::exact("sk-", 35);
+/// `sk-` and 48 letters and digits (Moonshot's and SiliconFlow's keys look alike).
+const SK_48_KEY: KeyShape = KeyShape::exact("sk-", 51);
+const GROQ_KEY: KeyShape = KeyShape::exact("gsk_", 56);
+const XAI_KEY: KeyShape = KeyShape::prefixed("xai-", 20);
 
 /// Every provider kind, in the order the UI offers them.
-pub static KINDS: [KindRow; 4] = [
+pub static KINDS: [KindRow; 9] = [
     KindRow {
         kind: ProviderKind::Openai,
         id: "openai",
@@ -79,6 +98,7 @@ pub static KINDS: [KindRow; 4] = [
         key_shapes: &[OPENAI_KEY],
         verification: Verification::ModelList,
         quota_sharing: QuotaSharing::PerKey,
+        balance: None,
     },
     KindRow {
         kind: ProviderKind::Anthropic,
@@ -89,6 +109,7 @@ pub static KINDS: [KindRow; 4] = [
         key_shapes: &[ANTHROPIC_KEY],
         verification: Verification::ModelList,
         quota_sharing: QuotaSharing::PerKey,
+        balance: None,
     },
     KindRow {
         kind: ProviderKind::Gemini,
@@ -99,6 +120,7 @@ pub static KINDS: [KindRow; 4] = [
         key_shapes: &[GEMINI_KEY],
         verification: Verification::ModelList,
         quota_sharing: QuotaSharing::PerKey,
+        balance: None,
     },
     KindRow {
         kind: ProviderKind::Openrouter,
@@ -110,6 +132,68 @@ pub static KINDS: [KindRow; 4] = [
         // Its model list is public: only this request tells a revoked key.
         verification: Verification::KeyInfo { path: "key" },
         quota_sharing: QuotaSharing::PerProvider,
+        balance: Some(BalanceRead { at: BalancePath::UnderBase("key"), dialect: BalanceDialect::OpenRouterKey }),
+    },
+    KindRow {
+        kind: ProviderKind::Deepseek,
+        id: "deepseek",
+        label: "DeepSeek",
+        wire: WireFormat::OpenAiChat,
+        default_base_url: "https://api.deepseek.com",
+        key_shapes: &[DEEPSEEK_KEY],
+        verification: Verification::ModelList,
+        // "regardless of which API key is used": its limits are the account's.
+        quota_sharing: QuotaSharing::PerProvider,
+        balance: Some(BalanceRead { at: BalancePath::AtRoot("/user/balance"), dialect: BalanceDialect::DeepSeek }),
+    },
+    KindRow {
+        kind: ProviderKind::Moonshot,
+        id: "moonshot",
+        label: "Moonshot (Kimi)",
+        wire: WireFormat::OpenAiChat,
+        default_base_url: "https://api.moonshot.ai/v1",
+        key_shapes: &[SK_48_KEY],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerKey,
+        balance: Some(BalanceRead {
+            at: BalancePath::UnderBase("users/me/balance"),
+            dialect: BalanceDialect::Moonshot,
+        }),
+    },
+    KindRow {
+        kind: ProviderKind::Siliconflow,
+        id: "siliconflow",
+        label: "SiliconFlow",
+        wire: WireFormat::OpenAiChat,
+        // The international API: the Chinese one (`api.siliconflow.cn`) no longer answers
+        // balance reads with an API key.
+        default_base_url: "https://api.siliconflow.com/v1",
+        key_shapes: &[SK_48_KEY],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerKey,
+        balance: Some(BalanceRead { at: BalancePath::UnderBase("user/info"), dialect: BalanceDialect::SiliconFlow }),
+    },
+    KindRow {
+        kind: ProviderKind::Groq,
+        id: "groq",
+        label: "Groq",
+        wire: WireFormat::OpenAiChat,
+        default_base_url: "https://api.groq.com/openai/v1",
+        key_shapes: &[GROQ_KEY],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerProvider,
+        balance: None,
+    },
+    KindRow {
+        kind: ProviderKind::Xai,
+        id: "xai",
+        label: "xAI",
+        wire: WireFormat::OpenAiChat,
+        default_base_url: "https://api.x.ai/v1",
+        key_shapes: &[XAI_KEY],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerProvider,
+        balance: None,
     },
 ];
 
@@ -182,23 +266,37 @@ mod tests {
         assert_eq!(openrouter.quota_group_of(None).as_deref(), Some(ACCOUNT_GROUP), "one account's keys, one quota");
         assert_eq!(openrouter.quota_group_of(Some(" ".into())).as_deref(), Some(ACCOUNT_GROUP), "blank is none");
         assert_eq!(openrouter.quota_group_of(Some("team-b".into())).as_deref(), Some("team-b"), "a named group stays");
-        for kind in [ProviderKind::Openai, ProviderKind::Anthropic, ProviderKind::Gemini] {
+        for kind in [ProviderKind::Openai, ProviderKind::Anthropic, ProviderKind::Gemini, ProviderKind::Moonshot] {
             assert_eq!(kind.row().quota_group_of(None), None, "{kind:?}: each key its own limits");
+        }
+        for kind in [ProviderKind::Deepseek, ProviderKind::Groq, ProviderKind::Xai] {
+            let row = kind.row();
+            assert_eq!(row.quota_group_of(None).as_deref(), Some(ACCOUNT_GROUP), "{kind:?}: limits per account");
         }
     }
 
     #[test]
-    fn each_kind_takes_only_its_own_key_shapes() {
+    fn each_kind_takes_its_own_keys_and_no_other_vendor_s() {
         let keys = [
             (ProviderKind::Openai, "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx_yz-0123456789"),
             (ProviderKind::Anthropic, "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-AAAA"),
             (ProviderKind::Openrouter, "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
             (ProviderKind::Gemini, "AIzaSyA1234567890abcdefghijklmnopqrstuv"),
+            (ProviderKind::Deepseek, "sk-0123456789abcdef0123456789abcdef"),
+            (ProviderKind::Moonshot, "sk-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKl"),
+            (ProviderKind::Groq, "gsk_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOp"),
+            (ProviderKind::Xai, "xai-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd"),
         ];
+        // Keys that look alike: OpenAI-compatible is every `sk-` service's kind, and Moonshot's and
+        // SiliconFlow's keys have one shape.
+        let alike = |kind: ProviderKind, other: ProviderKind| {
+            (other == ProviderKind::Openai && [ProviderKind::Deepseek, ProviderKind::Moonshot].contains(&kind))
+                || (kind == ProviderKind::Moonshot && other == ProviderKind::Siliconflow)
+        };
         for (kind, key) in keys {
-            for (other, _) in keys {
+            for other in ProviderKind::all() {
                 let takes = other.row().key_shapes.iter().any(|shape| shape.matches(key));
-                assert_eq!(takes, other == kind, "{other:?} takes a {kind:?} key: {takes}");
+                assert_eq!(takes, other == kind || alike(kind, other), "{other:?} takes a {kind:?} key: {takes}");
             }
         }
     }

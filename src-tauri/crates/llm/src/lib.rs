@@ -7,6 +7,7 @@
 //! Each provider kind is a row of [`KINDS`]; each wire format a module of [`wire`], written from
 //! and read into one [`conversation`]. Nothing here knows about Tauri or the database.
 
+mod balance;
 mod chat;
 mod check;
 pub mod conversation;
@@ -36,6 +37,9 @@ mod verify;
 mod wait;
 pub mod wire;
 
+pub use balance::{
+    Balance, BalanceDialect, BalanceFound, BalancePath, BalanceProblem, BalanceRead, BalanceReading, BALANCE_READ_GAP,
+};
 pub use chat::{estimate_tokens, CompletionOutcome, CompletionRequest, StopReason};
 pub use check::KeyVerdict;
 pub use conversation::{Attachment, ChatMessage, Finish, Reply, Role, Usage};

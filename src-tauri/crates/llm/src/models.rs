@@ -19,7 +19,7 @@ use crate::stream::{read_error_body, read_whole, REDIRECT_REFUSED};
 
 /// Which keys a refusal's words are masked of.
 #[derive(Clone, Copy)]
-enum Masking {
+pub(crate) enum Masking {
     /// Every key of the endpoint's pool, and its own key (a saved provider).
     Pool,
     /// The key the list was asked with (a provider not saved: it has no pool).
@@ -164,7 +164,7 @@ impl CompletionService {
 
     /// `GET url` with `key`: the answer's body (at most [`MAX_MODEL_LIST`]), or why there is
     /// none, the provider's words masked of the keys `masking` names.
-    async fn ask(
+    pub(crate) async fn ask(
         &self,
         endpoint: &ProviderEndpoint,
         url: reqwest::Url,

@@ -53,6 +53,14 @@ pub trait Recorder: Send + Sync {
     /// implementation must hand the record off, not write it there.
     fn attempt(&self, record: AttemptRecord);
 
+    /// A read of `key`'s balance found nothing left: the pool rests it as out of credit. (A
+    /// request's 402 is told as its attempt's record, [`AttemptOutcome::QuotaExhausted`].)
+    ///
+    /// [`AttemptOutcome::QuotaExhausted`]: crate::AttemptOutcome::QuotaExhausted
+    fn key_out_of_credit(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
+        let _ = (provider, key, at);
+    }
+
     /// A member of the team enabled `key` again after a provider's rejection, and stamped it
     /// `at`: enable it in the store if the store disabled it because the provider rejected it (a
     /// key the user switched off stays off), and keep `at` as the key's [`Recorder::enabled_at`]
@@ -92,6 +100,8 @@ pub struct CompletionService {
     pub(crate) deadlines: Deadlines,
     /// Each provider's redactor, kept until its keys change.
     pub(crate) redactors: Arc<Mutex<HashMap<ProviderId, CachedRedactor>>>,
+    /// The last balance read of each key, one in flight per key.
+    pub(crate) balances: Arc<crate::balance::Balances>,
     /// The verifications of refused keys, one in flight per key.
     pub(crate) verifications: Arc<Verifications>,
     /// The other members of a team, when the pool is shared (none by default): a slot shared
@@ -122,6 +132,7 @@ impl CompletionService {
             provider_clocks: Arc::default(),
             deadlines: Deadlines::default(),
             redactors: Arc::default(),
+            balances: Arc::default(),
             verifications: Arc::default(),
             team: Arc::default(),
             stored_responses: Arc::default(),

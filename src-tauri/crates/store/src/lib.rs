@@ -9,6 +9,7 @@
 pub mod api_keys;
 pub mod attachments;
 pub mod backups;
+pub mod balances;
 pub mod chats;
 mod database;
 pub mod files;

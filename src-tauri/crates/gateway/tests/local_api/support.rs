@@ -171,9 +171,13 @@ impl LocalApi {
             Arc::new(SimulatedTime::new(clock.clone())),
         );
         let base_url = base_url.unwrap_or_else(|| match kind {
-            ProviderKind::Openai => format!("{}/v1", fake.url()),
+            ProviderKind::Openai
+            | ProviderKind::Moonshot
+            | ProviderKind::Siliconflow
+            | ProviderKind::Groq
+            | ProviderKind::Xai => format!("{}/v1", fake.url()),
             ProviderKind::Openrouter => format!("{}/api/v1", fake.url()),
-            ProviderKind::Anthropic | ProviderKind::Gemini => fake.url(),
+            ProviderKind::Anthropic | ProviderKind::Gemini | ProviderKind::Deepseek => fake.url(),
         });
         let endpoint = ProviderEndpoint {
             id: ProviderId::new("p"),

@@ -3,6 +3,7 @@
 //! `no_available_key` messages. Time is a manual clock; nothing sleeps.
 
 mod affinity;
+mod balances;
 mod cancel;
 mod env_keys;
 mod failover;

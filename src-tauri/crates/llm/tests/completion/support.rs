@@ -124,9 +124,13 @@ impl Rig {
 
     pub fn request(&self, session: &str, stream: bool) -> CompletionRequest {
         let base_url = match self.kind {
-            ProviderKind::Openai => format!("{}/v1", self.fake.url()),
+            ProviderKind::Openai
+            | ProviderKind::Moonshot
+            | ProviderKind::Siliconflow
+            | ProviderKind::Groq
+            | ProviderKind::Xai => format!("{}/v1", self.fake.url()),
             ProviderKind::Openrouter => format!("{}/api/v1", self.fake.url()),
-            ProviderKind::Anthropic | ProviderKind::Gemini => self.fake.url(),
+            ProviderKind::Anthropic | ProviderKind::Gemini | ProviderKind::Deepseek => self.fake.url(),
         };
         CompletionRequest {
             session: SessionId::new(session),
