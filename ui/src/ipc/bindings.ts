@@ -586,6 +586,28 @@ reason?: string, };
 export type KeyArg = string;
 
 /**
+ * A key's last balance reading: `amount` in `currency`; both null and no `problem`: the key
+ * has no spending limit; a `problem`: the read found nothing (the key stays as it was).
+ */
+export type KeyBalance = { readAt: number, amount: number | null, 
+/**
+ * ISO 4217 (`USD`, `CNY`).
+ */
+currency: string | null, 
+/**
+ * The provider takes requests on it; false: the key rests as out of credit.
+ */
+usable: boolean, 
+/**
+ * Why nothing was read: the provider's words (masked) or what its answer lacked.
+ */
+problem: string | null, 
+/**
+ * The answer's HTTP status, when one came.
+ */
+status: number | null, };
+
+/**
  * Keys of one provider, each once.
  */
 export type KeyIdsArgs = { ids: Array<string>, };
@@ -702,7 +724,12 @@ nextProbeAt: number | null,
  * A `$NAME` key whose variable has no usable value: the variable's name. The pool skips
  * the key until it has one.
  */
-unsetVar: string | null, };
+unsetVar: string | null, 
+/**
+ * What the key's account has left, as last read (DeepSeek, Moonshot, SiliconFlow,
+ * OpenRouter); null where the provider answers no balance read, or none was read yet.
+ */
+balance: KeyBalance | null, };
 
 /**
  * What testing one key against its provider found (the provider's model list, fetched with
@@ -1107,7 +1134,7 @@ generation: number, };
 /**
  * Which kind of service a provider is; each kind is one row of keypool-llm's kind table.
  */
-export type ProviderKind = "openai" | "anthropic" | "gemini" | "openrouter";
+export type ProviderKind = "openai" | "anthropic" | "gemini" | "openrouter" | "deepseek" | "moonshot" | "siliconflow" | "groq" | "xai";
 
 export type ProxyMode = "none" | "system" | "url";
 
@@ -1768,6 +1795,11 @@ export const PROVIDER_KINDS = [
   { id: "anthropic", defaultBaseUrl: "https://api.anthropic.com", keyPrefixes: ["sk-ant-"] },
   { id: "gemini", defaultBaseUrl: "https://generativelanguage.googleapis.com", keyPrefixes: ["AIza"] },
   { id: "openrouter", defaultBaseUrl: "https://openrouter.ai/api/v1", keyPrefixes: ["sk-or-"] },
+  { id: "deepseek", defaultBaseUrl: "https://api.deepseek.com", keyPrefixes: ["sk-"] },
+  { id: "moonshot", defaultBaseUrl: "https://api.moonshot.ai/v1", keyPrefixes: ["sk-"] },
+  { id: "siliconflow", defaultBaseUrl: "https://api.siliconflow.com/v1", keyPrefixes: ["sk-"] },
+  { id: "groq", defaultBaseUrl: "https://api.groq.com/openai/v1", keyPrefixes: ["gsk_"] },
+  { id: "xai", defaultBaseUrl: "https://api.x.ai/v1", keyPrefixes: ["xai-"] },
 ] as const satisfies readonly { id: ProviderKind; defaultBaseUrl: string; keyPrefixes: readonly string[] }[];
 
 export type Commands = {

@@ -470,6 +470,9 @@ impl Background {
         if let Err(error) = self.keys.probe_exhausted().await {
             tracing::warn!(%error, "could not probe out-of-credit keys");
         }
+        if let Err(error) = self.keys.read_balances().await {
+            tracing::warn!(%error, "could not read the keys' balances");
+        }
     }
 
     fn retain(&self) {

@@ -218,6 +218,33 @@ impl Alerts {
     }
 }
 
+impl Alerts {
+    /// The keys of `provider` the pool now holds out of credit (after a request's 402 or a
+    /// balance read that found nothing left), each told once per claim's time; then whether the
+    /// provider has a usable key left.
+    fn out_of_credit(&self, provider: &ProviderId, at: Timestamp) {
+        let Some(context) = self.context() else { return };
+        let Ok(completions) = context.completions() else { return };
+        let Ok(keys) = completions.pool().status(provider, at) else { return };
+        for key in keys.iter().filter(|k| k.state == KeyState::Exhausted) {
+            let (name, label) = self.names(provider, &key.key_id);
+            self.send(Event {
+                id: self.key_event("key_out_of_credit", &key.key_id),
+                ttl: Duration::from_secs(3600),
+                body: json!({
+                    "event": "key_out_of_credit",
+                    "at": at.to_string(),
+                    "provider": name,
+                    "key": { "id": key.key_id.as_str(), "label": label },
+                    "message": format!("a key of {name} is out of credit"),
+                }),
+            });
+        }
+        let (name, _) = self.names(provider, &KeyId::new(""));
+        self.check_provider(provider, &name);
+    }
+}
+
 impl Observe for Alerts {
     fn key_disabled(&self, provider: &ProviderId, key: &KeyId, reason: DisableReason, at: Timestamp) {
         if !self.on() {
@@ -240,30 +267,15 @@ impl Observe for Alerts {
     }
 
     fn attempted(&self, record: &AttemptRecord) {
-        if record.outcome != AttemptOutcome::QuotaExhausted || !self.on() {
-            return;
+        if record.outcome == AttemptOutcome::QuotaExhausted && self.on() {
+            self.out_of_credit(&record.provider, record.at);
         }
-        // The keys the pool now holds out of credit (the one this attempt found among them);
-        // each is told once per claim's time.
-        let Some(context) = self.context() else { return };
-        let Ok(completions) = context.completions() else { return };
-        let Ok(keys) = completions.pool().status(&record.provider, record.at) else { return };
-        for key in keys.iter().filter(|k| k.state == KeyState::Exhausted) {
-            let (name, label) = self.names(&record.provider, &key.key_id);
-            self.send(Event {
-                id: self.key_event("key_out_of_credit", &key.key_id),
-                ttl: Duration::from_secs(3600),
-                body: json!({
-                    "event": "key_out_of_credit",
-                    "at": record.at.to_string(),
-                    "provider": name,
-                    "key": { "id": key.key_id.as_str(), "label": label },
-                    "message": format!("a key of {name} is out of credit"),
-                }),
-            });
+    }
+
+    fn key_out_of_credit(&self, provider: &ProviderId, _key: &KeyId, at: Timestamp) {
+        if self.on() {
+            self.out_of_credit(provider, at);
         }
-        let (name, _) = self.names(&record.provider, &KeyId::new(""));
-        self.check_provider(&record.provider, &name);
     }
 
     fn budget_spent(&self, spent: &BudgetSpent) {

@@ -26,7 +26,8 @@ pub enum KeysCommand {
     /// into a provider's pool; prints {"found","added","duplicates","invalid","rate_limited",
     /// "unreachable"}, or with --list what would be imported.
     Import(Import),
-    /// Lists the pool's keys (masked) as JSON.
+    /// Lists the pool's keys (masked) as JSON, each with its state and, where the provider
+    /// answers balance reads (DeepSeek, Moonshot, SiliconFlow, OpenRouter), its last balance.
     List(List),
     /// Tests the pool's keys with the provider, as the app's Test does (a key the provider refuses
     /// is disabled); prints each key's result as JSON, with its credit where the provider tells
@@ -252,7 +253,9 @@ async fn list_keys(list: List) -> ExitCode {
             Err(error) => return fail(1, &error.to_string()),
         };
         for key in listed {
-            let state = status.keys.iter().find(|s| s.key_id.as_str() == key.id).map(|s| s.state.as_str());
+            let at = status.keys.iter().position(|s| s.key_id.as_str() == key.id);
+            let state = at.map(|i| status.keys[i].state.as_str());
+            let balance = at.and_then(|i| status.balances[i].as_ref()).map(balance_json);
             out.push(json!({
                 "id": key.id,
                 "provider": provider,
@@ -262,11 +265,27 @@ async fn list_keys(list: List) -> ExitCode {
                 "group": key.quota_group,
                 "enabled": key.enabled,
                 "state": state.unwrap_or("disabled"),
+                "balance": balance,
             }));
         }
     }
     println!("{}", serde_json::Value::Array(out));
     ExitCode::SUCCESS
+}
+
+/// A key's last balance reading: `{"amount", "currency", "usable", "read_at"}`, with `amount`
+/// and `currency` null for a key without limit, or `{"problem", "status", "read_at"}` when the
+/// read found nothing.
+fn balance_json(row: &keypool_store::balances::BalanceRow) -> serde_json::Value {
+    match (&row.problem, &row.amount) {
+        (Some(problem), _) => json!({ "problem": problem, "status": row.status, "read_at": row.read_at }),
+        (None, amount) => json!({
+            "amount": amount.as_ref().map(|(amount, _)| amount),
+            "currency": amount.as_ref().map(|(_, currency)| currency),
+            "usable": row.usable,
+            "read_at": row.read_at,
+        }),
+    }
 }
 
 async fn test_keys(test: Test) -> ExitCode {

@@ -515,6 +515,15 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
     if let (Some(config), Some(path)) = (&config, &serve.config) {
         let applied = config::apply(&context, config, path, &data_dir).map_err(|e| e.to_string())?;
         tracing::info!(?applied, config = %path.display(), "config applied");
+        // The keys of providers that answer balance reads know what they have left from the
+        // start, not from the background's next round.
+        if let Ok(keys) = context.keys().cloned() {
+            tokio::spawn(async move {
+                if let Err(error) = keys.read_balances().await {
+                    tracing::warn!(%error, "could not read the keys' balances");
+                }
+            });
+        }
         let members = members::config::apply(&context, &config.resolved_members, &config.prices, &owner)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         tracing::info!(?members, "members applied");

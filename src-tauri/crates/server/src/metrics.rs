@@ -354,6 +354,27 @@ fn render_keys(out: &mut String, context: &AppContext, names: &HashMap<String, S
     for (provider, state, count) in counts {
         sample(out, "keypool_keys", &[("provider", &provider), ("state", state)], count as f64);
     }
+    render_balances(out, context, names);
+}
+
+/// What each prepaid key's account has left, as last read, in its currency (keys of providers
+/// that answer balance reads, whose last read found an amount).
+fn render_balances(out: &mut String, context: &AppContext, names: &HashMap<String, String>) {
+    let Ok(keys) = context.keys() else { return };
+    family(out, "keypool_key_balance", "gauge", "What the key's account has left, as last read, in `currency`.");
+    let mut ids: Vec<&String> = names.keys().collect();
+    ids.sort();
+    for id in ids {
+        let Ok(mut read) = keys.balances(id) else { continue };
+        read.sort_by(|a, b| a.key_id.cmp(&b.key_id));
+        for row in read {
+            if let Some((amount, currency)) = &row.amount {
+                let labels =
+                    [("provider", names[id].as_str()), ("key", row.key_id.as_str()), ("currency", currency.as_str())];
+                sample(out, "keypool_key_balance", &labels, *amount);
+            }
+        }
+    }
 }
 
 /// Each member's budget (used, left, limit) and refusals.

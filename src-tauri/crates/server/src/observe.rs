@@ -15,6 +15,7 @@ pub trait Observe: Send + Sync {
     fn attempted(&self, _record: &AttemptRecord) {}
     fn key_disabled(&self, _provider: &ProviderId, _key: &KeyId, _reason: DisableReason, _at: Timestamp) {}
     fn key_enabled(&self, _provider: &ProviderId, _key: &KeyId, _at: Timestamp) {}
+    fn key_out_of_credit(&self, _provider: &ProviderId, _key: &KeyId, _at: Timestamp) {}
     fn budget_spent(&self, _spent: &BudgetSpent) {}
 }
 
@@ -32,6 +33,10 @@ impl Recorder for Observers {
 
     fn key_enabled(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
         self.0.iter().for_each(|observer| observer.key_enabled(provider, key, at));
+    }
+
+    fn key_out_of_credit(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
+        self.0.iter().for_each(|observer| observer.key_out_of_credit(provider, key, at));
     }
 }
 

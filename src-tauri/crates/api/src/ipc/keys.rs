@@ -229,7 +229,12 @@ impl PoolStatusDto {
             .keys
             .into_iter()
             .zip(view.unset_vars)
-            .map(|(status, unset_var)| KeyStatusDto { unset_var, ..status.into() })
+            .zip(view.balances)
+            .map(|((status, unset_var), balance)| KeyStatusDto {
+                unset_var,
+                balance: balance.map(KeyBalanceDto::from),
+                ..status.into()
+            })
             .collect();
         PoolStatusDto { provider_id, now: view.now.as_millis(), keys }
     }
@@ -290,6 +295,41 @@ pub struct KeyStatusDto {
     /// A `$NAME` key whose variable has no usable value: the variable's name. The pool skips
     /// the key until it has one.
     pub unset_var: Option<String>,
+    /// What the key's account has left, as last read (DeepSeek, Moonshot, SiliconFlow,
+    /// OpenRouter); null where the provider answers no balance read, or none was read yet.
+    pub balance: Option<KeyBalanceDto>,
+}
+
+/// A key's last balance reading: `amount` in `currency`; both null and no `problem`: the key
+/// has no spending limit; a `problem`: the read found nothing (the key stays as it was).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "KeyBalance")]
+pub struct KeyBalanceDto {
+    pub read_at: i64,
+    pub amount: Option<f64>,
+    /// ISO 4217 (`USD`, `CNY`).
+    pub currency: Option<String>,
+    /// The provider takes requests on it; false: the key rests as out of credit.
+    pub usable: bool,
+    /// Why nothing was read: the provider's words (masked) or what its answer lacked.
+    pub problem: Option<String>,
+    /// The answer's HTTP status, when one came.
+    pub status: Option<u16>,
+}
+
+impl From<keypool_store::balances::BalanceRow> for KeyBalanceDto {
+    fn from(row: keypool_store::balances::BalanceRow) -> Self {
+        let (amount, currency) = row.amount.map_or((None, None), |(amount, currency)| (Some(amount), Some(currency)));
+        KeyBalanceDto {
+            read_at: row.read_at,
+            amount,
+            currency,
+            usable: row.usable,
+            problem: row.problem,
+            status: row.status,
+        }
+    }
 }
 
 /// What a key (its quota group) has left for one model (or model class), as last announced:
@@ -393,6 +433,7 @@ impl From<keypool::KeyStatus> for KeyStatusDto {
             in_flight: status.in_flight,
             next_probe_at: status.next_probe_at.map(|t| t.as_millis()),
             unset_var: None,
+            balance: None,
         }
     }
 }

@@ -138,6 +138,15 @@ impl PoolAlerts {
         }
     }
 
+    /// A balance read rested a key of `provider` as out of credit: told as a request's 402 is.
+    pub(crate) fn key_out_of_credit(&self, provider: &ProviderId, at: Timestamp) {
+        if !self.shown {
+            return;
+        }
+        let newly = self.out_of_credit(provider, at);
+        self.check_provider(provider, at, newly);
+    }
+
     /// Tells the keys newly out of credit; whether there was one.
     fn out_of_credit(&self, provider: &ProviderId, at: Timestamp) -> bool {
         let Ok(keys) = self.pool.status(provider, at) else { return false };

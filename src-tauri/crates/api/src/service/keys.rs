@@ -1,6 +1,8 @@
 //! The API key pools: the keys as stored, and the pool that reads them.
 
-use std::collections::HashSet;
+mod balances;
+
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use keypool::{
@@ -9,6 +11,7 @@ use keypool::{
 };
 use keypool_llm::{CompletionService, ProbeProblem, ProbeResult, ProviderKind};
 use keypool_store::api_keys::{self, ApiKeyPatch, ApiKeyRow, NewApiKey};
+use keypool_store::balances::BalanceRow;
 use keypool_store::{providers, usage, Database};
 
 use super::providers::{endpoint_of, require_provider};
@@ -103,6 +106,8 @@ pub struct PoolStatus {
     /// Beside each key: the environment variable a `$NAME` key refers to when it has no usable
     /// value (the key is skipped until it has one).
     pub unset_vars: Vec<Option<String>>,
+    /// Beside each key: its last balance reading, where its provider answers balance reads.
+    pub balances: Vec<Option<BalanceRow>>,
 }
 
 #[derive(Clone)]
@@ -367,10 +372,14 @@ impl Keys {
     /// The pool's view of a provider's keys. A key's last use is the later of the pool's (this
     /// run) and the usage ledger's (every run before), so a restart does not forget it.
     pub fn pool_status(&self, provider_id: &str) -> Result<PoolStatus> {
-        let used = {
+        let (used, mut read) = {
             let conn = self.db.lock()?;
             require_provider(&conn, provider_id)?;
-            usage::last_attempts(&conn, provider_id)?
+            let read: HashMap<String, BalanceRow> = keypool_store::balances::of_provider(&conn, provider_id)?
+                .into_iter()
+                .map(|b| (b.key_id.clone(), b))
+                .collect();
+            (usage::last_attempts(&conn, provider_id)?, read)
         };
         let now = self.clock.now();
         let provider = ProviderId::new(provider_id);
@@ -382,7 +391,8 @@ impl Keys {
         }
         // Read outside the pool's lock: resolving reads the environment.
         let unset_vars = self.pool.secrets(&provider)?.iter().map(|s| self.completions.unresolved_var(s)).collect();
-        Ok(PoolStatus { now, keys, unset_vars })
+        let balances = keys.iter().map(|key| read.remove(key.key_id.as_str())).collect();
+        Ok(PoolStatus { now, keys, unset_vars, balances })
     }
 
     /// Ends a key's cooldown by hand. Not a database write, but the UI is told all the same,
@@ -409,6 +419,24 @@ impl Keys {
         };
         let key_id = KeyId::new(id);
         let probe = self.completions.test_key(&endpoint, &key_id, &key).await.probe;
+        if probe.ok {
+            // Where the provider answers balance reads, the balance says whether the key has
+            // credit (and moves it): no one-token reply is needed.
+            if let Some(reading) = self.read_balance_of(&endpoint, &key_id, &key).await? {
+                self.writes.tell(&provider.id);
+                if let Ok(keypool_llm::BalanceFound::Left(balance)) = &reading.found {
+                    if !balance.usable {
+                        return Ok(ProbeResult {
+                            ok: false,
+                            problem: Some(ProbeProblem::OutOfCredit),
+                            message: "the key's balance is used up".into(),
+                            ..probe
+                        });
+                    }
+                }
+                return Ok(probe);
+            }
+        }
         let exhausted = self
             .pool
             .status(&endpoint.id, self.clock.now())?
@@ -441,6 +469,10 @@ impl Keys {
         let providers = providers::list_providers(&*self.db.lock()?)?;
         for provider in providers {
             let id = ProviderId::new(provider.id.as_str());
+            if ProviderKind::parse(&provider.kind).is_some_and(|kind| kind.row().balance.is_some()) {
+                // Their balance reads bring them back (`read_balances`).
+                continue;
+            }
             let due = self.pool.due_probes(&id, self.clock.now())?;
             let Some(model) = provider.default_model.clone().or_else(|| provider.models.first().cloned()) else {
                 continue;

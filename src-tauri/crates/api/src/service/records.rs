@@ -31,6 +31,13 @@ impl Recorder for Records {
         }
     }
 
+    fn key_out_of_credit(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
+        self.alerts.key_out_of_credit(provider, at);
+        if let Some(tap) = &self.tap {
+            tap.key_out_of_credit(provider, key, at);
+        }
+    }
+
     fn key_enabled(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
         self.writes.enable_rejected_key(provider, key, at);
         if let Some(tap) = &self.tap {

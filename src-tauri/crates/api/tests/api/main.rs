@@ -5,6 +5,7 @@ mod agents;
 mod alerts;
 mod app_status;
 mod attachments;
+mod balances;
 mod bulk_keys;
 mod chat;
 mod conversation;

@@ -274,3 +274,47 @@ async fn openrouter_refusals_count_and_a_variables_name_is_never_the_key() {
     assert_eq!(listed["new"].as_array().map(Vec::len), Some(1), "one candidate: {listed}");
     assert_eq!(listed["new"][0]["preview"], keypool::preview(value), "the value, not the name: {listed}");
 }
+
+/// A DeepSeek provider of the config file: its keys' balances are read at the start, shown in
+/// `/metrics` and by `keys list`; the key with nothing left rests as out of credit.
+#[tokio::test(flavor = "multi_thread")]
+async fn deepseek_keys_have_their_balances_read_at_the_start_and_listed() {
+    use keypool_fake_provider::vendors::VendorBalance;
+    let fake = FakeProvider::start().await;
+    let (empty, full) = ("sk-00000000000000000000000000000000", "sk-11111111111111111111111111111111");
+    fake.balance(empty, VendorBalance::of(0.0, "USD"));
+    fake.balance(full, VendorBalance::of(42.5, "CNY"));
+    let config = format!(
+        "[[providers]]\nname = \"deepseek\"\nkind = \"deepseek\"\nbase_url = \"{}\"\nmodels = [\"deepseek-chat\"]\n\
+         [[providers.keys]]\nkey = \"{empty}\"\nlabel = \"empty\"\n[[providers.keys]]\nkey = \"{full}\"\nlabel = \"full\"\n",
+        fake.url()
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(tmp.path(), &config, &[]);
+    server.healthy().await;
+    server.logged("a key's balance is used up").await;
+    let response = crate::support::client()
+        .get(server.url("/metrics"))
+        .bearer_auth(server.token())
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let line = |needle: &str| response.lines().find(|l| l.starts_with("keypool_key_balance{") && l.contains(needle));
+    assert!(line("currency=\"CNY\"").is_some_and(|l| l.ends_with(" 42.5")), "{response}");
+    assert!(line("currency=\"USD\"").is_some_and(|l| l.ends_with(" 0")), "{response}");
+    assert!(response.contains("keypool_keys{provider=\"deepseek\",state=\"exhausted\"} 1"), "{response}");
+    assert!(!server.log().contains(full) && !server.log().contains(empty), "no key is logged");
+    server.signal("TERM");
+    assert_eq!(server.exited().await, Some(0));
+
+    let output = cli(args(&tmp.path().join("data"), &["list", "--provider", "deepseek"])).await;
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let listed = stdout_json(&output);
+    let of = |label: &str| listed.as_array().unwrap().iter().find(|k| k["label"] == label).unwrap().clone();
+    assert_eq!((&of("full")["balance"]["amount"], &of("full")["balance"]["currency"]), (&json!(42.5), &json!("CNY")));
+    assert_eq!(of("empty")["balance"]["usable"], false, "{listed}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains(full), "masked");
+}
