@@ -726,6 +726,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
         inFlight: 0,
         nextProbeAt: null,
         unsetVar: null,
+        balance: null,
         ...live.get(k.id),
       })),
     }),

@@ -1,4 +1,4 @@
-import type { ApiKey, Budget, KeyStatus, KeyUsage, PoolStatus } from '../../../ipc/bindings';
+import type { ApiKey, Budget, KeyBalance, KeyStatus, KeyUsage, PoolStatus } from '../../../ipc/bindings';
 
 /** What the state badge shows: a discriminated union so each state carries exactly its data. */
 export type RowState =
@@ -30,6 +30,8 @@ export interface KeyRow {
   budgets: Budget[];
   /** Requests using the key right now. */
   inFlight: number;
+  /** What the key's account has left, as last read; null where the provider reads none. */
+  balance: KeyBalance | null;
 }
 
 /**
@@ -52,6 +54,7 @@ export function keyRows(keys: readonly ApiKey[], status: PoolStatus | null, toda
         lastUsedAt: live?.lastUsedAt ?? null,
         budgets: live?.budgets ?? [],
         inFlight: live?.inFlight ?? 0,
+        balance: live?.balance ?? null,
       };
     });
 }

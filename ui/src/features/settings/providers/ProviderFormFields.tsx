@@ -56,6 +56,16 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
     if (field in errors) setErrors(({ [field as FormField]: _, ...rest }) => rest);
   }
 
+  /** Another kind: an empty base URL, or one still another kind's default, becomes the new kind's default (a user picks "DeepSeek", not a URL). */
+  function chooseKind(kind: ProviderKind) {
+    update('kind', kind);
+    setForm((f) => {
+      const url = f.baseUrl.trim();
+      const someDefault = url === '' || PROVIDER_KINDS.some((k) => k.defaultBaseUrl === url);
+      return someDefault ? { ...f, baseUrl: BASE_URL_EXAMPLES[kind] } : f;
+    });
+  }
+
   function show(placed: Partial<Record<FormField, string>>) {
     setErrors(placed);
     if (placed.onMyNetwork) setAskedNetwork(true);
@@ -125,7 +135,7 @@ export function ProviderFormFields({ provider, onSubmit, onCancel, submitLabel, 
               aria-invalid={invalid || undefined}
               aria-describedby={describedBy}
               value={form.kind}
-              onChange={(e) => update('kind', e.target.value as ProviderForm['kind'])}
+              onChange={(e) => chooseKind(e.target.value as ProviderKind)}
               data-testid="provider-kind-select"
             >
               {PROVIDER_KINDS.map(({ id }) => (

@@ -2,6 +2,7 @@ import type { ApiKey } from '../../../../ipc/bindings';
 import { formatRelative } from '../../../../i18n/format';
 import { formatNumber } from '../../../../i18n/problems';
 import { useI18n } from '../../../../i18n/I18nProvider';
+import { KeyBalanceLine } from './KeyBalance';
 import { KeyBudget } from './KeyBudget';
 import { KeyTestResultLine } from './KeyTestResult';
 import type { KeyRow } from '../keyRows';
@@ -68,6 +69,7 @@ export function KeyStateCell({ row, name, offset, test, commands }: StateProps) 
       <StateBadge state={row.state} offset={offset} onCooldownEnd={commands.cooldownEnd} testId="key-state" />
       {row.state.kind !== 'disabled' && <ModelRests budgets={row.budgets} offset={offset} name={name} onEnd={commands.cooldownEnd} />}
       {row.state.kind !== 'disabled' && <KeyBudget budgets={row.budgets} offset={offset} name={name} />}
+      {row.balance && <KeyBalanceLine balance={row.balance} />}
       {row.state.kind === 'cooling' && (
         <button
           type="button"
