@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { GoogleGenAI } from '@google/genai';
 import { By, freePort, launchApp, startFakeProvider } from './harness.mjs';
-import { assertAccessible, assistantMessages, click, fresh, gone, keepPreferences, keyRow, selectByText, send, textOf, waitFor } from './steps.mjs';
+import { assertAccessible, assistantMessages, click, fresh, gone, keepPreferences, keyRow, retype, selectByText, send, textOf, waitFor } from './steps.mjs';
 
 const TIME_ZONE = 'Europe/Berlin';
 const MODEL = 'gemini-fake';
@@ -117,7 +117,8 @@ describe('Google Gemini in the real window, and @google/genai through the local 
     await (await app.find('provider-name-input')).sendKeys('Fake Gemini');
     await selectByText(app, 'provider-kind-select', 'Google Gemini');
     assert.equal(await (await app.find('provider-baseurl-input')).getAttribute('placeholder'), 'https://generativelanguage.googleapis.com', 'the example is the host root');
-    await (await app.find('provider-baseurl-input')).sendKeys(fake.url);
+    assert.equal(await (await app.find('provider-baseurl-input')).getAttribute('value'), 'https://generativelanguage.googleapis.com', 'choosing the kind filled in its default');
+    await retype(await app.find('provider-baseurl-input'), fake.url);
     await (await app.find('provider-models-input')).sendKeys(MODEL);
     await click(app, 'add-provider-form-submit');
     await gone(app, 'add-provider-dialog');

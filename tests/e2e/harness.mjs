@@ -255,6 +255,8 @@ export async function startFakeProvider() {
     refused: () => control('refused'),
     /** What `GET models` lists from now on (default: the one `fake-model`). */
     models: (list) => control('models', list),
+    /** What `key`'s account holds, as DeepSeek's, Moonshot's and SiliconFlow's balance reads answer. */
+    balance: (key, amount, currency) => control('balance', { key, amount, currency }),
     stop() {
       child.kill('SIGTERM');
     },
