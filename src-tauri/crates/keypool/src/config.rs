@@ -38,6 +38,10 @@ pub struct PoolConfig {
 /// The shortest rest after a refusal, whatever was announced: a `retry-after: 0` is no promise.
 pub const MIN_REST: Duration = Duration::from_secs(1);
 
+/// The furthest ahead a plan window's reset is believed (a month and a few days): a reset later
+/// than that is a broken answer, and the key is tried again then.
+pub const MAX_PLAN_WINDOW: Duration = Duration::from_secs(35 * 24 * 3600);
+
 impl Default for PoolConfig {
     fn default() -> Self {
         PoolConfig {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::announced::Announced;
 use crate::budget::{RemoteHold, Scopes};
-use crate::config::{PoolConfig, MIN_REST};
+use crate::config::{PoolConfig, MAX_PLAN_WINDOW, MIN_REST};
 use crate::ids::KeyId;
 use crate::quota_day::pacific_day_end;
 use crate::request::{FailureOutcome, Quota};
@@ -47,6 +47,9 @@ pub(crate) struct GroupHealth {
     /// Resting after rate limits that named no scope's quota: no key of the group serves.
     pub rest: Rest,
     pub scopes: Scopes,
+    /// A plan's window is used up until then: no key of the group serves (not capped as a
+    /// rest is; not shared with a team, whose members learn it from their own refusals).
+    pub window_until: Option<Timestamp>,
 }
 
 /// One group of a provider's keys.
@@ -66,6 +69,15 @@ pub(crate) struct RateLimit<'a> {
 }
 
 impl GroupHealth {
+    /// Until when no key of the group serves: its rest, or a plan window used up.
+    pub fn resting_until(&self, now: Timestamp) -> Option<Timestamp> {
+        let window = self.window_until.filter(|&until| until > now);
+        match (self.rest.until(now), window) {
+            (Some(rest), Some(window)) => Some(rest.max(window)),
+            (rest, window) => rest.or(window),
+        }
+    }
+
     /// An answer for `scope`: the group's rest and the scope's end with their streaks, and the
     /// windows it announced become what the group has left. A daily quota stays used up: an
     /// answer to a request sent before the refusal says nothing about the day. Returns whether
@@ -98,6 +110,11 @@ impl GroupHealth {
         now: Timestamp,
     ) -> FailureOutcome {
         let RateLimit { scope, retry_after, announced, quota, sent_at } = limit;
+        if let Some(Quota::PlanWindow { until }) = quota {
+            let until = until.clamp(now + MIN_REST, now + MAX_PLAN_WINDOW);
+            self.window_until = self.window_until.filter(|&own| own > now).max(Some(until));
+            return FailureOutcome::Cooled { until: self.resting_until(now).unwrap_or(until) };
+        }
         if let Some(scope) = scope {
             self.scopes.record(scope, &announced);
             match quota {
@@ -111,7 +128,7 @@ impl GroupHealth {
                     let until = self.scopes.scope_at(scope, now).rest.refused(retry_after, sent_at, config, now);
                     return FailureOutcome::ScopeCooled { until };
                 }
-                None => {}
+                Some(Quota::PlanWindow { .. }) | None => {}
             }
             // The windows say which limit was hit: that scope's budget, not the whole group.
             if let Some(until) = announced.spent_until(0).filter(|&until| until > now) {
@@ -131,12 +148,17 @@ impl GroupHealth {
                 budget.day_until = None;
             }
         }
-        self.rest.expire(now)
+        let window_ended = self.window_until.is_some_and(|until| until <= now);
+        if window_ended {
+            self.window_until = None;
+        }
+        self.rest.expire(now) | window_ended
     }
 
     /// A user action: every rest ends, and every daily quota is believed whole again.
     pub fn reset(&mut self) {
         self.rest.reset();
+        self.window_until = None;
         for budget in self.scopes.scopes_mut() {
             budget.rest.reset();
             budget.day_until = None;

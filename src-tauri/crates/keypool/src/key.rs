@@ -137,7 +137,7 @@ impl PoolKey {
         if let Some(exhausted) = self.health.exhausted {
             return Some(Blocker::Exhausted { next_probe_at: exhausted.next_probe_at });
         }
-        if let Some(until) = group.rest.until(now) {
+        if let Some(until) = group.resting_until(now) {
             return Some(Blocker::Cooling { until });
         }
         match self.admits(group, demand, now) {
@@ -308,7 +308,7 @@ impl PoolKey {
 
     pub fn status(&self, group: &GroupHealth, now: Timestamp) -> KeyStatus {
         let h = &self.health;
-        let cooling_until = group.rest.until(now);
+        let cooling_until = group.resting_until(now);
         let state = if !self.enabled || h.refused {
             KeyState::Disabled
         } else if self.sealed {

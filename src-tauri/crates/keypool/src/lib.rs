@@ -102,7 +102,7 @@ mod time;
 
 pub use announced::{Announced, Window};
 pub use budget::{UserLimits, MAX_SCOPES_PER_KEY};
-pub use config::{PoolConfig, StrategyKind, MIN_REST};
+pub use config::{PoolConfig, StrategyKind, MAX_PLAN_WINDOW, MIN_REST};
 pub use entry::{KeyEntry, KeyLoader, LoadError};
 pub use error::{BlockedKey, Blocker, PoolError, Unavailability};
 pub use glob::glob_matches;

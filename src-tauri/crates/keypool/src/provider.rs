@@ -230,7 +230,7 @@ impl ProviderState {
         for (pos, key) in self.keys.iter_mut().enumerate() {
             let group = &self.groups[key.group].health;
             self.budgets_idle &= key.limits.is_empty() && group.scopes.is_empty();
-            let cooling_until = group.rest.until(now);
+            let cooling_until = group.resting_until(now);
             key.available = key.usable() && cooling_until.is_none();
             if key.available {
                 self.available.push(pos);

@@ -91,6 +91,13 @@ pub enum Quota {
     /// (midnight Pacific time, see [`crate::pacific_day_end`]), whatever wait was announced, and
     /// comes back by itself then.
     PerDay,
+    /// A plan's window (a coding plan's 5-hour or weekly window) is used up until `until`, for
+    /// the whole key, whatever the scope: the key's group rests until then, past the cooldown
+    /// cap (at most [`crate::MAX_PLAN_WINDOW`] ahead), and comes back by itself on time.
+    PlanWindow {
+        /// When the window is whole again.
+        until: Timestamp,
+    },
 }
 
 /// The refusals the pool acts on. Every other answer is the request's business, not the key's.

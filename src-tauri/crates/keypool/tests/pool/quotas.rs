@@ -148,3 +148,44 @@ fn a_user_reset_brings_a_used_up_model_back() {
     f.pool.reset_cooldown(&KeyId::from("A"));
     assert!(f.gemini_select(FLASH).is_ok(), "the user vouched for the key: it is tried again");
 }
+
+#[test]
+fn a_plan_window_used_up_rests_the_whole_key_until_its_reset_past_the_cooldown_cap() {
+    let f = Fixture::new(&[1, 1]);
+    f.clock.set(at("2026-08-07T00:00:00Z"));
+    let reset = at("2026-08-07T05:00:00Z");
+    assert_eq!(
+        f.quota_refusal("A", FLASH, Quota::PlanWindow { until: reset }, Some(Duration::from_secs(60))),
+        FailureOutcome::Cooled { until: reset },
+        "the window's reset, not the announced minute nor the 15-minute cap"
+    );
+    for scope in [FLASH, PRO] {
+        assert_eq!(f.gemini_select(scope).unwrap().key_id.as_str(), "B", "every model goes to B meanwhile");
+    }
+    let status = f.status_of("A");
+    assert_eq!((status.state, status.cooling_until), (KeyState::Cooling, Some(reset)), "resting, not disabled");
+    f.clock.set(Timestamp::from_millis(reset.as_millis() - 1));
+    f.pool.sweep(f.now());
+    assert_eq!(f.status_of("A").state, KeyState::Cooling, "a millisecond before: still resting");
+    f.clock.set(reset);
+    f.pool.sweep(f.now());
+    assert_eq!(f.status_of("A").state, KeyState::Active, "back by itself on time");
+
+    let weekly = at("2026-08-14T07:49:08Z");
+    let _ = f.quota_refusal("A", FLASH, Quota::PlanWindow { until: weekly }, None);
+    let _ = f.quota_refusal("A", FLASH, Quota::PlanWindow { until: at("2026-08-07T06:00:00Z") }, None);
+    assert_eq!(f.status_of("A").cooling_until, Some(weekly), "a nearer reset does not shorten a longer window");
+    f.pool.reset_cooldown(&KeyId::from("A"));
+    assert_eq!(f.status_of("A").state, KeyState::Active, "the user vouched for the key");
+
+    let _ = f.quota_refusal("A", FLASH, Quota::PlanWindow { until: at("2030-01-01T00:00:00Z") }, None);
+    let furthest = Timestamp::from_millis(f.now().as_millis() + keypool::MAX_PLAN_WINDOW.as_millis() as i64);
+    assert_eq!(
+        f.status_of("A").cooling_until,
+        Some(furthest),
+        "a reset years ahead is believed no further than a month"
+    );
+    f.pool.reset_cooldown(&KeyId::from("A"));
+    let _ = f.quota_refusal("A", FLASH, Quota::PlanWindow { until: at("2020-01-01T00:00:00Z") }, None);
+    assert!(f.status_of("A").cooling_until.is_some_and(|u| u > f.now()), "a reset in the past rests a moment, no less");
+}
