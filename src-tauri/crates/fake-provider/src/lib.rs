@@ -10,7 +10,8 @@
 //! that take no images, `POST /__fake/project` `{key, project}`,
 //! `POST /__fake/project-limit` `{project, requests, windowMs, perDay?}`, and OpenRouter's
 //! `POST /__fake/credit` `{key, limit, usage}`, and DeepSeek's, Moonshot's and SiliconFlow's
-//! `POST /__fake/balance` `{key, amount, currency?, available?, raw?}`). OpenRouter's API is under
+//! `POST /__fake/balance` `{key, amount, currency?, available?, raw?}`, and the coding plans'
+//! `POST /__fake/windows` `{key, fiveHoursUsed, fiveHoursReset?, weekUsed?, weekReset?, raw?}`). OpenRouter's API is under
 //! `/api/v1` ([`openrouter`]); the vendors' balance reads are [`vendors`]. A key that begins [`NEVER_ISSUED`] is refused by the model list (unless it
 //! is public: [`FakeProvider::public_models`]) and by OpenRouter's key answer, as a provider that
 //! checks keys refuses one it never issued.
@@ -18,6 +19,7 @@
 mod content;
 pub mod gemini;
 pub mod openrouter;
+pub mod plans;
 mod responses;
 pub mod vendors;
 
@@ -279,6 +281,8 @@ pub(crate) struct Script {
     pub(crate) credits: HashMap<String, openrouter::Credit>,
     /// DeepSeek, Moonshot, SiliconFlow: what each key's account holds (not listed: 100.00).
     pub(crate) balances: HashMap<String, vendors::VendorBalance>,
+    /// Z.ai, MiniMax: each key's plan windows (not listed: nothing used).
+    pub(crate) plan_windows: HashMap<String, plans::PlanWindows>,
 }
 
 /// The provider's own clock as its answers show it: its `date` header, the instants of
@@ -387,6 +391,8 @@ impl FakeProvider {
             .route("/user/balance", get(vendors::deepseek))
             .route("/v1/users/me/balance", get(vendors::moonshot))
             .route("/v1/user/info", get(vendors::siliconflow))
+            .route("/api/monitor/usage/quota/limit", get(plans::zhipu))
+            .route("/v1/api/openplatform/coding_plan/remains", get(plans::minimax))
             .route("/v1beta/models", get(gemini::models))
             .route("/v1beta/models/{action}", post(gemini::action))
             .route("/__fake/project", post(control_project))
@@ -402,6 +408,7 @@ impl FakeProvider {
             .route("/__fake/clock", post(control_clock))
             .route("/__fake/credit", post(control_credit))
             .route("/__fake/balance", post(control_balance))
+            .route("/__fake/windows", post(control_windows))
             .layer(axum::middleware::map_response_with_state(shared.clone(), with_date))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("bind loopback");
@@ -501,6 +508,11 @@ impl FakeProvider {
     /// DeepSeek, Moonshot, SiliconFlow: what `key`'s account holds, as their balance reads answer.
     pub fn balance(&self, key: &str, balance: vendors::VendorBalance) {
         self.shared.script.lock().unwrap().balances.insert(key.to_owned(), balance);
+    }
+
+    /// Z.ai, MiniMax: `key`'s plan windows, as their window reads answer.
+    pub fn windows(&self, key: &str, windows: plans::PlanWindows) {
+        self.shared.script.lock().unwrap().plan_windows.insert(key.to_owned(), windows);
     }
 
     /// How many bytes of [`Reply::Flood`]s went out so far.
@@ -1449,6 +1461,18 @@ struct BalanceRequest {
 
 async fn control_balance(State(shared): State<Arc<Shared>>, Json(request): Json<BalanceRequest>) -> StatusCode {
     shared.script.lock().unwrap().balances.insert(request.key, request.balance);
+    StatusCode::NO_CONTENT
+}
+
+#[derive(Deserialize)]
+struct WindowsRequest {
+    key: String,
+    #[serde(flatten)]
+    windows: plans::PlanWindows,
+}
+
+async fn control_windows(State(shared): State<Arc<Shared>>, Json(request): Json<WindowsRequest>) -> StatusCode {
+    shared.script.lock().unwrap().plan_windows.insert(request.key, request.windows);
     StatusCode::NO_CONTENT
 }
 

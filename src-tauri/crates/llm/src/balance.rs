@@ -25,13 +25,13 @@ use crate::service::CompletionService;
 /// How one kind reads a key's balance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BalanceRead {
-    pub at: BalancePath,
+    pub at: ReadAt,
     pub dialect: BalanceDialect,
 }
 
 /// Where a balance is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BalancePath {
+pub enum ReadAt {
     /// Under the base URL (`users/me/balance` under `https://api.moonshot.ai/v1`).
     UnderBase(&'static str),
     /// At the base URL's host root (DeepSeek's `/user/balance`, whichever base the user chose).
@@ -96,12 +96,12 @@ const MOST_A_BALANCE_HOLDS: f64 = 1e12;
 /// The least time between two reads of one key's balance.
 pub const BALANCE_READ_GAP: Duration = Duration::from_secs(60);
 
-impl BalanceRead {
-    /// The URL of `endpoint`'s balance read.
+impl ReadAt {
+    /// Where it is for `endpoint`.
     pub(crate) fn url(&self, endpoint: &ProviderEndpoint) -> Option<reqwest::Url> {
-        match self.at {
-            BalancePath::UnderBase(path) => reqwest::Url::parse(&endpoint.url_of(path)).ok(),
-            BalancePath::AtRoot(path) => reqwest::Url::parse(&endpoint.base_url).ok()?.join(path).ok(),
+        match *self {
+            ReadAt::UnderBase(path) => reqwest::Url::parse(&endpoint.url_of(path)).ok(),
+            ReadAt::AtRoot(path) => reqwest::Url::parse(&endpoint.base_url).ok()?.join(path).ok(),
         }
     }
 }
@@ -233,7 +233,7 @@ impl CompletionService {
             status: None,
             message: format!("environment variable {} has no usable value", error.var()),
         })?;
-        let url = read.url(endpoint).ok_or(BalanceProblem { status: None, message: "no balance URL".into() })?;
+        let url = read.at.url(endpoint).ok_or(BalanceProblem { status: None, message: "no balance URL".into() })?;
         let (status, body) = self.ask(endpoint, url, Some(&secret), Masking::Pool).await.map_err(problem_of)?;
         let unreadable =
             |why: String| BalanceProblem { status: Some(status), message: format!("unreadable balance: {why}") };
@@ -264,7 +264,7 @@ impl CompletionService {
     }
 }
 
-fn problem_of(failure: ModelsFailure) -> BalanceProblem {
+pub(crate) fn problem_of(failure: ModelsFailure) -> BalanceProblem {
     let message = match failure.problem {
         ProbeProblem::Unreadable => "unreadable balance: no answer in full".into(),
         _ => failure.message,
@@ -367,12 +367,12 @@ mod tests {
         };
         let read = crate::ProviderKind::Deepseek.row().balance.unwrap();
         assert_eq!(
-            read.url(&endpoint("https://api.deepseek.com/v1")).unwrap().as_str(),
+            read.at.url(&endpoint("https://api.deepseek.com/v1")).unwrap().as_str(),
             "https://api.deepseek.com/user/balance"
         );
         let moonshot = crate::ProviderKind::Moonshot.row().balance.unwrap();
         assert_eq!(
-            moonshot.url(&endpoint("https://api.moonshot.ai/v1")).unwrap().as_str(),
+            moonshot.at.url(&endpoint("https://api.moonshot.ai/v1")).unwrap().as_str(),
             "https://api.moonshot.ai/v1/users/me/balance"
         );
     }

@@ -162,7 +162,7 @@ pub enum CompletionError {
     /// The provider refused the request for a reason failover cannot fix (e.g. 400, 500), or
     /// refused the provider-level key.
     #[error("the provider answered HTTP {}: {}", .0.status, .0.message)]
-    Provider(Failure),
+    Provider(Box<Failure>),
     /// The connection failed before a reply began.
     #[error("could not reach the provider: {0}")]
     Network(Breakage),

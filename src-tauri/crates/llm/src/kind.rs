@@ -9,7 +9,8 @@
 use keypool::KeyShape;
 use serde::{Deserialize, Serialize};
 
-use crate::balance::{BalanceDialect, BalancePath, BalanceRead};
+use crate::balance::{BalanceDialect, BalanceRead, ReadAt};
+use crate::plan::{ReadAuth, WindowDialect, WindowRead};
 use crate::wire::{Wire, WireFormat};
 
 /// Which kind of service a provider is; each kind is one row of keypool-llm's kind table.
@@ -35,6 +36,14 @@ pub enum ProviderKind {
     Groq,
     /// xAI: OpenAI's wire format; limits per team.
     Xai,
+    /// Z.ai's (Zhipu's) GLM Coding Plan on its Anthropic-compatible endpoint: windows of 5 hours
+    /// and a week or a month, read at its monitor.
+    Zai,
+    /// MiniMax's Coding Plan on its Anthropic-compatible endpoint: a 5-hour window, read.
+    Minimax,
+    /// Kimi Code (Moonshot's coding plan) on its Anthropic-compatible endpoint: its windows known
+    /// only from the refusals that name their reset.
+    Kimi,
 }
 
 /// How a key is verified: the cheapest authenticated request that says whether the provider
@@ -74,6 +83,8 @@ pub struct KindRow {
     pub quota_sharing: QuotaSharing,
     /// How a key's balance is read, where the provider tells it (prepaid accounts).
     pub balance: Option<BalanceRead>,
+    /// How a key's plan windows are read, where the provider tells them (coding plans).
+    pub windows: Option<WindowRead>,
 }
 
 const OPENAI_KEY: KeyShape = KeyShape::prefixed("sk-", 20).except(&["sk-ant-", "sk-or-"]);
@@ -86,9 +97,10 @@ const DEEPSEEK_KEY: KeyShape = KeyShape::exact("sk-", 35);
 const SK_48_KEY: KeyShape = KeyShape::exact("sk-", 51);
 const GROQ_KEY: KeyShape = KeyShape::exact("gsk_", 56);
 const XAI_KEY: KeyShape = KeyShape::prefixed("xai-", 20);
+const KIMI_KEY: KeyShape = KeyShape::prefixed("sk-kimi-", 20);
 
 /// Every provider kind, in the order the UI offers them.
-pub static KINDS: [KindRow; 9] = [
+pub static KINDS: [KindRow; 12] = [
     KindRow {
         kind: ProviderKind::Openai,
         id: "openai",
@@ -99,6 +111,7 @@ pub static KINDS: [KindRow; 9] = [
         verification: Verification::ModelList,
         quota_sharing: QuotaSharing::PerKey,
         balance: None,
+        windows: None,
     },
     KindRow {
         kind: ProviderKind::Anthropic,
@@ -110,6 +123,7 @@ pub static KINDS: [KindRow; 9] = [
         verification: Verification::ModelList,
         quota_sharing: QuotaSharing::PerKey,
         balance: None,
+        windows: None,
     },
     KindRow {
         kind: ProviderKind::Gemini,
@@ -121,6 +135,7 @@ pub static KINDS: [KindRow; 9] = [
         verification: Verification::ModelList,
         quota_sharing: QuotaSharing::PerKey,
         balance: None,
+        windows: None,
     },
     KindRow {
         kind: ProviderKind::Openrouter,
@@ -132,7 +147,8 @@ pub static KINDS: [KindRow; 9] = [
         // Its model list is public: only this request tells a revoked key.
         verification: Verification::KeyInfo { path: "key" },
         quota_sharing: QuotaSharing::PerProvider,
-        balance: Some(BalanceRead { at: BalancePath::UnderBase("key"), dialect: BalanceDialect::OpenRouterKey }),
+        balance: Some(BalanceRead { at: ReadAt::UnderBase("key"), dialect: BalanceDialect::OpenRouterKey }),
+        windows: None,
     },
     KindRow {
         kind: ProviderKind::Deepseek,
@@ -144,7 +160,8 @@ pub static KINDS: [KindRow; 9] = [
         verification: Verification::ModelList,
         // "regardless of which API key is used": its limits are the account's.
         quota_sharing: QuotaSharing::PerProvider,
-        balance: Some(BalanceRead { at: BalancePath::AtRoot("/user/balance"), dialect: BalanceDialect::DeepSeek }),
+        balance: Some(BalanceRead { at: ReadAt::AtRoot("/user/balance"), dialect: BalanceDialect::DeepSeek }),
+        windows: None,
     },
     KindRow {
         kind: ProviderKind::Moonshot,
@@ -155,10 +172,8 @@ pub static KINDS: [KindRow; 9] = [
         key_shapes: &[SK_48_KEY],
         verification: Verification::ModelList,
         quota_sharing: QuotaSharing::PerKey,
-        balance: Some(BalanceRead {
-            at: BalancePath::UnderBase("users/me/balance"),
-            dialect: BalanceDialect::Moonshot,
-        }),
+        balance: Some(BalanceRead { at: ReadAt::UnderBase("users/me/balance"), dialect: BalanceDialect::Moonshot }),
+        windows: None,
     },
     KindRow {
         kind: ProviderKind::Siliconflow,
@@ -171,7 +186,8 @@ pub static KINDS: [KindRow; 9] = [
         key_shapes: &[SK_48_KEY],
         verification: Verification::ModelList,
         quota_sharing: QuotaSharing::PerKey,
-        balance: Some(BalanceRead { at: BalancePath::UnderBase("user/info"), dialect: BalanceDialect::SiliconFlow }),
+        balance: Some(BalanceRead { at: ReadAt::UnderBase("user/info"), dialect: BalanceDialect::SiliconFlow }),
+        windows: None,
     },
     KindRow {
         kind: ProviderKind::Groq,
@@ -183,6 +199,7 @@ pub static KINDS: [KindRow; 9] = [
         verification: Verification::ModelList,
         quota_sharing: QuotaSharing::PerProvider,
         balance: None,
+        windows: None,
     },
     KindRow {
         kind: ProviderKind::Xai,
@@ -194,6 +211,53 @@ pub static KINDS: [KindRow; 9] = [
         verification: Verification::ModelList,
         quota_sharing: QuotaSharing::PerProvider,
         balance: None,
+        windows: None,
+    },
+    KindRow {
+        kind: ProviderKind::Zai,
+        id: "zai",
+        label: "Z.ai GLM Coding Plan",
+        wire: WireFormat::AnthropicMessages,
+        // Zhipu's own, in China: https://open.bigmodel.cn/api/anthropic (the same monitor at its root).
+        default_base_url: "https://api.z.ai/api/anthropic",
+        // `<32 hex>.<16 letters and digits>`: no prefix to tell them by.
+        key_shapes: &[],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerKey,
+        balance: None,
+        windows: Some(WindowRead {
+            at: ReadAt::AtRoot("/api/monitor/usage/quota/limit"),
+            auth: ReadAuth::Raw,
+            dialect: WindowDialect::ZhipuQuota,
+        }),
+    },
+    KindRow {
+        kind: ProviderKind::Minimax,
+        id: "minimax",
+        label: "MiniMax Coding Plan",
+        wire: WireFormat::AnthropicMessages,
+        default_base_url: "https://api.minimax.io/anthropic",
+        key_shapes: &[],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerKey,
+        balance: None,
+        windows: Some(WindowRead {
+            at: ReadAt::AtRoot("/v1/api/openplatform/coding_plan/remains"),
+            auth: ReadAuth::AsRequests,
+            dialect: WindowDialect::MiniMaxRemains,
+        }),
+    },
+    KindRow {
+        kind: ProviderKind::Kimi,
+        id: "kimi",
+        label: "Kimi Code",
+        wire: WireFormat::AnthropicMessages,
+        default_base_url: "https://api.kimi.com/coding",
+        key_shapes: &[KIMI_KEY],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerKey,
+        balance: None,
+        windows: None,
     },
 ];
 
@@ -284,13 +348,15 @@ mod tests {
             (ProviderKind::Gemini, "AIzaSyA1234567890abcdefghijklmnopqrstuv"),
             (ProviderKind::Deepseek, "sk-0123456789abcdef0123456789abcdef"),
             (ProviderKind::Moonshot, "sk-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKl"),
+            (ProviderKind::Kimi, "sk-kimi-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"),
             (ProviderKind::Groq, "gsk_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOp"),
             (ProviderKind::Xai, "xai-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd"),
         ];
         // Keys that look alike: OpenAI-compatible is every `sk-` service's kind, and Moonshot's and
         // SiliconFlow's keys have one shape.
         let alike = |kind: ProviderKind, other: ProviderKind| {
-            (other == ProviderKind::Openai && [ProviderKind::Deepseek, ProviderKind::Moonshot].contains(&kind))
+            (other == ProviderKind::Openai
+                && [ProviderKind::Deepseek, ProviderKind::Moonshot, ProviderKind::Kimi].contains(&kind))
                 || (kind == ProviderKind::Moonshot && other == ProviderKind::Siliconflow)
         };
         for (kind, key) in keys {

@@ -21,6 +21,7 @@ mod http;
 mod kind;
 mod models;
 mod net;
+mod plan;
 mod probe;
 pub mod provider;
 mod provider_clock;
@@ -38,7 +39,7 @@ mod wait;
 pub mod wire;
 
 pub use balance::{
-    Balance, BalanceDialect, BalanceFound, BalancePath, BalanceProblem, BalanceRead, BalanceReading, BALANCE_READ_GAP,
+    Balance, BalanceDialect, BalanceFound, BalanceProblem, BalanceRead, BalanceReading, ReadAt, BALANCE_READ_GAP,
 };
 pub use chat::{estimate_tokens, CompletionOutcome, CompletionRequest, StopReason};
 pub use check::KeyVerdict;
@@ -49,6 +50,7 @@ pub use http::{ProxyChoice, ProxyError};
 pub use kind::{every_key_shape, KindRow, ProviderKind, QuotaSharing, Verification, ACCOUNT_GROUP, KINDS};
 pub use models::MAX_MODEL_LIST;
 pub use net::{is_local_address, is_local_host, is_local_url};
+pub use plan::{PlanWindow, ReadAuth, SpanUnit, WindowDialect, WindowRead, WindowReading, WindowSpan};
 pub use probe::{Credit, ModelsFailure, ProbeProblem, ProbeResult};
 pub use provider::ProviderEndpoint;
 pub use provider_clock::{ClockOffset, ClockSkew, MAX_CLOCK_OFFSET};

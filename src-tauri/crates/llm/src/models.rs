@@ -172,6 +172,31 @@ impl CompletionService {
         masking: Masking,
     ) -> Result<(u16, Vec<u8>), ModelsFailure> {
         let request = endpoint.authorize_with(self.client(url.as_str()).get(url), key);
+        self.asked(endpoint, request, key, masking).await
+    }
+
+    /// `GET url` with `key` alone as the `Authorization` header (Z.ai's monitor takes it so), as
+    /// [`CompletionService::ask`].
+    pub(crate) async fn ask_raw(
+        &self,
+        endpoint: &ProviderEndpoint,
+        url: reqwest::Url,
+        key: &Secret,
+    ) -> Result<(u16, Vec<u8>), ModelsFailure> {
+        let mut value =
+            reqwest::header::HeaderValue::from_str(key.expose()).map_err(|_| unreachable(Breakage::Request))?;
+        value.set_sensitive(true);
+        let request = self.client(url.as_str()).get(url).header(reqwest::header::AUTHORIZATION, value);
+        self.asked(endpoint, request, Some(key), Masking::Pool).await
+    }
+
+    async fn asked(
+        &self,
+        endpoint: &ProviderEndpoint,
+        request: reqwest::RequestBuilder,
+        key: Option<&Secret>,
+        masking: Masking,
+    ) -> Result<(u16, Vec<u8>), ModelsFailure> {
         // The chat's deadline for an answer to begin: a provider that never answers holds no
         // verification (and the key's lock with it), Test or import for ever.
         let sent = tokio::select! {

@@ -102,6 +102,8 @@ pub struct CompletionService {
     pub(crate) redactors: Arc<Mutex<HashMap<ProviderId, CachedRedactor>>>,
     /// The last balance read of each key, one in flight per key.
     pub(crate) balances: Arc<crate::balance::Balances>,
+    /// The last plan-window read of each key, one in flight per key.
+    pub(crate) windows: Arc<crate::plan::Windows>,
     /// The verifications of refused keys, one in flight per key.
     pub(crate) verifications: Arc<Verifications>,
     /// The other members of a team, when the pool is shared (none by default): a slot shared
@@ -133,6 +135,7 @@ impl CompletionService {
             deadlines: Deadlines::default(),
             redactors: Arc::default(),
             balances: Arc::default(),
+            windows: Arc::default(),
             verifications: Arc::default(),
             team: Arc::default(),
             stored_responses: Arc::default(),

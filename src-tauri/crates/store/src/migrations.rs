@@ -28,6 +28,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0020_ledger_outbox.sql"),
     include_str!("../migrations/0021_keyless_answers.sql"),
     include_str!("../migrations/0022_vendor_kinds_and_balances.sql"),
+    include_str!("../migrations/0023_coding_plans.sql"),
 ];
 
 /// The schema version this build writes and understands.

@@ -177,7 +177,12 @@ impl LocalApi {
             | ProviderKind::Groq
             | ProviderKind::Xai => format!("{}/v1", fake.url()),
             ProviderKind::Openrouter => format!("{}/api/v1", fake.url()),
-            ProviderKind::Anthropic | ProviderKind::Gemini | ProviderKind::Deepseek => fake.url(),
+            ProviderKind::Anthropic
+            | ProviderKind::Gemini
+            | ProviderKind::Deepseek
+            | ProviderKind::Zai
+            | ProviderKind::Minimax
+            | ProviderKind::Kimi => fake.url(),
         });
         let endpoint = ProviderEndpoint {
             id: ProviderId::new("p"),

@@ -48,7 +48,7 @@ impl GiveUp {
         match self {
             GiveUp::Unreachable(broke) => CompletionError::Network(broke),
             GiveUp::CutOff(interruption) => CompletionError::Interrupted(interruption),
-            GiveUp::Refused(failure) => CompletionError::Provider(failure),
+            GiveUp::Refused(failure) => CompletionError::Provider(Box::new(failure)),
             GiveUp::NeedsKey(failure) => CompletionError::NoAvailableKey(NoKey {
                 provider: provider.to_owned(),
                 why: NoKeyReason::Empty,

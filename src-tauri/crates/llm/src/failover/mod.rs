@@ -172,7 +172,7 @@ impl CompletionService {
                 Ok(acquired) => acquired,
                 Err(Stop::Failed(CompletionError::NoAvailableKey(_))) if doubted.is_some() => {
                     let failure = doubted.take().map(|d| d.failure).expect("a doubted refusal");
-                    return Driven { end: Err(Stop::Failed(CompletionError::Provider(failure))), ..driven };
+                    return Driven { end: Err(Stop::Failed(CompletionError::Provider(Box::new(failure)))), ..driven };
                 }
                 Err(stop) => return Driven { end: Err(stop), ..driven },
             };

@@ -37,7 +37,7 @@ pub use peek::{with_model, BoundState, ConversationName, Peek};
 pub use problem::{ListedModel, Problem};
 pub use translate::{translate, AnswerId, AnswerIds, Translated, Translation};
 
-pub(crate) use refusal::{error_answer, names_invalid_key, out_of_credit, stream_error};
+pub(crate) use refusal::{error_answer, names_invalid_key, out_of_credit, plan_window, stream_error};
 pub use refusal::{error_message, may_signal};
 pub(crate) use usage::{read_head, UsageObject};
 
@@ -337,7 +337,9 @@ pub trait Wire: Send + Sync {
             retry_after,
             announced,
             out_of_credit: out_of_credit(status, body),
-            meaning: names_invalid_key(body).then_some(Meaning::KeyRefused),
+            meaning: names_invalid_key(body).then_some(Meaning::KeyRefused).or_else(|| {
+                plan_window(body).map(|until| Meaning::RateLimit(Some(keypool::Quota::PlanWindow { until })))
+            }),
         }
     }
 

@@ -5,7 +5,9 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use super::{StreamPiece, Wire, WireFormat};
-use crate::error::Failure;
+use keypool::Quota;
+
+use crate::error::{Failure, Meaning};
 
 /// Whether an SSE event (its `name` and `data`) may be more to `wire` than text and tool calls:
 /// its name or data holds one of [`Wire::stream_signals`], or its data escapes a character as
@@ -56,7 +58,47 @@ pub(crate) fn stream_error(event: &str, value: &Value) -> Option<StreamPiece> {
     let message = error["message"].as_str().unwrap_or("the provider reported an error").to_owned();
     let status = status_of_error(error);
     let out_of_credit = says_out_of_credit(error, &message);
-    Some(StreamPiece::Error(Failure { out_of_credit, ..Failure::new(status, message) }))
+    let meaning = plan_window_of(error, &message).map(|until| Meaning::RateLimit(Some(Quota::PlanWindow { until })));
+    Some(StreamPiece::Error(Failure { out_of_credit, meaning, ..Failure::new(status, message) }))
+}
+
+/// The error codes of Zhipu's (Z.ai's) coding plans for a window used up: 1308 the 5-hour
+/// window, 1310 the weekly or monthly one, 1316 to 1321 the others of its table.
+const PLAN_WINDOW_CODES: [&str; 8] = ["1308", "1310", "1316", "1317", "1318", "1319", "1320", "1321"];
+
+/// When a coding plan's window used up comes back, where the refusal says so: Zhipu's codes
+/// ([`PLAN_WINDOW_CODES`]), or any provider's words "usage limit … reset(s) at INSTANT". The
+/// instant is RFC 3339 (`2026-08-07T05:00:00Z`) or, as Zhipu writes it, a civil time in Beijing
+/// (`2026-09-09 05:38:28`, UTC+8 all year). A refusal that names no instant is no plan window.
+pub(crate) fn plan_window_of(error: &Value, message: &str) -> Option<keypool::Timestamp> {
+    let code = match &error["code"] {
+        Value::String(code) => Some(code.clone()),
+        Value::Number(code) => Some(code.to_string()),
+        _ => None,
+    };
+    let lower = message.to_ascii_lowercase();
+    let coded = code.is_some_and(|code| PLAN_WINDOW_CODES.contains(&code.as_str()));
+    let worded = ["usage limit", "limit exhausted", "limit reached"].iter().any(|words| lower.contains(words));
+    if !coded && !worded {
+        return None;
+    }
+    let at = ["resets at ", "reset at "].iter().find_map(|words| lower.find(words).map(|i| i + words.len()))?;
+    let rest = &message[at..];
+    let text: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || matches!(c, '-' | ':' | 'T' | 'Z' | ' ' | '+' | '.'))
+        .collect();
+    instant_of(text.trim())
+}
+
+fn instant_of(text: &str) -> Option<keypool::Timestamp> {
+    if let Ok(at) = text.parse::<jiff::Timestamp>() {
+        return Some(keypool::Timestamp::from_millis(at.as_millisecond()));
+    }
+    let civil: jiff::civil::DateTime = text.get(..19)?.parse().ok()?;
+    let beijing = jiff::tz::TimeZone::fixed(jiff::tz::offset(8));
+    let at = beijing.to_ambiguous_timestamp(civil).compatible().ok()?;
+    Some(keypool::Timestamp::from_millis(at.as_millisecond()))
 }
 
 /// Maps an error object found in a stream (either kind's shape) to the HTTP status it means.
@@ -92,6 +134,13 @@ pub(crate) fn out_of_credit(status: u16, body: &str) -> bool {
     let Ok(value) = serde_json::from_str::<Value>(body) else { return false };
     let message = value["error"]["message"].as_str().unwrap_or_default();
     says_out_of_credit(&value["error"], message)
+}
+
+/// When the coding plan's window an error body says is used up comes back ([`plan_window_of`]).
+pub(crate) fn plan_window(body: &str) -> Option<keypool::Timestamp> {
+    let value = serde_json::from_str::<Value>(body).ok()?;
+    let message = value["error"]["message"].as_str().unwrap_or_default();
+    plan_window_of(&value["error"], message)
 }
 
 /// Whether an error body names the key as not valid (OpenAI's `code: invalid_api_key`, which

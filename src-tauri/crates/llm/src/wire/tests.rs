@@ -628,3 +628,37 @@ fn out_of_credit_in_either_providers_words() {
         "inside a stream too"
     );
 }
+
+#[test]
+fn a_coding_plan_s_used_up_window_rests_the_key_until_the_reset_it_names() {
+    use super::refusal::plan_window;
+    let at = |text: &str| keypool::Timestamp::from_millis(text.parse::<jiff::Timestamp>().unwrap().as_millisecond());
+    // Zhipu's Anthropic-compatible endpoint, its weekly window: Beijing time, no zone written.
+    let weekly = r#"{"type":"error","error":{"type":"rate_limit_error","code":"1310","message":"[1310][Weekly/Monthly Limit Exhausted. Your limit will reset at 2026-07-14 07:49:08]"}}"#;
+    assert_eq!(
+        plan_window(weekly),
+        Some(at("2026-07-13T23:49:08Z")),
+        "07:49:08 in Beijing is 23:49:08 UTC the day before"
+    );
+    // Its OpenAI-compatible one, the 5-hour window.
+    let five = r#"{"error":{"code":"1308","message":"Usage limit reached for 5 hour. Your limit will reset at 2026-09-09 05:38:28"}}"#;
+    assert_eq!(plan_window(five), Some(at("2026-09-08T21:38:28Z")));
+    let zoned = r#"{"error":{"code":1316,"message":"5-hour usage limit reached. Resets at 2026-08-07T05:00:00Z"}}"#;
+    assert_eq!(plan_window(zoned), Some(at("2026-08-07T05:00:00Z")), "a code as a number, an instant with its zone");
+    for not in [
+        r#"{"error":{"code":"1308","message":"Usage limit reached for 5 hour."}}"#,
+        r#"{"error":{"type":"rate_limit_error","message":"Rate limit reached for requests. Please try again in 20s"}}"#,
+        r#"{"error":{"code":"1310","message":"Your limit will reset at soon"}}"#,
+        "<html>Too Many Requests</html>",
+    ] {
+        assert_eq!(plan_window(not), None, "{not}");
+    }
+    let failure = WireFormat::AnthropicMessages.wire().refusal(429, weekly, None, keypool::Announced::default());
+    assert!(
+        matches!(
+            failure.pool_kind(),
+            Some(keypool::FailureKind::RateLimited { quota: Some(keypool::Quota::PlanWindow { .. }), .. })
+        ),
+        "a plan window to the pool: {failure:?}"
+    );
+}

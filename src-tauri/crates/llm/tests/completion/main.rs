@@ -12,6 +12,7 @@ mod hostile;
 mod limits;
 mod no_available_key;
 mod openrouter;
+mod plans;
 mod probe;
 mod provider_level_key;
 mod secrets;

@@ -130,7 +130,12 @@ impl Rig {
             | ProviderKind::Groq
             | ProviderKind::Xai => format!("{}/v1", self.fake.url()),
             ProviderKind::Openrouter => format!("{}/api/v1", self.fake.url()),
-            ProviderKind::Anthropic | ProviderKind::Gemini | ProviderKind::Deepseek => self.fake.url(),
+            ProviderKind::Anthropic
+            | ProviderKind::Gemini
+            | ProviderKind::Deepseek
+            | ProviderKind::Zai
+            | ProviderKind::Minimax
+            | ProviderKind::Kimi => self.fake.url(),
         };
         CompletionRequest {
             session: SessionId::new(session),
