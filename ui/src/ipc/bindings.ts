@@ -729,7 +729,12 @@ unsetVar: string | null,
  * What the key's account has left, as last read (DeepSeek, Moonshot, SiliconFlow,
  * OpenRouter); null where the provider answers no balance read, or none was read yet.
  */
-balance: KeyBalance | null, };
+balance: KeyBalance | null, 
+/**
+ * What the key's coding plan has left of each window, as last read (Z.ai, MiniMax); null
+ * where the provider answers no window read, or none was read yet.
+ */
+windows: KeyWindows | null, };
 
 /**
  * What testing one key against its provider found (the provider's model list, fetched with
@@ -759,6 +764,12 @@ credit?: Credit, };
  * that still exists. A view of its own, with its totals as [`TotalsDto`] and `sentWith`.
  */
 export type KeyUsage = { providerId: string, keyId: string, sentWith: SentWith, label: string | null, p50LatencyMs: number | null, p95LatencyMs: number | null, requests: number, failures: number, rateLimited: number, inputTokens: number, cachedTokens: number, outputTokens: number, cost: number | null, costComplete: boolean, };
+
+/**
+ * A key's last plan-window reading: each window's span, share used and reset; or, with a
+ * `problem`, why the read found nothing (the key stays as it was).
+ */
+export type KeyWindows = { readAt: number, windows: Array<PlanWindow>, problem: string | null, status: number | null, };
 
 export type KeychainReason = "not_configured" | "unreachable" | "locked" | "failed";
 
@@ -1015,6 +1026,19 @@ export type NotifyArgs = { title: string, body: string, };
 export type PageChoice = "chat" | "usage" | "settings/providers" | "settings/general" | "settings/localApi" | "settings/team" | "settings/about";
 
 /**
+ * One window of a plan, as read.
+ */
+export type PlanWindow = { span: WindowSpan, 
+/**
+ * The share used, 0 to 1.
+ */
+used: number, 
+/**
+ * When it is whole again, if the answer says (milliseconds since the epoch).
+ */
+resetsAt: number | null, };
+
+/**
  * A loss of keys to tell the user of (the payload of `pool:alert`). Names as the user knows them:
  * the provider's, and the key's label or masked preview (never the key).
  */
@@ -1134,7 +1158,7 @@ generation: number, };
 /**
  * Which kind of service a provider is; each kind is one row of keypool-llm's kind table.
  */
-export type ProviderKind = "openai" | "anthropic" | "gemini" | "openrouter" | "deepseek" | "moonshot" | "siliconflow" | "groq" | "xai";
+export type ProviderKind = "openai" | "anthropic" | "gemini" | "openrouter" | "deepseek" | "moonshot" | "siliconflow" | "groq" | "xai" | "zai" | "minimax" | "kimi";
 
 export type ProxyMode = "none" | "system" | "url";
 
@@ -1366,6 +1390,8 @@ failures: number,
  * Every prompt token, cached ones included.
  */
 inputTokens: number, cachedTokens: number, outputTokens: number, };
+
+export type SpanUnit = "hour" | "day" | "week" | "month";
 
 /**
  * What a member may spend per period: US dollars (at the price table's prices) or tokens
@@ -1734,6 +1760,11 @@ export type Via = { "kind": "route", glob: string, } | { "kind": "prefix" } | { 
 export type Window = { remaining: number, limit: number | null, resetAt: number, };
 
 /**
+ * How long a window is.
+ */
+export type WindowSpan = { count: number, unit: SpanUnit, };
+
+/**
  * What a committed write (or a change of the pool's memory) answers: its value, and the
  * generation it got, which the `llmConfig:changed` it caused carries too. The value is a struct:
  * its fields and `generation` are the answer's.
@@ -1800,6 +1831,9 @@ export const PROVIDER_KINDS = [
   { id: "siliconflow", defaultBaseUrl: "https://api.siliconflow.com/v1", keyPrefixes: ["sk-"] },
   { id: "groq", defaultBaseUrl: "https://api.groq.com/openai/v1", keyPrefixes: ["gsk_"] },
   { id: "xai", defaultBaseUrl: "https://api.x.ai/v1", keyPrefixes: ["xai-"] },
+  { id: "zai", defaultBaseUrl: "https://api.z.ai/api/anthropic", keyPrefixes: [] },
+  { id: "minimax", defaultBaseUrl: "https://api.minimax.io/anthropic", keyPrefixes: [] },
+  { id: "kimi", defaultBaseUrl: "https://api.kimi.com/coding", keyPrefixes: ["sk-kimi-"] },
 ] as const satisfies readonly { id: ProviderKind; defaultBaseUrl: string; keyPrefixes: readonly string[] }[];
 
 export type Commands = {

@@ -473,6 +473,9 @@ impl Background {
         if let Err(error) = self.keys.read_balances().await {
             tracing::warn!(%error, "could not read the keys' balances");
         }
+        if let Err(error) = self.keys.read_windows().await {
+            tracing::warn!(%error, "could not read the keys' plan windows");
+        }
     }
 
     fn retain(&self) {

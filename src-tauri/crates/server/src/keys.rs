@@ -256,6 +256,7 @@ async fn list_keys(list: List) -> ExitCode {
             let at = status.keys.iter().position(|s| s.key_id.as_str() == key.id);
             let state = at.map(|i| status.keys[i].state.as_str());
             let balance = at.and_then(|i| status.balances[i].as_ref()).map(balance_json);
+            let windows = at.and_then(|i| status.windows[i].as_ref()).map(windows_json);
             out.push(json!({
                 "id": key.id,
                 "provider": provider,
@@ -266,6 +267,7 @@ async fn list_keys(list: List) -> ExitCode {
                 "enabled": key.enabled,
                 "state": state.unwrap_or("disabled"),
                 "balance": balance,
+                "windows": windows,
             }));
         }
     }
@@ -285,6 +287,18 @@ fn balance_json(row: &keypool_store::balances::BalanceRow) -> serde_json::Value 
             "usable": row.usable,
             "read_at": row.read_at,
         }),
+    }
+}
+
+/// A key's last plan-window reading: `{"windows":[{"span":{"count","unit"},"used","resetsAt"}],
+/// "read_at"}`, or `{"problem","status","read_at"}` when the read found nothing.
+fn windows_json(row: &keypool_store::balances::WindowsRow) -> serde_json::Value {
+    match &row.problem {
+        Some(problem) => json!({ "problem": problem, "status": row.status, "read_at": row.read_at }),
+        None => {
+            let windows: serde_json::Value = serde_json::from_str(&row.windows).unwrap_or_else(|_| json!([]));
+            json!({ "windows": windows, "read_at": row.read_at })
+        }
     }
 }
 

@@ -522,6 +522,9 @@ async fn start(serve: Serve) -> Result<Running, Fatal> {
                 if let Err(error) = keys.read_balances().await {
                     tracing::warn!(%error, "could not read the keys' balances");
                 }
+                if let Err(error) = keys.read_windows().await {
+                    tracing::warn!(%error, "could not read the keys' plan windows");
+                }
             });
         }
         let members = members::config::apply(&context, &config.resolved_members, &config.prices, &owner)

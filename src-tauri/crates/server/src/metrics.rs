@@ -355,6 +355,35 @@ fn render_keys(out: &mut String, context: &AppContext, names: &HashMap<String, S
         sample(out, "keypool_keys", &[("provider", &provider), ("state", state)], count as f64);
     }
     render_balances(out, context, names);
+    render_windows(out, context, names);
+}
+
+/// What share of each coding-plan window each key has used, as last read (`window`: `5h`,
+/// `1w`, `1mo`, `1d`).
+fn render_windows(out: &mut String, context: &AppContext, names: &HashMap<String, String>) {
+    let Ok(keys) = context.keys() else { return };
+    family(out, "keypool_key_window_used_ratio", "gauge", "The share of the key's plan window used, as last read.");
+    let mut ids: Vec<&String> = names.keys().collect();
+    ids.sort();
+    for id in ids {
+        let Ok(mut read) = keys.windows(id) else { continue };
+        read.sort_by(|a, b| a.key_id.cmp(&b.key_id));
+        for row in read {
+            let windows: Vec<keypool_llm::PlanWindow> = serde_json::from_str(&row.windows).unwrap_or_default();
+            for window in windows {
+                let unit = match window.span.unit {
+                    keypool_llm::SpanUnit::Hour => "h",
+                    keypool_llm::SpanUnit::Day => "d",
+                    keypool_llm::SpanUnit::Week => "w",
+                    keypool_llm::SpanUnit::Month => "mo",
+                };
+                let name = format!("{}{unit}", window.span.count);
+                let labels =
+                    [("provider", names[id].as_str()), ("key", row.key_id.as_str()), ("window", name.as_str())];
+                sample(out, "keypool_key_window_used_ratio", &labels, window.used);
+            }
+        }
+    }
 }
 
 /// What each prepaid key's account has left, as last read, in its currency (keys of providers

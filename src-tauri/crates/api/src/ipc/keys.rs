@@ -230,9 +230,11 @@ impl PoolStatusDto {
             .into_iter()
             .zip(view.unset_vars)
             .zip(view.balances)
-            .map(|((status, unset_var), balance)| KeyStatusDto {
+            .zip(view.windows)
+            .map(|(((status, unset_var), balance), windows)| KeyStatusDto {
                 unset_var,
                 balance: balance.map(KeyBalanceDto::from),
+                windows: windows.map(KeyWindowsDto::from),
                 ..status.into()
             })
             .collect();
@@ -298,6 +300,28 @@ pub struct KeyStatusDto {
     /// What the key's account has left, as last read (DeepSeek, Moonshot, SiliconFlow,
     /// OpenRouter); null where the provider answers no balance read, or none was read yet.
     pub balance: Option<KeyBalanceDto>,
+    /// What the key's coding plan has left of each window, as last read (Z.ai, MiniMax); null
+    /// where the provider answers no window read, or none was read yet.
+    pub windows: Option<KeyWindowsDto>,
+}
+
+/// A key's last plan-window reading: each window's span, share used and reset; or, with a
+/// `problem`, why the read found nothing (the key stays as it was).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "KeyWindows")]
+pub struct KeyWindowsDto {
+    pub read_at: i64,
+    pub windows: Vec<keypool_llm::PlanWindow>,
+    pub problem: Option<String>,
+    pub status: Option<u16>,
+}
+
+impl From<keypool_store::balances::WindowsRow> for KeyWindowsDto {
+    fn from(row: keypool_store::balances::WindowsRow) -> Self {
+        let windows = serde_json::from_str(&row.windows).unwrap_or_default();
+        KeyWindowsDto { read_at: row.read_at, windows, problem: row.problem, status: row.status }
+    }
 }
 
 /// A key's last balance reading: `amount` in `currency`; both null and no `problem`: the key
@@ -434,6 +458,7 @@ impl From<keypool::KeyStatus> for KeyStatusDto {
             next_probe_at: status.next_probe_at.map(|t| t.as_millis()),
             unset_var: None,
             balance: None,
+            windows: None,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The API key pools: the keys as stored, and the pool that reads them.
 
-mod balances;
+mod readings;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use keypool::{
 };
 use keypool_llm::{CompletionService, ProbeProblem, ProbeResult, ProviderKind};
 use keypool_store::api_keys::{self, ApiKeyPatch, ApiKeyRow, NewApiKey};
-use keypool_store::balances::BalanceRow;
+use keypool_store::balances::{BalanceRow, WindowsRow};
 use keypool_store::{providers, usage, Database};
 
 use super::providers::{endpoint_of, require_provider};
@@ -108,6 +108,8 @@ pub struct PoolStatus {
     pub unset_vars: Vec<Option<String>>,
     /// Beside each key: its last balance reading, where its provider answers balance reads.
     pub balances: Vec<Option<BalanceRow>>,
+    /// Beside each key: its last plan-window reading, where its provider answers window reads.
+    pub windows: Vec<Option<WindowsRow>>,
 }
 
 #[derive(Clone)]
@@ -372,14 +374,19 @@ impl Keys {
     /// The pool's view of a provider's keys. A key's last use is the later of the pool's (this
     /// run) and the usage ledger's (every run before), so a restart does not forget it.
     pub fn pool_status(&self, provider_id: &str) -> Result<PoolStatus> {
-        let (used, mut read) = {
+        let (used, mut read, mut windows) = {
             let conn = self.db.lock()?;
             require_provider(&conn, provider_id)?;
             let read: HashMap<String, BalanceRow> = keypool_store::balances::of_provider(&conn, provider_id)?
                 .into_iter()
                 .map(|b| (b.key_id.clone(), b))
                 .collect();
-            (usage::last_attempts(&conn, provider_id)?, read)
+            let windows: HashMap<String, WindowsRow> =
+                keypool_store::balances::windows_of_provider(&conn, provider_id)?
+                    .into_iter()
+                    .map(|w| (w.key_id.clone(), w))
+                    .collect();
+            (usage::last_attempts(&conn, provider_id)?, read, windows)
         };
         let now = self.clock.now();
         let provider = ProviderId::new(provider_id);
@@ -392,7 +399,8 @@ impl Keys {
         // Read outside the pool's lock: resolving reads the environment.
         let unset_vars = self.pool.secrets(&provider)?.iter().map(|s| self.completions.unresolved_var(s)).collect();
         let balances = keys.iter().map(|key| read.remove(key.key_id.as_str())).collect();
-        Ok(PoolStatus { now, keys, unset_vars, balances })
+        let windows = keys.iter().map(|key| windows.remove(key.key_id.as_str())).collect();
+        Ok(PoolStatus { now, keys, unset_vars, balances, windows })
     }
 
     /// Ends a key's cooldown by hand. Not a database write, but the UI is told all the same,

@@ -140,3 +140,56 @@ async fn a_bad_answer_leaves_the_key_usable_and_says_why_and_a_test_reads_the_ba
     assert_eq!(keys(&h, &provider)[0].1, "active", "a test after a top-up brings the key back");
     assert!(fake.seen().iter().all(|s| !s.path.contains("chat")), "no one-token reply was needed: the balance says it");
 }
+
+/// A Z.ai GLM Coding Plan provider: its keys' windows are read in the background and shown; the
+/// key whose 5-hour window is used up rests until the reset, the other serves.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_coding_plan_s_windows_are_read_shown_and_a_used_up_key_rests_until_its_reset() {
+    use keypool_fake_provider::plans::PlanWindows;
+    let h = Harness::new();
+    let fake = FakeProvider::start().await;
+    let provider = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "GLM", "kind": "zai", "baseUrl": fake.url(), "models": ["glm-4.7"], "defaultModel": "glm-4.7" }),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for label in ["spent", "fresh"] {
+        h.ok(
+            "llmConfig:addApiKey",
+            json!({ "providerId": provider, "apiKey": format!("key-{label}"), "label": label }),
+        );
+    }
+    let now = keypool::Clock::now(&*h.clock).as_millis();
+    let reset = now + 2 * 3_600_000;
+    fake.windows(
+        "key-spent",
+        PlanWindows { five_hours_used: 1.0, five_hours_reset: Some(reset), week_used: 0.4, ..Default::default() },
+    );
+    fake.windows("key-fresh", PlanWindows { five_hours_used: 0.32, week_used: 0.6, ..Default::default() });
+    h.ctx.keys().unwrap().read_windows().await.unwrap();
+
+    let status = h.ok("llmConfig:getPoolStatus", json!({ "providerId": provider }));
+    let keys = status["keys"].as_array().unwrap();
+    assert_eq!(
+        (keys[0]["state"].as_str(), keys[0]["coolingUntil"].as_i64()),
+        (Some("cooling"), Some(reset)),
+        "rests until the reset"
+    );
+    let windows = &keys[1]["windows"]["windows"];
+    assert_eq!(windows[0]["span"], json!({ "count": 5, "unit": "hour" }), "{windows}");
+    assert_eq!(windows[0]["used"], 0.32);
+    assert_eq!(windows[1]["span"], json!({ "count": 1, "unit": "week" }));
+    assert_eq!(keys[0]["windows"]["windows"][0]["resetsAt"], reset);
+
+    let (reply, _) = h.send(&new_chat(&h, &provider), Some("hi"), |_| {}).await.unwrap();
+    assert_eq!(reply["keyLabel"], "fresh", "{reply}");
+    let before = fake.seen().len();
+    h.ctx.keys().unwrap().read_windows().await.unwrap();
+    assert_eq!(fake.seen().len(), before, "read again only after a minute while resting, five otherwise");
+    h.clock.advance(Duration::from_secs(61));
+    h.ctx.keys().unwrap().read_windows().await.unwrap();
+    let asked: Vec<String> = fake.seen()[before..].iter().map(|s| s.key.clone()).collect();
+    assert_eq!(asked, ["key-spent"], "the resting key is read again after a minute, the other not yet");
+}
