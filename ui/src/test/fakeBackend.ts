@@ -727,6 +727,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
         nextProbeAt: null,
         unsetVar: null,
         balance: null,
+        windows: null,
         ...live.get(k.id),
       })),
     }),

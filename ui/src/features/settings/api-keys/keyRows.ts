@@ -1,4 +1,4 @@
-import type { ApiKey, Budget, KeyBalance, KeyStatus, KeyUsage, PoolStatus } from '../../../ipc/bindings';
+import type { ApiKey, Budget, KeyBalance, KeyStatus, KeyUsage, KeyWindows, PoolStatus } from '../../../ipc/bindings';
 
 /** What the state badge shows: a discriminated union so each state carries exactly its data. */
 export type RowState =
@@ -32,6 +32,8 @@ export interface KeyRow {
   inFlight: number;
   /** What the key's account has left, as last read; null where the provider reads none. */
   balance: KeyBalance | null;
+  /** What the key's coding plan has left of each window, as last read; null where none is read. */
+  windows: KeyWindows | null;
 }
 
 /**
@@ -55,6 +57,7 @@ export function keyRows(keys: readonly ApiKey[], status: PoolStatus | null, toda
         budgets: live?.budgets ?? [],
         inFlight: live?.inFlight ?? 0,
         balance: live?.balance ?? null,
+        windows: live?.windows ?? null,
       };
     });
 }
