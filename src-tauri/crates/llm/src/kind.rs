@@ -44,6 +44,22 @@ pub enum ProviderKind {
     /// Kimi Code (Moonshot's coding plan) on its Anthropic-compatible endpoint: its windows known
     /// only from the refusals that name their reset.
     Kimi,
+    /// Mistral: OpenAI's wire format; limits per workspace.
+    Mistral,
+    /// Together AI: OpenAI's wire format.
+    Together,
+    /// Fireworks AI: OpenAI's wire format.
+    Fireworks,
+    /// Ollama on this machine, on its Anthropic-compatible API; no key.
+    Ollama,
+    /// LM Studio on this machine, on its OpenAI-compatible API; no key.
+    Lmstudio,
+    /// Azure OpenAI's v1 API (`https://RESOURCE.openai.azure.com/openai/v1`): OpenAI's wire, the
+    /// resource's key as a bearer, deployments as models; one resource's keys share its limits.
+    Azure,
+    /// Amazon Bedrock's OpenAI-compatible API (`https://bedrock-runtime.REGION.amazonaws.com/openai/v1`)
+    /// with a Bedrock API key as a bearer; one account's keys share its limits in a region.
+    Bedrock,
 }
 
 /// How a key is verified: the cheapest authenticated request that says whether the provider
@@ -85,6 +101,70 @@ pub struct KindRow {
     pub balance: Option<BalanceRead>,
     /// How a key's plan windows are read, where the provider tells them (coding plans).
     pub windows: Option<WindowRead>,
+    /// What its base URL must look like, beyond being a URL.
+    pub base_url_rule: BaseUrlRule,
+}
+
+/// What a kind's base URL must look like, beyond being a URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaseUrlRule {
+    /// Anything the general rules take (https, or http to a local host).
+    Any,
+    /// `https://RESOURCE.openai.azure.com/openai/v1` (or `.cognitiveservices.azure.com`), the
+    /// resource's name 2 to 64 lowercase letters, digits and hyphens.
+    AzureResource,
+    /// `https://bedrock-runtime.REGION.amazonaws.com/openai/v1`, the region such as `us-east-1`.
+    BedrockRegion,
+}
+
+/// Why a base URL is not one its kind takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaseUrlProblem {
+    /// Not an Azure OpenAI resource's v1 address.
+    AzureResource,
+    /// Not a Bedrock runtime's OpenAI-compatible address in a region.
+    BedrockRegion,
+}
+
+impl BaseUrlRule {
+    /// Whether `base_url` is one this rule takes.
+    pub fn check(self, base_url: &str) -> Result<(), BaseUrlProblem> {
+        let url = reqwest::Url::parse(base_url.trim()).ok();
+        let host = url.as_ref().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default();
+        // As written: a URL's host reads in lowercase, and `RESOURCE` is a placeholder, no name.
+        let written = base_url.trim().split_once("://").and_then(|(_, rest)| rest.split(['/', '?', '#']).next());
+        let host = if written == Some(host.as_str()) { host } else { String::new() };
+        let https = url.as_ref().is_some_and(|u| u.scheme() == "https" && u.port().is_none());
+        let path_is = |wanted: &str| url.as_ref().is_some_and(|u| u.path().trim_end_matches('/') == wanted);
+        match self {
+            BaseUrlRule::Any => Ok(()),
+            BaseUrlRule::AzureResource => {
+                let resource = host
+                    .strip_suffix(".openai.azure.com")
+                    .or_else(|| host.strip_suffix(".cognitiveservices.azure.com"));
+                let named = resource.is_some_and(|name| {
+                    (2..=64).contains(&name.len())
+                        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                        && !name.starts_with('-')
+                        && !name.ends_with('-')
+                });
+                (https && named && path_is("/openai/v1")).then_some(()).ok_or(BaseUrlProblem::AzureResource)
+            }
+            BaseUrlRule::BedrockRegion => {
+                let region = host.strip_prefix("bedrock-runtime.").and_then(|rest| rest.strip_suffix(".amazonaws.com"));
+                // `us-east-1`, `eu-central-2`, `us-gov-west-1`, `ap-southeast-3`.
+                let parts: Vec<&str> = region.map(|r| r.split('-').collect()).unwrap_or_default();
+                let regional = (3..=4).contains(&parts.len())
+                    && parts[0].len() == 2
+                    && parts[..parts.len() - 1]
+                        .iter()
+                        .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase()))
+                    && parts[parts.len() - 1].chars().all(|c| c.is_ascii_digit())
+                    && !parts[parts.len() - 1].is_empty();
+                (https && regional && path_is("/openai/v1")).then_some(()).ok_or(BaseUrlProblem::BedrockRegion)
+            }
+        }
+    }
 }
 
 const OPENAI_KEY: KeyShape = KeyShape::prefixed("sk-", 20).except(&["sk-ant-", "sk-or-"]);
@@ -98,9 +178,11 @@ const SK_48_KEY: KeyShape = KeyShape::exact("sk-", 51);
 const GROQ_KEY: KeyShape = KeyShape::exact("gsk_", 56);
 const XAI_KEY: KeyShape = KeyShape::prefixed("xai-", 20);
 const KIMI_KEY: KeyShape = KeyShape::prefixed("sk-kimi-", 20);
+const TOGETHER_KEY: KeyShape = KeyShape::prefixed("tgp_v1_", 20);
+const FIREWORKS_KEY: KeyShape = KeyShape::prefixed("fw_", 16);
 
 /// Every provider kind, in the order the UI offers them.
-pub static KINDS: [KindRow; 12] = [
+pub static KINDS: [KindRow; 19] = [
     KindRow {
         kind: ProviderKind::Openai,
         id: "openai",
@@ -112,6 +194,7 @@ pub static KINDS: [KindRow; 12] = [
         quota_sharing: QuotaSharing::PerKey,
         balance: None,
         windows: None,
+        base_url_rule: BaseUrlRule::Any,
     },
     KindRow {
         kind: ProviderKind::Anthropic,
@@ -124,6 +207,7 @@ pub static KINDS: [KindRow; 12] = [
         quota_sharing: QuotaSharing::PerKey,
         balance: None,
         windows: None,
+        base_url_rule: BaseUrlRule::Any,
     },
     KindRow {
         kind: ProviderKind::Gemini,
@@ -136,6 +220,7 @@ pub static KINDS: [KindRow; 12] = [
         quota_sharing: QuotaSharing::PerKey,
         balance: None,
         windows: None,
+        base_url_rule: BaseUrlRule::Any,
     },
     KindRow {
         kind: ProviderKind::Openrouter,
@@ -149,6 +234,7 @@ pub static KINDS: [KindRow; 12] = [
         quota_sharing: QuotaSharing::PerProvider,
         balance: Some(BalanceRead { at: ReadAt::UnderBase("key"), dialect: BalanceDialect::OpenRouterKey }),
         windows: None,
+        base_url_rule: BaseUrlRule::Any,
     },
     KindRow {
         kind: ProviderKind::Deepseek,
@@ -162,6 +248,7 @@ pub static KINDS: [KindRow; 12] = [
         quota_sharing: QuotaSharing::PerProvider,
         balance: Some(BalanceRead { at: ReadAt::AtRoot("/user/balance"), dialect: BalanceDialect::DeepSeek }),
         windows: None,
+        base_url_rule: BaseUrlRule::Any,
     },
     KindRow {
         kind: ProviderKind::Moonshot,
@@ -174,6 +261,7 @@ pub static KINDS: [KindRow; 12] = [
         quota_sharing: QuotaSharing::PerKey,
         balance: Some(BalanceRead { at: ReadAt::UnderBase("users/me/balance"), dialect: BalanceDialect::Moonshot }),
         windows: None,
+        base_url_rule: BaseUrlRule::Any,
     },
     KindRow {
         kind: ProviderKind::Siliconflow,
@@ -188,6 +276,7 @@ pub static KINDS: [KindRow; 12] = [
         quota_sharing: QuotaSharing::PerKey,
         balance: Some(BalanceRead { at: ReadAt::UnderBase("user/info"), dialect: BalanceDialect::SiliconFlow }),
         windows: None,
+        base_url_rule: BaseUrlRule::Any,
     },
     KindRow {
         kind: ProviderKind::Groq,
@@ -200,6 +289,7 @@ pub static KINDS: [KindRow; 12] = [
         quota_sharing: QuotaSharing::PerProvider,
         balance: None,
         windows: None,
+        base_url_rule: BaseUrlRule::Any,
     },
     KindRow {
         kind: ProviderKind::Xai,
@@ -212,6 +302,7 @@ pub static KINDS: [KindRow; 12] = [
         quota_sharing: QuotaSharing::PerProvider,
         balance: None,
         windows: None,
+        base_url_rule: BaseUrlRule::Any,
     },
     KindRow {
         kind: ProviderKind::Zai,
@@ -230,6 +321,7 @@ pub static KINDS: [KindRow; 12] = [
             auth: ReadAuth::Raw,
             dialect: WindowDialect::ZhipuQuota,
         }),
+        base_url_rule: BaseUrlRule::Any,
     },
     KindRow {
         kind: ProviderKind::Minimax,
@@ -246,6 +338,7 @@ pub static KINDS: [KindRow; 12] = [
             auth: ReadAuth::AsRequests,
             dialect: WindowDialect::MiniMaxRemains,
         }),
+        base_url_rule: BaseUrlRule::Any,
     },
     KindRow {
         kind: ProviderKind::Kimi,
@@ -258,6 +351,103 @@ pub static KINDS: [KindRow; 12] = [
         quota_sharing: QuotaSharing::PerKey,
         balance: None,
         windows: None,
+        base_url_rule: BaseUrlRule::Any,
+    },
+    KindRow {
+        kind: ProviderKind::Mistral,
+        id: "mistral",
+        label: "Mistral",
+        wire: WireFormat::OpenAiChat,
+        // Its keys are 32 letters and digits: no prefix to tell them by.
+        default_base_url: "https://api.mistral.ai/v1",
+        key_shapes: &[],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerProvider,
+        balance: None,
+        windows: None,
+        base_url_rule: BaseUrlRule::Any,
+    },
+    KindRow {
+        kind: ProviderKind::Together,
+        id: "together",
+        label: "Together AI",
+        wire: WireFormat::OpenAiChat,
+        default_base_url: "https://api.together.xyz/v1",
+        key_shapes: &[TOGETHER_KEY],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerProvider,
+        balance: None,
+        windows: None,
+        base_url_rule: BaseUrlRule::Any,
+    },
+    KindRow {
+        kind: ProviderKind::Fireworks,
+        id: "fireworks",
+        label: "Fireworks AI",
+        wire: WireFormat::OpenAiChat,
+        default_base_url: "https://api.fireworks.ai/inference/v1",
+        key_shapes: &[FIREWORKS_KEY],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerProvider,
+        balance: None,
+        windows: None,
+        base_url_rule: BaseUrlRule::Any,
+    },
+    KindRow {
+        kind: ProviderKind::Ollama,
+        id: "ollama",
+        label: "Ollama",
+        wire: WireFormat::AnthropicMessages,
+        // Its Anthropic-compatible API; the built-in Local is its OpenAI-compatible one.
+        default_base_url: "http://127.0.0.1:11434",
+        key_shapes: &[],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerKey,
+        balance: None,
+        windows: None,
+        base_url_rule: BaseUrlRule::Any,
+    },
+    KindRow {
+        kind: ProviderKind::Lmstudio,
+        id: "lmstudio",
+        label: "LM Studio",
+        wire: WireFormat::OpenAiChat,
+        default_base_url: "http://127.0.0.1:1234/v1",
+        key_shapes: &[],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerKey,
+        balance: None,
+        windows: None,
+        base_url_rule: BaseUrlRule::Any,
+    },
+    KindRow {
+        kind: ProviderKind::Azure,
+        id: "azure",
+        label: "Azure OpenAI",
+        wire: WireFormat::OpenAiChat,
+        // RESOURCE is the user's own: the dialog fills this in for them to replace.
+        default_base_url: "https://RESOURCE.openai.azure.com/openai/v1",
+        key_shapes: &[],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerProvider,
+        balance: None,
+        windows: None,
+        base_url_rule: BaseUrlRule::AzureResource,
+    },
+    KindRow {
+        kind: ProviderKind::Bedrock,
+        id: "bedrock",
+        label: "Amazon Bedrock",
+        wire: WireFormat::OpenAiChat,
+        default_base_url: "https://bedrock-runtime.us-east-1.amazonaws.com/openai/v1",
+        // `bedrock-api-key-…` (short-term) and `ABSK…` (long-term) hold standard base64 (`+/=`),
+        // which no key shape takes: an import takes each line's token.
+        key_shapes: &[],
+        verification: Verification::ModelList,
+        quota_sharing: QuotaSharing::PerProvider,
+        balance: None,
+        windows: None,
+        base_url_rule: BaseUrlRule::BedrockRegion,
     },
 ];
 
@@ -348,6 +538,8 @@ mod tests {
             (ProviderKind::Gemini, "AIzaSyA1234567890abcdefghijklmnopqrstuv"),
             (ProviderKind::Deepseek, "sk-0123456789abcdef0123456789abcdef"),
             (ProviderKind::Moonshot, "sk-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKl"),
+            (ProviderKind::Together, "tgp_v1_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"),
+            (ProviderKind::Fireworks, "fw_AbCdEfGhIjKlMnOpQrStUvWx"),
             (ProviderKind::Kimi, "sk-kimi-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"),
             (ProviderKind::Groq, "gsk_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOp"),
             (ProviderKind::Xai, "xai-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd"),
@@ -365,5 +557,48 @@ mod tests {
                 assert_eq!(takes, other == kind || alike(kind, other), "{other:?} takes a {kind:?} key: {takes}");
             }
         }
+    }
+
+    #[test]
+    fn azure_and_bedrock_take_only_their_own_addresses() {
+        let azure = ProviderKind::Azure.row().base_url_rule;
+        for good in
+            ["https://contoso.openai.azure.com/openai/v1", "https://my-res-2.cognitiveservices.azure.com/openai/v1/"]
+        {
+            assert_eq!(azure.check(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "https://RESOURCE.openai.azure.com/openai/v1",
+            "https://contoso.openai.azure.com/openai/deployments/gpt",
+            "http://contoso.openai.azure.com/openai/v1",
+            "https://-x.openai.azure.com/openai/v1",
+            "https://c.openai.azure.com/openai/v1",
+            "https://contoso.openai.azure.com.evil.example/openai/v1",
+            "https://contoso.openai.azure.com:8443/openai/v1",
+        ] {
+            assert_eq!(azure.check(bad), Err(BaseUrlProblem::AzureResource), "{bad}");
+        }
+        let bedrock = ProviderKind::Bedrock.row().base_url_rule;
+        for good in [
+            "https://bedrock-runtime.us-east-1.amazonaws.com/openai/v1",
+            "https://bedrock-runtime.us-gov-west-1.amazonaws.com/openai/v1",
+            "https://bedrock-runtime.ap-southeast-3.amazonaws.com/openai/v1/",
+        ] {
+            assert_eq!(bedrock.check(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "https://bedrock-runtime.amazonaws.com/openai/v1",
+            "https://bedrock-runtime.US-EAST-1.amazonaws.com/openai/v1",
+            "https://bedrock-runtime.us-east.amazonaws.com/openai/v1",
+            "https://bedrock-runtime.us-east-1.amazonaws.com/model/x/invoke",
+            "https://bedrock.us-east-1.amazonaws.com/openai/v1",
+        ] {
+            assert_eq!(bedrock.check(bad), Err(BaseUrlProblem::BedrockRegion), "{bad}");
+        }
+        for row in KINDS.iter().filter(|row| row.base_url_rule == BaseUrlRule::Any) {
+            assert_eq!(row.base_url_rule.check("anything"), Ok(()), "{}", row.id);
+        }
+        assert!(azure.check(ProviderKind::Azure.row().default_base_url).is_err(), "the placeholder must be replaced");
+        assert_eq!(bedrock.check(ProviderKind::Bedrock.row().default_base_url), Ok(()), "us-east-1 by default");
     }
 }

@@ -47,7 +47,10 @@ pub use conversation::{Attachment, ChatMessage, Finish, Reply, Role, Usage};
 pub use error::{Breakage, CompletionError, Failure, Interruption, Meaning, NoKey, NoKeyReason};
 pub use forward::{passed_headers, retry_after_of, AnswerHeaders, ForwardRequest, Forwarded, ForwardedBody, Queued};
 pub use http::{ProxyChoice, ProxyError};
-pub use kind::{every_key_shape, KindRow, ProviderKind, QuotaSharing, Verification, ACCOUNT_GROUP, KINDS};
+pub use kind::{
+    every_key_shape, BaseUrlProblem, BaseUrlRule, KindRow, ProviderKind, QuotaSharing, Verification, ACCOUNT_GROUP,
+    KINDS,
+};
 pub use models::MAX_MODEL_LIST;
 pub use net::{is_local_address, is_local_host, is_local_url};
 pub use plan::{PlanWindow, ReadAuth, SpanUnit, WindowDialect, WindowRead, WindowReading, WindowSpan};

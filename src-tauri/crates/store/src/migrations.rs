@@ -29,6 +29,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0021_keyless_answers.sql"),
     include_str!("../migrations/0022_vendor_kinds_and_balances.sql"),
     include_str!("../migrations/0023_coding_plans.sql"),
+    include_str!("../migrations/0024_cloud_and_vendor_kinds.sql"),
 ];
 
 /// The schema version this build writes and understands.

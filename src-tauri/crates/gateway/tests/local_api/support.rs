@@ -175,14 +175,21 @@ impl LocalApi {
             | ProviderKind::Moonshot
             | ProviderKind::Siliconflow
             | ProviderKind::Groq
-            | ProviderKind::Xai => format!("{}/v1", fake.url()),
+            | ProviderKind::Xai
+            | ProviderKind::Mistral
+            | ProviderKind::Together
+            | ProviderKind::Fireworks
+            | ProviderKind::Lmstudio
+            | ProviderKind::Azure
+            | ProviderKind::Bedrock => format!("{}/v1", fake.url()),
             ProviderKind::Openrouter => format!("{}/api/v1", fake.url()),
             ProviderKind::Anthropic
             | ProviderKind::Gemini
             | ProviderKind::Deepseek
             | ProviderKind::Zai
             | ProviderKind::Minimax
-            | ProviderKind::Kimi => fake.url(),
+            | ProviderKind::Kimi
+            | ProviderKind::Ollama => fake.url(),
         });
         let endpoint = ProviderEndpoint {
             id: ProviderId::new("p"),

@@ -128,14 +128,21 @@ impl Rig {
             | ProviderKind::Moonshot
             | ProviderKind::Siliconflow
             | ProviderKind::Groq
-            | ProviderKind::Xai => format!("{}/v1", self.fake.url()),
+            | ProviderKind::Xai
+            | ProviderKind::Mistral
+            | ProviderKind::Together
+            | ProviderKind::Fireworks
+            | ProviderKind::Lmstudio
+            | ProviderKind::Azure
+            | ProviderKind::Bedrock => format!("{}/v1", self.fake.url()),
             ProviderKind::Openrouter => format!("{}/api/v1", self.fake.url()),
             ProviderKind::Anthropic
             | ProviderKind::Gemini
             | ProviderKind::Deepseek
             | ProviderKind::Zai
             | ProviderKind::Minimax
-            | ProviderKind::Kimi => self.fake.url(),
+            | ProviderKind::Kimi
+            | ProviderKind::Ollama => self.fake.url(),
         };
         CompletionRequest {
             session: SessionId::new(session),
