@@ -31,6 +31,8 @@ const ISSUE_KEYS: Record<IssueCode, MessageKey> = {
   not_https: 'issue.notHttps',
   http_not_local: 'error.baseUrlPlainHttp',
   plain_http_needs_consent: 'error.plainHttpNeedsConsent',
+  azure_resource_url: 'error.azureResourceUrl',
+  bedrock_region_url: 'error.bedrockRegionUrl',
   bad_proxy: 'error.badProxy',
   no_host: 'issue.noHost',
   not_a_model: 'error.defaultModelNotListed',

@@ -556,7 +556,7 @@ export type Issue = { path: string, code: IssueCode, params?: IssueParams, messa
 /**
  * What is wrong with one argument.
  */
-export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "image_too_large" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "no_keys_found" | "keys_of_several_providers" | "bad_glob" | "unknown_provider" | "token_mismatch" | "token_required" | "local_api_off" | "bad_token_name" | "token_name_taken" | "expiry_passed" | "no_key_helper" | "no_folder_trust" | "invalid";
+export type IssueCode = "required" | "not_null" | "wrong_type" | "unknown_field" | "not_an_object" | "blank" | "too_short" | "too_long" | "too_small" | "too_large" | "key_has_spaces" | "bad_env_name" | "bad_url" | "not_https" | "http_not_local" | "plain_http_needs_consent" | "azure_resource_url" | "bedrock_region_url" | "bad_proxy" | "no_host" | "not_a_model" | "ids_mismatch" | "nothing_to_change" | "provider_deleted" | "nothing_to_answer" | "no_models" | "range_order" | "too_many_buckets" | "cannot_write" | "host_change" | "unsupported_file" | "file_too_large" | "image_unreadable" | "image_too_large" | "name_taken" | "bad_redis_url" | "bad_team_name" | "bad_team_secret" | "no_keys_found" | "keys_of_several_providers" | "bad_glob" | "unknown_provider" | "token_mismatch" | "token_required" | "local_api_off" | "bad_token_name" | "token_name_taken" | "expiry_passed" | "no_key_helper" | "no_folder_trust" | "invalid";
 
 /**
  * The numbers and words an issue's wording needs.
@@ -1158,7 +1158,7 @@ generation: number, };
 /**
  * Which kind of service a provider is; each kind is one row of keypool-llm's kind table.
  */
-export type ProviderKind = "openai" | "anthropic" | "gemini" | "openrouter" | "deepseek" | "moonshot" | "siliconflow" | "groq" | "xai" | "zai" | "minimax" | "kimi";
+export type ProviderKind = "openai" | "anthropic" | "gemini" | "openrouter" | "deepseek" | "moonshot" | "siliconflow" | "groq" | "xai" | "zai" | "minimax" | "kimi" | "mistral" | "together" | "fireworks" | "ollama" | "lmstudio" | "azure" | "bedrock";
 
 export type ProxyMode = "none" | "system" | "url";
 
@@ -1834,6 +1834,13 @@ export const PROVIDER_KINDS = [
   { id: "zai", defaultBaseUrl: "https://api.z.ai/api/anthropic", keyPrefixes: [] },
   { id: "minimax", defaultBaseUrl: "https://api.minimax.io/anthropic", keyPrefixes: [] },
   { id: "kimi", defaultBaseUrl: "https://api.kimi.com/coding", keyPrefixes: ["sk-kimi-"] },
+  { id: "mistral", defaultBaseUrl: "https://api.mistral.ai/v1", keyPrefixes: [] },
+  { id: "together", defaultBaseUrl: "https://api.together.xyz/v1", keyPrefixes: ["tgp_v1_"] },
+  { id: "fireworks", defaultBaseUrl: "https://api.fireworks.ai/inference/v1", keyPrefixes: ["fw_"] },
+  { id: "ollama", defaultBaseUrl: "http://127.0.0.1:11434", keyPrefixes: [] },
+  { id: "lmstudio", defaultBaseUrl: "http://127.0.0.1:1234/v1", keyPrefixes: [] },
+  { id: "azure", defaultBaseUrl: "https://RESOURCE.openai.azure.com/openai/v1", keyPrefixes: [] },
+  { id: "bedrock", defaultBaseUrl: "https://bedrock-runtime.us-east-1.amazonaws.com/openai/v1", keyPrefixes: [] },
 ] as const satisfies readonly { id: ProviderKind; defaultBaseUrl: string; keyPrefixes: readonly string[] }[];
 
 export type Commands = {

@@ -58,11 +58,13 @@ const ISSUES: IssueCase[] = [
   ['token_required', undefined, 'issue.tokenRequired', () => undefined, 'Paste the local API’s token: no connected agent holds it yet.'],
   ['local_api_off', undefined, 'issue.localApiOff', () => undefined, 'Turn the local API on first: agents are given its address and token.'],
   ['invalid', undefined, 'issue.invalid', () => undefined, 'This value is not valid.'],
+  ['azure_resource_url', undefined, 'error.azureResourceUrl', () => undefined, translate('en', 'error.azureResourceUrl')],
+  ['bedrock_region_url', undefined, 'error.bedrockRegionUrl', () => undefined, translate('en', 'error.bedrockRegionUrl')],
 ];
 
 describe('issues, worded from their code in every language', () => {
   it('covers every issue code the backend has', () => {
-    const codes: IssueCode[] = ['required', 'not_null', 'wrong_type', 'unknown_field', 'not_an_object', 'blank', 'too_short', 'too_long', 'too_small', 'too_large', 'key_has_spaces', 'bad_env_name', 'bad_url', 'not_https', 'http_not_local', 'no_host', 'not_a_model', 'ids_mismatch', 'nothing_to_change', 'provider_deleted', 'nothing_to_answer', 'no_models', 'range_order', 'too_many_buckets', 'cannot_write', 'unsupported_file', 'file_too_large', 'image_unreadable', 'host_change', 'bad_glob', 'unknown_provider', 'token_mismatch', 'token_required', 'local_api_off', 'invalid'];
+    const codes: IssueCode[] = ['required', 'not_null', 'wrong_type', 'unknown_field', 'not_an_object', 'blank', 'too_short', 'too_long', 'too_small', 'too_large', 'key_has_spaces', 'bad_env_name', 'bad_url', 'not_https', 'http_not_local', 'no_host', 'not_a_model', 'ids_mismatch', 'nothing_to_change', 'provider_deleted', 'nothing_to_answer', 'no_models', 'range_order', 'too_many_buckets', 'cannot_write', 'unsupported_file', 'file_too_large', 'image_unreadable', 'host_change', 'bad_glob', 'unknown_provider', 'token_mismatch', 'token_required', 'local_api_off', 'invalid', 'azure_resource_url', 'bedrock_region_url'];
     expect(new Set(ISSUES.map(([code]) => code))).toEqual(new Set(codes));
   });
 

@@ -51,6 +51,10 @@ pub enum IssueCode {
     /// Plain http to a host on a local network, without `onMyNetwork: true`: the keys would
     /// travel to it unencrypted, which the user must choose.
     PlainHttpNeedsConsent,
+    /// An Azure OpenAI base URL without a resource's name: `https://RESOURCE.openai.azure.com/openai/v1`.
+    AzureResourceUrl,
+    /// An Amazon Bedrock base URL without a region: `https://bedrock-runtime.REGION.amazonaws.com/openai/v1`.
+    BedrockRegionUrl,
     /// A proxy address that cannot be used (`reason`).
     BadProxy,
     /// A URL without a host.
@@ -216,6 +220,8 @@ impl From<FieldError> for Issue {
         let (code, params) = match error.rule {
             Rule::NotAModel => (IssueCode::NotAModel, none()),
             Rule::PlainHttpNeedsConsent => (IssueCode::PlainHttpNeedsConsent, none()),
+            Rule::AzureResourceUrl => (IssueCode::AzureResourceUrl, none()),
+            Rule::BedrockRegionUrl => (IssueCode::BedrockRegionUrl, none()),
             Rule::BadProxy { reason } => (IssueCode::BadProxy, IssueParams { reason: Some(reason), ..none() }),
             Rule::UnknownKind(kind) => {
                 (IssueCode::Invalid, IssueParams { reason: Some(format!("unknown provider kind {kind}")), ..none() })
@@ -388,6 +394,12 @@ fn english(code: IssueCode, p: &IssueParams) -> String {
                                              confirm that the host is on your own network (onMyNetwork: true), or use https://"
             .into(),
         IssueCode::NotAModel => "must be one of the provider's models".into(),
+        IssueCode::AzureResourceUrl => "must be your Azure OpenAI resource's address, https://RESOURCE.openai.azure.com/openai/v1, \
+                                        RESOURCE its name (2 to 64 lowercase letters, digits or hyphens)"
+            .into(),
+        IssueCode::BedrockRegionUrl => "must be Amazon Bedrock's address in a region, \
+                                        https://bedrock-runtime.REGION.amazonaws.com/openai/v1 (e.g. us-east-1)"
+            .into(),
         IssueCode::IdsMismatch => format!("must list each of the provider's {} keys exactly once", n(p.count)),
         IssueCode::NothingToChange => match &p.fields {
             Some(fields) => format!("nothing to change: give at least one of {}", fields.join(", ")),

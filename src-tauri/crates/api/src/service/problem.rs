@@ -27,6 +27,12 @@ pub enum Rule {
     /// Plain `http` to a host beyond this machine, without the user saying it is on their own
     /// network: the keys would travel unencrypted.
     PlainHttpNeedsConsent,
+    /// An Azure OpenAI provider whose base URL is not `https://RESOURCE.openai.azure.com/openai/v1`
+    /// with a resource's name (2 to 64 lowercase letters, digits and hyphens).
+    AzureResourceUrl,
+    /// An Amazon Bedrock provider whose base URL is not
+    /// `https://bedrock-runtime.REGION.amazonaws.com/openai/v1` with a region such as `us-east-1`.
+    BedrockRegionUrl,
     /// A proxy that cannot be used (`reason`: why, in the HTTP client's words).
     BadProxy { reason: String },
     /// An attached file that is neither an image Keypool takes (PNG, JPEG, WebP, GIF) nor

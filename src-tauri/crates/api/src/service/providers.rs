@@ -178,6 +178,17 @@ pub fn needs_network_consent(base_url: &str) -> bool {
 /// Plain `http` beyond this machine needs the user's consent, and is refused to a public IP
 /// address whatever they said: the HTTP client's local-only resolver checks the addresses a name
 /// resolves to, and an address written as one is never resolved.
+/// The base URL is one `kind` takes (an Azure resource's v1 address, a Bedrock region's).
+fn require_kinds_url(kind: ProviderKind, base_url: &str) -> Result<()> {
+    kind.row().base_url_rule.check(base_url).map_err(|problem| {
+        let rule = match problem {
+            keypool_llm::BaseUrlProblem::AzureResource => Rule::AzureResourceUrl,
+            keypool_llm::BaseUrlProblem::BedrockRegion => Rule::BedrockRegionUrl,
+        };
+        ServiceError::invalid("base_url", rule)
+    })
+}
+
 fn require_network_consent(base_url: &str, consent: bool) -> Result<()> {
     if needs_network_consent(base_url) && (!consent || names_public_address(base_url)) {
         return Err(ServiceError::invalid("on_my_network", Rule::PlainHttpNeedsConsent));
@@ -310,6 +321,7 @@ impl Providers {
     pub fn add(&self, new: NewProvider) -> Result<Provider> {
         let now = self.clock.now().as_millis();
         check_default_model(new.default_model.as_deref(), &new.models)?;
+        require_kinds_url(new.kind, &new.base_url)?;
         require_network_consent(&new.base_url, new.on_my_network)?;
         let id = uuid::Uuid::new_v4().to_string();
         let account = provider_account(&id);
@@ -352,6 +364,13 @@ impl Providers {
         let vault = &self.writes.vault;
         let Written { value: row, .. } = self.writes.apply(|tx| {
             let current = providers::get_provider(tx, id)?.ok_or_else(|| provider_not_found(id))?;
+            if patch.kind.is_some() || patch.base_url.is_some() {
+                let kind = patch.kind.as_deref().or(Some(current.kind.as_str())).and_then(ProviderKind::parse);
+                let url = patch.base_url.as_deref().unwrap_or(&current.base_url);
+                if let Some(kind) = kind {
+                    require_kinds_url(kind, url)?;
+                }
+            }
             if let Some(name) = &patch.name {
                 refuse_taken_name(tx, name, Some(id))?;
             }

@@ -311,3 +311,50 @@ async fn a_local_server_that_refused_a_request_without_a_key_is_said_to_need_one
     h.send(&new_chat(&h, &provider), Some("again"), |_| {}).await.unwrap();
     assert_eq!(refused(&h), Value::Null, "it answers without a key now: none needed");
 }
+
+/// Azure OpenAI and Amazon Bedrock take only their own addresses: a resource's v1 address, a
+/// region's runtime. Anything else is refused at the base URL, naming what is wanted, and
+/// changes nothing.
+#[test]
+fn azure_and_bedrock_providers_need_a_resource_and_a_region_in_their_base_url() {
+    let h = Harness::new();
+    let refused = |kind: &str, base_url: &str, code: IssueCode| {
+        let before = h.snapshot();
+        let err = h.err(
+            "llmConfig:addProvider",
+            json!({ "name": format!("{kind} {}", base_url.len()), "kind": kind, "baseUrl": base_url }),
+        );
+        let issues = err.issues.unwrap_or_default();
+        assert_eq!((issues[0].path.as_str(), issues[0].code), ("baseUrl", code), "{kind} {base_url}: {issues:?}");
+        assert!(
+            issues[0].message.contains(if kind == "azure" { "RESOURCE" } else { "REGION" }),
+            "{}",
+            issues[0].message
+        );
+        assert_eq!(h.snapshot(), before, "{base_url}: nothing written");
+    };
+    refused("azure", "https://RESOURCE.openai.azure.com/openai/v1", IssueCode::AzureResourceUrl);
+    refused("azure", "https://contoso.openai.azure.com/openai/deployments/gpt-4o", IssueCode::AzureResourceUrl);
+    refused("bedrock", "https://bedrock-runtime.amazonaws.com/openai/v1", IssueCode::BedrockRegionUrl);
+    let azure = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "Azure", "kind": "azure", "baseUrl": "https://contoso.openai.azure.com/openai/v1" }),
+    );
+    let bedrock = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "Bedrock", "kind": "bedrock", "baseUrl": "https://bedrock-runtime.eu-central-1.amazonaws.com/openai/v1" }),
+    );
+    let before = h.snapshot();
+    let err = h.err(
+        "llmConfig:updateProvider",
+        json!({ "id": bedrock["id"], "baseUrl": "https://bedrock-runtime.example.com/openai/v1" }),
+    );
+    assert_eq!(err.issues.unwrap_or_default()[0].code, IssueCode::BedrockRegionUrl, "a new URL is held to the kind");
+    let err = h.err("llmConfig:updateProvider", json!({ "id": azure["id"], "kind": "bedrock" }));
+    assert_eq!(
+        err.issues.unwrap_or_default()[0].code,
+        IssueCode::BedrockRegionUrl,
+        "and a new kind to the URL it keeps"
+    );
+    assert_eq!(h.snapshot(), before, "nothing changed");
+}

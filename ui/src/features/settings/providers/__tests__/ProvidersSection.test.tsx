@@ -216,7 +216,7 @@ describe('provider settings', () => {
     await user.click(await screen.findByRole('button', { name: 'Add provider' }));
     const dialog = screen.getByRole('dialog', { name: 'Add a provider' });
     const kinds = within(within(dialog).getByLabelText('Kind')).getAllByRole('option').map((option) => option.textContent);
-    expect(kinds).toEqual(['OpenAI-compatible', 'Anthropic', 'Google Gemini', 'OpenRouter', 'DeepSeek', 'Moonshot (Kimi)', 'SiliconFlow', 'Groq', 'xAI', 'Z.ai GLM Coding Plan', 'MiniMax Coding Plan', 'Kimi Code']);
+    expect(kinds).toEqual(['OpenAI-compatible', 'Anthropic', 'Google Gemini', 'OpenRouter', 'DeepSeek', 'Moonshot (Kimi)', 'SiliconFlow', 'Groq', 'xAI', 'Z.ai GLM Coding Plan', 'MiniMax Coding Plan', 'Kimi Code', 'Mistral', 'Together AI', 'Fireworks AI', 'Ollama (Anthropic API)', 'LM Studio', 'Azure OpenAI', 'Amazon Bedrock']);
     await user.type(within(dialog).getByLabelText('Name'), 'Router');
     const baseUrl = within(dialog).getByLabelText('Base URL');
     await user.selectOptions(within(dialog).getByLabelText('Kind'), 'DeepSeek');
