@@ -378,6 +378,9 @@ impl FakeProvider {
         let shared = Arc::new(Shared { script: Mutex::new(Script::default()), gate_opened: Notify::new(), clock });
         let app = Router::new()
             .route("/v1/chat/completions", post(openai))
+            // Azure OpenAI's v1 API, under its resource's `/openai/v1`.
+            .route("/openai/v1/chat/completions", post(openai))
+            .route("/openai/v1/models", get(models))
             .route("/chat/completions", post(openai))
             .route("/v1/messages", post(anthropic))
             .route("/v1/messages/count_tokens", post(count_tokens))
