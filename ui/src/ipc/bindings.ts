@@ -734,7 +734,11 @@ balance: KeyBalance | null,
  * What the key's coding plan has left of each window, as last read (Z.ai, MiniMax); null
  * where the provider answers no window read, or none was read yet.
  */
-windows: KeyWindows | null, };
+windows: KeyWindows | null, 
+/**
+ * When the key expires, where it says (a short-term Amazon Bedrock key); null elsewhere.
+ */
+expiresAt: number | null, };
 
 /**
  * What testing one key against its provider found (the provider's model list, fetched with
@@ -1042,7 +1046,7 @@ resetsAt: number | null, };
  * A loss of keys to tell the user of (the payload of `pool:alert`). Names as the user knows them:
  * the provider's, and the key's label or masked preview (never the key).
  */
-export type PoolAlert = { "kind": "keyDisabled", providerId: string, provider: string, key: string, status: number, } | { "kind": "keyOutOfCredit", providerId: string, provider: string, key: string, } | { "kind": "providerUnusable", providerId: string, provider: string, };
+export type PoolAlert = { "kind": "keyDisabled", providerId: string, provider: string, key: string, status: number, } | { "kind": "keyOutOfCredit", providerId: string, provider: string, key: string, } | { "kind": "providerUnusable", providerId: string, provider: string, } | { "kind": "keyExpiring", providerId: string, provider: string, key: string, expiresAt: number, };
 
 /**
  * The pool's view of a provider's keys, with the backend's `now` so the UI can count down

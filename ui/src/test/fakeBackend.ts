@@ -728,6 +728,7 @@ export function createFakeBackend(now = Date.UTC(2026, 0, 15, 14, 10), start: Fa
         unsetVar: null,
         balance: null,
         windows: null,
+        expiresAt: null,
         ...live.get(k.id),
       })),
     }),

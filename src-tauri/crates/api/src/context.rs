@@ -476,6 +476,9 @@ impl Background {
         if let Err(error) = self.keys.read_windows().await {
             tracing::warn!(%error, "could not read the keys' plan windows");
         }
+        if let Err(error) = self.keys.check_expiries() {
+            tracing::warn!(%error, "could not check when the keys expire");
+        }
     }
 
     fn retain(&self) {

@@ -103,6 +103,8 @@ pub struct KindRow {
     pub windows: Option<WindowRead>,
     /// What its base URL must look like, beyond being a URL.
     pub base_url_rule: BaseUrlRule,
+    /// When a key expires, where its keys say (a short-term Bedrock key).
+    pub key_expiry: Option<fn(&str) -> Option<keypool::Timestamp>>,
 }
 
 /// What a kind's base URL must look like, beyond being a URL.
@@ -199,6 +201,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: None,
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Anthropic,
@@ -212,6 +215,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: None,
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Gemini,
@@ -225,6 +229,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: None,
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Openrouter,
@@ -239,6 +244,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: Some(BalanceRead { at: ReadAt::UnderBase("key"), dialect: BalanceDialect::OpenRouterKey }),
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Deepseek,
@@ -253,6 +259,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: Some(BalanceRead { at: ReadAt::AtRoot("/user/balance"), dialect: BalanceDialect::DeepSeek }),
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Moonshot,
@@ -266,6 +273,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: Some(BalanceRead { at: ReadAt::UnderBase("users/me/balance"), dialect: BalanceDialect::Moonshot }),
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Siliconflow,
@@ -281,6 +289,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: Some(BalanceRead { at: ReadAt::UnderBase("user/info"), dialect: BalanceDialect::SiliconFlow }),
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Groq,
@@ -294,6 +303,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: None,
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Xai,
@@ -307,6 +317,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: None,
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Zai,
@@ -326,6 +337,7 @@ pub static KINDS: [KindRow; 19] = [
             dialect: WindowDialect::ZhipuQuota,
         }),
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Minimax,
@@ -343,6 +355,7 @@ pub static KINDS: [KindRow; 19] = [
             dialect: WindowDialect::MiniMaxRemains,
         }),
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Kimi,
@@ -356,6 +369,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: None,
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Mistral,
@@ -370,6 +384,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: None,
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Together,
@@ -383,6 +398,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: None,
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Fireworks,
@@ -396,6 +412,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: None,
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Ollama,
@@ -410,6 +427,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: None,
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Lmstudio,
@@ -423,6 +441,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: None,
         windows: None,
         base_url_rule: BaseUrlRule::Any,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Azure,
@@ -437,6 +456,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: None,
         windows: None,
         base_url_rule: BaseUrlRule::AzureResource,
+        key_expiry: None,
     },
     KindRow {
         kind: ProviderKind::Bedrock,
@@ -452,6 +472,7 @@ pub static KINDS: [KindRow; 19] = [
         balance: None,
         windows: None,
         base_url_rule: BaseUrlRule::BedrockRegion,
+        key_expiry: Some(crate::expiry::bedrock_key_expiry),
     },
 ];
 

@@ -12,6 +12,7 @@ mod chat;
 mod check;
 pub mod conversation;
 mod error;
+mod expiry;
 mod failover;
 mod forward;
 #[cfg(test)]
@@ -45,6 +46,7 @@ pub use chat::{estimate_tokens, CompletionOutcome, CompletionRequest, StopReason
 pub use check::KeyVerdict;
 pub use conversation::{Attachment, ChatMessage, Finish, Reply, Role, Usage};
 pub use error::{Breakage, CompletionError, Failure, Interruption, Meaning, NoKey, NoKeyReason};
+pub use expiry::{bedrock_key_expiry, EXPIRY_WARNING};
 pub use forward::{passed_headers, retry_after_of, AnswerHeaders, ForwardRequest, Forwarded, ForwardedBody, Queued};
 pub use http::{ProxyChoice, ProxyError};
 pub use kind::{

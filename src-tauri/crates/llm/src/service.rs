@@ -61,6 +61,12 @@ pub trait Recorder: Send + Sync {
         let _ = (provider, key, at);
     }
 
+    /// `key` expires at `expires_at`, within a week of `now` (or already did): tell whoever
+    /// should hear it. Called each minute while it is so; telling once is the listener's business.
+    fn key_expiring(&self, provider: &ProviderId, key: &KeyId, expires_at: Timestamp, now: Timestamp) {
+        let _ = (provider, key, expires_at, now);
+    }
+
     /// A member of the team enabled `key` again after a provider's rejection, and stamped it
     /// `at`: enable it in the store if the store disabled it because the provider rejected it (a
     /// key the user switched off stays off), and keep `at` as the key's [`Recorder::enabled_at`]

@@ -272,6 +272,32 @@ impl Observe for Alerts {
         }
     }
 
+    fn key_expiring(&self, provider: &ProviderId, key: &KeyId, expires_at: Timestamp, now: Timestamp) {
+        if !self.on() {
+            return;
+        }
+        let (name, label) = self.names(provider, key);
+        let expired = expires_at <= now;
+        let left = expires_at.saturating_duration_since(now);
+        self.send(Event {
+            // Once per key and expiry: a key replaced by a later one is told again.
+            id: format!("{}:{}", self.key_event("key_expiring", key), expires_at.as_millis()),
+            ttl: Duration::from_secs(8 * 24 * 3600),
+            body: json!({
+                "event": "key_expiring",
+                "at": now.to_string(),
+                "provider": name,
+                "key": { "id": key.as_str(), "label": label },
+                "expires_at": expires_at.to_string(),
+                "message": if expired {
+                    format!("a key of {name} has expired")
+                } else {
+                    format!("a key of {name} expires in {} h", left.as_secs() / 3600)
+                },
+            }),
+        });
+    }
+
     fn key_out_of_credit(&self, provider: &ProviderId, _key: &KeyId, at: Timestamp) {
         if self.on() {
             self.out_of_credit(provider, at);

@@ -268,6 +268,7 @@ async fn list_keys(list: List) -> ExitCode {
                 "state": state.unwrap_or("disabled"),
                 "balance": balance,
                 "windows": windows,
+                "expires_at": at.and_then(|i| status.expiries[i]).map(|t| t.as_millis()),
             }));
         }
     }

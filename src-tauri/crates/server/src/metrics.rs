@@ -356,6 +356,25 @@ fn render_keys(out: &mut String, context: &AppContext, names: &HashMap<String, S
     }
     render_balances(out, context, names);
     render_windows(out, context, names);
+    render_expiries(out, context, names);
+}
+
+/// When each key that says so expires (short-term Bedrock keys), in seconds since the epoch:
+/// an alert rule warns a week ahead (`keypool_key_expires_at_seconds - time() < 7 * 86400`).
+fn render_expiries(out: &mut String, context: &AppContext, names: &HashMap<String, String>) {
+    let (Ok(completions), Ok(providers)) = (context.completions(), context.providers()) else { return };
+    family(out, "keypool_key_expires_at_seconds", "gauge", "When the key expires, where it says so (Unix seconds).");
+    let mut ids: Vec<&String> = names.keys().collect();
+    ids.sort();
+    for id in ids {
+        let Ok(endpoint) = providers.endpoint(id) else { continue };
+        let mut expiries = completions.key_expiries(&endpoint);
+        expiries.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        for (key, at) in expiries {
+            let labels = [("provider", names[id].as_str()), ("key", key.as_str())];
+            sample(out, "keypool_key_expires_at_seconds", &labels, (at.as_millis() / 1000) as f64);
+        }
+    }
 }
 
 /// What share of each coding-plan window each key has used, as last read (`window`: `5h`,

@@ -16,6 +16,7 @@ pub trait Observe: Send + Sync {
     fn key_disabled(&self, _provider: &ProviderId, _key: &KeyId, _reason: DisableReason, _at: Timestamp) {}
     fn key_enabled(&self, _provider: &ProviderId, _key: &KeyId, _at: Timestamp) {}
     fn key_out_of_credit(&self, _provider: &ProviderId, _key: &KeyId, _at: Timestamp) {}
+    fn key_expiring(&self, _provider: &ProviderId, _key: &KeyId, _expires_at: Timestamp, _now: Timestamp) {}
     fn budget_spent(&self, _spent: &BudgetSpent) {}
 }
 
@@ -37,6 +38,10 @@ impl Recorder for Observers {
 
     fn key_out_of_credit(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
         self.0.iter().for_each(|observer| observer.key_out_of_credit(provider, key, at));
+    }
+
+    fn key_expiring(&self, provider: &ProviderId, key: &KeyId, expires_at: Timestamp, now: Timestamp) {
+        self.0.iter().for_each(|observer| observer.key_expiring(provider, key, expires_at, now));
     }
 }
 

@@ -16,6 +16,7 @@ const { GeneralSection } = await import('../../features/settings/GeneralSection'
 const REFUSED: PoolAlert = { kind: 'keyDisabled', providerId: 'openai', provider: 'OpenAI', key: 'work…x9Qz', status: 401 };
 const SPENT: PoolAlert = { kind: 'keyOutOfCredit', providerId: 'openai', provider: 'OpenAI', key: 'personal' };
 const NONE_LEFT: PoolAlert = { kind: 'providerUnusable', providerId: 'openai', provider: 'OpenAI' };
+const EXPIRING: PoolAlert = { kind: 'keyExpiring', providerId: 'bedrock', provider: 'Bedrock', key: 'short-term', expiresAt: Date.UTC(2026, 11, 8, 12, 0) };
 
 function Listening() {
   const { t } = useI18n();
@@ -51,6 +52,9 @@ describe('pool alerts as desktop notifications', () => {
       title: 'OpenAI has no usable key',
       body: 'Every key of OpenAI is disabled or out of credit: its requests fail until you add or enable one.',
     });
+    const expiring = poolAlertText(t, EXPIRING);
+    expect(expiring.title).toBe('Bedrock: a key expires soon');
+    expect(expiring.body).toMatch(/^The key short-term expires at Dec 8, 2026, \d{1,2}:00 [AP]M\. Replace it before then/);
   });
 
   it.each(['zh', 'ja', 'ru'] as const)('words them in %s', async (locale) => {
@@ -62,6 +66,7 @@ describe('pool alerts as desktop notifications', () => {
     expect(refused.body).toContain('401');
     expect(poolAlertText(t, SPENT).body).toContain('personal');
     expect(poolAlertText(t, NONE_LEFT).body).toContain('OpenAI');
+    expect(poolAlertText(t, EXPIRING).body).toContain('short-term');
     for (const alert of [REFUSED, SPENT, NONE_LEFT]) {
       const { title, body } = poolAlertText(t, alert);
       expect(`${title} ${body}`, 'no English left').not.toMatch(/\b(key|refused|credit|usable)\b/);

@@ -231,10 +231,12 @@ impl PoolStatusDto {
             .zip(view.unset_vars)
             .zip(view.balances)
             .zip(view.windows)
-            .map(|(((status, unset_var), balance), windows)| KeyStatusDto {
+            .zip(view.expiries)
+            .map(|((((status, unset_var), balance), windows), expires)| KeyStatusDto {
                 unset_var,
                 balance: balance.map(KeyBalanceDto::from),
                 windows: windows.map(KeyWindowsDto::from),
+                expires_at: expires.map(|at| at.as_millis()),
                 ..status.into()
             })
             .collect();
@@ -303,6 +305,8 @@ pub struct KeyStatusDto {
     /// What the key's coding plan has left of each window, as last read (Z.ai, MiniMax); null
     /// where the provider answers no window read, or none was read yet.
     pub windows: Option<KeyWindowsDto>,
+    /// When the key expires, where it says (a short-term Amazon Bedrock key); null elsewhere.
+    pub expires_at: Option<i64>,
 }
 
 /// A key's last plan-window reading: each window's span, share used and reset; or, with a
@@ -459,6 +463,7 @@ impl From<keypool::KeyStatus> for KeyStatusDto {
             unset_var: None,
             balance: None,
             windows: None,
+            expires_at: None,
         }
     }
 }

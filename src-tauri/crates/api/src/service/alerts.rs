@@ -30,6 +30,8 @@ pub enum PoolAlert {
     KeyOutOfCredit { provider_id: String, provider: String, key: String },
     /// Every key of the provider is disabled, out of credit or unreadable.
     ProviderUnusable { provider_id: String, provider: String },
+    /// The key expires within a week (`expires_at`, milliseconds since the epoch), or has.
+    KeyExpiring { provider_id: String, provider: String, key: String, expires_at: i64 },
 }
 
 /// An alert as the app lists it: when it was told (milliseconds since the epoch), and what.
@@ -49,6 +51,9 @@ struct Told {
     out_of_credit: HashSet<(ProviderId, KeyId)>,
     /// Providers told unusable, until one of their keys can serve again.
     unusable: HashSet<ProviderId>,
+    /// Keys told to expire, with the expiry told (a key replaced by one that expires later is
+    /// told again when it nears its own).
+    expiring: HashSet<(ProviderId, KeyId, i64)>,
 }
 
 pub struct PoolAlerts {
@@ -135,6 +140,28 @@ impl PoolAlerts {
             self.check_provider(&record.provider, record.at, newly);
         } else if was_unusable {
             self.check_provider(&record.provider, record.at, false);
+        }
+    }
+
+    /// A key of `provider` expires at `at`, within a week: told once for that expiry.
+    pub(crate) fn key_expiring(&self, provider: &ProviderId, key: &KeyId, at: Timestamp, now: Timestamp) {
+        if !self.shown {
+            return;
+        }
+        let new = self.told.lock().unwrap_or_else(|e| e.into_inner()).expiring.insert((
+            provider.clone(),
+            key.clone(),
+            at.as_millis(),
+        ));
+        if new {
+            let (name, label) = self.names(provider, Some(key));
+            let alert = PoolAlert::KeyExpiring {
+                provider_id: provider.to_string(),
+                provider: name,
+                key: label,
+                expires_at: at.as_millis(),
+            };
+            self.tell(alert, now);
         }
     }
 

@@ -110,6 +110,8 @@ pub struct PoolStatus {
     pub balances: Vec<Option<BalanceRow>>,
     /// Beside each key: its last plan-window reading, where its provider answers window reads.
     pub windows: Vec<Option<WindowsRow>>,
+    /// Beside each key: when it expires, where its kind's keys say (short-term Bedrock keys).
+    pub expiries: Vec<Option<Timestamp>>,
 }
 
 #[derive(Clone)]
@@ -374,9 +376,10 @@ impl Keys {
     /// The pool's view of a provider's keys. A key's last use is the later of the pool's (this
     /// run) and the usage ledger's (every run before), so a restart does not forget it.
     pub fn pool_status(&self, provider_id: &str) -> Result<PoolStatus> {
-        let (used, mut read, mut windows) = {
+        let (used, mut read, mut windows, kind) = {
             let conn = self.db.lock()?;
             require_provider(&conn, provider_id)?;
+            let kind = providers::get_provider(&conn, provider_id)?.and_then(|row| ProviderKind::parse(&row.kind));
             let read: HashMap<String, BalanceRow> = keypool_store::balances::of_provider(&conn, provider_id)?
                 .into_iter()
                 .map(|b| (b.key_id.clone(), b))
@@ -386,7 +389,7 @@ impl Keys {
                     .into_iter()
                     .map(|w| (w.key_id.clone(), w))
                     .collect();
-            (usage::last_attempts(&conn, provider_id)?, read, windows)
+            (usage::last_attempts(&conn, provider_id)?, read, windows, kind)
         };
         let now = self.clock.now();
         let provider = ProviderId::new(provider_id);
@@ -397,10 +400,15 @@ impl Keys {
             }
         }
         // Read outside the pool's lock: resolving reads the environment.
-        let unset_vars = self.pool.secrets(&provider)?.iter().map(|s| self.completions.unresolved_var(s)).collect();
+        let secrets = self.pool.secrets(&provider)?;
+        let unset_vars = secrets.iter().map(|s| self.completions.unresolved_var(s)).collect();
+        let expiries = match kind.filter(|kind| kind.row().key_expiry.is_some()) {
+            Some(kind) => secrets.iter().map(|s| self.completions.key_expiry(kind, s)).collect(),
+            None => vec![None; keys.len()],
+        };
         let balances = keys.iter().map(|key| read.remove(key.key_id.as_str())).collect();
         let windows = keys.iter().map(|key| windows.remove(key.key_id.as_str())).collect();
-        Ok(PoolStatus { now, keys, unset_vars, balances, windows })
+        Ok(PoolStatus { now, keys, unset_vars, balances, windows, expiries })
     }
 
     /// Ends a key's cooldown by hand. Not a database write, but the UI is told all the same,

@@ -31,6 +31,13 @@ impl Recorder for Records {
         }
     }
 
+    fn key_expiring(&self, provider: &ProviderId, key: &KeyId, expires_at: Timestamp, now: Timestamp) {
+        self.alerts.key_expiring(provider, key, expires_at, now);
+        if let Some(tap) = &self.tap {
+            tap.key_expiring(provider, key, expires_at, now);
+        }
+    }
+
     fn key_out_of_credit(&self, provider: &ProviderId, key: &KeyId, at: Timestamp) {
         self.alerts.key_out_of_credit(provider, at);
         if let Some(tap) = &self.tap {

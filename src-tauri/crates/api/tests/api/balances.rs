@@ -193,3 +193,52 @@ async fn a_coding_plan_s_windows_are_read_shown_and_a_used_up_key_rests_until_it
     let asked: Vec<String> = fake.seen()[before..].iter().map(|s| s.key.clone()).collect();
     assert_eq!(asked, ["key-spent"], "the resting key is read again after a minute, the other not yet");
 }
+
+/// A short-term Bedrock key says when it expires: its row shows it, and within a week of it the
+/// user is told once (a key that expires later is not).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_short_term_bedrock_key_that_expires_within_a_week_is_told_once() {
+    use base64::Engine;
+    let h = Harness::new();
+    let provider = h.ok(
+        "llmConfig:addProvider",
+        json!({ "name": "Bedrock", "kind": "bedrock", "baseUrl": "https://bedrock-runtime.us-east-1.amazonaws.com/openai/v1" }),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let now = keypool::Clock::now(&*h.clock).as_millis();
+    let signed = jiff::Timestamp::from_millisecond(now).unwrap().strftime("%Y%m%dT%H%M%SZ").to_string();
+    let key = |expires: u64| {
+        let url = format!(
+            "bedrock.amazonaws.com/?Action=CallWithBearerToken&X-Amz-Date={signed}&X-Amz-Expires={expires}&Version=1"
+        );
+        format!("bedrock-api-key-{}", base64::engine::general_purpose::STANDARD.encode(url))
+    };
+    h.ok("llmConfig:addApiKey", json!({ "providerId": provider, "apiKey": key(43_200), "label": "today" }));
+    h.ok(
+        "llmConfig:addApiKey",
+        json!({ "providerId": provider, "apiKey": "ABSKQmVkcm9ja0FQSUtleS1hYmM6ZGVm", "label": "long-term" }),
+    );
+    let status = h.ok("llmConfig:getPoolStatus", json!({ "providerId": provider }));
+    let expiries: Vec<Value> = status["keys"].as_array().unwrap().iter().map(|k| k["expiresAt"].clone()).collect();
+    assert_eq!(
+        expiries,
+        [json!(now + 43_200_000), Value::Null],
+        "the short-term key says when; the long-term one does not"
+    );
+
+    h.events.take_alerts();
+    h.ctx.keys().unwrap().check_expiries().unwrap();
+    let alerts = h.events.take_alerts();
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    assert_eq!(
+        (&alerts[0]["alert"]["kind"], &alerts[0]["alert"]["key"], &alerts[0]["alert"]["expiresAt"]),
+        (&json!("keyExpiring"), &json!("today"), &json!(now + 43_200_000))
+    );
+    h.clock.advance(Duration::from_secs(60));
+    h.ctx.keys().unwrap().check_expiries().unwrap();
+    assert_eq!(h.events.take_alerts(), Vec::<Value>::new(), "told once");
+    let listed = h.ok("llmConfig:getApiKeys", json!({ "providerId": provider })).to_string();
+    assert!(!listed.contains("bedrock-api-key-"), "the key is masked where it is listed");
+}

@@ -52,7 +52,7 @@ async fn a_bad_config_stops_the_start_naming_the_line_and_changes_nothing() {
         // Appended after the key's label, on line 9: part of the key's table.
         ("weight = 0", 9, "weight"),
         ("bogus = 1", 9, "unknown field `bogus`"),
-        ("kind = \"mistral\"", 3, "unknown variant `mistral`"),
+        ("kind = \"mystery\"", 3, "unknown variant `mystery`"),
         // Before the tables, on line 1.
         ("drain_seconds = \"ten\"", 1, "invalid type"),
         ("drain_seconds = 100000", 1, "drain_seconds is at most 86400"),

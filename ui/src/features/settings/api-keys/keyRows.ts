@@ -34,6 +34,8 @@ export interface KeyRow {
   balance: KeyBalance | null;
   /** What the key's coding plan has left of each window, as last read; null where none is read. */
   windows: KeyWindows | null;
+  /** When the key expires, where it says (a short-term Bedrock key). */
+  expiresAt: number | null;
 }
 
 /**
@@ -58,6 +60,7 @@ export function keyRows(keys: readonly ApiKey[], status: PoolStatus | null, toda
         inFlight: live?.inFlight ?? 0,
         balance: live?.balance ?? null,
         windows: live?.windows ?? null,
+        expiresAt: live?.expiresAt ?? null,
       };
     });
 }

@@ -141,6 +141,21 @@ impl Keys {
         Ok(due_now)
     }
 
+    /// Tells of the keys that expire within a week (or have), where their kind's keys say when
+    /// (short-term Bedrock keys): a desktop alert once per expiry, a server's webhook.
+    pub fn check_expiries(&self) -> Result<()> {
+        let providers = providers::list_providers(&*self.db.lock()?)?;
+        for provider in providers {
+            let Some(kind) = keypool_llm::ProviderKind::parse(&provider.kind) else { continue };
+            if kind.row().key_expiry.is_none() {
+                continue;
+            }
+            let endpoint = endpoint_of(&provider, &self.writes.vault)?;
+            self.completions.tell_expiring(&endpoint);
+        }
+        Ok(())
+    }
+
     /// The last balance readings of `provider_id`'s keys (none for a provider that reads none).
     pub fn balances(&self, provider_id: &str) -> Result<Vec<BalanceRow>> {
         Ok(balances::of_provider(&*self.db.lock()?, provider_id)?)

@@ -9,7 +9,7 @@ const key = (id: string, extra: Partial<ApiKey> = {}): ApiKey => ({
 
 const live = (id: string, extra: Partial<KeyStatus> = {}): KeyStatus => ({
   id, label: null, quotaGroup: null, state: 'active', coolingUntil: null, consecutiveErrors: 0, lastError: null, lastUsedAt: null,
-  requestCount: 0, failureCount: 0, budgets: [], inFlight: 0, nextProbeAt: null, unsetVar: null, balance: null, windows: null, ...extra,
+  requestCount: 0, failureCount: 0, budgets: [], inFlight: 0, nextProbeAt: null, unsetVar: null, balance: null, windows: null, expiresAt: null, ...extra,
 });
 
 const used = (keyId: string, extra: Partial<KeyUsage> = {}): KeyUsage => ({

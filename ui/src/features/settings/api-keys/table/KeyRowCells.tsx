@@ -4,6 +4,7 @@ import { formatNumber } from '../../../../i18n/problems';
 import { useI18n } from '../../../../i18n/I18nProvider';
 import { KeyBalanceLine } from './KeyBalance';
 import { KeyBudget } from './KeyBudget';
+import { KeyExpiryLine } from './KeyExpiry';
 import { KeyWindowsLine } from './KeyWindows';
 import { KeyTestResultLine } from './KeyTestResult';
 import type { KeyRow } from '../keyRows';
@@ -71,6 +72,7 @@ export function KeyStateCell({ row, name, offset, test, commands }: StateProps) 
       {row.state.kind !== 'disabled' && <ModelRests budgets={row.budgets} offset={offset} name={name} onEnd={commands.cooldownEnd} />}
       {row.state.kind !== 'disabled' && <KeyBudget budgets={row.budgets} offset={offset} name={name} />}
       {row.balance && <KeyBalanceLine balance={row.balance} />}
+      {row.expiresAt !== null && <KeyExpiryLine expiresAt={row.expiresAt} offset={offset} />}
       {row.windows && row.windows.windows.length + (row.windows.problem ? 1 : 0) > 0 && <KeyWindowsLine windows={row.windows} offset={offset} />}
       {row.state.kind === 'cooling' && (
         <button
