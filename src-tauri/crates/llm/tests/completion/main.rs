@@ -5,6 +5,7 @@
 mod affinity;
 mod balances;
 mod cancel;
+mod clouds;
 mod env_keys;
 mod failover;
 mod gemini;
