@@ -4,7 +4,7 @@
 // chat answered through it with the resource's key.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { By, launchApp, startFakeProvider } from './harness.mjs';
+import { launchApp, startFakeProvider } from './harness.mjs';
 import { assertAccessible, assistantMessages, click, gone, keyRow, retype, selectByText, send, textOf, waitFor } from './steps.mjs';
 
 const KEY = 'azure-e2e-key-0123456789abcdef0123456789abcdef';
@@ -87,6 +87,5 @@ describe('an Azure OpenAI provider in the real window', () => {
     const chat = seen.find((s) => s.path.endsWith('chat/completions'));
     assert.deepEqual([chat.key, chat.model], [KEY, DEPLOYMENT], 'the deployment as the model, the key as a bearer');
     assert.ok(!(await app.driver.getPageSource()).includes(KEY), 'the key is not in the page');
-    assert.ok(app.driver.findElement(By.css('[data-testid="app-shell"]')));
   });
 });
