@@ -1105,6 +1105,8 @@ export const en = {
   'alert.providerUnusableBody': 'Every key of {provider} is disabled or out of credit: its requests fail until you add or enable one.',
   'alert.keyExpiringTitle': '{provider}: a key expires soon',
   'alert.keyExpiringBody': 'The key {key} expires at {time}. Replace it before then: Keypool cannot use it after.',
+  'alert.keyWindowUsedUpTitle': '{provider}: a plan’s window is used up',
+  'alert.keyWindowUsedUpBody': 'The key {key} has used up its plan’s window. Keypool uses the others and takes it back when the window resets at {time}.',
   'alerts.title': "Keys lost",
   'alerts.hint': "Since Keypool started, the newest first, whether the desktop showed them or not.",
   'alerts.none': "No key lost since Keypool started.",

@@ -1091,6 +1091,8 @@ export const ja: Dictionary = {
   'alert.providerUnusableBody': '{provider} のキーはすべて無効かクレジット切れです。キーを追加または有効にするまでリクエストは失敗します。',
   'alert.keyExpiringTitle': '{provider}：まもなく期限切れのキー',
   'alert.keyExpiringBody': 'キー {key} は {time} に期限切れになります。それまでに置き換えてください。以後 Keypool は使えません。',
+  'alert.keyWindowUsedUpTitle': '{provider}：プランの枠を使い切りました',
+  'alert.keyWindowUsedUpBody': 'キー {key} はプランの枠を使い切りました。Keypool は他のキーを使い、{time} に枠がリセットされると再び使います。',
   'alerts.title': "失われたキー",
   'alerts.hint': "Keypool の起動以降、新しい順。デスクトップに表示されたかどうかにかかわらず一覧します。",
   'alerts.none': "Keypool の起動以降、失われたキーはありません。",

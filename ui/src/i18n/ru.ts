@@ -1091,6 +1091,8 @@ export const ru: Dictionary = {
   'alert.providerUnusableBody': 'Все ключи {provider} отключены или без средств: запросы к нему не пройдут, пока вы не добавите или не включите ключ.',
   'alert.keyExpiringTitle': '{provider}: срок действия ключа скоро истечёт',
   'alert.keyExpiringBody': 'Ключ {key} истекает {time}. Замените его до этого: после Keypool не сможет им пользоваться.',
+  'alert.keyWindowUsedUpTitle': '{provider}: окно тарифа исчерпано',
+  'alert.keyWindowUsedUpBody': 'Ключ {key} исчерпал окно своего тарифа. Keypool использует остальные и вернёт его, когда окно сбросится в {time}.',
   'alerts.title': "Потерянные ключи",
   'alerts.hint': "С запуска Keypool, новые сверху, показал их рабочий стол или нет.",
   'alerts.none': "С запуска Keypool ни один ключ не потерян.",

@@ -1088,6 +1088,8 @@ export const zh: Dictionary = {
   'alert.providerUnusableBody': '{provider} 的所有密钥均已停用或余额不足：在添加或启用密钥之前，它的请求都会失败。',
   'alert.keyExpiringTitle': '{provider}：一个密钥即将过期',
   'alert.keyExpiringBody': '密钥 {key} 将于 {time} 过期。请在此之前更换：过期后 Keypool 无法再使用它。',
+  'alert.keyWindowUsedUpTitle': '{provider}：套餐窗口已用完',
+  'alert.keyWindowUsedUpBody': '密钥 {key} 已用完套餐窗口。Keypool 会改用其他密钥，并在窗口于 {time} 重置后重新使用它。',
   'alerts.title': "失效的密钥",
   'alerts.hint': "自 Keypool 启动以来，最新的在前，无论桌面是否显示过。",
   'alerts.none': "自 Keypool 启动以来没有失效的密钥。",

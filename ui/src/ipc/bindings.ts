@@ -1046,7 +1046,7 @@ resetsAt: number | null, };
  * A loss of keys to tell the user of (the payload of `pool:alert`). Names as the user knows them:
  * the provider's, and the key's label or masked preview (never the key).
  */
-export type PoolAlert = { "kind": "keyDisabled", providerId: string, provider: string, key: string, status: number, } | { "kind": "keyOutOfCredit", providerId: string, provider: string, key: string, } | { "kind": "providerUnusable", providerId: string, provider: string, } | { "kind": "keyExpiring", providerId: string, provider: string, key: string, expiresAt: number, };
+export type PoolAlert = { "kind": "keyDisabled", providerId: string, provider: string, key: string, status: number, } | { "kind": "keyOutOfCredit", providerId: string, provider: string, key: string, } | { "kind": "providerUnusable", providerId: string, provider: string, } | { "kind": "keyWindowUsedUp", providerId: string, provider: string, key: string, resetsAt: number, } | { "kind": "keyExpiring", providerId: string, provider: string, key: string, expiresAt: number, };
 
 /**
  * The pool's view of a provider's keys, with the backend's `now` so the UI can count down

@@ -22,6 +22,13 @@ export function poolAlertText(t: Translate, alert: PoolAlert): { title: string; 
         title: t('alert.providerUnusableTitle', { provider: alert.provider }),
         body: t('alert.providerUnusableBody', { provider: alert.provider }),
       };
+    case 'keyWindowUsedUp': {
+      const time = new Intl.DateTimeFormat(t('intl.tag'), { dateStyle: 'medium', timeStyle: 'short' }).format(alert.resetsAt);
+      return {
+        title: t('alert.keyWindowUsedUpTitle', { provider: alert.provider }),
+        body: t('alert.keyWindowUsedUpBody', { provider: alert.provider, key: alert.key, time }),
+      };
+    }
     case 'keyExpiring': {
       const time = new Intl.DateTimeFormat(t('intl.tag'), { dateStyle: 'medium', timeStyle: 'short' }).format(alert.expiresAt);
       return {

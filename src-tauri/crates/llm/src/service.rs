@@ -61,6 +61,13 @@ pub trait Recorder: Send + Sync {
         let _ = (provider, key, at);
     }
 
+    /// A coding plan's window of `key` is used up (a refusal named its reset, or a read showed
+    /// it): the key rests until `until`. Told at each such refusal; telling once is the
+    /// listener's business.
+    fn key_window_used_up(&self, provider: &ProviderId, key: &KeyId, until: Timestamp, now: Timestamp) {
+        let _ = (provider, key, until, now);
+    }
+
     /// `key` expires at `expires_at`, within a week of `now` (or already did): tell whoever
     /// should hear it. Called each minute while it is so; telling once is the listener's business.
     fn key_expiring(&self, provider: &ProviderId, key: &KeyId, expires_at: Timestamp, now: Timestamp) {

@@ -272,6 +272,26 @@ impl Observe for Alerts {
         }
     }
 
+    fn key_window_used_up(&self, provider: &ProviderId, key: &KeyId, until: Timestamp, now: Timestamp) {
+        if !self.on() {
+            return;
+        }
+        let (name, label) = self.names(provider, key);
+        self.send(Event {
+            // Once per key and reset.
+            id: format!("{}:{}", self.key_event("key_window_used_up", key), until.as_millis()),
+            ttl: until.saturating_duration_since(now).max(Duration::from_secs(60)),
+            body: json!({
+                "event": "key_window_used_up",
+                "at": now.to_string(),
+                "provider": name,
+                "key": { "id": key.as_str(), "label": label },
+                "resets_at": until.to_string(),
+                "message": format!("a key of {name} has used up its plan's window; it rests until {until}"),
+            }),
+        });
+    }
+
     fn key_expiring(&self, provider: &ProviderId, key: &KeyId, expires_at: Timestamp, now: Timestamp) {
         if !self.on() {
             return;

@@ -17,6 +17,7 @@ pub trait Observe: Send + Sync {
     fn key_enabled(&self, _provider: &ProviderId, _key: &KeyId, _at: Timestamp) {}
     fn key_out_of_credit(&self, _provider: &ProviderId, _key: &KeyId, _at: Timestamp) {}
     fn key_expiring(&self, _provider: &ProviderId, _key: &KeyId, _expires_at: Timestamp, _now: Timestamp) {}
+    fn key_window_used_up(&self, _provider: &ProviderId, _key: &KeyId, _until: Timestamp, _now: Timestamp) {}
     fn budget_spent(&self, _spent: &BudgetSpent) {}
 }
 
@@ -42,6 +43,10 @@ impl Recorder for Observers {
 
     fn key_expiring(&self, provider: &ProviderId, key: &KeyId, expires_at: Timestamp, now: Timestamp) {
         self.0.iter().for_each(|observer| observer.key_expiring(provider, key, expires_at, now));
+    }
+
+    fn key_window_used_up(&self, provider: &ProviderId, key: &KeyId, until: Timestamp, now: Timestamp) {
+        self.0.iter().for_each(|observer| observer.key_window_used_up(provider, key, until, now));
     }
 }
 

@@ -16,6 +16,7 @@ const { GeneralSection } = await import('../../features/settings/GeneralSection'
 const REFUSED: PoolAlert = { kind: 'keyDisabled', providerId: 'openai', provider: 'OpenAI', key: 'work…x9Qz', status: 401 };
 const SPENT: PoolAlert = { kind: 'keyOutOfCredit', providerId: 'openai', provider: 'OpenAI', key: 'personal' };
 const NONE_LEFT: PoolAlert = { kind: 'providerUnusable', providerId: 'openai', provider: 'OpenAI' };
+const WINDOW: PoolAlert = { kind: 'keyWindowUsedUp', providerId: 'zai', provider: 'GLM', key: 'plan-1', resetsAt: Date.UTC(2026, 11, 8, 12, 0) };
 const EXPIRING: PoolAlert = { kind: 'keyExpiring', providerId: 'bedrock', provider: 'Bedrock', key: 'short-term', expiresAt: Date.UTC(2026, 11, 8, 12, 0) };
 
 function Listening() {
@@ -52,6 +53,8 @@ describe('pool alerts as desktop notifications', () => {
       title: 'OpenAI has no usable key',
       body: 'Every key of OpenAI is disabled or out of credit: its requests fail until you add or enable one.',
     });
+    expect(poolAlertText(t, WINDOW).title).toBe('GLM: a plan’s window is used up');
+    expect(poolAlertText(t, WINDOW).body).toMatch(/^The key plan-1 has used up its plan’s window\. Keypool uses the others and takes it back when the window resets at Dec 8, 2026/);
     const expiring = poolAlertText(t, EXPIRING);
     expect(expiring.title).toBe('Bedrock: a key expires soon');
     expect(expiring.body).toMatch(/^The key short-term expires at Dec 8, 2026, \d{1,2}:00 [AP]M\. Replace it before then/);
@@ -67,6 +70,7 @@ describe('pool alerts as desktop notifications', () => {
     expect(poolAlertText(t, SPENT).body).toContain('personal');
     expect(poolAlertText(t, NONE_LEFT).body).toContain('OpenAI');
     expect(poolAlertText(t, EXPIRING).body).toContain('short-term');
+    expect(poolAlertText(t, WINDOW).body).toContain('plan-1');
     for (const alert of [REFUSED, SPENT, NONE_LEFT]) {
       const { title, body } = poolAlertText(t, alert);
       expect(`${title} ${body}`, 'no English left').not.toMatch(/\b(key|refused|credit|usable)\b/);

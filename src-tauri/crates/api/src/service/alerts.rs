@@ -30,6 +30,9 @@ pub enum PoolAlert {
     KeyOutOfCredit { provider_id: String, provider: String, key: String },
     /// Every key of the provider is disabled, out of credit or unreadable.
     ProviderUnusable { provider_id: String, provider: String },
+    /// A coding plan's window of the key is used up: it rests until `resets_at` (milliseconds
+    /// since the epoch), then serves again by itself.
+    KeyWindowUsedUp { provider_id: String, provider: String, key: String, resets_at: i64 },
     /// The key expires within a week (`expires_at`, milliseconds since the epoch), or has.
     KeyExpiring { provider_id: String, provider: String, key: String, expires_at: i64 },
 }
@@ -54,6 +57,8 @@ struct Told {
     /// Keys told to expire, with the expiry told (a key replaced by one that expires later is
     /// told again when it nears its own).
     expiring: HashSet<(ProviderId, KeyId, i64)>,
+    /// Keys told their plan window is used up, with the reset told: each window once.
+    windows: HashSet<(ProviderId, KeyId, i64)>,
 }
 
 pub struct PoolAlerts {
@@ -140,6 +145,28 @@ impl PoolAlerts {
             self.check_provider(&record.provider, record.at, newly);
         } else if was_unusable {
             self.check_provider(&record.provider, record.at, false);
+        }
+    }
+
+    /// A plan window of `key` is used up until `until`: told once for that reset.
+    pub(crate) fn key_window_used_up(&self, provider: &ProviderId, key: &KeyId, until: Timestamp, now: Timestamp) {
+        if !self.shown {
+            return;
+        }
+        let new = {
+            let mut told = self.told.lock().unwrap_or_else(|e| e.into_inner());
+            told.windows.retain(|(_, _, at)| *at > now.as_millis());
+            told.windows.insert((provider.clone(), key.clone(), until.as_millis()))
+        };
+        if new {
+            let (name, label) = self.names(provider, Some(key));
+            let alert = PoolAlert::KeyWindowUsedUp {
+                provider_id: provider.to_string(),
+                provider: name,
+                key: label,
+                resets_at: until.as_millis(),
+            };
+            self.tell(alert, now);
         }
     }
 

@@ -31,6 +31,13 @@ impl Recorder for Records {
         }
     }
 
+    fn key_window_used_up(&self, provider: &ProviderId, key: &KeyId, until: Timestamp, now: Timestamp) {
+        self.alerts.key_window_used_up(provider, key, until, now);
+        if let Some(tap) = &self.tap {
+            tap.key_window_used_up(provider, key, until, now);
+        }
+    }
+
     fn key_expiring(&self, provider: &ProviderId, key: &KeyId, expires_at: Timestamp, now: Timestamp) {
         self.alerts.key_expiring(provider, key, expires_at, now);
         if let Some(tap) = &self.tap {

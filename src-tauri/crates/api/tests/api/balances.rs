@@ -168,7 +168,15 @@ async fn a_coding_plan_s_windows_are_read_shown_and_a_used_up_key_rests_until_it
         PlanWindows { five_hours_used: 1.0, five_hours_reset: Some(reset), week_used: 0.4, ..Default::default() },
     );
     fake.windows("key-fresh", PlanWindows { five_hours_used: 0.32, week_used: 0.6, ..Default::default() });
+    h.events.take_alerts();
     h.ctx.keys().unwrap().read_windows().await.unwrap();
+    let alerts = h.events.take_alerts();
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    assert_eq!(
+        (&alerts[0]["alert"]["kind"], &alerts[0]["alert"]["key"], &alerts[0]["alert"]["resetsAt"]),
+        (&json!("keyWindowUsedUp"), &json!("spent"), &json!(reset)),
+        "the used-up window told, with its reset"
+    );
 
     let status = h.ok("llmConfig:getPoolStatus", json!({ "providerId": provider }));
     let keys = status["keys"].as_array().unwrap();
@@ -192,6 +200,7 @@ async fn a_coding_plan_s_windows_are_read_shown_and_a_used_up_key_rests_until_it
     h.ctx.keys().unwrap().read_windows().await.unwrap();
     let asked: Vec<String> = fake.seen()[before..].iter().map(|s| s.key.clone()).collect();
     assert_eq!(asked, ["key-spent"], "the resting key is read again after a minute, the other not yet");
+    assert_eq!(h.events.take_alerts(), Vec::<Value>::new(), "the same window is told once");
 }
 
 /// A short-term Bedrock key says when it expires: its row shows it, and within a week of it the

@@ -495,7 +495,13 @@ impl CompletionService {
             FailureOutcome::UsedUpForTheDay { until } => {
                 tracing::info!(%provider, %key, scope, %until, "the model's quota for the day is used up on the key's group")
             }
-            FailureOutcome::Cooled { .. } | FailureOutcome::Unchanged => {}
+            FailureOutcome::Cooled { until } => {
+                if let FailureKind::RateLimited { quota: Some(keypool::Quota::PlanWindow { .. }), .. } = kind {
+                    tracing::info!(%provider, %key, %until, "the key's plan window is used up: it rests until the reset");
+                    self.recorder.key_window_used_up(provider, key, until, now);
+                }
+            }
+            FailureOutcome::Unchanged => {}
         }
         Ok(outcome)
     }
