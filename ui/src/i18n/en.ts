@@ -458,7 +458,7 @@ export const en = {
   'provider.addTitle': 'Add a provider',
   'provider.name': 'Name',
   'provider.kind': 'Kind',
-  'provider.baseUrlHint': 'OpenAI-compatible: the URL before /chat/completions, e.g. https://api.openai.com/v1. Anthropic: https://api.anthropic.com. Google Gemini: the host root, https://generativelanguage.googleapis.com (Keypool adds /v1beta/…). OpenRouter: https://openrouter.ai/api/v1.',
+  'provider.baseUrlHint': 'OpenAI-compatible: the URL before /chat/completions, e.g. https://api.openai.com/v1. Anthropic: https://api.anthropic.com. Google Gemini: the host root, https://generativelanguage.googleapis.com (Keypool adds /v1beta/…). OpenRouter: https://openrouter.ai/api/v1. Choosing a kind fills in its own address.',
   'provider.onMyNetwork': 'This host is on my own network',
   'provider.onMyNetworkWarning': 'Keypool will send your API keys to it unencrypted (plain http). Choose this only for a server at home or in your office, never for one on the internet.',
   'provider.apiKeyHint': 'Used only while the pool is empty. $NAME reads the environment variable NAME.',

@@ -445,7 +445,7 @@ export const ja: Dictionary = {
   'provider.addTitle': 'プロバイダーを追加',
   'provider.name': '名前',
   'provider.kind': '種類',
-  'provider.baseUrlHint': 'OpenAI 互換：/chat/completions の前までの URL（例：https://api.openai.com/v1）。Anthropic：https://api.anthropic.com。Google Gemini：ホストのルート https://generativelanguage.googleapis.com（/v1beta/… は Keypool が付けます）。OpenRouter：https://openrouter.ai/api/v1。',
+  'provider.baseUrlHint': 'OpenAI 互換：/chat/completions の前までの URL（例：https://api.openai.com/v1）。Anthropic：https://api.anthropic.com。Google Gemini：ホストのルート https://generativelanguage.googleapis.com（/v1beta/… は Keypool が付けます）。OpenRouter：https://openrouter.ai/api/v1。 種類を選ぶとその種類のアドレスが入ります。',
   'provider.onMyNetwork': 'このホストは自分のネットワーク内にある',
   'provider.onMyNetworkWarning': 'Keypool は API キーを暗号化せずに（平文の http で）このホストへ送ります。自宅やオフィスのサーバーにだけ選び、インターネット上のサーバーには選ばないでください。',
   'provider.apiKeyHint': 'プールが空のときだけ使われます。$NAME で環境変数 NAME を読み込みます。',

@@ -445,7 +445,7 @@ export const ru: Dictionary = {
   'provider.addTitle': 'Новый провайдер',
   'provider.name': 'Название',
   'provider.kind': 'Тип',
-  'provider.baseUrlHint': 'OpenAI-совместимый: адрес до /chat/completions, например https://api.openai.com/v1. Anthropic: https://api.anthropic.com. Google Gemini: корень хоста, https://generativelanguage.googleapis.com (/v1beta/… Keypool добавит сам). OpenRouter: https://openrouter.ai/api/v1.',
+  'provider.baseUrlHint': 'OpenAI-совместимый: адрес до /chat/completions, например https://api.openai.com/v1. Anthropic: https://api.anthropic.com. Google Gemini: корень хоста, https://generativelanguage.googleapis.com (/v1beta/… Keypool добавит сам). OpenRouter: https://openrouter.ai/api/v1. При выборе вида подставляется его собственный адрес.',
   'provider.onMyNetwork': 'Этот сервер в моей собственной сети',
   'provider.onMyNetworkWarning': 'Keypool будет отправлять ему ваши API-ключи без шифрования (обычный http). Выбирайте это только для сервера дома или в офисе, никогда — для сервера в интернете.',
   'provider.apiKeyHint': 'Используется, только пока пул пуст. $NAME читает переменную окружения NAME.',

@@ -442,7 +442,7 @@ export const zh: Dictionary = {
   'provider.addTitle': '添加提供商',
   'provider.name': '名称',
   'provider.kind': '类型',
-  'provider.baseUrlHint': 'OpenAI 兼容：/chat/completions 之前的 URL，例如 https://api.openai.com/v1。Anthropic：https://api.anthropic.com。Google Gemini：主机根地址 https://generativelanguage.googleapis.com（Keypool 会加上 /v1beta/…）。OpenRouter：https://openrouter.ai/api/v1。',
+  'provider.baseUrlHint': 'OpenAI 兼容：/chat/completions 之前的 URL，例如 https://api.openai.com/v1。Anthropic：https://api.anthropic.com。Google Gemini：主机根地址 https://generativelanguage.googleapis.com（Keypool 会加上 /v1beta/…）。OpenRouter：https://openrouter.ai/api/v1。 选择类型时会自动填入该类型的地址。',
   'provider.onMyNetwork': '该主机在我自己的网络中',
   'provider.onMyNetworkWarning': 'Keypool 会以未加密的方式（明文 http）把你的 API 密钥发送给它。仅对家中或办公室的服务器选择此项，切勿用于互联网上的服务器。',
   'provider.apiKeyHint': '仅在 Key 池为空时使用。$NAME 表示读取环境变量 NAME。',
