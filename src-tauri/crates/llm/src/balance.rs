@@ -180,16 +180,31 @@ fn currency_by_host(base_url: &str, suffix: &str) -> &'static str {
     }
 }
 
-/// The last balance reading of each key, with one read in flight per key.
-#[derive(Default)]
-pub(crate) struct Balances {
-    cells: Mutex<HashMap<KeyId, Arc<tokio::sync::Mutex<Option<BalanceReading>>>>>,
+/// The last reading of each key (its balance, its plan's windows), with one read in flight per
+/// key: a read holds the key's cell.
+pub(crate) struct LastReads<T> {
+    cells: Mutex<HashMap<KeyId, Arc<tokio::sync::Mutex<Option<T>>>>>,
 }
 
-impl Balances {
-    fn of(&self, key: &KeyId) -> Arc<tokio::sync::Mutex<Option<BalanceReading>>> {
+impl<T> Default for LastReads<T> {
+    fn default() -> Self {
+        LastReads { cells: Mutex::default() }
+    }
+}
+
+impl<T> LastReads<T> {
+    pub(crate) fn of(&self, key: &KeyId) -> Arc<tokio::sync::Mutex<Option<T>>> {
         self.cells.lock().unwrap_or_else(|e| e.into_inner()).entry(key.clone()).or_default().clone()
     }
+}
+
+/// How the key goes with a read about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadAuth {
+    /// As the kind sends it with a request (`Authorization: Bearer`, `x-api-key`).
+    AsRequests,
+    /// `Authorization: KEY`, the key alone (Z.ai's monitor).
+    Raw,
 }
 
 impl CompletionService {
@@ -229,16 +244,32 @@ impl CompletionService {
         read: &BalanceRead,
         stored: &Secret,
     ) -> Result<BalanceFound, BalanceProblem> {
+        let (status, answer) = self.ask_read(endpoint, read.at, ReadAuth::AsRequests, stored, "balance").await?;
+        read.dialect.read(&answer, &endpoint.base_url).map_err(|why| unreadable(status, "balance", why))
+    }
+
+    /// `GET` the read at `at` about the key stored as `stored` (`$NAME` resolved), the key sent
+    /// as `auth` says: the answer's status and JSON, or why there is none (`what` names the read).
+    pub(crate) async fn ask_read(
+        &self,
+        endpoint: &ProviderEndpoint,
+        at: ReadAt,
+        auth: ReadAuth,
+        stored: &Secret,
+        what: &str,
+    ) -> Result<(u16, Value), BalanceProblem> {
         let secret = self.resolver.resolve(stored).map_err(|error| BalanceProblem {
             status: None,
             message: format!("environment variable {} has no usable value", error.var()),
         })?;
-        let url = read.at.url(endpoint).ok_or(BalanceProblem { status: None, message: "no balance URL".into() })?;
-        let (status, body) = self.ask(endpoint, url, Some(&secret), Masking::Pool).await.map_err(problem_of)?;
-        let unreadable =
-            |why: String| BalanceProblem { status: Some(status), message: format!("unreadable balance: {why}") };
-        let answer: Value = serde_json::from_slice(&body).map_err(|_| unreadable("not JSON".into()))?;
-        read.dialect.read(&answer, &endpoint.base_url).map_err(unreadable)
+        let url = at.url(endpoint).ok_or_else(|| BalanceProblem { status: None, message: format!("no {what} URL") })?;
+        let asked = match auth {
+            ReadAuth::AsRequests => self.ask(endpoint, url, Some(&secret), Masking::Pool).await,
+            ReadAuth::Raw => self.ask_raw(endpoint, url, &secret).await,
+        };
+        let (status, body) = asked.map_err(|failure| problem_of(failure, what))?;
+        let answer = serde_json::from_slice(&body).map_err(|_| unreadable(status, what, "not JSON".into()))?;
+        Ok((status, answer))
     }
 
     fn act_on_balance(&self, endpoint: &ProviderEndpoint, key: &KeyId, reading: &BalanceReading) {
@@ -264,9 +295,14 @@ impl CompletionService {
     }
 }
 
-pub(crate) fn problem_of(failure: ModelsFailure) -> BalanceProblem {
+/// An answer to the read `what` that says nothing readable, and `why`.
+pub(crate) fn unreadable(status: u16, what: &str, why: String) -> BalanceProblem {
+    BalanceProblem { status: Some(status), message: format!("unreadable {what}: {why}") }
+}
+
+fn problem_of(failure: ModelsFailure, what: &str) -> BalanceProblem {
     let message = match failure.problem {
-        ProbeProblem::Unreadable => "unreadable balance: no answer in full".into(),
+        ProbeProblem::Unreadable => format!("unreadable {what}: no answer in full"),
         _ => failure.message,
     };
     BalanceProblem { status: failure.status, message }

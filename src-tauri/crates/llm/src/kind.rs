@@ -9,8 +9,8 @@
 use keypool::KeyShape;
 use serde::{Deserialize, Serialize};
 
-use crate::balance::{BalanceDialect, BalanceRead, ReadAt};
-use crate::plan::{ReadAuth, WindowDialect, WindowRead};
+use crate::balance::{BalanceDialect, BalanceRead, ReadAt, ReadAuth};
+use crate::plan::{WindowDialect, WindowRead};
 use crate::wire::{Wire, WireFormat};
 
 /// Which kind of service a provider is; each kind is one row of keypool-llm's kind table.

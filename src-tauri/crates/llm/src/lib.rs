@@ -40,7 +40,8 @@ mod wait;
 pub mod wire;
 
 pub use balance::{
-    Balance, BalanceDialect, BalanceFound, BalanceProblem, BalanceRead, BalanceReading, ReadAt, BALANCE_READ_GAP,
+    Balance, BalanceDialect, BalanceFound, BalanceProblem, BalanceRead, BalanceReading, ReadAt, ReadAuth,
+    BALANCE_READ_GAP,
 };
 pub use chat::{estimate_tokens, CompletionOutcome, CompletionRequest, StopReason};
 pub use check::KeyVerdict;
@@ -55,7 +56,7 @@ pub use kind::{
 };
 pub use models::MAX_MODEL_LIST;
 pub use net::{is_local_address, is_local_host, is_local_url};
-pub use plan::{PlanWindow, ReadAuth, SpanUnit, WindowDialect, WindowRead, WindowReading, WindowSpan};
+pub use plan::{PlanWindow, SpanUnit, WindowDialect, WindowRead, WindowReading, WindowSpan};
 pub use probe::{Credit, ModelsFailure, ProbeProblem, ProbeResult};
 pub use provider::ProviderEndpoint;
 pub use provider_clock::{ClockOffset, ClockSkew, MAX_CLOCK_OFFSET};

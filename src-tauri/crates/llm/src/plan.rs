@@ -7,15 +7,11 @@
 //! (`wire::refusal`), read or not. A bad answer changes nothing and says why. At most one read a
 //! minute per key; never on a request's path.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
 use keypool::{Announced, FailureKind, KeyId, Quota, Secret, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::balance::{problem_of, BalanceProblem, ReadAt, BALANCE_READ_GAP};
-use crate::models::Masking;
+use crate::balance::{unreadable, BalanceProblem, ReadAt, ReadAuth, BALANCE_READ_GAP};
 use crate::provider::ProviderEndpoint;
 use crate::service::CompletionService;
 
@@ -25,15 +21,6 @@ pub struct WindowRead {
     pub at: ReadAt,
     pub auth: ReadAuth,
     pub dialect: WindowDialect,
-}
-
-/// How the key goes with a read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReadAuth {
-    /// As the kind sends it with a request (`Authorization: Bearer`, `x-api-key`).
-    AsRequests,
-    /// `Authorization: KEY`, the key alone (Z.ai's monitor).
-    Raw,
 }
 
 /// How a window answer is written.
@@ -172,18 +159,6 @@ fn reset(value: Option<&Value>, now: Timestamp) -> Result<Option<i64>, String> {
     Ok(Some(at))
 }
 
-/// The last window reading of each key, with one read in flight per key.
-#[derive(Default)]
-pub(crate) struct Windows {
-    cells: Mutex<HashMap<KeyId, Arc<tokio::sync::Mutex<Option<WindowReading>>>>>,
-}
-
-impl Windows {
-    fn of(&self, key: &KeyId) -> Arc<tokio::sync::Mutex<Option<WindowReading>>> {
-        self.cells.lock().unwrap_or_else(|e| e.into_inner()).entry(key.clone()).or_default().clone()
-    }
-}
-
 impl CompletionService {
     /// `key`'s plan windows (its stored value `stored`), read the way `endpoint`'s kind reads
     /// them; none where the kind reads none. Within a minute of the key's last read, that read's
@@ -217,20 +192,8 @@ impl CompletionService {
         read: &WindowRead,
         stored: &Secret,
     ) -> Result<Vec<PlanWindow>, BalanceProblem> {
-        let secret = self.resolver.resolve(stored).map_err(|error| BalanceProblem {
-            status: None,
-            message: format!("environment variable {} has no usable value", error.var()),
-        })?;
-        let url = read.at.url(endpoint).ok_or(BalanceProblem { status: None, message: "no window URL".into() })?;
-        let asked = match read.auth {
-            ReadAuth::AsRequests => self.ask(endpoint, url, Some(&secret), Masking::Pool).await,
-            ReadAuth::Raw => self.ask_raw(endpoint, url, &secret).await,
-        };
-        let (status, body) = asked.map_err(problem_of)?;
-        let unreadable =
-            |why: String| BalanceProblem { status: Some(status), message: format!("unreadable windows: {why}") };
-        let answer: Value = serde_json::from_slice(&body).map_err(|_| unreadable("not JSON".into()))?;
-        read.dialect.read(&answer, self.clock.now()).map_err(unreadable)
+        let (status, answer) = self.ask_read(endpoint, read.at, read.auth, stored, "windows").await?;
+        read.dialect.read(&answer, self.clock.now()).map_err(|why| unreadable(status, "windows", why))
     }
 
     fn act_on_windows(&self, endpoint: &ProviderEndpoint, key: &KeyId, reading: &WindowReading) {

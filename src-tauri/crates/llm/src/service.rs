@@ -114,9 +114,9 @@ pub struct CompletionService {
     /// Each provider's redactor, kept until its keys change.
     pub(crate) redactors: Arc<Mutex<HashMap<ProviderId, CachedRedactor>>>,
     /// The last balance read of each key, one in flight per key.
-    pub(crate) balances: Arc<crate::balance::Balances>,
+    pub(crate) balances: Arc<crate::balance::LastReads<crate::balance::BalanceReading>>,
     /// The last plan-window read of each key, one in flight per key.
-    pub(crate) windows: Arc<crate::plan::Windows>,
+    pub(crate) windows: Arc<crate::balance::LastReads<crate::plan::WindowReading>>,
     /// The verifications of refused keys, one in flight per key.
     pub(crate) verifications: Arc<Verifications>,
     /// The other members of a team, when the pool is shared (none by default): a slot shared
