@@ -27,9 +27,7 @@ const SOURCES: &[&str] = &[
     include_str!("../migrations/0019_member_agent.sql"),
     include_str!("../migrations/0020_ledger_outbox.sql"),
     include_str!("../migrations/0021_keyless_answers.sql"),
-    include_str!("../migrations/0022_vendor_kinds_and_balances.sql"),
-    include_str!("../migrations/0023_coding_plans.sql"),
-    include_str!("../migrations/0024_cloud_and_vendor_kinds.sql"),
+    include_str!("../migrations/0022_provider_kinds_balances_windows.sql"),
 ];
 
 /// The schema version this build writes and understands.
